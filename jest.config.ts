@@ -1,0 +1,33 @@
+/** @jest-config-loader esbuild-register */
+import type { Config } from 'jest';
+
+// TypeScript is transformed by swc (fast, no type checking); `npm run typecheck` checks the types.
+const transform: Config['transform'] = { '^.+\\.ts$': ['@swc/jest', {}] };
+const moduleNameMapper = {
+  '^express-platform-login$': '<rootDir>/lib/index.ts',
+  '^express-platform-login/simulator$': '<rootDir>/lib/simulator/index.ts',
+};
+
+const config: Config = {
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      transform,
+      moduleNameMapper,
+    },
+    {
+      displayName: 'integration',
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      transform,
+      moduleNameMapper,
+      globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+    },
+  ],
+  testTimeout: 30_000,
+};
+
+export default config;

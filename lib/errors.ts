@@ -1,0 +1,268 @@
+// Every error the package raises, in one place. Each class has a stable `code` (for `switch`), the
+// HTTP `status` the package answers with, and the `error` string that goes into response bodies.
+// Messages are written for the developer reading a log and never contain a secret, a token, a code
+// or the platform's raw response body.
+import { inspect } from 'node:util';
+
+/** Stable machine-readable codes of every error class, for `switch (err.code)`. */
+export type PlatformErrorCode =
+  | 'ERR_PLATFORM_INVALID_GRANT'
+  | 'ERR_PLATFORM_INVALID_CLIENT'
+  | 'ERR_PLATFORM_REFUSED'
+  | 'ERR_PLATFORM_INVALID_RESPONSE'
+  | 'ERR_PLATFORM_TIMEOUT'
+  | 'ERR_PLATFORM_NETWORK'
+  | 'ERR_PLATFORM_STORE_UNAVAILABLE'
+  | 'ERR_PLATFORM_LOGIN_REQUIRED'
+  | 'ERR_PLATFORM_REAUTH_REQUIRED'
+  | 'ERR_PLATFORM_UNAVAILABLE'
+  | 'ERR_PLATFORM_MISCONFIGURED'
+  | 'ERR_PLATFORM_INVALID_REQUEST'
+  | 'ERR_PLATFORM_CODE_USED'
+  | 'ERR_PLATFORM_ENTRY_DENIED'
+  | 'ERR_PLATFORM_METHOD_NOT_ALLOWED'
+  | 'ERR_PLATFORM_IDENTITY_CHANGED';
+
+/** Only these characters survive into a copied platform `error`/`error_description` (RFC 6749 5.2). */
+const OAUTH_TEXT = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/g;
+
+/** Bounds and strips text taken from the platform so a log line cannot be flooded or forged. */
+export function sanitizePlatformText(value: unknown, maxLength = 200): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const cleaned = value.replace(OAUTH_TEXT, '').slice(0, maxLength);
+  return cleaned.length > 0 ? cleaned : undefined;
+}
+
+/** Keeps only the harmless parts of a low-level cause (its name and errno code), never its message. */
+function safeCause(cause: unknown): { name: string; code?: string } | undefined {
+  if (cause === undefined || cause === null) return undefined;
+  if (cause instanceof PlatformLoginError) return { name: cause.name, code: cause.code };
+  const name = cause instanceof Error ? cause.name : typeof cause;
+  const code =
+    typeof (cause as { code?: unknown }).code === 'string'
+      ? (cause as { code: string }).code
+      : typeof (cause as { cause?: { code?: unknown } }).cause?.code === 'string'
+        ? (cause as { cause: { code: string } }).cause.code
+        : undefined;
+  return code === undefined ? { name } : { name, code };
+}
+
+/** Base class of every error this package raises. */
+export abstract class PlatformLoginError extends Error {
+  /** Stable machine-readable code, e.g. `ERR_PLATFORM_TIMEOUT`. */
+  abstract readonly code: PlatformErrorCode;
+  /** HTTP status the package answers with when this error ends a request. */
+  abstract readonly status: number;
+  /** The `error` value of the JSON body sent to API clients, e.g. `login_required`. */
+  abstract readonly error: string;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    // The cause is reduced to its name and errno code: a raw cause (a fetch error, a Redis reply)
+    // could carry a URL with a token in its query string.
+    super(message, options?.cause === undefined ? undefined : { cause: safeCause(options.cause) });
+    this.name = new.target.name;
+  }
+
+  /** What is safe to show or log: no stack, no secrets. */
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, code: this.code, status: this.status, error: this.error, message: this.message };
+  }
+
+  [inspect.custom](): string {
+    return `${this.name} [${this.code}]: ${this.message}`;
+  }
+}
+
+type OAuthErrorCode = 'invalid_grant' | 'invalid_client' | (string & {});
+
+/** The token endpoint answered with an OAuth error (`invalid_grant`, `invalid_client`, …). */
+export class TokenEndpointError extends PlatformLoginError {
+  readonly code: 'ERR_PLATFORM_INVALID_GRANT' | 'ERR_PLATFORM_INVALID_CLIENT' | 'ERR_PLATFORM_REFUSED';
+  readonly status = 502;
+  readonly error = 'platform_error';
+  /** The OAuth `error` value (sanitised), e.g. `invalid_grant`. */
+  readonly oauthError: OAuthErrorCode;
+  /** The OAuth `error_description`, sanitised and at most 200 characters. */
+  readonly oauthErrorDescription: string | undefined;
+  /** The HTTP status the platform answered with. */
+  readonly httpStatus: number;
+
+  constructor(fields: { oauthError: unknown; oauthErrorDescription?: unknown; httpStatus: number; grant: string }) {
+    const oauthError = sanitizePlatformText(fields.oauthError, 64) ?? 'unknown_error';
+    super(
+      `The token endpoint refused the ${fields.grant} request with "${oauthError}" (HTTP ${fields.httpStatus}).` +
+        (oauthError === 'invalid_client'
+          ? ' Check clientId, clientSecret and redirectUri against the platform registration.'
+          : ''),
+    );
+    this.oauthError = oauthError;
+    this.oauthErrorDescription = sanitizePlatformText(fields.oauthErrorDescription, 200);
+    this.httpStatus = fields.httpStatus;
+    this.code =
+      oauthError === 'invalid_grant'
+        ? 'ERR_PLATFORM_INVALID_GRANT'
+        : oauthError === 'invalid_client' || oauthError === 'unauthorized_client'
+          ? 'ERR_PLATFORM_INVALID_CLIENT'
+          : 'ERR_PLATFORM_REFUSED';
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return {
+      ...super.toJSON(),
+      oauthError: this.oauthError,
+      oauthErrorDescription: this.oauthErrorDescription,
+      httpStatus: this.httpStatus,
+    };
+  }
+}
+
+/** The token endpoint answered something that is not a valid token response. */
+export class InvalidTokenResponseError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_INVALID_RESPONSE';
+  readonly status = 502;
+  readonly error = 'platform_error';
+  /** The response field that failed validation, when one did. */
+  readonly field: string | undefined;
+  /** The HTTP status the platform answered with. */
+  readonly httpStatus: number | undefined;
+
+  constructor(message: string, options?: { field?: string; httpStatus?: number; cause?: unknown }) {
+    super(message, options);
+    this.field = options?.field;
+    this.httpStatus = options?.httpStatus;
+  }
+}
+
+/** The token endpoint did not answer (headers and body) within the per-attempt timeout. */
+export class TokenEndpointTimeoutError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_TIMEOUT';
+  readonly status = 504;
+  readonly error = 'platform_timeout';
+}
+
+/** The token endpoint could not be reached (connection refused or reset, DNS, TLS). */
+export class TokenEndpointNetworkError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_NETWORK';
+  readonly status = 502;
+  readonly error = 'platform_error';
+}
+
+/** The token store (Redis) did not answer in time or failed. Tokens were not changed. */
+export class StoreUnavailableError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_STORE_UNAVAILABLE';
+  readonly status = 503;
+  readonly error = 'store_unavailable';
+  readonly retryAfterSeconds = 2;
+}
+
+/** The request has no player login (no session, or no token record for it). */
+export class LoginRequiredError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_LOGIN_REQUIRED';
+  readonly status = 401;
+  readonly error = 'login_required';
+  constructor(message = 'No player is logged in on this session; the player must enter the game from the platform.') {
+    super(message);
+  }
+}
+
+/** The platform rejected the refresh token; the record was deleted and the player must enter again. */
+export class ReauthRequiredError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_REAUTH_REQUIRED';
+  readonly status = 401;
+  readonly error = 'reauth_required';
+  constructor(message = 'The platform no longer accepts this login; the player must enter the game again.', options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The platform is down, slow or broken and the access token has expired. Tokens are kept. */
+export class PlatformUnavailableError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_UNAVAILABLE';
+  readonly status = 503;
+  readonly error = 'platform_unavailable';
+  /** Seconds to send in `Retry-After`. */
+  readonly retryAfterSeconds: number;
+  constructor(message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
+    super(message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? 5;
+  }
+}
+
+/** The platform rejected our client credentials (`invalid_client`): a configuration problem. */
+export class PlatformMisconfiguredError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_MISCONFIGURED';
+  readonly status = 503;
+  readonly error = 'platform_misconfigured';
+}
+
+/** The request itself is malformed (e.g. a missing or invalid `code`). */
+export class InvalidRequestError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_INVALID_REQUEST';
+  readonly status = 400;
+  readonly error = 'invalid_request';
+}
+
+/** The entry carried a code that was already used by another browser. */
+export class CodeAlreadyUsedError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_CODE_USED';
+  readonly status = 400;
+  readonly error = 'code_already_used';
+  constructor() {
+    super('This entry code was already used; the player must enter the game again from the platform.');
+  }
+}
+
+/** The platform opened the callback with an `error` parameter instead of a code. */
+export class EntryDeniedError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_ENTRY_DENIED';
+  readonly status: number;
+  readonly error: string;
+  constructor(oauthError: unknown) {
+    const error = sanitizePlatformText(oauthError, 64)?.replace(/[^a-z0-9_]/gi, '') || 'access_denied';
+    super(`The platform sent the player back with error "${error}" instead of a code.`);
+    this.error = error;
+    this.status = error === 'access_denied' ? 403 : 400;
+  }
+}
+
+/** The callback answers GET only, so that link previews and prefetches cannot burn a code. */
+export class MethodNotAllowedError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_METHOD_NOT_ALLOWED';
+  readonly status = 405;
+  readonly error = 'method_not_allowed';
+  constructor() {
+    super('The platform callback accepts GET only.');
+  }
+}
+
+/** A refresh returned another `open_id` than the login's: refused, the player must enter again. */
+export class IdentityChangedError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_IDENTITY_CHANGED';
+  readonly status = 401;
+  readonly error = 'reauth_required';
+  constructor() {
+    super('A refresh returned another open_id than the login it renewed; the record was deleted.');
+  }
+}
+
+/** Any error this package raises; `switch (err.code)` narrows it. */
+export type AnyPlatformLoginError =
+  | TokenEndpointError
+  | InvalidTokenResponseError
+  | TokenEndpointTimeoutError
+  | TokenEndpointNetworkError
+  | StoreUnavailableError
+  | LoginRequiredError
+  | ReauthRequiredError
+  | PlatformUnavailableError
+  | PlatformMisconfiguredError
+  | InvalidRequestError
+  | CodeAlreadyUsedError
+  | EntryDeniedError
+  | MethodNotAllowedError
+  | IdentityChangedError;
+
+/** True for any error raised by this package. */
+export function isPlatformLoginError(value: unknown): value is AnyPlatformLoginError {
+  return value instanceof PlatformLoginError;
+}

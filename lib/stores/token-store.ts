@@ -1,0 +1,58 @@
+// The storage contract the callback and the refresh middleware rely on. Two implementations ship:
+// MemoryTokenStore (one process) and RedisTokenStore (many processes, ioredis).
+import type { TokenRecord } from '../token-record';
+
+/** Options of a compare-and-set write. */
+export interface PutOptions {
+  /**
+   * The version the stored record must have for the write to happen, or `null` when no record
+   * may exist yet (a fresh login).
+   */
+  expectedVersion: number | null;
+  /** Time to live of the record in milliseconds (the store may cap it). */
+  ttlMs: number;
+}
+
+/** Events a store may emit (stores that are EventEmitters). */
+export interface TokenStoreEvents {
+  /** A record could not be decrypted or parsed; it was treated as absent. */
+  unreadable: [{ sessionHash: string; reason: 'decrypt' | 'parse' | 'unknown_key' }];
+}
+
+/**
+ * Where token records live.
+ *
+ * Required: every method below except `close`.
+ * Optional: `close()` (called on shutdown), and being an EventEmitter of {@link TokenStoreEvents}.
+ *
+ * Every method rejects with `StoreUnavailableError` when the backend fails or does not answer in
+ * time; it never hangs.
+ */
+export interface TokenStore {
+  /** Reads the record of a session; `undefined` when there is none (or it cannot be read). */
+  get(sessionId: string): Promise<TokenRecord | undefined>;
+  /**
+   * Writes `record` only if the stored version equals `options.expectedVersion` (`null`: no record
+   * stored). Resolves `true` when written, `false` when another writer got there first.
+   */
+  put(sessionId: string, record: TokenRecord, options: PutOptions): Promise<boolean>;
+  /**
+   * Deletes the record of a session; with `expectedVersion`, only while it still has that version.
+   * Resolves `true` when a record was deleted.
+   */
+  delete(sessionId: string, options?: { expectedVersion?: number }): Promise<boolean>;
+  /**
+   * Takes the refresh lock of a session for `ttlMs`. Resolves a random owner value when taken,
+   * `undefined` when another owner holds it.
+   */
+  acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined>;
+  /** Releases the lock only if `owner` still holds it. Resolves `true` when released. */
+  releaseLock(sessionId: string, owner: string): Promise<boolean>;
+  /**
+   * Claims a one-time key (for example a hash of an authorization code) for `ttlMs`. Resolves
+   * `true` for the first claim, `false` when the key was claimed before.
+   */
+  claimOnce(key: string, ttlMs: number): Promise<boolean>;
+  /** Optional: release resources the store itself created. Never closes a client it was given. */
+  close?(): Promise<void>;
+}
