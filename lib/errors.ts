@@ -21,7 +21,9 @@ export type PlatformErrorCode =
   | 'ERR_PLATFORM_CODE_USED'
   | 'ERR_PLATFORM_ENTRY_DENIED'
   | 'ERR_PLATFORM_METHOD_NOT_ALLOWED'
-  | 'ERR_PLATFORM_IDENTITY_CHANGED';
+  | 'ERR_PLATFORM_IDENTITY_CHANGED'
+  | 'ERR_PLATFORM_CODE_REJECTED'
+  | 'ERR_PLATFORM_SESSION_MISSING';
 
 /** Only these characters survive into a copied platform `error`/`error_description` (RFC 6749 5.2). */
 const OAUTH_TEXT = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/g;
@@ -260,9 +262,34 @@ export type AnyPlatformLoginError =
   | CodeAlreadyUsedError
   | EntryDeniedError
   | MethodNotAllowedError
-  | IdentityChangedError;
+  | IdentityChangedError
+  | CodeRejectedError
+  | SessionMissingError;
 
 /** True for any error raised by this package. */
 export function isPlatformLoginError(value: unknown): value is AnyPlatformLoginError {
   return value instanceof PlatformLoginError;
+}
+
+/** The platform refused the entry code at the exchange (`invalid_grant`: expired, unknown or used). */
+export class CodeRejectedError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_CODE_REJECTED';
+  readonly status = 400;
+  readonly error = 'code_rejected';
+  constructor(options?: { cause?: unknown }) {
+    super('The platform refused this entry code (expired or already used); the player must enter the game again.', options);
+  }
+}
+
+/** The package runs without express-session in front of it: a setup mistake, answered 500. */
+export class SessionMissingError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_SESSION_MISSING';
+  readonly status = 500;
+  readonly error = 'server_misconfigured';
+  constructor() {
+    super(
+      'express-platform-login needs express-session in front of it: did you forget ' +
+        '`app.use(session({ store, secret, resave: false, saveUninitialized: false }))` before mounting the callback and middleware?',
+    );
+  }
 }

@@ -23,3 +23,61 @@ export interface TokenRecord {
   /** When the current access token was obtained, epoch milliseconds. */
   obtainedAt: number;
 }
+
+/** The fields of a token response the record is built from (a TokenSet satisfies it). */
+export interface ReceivedTokens {
+  accessToken: string;
+  refreshToken?: string;
+  expiresIn: number;
+  expiresAt: number;
+  openId: string;
+  unionId?: string;
+  scope: string[];
+}
+
+/** The first record of a login, from the code exchange. */
+export function newTokenRecord(tokens: ReceivedTokens, refreshTokenLifetimeMs: number): TokenRecord {
+  const obtainedAt = tokens.expiresAt - tokens.expiresIn * 1000;
+  if (!tokens.refreshToken) throw new TypeError('a code exchange must return a refresh token');
+  return {
+    accessToken: tokens.accessToken,
+    refreshToken: tokens.refreshToken,
+    accessExpiresAt: tokens.expiresAt,
+    refreshExpiresAt: obtainedAt + refreshTokenLifetimeMs,
+    openId: tokens.openId,
+    ...(tokens.unionId === undefined ? {} : { unionId: tokens.unionId }),
+    scope: tokens.scope,
+    version: 1,
+    obtainedAt,
+  };
+}
+
+/**
+ * The record after a refresh. A response without a refresh token keeps the old one (and its
+ * expiry); a new refresh token replaces it and starts a new refresh lifetime.
+ */
+export function renewedTokenRecord(
+  current: TokenRecord,
+  tokens: ReceivedTokens,
+  refreshTokenLifetimeMs: number,
+): TokenRecord {
+  const obtainedAt = tokens.expiresAt - tokens.expiresIn * 1000;
+  const rotated = tokens.refreshToken !== undefined && tokens.refreshToken !== '' && tokens.refreshToken !== current.refreshToken;
+  const unionId = tokens.unionId ?? current.unionId;
+  return {
+    accessToken: tokens.accessToken,
+    refreshToken: rotated ? tokens.refreshToken! : current.refreshToken,
+    accessExpiresAt: tokens.expiresAt,
+    refreshExpiresAt: rotated ? obtainedAt + refreshTokenLifetimeMs : current.refreshExpiresAt,
+    openId: current.openId,
+    ...(unionId === undefined ? {} : { unionId }),
+    scope: tokens.scope.length > 0 ? tokens.scope : current.scope,
+    version: current.version + 1,
+    obtainedAt,
+  };
+}
+
+/** Milliseconds the record should live in the store: until its refresh token expires. */
+export function recordTtlMs(record: TokenRecord, now: number): number {
+  return Math.max(1000, record.refreshExpiresAt - now);
+}

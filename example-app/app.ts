@@ -1,0 +1,79 @@
+// The example game backend's routes (DESIGN.md section 6), mounted the way a studio would.
+import express, { type Express } from 'express';
+import session from 'express-session';
+import { join } from 'node:path';
+import { StoreUnavailableError, isPlatformLoginError, type PlatformLogin } from 'express-platform-login';
+import { playerPage, visitorPage } from './page';
+import { isRedisOutage } from './redis-client';
+
+export interface ExampleAppParts {
+  login: PlatformLogin;
+  /** express-session store (connect-redis); undefined: express-session's MemoryStore. */
+  sessionStore: session.Store | undefined;
+  sessionSecret: string;
+  /** Where a logged-out visitor goes to enter the game from the platform. */
+  lobbyUrl: string;
+  /** False until the stores answer; /healthz says 503 until then. */
+  isReady: () => boolean;
+}
+
+export function createExampleApp(parts: ExampleAppParts): Express {
+  const { login } = parts;
+  const app = express();
+  app.disable('x-powered-by');
+
+  app.get('/healthz', (_req, res) => {
+    if (parts.isReady()) res.json({ status: 'ok' });
+    else res.status(503).json({ error: 'starting' });
+  });
+  app.use(express.static(join(__dirname, 'public'), { index: false, maxAge: 0 }));
+
+  app.use(
+    session({
+      ...(parts.sessionStore ? { store: parts.sessionStore } : {}),
+      secret: parts.sessionSecret,
+      resave: false,
+      saveUninitialized: false,
+      cookie: { httpOnly: true, sameSite: 'lax' },
+    }),
+  );
+
+  app.use('/platform/callback', login.callback);
+
+  app.get('/', login.middleware({ optional: true }), (req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.type('html').send(req.platformUser ? playerPage(req.platformUser) : visitorPage(parts.lobbyUrl));
+  });
+
+  app.use('/api', login.middleware());
+  app.get('/api/me', (req, res) => {
+    const { openId, unionId, scope } = req.platformUser!;
+    res.json({ openId, unionId, scope });
+  });
+  app.get('/api/profile', async (req, res, next) => {
+    try {
+      const answer = await req.platformFetch!('/userinfo', { headers: { Accept: 'application/json' } });
+      const body: unknown = await answer.json().catch(() => ({ error: 'platform_error' }));
+      res.status(answer.ok ? 200 : 502).json(answer.ok ? body : { error: 'platform_error' });
+    } catch (error) {
+      next(error);
+    }
+  });
+  app.post('/logout', login.logout());
+
+  app.use((_req, res) => {
+    res.status(404).json({ error: 'not_found' });
+  });
+  // The package's errors get its documented answers; a Redis outage seen by express-session
+  // (connect-redis) gets the same 503 store_unavailable; anything else is a plain 500.
+  const answerPackageError = login.errorHandler();
+  app.use(((err, req, res, next) => {
+    if (isPlatformLoginError(err)) return answerPackageError(err, req, res, next);
+    if (isRedisOutage(err)) {
+      return answerPackageError(new StoreUnavailableError('The session store is unreachable.', { cause: err }), req, res, next);
+    }
+    console.error('[example-app] unexpected error:', err instanceof Error ? err.name : typeof err);
+    res.status(500).json({ error: 'internal_error' });
+  }) as express.ErrorRequestHandler);
+  return app;
+}

@@ -1,0 +1,41 @@
+// Reads the example's environment (DESIGN.md section 6), with an embedded default for everything.
+import { randomBytes } from 'node:crypto';
+
+/** The example's settings, after defaults. */
+export interface ExampleConfig {
+  port: number;
+  host: string;
+  /** Unset: start the platform simulator in-process. */
+  platformAuthUrl: string | undefined;
+  platformApiUrl: string | undefined;
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+  /** Unset: memory stores. */
+  redisUrl: string | undefined;
+  sessionSecret: string;
+  sessionSecretGenerated: boolean;
+  /** base64 of 32 bytes; set: tokens encrypted at rest. */
+  tokenEncryptionKey: string | undefined;
+}
+
+const nonEmpty = (value: string | undefined): string | undefined => (value === undefined || value === '' ? undefined : value);
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig {
+  const port = Number(nonEmpty(env.PORT) ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError('PORT must be a port number (0-65535).');
+  const sessionSecret = nonEmpty(env.SESSION_SECRET);
+  return {
+    port,
+    host: nonEmpty(env.HOST) ?? '127.0.0.1',
+    platformAuthUrl: nonEmpty(env.PLATFORM_AUTH_URL),
+    platformApiUrl: nonEmpty(env.PLATFORM_API_URL),
+    clientId: nonEmpty(env.PLATFORM_CLIENT_ID) ?? 'demo-game',
+    clientSecret: nonEmpty(env.PLATFORM_CLIENT_SECRET) ?? 'demo-secret',
+    redirectUri: nonEmpty(env.PLATFORM_REDIRECT_URI) ?? `http://localhost:${port}/platform/callback`,
+    redisUrl: nonEmpty(env.REDIS_URL),
+    sessionSecret: sessionSecret ?? randomBytes(32).toString('base64url'),
+    sessionSecretGenerated: sessionSecret === undefined,
+    tokenEncryptionKey: nonEmpty(env.TOKEN_ENCRYPTION_KEY),
+  };
+}

@@ -1,0 +1,26 @@
+// The ioredis client of the example, set up so that a stalled or absent Redis fails a request
+// within about 2 s (503 store_unavailable) instead of hanging it, and reconnects by itself.
+import { Redis } from 'ioredis';
+
+export function createRedisClient(url: string): Redis {
+  return new Redis(url, {
+    // A command not answered in 1.5 s fails (ioredis waits forever by default).
+    commandTimeout: 1500,
+    // While disconnected, a queued command fails after one reconnect attempt instead of twenty.
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    // Reconnect forever, at most a second apart, so the app recovers when Redis returns.
+    retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+  });
+}
+
+/** True for the failures ioredis reports while Redis is unreachable or stalled. */
+export function isRedisOutage(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return (
+    error.name === 'MaxRetriesPerRequestError' ||
+    /Command timed out|Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT/.test(
+      error.message,
+    )
+  );
+}

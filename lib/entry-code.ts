@@ -1,0 +1,27 @@
+// Reads the `code` (or `error`) the platform appended to the redirect_uri, strictly: exactly one
+// non-empty value of printable ASCII within a bounded length, or a clear 400 before any platform call.
+import { EntryDeniedError, InvalidRequestError } from './errors';
+
+const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
+
+/** The single valid code of a callback URL; throws InvalidRequestError or EntryDeniedError. */
+export function readEntryCode(originalUrl: string, maxCodeLength: number): string {
+  const queryStart = originalUrl.indexOf('?');
+  // URLSearchParams is used rather than req.query: Express 4's qs parser turns `code[a]=x` into an object.
+  const params = new URLSearchParams(queryStart === -1 ? '' : originalUrl.slice(queryStart + 1));
+  const errors = params.getAll('error');
+  if (errors.length > 0) throw new EntryDeniedError(errors[0]);
+  const codes = params.getAll('code');
+  if (codes.length !== 1) {
+    throw new InvalidRequestError(
+      codes.length === 0 ? 'The entry has no `code` parameter.' : 'The entry has more than one `code` parameter.',
+    );
+  }
+  const code = codes[0]!;
+  if (code.length === 0 || code.length > maxCodeLength || !PRINTABLE_ASCII.test(code)) {
+    throw new InvalidRequestError(
+      `The entry \`code\` must be 1 to ${maxCodeLength} printable ASCII characters.`,
+    );
+  }
+  return code;
+}

@@ -1,0 +1,23 @@
+// The events a PlatformLogin emits. Payloads carry the player's openId, a hash of the session id
+// and timings — never a token, a code or the raw session id.
+import type { PlatformErrorCode } from './errors';
+
+/** Payloads of every event, by name. */
+export interface PlatformLoginEvents {
+  /** A player entered: the code was exchanged and a fresh session holds the tokens. */
+  login: [{ openId: string; sessionHash: string; durationMs: number }];
+  /** Tokens were refreshed. `renewed`: same access token with a later expiry, or a new one. */
+  refresh: [
+    { openId: string; sessionHash: string; durationMs: number; renewed: 'same-token' | 'new-token'; background: boolean },
+  ];
+  /** A refresh failed; `code` says why. The request was still served when the token was valid. */
+  refreshFailed: [{ openId: string; sessionHash: string; code: PlatformErrorCode | 'ERR_UNKNOWN'; background: boolean }];
+  /** A browser holding one player's session entered as another player; the old session was ended. */
+  identitySwitch: [{ previousOpenId: string; openId: string; sessionHash: string }];
+  /** A code that was already redeemed came back. `sameBrowser`: a reload of the entry, answered without a call. */
+  codeReplay: [{ sessionHash: string; sameBrowser: boolean }];
+  /** A player logged out. */
+  logout: [{ openId: string | undefined; sessionHash: string }];
+  /** A stored record could not be decrypted or parsed and was treated as absent. */
+  unreadableRecord: [{ sessionHash: string; reason: string }];
+}

@@ -1,0 +1,26 @@
+// Decides, from the record alone, whether a token can be used as it is, should be renewed in the
+// background, or must be renewed before the request goes on.
+import type { TokenRecord } from './token-record';
+
+/** What to do with a record's access token now. */
+export type Freshness = 'fresh' | 'refresh-ahead' | 'refresh-now';
+
+/** Thresholds, computed once from the options. */
+export interface FreshnessPolicy {
+  /** Absolute margin before expiry inside which a refresh blocks the request. */
+  refreshSkewMs: number;
+  /** Fraction of the lifetime after which a background refresh starts (1 = never). */
+  refreshAheadFraction: number;
+}
+
+export function freshnessOf(record: TokenRecord, now: number, policy: FreshnessPolicy): Freshness {
+  if (now >= record.accessExpiresAt - policy.refreshSkewMs) return 'refresh-now';
+  if (policy.refreshAheadFraction < 1) {
+    const aheadAt = record.obtainedAt + (record.accessExpiresAt - record.obtainedAt) * policy.refreshAheadFraction;
+    if (now >= aheadAt) return 'refresh-ahead';
+  }
+  return 'fresh';
+}
+
+/** True while the access token can still be presented to the platform. */
+export const isUsable = (record: TokenRecord, now: number): boolean => now < record.accessExpiresAt;

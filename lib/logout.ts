@@ -1,0 +1,52 @@
+// Ends a player's login: deletes the token record, destroys the session and clears its cookie.
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { EventEmitter } from 'node:events';
+import { StoreUnavailableError } from './errors';
+import type { PlatformLoginEvents } from './events';
+import { hashSessionId } from './hash';
+import { requireSession } from './session-guard';
+import type { TokenStore } from './stores/token-store';
+
+/** Options of `login.logout()`. */
+export interface LogoutOptions {
+  /** Where to send the browser afterwards (303). A path on this site. Defaults to none: 204 No Content. */
+  redirectTo?: string;
+  /** The session cookie's name as given to express-session. Defaults to `'connect.sid'`. */
+  cookieName?: string;
+}
+
+export interface LogoutDeps {
+  store: TokenStore;
+  events: EventEmitter<PlatformLoginEvents>;
+  fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void;
+}
+
+export function createLogoutHandler(deps: LogoutDeps, options: LogoutOptions = {}): RequestHandler {
+  const cookieName = options.cookieName ?? 'connect.sid';
+  const redirectTo = options.redirectTo;
+  if (redirectTo !== undefined && !/^\/(?![/\\])[\x21-\x7e]*$/.test(redirectTo)) {
+    throw new TypeError('logout(): `redirectTo` must be a path on this site starting with a single "/".');
+  }
+
+  return async function platformLogout(req, res, next) {
+    try {
+      requireSession(req);
+      const sessionId = req.sessionID;
+      const openId = req.session.platformLogin?.openId;
+      await deps.store.delete(sessionId);
+      const cookie = req.session.cookie;
+      await new Promise<void>((resolve, reject) =>
+        req.session.destroy((err: unknown) =>
+          err ? reject(new StoreUnavailableError('The session store failed to destroy the session.', { cause: err })) : resolve(),
+        ),
+      );
+      res.clearCookie(cookieName, { path: cookie?.path ?? '/', domain: cookie?.domain, secure: cookie?.secure === true, sameSite: cookie?.sameSite, httpOnly: true });
+      res.setHeader('Cache-Control', 'no-store');
+      deps.events.emit('logout', { openId, sessionHash: hashSessionId(sessionId) });
+      if (redirectTo !== undefined) res.redirect(303, redirectTo);
+      else res.status(204).end();
+    } catch (error) {
+      deps.fail(error, req, res, next);
+    }
+  };
+}

@@ -1,0 +1,97 @@
+// The options of platformLogin(), validated once at creation by one strict schema.
+import { z } from 'zod';
+import type { TokenStore } from './stores/token-store';
+import { parseOptions } from './parse-options';
+
+const httpUrl = z
+  .string()
+  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
+    message: 'must be an absolute http(s) URL',
+  });
+
+const isTokenStore = (value: unknown): value is TokenStore =>
+  typeof value === 'object' &&
+  value !== null &&
+  ['get', 'put', 'delete', 'acquireLock', 'releaseLock', 'claimOnce'].every(
+    (method) => typeof (value as Record<string, unknown>)[method] === 'function',
+  );
+
+/** A path on this site: `/…` but never `//host` or `/\host`, which browsers treat as another site. */
+const sameSitePath = z
+  .string()
+  .refine((value) => /^\/(?![/\\])[\x21-\x7e]*$/.test(value), {
+    message: 'must be a path on this site starting with a single "/" (not an absolute or protocol-relative URL)',
+  });
+
+/** Options of the token endpoint client that platformLogin() passes through unchanged. */
+const tokenClientPassThrough = z
+  .object({
+    bodyEncoding: z.enum(['form', 'json']).optional(),
+    refreshParameterPlacement: z.enum(['body', 'query']).optional(),
+    sendClientCredentialsOnRefresh: z.boolean().optional(),
+    timeoutMs: z.number().int().positive().optional(),
+    maxResponseBytes: z.number().int().positive().optional(),
+    refreshRetries: z.number().int().min(0).max(5).optional(),
+    fetch: z.custom<typeof fetch>((value) => typeof value === 'function', 'must be a fetch function').optional(),
+  })
+  .strict();
+
+export const platformLoginSchema = z
+  .object({
+    /** Base URL of the platform's token service; the token endpoint is `${authUrl}/token`. */
+    authUrl: httpUrl,
+    /** Base URL of the platform's open API used by `req.platformFetch()`. Defaults to `authUrl`. */
+    apiUrl: httpUrl.optional(),
+    /** The application's client_id on the platform. */
+    clientId: z.string().min(1, 'must be a non-empty string'),
+    /** The application's client_secret. Kept on the server; never logged. */
+    clientSecret: z.string().min(1, 'must be a non-empty string'),
+    /** The redirect_uri registered on the platform, sent byte for byte to the token endpoint. */
+    redirectUri: httpUrl,
+    /** Where token records live. Defaults to a `MemoryTokenStore` (one process only). */
+    store: z.custom<TokenStore>(isTokenStore, 'must be a TokenStore (MemoryTokenStore, RedisTokenStore or your own)').optional(),
+    /** Where a successful entry lands (303). A path on this site. Defaults to `/`. */
+    successRedirect: sameSitePath.default('/'),
+    /** Refresh before the handler runs when less than this is left of the access token. Defaults to 60. */
+    refreshSkewSeconds: z.number().min(0).max(3600).default(60),
+    /**
+     * Past this fraction of the access token's lifetime, refresh in the background while the request
+     * goes on with the current token. `1` turns background refresh off. Defaults to 0.5.
+     */
+    refreshAheadFraction: z.number().gt(0).max(1).default(0.5),
+    /** Lifetime of a refresh token when the platform does not say (the spec states 90 days). Defaults to 7776000. */
+    refreshTokenLifetimeSeconds: z.number().int().positive().default(90 * 24 * 3600),
+    /** Longest accepted `code` parameter, in characters. Defaults to 512. */
+    maxCodeLength: z.number().int().min(16).max(4096).default(512),
+    /** How long a redeemed code is remembered so it is never sent twice (at least 600). Defaults to 900. */
+    codeClaimTtlSeconds: z.number().int().min(600).default(900),
+    /** How `req.platformFetch()` presents the access token. Defaults to `'header'` (Bearer). */
+    accessTokenPlacement: z.enum(['header', 'query']).default('header'),
+    /** Query parameter name when `accessTokenPlacement` is `'query'`. Defaults to `'access_token'`. */
+    accessTokenQueryParameter: z.string().min(1).default('access_token'),
+    /**
+     * After a refresh fails on platform trouble, further refreshes of that login wait this long
+     * (requests are served with the current token while it is valid). Defaults to 5.
+     */
+    refreshFailureCooldownSeconds: z.number().min(0).max(300).default(5),
+    /** `Retry-After` seconds sent with 503 `platform_unavailable`. Defaults to 5. */
+    retryAfterSeconds: z.number().int().min(1).max(3600).default(5),
+    /**
+     * `true`: the package answers its errors itself (JSON for API clients, a small HTML page for
+     * browsers). `false`: errors go to `next(err)` for the app's error middleware. Defaults to `true`.
+     */
+    handleErrors: z.boolean().default(true),
+    /** Extra options of the token endpoint client (encoding, placement, timeouts, fetch). */
+    tokenClient: tokenClientPassThrough.optional(),
+  })
+  .strict();
+
+/** Options of {@link platformLogin}. */
+export type PlatformLoginOptions = z.input<typeof platformLoginSchema>;
+/** Options after parsing, defaults applied. */
+export type PlatformLoginConfig = z.output<typeof platformLoginSchema>;
+
+/** Validates the options once, at creation. */
+export function parsePlatformLoginOptions(options: PlatformLoginOptions): PlatformLoginConfig {
+  return parseOptions(platformLoginSchema, options, 'platformLogin()');
+}

@@ -1,0 +1,100 @@
+// What the middleware gives a route handler: the player, a fresh token on demand, and a fetch to the
+// open API that carries the token. One instance per authenticated request.
+import type { RefreshCoordinator } from './refresh';
+import { freshnessOf, isUsable, type FreshnessPolicy } from './freshness';
+import type { TokenRecord } from './token-record';
+
+/** The logged-in player, as `req.platformUser`. */
+export interface PlatformUser {
+  /** Identifier of the player within this application. */
+  openId: string;
+  /** Additional identifier, when the platform sent one. */
+  unionId?: string;
+  /** Scopes the player granted. */
+  scope: string[];
+  /** When the current access token expires, epoch milliseconds (not a secret; for display and logs). */
+  tokenExpiresAt: number;
+}
+
+/** How platformFetch reaches the open API, computed once from the options. */
+export interface ApiSettings {
+  /** `apiUrl` without a trailing slash. */
+  apiBase: string;
+  /** `new URL(apiBase)`: absolute URLs must stay under it. */
+  apiUrl: URL;
+  accessTokenPlacement: 'header' | 'query';
+  accessTokenQueryParameter: string;
+  freshness: FreshnessPolicy;
+}
+
+/** Bodies that can be sent a second time when a 401 makes platformFetch retry. */
+const isReplayable = (body: RequestInit['body']): boolean =>
+  body === undefined || body === null || typeof body === 'string' || body instanceof URLSearchParams ||
+  body instanceof ArrayBuffer || ArrayBuffer.isView(body) || body instanceof Blob || body instanceof FormData;
+
+export function userOf(record: TokenRecord): PlatformUser {
+  const user: PlatformUser = { openId: record.openId, scope: record.scope, tokenExpiresAt: record.accessExpiresAt };
+  if (record.unionId !== undefined) user.unionId = record.unionId;
+  return user;
+}
+
+export class PlayerContext {
+  constructor(
+    private readonly sessionId: string,
+    private record: TokenRecord,
+    private readonly refresher: RefreshCoordinator,
+    private readonly api: ApiSettings,
+  ) {}
+
+  /** The access token, refreshed first when the request ran long and it is near expiry. */
+  readonly token = async (): Promise<string> => {
+    const now = Date.now();
+    if (freshnessOf(this.record, now, this.api.freshness) === 'refresh-now') {
+      try {
+        this.record = await this.refresher.refresh(this.sessionId, this.record);
+      } catch (error) {
+        // The platform is down but the token still works: use it rather than fail the call.
+        if (!isUsable(this.record, Date.now()) || (error as { status?: number }).status === 401) throw error;
+      }
+    }
+    return this.record.accessToken;
+  };
+
+  /**
+   * Calls the open API with the player's token. A 401 forces one refresh and one retry, because the
+   * platform may have ended the token before its stated expiry.
+   */
+  readonly fetch = async (pathOrUrl: string | URL, init: RequestInit = {}): Promise<Response> => {
+    const url = this.resolve(pathOrUrl);
+    const first = await this.send(url, init, await this.token());
+    if (first.status !== 401 || !isReplayable(init.body)) return first;
+    const seen = this.record;
+    this.record = await this.refresher.refresh(this.sessionId, seen);
+    await first.body?.cancel();
+    return this.send(url, init, this.record.accessToken);
+  };
+
+  private resolve(pathOrUrl: string | URL): URL {
+    const url =
+      typeof pathOrUrl === 'string' && pathOrUrl.startsWith('/') && !pathOrUrl.startsWith('//')
+        ? new URL(this.api.apiBase + pathOrUrl)
+        : new URL(pathOrUrl);
+    // The token goes to the open API only, never to whatever URL a handler happens to pass.
+    if (url.origin !== this.api.apiUrl.origin || !url.pathname.startsWith(this.api.apiUrl.pathname)) {
+      throw new TypeError('platformFetch() only calls the open API under `apiUrl`; pass a path such as "/userinfo".');
+    }
+    return url;
+  }
+
+  private send(url: URL, init: RequestInit, accessToken: string): Promise<Response> {
+    if (this.api.accessTokenPlacement === 'query') {
+      const withToken = new URL(url);
+      withToken.searchParams.set(this.api.accessTokenQueryParameter, accessToken);
+      return fetch(withToken, { ...init, redirect: 'manual' });
+    }
+    const headers = new Headers(init.headers);
+    headers.set('Authorization', `Bearer ${accessToken}`);
+    // Not following redirects keeps the Authorization header from travelling to another host.
+    return fetch(url, { ...init, headers, redirect: 'manual' });
+  }
+}

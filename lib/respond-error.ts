@@ -1,0 +1,59 @@
+// Answers an error the way the failure table of the design says: the documented status, an `error`
+// code in JSON for API clients or a short HTML page for browsers, and nothing else — no stack, no
+// message that could carry internals.
+import type { Request, Response } from 'express';
+import { isPlatformLoginError, PlatformUnavailableError, StoreUnavailableError } from './errors';
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+
+/** What a player is told, per error code; the JSON `error` code is for programs. */
+const PLAYER_TEXT: Record<string, string> = {
+  login_required: 'You are not logged in. Enter the game from the platform.',
+  reauth_required: 'Your login has ended. Enter the game again from the platform.',
+  code_already_used: 'This entry link was already used. Enter the game again from the platform.',
+  code_rejected: 'The platform did not accept this entry. Enter the game again from the platform.',
+  invalid_request: 'This entry link is not valid. Enter the game again from the platform.',
+  platform_unavailable: 'The platform is not answering right now. Please try again in a moment.',
+  platform_error: 'The platform answered with an error. Please enter the game again in a moment.',
+  platform_timeout: 'The platform took too long to answer. Please enter the game again in a moment.',
+  store_unavailable: 'The game is having trouble right now. Please try again in a moment.',
+  method_not_allowed: 'This address only opens from the platform.',
+};
+const FALLBACK_TEXT = 'Something went wrong. Please try again in a moment.';
+
+function page(status: number, text: string): string {
+  return (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>' +
+    status +
+    '</title><meta name="viewport" content="width=device-width"></head>' +
+    '<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem">' +
+    `<p>${escapeHtml(text)}</p></body></html>`
+  );
+}
+
+/** Writes the answer for `err` (a package error, or anything else as a plain 500). */
+export function respondWithError(err: unknown, req: Request, res: Response): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const known = isPlatformLoginError(err) ? err : undefined;
+  const status = known?.status ?? 500;
+  const error = known?.error ?? 'internal_error';
+  res.status(status);
+  res.setHeader('Cache-Control', 'no-store');
+  if (known instanceof PlatformUnavailableError || known instanceof StoreUnavailableError) {
+    res.setHeader('Retry-After', String(known.retryAfterSeconds));
+  }
+  if (known?.code === 'ERR_PLATFORM_METHOD_NOT_ALLOWED') res.setHeader('Allow', 'GET');
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  if (req.accepts(['json', 'html']) === 'html') {
+    res.type('html').send(page(status, PLAYER_TEXT[error] ?? FALLBACK_TEXT));
+  } else {
+    res.json({ error });
+  }
+}

@@ -1,0 +1,99 @@
+// When a failed refresh is tried again, and after how long: transient failures only, exponential
+// backoff with full jitter, and a server's Retry-After honoured only when it fits the wait budget.
+import {
+  TokenEndpointError,
+  InvalidTokenResponseError,
+  TokenEndpointNetworkError,
+  TokenEndpointTimeoutError,
+} from './errors';
+
+/** How a refresh is retried. */
+export interface RetryPolicy {
+  /** Retries after the first attempt (0 = no retry). */
+  retries: number;
+  /** Base of the exponential backoff, in milliseconds. */
+  baseDelayMs: number;
+  /** Longest wait before a retry; a longer Retry-After means "do not retry". */
+  maxDelayMs: number;
+}
+
+/** A failed attempt: the error it ended with and the server's Retry-After, if it sent one. */
+export interface FailedAttempt {
+  error: unknown;
+  retryAfterMs?: number | undefined;
+}
+
+/** OAuth error codes that say "try again later" rather than "this request is wrong". */
+const TRANSIENT_OAUTH_ERRORS = new Set(['temporarily_unavailable', 'server_error']);
+
+const isTransientStatus = (status: number | undefined): boolean =>
+  status !== undefined && (status >= 500 || status === 429);
+
+/**
+ * True when the same request may well succeed a moment later: no answer (network, timeout), a 5xx
+ * or 429, or an OAuth `temporarily_unavailable`/`server_error`. `invalid_grant` and `invalid_client`
+ * never are, whatever the status, and neither is a 2xx with a broken body.
+ */
+export function isTransientFailure(error: unknown): boolean {
+  if (error instanceof TokenEndpointNetworkError || error instanceof TokenEndpointTimeoutError) {
+    return true;
+  }
+  if (error instanceof TokenEndpointError) {
+    if (error.code !== 'ERR_PLATFORM_REFUSED') return false;
+    return isTransientStatus(error.httpStatus) || TRANSIENT_OAUTH_ERRORS.has(error.oauthError);
+  }
+  if (error instanceof InvalidTokenResponseError) return isTransientStatus(error.httpStatus);
+  return false;
+}
+
+/** Delta-seconds form of Retry-After (RFC 9110 10.2.3). */
+const DELTA_SECONDS = /^\d{1,9}$/;
+/** An HTTP-date starts with a day name ("Sun, 06 Nov 1994 …", or the obsolete forms). */
+const HTTP_DATE = /^[A-Za-z]{3}/;
+
+/**
+ * Milliseconds a `Retry-After` header asks to wait (seconds or an HTTP date; a past date is 0), or
+ * `undefined` when the header is absent or unreadable.
+ */
+export function parseRetryAfterMs(
+  header: string | null | undefined,
+  now: number,
+): number | undefined {
+  if (header === null || header === undefined) return undefined;
+  const value = header.trim();
+  if (DELTA_SECONDS.test(value)) return Number(value) * 1000;
+  if (!HTTP_DATE.test(value)) return undefined;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/**
+ * Full-jitter backoff: a uniformly random wait in [0, min(maxDelayMs, baseDelayMs * 2^attempt)),
+ * so that many processes retrying after the same outage do not arrive together.
+ */
+export function backoffDelayMs(
+  attempt: number,
+  baseDelayMs: number,
+  maxDelayMs: number,
+  random: () => number = Math.random,
+): number {
+  const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** attempt);
+  return Math.floor(random() * ceiling);
+}
+
+/**
+ * The wait before retry number `attempt + 1` after `failure`, or `undefined` when it must not be
+ * retried: retries used up, not transient, or a Retry-After beyond `maxDelayMs`.
+ */
+export function retryDelayMs(
+  failure: FailedAttempt,
+  attempt: number,
+  policy: RetryPolicy,
+  random: () => number = Math.random,
+): number | undefined {
+  if (attempt >= policy.retries || !isTransientFailure(failure.error)) return undefined;
+  const backoff = backoffDelayMs(attempt, policy.baseDelayMs, policy.maxDelayMs, random);
+  if (failure.retryAfterMs === undefined) return backoff;
+  if (failure.retryAfterMs > policy.maxDelayMs) return undefined;
+  return Math.max(failure.retryAfterMs, backoff);
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// Command-line entry: `express-platform-login-simulator --port 4000` runs the simulated platform
+// until Ctrl+C or SIGTERM.
+import { parseArgs } from 'node:util';
+import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from './demo-data';
+import { startSimulator, type PlatformSimulator } from './simulator';
+
+const USAGE = `Usage: express-platform-login-simulator [options]
+
+Runs a simulated game platform: an OAuth 2.0 token endpoint (POST /token), an open-API stand-in
+(GET /userinfo) and a lobby page (GET /) where you pick a demo player and enter your game.
+
+Options:
+  --port <n>                    port to listen on (default 4000; 0 picks a free one)
+  --host <address>              address to listen on (default 127.0.0.1)
+  --access-token-lifetime <s>   access token lifetime in seconds, sent as expires_in (default 7200)
+  --rotate                      issue a new refresh token on every refresh; the old one is rejected
+  --redirect-uri <url>          where "Enter game" sends the browser when the lobby URL has no
+                                ?redirect_uri= (e.g. http://localhost:3000/platform/callback)
+  --help                        print this help
+
+Demo client: client_id ${DEMO_CLIENT_ID}, client_secret ${DEMO_CLIENT_SECRET} (development only).
+`;
+
+/** A whole number from the command line, or a message naming the flag. */
+function wholeNumber(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value)) throw new TypeError(`--${flag} must be a whole number, got "${value}".`);
+  return Number(value);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'access-token-lifetime': { type: 'string' },
+      rotate: { type: 'boolean' },
+      'redirect-uri': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+    strict: true,
+  });
+  if (values.help === true) {
+    process.stdout.write(USAGE);
+    return;
+  }
+
+  const simulator: PlatformSimulator = await startSimulator({
+    port: wholeNumber('port', values.port, 4000),
+    host: values.host ?? '127.0.0.1',
+    accessTokenLifetimeSeconds: wholeNumber('access-token-lifetime', values['access-token-lifetime'], 7200),
+    rotateRefreshTokens: values.rotate ?? false,
+    ...(values['redirect-uri'] === undefined ? {} : { defaultRedirectUri: values['redirect-uri'] }),
+  });
+  process.stdout.write(
+    `Platform simulator running.\n` +
+      `  Lobby (pick a player, enter the game): ${simulator.url}/\n` +
+      `  Token endpoint: ${simulator.url}/token   Open API: ${simulator.url}/userinfo\n` +
+      `  Client: ${DEMO_CLIENT_ID} (see --help)\n` +
+      `Press Ctrl+C to stop.\n`,
+  );
+
+  const stop = (signal: NodeJS.Signals): void => {
+    process.stdout.write(`Received ${signal}, stopping.\n`);
+    void simulator.close();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`express-platform-login-simulator: ${message}\nRun with --help for usage.\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,143 @@
+// How each fault of faults.ts goes on the wire. Faults that stand for a broken platform (status,
+// html, garbage, reset, …) answer without processing the request: no code is used up. Faults that
+// reshape an answer (latency, oversized, slow-body, field) process it first, as a slow or sloppy
+// platform would.
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { SimulatorFault } from './faults';
+import { JSON_TYPE, sendBody, sendJson } from './send';
+import type { TimerSet } from './timers';
+import type { TokenOutcome } from './token-grants';
+
+/** What a fault needs to answer a call. */
+export interface FaultContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  timers: TimerSet;
+  /** Processes the request (uses up a code, renews a token) and returns the normal answer. */
+  produce: () => TokenOutcome;
+}
+
+const HTML_PAGE =
+  '<!doctype html><html><head><title>Sign in</title></head>' +
+  '<body><h1>Please sign in to continue</h1></body></html>';
+
+// Cut off in the middle of a value: a truncated answer, with no real token in it.
+const MALFORMED_JSON = '{"access_token":"truncated","expires_in":72';
+
+const CHUNK_BYTES = 16 * 1024;
+const TRICKLE_TICK_MS = 100;
+
+/** Answers the call the way `fault` says. */
+export function answerWithFault(fault: SimulatorFault, context: FaultContext): void {
+  const { req, res } = context;
+  switch (fault.kind) {
+    case 'latency':
+      context.timers.later(() => {
+        // The platform finishes its work even when the client gave up waiting.
+        const outcome = context.produce();
+        sendJson(res, outcome.status, outcome.body);
+      }, fault.ms);
+      return;
+    case 'status': {
+      const headers: Record<string, string> =
+        fault.retryAfterSeconds === undefined
+          ? {}
+          : { 'Retry-After': String(fault.retryAfterSeconds) };
+      const text = `${fault.status} ${STATUS_CODES[fault.status] ?? 'Error'}`;
+      sendBody(res, fault.status, 'text/plain;charset=UTF-8', text, headers);
+      return;
+    }
+    case 'html':
+      sendBody(res, 200, 'text/html;charset=UTF-8', HTML_PAGE);
+      return;
+    case 'malformed-json':
+      sendBody(res, 200, JSON_TYPE, MALFORMED_JSON);
+      return;
+    case 'empty':
+      sendBody(res, 200, JSON_TYPE, '');
+      return;
+    case 'error-body-200':
+      sendJson(
+        res,
+        200,
+        fault.errorDescription === undefined
+          ? { error: fault.error }
+          : { error: fault.error, error_description: fault.errorDescription },
+      );
+      return;
+    case 'oversized':
+      sendOversized(res, context.produce(), fault.bytes);
+      return;
+    case 'hang':
+      // No answer at all; close() destroys the socket.
+      return;
+    case 'slow-body':
+      sendSlowly(context, context.produce(), fault.bytesPerSecond);
+      return;
+    case 'reset':
+      req.socket.resetAndDestroy();
+      return;
+    case 'redirect':
+      sendBody(res, 302, 'text/plain;charset=UTF-8', '', { Location: fault.location });
+      return;
+    case 'field': {
+      const outcome = context.produce();
+      const body = { ...outcome.body };
+      if (fault.remove === true) delete body[fault.field];
+      // defineProperty, not assignment: a `__proto__` field must become a real JSON key.
+      else Object.defineProperty(body, fault.field, { value: fault.value, enumerable: true });
+      sendJson(res, outcome.status, body);
+      return;
+    }
+  }
+}
+
+/** The answer padded to `bytes` with an unknown field, streamed without Content-Length. */
+function sendOversized(res: ServerResponse, outcome: TokenOutcome, bytes: number): void {
+  const unpadded = Buffer.byteLength(JSON.stringify({ ...outcome.body, padding: '' }));
+  const padding = 'x'.repeat(Math.max(0, bytes - unpadded));
+  const body = Buffer.from(JSON.stringify({ ...outcome.body, padding }));
+  res.writeHead(outcome.status, { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store' });
+  let offset = 0;
+  const writeMore = (): void => {
+    while (offset < body.length && !res.destroyed) {
+      const chunk = body.subarray(offset, offset + CHUNK_BYTES);
+      offset += chunk.length;
+      // Respect backpressure: a client that stops reading at its size cap stops the stream too.
+      if (!res.write(chunk)) {
+        res.once('drain', writeMore);
+        return;
+      }
+    }
+    if (!res.destroyed) res.end();
+  };
+  writeMore();
+}
+
+/** Headers at once (with the true Content-Length), then the body at `bytesPerSecond`. */
+function sendSlowly(context: FaultContext, outcome: TokenOutcome, bytesPerSecond: number): void {
+  const { res, timers } = context;
+  const body = Buffer.from(JSON.stringify(outcome.body));
+  res.writeHead(outcome.status, {
+    'Content-Type': JSON_TYPE,
+    'Content-Length': String(body.length),
+    'Cache-Control': 'no-store',
+  });
+  res.flushHeaders();
+  let offset = 0;
+  let allowance = 0;
+  const stop = timers.every(() => {
+    if (res.destroyed) return stop();
+    allowance += (bytesPerSecond * TRICKLE_TICK_MS) / 1000;
+    const size = Math.floor(allowance);
+    if (size === 0) return;
+    allowance -= size;
+    res.write(body.subarray(offset, offset + size));
+    offset += size;
+    if (offset >= body.length) {
+      stop();
+      res.end();
+    }
+  }, TRICKLE_TICK_MS);
+  res.once('close', stop);
+}

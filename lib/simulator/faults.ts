@@ -1,0 +1,147 @@
+// Fault knobs of POST /token: what a test can switch on, checked once when injected, and the queue
+// that hands the next matching fault to each call. fault-responses.ts puts them on the wire.
+import { z } from 'zod';
+import { parseOptions } from '../parse-options';
+
+/** A way for the token endpoint to misbehave. */
+export type SimulatorFault =
+  /** Answer normally, after `ms` milliseconds. */
+  | { kind: 'latency'; ms: number }
+  /** This HTTP status with a short text/plain body (and `Retry-After` when given); the request is not processed. */
+  | { kind: 'status'; status: number; retryAfterSeconds?: number }
+  /** 200 with an HTML page, as a captive portal or a login wall would send. */
+  | { kind: 'html' }
+  /** 200 `application/json` whose body is not JSON (cut off mid-object). */
+  | { kind: 'malformed-json' }
+  /** 200 `application/json` with an empty body. */
+  | { kind: 'empty' }
+  /** 200 with an OAuth error body `{ error, error_description }`; the request is not processed. */
+  | { kind: 'error-body-200'; error: string; errorDescription?: string }
+  /** The normal answer padded with an unknown `padding` field to `bytes` bytes, sent chunked (no Content-Length). */
+  | { kind: 'oversized'; bytes: number }
+  /** Never answers: no headers, the socket stays open until close(). */
+  | { kind: 'hang' }
+  /** Headers at once, then the normal body trickled at `bytesPerSecond`. */
+  | { kind: 'slow-body'; bytesPerSecond: number }
+  /** The TCP connection is reset without an answer. */
+  | { kind: 'reset' }
+  /** 302 to `location`. */
+  | { kind: 'redirect'; location: string }
+  /** The normal answer with `field` set to `value` (any JSON value), or removed when `remove` is true. */
+  | { kind: 'field'; field: string; value?: unknown; remove?: boolean };
+
+/** Which calls a fault applies to and how many times. */
+export interface FaultOptions {
+  /** Only calls with this grant_type. Defaults to every call of POST /token. */
+  grant?: 'authorization_code' | 'refresh_token';
+  /** How many calls it applies to. Defaults to every call until clearFaults(). */
+  times?: number;
+}
+
+function isJsonValue(value: unknown): boolean {
+  try {
+    JSON.stringify(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const count = (what: string) =>
+  z.number({ error: `must be a whole number, ${what}` }).int();
+
+const faultSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z.strictObject({ kind: z.literal('latency'), ms: count('0 to 600000').min(0).max(600_000) }),
+    z.strictObject({
+      kind: z.literal('status'),
+      status: count('an HTTP status from 200 to 599').min(200).max(599),
+      retryAfterSeconds: count('0 or more').min(0).optional(),
+    }),
+    z.strictObject({ kind: z.literal('html') }),
+    z.strictObject({ kind: z.literal('malformed-json') }),
+    z.strictObject({ kind: z.literal('empty') }),
+    z.strictObject({
+      kind: z.literal('error-body-200'),
+      error: z.string({ error: 'must be a non-empty string' }).min(1),
+      errorDescription: z.string({ error: 'must be a string' }).optional(),
+    }),
+    z.strictObject({
+      kind: z.literal('oversized'),
+      bytes: count('1 to 104857600').min(1).max(100 * 1024 * 1024),
+    }),
+    z.strictObject({ kind: z.literal('hang') }),
+    z.strictObject({
+      kind: z.literal('slow-body'),
+      bytesPerSecond: count('1 or more').min(1),
+    }),
+    z.strictObject({ kind: z.literal('reset') }),
+    z.strictObject({
+      kind: z.literal('redirect'),
+      location: z.string({ error: 'must be a non-empty string' }).min(1),
+    }),
+    z.strictObject({
+      kind: z.literal('field'),
+      field: z.string({ error: 'must be a non-empty string' }).min(1),
+      value: z.unknown().refine(isJsonValue, { error: 'must be a value JSON.stringify accepts' }).optional(),
+      remove: z.boolean({ error: 'must be true or false' }).optional(),
+    }),
+  ],
+  {
+    error:
+      '`kind` must be one of latency, status, html, malformed-json, empty, error-body-200, oversized, hang, slow-body, reset, redirect, field',
+  },
+);
+
+const faultOptionsSchema = z.strictObject({
+  grant: z
+    .enum(['authorization_code', 'refresh_token'], {
+      error: "must be 'authorization_code' or 'refresh_token'",
+    })
+    .optional(),
+  times: count('1 or more').min(1).optional(),
+});
+
+// The documented types and the schemas must accept the same input.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _faultMatchesSchema: Same<SimulatorFault, z.input<typeof faultSchema>> = true;
+const _optionsMatchSchema: Same<FaultOptions, z.input<typeof faultOptionsSchema>> = true;
+
+/** The grant a call is counted under: its grant_type, or `invalid` for anything else. */
+export type CallKind = 'authorization_code' | 'refresh_token' | 'invalid';
+
+interface QueuedFault {
+  fault: SimulatorFault;
+  grant: FaultOptions['grant'];
+  remaining: number;
+}
+
+/** Injected faults, in order of injection; each call takes the first one that matches it. */
+export class FaultQueue {
+  private queue: QueuedFault[] = [];
+
+  inject(fault: SimulatorFault, options?: FaultOptions): void {
+    const parsedFault = parseOptions(faultSchema, fault, 'injectFault') as SimulatorFault;
+    const parsedOptions = parseOptions(faultOptionsSchema, options, 'injectFault options');
+    this.queue.push({
+      fault: parsedFault,
+      grant: parsedOptions.grant,
+      remaining: parsedOptions.times ?? Infinity,
+    });
+  }
+
+  clear(): void {
+    this.queue = [];
+  }
+
+  /** The fault for this call, if any; a fault with a `times` budget is used up by it. */
+  take(kind: CallKind): SimulatorFault | undefined {
+    const index = this.queue.findIndex((entry) => entry.grant === undefined || entry.grant === kind);
+    const entry = this.queue[index];
+    if (entry === undefined) return undefined;
+    entry.remaining -= 1;
+    if (entry.remaining <= 0) this.queue.splice(index, 1);
+    return entry.fault;
+  }
+}

@@ -1,0 +1,123 @@
+// The simulator's options: one strict schema, parsed once by startSimulator. Defaults follow the
+// platform spec (7200 s `expires_in`, 90-day refresh tokens) and the demo client and players.
+import { z } from 'zod';
+import { parseOptions } from '../parse-options';
+import {
+  DEMO_CLIENT_ID,
+  DEMO_CLIENT_SECRET,
+  DEMO_PLAYERS,
+  type SimulatorClient,
+  type SimulatorPlayer,
+} from './demo-data';
+
+/** Options of startSimulator; every one is optional. */
+export interface SimulatorOptions {
+  /** TCP port to listen on; 0 picks a free one. Defaults to 0. */
+  port?: number;
+  /** Address to listen on. Defaults to '127.0.0.1'. */
+  host?: string;
+  /** Registered applications. Defaults to the demo client (`demo-game` / `demo-secret`), any redirect_uri. */
+  clients?: SimulatorClient[];
+  /** Players shown in the lobby; `open_id`s must be unique. Defaults to DEMO_PLAYERS. */
+  players?: SimulatorPlayer[];
+  /** Access token lifetime, sent as `expires_in`. Defaults to 7200 (the spec's sample value). */
+  accessTokenLifetimeSeconds?: number;
+  /** Refresh token lifetime. Defaults to 90 days (7 776 000 s), as the spec says. */
+  refreshTokenLifetimeSeconds?: number;
+  /** How long an authorization code can be exchanged. Defaults to 300. */
+  codeLifetimeSeconds?: number;
+  /** A new refresh token on every refresh, the old one rejected from then on. Defaults to false (the same one is returned). */
+  rotateRefreshTokens?: boolean;
+  /** Where the lobby sends the browser when its URL has no `?redirect_uri=`. Defaults to the client's first registered one. */
+  defaultRedirectUri?: string;
+  /** Send `unionid` in token and `/userinfo` responses (for players that have one). Defaults to true. */
+  includeUnionId?: boolean;
+}
+
+/** True for an absolute http(s) URL without a fragment: what a platform accepts as a redirect_uri. */
+export function isRedirectUri(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && !value.includes('#');
+}
+
+const redirectUri = z.string().refine(isRedirectUri, {
+  error: 'must be an absolute http(s) URL without a #fragment',
+});
+
+const seconds = (what: string) =>
+  z
+    .number({ error: `must be a whole number of seconds, at least 1 (${what})` })
+    .int()
+    .min(1)
+    .max(10 * 365 * 24 * 3600);
+
+const nonEmpty = z.string({ error: 'must be a non-empty string' }).min(1);
+
+const playerSchema = z.strictObject({
+  openId: nonEmpty,
+  unionId: nonEmpty.optional(),
+  nickname: nonEmpty,
+  scope: z.array(nonEmpty, { error: 'must be an array of scope names' }),
+});
+
+const clientSchema = z.strictObject({
+  clientId: nonEmpty,
+  clientSecret: nonEmpty,
+  redirectUris: z.array(redirectUri).optional(),
+});
+
+const optionsSchema = z.strictObject({
+  port: z
+    .number({ error: 'must be a whole number from 0 to 65535 (0 picks a free port)' })
+    .int()
+    .min(0)
+    .max(65535)
+    .default(0),
+  host: nonEmpty.default('127.0.0.1'),
+  clients: z
+    .array(clientSchema)
+    .min(1, { error: 'must list at least one client' })
+    .refine((list) => new Set(list.map((c) => c.clientId)).size === list.length, {
+      error: 'must not repeat a clientId',
+    })
+    .default(() => [{ clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET }]),
+  players: z
+    .array(playerSchema)
+    .min(1, { error: 'must list at least one player' })
+    .refine((list) => new Set(list.map((p) => p.openId)).size === list.length, {
+      error: 'must not repeat an openId',
+    })
+    .default(() => DEMO_PLAYERS.map((player) => ({ ...player, scope: [...player.scope] }))),
+  accessTokenLifetimeSeconds: seconds('the expires_in sent').default(7200),
+  refreshTokenLifetimeSeconds: seconds('90 days by default').default(90 * 24 * 3600),
+  codeLifetimeSeconds: seconds('300 by default').default(300),
+  rotateRefreshTokens: z.boolean({ error: 'must be true or false' }).default(false),
+  defaultRedirectUri: redirectUri.optional(),
+  includeUnionId: z.boolean({ error: 'must be true or false' }).default(true),
+});
+
+/** The simulator's configuration after parsing: every default filled in. */
+export type SimulatorConfig = z.output<typeof optionsSchema>;
+
+// The documented interface and the schema must describe the same input; this fails to compile if
+// one of them gains an option the other lacks.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _optionsMatchSchema: Same<SimulatorOptions, z.input<typeof optionsSchema>> = true;
+
+/** Parses startSimulator's options once, or throws a TypeError naming the wrong option. */
+export function parseSimulatorOptions(options: SimulatorOptions | undefined): SimulatorConfig {
+  const config = parseOptions(optionsSchema, options, 'startSimulator');
+  // The lobby enters the game for the first client, so its fallback must be an address it accepts.
+  const registered = config.clients[0]?.redirectUris ?? [];
+  if (
+    config.defaultRedirectUri !== undefined &&
+    registered.length > 0 &&
+    !registered.includes(config.defaultRedirectUri)
+  ) {
+    throw new TypeError(
+      'startSimulator: `defaultRedirectUri` must be one of the redirectUris registered for the first client.',
+    );
+  }
+  return config;
+}

@@ -1,0 +1,141 @@
+// PlatformSimulator: the running simulated platform and the knobs tests turn on it.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createSimulatorApp } from './app';
+import { resolveEntry } from './entry';
+import { FaultQueue, type FaultOptions, type SimulatorFault } from './faults';
+import { parseSimulatorOptions, type SimulatorOptions } from './options';
+import { SimulatorState, type SimulatorCallCounts } from './state';
+import { TimerSet } from './timers';
+
+/** The address clients should use for a listening host (a wildcard address is reached over loopback). */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function checkNumber(method: string, value: unknown, min: number, allowed: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
+    throw new TypeError(`${method}: \`seconds\` must be ${allowed}.`);
+  }
+  return value;
+}
+
+/** A running simulated platform: token endpoint at `url + '/token'`, `/userinfo`, and the lobby at `url + '/'`. */
+export class PlatformSimulator {
+  /** Base URL without a trailing slash, e.g. `http://127.0.0.1:41234`. */
+  readonly url: string;
+  /** Live counts of POST /token calls by grant_type (or invalid) and of GET /userinfo; faulted calls count too. */
+  readonly calls: SimulatorCallCounts;
+
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly state: SimulatorState,
+    private readonly faults: FaultQueue,
+    private readonly timers: TimerSet,
+    private readonly server: Server,
+  ) {
+    const { port } = server.address() as AddressInfo;
+    this.url = `http://${urlHost(state.config.host)}:${port}`;
+    this.calls = state.calls;
+  }
+
+  /** Starts a simulator; the same as startSimulator(). */
+  static async start(options?: SimulatorOptions): Promise<PlatformSimulator> {
+    const config = parseSimulatorOptions(options);
+    const state = new SimulatorState(config);
+    const faults = new FaultQueue();
+    const timers = new TimerSet();
+    const server = createServer(createSimulatorApp({ state, faults, timers }));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return new PlatformSimulator(state, faults, timers, server);
+  }
+
+  /** Sets every call count back to 0 (the `calls` object stays the same). */
+  resetCalls(): void {
+    for (const key of Object.keys(this.calls) as (keyof SimulatorCallCounts)[]) this.calls[key] = 0;
+  }
+
+  /**
+   * Issues a code as the platform appends it to the redirect_uri. Defaults: the first player, the
+   * first client, and `defaultRedirectUri` or the client's first registered one (none: any
+   * redirect_uri is accepted at the exchange).
+   */
+  issueCode(options: { openId?: string; clientId?: string; redirectUri?: string } = {}): string {
+    const entry = resolveEntry(this.state, options);
+    if (typeof entry === 'string') throw new TypeError(`issueCode: ${entry}.`);
+    return this.state.issueCode(entry.clientId, entry.openId, entry.redirectUri);
+  }
+
+  /** URL of GET /enter, which issues a code and 302s the browser to `redirect_uri?code=…`. */
+  enterUrl(options: { openId?: string; redirectUri?: string } = {}): string {
+    const query = new URLSearchParams();
+    if (options.openId !== undefined) query.set('open_id', options.openId);
+    if (options.redirectUri !== undefined) query.set('redirect_uri', options.redirectUri);
+    const search = query.toString();
+    return `${this.url}/enter${search === '' ? '' : `?${search}`}`;
+  }
+
+  /** Makes POST /token misbehave; faults apply in order of injection, each call takes the first that matches. */
+  injectFault(fault: SimulatorFault, options?: FaultOptions): void {
+    this.faults.inject(fault, options);
+  }
+
+  /** Removes every injected fault. */
+  clearFaults(): void {
+    this.faults.clear();
+  }
+
+  /** Switches refresh-token rotation: on, each refresh returns a new refresh token and the old one is rejected. */
+  setRotation(on: boolean): void {
+    if (typeof on !== 'boolean') throw new TypeError('setRotation: pass true or false.');
+    this.state.rotateRefreshTokens = on;
+  }
+
+  /** Lifetime (and `expires_in`) of access tokens issued or renewed from now on. */
+  setAccessTokenLifetime(seconds: number): void {
+    const value = checkNumber('setAccessTokenLifetime', seconds, 1, 'a whole number, at least 1');
+    if (!Number.isInteger(value)) {
+      throw new TypeError('setAccessTokenLifetime: `seconds` must be a whole number, at least 1.');
+    }
+    this.state.accessTokenLifetimeSeconds = value;
+  }
+
+  /** Moves simulated time forward: codes and tokens expire as if `seconds` had passed. */
+  advanceClock(seconds: number): void {
+    this.state.advanceClock(checkNumber('advanceClock', seconds, 0, 'a number of seconds, 0 or more'));
+  }
+
+  /** Simulated time in epoch milliseconds. */
+  now(): number {
+    return this.state.now();
+  }
+
+  /** Refresh tokens of one player (or of all) become invalid: refreshing answers invalid_grant. */
+  revokeRefreshTokens(openId?: string): void {
+    this.state.revokeRefreshTokens(openId);
+  }
+
+  /** Stops the server: every connection is closed, hung ones too, and pending delayed answers dropped. */
+  close(): Promise<void> {
+    this.closing ??= new Promise<void>((resolve) => {
+      this.timers.clearAll();
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+    return this.closing;
+  }
+}
+
+/** Starts a simulated platform on `host:port` (default 127.0.0.1 and a free port). */
+export function startSimulator(options?: SimulatorOptions): Promise<PlatformSimulator> {
+  return PlatformSimulator.start(options);
+}

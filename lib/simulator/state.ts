@@ -1,0 +1,160 @@
+// The simulated platform's memory: its clock, the codes it issued and the grants (access and
+// refresh token pairs) it holds. No HTTP here; token-grants.ts applies the OAuth rules to it.
+import { randomBytes } from 'node:crypto';
+import type { SimulatorPlayer } from './demo-data';
+import type { SimulatorConfig } from './options';
+
+/** How many POST /token calls (by grant_type, or invalid) and GET /userinfo calls were received. */
+export interface SimulatorCallCounts {
+  authorization_code: number;
+  refresh_token: number;
+  invalid: number;
+  userinfo: number;
+}
+
+/** An authorization code as the platform remembers it. */
+export interface CodeRecord {
+  clientId: string;
+  openId: string;
+  /** The redirect_uri the code was issued for; undefined: issued without one, any is accepted. */
+  redirectUri: string | undefined;
+  expiresAt: number;
+  used: boolean;
+}
+
+/** One authorization of a player for a client: the current access token and its refresh token. */
+export interface GrantRecord {
+  clientId: string;
+  player: SimulatorPlayer;
+  redirectUri: string | undefined;
+  accessToken: string;
+  accessExpiresAt: number;
+  refreshToken: string;
+  refreshExpiresAt: number;
+}
+
+/** 32 random bytes, base64url: 43 printable ASCII characters. */
+export const newToken = (): string => randomBytes(32).toString('base64url');
+
+/** Expired entries are swept once a map reaches this size, so a long-running simulator stays small. */
+const SWEEP_THRESHOLD = 1024;
+
+/** Clock, codes and grants of one simulator. */
+export class SimulatorState {
+  /** Settings that tests may change while the simulator runs. */
+  accessTokenLifetimeSeconds: number;
+  rotateRefreshTokens: boolean;
+  readonly calls: SimulatorCallCounts = {
+    authorization_code: 0,
+    refresh_token: 0,
+    invalid: 0,
+    userinfo: 0,
+  };
+
+  private clockOffsetMs = 0;
+  private readonly codes = new Map<string, CodeRecord>();
+  private readonly grantsByRefreshToken = new Map<string, GrantRecord>();
+  private readonly grantsByAccessToken = new Map<string, GrantRecord>();
+  private sweepAt = SWEEP_THRESHOLD;
+
+  constructor(readonly config: SimulatorConfig) {
+    this.accessTokenLifetimeSeconds = config.accessTokenLifetimeSeconds;
+    this.rotateRefreshTokens = config.rotateRefreshTokens;
+  }
+
+  /** Simulated epoch milliseconds: the real clock plus every advanceClock. */
+  now(): number {
+    return Date.now() + this.clockOffsetMs;
+  }
+
+  advanceClock(seconds: number): void {
+    this.clockOffsetMs += seconds * 1000;
+  }
+
+  findPlayer(openId: string): SimulatorPlayer | undefined {
+    return this.config.players.find((player) => player.openId === openId);
+  }
+
+  issueCode(clientId: string, openId: string, redirectUri: string | undefined): string {
+    this.sweepIfLarge();
+    // 24 bytes: a code is short-lived and single-use, 192 bits are plenty.
+    const code = randomBytes(24).toString('base64url');
+    const expiresAt = this.now() + this.config.codeLifetimeSeconds * 1000;
+    this.codes.set(code, { clientId, openId, redirectUri, expiresAt, used: false });
+    return code;
+  }
+
+  findCode(code: string): CodeRecord | undefined {
+    return this.codes.get(code);
+  }
+
+  createGrant(clientId: string, player: SimulatorPlayer, redirectUri: string | undefined): GrantRecord {
+    this.sweepIfLarge();
+    const now = this.now();
+    const grant: GrantRecord = {
+      clientId,
+      player,
+      redirectUri,
+      accessToken: newToken(),
+      accessExpiresAt: now + this.accessTokenLifetimeSeconds * 1000,
+      refreshToken: newToken(),
+      refreshExpiresAt: now + this.config.refreshTokenLifetimeSeconds * 1000,
+    };
+    this.grantsByAccessToken.set(grant.accessToken, grant);
+    this.grantsByRefreshToken.set(grant.refreshToken, grant);
+    return grant;
+  }
+
+  findGrantByRefreshToken(refreshToken: string): GrantRecord | undefined {
+    return this.grantsByRefreshToken.get(refreshToken);
+  }
+
+  findGrantByAccessToken(accessToken: string): GrantRecord | undefined {
+    return this.grantsByAccessToken.get(accessToken);
+  }
+
+  /** Spec section 3: an unexpired access token keeps its value and gets a new expiry; an expired one is replaced. */
+  renewAccessToken(grant: GrantRecord): void {
+    const now = this.now();
+    if (now >= grant.accessExpiresAt) {
+      this.grantsByAccessToken.delete(grant.accessToken);
+      grant.accessToken = newToken();
+      this.grantsByAccessToken.set(grant.accessToken, grant);
+    }
+    grant.accessExpiresAt = now + this.accessTokenLifetimeSeconds * 1000;
+  }
+
+  /** A new refresh token with a fresh lifetime; the old one is forgotten, so it is rejected from now on. */
+  rotateRefreshToken(grant: GrantRecord): void {
+    this.grantsByRefreshToken.delete(grant.refreshToken);
+    grant.refreshToken = newToken();
+    grant.refreshExpiresAt = this.now() + this.config.refreshTokenLifetimeSeconds * 1000;
+    this.grantsByRefreshToken.set(grant.refreshToken, grant);
+  }
+
+  /** Forgets a grant's refresh token (expired or revoked); its access token lives until it expires. */
+  dropRefreshToken(grant: GrantRecord): void {
+    this.grantsByRefreshToken.delete(grant.refreshToken);
+  }
+
+  revokeRefreshTokens(openId: string | undefined): void {
+    for (const grant of this.grantsByRefreshToken.values()) {
+      if (openId === undefined || grant.player.openId === openId) this.dropRefreshToken(grant);
+    }
+  }
+
+  private sweepIfLarge(): void {
+    const size = this.codes.size + this.grantsByAccessToken.size + this.grantsByRefreshToken.size;
+    if (size < this.sweepAt) return;
+    const now = this.now();
+    for (const [code, record] of this.codes) if (now >= record.expiresAt) this.codes.delete(code);
+    for (const [token, grant] of this.grantsByAccessToken) {
+      if (now >= grant.accessExpiresAt) this.grantsByAccessToken.delete(token);
+    }
+    for (const [token, grant] of this.grantsByRefreshToken) {
+      if (now >= grant.refreshExpiresAt) this.grantsByRefreshToken.delete(token);
+    }
+    const left = this.codes.size + this.grantsByAccessToken.size + this.grantsByRefreshToken.size;
+    this.sweepAt = Math.max(SWEEP_THRESHOLD, left * 2);
+  }
+}

@@ -1,0 +1,108 @@
+// POST /token over HTTP: collects the parameters from a form or JSON body and the query string
+// (spec 4.2: clients use both placements), counts the call, then answers normally or with a fault.
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import { answerWithFault } from './fault-responses';
+import type { CallKind, FaultQueue } from './faults';
+import { sendJson } from './send';
+import type { SimulatorState } from './state';
+import type { TimerSet } from './timers';
+import {
+  TOKEN_PARAM_NAMES,
+  exchangeCode,
+  oauthError,
+  refreshTokens,
+  type TokenOutcome,
+  type TokenParams,
+} from './token-grants';
+
+/** What the token endpoint works with. */
+export interface TokenEndpointContext {
+  state: SimulatorState;
+  faults: FaultQueue;
+  timers: TimerSet;
+}
+
+// Token requests are a few hundred bytes; anything near this limit is not one.
+const BODY_LIMIT = '16kb';
+
+function valuesOf(source: unknown, name: string): unknown[] {
+  if (typeof source !== 'object' || source === null || !Object.hasOwn(source, name)) return [];
+  const value = (source as Record<string, unknown>)[name];
+  return Array.isArray(value) ? value : [value];
+}
+
+/** The known parameters from query and body, or why they are unusable (RFC 6749 3.2: each at most once). */
+export function collectTokenParams(query: unknown, body: unknown): TokenParams | string {
+  if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
+    return 'a JSON body must be an object';
+  }
+  const params: TokenParams = {};
+  for (const name of TOKEN_PARAM_NAMES) {
+    const values = [...valuesOf(query, name), ...valuesOf(body, name)];
+    if (values.length > 1) return `parameter ${name} was sent more than once`;
+    const value = values[0];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') return `parameter ${name} must be a string`;
+    if (value !== '') params[name] = value;
+  }
+  return params;
+}
+
+function callKind(params: TokenParams | string): CallKind {
+  if (typeof params === 'string') return 'invalid';
+  if (params.grant_type === 'authorization_code' || params.grant_type === 'refresh_token') {
+    return params.grant_type;
+  }
+  return 'invalid';
+}
+
+function answer(state: SimulatorState, params: TokenParams | string): TokenOutcome {
+  if (typeof params === 'string') return oauthError('invalid_request', params);
+  switch (params.grant_type) {
+    case 'authorization_code':
+      return exchangeCode(state, params);
+    case 'refresh_token':
+      return refreshTokens(state, params);
+    case undefined:
+      return oauthError('invalid_request', 'missing parameter grant_type');
+    default:
+      return oauthError(
+        'unsupported_grant_type',
+        'grant_type must be authorization_code or refresh_token',
+      );
+  }
+}
+
+/** The handlers of POST /token: body parsers, the endpoint, and its answer to an unreadable body. */
+export function tokenEndpoint(context: TokenEndpointContext): (RequestHandler | ErrorRequestHandler)[] {
+  const { state, faults, timers } = context;
+
+  const respond = (req: Request, res: Response, params: TokenParams | string): void => {
+    const kind = callKind(params);
+    state.calls[kind] += 1;
+    const produce = (): TokenOutcome => answer(state, params);
+    const fault = faults.take(kind);
+    if (fault !== undefined) {
+      answerWithFault(fault, { req, res, timers, produce });
+      return;
+    }
+    const outcome = produce();
+    sendJson(res, outcome.status, outcome.body);
+  };
+
+  const handler: RequestHandler = (req, res) => {
+    respond(req, res, collectTokenParams(req.query, req.body));
+  };
+
+  // A body that cannot be parsed (bad JSON, too large, unknown charset) is the client's mistake.
+  const unreadableBody: ErrorRequestHandler = (_error, req, res, _next) => {
+    respond(req, res, 'the request body could not be parsed');
+  };
+
+  return [
+    express.urlencoded({ extended: false, limit: BODY_LIMIT }),
+    express.json({ limit: BODY_LIMIT }),
+    handler,
+    unreadableBody,
+  ];
+}

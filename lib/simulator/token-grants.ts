@@ -1,0 +1,144 @@
+// The OAuth rules of POST /token (spec sections 3 and 4, RFC 6749 section 5): which request gets
+// which tokens or which error. Parameters arrive already collected; token-endpoint.ts does HTTP.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { SimulatorClient } from './demo-data';
+import type { GrantRecord, SimulatorState } from './state';
+
+/** The parameters of a token request that the simulator reads; absent or empty ones are undefined. */
+export interface TokenParams {
+  grant_type?: string;
+  code?: string;
+  redirect_uri?: string;
+  client_id?: string;
+  client_secret?: string;
+  refresh_token?: string;
+}
+
+/** Names of the parameters above, in the order they are reported when missing. */
+export const TOKEN_PARAM_NAMES = [
+  'grant_type',
+  'client_id',
+  'client_secret',
+  'code',
+  'redirect_uri',
+  'refresh_token',
+] as const satisfies readonly (keyof TokenParams)[];
+
+/** What the endpoint answers, before any fault reshapes it. */
+export interface TokenOutcome {
+  status: 200 | 400 | 401;
+  body: Record<string, unknown>;
+}
+
+/** An RFC 6749 section 5.2 error: 401 for invalid_client, 400 for the rest. */
+export function oauthError(error: string, description: string): TokenOutcome {
+  return {
+    status: error === 'invalid_client' ? 401 : 400,
+    body: { error, error_description: description },
+  };
+}
+
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+/** Compares secrets in constant time (over their digests, which have equal lengths). */
+function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+function authenticateClient(
+  state: SimulatorState,
+  params: TokenParams,
+): SimulatorClient | TokenOutcome {
+  const client = state.config.clients.find((c) => c.clientId === params.client_id);
+  if (
+    client === undefined ||
+    params.client_secret === undefined ||
+    !sameSecret(client.clientSecret, params.client_secret)
+  ) {
+    return oauthError('invalid_client', 'client authentication failed');
+  }
+  return client;
+}
+
+function missing(params: TokenParams, names: readonly (keyof TokenParams)[]): TokenOutcome | undefined {
+  const absent = names.find((name) => params[name] === undefined);
+  return absent === undefined ? undefined : oauthError('invalid_request', `missing parameter ${absent}`);
+}
+
+function tokenResponse(state: SimulatorState, grant: GrantRecord): TokenOutcome {
+  const body: Record<string, unknown> = {
+    access_token: grant.accessToken,
+    expires_in: state.accessTokenLifetimeSeconds,
+    refresh_token: grant.refreshToken,
+    open_id: grant.player.openId,
+    scope: grant.player.scope.join(','),
+  };
+  if (state.config.includeUnionId && grant.player.unionId !== undefined) {
+    body.unionid = grant.player.unionId;
+  }
+  return { status: 200, body };
+}
+
+/** Spec 4.1: exchange a single-use code for tokens. */
+export function exchangeCode(state: SimulatorState, params: TokenParams): TokenOutcome {
+  const absent = missing(params, ['client_id', 'client_secret', 'code', 'redirect_uri']);
+  if (absent) return absent;
+  const client = authenticateClient(state, params);
+  if ('status' in client) return client;
+
+  const record = state.findCode(params.code!);
+  if (record === undefined) return oauthError('invalid_grant', 'authorization code is unknown');
+  if (record.clientId !== client.clientId) {
+    return oauthError('invalid_grant', 'authorization code was issued to another client');
+  }
+  if (record.used) return oauthError('invalid_grant', 'authorization code was already used');
+  // Any presentation by its own client uses the code up, a failed one too (RFC 6749 10.5: one use).
+  record.used = true;
+  if (state.now() >= record.expiresAt) {
+    return oauthError('invalid_grant', 'authorization code has expired');
+  }
+  if (record.redirectUri !== undefined && record.redirectUri !== params.redirect_uri) {
+    return oauthError(
+      'invalid_grant',
+      'redirect_uri does not match the one the authorization code was issued for',
+    );
+  }
+  const player = state.findPlayer(record.openId);
+  if (player === undefined) return oauthError('invalid_grant', 'player no longer exists');
+  return tokenResponse(state, state.createGrant(client.clientId, player, record.redirectUri));
+}
+
+/** Spec 4.2 and section 3: renew the access token with a refresh token. */
+export function refreshTokens(state: SimulatorState, params: TokenParams): TokenOutcome {
+  const absent = missing(params, ['refresh_token']);
+  if (absent) return absent;
+  // Client credentials are optional here, but when sent they must be right.
+  let clientId: string | undefined;
+  if (params.client_id !== undefined || params.client_secret !== undefined) {
+    const client = authenticateClient(state, params);
+    if ('status' in client) return client;
+    clientId = client.clientId;
+  }
+
+  const grant = state.findGrantByRefreshToken(params.refresh_token!);
+  if (grant === undefined) {
+    return oauthError('invalid_grant', 'refresh token is unknown, revoked or rotated');
+  }
+  if (state.now() >= grant.refreshExpiresAt) {
+    state.dropRefreshToken(grant);
+    return oauthError('invalid_grant', 'refresh token has expired; the player must authorize again');
+  }
+  if (clientId !== undefined && clientId !== grant.clientId) {
+    return oauthError('invalid_grant', 'refresh token was issued to another client');
+  }
+  if (
+    params.redirect_uri !== undefined &&
+    grant.redirectUri !== undefined &&
+    params.redirect_uri !== grant.redirectUri
+  ) {
+    return oauthError('invalid_grant', 'redirect_uri does not match the one used at authorization');
+  }
+  state.renewAccessToken(grant);
+  if (state.rotateRefreshTokens) state.rotateRefreshToken(grant);
+  return tokenResponse(state, grant);
+}

@@ -1,0 +1,46 @@
+// Checks of the arguments both token stores receive. A wrong argument is a bug in the caller, so
+// it is a TypeError, never a StoreUnavailableError that would read as an outage.
+import type { TokenRecord } from '../token-record';
+import type { PutOptions } from './token-store';
+
+const isVersion = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
+
+/** Throws unless `sessionId` is a non-empty string. */
+export function checkSessionId(sessionId: unknown): asserts sessionId is string {
+  if (typeof sessionId !== 'string' || sessionId.length === 0) {
+    throw new TypeError('The session id must be a non-empty string.');
+  }
+}
+
+/** Throws unless `key` is a non-empty string of at most 512 characters. */
+export function checkClaimKey(key: unknown): asserts key is string {
+  if (typeof key !== 'string' || key.length === 0 || key.length > 512) {
+    throw new TypeError('The claim key must be a non-empty string of at most 512 characters.');
+  }
+}
+
+/** A time to live as whole milliseconds (Redis PX takes integers); throws unless positive. */
+export function ttlMilliseconds(ttlMs: unknown, name = 'ttlMs'): number {
+  if (typeof ttlMs !== 'number' || !(ttlMs > 0) || !Number.isFinite(ttlMs)) {
+    throw new TypeError(`\`${name}\` must be a positive number of milliseconds.`);
+  }
+  return Math.ceil(ttlMs);
+}
+
+/** Throws unless the record has a positive integer version and the options are well formed. */
+export function checkPut(record: TokenRecord, options: PutOptions): void {
+  if (typeof record !== 'object' || record === null || !isVersion(record.version)) {
+    throw new TypeError('`record.version` must be a positive integer.');
+  }
+  if (options?.expectedVersion !== null && !isVersion(options?.expectedVersion)) {
+    throw new TypeError('`expectedVersion` must be a positive integer, or null for a new record.');
+  }
+}
+
+/** Throws unless `expectedVersion` is absent or a positive integer. */
+export function checkExpectedVersion(expectedVersion: unknown): void {
+  if (expectedVersion !== undefined && !isVersion(expectedVersion)) {
+    throw new TypeError('`expectedVersion` must be a positive integer when given.');
+  }
+}

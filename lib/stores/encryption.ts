@@ -1,0 +1,114 @@
+// Encryption of token records at rest: AES-256-GCM under a ring of named keys. The first key seals
+// new writes, every key opens; the caller binds each ciphertext to its Redis key through the AAD.
+import {
+  createCipheriv,
+  createDecipheriv,
+  createSecretKey,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
+
+/** One key of the ring: an id stored beside each ciphertext, and 32 bytes (or their base64). */
+export interface EncryptionKey {
+  /** Stored in each record so the right key opens it: 1–32 of `A–Z a–z 0–9 . _ -`. */
+  id: string;
+  /** 32 random bytes, as a Buffer or a base64 / base64url string. */
+  key: Buffer | string;
+}
+
+/** Why a sealed record could not be opened. */
+export type OpenFailure = 'decrypt' | 'unknown_key';
+
+const ALGORITHM = 'aes-256-gcm';
+const KEY_BYTES = 32;
+const NONCE_BYTES = 12; // 96 bits: the GCM nonce size that needs no extra hashing
+const TAG_BYTES = 16;
+const SEPARATOR = 0x7c; // '|'
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+
+/** Pattern a key id must match (no `|`, which ends the id in a sealed record). */
+export const KEY_ID_PATTERN = /^[A-Za-z0-9._-]{1,32}$/;
+
+/** The 32 key bytes of `key`, or `undefined` when it is not 32 bytes (or not base64). */
+export function decodeEncryptionKey(key: unknown): Buffer | undefined {
+  let bytes: Buffer | undefined;
+  if (Buffer.isBuffer(key)) bytes = key;
+  else if (typeof key === 'string' && BASE64.test(key)) bytes = Buffer.from(key, 'base64');
+  return bytes?.length === KEY_BYTES ? bytes : undefined;
+}
+
+/** Seals and opens record payloads with a ring of AES-256-GCM keys. */
+export class RecordKeyRing {
+  readonly #keys = new Map<string, KeyObject>();
+  readonly #sealingId: Buffer;
+  readonly #sealingKey: KeyObject;
+
+  /** Throws a `TypeError` naming `encryptionKeys` when a key is not 32 bytes or an id is bad. */
+  constructor(keys: readonly EncryptionKey[]) {
+    if (keys.length === 0) throw new TypeError('`encryptionKeys` must hold at least one key.');
+    keys.forEach(({ id, key }, index) => {
+      if (typeof id !== 'string' || !KEY_ID_PATTERN.test(id)) {
+        throw new TypeError(
+          `\`encryptionKeys[${index}].id\` must be 1–32 characters of A–Z, a–z, 0–9, ".", "_" or "-".`,
+        );
+      }
+      if (this.#keys.has(id)) {
+        throw new TypeError(
+          `\`encryptionKeys[${index}].id\` repeats the id "${id}"; ids must be unique.`,
+        );
+      }
+      const bytes = decodeEncryptionKey(key);
+      if (bytes === undefined) {
+        throw new TypeError(
+          `\`encryptionKeys[${index}].key\` must be exactly 32 bytes, as a Buffer or a base64 string ` +
+            "(e.g. `crypto.randomBytes(32).toString('base64')`).",
+        );
+      }
+      this.#keys.set(id, createSecretKey(Buffer.from(bytes)));
+    });
+    const first = keys[0]!;
+    this.#sealingId = Buffer.from(`${first.id}|`, 'latin1');
+    this.#sealingKey = this.#keys.get(first.id)!;
+  }
+
+  /** Id of the key that seals new writes (the first of the ring). */
+  get sealingKeyId(): string {
+    return this.#sealingId.toString('latin1', 0, this.#sealingId.length - 1);
+  }
+
+  /** `<key id>|<nonce><ciphertext><tag>`, with `aad` authenticated but not stored. */
+  seal(plaintext: Buffer, aad: Buffer): Buffer {
+    const nonce = randomBytes(NONCE_BYTES);
+    const cipher = createCipheriv(ALGORITHM, this.#sealingKey, nonce, {
+      authTagLength: TAG_BYTES,
+    });
+    cipher.setAAD(aad);
+    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return Buffer.concat([this.#sealingId, nonce, ciphertext, cipher.getAuthTag()]);
+  }
+
+  /** Opens what {@link seal} produced under the same `aad`; never throws. */
+  open(sealed: Buffer, aad: Buffer): { plaintext: Buffer } | { failure: OpenFailure } {
+    const end = sealed.indexOf(SEPARATOR);
+    if (end < 1 || end > 32) return { failure: 'decrypt' };
+    const key = this.#keys.get(sealed.toString('latin1', 0, end));
+    if (key === undefined) return { failure: 'unknown_key' };
+    const nonceStart = end + 1;
+    const tagStart = sealed.length - TAG_BYTES;
+    if (tagStart < nonceStart + NONCE_BYTES) return { failure: 'decrypt' };
+    try {
+      const decipher = createDecipheriv(
+        ALGORITHM,
+        key,
+        sealed.subarray(nonceStart, nonceStart + NONCE_BYTES),
+        { authTagLength: TAG_BYTES },
+      );
+      decipher.setAAD(aad);
+      decipher.setAuthTag(sealed.subarray(tagStart));
+      const body = sealed.subarray(nonceStart + NONCE_BYTES, tagStart);
+      return { plaintext: Buffer.concat([decipher.update(body), decipher.final()]) };
+    } catch {
+      return { failure: 'decrypt' };
+    }
+  }
+}

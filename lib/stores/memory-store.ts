@@ -1,0 +1,168 @@
+// MemoryTokenStore: the token store of a single process (and of tests), with the same semantics as
+// RedisTokenStore. Bounded in size; expiry is checked when an entry is read, so no timer runs.
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { TokenRecord } from '../token-record';
+import type { PutOptions, TokenStore } from './token-store';
+import { parseOptions } from '../parse-options';
+import {
+  checkClaimKey,
+  checkExpectedVersion,
+  checkPut,
+  checkSessionId,
+  ttlMilliseconds,
+} from './argument-checks';
+
+const memoryTokenStoreOptionsSchema = z.strictObject({
+  /**
+   * Most records kept (and, separately, most locks and most code claims); when full, the oldest
+   * written entry is dropped. Defaults to `10000`.
+   */
+  maxEntries: z.number().int().min(1).default(10_000),
+});
+
+/** Options of MemoryTokenStore. */
+export type MemoryTokenStoreOptions = z.input<typeof memoryTokenStoreOptionsSchema>;
+
+interface Entry<T> {
+  value: T;
+  expiresAt: number;
+}
+
+/** A Map whose entries expire (checked on access) and whose oldest entry goes when it is full. */
+class ExpiringMap<T> {
+  readonly #entries = new Map<string, Entry<T>>();
+  readonly #maxEntries: number;
+
+  constructor(maxEntries: number) {
+    this.#maxEntries = maxEntries;
+  }
+
+  get(key: string): T | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= Date.now()) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  set(key: string, value: T, ttlMs: number): void {
+    // Re-inserting moves the key to the end, so Map order stays oldest-written first.
+    this.#entries.delete(key);
+    this.#entries.set(key, { value, expiresAt: Date.now() + ttlMs });
+    if (this.#entries.size > this.#maxEntries) {
+      const oldest = this.#entries.keys().next();
+      if (oldest.done !== true) this.#entries.delete(oldest.value);
+    }
+  }
+
+  delete(key: string): boolean {
+    return this.#entries.delete(key);
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+}
+
+/** A copy holding only the fields of a TokenRecord, so neither side can change the other's. */
+function copyRecord(record: TokenRecord): TokenRecord {
+  const copy: TokenRecord = {
+    accessToken: record.accessToken,
+    refreshToken: record.refreshToken,
+    accessExpiresAt: record.accessExpiresAt,
+    refreshExpiresAt: record.refreshExpiresAt,
+    openId: record.openId,
+    scope: [...record.scope],
+    version: record.version,
+    obtainedAt: record.obtainedAt,
+  };
+  if (record.unionId !== undefined) copy.unionId = record.unionId;
+  return copy;
+}
+
+/**
+ * Token store kept in this process's memory: for a single process and for tests. Records, locks
+ * and claims are lost on restart and not shared between processes; use RedisTokenStore for more
+ * than one process.
+ */
+export class MemoryTokenStore implements TokenStore {
+  readonly #records: ExpiringMap<TokenRecord>;
+  readonly #locks: ExpiringMap<string>;
+  readonly #claims: ExpiringMap<true>;
+
+  constructor(options: MemoryTokenStoreOptions = {}) {
+    const { maxEntries } = parseOptions(memoryTokenStoreOptionsSchema, options, 'MemoryTokenStore');
+    this.#records = new ExpiringMap(maxEntries);
+    this.#locks = new ExpiringMap(maxEntries);
+    this.#claims = new ExpiringMap(maxEntries);
+  }
+
+  /** Reads the record of a session (a copy); `undefined` when there is none or it expired. */
+  async get(sessionId: string): Promise<TokenRecord | undefined> {
+    checkSessionId(sessionId);
+    const record = this.#records.get(sessionId);
+    return record === undefined ? undefined : copyRecord(record);
+  }
+
+  /** Compare-and-set write of a copy of `record`; see TokenStore.put. */
+  async put(sessionId: string, record: TokenRecord, options: PutOptions): Promise<boolean> {
+    checkSessionId(sessionId);
+    checkPut(record, options);
+    const ttlMs = ttlMilliseconds(options.ttlMs);
+    const current = this.#records.get(sessionId);
+    const matches =
+      options.expectedVersion === null
+        ? current === undefined
+        : current?.version === options.expectedVersion;
+    if (!matches) return false;
+    this.#records.set(sessionId, copyRecord(record), ttlMs);
+    return true;
+  }
+
+  /** Deletes the record, with `expectedVersion` only while it still has that version. */
+  async delete(sessionId: string, options?: { expectedVersion?: number }): Promise<boolean> {
+    checkSessionId(sessionId);
+    const expectedVersion = options?.expectedVersion;
+    checkExpectedVersion(expectedVersion);
+    const current = this.#records.get(sessionId);
+    if (current === undefined) return false;
+    if (expectedVersion !== undefined && current.version !== expectedVersion) return false;
+    return this.#records.delete(sessionId);
+  }
+
+  /** Takes the session's lock for `ttlMs`; resolves the owner value, or `undefined` when held. */
+  async acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined> {
+    checkSessionId(sessionId);
+    const lockTtlMs = ttlMilliseconds(ttlMs);
+    if (this.#locks.get(sessionId) !== undefined) return undefined;
+    const owner = randomBytes(16).toString('base64url');
+    this.#locks.set(sessionId, owner, lockTtlMs);
+    return owner;
+  }
+
+  /** Releases the session's lock only if `owner` still holds it. */
+  async releaseLock(sessionId: string, owner: string): Promise<boolean> {
+    checkSessionId(sessionId);
+    if (this.#locks.get(sessionId) !== owner) return false;
+    return this.#locks.delete(sessionId);
+  }
+
+  /** Claims `key` once for `ttlMs`; `false` when it was claimed before and has not expired. */
+  async claimOnce(key: string, ttlMs: number): Promise<boolean> {
+    checkClaimKey(key);
+    const claimTtlMs = ttlMilliseconds(ttlMs);
+    if (this.#claims.get(key) !== undefined) return false;
+    this.#claims.set(key, true, claimTtlMs);
+    return true;
+  }
+
+  /** Drops every record, lock and claim. */
+  async close(): Promise<void> {
+    this.#records.clear();
+    this.#locks.clear();
+    this.#claims.clear();
+  }
+}

@@ -1,0 +1,69 @@
+// The Lua scripts of RedisTokenStore. Each touches one key, so on Redis Cluster it runs on the node
+// owning that key's slot. A stored record starts with `<version>|` (see record-codec.ts), which is
+// what lets a script compare versions without decrypting anything.
+import { createHash } from 'node:crypto';
+
+/** A script with its SHA-1, computed once, for EVALSHA. */
+export interface LuaScript {
+  readonly name: string;
+  readonly source: string;
+  readonly sha: string;
+}
+
+const script = (name: string, source: string): LuaScript => ({
+  name,
+  source,
+  sha: createHash('sha1').update(source).digest('hex'),
+});
+
+/**
+ * Compare-and-set write of a record.
+ * KEYS[1] record key; ARGV[1] `<expected version>|`, or '' when no record may exist;
+ * ARGV[2] the new stored value; ARGV[3] time to live in milliseconds.
+ * Returns 1 when written, 0 when the stored version differs (another writer got there first).
+ */
+export const PUT_IF_VERSION = script(
+  'putIfVersion',
+  `
+local current = redis.call('GET', KEYS[1])
+local expected = ARGV[1]
+if expected == '' then
+  if current then return 0 end
+elseif not current or string.sub(current, 1, #expected) ~= expected then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`,
+);
+
+/**
+ * Deletes a record only while it still has the expected version, so a logout or a rejected refresh
+ * cannot remove tokens a concurrent writer has just replaced.
+ * KEYS[1] record key; ARGV[1] `<expected version>|`. Returns 1 when deleted, else 0.
+ */
+export const DELETE_IF_VERSION = script(
+  'deleteIfVersion',
+  `
+local current = redis.call('GET', KEYS[1])
+if current and string.sub(current, 1, #ARGV[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`,
+);
+
+/**
+ * Releases a lock only if the caller still owns it: a holder whose lock expired must not release
+ * the lock a later owner took.
+ * KEYS[1] lock key; ARGV[1] the owner value. Returns 1 when released, else 0.
+ */
+export const RELEASE_IF_OWNER = script(
+  'releaseIfOwner',
+  `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`,
+);

@@ -1,0 +1,45 @@
+// Bounds a store call in time. ioredis on its own can keep a command waiting for tens of seconds
+// while Redis is stalled or reconnecting; a request must get `store_unavailable` instead.
+import { StoreUnavailableError } from '../errors';
+
+/**
+ * Resolves or rejects like `operation`, but rejects with `StoreUnavailableError` when it has not
+ * settled within `timeoutMs`, and turns any rejection of `operation` into `StoreUnavailableError`.
+ * `what` names the operation in the message (never a key, a token or a session id).
+ */
+export function withDeadline<T>(
+  operation: Promise<T>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(
+        new StoreUnavailableError(
+          `The token store did not answer ${what} within ${timeoutMs} ms; check that Redis is reachable.`,
+        ),
+      );
+    }, timeoutMs);
+    // Both handlers stay attached after the deadline, so a late failure of the command (the
+    // connection dropping under it) is absorbed here instead of becoming an unhandled rejection.
+    operation.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(
+          error instanceof StoreUnavailableError
+            ? error
+            : new StoreUnavailableError(
+                `The token store failed ${what}; check that Redis is reachable.`,
+                {
+                  cause: error,
+                },
+              ),
+        );
+      },
+    );
+  });
+}

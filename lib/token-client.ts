@@ -1,0 +1,157 @@
+// The client of the platform's token endpoint (spec 4.1 and 4.2): exchanges an entry code and
+// refreshes tokens, each answer validated into a TokenSet. Usable on its own, without Express.
+import type { TokenSet } from './token-set';
+import {
+  parseTokenClientOptions,
+  type PlatformTokenClientOptions,
+  type TokenClientConfig,
+} from './token-client-options';
+import { interpretTokenAnswer, type TokenGrant } from './token-response';
+import { sendTokenRequest, type TokenRequest, type TokenRequestLimits } from './token-request';
+import { parseRetryAfterMs, retryDelayMs, type FailedAttempt, type RetryPolicy } from './retry';
+
+type TokenParameters = ReadonlyArray<readonly [string, string]>;
+type AttemptOutcome = { tokenSet: TokenSet } | FailedAttempt;
+
+const ACCEPT_JSON = Object.freeze({ accept: 'application/json' });
+const FORM_HEADERS = Object.freeze({
+  ...ACCEPT_JSON,
+  'content-type': 'application/x-www-form-urlencoded',
+});
+const JSON_HEADERS = Object.freeze({ ...ACCEPT_JSON, 'content-type': 'application/json' });
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function requireToken(value: unknown, call: string): asserts value is string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new TypeError(`${call} needs a non-empty string.`);
+  }
+}
+
+/**
+ * Talks to `${authUrl}/token`. `exchangeCode` makes exactly one attempt (a sent code may already be
+ * consumed, so it is never sent twice); `refresh` retries transient failures with jittered backoff.
+ */
+export class PlatformTokenClient {
+  /** The token endpoint: `authUrl` without trailing slashes, plus `/token`. */
+  readonly tokenEndpoint: string;
+  readonly #config: TokenClientConfig;
+  readonly #limits: TokenRequestLimits;
+  readonly #retryPolicy: RetryPolicy;
+  readonly #clientParameters: TokenParameters;
+  readonly #refreshClientParameters: TokenParameters;
+
+  /** Parses the options once; throws a TypeError naming a wrong or unknown option. */
+  constructor(options: PlatformTokenClientOptions) {
+    const config = parseTokenClientOptions(options);
+    this.#config = config;
+    this.tokenEndpoint = `${config.authUrl.replace(/\/+$/, '')}/token`;
+    this.#limits = {
+      fetch: config.fetch,
+      timeoutMs: config.timeoutMs,
+      maxResponseBytes: config.maxResponseBytes,
+      tokenEndpoint: this.tokenEndpoint,
+    };
+    this.#retryPolicy = {
+      retries: config.refreshRetries,
+      baseDelayMs: config.retryBaseDelayMs,
+      maxDelayMs: config.maxRetryDelayMs,
+    };
+    // redirect_uri goes out exactly as configured: the platform compares it with the registration.
+    this.#clientParameters = [
+      ['client_id', config.clientId],
+      ['client_secret', config.clientSecret],
+      ['redirect_uri', config.redirectUri],
+    ];
+    this.#refreshClientParameters = config.sendClientCredentialsOnRefresh
+      ? this.#clientParameters
+      : [];
+  }
+
+  /**
+   * Exchanges an entry code for tokens (spec 4.1). One attempt only, never retried once sent.
+   * Rejects with TokenEndpointError (e.g. `invalid_grant` for a used or expired code),
+   * InvalidTokenResponseError, TokenEndpointTimeoutError or TokenEndpointNetworkError.
+   */
+  async exchangeCode(code: string): Promise<TokenSet> {
+    requireToken(code, 'PlatformTokenClient.exchangeCode(code)');
+    const parameters: TokenParameters = [
+      ['grant_type', 'authorization_code'],
+      ['code', code],
+      ...this.#clientParameters,
+    ];
+    const outcome = await this.#attempt(this.#bodyRequest('authorization_code', parameters));
+    if ('tokenSet' in outcome) return outcome.tokenSet;
+    throw outcome.error;
+  }
+
+  /**
+   * Refreshes tokens (spec 4.2). Network errors, timeouts, 5xx and 429 (when its Retry-After fits
+   * `maxRetryDelayMs`) are retried up to `refreshRetries` times; `invalid_grant`, `invalid_client`
+   * and other refusals never are. A response without `refresh_token` keeps the one sent.
+   */
+  async refresh(refreshToken: string): Promise<TokenSet> {
+    requireToken(refreshToken, 'PlatformTokenClient.refresh(refreshToken)');
+    const parameters: TokenParameters = [
+      ['grant_type', 'refresh_token'],
+      ['refresh_token', refreshToken],
+      ...this.#refreshClientParameters,
+    ];
+    const request =
+      this.#config.refreshParameterPlacement === 'query'
+        ? this.#queryRequest('refresh_token', parameters)
+        : this.#bodyRequest('refresh_token', parameters);
+    for (let attempt = 0; ; attempt += 1) {
+      const outcome = await this.#attempt(request, refreshToken);
+      if ('tokenSet' in outcome) return outcome.tokenSet;
+      const delay = retryDelayMs(outcome, attempt, this.#retryPolicy);
+      if (delay === undefined) throw outcome.error;
+      await sleep(delay);
+    }
+  }
+
+  #bodyRequest(grant: TokenGrant, parameters: TokenParameters): TokenRequest {
+    return this.#config.bodyEncoding === 'json'
+      ? {
+          grant,
+          url: this.tokenEndpoint,
+          headers: JSON_HEADERS,
+          body: JSON.stringify(Object.fromEntries(parameters)),
+        }
+      : {
+          grant,
+          url: this.tokenEndpoint,
+          headers: FORM_HEADERS,
+          body: new URLSearchParams(parameters as [string, string][]).toString(),
+        };
+  }
+
+  #queryRequest(grant: TokenGrant, parameters: TokenParameters): TokenRequest {
+    const query = new URLSearchParams(parameters as [string, string][]).toString();
+    return { grant, url: `${this.tokenEndpoint}?${query}`, headers: ACCEPT_JSON, body: undefined };
+  }
+
+  /** One attempt; its failure is returned (with any Retry-After) for the retry decision. */
+  async #attempt(request: TokenRequest, previousRefreshToken?: string): Promise<AttemptOutcome> {
+    // expiresAt counts from the moment of sending: the token's life began before the answer came.
+    const requestStartedAt = Date.now();
+    let result;
+    try {
+      result = await sendTokenRequest(request, this.#limits);
+    } catch (error) {
+      return { error };
+    }
+    try {
+      const tokenSet = interpretTokenAnswer(result.answer, requestStartedAt, {
+        grant: request.grant,
+        maxExpiresInSeconds: this.#config.maxExpiresInSeconds,
+        previousRefreshToken,
+      });
+      return { tokenSet };
+    } catch (error) {
+      return { error, retryAfterMs: parseRetryAfterMs(result.retryAfter, Date.now()) };
+    }
+  }
+}
+
+export type { PlatformTokenClientOptions } from './token-client-options';

@@ -1,0 +1,236 @@
+// Turns what the token endpoint answered into a validated TokenSet or a typed error. Every field is
+// checked with zod and only known fields are picked; messages name the field, never its value, and
+// never quote the body.
+import { z } from 'zod';
+import { InvalidTokenResponseError, TokenEndpointError } from './errors';
+import { TokenSet } from './token-set';
+
+/** The grant a token request was made for. */
+export type TokenGrant = 'authorization_code' | 'refresh_token';
+
+/** The raw answer of one token request: status, content type and the (size-capped) body bytes. */
+export interface TokenEndpointAnswer {
+  status: number;
+  contentType: string | null;
+  body: Uint8Array;
+}
+
+/** What parsing a token response needs besides the body. */
+export interface TokenResponseContext {
+  /** The grant of the request, named in error messages. */
+  grant: TokenGrant;
+  /** A larger `expires_in` is lowered to this many seconds. */
+  maxExpiresInSeconds: number;
+  /** On refresh: the refresh token that was sent, kept when the response carries none (RFC 6749 6). */
+  previousRefreshToken?: string | undefined;
+  /** The HTTP status of the answer, recorded on errors. Defaults to 200. */
+  httpStatus?: number | undefined;
+}
+
+/** An OAuth error body (RFC 6749 5.2) as found in an answer; both values still unsanitised. */
+export interface OAuthErrorBody {
+  error: unknown;
+  errorDescription: unknown;
+}
+
+/** RFC 6749 A.12: access and refresh tokens are 1*VSCHAR. Also keeps CR/LF out of headers. */
+const VSCHAR = /^[\x20-\x7e]+$/;
+const NO_CONTROL_CHARACTERS = /^\P{Cc}*$/u;
+const MAX_TOKEN_LENGTH = 4096;
+const MAX_ID_LENGTH = 256;
+
+/** Why a field was refused, keyed by field: the messages name the field, never the value. */
+const FIELD_RULES = {
+  access_token: `access_token must be a non-empty string of at most ${MAX_TOKEN_LENGTH} printable ASCII characters`,
+  refresh_token: `refresh_token must be a non-empty string of at most ${MAX_TOKEN_LENGTH} printable ASCII characters`,
+  expires_in: 'expires_in must be a positive number of seconds (an integer or a string of digits)',
+  // A JSON number is refused: a large numeric id may already have lost precision in JSON.parse.
+  open_id: `open_id must be a non-empty string of at most ${MAX_ID_LENGTH} characters`,
+  scope: 'scope must be a comma-separated string',
+  unionid: `unionid must be a string of at most ${MAX_ID_LENGTH} characters when present`,
+} as const;
+
+type TokenField = keyof typeof FIELD_RULES;
+
+const tokenString = z.string().min(1).max(MAX_TOKEN_LENGTH).regex(VSCHAR);
+const identifier = z.string().max(MAX_ID_LENGTH).regex(NO_CONTROL_CHARACTERS);
+
+/**
+ * The token response (spec 2.3). Missing `scope` reads as no scope and a null or empty `unionid` as
+ * none: both only lose information. A missing `refresh_token` is resolved by the caller.
+ */
+const tokenResponseSchema = z.object({
+  access_token: tokenString,
+  refresh_token: tokenString.nullish(),
+  expires_in: z.union([
+    z.int().positive(),
+    z
+      .string()
+      .regex(/^\d{1,12}$/)
+      .transform(Number)
+      .pipe(z.int().positive()),
+  ]),
+  open_id: identifier.min(1),
+  scope: z.string().max(MAX_TOKEN_LENGTH).nullish(),
+  unionid: identifier.nullish(),
+});
+
+/**
+ * Splits a scope string on commas (the spec's separator) and whitespace (RFC 6749 3.3's), trims,
+ * drops empty entries and duplicates, keeping the first-seen order.
+ */
+export function parseScope(scope: string | null | undefined): string[] {
+  if (scope === null || scope === undefined) return [];
+  return [...new Set(scope.split(/[\s,]+/).filter((entry) => entry.length > 0))];
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The OAuth error carried by `body`, if it carries one: an own `error` field that is set. */
+export function parseOAuthErrorBody(body: unknown): OAuthErrorBody | undefined {
+  if (!isPlainObject(body) || !Object.hasOwn(body, 'error')) return undefined;
+  const error = body.error;
+  if (error === null || error === undefined || error === '') return undefined;
+  return {
+    error,
+    errorDescription: Object.hasOwn(body, 'error_description') ? body.error_description : undefined,
+  };
+}
+
+const refused = (oauthError: OAuthErrorBody, context: TokenResponseContext) =>
+  new TokenEndpointError({
+    oauthError: oauthError.error,
+    oauthErrorDescription: oauthError.errorDescription,
+    httpStatus: context.httpStatus ?? 200,
+    grant: context.grant,
+  });
+
+const invalid = (context: TokenResponseContext, problem: string, field?: TokenField) =>
+  new InvalidTokenResponseError(
+    `The token endpoint's answer to the ${context.grant} request is invalid: ${problem}.`,
+    { httpStatus: context.httpStatus ?? 200, ...(field === undefined ? {} : { field }) },
+  );
+
+/**
+ * Validates a parsed token response body and builds the TokenSet. An `error` field makes it a
+ * TokenEndpointError even with HTTP 200. `expiresAt` counts from `requestStartedAt`, the moment the
+ * request was sent, so time spent on the wire shortens the token's life rather than lengthening it.
+ */
+export function parseTokenResponse(
+  body: unknown,
+  requestStartedAt: number,
+  context: TokenResponseContext,
+): TokenSet {
+  const oauthError = parseOAuthErrorBody(body);
+  if (oauthError !== undefined) throw refused(oauthError, context);
+  if (!isPlainObject(body)) throw invalid(context, 'the body is not a JSON object');
+
+  const result = tokenResponseSchema.safeParse(body);
+  if (!result.success) {
+    const field = result.error.issues[0]?.path[0];
+    if (typeof field === 'string' && field in FIELD_RULES) {
+      throw invalid(context, FIELD_RULES[field as TokenField], field as TokenField);
+    }
+    throw invalid(context, 'the body is not a token response');
+  }
+  const data = result.data;
+  const refreshToken = data.refresh_token ?? context.previousRefreshToken;
+  if (refreshToken === undefined)
+    throw invalid(context, FIELD_RULES.refresh_token, 'refresh_token');
+
+  const expiresIn = Math.min(data.expires_in, context.maxExpiresInSeconds);
+  return new TokenSet({
+    accessToken: data.access_token,
+    refreshToken,
+    expiresIn,
+    expiresAt: requestStartedAt + expiresIn * 1000,
+    openId: data.open_id,
+    ...(data.unionid ? { unionId: data.unionid } : {}),
+    scope: parseScope(data.scope),
+  });
+}
+
+/** Decodes strictly: bytes that are not UTF-8 are garbage, not text with replacement marks. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+type DecodedBody =
+  | { kind: 'json'; value: unknown }
+  | { kind: 'empty' }
+  | { kind: 'html' }
+  | { kind: 'not-json'; mediaType: string };
+
+/** The media type of a Content-Type header, reduced to harmless characters for a message. */
+function mediaTypeOf(contentType: string | null): string {
+  const mediaType = (contentType ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9.+/-]/g, '')
+    .slice(0, 100);
+  return mediaType === '' ? 'none' : mediaType;
+}
+
+/** Reads the body as JSON whatever the content type claims, and says what it was when it is not. */
+function decodeBody(answer: TokenEndpointAnswer): DecodedBody {
+  const mediaType = mediaTypeOf(answer.contentType);
+  let text: string;
+  try {
+    text = utf8.decode(answer.body);
+  } catch {
+    return { kind: 'not-json', mediaType };
+  }
+  if (text.trim() === '') return { kind: 'empty' };
+  try {
+    return { kind: 'json', value: JSON.parse(text) };
+  } catch {
+    return mediaType === 'text/html' || text.trimStart().startsWith('<')
+      ? { kind: 'html' }
+      : { kind: 'not-json', mediaType };
+  }
+}
+
+function describe(decoded: DecodedBody): string {
+  switch (decoded.kind) {
+    case 'empty':
+      return 'an empty body';
+    case 'html':
+      return 'an HTML page instead of JSON';
+    case 'not-json':
+      return `a body that is not JSON (content-type ${decoded.mediaType})`;
+    case 'json':
+      return isPlainObject(decoded.value)
+        ? 'JSON without an OAuth error'
+        : 'JSON that is not an object';
+  }
+}
+
+/**
+ * Interprets one answer of the token endpoint: a redirect, a non-2xx status, an OAuth error body or
+ * a body that is not a token response become typed errors; a valid token response a TokenSet.
+ */
+export function interpretTokenAnswer(
+  answer: TokenEndpointAnswer,
+  requestStartedAt: number,
+  context: TokenResponseContext,
+): TokenSet {
+  const withStatus = { ...context, httpStatus: answer.status };
+  if (answer.status >= 300 && answer.status < 400) {
+    throw new InvalidTokenResponseError(
+      `The token endpoint answered the ${context.grant} request with a redirect (HTTP ${answer.status}), ` +
+        'which is not followed. Check authUrl: it must be the exact base of the token service.',
+      { httpStatus: answer.status },
+    );
+  }
+  const decoded = decodeBody(answer);
+  if (answer.status < 200 || answer.status >= 300) {
+    const oauthError = decoded.kind === 'json' ? parseOAuthErrorBody(decoded.value) : undefined;
+    if (oauthError !== undefined) throw refused(oauthError, withStatus);
+    throw new InvalidTokenResponseError(
+      `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${describe(decoded)}.`,
+      { httpStatus: answer.status },
+    );
+  }
+  if (decoded.kind !== 'json') throw invalid(withStatus, `the body is ${describe(decoded)}`);
+  return parseTokenResponse(decoded.value, requestStartedAt, withStatus);
+}

@@ -1,0 +1,46 @@
+// Starts N game backend processes (test/helpers/app-process.ts) sharing one Redis, and stops them.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+export interface AppProcess {
+  port: number;
+  url: string;
+  child: ChildProcess;
+}
+
+export function startAppProcess(env: Record<string, string>): Promise<AppProcess> {
+  const child = spawn(process.execPath, ['-r', 'esbuild-register', join(__dirname, 'app-process.ts')], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error('app process did not start in 20 s')), 20_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening (\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        const port = Number(match[1]);
+        resolve({ port, url: `http://127.0.0.1:${port}`, child });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`app process exited with ${code}`));
+    });
+  });
+}
+
+export async function stopAppProcesses(processes: AppProcess[]): Promise<void> {
+  await Promise.all(
+    processes.map(
+      ({ child }) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+}

@@ -1,0 +1,82 @@
+// One way to build the app under test: express + express-session + the package, mounted the way
+// the README tells users to, with a few routes that show what a handler sees.
+import express, { type Express } from 'express';
+import session, { type Store } from 'express-session';
+import { platformLogin, type PlatformLogin, type PlatformLoginOptions } from 'express-platform-login';
+import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, type PlatformSimulator } from 'express-platform-login/simulator';
+
+export const TEST_REDIRECT_URI = 'http://127.0.0.1:3999/platform/callback';
+export const SESSION_SECRET = 'a-test-session-secret-that-is-long-enough';
+
+export interface TestAppOptions {
+  sim: PlatformSimulator;
+  /** Options of platformLogin() on top of the simulator's demo registration. */
+  login?: Partial<PlatformLoginOptions>;
+  /** express-session store; defaults to express-session's MemoryStore. */
+  sessionStore?: Store;
+  /** Leave express-session out, to test the guard rail. */
+  withoutSession?: boolean;
+}
+
+export interface TestApp {
+  app: Express;
+  login: PlatformLogin;
+}
+
+export function loginOptions(sim: PlatformSimulator, extra: Partial<PlatformLoginOptions> = {}): PlatformLoginOptions {
+  return {
+    authUrl: sim.url,
+    clientId: DEMO_CLIENT_ID,
+    clientSecret: DEMO_CLIENT_SECRET,
+    redirectUri: TEST_REDIRECT_URI,
+    ...extra,
+  };
+}
+
+export function createTestApp(options: TestAppOptions): TestApp {
+  const login = platformLogin(loginOptions(options.sim, options.login));
+  const app = express();
+  if (!options.withoutSession) {
+    app.use(
+      session({
+        secret: SESSION_SECRET,
+        resave: false,
+        saveUninitialized: false,
+        ...(options.sessionStore ? { store: options.sessionStore } : {}),
+      }),
+    );
+  }
+  app.use('/platform/callback', login.callback);
+  app.get('/optional', login.middleware({ optional: true }), (req, res) => {
+    res.json({ player: req.platformUser ?? null });
+  });
+  app.use('/api', login.middleware());
+  app.get('/api/me', (req, res) => {
+    res.json(req.platformUser);
+  });
+  app.get('/api/token', async (req, res, next) => {
+    try {
+      res.json({ accessToken: await req.platformToken!() });
+    } catch (error) {
+      next(error);
+    }
+  });
+  app.get('/api/profile', async (req, res, next) => {
+    try {
+      const answer = await req.platformFetch!('/userinfo');
+      res.status(answer.status).json(await answer.json());
+    } catch (error) {
+      next(error);
+    }
+  });
+  // A slow handler that changes its session: express-session writes the session back when it ends.
+  app.get('/api/slow', async (req, res) => {
+    await new Promise((resolve) => setTimeout(resolve, Number(req.query.ms ?? 300)));
+    (req.session as unknown as { visits?: number }).visits = Date.now();
+    res.json({ accessToken: await req.platformToken!() });
+  });
+  app.post('/logout', login.logout());
+  // Errors the handlers pass on (platformToken / platformFetch) get the package's answers too.
+  app.use(login.errorHandler());
+  return { app, login };
+}

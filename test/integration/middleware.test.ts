@@ -1,0 +1,300 @@
+// The middleware in front of the game's routes, against the real simulator. Every row of the
+// design's failure table that concerns an authenticated request is here.
+import request from 'supertest';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { MemoryTokenStore, type PlatformLoginEvents } from 'express-platform-login';
+import { createTestApp } from '../helpers/test-app';
+import { enter, expiringIn, rewriteRecord } from '../helpers/records';
+
+let sim: PlatformSimulator;
+beforeAll(async () => {
+  sim = await startSimulator();
+});
+afterAll(() => sim.close());
+beforeEach(() => {
+  sim.clearFaults();
+  sim.setRotation(false);
+  sim.resetCalls();
+});
+
+function setUp(login: Parameters<typeof createTestApp>[0]['login'] = {}) {
+  const store = new MemoryTokenStore();
+  const built = createTestApp({ sim, login: { store, ...login } });
+  return { ...built, store };
+}
+
+const SECOND = 1000;
+const HOUR = 3600 * SECOND;
+
+describe('no login', () => {
+  test('401 login_required without a session', async () => {
+    const { app } = setUp();
+    const res = await request(app).get('/api/me').set('Accept', 'application/json');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'login_required' });
+  });
+
+  test('optional mode goes on without a player', async () => {
+    const { app } = setUp();
+    const res = await request(app).get('/optional').expect(200);
+    expect(res.body).toEqual({ player: null });
+  });
+
+  test('a record gone from the store is 401 login_required', async () => {
+    const { app, store } = setUp();
+    const { agent, sessionId } = await enter(app, sim);
+    await store.delete(sessionId);
+    const res = await agent.get('/api/me').set('Accept', 'application/json');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'login_required' });
+  });
+});
+
+describe('a fresh token', () => {
+  test('is served without calling the platform', async () => {
+    const { app } = setUp();
+    const { agent } = await enter(app, sim);
+    sim.resetCalls();
+    await agent.get('/api/me').expect(200);
+    await agent.get('/api/me').expect(200);
+    expect(sim.calls.refresh_token).toBe(0);
+  });
+
+  test('platformFetch calls the open API with the player token', async () => {
+    const { app } = setUp();
+    const { agent } = await enter(app, sim, 'player-ada');
+    const res = await agent.get('/api/profile').expect(200);
+    expect(res.body.open_id).toBe('player-ada');
+    expect(sim.calls.userinfo).toBe(1);
+  });
+
+  test('platformFetch can present the token as a query parameter', async () => {
+    const { app } = setUp({ accessTokenPlacement: 'query' });
+    const { agent } = await enter(app, sim, 'player-ada');
+    const res = await agent.get('/api/profile').expect(200);
+    expect(res.body.open_id).toBe('player-ada');
+  });
+});
+
+describe('refresh before the handler', () => {
+  test('less than the skew left: refreshed once, before the handler runs', async () => {
+    const { app, store, login } = setUp();
+    const refreshes: PlatformLoginEvents['refresh'][0][] = [];
+    login.on('refresh', (event) => refreshes.push(event));
+    const { agent, sessionId } = await enter(app, sim);
+    const before = await rewriteRecord(store, sessionId, expiringIn(30 * SECOND));
+    sim.resetCalls();
+    const res = await agent.get('/api/token').expect(200);
+    expect(sim.calls.refresh_token).toBe(1);
+    const after = await store.get(sessionId);
+    expect(after!.version).toBe(before.version + 1);
+    expect(after!.accessExpiresAt).toBeGreaterThan(Date.now() + HOUR);
+    // The platform renews an unexpired token in place (spec section 3).
+    expect(res.body.accessToken).toBe(before.accessToken);
+    expect(refreshes).toEqual([expect.objectContaining({ renewed: 'same-token', background: false })]);
+  });
+
+  test('an expired token is replaced by a new one', async () => {
+    const { app, store } = setUp();
+    const { agent, sessionId } = await enter(app, sim);
+    const before = await rewriteRecord(store, sessionId, expiringIn(-SECOND));
+    sim.advanceClock(3 * 3600); // the platform agrees the token has expired
+    const res = await agent.get('/api/token').expect(200);
+    expect(res.body.accessToken).not.toBe(before.accessToken);
+    expect((await store.get(sessionId))!.accessToken).toBe(res.body.accessToken);
+  });
+
+  test('the skew is configurable', async () => {
+    const { app, store } = setUp({ refreshSkewSeconds: 10 });
+    const { agent, sessionId } = await enter(app, sim);
+    await rewriteRecord(store, sessionId, () => ({ accessExpiresAt: Date.now() + 30 * SECOND, obtainedAt: Date.now() }));
+    sim.resetCalls();
+    await agent.get('/api/me').expect(200);
+    expect(sim.calls.refresh_token).toBe(0);
+  });
+
+  test('past the refresh-ahead point the request goes on and the refresh runs in the background', async () => {
+    const { app, store, login } = setUp();
+    const { agent, sessionId } = await enter(app, sim);
+    const before = await rewriteRecord(store, sessionId, () => ({
+      obtainedAt: Date.now() - 2 * HOUR,
+      accessExpiresAt: Date.now() + HOUR,
+    }));
+    sim.injectFault({ kind: 'latency', ms: 400 }, { grant: 'refresh_token' });
+    const refreshed = new Promise<PlatformLoginEvents['refresh'][0]>((resolve) => login.once('refresh', resolve));
+    const startedAt = Date.now();
+    await agent.get('/api/me').expect(200);
+    // Served with the current record, before the slow platform answered.
+    expect((await store.get(sessionId))!.version).toBe(before.version);
+    expect(Date.now() - startedAt).toBeLessThan(400);
+    expect((await refreshed).background).toBe(true);
+    expect((await store.get(sessionId))!.version).toBe(before.version + 1);
+    expect(sim.calls.refresh_token).toBe(1);
+  });
+});
+
+describe('the failure table', () => {
+  const json = { Accept: 'application/json' };
+
+  test('refresh token rejected (invalid_grant): record deleted, 401 reauth_required', async () => {
+    const { app, store } = setUp();
+    const { agent, sessionId } = await enter(app, sim);
+    await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
+    sim.revokeRefreshTokens();
+    const res = await agent.get('/api/me').set(json);
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'reauth_required' });
+    expect(await store.get(sessionId)).toBeUndefined();
+    expect((await agent.get('/api/me').set(json)).body).toEqual({ error: 'login_required' });
+  });
+
+  test.each([
+    ['down (503)', { kind: 'status', status: 503 } as const],
+    ['slow (no answer)', { kind: 'hang' } as const],
+    ['answering garbage', { kind: 'malformed-json' } as const],
+  ])('platform %s with a still-valid token: served with the current token, kept', async (_name, fault) => {
+    const { app, store, login } = setUp({ tokenClient: { timeoutMs: 300, refreshRetries: 1 } });
+    const failures: string[] = [];
+    login.on('refreshFailed', (event) => failures.push(event.code));
+    const { agent, sessionId } = await enter(app, sim);
+    const before = await rewriteRecord(store, sessionId, expiringIn(20 * SECOND));
+    sim.injectFault(fault, { grant: 'refresh_token' });
+    const res = await agent.get('/api/token').expect(200);
+    expect(res.body.accessToken).toBe(before.accessToken);
+    expect(await store.get(sessionId)).toEqual(before);
+    expect(failures).toHaveLength(1);
+  });
+
+  test.each([
+    ['down (503)', { kind: 'status', status: 503 } as const],
+    ['slow (no answer)', { kind: 'hang' } as const],
+    ['answering garbage', { kind: 'html' } as const],
+  ])('platform %s with an expired token: 503 platform_unavailable with Retry-After, tokens kept', async (_name, fault) => {
+    const { app, store } = setUp({ tokenClient: { timeoutMs: 300, refreshRetries: 1 }, refreshFailureCooldownSeconds: 0 });
+    const { agent, sessionId } = await enter(app, sim);
+    const before = await rewriteRecord(store, sessionId, expiringIn(-SECOND));
+    sim.injectFault(fault, { grant: 'refresh_token' });
+    const res = await agent.get('/api/me').set(json);
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ error: 'platform_unavailable' });
+    expect(res.headers['retry-after']).toBe('5');
+    expect(await store.get(sessionId)).toEqual(before);
+    // Once the platform is back, the same login works again.
+    sim.clearFaults();
+    await agent.get('/api/me').expect(200);
+  });
+
+  test('during an outage a login is tried once per cooldown, not once per request', async () => {
+    const { app, store } = setUp({ tokenClient: { refreshRetries: 0 }, refreshFailureCooldownSeconds: 60 });
+    const { agent, sessionId } = await enter(app, sim);
+    await rewriteRecord(store, sessionId, expiringIn(-SECOND));
+    sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token' });
+    sim.resetCalls();
+    for (let i = 0; i < 5; i += 1) {
+      const res = await agent.get('/api/me').set(json);
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ error: 'platform_unavailable' });
+    }
+    expect(sim.calls.refresh_token).toBe(1);
+  });
+
+  test('invalid_client: 503 platform_misconfigured, tokens kept', async () => {
+    const { app, store } = setUp();
+    const { agent, sessionId } = await enter(app, sim);
+    const before = await rewriteRecord(store, sessionId, expiringIn(-SECOND));
+    sim.injectFault({ kind: 'status', status: 401 }, { grant: 'refresh_token' });
+    sim.clearFaults();
+    sim.injectFault({ kind: 'error-body-200', error: 'invalid_client' }, { grant: 'refresh_token' });
+    const res = await agent.get('/api/me').set(json);
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ error: 'platform_misconfigured' });
+    expect(await store.get(sessionId)).toEqual(before);
+  });
+
+  test('a refresh that returns another open_id is refused: record deleted, 401 reauth_required', async () => {
+    const { app, store } = setUp();
+    const { agent, sessionId } = await enter(app, sim, 'player-ada');
+    await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
+    sim.injectFault({ kind: 'field', field: 'open_id', value: 'player-bo' }, { grant: 'refresh_token' });
+    const res = await agent.get('/api/me').set(json);
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'reauth_required' });
+    expect(await store.get(sessionId)).toBeUndefined();
+  });
+
+  test('a response without a refresh_token keeps the old refresh token', async () => {
+    const { app, store } = setUp();
+    const { agent, sessionId } = await enter(app, sim);
+    const before = await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
+    sim.injectFault({ kind: 'field', field: 'refresh_token', value: undefined, remove: true }, { grant: 'refresh_token' });
+    await agent.get('/api/me').expect(200);
+    const after = await store.get(sessionId);
+    expect(after!.version).toBe(before.version + 1);
+    expect(after!.refreshToken).toBe(before.refreshToken);
+  });
+});
+
+describe('one refresh for many requests', () => {
+  test('100 concurrent requests on one session: exactly 1 refresh reaches the platform, all succeed', async () => {
+    const { app, store } = setUp();
+    const { agent, sessionId } = await enter(app, sim);
+    await rewriteRecord(store, sessionId, expiringIn(-SECOND));
+    sim.advanceClock(3 * 3600);
+    sim.injectFault({ kind: 'latency', ms: 100 }, { grant: 'refresh_token' });
+    sim.resetCalls();
+    const answers = await Promise.all(Array.from({ length: 100 }, () => agent.get('/api/token')));
+    expect(answers.map((r) => r.status)).toEqual(Array(100).fill(200));
+    expect(sim.calls.refresh_token).toBe(1);
+    const tokens = new Set(answers.map((r) => r.body.accessToken));
+    expect(tokens.size).toBe(1);
+  });
+});
+
+describe('req.platformFetch', () => {
+  test('a 401 from the open API forces one refresh and one retry', async () => {
+    const { app, store } = setUp();
+    const { agent, sessionId } = await enter(app, sim);
+    const before = await store.get(sessionId);
+    sim.advanceClock(3 * 3600); // the platform ends the token while the record still looks fresh
+    sim.resetCalls();
+    const res = await agent.get('/api/profile').expect(200);
+    expect(res.body.open_id).toBe('player-ada');
+    expect(sim.calls.refresh_token).toBe(1);
+    expect(sim.calls.userinfo).toBe(2);
+    expect((await store.get(sessionId))!.accessToken).not.toBe(before!.accessToken);
+  });
+});
+
+describe('the express-session write-back race', () => {
+  test('a slow request that saves its session after a refresh does not bring the old token back', async () => {
+    const { app, store } = setUp();
+    const { agent, sessionId } = await enter(app, sim);
+    const old = await rewriteRecord(store, sessionId, () => ({ accessExpiresAt: Date.now() + HOUR, obtainedAt: Date.now() }));
+    sim.advanceClock(3 * 3600);
+    const slow = agent.get('/api/slow?ms=600');
+    // Let the slow request load the record first, then refresh through a second request.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await rewriteRecord(store, sessionId, expiringIn(-SECOND));
+    const refreshed = await agent.get('/api/token').expect(200);
+    expect(refreshed.body.accessToken).not.toBe(old.accessToken);
+    await slow;
+    const later = await agent.get('/api/token').expect(200);
+    expect(later.body.accessToken).toBe(refreshed.body.accessToken);
+    expect((await store.get(sessionId))!.accessToken).toBe(refreshed.body.accessToken);
+  });
+});
+
+describe('logout', () => {
+  test('deletes the record, destroys the session, clears the cookie', async () => {
+    const { app, store, login } = setUp();
+    const logouts: string[] = [];
+    login.on('logout', (event) => logouts.push(event.openId ?? ''));
+    const { agent, sessionId } = await enter(app, sim, 'player-ada');
+    const res = await agent.post('/logout');
+    expect(res.status).toBe(204);
+    expect(String(res.headers['set-cookie'])).toMatch(/connect\.sid=;.*Expires=Thu, 01 Jan 1970/);
+    expect(await store.get(sessionId)).toBeUndefined();
+    await agent.get('/api/me').expect(401);
+    expect(logouts).toEqual(['player-ada']);
+  });
+});

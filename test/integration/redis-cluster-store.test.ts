@@ -1,0 +1,72 @@
+// RedisTokenStore on a 3-master Redis Cluster on loopback, started and stopped by this file: the
+// store contract (in the clear and encrypted), one slot per session, and sessions spread over nodes.
+import { randomBytes } from 'node:crypto';
+import { Cluster } from 'ioredis';
+import { hashSessionId } from '../../lib/hash';
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster';
+import { sampleRecord, tokenStoreContract } from '../helpers/store-contract';
+
+const prefix = 'epl-cluster:';
+let cluster: TestRedisCluster;
+let redis: Cluster;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster(3);
+  redis = new Cluster(cluster.nodes, {
+    redisOptions: { maxRetriesPerRequest: 1, commandTimeout: 1000 },
+  });
+}, 30_000);
+
+afterAll(async () => {
+  await redis?.quit();
+  await cluster?.stop();
+});
+
+describe('RedisTokenStore contract on Redis Cluster, in the clear', () => {
+  let store: RedisTokenStore;
+  beforeAll(() => {
+    store = new RedisTokenStore({ redis, prefix });
+  });
+  tokenStoreContract(() => store);
+});
+
+describe('RedisTokenStore contract on Redis Cluster, encrypted', () => {
+  let store: RedisTokenStore;
+  beforeAll(() => {
+    store = new RedisTokenStore({
+      redis,
+      prefix,
+      encryptionKeys: [{ id: 'k1', key: randomBytes(32) }],
+    });
+  });
+  tokenStoreContract(() => store);
+});
+
+describe('RedisTokenStore keys on Redis Cluster', () => {
+  test("a session's record and lock share one slot; sessions spread over all masters", async () => {
+    const store = new RedisTokenStore({ redis, prefix: 'epl-spread:' });
+    // Fixed ids: the slot depends only on the session hash, so the spread is the same every run.
+    const sessionIds = Array.from({ length: 30 }, (_, index) => `spread-${index}`);
+    for (const sessionId of sessionIds) {
+      expect(
+        await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 }),
+      ).toBe(true);
+      await store.acquireLock(sessionId, 60_000);
+    }
+    for (const sessionId of sessionIds.slice(0, 5)) {
+      const tag = `{${hashSessionId(sessionId)}}`;
+      const [recordSlot, lockSlot] = await Promise.all([
+        redis.cluster('KEYSLOT', `epl-spread:${tag}:t`),
+        redis.cluster('KEYSLOT', `epl-spread:${tag}:l`),
+      ]);
+      expect(recordSlot).toBe(lockSlot);
+    }
+    const perMaster = await Promise.all(
+      redis.nodes('master').map(async (node) => (await node.keys('epl-spread:*:t')).length),
+    );
+    expect(perMaster).toHaveLength(3);
+    expect(perMaster.reduce((sum, count) => sum + count, 0)).toBe(30);
+    for (const count of perMaster) expect(count).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,124 @@
+// RedisTokenStore when Redis is in trouble, on a private redis-server (never the shared one): frozen
+// with SIGSTOP, and killed then restarted on the same port. Calls fail with StoreUnavailableError
+// within the bound and work again by themselves. The client keeps ioredis' defaults on purpose
+// (offline queue, 20 retries per request, no command timeout): the store's deadline alone bounds it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { StoreUnavailableError } from '../../lib/errors';
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import { newSessionId, sampleRecord } from '../helpers/store-contract';
+
+const OPERATION_TIMEOUT_MS = 1000;
+/** The behaviour under test: an answer within about 1–2 s, never a hang. */
+const BOUND_MS = 2500;
+
+let server: TestRedisServer;
+let redis: Redis;
+let store: RedisTokenStore;
+let restarted: ChildProcess | undefined;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  redis = new Redis(server.url, { retryStrategy: () => 100 });
+  store = new RedisTokenStore({ redis, operationTimeoutMs: OPERATION_TIMEOUT_MS });
+});
+
+afterAll(async () => {
+  redis.disconnect();
+  server.resume();
+  await server.stop();
+  if (restarted && restarted.exitCode === null) {
+    const exited = new Promise((resolve) => restarted!.once('exit', resolve));
+    restarted.kill('SIGTERM');
+    await exited;
+  }
+});
+
+/** Runs every kind of store call at once; resolves their outcomes and how long the slowest took. */
+async function everyCall(): Promise<{
+  outcomes: PromiseSettledResult<unknown>[];
+  elapsedMs: number;
+}> {
+  const sessionId = newSessionId();
+  const started = Date.now();
+  const outcomes = await Promise.allSettled([
+    store.get(sessionId),
+    store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 }),
+    store.delete(sessionId),
+    store.delete(sessionId, { expectedVersion: 1 }),
+    store.acquireLock(sessionId, 5000),
+    store.releaseLock(sessionId, 'owner'),
+    store.claimOnce(`code:${sessionId}`, 60_000),
+  ]);
+  return { outcomes, elapsedMs: Date.now() - started };
+}
+
+function expectAllUnavailable(outcomes: PromiseSettledResult<unknown>[]): void {
+  for (const outcome of outcomes) {
+    expect(outcome.status).toBe('rejected');
+    const reason = (outcome as PromiseRejectedResult).reason as unknown;
+    expect(reason).toBeInstanceOf(StoreUnavailableError);
+    expect(reason).toMatchObject({ status: 503, error: 'store_unavailable' });
+  }
+}
+
+/** Retries a write-then-read round trip until Redis answers again (reconnection takes a moment). */
+async function roundTripWhenBack(timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const sessionId = newSessionId();
+    const record = sampleRecord(1);
+    try {
+      expect(await store.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 })).toBe(
+        true,
+      );
+      expect(await store.get(sessionId)).toEqual(record);
+      return;
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || Date.now() > deadline) throw error;
+      await sleep(100);
+    }
+  }
+}
+
+test('works while Redis is healthy', async () => {
+  await roundTripWhenBack(5000);
+});
+
+test('Redis frozen (SIGSTOP): every call fails with store_unavailable within the bound', async () => {
+  server.pause();
+  try {
+    const { outcomes, elapsedMs } = await everyCall();
+    expectAllUnavailable(outcomes);
+    expect(elapsedMs).toBeLessThan(BOUND_MS);
+  } finally {
+    server.resume();
+  }
+});
+
+test('after SIGCONT the store works again by itself', async () => {
+  const sessionId = newSessionId();
+  const record = sampleRecord(1);
+  expect(await store.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 })).toBe(true);
+  expect(await store.get(sessionId)).toEqual(record);
+});
+
+test('Redis killed: calls fail within the bound; restarted on the same port: works again', async () => {
+  const { port } = server;
+  await server.stop();
+  const { outcomes, elapsedMs } = await everyCall();
+  expectAllUnavailable(outcomes);
+  expect(elapsedMs).toBeLessThan(BOUND_MS);
+
+  restarted = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
+  await roundTripWhenBack(10_000);
+  // The commands that were waiting when Redis died settle late; give them the time to do so
+  // inside this test, where Jest would report any of them as an unhandled rejection.
+  await sleep(300);
+});

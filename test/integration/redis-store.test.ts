@@ -1,0 +1,242 @@
+// RedisTokenStore on the standalone redis-server of the integration run: the store contract in the
+// clear and encrypted, the key layout, the TTL cap, and what an attacker with Redis access sees.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { hashSessionId } from '../../lib/hash';
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+import type { TokenStoreEvents } from '../../lib/stores/token-store';
+import { newSessionId, sampleRecord, tokenStoreContract } from '../helpers/store-contract';
+
+type Unreadable = TokenStoreEvents['unreadable'][0];
+
+/** Unique per run of this file, so other test files on the same Redis never collide with it. */
+const prefix = `epl-test-${randomUUID().slice(0, 8)}:`;
+const key1 = { id: 'k1', key: randomBytes(32).toString('base64') };
+const key2 = { id: 'k2', key: randomBytes(32) };
+const LONG_TTL_MS = 60_000;
+
+let redis: Redis;
+
+beforeAll(() => {
+  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
+});
+
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+});
+
+const recordKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:t`;
+const lockKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:l`;
+
+/** Collects the `unreadable` events of a store. */
+function watchUnreadable(store: RedisTokenStore): Unreadable[] {
+  const events: Unreadable[] = [];
+  store.on('unreadable', (event) => events.push(event));
+  return events;
+}
+
+describe('RedisTokenStore contract, in the clear', () => {
+  let store: RedisTokenStore;
+  beforeAll(() => {
+    store = new RedisTokenStore({ redis, prefix });
+  });
+  tokenStoreContract(() => store);
+});
+
+describe('RedisTokenStore contract, encrypted', () => {
+  let store: RedisTokenStore;
+  beforeAll(() => {
+    store = new RedisTokenStore({ redis, prefix, encryptionKeys: [key1] });
+  });
+  tokenStoreContract(() => store);
+});
+
+describe('RedisTokenStore keys and lifetimes', () => {
+  let store: RedisTokenStore;
+  beforeAll(() => {
+    store = new RedisTokenStore({ redis, prefix, maxRecordTtlSeconds: 60 });
+  });
+
+  test('keys hold a hash of the session id in a hash tag, never the id itself', async () => {
+    const sessionId = newSessionId();
+    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 30_000 });
+    await store.acquireLock(sessionId, 30_000);
+    const keys = (await redis.keys(`${prefix}{${hashSessionId(sessionId)}}*`)).sort();
+    expect(keys).toEqual([lockKey(sessionId), recordKey(sessionId)].sort());
+    expect(await redis.keys(`*${sessionId}*`)).toEqual([]);
+  });
+
+  test('a record lives for its TTL, capped at maxRecordTtlSeconds', async () => {
+    const [short, long] = [newSessionId(), newSessionId()];
+    await store.put(short, sampleRecord(1), { expectedVersion: null, ttlMs: 20_000 });
+    await store.put(long, sampleRecord(1), { expectedVersion: null, ttlMs: 90 * 86_400_000 });
+    const shortTtl = await redis.pttl(recordKey(short));
+    const longTtl = await redis.pttl(recordKey(long));
+    expect(shortTtl).toBeGreaterThan(10_000);
+    expect(shortTtl).toBeLessThanOrEqual(20_000);
+    expect(longTtl).toBeGreaterThan(50_000);
+    expect(longTtl).toBeLessThanOrEqual(60_000);
+  });
+
+  test('code claims live under the prefix with their TTL', async () => {
+    const key = `code:${randomUUID()}`;
+    expect(await store.claimOnce(key, 600_000)).toBe(true);
+    expect(await redis.pttl(`${prefix}c:${key}`)).toBeGreaterThan(590_000);
+  });
+
+  test('the scripts are loaded again when Redis lost them (NOSCRIPT)', async () => {
+    const sessionId = newSessionId();
+    await redis.script('FLUSH');
+    expect(
+      await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 30_000 }),
+    ).toBe(true);
+    await redis.script('FLUSH');
+    expect(await store.delete(sessionId, { expectedVersion: 1 })).toBe(true);
+    const owner = await store.acquireLock(sessionId, 30_000);
+    await redis.script('FLUSH');
+    expect(await store.releaseLock(sessionId, owner!)).toBe(true);
+  });
+
+  test('a corrupted record reads as absent and is reported as unreadable (parse)', async () => {
+    const events = watchUnreadable(store);
+    const [garbage, badPayload] = [newSessionId(), newSessionId()];
+    await redis.set(recordKey(garbage), 'not a record', 'PX', 30_000);
+    await redis.set(recordKey(badPayload), '3|p{"accessToken":"x"}', 'PX', 30_000);
+    expect(await store.get(garbage)).toBeUndefined();
+    expect(await store.get(badPayload)).toBeUndefined();
+    expect(events).toEqual([
+      { sessionHash: hashSessionId(garbage), reason: 'parse' },
+      { sessionHash: hashSessionId(badPayload), reason: 'parse' },
+    ]);
+  });
+
+  test('the store never closes the client it was given', async () => {
+    const sessionId = newSessionId();
+    await store.get(sessionId);
+    expect(redis.status).toBe('ready');
+    expect(await redis.ping()).toBe('PONG');
+  });
+});
+
+describe('RedisTokenStore encryption at rest', () => {
+  let store: RedisTokenStore;
+  let events: Unreadable[];
+  beforeEach(() => {
+    store = new RedisTokenStore({ redis, prefix, encryptionKeys: [key1] });
+    events = watchUnreadable(store);
+  });
+
+  test('no token, openId or session id appears in plain anywhere in the keyspace', async () => {
+    const written = Array.from({ length: 5 }, () => ({
+      id: newSessionId(),
+      record: sampleRecord(1),
+    }));
+    for (const { id, record } of written) {
+      await store.put(id, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    }
+    const secrets = written.flatMap(({ id, record }) => [
+      record.accessToken,
+      record.refreshToken,
+      record.openId,
+      record.unionId!,
+      id,
+    ]);
+    const contents: Buffer[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'COUNT', 500);
+      cursor = next;
+      for (const key of keys) {
+        contents.push(Buffer.from(key));
+        const type = await redis.type(key);
+        if (type === 'string') contents.push((await redis.getBuffer(key)) ?? Buffer.alloc(0));
+        else if (type === 'hash') contents.push(...(await redis.hvalsBuffer(key)));
+      }
+    } while (cursor !== '0');
+    expect(contents.length).toBeGreaterThanOrEqual(written.length * 2);
+    for (const secret of secrets) {
+      const needle = Buffer.from(secret);
+      expect(contents.filter((content) => content.includes(needle))).toEqual([]);
+    }
+    // …while the store itself reads every record back.
+    for (const { id, record } of written) expect(await store.get(id)).toEqual(record);
+  });
+
+  test('a tampered ciphertext reads as absent and is reported (decrypt)', async () => {
+    const sessionId = newSessionId();
+    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    const stored = (await redis.getBuffer(recordKey(sessionId)))!;
+    const tampered = Buffer.from(stored);
+    tampered[tampered.length - 20] = tampered[tampered.length - 20]! ^ 0x01;
+    await redis.set(recordKey(sessionId), tampered, 'KEEPTTL');
+    expect(await store.get(sessionId)).toBeUndefined();
+    expect(events).toEqual([{ sessionHash: hashSessionId(sessionId), reason: 'decrypt' }]);
+  });
+
+  test('a changed version prefix does not open either (the version is authenticated)', async () => {
+    const sessionId = newSessionId();
+    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    const stored = (await redis.getBuffer(recordKey(sessionId)))!;
+    await redis.set(recordKey(sessionId), Buffer.concat([Buffer.from('9'), stored.subarray(1)]));
+    expect(await store.get(sessionId)).toBeUndefined();
+    expect(events).toEqual([{ sessionHash: hashSessionId(sessionId), reason: 'decrypt' }]);
+  });
+
+  test("a record copied or renamed to another session's key does not read there", async () => {
+    const [victim, attacker, other] = [newSessionId(), newSessionId(), newSessionId()];
+    const record = sampleRecord(1);
+    await store.put(victim, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    await redis.copy(recordKey(victim), recordKey(attacker));
+    expect(await store.get(attacker)).toBeUndefined();
+    expect(await store.get(victim)).toEqual(record);
+    await redis.rename(recordKey(victim), recordKey(other));
+    expect(await store.get(other)).toBeUndefined();
+    expect(await store.get(victim)).toBeUndefined();
+    expect(events).toEqual([
+      { sessionHash: hashSessionId(attacker), reason: 'decrypt' },
+      { sessionHash: hashSessionId(other), reason: 'decrypt' },
+    ]);
+  });
+
+  test('rotation: the old key still reads, the next write uses the new key', async () => {
+    const sessionId = newSessionId();
+    const first = sampleRecord(1);
+    await store.put(sessionId, first, { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    const rotated = new RedisTokenStore({ redis, prefix, encryptionKeys: [key2, key1] });
+    expect(await rotated.get(sessionId)).toEqual(first);
+    const second = sampleRecord(2);
+    expect(await rotated.put(sessionId, second, { expectedVersion: 1, ttlMs: LONG_TTL_MS })).toBe(
+      true,
+    );
+    const stored = (await redis.getBuffer(recordKey(sessionId)))!;
+    expect(stored.subarray(0, 6).toString('latin1')).toBe('2|ek2|');
+    expect(await rotated.get(sessionId)).toEqual(second);
+    // A process still on the old ring cannot open it, and says why.
+    expect(await store.get(sessionId)).toBeUndefined();
+    expect(events).toEqual([{ sessionHash: hashSessionId(sessionId), reason: 'unknown_key' }]);
+  });
+
+  test('a record stored in the clear is refused by an encrypting store, and the reverse', async () => {
+    const plainStore = new RedisTokenStore({ redis, prefix });
+    const plainEvents = watchUnreadable(plainStore);
+    const [plain, sealed] = [newSessionId(), newSessionId()];
+    await plainStore.put(plain, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    await store.put(sealed, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    expect(await store.get(plain)).toBeUndefined();
+    expect(await plainStore.get(sealed)).toBeUndefined();
+    expect(events).toEqual([{ sessionHash: hashSessionId(plain), reason: 'decrypt' }]);
+    expect(plainEvents).toEqual([{ sessionHash: hashSessionId(sealed), reason: 'unknown_key' }]);
+  });
+
+  test('compare-and-set still works on sealed records: the version is readable by Lua', async () => {
+    const sessionId = newSessionId();
+    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    expect(
+      await store.put(sessionId, sampleRecord(2), { expectedVersion: 2, ttlMs: LONG_TTL_MS }),
+    ).toBe(false);
+    expect(await store.delete(sessionId, { expectedVersion: 2 })).toBe(false);
+    expect(await store.delete(sessionId, { expectedVersion: 1 })).toBe(true);
+  });
+});

@@ -1,0 +1,489 @@
+// PlatformTokenClient against the real platform simulator over HTTP on 127.0.0.1: both grants, every
+// parameter placement and encoding, every fault of the simulator, the timeout, the size cap and the
+// retry policy (counted by the simulator).
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  DEMO_CLIENT_ID,
+  DEMO_CLIENT_SECRET,
+  startSimulator,
+  type PlatformSimulator,
+} from 'express-platform-login/simulator';
+import {
+  InvalidTokenResponseError,
+  TokenEndpointError,
+  TokenEndpointNetworkError,
+  TokenEndpointTimeoutError,
+} from '../../lib/errors';
+import { PlatformTokenClient } from '../../lib/token-client';
+import type { PlatformTokenClientOptions } from '../../lib/token-client-options';
+
+// A query string and percent-encoding: it must reach the platform exactly as configured.
+const REDIRECT_URI =
+  'http://127.0.0.1:3999/platform/callback?next=%2Fplay%3Flevel%3D2&x=a+b&y=%C3%A9';
+
+/** One request as it arrived at the recording proxy. */
+interface RecordedRequest {
+  method: string;
+  url: string;
+  contentType: string | undefined;
+  accept: string | undefined;
+  body: string;
+}
+
+/** A pass-through HTTP proxy on 127.0.0.1 that records each request before forwarding it. */
+async function startRecordingProxy(targetUrl: string) {
+  const target = new URL(targetUrl);
+  const requests: RecordedRequest[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        contentType: req.headers['content-type'],
+        accept: req.headers.accept,
+        body: body.toString('utf8'),
+      });
+      const upstream = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+          agent: false,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      upstream.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const paramsOf = (recorded: RecordedRequest): Record<string, string> => {
+  if (recorded.contentType === 'application/json') return JSON.parse(recorded.body);
+  const query = new URL(recorded.url, 'http://placeholder').searchParams;
+  const source = recorded.body === '' ? query : new URLSearchParams(recorded.body);
+  return Object.fromEntries(source);
+};
+
+let sim: PlatformSimulator;
+
+beforeEach(async () => {
+  sim = await startSimulator();
+});
+
+afterEach(async () => {
+  await sim.close();
+});
+
+const clientFor = (authUrl: string, extra: Partial<PlatformTokenClientOptions> = {}) =>
+  new PlatformTokenClient({
+    authUrl,
+    clientId: DEMO_CLIENT_ID,
+    clientSecret: DEMO_CLIENT_SECRET,
+    redirectUri: REDIRECT_URI,
+    // Generous for a loaded machine; the timeout tests set their own short deadline.
+    timeoutMs: 2000,
+    retryBaseDelayMs: 10,
+    ...extra,
+  });
+const client = (extra?: Partial<PlatformTokenClientOptions>) => clientFor(sim.url, extra);
+const issue = () => sim.issueCode({ redirectUri: REDIRECT_URI });
+
+/** Logs a player in and returns the refresh token, with the call counts reset afterwards. */
+async function loggedIn(): Promise<string> {
+  const tokens = await client().exchangeCode(issue());
+  sim.resetCalls();
+  return tokens.refreshToken;
+}
+
+async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('both grants', () => {
+  it('exchanges a code for a validated token set that expires from the moment of sending', async () => {
+    const before = Date.now();
+    const tokens = await client().exchangeCode(issue());
+    const after = Date.now();
+    expect(tokens.openId).toBe('player-ada');
+    expect(tokens.unionId).toBe('union-ada');
+    expect(tokens.scope).toEqual(['user_info', 'basic_actions']);
+    expect(tokens.expiresIn).toBe(7200);
+    expect(tokens.expiresAt).toBeGreaterThanOrEqual(before + 7_200_000);
+    expect(tokens.expiresAt).toBeLessThanOrEqual(after + 7_200_000);
+    expect(tokens.accessToken.length).toBeGreaterThan(0);
+    expect(sim.calls.authorization_code).toBe(1);
+  });
+
+  it('refreshes: an unexpired access token comes back the same with a renewed expiry', async () => {
+    const first = await client().exchangeCode(issue());
+    const renewed = await client().refresh(first.refreshToken);
+    expect(renewed.accessToken).toBe(first.accessToken);
+    expect(renewed.refreshToken).toBe(first.refreshToken);
+    expect(renewed.openId).toBe('player-ada');
+    expect(renewed.expiresAt).toBeGreaterThanOrEqual(first.expiresAt);
+    expect(sim.calls.refresh_token).toBe(1);
+  });
+
+  it('takes the new refresh token when the platform rotates it', async () => {
+    sim.setRotation(true);
+    const first = await client().exchangeCode(issue());
+    const renewed = await client().refresh(first.refreshToken);
+    expect(renewed.refreshToken).not.toBe(first.refreshToken);
+    const error = await rejectionOf(client().refresh(first.refreshToken));
+    expect(error).toBeInstanceOf(TokenEndpointError);
+    expect((error as TokenEndpointError).code).toBe('ERR_PLATFORM_INVALID_GRANT');
+  });
+
+  it('reports a code used twice as invalid_grant (HTTP 400)', async () => {
+    const code = issue();
+    await client().exchangeCode(code);
+    const error = await rejectionOf(client().exchangeCode(code));
+    expect(error).toBeInstanceOf(TokenEndpointError);
+    expect(error).toMatchObject({ code: 'ERR_PLATFORM_INVALID_GRANT', httpStatus: 400 });
+  });
+
+  it('reports a wrong client secret as invalid_client (HTTP 401)', async () => {
+    const error = await rejectionOf(
+      client({ clientSecret: 'not-the-secret' }).exchangeCode(issue()),
+    );
+    expect(error).toMatchObject({
+      code: 'ERR_PLATFORM_INVALID_CLIENT',
+      oauthError: 'invalid_client',
+      httpStatus: 401,
+    });
+  });
+});
+
+describe('parameter placement and encoding', () => {
+  let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
+
+  beforeEach(async () => {
+    proxy = await startRecordingProxy(sim.url);
+  });
+
+  afterEach(async () => {
+    await proxy.close();
+  });
+
+  it('sends a form body by default, with redirect_uri byte for byte, and the platform accepts it', async () => {
+    const tokens = await clientFor(proxy.url).exchangeCode(issue());
+    await clientFor(proxy.url).refresh(tokens.refreshToken);
+    expect(sim.calls).toMatchObject({ authorization_code: 1, refresh_token: 1, invalid: 0 });
+    const [exchange, refresh] = proxy.requests;
+    expect(exchange).toMatchObject({
+      method: 'POST',
+      url: '/token',
+      contentType: 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    });
+    expect(paramsOf(exchange!)).toEqual({
+      grant_type: 'authorization_code',
+      code: expect.any(String),
+      client_id: DEMO_CLIENT_ID,
+      client_secret: DEMO_CLIENT_SECRET,
+      redirect_uri: REDIRECT_URI,
+    });
+    expect(refresh).toMatchObject({
+      url: '/token',
+      contentType: 'application/x-www-form-urlencoded',
+    });
+    expect(paramsOf(refresh!)).toEqual({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refreshToken,
+      client_id: DEMO_CLIENT_ID,
+      client_secret: DEMO_CLIENT_SECRET,
+      redirect_uri: REDIRECT_URI,
+    });
+  });
+
+  it('is refused when the redirect_uri differs from the registered one by its encoding only', async () => {
+    const decoded = 'http://127.0.0.1:3999/platform/callback?next=/play?level=2&x=a+b&y=%C3%A9';
+    const error = await rejectionOf(client({ redirectUri: decoded }).exchangeCode(issue()));
+    expect(error).toMatchObject({ code: 'ERR_PLATFORM_INVALID_GRANT' });
+  });
+
+  it('sends a JSON body when bodyEncoding is json, and the platform accepts it', async () => {
+    const json = clientFor(proxy.url, { bodyEncoding: 'json' });
+    const tokens = await json.exchangeCode(issue());
+    await json.refresh(tokens.refreshToken);
+    expect(sim.calls).toMatchObject({ authorization_code: 1, refresh_token: 1, invalid: 0 });
+    for (const recorded of proxy.requests) {
+      expect(recorded).toMatchObject({ url: '/token', contentType: 'application/json' });
+      expect(JSON.parse(recorded.body).redirect_uri).toBe(REDIRECT_URI);
+    }
+    expect(JSON.parse(proxy.requests[1]!.body)).toMatchObject({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refreshToken,
+    });
+  });
+
+  it('puts the refresh parameters in the query string when so configured, and the platform accepts it', async () => {
+    const tokens = await client().exchangeCode(issue());
+    const renewed = await clientFor(proxy.url, { refreshParameterPlacement: 'query' }).refresh(
+      tokens.refreshToken,
+    );
+    expect(renewed.accessToken).toBe(tokens.accessToken);
+    expect(sim.calls.refresh_token).toBe(1);
+    const [refresh] = proxy.requests;
+    expect(refresh!.body).toBe('');
+    expect(refresh!.contentType).toBeUndefined();
+    const query = Object.fromEntries(new URL(refresh!.url, 'http://placeholder').searchParams);
+    expect(query).toEqual({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refreshToken,
+      client_id: DEMO_CLIENT_ID,
+      client_secret: DEMO_CLIENT_SECRET,
+      redirect_uri: REDIRECT_URI,
+    });
+  });
+
+  it('leaves the client credentials out of a refresh when sendClientCredentialsOnRefresh is false', async () => {
+    const refreshToken = await loggedIn();
+    // A wrong secret proves the point: sent, the platform would answer invalid_client.
+    const wrongSecret = { clientSecret: 'not-the-secret' };
+    const withCredentials = await rejectionOf(
+      clientFor(proxy.url, wrongSecret).refresh(refreshToken),
+    );
+    expect(withCredentials).toMatchObject({ code: 'ERR_PLATFORM_INVALID_CLIENT' });
+    const renewed = await clientFor(proxy.url, {
+      ...wrongSecret,
+      sendClientCredentialsOnRefresh: false,
+    }).refresh(refreshToken);
+    expect(renewed.openId).toBe('player-ada');
+    expect(paramsOf(proxy.requests[1]!)).toEqual({
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+    });
+  });
+});
+
+describe('faults of the platform', () => {
+  it.each<[string, Parameters<PlatformSimulator['injectFault']>[0], RegExp]>([
+    ['an HTML page', { kind: 'html' }, /an HTML page instead of JSON/],
+    ['malformed JSON', { kind: 'malformed-json' }, /not JSON \(content-type application\/json\)/],
+    ['an empty body', { kind: 'empty' }, /an empty body/],
+    ['HTTP 500', { kind: 'status', status: 500 }, /HTTP 500 and a body that is not JSON/],
+    ['HTTP 502', { kind: 'status', status: 502 }, /HTTP 502/],
+    ['HTTP 404', { kind: 'status', status: 404 }, /HTTP 404/],
+  ])('%s is an InvalidTokenResponseError', async (_label, fault, message) => {
+    sim.injectFault(fault);
+    const error = await rejectionOf(client().exchangeCode(issue()));
+    expect(error).toBeInstanceOf(InvalidTokenResponseError);
+    expect(error.message).toMatch(message);
+    expect(sim.calls.authorization_code).toBe(1);
+  });
+
+  it('an error body with HTTP 200 is a TokenEndpointError', async () => {
+    sim.injectFault({ kind: 'error-body-200', error: 'invalid_grant', errorDescription: 'used' });
+    const error = await rejectionOf(client().exchangeCode(issue()));
+    expect(error).toBeInstanceOf(TokenEndpointError);
+    expect(error).toMatchObject({
+      code: 'ERR_PLATFORM_INVALID_GRANT',
+      httpStatus: 200,
+      oauthErrorDescription: 'used',
+    });
+  });
+
+  it('a reset connection is a TokenEndpointNetworkError', async () => {
+    sim.injectFault({ kind: 'reset' });
+    const error = await rejectionOf(client().exchangeCode(issue()));
+    expect(error).toBeInstanceOf(TokenEndpointNetworkError);
+  });
+
+  it('a refused connection is a TokenEndpointNetworkError', async () => {
+    const { url } = sim;
+    await sim.close();
+    const error = await rejectionOf(clientFor(url).exchangeCode('some-code'));
+    expect(error).toBeInstanceOf(TokenEndpointNetworkError);
+    expect(error.cause).toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it('a hang times out after timeoutMs', async () => {
+    sim.injectFault({ kind: 'hang' });
+    const startedAt = Date.now();
+    const error = await rejectionOf(client({ timeoutMs: 300 }).exchangeCode(issue()));
+    expect(error).toBeInstanceOf(TokenEndpointTimeoutError);
+    expect(error.message).toContain('300 ms');
+    expect(Date.now() - startedAt).toBeLessThan(2500);
+  });
+
+  it('a body trickling after prompt headers times out too: the deadline covers the body', async () => {
+    sim.injectFault({ kind: 'slow-body', bytesPerSecond: 20 });
+    const startedAt = Date.now();
+    const error = await rejectionOf(client({ timeoutMs: 300 }).exchangeCode(issue()));
+    expect(error).toBeInstanceOf(TokenEndpointTimeoutError);
+    expect(Date.now() - startedAt).toBeLessThan(2500);
+  });
+
+  it('latency within the timeout is waited for', async () => {
+    sim.injectFault({ kind: 'latency', ms: 50 });
+    await expect(client().exchangeCode(issue())).resolves.toMatchObject({ openId: 'player-ada' });
+  });
+
+  it('latency beyond the timeout is a TokenEndpointTimeoutError', async () => {
+    sim.injectFault({ kind: 'latency', ms: 5000 });
+    const error = await rejectionOf(client({ timeoutMs: 300 }).exchangeCode(issue()));
+    expect(error).toBeInstanceOf(TokenEndpointTimeoutError);
+  });
+
+  it('an oversized body is refused at maxResponseBytes', async () => {
+    sim.injectFault({ kind: 'oversized', bytes: 1024 * 1024 });
+    const error = await rejectionOf(client().exchangeCode(issue()));
+    expect(error).toBeInstanceOf(InvalidTokenResponseError);
+    expect(error.message).toContain('maxResponseBytes (65536 bytes)');
+  });
+
+  it('a padded body within maxResponseBytes is accepted, the unknown field ignored', async () => {
+    sim.injectFault({ kind: 'oversized', bytes: 20_000 });
+    const tokens = await client({ maxResponseBytes: 30_000 }).exchangeCode(issue());
+    expect(tokens.openId).toBe('player-ada');
+    expect(JSON.stringify(tokens)).not.toContain('padding');
+  });
+
+  it('a redirect is an InvalidTokenResponseError and is not followed', async () => {
+    const elsewhere = await startSimulator();
+    try {
+      sim.injectFault({ kind: 'redirect', location: `${elsewhere.url}/token` });
+      const error = await rejectionOf(client().exchangeCode(issue()));
+      expect(error).toBeInstanceOf(InvalidTokenResponseError);
+      expect(error).toMatchObject({ httpStatus: 302 });
+      expect(elsewhere.calls).toMatchObject({ authorization_code: 0, invalid: 0 });
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
+  it.each<[string, unknown]>([
+    ['open_id as a number', 12345],
+    ['open_id empty', ''],
+  ])('%s is refused, naming open_id', async (_label, value) => {
+    sim.injectFault({ kind: 'field', field: 'open_id', value });
+    const error = await rejectionOf(client().exchangeCode(issue()));
+    expect(error).toMatchObject({ field: 'open_id' });
+    expect(error.message).toContain('open_id must be a non-empty string');
+  });
+
+  it.each<[string, unknown]>([
+    ['negative', -1],
+    ['a word', 'forever'],
+  ])('expires_in %s is refused, naming expires_in', async (_label, value) => {
+    sim.injectFault({ kind: 'field', field: 'expires_in', value });
+    const error = await rejectionOf(client().exchangeCode(issue()));
+    expect(error).toMatchObject({ field: 'expires_in' });
+    expect(error.message).toContain('expires_in must be a positive number of seconds');
+  });
+
+  it('accepts expires_in as a numeric string and caps it at maxExpiresInSeconds', async () => {
+    sim.injectFault({ kind: 'field', field: 'expires_in', value: '99999999' }, { times: 1 });
+    const tokens = await client({ maxExpiresInSeconds: 3600 }).exchangeCode(issue());
+    expect(tokens.expiresIn).toBe(3600);
+  });
+
+  it('a missing access_token is refused', async () => {
+    sim.injectFault({ kind: 'field', field: 'access_token', remove: true });
+    const error = await rejectionOf(client().exchangeCode(issue()));
+    expect(error).toMatchObject({ field: 'access_token' });
+  });
+
+  it('a refresh answer without refresh_token keeps the one sent', async () => {
+    const refreshToken = await loggedIn();
+    sim.injectFault({ kind: 'field', field: 'refresh_token', remove: true });
+    const renewed = await client().refresh(refreshToken);
+    expect(renewed.refreshToken).toBe(refreshToken);
+  });
+
+  it('a __proto__ field in the answer is ignored and pollutes nothing', async () => {
+    sim.injectFault({
+      kind: 'field',
+      field: '__proto__',
+      value: { polluted: true, openId: 'evil' },
+    });
+    const tokens = await client().exchangeCode(issue());
+    expect(tokens.openId).toBe('player-ada');
+    expect((tokens as unknown as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('retries', () => {
+  it('retries a refresh after a 503 and succeeds on the second call', async () => {
+    const refreshToken = await loggedIn();
+    sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token', times: 1 });
+    await expect(client().refresh(refreshToken)).resolves.toMatchObject({ openId: 'player-ada' });
+    expect(sim.calls.refresh_token).toBe(2);
+  });
+
+  it('retries twice at most, then fails with the last error (3 calls)', async () => {
+    const refreshToken = await loggedIn();
+    sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token' });
+    const error = await rejectionOf(client().refresh(refreshToken));
+    expect(error).toMatchObject({ code: 'ERR_PLATFORM_INVALID_RESPONSE', httpStatus: 503 });
+    expect(sim.calls.refresh_token).toBe(3);
+  });
+
+  it('retries a refresh after a reset and after a hang', async () => {
+    const refreshToken = await loggedIn();
+    sim.injectFault({ kind: 'reset' }, { grant: 'refresh_token', times: 1 });
+    sim.injectFault({ kind: 'hang' }, { grant: 'refresh_token', times: 1 });
+    await expect(client({ timeoutMs: 500 }).refresh(refreshToken)).resolves.toMatchObject({
+      openId: 'player-ada',
+    });
+    expect(sim.calls.refresh_token).toBe(3);
+  });
+
+  it('does not retry invalid_grant', async () => {
+    const refreshToken = await loggedIn();
+    sim.revokeRefreshTokens();
+    const error = await rejectionOf(client().refresh(refreshToken));
+    expect(error).toMatchObject({ code: 'ERR_PLATFORM_INVALID_GRANT' });
+    expect(sim.calls.refresh_token).toBe(1);
+  });
+
+  it('never retries the code exchange, not even after a 503', async () => {
+    sim.injectFault({ kind: 'status', status: 503 }, { times: 1 });
+    const error = await rejectionOf(client().exchangeCode(issue()));
+    expect(error).toMatchObject({ httpStatus: 503 });
+    expect(sim.calls.authorization_code).toBe(1);
+  });
+
+  it('does not retry a 429 whose Retry-After is beyond maxRetryDelayMs', async () => {
+    const refreshToken = await loggedIn();
+    sim.injectFault({ kind: 'status', status: 429, retryAfterSeconds: 10 }, { times: 1 });
+    const error = await rejectionOf(client({ maxRetryDelayMs: 1000 }).refresh(refreshToken));
+    expect(error).toMatchObject({ httpStatus: 429 });
+    expect(sim.calls.refresh_token).toBe(1);
+  });
+
+  it('retries a 429 whose Retry-After fits maxRetryDelayMs', async () => {
+    const refreshToken = await loggedIn();
+    sim.injectFault({ kind: 'status', status: 429, retryAfterSeconds: 0 }, { times: 1 });
+    await expect(client().refresh(refreshToken)).resolves.toMatchObject({ openId: 'player-ada' });
+    expect(sim.calls.refresh_token).toBe(2);
+  });
+});
