@@ -2,10 +2,15 @@
 import express, { type Express } from 'express';
 import session from 'express-session';
 import { join } from 'node:path';
-import { StoreUnavailableError, isPlatformLoginError, type PlatformLogin } from 'express-platform-login';
+import {
+  StoreUnavailableError,
+  isPlatformLoginError,
+  type PlatformLogin,
+} from 'express-platform-login';
 import { playerPage, visitorPage } from './page';
 import { isRedisOutage } from './redis-client';
 
+/** What the routes are built from; start.ts assembles it from the configuration. */
 export interface ExampleAppParts {
   login: PlatformLogin;
   /** express-session store (connect-redis); undefined: express-session's MemoryStore. */
@@ -17,6 +22,7 @@ export interface ExampleAppParts {
   isReady: () => boolean;
 }
 
+/** The example's Express app: health check, game page, callback, API and logout. */
 export function createExampleApp(parts: ExampleAppParts): Express {
   const { login } = parts;
   const app = express();
@@ -42,17 +48,22 @@ export function createExampleApp(parts: ExampleAppParts): Express {
 
   app.get('/', login.middleware({ optional: true }), (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
-    res.type('html').send(req.platformUser ? playerPage(req.platformUser) : visitorPage(parts.lobbyUrl));
+    res
+      .type('html')
+      .send(req.platformUser ? playerPage(req.platformUser) : visitorPage(parts.lobbyUrl));
   });
 
   app.use('/api', login.middleware());
   app.get('/api/me', (req, res) => {
     const { openId, unionId, scope } = req.platformUser!;
-    res.json({ openId, unionId, scope });
+    // Always the same three keys: a player without a unionid gets null.
+    res.json({ openId, unionId: unionId ?? null, scope });
   });
   app.get('/api/profile', async (req, res, next) => {
     try {
-      const answer = await req.platformFetch!('/userinfo', { headers: { Accept: 'application/json' } });
+      const answer = await req.platformFetch!('/userinfo', {
+        headers: { Accept: 'application/json' },
+      });
       const body: unknown = await answer.json().catch(() => ({ error: 'platform_error' }));
       res.status(answer.ok ? 200 : 502).json(answer.ok ? body : { error: 'platform_error' });
     } catch (error) {
@@ -70,7 +81,12 @@ export function createExampleApp(parts: ExampleAppParts): Express {
   app.use(((err, req, res, next) => {
     if (isPlatformLoginError(err)) return answerPackageError(err, req, res, next);
     if (isRedisOutage(err)) {
-      return answerPackageError(new StoreUnavailableError('The session store is unreachable.', { cause: err }), req, res, next);
+      return answerPackageError(
+        new StoreUnavailableError('The session store is unreachable.', { cause: err }),
+        req,
+        res,
+        next,
+      );
     }
     console.error('[example-app] unexpected error:', err instanceof Error ? err.name : typeof err);
     res.status(500).json({ error: 'internal_error' });

@@ -10,7 +10,8 @@ export interface ExampleConfig {
   platformApiUrl: string | undefined;
   clientId: string;
   clientSecret: string;
-  redirectUri: string;
+  /** Unset: `http://localhost:<listening port>/platform/callback`, known once the server listens (PORT=0). */
+  redirectUri: string | undefined;
   /** Unset: memory stores. */
   redisUrl: string | undefined;
   sessionSecret: string;
@@ -19,11 +20,15 @@ export interface ExampleConfig {
   tokenEncryptionKey: string | undefined;
 }
 
-const nonEmpty = (value: string | undefined): string | undefined => (value === undefined || value === '' ? undefined : value);
+const nonEmpty = (value: string | undefined): string | undefined =>
+  value === undefined || value === '' ? undefined : value;
 
+/** Reads the example's settings from `env` (process.env by default); an empty variable counts as unset. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig {
   const port = Number(nonEmpty(env.PORT) ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError('PORT must be a port number (0-65535).');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new TypeError('PORT must be a port number (0-65535).');
+  }
   const sessionSecret = nonEmpty(env.SESSION_SECRET);
   return {
     port,
@@ -32,7 +37,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     platformApiUrl: nonEmpty(env.PLATFORM_API_URL),
     clientId: nonEmpty(env.PLATFORM_CLIENT_ID) ?? 'demo-game',
     clientSecret: nonEmpty(env.PLATFORM_CLIENT_SECRET) ?? 'demo-secret',
-    redirectUri: nonEmpty(env.PLATFORM_REDIRECT_URI) ?? `http://localhost:${port}/platform/callback`,
+    redirectUri: nonEmpty(env.PLATFORM_REDIRECT_URI),
     redisUrl: nonEmpty(env.REDIS_URL),
     sessionSecret: sessionSecret ?? randomBytes(32).toString('base64url'),
     sessionSecretGenerated: sessionSecret === undefined,

@@ -1,7 +1,13 @@
 // The game page at `/`: the player (never a token) and two buttons, or how to enter from the platform.
 import type { PlatformUser } from 'express-platform-login';
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#1d1d1f}

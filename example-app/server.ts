@@ -6,7 +6,9 @@ import { startExample } from './start';
 async function main(): Promise<void> {
   const config = readConfig();
   if (config.sessionSecretGenerated) {
-    console.warn('[example-app] SESSION_SECRET is not set: using a random one, so sessions end when the process restarts.');
+    console.warn(
+      '[example-app] SESSION_SECRET is not set: using a random one, so sessions end when the process restarts.',
+    );
   }
   const running = await startExample(config);
   if (running.simulator) console.log(`Platform simulator (lobby): ${running.simulator.url}/`);
@@ -14,8 +16,9 @@ async function main(): Promise<void> {
   console.log(`Open ${running.url} and choose "Enter from the platform".`);
 
   const shutdown = (signal: string): void => {
-    console.log(`${signal}: finishing requests in flight, then closing.`);
-    running.close().then(
+    const closed = running.close();
+    console.log(`${signal}: no new connections; finishing the requests in flight, then closing.`);
+    closed.then(
       () => process.exit(0),
       () => process.exit(1),
     );
@@ -25,6 +28,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(`[example-app] could not start: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(
+    `[example-app] could not start: ${error instanceof Error ? error.message : String(error)}`,
+  );
   process.exit(1);
 });

@@ -1,18 +1,28 @@
 // Starts the example on its configuration: the embedded simulator when no platform is configured,
 // Redis stores when REDIS_URL is set, memory stores otherwise. Used by server.ts and by the tests.
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { RedisStore } from 'connect-redis';
 import type { Redis } from 'ioredis';
-import { MemoryTokenStore, RedisTokenStore, platformLogin, type PlatformLogin, type TokenStore } from 'express-platform-login';
+import {
+  MemoryTokenStore,
+  RedisTokenStore,
+  platformLogin,
+  type PlatformLogin,
+  type TokenStore,
+} from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { createExampleApp } from './app';
 import type { ExampleConfig } from './config';
 import { createRedisClient } from './redis-client';
 
+/** The example, running. */
 export interface RunningExample {
   /** The URL to open. */
   url: string;
+  /** The redirect_uri registered with the platform and sent to its token endpoint. */
+  redirectUri: string;
   server: Server;
   login: PlatformLogin;
   /** The embedded simulator, when no platform URL was configured. */
@@ -22,19 +32,35 @@ export interface RunningExample {
   close(): Promise<void>;
 }
 
+/** Starts the example game backend; resolves once it listens. */
 export async function startExample(config: ExampleConfig): Promise<RunningExample> {
+  // Listen first: the default redirect_uri names the port, which PORT=0 only tells once bound.
+  const server = createServer();
+  server.listen(config.port, config.host);
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const redirectUri = config.redirectUri ?? `http://localhost:${port}/platform/callback`;
+
   const simulator = config.platformAuthUrl
     ? undefined
-    : await startSimulator({ defaultRedirectUri: config.redirectUri });
+    : await startSimulator({ defaultRedirectUri: redirectUri });
   const authUrl = config.platformAuthUrl ?? simulator!.url;
 
   const redis = config.redisUrl ? createRedisClient(config.redisUrl) : undefined;
-  const encryptionKeys = config.tokenEncryptionKey ? [{ id: 'k1', key: config.tokenEncryptionKey }] : undefined;
+  const encryptionKeys = config.tokenEncryptionKey
+    ? [{ id: 'k1', key: config.tokenEncryptionKey }]
+    : undefined;
   const store: TokenStore = redis
-    ? new RedisTokenStore({ redis, prefix: 'example:tokens:', ...(encryptionKeys ? { encryptionKeys } : {}) })
+    ? new RedisTokenStore({
+        redis,
+        prefix: 'example:tokens:',
+        ...(encryptionKeys ? { encryptionKeys } : {}),
+      })
     : new MemoryTokenStore();
   if (!redis && encryptionKeys) {
-    console.warn('[example-app] TOKEN_ENCRYPTION_KEY is ignored without REDIS_URL: memory tokens never leave the process.');
+    console.warn(
+      '[example-app] TOKEN_ENCRYPTION_KEY is ignored without REDIS_URL: memory tokens never leave the process.',
+    );
   }
 
   const login = platformLogin({
@@ -42,7 +68,7 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
     ...(config.platformApiUrl ? { apiUrl: config.platformApiUrl } : {}),
     clientId: config.clientId,
     clientSecret: config.clientSecret,
-    redirectUri: config.redirectUri,
+    redirectUri,
     store,
     successRedirect: '/',
   });
@@ -58,30 +84,29 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
     sessionStore: redis ? new RedisStore({ client: redis, prefix: 'example:sess:' }) : undefined,
     sessionSecret: config.sessionSecret,
     lobbyUrl: simulator
-      ? `${simulator.url}/?redirect_uri=${encodeURIComponent(config.redirectUri)}`
+      ? `${simulator.url}/?redirect_uri=${encodeURIComponent(redirectUri)}`
       : `${authUrl.replace(/\/+$/, '')}/`,
     isReady: () => ready,
   });
 
-  const server = app.listen(config.port, config.host);
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const pageHost = new URL(config.redirectUri).hostname;
-
   let closing: Promise<void> | undefined;
+  server.on('request', app);
+  // While closing, a connection is closed as soon as its last answer is out: a keep-alive client
+  // (a browser, a load balancer) would otherwise hold the shutdown for its idle timeout.
+  server.on('request', (_req, res) => {
+    res.on('finish', () => closing && server.closeIdleConnections());
+  });
+
   return {
-    url: `http://${pageHost}:${port}/`,
+    url: `http://${new URL(redirectUri).hostname}:${port}/`,
+    redirectUri,
     server,
     login,
     simulator,
     redis,
     close: () => {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        await new Promise<void>((resolve) => server.close(() => resolve()));
         await redis?.quit().catch(() => redis.disconnect());
         await simulator?.close();
       })();

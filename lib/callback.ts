@@ -36,7 +36,9 @@ const regenerate = (req: Request): Promise<void> =>
     req.session.regenerate((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
   );
 const save = (req: Request): Promise<void> =>
-  new Promise((resolve, reject) => req.session.save((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())));
+  new Promise((resolve, reject) =>
+    req.session.save((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
+  );
 
 /** Maps a failed exchange to its answer; platform trouble keeps its own 502/504. */
 function exchangeFailure(error: unknown): unknown {
@@ -71,7 +73,8 @@ export function createCallbackRouter(deps: CallbackDeps): Router {
 
     if (!(await store.claimOnce(`code:${codeHash}`, deps.codeClaimTtlMs))) {
       // A reload or the back button repeats the entry that made this very session: land again.
-      const sameBrowser = previous?.entry === codeHash && (await store.get(req.sessionID)) !== undefined;
+      const sameBrowser =
+        previous?.entry === codeHash && (await store.get(req.sessionID)) !== undefined;
       events.emit('codeReplay', { sessionHash: hashSessionId(req.sessionID), sameBrowser });
       if (sameBrowser) return landed(res);
       throw new CodeAlreadyUsedError();
@@ -90,15 +93,26 @@ export function createCallbackRouter(deps: CallbackDeps): Router {
     if (previous !== undefined) await store.delete(oldSessionId);
     await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
     const record = newTokenRecord(tokens, deps.refreshTokenLifetimeMs);
-    await store.put(req.sessionID, record, { expectedVersion: null, ttlMs: recordTtlMs(record, Date.now()) });
+    await store.put(req.sessionID, record, {
+      expectedVersion: null,
+      ttlMs: recordTtlMs(record, Date.now()),
+    });
     req.session.platformLogin = { openId: record.openId, entry: codeHash };
     await save(req);
 
     const sessionHash = hashSessionId(req.sessionID);
     if (previous !== undefined && previous.openId !== record.openId) {
-      events.emit('identitySwitch', { previousOpenId: previous.openId, openId: record.openId, sessionHash });
+      events.emit('identitySwitch', {
+        previousOpenId: previous.openId,
+        openId: record.openId,
+        sessionHash,
+      });
     }
-    events.emit('login', { openId: record.openId, sessionHash, durationMs: Date.now() - startedAt });
+    events.emit('login', {
+      openId: record.openId,
+      sessionHash,
+      durationMs: Date.now() - startedAt,
+    });
     landed(res);
   }
 

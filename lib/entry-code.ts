@@ -14,7 +14,9 @@ export function readEntryCode(originalUrl: string, maxCodeLength: number): strin
   const codes = params.getAll('code');
   if (codes.length !== 1) {
     throw new InvalidRequestError(
-      codes.length === 0 ? 'The entry has no `code` parameter.' : 'The entry has more than one `code` parameter.',
+      codes.length === 0
+        ? 'The entry has no `code` parameter.'
+        : 'The entry has more than one `code` parameter.',
     );
   }
   const code = codes[0]!;

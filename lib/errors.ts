@@ -67,7 +67,13 @@ export abstract class PlatformLoginError extends Error {
 
   /** What is safe to show or log: no stack, no secrets. */
   toJSON(): Record<string, unknown> {
-    return { name: this.name, code: this.code, status: this.status, error: this.error, message: this.message };
+    return {
+      name: this.name,
+      code: this.code,
+      status: this.status,
+      error: this.error,
+      message: this.message,
+    };
   }
 
   [inspect.custom](): string {
@@ -79,7 +85,8 @@ type OAuthErrorCode = 'invalid_grant' | 'invalid_client' | (string & {});
 
 /** The token endpoint answered with an OAuth error (`invalid_grant`, `invalid_client`, …). */
 export class TokenEndpointError extends PlatformLoginError {
-  readonly code: 'ERR_PLATFORM_INVALID_GRANT' | 'ERR_PLATFORM_INVALID_CLIENT' | 'ERR_PLATFORM_REFUSED';
+  readonly code:
+    'ERR_PLATFORM_INVALID_GRANT' | 'ERR_PLATFORM_INVALID_CLIENT' | 'ERR_PLATFORM_REFUSED';
   readonly status = 502;
   readonly error = 'platform_error';
   /** The OAuth `error` value (sanitised), e.g. `invalid_grant`. */
@@ -89,7 +96,12 @@ export class TokenEndpointError extends PlatformLoginError {
   /** The HTTP status the platform answered with. */
   readonly httpStatus: number;
 
-  constructor(fields: { oauthError: unknown; oauthErrorDescription?: unknown; httpStatus: number; grant: string }) {
+  constructor(fields: {
+    oauthError: unknown;
+    oauthErrorDescription?: unknown;
+    httpStatus: number;
+    grant: string;
+  }) {
     const oauthError = sanitizePlatformText(fields.oauthError, 64) ?? 'unknown_error';
     super(
       `The token endpoint refused the ${fields.grant} request with "${oauthError}" (HTTP ${fields.httpStatus}).` +
@@ -162,7 +174,9 @@ export class LoginRequiredError extends PlatformLoginError {
   readonly code = 'ERR_PLATFORM_LOGIN_REQUIRED';
   readonly status = 401;
   readonly error = 'login_required';
-  constructor(message = 'No player is logged in on this session; the player must enter the game from the platform.') {
+  constructor(
+    message = 'No player is logged in on this session; the player must enter the game from the platform.',
+  ) {
     super(message);
   }
 }
@@ -172,7 +186,10 @@ export class ReauthRequiredError extends PlatformLoginError {
   readonly code = 'ERR_PLATFORM_REAUTH_REQUIRED';
   readonly status = 401;
   readonly error = 'reauth_required';
-  constructor(message = 'The platform no longer accepts this login; the player must enter the game again.', options?: { cause?: unknown }) {
+  constructor(
+    message = 'The platform no longer accepts this login; the player must enter the game again.',
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }
@@ -210,7 +227,9 @@ export class CodeAlreadyUsedError extends PlatformLoginError {
   readonly status = 400;
   readonly error = 'code_already_used';
   constructor() {
-    super('This entry code was already used; the player must enter the game again from the platform.');
+    super(
+      'This entry code was already used; the player must enter the game again from the platform.',
+    );
   }
 }
 
@@ -220,7 +239,8 @@ export class EntryDeniedError extends PlatformLoginError {
   readonly status: number;
   readonly error: string;
   constructor(oauthError: unknown) {
-    const error = sanitizePlatformText(oauthError, 64)?.replace(/[^a-z0-9_]/gi, '') || 'access_denied';
+    const error =
+      sanitizePlatformText(oauthError, 64)?.replace(/[^a-z0-9_]/gi, '') || 'access_denied';
     super(`The platform sent the player back with error "${error}" instead of a code.`);
     this.error = error;
     this.status = error === 'access_denied' ? 403 : 400;
@@ -277,7 +297,10 @@ export class CodeRejectedError extends PlatformLoginError {
   readonly status = 400;
   readonly error = 'code_rejected';
   constructor(options?: { cause?: unknown }) {
-    super('The platform refused this entry code (expired or already used); the player must enter the game again.', options);
+    super(
+      'The platform refused this entry code (expired or already used); the player must enter the game again.',
+      options,
+    );
   }
 }
 

@@ -8,10 +8,23 @@ export interface PlatformLoginEvents {
   login: [{ openId: string; sessionHash: string; durationMs: number }];
   /** Tokens were refreshed. `renewed`: same access token with a later expiry, or a new one. */
   refresh: [
-    { openId: string; sessionHash: string; durationMs: number; renewed: 'same-token' | 'new-token'; background: boolean },
+    {
+      openId: string;
+      sessionHash: string;
+      durationMs: number;
+      renewed: 'same-token' | 'new-token';
+      background: boolean;
+    },
   ];
   /** A refresh failed; `code` says why. The request was still served when the token was valid. */
-  refreshFailed: [{ openId: string; sessionHash: string; code: PlatformErrorCode | 'ERR_UNKNOWN'; background: boolean }];
+  refreshFailed: [
+    {
+      openId: string;
+      sessionHash: string;
+      code: PlatformErrorCode | 'ERR_UNKNOWN';
+      background: boolean;
+    },
+  ];
   /** A browser holding one player's session entered as another player; the old session was ended. */
   identitySwitch: [{ previousOpenId: string; openId: string; sessionHash: string }];
   /** A code that was already redeemed came back. `sameBrowser`: a reload of the entry, answered without a call. */

@@ -7,7 +7,6 @@ import type { PlatformUser } from './player-context';
 type FetchResponse = Response;
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
       /** The logged-in player; set by `login.middleware()`. */

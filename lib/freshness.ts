@@ -16,7 +16,9 @@ export interface FreshnessPolicy {
 export function freshnessOf(record: TokenRecord, now: number, policy: FreshnessPolicy): Freshness {
   if (now >= record.accessExpiresAt - policy.refreshSkewMs) return 'refresh-now';
   if (policy.refreshAheadFraction < 1) {
-    const aheadAt = record.obtainedAt + (record.accessExpiresAt - record.obtainedAt) * policy.refreshAheadFraction;
+    const aheadAt =
+      record.obtainedAt +
+      (record.accessExpiresAt - record.obtainedAt) * policy.refreshAheadFraction;
     if (now >= aheadAt) return 'refresh-ahead';
   }
   return 'fresh';

@@ -25,7 +25,9 @@ export function createLogoutHandler(deps: LogoutDeps, options: LogoutOptions = {
   const cookieName = options.cookieName ?? 'connect.sid';
   const redirectTo = options.redirectTo;
   if (redirectTo !== undefined && !/^\/(?![/\\])[\x21-\x7e]*$/.test(redirectTo)) {
-    throw new TypeError('logout(): `redirectTo` must be a path on this site starting with a single "/".');
+    throw new TypeError(
+      'logout(): `redirectTo` must be a path on this site starting with a single "/".',
+    );
   }
 
   return async function platformLogout(req, res, next) {
@@ -37,10 +39,22 @@ export function createLogoutHandler(deps: LogoutDeps, options: LogoutOptions = {
       const cookie = req.session.cookie;
       await new Promise<void>((resolve, reject) =>
         req.session.destroy((err: unknown) =>
-          err ? reject(new StoreUnavailableError('The session store failed to destroy the session.', { cause: err })) : resolve(),
+          err
+            ? reject(
+                new StoreUnavailableError('The session store failed to destroy the session.', {
+                  cause: err,
+                }),
+              )
+            : resolve(),
         ),
       );
-      res.clearCookie(cookieName, { path: cookie?.path ?? '/', domain: cookie?.domain, secure: cookie?.secure === true, sameSite: cookie?.sameSite, httpOnly: true });
+      res.clearCookie(cookieName, {
+        path: cookie?.path ?? '/',
+        domain: cookie?.domain,
+        secure: cookie?.secure === true,
+        sameSite: cookie?.sameSite,
+        httpOnly: true,
+      });
       res.setHeader('Cache-Control', 'no-store');
       deps.events.emit('logout', { openId, sessionHash: hashSessionId(sessionId) });
       if (redirectTo !== undefined) res.redirect(303, redirectTo);

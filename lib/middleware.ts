@@ -24,7 +24,10 @@ export interface MiddlewareDeps {
   fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void;
 }
 
-export function createMiddleware(deps: MiddlewareDeps, options: MiddlewareOptions = {}): RequestHandler {
+export function createMiddleware(
+  deps: MiddlewareDeps,
+  options: MiddlewareOptions = {},
+): RequestHandler {
   const optional = options.optional === true;
   const { store, refresher, api, fail } = deps;
 

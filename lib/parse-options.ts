@@ -3,7 +3,11 @@
 import type { z } from 'zod';
 
 /** Parses `input` with `schema`, or throws a TypeError naming each wrong option. */
-export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, owner: string): z.output<S> {
+export function parseOptions<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  owner: string,
+): z.output<S> {
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {

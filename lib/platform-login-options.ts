@@ -17,11 +17,10 @@ const isTokenStore = (value: unknown): value is TokenStore =>
   );
 
 /** A path on this site: `/…` but never `//host` or `/\host`, which browsers treat as another site. */
-const sameSitePath = z
-  .string()
-  .refine((value) => /^\/(?![/\\])[\x21-\x7e]*$/.test(value), {
-    message: 'must be a path on this site starting with a single "/" (not an absolute or protocol-relative URL)',
-  });
+const sameSitePath = z.string().refine((value) => /^\/(?![/\\])[\x21-\x7e]*$/.test(value), {
+  message:
+    'must be a path on this site starting with a single "/" (not an absolute or protocol-relative URL)',
+});
 
 /** Options of the token endpoint client that platformLogin() passes through unchanged. */
 const tokenClientPassThrough = z
@@ -32,7 +31,12 @@ const tokenClientPassThrough = z
     timeoutMs: z.number().int().positive().optional(),
     maxResponseBytes: z.number().int().positive().optional(),
     refreshRetries: z.number().int().min(0).max(5).optional(),
-    fetch: z.custom<typeof fetch>((value) => typeof value === 'function', 'must be a fetch function').optional(),
+    retryBaseDelayMs: z.number().int().min(0).max(60_000).optional(),
+    maxRetryDelayMs: z.number().int().min(0).max(60_000).optional(),
+    maxExpiresInSeconds: z.number().int().positive().optional(),
+    fetch: z
+      .custom<typeof fetch>((value) => typeof value === 'function', 'must be a fetch function')
+      .optional(),
   })
   .strict();
 
@@ -49,7 +53,12 @@ export const platformLoginSchema = z
     /** The redirect_uri registered on the platform, sent byte for byte to the token endpoint. */
     redirectUri: httpUrl,
     /** Where token records live. Defaults to a `MemoryTokenStore` (one process only). */
-    store: z.custom<TokenStore>(isTokenStore, 'must be a TokenStore (MemoryTokenStore, RedisTokenStore or your own)').optional(),
+    store: z
+      .custom<TokenStore>(
+        isTokenStore,
+        'must be a TokenStore (MemoryTokenStore, RedisTokenStore or your own)',
+      )
+      .optional(),
     /** Where a successful entry lands (303). A path on this site. Defaults to `/`. */
     successRedirect: sameSitePath.default('/'),
     /** Refresh before the handler runs when less than this is left of the access token. Defaults to 60. */
@@ -60,7 +69,11 @@ export const platformLoginSchema = z
      */
     refreshAheadFraction: z.number().gt(0).max(1).default(0.5),
     /** Lifetime of a refresh token when the platform does not say (the spec states 90 days). Defaults to 7776000. */
-    refreshTokenLifetimeSeconds: z.number().int().positive().default(90 * 24 * 3600),
+    refreshTokenLifetimeSeconds: z
+      .number()
+      .int()
+      .positive()
+      .default(90 * 24 * 3600),
     /** Longest accepted `code` parameter, in characters. Defaults to 512. */
     maxCodeLength: z.number().int().min(16).max(4096).default(512),
     /** How long a redeemed code is remembered so it is never sent twice (at least 600). Defaults to 900. */

@@ -1,7 +1,14 @@
 // platformLogin(): wires the token client, the store and the refresh coordinator into the callback
 // router, the middleware and the logout handler. Everything is computed here, once.
 import { EventEmitter } from 'node:events';
-import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import type {
+  ErrorRequestHandler,
+  NextFunction,
+  Request,
+  RequestHandler,
+  Response,
+  Router,
+} from 'express';
 import { createCallbackRouter } from './callback';
 import { isPlatformLoginError, SessionMissingError } from './errors';
 import type { PlatformLoginEvents } from './events';
@@ -15,9 +22,8 @@ import { MemoryTokenStore } from './stores/memory-store';
 import type { TokenStore } from './stores/token-store';
 import { PlatformTokenClient } from './token-client';
 
-/** Refresh attempts the token client makes at most (1 + its default retries) when none is configured. */
-const DEFAULT_REFRESH_ATTEMPTS = 3;
-const DEFAULT_TIMEOUT_MS = 5000;
+/** Defaults of the token client that bound how long one refresh can take (see token-client-options.ts). */
+const CLIENT_DEFAULTS = { timeoutMs: 5000, refreshRetries: 2, maxRetryDelayMs: 2000 };
 
 /** The package's parts for one platform registration. Emits {@link PlatformLoginEvents}. */
 export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
@@ -45,10 +51,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       ...config.tokenClient,
     });
     const refreshTokenLifetimeMs = config.refreshTokenLifetimeSeconds * 1000;
-    const timeoutMs = config.tokenClient?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const attempts = config.tokenClient?.refreshRetries === undefined ? DEFAULT_REFRESH_ATTEMPTS : config.tokenClient.refreshRetries + 1;
-    // The lock outlives the slowest refresh the client can make (every attempt timing out, plus backoff).
-    const lockTtlMs = timeoutMs * attempts + 3000;
+    const { timeoutMs, refreshRetries, maxRetryDelayMs } = {
+      ...CLIENT_DEFAULTS,
+      ...config.tokenClient,
+    };
+    // The lock outlives the slowest refresh the client can make: every attempt timing out, plus backoff.
+    const lockTtlMs = timeoutMs * (refreshRetries + 1) + maxRetryDelayMs * refreshRetries + 1000;
     this.refresher = new RefreshCoordinator(
       this.store,
       this.client,
@@ -67,7 +75,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       apiUrl,
       accessTokenPlacement: config.accessTokenPlacement,
       accessTokenQueryParameter: config.accessTokenQueryParameter,
-      freshness: { refreshSkewMs: config.refreshSkewSeconds * 1000, refreshAheadFraction: config.refreshAheadFraction },
+      freshness: {
+        refreshSkewMs: config.refreshSkewSeconds * 1000,
+        refreshAheadFraction: config.refreshAheadFraction,
+      },
     };
 
     let warnedSessionMissing = false;
@@ -84,7 +95,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       this.emit('unreadableRecord', payload);
     };
     const storeEvents = this.store as Partial<Pick<EventEmitter, 'on'>>;
-    if (typeof storeEvents.on === 'function') storeEvents.on.call(this.store, 'unreadable', forward);
+    if (typeof storeEvents.on === 'function')
+      storeEvents.on.call(this.store, 'unreadable', forward);
 
     this.callback = createCallbackRouter({
       store: this.store,
@@ -107,7 +119,13 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     let handler = this.middlewares.get(optional);
     if (handler === undefined) {
       handler = createMiddleware(
-        { store: this.store, refresher: this.refresher, api: this.api, events: this, fail: this.fail },
+        {
+          store: this.store,
+          refresher: this.refresher,
+          api: this.api,
+          events: this,
+          fail: this.fail,
+        },
         { optional },
       );
       this.middlewares.set(optional, handler);

@@ -29,11 +29,21 @@ export interface ApiSettings {
 
 /** Bodies that can be sent a second time when a 401 makes platformFetch retry. */
 const isReplayable = (body: RequestInit['body']): boolean =>
-  body === undefined || body === null || typeof body === 'string' || body instanceof URLSearchParams ||
-  body instanceof ArrayBuffer || ArrayBuffer.isView(body) || body instanceof Blob || body instanceof FormData;
+  body === undefined ||
+  body === null ||
+  typeof body === 'string' ||
+  body instanceof URLSearchParams ||
+  body instanceof ArrayBuffer ||
+  ArrayBuffer.isView(body) ||
+  body instanceof Blob ||
+  body instanceof FormData;
 
 export function userOf(record: TokenRecord): PlatformUser {
-  const user: PlatformUser = { openId: record.openId, scope: record.scope, tokenExpiresAt: record.accessExpiresAt };
+  const user: PlatformUser = {
+    openId: record.openId,
+    scope: record.scope,
+    tokenExpiresAt: record.accessExpiresAt,
+  };
   if (record.unionId !== undefined) user.unionId = record.unionId;
   return user;
 }
@@ -54,7 +64,8 @@ export class PlayerContext {
         this.record = await this.refresher.refresh(this.sessionId, this.record);
       } catch (error) {
         // The platform is down but the token still works: use it rather than fail the call.
-        if (!isUsable(this.record, Date.now()) || (error as { status?: number }).status === 401) throw error;
+        if (!isUsable(this.record, Date.now()) || (error as { status?: number }).status === 401)
+          throw error;
       }
     }
     return this.record.accessToken;
@@ -80,8 +91,13 @@ export class PlayerContext {
         ? new URL(this.api.apiBase + pathOrUrl)
         : new URL(pathOrUrl);
     // The token goes to the open API only, never to whatever URL a handler happens to pass.
-    if (url.origin !== this.api.apiUrl.origin || !url.pathname.startsWith(this.api.apiUrl.pathname)) {
-      throw new TypeError('platformFetch() only calls the open API under `apiUrl`; pass a path such as "/userinfo".');
+    if (
+      url.origin !== this.api.apiUrl.origin ||
+      !url.pathname.startsWith(this.api.apiUrl.pathname)
+    ) {
+      throw new TypeError(
+        'platformFetch() only calls the open API under `apiUrl`; pass a path such as "/userinfo".',
+      );
     }
     return url;
   }

@@ -15,7 +15,12 @@ import {
 import type { PlatformLoginEvents } from './events';
 import { hashSessionId } from './hash';
 import type { TokenStore } from './stores/token-store';
-import { recordTtlMs, renewedTokenRecord, type ReceivedTokens, type TokenRecord } from './token-record';
+import {
+  recordTtlMs,
+  renewedTokenRecord,
+  type ReceivedTokens,
+  type TokenRecord,
+} from './token-record';
 
 /** What the coordinator needs from the token client. */
 export interface Refresher {
@@ -44,7 +49,10 @@ const pollDelay = (): number => 25 + Math.random() * 50;
 export class RefreshCoordinator {
   private readonly inFlight = new Map<string, Promise<TokenRecord>>();
   /** Recent failures by session: while the platform is down, one attempt per record and cooldown, not one per request. */
-  private readonly recentFailures = new Map<string, { version: number; until: number; error: PlatformLoginError }>();
+  private readonly recentFailures = new Map<
+    string,
+    { version: number; until: number; error: PlatformLoginError }
+  >();
 
   constructor(
     private readonly store: TokenStore,
@@ -64,7 +72,8 @@ export class RefreshCoordinator {
     if (running) return running;
     const failure = this.recentFailures.get(sessionId);
     if (failure !== undefined) {
-      if (failure.version === seen.version && Date.now() < failure.until) return Promise.reject(failure.error);
+      if (failure.version === seen.version && Date.now() < failure.until)
+        return Promise.reject(failure.error);
       this.recentFailures.delete(sessionId);
     }
     const started = this.run(sessionId, seen, background)
@@ -79,15 +88,24 @@ export class RefreshCoordinator {
 
   private rememberFailure(sessionId: string, version: number, error: unknown): void {
     // Only platform trouble is worth remembering; a missing login or a store error is re-checked each time.
-    if (!(error instanceof PlatformUnavailableError || error instanceof PlatformMisconfiguredError)) return;
+    if (!(error instanceof PlatformUnavailableError || error instanceof PlatformMisconfiguredError))
+      return;
     if (this.recentFailures.size >= MAX_REMEMBERED_FAILURES) {
       const oldest = this.recentFailures.keys().next().value;
       if (oldest !== undefined) this.recentFailures.delete(oldest);
     }
-    this.recentFailures.set(sessionId, { version, until: Date.now() + this.settings.failureCooldownMs, error });
+    this.recentFailures.set(sessionId, {
+      version,
+      until: Date.now() + this.settings.failureCooldownMs,
+      error,
+    });
   }
 
-  private async run(sessionId: string, seen: TokenRecord, background: boolean): Promise<TokenRecord> {
+  private async run(
+    sessionId: string,
+    seen: TokenRecord,
+    background: boolean,
+  ): Promise<TokenRecord> {
     const deadline = Date.now() + this.settings.maxWaitMs;
     for (;;) {
       const owner = await this.store.acquireLock(sessionId, this.settings.lockTtlMs);
@@ -105,14 +123,21 @@ export class RefreshCoordinator {
       if (current === undefined) throw new LoginRequiredError();
       if (current.version !== seen.version) return current;
       if (Date.now() > deadline) {
-        throw new PlatformUnavailableError('Gave up waiting for another process to refresh the tokens.', {
-          retryAfterSeconds: this.settings.retryAfterSeconds,
-        });
+        throw new PlatformUnavailableError(
+          'Gave up waiting for another process to refresh the tokens.',
+          {
+            retryAfterSeconds: this.settings.retryAfterSeconds,
+          },
+        );
       }
     }
   }
 
-  private async refreshHoldingLock(sessionId: string, seen: TokenRecord, background: boolean): Promise<TokenRecord> {
+  private async refreshHoldingLock(
+    sessionId: string,
+    seen: TokenRecord,
+    background: boolean,
+  ): Promise<TokenRecord> {
     const current = await this.store.get(sessionId);
     if (current === undefined) throw new LoginRequiredError();
     // Someone refreshed (or logged in again) since `seen` was read: theirs is the newer record.
@@ -125,14 +150,24 @@ export class RefreshCoordinator {
       tokens = await this.client.refresh(current.refreshToken);
     } catch (error) {
       const failure = await this.classifyFailure(sessionId, current, error);
-      this.events.emit('refreshFailed', { openId: current.openId, sessionHash, code: failure.code, background });
+      this.events.emit('refreshFailed', {
+        openId: current.openId,
+        sessionHash,
+        code: failure.code,
+        background,
+      });
       throw failure;
     }
     if (tokens.openId !== current.openId) {
       // The platform renewed a login for somebody else: never let a session change players silently.
       await this.store.delete(sessionId, { expectedVersion: current.version });
       const failure = new IdentityChangedError();
-      this.events.emit('refreshFailed', { openId: current.openId, sessionHash, code: failure.code, background });
+      this.events.emit('refreshFailed', {
+        openId: current.openId,
+        sessionHash,
+        code: failure.code,
+        background,
+      });
       throw failure;
     }
     const next = renewedTokenRecord(current, tokens, this.settings.refreshTokenLifetimeMs);
@@ -157,7 +192,11 @@ export class RefreshCoordinator {
   }
 
   /** Turns a token-endpoint failure into the answer of the design's failure table. */
-  private async classifyFailure(sessionId: string, current: TokenRecord, error: unknown): Promise<PlatformLoginError> {
+  private async classifyFailure(
+    sessionId: string,
+    current: TokenRecord,
+    error: unknown,
+  ): Promise<PlatformLoginError> {
     if (error instanceof TokenEndpointError && error.code === 'ERR_PLATFORM_INVALID_GRANT') {
       await this.store.delete(sessionId, { expectedVersion: current.version });
       return new ReauthRequiredError(undefined, { cause: error });
@@ -169,9 +208,12 @@ export class RefreshCoordinator {
       );
     }
     if (error instanceof StoreUnavailableError) return error;
-    return new PlatformUnavailableError('The platform could not refresh the tokens; they were kept.', {
-      cause: error,
-      retryAfterSeconds: this.settings.retryAfterSeconds,
-    });
+    return new PlatformUnavailableError(
+      'The platform could not refresh the tokens; they were kept.',
+      {
+        cause: error,
+        retryAfterSeconds: this.settings.retryAfterSeconds,
+      },
+    );
   }
 }

@@ -4,7 +4,13 @@
 import type { Request, Response } from 'express';
 import { isPlatformLoginError, PlatformUnavailableError, StoreUnavailableError } from './errors';
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
 
 /** What a player is told, per error code; the JSON `error` code is for programs. */
@@ -16,7 +22,8 @@ const PLAYER_TEXT: Record<string, string> = {
   invalid_request: 'This entry link is not valid. Enter the game again from the platform.',
   platform_unavailable: 'The platform is not answering right now. Please try again in a moment.',
   platform_error: 'The platform answered with an error. Please enter the game again in a moment.',
-  platform_timeout: 'The platform took too long to answer. Please enter the game again in a moment.',
+  platform_timeout:
+    'The platform took too long to answer. Please enter the game again in a moment.',
   store_unavailable: 'The game is having trouble right now. Please try again in a moment.',
   method_not_allowed: 'This address only opens from the platform.',
 };

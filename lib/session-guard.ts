@@ -4,5 +4,6 @@ import { SessionMissingError } from './errors';
 
 /** Throws SessionMissingError (with the fix in its message) when express-session is not mounted. */
 export function requireSession(req: Request): void {
-  if (req.session === undefined || typeof req.session.regenerate !== 'function') throw new SessionMissingError();
+  if (req.session === undefined || typeof req.session.regenerate !== 'function')
+    throw new SessionMissingError();
 }

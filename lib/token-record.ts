@@ -36,7 +36,10 @@ export interface ReceivedTokens {
 }
 
 /** The first record of a login, from the code exchange. */
-export function newTokenRecord(tokens: ReceivedTokens, refreshTokenLifetimeMs: number): TokenRecord {
+export function newTokenRecord(
+  tokens: ReceivedTokens,
+  refreshTokenLifetimeMs: number,
+): TokenRecord {
   const obtainedAt = tokens.expiresAt - tokens.expiresIn * 1000;
   if (!tokens.refreshToken) throw new TypeError('a code exchange must return a refresh token');
   return {
@@ -62,7 +65,10 @@ export function renewedTokenRecord(
   refreshTokenLifetimeMs: number,
 ): TokenRecord {
   const obtainedAt = tokens.expiresAt - tokens.expiresIn * 1000;
-  const rotated = tokens.refreshToken !== undefined && tokens.refreshToken !== '' && tokens.refreshToken !== current.refreshToken;
+  const rotated =
+    tokens.refreshToken !== undefined &&
+    tokens.refreshToken !== '' &&
+    tokens.refreshToken !== current.refreshToken;
   const unionId = tokens.unionId ?? current.unionId;
   return {
     accessToken: tokens.accessToken,

@@ -86,7 +86,7 @@ export async function sendTokenRequest(
     if (read.tooLarge) {
       throw new InvalidTokenResponseError(
         `The token endpoint's answer to the ${request.grant} request is larger than ` +
-          `maxResponseBytes (${limits.maxResponseBytes} bytes); it was not read.`,
+          `maxResponseBytes (${limits.maxResponseBytes} bytes); reading was stopped there.`,
         { httpStatus: response.status },
       );
     }

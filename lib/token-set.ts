@@ -42,7 +42,10 @@ export class TokenSet implements TokenSetFields {
   }
 
   /** The non-secret fields, for logging. */
-  toJSON(): Omit<TokenSetFields, 'accessToken' | 'refreshToken'> & { accessToken: string; refreshToken: string } {
+  toJSON(): Omit<TokenSetFields, 'accessToken' | 'refreshToken'> & {
+    accessToken: string;
+    refreshToken: string;
+  } {
     return {
       accessToken: '[redacted]',
       refreshToken: '[redacted]',

@@ -1,4 +1,5 @@
 // The game page's buttons: the browser only ever sees the player's public fields; tokens stay on the server.
+/* global document, window, fetch */
 const output = document.getElementById('output');
 document.getElementById('profile')?.addEventListener('click', async () => {
   const res = await fetch('/api/profile', { headers: { Accept: 'application/json' } });

@@ -20,7 +20,8 @@ let refreshes = 0;
 let reauths = 0;
 login.on('refresh', () => (refreshes += 1));
 login.on('refreshFailed', (event) => {
-  if (event.code === 'ERR_PLATFORM_INVALID_GRANT' || event.code === 'ERR_PLATFORM_REAUTH_REQUIRED') reauths += 1;
+  if (event.code === 'ERR_PLATFORM_INVALID_GRANT' || event.code === 'ERR_PLATFORM_REAUTH_REQUIRED')
+    reauths += 1;
 });
 
 const app = express();

@@ -9,10 +9,14 @@ export interface AppProcess {
 }
 
 export function startAppProcess(env: Record<string, string>): Promise<AppProcess> {
-  const child = spawn(process.execPath, ['-r', 'esbuild-register', join(__dirname, 'app-process.ts')], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', 'esbuild-register', join(__dirname, 'app-process.ts')],
+    {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error('app process did not start in 20 s')), 20_000);

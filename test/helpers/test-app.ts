@@ -2,8 +2,16 @@
 // the README tells users to, with a few routes that show what a handler sees.
 import express, { type Express } from 'express';
 import session, { type Store } from 'express-session';
-import { platformLogin, type PlatformLogin, type PlatformLoginOptions } from 'express-platform-login';
-import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, type PlatformSimulator } from 'express-platform-login/simulator';
+import {
+  platformLogin,
+  type PlatformLogin,
+  type PlatformLoginOptions,
+} from 'express-platform-login';
+import {
+  DEMO_CLIENT_ID,
+  DEMO_CLIENT_SECRET,
+  type PlatformSimulator,
+} from 'express-platform-login/simulator';
 
 export const TEST_REDIRECT_URI = 'http://127.0.0.1:3999/platform/callback';
 export const SESSION_SECRET = 'a-test-session-secret-that-is-long-enough';
@@ -23,7 +31,10 @@ export interface TestApp {
   login: PlatformLogin;
 }
 
-export function loginOptions(sim: PlatformSimulator, extra: Partial<PlatformLoginOptions> = {}): PlatformLoginOptions {
+export function loginOptions(
+  sim: PlatformSimulator,
+  extra: Partial<PlatformLoginOptions> = {},
+): PlatformLoginOptions {
   return {
     authUrl: sim.url,
     clientId: DEMO_CLIENT_ID,

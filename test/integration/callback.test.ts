@@ -16,14 +16,17 @@ beforeEach(() => {
   sim.resetCalls();
 });
 
-const code = (openId?: string): string => sim.issueCode({ redirectUri: TEST_REDIRECT_URI, ...(openId ? { openId } : {}) });
+const code = (openId?: string): string =>
+  sim.issueCode({ redirectUri: TEST_REDIRECT_URI, ...(openId ? { openId } : {}) });
 
 describe('a valid entry', () => {
   test('exchanges the code once, starts a session and lands on the success path', async () => {
     const store = new MemoryTokenStore();
     const { app } = createTestApp({ sim, login: { store } });
     const agent = request.agent(app);
-    const res = await agent.get(`/platform/callback?code=${encodeURIComponent(code('player-ada'))}`);
+    const res = await agent.get(
+      `/platform/callback?code=${encodeURIComponent(code('player-ada'))}`,
+    );
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe('/');
     expect(res.headers['cache-control']).toBe('no-store');
@@ -62,7 +65,9 @@ describe('a valid entry', () => {
     const { app, login } = createTestApp({ sim });
     const seen: PlatformLoginEvents['login'][0][] = [];
     login.on('login', (event) => seen.push(event));
-    const res = await request(app).get(`/platform/callback?code=${code('player-ada')}`).expect(303);
+    const res = await request(app)
+      .get(`/platform/callback?code=${code('player-ada')}`)
+      .expect(303);
     expect(seen).toHaveLength(1);
     expect(seen[0]!.openId).toBe('player-ada');
     expect(seen[0]!.sessionHash).not.toContain(sessionIdFrom(res));
@@ -70,17 +75,22 @@ describe('a valid entry', () => {
 });
 
 describe('methods other than GET', () => {
-  test.each(['HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'])('%s answers 405 and redeems nothing', async (method) => {
-    const { app } = createTestApp({ sim });
-    const entry = code();
-    const res = await request(app)[method.toLowerCase() as 'post'](`/platform/callback?code=${entry}`);
-    expect(res.status).toBe(405);
-    expect(res.headers.allow).toBe('GET');
-    expect(res.headers['set-cookie']).toBeUndefined();
-    expect(sim.calls.authorization_code).toBe(0);
-    // The code is still good for the real entry.
-    await request(app).get(`/platform/callback?code=${entry}`).expect(303);
-  });
+  test.each(['HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'])(
+    '%s answers 405 and redeems nothing',
+    async (method) => {
+      const { app } = createTestApp({ sim });
+      const entry = code();
+      const res = await request(app)[method.toLowerCase() as 'post'](
+        `/platform/callback?code=${entry}`,
+      );
+      expect(res.status).toBe(405);
+      expect(res.headers.allow).toBe('GET');
+      expect(res.headers['set-cookie']).toBeUndefined();
+      expect(sim.calls.authorization_code).toBe(0);
+      // The code is still good for the real entry.
+      await request(app).get(`/platform/callback?code=${entry}`).expect(303);
+    },
+  );
 });
 
 describe('code validation', () => {
@@ -95,7 +105,9 @@ describe('code validation', () => {
     ['a bracketed code (qs object syntax)', '?code[a]=b'],
   ])('%s is 400 invalid_request without a platform call', async (_name, query) => {
     const { app } = createTestApp({ sim });
-    const res = await request(app).get(`/platform/callback${query}`).set('Accept', 'application/json');
+    const res = await request(app)
+      .get(`/platform/callback${query}`)
+      .set('Accept', 'application/json');
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'invalid_request' });
     expect(res.headers['set-cookie']).toBeUndefined();
@@ -114,7 +126,9 @@ describe('code validation', () => {
 
   test('browsers get a short HTML page, API clients JSON', async () => {
     const { app } = createTestApp({ sim });
-    const html = await request(app).get('/platform/callback').set('Accept', 'text/html,application/xhtml+xml');
+    const html = await request(app)
+      .get('/platform/callback')
+      .set('Accept', 'text/html,application/xhtml+xml');
     expect(html.status).toBe(400);
     expect(html.headers['content-type']).toMatch(/text\/html/);
     expect(html.text).toContain('Enter the game again');
@@ -144,7 +158,9 @@ describe('codes are redeemed once', () => {
     login.on('codeReplay', (event) => replays.push(event.sameBrowser));
     const entry = code();
     await request(app).get(`/platform/callback?code=${entry}`).expect(303);
-    const stolen = await request(app).get(`/platform/callback?code=${entry}`).set('Accept', 'application/json');
+    const stolen = await request(app)
+      .get(`/platform/callback?code=${entry}`)
+      .set('Accept', 'application/json');
     expect(stolen.status).toBe(400);
     expect(stolen.body).toEqual({ error: 'code_already_used' });
     expect(stolen.headers['set-cookie']).toBeUndefined();
@@ -182,7 +198,9 @@ describe('a new player in a browser that holds another player', () => {
     expect(await store.get(adaSession)).toBeUndefined();
     expect((await store.get(sessionIdFrom(bo)))?.openId).toBe('player-bo');
     expect((await agent.get('/api/me').expect(200)).body.openId).toBe('player-bo');
-    expect(switches).toEqual([expect.objectContaining({ previousOpenId: 'player-ada', openId: 'player-bo' })]);
+    expect(switches).toEqual([
+      expect.objectContaining({ previousOpenId: 'player-ada', openId: 'player-bo' }),
+    ]);
   });
 });
 
@@ -218,7 +236,9 @@ describe('a broken platform at the exchange', () => {
 
   test('a code the platform refuses is 400 code_rejected', async () => {
     const { app } = createTestApp({ sim });
-    const res = await json(request(app).get('/platform/callback?code=not-a-code-the-platform-issued'));
+    const res = await json(
+      request(app).get('/platform/callback?code=not-a-code-the-platform-issued'),
+    );
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'code_rejected' });
   });
@@ -236,7 +256,9 @@ describe('set-up mistakes', () => {
   test('without express-session the entry says what is missing', async () => {
     const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
     const { app } = createTestApp({ sim, withoutSession: true });
-    const res = await request(app).get(`/platform/callback?code=${code()}`).set('Accept', 'application/json');
+    const res = await request(app)
+      .get(`/platform/callback?code=${code()}`)
+      .set('Accept', 'application/json');
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ error: 'server_misconfigured' });
     expect(errors.mock.calls.join(' ')).toContain('app.use(session(');
@@ -247,11 +269,15 @@ describe('set-up mistakes', () => {
   test.each(['//evil.example/', 'https://evil.example/', '/\\evil.example', 'game'])(
     'successRedirect %s is refused at creation',
     (successRedirect) => {
-      expect(() => platformLogin(loginOptions(sim, { successRedirect }))).toThrow(/successRedirect/);
+      expect(() => platformLogin(loginOptions(sim, { successRedirect }))).toThrow(
+        /successRedirect/,
+      );
     },
   );
 
   test('an unknown option is refused by name', () => {
-    expect(() => platformLogin({ ...loginOptions(sim), refreshSkew: 30 } as never)).toThrow(/refreshSkew/);
+    expect(() => platformLogin({ ...loginOptions(sim), refreshSkew: 30 } as never)).toThrow(
+      /refreshSkew/,
+    );
   });
 });

@@ -91,7 +91,9 @@ describe('refresh before the handler', () => {
     expect(after!.accessExpiresAt).toBeGreaterThan(Date.now() + HOUR);
     // The platform renews an unexpired token in place (spec section 3).
     expect(res.body.accessToken).toBe(before.accessToken);
-    expect(refreshes).toEqual([expect.objectContaining({ renewed: 'same-token', background: false })]);
+    expect(refreshes).toEqual([
+      expect.objectContaining({ renewed: 'same-token', background: false }),
+    ]);
   });
 
   test('an expired token is replaced by a new one', async () => {
@@ -107,7 +109,10 @@ describe('refresh before the handler', () => {
   test('the skew is configurable', async () => {
     const { app, store } = setUp({ refreshSkewSeconds: 10 });
     const { agent, sessionId } = await enter(app, sim);
-    await rewriteRecord(store, sessionId, () => ({ accessExpiresAt: Date.now() + 30 * SECOND, obtainedAt: Date.now() }));
+    await rewriteRecord(store, sessionId, () => ({
+      accessExpiresAt: Date.now() + 30 * SECOND,
+      obtainedAt: Date.now(),
+    }));
     sim.resetCalls();
     await agent.get('/api/me').expect(200);
     expect(sim.calls.refresh_token).toBe(0);
@@ -121,7 +126,9 @@ describe('refresh before the handler', () => {
       accessExpiresAt: Date.now() + HOUR,
     }));
     sim.injectFault({ kind: 'latency', ms: 400 }, { grant: 'refresh_token' });
-    const refreshed = new Promise<PlatformLoginEvents['refresh'][0]>((resolve) => login.once('refresh', resolve));
+    const refreshed = new Promise<PlatformLoginEvents['refresh'][0]>((resolve) =>
+      login.once('refresh', resolve),
+    );
     const startedAt = Date.now();
     await agent.get('/api/me').expect(200);
     // Served with the current record, before the slow platform answered.
@@ -152,40 +159,52 @@ describe('the failure table', () => {
     ['down (503)', { kind: 'status', status: 503 } as const],
     ['slow (no answer)', { kind: 'hang' } as const],
     ['answering garbage', { kind: 'malformed-json' } as const],
-  ])('platform %s with a still-valid token: served with the current token, kept', async (_name, fault) => {
-    const { app, store, login } = setUp({ tokenClient: { timeoutMs: 300, refreshRetries: 1 } });
-    const failures: string[] = [];
-    login.on('refreshFailed', (event) => failures.push(event.code));
-    const { agent, sessionId } = await enter(app, sim);
-    const before = await rewriteRecord(store, sessionId, expiringIn(20 * SECOND));
-    sim.injectFault(fault, { grant: 'refresh_token' });
-    const res = await agent.get('/api/token').expect(200);
-    expect(res.body.accessToken).toBe(before.accessToken);
-    expect(await store.get(sessionId)).toEqual(before);
-    expect(failures).toHaveLength(1);
-  });
+  ])(
+    'platform %s with a still-valid token: served with the current token, kept',
+    async (_name, fault) => {
+      const { app, store, login } = setUp({ tokenClient: { timeoutMs: 300, refreshRetries: 1 } });
+      const failures: string[] = [];
+      login.on('refreshFailed', (event) => failures.push(event.code));
+      const { agent, sessionId } = await enter(app, sim);
+      const before = await rewriteRecord(store, sessionId, expiringIn(20 * SECOND));
+      sim.injectFault(fault, { grant: 'refresh_token' });
+      const res = await agent.get('/api/token').expect(200);
+      expect(res.body.accessToken).toBe(before.accessToken);
+      expect(await store.get(sessionId)).toEqual(before);
+      expect(failures).toHaveLength(1);
+    },
+  );
 
   test.each([
     ['down (503)', { kind: 'status', status: 503 } as const],
     ['slow (no answer)', { kind: 'hang' } as const],
     ['answering garbage', { kind: 'html' } as const],
-  ])('platform %s with an expired token: 503 platform_unavailable with Retry-After, tokens kept', async (_name, fault) => {
-    const { app, store } = setUp({ tokenClient: { timeoutMs: 300, refreshRetries: 1 }, refreshFailureCooldownSeconds: 0 });
-    const { agent, sessionId } = await enter(app, sim);
-    const before = await rewriteRecord(store, sessionId, expiringIn(-SECOND));
-    sim.injectFault(fault, { grant: 'refresh_token' });
-    const res = await agent.get('/api/me').set(json);
-    expect(res.status).toBe(503);
-    expect(res.body).toEqual({ error: 'platform_unavailable' });
-    expect(res.headers['retry-after']).toBe('5');
-    expect(await store.get(sessionId)).toEqual(before);
-    // Once the platform is back, the same login works again.
-    sim.clearFaults();
-    await agent.get('/api/me').expect(200);
-  });
+  ])(
+    'platform %s with an expired token: 503 platform_unavailable with Retry-After, tokens kept',
+    async (_name, fault) => {
+      const { app, store } = setUp({
+        tokenClient: { timeoutMs: 300, refreshRetries: 1 },
+        refreshFailureCooldownSeconds: 0,
+      });
+      const { agent, sessionId } = await enter(app, sim);
+      const before = await rewriteRecord(store, sessionId, expiringIn(-SECOND));
+      sim.injectFault(fault, { grant: 'refresh_token' });
+      const res = await agent.get('/api/me').set(json);
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ error: 'platform_unavailable' });
+      expect(res.headers['retry-after']).toBe('5');
+      expect(await store.get(sessionId)).toEqual(before);
+      // Once the platform is back, the same login works again.
+      sim.clearFaults();
+      await agent.get('/api/me').expect(200);
+    },
+  );
 
   test('during an outage a login is tried once per cooldown, not once per request', async () => {
-    const { app, store } = setUp({ tokenClient: { refreshRetries: 0 }, refreshFailureCooldownSeconds: 60 });
+    const { app, store } = setUp({
+      tokenClient: { refreshRetries: 0 },
+      refreshFailureCooldownSeconds: 60,
+    });
     const { agent, sessionId } = await enter(app, sim);
     await rewriteRecord(store, sessionId, expiringIn(-SECOND));
     sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token' });
@@ -204,7 +223,10 @@ describe('the failure table', () => {
     const before = await rewriteRecord(store, sessionId, expiringIn(-SECOND));
     sim.injectFault({ kind: 'status', status: 401 }, { grant: 'refresh_token' });
     sim.clearFaults();
-    sim.injectFault({ kind: 'error-body-200', error: 'invalid_client' }, { grant: 'refresh_token' });
+    sim.injectFault(
+      { kind: 'error-body-200', error: 'invalid_client' },
+      { grant: 'refresh_token' },
+    );
     const res = await agent.get('/api/me').set(json);
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ error: 'platform_misconfigured' });
@@ -215,7 +237,10 @@ describe('the failure table', () => {
     const { app, store } = setUp();
     const { agent, sessionId } = await enter(app, sim, 'player-ada');
     await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
-    sim.injectFault({ kind: 'field', field: 'open_id', value: 'player-bo' }, { grant: 'refresh_token' });
+    sim.injectFault(
+      { kind: 'field', field: 'open_id', value: 'player-bo' },
+      { grant: 'refresh_token' },
+    );
     const res = await agent.get('/api/me').set(json);
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'reauth_required' });
@@ -226,7 +251,10 @@ describe('the failure table', () => {
     const { app, store } = setUp();
     const { agent, sessionId } = await enter(app, sim);
     const before = await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
-    sim.injectFault({ kind: 'field', field: 'refresh_token', value: undefined, remove: true }, { grant: 'refresh_token' });
+    sim.injectFault(
+      { kind: 'field', field: 'refresh_token', value: undefined, remove: true },
+      { grant: 'refresh_token' },
+    );
     await agent.get('/api/me').expect(200);
     const after = await store.get(sessionId);
     expect(after!.version).toBe(before.version + 1);
@@ -269,7 +297,10 @@ describe('the express-session write-back race', () => {
   test('a slow request that saves its session after a refresh does not bring the old token back', async () => {
     const { app, store } = setUp();
     const { agent, sessionId } = await enter(app, sim);
-    const old = await rewriteRecord(store, sessionId, () => ({ accessExpiresAt: Date.now() + HOUR, obtainedAt: Date.now() }));
+    const old = await rewriteRecord(store, sessionId, () => ({
+      accessExpiresAt: Date.now() + HOUR,
+      obtainedAt: Date.now(),
+    }));
     sim.advanceClock(3 * 3600);
     const slow = agent.get('/api/slow?ms=600');
     // Let the slow request load the record first, then refresh through a second request.

@@ -36,12 +36,20 @@ async function enter(): Promise<{ cookie: string; sessionId: string }> {
   const code = sim.issueCode({ redirectUri: 'http://127.0.0.1:3999/platform/callback' });
   const res = await fetch(`${apps[0]!.url}/platform/callback?code=${code}`, { redirect: 'manual' });
   expect(res.status).toBe(303);
-  const cookie = res.headers.getSetCookie().find((c) => c.startsWith('connect.sid='))!.split(';')[0]!;
-  const sessionId = /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(cookie.slice('connect.sid='.length)))![1]!;
+  const cookie = res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('connect.sid='))!
+    .split(';')[0]!;
+  const sessionId = /^s:(.+)\.[^.]+$/.exec(
+    decodeURIComponent(cookie.slice('connect.sid='.length)),
+  )![1]!;
   return { cookie, sessionId };
 }
 
-async function burst(cookie: string, count: number): Promise<{ status: number; accessToken?: string; pid?: number }[]> {
+async function burst(
+  cookie: string,
+  count: number,
+): Promise<{ status: number; accessToken?: string; pid?: number }[]> {
   return Promise.all(
     Array.from({ length: count }, async (_, i) => {
       const res = await fetch(`${apps[i % PROCESSES]!.url}/api/token`, {
@@ -79,7 +87,9 @@ test('a rotating platform: repeated refresh storms across processes never cause 
       expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
     }
     expect(sim.calls.refresh_token).toBe(5);
-    const stats = await Promise.all(apps.map(async (app) => (await fetch(`${app.url}/stats`)).json()));
+    const stats = await Promise.all(
+      apps.map(async (app) => (await fetch(`${app.url}/stats`)).json()),
+    );
     expect(stats.map((s) => (s as { reauths: number }).reauths)).toEqual(Array(PROCESSES).fill(0));
     expect(await store.get(sessionId)).toBeDefined();
   } finally {

@@ -3,6 +3,7 @@
 // within the bound and work again by themselves. The client keeps ioredis' defaults on purpose
 // (offline queue, 20 retries per request, no command timeout): the store's deadline alone bounds it.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { StoreUnavailableError } from '../../lib/errors';
@@ -114,7 +115,18 @@ test('Redis killed: calls fail within the bound; restarted on the same port: wor
 
   restarted = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      tmpdir(),
+    ],
     { stdio: 'ignore' },
   );
   await roundTripWhenBack(10_000);

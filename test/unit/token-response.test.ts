@@ -113,7 +113,7 @@ describe('parseTokenResponse', () => {
     ['no expires_in', { expires_in: undefined }, 'expires_in'],
     ['no open_id', { open_id: undefined }, 'open_id'],
     ['an empty open_id', { open_id: '' }, 'open_id'],
-    ['a numeric open_id (precision may be lost)', { open_id: 12345678901234567890 }, 'open_id'],
+    ['a numeric open_id (precision may be lost)', { open_id: 1234567890123 }, 'open_id'],
     ['an open_id of 257 characters', { open_id: 'p'.repeat(257) }, 'open_id'],
     ['an open_id with a control character', { open_id: 'ada\u0000' }, 'open_id'],
     ['a numeric scope', { scope: 3 }, 'scope'],

@@ -1,0 +1,11 @@
+// Constants shared by the benchmark driver and the app processes it starts.
+import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from '../../lib/simulator/demo-data';
+
+/** The simulator's demo registration, used by every benchmarked app. */
+export const BENCH_CLIENT = { clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET };
+
+/** The redirect_uri the apps send and the codes are issued for (never opened: loopback only). */
+export const BENCH_REDIRECT_URI = 'http://127.0.0.1:3999/platform/callback';
+
+/** One session secret for all processes, so a cookie works on any of them. */
+export const BENCH_SESSION_SECRET = 'a-bench-session-secret-shared-by-all-processes';

@@ -1,0 +1,94 @@
+// Reads a V8 .cpuprofile written by `node --cpu-prof` and reduces it to what RESULTS.md shows:
+// self time by area (this package, each dependency, Node internals, GC) and the top frames.
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+
+/** Self time of one area or frame, in milliseconds and microseconds per request. */
+export interface ProfileShare {
+  name: string;
+  ms: number;
+  usPerRequest: number;
+}
+
+/** A profile reduced for the results. */
+export interface ProfileSummary {
+  /** Sampled time with the process busy (idle excluded), in milliseconds. */
+  busyMs: number;
+  areas: ProfileShare[];
+  /** Every frame with self time (GC, idle and "program" excluded), most time first. */
+  frames: (ProfileShare & { area: string })[];
+}
+
+const ROOT = join(__dirname, '..', '..');
+
+/** Which part of the process a frame belongs to. */
+export function areaOf(url: string, functionName: string): string {
+  if (url === '') {
+    if (functionName === '(garbage collector)') return 'GC';
+    if (functionName === '(idle)') return 'idle';
+    if (functionName === '(program)') return 'V8 (program)';
+    return 'V8 builtins';
+  }
+  const path = url.startsWith('file://') ? new URL(url).pathname : url;
+  const module = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path);
+  if (module) return module[1]!;
+  if (path.startsWith('node:')) return 'node internals';
+  const inRepo = relative(ROOT, path);
+  if (inRepo.startsWith('lib/')) return 'express-platform-login (lib/)';
+  if (inRepo.startsWith('bench/')) return 'bench app';
+  return 'other';
+}
+
+function frameName(node: ProfileNode): string {
+  const { functionName, url, lineNumber } = node.callFrame;
+  const path = url.startsWith('file://') ? new URL(url).pathname : url;
+  const shortPath = path.includes('node_modules/')
+    ? path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)
+    : path.startsWith('/')
+      ? relative(ROOT, path)
+      : path;
+  const where = shortPath === '' ? '' : ` ${shortPath}:${lineNumber + 1}`;
+  return `${functionName === '' ? '(anonymous)' : functionName}${where}`;
+}
+
+/** Summarises the profile at `file`; `requests` is how many requests the process served meanwhile. */
+export function summarizeProfile(file: string, requests: number): ProfileSummary {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[];
+    startTime: number;
+    endTime: number;
+  };
+  const samples = profile.nodes.reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
+  const msPerSample = (profile.endTime - profile.startTime) / 1000 / Math.max(1, samples);
+  const areas = new Map<string, number>();
+  const frames = new Map<string, { ms: number; area: string }>();
+  for (const node of profile.nodes) {
+    const ms = (node.hitCount ?? 0) * msPerSample;
+    if (ms === 0) continue;
+    const area = areaOf(node.callFrame.url, node.callFrame.functionName);
+    areas.set(area, (areas.get(area) ?? 0) + ms);
+    if (area === 'idle' || area === 'V8 (program)' || area === 'GC') continue;
+    const name = frameName(node);
+    const frame = frames.get(name) ?? { ms: 0, area };
+    frame.ms += ms;
+    frames.set(name, frame);
+  }
+  const per = (ms: number): number => (ms * 1000) / Math.max(1, requests);
+  const busyMs = [...areas.entries()].filter(([name]) => name !== 'idle').reduce((sum, [, ms]) => sum + ms, 0);
+  return {
+    busyMs,
+    areas: [...areas.entries()]
+      .filter(([name]) => name !== 'idle')
+      .map(([name, ms]) => ({ name, ms, usPerRequest: per(ms) }))
+      .sort((a, b) => b.ms - a.ms),
+    frames: [...frames.entries()]
+      .map(([name, { ms, area }]) => ({ name, area, ms, usPerRequest: per(ms) }))
+      .sort((a, b) => b.ms - a.ms),
+  };
+}

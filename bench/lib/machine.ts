@@ -1,0 +1,50 @@
+// What the results were measured on: CPU, cores, memory, load, and the versions of Node, Redis and
+// every package on the request path. Absolute figures mean little without it.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus, freemem, loadavg, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+function versionOf(packageName: string): string {
+  try {
+    const file = packageName === '.' ? 'package.json' : join('node_modules', packageName, 'package.json');
+    return (JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'not installed';
+  }
+}
+
+function redisServerVersion(): string {
+  const text = execFileSync('redis-server', ['--version']).toString();
+  return /v=(\S+)/.exec(text)?.[1] ?? text.trim();
+}
+
+function gitCommit(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'lib'], { cwd: ROOT }).toString().trim();
+    return dirty === '' ? head : `${head} (lib/ with uncommitted changes)`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Markdown lines describing the machine and the versions, for the top of RESULTS.md. */
+export function describeMachine(): string[] {
+  const cores = cpus();
+  const gib = (value: number): string => `${(value / 1024 ** 3).toFixed(1)} GiB`;
+  const packages = ['express', 'express-session', 'connect-redis', 'ioredis', 'zod']
+    .map((name) => `${name} ${versionOf(name)}`)
+    .join(', ');
+  return [
+    `- CPU: ${cores[0]?.model ?? 'unknown'}, ${cores.length} logical cores (Linux ${release()})`,
+    `- Memory: ${gib(totalmem())} total, ${gib(freemem())} free at start; load average at start ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' / ')}`,
+    `- Node ${process.version}, redis-server ${redisServerVersion()} (private, loopback, no persistence)`,
+    `- express-platform-login ${versionOf('.')} at ${gitCommit()}, run from source (lib/*.ts via esbuild-register)`,
+    `- ${packages}`,
+  ];
+}

@@ -1,0 +1,84 @@
+// Starts and stops the app processes the benchmarks load (bench/lib/bench-app.ts), each its own
+// Node process on a free loopback port, as a game backend runs behind a load balancer.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+/** Which app a process runs; see bench-app.ts. */
+export type BenchAppKind = 'baseline' | 'package' | 'naive';
+
+/** A running app process. */
+export interface BenchApp {
+  kind: BenchAppKind;
+  port: number;
+  child: ChildProcess;
+}
+
+const APP_FILE = join(__dirname, 'bench-app.ts');
+const START_TIMEOUT_MS = 60_000;
+
+/** Starts one app process; `nodeArgs` go before the script (e.g. `--cpu-prof`). */
+export function startBenchApp(
+  kind: BenchAppKind,
+  env: { REDIS_URL: string; SIM_URL: string; KEY_PREFIX: string },
+  nodeArgs: string[] = [],
+): Promise<BenchApp> {
+  const child = spawn(process.execPath, [...nodeArgs, '-r', 'esbuild-register', APP_FILE], {
+    env: { ...process.env, ...env, BENCH_APP: kind, NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the ${kind} app process did not start within 60 s`));
+    }, START_TIMEOUT_MS);
+    const onExit = (code: number | null): void => {
+      clearTimeout(timer);
+      reject(new Error(`the ${kind} app process exited with ${code} before listening`));
+    };
+    child.once('exit', onExit);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening (\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        child.off('exit', onExit);
+        resolve({ kind, port: Number(match[1]), child });
+      }
+    });
+  });
+}
+
+/** Starts `count` processes of one kind, one after the other (parallel starts thrash 2 cores). */
+export async function startBenchApps(
+  kind: BenchAppKind,
+  count: number,
+  env: { REDIS_URL: string; SIM_URL: string; KEY_PREFIX: string },
+): Promise<BenchApp[]> {
+  const apps: BenchApp[] = [];
+  try {
+    for (let index = 0; index < count; index += 1) apps.push(await startBenchApp(kind, env));
+  } catch (error) {
+    await stopBenchApps(apps);
+    throw error;
+  }
+  return apps;
+}
+
+/** Ends the processes with SIGTERM (SIGKILL after 10 s) and waits for them to exit. */
+export async function stopBenchApps(apps: readonly BenchApp[]): Promise<void> {
+  await Promise.all(
+    apps.map(
+      ({ child }) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          child.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+}

@@ -1,0 +1,81 @@
+// Logged-in sessions for the benchmarks: made through each app's real login route, and moved
+// through time by rewriting what Redis holds (the token record, or the session for the naive app).
+import type { Agent } from 'node:http';
+import type { Redis } from 'ioredis';
+import type { TokenStore } from '../../lib/stores/token-store';
+import type { PlatformSimulator } from '../../lib/simulator';
+import { DEMO_PLAYERS } from '../../lib/simulator/demo-data';
+import { BENCH_REDIRECT_URI } from './bench-settings';
+import { send, type Answer } from './load';
+
+/** A browser's login: the cookie to send and the session id behind it. */
+export interface BenchSession {
+  cookie: string;
+  sessionId: string;
+}
+
+const HOUR_MS = 3_600_000;
+
+/** The player of the i-th session (the simulator knows three). */
+export const playerOf = (index: number): string => DEMO_PLAYERS[index % DEMO_PLAYERS.length]!.openId;
+
+/** Reads the express-session cookie (`s:<id>.<signature>`) out of an answer's Set-Cookie. */
+export function sessionOf(answer: Answer): BenchSession {
+  const cookie = ([] as string[])
+    .concat(answer.headers['set-cookie'] ?? [])
+    .find((c) => c.startsWith('connect.sid='))
+    ?.split(';')[0];
+  const match = cookie && /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(cookie.slice('connect.sid='.length)));
+  if (!cookie || !match) throw new Error(`no session cookie in an answer with status ${answer.status}`);
+  return { cookie, sessionId: match[1]! };
+}
+
+/** Enters the game through an app's callback with a code issued by the simulator (303 expected). */
+export async function enter(
+  agent: Agent,
+  sim: PlatformSimulator,
+  port: number,
+  openId: string,
+): Promise<BenchSession> {
+  const code = sim.issueCode({ openId, redirectUri: BENCH_REDIRECT_URI });
+  const answer = await send(agent, { port, path: `/platform/callback?code=${encodeURIComponent(code)}` }, true);
+  if (answer.status !== 303) throw new Error(`entry answered ${answer.status}: ${answer.body}`);
+  return sessionOf(answer);
+}
+
+/** Logs in to the baseline app, which only writes a marker into the session (204 expected). */
+export async function loginBaseline(agent: Agent, port: number, openId: string): Promise<BenchSession> {
+  const answer = await send(agent, { port, path: `/login?openId=${encodeURIComponent(openId)}` }, true);
+  if (answer.status !== 204) throw new Error(`baseline login answered ${answer.status}`);
+  return sessionOf(answer);
+}
+
+/**
+ * Makes a session's token record expired a second ago (obtained 2 h before that), as another
+ * writer would: version + 1, compare-and-set.
+ */
+export async function expireRecord(store: TokenStore, sessionId: string): Promise<void> {
+  const record = await store.get(sessionId);
+  if (record === undefined) throw new Error('no token record to expire');
+  const accessExpiresAt = Date.now() - 1000;
+  const next = { ...record, accessExpiresAt, obtainedAt: accessExpiresAt - 2 * HOUR_MS, version: record.version + 1 };
+  if (!(await store.put(sessionId, next, { expectedVersion: record.version, ttlMs: HOUR_MS }))) {
+    throw new Error('the token record changed while it was being expired');
+  }
+}
+
+/** The same for the naive app: its tokens are in the session, which connect-redis keeps as JSON. */
+export async function expireNaiveSession(redis: Redis, sessionKey: string): Promise<void> {
+  const stored = await redis.get(sessionKey);
+  if (stored === null) throw new Error('no session to expire');
+  const data = JSON.parse(stored) as { tokens?: { expiresAt: number } };
+  if (data.tokens === undefined) throw new Error('the session holds no tokens');
+  data.tokens.expiresAt = Date.now() - 1000;
+  await redis.set(sessionKey, JSON.stringify(data), 'KEEPTTL');
+}
+
+/** Whether the naive app's session still holds tokens (false: the player was logged out). */
+export async function naiveSessionHasTokens(redis: Redis, sessionKey: string): Promise<boolean> {
+  const stored = await redis.get(sessionKey);
+  return stored !== null && (JSON.parse(stored) as { tokens?: unknown }).tokens !== undefined;
+}

@@ -1,0 +1,52 @@
+// Percentile math and number formatting for the benchmarks. Percentiles are nearest-rank over the
+// full sample (no histogram buckets), so p99 is an observed latency, not an interpolation.
+
+/** A latency sample reduced to what the results report. */
+export interface LatencySummary {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+/** Nearest-rank percentile of an ascending array (`p` in 0–100); NaN for an empty array. */
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(sorted.length, rank) - 1]!;
+}
+
+/** Summarises latencies in milliseconds (the input is not modified). */
+export function summarize(latenciesMs: readonly number[]): LatencySummary {
+  const sorted = Float64Array.from(latenciesMs).sort();
+  let total = 0;
+  for (const value of sorted) total += value;
+  return {
+    count: sorted.length,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    max: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1]!,
+    mean: sorted.length === 0 ? Number.NaN : total / sorted.length,
+  };
+}
+
+/** Median of a few numbers (used to pick the middle of repeated rounds). */
+export function median(values: readonly number[]): number {
+  return percentile(Float64Array.from(values).sort(), 50);
+}
+
+/** Milliseconds with two decimals. */
+export const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : '–');
+
+/** A ratio with two decimals. */
+export const ratio = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : '–');
+
+/** A count with thousands separators. */
+export const count = (value: number): string => Math.round(value).toLocaleString('en-US');
+
+/** Bytes as a whole number, or as MiB with one decimal above 10 MiB. */
+export const bytes = (value: number): string =>
+  value >= 10 * 1024 * 1024 ? `${(value / 1024 / 1024).toFixed(1)} MiB` : `${Math.round(value)} B`;

@@ -1,0 +1,16 @@
+// Preload (`node -r esbuild-register -r test/helpers/source-aliases.ts …`) for processes a test
+// spawns: the package's own names resolve to lib/ sources, as in jest's moduleNameMapper, so a
+// test runs the code under test and never a stale or missing dist/ build.
+import Module from 'node:module';
+import { join } from 'node:path';
+
+const SOURCES: Record<string, string> = {
+  'express-platform-login': join(__dirname, '../../lib/index.ts'),
+  'express-platform-login/simulator': join(__dirname, '../../lib/simulator/index.ts'),
+};
+
+type Resolve = (request: string, ...rest: unknown[]) => string;
+const loader = Module as unknown as { _resolveFilename: Resolve };
+const resolveFilename = loader._resolveFilename;
+loader._resolveFilename = (request, ...rest) =>
+  resolveFilename.call(Module, SOURCES[request] ?? request, ...rest);

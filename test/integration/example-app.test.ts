@@ -1,0 +1,394 @@
+// The example game backend's contract (DESIGN.md section 6) over real HTTP: embedded defaults, two
+// instances sharing one Redis, a stalled Redis, and graceful shutdown of `example-app/server.ts`.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { MemoryTokenStore, RedisTokenStore, type TokenRecord } from 'express-platform-login';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { readConfig } from '../../example-app/config';
+import { startExample, type RunningExample } from '../../example-app/start';
+import { freePort } from '../helpers/free-port';
+import { expiringIn, rewriteRecord } from '../helpers/records';
+import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+
+const ROOT = join(__dirname, '../..');
+const JSON_ACCEPT = { Accept: 'application/json' };
+const ADA = { openId: 'player-ada', unionId: 'union-ada', scope: ['user_info', 'basic_actions'] };
+
+const unescapeHtml = (text: string): string =>
+  text.replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) =>
+    name === 'amp' ? '&' : name === 'lt' ? '<' : name === 'gt' ? '>' : name === 'quot' ? '"' : "'",
+  );
+
+/** A browser's cookie handling, as far as these tests need it: one jar, every host, no redirects. */
+class Browser {
+  readonly cookies = new Map<string, string>();
+
+  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size > 0) {
+      headers.set(
+        'Cookie',
+        [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+      );
+    }
+    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = '', ...attributes] = line.split(';');
+      const name = pair.slice(0, pair.indexOf('=')).trim();
+      const value = pair.slice(pair.indexOf('=') + 1).trim();
+      const expires = attributes.find((a) => /^\s*expires=/i.test(a))?.split('=')[1];
+      if (value === '' || (expires !== undefined && Date.parse(expires) <= Date.now())) {
+        this.cookies.delete(name);
+      } else {
+        this.cookies.set(name, value);
+      }
+    }
+    return res;
+  }
+
+  /** The express-session id behind the signed `connect.sid` cookie. */
+  sessionId(): string {
+    const cookie = decodeURIComponent(this.cookies.get('connect.sid') ?? '');
+    const id = /^s:(.+)\.[^.]+$/.exec(cookie)?.[1];
+    if (id === undefined) throw new Error('no session cookie');
+    return id;
+  }
+}
+
+/** The lobby's "Enter game" for the first player: the URL its form submits to. */
+function enterLinkOf(lobbyHtml: string, lobbyUrl: string): string {
+  const form = /<form method="get" action="([^"]+)">(.*?)<\/form>/.exec(lobbyHtml);
+  if (!form) throw new Error('the lobby shows no Enter game form');
+  const target = new URL(unescapeHtml(form[1]!), lobbyUrl);
+  for (const input of form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+    target.searchParams.set(input[1]!, unescapeHtml(input[2]!));
+  }
+  return target.href;
+}
+
+/**
+ * Enters as `openId` from the platform (its /enter), landing on the game page of `example`. The
+ * platform sends the browser to the configured redirect_uri; its path goes to `example`, as a load
+ * balancer in front of several instances would send it.
+ */
+async function enterFrom(
+  sim: PlatformSimulator,
+  example: RunningExample,
+  browser: Browser,
+  openId = 'player-ada',
+): Promise<void> {
+  const { redirectUri } = example;
+  const entry = await browser.fetch(sim.enterUrl({ openId, redirectUri }));
+  expect(entry.status).toBe(302);
+  const callback = new URL(entry.headers.get('location')!);
+  expect(`${callback.origin}${callback.pathname}`).toBe(redirectUri);
+  const landing = await browser.fetch(
+    new URL(callback.pathname + callback.search, example.url).href,
+  );
+  expect(landing.status).toBe(303);
+  expect(landing.headers.get('location')).toBe('/');
+}
+
+async function json(res: Response): Promise<unknown> {
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  return res.json();
+}
+
+async function waitUntil(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const healthy = (example: RunningExample) => async () =>
+  (await fetch(new URL('/healthz', example.url))).status === 200;
+
+describe('with no environment: embedded simulator, memory stores', () => {
+  let example: RunningExample;
+  let sim: PlatformSimulator;
+  const url = (path: string): string => new URL(path, example.url).href;
+
+  beforeAll(async () => {
+    example = await startExample(readConfig({ PORT: '0' }));
+    sim = example.simulator!;
+  });
+  afterAll(() => example.close());
+
+  test('starts the simulator in-process and keeps sessions and tokens in memory', async () => {
+    expect(sim).toBeDefined();
+    expect(example.redis).toBeUndefined();
+    expect(example.login.store).toBeInstanceOf(MemoryTokenStore);
+    const res = await fetch(url('/healthz'));
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ status: 'ok' });
+  });
+
+  test("logged out, / links to the simulator's lobby", async () => {
+    const res = await fetch(url('/'));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    const href = /<a [^>]*id="enter" href="([^"]+)"/.exec(await res.text())?.[1];
+    expect(href).toBeDefined();
+    const lobby = new URL(unescapeHtml(href!));
+    expect(lobby.origin).toBe(sim.url);
+    expect(lobby.searchParams.get('redirect_uri')).toBe(url('/platform/callback'));
+  });
+
+  test("the lobby's Enter game lands logged in; /api/me, /api/profile, then logout", async () => {
+    const browser = new Browser();
+    const page = await browser.fetch(url('/'));
+    const lobbyUrl = unescapeHtml(/id="enter" href="([^"]+)"/.exec(await page.text())![1]!);
+    const lobby = await browser.fetch(lobbyUrl);
+    expect(lobby.status).toBe(200);
+
+    const entry = await browser.fetch(enterLinkOf(await lobby.text(), lobbyUrl));
+    expect(entry.status).toBe(302);
+    const callback = entry.headers.get('location')!;
+    expect(callback).toMatch(new RegExp(`^${url('/platform/callback')}\\?code=[^&]+$`));
+    const landing = await browser.fetch(callback);
+    expect(landing.status).toBe(303);
+    expect(landing.headers.get('location')).toBe('/');
+
+    const game = await browser.fetch(url('/'));
+    expect(game.status).toBe(200);
+    const html = await game.text();
+    expect(html).toContain('<span id="open-id">player-ada</span>');
+    expect(html).toContain('id="logout"');
+
+    const me = await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT });
+    expect(me.status).toBe(200);
+    expect(await json(me)).toStrictEqual(ADA);
+
+    // What the open API says when asked directly with the player's token.
+    const record = (await example.login.store.get(browser.sessionId())) as TokenRecord;
+    const direct = await fetch(`${sim.url}/userinfo`, {
+      headers: { Authorization: `Bearer ${record.accessToken}` },
+    });
+    const userinfo = await direct.json();
+    expect(userinfo).toEqual({ open_id: 'player-ada', unionid: 'union-ada', nickname: 'Ada' });
+    sim.resetCalls();
+    const profile = await browser.fetch(url('/api/profile'), { headers: JSON_ACCEPT });
+    expect(profile.status).toBe(200);
+    expect(await json(profile)).toStrictEqual(userinfo);
+    expect(sim.calls.userinfo).toBe(1);
+    expect(html).not.toContain(record.accessToken);
+    expect(html).not.toContain(record.refreshToken);
+
+    const sessionId = browser.sessionId();
+    const logout = await browser.fetch(url('/logout'), { method: 'POST', headers: JSON_ACCEPT });
+    expect(logout.status).toBe(204);
+    expect(browser.cookies.has('connect.sid')).toBe(false);
+    expect(await example.login.store.get(sessionId)).toBeUndefined();
+    const after = await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT });
+    expect(after.status).toBe(401);
+    expect(await json(after)).toStrictEqual({ error: 'login_required' });
+  });
+
+  test('every error is a JSON body with an error string for Accept: application/json', async () => {
+    const used = sim.issueCode({ redirectUri: url('/platform/callback') });
+    await fetch(url(`/platform/callback?code=${used}`), { redirect: 'manual' });
+    const cases: [string, RequestInit, number, string][] = [
+      ['/api/me', {}, 401, 'login_required'],
+      ['/api/profile', {}, 401, 'login_required'],
+      ['/no-such-page', {}, 404, 'not_found'],
+      ['/platform/callback', {}, 400, 'invalid_request'],
+      ['/platform/callback?code=a&code=b', {}, 400, 'invalid_request'],
+      ['/platform/callback?code=never-issued', {}, 400, 'code_rejected'],
+      [`/platform/callback?code=${used}`, {}, 400, 'code_already_used'],
+      ['/platform/callback?error=access_denied', {}, 403, 'access_denied'],
+      ['/platform/callback?code=x', { method: 'POST' }, 405, 'method_not_allowed'],
+    ];
+    const answers = await Promise.all(
+      cases.map(async ([path, init]) => {
+        const res = await fetch(url(path), { ...init, headers: JSON_ACCEPT, redirect: 'manual' });
+        return [path, res.status, await json(res)];
+      }),
+    );
+    expect(answers).toEqual(cases.map(([path, , status, error]) => [path, status, { error }]));
+  });
+});
+
+describe('with REDIS_URL and TOKEN_ENCRYPTION_KEY: two instances are one service', () => {
+  let sim: PlatformSimulator;
+  let a: RunningExample;
+  let b: RunningExample;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    sim = await startSimulator();
+    const env = {
+      PORT: '0',
+      PLATFORM_AUTH_URL: sim.url,
+      // Both behind one public address, as a deployment behind a load balancer (never contacted here).
+      PLATFORM_REDIRECT_URI: 'http://localhost:3999/platform/callback',
+      REDIS_URL: process.env.REDIS_URL!,
+      SESSION_SECRET: randomBytes(24).toString('base64url'),
+      TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    };
+    [a, b] = await Promise.all([startExample(readConfig(env)), startExample(readConfig(env))]);
+    redis = new Redis(process.env.REDIS_URL!);
+    await waitUntil(async () => (await healthy(a)()) && (await healthy(b)()), 'Redis to be ready');
+  });
+  afterAll(async () => {
+    await Promise.all([a.close(), b.close()]);
+    await sim.close();
+    redis.disconnect();
+  });
+
+  test('log in on one, use and refresh on the other, log out on the other ends it on the first', async () => {
+    expect(a.simulator).toBeUndefined();
+    expect(a.login.store).toBeInstanceOf(RedisTokenStore);
+    const browser = new Browser();
+    await enterFrom(sim, a, browser);
+
+    const onB = await browser.fetch(new URL('/api/me', b.url).href, { headers: JSON_ACCEPT });
+    expect(onB.status).toBe(200);
+    expect(await json(onB)).toStrictEqual(ADA);
+
+    // The token is due: B refreshes it, and A then uses B's refreshed record without a refresh.
+    await rewriteRecord(a.login.store, browser.sessionId(), expiringIn(-1000));
+    sim.advanceClock(3 * 3600);
+    sim.resetCalls();
+    const refreshedOnB = await browser.fetch(new URL('/api/profile', b.url).href, {
+      headers: JSON_ACCEPT,
+    });
+    expect(refreshedOnB.status).toBe(200);
+    const onA = await browser.fetch(new URL('/api/profile', a.url).href, { headers: JSON_ACCEPT });
+    expect(onA.status).toBe(200);
+    expect(sim.calls.refresh_token).toBe(1);
+    expect(sim.calls.userinfo).toBe(2);
+
+    // The old cookie, sent again after the logout, as a second tab or a replaying client would.
+    const cookie = `connect.sid=${browser.cookies.get('connect.sid')}`;
+    const logout = await browser.fetch(new URL('/logout', b.url).href, { method: 'POST' });
+    expect(logout.status).toBe(204);
+    const afterLogout = await fetch(new URL('/api/me', a.url), {
+      headers: { ...JSON_ACCEPT, Cookie: cookie },
+    });
+    expect(afterLogout.status).toBe(401);
+    expect(await json(afterLogout)).toStrictEqual({ error: 'login_required' });
+  });
+
+  test('Redis holds no token in plaintext, in the token records or in the sessions', async () => {
+    const browser = new Browser();
+    await enterFrom(sim, a, browser, 'player-bo');
+    const record = (await a.login.store.get(browser.sessionId())) as TokenRecord;
+    expect(record.openId).toBe('player-bo');
+
+    const keys: string[] = [];
+    for await (const batch of redis.scanStream({ count: 1000 })) keys.push(...(batch as string[]));
+    expect(keys.some((key) => key.startsWith('example:tokens:'))).toBe(true);
+    expect(keys).toContain(`example:sess:${browser.sessionId()}`);
+    const values = await Promise.all(
+      keys.map((key) => redis.getBuffer(key).catch(() => Buffer.alloc(0))), // other types: not ours
+    );
+    const everything = Buffer.concat(values.map((value) => value ?? Buffer.alloc(0)));
+    expect(everything.includes(record.accessToken)).toBe(false);
+    expect(everything.includes(record.refreshToken)).toBe(false);
+  });
+});
+
+describe('a stalled Redis', () => {
+  let server: TestRedisServer;
+  let example: RunningExample;
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+    example = await startExample(readConfig({ PORT: '0', REDIS_URL: server.url }));
+    await waitUntil(healthy(example), 'Redis to be ready');
+  });
+  afterAll(async () => {
+    server.resume();
+    await example.close();
+    await server.stop();
+  });
+
+  test('answers 503 store_unavailable within 2.5 s, and the same cookie works again after', async () => {
+    const browser = new Browser();
+    await enterFrom(example.simulator!, example, browser);
+    const me = new URL('/api/me', example.url).href;
+    expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200);
+
+    server.pause();
+    const started = Date.now();
+    const stalled = await browser.fetch(me, { headers: JSON_ACCEPT });
+    const tookMs = Date.now() - started;
+    expect(stalled.status).toBe(503);
+    expect(await json(stalled)).toStrictEqual({ error: 'store_unavailable' });
+    expect(tookMs).toBeLessThan(2500);
+
+    server.resume();
+    const recovered = await browser.fetch(me, { headers: JSON_ACCEPT });
+    expect(recovered.status).toBe(200);
+    expect(await json(recovered)).toStrictEqual(ADA);
+  });
+});
+
+describe('`node example-app/server.ts` on SIGTERM', () => {
+  let sim: PlatformSimulator;
+  beforeAll(async () => {
+    sim = await startSimulator();
+  });
+  afterAll(() => sim.close());
+
+  test('stops accepting, finishes the request in flight, and exits 0', async () => {
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      PLATFORM_AUTH_URL: sim.url,
+    };
+    delete env.NODE_OPTIONS;
+    delete env.REDIS_URL;
+    // Sources, not dist/: the package's names resolve to lib/ (see the helper).
+    const child = spawn(
+      process.execPath,
+      [
+        '-r',
+        'esbuild-register',
+        '-r',
+        join(ROOT, 'test/helpers/source-aliases.ts'),
+        'example-app/server.ts',
+      ],
+      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exited = once(child, 'exit');
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      await waitUntil(() => output.includes('Example game backend:'), 'the example to start');
+      const base = `http://localhost:${port}`;
+      const code = sim.issueCode({ redirectUri: `${base}/platform/callback` });
+      sim.injectFault({ kind: 'latency', ms: 1500 }, { grant: 'authorization_code', times: 1 });
+      let answeredAt = 0;
+      const inFlight = fetch(`${base}/platform/callback?code=${code}`, { redirect: 'manual' }).then(
+        (res) => {
+          answeredAt = Date.now();
+          return res;
+        },
+      );
+      await waitUntil(() => sim.calls.authorization_code === 1, 'the code exchange to start');
+
+      child.kill('SIGTERM');
+      await waitUntil(() => output.includes('SIGTERM:'), 'the example to see SIGTERM');
+      const sawSigtermAt = Date.now();
+      await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+
+      const landed = await inFlight;
+      expect(answeredAt).toBeGreaterThan(sawSigtermAt); // it really was in flight
+      expect(landed.status).toBe(303);
+      expect(landed.headers.get('location')).toBe('/');
+      expect(landed.headers.getSetCookie().some((c) => c.startsWith('connect.sid='))).toBe(true);
+      expect(await exited).toEqual([0, null]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      sim.clearFaults();
+    }
+  });
+});

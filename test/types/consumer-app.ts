@@ -1,0 +1,89 @@
+// A small app written the way a studio would, compiled against the BUILT package (dist/, through
+// the package's `exports`), to prove the published types — the Request augmentation included — work.
+import express from 'express';
+import session from 'express-session';
+import {
+  platformLogin,
+  MemoryTokenStore,
+  PlatformTokenClient,
+  isPlatformLoginError,
+  type PlatformUser,
+  type TokenSet,
+} from 'express-platform-login';
+import { startSimulator, DEMO_CLIENT_ID } from 'express-platform-login/simulator';
+
+const login = platformLogin({
+  authUrl: 'https://auth.platform.example',
+  clientId: DEMO_CLIENT_ID,
+  clientSecret: 'secret',
+  redirectUri: 'https://game.example/platform/callback',
+  store: new MemoryTokenStore(),
+  successRedirect: '/',
+});
+
+const app = express();
+app.use(session({ secret: 'secret', resave: false, saveUninitialized: false }));
+app.use('/platform/callback', login.callback);
+app.use('/api', login.middleware());
+app.get('/api/me', (req, res) => {
+  const player: PlatformUser | undefined = req.platformUser;
+  const openId: string | undefined = req.session.platformLogin?.openId;
+  res.json({ player, openId });
+});
+app.get('/api/profile', async (req, res) => {
+  const answer: Response = await req.platformFetch!('/userinfo');
+  const token: string = await req.platformToken!();
+  res.json({ status: answer.status, tokenLength: token.length });
+});
+app.post('/logout', login.logout({ redirectTo: '/' }));
+app.use(
+  (err: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
+    if (isPlatformLoginError(err)) {
+      switch (err.code) {
+        case 'ERR_PLATFORM_LOGIN_REQUIRED':
+          return res.status(err.status).json({ error: err.error });
+        default:
+          return res.status(err.status).json({ error: err.error });
+      }
+    }
+    next(err);
+  },
+);
+
+login.on('login', (event) => {
+  const id: string = event.openId;
+  const ms: number = event.durationMs;
+  void id;
+  void ms;
+});
+login.on('refresh', (event) => {
+  const renewed: 'same-token' | 'new-token' = event.renewed;
+  void renewed;
+});
+
+// @ts-expect-error: unknown events are a type error
+login.on('no-such-event', () => undefined);
+
+// @ts-expect-error: unknown options are a type error (and a TypeError at run time)
+platformLogin({
+  authUrl: 'https://a.example',
+  clientId: 'x',
+  clientSecret: 'y',
+  redirectUri: 'https://g.example/cb',
+  refreshSkew: 1,
+});
+
+async function standalone(): Promise<void> {
+  const sim = await startSimulator({ port: 0 });
+  const client = new PlatformTokenClient({
+    authUrl: sim.url,
+    clientId: DEMO_CLIENT_ID,
+    clientSecret: 'demo-secret',
+    redirectUri: 'https://game.example/platform/callback',
+  });
+  const tokens: TokenSet = await client.exchangeCode(sim.issueCode());
+  const scopes: string[] = tokens.scope;
+  void scopes;
+  await sim.close();
+}
+void standalone;
