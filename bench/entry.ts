@@ -1,2 +1,101 @@
-import type { BenchContext, SectionResult } from './lib/report';
-export async function runEntry(_ctx: BenchContext): Promise<SectionResult> { return { figures: [], markdown: [] }; }
+// Benchmark 4, entry: callback requests per second end to end (code claim, code exchange with the
+// simulator, new session, token record, 303), beside the hand-written callback as a reference.
+import { closedLoop, keepAliveAgent, statusList, type LoadResult } from './lib/load';
+import { startBenchApp, stopBenchApps, type BenchApp } from './lib/processes';
+import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
+import { BENCH_REDIRECT_URI } from './lib/bench-settings';
+import { playerOf } from './lib/sessions';
+import { count, ms, ratio, summarize } from './lib/stats';
+
+const CONCURRENCY = 16;
+/** Codes issued before each round: more than a round can use on this kind of machine. */
+const CODES_PER_ROUND = 15_000;
+
+type Variant = 'package' | 'naive';
+const VARIANTS: readonly Variant[] = ['package', 'naive'];
+
+export async function runEntry(ctx: BenchContext): Promise<SectionResult> {
+  const plan = ctx.quick ? { warmUpMs: 1000, roundMs: 1500, rounds: 1 } : { warmUpMs: 2000, roundMs: 4000, rounds: 2 };
+  const env = { REDIS_URL: ctx.redisUrl, SIM_URL: ctx.sim.url, KEY_PREFIX: 'en:' };
+  const apps: Record<Variant, BenchApp> = {
+    package: await startBenchApp('package', env),
+    naive: await startBenchApp('naive', env),
+  };
+  const agent = keepAliveAgent(CONCURRENCY);
+  const run = async (variant: Variant, durationMs: number): Promise<LoadResult & { exchanges: number }> => {
+    // Codes are issued in advance so that issuing them is not part of what is measured.
+    const codes = Array.from({ length: CODES_PER_ROUND }, (_, index) =>
+      ctx.sim.issueCode({ openId: playerOf(index), redirectUri: BENCH_REDIRECT_URI }),
+    );
+    ctx.sim.resetCalls();
+    const result = await closedLoop({
+      agent,
+      concurrency: CONCURRENCY,
+      durationMs,
+      next: (index) =>
+        index < codes.length
+          ? { port: apps[variant].port, path: `/platform/callback?code=${encodeURIComponent(codes[index]!)}` }
+          : undefined,
+    });
+    return { ...result, exchanges: ctx.sim.calls.authorization_code };
+  };
+  try {
+    for (const variant of VARIANTS) await run(variant, plan.warmUpMs);
+    const rounds: Record<Variant, (LoadResult & { exchanges: number })[]> = { package: [], naive: [] };
+    for (let round = 0; round < plan.rounds; round += 1) {
+      const order = round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse();
+      for (const variant of order) {
+        ctx.log(`entry: round ${round + 1}/${plan.rounds}, ${variant}`);
+        rounds[variant].push(await run(variant, plan.roundMs));
+      }
+    }
+    const merged = (variant: Variant) => {
+      const results = rounds[variant];
+      const requests = results.reduce((sum, r) => sum + r.latencies.length, 0);
+      const statuses = new Map<number, number>();
+      for (const r of results) for (const [status, n] of r.statuses) statuses.set(status, (statuses.get(status) ?? 0) + n);
+      return {
+        rps: (requests / results.reduce((sum, r) => sum + r.elapsedMs, 0)) * 1000,
+        latency: summarize(results.flatMap((r) => r.latencies)),
+        statuses,
+        requests,
+        exchanges: results.reduce((sum, r) => sum + r.exchanges, 0),
+      };
+    };
+    const result = { package: merged('package'), naive: merged('naive') };
+    const allRedirected = result.package.statuses.get(303) === result.package.requests;
+    const figures: Figure[] = [
+      {
+        name: `4. Entry: callback req/s end to end (1 process, ${CONCURRENCY} connections)`,
+        measured: `${count(result.package.rps)} req/s, p50 ${ms(result.package.latency.p50)} / p99 ${ms(result.package.latency.p99)} ms; ${ratio(result.package.rps / result.naive.rps)} × the hand-written callback${allRedirected ? '' : ' (**not every answer 303**)'}`,
+        target: 'reported',
+      },
+    ];
+    const markdown = [
+      '## 4. Entry: the callback end to end',
+      '',
+      `Layout: **1 app process per variant**, one redis-server, the simulator and the load generator in the driver process. ` +
+        `Each request is a new browser (no cookie) with its own code, issued in advance with \`sim.issueCode\`; ${CONCURRENCY} connections, ` +
+        `${plan.rounds} rounds of ${plan.roundMs / 1000} s per variant after a ${plan.warmUpMs / 1000} s warm-up. ` +
+        'Package: claim the code in Redis, exchange it at the simulator, regenerate the session, write the token record, save the session, 303. ' +
+        'Hand-written reference (bench/naive-session-refresh.ts): exchange, regenerate, tokens into the session, save, 303 — no claim and no token record, so one Redis write fewer.',
+      '',
+      ...table(
+        ['variant', 'req/s per round', 'req/s', 'p50 ms', 'p99 ms', 'answers', 'code exchanges at the platform'],
+        VARIANTS.map((variant) => [
+          variant === 'package' ? 'package callback' : 'hand-written callback',
+          rounds[variant].map((r) => count(r.requestsPerSecond)).join(' / '),
+          count(result[variant].rps),
+          ms(result[variant].latency.p50),
+          ms(result[variant].latency.p99),
+          statusList(result[variant].statuses),
+          count(result[variant].exchanges),
+        ]),
+      ),
+    ];
+    return { figures, markdown };
+  } finally {
+    agent.destroy();
+    await stopBenchApps([apps.package, apps.naive]);
+  }
+}

@@ -1,2 +1,282 @@
-import type { BenchContext, SectionResult } from './lib/report';
-export async function runRefreshStorm(_ctx: BenchContext): Promise<SectionResult> { return { figures: [], markdown: [] }; }
+// Benchmark 2, the refresh storm: 1,000 concurrent requests over 100 sessions whose tokens all
+// need a refresh, across 4 processes. The package against the same storm with fresh tokens, then
+// the hand-written pattern (bench/naive-session-refresh.ts) under it, with and without rotation.
+import { RedisTokenStore } from '../lib/stores/redis-store';
+import { burst, keepAliveAgent, send, statusList, type Answer, type Target } from './lib/load';
+import { startBenchApps, stopBenchApps, type BenchApp } from './lib/processes';
+import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
+import {
+  enter,
+  expireNaiveSession,
+  expireRecord,
+  naiveSessionHasTokens,
+  playerOf,
+  type BenchSession,
+} from './lib/sessions';
+import { count, ms, summarize } from './lib/stats';
+
+const PROCESSES = 4;
+const SESSIONS = 100;
+const REQUESTS_PER_SESSION = 10;
+/** Past every access token the simulator issued, so each refresh gets a new token. */
+const CLOCK_STEP_SECONDS = 3 * 3600;
+
+/** What one storm produced, as the results show it. */
+interface StormOutcome {
+  answers: Answer[];
+  tokenCalls: number;
+  /** 200 answers whose access token the platform no longer accepts once the storm is over. */
+  staleTokens: number;
+  /** Answers carrying invalid_grant (naive) or reauth_required (package). */
+  reauth: number;
+}
+
+/** 1,000 requests: each session's 10 spread over the 4 processes, sessions interleaved. */
+function stormTargets(apps: readonly BenchApp[], sessions: readonly BenchSession[]): Target[] {
+  const targets: Target[] = [];
+  for (let round = 0; round < REQUESTS_PER_SESSION; round += 1) {
+    sessions.forEach((session, index) => {
+      targets.push({
+        port: apps[(index + round) % apps.length]!.port,
+        path: '/api/token',
+        headers: { cookie: session.cookie, accept: 'application/json' },
+      });
+    });
+  }
+  return targets;
+}
+
+const tokenOf = (answer: Answer): string | undefined => {
+  if (answer.status !== 200) return undefined;
+  return (JSON.parse(answer.body) as { accessToken?: string }).accessToken;
+};
+
+const errorOf = (answer: Answer): string | undefined => {
+  try {
+    return (JSON.parse(answer.body) as { error?: string }).error;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Asks the platform's /userinfo about each distinct token served; counts answers with a dead one. */
+async function countStale(ctx: BenchContext, answers: readonly Answer[]): Promise<number> {
+  const tokens = answers.map(tokenOf).filter((token): token is string => token !== undefined);
+  const port = Number(new URL(ctx.sim.url).port);
+  const agent = keepAliveAgent(16);
+  const dead = new Set<string>();
+  try {
+    for (const token of new Set(tokens)) {
+      const answer = await send(agent, { port, path: '/userinfo', headers: { authorization: `Bearer ${token}` } });
+      if (answer.status !== 200) dead.add(token);
+    }
+  } finally {
+    agent.destroy();
+  }
+  return tokens.filter((token) => dead.has(token)).length;
+}
+
+async function storm(ctx: BenchContext, targets: readonly Target[], agent: ReturnType<typeof keepAliveAgent>): Promise<StormOutcome> {
+  ctx.sim.resetCalls();
+  const answers = await burst(agent, targets);
+  const tokenCalls = ctx.sim.calls.refresh_token;
+  const reauth = answers.filter((answer) => ['invalid_grant', 'reauth_required'].includes(errorOf(answer) ?? '')).length;
+  return { answers, tokenCalls, staleTokens: await countStale(ctx, answers), reauth };
+}
+
+const latencies = (outcomes: readonly StormOutcome[]): number[] =>
+  outcomes.flatMap((outcome) => outcome.answers.map((answer) => answer.ms));
+
+const statusesOf = (outcome: StormOutcome): string => {
+  const statuses = new Map<number, number>();
+  for (const answer of outcome.answers) statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+  return statusList(statuses);
+};
+
+/** The package: fresh storms and refresh storms alternately, then one refresh storm with rotation. */
+async function packageStorms(ctx: BenchContext, rounds: number) {
+  const apps = await startBenchApps('package', PROCESSES, { REDIS_URL: ctx.redisUrl, SIM_URL: ctx.sim.url, KEY_PREFIX: 'st:' });
+  const agent = keepAliveAgent((SESSIONS * REQUESTS_PER_SESSION) / PROCESSES);
+  const store = new RedisTokenStore({ redis: ctx.redis, prefix: 'st:t:' });
+  try {
+    const sessions: BenchSession[] = [];
+    for (let index = 0; index < SESSIONS; index += 1) {
+      sessions.push(await enter(agent, ctx.sim, apps[index % PROCESSES]!.port, playerOf(index)));
+    }
+    const targets = stormTargets(apps, sessions);
+    const expireAll = async (): Promise<void> => {
+      await Promise.all(sessions.map((session) => expireRecord(store, session.sessionId)));
+      ctx.sim.advanceClock(CLOCK_STEP_SECONDS);
+    };
+    await burst(agent, targets); // opens the connections and warms the processes up
+    const fresh: StormOutcome[] = [];
+    const refreshed: StormOutcome[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      ctx.log(`storm: package round ${round + 1}/${rounds}, fresh tokens`);
+      fresh.push(await storm(ctx, targets, agent));
+      await expireAll();
+      ctx.log(`storm: package round ${round + 1}/${rounds}, every token due for refresh`);
+      refreshed.push(await storm(ctx, targets, agent));
+    }
+    ctx.sim.setRotation(true);
+    let rotating: StormOutcome;
+    try {
+      await expireAll();
+      ctx.log('storm: package, rotating refresh tokens');
+      rotating = await storm(ctx, targets, agent);
+    } finally {
+      ctx.sim.setRotation(false);
+    }
+    return { fresh, refreshed, rotating };
+  } finally {
+    agent.destroy();
+    await stopBenchApps(apps);
+  }
+}
+
+/** The hand-written pattern: one fresh storm, then refresh storms without and with rotation. */
+async function naiveStorms(ctx: BenchContext) {
+  const apps = await startBenchApps('naive', PROCESSES, { REDIS_URL: ctx.redisUrl, SIM_URL: ctx.sim.url, KEY_PREFIX: 'nv:' });
+  const agent = keepAliveAgent((SESSIONS * REQUESTS_PER_SESSION) / PROCESSES);
+  try {
+    const sessions: BenchSession[] = [];
+    for (let index = 0; index < SESSIONS; index += 1) {
+      sessions.push(await enter(agent, ctx.sim, apps[index % PROCESSES]!.port, playerOf(index)));
+    }
+    const keys = sessions.map((session) => `nv:s:${session.sessionId}`);
+    const targets = stormTargets(apps, sessions);
+    const expireAll = async (): Promise<void> => {
+      await Promise.all(keys.map((key) => expireNaiveSession(ctx.redis, key)));
+      ctx.sim.advanceClock(CLOCK_STEP_SECONDS);
+    };
+    const loggedOut = async (): Promise<number> =>
+      (await Promise.all(keys.map((key) => naiveSessionHasTokens(ctx.redis, key)))).filter((has) => !has).length;
+    await burst(agent, targets);
+    ctx.log('storm: hand-written pattern, fresh tokens');
+    const fresh = await storm(ctx, targets, agent);
+    await expireAll();
+    ctx.log('storm: hand-written pattern, every token due for refresh');
+    const refreshed = await storm(ctx, targets, agent);
+    const loggedOutAfterRefresh = await loggedOut();
+    ctx.sim.setRotation(true);
+    let rotating: StormOutcome;
+    try {
+      await expireAll();
+      ctx.log('storm: hand-written pattern, rotating refresh tokens');
+      rotating = await storm(ctx, targets, agent);
+    } finally {
+      ctx.sim.setRotation(false);
+    }
+    return { fresh, refreshed, rotating, loggedOutAfterRefresh, loggedOutAfterRotation: await loggedOut() };
+  } finally {
+    agent.destroy();
+    await stopBenchApps(apps);
+  }
+}
+
+export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult> {
+  const rounds = ctx.quick ? 1 : 3;
+  const pkg = await packageStorms(ctx, rounds);
+  const naive = await naiveStorms(ctx);
+
+  const freshLatency = summarize(latencies(pkg.fresh));
+  const refreshLatency = summarize(latencies(pkg.refreshed));
+  const naiveFresh = summarize(latencies([naive.fresh]));
+  const naiveRefresh = summarize(latencies([naive.refreshed]));
+  const calls = pkg.refreshed.map((outcome) => outcome.tokenCalls);
+  const callsMet = calls.every((n) => n === SESSIONS);
+  const allOk = (outcome: StormOutcome): boolean => outcome.answers.every((answer) => answer.status === 200);
+  const figures: Figure[] = [
+    {
+      name: '2. Refresh storm: token-endpoint calls (1,000 requests, 100 sessions, 4 processes)',
+      measured: `${calls.join(', ')} in ${rounds} storm${rounds > 1 ? 's' : ''}${pkg.refreshed.every(allOk) ? '; every answer 200' : '; **not every answer 200**'}`,
+      target: `exactly ${SESSIONS} per storm`,
+      met: callsMet,
+    },
+    {
+      name: '2. Refresh storm: latency added vs the same storm with fresh tokens, p50 / p99',
+      measured: `+${ms(refreshLatency.p50 - freshLatency.p50)} / +${ms(refreshLatency.p99 - freshLatency.p99)} ms`,
+      target: 'reported',
+    },
+    {
+      name: '2. Refresh storm with rotation, package: token calls; invalid_grant / stale answers',
+      measured: `${pkg.rotating.tokenCalls}; ${pkg.rotating.reauth} / ${pkg.rotating.staleTokens}`,
+      target: `${SESSIONS}; 0 / 0`,
+      met: pkg.rotating.tokenCalls === SESSIONS && pkg.rotating.reauth === 0 && pkg.rotating.staleTokens === 0,
+    },
+    {
+      name: '2. Same storms, hand-written pattern: token calls without / with rotation',
+      measured: `${count(naive.refreshed.tokenCalls)} / ${count(naive.rotating.tokenCalls)} (package: ${SESSIONS})`,
+      target: 'reported',
+    },
+    {
+      name: '2. Hand-written pattern with rotation: invalid_grant answers; stale tokens served; players logged out',
+      measured: `${count(naive.rotating.reauth)} of 1,000; ${naive.rotating.staleTokens}; ${naive.loggedOutAfterRotation} of ${SESSIONS}`,
+      target: 'reported',
+    },
+  ];
+  const outcomeRow = (name: string, outcome: StormOutcome, loggedOut?: number): string[] => {
+    const latency = summarize(outcome.answers.map((answer) => answer.ms));
+    return [
+      name,
+      count(outcome.tokenCalls),
+      statusesOf(outcome),
+      String(outcome.reauth),
+      String(outcome.staleTokens),
+      loggedOut === undefined ? '—' : `${loggedOut} of ${SESSIONS}`,
+      ms(latency.p50),
+      ms(latency.p99),
+    ];
+  };
+  const markdown = [
+    '## 2. Refresh storm',
+    '',
+    `Layout: **${PROCESSES} app processes** on one redis-server and the simulator (in the driver process, no injected latency). ` +
+      `${SESSIONS} sessions entered through the real callback; ${SESSIONS * REQUESTS_PER_SESSION} requests (\`GET /api/token\`), ${REQUESTS_PER_SESSION} per session, each session's spread over all ${PROCESSES} processes, ` +
+      `all sent at once over ${(SESSIONS * REQUESTS_PER_SESSION) / PROCESSES} keep-alive connections per process (opened by a warm-up storm). ` +
+      'To make every token need a refresh, each record is rewritten with an access token expired a second ago (version + 1, compare-and-set) and the simulator\'s clock is moved 3 h on, so each refresh returns a new access token. ' +
+      '"Stale" counts 200 answers whose access token the platform\'s /userinfo rejects once the storm is over; "logged out" counts sessions left without tokens.',
+    '',
+    `Package, ${rounds} rounds of a fresh storm then a refresh storm, then one refresh storm with rotation; the hand-written pattern (tokens in \`req.session\`, refreshed inline, tokens dropped on \`invalid_grant\`) under the same storms:`,
+    '',
+    ...table(
+      ['storm', 'token calls', 'answers', 'invalid_grant / reauth', 'stale', 'logged out', 'p50 ms', 'p99 ms'],
+      [
+        ...pkg.fresh.map((outcome, index) => outcomeRow(`package, fresh tokens #${index + 1}`, outcome)),
+        ...pkg.refreshed.map((outcome, index) => outcomeRow(`package, refresh #${index + 1}`, outcome)),
+        outcomeRow('package, refresh, rotation on', pkg.rotating),
+        outcomeRow('hand-written, fresh tokens', naive.fresh),
+        outcomeRow('hand-written, refresh', naive.refreshed, naive.loggedOutAfterRefresh),
+        outcomeRow('hand-written, refresh, rotation on', naive.rotating, naive.loggedOutAfterRotation),
+      ],
+    ),
+    '',
+    ...table(
+      ['latency (all rounds)', 'fresh p50', 'fresh p99', 'refresh p50', 'refresh p99', 'added p50', 'added p99'],
+      [
+        [
+          'package',
+          ms(freshLatency.p50),
+          ms(freshLatency.p99),
+          ms(refreshLatency.p50),
+          ms(refreshLatency.p99),
+          `+${ms(refreshLatency.p50 - freshLatency.p50)}`,
+          `+${ms(refreshLatency.p99 - freshLatency.p99)}`,
+        ],
+        [
+          'hand-written',
+          ms(naiveFresh.p50),
+          ms(naiveFresh.p99),
+          ms(naiveRefresh.p50),
+          ms(naiveRefresh.p99),
+          `+${ms(naiveRefresh.p50 - naiveFresh.p50)}`,
+          `+${ms(naiveRefresh.p99 - naiveFresh.p99)}`,
+        ],
+      ],
+    ),
+    '',
+    'Where the package\'s added latency comes from: one request per session (in one process) holds the Redis lock and calls the platform; ' +
+      'the others, in every process, wait for the new record by polling it every 25–75 ms (lib/refresh.ts), so a waiter pays at least one poll interval even when the platform answers at once.',
+  ];
+  return { figures, markdown };
+}

@@ -2,7 +2,7 @@
 // `node -r esbuild-register`. BENCH_APP picks what sits in front of /api: `baseline` (express +
 // express-session + connect-redis only), `package` (this package on RedisTokenStore) or `naive`
 // (tokens in req.session, bench/naive-session-refresh.ts). Also read: REDIS_URL, SIM_URL,
-// KEY_PREFIX. Prints "listening <port>" when ready; SIGTERM ends it. /bench/profile/start and
+// KEY_PREFIX, BENCH_AUTO_PIPELINING. Prints "listening <port>" when ready; SIGTERM ends it. /bench/profile/start and
 // /bench/profile/stop run V8's CPU profiler (the one behind --cpu-prof) over a measured window only.
 import { Session as InspectorSession } from 'node:inspector/promises';
 import express, { type Express } from 'express';
@@ -17,7 +17,11 @@ const kind = process.env.BENCH_APP;
 const prefix = process.env.KEY_PREFIX ?? 'bench:';
 const simUrl = process.env.SIM_URL ?? 'http://127.0.0.1:9';
 // The client options the package's documentation asks for on the request path; both apps share them.
-const redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
+const redis = new Redis(process.env.REDIS_URL!, {
+  maxRetriesPerRequest: 1,
+  commandTimeout: 1000,
+  enableAutoPipelining: process.env.BENCH_AUTO_PIPELINING === '1',
+});
 
 const app: Express = express();
 // Mounted before the session so they are not part of what is measured.

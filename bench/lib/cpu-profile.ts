@@ -7,6 +7,7 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
+  children?: number[];
 }
 
 /** Self time of one area or frame, in milliseconds and microseconds per request. */
@@ -23,6 +24,29 @@ export interface ProfileSummary {
   areas: ProfileShare[];
   /** Every frame with self time (GC, idle and "program" excluded), most time first. */
   frames: (ProfileShare & { area: string })[];
+  /** Time by cause, each frame counted with what called it (see {@link CAUSES}). */
+  causes: ProfileShare[];
+}
+
+/** The causes time is charged to: the Redis client and all it calls, the package's own code, GC, the rest. */
+export const CAUSES = {
+  redis: 'Redis client: commands written, replies parsed (ioredis and what it calls)',
+  package: 'package code (lib/) and what it calls, Redis and next() excluded',
+  gc: 'garbage collector',
+  other: 'everything else (http, express, express-session, …)',
+} as const;
+
+const REDIS_CLIENT_AREAS = new Set(['ioredis', 'redis-parser', 'denque', 'standard-as-callback', 'cluster-key-slot']);
+const PACKAGE_AREA = 'express-platform-login (lib/)';
+
+/** The cause of a frame, from its own area and its caller's cause. */
+function causeOf(area: string, callerCause: keyof typeof CAUSES): keyof typeof CAUSES {
+  if (area === 'GC') return 'gc';
+  if (REDIS_CLIENT_AREAS.has(area) || callerCause === 'redis') return 'redis';
+  if (area === PACKAGE_AREA) return 'package';
+  // next() from the middleware runs the rest of the app: that is not the package's time.
+  if (area === 'router' || area === 'express') return 'other';
+  return callerCause;
 }
 
 const ROOT = join(__dirname, '..', '..');
@@ -66,6 +90,15 @@ export function summarizeProfile(file: string, requests: number): ProfileSummary
   };
   const samples = profile.nodes.reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
   const msPerSample = (profile.endTime - profile.startTime) / 1000 / Math.max(1, samples);
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const causes = new Map<keyof typeof CAUSES, number>();
+  const charge = (node: ProfileNode, callerCause: keyof typeof CAUSES): void => {
+    const cause = causeOf(areaOf(node.callFrame.url, node.callFrame.functionName), callerCause);
+    const ms = (node.hitCount ?? 0) * msPerSample;
+    if (ms > 0 && node.callFrame.functionName !== '(idle)') causes.set(cause, (causes.get(cause) ?? 0) + ms);
+    for (const child of node.children ?? []) charge(byId.get(child)!, cause);
+  };
+  charge(profile.nodes[0]!, 'other');
   const areas = new Map<string, number>();
   const frames = new Map<string, { ms: number; area: string }>();
   for (const node of profile.nodes) {
@@ -87,6 +120,11 @@ export function summarizeProfile(file: string, requests: number): ProfileSummary
       .filter(([name]) => name !== 'idle')
       .map(([name, ms]) => ({ name, ms, usPerRequest: per(ms) }))
       .sort((a, b) => b.ms - a.ms),
+    causes: (Object.keys(CAUSES) as (keyof typeof CAUSES)[]).map((cause) => ({
+      name: CAUSES[cause],
+      ms: causes.get(cause) ?? 0,
+      usPerRequest: per(causes.get(cause) ?? 0),
+    })),
     frames: [...frames.entries()]
       .map(([name, { ms, area }]) => ({ name, area, ms, usPerRequest: per(ms) }))
       .sort((a, b) => b.ms - a.ms),

@@ -16,13 +16,18 @@ export interface BenchApp {
 const APP_FILE = join(__dirname, 'bench-app.ts');
 const START_TIMEOUT_MS = 60_000;
 
-/** Starts one app process; `nodeArgs` go before the script (e.g. `--cpu-prof`). */
-export function startBenchApp(
-  kind: BenchAppKind,
-  env: { REDIS_URL: string; SIM_URL: string; KEY_PREFIX: string },
-  nodeArgs: string[] = [],
-): Promise<BenchApp> {
-  const child = spawn(process.execPath, [...nodeArgs, '-r', 'esbuild-register', APP_FILE], {
+/** What an app process is told through its environment (see bench-app.ts). */
+export interface BenchAppEnv {
+  REDIS_URL: string;
+  SIM_URL: string;
+  KEY_PREFIX: string;
+  /** `'1'`: the ioredis client batches the commands of one tick into one write. */
+  BENCH_AUTO_PIPELINING?: '1';
+}
+
+/** Starts one app process. */
+export function startBenchApp(kind: BenchAppKind, env: BenchAppEnv): Promise<BenchApp> {
+  const child = spawn(process.execPath, ['-r', 'esbuild-register', APP_FILE], {
     env: { ...process.env, ...env, BENCH_APP: kind, NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -53,7 +58,7 @@ export function startBenchApp(
 export async function startBenchApps(
   kind: BenchAppKind,
   count: number,
-  env: { REDIS_URL: string; SIM_URL: string; KEY_PREFIX: string },
+  env: BenchAppEnv,
 ): Promise<BenchApp[]> {
   const apps: BenchApp[] = [];
   try {

@@ -26,7 +26,7 @@ export function profileTables(baseline: ProfileSummary, pkg: ProfileSummary, top
     .slice(0, topCount);
   const own = pkg.frames.filter((frame) => frame.area.startsWith('express-platform-login'));
   return [
-    'CPU time per request by area (self time in µs; V8 sampling profiler, one saturated window per app, idle excluded):',
+    'Self time per request by area (µs; V8 sampling profiler, one saturated window per app, idle excluded):',
     '',
     ...table(
       ['area', 'baseline µs/req', 'package µs/req', 'added by the package'],

@@ -47,6 +47,6 @@ export const ratio = (value: number): string => (Number.isFinite(value) ? value.
 /** A count with thousands separators. */
 export const count = (value: number): string => Math.round(value).toLocaleString('en-US');
 
-/** Bytes as a whole number, or as MiB with one decimal above 10 MiB. */
+/** Bytes as a whole number, or as MiB with one decimal from 1 MiB up. */
 export const bytes = (value: number): string =>
-  value >= 10 * 1024 * 1024 ? `${(value / 1024 / 1024).toFixed(1)} MiB` : `${Math.round(value)} B`;
+  value >= 1024 * 1024 ? `${(value / 1024 / 1024).toFixed(1)} MiB` : `${Math.round(value)} B`;

@@ -16,7 +16,12 @@ export function createSimulatorApp(context: TokenEndpointContext): Express {
 
   app.post('/token', ...tokenEndpoint(context));
   app.all('/token', (_req, res) => {
-    sendJson(res, 405, { error: 'invalid_request', error_description: 'use POST' }, { Allow: 'POST' });
+    sendJson(
+      res,
+      405,
+      { error: 'invalid_request', error_description: 'use POST' },
+      { Allow: 'POST' },
+    );
   });
   app.get('/userinfo', userinfoEndpoint(context.state));
   app.get('/', lobbyPage(context.state));

@@ -25,7 +25,8 @@ Demo client: client_id ${DEMO_CLIENT_ID}, client_secret ${DEMO_CLIENT_SECRET} (d
 /** A whole number from the command line, or a message naming the flag. */
 function wholeNumber(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value)) throw new TypeError(`--${flag} must be a whole number, got "${value}".`);
+  if (!/^\d+$/.test(value))
+    throw new TypeError(`--${flag} must be a whole number, got "${value}".`);
   return Number(value);
 }
 
@@ -49,7 +50,11 @@ async function main(): Promise<void> {
   const simulator: PlatformSimulator = await startSimulator({
     port: wholeNumber('port', values.port, 4000),
     host: values.host ?? '127.0.0.1',
-    accessTokenLifetimeSeconds: wholeNumber('access-token-lifetime', values['access-token-lifetime'], 7200),
+    accessTokenLifetimeSeconds: wholeNumber(
+      'access-token-lifetime',
+      values['access-token-lifetime'],
+      7200,
+    ),
     rotateRefreshTokens: values.rotate ?? false,
     ...(values['redirect-uri'] === undefined ? {} : { defaultRedirectUri: values['redirect-uri'] }),
   });
@@ -71,6 +76,8 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`express-platform-login-simulator: ${message}\nRun with --help for usage.\n`);
+  process.stderr.write(
+    `express-platform-login-simulator: ${message}\nRun with --help for usage.\n`,
+  );
   process.exitCode = 1;
 });

@@ -47,8 +47,7 @@ function isJsonValue(value: unknown): boolean {
   }
 }
 
-const count = (what: string) =>
-  z.number({ error: `must be a whole number, ${what}` }).int();
+const count = (what: string) => z.number({ error: `must be a whole number, ${what}` }).int();
 
 const faultSchema = z.discriminatedUnion(
   'kind',
@@ -69,7 +68,9 @@ const faultSchema = z.discriminatedUnion(
     }),
     z.strictObject({
       kind: z.literal('oversized'),
-      bytes: count('1 to 104857600').min(1).max(100 * 1024 * 1024),
+      bytes: count('1 to 104857600')
+        .min(1)
+        .max(100 * 1024 * 1024),
     }),
     z.strictObject({ kind: z.literal('hang') }),
     z.strictObject({
@@ -84,13 +85,16 @@ const faultSchema = z.discriminatedUnion(
     z.strictObject({
       kind: z.literal('field'),
       field: z.string({ error: 'must be a non-empty string' }).min(1),
-      value: z.unknown().refine(isJsonValue, { error: 'must be a value JSON.stringify accepts' }).optional(),
+      value: z
+        .unknown()
+        .refine(isJsonValue, { error: 'must be a value JSON.stringify accepts' })
+        .optional(),
       remove: z.boolean({ error: 'must be true or false' }).optional(),
     }),
   ],
   {
     error:
-      '`kind` must be one of latency, status, html, malformed-json, empty, error-body-200, oversized, hang, slow-body, reset, redirect, field',
+      'must be one of latency, status, html, malformed-json, empty, error-body-200, oversized, hang, slow-body, reset, redirect, field',
   },
 );
 
@@ -137,7 +141,9 @@ export class FaultQueue {
 
   /** The fault for this call, if any; a fault with a `times` budget is used up by it. */
   take(kind: CallKind): SimulatorFault | undefined {
-    const index = this.queue.findIndex((entry) => entry.grant === undefined || entry.grant === kind);
+    const index = this.queue.findIndex(
+      (entry) => entry.grant === undefined || entry.grant === kind,
+    );
     const entry = this.queue[index];
     if (entry === undefined) return undefined;
     entry.remaining -= 1;

@@ -8,7 +8,8 @@ import type { SimulatorState } from './state';
 
 // Self-contained page: inline styles only, no scripts, nothing loaded from elsewhere.
 const PAGE_HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
 };
@@ -49,6 +50,43 @@ function hidden(name: string, value: string | undefined): string {
     : `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 }
 
+/** What the lobby says above the players, and whether its buttons can work. */
+function lobbyNotice(
+  unknownClient: boolean,
+  clientParam: string | undefined,
+  target: string | undefined,
+): { notice: string; ready: boolean } {
+  if (unknownClient) {
+    const shown = escapeHtml(clientParam ?? '');
+    return {
+      notice: `<p class="notice error">Unknown client_id <code>${shown}</code>.</p>`,
+      ready: false,
+    };
+  }
+  if (target === undefined) {
+    return {
+      notice:
+        '<p class="notice">No game to enter yet: open this page with ' +
+        '<code>?redirect_uri=https://your-game/callback</code>, or start the simulator with ' +
+        '<code>--redirect-uri</code>.</p>',
+      ready: false,
+    };
+  }
+  if (!isRedirectUri(target)) {
+    return {
+      notice:
+        '<p class="notice error">The redirect_uri must be an absolute http(s) URL without a #fragment.</p>',
+      ready: false,
+    };
+  }
+  return {
+    notice:
+      '<p>Pick a player and enter the game. The platform sends your browser to ' +
+      `<code>${escapeHtml(target)}</code> with a fresh <code>?code=</code>.</p>`,
+    ready: true,
+  };
+}
+
 /** The handler of GET /: the lobby page. */
 export function lobbyPage(state: SimulatorState): RequestHandler {
   const { players, clients, defaultRedirectUri } = state.config;
@@ -57,7 +95,9 @@ export function lobbyPage(state: SimulatorState): RequestHandler {
     (player) =>
       `<div><strong>${escapeHtml(player.nickname)}</strong>` +
       `<span>open_id <code>${escapeHtml(player.openId)}</code>` +
-      (player.unionId === undefined ? '' : ` · unionid <code>${escapeHtml(player.unionId)}</code>`) +
+      (player.unionId === undefined
+        ? ''
+        : ` · unionid <code>${escapeHtml(player.unionId)}</code>`) +
       `</span><span>scope ${escapeHtml(player.scope.join(', ') || '(none)')}</span></div>`,
   );
 
@@ -67,19 +107,8 @@ export function lobbyPage(state: SimulatorState): RequestHandler {
     const client =
       clientParam === undefined ? clients[0] : clients.find((c) => c.clientId === clientParam);
     const target = redirectParam ?? defaultRedirectUri ?? client?.redirectUris?.[0];
-    const notice =
-      client === undefined
-        ? `<p class="notice error">Unknown client_id <code>${escapeHtml(clientParam ?? '')}</code>.</p>`
-        : target !== undefined && !isRedirectUri(target)
-          ? '<p class="notice error">The redirect_uri must be an absolute http(s) URL without a #fragment.</p>'
-          : target === undefined
-          ? '<p class="notice">No game to enter yet: open this page with ' +
-            '<code>?redirect_uri=https://your-game/callback</code>, or start the simulator with ' +
-            '<code>--redirect-uri</code>.</p>'
-          : `<p>Pick a player and enter the game. The platform sends your browser to ` +
-            `<code>${escapeHtml(target)}</code> with a fresh <code>?code=</code>.</p>`;
-    const disabled =
-      client === undefined || target === undefined || !isRedirectUri(target) ? ' disabled' : '';
+    const { notice, ready } = lobbyNotice(client === undefined, clientParam, target);
+    const disabled = ready ? '' : ' disabled';
     const rows = players.map(
       (player, index) =>
         `<li>${who[index]}<form method="get" action="/enter">` +

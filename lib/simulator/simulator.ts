@@ -111,7 +111,9 @@ export class PlatformSimulator {
 
   /** Moves simulated time forward: codes and tokens expire as if `seconds` had passed. */
   advanceClock(seconds: number): void {
-    this.state.advanceClock(checkNumber('advanceClock', seconds, 0, 'a number of seconds, 0 or more'));
+    this.state.advanceClock(
+      checkNumber('advanceClock', seconds, 0, 'a number of seconds, 0 or more'),
+    );
   }
 
   /** Simulated time in epoch milliseconds. */

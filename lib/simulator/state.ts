@@ -88,7 +88,11 @@ export class SimulatorState {
     return this.codes.get(code);
   }
 
-  createGrant(clientId: string, player: SimulatorPlayer, redirectUri: string | undefined): GrantRecord {
+  createGrant(
+    clientId: string,
+    player: SimulatorPlayer,
+    redirectUri: string | undefined,
+  ): GrantRecord {
     this.sweepIfLarge();
     const now = this.now();
     const grant: GrantRecord = {

@@ -1,6 +1,11 @@
 // POST /token over HTTP: collects the parameters from a form or JSON body and the query string
 // (spec 4.2: clients use both placements), counts the call, then answers normally or with a fault.
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import { answerWithFault } from './fault-responses';
 import type { CallKind, FaultQueue } from './faults';
 import { sendJson } from './send';
@@ -74,7 +79,9 @@ function answer(state: SimulatorState, params: TokenParams | string): TokenOutco
 }
 
 /** The handlers of POST /token: body parsers, the endpoint, and its answer to an unreadable body. */
-export function tokenEndpoint(context: TokenEndpointContext): (RequestHandler | ErrorRequestHandler)[] {
+export function tokenEndpoint(
+  context: TokenEndpointContext,
+): (RequestHandler | ErrorRequestHandler)[] {
   const { state, faults, timers } = context;
 
   const respond = (req: Request, res: Response, params: TokenParams | string): void => {

@@ -60,9 +60,14 @@ function authenticateClient(
   return client;
 }
 
-function missing(params: TokenParams, names: readonly (keyof TokenParams)[]): TokenOutcome | undefined {
+function missing(
+  params: TokenParams,
+  names: readonly (keyof TokenParams)[],
+): TokenOutcome | undefined {
   const absent = names.find((name) => params[name] === undefined);
-  return absent === undefined ? undefined : oauthError('invalid_request', `missing parameter ${absent}`);
+  return absent === undefined
+    ? undefined
+    : oauthError('invalid_request', `missing parameter ${absent}`);
 }
 
 function tokenResponse(state: SimulatorState, grant: GrantRecord): TokenOutcome {
@@ -126,7 +131,10 @@ export function refreshTokens(state: SimulatorState, params: TokenParams): Token
   }
   if (state.now() >= grant.refreshExpiresAt) {
     state.dropRefreshToken(grant);
-    return oauthError('invalid_grant', 'refresh token has expired; the player must authorize again');
+    return oauthError(
+      'invalid_grant',
+      'refresh token has expired; the player must authorize again',
+    );
   }
   if (clientId !== undefined && clientId !== grant.clientId) {
     return oauthError('invalid_grant', 'refresh token was issued to another client');

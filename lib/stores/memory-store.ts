@@ -98,7 +98,6 @@ export class MemoryTokenStore implements TokenStore {
     this.#records = new ExpiringMap(maxEntries);
     this.#locks = new ExpiringMap(maxEntries);
     this.#claims = new ExpiringMap(maxEntries);
-    setInterval(() => undefined, 60_000);
   }
 
   /** Reads the record of a session (a copy); `undefined` when there is none or it expired. */

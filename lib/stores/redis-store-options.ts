@@ -1,7 +1,7 @@
 // Options of RedisTokenStore: one strict schema, parsed once at construction (by parse-options.ts).
 import { z } from 'zod';
 import type { Cluster, Redis } from 'ioredis';
-import { decodeEncryptionKey, KEY_ID_PATTERN, type EncryptionKey } from './encryption';
+import { decodeEncryptionKey, KEY_ID_PATTERN } from './encryption';
 
 /** Duck-typed so that a second copy of ioredis in node_modules (or v6) is accepted too. */
 const isIoredisClient = (value: unknown): value is Redis | Cluster =>
@@ -61,9 +61,7 @@ export const redisTokenStoreOptionsSchema = z.strictObject({
 });
 
 /** Options of RedisTokenStore. */
-export type RedisTokenStoreOptions = z.input<typeof redisTokenStoreOptionsSchema> & {
-  encryptionKeys?: EncryptionKey[];
-};
+export type RedisTokenStoreOptions = z.input<typeof redisTokenStoreOptionsSchema>;
 
 /** RedisTokenStore options after parsing, defaults applied. */
 export type RedisTokenStoreConfig = z.output<typeof redisTokenStoreOptionsSchema>;

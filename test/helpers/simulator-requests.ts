@@ -1,6 +1,10 @@
 // Requests the simulator tests send over real HTTP: a token call in each parameter placement, and
 // the shortcuts the state-table tests repeat (exchange a code, refresh, call /userinfo).
-import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, type PlatformSimulator } from 'express-platform-login/simulator';
+import {
+  DEMO_CLIENT_ID,
+  DEMO_CLIENT_SECRET,
+  type PlatformSimulator,
+} from 'express-platform-login/simulator';
 
 /** Where the parameters of a token request go. */
 export type Placement = 'form' | 'json' | 'query';
@@ -58,10 +62,14 @@ export function exchange(
 }
 
 /** Issues a code for `openId` (default the first player) and exchanges it; fails the test unless it works. */
-export async function login(simulator: PlatformSimulator, openId?: string): Promise<Record<string, unknown>> {
+export async function login(
+  simulator: PlatformSimulator,
+  openId?: string,
+): Promise<Record<string, unknown>> {
   const code = simulator.issueCode({ redirectUri: REDIRECT_URI, ...(openId ? { openId } : {}) });
   const answer = await exchange(simulator, code);
-  if (answer.status !== 200) throw new Error(`login failed: ${answer.status} ${String(answer.body.error)}`);
+  if (answer.status !== 200)
+    throw new Error(`login failed: ${answer.status} ${String(answer.body.error)}`);
   return answer.body;
 }
 

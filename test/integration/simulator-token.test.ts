@@ -50,11 +50,19 @@ describe('code exchange (spec 4.1)', () => {
     expect(simulator.calls.authorization_code).toBe(1);
   });
 
-  test.each<Placement>(['form', 'json', 'query'])('parameters are read from the %s', async (placement) => {
-    const answer = await exchange(simulator, simulator.issueCode({ redirectUri: REDIRECT_URI }), {}, placement);
-    expect(answer.status).toBe(200);
-    expect(answer.body.open_id).toBe('player-ada');
-  });
+  test.each<Placement>(['form', 'json', 'query'])(
+    'parameters are read from the %s',
+    async (placement) => {
+      const answer = await exchange(
+        simulator,
+        simulator.issueCode({ redirectUri: REDIRECT_URI }),
+        {},
+        placement,
+      );
+      expect(answer.status).toBe(200);
+      expect(answer.body.open_id).toBe('player-ada');
+    },
+  );
 
   test('parameters split between the query string and the body are combined', async () => {
     const code = simulator.issueCode({ redirectUri: REDIRECT_URI });
@@ -62,7 +70,11 @@ describe('code exchange (spec 4.1)', () => {
       `${simulator.url}/token?grant_type=authorization_code&client_id=${DEMO_CLIENT_ID}`,
       {
         method: 'POST',
-        body: new URLSearchParams({ client_secret: DEMO_CLIENT_SECRET, code, redirect_uri: REDIRECT_URI }),
+        body: new URLSearchParams({
+          client_secret: DEMO_CLIENT_SECRET,
+          code,
+          redirect_uri: REDIRECT_URI,
+        }),
       },
     );
     expect(response.status).toBe(200);
@@ -109,7 +121,10 @@ describe('code exchange (spec 4.1)', () => {
 
     const answer = await exchange(simulator, late);
     expect(answer.status).toBe(400);
-    expect(answer.body).toMatchObject({ error: 'invalid_grant', error_description: 'authorization code has expired' });
+    expect(answer.body).toMatchObject({
+      error: 'invalid_grant',
+      error_description: 'authorization code has expired',
+    });
   });
 
   test('a custom codeLifetimeSeconds is honoured', async () => {
@@ -135,7 +150,8 @@ describe('code exchange (spec 4.1)', () => {
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({
       error: 'invalid_grant',
-      error_description: 'redirect_uri does not match the one the authorization code was issued for',
+      error_description:
+        'redirect_uri does not match the one the authorization code was issued for',
     });
   });
 
@@ -164,7 +180,10 @@ describe('code exchange (spec 4.1)', () => {
     });
     try {
       const code = twoClients.issueCode({ clientId: 'game-a', redirectUri: REDIRECT_URI });
-      const answer = await exchange(twoClients, code, { client_id: 'game-b', client_secret: 'secret-b' });
+      const answer = await exchange(twoClients, code, {
+        client_id: 'game-b',
+        client_secret: 'secret-b',
+      });
       expect(answer.status).toBe(400);
       expect(answer.body.error).toBe('invalid_grant');
     } finally {
@@ -177,7 +196,10 @@ describe('code exchange (spec 4.1)', () => {
     async (name) => {
       const answer = await exchange(simulator, simulator.issueCode(), { [name]: '' });
       expect(answer.status).toBe(400);
-      expect(answer.body).toEqual({ error: 'invalid_request', error_description: `missing parameter ${name}` });
+      expect(answer.body).toEqual({
+        error: 'invalid_request',
+        error_description: `missing parameter ${name}`,
+      });
     },
   );
 
@@ -189,7 +211,12 @@ describe('code exchange (spec 4.1)', () => {
     const unknown = await postToken(simulator, { grant_type: 'password' });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toBe('unsupported_grant_type');
-    expect(simulator.calls).toEqual({ authorization_code: 0, refresh_token: 0, invalid: 2, userinfo: 0 });
+    expect(simulator.calls).toEqual({
+      authorization_code: 0,
+      refresh_token: 0,
+      invalid: 2,
+      userinfo: 0,
+    });
   });
 
   test('a body that is not JSON is invalid_request', async () => {
@@ -226,7 +253,11 @@ describe('state table (spec section 3)', () => {
     const answer = await refresh(simulator, tokens.refresh_token);
     expect(answer.status).toBe(200);
     expect(answer.body.access_token).not.toBe(tokens.access_token);
-    expect(answer.body).toMatchObject({ expires_in: 7200, open_id: 'player-ada', refresh_token: tokens.refresh_token });
+    expect(answer.body).toMatchObject({
+      expires_in: 7200,
+      open_id: 'player-ada',
+      refresh_token: tokens.refresh_token,
+    });
     expect((await userinfo(simulator, answer.body.access_token)).status).toBe(200);
     expect((await userinfo(simulator, tokens.access_token)).status).toBe(401);
 
@@ -264,17 +295,24 @@ describe('state table (spec section 3)', () => {
 });
 
 describe('refresh (spec 4.2)', () => {
-  test.each<Placement>(['form', 'json', 'query'])('parameters are read from the %s', async (placement) => {
-    const tokens = await login(simulator);
-    const answer = await refresh(
-      simulator,
-      tokens.refresh_token,
-      { client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET, redirect_uri: REDIRECT_URI },
-      placement,
-    );
-    expect(answer.status).toBe(200);
-    expect(answer.body.access_token).toBe(tokens.access_token);
-  });
+  test.each<Placement>(['form', 'json', 'query'])(
+    'parameters are read from the %s',
+    async (placement) => {
+      const tokens = await login(simulator);
+      const answer = await refresh(
+        simulator,
+        tokens.refresh_token,
+        {
+          client_id: DEMO_CLIENT_ID,
+          client_secret: DEMO_CLIENT_SECRET,
+          redirect_uri: REDIRECT_URI,
+        },
+        placement,
+      );
+      expect(answer.status).toBe(200);
+      expect(answer.body.access_token).toBe(tokens.access_token);
+    },
+  );
 
   test('without rotation the same refresh_token comes back and keeps working', async () => {
     const tokens = await login(simulator);
@@ -302,7 +340,9 @@ describe('refresh (spec 4.2)', () => {
 
   test('a redirect_uri other than the authorization one is invalid_grant', async () => {
     const tokens = await login(simulator);
-    const answer = await refresh(simulator, tokens.refresh_token, { redirect_uri: 'http://127.0.0.1:1/x' });
+    const answer = await refresh(simulator, tokens.refresh_token, {
+      redirect_uri: 'http://127.0.0.1:1/x',
+    });
     expect(answer.status).toBe(400);
     expect(answer.body.error).toBe('invalid_grant');
   });
@@ -310,7 +350,10 @@ describe('refresh (spec 4.2)', () => {
   test('an unknown refresh_token is invalid_grant; a missing one invalid_request', async () => {
     expect((await refresh(simulator, 'no-such-token')).body.error).toBe('invalid_grant');
     const missing = await postToken(simulator, { grant_type: 'refresh_token' });
-    expect(missing.body).toEqual({ error: 'invalid_request', error_description: 'missing parameter refresh_token' });
+    expect(missing.body).toEqual({
+      error: 'invalid_request',
+      error_description: 'missing parameter refresh_token',
+    });
   });
 
   test('rotation: each refresh returns a new refresh_token and the old one is rejected from then on', async () => {
@@ -372,7 +415,10 @@ describe('refresh (spec 4.2)', () => {
   });
 
   test('accessTokenLifetimeSeconds and includeUnionId: false shape the response', async () => {
-    const custom = await startSimulator({ accessTokenLifetimeSeconds: 43200, includeUnionId: false });
+    const custom = await startSimulator({
+      accessTokenLifetimeSeconds: 43200,
+      includeUnionId: false,
+    });
     try {
       const tokens = await login(custom);
       expect(tokens.expires_in).toBe(43200);

@@ -64,14 +64,14 @@ login.on('refresh', (event) => {
 // @ts-expect-error: unknown events are a type error
 login.on('no-such-event', () => undefined);
 
-// @ts-expect-error: unknown options are a type error (and a TypeError at run time)
-platformLogin({
+const required = {
   authUrl: 'https://a.example',
   clientId: 'x',
   clientSecret: 'y',
   redirectUri: 'https://g.example/cb',
-  refreshSkew: 1,
-});
+};
+// @ts-expect-error: unknown options are a type error (and a TypeError at run time)
+platformLogin({ ...required, refreshSkew: 1 });
 
 async function standalone(): Promise<void> {
   const sim = await startSimulator({ port: 0 });

@@ -1,0 +1,128 @@
+// The example in a real browser (headless Chromium): lobby, Enter game, the game page, the open API
+// button, log out; the page never sees a token or a code. Saves the README's screenshots.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { TokenRecord } from 'express-platform-login';
+import { readConfig } from '../../example-app/config';
+import { startExample, type RunningExample } from '../../example-app/start';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = join(__dirname, '../../docs/screenshots');
+
+let example: RunningExample;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `The browser test needs Debian's Chromium at ${CHROMIUM}: sudo apt-get install chromium`,
+    );
+  }
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  example = await startExample(readConfig({ PORT: '0' }));
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await example?.close();
+});
+
+/** Everything of the page's own state a script on it could read. */
+function whatThePageSees(page: Page): Promise<string> {
+  return page.evaluate(() =>
+    JSON.stringify({
+      html: document.documentElement.outerHTML,
+      url: location.href,
+      cookie: document.cookie,
+      local: { ...localStorage },
+      session: { ...sessionStorage },
+    }),
+  );
+}
+
+test('lobby → Enter game → the player → the open API → log out, and the page never sees a token or a code', async () => {
+  const context = await browser.newContext({ viewport: { width: 900, height: 640 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const codes: string[] = [];
+  page.on('request', (request) => {
+    const code = new URL(request.url()).searchParams.get('code');
+    if (code !== null) codes.push(code);
+  });
+
+  try {
+    await page.goto(example.url);
+    await page.getByText('Enter from the platform').click();
+    await page.waitForURL(`${example.simulator!.url}/?**`);
+    await page.getByRole('heading', { name: 'Platform lobby' }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'lobby.png') });
+
+    await page
+      .locator('li', { hasText: 'player-bo' })
+      .getByRole('button', { name: 'Enter game' })
+      .click();
+    await page.waitForURL(example.url);
+    expect(page.url()).toBe(example.url);
+    expect(codes).toHaveLength(1); // the platform's redirect carried one code, and it is gone now
+
+    const sessionCookie = (await context.cookies()).find((c) => c.name === 'connect.sid');
+    expect(sessionCookie?.httpOnly).toBe(true);
+    const sessionId = /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(sessionCookie!.value))![1]!;
+    const record = (await example.login.store.get(sessionId)) as TokenRecord;
+    expect(record.openId).toBe('player-bo');
+
+    await expect(page.locator('#open-id').textContent()).resolves.toBe('player-bo');
+    await expect(page.locator('#union-id').textContent()).resolves.toBe('union-bo');
+    await expect(page.locator('#scope').textContent()).resolves.toBe('user_info, basic_actions');
+    await expect(page.locator('#expires').textContent()).resolves.toBe(
+      new Date(record.accessExpiresAt).toISOString(),
+    );
+    await page.screenshot({ path: join(SCREENSHOTS, 'game.png') });
+
+    const seen = await whatThePageSees(page);
+    expect(JSON.parse(seen)).toMatchObject({ cookie: '', local: {}, session: {} });
+    expect(seen).not.toContain('code=');
+    for (const secret of [record.accessToken, record.refreshToken, ...codes]) {
+      expect(seen).not.toContain(secret);
+    }
+
+    await page.getByRole('button', { name: 'Call the open API' }).click();
+    const output = page.locator('#output');
+    await output.filter({ hasText: 'open_id' }).waitFor();
+    const [status, ...body] = (await output.textContent())!.split('\n');
+    expect(status).toBe('200');
+    expect(JSON.parse(body.join('\n'))).toEqual({
+      open_id: 'player-bo',
+      unionid: 'union-bo',
+      nickname: 'Bo',
+    });
+    await page.screenshot({ path: join(SCREENSHOTS, 'profile.png') });
+    const seenAfterCall = await whatThePageSees(page);
+    for (const secret of [record.accessToken, record.refreshToken]) {
+      expect(seenAfterCall).not.toContain(secret);
+    }
+
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.locator('#logged-out').waitFor();
+    await expect(page.locator('#logged-out').textContent()).resolves.toBe('You are not logged in.');
+    expect(page.url()).toBe(example.url);
+    expect((await context.cookies()).some((c) => c.name === 'connect.sid')).toBe(false);
+    await expect(example.login.store.get(sessionId)).resolves.toBeUndefined();
+    await page.screenshot({ path: join(SCREENSHOTS, 'logged-out.png') });
+  } finally {
+    await context.close();
+  }
+});

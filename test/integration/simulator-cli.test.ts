@@ -1,0 +1,121 @@
+// The command-line entry as a user runs it: it starts, prints its URL, answers, and exits on SIGTERM.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { freePort } from '../helpers/free-port';
+
+const ROOT = path.resolve(__dirname, '../..');
+const CLI = ['-r', 'esbuild-register', 'lib/simulator/cli.ts'];
+
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<[number | null, NodeJS.Signals | null]>;
+}
+
+function run(args: string[]): Run {
+  const child = spawn(process.execPath, [...CLI, ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  return { child, output: () => output, exited };
+}
+
+/** Resolves with the first match of `pattern` in the output, or rejects if the process exits first. */
+async function waitFor(process_: Run, pattern: RegExp): Promise<RegExpMatchArray> {
+  for (let i = 0; i < 150; i += 1) {
+    const match = pattern.exec(process_.output());
+    if (match) return match;
+    if (process_.child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no ${pattern} in the output:\n${process_.output()}`);
+}
+
+let running: Run | undefined;
+
+afterEach(async () => {
+  if (running && running.child.exitCode === null && running.child.signalCode === null) {
+    running.child.kill('SIGKILL');
+    await running.exited;
+  }
+  running = undefined;
+});
+
+test('starts on --port, prints the lobby URL, answers, and exits cleanly on SIGTERM', async () => {
+  const port = await freePort();
+  running = run([
+    '--port',
+    String(port),
+    '--redirect-uri',
+    'http://127.0.0.1:3000/platform/callback',
+  ]);
+  const [url] = await waitFor(running, /http:\/\/127\.0\.0\.1:\d+\/(?=\s)/);
+  expect(url).toBe(`http://127.0.0.1:${port}/`);
+
+  const lobby = await fetch(url);
+  expect(lobby.status).toBe(200);
+  expect(await lobby.text()).toContain('Enter game');
+  const entry = await fetch(`${url}enter?open_id=player-bo`, { redirect: 'manual' });
+  expect(entry.headers.get('location')).toMatch(
+    /^http:\/\/127\.0\.0\.1:3000\/platform\/callback\?code=/,
+  );
+
+  running.child.kill('SIGTERM');
+  const [code, signal] = await running.exited;
+  expect({ code, signal }).toEqual({ code: 0, signal: null });
+});
+
+test('--rotate and --access-token-lifetime reach the token endpoint', async () => {
+  const port = await freePort();
+  running = run(['--port', String(port), '--rotate', '--access-token-lifetime', '60']);
+  await waitFor(running, /Lobby/);
+  const location = (
+    await fetch(`http://127.0.0.1:${port}/enter?redirect_uri=http://127.0.0.1:3000/cb`, {
+      redirect: 'manual',
+    })
+  ).headers.get('location')!;
+  const code = new URL(location).searchParams.get('code')!;
+  const token = (await (
+    await fetch(`http://127.0.0.1:${port}/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: 'demo-game',
+        client_secret: 'demo-secret',
+        code,
+        redirect_uri: 'http://127.0.0.1:3000/cb',
+      }),
+    })
+  ).json()) as Record<string, unknown>;
+  expect(token.expires_in).toBe(60);
+  const refreshed = (await (
+    await fetch(`http://127.0.0.1:${port}/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: String(token.refresh_token),
+      }),
+    })
+  ).json()) as Record<string, unknown>;
+  expect(refreshed.refresh_token).not.toBe(token.refresh_token);
+});
+
+test('--help prints the usage and exits 0', async () => {
+  running = run(['--help']);
+  const [code] = await running.exited;
+  expect(code).toBe(0);
+  expect(running.output()).toContain('Usage: express-platform-login-simulator');
+  expect(running.output()).toContain('--redirect-uri');
+});
+
+test('a wrong flag or value exits 1 with a message', async () => {
+  running = run(['--port', 'many']);
+  const [code] = await running.exited;
+  expect(code).toBe(1);
+  expect(running.output()).toContain('--port must be a whole number');
+});
