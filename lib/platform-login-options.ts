@@ -2,6 +2,8 @@
 import { z } from 'zod';
 import type { TokenStore } from './stores/token-store';
 import { parseOptions } from './parse-options';
+import { isPlatformLogger, type PlatformLogger } from './logger';
+import type { MeterProvider } from '@opentelemetry/api';
 
 const httpUrl = z
   .string()
@@ -94,6 +96,20 @@ export const platformLoginSchema = z
      * browsers). `false`: errors go to `next(err)` for the app's error middleware. Defaults to `true`.
      */
     handleErrors: z.boolean().default(true),
+    /**
+     * A pino-compatible logger (`debug/info/warn/error(fields, message)`). Defaults to the `debug`
+     * package: `DEBUG=express-platform-login:*` shows every line.
+     */
+    logger: z
+      .custom<PlatformLogger>(isPlatformLogger, 'must have debug, info, warn and error methods (pino-compatible)')
+      .optional(),
+    /** OpenTelemetry MeterProvider for the metrics. Defaults to the global one (a no-op until an SDK is registered). */
+    meterProvider: z
+      .custom<MeterProvider>(
+        (value) => typeof (value as { getMeter?: unknown } | null)?.getMeter === 'function',
+        'must be an OpenTelemetry MeterProvider',
+      )
+      .optional(),
     /** Extra options of the token endpoint client (encoding, placement, timeouts, fetch). */
     tokenClient: tokenClientPassThrough.optional(),
   })

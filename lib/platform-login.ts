@@ -21,6 +21,17 @@ import { respondWithError } from './respond-error';
 import { MemoryTokenStore } from './stores/memory-store';
 import type { TokenStore } from './stores/token-store';
 import { PlatformTokenClient } from './token-client';
+import { debugLogger, type PlatformLogger } from './logger';
+import { PlatformMetrics } from './metrics';
+import {
+  lockWaitObserver,
+  logAnsweredError,
+  observeEvents,
+  tokenAttemptObserver,
+  type PlatformHealth,
+} from './observe';
+import { checkReadiness, type ReadinessReport } from './readiness';
+import { InstrumentedTokenStore } from './stores/instrumented-store';
 
 /** Defaults of the token client that bound how long one refresh can take (see token-client-options.ts). */
 const CLIENT_DEFAULTS = { timeoutMs: 5000, refreshRetries: 2, maxRetryDelayMs: 2000 };
@@ -33,6 +44,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   readonly store: TokenStore;
   /** The token endpoint client in use. */
   readonly client: PlatformTokenClient;
+  /** The logger in use (the `logger` option, or `debug` under `express-platform-login:*`). */
+  readonly logger: PlatformLogger;
+
+  /** The store as the package uses it: timed and counted for metrics and readiness. */
+  private readonly instrumentedStore: InstrumentedTokenStore;
+  private readonly health: PlatformHealth = { platformLastAnsweredAt: 0, platformLastOutcome: undefined };
 
   private readonly refresher: RefreshCoordinator;
   private readonly api: ApiSettings;
@@ -43,12 +60,18 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     super();
     const config = parsePlatformLoginOptions(options);
     this.store = config.store ?? new MemoryTokenStore();
+    this.logger = config.logger ?? debugLogger();
+    const metrics = new PlatformMetrics(config.meterProvider);
+    const store = new InstrumentedTokenStore(this.store, metrics);
+    this.instrumentedStore = store;
+    observeEvents(this, this.logger, metrics);
     this.client = new PlatformTokenClient({
       authUrl: config.authUrl,
       clientId: config.clientId,
       clientSecret: config.clientSecret,
       redirectUri: config.redirectUri,
       ...config.tokenClient,
+      onAttempt: tokenAttemptObserver(this.logger, metrics, this.health),
     });
     const refreshTokenLifetimeMs = config.refreshTokenLifetimeSeconds * 1000;
     const { timeoutMs, refreshRetries, maxRetryDelayMs } = {
@@ -58,7 +81,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     // The lock outlives the slowest refresh the client can make: every attempt timing out, plus backoff.
     const lockTtlMs = timeoutMs * (refreshRetries + 1) + maxRetryDelayMs * refreshRetries + 1000;
     this.refresher = new RefreshCoordinator(
-      this.store,
+      store,
       this.client,
       {
         refreshTokenLifetimeMs,
@@ -68,6 +91,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
       },
       this,
+      lockWaitObserver(metrics),
     );
     const apiUrl = new URL(config.apiUrl ?? config.authUrl);
     this.api = {
@@ -83,6 +107,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
     let warnedSessionMissing = false;
     this.fail = (err, req, res, next) => {
+      logAnsweredError(this.logger, err, req);
       if (err instanceof SessionMissingError && !warnedSessionMissing) {
         warnedSessionMissing = true;
         console.error(`[express-platform-login] ${err.message}`);
@@ -99,7 +124,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       storeEvents.on.call(this.store, 'unreadable', forward);
 
     this.callback = createCallbackRouter({
-      store: this.store,
+      store,
       exchangeCode: (code) => this.client.exchangeCode(code),
       events: this,
       successRedirect: config.successRedirect,
@@ -120,7 +145,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     if (handler === undefined) {
       handler = createMiddleware(
         {
-          store: this.store,
+          store: this.instrumentedStore,
           refresher: this.refresher,
           api: this.api,
           events: this,
@@ -135,7 +160,18 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
   /** Handler that logs the player out: `app.post('/logout', login.logout())`. */
   logout(options: LogoutOptions = {}): RequestHandler {
-    return createLogoutHandler({ store: this.store, events: this, fail: this.fail }, options);
+    return createLogoutHandler(
+      { store: this.instrumentedStore, events: this, fail: this.fail },
+      options,
+    );
+  }
+
+  /**
+   * Readiness for a `/readyz` route: whether the token store answers now (within its own deadline),
+   * and when the platform's token endpoint last answered.
+   */
+  ready(): Promise<ReadinessReport> {
+    return checkReadiness(this.instrumentedStore, this.health);
   }
 
   /**

@@ -39,6 +39,9 @@ export interface RefreshSettings {
   failureCooldownMs: number;
 }
 
+/** How a wait for another holder of the refresh lock ended. */
+export type LockWaitOutcome = 'refreshed-elsewhere' | 'took-over' | 'gave-up' | 'logged-out';
+
 /** Cap of the failure memo, so an outage over many sessions cannot grow it without bound. */
 const MAX_REMEMBERED_FAILURES = 10_000;
 
@@ -59,6 +62,8 @@ export class RefreshCoordinator {
     private readonly client: Refresher,
     private readonly settings: RefreshSettings,
     private readonly events: EventEmitter<PlatformLoginEvents>,
+    /** Told how long a request waited for another lock holder, and how the wait ended. */
+    private readonly onLockWait?: (durationMs: number, outcome: LockWaitOutcome) => void,
   ) {}
 
   /**
@@ -106,10 +111,13 @@ export class RefreshCoordinator {
     seen: TokenRecord,
     background: boolean,
   ): Promise<TokenRecord> {
-    const deadline = Date.now() + this.settings.maxWaitMs;
+    const startedAt = Date.now();
+    const deadline = startedAt + this.settings.maxWaitMs;
+    let waited = false;
     for (;;) {
       const owner = await this.store.acquireLock(sessionId, this.settings.lockTtlMs);
       if (owner !== undefined) {
+        if (waited) this.onLockWait?.(Date.now() - startedAt, 'took-over');
         try {
           return await this.refreshHoldingLock(sessionId, seen, background);
         } finally {
@@ -118,11 +126,19 @@ export class RefreshCoordinator {
         }
       }
       // Another request or process holds the lock: wait for its record instead of calling the platform.
+      waited = true;
       await sleep(pollDelay());
       const current = await this.store.get(sessionId);
-      if (current === undefined) throw new LoginRequiredError();
-      if (current.version !== seen.version) return current;
+      if (current === undefined) {
+        this.onLockWait?.(Date.now() - startedAt, 'logged-out');
+        throw new LoginRequiredError();
+      }
+      if (current.version !== seen.version) {
+        this.onLockWait?.(Date.now() - startedAt, 'refreshed-elsewhere');
+        return current;
+      }
       if (Date.now() > deadline) {
+        this.onLockWait?.(Date.now() - startedAt, 'gave-up');
         throw new PlatformUnavailableError(
           'Gave up waiting for another process to refresh the tokens.',
           {

@@ -72,11 +72,26 @@ export const tokenClientOptionsSchema = z.strictObject({
    * for (the refresh fails at once): a player's request is waiting behind it. Defaults to 2000.
    */
   maxRetryDelayMs: integer(0, 60_000).default(2000),
+  /**
+   * Called after every attempt (retries included) with its grant, outcome and duration — for
+   * metrics, logs and readiness. Never receives a token. Defaults to none.
+   */
+  onAttempt: z.custom<(attempt: TokenAttempt) => void>((value) => typeof value === 'function').optional(),
   /** The fetch implementation to use. Defaults to `globalThis.fetch`. */
   fetch: z
     .custom<typeof fetch>((value) => typeof value === 'function')
     .default(() => globalThis.fetch),
 });
+
+/** What `onAttempt` is told about one token-endpoint attempt. */
+export interface TokenAttempt {
+  grant: 'authorization_code' | 'refresh_token';
+  /** `ok`, or the error's code (e.g. `ERR_PLATFORM_TIMEOUT`, `ERR_PLATFORM_INVALID_GRANT`). */
+  outcome: string;
+  durationMs: number;
+  /** The HTTP status, when the platform answered at all. */
+  httpStatus: number | undefined;
+}
 
 /** Options accepted by `new PlatformTokenClient(options)`. */
 export type PlatformTokenClientOptions = z.input<typeof tokenClientOptionsSchema>;
@@ -102,6 +117,7 @@ const ALLOWED: Record<OptionName, string> = {
   retryBaseDelayMs: 'an integer number of milliseconds from 0 to 60000',
   maxRetryDelayMs: 'an integer number of milliseconds from 0 to 60000',
   fetch: 'a fetch-compatible function',
+  onAttempt: 'a function',
 };
 
 const OPTION_NAMES = Object.keys(ALLOWED) as OptionName[];

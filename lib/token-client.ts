@@ -139,6 +139,7 @@ export class PlatformTokenClient {
     try {
       result = await sendTokenRequest(request, this.#limits);
     } catch (error) {
+      this.#report(request.grant, requestStartedAt, error, undefined);
       return { error };
     }
     try {
@@ -147,9 +148,23 @@ export class PlatformTokenClient {
         maxExpiresInSeconds: this.#config.maxExpiresInSeconds,
         previousRefreshToken,
       });
+      this.#report(request.grant, requestStartedAt, undefined, result.answer.status);
       return { tokenSet };
     } catch (error) {
+      this.#report(request.grant, requestStartedAt, error, result.answer.status);
       return { error, retryAfterMs: parseRetryAfterMs(result.retryAfter, Date.now()) };
+    }
+  }
+
+  #report(grant: TokenGrant, startedAt: number, error: unknown, httpStatus: number | undefined): void {
+    const onAttempt = this.#config.onAttempt;
+    if (onAttempt === undefined) return;
+    const outcome =
+      error === undefined ? 'ok' : ((error as { code?: unknown }).code as string | undefined) ?? 'ERR_UNKNOWN';
+    try {
+      onAttempt({ grant, outcome: String(outcome), durationMs: Date.now() - startedAt, httpStatus });
+    } catch {
+      // An observer's failure must never change the outcome of a token request.
     }
   }
 }

@@ -302,13 +302,14 @@ describe('the express-session write-back race', () => {
       obtainedAt: Date.now(),
     }));
     sim.advanceClock(3 * 3600);
-    const slow = agent.get('/api/slow?ms=600');
+    const slow = agent.get('/api/slow?ms=600').then((res) => res); // then() starts the request now
     // Let the slow request load the record first, then refresh through a second request.
     await new Promise((resolve) => setTimeout(resolve, 100));
     await rewriteRecord(store, sessionId, expiringIn(-SECOND));
     const refreshed = await agent.get('/api/token').expect(200);
     expect(refreshed.body.accessToken).not.toBe(old.accessToken);
-    await slow;
+    const slowAnswer = await slow;
+    expect(slowAnswer.status).toBe(200);
     const later = await agent.get('/api/token').expect(200);
     expect(later.body.accessToken).toBe(refreshed.body.accessToken);
     expect((await store.get(sessionId))!.accessToken).toBe(refreshed.body.accessToken);

@@ -1,0 +1,64 @@
+// The package's logging: one `logger` option taking a pino-compatible logger, the `debug` package
+// under `express-platform-login:*` by default. Fields are structured; the session id appears only as
+// a hash, and codes and tokens are redacted from any URL before it is logged.
+import createDebug from 'debug';
+
+/** Fields of a log line. Never a token, a code, a secret or a raw session id. */
+export type LogFields = Record<string, unknown>;
+
+/** A pino-compatible logger: `logger.info({ openId }, 'player entered')`. */
+export interface PlatformLogger {
+  debug(fields: LogFields, message: string): void;
+  info(fields: LogFields, message: string): void;
+  warn(fields: LogFields, message: string): void;
+  error(fields: LogFields, message: string): void;
+}
+
+const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+/** The default logger: `DEBUG=express-platform-login:*` shows everything, `…:warn,…:error` the problems. */
+export function debugLogger(namespace = 'express-platform-login'): PlatformLogger {
+  const logger = {} as PlatformLogger;
+  for (const level of LEVELS) {
+    const write = createDebug(`${namespace}:${level}`);
+    logger[level] = (fields, message) => {
+      if (write.enabled) write('%s %o', message, fields);
+    };
+  }
+  return logger;
+}
+
+/** True for an object with the four level methods. */
+export function isPlatformLogger(value: unknown): value is PlatformLogger {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    LEVELS.every((level) => typeof (value as Record<string, unknown>)[level] === 'function')
+  );
+}
+
+/** Query parameters whose values never reach a log line. */
+const SECRET_PARAMETERS = /^(code|access_token|refresh_token|client_secret|id_token|state)$/i;
+
+/** `url` (a path with query, or an absolute URL) with secret query values replaced by `[redacted]`. */
+export function redactUrl(url: string): string {
+  const queryStart = url.indexOf('?');
+  if (queryStart === -1) return url;
+  const fragmentStart = url.indexOf('#', queryStart);
+  const query = url.slice(queryStart + 1, fragmentStart === -1 ? undefined : fragmentStart);
+  const redacted = query
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const rawName = equals === -1 ? pair : pair.slice(0, equals);
+      let name = rawName;
+      try {
+        name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      } catch {
+        // A malformed escape still has to be judged by its raw name.
+      }
+      return SECRET_PARAMETERS.test(name.trim()) ? `${rawName}=[redacted]` : pair;
+    })
+    .join('&');
+  return `${url.slice(0, queryStart)}?${redacted}`;
+}

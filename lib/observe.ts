@@ -1,0 +1,94 @@
+// Turns the package's events, token-endpoint attempts, lock waits and answered errors into log
+// lines and metrics. Subscribed once at creation; nothing here runs on a request that went well.
+import type { EventEmitter } from 'node:events';
+import type { Request } from 'express';
+import { isPlatformLoginError } from './errors';
+import type { PlatformLoginEvents } from './events';
+import { redactUrl, type PlatformLogger } from './logger';
+import { attributes, type PlatformMetrics } from './metrics';
+import type { LockWaitOutcome } from './refresh';
+import type { TokenAttempt } from './token-client-options';
+
+/** What the platform and the store last did, for `login.ready()`. */
+export interface PlatformHealth {
+  /** Last time the token endpoint answered at all (any HTTP status), epoch ms; 0 if never. */
+  platformLastAnsweredAt: number;
+  /** Outcome of the last token-endpoint attempt (`ok` or an error code); undefined if none yet. */
+  platformLastOutcome: string | undefined;
+}
+
+export function observeEvents(
+  events: EventEmitter<PlatformLoginEvents>,
+  logger: PlatformLogger,
+  metrics: PlatformMetrics,
+): void {
+  events.on('login', (e) => {
+    metrics.logins.add(1);
+    logger.info({ event: 'login', openId: e.openId, sessionHash: e.sessionHash, durationMs: e.durationMs }, 'player entered');
+  });
+  events.on('refresh', (e) => {
+    metrics.refreshes.add(1, { renewed: e.renewed, background: e.background });
+    logger.debug({ event: 'refresh', ...e }, 'tokens refreshed');
+  });
+  events.on('refreshFailed', (e) => {
+    metrics.refreshFailures.add(1, { code: e.code, background: e.background });
+    logger.warn({ event: 'refreshFailed', ...e }, 'token refresh failed');
+  });
+  events.on('codeReplay', (e) => {
+    metrics.codeReplays.add(1, { same_browser: e.sameBrowser });
+    const fields = { event: 'codeReplay', ...e };
+    if (e.sameBrowser) logger.debug(fields, 'entry repeated by the same browser');
+    else logger.warn(fields, 'a used entry code was presented by another browser');
+  });
+  events.on('identitySwitch', (e) => logger.info({ event: 'identitySwitch', ...e }, 'a browser switched players'));
+  events.on('logout', (e) => {
+    metrics.logouts.add(1);
+    logger.info({ event: 'logout', ...e }, 'player logged out');
+  });
+  events.on('unreadableRecord', (e) => {
+    metrics.unreadableRecords.add(1, { reason: e.reason });
+    logger.warn({ event: 'unreadableRecord', ...e }, 'a stored token record could not be read; treated as logged out');
+  });
+}
+
+/** Records one token-endpoint attempt and remembers when the platform last answered. */
+export function tokenAttemptObserver(
+  logger: PlatformLogger,
+  metrics: PlatformMetrics,
+  health: PlatformHealth,
+): (attempt: TokenAttempt) => void {
+  return (attempt) => {
+    const labels = { grant: attempt.grant, outcome: attempt.outcome };
+    metrics.tokenCalls.add(1, labels);
+    metrics.tokenDuration.record(attempt.durationMs, labels);
+    if (attempt.httpStatus !== undefined) health.platformLastAnsweredAt = Date.now();
+    health.platformLastOutcome = attempt.outcome;
+    logger.debug({ event: 'tokenEndpoint', ...attempt }, 'token endpoint attempt');
+  };
+}
+
+const LOCK_WAIT_LABELS: Record<LockWaitOutcome, ReturnType<typeof attributes>> = {
+  'refreshed-elsewhere': attributes({ outcome: 'refreshed-elsewhere' }),
+  'took-over': attributes({ outcome: 'took-over' }),
+  'gave-up': attributes({ outcome: 'gave-up' }),
+  'logged-out': attributes({ outcome: 'logged-out' }),
+};
+
+export function lockWaitObserver(metrics: PlatformMetrics): (durationMs: number, outcome: LockWaitOutcome) => void {
+  return (durationMs, outcome) => {
+    metrics.lockWaits.add(1, LOCK_WAIT_LABELS[outcome]);
+    metrics.lockWaitDuration.record(durationMs, LOCK_WAIT_LABELS[outcome]);
+  };
+}
+
+/** Logs an error the package answered: request mistakes at debug, trouble at warn, bugs at error. */
+export function logAnsweredError(logger: PlatformLogger, err: unknown, req: Request): void {
+  const url = redactUrl(req.originalUrl ?? req.url ?? '');
+  if (!isPlatformLoginError(err)) {
+    logger.error({ method: req.method, url, error: err instanceof Error ? err.name : typeof err }, 'unexpected error');
+    return;
+  }
+  const fields = { method: req.method, url, code: err.code, status: err.status, message: err.message };
+  if (err.status >= 500) logger.warn(fields, 'request failed');
+  else logger.debug(fields, 'request refused');
+}

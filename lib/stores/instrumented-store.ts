@@ -1,0 +1,59 @@
+// Wraps a TokenStore so every call is timed and every failure counted in the metrics, and so the
+// package's readiness knows when the store last answered. The wrapped store is unchanged.
+import { attributes, type PlatformMetrics } from '../metrics';
+import type { PutOptions, TokenStore } from './token-store';
+import type { TokenRecord } from '../token-record';
+
+type Operation = 'get' | 'put' | 'delete' | 'acquireLock' | 'releaseLock' | 'claimOnce';
+const OPERATIONS: readonly Operation[] = ['get', 'put', 'delete', 'acquireLock', 'releaseLock', 'claimOnce'];
+
+/** Shared attribute objects, one per operation and outcome: recording allocates nothing. */
+const OK = Object.fromEntries(OPERATIONS.map((op) => [op, attributes({ operation: op, outcome: 'ok' })]));
+const FAILED = Object.fromEntries(OPERATIONS.map((op) => [op, attributes({ operation: op, outcome: 'error' })]));
+const ERROR_COUNT = Object.fromEntries(OPERATIONS.map((op) => [op, attributes({ operation: op })]));
+
+export class InstrumentedTokenStore implements TokenStore {
+  /** When the store last answered (success or a definite answer), epoch ms; 0 before the first call. */
+  lastAnsweredAt = 0;
+  /** When the store last failed, epoch ms; 0 if never. */
+  lastFailedAt = 0;
+
+  constructor(
+    readonly inner: TokenStore,
+    private readonly metrics: PlatformMetrics,
+  ) {}
+
+  private async timed<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
+    const startedAt = performance.now();
+    try {
+      const result = await call();
+      this.metrics.storeDuration.record(performance.now() - startedAt, OK[operation]);
+      this.lastAnsweredAt = Date.now();
+      return result;
+    } catch (error) {
+      this.metrics.storeDuration.record(performance.now() - startedAt, FAILED[operation]);
+      this.metrics.storeErrors.add(1, ERROR_COUNT[operation]);
+      this.lastFailedAt = Date.now();
+      throw error;
+    }
+  }
+
+  get(sessionId: string): Promise<TokenRecord | undefined> {
+    return this.timed('get', () => this.inner.get(sessionId));
+  }
+  put(sessionId: string, record: TokenRecord, options: PutOptions): Promise<boolean> {
+    return this.timed('put', () => this.inner.put(sessionId, record, options));
+  }
+  delete(sessionId: string, options?: { expectedVersion?: number }): Promise<boolean> {
+    return this.timed('delete', () => this.inner.delete(sessionId, options));
+  }
+  acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined> {
+    return this.timed('acquireLock', () => this.inner.acquireLock(sessionId, ttlMs));
+  }
+  releaseLock(sessionId: string, owner: string): Promise<boolean> {
+    return this.timed('releaseLock', () => this.inner.releaseLock(sessionId, owner));
+  }
+  claimOnce(key: string, ttlMs: number): Promise<boolean> {
+    return this.timed('claimOnce', () => this.inner.claimOnce(key, ttlMs));
+  }
+}

@@ -1,0 +1,140 @@
+// Operations: metrics through the OpenTelemetry API, the logger option, and login.ready().
+import request from 'supertest';
+import { Redis } from 'ioredis';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { MemoryTokenStore, RedisTokenStore, type LogFields, type PlatformLogger } from 'express-platform-login';
+import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { enter, expiringIn, rewriteRecord } from '../helpers/records';
+import { createTestMeter, sample, type TestMeter } from '../helpers/metrics';
+import { startRedisServer } from '../helpers/redis-server';
+
+let sim: PlatformSimulator;
+let meter: TestMeter;
+beforeAll(async () => {
+  sim = await startSimulator();
+});
+afterAll(() => sim.close());
+beforeEach(() => {
+  sim.clearFaults();
+  meter = createTestMeter();
+});
+afterEach(() => meter.shutdown());
+
+interface LogLine {
+  level: string;
+  fields: LogFields;
+  message: string;
+}
+
+function recordingLogger(): { logger: PlatformLogger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const at = (level: string) => (fields: LogFields, message: string) => lines.push({ level, fields, message });
+  return { logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines };
+}
+
+describe('metrics', () => {
+  test('token calls, refreshes, code replays and store calls are counted, with no secret in any label', async () => {
+    const store = new MemoryTokenStore();
+    const { app } = createTestApp({ sim, login: { store, meterProvider: meter.provider } });
+    const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+    const agent = request.agent(app);
+    const entry = await agent.get(`/platform/callback?code=${code}`).expect(303);
+    await request(app).get(`/platform/callback?code=${code}`).expect(400); // replay from another browser
+    const sessionId = /connect\.sid=s%3A([^.]+)\./.exec(String(entry.headers['set-cookie']))![1]!;
+    await rewriteRecord(store, sessionId, expiringIn(10_000));
+    await agent.get('/api/me').expect(200);
+    const record = await store.get(sessionId);
+
+    const text = await meter.scrape();
+    expect(sample(text, 'epl_token_endpoint_calls_total', { grant: 'authorization_code', outcome: 'ok' })).toBe(1);
+    expect(sample(text, 'epl_token_endpoint_calls_total', { grant: 'refresh_token', outcome: 'ok' })).toBe(1);
+    expect(sample(text, 'epl_refreshes_total', { renewed: 'same-token' })).toBe(1);
+    expect(sample(text, 'epl_code_replays_total', { same_browser: 'false' })).toBe(1);
+    expect(sample(text, 'epl_logins_total')).toBe(1);
+    expect(sample(text, 'epl_store_duration_count', { operation: 'get', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
+    for (const secret of [code, record!.accessToken, record!.refreshToken, sessionId, 'demo-secret']) {
+      expect(text).not.toContain(secret);
+    }
+  });
+
+  test('lock waits are counted when another process holds the refresh lock', async () => {
+    const store = new MemoryTokenStore();
+    const { app } = createTestApp({ sim, login: { store, meterProvider: meter.provider } });
+    const { agent, sessionId } = await enter(app, sim);
+    await rewriteRecord(store, sessionId, expiringIn(-1000));
+    const owner = await store.acquireLock(sessionId, 60_000); // "another process" refreshing
+    const waiting = agent.get('/api/me').then((res) => res); // supertest starts a request on then()
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await rewriteRecord(store, sessionId, expiringIn(3_600_000)); // …which then writes its result
+    await store.releaseLock(sessionId, owner!);
+    expect((await waiting).status).toBe(200);
+    const text = await meter.scrape();
+    expect(sample(text, 'epl_lock_waits_total', { outcome: 'refreshed-elsewhere' })).toBe(1);
+    expect(sample(text, 'epl_token_endpoint_calls_total', { grant: 'refresh_token' })).toBe(0);
+  });
+});
+
+describe('the logger option', () => {
+  test('structured lines for entry and refresh failure; the session only as a hash; the code redacted', async () => {
+    const { logger, lines } = recordingLogger();
+    const store = new MemoryTokenStore();
+    const { app } = createTestApp({ sim, login: { store, logger, tokenClient: { refreshRetries: 0 } } });
+    const { agent, sessionId } = await enter(app, sim, 'player-ada');
+    const login = lines.find((line) => line.fields.event === 'login');
+    expect(login).toMatchObject({ level: 'info', fields: { openId: 'player-ada' } });
+    expect(typeof login!.fields.sessionHash).toBe('string');
+
+    await request(app).get('/platform/callback?code=wrong%20code').expect(400);
+    const refused = lines.find((line) => line.fields.code === 'ERR_PLATFORM_INVALID_REQUEST');
+    expect(refused!.fields.url).toBe('/platform/callback?code=[redacted]');
+
+    await rewriteRecord(store, sessionId, expiringIn(-1000));
+    sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token' });
+    await agent.get('/api/me').expect(503);
+    expect(lines.some((line) => line.level === 'warn' && line.fields.event === 'refreshFailed')).toBe(true);
+
+    const record = await store.get(sessionId);
+    const everything = JSON.stringify(lines);
+    for (const secret of [sessionId, record!.accessToken, record!.refreshToken, 'demo-secret', 'wrong code', 'wrong%20code']) {
+      expect(everything).not.toContain(secret);
+    }
+  });
+
+  test('a logger without the four methods is refused by name', () => {
+    expect(() => createTestApp({ sim, login: { logger: console.log as never } })).toThrow(/logger/);
+  });
+});
+
+describe('login.ready()', () => {
+  test('ready with a store that answers; reports when the platform last answered', async () => {
+    const { app, login } = createTestApp({ sim });
+    const before = await login.ready();
+    expect(before).toMatchObject({ ready: true, store: { ok: true }, platform: { lastAnsweredAt: null } });
+    await enter(app, sim);
+    const after = await login.ready();
+    expect(after.platform.lastOutcome).toBe('ok');
+    expect(Date.parse(after.platform.lastAnsweredAt!)).toBeGreaterThan(Date.now() - 10_000);
+  });
+
+  test('not ready while Redis is stalled, within the store deadline; ready again after', async () => {
+    const server = await startRedisServer();
+    const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
+    try {
+      const store = new RedisTokenStore({ redis, operationTimeoutMs: 500 });
+      const { login } = createTestApp({ sim, login: { store } });
+      expect((await login.ready()).ready).toBe(true);
+      server.pause();
+      const startedAt = Date.now();
+      const stalled = await login.ready();
+      expect(Date.now() - startedAt).toBeLessThan(2000);
+      expect(stalled).toMatchObject({ ready: false, store: { ok: false, error: 'ERR_PLATFORM_STORE_UNAVAILABLE' } });
+      server.resume();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await login.ready()).ready).toBe(true);
+    } finally {
+      server.resume();
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+});
