@@ -8,6 +8,9 @@ const moduleNameMapper = {
   '^express-platform-login/simulator$': '<rootDir>/lib/simulator/index.ts',
 };
 
+// Scratch space and build output hold copies of package.json and of the sources.
+const modulePathIgnorePatterns = ['<rootDir>/.tmp/', '<rootDir>/dist/'];
+
 const config: Config = {
   projects: [
     {
@@ -16,6 +19,7 @@ const config: Config = {
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
       transform,
       moduleNameMapper,
+      modulePathIgnorePatterns,
     },
     {
       displayName: 'integration',
@@ -23,6 +27,7 @@ const config: Config = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       transform,
       moduleNameMapper,
+      modulePathIgnorePatterns,
       globalSetup: '<rootDir>/test/helpers/global-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
     },

@@ -20,6 +20,8 @@ export interface ExampleAppParts {
   lobbyUrl: string;
   /** False until the stores answer; /healthz says 503 until then. */
   isReady: () => boolean;
+  /** `GET /metrics` (Prometheus text format). */
+  metricsHandler: express.RequestHandler;
 }
 
 /** The example's Express app: health check, game page, callback, API and logout. */
@@ -32,6 +34,14 @@ export function createExampleApp(parts: ExampleAppParts): Express {
     if (parts.isReady()) res.json({ status: 'ok' });
     else res.status(503).json({ error: 'starting' });
   });
+  // Readiness (for a load balancer): 503 with the reason while the token store does not answer.
+  app.get('/readyz', async (_req, res) => {
+    const report = await parts.login.ready();
+    res.setHeader('Cache-Control', 'no-store');
+    if (report.ready) res.json(report);
+    else res.status(503).json({ error: 'store_unavailable', ...report });
+  });
+  app.get('/metrics', parts.metricsHandler);
   app.use(express.static(join(__dirname, 'public'), { index: false, maxAge: 0 }));
 
   app.use(

@@ -16,6 +16,7 @@ import { startSimulator, type PlatformSimulator } from 'express-platform-login/s
 import { createExampleApp } from './app';
 import type { ExampleConfig } from './config';
 import { createRedisClient } from './redis-client';
+import { createExampleMetrics } from './metrics';
 
 /** The example, running. */
 export interface RunningExample {
@@ -63,6 +64,7 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
     );
   }
 
+  const metrics = createExampleMetrics();
   const login = platformLogin({
     authUrl,
     ...(config.platformApiUrl ? { apiUrl: config.platformApiUrl } : {}),
@@ -71,6 +73,7 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
     redirectUri,
     store,
     successRedirect: '/',
+    meterProvider: metrics.meterProvider,
   });
 
   let ready = redis === undefined;
@@ -87,6 +90,7 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
       ? `${simulator.url}/?redirect_uri=${encodeURIComponent(redirectUri)}`
       : `${authUrl.replace(/\/+$/, '')}/`,
     isReady: () => ready,
+    metricsHandler: metrics.handler,
   });
 
   let closing: Promise<void> | undefined;
@@ -109,6 +113,7 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await redis?.quit().catch(() => redis.disconnect());
         await simulator?.close();
+        await metrics.meterProvider.shutdown();
       })();
       return closing;
     },

@@ -31,6 +31,8 @@ export interface PlatformLoginEvents {
   codeReplay: [{ sessionHash: string; sameBrowser: boolean }];
   /** A player logged out. */
   logout: [{ openId: string | undefined; sessionHash: string }];
+  /** Every session of a player was ended by `login.logoutPlayer()`; `sessions` says how many. */
+  playerLoggedOut: [{ openId: string; sessions: number }];
   /** A stored record could not be decrypted or parsed and was treated as absent. */
   unreadableRecord: [{ sessionHash: string; reason: string }];
 }

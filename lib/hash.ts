@@ -12,3 +12,6 @@ export const hashSessionId = (sessionId: string): string => shortHash(`session:$
 
 /** The form in which an authorization code is claimed in the store. */
 export const hashCode = (code: string): string => shortHash(`code:${code}`);
+
+/** The form in which a player's openId names their per-player index in a store. */
+export const hashOpenId = (openId: string): string => shortHash(`player:${openId}`);

@@ -45,6 +45,7 @@ export function observeEvents(
     metrics.logouts.add(1);
     logger.info({ event: 'logout', ...e }, 'player logged out');
   });
+  events.on('playerLoggedOut', (e) => logger.info({ event: 'playerLoggedOut', ...e }, 'player logged out everywhere'));
   events.on('unreadableRecord', (e) => {
     metrics.unreadableRecords.add(1, { reason: e.reason });
     logger.warn({ event: 'unreadableRecord', ...e }, 'a stored token record could not be read; treated as logged out');

@@ -167,6 +167,22 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   }
 
   /**
+   * Ends every session of a player on every process at once (a ban, a stolen account): their
+   * token records are deleted, so their next request answers 401 `login_required`. Resolves how
+   * many sessions were ended. Needs a store with a per-player index (both built-in stores have one).
+   */
+  async logoutPlayer(openId: string): Promise<number> {
+    const sessions = await this.instrumentedStore.deletePlayer(openId);
+    this.emit('playerLoggedOut', { openId, sessions });
+    return sessions;
+  }
+
+  /** How many live sessions a player has, across all processes sharing the store. */
+  sessionsOf(openId: string): Promise<number> {
+    return this.instrumentedStore.sessionsOf(openId);
+  }
+
+  /**
    * Readiness for a `/readyz` route: whether the token store answers now (within its own deadline),
    * and when the platform's token endpoint last answered.
    */

@@ -4,8 +4,28 @@ import { attributes, type PlatformMetrics } from '../metrics';
 import type { PutOptions, TokenStore } from './token-store';
 import type { TokenRecord } from '../token-record';
 
-type Operation = 'get' | 'put' | 'delete' | 'acquireLock' | 'releaseLock' | 'claimOnce';
-const OPERATIONS: readonly Operation[] = ['get', 'put', 'delete', 'acquireLock', 'releaseLock', 'claimOnce'];
+type Operation =
+  | 'get'
+  | 'put'
+  | 'delete'
+  | 'acquireLock'
+  | 'releaseLock'
+  | 'claimOnce'
+  | 'sessionsOf'
+  | 'deletePlayer';
+const OPERATIONS: readonly Operation[] = [
+  'get',
+  'put',
+  'delete',
+  'acquireLock',
+  'releaseLock',
+  'claimOnce',
+  'sessionsOf',
+  'deletePlayer',
+];
+
+const unsupported = (method: string): TypeError =>
+  new TypeError(`This token store has no ${method}(): per-player operations need MemoryTokenStore, RedisTokenStore or a store that implements it.`);
 
 /** Shared attribute objects, one per operation and outcome: recording allocates nothing. */
 const OK = Object.fromEntries(OPERATIONS.map((op) => [op, attributes({ operation: op, outcome: 'ok' })]));
@@ -55,5 +75,15 @@ export class InstrumentedTokenStore implements TokenStore {
   }
   claimOnce(key: string, ttlMs: number): Promise<boolean> {
     return this.timed('claimOnce', () => this.inner.claimOnce(key, ttlMs));
+  }
+  sessionsOf(openId: string): Promise<number> {
+    const inner = this.inner;
+    if (inner.sessionsOf === undefined) return Promise.reject(unsupported('sessionsOf'));
+    return this.timed('sessionsOf', () => inner.sessionsOf!(openId));
+  }
+  deletePlayer(openId: string): Promise<number> {
+    const inner = this.inner;
+    if (inner.deletePlayer === undefined) return Promise.reject(unsupported('deletePlayer'));
+    return this.timed('deletePlayer', () => inner.deletePlayer!(openId));
   }
 }

@@ -92,6 +92,8 @@ export class MemoryTokenStore implements TokenStore {
   readonly #records: ExpiringMap<TokenRecord>;
   readonly #locks: ExpiringMap<string>;
   readonly #claims: ExpiringMap<true>;
+  /** Session ids by player, for sessionsOf/deletePlayer; pruned against #records when read. */
+  readonly #players = new Map<string, Set<string>>();
 
   constructor(options: MemoryTokenStoreOptions = {}) {
     const { maxEntries } = parseOptions(memoryTokenStoreOptionsSchema, options, 'MemoryTokenStore');
@@ -119,7 +121,33 @@ export class MemoryTokenStore implements TokenStore {
         : current?.version === options.expectedVersion;
     if (!matches) return false;
     this.#records.set(sessionId, copyRecord(record), ttlMs);
+    let sessions = this.#players.get(record.openId);
+    if (sessions === undefined) this.#players.set(record.openId, (sessions = new Set()));
+    sessions.add(sessionId);
     return true;
+  }
+
+  /** How many live session records the player has. */
+  async sessionsOf(openId: string): Promise<number> {
+    return this.#liveSessions(openId).length;
+  }
+
+  /** Deletes every session record of the player; resolves how many. */
+  async deletePlayer(openId: string): Promise<number> {
+    const sessions = this.#liveSessions(openId);
+    for (const sessionId of sessions) this.#records.delete(sessionId);
+    this.#players.delete(openId);
+    return sessions.length;
+  }
+
+  #liveSessions(openId: string): string[] {
+    const sessions = this.#players.get(openId);
+    if (sessions === undefined) return [];
+    for (const sessionId of sessions) {
+      if (this.#records.get(sessionId)?.openId !== openId) sessions.delete(sessionId);
+    }
+    if (sessions.size === 0) this.#players.delete(openId);
+    return [...sessions];
   }
 
   /** Deletes the record, with `expectedVersion` only while it still has that version. */
@@ -164,5 +192,6 @@ export class MemoryTokenStore implements TokenStore {
     this.#records.clear();
     this.#locks.clear();
     this.#claims.clear();
+    this.#players.clear();
   }
 }

@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { hashSessionId } from '../hash';
+import { hashOpenId, hashSessionId } from '../hash';
 import type { TokenRecord } from '../token-record';
 import type { PutOptions, TokenStore, TokenStoreEvents } from './token-store';
 import { RecordKeyRing } from './encryption';
@@ -19,7 +19,13 @@ import {
 } from './record-codec';
 import { parseOptions } from '../parse-options';
 import { redisTokenStoreOptionsSchema, type RedisTokenStoreOptions } from './redis-store-options';
-import { DELETE_IF_VERSION, PUT_IF_VERSION, RELEASE_IF_OWNER, type LuaScript } from './scripts';
+import {
+  DELETE_IF_VERSION,
+  INDEX_SESSION,
+  PUT_IF_VERSION,
+  RELEASE_IF_OWNER,
+  type LuaScript,
+} from './scripts';
 import { withDeadline } from './with-deadline';
 import {
   checkClaimKey,
@@ -90,7 +96,16 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     checkSessionId(sessionId);
     checkPut(record, options);
     const ttlMs = Math.min(ttlMilliseconds(options.ttlMs), this.#maxTtlMs);
-    const key = this.#recordKey(hashSessionId(sessionId));
+    const sessionHash = hashSessionId(sessionId);
+    const key = this.#recordKey(sessionHash);
+    // The player's index is written first: a member whose record never got written is pruned
+    // later, while a record missing from the index would escape logoutPlayer().
+    const now = Date.now();
+    await this.#script(INDEX_SESSION, this.#playerKey(record.openId), [
+      String(now + ttlMs),
+      sessionHash,
+      String(now),
+    ]);
     const expected = options.expectedVersion === null ? '' : versionPrefix(options.expectedVersion);
     const written = await this.#script(PUT_IF_VERSION, key, [
       expected,
@@ -147,6 +162,45 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
       'a claim',
     );
     return claimed === 'OK';
+  }
+
+  /** How many live session records the player has; prunes index members whose record is gone. */
+  async sessionsOf(openId: string): Promise<number> {
+    return (await this.#liveSessions(openId)).length;
+  }
+
+  /** Deletes every session record of the player (log out everywhere); resolves how many. */
+  async deletePlayer(openId: string): Promise<number> {
+    const indexKey = this.#playerKey(openId);
+    const members = await this.#liveSessions(openId);
+    // One DEL per record: on a Cluster the records live in different slots.
+    const deleted = await withDeadline(
+      Promise.all(members.map((hash) => this.#redis.del(this.#recordKey(hash)))),
+      this.#timeoutMs,
+      'a player logout',
+    );
+    await withDeadline(this.#redis.del(indexKey), this.#timeoutMs, 'a player logout');
+    return deleted.reduce((sum, count) => sum + count, 0);
+  }
+
+  async #liveSessions(openId: string): Promise<string[]> {
+    if (typeof openId !== 'string' || openId.length === 0) {
+      throw new TypeError('openId must be a non-empty string.');
+    }
+    const indexKey = this.#playerKey(openId);
+    const lookup = async (): Promise<string[]> => {
+      await this.#redis.zremrangebyscore(indexKey, '-inf', Date.now());
+      const members = await this.#redis.zrange(indexKey, 0, -1);
+      const exists = await Promise.all(members.map((hash) => this.#redis.exists(this.#recordKey(hash))));
+      const gone = members.filter((_, index) => exists[index] === 0);
+      if (gone.length > 0) await this.#redis.zrem(indexKey, ...gone);
+      return members.filter((_, index) => exists[index] === 1);
+    };
+    return withDeadline(lookup(), this.#timeoutMs, 'a player lookup');
+  }
+
+  #playerKey(openId: string): string {
+    return `${this.#prefix}p:{${hashOpenId(openId)}}`;
   }
 
   #recordKey(sessionHash: string): string {

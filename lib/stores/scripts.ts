@@ -67,3 +67,20 @@ end
 return 0
 `,
 );
+
+/**
+ * Adds a session to its player's index (a sorted set scored by record expiry), drops members that
+ * expired, and keeps the index itself alive as long as its longest-lived member.
+ * KEYS[1] index key; ARGV[1] expiry of the session's record (epoch ms); ARGV[2] session hash;
+ * ARGV[3] now (epoch ms). Returns the number of members.
+ */
+export const INDEX_SESSION = script(
+  'indexSession',
+  `
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+if last[2] then redis.call('PEXPIREAT', KEYS[1], last[2]) end
+return redis.call('ZCARD', KEYS[1])
+`,
+);

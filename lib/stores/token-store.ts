@@ -22,8 +22,9 @@ export interface TokenStoreEvents {
 /**
  * Where token records live.
  *
- * Required: every method below except `close`.
- * Optional: `close()` (called on shutdown), and being an EventEmitter of {@link TokenStoreEvents}.
+ * Required: `get`, `put`, `delete`, `acquireLock`, `releaseLock`, `claimOnce`.
+ * Optional: `sessionsOf` and `deletePlayer` (a per-player index, for log-out-everywhere),
+ * `close()` (called on shutdown), and being an EventEmitter of {@link TokenStoreEvents}.
  *
  * Every method rejects with `StoreUnavailableError` when the backend fails or does not answer in
  * time; it never hangs.
@@ -53,6 +54,16 @@ export interface TokenStore {
    * `true` for the first claim, `false` when the key was claimed before.
    */
   claimOnce(key: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Optional (needed by `login.sessionsOf()`): how many live session records the player has.
+   * Stores that offer it keep a per-player index on every `put`, pruned as records go.
+   */
+  sessionsOf?(openId: string): Promise<number>;
+  /**
+   * Optional (needed by `login.logoutPlayer()`): deletes every session record of the player, on
+   * every process at once. Resolves how many were deleted.
+   */
+  deletePlayer?(openId: string): Promise<number>;
   /** Optional: release resources the store itself created. Never closes a client it was given. */
   close?(): Promise<void>;
 }

@@ -1,20 +1,40 @@
 // A game backend process for multi-process tests: express-session on connect-redis and the package
 // on RedisTokenStore, both on the shared Redis. Started with `node -r esbuild-register`; prints
-// "listening <port>" when ready. Configured by environment: REDIS_URL, SIM_URL, KEY_PREFIX.
-import express from 'express';
+// "listening <port>" when ready. Configured by environment: REDIS_URL, SIM_URL, KEY_PREFIX, and
+// for the fault tests LOGIN_OPTIONS, REDIS_FAIL_FAST and KILL_BEFORE_REFRESH_WRITE (see below).
+import express, { type ErrorRequestHandler } from 'express';
 import session from 'express-session';
 import { RedisStore } from 'connect-redis';
 import { Redis } from 'ioredis';
-import { platformLogin, RedisTokenStore } from '../../lib';
+import { platformLogin, RedisTokenStore, StoreUnavailableError } from '../../lib';
+import { createRedisClient, isRedisOutage } from '../../example-app/redis-client';
 
-const redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+// REDIS_FAIL_FAST=1: the client the README recommends (command timeout, reconnect forever), so a
+// stalled or restarted Redis fails requests quickly and the process recovers by itself.
+const failFast = process.env.REDIS_FAIL_FAST === '1';
+const redis = failFast
+  ? createRedisClient(process.env.REDIS_URL!)
+  : new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
 const prefix = process.env.KEY_PREFIX ?? 'mp:';
+const tokenStore = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
+// KILL_BEFORE_REFRESH_WRITE=1: the process dies (SIGKILL) after the platform answered a refresh and
+// before the new record is written. A refresh writes over a version; a login writes with null.
+if (process.env.KILL_BEFORE_REFRESH_WRITE === '1') {
+  const put = tokenStore.put.bind(tokenStore);
+  tokenStore.put = (sessionId, record, options) => {
+    if (options.expectedVersion !== null) process.kill(process.pid, 'SIGKILL');
+    return put(sessionId, record, options);
+  };
+}
+// LOGIN_OPTIONS: JSON of extra platformLogin() options, e.g. a short token client timeout.
+const extraOptions = JSON.parse(process.env.LOGIN_OPTIONS ?? '{}') as Record<string, unknown>;
 const login = platformLogin({
   authUrl: process.env.SIM_URL!,
   clientId: 'demo-game',
   clientSecret: 'demo-secret',
   redirectUri: 'http://127.0.0.1:3999/platform/callback',
-  store: new RedisTokenStore({ redis, prefix: `${prefix}t:` }),
+  store: tokenStore,
+  ...extraOptions,
 });
 let refreshes = 0;
 let reauths = 0;
@@ -45,6 +65,12 @@ app.get('/api/token', async (req, res, next) => {
 app.get('/stats', (_req, res) => {
   res.json({ refreshes, reauths });
 });
+if (failFast) {
+  // As the example app does: a Redis outage seen by express-session gets the package's 503 too.
+  app.use(((err, _req, _res, next) => {
+    next(isRedisOutage(err) ? new StoreUnavailableError('The session store is unreachable.') : err);
+  }) as ErrorRequestHandler);
+}
 app.use(login.errorHandler());
 
 const server = app.listen(0, '127.0.0.1', () => {

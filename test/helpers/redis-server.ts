@@ -21,6 +21,19 @@ export interface TestRedisServer {
   /** Thaws a paused server (SIGCONT). */
   resume(): void;
   stop(): Promise<void>;
+  /** Kills the server (SIGKILL), as a crash would, and resolves once it has exited. */
+  kill(): Promise<void>;
+}
+
+/** Where a server runs, for a test that restarts one where another was. */
+export interface RedisServerPlacement {
+  /** Listen on this port (e.g. the port of a server that was stopped). Defaults to a free port. */
+  port?: number;
+  /**
+   * Data folder, kept on stop so a restart with `--appendonly yes` finds the data again. Defaults
+   * to a fresh temporary folder that stop() removes.
+   */
+  dir?: string;
 }
 
 export function redisServerAvailable(): boolean {
@@ -48,10 +61,13 @@ function waitForPort(port: number, timeoutMs: number): Promise<void> {
 }
 
 /** Starts `redis-server` with `extraArgs` (e.g. `['--cluster-enabled', 'yes']`). */
-export async function startRedisServer(extraArgs: string[] = []): Promise<TestRedisServer> {
+export async function startRedisServer(
+  extraArgs: string[] = [],
+  placement: RedisServerPlacement = {},
+): Promise<TestRedisServer> {
   if (!redisServerAvailable()) throw new Error(REDIS_MISSING_MESSAGE);
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'epl-redis-'));
+  const port = placement.port ?? (await freePort());
+  const dir = placement.dir ?? mkdtempSync(join(tmpdir(), 'epl-redis-'));
   const child: ChildProcess = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs],
@@ -71,7 +87,11 @@ export async function startRedisServer(extraArgs: string[] = []): Promise<TestRe
         child.kill('SIGTERM');
         await exited;
       }
-      rmSync(dir, { recursive: true, force: true });
+      if (placement.dir === undefined) rmSync(dir, { recursive: true, force: true });
+    },
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
     },
   };
 }

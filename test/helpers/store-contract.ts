@@ -263,4 +263,43 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
       expect(results.filter(Boolean)).toHaveLength(1);
     });
   });
+
+  describe('per-player index (sessionsOf, deletePlayer)', () => {
+    const player = (): string => `player-${randomUUID()}`;
+
+    test('counts a player\'s live sessions, pruning deleted and expired ones', async () => {
+      const store = getStore();
+      const ada = player();
+      const bo = player();
+      const [a1, a2, a3, b1] = [newSessionId(), newSessionId(), newSessionId(), newSessionId()];
+      await putNew(a1, sampleRecord(1, { openId: ada }));
+      await putNew(a2, sampleRecord(1, { openId: ada }));
+      await putNew(a3, sampleRecord(1, { openId: ada }), SHORT_TTL_MS);
+      await putNew(b1, sampleRecord(1, { openId: bo }));
+      expect(await store.sessionsOf!(ada)).toBe(3);
+      expect(await store.sessionsOf!(bo)).toBe(1);
+      await store.delete(a1);
+      await sleep(PAST_SHORT_TTL_MS);
+      expect(await store.sessionsOf!(ada)).toBe(1);
+      // A refresh (a compare-and-set rewrite) does not count the session twice.
+      const current = await store.get(a2);
+      await store.put(a2, { ...current!, version: 2 }, { expectedVersion: 1, ttlMs: LONG_TTL_MS });
+      expect(await store.sessionsOf!(ada)).toBe(1);
+    });
+
+    test('deletePlayer ends every session of that player and no other', async () => {
+      const store = getStore();
+      const ada = player();
+      const bo = player();
+      const adaSessions = [newSessionId(), newSessionId(), newSessionId()];
+      const boSession = newSessionId();
+      for (const sessionId of adaSessions) await putNew(sessionId, sampleRecord(1, { openId: ada }));
+      await putNew(boSession, sampleRecord(1, { openId: bo }));
+      expect(await store.deletePlayer!(ada)).toBe(3);
+      for (const sessionId of adaSessions) expect(await store.get(sessionId)).toBeUndefined();
+      expect(await store.get(boSession)).toBeDefined();
+      expect(await store.sessionsOf!(ada)).toBe(0);
+      expect(await store.deletePlayer!(ada)).toBe(0);
+    });
+  });
 }

@@ -327,6 +327,42 @@ describe('a stalled Redis', () => {
     expect(recovered.status).toBe(200);
     expect(await json(recovered)).toStrictEqual(ADA);
   });
+
+  test('/readyz says 503 with the reason while Redis is stalled, 200 after; /healthz stays a liveness check', async () => {
+    const readyz = new URL('/readyz', example.url).href;
+    expect((await fetch(readyz)).status).toBe(200);
+    server.pause();
+    const started = Date.now();
+    const stalled = await fetch(readyz);
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(stalled.status).toBe(503);
+    expect(await json(stalled)).toMatchObject({
+      error: 'store_unavailable',
+      ready: false,
+      store: { ok: false, error: 'ERR_PLATFORM_STORE_UNAVAILABLE' },
+    });
+    server.resume();
+    await waitUntil(async () => (await fetch(readyz)).status === 200, '/readyz to recover');
+  });
+});
+
+describe('/metrics', () => {
+  test('serves the package metrics in Prometheus text format, without secrets', async () => {
+    const example = await startExample(readConfig({ PORT: '0' }));
+    try {
+      const browser = new Browser();
+      await enterFrom(example.simulator!, example, browser);
+      const res = await fetch(new URL('/metrics', example.url));
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/text\/plain/);
+      const text = await res.text();
+      expect(text).toMatch(/^epl_logins_total(\{[^}]*\})? 1$/m);
+      expect(text).toMatch(/^epl_token_endpoint_calls_total\{[^}]*grant="authorization_code"[^}]*\} 1$/m);
+      expect(text).not.toContain('demo-secret');
+    } finally {
+      await example.close();
+    }
+  });
 });
 
 describe('`node example-app/server.ts` on SIGTERM', () => {

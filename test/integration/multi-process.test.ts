@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { RedisTokenStore } from 'express-platform-login';
+import { platformLogin, RedisTokenStore } from 'express-platform-login';
 import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/app-processes';
 import { expiringIn, rewriteRecord } from '../helpers/records';
 
@@ -31,18 +31,13 @@ afterAll(async () => {
   await sim.close();
 });
 
-/** Enters through process 0; resolves the session cookie and the session id. */
-async function enter(): Promise<{ cookie: string; sessionId: string }> {
-  const code = sim.issueCode({ redirectUri: 'http://127.0.0.1:3999/platform/callback' });
-  const res = await fetch(`${apps[0]!.url}/platform/callback?code=${code}`, { redirect: 'manual' });
+/** Enters through one of the processes; resolves the session cookie and the session id. */
+async function enter(openId = 'player-ada', through = 0): Promise<{ cookie: string; sessionId: string }> {
+  const code = sim.issueCode({ redirectUri: 'http://127.0.0.1:3999/platform/callback', openId });
+  const res = await fetch(`${apps[through]!.url}/platform/callback?code=${code}`, { redirect: 'manual' });
   expect(res.status).toBe(303);
-  const cookie = res.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('connect.sid='))!
-    .split(';')[0]!;
-  const sessionId = /^s:(.+)\.[^.]+$/.exec(
-    decodeURIComponent(cookie.slice('connect.sid='.length)),
-  )![1]!;
+  const cookie = res.headers.getSetCookie().find((c) => c.startsWith('connect.sid='))!.split(';')[0]!;
+  const sessionId = /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(cookie.slice('connect.sid='.length)))![1]!;
   return { cookie, sessionId };
 }
 
@@ -95,4 +90,28 @@ test('a rotating platform: repeated refresh storms across processes never cause 
   } finally {
     sim.setRotation(false);
   }
+});
+
+test('logoutPlayer ends every session of a player on every process at once; others stay', async () => {
+  const operator = platformLogin({
+    authUrl: sim.url,
+    clientId: 'demo-game',
+    clientSecret: 'demo-secret',
+    redirectUri: 'http://127.0.0.1:3999/platform/callback',
+    store,
+  });
+  // player-cy is used by no other test here, so the counts are exact.
+  const cy = [await enter('player-cy', 0), await enter('player-cy', 1), await enter('player-cy', 2)];
+  const bo = await enter('player-bo', 3);
+  expect(await operator.sessionsOf('player-cy')).toBe(3);
+
+  expect(await operator.logoutPlayer('player-cy')).toBe(3);
+  expect(await operator.sessionsOf('player-cy')).toBe(0);
+  for (const session of cy) {
+    const answers = await burst(session.cookie, PROCESSES);
+    expect(answers.map((a) => a.status)).toEqual(Array(PROCESSES).fill(401));
+  }
+  const still = await burst(bo.cookie, PROCESSES);
+  expect(still.map((a) => a.status)).toEqual(Array(PROCESSES).fill(200));
+  expect(await operator.sessionsOf('player-bo')).toBe(1);
 });

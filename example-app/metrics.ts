@@ -1,0 +1,17 @@
+// The example's metrics: an OpenTelemetry SDK with a Prometheus exporter that does not open a port
+// of its own; `GET /metrics` on the app serves its text format.
+import type { RequestHandler } from 'express';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+
+export interface ExampleMetrics {
+  meterProvider: MeterProvider;
+  /** `GET /metrics` in Prometheus text format. */
+  handler: RequestHandler;
+}
+
+export function createExampleMetrics(): ExampleMetrics {
+  const exporter = new PrometheusExporter({ preventServerStart: true });
+  const meterProvider = new MeterProvider({ readers: [exporter] });
+  return { meterProvider, handler: (req, res) => exporter.getMetricsRequestHandler(req, res) };
+}

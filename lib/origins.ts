@@ -1,0 +1,31 @@
+// Origin lists in options (the platform's pages, the game's own other front ends): each entry an
+// exact `scheme://host[:port]`, normalised once at creation.
+import { z } from 'zod';
+
+/** True for `http(s)://host[:port]` with nothing after it (a trailing "/" is tolerated). */
+function isOrigin(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return /^https?:$/.test(url.protocol) && value.replace(/\/$/, '') === url.origin;
+}
+
+/** One origin, normalised to `URL.origin` (lower-case host, default port dropped). */
+export const originSchema = z
+  .string()
+  .refine(isOrigin, {
+    message:
+      'must hold origins such as "https://platform.example" (scheme, host and port only; no path, no wildcard)',
+  })
+  .transform((value) => new URL(value).origin);
+
+/** A non-empty list of origins, de-duplicated. */
+export const originListSchema = z
+  .array(originSchema)
+  .min(1, { message: 'must hold at least one origin when given' })
+  .transform((origins) => [...new Set(origins)]);
+
+/** The origin of a URL header value (Referer), or `undefined` when it is not an absolute URL. */
+export function originOf(value: string | undefined): string | undefined {
+  if (value === undefined || !URL.canParse(value)) return undefined;
+  return new URL(value).origin;
+}

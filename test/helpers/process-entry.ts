@@ -1,0 +1,39 @@
+// Talks to game backend processes (test/helpers/app-processes.ts) the way a browser would: enter
+// through one of them, then call the API with the session cookie on any of them.
+import request from 'supertest';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
+import { sessionCookieFrom, sessionIdFrom } from './session-cookie';
+import { TEST_REDIRECT_URI } from './test-app';
+
+/** A logged-in browser: its session cookie (`name=value`) and the session id behind it. */
+export interface ProcessLogin {
+  cookie: string;
+  sessionId: string;
+}
+
+/** What one API call answered. */
+export interface ApiAnswer {
+  status: number;
+  body: { accessToken?: string; pid?: number; error?: string };
+}
+
+/** Enters as `openId` through the process at `url`; fails unless it lands (303). */
+export async function enterThrough(
+  url: string,
+  sim: PlatformSimulator,
+  openId?: string,
+): Promise<ProcessLogin> {
+  const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, ...(openId ? { openId } : {}) });
+  const res = await request(url).get(`/platform/callback?code=${encodeURIComponent(code)}`);
+  if (res.status !== 303) throw new Error(`entry failed with ${res.status}: ${res.text}`);
+  return { cookie: sessionCookieFrom(res), sessionId: sessionIdFrom(res) };
+}
+
+/** GET /api/token on the process at `url` with the login's cookie, as an API client. */
+export async function tokenFrom(url: string, login: ProcessLogin): Promise<ApiAnswer> {
+  const res = await request(url)
+    .get('/api/token')
+    .set('Cookie', login.cookie)
+    .set('Accept', 'application/json');
+  return { status: res.status, body: res.body as ApiAnswer['body'] };
+}
