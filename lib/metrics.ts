@@ -1,15 +1,22 @@
 // The package's metrics, through the OpenTelemetry metrics API: a no-op until the app registers an
 // SDK. Instruments are created once; attributes are small fixed sets (grant, outcome, operation) —
 // never a token, a code, a secret or a session id.
-import { metrics, type Attributes, type Counter, type Histogram, type MeterProvider } from '@opentelemetry/api';
+import {
+  metrics,
+  type Attributes,
+  type Counter,
+  type Histogram,
+  type MeterProvider,
+} from '@opentelemetry/api';
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const PACKAGE_NAME = 'express-platform-login';
 /** Read once from package.json (one level above both lib/ and dist/). */
-const PACKAGE_VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string })
-  .version;
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
+).version;
 
 /** Every instrument the package records to. */
 export class PlatformMetrics {
@@ -47,8 +54,12 @@ export class PlatformMetrics {
       ...ms,
       description: 'Token endpoint attempt latency',
     });
-    this.refreshes = meter.createCounter('epl.refreshes', { description: 'Successful token refreshes' });
-    this.refreshFailures = meter.createCounter('epl.refresh.failures', { description: 'Failed token refreshes' });
+    this.refreshes = meter.createCounter('epl.refreshes', {
+      description: 'Successful token refreshes',
+    });
+    this.refreshFailures = meter.createCounter('epl.refresh.failures', {
+      description: 'Failed token refreshes',
+    });
     this.lockWaits = meter.createCounter('epl.lock.waits', {
       description: 'Requests that waited for another holder of the refresh lock',
     });
@@ -56,9 +67,16 @@ export class PlatformMetrics {
       ...ms,
       description: 'How long requests waited for the refresh lock',
     });
-    this.codeReplays = meter.createCounter('epl.code_replays', { description: 'Entry codes presented again' });
-    this.storeErrors = meter.createCounter('epl.store.errors', { description: 'Token store failures' });
-    this.storeDuration = meter.createHistogram('epl.store.duration', { ...ms, description: 'Token store call latency' });
+    this.codeReplays = meter.createCounter('epl.code_replays', {
+      description: 'Entry codes presented again',
+    });
+    this.storeErrors = meter.createCounter('epl.store.errors', {
+      description: 'Token store failures',
+    });
+    this.storeDuration = meter.createHistogram('epl.store.duration', {
+      ...ms,
+      description: 'Token store call latency',
+    });
     this.unreadableRecords = meter.createCounter('epl.records.unreadable', {
       description: 'Stored records that did not decrypt or parse (read as logged out)',
     });

@@ -24,7 +24,10 @@ export function observeEvents(
 ): void {
   events.on('login', (e) => {
     metrics.logins.add(1);
-    logger.info({ event: 'login', openId: e.openId, sessionHash: e.sessionHash, durationMs: e.durationMs }, 'player entered');
+    logger.info(
+      { event: 'login', openId: e.openId, sessionHash: e.sessionHash, durationMs: e.durationMs },
+      'player entered',
+    );
   });
   events.on('refresh', (e) => {
     metrics.refreshes.add(1, { renewed: e.renewed, background: e.background });
@@ -40,15 +43,22 @@ export function observeEvents(
     if (e.sameBrowser) logger.debug(fields, 'entry repeated by the same browser');
     else logger.warn(fields, 'a used entry code was presented by another browser');
   });
-  events.on('identitySwitch', (e) => logger.info({ event: 'identitySwitch', ...e }, 'a browser switched players'));
+  events.on('identitySwitch', (e) =>
+    logger.info({ event: 'identitySwitch', ...e }, 'a browser switched players'),
+  );
   events.on('logout', (e) => {
     metrics.logouts.add(1);
     logger.info({ event: 'logout', ...e }, 'player logged out');
   });
-  events.on('playerLoggedOut', (e) => logger.info({ event: 'playerLoggedOut', ...e }, 'player logged out everywhere'));
+  events.on('playerLoggedOut', (e) =>
+    logger.info({ event: 'playerLoggedOut', ...e }, 'player logged out everywhere'),
+  );
   events.on('unreadableRecord', (e) => {
     metrics.unreadableRecords.add(1, { reason: e.reason });
-    logger.warn({ event: 'unreadableRecord', ...e }, 'a stored token record could not be read; treated as logged out');
+    logger.warn(
+      { event: 'unreadableRecord', ...e },
+      'a stored token record could not be read; treated as logged out',
+    );
   });
 }
 
@@ -75,7 +85,9 @@ const LOCK_WAIT_LABELS: Record<LockWaitOutcome, ReturnType<typeof attributes>> =
   'logged-out': attributes({ outcome: 'logged-out' }),
 };
 
-export function lockWaitObserver(metrics: PlatformMetrics): (durationMs: number, outcome: LockWaitOutcome) => void {
+export function lockWaitObserver(
+  metrics: PlatformMetrics,
+): (durationMs: number, outcome: LockWaitOutcome) => void {
   return (durationMs, outcome) => {
     metrics.lockWaits.add(1, LOCK_WAIT_LABELS[outcome]);
     metrics.lockWaitDuration.record(durationMs, LOCK_WAIT_LABELS[outcome]);
@@ -86,10 +98,19 @@ export function lockWaitObserver(metrics: PlatformMetrics): (durationMs: number,
 export function logAnsweredError(logger: PlatformLogger, err: unknown, req: Request): void {
   const url = redactUrl(req.originalUrl ?? req.url ?? '');
   if (!isPlatformLoginError(err)) {
-    logger.error({ method: req.method, url, error: err instanceof Error ? err.name : typeof err }, 'unexpected error');
+    logger.error(
+      { method: req.method, url, error: err instanceof Error ? err.name : typeof err },
+      'unexpected error',
+    );
     return;
   }
-  const fields = { method: req.method, url, code: err.code, status: err.status, message: err.message };
+  const fields = {
+    method: req.method,
+    url,
+    code: err.code,
+    status: err.status,
+    message: err.message,
+  };
   if (err.status >= 500) logger.warn(fields, 'request failed');
   else logger.debug(fields, 'request refused');
 }

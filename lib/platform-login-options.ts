@@ -101,7 +101,10 @@ export const platformLoginSchema = z
      * package: `DEBUG=express-platform-login:*` shows every line.
      */
     logger: z
-      .custom<PlatformLogger>(isPlatformLogger, 'must have debug, info, warn and error methods (pino-compatible)')
+      .custom<PlatformLogger>(
+        isPlatformLogger,
+        'must have debug, info, warn and error methods (pino-compatible)',
+      )
       .optional(),
     /** OpenTelemetry MeterProvider for the metrics. Defaults to the global one (a no-op until an SDK is registered). */
     meterProvider: z

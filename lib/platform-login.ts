@@ -49,7 +49,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
   /** The store as the package uses it: timed and counted for metrics and readiness. */
   private readonly instrumentedStore: InstrumentedTokenStore;
-  private readonly health: PlatformHealth = { platformLastAnsweredAt: 0, platformLastOutcome: undefined };
+  private readonly health: PlatformHealth = {
+    platformLastAnsweredAt: 0,
+    platformLastOutcome: undefined,
+  };
 
   private readonly refresher: RefreshCoordinator;
   private readonly api: ApiSettings;

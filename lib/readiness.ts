@@ -21,7 +21,10 @@ export interface ReadinessReport {
 /** A session id no browser can have: its hash is what the store is asked for. */
 const PROBE_SESSION_ID = `readiness-probe:${hashSessionId('express-platform-login')}`;
 
-export async function checkReadiness(store: TokenStore, health: PlatformHealth): Promise<ReadinessReport> {
+export async function checkReadiness(
+  store: TokenStore,
+  health: PlatformHealth,
+): Promise<ReadinessReport> {
   const startedAt = performance.now();
   let storeState: ReadinessReport['store'];
   try {
@@ -39,7 +42,10 @@ export async function checkReadiness(store: TokenStore, health: PlatformHealth):
     ready: storeState.ok,
     store: storeState,
     platform: {
-      lastAnsweredAt: health.platformLastAnsweredAt > 0 ? new Date(health.platformLastAnsweredAt).toISOString() : null,
+      lastAnsweredAt:
+        health.platformLastAnsweredAt > 0
+          ? new Date(health.platformLastAnsweredAt).toISOString()
+          : null,
       lastOutcome: health.platformLastOutcome ?? null,
     },
   };

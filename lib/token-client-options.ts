@@ -76,7 +76,9 @@ export const tokenClientOptionsSchema = z.strictObject({
    * Called after every attempt (retries included) with its grant, outcome and duration — for
    * metrics, logs and readiness. Never receives a token. Defaults to none.
    */
-  onAttempt: z.custom<(attempt: TokenAttempt) => void>((value) => typeof value === 'function').optional(),
+  onAttempt: z
+    .custom<(attempt: TokenAttempt) => void>((value) => typeof value === 'function')
+    .optional(),
   /** The fetch implementation to use. Defaults to `globalThis.fetch`. */
   fetch: z
     .custom<typeof fetch>((value) => typeof value === 'function')

@@ -156,13 +156,25 @@ export class PlatformTokenClient {
     }
   }
 
-  #report(grant: TokenGrant, startedAt: number, error: unknown, httpStatus: number | undefined): void {
+  #report(
+    grant: TokenGrant,
+    startedAt: number,
+    error: unknown,
+    httpStatus: number | undefined,
+  ): void {
     const onAttempt = this.#config.onAttempt;
     if (onAttempt === undefined) return;
     const outcome =
-      error === undefined ? 'ok' : ((error as { code?: unknown }).code as string | undefined) ?? 'ERR_UNKNOWN';
+      error === undefined
+        ? 'ok'
+        : (((error as { code?: unknown }).code as string | undefined) ?? 'ERR_UNKNOWN');
     try {
-      onAttempt({ grant, outcome: String(outcome), durationMs: Date.now() - startedAt, httpStatus });
+      onAttempt({
+        grant,
+        outcome: String(outcome),
+        durationMs: Date.now() - startedAt,
+        httpStatus,
+      });
     } catch {
       // An observer's failure must never change the outcome of a token request.
     }

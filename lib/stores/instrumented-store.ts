@@ -25,11 +25,17 @@ const OPERATIONS: readonly Operation[] = [
 ];
 
 const unsupported = (method: string): TypeError =>
-  new TypeError(`This token store has no ${method}(): per-player operations need MemoryTokenStore, RedisTokenStore or a store that implements it.`);
+  new TypeError(
+    `This token store has no ${method}(): per-player operations need MemoryTokenStore, RedisTokenStore or a store that implements it.`,
+  );
 
 /** Shared attribute objects, one per operation and outcome: recording allocates nothing. */
-const OK = Object.fromEntries(OPERATIONS.map((op) => [op, attributes({ operation: op, outcome: 'ok' })]));
-const FAILED = Object.fromEntries(OPERATIONS.map((op) => [op, attributes({ operation: op, outcome: 'error' })]));
+const OK = Object.fromEntries(
+  OPERATIONS.map((op) => [op, attributes({ operation: op, outcome: 'ok' })]),
+);
+const FAILED = Object.fromEntries(
+  OPERATIONS.map((op) => [op, attributes({ operation: op, outcome: 'error' })]),
+);
 const ERROR_COUNT = Object.fromEntries(OPERATIONS.map((op) => [op, attributes({ operation: op })]));
 
 export class InstrumentedTokenStore implements TokenStore {

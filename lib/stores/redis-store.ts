@@ -191,7 +191,9 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     const lookup = async (): Promise<string[]> => {
       await this.#redis.zremrangebyscore(indexKey, '-inf', Date.now());
       const members = await this.#redis.zrange(indexKey, 0, -1);
-      const exists = await Promise.all(members.map((hash) => this.#redis.exists(this.#recordKey(hash))));
+      const exists = await Promise.all(
+        members.map((hash) => this.#redis.exists(this.#recordKey(hash))),
+      );
       const gone = members.filter((_, index) => exists[index] === 0);
       if (gone.length > 0) await this.#redis.zrem(indexKey, ...gone);
       return members.filter((_, index) => exists[index] === 1);

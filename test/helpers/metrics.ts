@@ -23,7 +23,9 @@ export function createTestMeter(): TestMeter {
 
 /** The value of one sample line, e.g. `epl_logins_total`, with labels matching `labels`. */
 export function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  const lines = text.split('\n').filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
+  const lines = text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
   const match = lines.find((line) =>
     Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`)),
   );

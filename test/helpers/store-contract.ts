@@ -267,7 +267,7 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
   describe('per-player index (sessionsOf, deletePlayer)', () => {
     const player = (): string => `player-${randomUUID()}`;
 
-    test('counts a player\'s live sessions, pruning deleted and expired ones', async () => {
+    test("counts a player's live sessions, pruning deleted and expired ones", async () => {
       const store = getStore();
       const ada = player();
       const bo = player();
@@ -293,7 +293,8 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
       const bo = player();
       const adaSessions = [newSessionId(), newSessionId(), newSessionId()];
       const boSession = newSessionId();
-      for (const sessionId of adaSessions) await putNew(sessionId, sampleRecord(1, { openId: ada }));
+      for (const sessionId of adaSessions)
+        await putNew(sessionId, sampleRecord(1, { openId: ada }));
       await putNew(boSession, sampleRecord(1, { openId: bo }));
       expect(await store.deletePlayer!(ada)).toBe(3);
       for (const sessionId of adaSessions) expect(await store.get(sessionId)).toBeUndefined();

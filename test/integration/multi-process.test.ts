@@ -32,12 +32,22 @@ afterAll(async () => {
 });
 
 /** Enters through one of the processes; resolves the session cookie and the session id. */
-async function enter(openId = 'player-ada', through = 0): Promise<{ cookie: string; sessionId: string }> {
+async function enter(
+  openId = 'player-ada',
+  through = 0,
+): Promise<{ cookie: string; sessionId: string }> {
   const code = sim.issueCode({ redirectUri: 'http://127.0.0.1:3999/platform/callback', openId });
-  const res = await fetch(`${apps[through]!.url}/platform/callback?code=${code}`, { redirect: 'manual' });
+  const res = await fetch(`${apps[through]!.url}/platform/callback?code=${code}`, {
+    redirect: 'manual',
+  });
   expect(res.status).toBe(303);
-  const cookie = res.headers.getSetCookie().find((c) => c.startsWith('connect.sid='))!.split(';')[0]!;
-  const sessionId = /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(cookie.slice('connect.sid='.length)))![1]!;
+  const cookie = res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('connect.sid='))!
+    .split(';')[0]!;
+  const sessionId = /^s:(.+)\.[^.]+$/.exec(
+    decodeURIComponent(cookie.slice('connect.sid='.length)),
+  )![1]!;
   return { cookie, sessionId };
 }
 
@@ -101,7 +111,11 @@ test('logoutPlayer ends every session of a player on every process at once; othe
     store,
   });
   // player-cy is used by no other test here, so the counts are exact.
-  const cy = [await enter('player-cy', 0), await enter('player-cy', 1), await enter('player-cy', 2)];
+  const cy = [
+    await enter('player-cy', 0),
+    await enter('player-cy', 1),
+    await enter('player-cy', 2),
+  ];
   const bo = await enter('player-bo', 3);
   expect(await operator.sessionsOf('player-cy')).toBe(3);
 

@@ -2,7 +2,12 @@
 import request from 'supertest';
 import { Redis } from 'ioredis';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { MemoryTokenStore, RedisTokenStore, type LogFields, type PlatformLogger } from 'express-platform-login';
+import {
+  MemoryTokenStore,
+  RedisTokenStore,
+  type LogFields,
+  type PlatformLogger,
+} from 'express-platform-login';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord } from '../helpers/records';
 import { createTestMeter, sample, type TestMeter } from '../helpers/metrics';
@@ -28,8 +33,12 @@ interface LogLine {
 
 function recordingLogger(): { logger: PlatformLogger; lines: LogLine[] } {
   const lines: LogLine[] = [];
-  const at = (level: string) => (fields: LogFields, message: string) => lines.push({ level, fields, message });
-  return { logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines };
+  const at = (level: string) => (fields: LogFields, message: string) =>
+    lines.push({ level, fields, message });
+  return {
+    logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') },
+    lines,
+  };
 }
 
 describe('metrics', () => {
@@ -46,13 +55,28 @@ describe('metrics', () => {
     const record = await store.get(sessionId);
 
     const text = await meter.scrape();
-    expect(sample(text, 'epl_token_endpoint_calls_total', { grant: 'authorization_code', outcome: 'ok' })).toBe(1);
-    expect(sample(text, 'epl_token_endpoint_calls_total', { grant: 'refresh_token', outcome: 'ok' })).toBe(1);
+    expect(
+      sample(text, 'epl_token_endpoint_calls_total', {
+        grant: 'authorization_code',
+        outcome: 'ok',
+      }),
+    ).toBe(1);
+    expect(
+      sample(text, 'epl_token_endpoint_calls_total', { grant: 'refresh_token', outcome: 'ok' }),
+    ).toBe(1);
     expect(sample(text, 'epl_refreshes_total', { renewed: 'same-token' })).toBe(1);
     expect(sample(text, 'epl_code_replays_total', { same_browser: 'false' })).toBe(1);
     expect(sample(text, 'epl_logins_total')).toBe(1);
-    expect(sample(text, 'epl_store_duration_count', { operation: 'get', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
-    for (const secret of [code, record!.accessToken, record!.refreshToken, sessionId, 'demo-secret']) {
+    expect(
+      sample(text, 'epl_store_duration_count', { operation: 'get', outcome: 'ok' }),
+    ).toBeGreaterThanOrEqual(2);
+    for (const secret of [
+      code,
+      record!.accessToken,
+      record!.refreshToken,
+      sessionId,
+      'demo-secret',
+    ]) {
       expect(text).not.toContain(secret);
     }
   });
@@ -78,7 +102,10 @@ describe('the logger option', () => {
   test('structured lines for entry and refresh failure; the session only as a hash; the code redacted', async () => {
     const { logger, lines } = recordingLogger();
     const store = new MemoryTokenStore();
-    const { app } = createTestApp({ sim, login: { store, logger, tokenClient: { refreshRetries: 0 } } });
+    const { app } = createTestApp({
+      sim,
+      login: { store, logger, tokenClient: { refreshRetries: 0 } },
+    });
     const { agent, sessionId } = await enter(app, sim, 'player-ada');
     const login = lines.find((line) => line.fields.event === 'login');
     expect(login).toMatchObject({ level: 'info', fields: { openId: 'player-ada' } });
@@ -91,11 +118,20 @@ describe('the logger option', () => {
     await rewriteRecord(store, sessionId, expiringIn(-1000));
     sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token' });
     await agent.get('/api/me').expect(503);
-    expect(lines.some((line) => line.level === 'warn' && line.fields.event === 'refreshFailed')).toBe(true);
+    expect(
+      lines.some((line) => line.level === 'warn' && line.fields.event === 'refreshFailed'),
+    ).toBe(true);
 
     const record = await store.get(sessionId);
     const everything = JSON.stringify(lines);
-    for (const secret of [sessionId, record!.accessToken, record!.refreshToken, 'demo-secret', 'wrong code', 'wrong%20code']) {
+    for (const secret of [
+      sessionId,
+      record!.accessToken,
+      record!.refreshToken,
+      'demo-secret',
+      'wrong code',
+      'wrong%20code',
+    ]) {
       expect(everything).not.toContain(secret);
     }
   });
@@ -109,7 +145,11 @@ describe('login.ready()', () => {
   test('ready with a store that answers; reports when the platform last answered', async () => {
     const { app, login } = createTestApp({ sim });
     const before = await login.ready();
-    expect(before).toMatchObject({ ready: true, store: { ok: true }, platform: { lastAnsweredAt: null } });
+    expect(before).toMatchObject({
+      ready: true,
+      store: { ok: true },
+      platform: { lastAnsweredAt: null },
+    });
     await enter(app, sim);
     const after = await login.ready();
     expect(after.platform.lastOutcome).toBe('ok');
@@ -127,7 +167,10 @@ describe('login.ready()', () => {
       const startedAt = Date.now();
       const stalled = await login.ready();
       expect(Date.now() - startedAt).toBeLessThan(2000);
-      expect(stalled).toMatchObject({ ready: false, store: { ok: false, error: 'ERR_PLATFORM_STORE_UNAVAILABLE' } });
+      expect(stalled).toMatchObject({
+        ready: false,
+        store: { ok: false, error: 'ERR_PLATFORM_STORE_UNAVAILABLE' },
+      });
       server.resume();
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect((await login.ready()).ready).toBe(true);
