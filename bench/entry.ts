@@ -15,14 +15,19 @@ type Variant = 'package' | 'naive';
 const VARIANTS: readonly Variant[] = ['package', 'naive'];
 
 export async function runEntry(ctx: BenchContext): Promise<SectionResult> {
-  const plan = ctx.quick ? { warmUpMs: 1000, roundMs: 1500, rounds: 1 } : { warmUpMs: 2000, roundMs: 4000, rounds: 2 };
+  const plan = ctx.quick
+    ? { warmUpMs: 1000, roundMs: 1500, rounds: 1 }
+    : { warmUpMs: 3000, roundMs: 4000, rounds: 3 };
   const env = { REDIS_URL: ctx.redisUrl, SIM_URL: ctx.sim.url, KEY_PREFIX: 'en:' };
   const apps: Record<Variant, BenchApp> = {
     package: await startBenchApp('package', env),
     naive: await startBenchApp('naive', env),
   };
   const agent = keepAliveAgent(CONCURRENCY);
-  const run = async (variant: Variant, durationMs: number): Promise<LoadResult & { exchanges: number }> => {
+  const run = async (
+    variant: Variant,
+    durationMs: number,
+  ): Promise<LoadResult & { exchanges: number }> => {
     // Codes are issued in advance so that issuing them is not part of what is measured.
     const codes = Array.from({ length: CODES_PER_ROUND }, (_, index) =>
       ctx.sim.issueCode({ openId: playerOf(index), redirectUri: BENCH_REDIRECT_URI }),
@@ -34,14 +39,20 @@ export async function runEntry(ctx: BenchContext): Promise<SectionResult> {
       durationMs,
       next: (index) =>
         index < codes.length
-          ? { port: apps[variant].port, path: `/platform/callback?code=${encodeURIComponent(codes[index]!)}` }
+          ? {
+              port: apps[variant].port,
+              path: `/platform/callback?code=${encodeURIComponent(codes[index]!)}`,
+            }
           : undefined,
     });
     return { ...result, exchanges: ctx.sim.calls.authorization_code };
   };
   try {
     for (const variant of VARIANTS) await run(variant, plan.warmUpMs);
-    const rounds: Record<Variant, (LoadResult & { exchanges: number })[]> = { package: [], naive: [] };
+    const rounds: Record<Variant, (LoadResult & { exchanges: number })[]> = {
+      package: [],
+      naive: [],
+    };
     for (let round = 0; round < plan.rounds; round += 1) {
       const order = round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse();
       for (const variant of order) {
@@ -53,7 +64,8 @@ export async function runEntry(ctx: BenchContext): Promise<SectionResult> {
       const results = rounds[variant];
       const requests = results.reduce((sum, r) => sum + r.latencies.length, 0);
       const statuses = new Map<number, number>();
-      for (const r of results) for (const [status, n] of r.statuses) statuses.set(status, (statuses.get(status) ?? 0) + n);
+      for (const r of results)
+        for (const [status, n] of r.statuses) statuses.set(status, (statuses.get(status) ?? 0) + n);
       return {
         rps: (requests / results.reduce((sum, r) => sum + r.elapsedMs, 0)) * 1000,
         latency: summarize(results.flatMap((r) => r.latencies)),
@@ -81,7 +93,15 @@ export async function runEntry(ctx: BenchContext): Promise<SectionResult> {
         'Hand-written reference (bench/naive-session-refresh.ts): exchange, regenerate, tokens into the session, save, 303 — no claim and no token record, so one Redis write fewer.',
       '',
       ...table(
-        ['variant', 'req/s per round', 'req/s', 'p50 ms', 'p99 ms', 'answers', 'code exchanges at the platform'],
+        [
+          'variant',
+          'req/s per round',
+          'req/s',
+          'p50 ms',
+          'p99 ms',
+          'answers',
+          'code exchanges at the platform',
+        ],
         VARIANTS.map((variant) => [
           variant === 'package' ? 'package callback' : 'hand-written callback',
           rounds[variant].map((r) => count(r.requestsPerSecond)).join(' / '),

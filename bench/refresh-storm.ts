@@ -67,7 +67,11 @@ async function countStale(ctx: BenchContext, answers: readonly Answer[]): Promis
   const dead = new Set<string>();
   try {
     for (const token of new Set(tokens)) {
-      const answer = await send(agent, { port, path: '/userinfo', headers: { authorization: `Bearer ${token}` } });
+      const answer = await send(agent, {
+        port,
+        path: '/userinfo',
+        headers: { authorization: `Bearer ${token}` },
+      });
       if (answer.status !== 200) dead.add(token);
     }
   } finally {
@@ -76,11 +80,17 @@ async function countStale(ctx: BenchContext, answers: readonly Answer[]): Promis
   return tokens.filter((token) => dead.has(token)).length;
 }
 
-async function storm(ctx: BenchContext, targets: readonly Target[], agent: ReturnType<typeof keepAliveAgent>): Promise<StormOutcome> {
+async function storm(
+  ctx: BenchContext,
+  targets: readonly Target[],
+  agent: ReturnType<typeof keepAliveAgent>,
+): Promise<StormOutcome> {
   ctx.sim.resetCalls();
   const answers = await burst(agent, targets);
   const tokenCalls = ctx.sim.calls.refresh_token;
-  const reauth = answers.filter((answer) => ['invalid_grant', 'reauth_required'].includes(errorOf(answer) ?? '')).length;
+  const reauth = answers.filter((answer) =>
+    ['invalid_grant', 'reauth_required'].includes(errorOf(answer) ?? ''),
+  ).length;
   return { answers, tokenCalls, staleTokens: await countStale(ctx, answers), reauth };
 }
 
@@ -89,13 +99,18 @@ const latencies = (outcomes: readonly StormOutcome[]): number[] =>
 
 const statusesOf = (outcome: StormOutcome): string => {
   const statuses = new Map<number, number>();
-  for (const answer of outcome.answers) statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+  for (const answer of outcome.answers)
+    statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
   return statusList(statuses);
 };
 
 /** The package: fresh storms and refresh storms alternately, then one refresh storm with rotation. */
 async function packageStorms(ctx: BenchContext, rounds: number) {
-  const apps = await startBenchApps('package', PROCESSES, { REDIS_URL: ctx.redisUrl, SIM_URL: ctx.sim.url, KEY_PREFIX: 'st:' });
+  const apps = await startBenchApps('package', PROCESSES, {
+    REDIS_URL: ctx.redisUrl,
+    SIM_URL: ctx.sim.url,
+    KEY_PREFIX: 'st:',
+  });
   const agent = keepAliveAgent((SESSIONS * REQUESTS_PER_SESSION) / PROCESSES);
   const store = new RedisTokenStore({ redis: ctx.redis, prefix: 'st:t:' });
   try {
@@ -136,7 +151,11 @@ async function packageStorms(ctx: BenchContext, rounds: number) {
 
 /** The hand-written pattern: one fresh storm, then refresh storms without and with rotation. */
 async function naiveStorms(ctx: BenchContext) {
-  const apps = await startBenchApps('naive', PROCESSES, { REDIS_URL: ctx.redisUrl, SIM_URL: ctx.sim.url, KEY_PREFIX: 'nv:' });
+  const apps = await startBenchApps('naive', PROCESSES, {
+    REDIS_URL: ctx.redisUrl,
+    SIM_URL: ctx.sim.url,
+    KEY_PREFIX: 'nv:',
+  });
   const agent = keepAliveAgent((SESSIONS * REQUESTS_PER_SESSION) / PROCESSES);
   try {
     const sessions: BenchSession[] = [];
@@ -150,7 +169,9 @@ async function naiveStorms(ctx: BenchContext) {
       ctx.sim.advanceClock(CLOCK_STEP_SECONDS);
     };
     const loggedOut = async (): Promise<number> =>
-      (await Promise.all(keys.map((key) => naiveSessionHasTokens(ctx.redis, key)))).filter((has) => !has).length;
+      (await Promise.all(keys.map((key) => naiveSessionHasTokens(ctx.redis, key)))).filter(
+        (has) => !has,
+      ).length;
     await burst(agent, targets);
     ctx.log('storm: hand-written pattern, fresh tokens');
     const fresh = await storm(ctx, targets, agent);
@@ -167,7 +188,13 @@ async function naiveStorms(ctx: BenchContext) {
     } finally {
       ctx.sim.setRotation(false);
     }
-    return { fresh, refreshed, rotating, loggedOutAfterRefresh, loggedOutAfterRotation: await loggedOut() };
+    return {
+      fresh,
+      refreshed,
+      rotating,
+      loggedOutAfterRefresh,
+      loggedOutAfterRotation: await loggedOut(),
+    };
   } finally {
     agent.destroy();
     await stopBenchApps(apps);
@@ -185,7 +212,8 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
   const naiveRefresh = summarize(latencies([naive.refreshed]));
   const calls = pkg.refreshed.map((outcome) => outcome.tokenCalls);
   const callsMet = calls.every((n) => n === SESSIONS);
-  const allOk = (outcome: StormOutcome): boolean => outcome.answers.every((answer) => answer.status === 200);
+  const allOk = (outcome: StormOutcome): boolean =>
+    outcome.answers.every((answer) => answer.status === 200);
   const figures: Figure[] = [
     {
       name: '2. Refresh storm: token-endpoint calls (1,000 requests, 100 sessions, 4 processes)',
@@ -202,7 +230,10 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
       name: '2. Refresh storm with rotation, package: token calls; invalid_grant / stale answers',
       measured: `${pkg.rotating.tokenCalls}; ${pkg.rotating.reauth} / ${pkg.rotating.staleTokens}`,
       target: `${SESSIONS}; 0 / 0`,
-      met: pkg.rotating.tokenCalls === SESSIONS && pkg.rotating.reauth === 0 && pkg.rotating.staleTokens === 0,
+      met:
+        pkg.rotating.tokenCalls === SESSIONS &&
+        pkg.rotating.reauth === 0 &&
+        pkg.rotating.staleTokens === 0,
     },
     {
       name: '2. Same storms, hand-written pattern: token calls without / with rotation',
@@ -234,25 +265,50 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
     `Layout: **${PROCESSES} app processes** on one redis-server and the simulator (in the driver process, no injected latency). ` +
       `${SESSIONS} sessions entered through the real callback; ${SESSIONS * REQUESTS_PER_SESSION} requests (\`GET /api/token\`), ${REQUESTS_PER_SESSION} per session, each session's spread over all ${PROCESSES} processes, ` +
       `all sent at once over ${(SESSIONS * REQUESTS_PER_SESSION) / PROCESSES} keep-alive connections per process (opened by a warm-up storm). ` +
-      'To make every token need a refresh, each record is rewritten with an access token expired a second ago (version + 1, compare-and-set) and the simulator\'s clock is moved 3 h on, so each refresh returns a new access token. ' +
+      "To make every token need a refresh, each record is rewritten with an access token expired a second ago (version + 1, compare-and-set) and the simulator's clock is moved 3 h on, so each refresh returns a new access token. " +
       '"Stale" counts 200 answers whose access token the platform\'s /userinfo rejects once the storm is over; "logged out" counts sessions left without tokens.',
     '',
     `Package, ${rounds} rounds of a fresh storm then a refresh storm, then one refresh storm with rotation; the hand-written pattern (tokens in \`req.session\`, refreshed inline, tokens dropped on \`invalid_grant\`) under the same storms:`,
     '',
     ...table(
-      ['storm', 'token calls', 'answers', 'invalid_grant / reauth', 'stale', 'logged out', 'p50 ms', 'p99 ms'],
       [
-        ...pkg.fresh.map((outcome, index) => outcomeRow(`package, fresh tokens #${index + 1}`, outcome)),
-        ...pkg.refreshed.map((outcome, index) => outcomeRow(`package, refresh #${index + 1}`, outcome)),
+        'storm',
+        'token calls',
+        'answers',
+        'invalid_grant / reauth',
+        'stale',
+        'logged out',
+        'p50 ms',
+        'p99 ms',
+      ],
+      [
+        ...pkg.fresh.map((outcome, index) =>
+          outcomeRow(`package, fresh tokens #${index + 1}`, outcome),
+        ),
+        ...pkg.refreshed.map((outcome, index) =>
+          outcomeRow(`package, refresh #${index + 1}`, outcome),
+        ),
         outcomeRow('package, refresh, rotation on', pkg.rotating),
         outcomeRow('hand-written, fresh tokens', naive.fresh),
         outcomeRow('hand-written, refresh', naive.refreshed, naive.loggedOutAfterRefresh),
-        outcomeRow('hand-written, refresh, rotation on', naive.rotating, naive.loggedOutAfterRotation),
+        outcomeRow(
+          'hand-written, refresh, rotation on',
+          naive.rotating,
+          naive.loggedOutAfterRotation,
+        ),
       ],
     ),
     '',
     ...table(
-      ['latency (all rounds)', 'fresh p50', 'fresh p99', 'refresh p50', 'refresh p99', 'added p50', 'added p99'],
+      [
+        'latency (all rounds)',
+        'fresh p50',
+        'fresh p99',
+        'refresh p50',
+        'refresh p99',
+        'added p50',
+        'added p99',
+      ],
       [
         [
           'package',
@@ -275,7 +331,7 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
       ],
     ),
     '',
-    'Where the package\'s added latency comes from: one request per session (in one process) holds the Redis lock and calls the platform; ' +
+    "Where the package's added latency comes from: one request per session (in one process) holds the Redis lock and calls the platform; " +
       'the others, in every process, wait for the new record by polling it every 25–75 ms (lib/refresh.ts), so a waiter pays at least one poll interval even when the platform answers at once.',
   ];
   return { figures, markdown };

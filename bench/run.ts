@@ -3,6 +3,7 @@
 // figure beside its target. `node -r esbuild-register bench/run.ts hot-path storm` runs a subset
 // and prints it instead; BENCH_QUICK=1 shortens every round (to try the harness, not to record).
 import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -26,14 +27,18 @@ async function main(): Promise<void> {
   const chosen = process.argv.slice(2);
   const unknown = chosen.filter((name) => !(name in SECTIONS));
   if (unknown.length > 0) {
-    throw new TypeError(`Unknown section ${unknown.join(', ')}; choose from ${Object.keys(SECTIONS).join(', ')}.`);
+    throw new TypeError(
+      `Unknown section ${unknown.join(', ')}; choose from ${Object.keys(SECTIONS).join(', ')}.`,
+    );
   }
   const names = chosen.length === 0 ? Object.keys(SECTIONS) : chosen;
   const quick = process.env.BENCH_QUICK === '1';
   const machine = describeMachine();
   const startedAt = performance.now();
   const log = (line: string): void => {
-    process.stderr.write(`[bench ${((performance.now() - startedAt) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
+    process.stderr.write(
+      `[bench ${((performance.now() - startedAt) / 1000).toFixed(0).padStart(3)} s] ${line}\n`,
+    );
   };
 
   const server = await startRedisServer();
@@ -54,7 +59,10 @@ async function main(): Promise<void> {
 
   const seconds = (performance.now() - startedAt) / 1000;
   const figures = results.flatMap((result) => result.figures);
-  const command = chosen.length === 0 ? 'npm run bench' : `node -r esbuild-register bench/run.ts ${chosen.join(' ')}`;
+  const command =
+    chosen.length === 0
+      ? 'npm run bench'
+      : `node -r esbuild-register bench/run.ts ${chosen.join(' ')}`;
   const lines = [
     '# Benchmark results',
     '',
@@ -65,6 +73,9 @@ async function main(): Promise<void> {
     '## Machine',
     '',
     ...machine,
+    `- Load average at the end: ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' / ')} (above ~2 on this machine means something else ran beside the benchmark)`,
     '',
     'Everything runs on this one machine over loopback: the load generator and the simulator in the driver process, ' +
       'the app processes, and redis-server share its cores, so absolute figures are low and drift between runs; ' +

@@ -1,5 +1,5 @@
 // Benchmark 3, scale: RedisTokenStore read latency and Redis memory at 10k and 100k sessions, in
-// the clear and encrypted, on a redis-server of its own (so used_memory counts token records only).
+// the clear and encrypted, on a redis-server of its own (so its memory holds token records only).
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -7,7 +7,7 @@ import { RedisTokenStore } from '../lib/stores/redis-store';
 import type { TokenRecord } from '../lib/token-record';
 import { startRedisServer } from '../test/helpers/redis-server';
 import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
-import { bytes, count, ms, ratio, summarize } from './lib/stats';
+import { bytes, count, msFine, ratio, summarize } from './lib/stats';
 
 const SIZES = [10_000, 100_000] as const;
 /** Puts in flight while filling: enough to keep Redis busy without queueing seconds of commands. */
@@ -32,7 +32,8 @@ function sampleRecord(): TokenRecord {
   };
 }
 
-const sessionIdOf = (index: number): string => `bench-session-${index.toString(36).padStart(6, '0')}`;
+const sessionIdOf = (index: number): string =>
+  `bench-session-${index.toString(36).padStart(6, '0')}`;
 
 /** Writes records `from`…`to - 1` with store.put (compare-and-set on "no record yet"), FILL_WINDOW at a time. */
 async function fill(store: RedisTokenStore, from: number, to: number): Promise<number> {
@@ -42,9 +43,17 @@ async function fill(store: RedisTokenStore, from: number, to: number): Promise<n
   const worker = async (): Promise<void> => {
     while (next < to) {
       const index = next++;
-      // A fresh token pair per record, so encryption and memory see distinct values.
-      const own = { ...record, accessToken: randomBytes(32).toString('base64url'), refreshToken: randomBytes(32).toString('base64url') };
-      if (!(await store.put(sessionIdOf(index), own, { expectedVersion: null, ttlMs: 90 * DAY_MS }))) {
+      // Fresh tokens and a player of its own per record (one session per player, the common
+      // case), so encryption, the player index and memory see distinct values.
+      const own = {
+        ...record,
+        accessToken: randomBytes(32).toString('base64url'),
+        refreshToken: randomBytes(32).toString('base64url'),
+        openId: randomBytes(16).toString('hex'),
+      };
+      if (
+        !(await store.put(sessionIdOf(index), own, { expectedVersion: null, ttlMs: 90 * DAY_MS }))
+      ) {
         throw new Error(`record ${index} already existed`);
       }
     }
@@ -68,9 +77,14 @@ interface Subject {
 
 const MODES = ['plain', 'encrypted'] as const;
 
+/**
+ * Allocated memory without the clients' buffers: a fill leaves large query buffers behind that
+ * Redis shrinks only later, and they are not what a record costs.
+ */
 async function usedMemory(redis: Redis): Promise<number> {
-  const info = await redis.info('memory');
-  return Number(/used_memory:(\d+)/.exec(info)![1]);
+  const stats = (await redis.call('MEMORY', 'STATS')) as unknown[];
+  const field = (name: string): number => Number(stats[stats.indexOf(name) + 1]);
+  return field('total.allocated') - field('clients.normal');
 }
 
 /**
@@ -117,7 +131,7 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
   const key = { id: 'k1', key: randomBytes(32) };
   const subjects: Subject[] = [];
   try {
-    // One database per subject: a lookup only sees its own database's table, and used_memory grows
+    // One database per subject: a lookup only sees its own database's table, and memory grows
     // by exactly what the fill added.
     for (const mode of MODES) {
       for (const size of SIZES) {
@@ -131,10 +145,22 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
         ctx.log(`scale: filling ${count(size)} ${mode} records`);
         const fillPerSecond = await fill(store, 0, size);
         const memoryBytes = (await usedMemory(redis)) - before;
-        subjects.push({ mode, size, redis, store, fillPerSecond, memoryBytes, samples: [], reads: 0, readMs: 0 });
+        subjects.push({
+          mode,
+          size,
+          redis,
+          store,
+          fillPerSecond,
+          memoryBytes,
+          samples: [],
+          reads: 0,
+          readMs: 0,
+        });
       }
     }
-    ctx.log(`scale: ${count(reads)} sequential reads from each of the ${subjects.length} stores, interleaved`);
+    ctx.log(
+      `scale: ${count(reads)} sequential reads from each of the ${subjects.length} stores, interleaved`,
+    );
     await sampleLatencies(subjects, reads);
     ctx.log('scale: read throughput');
     for (const subject of [...subjects, ...[...subjects].reverse()]) {
@@ -150,19 +176,20 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
     readsPerSecond: (subject.reads / subject.readMs) * 1000,
   }));
 
-  const at = (mode: Subject['mode'], size: number) => points.find((p) => p.mode === mode && p.size === size)!;
+  const at = (mode: Subject['mode'], size: number) =>
+    points.find((p) => p.mode === mode && p.size === size)!;
   const [small, large] = SIZES;
   const figures: Figure[] = MODES.map((mode) => {
     const [a, b] = [at(mode, small), at(mode, large)];
     return {
       name: `3. Store read at 100k ÷ at 10k sessions, ${mode}: p50, p99, reads/s`,
-      measured: `${ratio(b.latency.p50 / a.latency.p50)}, ${ratio(b.latency.p99 / a.latency.p99)}, ${ratio(b.readsPerSecond / a.readsPerSecond)} (p50 ${ms(a.latency.p50)} → ${ms(b.latency.p50)} ms)`,
+      measured: `${ratio(b.latency.p50 / a.latency.p50)}, ${ratio(b.latency.p99 / a.latency.p99)}, ${ratio(b.readsPerSecond / a.readsPerSecond)} (p50 ${msFine(a.latency.p50)} → ${msFine(b.latency.p50)} ms)`,
       target: 'no growth (≈ 1.0)',
     };
   });
   const perRecord = (mode: Subject['mode']): number => at(mode, large).memoryBytes / large;
   figures.push({
-    name: '3. Redis used_memory per record, plain / encrypted (at 100k)',
+    name: '3. Redis memory per session, plain / encrypted (at 100k; record, expiry, player index)',
     measured: `${bytes(perRecord('plain'))} / ${bytes(perRecord('encrypted'))}`,
     target: 'reported',
   });
@@ -173,25 +200,36 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
       '(43-character tokens, 32-character openId and unionId, two scopes, 90-day TTL; encrypted: AES-256-GCM with one key). ' +
       `Latency: ${count(reads)} sequential \`store.get\` calls of random sessions per row after a warm-up, from the driver process, the rows taking turns read by read. ` +
       `Throughput: \`store.get\` with ${READ_CONCURRENCY} in flight, ${throughputMs / 1000} s per row in two halves. ` +
-      "Memory: `used_memory` of INFO after the fill minus before it, divided by the records (so it includes the key, the expiry entry and Redis's hash-table overhead; bench/README.md has MEMORY USAGE per key).",
+      'Memory: `used_memory` (MEMORY STATS `total.allocated`) without the client buffers, after the fill minus before it, divided by the sessions: ' +
+      "the record's key and value, its expiry entry, the player's index (a sorted set per player, written by `put` for `logoutPlayer`; here one session per player) and Redis's hash-table overhead. " +
+      'bench/README.md has MEMORY USAGE of a record key alone.',
     '',
     ...table(
-      ['records', 'mode', 'fill puts/s', 'used_memory added', 'per record', 'read p50 ms', 'read p99 ms', `reads/s (${READ_CONCURRENCY} in flight)`],
+      [
+        'records',
+        'mode',
+        'fill puts/s',
+        'memory added',
+        'per session',
+        'read p50 ms',
+        'read p99 ms',
+        `reads/s (${READ_CONCURRENCY} in flight)`,
+      ],
       points.map((point) => [
         count(point.size),
         point.mode,
         count(point.fillPerSecond),
         bytes(point.memoryBytes),
         bytes(point.memoryBytes / point.size),
-        ms(point.latency.p50),
-        ms(point.latency.p99),
+        msFine(point.latency.p50),
+        msFine(point.latency.p99),
         count(point.readsPerSecond),
       ]),
     ),
     '',
     'A read is one GET of a key derived from the session id (a hash: no scan, no index), so its cost does not depend on how many sessions Redis holds; ' +
       'the ratios above show it. Memory grows linearly with the sessions held. ' +
-      'Reads/s is bounded by the driver process\'s CPU, so the plain / encrypted gap there is the cost of opening a sealed record (AES-GCM, one decipher per read).',
+      "Reads/s is bounded by the driver process's CPU, so the plain / encrypted gap there is the cost of opening a sealed record (AES-GCM, one decipher per read).",
   ];
   return { figures, markdown };
 }

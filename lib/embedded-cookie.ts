@@ -38,9 +38,9 @@ export interface EmbeddedSessionCookie {
  *   cross-site frame (this is why embedded mode needs `login.csrfProtection()`);
  * - `Secure` — required by `SameSite=None`, `Partitioned` and `__Host-`; behind a TLS-terminating
  *   proxy set `app.set('trust proxy', …)` or express-session never sends it;
- * - `Partitioned` (CHIPS) — the cookie is kept per top-level site, so browsers that block
- *   third-party cookies still keep it inside the platform's page, and no other site that frames
- *   the game can read it;
+ * - `Partitioned` (CHIPS) — the cookie is kept per top-level site: browsers that support CHIPS keep
+ *   it inside the platform's page even when they block third-party cookies, and never send it when
+ *   another site is the top-level page;
  * - a `__Host-` name, `Path=/` and no `Domain` — no sibling subdomain can set or shadow it;
  * - `HttpOnly` — scripts never see it.
  * Pass the same `name` to `login.logout({ cookieName })` so logout clears it.

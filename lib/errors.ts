@@ -23,7 +23,11 @@ export type PlatformErrorCode =
   | 'ERR_PLATFORM_METHOD_NOT_ALLOWED'
   | 'ERR_PLATFORM_IDENTITY_CHANGED'
   | 'ERR_PLATFORM_CODE_REJECTED'
-  | 'ERR_PLATFORM_SESSION_MISSING';
+  | 'ERR_PLATFORM_SESSION_MISSING'
+  | 'ERR_PLATFORM_ENTRY_CONTEXT'
+  | 'ERR_PLATFORM_CROSS_ORIGIN'
+  | 'ERR_PLATFORM_COOKIES_REFUSED'
+  | 'ERR_PLATFORM_SETUP';
 
 /** Only these characters survive into a copied platform `error`/`error_description` (RFC 6749 5.2). */
 const OAUTH_TEXT = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/g;
@@ -161,7 +165,7 @@ export class TokenEndpointNetworkError extends PlatformLoginError {
   readonly error = 'platform_error';
 }
 
-/** The token store (Redis) did not answer in time or failed. Tokens were not changed. */
+/** The token store (Redis) did not answer in time or failed. Compare-and-set writes keep the stored record consistent whatever happened to the call. */
 export class StoreUnavailableError extends PlatformLoginError {
   readonly code = 'ERR_PLATFORM_STORE_UNAVAILABLE';
   readonly status = 503;
@@ -284,7 +288,11 @@ export type AnyPlatformLoginError =
   | MethodNotAllowedError
   | IdentityChangedError
   | CodeRejectedError
-  | SessionMissingError;
+  | SessionMissingError
+  | EntryContextRefusedError
+  | CrossOriginRequestError
+  | CookiesRefusedError
+  | SetupError;
 
 /** True for any error raised by this package. */
 export function isPlatformLoginError(value: unknown): value is AnyPlatformLoginError {
@@ -315,4 +323,53 @@ export class SessionMissingError extends PlatformLoginError {
         '`app.use(session({ store, secret, resave: false, saveUninitialized: false }))` before mounting the callback and middleware?',
     );
   }
+}
+
+/** An entry that did not come from the platform's pages, refused by `entryContext: { mode: 'enforce' }`. */
+export class EntryContextRefusedError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_ENTRY_CONTEXT';
+  readonly status = 403;
+  readonly error = 'entry_context_refused';
+  /** Why the entry was judged foreign (see `entryContextViolation`). */
+  readonly reason: string;
+  constructor(reason: string) {
+    super(
+      `An entry was refused before its code was claimed: it did not come from the platform's pages (${reason}). ` +
+        'Check `platformOrigins` and `entryContext`; watch `entryContextViolation` events in report mode first.',
+    );
+    this.reason = reason;
+  }
+}
+
+/** A state-changing request started by a page of another origin (CSRF), refused by `csrfProtection()`. */
+export class CrossOriginRequestError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_CROSS_ORIGIN';
+  readonly status = 403;
+  readonly error = 'cross_origin_refused';
+  constructor() {
+    super(
+      'A state-changing request from another origin was refused (Sec-Fetch-Site / Origin). ' +
+        'If it came from your own front end on another origin, list that origin in `gameOrigins`.',
+    );
+  }
+}
+
+/** After an entry the browser came back without the new session: it refuses the session cookie. */
+export class CookiesRefusedError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_COOKIES_REFUSED';
+  readonly status = 400;
+  readonly error = 'cookies_blocked';
+  constructor() {
+    super(
+      'The browser came back from an entry without the session cookie: it refuses it (third-party cookies ' +
+        'blocked, or a cookie without SameSite=None; Secure; Partitioned inside an iframe — see embeddedSessionCookie()).',
+    );
+  }
+}
+
+/** The setup around the package cannot work (found on a request); the message names the fix. */
+export class SetupError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_SETUP';
+  readonly status = 500;
+  readonly error = 'server_misconfigured';
 }

@@ -1,6 +1,7 @@
 // The events a PlatformLogin emits. Payloads carry the player's openId, a hash of the session id
 // and timings — never a token, a code or the raw session id.
 import type { PlatformErrorCode } from './errors';
+import type { EntryContextViolation } from './entry-context';
 
 /** Payloads of every event, by name. */
 export interface PlatformLoginEvents {
@@ -35,4 +36,8 @@ export interface PlatformLoginEvents {
   playerLoggedOut: [{ openId: string; sessions: number }];
   /** A stored record could not be decrypted or parsed and was treated as absent. */
   unreadableRecord: [{ sessionHash: string; reason: string }];
+  /** An entry did not look like it came from the platform's pages (`entryContext`); never carries the code. */
+  entryContextViolation: [EntryContextViolation];
+  /** Embedded mode: a browser came back from an entry without its session cookie (diagnostic page shown). */
+  cookiesRefused: [{ framed: boolean }];
 }

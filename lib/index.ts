@@ -18,4 +18,22 @@ export type { TokenStore, PutOptions, TokenStoreEvents } from './stores/token-st
 export { MemoryTokenStore } from './stores/memory-store';
 export { RedisTokenStore } from './stores/redis-store';
 export type { RedisTokenStoreOptions } from './stores/redis-store-options';
+export {
+  embeddedSessionCookie,
+  type EmbeddedSessionCookie,
+  type EmbeddedSessionCookieOptions,
+} from './embedded-cookie';
+export {
+  checkSetup,
+  type SetupCheckInput,
+  type SetupCheckName,
+  type SetupProblem,
+} from './startup-checks';
+export type {
+  EntryContextOptions,
+  EntryContextViolation,
+  EntryContextViolationReason,
+} from './entry-context';
+export type { MemoryTokenStoreOptions } from './stores/memory-store';
+export type { EncryptionKey } from './stores/encryption';
 export * from './errors';

@@ -53,6 +53,8 @@ export function createLogoutHandler(deps: LogoutDeps, options: LogoutOptions = {
         domain: cookie?.domain,
         secure: cookie?.secure === true,
         sameSite: cookie?.sameSite,
+        // A Partitioned (CHIPS) cookie is only cleared by a Set-Cookie that is Partitioned too.
+        partitioned: (cookie as { partitioned?: boolean } | undefined)?.partitioned === true,
         httpOnly: true,
       });
       res.setHeader('Cache-Control', 'no-store');

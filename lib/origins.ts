@@ -4,9 +4,9 @@ import { z } from 'zod';
 
 /** True for `http(s)://host[:port]` with nothing after it (a trailing "/" is tolerated). */
 function isOrigin(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  return /^https?:$/.test(url.protocol) && value.replace(/\/$/, '') === url.origin;
+  const bare = value.replace(/\/$/, '');
+  // Scheme and authority only: no path, query, fragment, credentials or wildcard.
+  return /^https?:\/\/[^/?#@*\\]+$/i.test(bare) && URL.canParse(bare);
 }
 
 /** One origin, normalised to `URL.origin` (lower-case host, default port dropped). */

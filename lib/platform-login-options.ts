@@ -2,6 +2,8 @@
 import { z } from 'zod';
 import type { TokenStore } from './stores/token-store';
 import { parseOptions } from './parse-options';
+import { entryContextSchema } from './entry-context';
+import { originListSchema } from './origins';
 import { isPlatformLogger, type PlatformLogger } from './logger';
 import type { MeterProvider } from '@opentelemetry/api';
 
@@ -113,6 +115,24 @@ export const platformLoginSchema = z
         'must be an OpenTelemetry MeterProvider',
       )
       .optional(),
+    /**
+     * Origins of the platform's pages that open or frame the game, e.g. `['https://platform.example']`.
+     * Read by `entryContext` and `frameAncestors()`; required by both and by `embedded`. Defaults to none.
+     */
+    platformOrigins: originListSchema.optional(),
+    /** Checks that entries come from `platformOrigins` (see entry-context.ts). Defaults to `{ mode: 'off' }`. */
+    entryContext: entryContextSchema.optional(),
+    /**
+     * The platform shows the game in a cross-site iframe: an entry lands through a cookie check
+     * (`?cookie_check=1` on the callback) that shows a diagnostic page when the browser refused the
+     * session cookie, and framed entries pass the entry context. Defaults to `false`.
+     */
+    embedded: z.boolean().default(false),
+    /**
+     * Origins of the game's own pages on other hosts (a front end on a CDN) allowed to send
+     * state-changing requests to `csrfProtection()` routes and `logout()`. Defaults to none: same origin only.
+     */
+    gameOrigins: originListSchema.optional(),
     /** Extra options of the token endpoint client (encoding, placement, timeouts, fetch). */
     tokenClient: tokenClientPassThrough.optional(),
   })

@@ -10,6 +10,7 @@ import type {
   Router,
 } from 'express';
 import { createCallbackRouter } from './callback';
+import { createHardening, type Hardening } from './hardening';
 import { isPlatformLoginError, SessionMissingError } from './errors';
 import type { PlatformLoginEvents } from './events';
 import { createLogoutHandler, type LogoutOptions } from './logout';
@@ -58,6 +59,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly api: ApiSettings;
   private readonly middlewares = new Map<boolean, RequestHandler>();
   private readonly fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void;
+  /** Entry guards, frame-ancestors and CSRF protection (hardening.ts). */
+  private readonly hardening: Hardening;
 
   constructor(options: PlatformLoginOptions) {
     super();
@@ -118,6 +121,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       if (config.handleErrors && isPlatformLoginError(err)) respondWithError(err, req, res);
       else next(err);
     };
+    this.hardening = createHardening(config, this, this.fail);
 
     const forward = (payload: { sessionHash: string; reason: string }): void => {
       this.emit('unreadableRecord', payload);
@@ -126,16 +130,18 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     if (typeof storeEvents.on === 'function')
       storeEvents.on.call(this.store, 'unreadable', forward);
 
-    this.callback = createCallbackRouter({
-      store,
-      exchangeCode: (code) => this.client.exchangeCode(code),
-      events: this,
-      successRedirect: config.successRedirect,
-      maxCodeLength: config.maxCodeLength,
-      codeClaimTtlMs: config.codeClaimTtlSeconds * 1000,
-      refreshTokenLifetimeMs,
-      fail: this.fail,
-    });
+    this.callback = this.hardening.guardCallback(
+      createCallbackRouter({
+        store,
+        exchangeCode: (code) => this.client.exchangeCode(code),
+        events: this,
+        successRedirect: this.hardening.successRedirect,
+        maxCodeLength: config.maxCodeLength,
+        codeClaimTtlMs: config.codeClaimTtlSeconds * 1000,
+        refreshTokenLifetimeMs,
+        fail: this.fail,
+      }),
+    );
   }
 
   /**
@@ -161,12 +167,35 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     return handler;
   }
 
-  /** Handler that logs the player out: `app.post('/logout', login.logout())`. */
+  /**
+   * Handler that logs the player out: `app.post('/logout', login.logout())`. Requests started by
+   * another origin's page are refused (403 `cross_origin_refused`), as with `csrfProtection()`.
+   */
   logout(options: LogoutOptions = {}): RequestHandler {
-    return createLogoutHandler(
-      { store: this.instrumentedStore, events: this, fail: this.fail },
-      options,
+    return this.hardening.protectLogout(
+      createLogoutHandler(
+        { store: this.instrumentedStore, events: this, fail: this.fail },
+        options,
+      ),
     );
+  }
+
+  /**
+   * CSRF protection for the game's state-changing routes (POST, PUT, PATCH, DELETE; other methods
+   * pass): refuses with 403 `cross_origin_refused` a request another origin's page started
+   * (`Sec-Fetch-Site`, else `Origin`), except from `gameOrigins`. Needed once the session cookie is
+   * SameSite=None (embedded mode): `app.use('/api', login.csrfProtection(), login.middleware())`.
+   */
+  csrfProtection(): RequestHandler {
+    return this.hardening.csrfProtection();
+  }
+
+  /**
+   * Middleware adding `Content-Security-Policy: frame-ancestors <platformOrigins>`: only the
+   * platform's pages may frame the game. Throws a TypeError without the `platformOrigins` option.
+   */
+  frameAncestors(): RequestHandler {
+    return this.hardening.frameAncestors();
   }
 
   /**

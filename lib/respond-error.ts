@@ -26,6 +26,12 @@ const PLAYER_TEXT: Record<string, string> = {
     'The platform took too long to answer. Please enter the game again in a moment.',
   store_unavailable: 'The game is having trouble right now. Please try again in a moment.',
   method_not_allowed: 'This address only opens from the platform.',
+  entry_context_refused:
+    'This entry did not come from the platform. Enter the game from the platform.',
+  cross_origin_refused: 'This request came from another site and was refused.',
+  cookies_blocked:
+    "Your browser did not keep the game's login cookie, so the game cannot know you inside the platform's page. " +
+    'Allow cookies for this game (third-party cookies) or open the game in its own tab, then enter again from the platform.',
 };
 const FALLBACK_TEXT = 'Something went wrong. Please try again in a moment.';
 

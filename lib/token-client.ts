@@ -80,7 +80,7 @@ export class PlatformTokenClient {
       ['code', code],
       ...this.#clientParameters,
     ];
-    const outcome = await this.#attempt(this.#bodyRequest('authorization_code', parameters));
+    const outcome = await this.#attempt(this.#bodyRequest('authorization_code', parameters), code);
     if ('tokenSet' in outcome) return outcome.tokenSet;
     throw outcome.error;
   }
@@ -102,7 +102,7 @@ export class PlatformTokenClient {
         ? this.#queryRequest('refresh_token', parameters)
         : this.#bodyRequest('refresh_token', parameters);
     for (let attempt = 0; ; attempt += 1) {
-      const outcome = await this.#attempt(request, refreshToken);
+      const outcome = await this.#attempt(request, refreshToken, refreshToken);
       if ('tokenSet' in outcome) return outcome.tokenSet;
       const delay = retryDelayMs(outcome, attempt, this.#retryPolicy);
       if (delay === undefined) throw outcome.error;
@@ -131,8 +131,15 @@ export class PlatformTokenClient {
     return { grant, url: `${this.tokenEndpoint}?${query}`, headers: ACCEPT_JSON, body: undefined };
   }
 
-  /** One attempt; its failure is returned (with any Retry-After) for the retry decision. */
-  async #attempt(request: TokenRequest, previousRefreshToken?: string): Promise<AttemptOutcome> {
+  /**
+   * One attempt; its failure is returned (with any Retry-After) for the retry decision.
+   * `grantSecret` (the code or refresh token sent) is kept out of the error, as is the client secret.
+   */
+  async #attempt(
+    request: TokenRequest,
+    grantSecret: string,
+    previousRefreshToken?: string,
+  ): Promise<AttemptOutcome> {
     // expiresAt counts from the moment of sending: the token's life began before the answer came.
     const requestStartedAt = Date.now();
     let result;
@@ -147,6 +154,7 @@ export class PlatformTokenClient {
         grant: request.grant,
         maxExpiresInSeconds: this.#config.maxExpiresInSeconds,
         previousRefreshToken,
+        secretsSent: [grantSecret, this.#config.clientSecret],
       });
       this.#report(request.grant, requestStartedAt, undefined, result.answer.status);
       return { tokenSet };

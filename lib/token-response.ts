@@ -25,6 +25,8 @@ export interface TokenResponseContext {
   previousRefreshToken?: string | undefined;
   /** The HTTP status of the answer, recorded on errors. Defaults to 200. */
   httpStatus?: number | undefined;
+  /** Secrets the request carried (code or refresh token, client secret), never repeated in an error. */
+  secretsSent?: readonly string[] | undefined;
 }
 
 /** An OAuth error body (RFC 6749 5.2) as found in an answer; both values still unsanitised. */
@@ -98,10 +100,32 @@ export function parseOAuthErrorBody(body: unknown): OAuthErrorBody | undefined {
   };
 }
 
+/** Shorter values are no credential, and replacing them would garble the text. */
+const MIN_REDACTED_LENGTH = 8;
+
+/**
+ * `text` with each secret (raw, URL- or form-encoded) replaced by `[redacted]`: a platform may echo
+ * what it was sent ("code … is invalid"), and an error's description ends up in logs.
+ */
+function withoutSecrets(text: unknown, secrets: readonly string[] | undefined): unknown {
+  if (typeof text !== 'string' || secrets === undefined) return text;
+  let redacted = text;
+  for (const secret of secrets) {
+    if (secret.length < MIN_REDACTED_LENGTH) continue;
+    const forms = [
+      secret,
+      encodeURIComponent(secret),
+      new URLSearchParams([['', secret]]).toString().slice(1),
+    ];
+    for (const form of forms) redacted = redacted.split(form).join('[redacted]');
+  }
+  return redacted;
+}
+
 const refused = (oauthError: OAuthErrorBody, context: TokenResponseContext) =>
   new TokenEndpointError({
     oauthError: oauthError.error,
-    oauthErrorDescription: oauthError.errorDescription,
+    oauthErrorDescription: withoutSecrets(oauthError.errorDescription, context.secretsSent),
     httpStatus: context.httpStatus ?? 200,
     grant: context.grant,
   });

@@ -2,9 +2,10 @@
 // `node -r esbuild-register`. BENCH_APP picks what sits in front of /api: `baseline` (express +
 // express-session + connect-redis only), `package` (this package on RedisTokenStore) or `naive`
 // (tokens in req.session, bench/naive-session-refresh.ts). Also read: REDIS_URL, SIM_URL,
-// KEY_PREFIX, BENCH_AUTO_PIPELINING. Prints "listening <port>" when ready; SIGTERM ends it. /bench/profile/start and
+// KEY_PREFIX, BENCH_AUTO_PIPELINING, BENCH_RECORD_CACHE (diagnostic, see cached-store.ts). Prints "listening <port>" when ready; SIGTERM ends it. /bench/profile/start and
 // /bench/profile/stop run V8's CPU profiler (the one behind --cpu-prof) over a measured window only.
 import { Session as InspectorSession } from 'node:inspector/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import express, { type Express } from 'express';
 import session from 'express-session';
 import { RedisStore } from 'connect-redis';
@@ -12,6 +13,7 @@ import { Redis } from 'ioredis';
 import { platformLogin, RedisTokenStore } from '../../lib';
 import { naiveAccessToken, naiveSessionRefresh } from '../naive-session-refresh';
 import { BENCH_CLIENT, BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from './bench-settings';
+import { ReadCachingStore } from './cached-store';
 
 const kind = process.env.BENCH_APP;
 const prefix = process.env.KEY_PREFIX ?? 'bench:';
@@ -35,6 +37,13 @@ app.get('/bench/profile/start', async (_req, res) => {
 app.get('/bench/profile/stop', async (_req, res) => {
   const { profile } = await profiler.post('Profiler.stop');
   res.json(profile);
+});
+// Event-loop delay of this process, to tell a slow app from a slow load generator.
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+loopDelay.enable();
+app.get('/bench/loop-delay', (_req, res) => {
+  res.json({ p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 });
+  loopDelay.reset();
 });
 app.use(
   session({
@@ -74,7 +83,10 @@ if (kind === 'baseline') {
     authUrl: simUrl,
     ...BENCH_CLIENT,
     redirectUri: BENCH_REDIRECT_URI,
-    store: new RedisTokenStore({ redis, prefix: `${prefix}t:` }),
+    store:
+      process.env.BENCH_RECORD_CACHE === '1'
+        ? new ReadCachingStore(new RedisTokenStore({ redis, prefix: `${prefix}t:` }))
+        : new RedisTokenStore({ redis, prefix: `${prefix}t:` }),
   });
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());

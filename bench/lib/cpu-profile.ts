@@ -36,7 +36,13 @@ export const CAUSES = {
   other: 'everything else (http, express, express-session, …)',
 } as const;
 
-const REDIS_CLIENT_AREAS = new Set(['ioredis', 'redis-parser', 'denque', 'standard-as-callback', 'cluster-key-slot']);
+const REDIS_CLIENT_AREAS = new Set([
+  'ioredis',
+  'redis-parser',
+  'denque',
+  'standard-as-callback',
+  'cluster-key-slot',
+]);
 const PACKAGE_AREA = 'express-platform-login (lib/)';
 
 /** The cause of a frame, from its own area and its caller's cause. */
@@ -95,7 +101,8 @@ export function summarizeProfile(file: string, requests: number): ProfileSummary
   const charge = (node: ProfileNode, callerCause: keyof typeof CAUSES): void => {
     const cause = causeOf(areaOf(node.callFrame.url, node.callFrame.functionName), callerCause);
     const ms = (node.hitCount ?? 0) * msPerSample;
-    if (ms > 0 && node.callFrame.functionName !== '(idle)') causes.set(cause, (causes.get(cause) ?? 0) + ms);
+    if (ms > 0 && node.callFrame.functionName !== '(idle)')
+      causes.set(cause, (causes.get(cause) ?? 0) + ms);
     for (const child of node.children ?? []) charge(byId.get(child)!, cause);
   };
   charge(profile.nodes[0]!, 'other');
@@ -113,7 +120,9 @@ export function summarizeProfile(file: string, requests: number): ProfileSummary
     frames.set(name, frame);
   }
   const per = (ms: number): number => (ms * 1000) / Math.max(1, requests);
-  const busyMs = [...areas.entries()].filter(([name]) => name !== 'idle').reduce((sum, [, ms]) => sum + ms, 0);
+  const busyMs = [...areas.entries()]
+    .filter(([name]) => name !== 'idle')
+    .reduce((sum, [, ms]) => sum + ms, 0);
   return {
     busyMs,
     areas: [...areas.entries()]

@@ -46,12 +46,21 @@ export function send(agent: Agent, target: Target, keepBody = false): Promise<An
         if (keepBody) res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
         else res.resume();
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, ms: performance.now() - started }),
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body,
+            ms: performance.now() - started,
+          }),
         );
-        res.on('error', () => resolve({ status: 0, headers: {}, body, ms: performance.now() - started }));
+        res.on('error', () =>
+          resolve({ status: 0, headers: {}, body, ms: performance.now() - started }),
+        );
       },
     );
-    req.on('error', () => resolve({ status: 0, headers: {}, body: '', ms: performance.now() - started }));
+    req.on('error', () =>
+      resolve({ status: 0, headers: {}, body: '', ms: performance.now() - started }),
+    );
     req.end();
   });
 }
@@ -62,7 +71,12 @@ function tally(statuses: Map<number, number>, status: number): void {
 
 function result(latencies: number[], statuses: Map<number, number>, startedAt: number): LoadResult {
   const elapsedMs = performance.now() - startedAt;
-  return { latencies, statuses, elapsedMs, requestsPerSecond: (latencies.length / elapsedMs) * 1000 };
+  return {
+    latencies,
+    statuses,
+    elapsedMs,
+    requestsPerSecond: (latencies.length / elapsedMs) * 1000,
+  };
 }
 
 /**

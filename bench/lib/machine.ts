@@ -9,7 +9,8 @@ const ROOT = join(__dirname, '..', '..');
 
 function versionOf(packageName: string): string {
   try {
-    const file = packageName === '.' ? 'package.json' : join('node_modules', packageName, 'package.json');
+    const file =
+      packageName === '.' ? 'package.json' : join('node_modules', packageName, 'package.json');
     return (JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as { version: string }).version;
   } catch {
     return 'not installed';
@@ -23,8 +24,12 @@ function redisServerVersion(): string {
 
 function gitCommit(): string {
   try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'lib'], { cwd: ROOT }).toString().trim();
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT })
+      .toString()
+      .trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'lib'], { cwd: ROOT })
+      .toString()
+      .trim();
     return dirty === '' ? head : `${head} (lib/ with uncommitted changes)`;
   } catch {
     return 'unknown';

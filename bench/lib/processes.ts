@@ -23,6 +23,8 @@ export interface BenchAppEnv {
   KEY_PREFIX: string;
   /** `'1'`: the ioredis client batches the commands of one tick into one write. */
   BENCH_AUTO_PIPELINING?: '1';
+  /** `'1'`: the package app reads each record from Redis once, then from memory (diagnostic). */
+  BENCH_RECORD_CACHE?: '1';
 }
 
 /** Starts one app process. */

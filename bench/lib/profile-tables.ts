@@ -13,13 +13,19 @@ export const cpuPerRequest = (summary: ProfileSummary): number =>
   summary.areas.reduce((sum, area) => sum + area.usPerRequest, 0);
 
 /** Markdown: CPU per request by area, the frames the package adds, and its own frames. */
-export function profileTables(baseline: ProfileSummary, pkg: ProfileSummary, topCount = 15): string[] {
+export function profileTables(
+  baseline: ProfileSummary,
+  pkg: ProfileSummary,
+  topCount = 15,
+): string[] {
   const areaNames = [...new Set([...pkg.areas, ...baseline.areas].map((area) => area.name))];
   const areaRows = areaNames
     .map((name) => ({ name, base: usOf(baseline.areas, name), pkg: usOf(pkg.areas, name) }))
     .sort((a, b) => b.pkg - b.base - (a.pkg - a.base))
     .filter((row) => row.base >= 0.5 || row.pkg >= 0.5);
-  const frameAreas = new Map([...baseline.frames, ...pkg.frames].map((frame) => [frame.name, frame.area]));
+  const frameAreas = new Map(
+    [...baseline.frames, ...pkg.frames].map((frame) => [frame.name, frame.area]),
+  );
   const grown = [...frameAreas.keys()]
     .map((name) => ({ name, base: usOf(baseline.frames, name), pkg: usOf(pkg.frames, name) }))
     .sort((a, b) => b.pkg - b.base - (a.pkg - a.base))
@@ -31,7 +37,12 @@ export function profileTables(baseline: ProfileSummary, pkg: ProfileSummary, top
     ...table(
       ['area', 'baseline µs/req', 'package µs/req', 'added by the package'],
       [
-        ...areaRows.map((row) => [row.name, row.base.toFixed(1), row.pkg.toFixed(1), signed(row.pkg - row.base)]),
+        ...areaRows.map((row) => [
+          row.name,
+          row.base.toFixed(1),
+          row.pkg.toFixed(1),
+          signed(row.pkg - row.base),
+        ]),
         [
           '**total**',
           cpuPerRequest(baseline).toFixed(1),
@@ -54,7 +65,7 @@ export function profileTables(baseline: ProfileSummary, pkg: ProfileSummary, top
       ]),
     ),
     '',
-    'Self time in the package\'s own code (lib/; functions the optimiser inlined count in their caller):',
+    "Self time in the package's own code (lib/; functions the optimiser inlined count in their caller):",
     '',
     ...table(
       ['frame', 'µs/req'],

@@ -17,7 +17,8 @@ export interface BenchSession {
 const HOUR_MS = 3_600_000;
 
 /** The player of the i-th session (the simulator knows three). */
-export const playerOf = (index: number): string => DEMO_PLAYERS[index % DEMO_PLAYERS.length]!.openId;
+export const playerOf = (index: number): string =>
+  DEMO_PLAYERS[index % DEMO_PLAYERS.length]!.openId;
 
 /** Reads the express-session cookie (`s:<id>.<signature>`) out of an answer's Set-Cookie. */
 export function sessionOf(answer: Answer): BenchSession {
@@ -25,8 +26,10 @@ export function sessionOf(answer: Answer): BenchSession {
     .concat(answer.headers['set-cookie'] ?? [])
     .find((c) => c.startsWith('connect.sid='))
     ?.split(';')[0];
-  const match = cookie && /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(cookie.slice('connect.sid='.length)));
-  if (!cookie || !match) throw new Error(`no session cookie in an answer with status ${answer.status}`);
+  const match =
+    cookie && /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(cookie.slice('connect.sid='.length)));
+  if (!cookie || !match)
+    throw new Error(`no session cookie in an answer with status ${answer.status}`);
   return { cookie, sessionId: match[1]! };
 }
 
@@ -38,14 +41,26 @@ export async function enter(
   openId: string,
 ): Promise<BenchSession> {
   const code = sim.issueCode({ openId, redirectUri: BENCH_REDIRECT_URI });
-  const answer = await send(agent, { port, path: `/platform/callback?code=${encodeURIComponent(code)}` }, true);
+  const answer = await send(
+    agent,
+    { port, path: `/platform/callback?code=${encodeURIComponent(code)}` },
+    true,
+  );
   if (answer.status !== 303) throw new Error(`entry answered ${answer.status}: ${answer.body}`);
   return sessionOf(answer);
 }
 
 /** Logs in to the baseline app, which only writes a marker into the session (204 expected). */
-export async function loginBaseline(agent: Agent, port: number, openId: string): Promise<BenchSession> {
-  const answer = await send(agent, { port, path: `/login?openId=${encodeURIComponent(openId)}` }, true);
+export async function loginBaseline(
+  agent: Agent,
+  port: number,
+  openId: string,
+): Promise<BenchSession> {
+  const answer = await send(
+    agent,
+    { port, path: `/login?openId=${encodeURIComponent(openId)}` },
+    true,
+  );
   if (answer.status !== 204) throw new Error(`baseline login answered ${answer.status}`);
   return sessionOf(answer);
 }
@@ -58,7 +73,12 @@ export async function expireRecord(store: TokenStore, sessionId: string): Promis
   const record = await store.get(sessionId);
   if (record === undefined) throw new Error('no token record to expire');
   const accessExpiresAt = Date.now() - 1000;
-  const next = { ...record, accessExpiresAt, obtainedAt: accessExpiresAt - 2 * HOUR_MS, version: record.version + 1 };
+  const next = {
+    ...record,
+    accessExpiresAt,
+    obtainedAt: accessExpiresAt - 2 * HOUR_MS,
+    version: record.version + 1,
+  };
   if (!(await store.put(sessionId, next, { expectedVersion: record.version, ttlMs: HOUR_MS }))) {
     throw new Error('the token record changed while it was being expired');
   }

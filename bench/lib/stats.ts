@@ -41,8 +41,15 @@ export function median(values: readonly number[]): number {
 /** Milliseconds with two decimals. */
 export const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : '–');
 
+/** Milliseconds with three decimals, for sub-millisecond figures. */
+export const msFine = (value: number): string => (Number.isFinite(value) ? value.toFixed(3) : '–');
+
 /** A ratio with two decimals. */
 export const ratio = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : '–');
+
+/** A ratio with three decimals, where it is compared with a target (0.846 is not 0.85). */
+export const ratioFine = (value: number): string =>
+  Number.isFinite(value) ? value.toFixed(3) : '–';
 
 /** A count with thousands separators. */
 export const count = (value: number): string => Math.round(value).toLocaleString('en-US');

@@ -15,6 +15,8 @@ const failFast = process.env.REDIS_FAIL_FAST === '1';
 const redis = failFast
   ? createRedisClient(process.env.REDIS_URL!)
   : new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+// ioredis reports every failed reconnect as an `error` event; requests already answer 503 meanwhile.
+if (failFast) redis.on('error', () => undefined);
 const prefix = process.env.KEY_PREFIX ?? 'mp:';
 const tokenStore = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
 // KILL_BEFORE_REFRESH_WRITE=1: the process dies (SIGKILL) after the platform answered a refresh and

@@ -70,7 +70,19 @@ export async function startRedisServer(
   const dir = placement.dir ?? mkdtempSync(join(tmpdir(), 'epl-redis-'));
   const child: ChildProcess = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      ...extraArgs,
+    ],
     { stdio: 'ignore' },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -357,7 +357,9 @@ describe('/metrics', () => {
       expect(res.headers.get('content-type')).toMatch(/text\/plain/);
       const text = await res.text();
       expect(text).toMatch(/^epl_logins_total(\{[^}]*\})? 1$/m);
-      expect(text).toMatch(/^epl_token_endpoint_calls_total\{[^}]*grant="authorization_code"[^}]*\} 1$/m);
+      expect(text).toMatch(
+        /^epl_token_endpoint_calls_total\{[^}]*grant="authorization_code"[^}]*\} 1$/m,
+      );
       expect(text).not.toContain('demo-secret');
     } finally {
       await example.close();

@@ -9,7 +9,12 @@ import { startSimulator, type PlatformSimulator } from 'express-platform-login/s
 import { RedisTokenStore } from 'express-platform-login';
 import { hashSessionId } from '../../lib/hash';
 import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/app-processes';
-import { enterThrough, tokenFrom, type ApiAnswer, type ProcessLogin } from '../helpers/process-entry';
+import {
+  enterThrough,
+  tokenFrom,
+  type ApiAnswer,
+  type ProcessLogin,
+} from '../helpers/process-entry';
 import { expiringIn, rewriteRecord } from '../helpers/records';
 import { waitUntil } from '../helpers/wait-until';
 
@@ -174,6 +179,7 @@ describe('killed after the platform answered a refresh, before the store write',
 
     // A new entry works on every process.
     const again = await enterThrough(survivors[1]!.url, sim);
-    for (const survivor of survivors) expect((await tokenFrom(survivor.url, again)).status).toBe(200);
+    for (const survivor of survivors)
+      expect((await tokenFrom(survivor.url, again)).status).toBe(200);
   });
 });

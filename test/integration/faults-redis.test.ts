@@ -8,7 +8,12 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/app-processes';
-import { enterThrough, tokenFrom, type ApiAnswer, type ProcessLogin } from '../helpers/process-entry';
+import {
+  enterThrough,
+  tokenFrom,
+  type ApiAnswer,
+  type ProcessLogin,
+} from '../helpers/process-entry';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { TEST_REDIRECT_URI } from '../helpers/test-app';
 import { waitUntil } from '../helpers/wait-until';

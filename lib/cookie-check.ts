@@ -1,0 +1,48 @@
+// Detects a browser that refuses the session cookie (third-party cookies blocked, or a cookie
+// without SameSite=None inside the platform's iframe). In embedded mode a successful entry lands
+// first on `<callback>?cookie_check=1`; if that request comes back without the new session, the
+// player sees a diagnostic page instead of the game's "enter from the platform" page — so no loop
+// through the platform that would burn a code on every round.
+import type { EventEmitter } from 'node:events';
+import type { Request, Response } from 'express';
+import { CookiesRefusedError } from './errors';
+import type { PlatformLoginEvents } from './events';
+import { requireSession } from './session-guard';
+
+/** The one-shot query parameter of the landing hop. */
+export const COOKIE_CHECK_PARAMETER = 'cookie_check';
+
+/**
+ * Where the callback sends a browser after an entry in embedded mode: a query-only relative
+ * reference (RFC 3986 section 4.2), so it resolves to the callback's own public path whatever
+ * prefix or proxy sits in front of it.
+ */
+export const COOKIE_CHECK_LOCATION = `?${COOKIE_CHECK_PARAMETER}=1`;
+
+/** True for the landing hop: the marker and no `code` or `error` (those are entries). */
+export function isCookieCheck(params: URLSearchParams): boolean {
+  return params.has(COOKIE_CHECK_PARAMETER) && !params.has('code') && !params.has('error');
+}
+
+/**
+ * Answers the landing hop: 303 to `successRedirect` when the session came back with its login,
+ * else throws CookiesRefusedError (the diagnostic page) and emits `cookiesRefused`.
+ */
+export function createCookieCheck(
+  successRedirect: string,
+  events: EventEmitter<PlatformLoginEvents>,
+): (req: Request, res: Response) => void {
+  return (req, res) => {
+    requireSession(req);
+    if (req.session.platformLogin === undefined) {
+      const dest = req.headers['sec-fetch-dest'];
+      events.emit('cookiesRefused', {
+        framed: dest === 'iframe' || dest === 'frame',
+      });
+      throw new CookiesRefusedError();
+    }
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.redirect(303, successRedirect);
+  };
+}

@@ -1,0 +1,61 @@
+// Cross-site request forgery protection for state-changing routes, needed once the session cookie
+// is SameSite=None (embedded mode) and the browser sends it on requests that other sites start.
+//
+// Design: the browser says where a request comes from, in headers a page cannot forge.
+// `Sec-Fetch-Site` (every current browser) must be `same-origin`; without it, `Origin` must be this
+// host. Requests with neither come from non-browser clients (or browsers from before 2020), which
+// carry no ambient cookie a forger could use. No token to plant in pages or forms, nothing stored
+// in the session, and it works for fetch() and plain HTML forms alike.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { CrossOriginRequestError } from './errors';
+
+/** Methods that must not change state (RFC 9110 safe methods): never checked. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
+
+const single = (value: string | string[] | undefined): string | undefined =>
+  Array.isArray(value) ? value[0] : value;
+
+/** True when the browser says the request was started by a page of another origin. */
+export function isCrossOriginRequest(
+  method: string,
+  headers: IncomingHttpHeaders,
+  trustedOrigins: ReadonlySet<string>,
+): boolean {
+  if (SAFE_METHODS.has(method)) return false;
+  const site = single(headers['sec-fetch-site']);
+  const origin = single(headers.origin);
+  // `none`: started by the user outside any page, which no forger can do.
+  if (site === 'same-origin' || site === 'none') return false;
+  if (origin !== undefined && trustedOrigins.has(origin)) return false;
+  if (site !== undefined) return true; // same-site or cross-site, from an origin not trusted
+  if (origin === undefined) return false; // not a browser, or one too old to send either header
+  // `Origin: null` (sandboxed frames, data: URLs) never names this host.
+  const host = single(headers.host);
+  return !URL.canParse(origin) || host === undefined || new URL(origin).host !== host;
+}
+
+/** The check as middleware; refusals go to `fail` as CrossOriginRequestError (403). */
+export function createCsrfProtection(
+  trustedOrigins: readonly string[],
+  fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void,
+): RequestHandler {
+  const trusted = new Set(trustedOrigins);
+  return function csrfProtection(req, res, next) {
+    if (isCrossOriginRequest(req.method, req.headers, trusted)) {
+      fail(new CrossOriginRequestError(), req, res, next);
+    } else {
+      next();
+    }
+  };
+}
+
+/** `handler` behind the check (for logout). */
+export function withCsrfProtection(handler: RequestHandler, check: RequestHandler): RequestHandler {
+  return function csrfProtected(req, res, next) {
+    void check(req, res, (err?: unknown) => {
+      if (err !== undefined) next(err);
+      else void handler(req, res, next);
+    });
+  };
+}

@@ -1,0 +1,48 @@
+// Setup checks that need a live request, run on entries before the code is claimed: the session
+// store in use (req.sessionStore) and how Express sees the connection (req.secure, trust proxy).
+import type { Request } from 'express';
+import type { Store } from 'express-session';
+import { SetupError } from './errors';
+import {
+  CONNECT_REDIS_IOREDIS_MESSAGE,
+  isConnectRedisWithIoredis,
+  warnOnce,
+} from './startup-checks';
+
+const PREFIX = '[express-platform-login]';
+
+const PROXY_MESSAGE =
+  `${PREFIX} An entry arrived through a proxy (X-Forwarded-Proto: https) but Express sees it as http, and the session cookie is Secure: ` +
+  "express-session will not send the cookie, so players land logged out. Set `app.set('trust proxy', 1)` (the number of proxies in front of the app) before the session middleware.";
+
+/**
+ * The check run on each GET to the callback. Throws SetupError (500 `server_misconfigured`,
+ * before any code is claimed) when sessions cannot work; warns once about a likely proxy mistake.
+ * Each session store is judged once.
+ */
+export function createFirstEntryChecks(
+  warn: (message: string) => void = (message) => console.warn(message),
+): (req: Request) => void {
+  const judged = new WeakMap<Store, boolean>();
+  return (req) => {
+    const store = (req as Request & { sessionStore?: Store }).sessionStore;
+    if (store !== undefined) {
+      let broken = judged.get(store);
+      if (broken === undefined) judged.set(store, (broken = isConnectRedisWithIoredis(store)));
+      if (broken) {
+        warnOnce(warn, `${PREFIX} ${CONNECT_REDIS_IOREDIS_MESSAGE}`);
+        throw new SetupError(CONNECT_REDIS_IOREDIS_MESSAGE);
+      }
+    }
+    const forwardedProto = req.headers['x-forwarded-proto'];
+    if (
+      req.session?.cookie?.secure === true &&
+      !req.secure &&
+      typeof forwardedProto === 'string' &&
+      forwardedProto.split(',')[0]!.trim().toLowerCase() === 'https'
+    ) {
+      // A warning, not a refusal: with express-session's own `proxy: true` the cookie is still sent.
+      warnOnce(warn, PROXY_MESSAGE);
+    }
+  };
+}

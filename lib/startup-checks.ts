@@ -1,0 +1,265 @@
+// Start-up checks that refuse a dangerous setup or warn loudly, naming the fix: platform URLs
+// (at creation), and the express-session / Express / Redis setup (`checkSetup()`, once at start).
+import type { Cluster, Redis } from 'ioredis';
+import type { SessionOptions, Store } from 'express-session';
+import { withDeadline } from './stores/with-deadline';
+
+/** The names of the checks of {@link checkSetup}. */
+export type SetupCheckName =
+  | 'weak-session-secret'
+  | 'session-resave'
+  | 'secure-cookie-without-trust-proxy'
+  | 'redis-evicts-keys'
+  | 'connect-redis-ioredis';
+
+/** One finding of {@link checkSetup}: `'error'` refuses the start, `'warning'` is logged once. */
+export interface SetupProblem {
+  check: SetupCheckName;
+  severity: 'error' | 'warning';
+  /** What is wrong and how to fix it; never a secret. */
+  message: string;
+}
+
+/** What {@link checkSetup} looks at; leave out what you do not use. */
+export interface SetupCheckInput {
+  /** The Express app; its `trust proxy` setting is checked against a Secure session cookie. */
+  app?: { get(setting: string): unknown };
+  /** The options given to express-session (`secret`, `resave`, `cookie`, `proxy`, `store`). */
+  session?: SessionOptions;
+  /** The ioredis client (or Cluster) of the RedisTokenStore: its eviction policy is read with CONFIG GET. */
+  redis?: Redis | Cluster;
+  /**
+   * `true` when TLS ends at a proxy or load balancer in front of this process: a Secure cookie
+   * without `trust proxy` is then refused instead of warned about. Defaults to unknown.
+   */
+  behindProxy?: boolean;
+  /** Production rules (a weak secret refuses the start). Defaults to `NODE_ENV === 'production'`. */
+  production?: boolean;
+  /** Where warnings go, each message once per function. Defaults to `console.warn`. */
+  warn?: (message: string) => void;
+}
+
+const PREFIX = '[express-platform-login]';
+/** How long the eviction check waits for Redis: a stalled Redis must not hang the start. */
+const CONFIG_TIMEOUT_MS = 1500;
+const defaultWarn = (message: string): void => console.warn(message);
+const warnedBy = new WeakMap<(message: string) => void, Set<string>>();
+
+/** Calls `warn` with `message` unless this very function already got it. */
+export function warnOnce(warn: (message: string) => void, message: string): void {
+  let seen = warnedBy.get(warn);
+  if (seen === undefined) warnedBy.set(warn, (seen = new Set()));
+  if (seen.has(message)) return;
+  seen.add(message);
+  warn(message);
+}
+
+/** Loopback hosts, where plain http never leaves the machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '::1' ||
+    /^127(\.\d{1,3}){3}$/.test(host)
+  );
+}
+
+/**
+ * Refuses (TypeError naming the option) an `http://` platform URL in production: the client secret,
+ * codes and tokens would cross the network in the clear. Loopback hosts stay allowed (a sidecar
+ * or the simulator on the same machine), since that traffic never leaves it.
+ */
+export function checkPlatformUrls(
+  urls: { authUrl: string; apiUrl?: string | undefined; redirectUri: string },
+  production: boolean = process.env.NODE_ENV === 'production',
+): void {
+  if (!production) return;
+  for (const name of ['authUrl', 'apiUrl', 'redirectUri'] as const) {
+    const value = urls[name];
+    if (value === undefined) continue;
+    const url = new URL(value);
+    if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+      throw new TypeError(
+        `platformLogin(): \`${name}\` must be an https:// URL in production (NODE_ENV=production): over http:// the ` +
+          (name === 'redirectUri' ? 'entry code' : 'client secret and the tokens') +
+          ' would cross the network in the clear. Plain http:// is allowed for loopback hosts only.',
+      );
+    }
+  }
+}
+
+/** A secret an attacker could guess or brute-force: short, or of few distinct characters. */
+function isWeakSecret(secret: string): boolean {
+  return secret.length < 32 || new Set(secret).size < 10;
+}
+
+function secretProblems(session: SessionOptions, production: boolean): SetupProblem[] {
+  const secrets = ([] as unknown[]).concat(session.secret ?? []);
+  if (secrets.length === 0 || secrets.some((secret) => typeof secret !== 'string')) {
+    return [
+      {
+        check: 'weak-session-secret',
+        severity: 'error',
+        message:
+          "express-session has no `secret` (or one that is not a string): give it 32 or more random bytes, e.g. `crypto.randomBytes(32).toString('base64')` kept in your secret store.",
+      },
+    ];
+  }
+  if (!(secrets as string[]).some(isWeakSecret)) return [];
+  return [
+    {
+      check: 'weak-session-secret',
+      severity: production ? 'error' : 'warning',
+      message:
+        "An express-session `secret` is weak (under 32 characters, or fewer than 10 distinct ones): anyone who guesses it can sign session ids. Use 32 or more random bytes, e.g. `crypto.randomBytes(32).toString('base64')` kept in your secret store.",
+    },
+  ];
+}
+
+function resaveProblems(session: SessionOptions): SetupProblem[] {
+  if (session.resave === false) return [];
+  return [
+    {
+      check: 'session-resave',
+      severity: 'warning',
+      message:
+        'express-session `resave` is ' +
+        (session.resave === true ? 'true' : 'not set (it defaults to true)') +
+        ': every request writes its session back, so a request that began before a logout or a new entry can restore the old session. Set `resave: false`; this package never needs it (tokens are not kept in the session).',
+    },
+  ];
+}
+
+function proxyProblems(
+  session: SessionOptions,
+  app: SetupCheckInput['app'],
+  behindProxy: boolean | undefined,
+): SetupProblem[] {
+  if (app === undefined || behindProxy === false || session.proxy === true) return [];
+  // A cookie computed per request (express-session 1.19 accepts a function) cannot be judged here.
+  const cookie = typeof session.cookie === 'object' ? session.cookie : undefined;
+  if (cookie?.secure !== true || Boolean(app.get('trust proxy'))) return [];
+  const message =
+    "The session cookie is Secure but the app does not trust its proxy: behind a proxy that ends TLS, Express sees every request as http and express-session never sends the cookie (players enter, and land logged out). Set `app.set('trust proxy', 1)` (the number of proxies in front of the app) before the session middleware.";
+  return [
+    {
+      check: 'secure-cookie-without-trust-proxy',
+      severity: behindProxy === true ? 'error' : 'warning',
+      message:
+        behindProxy === true ? message : `${message} (Ignore this if the app ends TLS itself.)`,
+    },
+  ];
+}
+
+const looksLikeIoredis = (client: unknown): boolean =>
+  typeof client === 'object' &&
+  client !== null &&
+  typeof (client as Redis).getBuffer === 'function' &&
+  typeof (client as Redis).evalsha === 'function' &&
+  typeof (client as Redis).status === 'string';
+
+/**
+ * True for a connect-redis store holding an ioredis client as it is. connect-redis 8 wraps the
+ * client it is given; 9 and later keep it (`this.client = opts.client`) and call it with the
+ * `redis` package's API (`set(key, value, { expiration })`), which ioredis does not understand.
+ */
+export function isConnectRedisWithIoredis(store: Store | undefined): boolean {
+  if (store === undefined) return false;
+  const candidate = store as unknown as {
+    prefix?: unknown;
+    serializer?: unknown;
+    client?: unknown;
+  };
+  return (
+    typeof candidate.prefix === 'string' &&
+    candidate.serializer !== undefined &&
+    looksLikeIoredis(candidate.client)
+  );
+}
+
+/** The message of the connect-redis check (also used on the first entry). */
+export const CONNECT_REDIS_IOREDIS_MESSAGE =
+  "The session store is connect-redis 9 or later given an ioredis client: those versions speak only the `redis` package's API, so sessions are not stored. Install `connect-redis@~8.1` (the last line that accepts ioredis), or give connect-redis a `redis` client.";
+
+function connectRedisProblems(session: SessionOptions): SetupProblem[] {
+  if (!isConnectRedisWithIoredis(session.store)) return [];
+  return [
+    { check: 'connect-redis-ioredis', severity: 'error', message: CONNECT_REDIS_IOREDIS_MESSAGE },
+  ];
+}
+
+/** maxmemory and maxmemory-policy of one node, or `undefined` when CONFIG is not available. */
+async function evictionSettings(
+  node: Redis,
+): Promise<{ maxmemory: number; policy: string } | undefined> {
+  try {
+    const reply = (await withDeadline(
+      node.config('GET', 'maxmemory*') as Promise<unknown>,
+      CONFIG_TIMEOUT_MS,
+      'CONFIG GET',
+    )) as unknown[];
+    const settings = new Map<string, string>();
+    for (let i = 0; i + 1 < reply.length; i += 2)
+      settings.set(String(reply[i]), String(reply[i + 1]));
+    const policy = settings.get('maxmemory-policy');
+    return policy === undefined
+      ? undefined
+      : { maxmemory: Number(settings.get('maxmemory') ?? '0'), policy };
+  } catch {
+    // Managed services often rename or disable CONFIG; the check is then left to the operator.
+    return undefined;
+  }
+}
+
+async function redisProblems(redis: Redis | Cluster): Promise<SetupProblem[]> {
+  const nodes: Redis[] =
+    (redis as Cluster).isCluster === true ? (redis as Cluster).nodes('master') : [redis as Redis];
+  const found = await Promise.all(nodes.map(evictionSettings));
+  const evicting = found.find(
+    (settings) =>
+      settings !== undefined && settings.maxmemory > 0 && settings.policy !== 'noeviction',
+  );
+  if (evicting === undefined) return [];
+  return [
+    {
+      check: 'redis-evicts-keys',
+      severity: 'warning',
+      message:
+        `Redis evicts keys under memory pressure (maxmemory-policy ${evicting.policy.replace(/[^a-z-]/g, '')}): it would delete token records (players logged out) and code claims (a code could be sent twice). ` +
+        'Set `maxmemory-policy noeviction`; every key of this package and of connect-redis has a TTL, so volatile-* policies evict them too.',
+    },
+  ];
+}
+
+/**
+ * Checks the setup around the package once at start: express-session's `secret` and `resave`,
+ * a Secure cookie without `trust proxy`, connect-redis 9+ given ioredis, and Redis's eviction
+ * policy. Warnings go to `warn` (each once); errors throw one TypeError naming every fix. Resolves
+ * every problem found. Call it after configuring the app, before listening:
+ * `await checkSetup({ app, session: sessionOptions, redis })`.
+ */
+export async function checkSetup(input: SetupCheckInput): Promise<SetupProblem[]> {
+  const production = input.production ?? process.env.NODE_ENV === 'production';
+  const session = input.session;
+  const problems: SetupProblem[] = [];
+  if (session !== undefined) {
+    problems.push(
+      ...secretProblems(session, production),
+      ...resaveProblems(session),
+      ...proxyProblems(session, input.app, input.behindProxy),
+      ...connectRedisProblems(session),
+    );
+  }
+  if (input.redis !== undefined) problems.push(...(await redisProblems(input.redis)));
+
+  const warn = input.warn ?? defaultWarn;
+  for (const problem of problems) {
+    if (problem.severity === 'warning') warnOnce(warn, `${PREFIX} ${problem.message}`);
+  }
+  const errors = problems.filter((problem) => problem.severity === 'error');
+  if (errors.length > 0) {
+    throw new TypeError(`checkSetup(): ${errors.map((problem) => problem.message).join(' ')}`);
+  }
+  return problems;
+}

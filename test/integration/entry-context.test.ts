@@ -1,0 +1,182 @@
+// Entry context on the real callback against the simulator: off, report and enforce, with the
+// headers browsers send; a refused entry neither claims nor sends its code.
+import request from 'supertest';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { platformLogin, type PlatformLoginEvents } from 'express-platform-login';
+import { createTestApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
+
+const PLATFORM = 'https://platform.example';
+const FROM_PLATFORM = {
+  'Sec-Fetch-Site': 'cross-site',
+  'Sec-Fetch-Mode': 'navigate',
+  'Sec-Fetch-Dest': 'document',
+  Referer: `${PLATFORM}/`,
+};
+const FROM_ATTACKER = { ...FROM_PLATFORM, Referer: 'https://attacker.example/lure?x=1' };
+const AS_IMAGE = { ...FROM_ATTACKER, 'Sec-Fetch-Dest': 'image', 'Sec-Fetch-Mode': 'no-cors' };
+
+type Violation = PlatformLoginEvents['entryContextViolation'][0];
+
+let sim: PlatformSimulator;
+beforeAll(async () => {
+  sim = await startSimulator();
+});
+afterAll(() => sim.close());
+beforeEach(() => sim.resetCalls());
+
+const code = (): string => sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+
+function appWith(mode: 'off' | 'report' | 'enforce', extra: Record<string, boolean> = {}) {
+  const { app, login } = createTestApp({
+    sim,
+    login: { platformOrigins: [PLATFORM], entryContext: { mode, ...extra } },
+  });
+  const violations: Violation[] = [];
+  login.on('entryContextViolation', (event) => violations.push(event));
+  return { app, violations };
+}
+
+describe("mode 'enforce'", () => {
+  test('an entry from the platform page is served', async () => {
+    const { app, violations } = appWith('enforce');
+    const res = await request(app).get(`/platform/callback?code=${code()}`).set(FROM_PLATFORM);
+    expect(res.status).toBe(303);
+    expect(sim.calls.authorization_code).toBe(1);
+    expect(violations).toEqual([]);
+  });
+
+  test.each([
+    ['from an attacker page', FROM_ATTACKER, 'foreign-referer'],
+    ['as an image on an attacker page', AS_IMAGE, 'unexpected-destination'],
+    ['with the referrer hidden', { ...FROM_PLATFORM, Referer: '' }, 'referer-missing'],
+    [
+      'typed or opened from another app',
+      { 'Sec-Fetch-Site': 'none', 'Sec-Fetch-Dest': 'document' },
+      'direct-navigation',
+    ],
+    ['with no context headers at all', {}, 'headers-missing'],
+  ])(
+    'an entry %s is 403 entry_context_refused; its code is neither claimed nor sent',
+    async (_name, headers, reason) => {
+      const { app, violations } = appWith('enforce');
+      const entry = code();
+      const res = await request(app)
+        .get(`/platform/callback?code=${entry}`)
+        .set(headers as Record<string, string>)
+        .set('Accept', 'application/json');
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ error: 'entry_context_refused' });
+      expect(res.headers['set-cookie']).toBeUndefined();
+      expect(sim.calls.authorization_code).toBe(0);
+      expect(violations).toHaveLength(1);
+      expect(violations[0]).toMatchObject({ reason, refused: true });
+      // The code was not burnt: the player's real entry from the platform still works.
+      await request(app).get(`/platform/callback?code=${entry}`).set(FROM_PLATFORM).expect(303);
+      expect(sim.calls.authorization_code).toBe(1);
+    },
+  );
+
+  test('browsers get the HTML page', async () => {
+    const { app } = appWith('enforce');
+    const res = await request(app)
+      .get(`/platform/callback?code=${code()}`)
+      .set(FROM_ATTACKER)
+      .set('Accept', 'text/html');
+    expect(res.status).toBe(403);
+    expect(res.text).toContain('did not come from the platform');
+  });
+
+  test('allowMissingHeaders lets webviews in, and only them', async () => {
+    const { app, violations } = appWith('enforce', { allowMissingHeaders: true });
+    await request(app).get(`/platform/callback?code=${code()}`).expect(303);
+    await request(app).get(`/platform/callback?code=${code()}`).set(FROM_ATTACKER).expect(403);
+    expect(sim.calls.authorization_code).toBe(1);
+    expect(violations.map((v) => v.reason)).toEqual(['foreign-referer']);
+  });
+
+  test('allowDirectNavigation lets a native app open the entry in a browser', async () => {
+    const { app } = appWith('enforce', { allowDirectNavigation: true });
+    await request(app)
+      .get(`/platform/callback?code=${code()}`)
+      .set({ 'Sec-Fetch-Site': 'none', 'Sec-Fetch-Dest': 'document' })
+      .expect(303);
+    expect(sim.calls.authorization_code).toBe(1);
+  });
+});
+
+describe("mode 'report'", () => {
+  test('a foreign entry is served and reported, without the code or the full Referer', async () => {
+    const { app, violations } = appWith('report');
+    const entry = code();
+    const res = await request(app).get(`/platform/callback?code=${entry}`).set(FROM_ATTACKER);
+    expect(res.status).toBe(303);
+    expect(sim.calls.authorization_code).toBe(1);
+    expect(violations).toEqual([
+      {
+        reason: 'foreign-referer',
+        refused: false,
+        secFetchSite: 'cross-site',
+        secFetchDest: 'document',
+        refererOrigin: 'https://attacker.example',
+      },
+    ]);
+    expect(JSON.stringify(violations)).not.toContain(entry);
+    expect(JSON.stringify(violations)).not.toContain('lure');
+  });
+
+  test('an entry from the platform raises no event', async () => {
+    const { app, violations } = appWith('report');
+    await request(app).get(`/platform/callback?code=${code()}`).set(FROM_PLATFORM).expect(303);
+    expect(violations).toEqual([]);
+  });
+
+  test('header values are bounded in the event', async () => {
+    const { app, violations } = appWith('report');
+    await request(app)
+      .get(`/platform/callback?code=${code()}`)
+      .set({ 'Sec-Fetch-Site': 'cross-site<script>', 'Sec-Fetch-Dest': 'x'.repeat(100) });
+    expect(violations).toEqual([
+      {
+        reason: 'unexpected-destination',
+        refused: false,
+        secFetchSite: undefined,
+        secFetchDest: undefined,
+        refererOrigin: undefined,
+      },
+    ]);
+  });
+});
+
+describe("mode 'off' (the default)", () => {
+  test('no check and no event, whatever the headers', async () => {
+    const { app, login } = createTestApp({ sim });
+    const violations: Violation[] = [];
+    login.on('entryContextViolation', (event) => violations.push(event));
+    await request(app).get(`/platform/callback?code=${code()}`).set(AS_IMAGE).expect(303);
+    expect(violations).toEqual([]);
+  });
+});
+
+describe('options', () => {
+  test("'report' or 'enforce' without platformOrigins is a TypeError naming it", () => {
+    expect(() => platformLogin(loginOptions(sim, { entryContext: { mode: 'report' } }))).toThrow(
+      /`platformOrigins` is required when `entryContext.mode` is 'report'/,
+    );
+  });
+
+  test('platformOrigins must be origins', () => {
+    for (const bad of [
+      ['https://platform.example/lobby'],
+      ['platform.example'],
+      [],
+      ['*.x.example'],
+    ]) {
+      expect(() => platformLogin(loginOptions(sim, { platformOrigins: bad }))).toThrow(
+        /`platformOrigins/,
+      );
+    }
+    expect(() =>
+      platformLogin(loginOptions(sim, { platformOrigins: ['https://Platform.Example:443/'] })),
+    ).not.toThrow();
+  });
+});

@@ -1,0 +1,211 @@
+// The token endpoint broken in every way the simulator can break it, at the code exchange and at the
+// refresh, with tokens in the real Redis: each gives the README's documented answer, nothing is
+// stored from a failed exchange, no stored token is lost, and the same login works once the
+// platform is back.
+import express from 'express';
+import session from 'express-session';
+import type { Server } from 'node:http';
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import {
+  startSimulator,
+  type PlatformSimulator,
+  type SimulatorFault,
+} from 'express-platform-login/simulator';
+import { RedisTokenStore, type PlatformLoginOptions } from 'express-platform-login';
+import { freePort } from '../helpers/free-port';
+import { expiringIn, rewriteRecord } from '../helpers/records';
+import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
+import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
+
+/** Short attempts and one quick retry, so that a fault costs well under a second. */
+const CLIENT = { timeoutMs: 300, refreshRetries: 1, retryBaseDelayMs: 10, maxRetryDelayMs: 1500 };
+const JSON_ACCEPT = { Accept: 'application/json' };
+
+let sim: PlatformSimulator;
+let redis: Redis;
+const prefix = `faults-${randomUUID().slice(0, 8)}:`;
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  redis = new Redis(process.env.REDIS_URL!);
+});
+afterAll(async () => {
+  redis.disconnect();
+  await sim.close();
+});
+beforeEach(() => {
+  sim.clearFaults();
+  sim.resetCalls();
+});
+
+/**
+ * Two apps (two processes, as far as the package can tell) sharing the session store and the Redis
+ * token store: `app` talks to the simulator, `unreachable` to a port where nothing listens.
+ */
+async function setUp(extra: Partial<PlatformLoginOptions> = {}) {
+  const store = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
+  const sessionStore = new session.MemoryStore();
+  const options = {
+    store,
+    tokenClient: CLIENT,
+    refreshFailureCooldownSeconds: 0,
+    ...extra,
+  };
+  const { app } = createTestApp({ sim, sessionStore, login: options });
+  const deadUrl = `http://127.0.0.1:${await freePort()}`;
+  const unreachable = createTestApp({ sim, sessionStore, login: { ...options, authUrl: deadUrl } });
+  return { app, unreachable: unreachable.app, store };
+}
+
+/** Enters through `app`; resolves the session cookie (to present to either app) and id. */
+async function enter(app: express.Express) {
+  const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+  const res = await request(app).get(`/platform/callback?code=${code}`).expect(303);
+  return { cookie: sessionCookieFrom(res), sessionId: sessionIdFrom(res) };
+}
+
+/** Token records in Redis under this file's prefix. */
+const storedRecords = async (): Promise<number> => (await redis.keys(`${prefix}t:{*}:t`)).length;
+
+const get = (app: express.Express | Server, path: string, cookie: string) =>
+  request(app).get(path).set('Cookie', cookie).set(JSON_ACCEPT);
+
+type Answer = readonly [number, string];
+const PLATFORM_ERROR: Answer = [502, 'platform_error'];
+const PLATFORM_TIMEOUT: Answer = [504, 'platform_timeout'];
+
+/** Each fault and the documented answer of an entry it breaks (README "Errors"). */
+const FAULTS: [string, SimulatorFault, Answer][] = [
+  ['down (HTTP 503)', { kind: 'status', status: 503 }, PLATFORM_ERROR],
+  ['slow: headers after the timeout', { kind: 'latency', ms: 1500 }, PLATFORM_TIMEOUT],
+  [
+    'slow: the body trickling byte by byte',
+    { kind: 'slow-body', bytesPerSecond: 1 },
+    PLATFORM_TIMEOUT,
+  ],
+  ['answering an HTML page', { kind: 'html' }, PLATFORM_ERROR],
+  ['answering malformed JSON', { kind: 'malformed-json' }, PLATFORM_ERROR],
+  [
+    'answering 200 with an error body',
+    { kind: 'error-body-200', error: 'server_error' },
+    PLATFORM_ERROR,
+  ],
+  ['answering 10 MB', { kind: 'oversized', bytes: 10 * 1024 * 1024 }, PLATFORM_ERROR],
+  [
+    'answering 429 with Retry-After',
+    { kind: 'status', status: 429, retryAfterSeconds: 30 },
+    PLATFORM_ERROR,
+  ],
+  ['resetting the connection', { kind: 'reset' }, PLATFORM_ERROR],
+];
+
+describe('at the code exchange', () => {
+  test.each(FAULTS)(
+    'platform %s: the documented error, one attempt, nothing stored, the old login kept',
+    async (_name, fault, [status, error]) => {
+      const { app } = await setUp();
+      const agent = request.agent(app);
+      await agent
+        .get(`/platform/callback?code=${sim.issueCode({ redirectUri: TEST_REDIRECT_URI })}`)
+        .expect(303);
+      const records = await storedRecords();
+      sim.resetCalls();
+
+      sim.injectFault(fault, { grant: 'authorization_code' });
+      const entry = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-bo' });
+      const res = await agent.get(`/platform/callback?code=${entry}`).set(JSON_ACCEPT);
+      expect([res.status, res.body]).toEqual([status, { error }]);
+      expect(res.headers['set-cookie']).toBeUndefined();
+      expect(sim.calls.authorization_code).toBe(1); // never retried once sent
+      expect(await storedRecords()).toBe(records);
+      // The browser's previous login is untouched.
+      expect((await agent.get('/api/me').expect(200)).body.openId).toBe('player-ada');
+
+      // Back to normal, a new entry lands.
+      sim.clearFaults();
+      const next = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-bo' });
+      await agent.get(`/platform/callback?code=${next}`).expect(303);
+      expect((await agent.get('/api/me').expect(200)).body.openId).toBe('player-bo');
+    },
+  );
+
+  test('platform down (nothing listening): 502 platform_error, nothing stored', async () => {
+    const { unreachable } = await setUp();
+    const records = await storedRecords();
+    const entry = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+    const res = await request(unreachable).get(`/platform/callback?code=${entry}`).set(JSON_ACCEPT);
+    expect([res.status, res.body]).toEqual([502, { error: 'platform_error' }]);
+    expect(res.headers['set-cookie']).toBeUndefined();
+    expect(await storedRecords()).toBe(records);
+  });
+});
+
+describe('at the refresh', () => {
+  const ALL_FAULTS = FAULTS.map(([name, fault]) => [name, fault] as const);
+
+  test.each(ALL_FAULTS)(
+    'platform %s, access token expired: 503 platform_unavailable with Retry-After, tokens kept, served once it is back',
+    async (_name, fault) => {
+      const { app, store } = await setUp();
+      const { cookie, sessionId } = await enter(app);
+      const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
+      sim.resetCalls();
+
+      sim.injectFault(fault, { grant: 'refresh_token' });
+      const res = await get(app, '/api/token', cookie);
+      expect([res.status, res.body]).toEqual([503, { error: 'platform_unavailable' }]);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(sim.calls.refresh_token).toBeLessThanOrEqual(1 + CLIENT.refreshRetries);
+      expect(await store.get(sessionId)).toEqual(before);
+
+      sim.clearFaults();
+      const back = await get(app, '/api/token', cookie);
+      expect(back.status).toBe(200);
+      expect((await store.get(sessionId))!.version).toBe(before.version + 1);
+    },
+  );
+
+  test.each(ALL_FAULTS)(
+    'platform %s, access token still valid: served with the current token, tokens kept',
+    async (_name, fault) => {
+      const { app, store } = await setUp();
+      const { cookie, sessionId } = await enter(app);
+      const before = await rewriteRecord(store, sessionId, expiringIn(20_000));
+
+      sim.injectFault(fault, { grant: 'refresh_token' });
+      const res = await get(app, '/api/token', cookie);
+      expect(res.status).toBe(200);
+      expect(res.body.accessToken).toBe(before.accessToken);
+      expect(await store.get(sessionId)).toEqual(before);
+    },
+  );
+
+  test('platform down (nothing listening): 503 platform_unavailable, tokens kept, served by a process that reaches it', async () => {
+    const { app, unreachable, store } = await setUp();
+    const { cookie, sessionId } = await enter(app);
+    const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
+    const res = await get(unreachable, '/api/token', cookie);
+    expect([res.status, res.body]).toEqual([503, { error: 'platform_unavailable' }]);
+    expect(await store.get(sessionId)).toEqual(before);
+    expect((await get(app, '/api/token', cookie)).status).toBe(200);
+  });
+
+  test('429 with a Retry-After that fits maxRetryDelayMs: waited for, and the retry succeeds', async () => {
+    const { app, store } = await setUp();
+    const { cookie, sessionId } = await enter(app);
+    const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
+    sim.resetCalls();
+    sim.injectFault(
+      { kind: 'status', status: 429, retryAfterSeconds: 1 },
+      { grant: 'refresh_token', times: 1 },
+    );
+    const startedAt = Date.now();
+    const res = await get(app, '/api/token', cookie);
+    expect(res.status).toBe(200);
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(950); // the platform asked for 1 s
+    expect(sim.calls.refresh_token).toBe(2);
+    expect((await store.get(sessionId))!.version).toBe(before.version + 1);
+  });
+});

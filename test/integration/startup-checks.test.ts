@@ -1,0 +1,196 @@
+// Start-up checks against real processes: Redis's eviction policy read with CONFIG GET on a real
+// redis-server, the checks the callback runs on an entry, and platform URLs in production.
+import express from 'express';
+import session, { MemoryStore } from 'express-session';
+import request from 'supertest';
+import { Redis } from 'ioredis';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { platformLogin } from 'express-platform-login';
+import { checkSetup } from '../../lib/startup-checks';
+import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+
+const SOUND_SESSION = {
+  secret: 'pW3x9Vq7LmZ2cR8tY6bN4jK1hG5fD0sA',
+  resave: false,
+  saveUninitialized: false,
+};
+const REDIS_OPTIONS = { maxRetriesPerRequest: 1, commandTimeout: 1000 };
+
+let sim: PlatformSimulator;
+beforeAll(async () => {
+  sim = await startSimulator();
+});
+afterAll(() => sim.close());
+beforeEach(() => sim.resetCalls());
+
+describe('Redis maxmemory-policy (CONFIG GET through the ioredis client)', () => {
+  let server: TestRedisServer;
+  let redis: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer(['--maxmemory', '64mb', '--maxmemory-policy', 'allkeys-lru']);
+    redis = new Redis(server.url, REDIS_OPTIONS);
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await server.stop();
+  });
+
+  async function problemsWith(policy: string, maxmemory = '64mb') {
+    await redis.config('SET', 'maxmemory-policy', policy);
+    await redis.config('SET', 'maxmemory', maxmemory);
+    const warnings: string[] = [];
+    const problems = await checkSetup({ redis, warn: (message) => warnings.push(message) });
+    return { problems, warnings };
+  }
+
+  test.each(['allkeys-lru', 'allkeys-random', 'volatile-lru', 'volatile-ttl'])(
+    '%s with maxmemory set is a warning naming noeviction',
+    async (policy) => {
+      const { problems, warnings } = await problemsWith(policy);
+      expect(problems.map((p) => [p.check, p.severity])).toEqual([
+        ['redis-evicts-keys', 'warning'],
+      ]);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain(`maxmemory-policy ${policy}`);
+      expect(warnings[0]).toContain('Set `maxmemory-policy noeviction`');
+    },
+  );
+
+  test('noeviction, or no maxmemory (nothing is ever evicted), is fine', async () => {
+    expect((await problemsWith('noeviction')).problems).toEqual([]);
+    expect((await problemsWith('allkeys-lru', '0')).problems).toEqual([]);
+  });
+
+  test('the shared test Redis (defaults) is fine', async () => {
+    const shared = new Redis(process.env.REDIS_URL!, REDIS_OPTIONS);
+    try {
+      await expect(checkSetup({ redis: shared, session: SOUND_SESSION })).resolves.toEqual([]);
+    } finally {
+      shared.disconnect();
+    }
+  });
+
+  test('a stalled Redis does not hang the start: no finding within 2.5 s', async () => {
+    // No commandTimeout (ioredis's default): only the check's own deadline can end the wait.
+    const stalled = new Redis(server.url, { maxRetriesPerRequest: 1 });
+    await stalled.ping();
+    server.pause();
+    try {
+      const startedAt = Date.now();
+      await expect(checkSetup({ redis: stalled })).resolves.toEqual([]);
+      expect(Date.now() - startedAt).toBeLessThan(2500);
+    } finally {
+      server.resume();
+      stalled.disconnect();
+    }
+  });
+});
+
+test('a Redis with CONFIG disabled (managed services) is skipped without a finding', async () => {
+  const server = await startRedisServer(['--rename-command', 'CONFIG', '']);
+  const redis = new Redis(server.url, REDIS_OPTIONS);
+  try {
+    await expect(checkSetup({ redis })).resolves.toEqual([]);
+  } finally {
+    redis.disconnect();
+    await server.stop();
+  }
+});
+
+describe('checks on an entry, before the code is claimed', () => {
+  let warn: jest.SpyInstance;
+  beforeEach(() => {
+    warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+  });
+  afterEach(() => warn.mockRestore());
+
+  test('connect-redis 9+ holding an ioredis client: 500 server_misconfigured, no platform call, one loud warning', async () => {
+    const client = new Redis({ lazyConnect: true });
+    /** The shape of connect-redis 9.0.0's store, which keeps the client as given. */
+    class ConnectRedis9Shape extends MemoryStore {
+      prefix = 'sess:';
+      serializer = JSON;
+      client = client;
+    }
+    try {
+      const login = platformLogin(loginOptions(sim));
+      const app = express();
+      app.use(session({ ...SOUND_SESSION, store: new ConnectRedis9Shape() }));
+      app.use('/platform/callback', login.callback);
+      for (let i = 0; i < 2; i += 1) {
+        const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+        const res = await request(app)
+          .get(`/platform/callback?code=${code}`)
+          .set('Accept', 'application/json');
+        expect(res.status).toBe(500);
+        expect(res.body).toEqual({ error: 'server_misconfigured' });
+      }
+      expect(sim.calls.authorization_code).toBe(0);
+      const loud = warn.mock.calls.filter(([m]) => String(m).includes('connect-redis@~8.1'));
+      expect(loud).toHaveLength(1);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  test('a Secure cookie behind a proxy without trust proxy: one warning naming the fix', async () => {
+    const login = platformLogin(loginOptions(sim));
+    const app = express(); // no app.set('trust proxy', …)
+    app.use(session({ ...SOUND_SESSION, cookie: { secure: true } }));
+    app.use('/platform/callback', login.callback);
+    for (let i = 0; i < 2; i += 1) {
+      const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+      const res = await request(app)
+        .get(`/platform/callback?code=${code}`)
+        .set('X-Forwarded-Proto', 'https');
+      // What the warning is about: the entry goes through, and the cookie never reaches the browser.
+      expect(res.status).toBe(303);
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+    const loud = warn.mock.calls.filter(([m]) => String(m).includes("app.set('trust proxy', 1)"));
+    expect(loud).toHaveLength(1);
+  });
+
+  test('the same app with trust proxy set: the cookie is sent and nothing is warned', async () => {
+    const login = platformLogin(loginOptions(sim));
+    const app = express();
+    app.set('trust proxy', 'loopback');
+    app.use(
+      session({
+        secret: SESSION_SECRET,
+        resave: false,
+        saveUninitialized: false,
+        cookie: { secure: true },
+      }),
+    );
+    app.use('/platform/callback', login.callback);
+    const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+    const res = await request(app)
+      .get(`/platform/callback?code=${code}`)
+      .set('X-Forwarded-Proto', 'https');
+    expect(res.status).toBe(303);
+    expect(String(res.headers['set-cookie'])).toMatch(/^connect\.sid=.*; Secure/);
+    expect(warn).not.toHaveBeenCalled();
+  });
+});
+
+describe('platform URLs in production', () => {
+  const nodeEnv = process.env.NODE_ENV;
+  beforeEach(() => {
+    process.env.NODE_ENV = 'production';
+  });
+  afterEach(() => {
+    process.env.NODE_ENV = nodeEnv;
+  });
+
+  test('platformLogin() refuses an http:// authUrl that is not loopback, naming authUrl', () => {
+    expect(() =>
+      platformLogin({ ...loginOptions(sim), authUrl: 'http://auth.platform.example' }),
+    ).toThrow(/^platformLogin\(\): `authUrl` must be an https:\/\/ URL in production/);
+  });
+
+  test('the simulator on loopback is still allowed', () => {
+    expect(() => platformLogin(loginOptions(sim))).not.toThrow();
+  });
+});

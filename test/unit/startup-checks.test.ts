@@ -1,0 +1,200 @@
+// Start-up checks without a network: platform URLs, the express-session options, trust proxy and
+// connect-redis given ioredis (clients created with lazyConnect never open a socket).
+import express from 'express';
+import { MemoryStore, type SessionOptions } from 'express-session';
+import { RedisStore } from 'connect-redis';
+import { Redis } from 'ioredis';
+import {
+  checkPlatformUrls,
+  checkSetup,
+  isConnectRedisWithIoredis,
+  isLoopbackHost,
+  type SetupProblem,
+} from '../../lib/startup-checks';
+
+const STRONG = 'pW3x9Vq7LmZ2cR8tY6bN4jK1hG5fD0sA';
+const urls = (authUrl: string, extra: { apiUrl?: string; redirectUri?: string } = {}) => ({
+  authUrl,
+  redirectUri: 'https://game.example/platform/callback',
+  ...extra,
+});
+
+describe('checkPlatformUrls (run by platformLogin() at creation)', () => {
+  test.each([
+    ['authUrl', urls('http://auth.platform.example')],
+    ['apiUrl', urls('https://auth.platform.example', { apiUrl: 'http://api.platform.example' })],
+    [
+      'redirectUri',
+      urls('https://auth.platform.example', { redirectUri: 'http://game.example/cb' }),
+    ],
+  ])('refuses an http:// %s in production with a TypeError naming it', (name, given) => {
+    expect(() => checkPlatformUrls(given, true)).toThrow(TypeError);
+    expect(() => checkPlatformUrls(given, true)).toThrow(
+      new RegExp(`\`${name}\` must be an https://`),
+    );
+  });
+
+  test.each([
+    'http://127.0.0.1:4000',
+    'http://127.8.9.10',
+    'http://localhost:4000',
+    'http://[::1]:4000',
+    'http://sim.localhost',
+  ])('allows loopback %s in production', (authUrl) => {
+    expect(() => checkPlatformUrls(urls(authUrl), true)).not.toThrow();
+  });
+
+  test('allows http:// outside production and https:// everywhere', () => {
+    expect(() => checkPlatformUrls(urls('http://auth.platform.example'), false)).not.toThrow();
+    expect(() => checkPlatformUrls(urls('https://auth.platform.example'), true)).not.toThrow();
+  });
+
+  test('loopback means loopback only', () => {
+    for (const host of [
+      '127.0.0.1.nip.io',
+      'localhost.example',
+      '10.0.0.1',
+      '0.0.0.0',
+      '::ffff:1',
+    ]) {
+      expect(isLoopbackHost(host)).toBe(false);
+    }
+  });
+});
+
+/** checkSetup with a recording warn function; resolves the problems and the warnings. */
+async function run(
+  session: SessionOptions,
+  extra: Omit<Parameters<typeof checkSetup>[0], 'session' | 'warn'> = {},
+): Promise<{ problems: SetupProblem[]; warnings: string[] }> {
+  const warnings: string[] = [];
+  const problems = await checkSetup({
+    session,
+    production: false,
+    ...extra,
+    warn: (message) => warnings.push(message),
+  });
+  return { problems, warnings };
+}
+
+const sound: SessionOptions = { secret: STRONG, resave: false, saveUninitialized: false };
+
+describe('checkSetup: express-session secret', () => {
+  test('a sound setup has no problem and warns nothing', async () => {
+    await expect(run(sound)).resolves.toEqual({ problems: [], warnings: [] });
+  });
+
+  test.each([
+    ['short', 'keyboard cat'],
+    ['repetitive', 'ab'.repeat(20)],
+  ])(
+    'a %s secret is refused in production, naming the fix but not the secret',
+    async (_n, secret) => {
+      const error: unknown = await run({ ...sound, secret }, { production: true }).catch((e) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as TypeError).message).toMatch(/crypto\.randomBytes\(32\)/);
+      expect((error as TypeError).message).not.toContain(secret);
+    },
+  );
+
+  test('a weak secret is a warning outside production, printed once per warn function', async () => {
+    const warnings: string[] = [];
+    const warn = (message: string): number => warnings.push(message);
+    const options = { session: { ...sound, secret: 'keyboard cat' }, production: false, warn };
+    const problems = await checkSetup(options);
+    await checkSetup(options);
+    expect(problems.map((p) => [p.check, p.severity])).toEqual([
+      ['weak-session-secret', 'warning'],
+    ]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^\[express-platform-login\] An express-session `secret` is weak/);
+    expect(warnings[0]).not.toContain('keyboard cat');
+  });
+
+  test('every secret of a rotation list is judged', async () => {
+    const { problems } = await run({ ...sound, secret: [STRONG, 'old'] });
+    expect(problems.map((p) => p.check)).toEqual(['weak-session-secret']);
+  });
+
+  test('no secret at all is refused everywhere', async () => {
+    await expect(run({ resave: false } as SessionOptions)).rejects.toThrow(/has no `secret`/);
+  });
+});
+
+describe('checkSetup: resave', () => {
+  test.each([
+    [true, 'true'],
+    [undefined, 'not set (it defaults to true)'],
+  ])('resave %s is a warning that says to set resave: false', async (resave, said) => {
+    const { problems, warnings } = await run({ ...sound, resave });
+    expect(problems.map((p) => [p.check, p.severity])).toEqual([['session-resave', 'warning']]);
+    expect(warnings[0]).toContain(`\`resave\` is ${said}`);
+    expect(warnings[0]).toContain('Set `resave: false`');
+  });
+});
+
+describe('checkSetup: Secure cookie without trust proxy', () => {
+  const secure: SessionOptions = { ...sound, cookie: { secure: true } };
+
+  test('behind a proxy: refused, naming trust proxy', async () => {
+    await expect(run(secure, { app: express(), behindProxy: true })).rejects.toThrow(
+      /app\.set\('trust proxy', 1\)/,
+    );
+  });
+
+  test('proxy unknown: a warning', async () => {
+    const { problems } = await run(secure, { app: express() });
+    expect(problems.map((p) => [p.check, p.severity])).toEqual([
+      ['secure-cookie-without-trust-proxy', 'warning'],
+    ]);
+  });
+
+  test('no problem with trust proxy set, express-session proxy: true, no proxy, or no Secure cookie', async () => {
+    const trusting = express();
+    trusting.set('trust proxy', 1);
+    await expect(run(secure, { app: trusting, behindProxy: true })).resolves.toEqual({
+      problems: [],
+      warnings: [],
+    });
+    expect(
+      (await run({ ...secure, proxy: true }, { app: express(), behindProxy: true })).problems,
+    ).toEqual([]);
+    expect((await run(secure, { app: express(), behindProxy: false })).problems).toEqual([]);
+    expect((await run(sound, { app: express(), behindProxy: true })).problems).toEqual([]);
+  });
+});
+
+describe('checkSetup: connect-redis given ioredis', () => {
+  let redis: Redis;
+  beforeAll(() => {
+    redis = new Redis({ lazyConnect: true });
+  });
+  afterAll(() => redis.disconnect());
+
+  /** The shape of connect-redis 9.0.0's store: it keeps the client as given (`this.client = opts.client`). */
+  class ConnectRedis9Shape extends MemoryStore {
+    prefix = 'sess:';
+    serializer = JSON;
+    constructor(readonly client: unknown) {
+      super();
+    }
+  }
+
+  test('connect-redis 8.1 (installed) with ioredis is fine', async () => {
+    const store = new RedisStore({ client: redis });
+    expect(isConnectRedisWithIoredis(store)).toBe(false);
+    expect((await run({ ...sound, store })).problems).toEqual([]);
+  });
+
+  test('connect-redis 9+ holding an ioredis client is refused, naming connect-redis@~8.1', async () => {
+    const store = new ConnectRedis9Shape(redis);
+    expect(isConnectRedisWithIoredis(store)).toBe(true);
+    await expect(run({ ...sound, store })).rejects.toThrow(/connect-redis@~8\.1/);
+  });
+
+  test('connect-redis 9+ with a node-redis client, and other stores, are fine', () => {
+    const nodeRedisLike = { get: () => undefined, set: () => undefined, scanIterator: () => [] };
+    expect(isConnectRedisWithIoredis(new ConnectRedis9Shape(nodeRedisLike))).toBe(false);
+    expect(isConnectRedisWithIoredis(new MemoryStore())).toBe(false);
+  });
+});
