@@ -2,13 +2,8 @@
 import express, { type Express } from 'express';
 import session from 'express-session';
 import { join } from 'node:path';
-import {
-  StoreUnavailableError,
-  isPlatformLoginError,
-  type PlatformLogin,
-} from 'express-platform-login';
+import type { PlatformLogin } from 'express-platform-login';
 import { playerPage, visitorPage } from './page';
-import { isRedisOutage } from './redis-client';
 
 /** What the routes are built from; start.ts assembles it from the configuration. */
 export interface ExampleAppParts {
@@ -85,19 +80,10 @@ export function createExampleApp(parts: ExampleAppParts): Express {
   app.use((_req, res) => {
     res.status(404).json({ error: 'not_found' });
   });
-  // The package's errors get its documented answers; a Redis outage seen by express-session
-  // (connect-redis) gets the same 503 store_unavailable; anything else is a plain 500.
-  const answerPackageError = login.errorHandler();
-  app.use(((err, req, res, next) => {
-    if (isPlatformLoginError(err)) return answerPackageError(err, req, res, next);
-    if (isRedisOutage(err)) {
-      return answerPackageError(
-        new StoreUnavailableError('The session store is unreachable.', { cause: err }),
-        req,
-        res,
-        next,
-      );
-    }
+  // The package's errors, and a Redis outage seen by express-session (connect-redis), get the
+  // package's documented answers; anything else is a plain 500 without details.
+  app.use(login.errorHandler());
+  app.use(((err, _req, res, _next) => {
     console.error('[example-app] unexpected error:', err instanceof Error ? err.name : typeof err);
     res.status(500).json({ error: 'internal_error' });
   }) as express.ErrorRequestHandler);

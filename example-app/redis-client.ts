@@ -15,14 +15,3 @@ export function createRedisClient(url: string): Redis {
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
   });
 }
-
-/** True for the failures ioredis reports while Redis is unreachable or stalled. */
-export function isRedisOutage(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  return (
-    error.name === 'MaxRetriesPerRequestError' ||
-    /Command timed out|Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT/.test(
-      error.message,
-    )
-  );
-}

@@ -11,7 +11,8 @@ import type {
 } from 'express';
 import { createCallbackRouter } from './callback';
 import { createHardening, type Hardening } from './hardening';
-import { isPlatformLoginError, SessionMissingError } from './errors';
+import { isPlatformLoginError, SessionMissingError, StoreUnavailableError } from './errors';
+import { isRedisOutage } from './redis-outage';
 import type { PlatformLoginEvents } from './events';
 import { createLogoutHandler, type LogoutOptions } from './logout';
 import { createMiddleware, type MiddlewareOptions } from './middleware';
@@ -92,7 +93,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       {
         refreshTokenLifetimeMs,
         lockTtlMs,
-        maxWaitMs: lockTtlMs,
+        // Waiters outlast the lock a little, so a holder that died is taken over rather than given up on.
+        maxWaitMs: lockTtlMs + 1000,
         retryAfterSeconds: config.retryAfterSeconds,
         failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
       },
@@ -228,8 +230,16 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    */
   errorHandler(): ErrorRequestHandler {
     return (err, req, res, next) => {
-      if (isPlatformLoginError(err)) respondWithError(err, req, res);
-      else next(err);
+      if (isPlatformLoginError(err)) return respondWithError(err, req, res);
+      // A session store (connect-redis) failing inside express-session, before the package ran.
+      if (isRedisOutage(err)) {
+        const outage = new StoreUnavailableError('The session store is unreachable.', {
+          cause: err,
+        });
+        logAnsweredError(this.logger, outage, req);
+        return respondWithError(outage, req, res);
+      }
+      next(err);
     };
   }
 }

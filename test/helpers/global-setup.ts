@@ -1,6 +1,11 @@
 // Jest global setup of the integration project: one private redis-server for the whole run, its
 // URL handed to the test workers through REDIS_URL. A REDIS_URL already set is used as it is.
-import { startRedisServer, redisServerAvailable, REDIS_MISSING_MESSAGE, type TestRedisServer } from './redis-server';
+import {
+  startRedisServer,
+  redisServerAvailable,
+  REDIS_MISSING_MESSAGE,
+  type TestRedisServer,
+} from './redis-server';
 
 declare global {
   var __EPL_REDIS__: TestRedisServer | undefined;

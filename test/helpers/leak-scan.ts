@@ -22,13 +22,10 @@ export interface Leak {
   form: string;
 }
 
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
+/** The entity of each character HTML escaping changes, as the package's error page writes it. */
+const ENTITIES = new Map(
+  [...`&<>"'`].map((c, i) => [c, `&${['amp', 'lt', 'gt', 'quot', '#39'][i]};`]),
+);
 
 /**
  * The characters of a base64 text that depend on `bytes` alone, for each of the three positions
@@ -54,7 +51,8 @@ export function leakForms(value: string): [string, string][] {
     ['form-encoded', new URLSearchParams({ v: value }).toString().slice(2)],
     ['JSON-escaped', jsonEscaped],
     ['JSON-escaped twice', JSON.stringify(jsonEscaped).slice(1, -1)],
-    ['HTML-escaped', value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!)],
+    ['HTML-escaped', value.replace(/[&<>"']/g, (c) => ENTITIES.get(c)!)],
+    ['HTML-escaped (numeric)', value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)],
     ['hex', bytes.toString('hex')],
     ...base64Forms(bytes, 'base64').map((form): [string, string] => ['base64', form]),
     ...base64Forms(bytes, 'base64url').map((form): [string, string] => ['base64url', form]),

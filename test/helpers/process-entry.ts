@@ -15,7 +15,15 @@ export interface ProcessLogin {
 export interface ApiAnswer {
   status: number;
   body: { accessToken?: string; pid?: number; error?: string };
+  retryAfter?: string;
 }
+
+/** The parts of a supertest response the fault tests look at. */
+export const apiAnswerOf = (res: request.Response): ApiAnswer => ({
+  status: res.status,
+  body: res.body as ApiAnswer['body'],
+  retryAfter: res.headers['retry-after'] as string | undefined,
+});
 
 /** Enters as `openId` through the process at `url`; fails unless it lands (303). */
 export async function enterThrough(
@@ -35,5 +43,5 @@ export async function tokenFrom(url: string, login: ProcessLogin): Promise<ApiAn
     .get('/api/token')
     .set('Cookie', login.cookie)
     .set('Accept', 'application/json');
-  return { status: res.status, body: res.body as ApiAnswer['body'] };
+  return apiAnswerOf(res);
 }

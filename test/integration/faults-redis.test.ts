@@ -9,6 +9,7 @@ import request from 'supertest';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/app-processes';
 import {
+  apiAnswerOf,
   enterThrough,
   tokenFrom,
   type ApiAnswer,
@@ -53,13 +54,13 @@ async function entryAt(url: string): Promise<ApiAnswer> {
   const res = await request(url)
     .get(`/platform/callback?code=${code}`)
     .set('Accept', 'application/json');
-  return { status: res.status, body: res.body as ApiAnswer['body'] };
+  return apiAnswerOf(res);
 }
 
 /**
  * `count` concurrent requests over every process: API calls with the login's cookie (the session
- * store and the token store) and entries with fresh codes (the code claim). Resolves their answers,
- * their Retry-After and how long the slowest took.
+ * store and the token store) and entries with fresh codes (the code claim). Resolves their answers
+ * and how long the slowest took.
  */
 async function load(login: ProcessLogin, count: number) {
   const startedAt = Date.now();
@@ -80,7 +81,10 @@ const servedEverywhere = async (login: ProcessLogin): Promise<ApiAnswer[] | unde
 
 function expectAllStoreUnavailable(answers: ApiAnswer[]): void {
   expect(answers.map((a) => a.status)).toEqual(Array(answers.length).fill(503));
-  for (const answer of answers) expect(answer.body).toEqual({ error: 'store_unavailable' });
+  for (const answer of answers) {
+    expect(answer.body).toEqual({ error: 'store_unavailable' });
+    expect(answer.retryAfter).toBe('2');
+  }
 }
 
 const alive = (): boolean[] =>
