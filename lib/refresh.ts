@@ -161,30 +161,25 @@ export class RefreshCoordinator {
 
     const sessionHash = hashSessionId(sessionId);
     const startedAt = Date.now();
+    const failed = (failure: PlatformLoginError): PlatformLoginError => {
+      this.events.emit('refreshFailed', {
+        openId: current.openId,
+        sessionHash,
+        code: failure.code,
+        background,
+      });
+      return failure;
+    };
     let tokens: ReceivedTokens;
     try {
       tokens = await this.client.refresh(current.refreshToken);
     } catch (error) {
-      const failure = await this.classifyFailure(sessionId, current, error);
-      this.events.emit('refreshFailed', {
-        openId: current.openId,
-        sessionHash,
-        code: failure.code,
-        background,
-      });
-      throw failure;
+      throw failed(await this.classifyFailure(sessionId, current, error));
     }
     if (tokens.openId !== current.openId) {
       // The platform renewed a login for somebody else: never let a session change players silently.
       await this.store.delete(sessionId, { expectedVersion: current.version });
-      const failure = new IdentityChangedError();
-      this.events.emit('refreshFailed', {
-        openId: current.openId,
-        sessionHash,
-        code: failure.code,
-        background,
-      });
-      throw failure;
+      throw failed(new IdentityChangedError());
     }
     const next = renewedTokenRecord(current, tokens, this.settings.refreshTokenLifetimeMs);
     const written = await this.store.put(sessionId, next, {
