@@ -90,7 +90,7 @@ export async function runEntry(ctx: BenchContext): Promise<SectionResult> {
         `Each request is a new browser (no cookie) with its own code, issued in advance with \`sim.issueCode\`; ${CONCURRENCY} connections, ` +
         `${plan.rounds} rounds of ${plan.roundMs / 1000} s per variant after a ${plan.warmUpMs / 1000} s warm-up. ` +
         'Package: claim the code in Redis, exchange it at the simulator, regenerate the session, write the token record, save the session, 303. ' +
-        'Hand-written reference (bench/naive-session-refresh.ts): exchange, regenerate, tokens into the session, save, 303 — no claim and no token record, so one Redis write fewer.',
+        'Hand-written reference (bench/naive-session-refresh.ts): exchange, regenerate, tokens into the session, save, 303 — no code claim, no token record and no player index, so three Redis commands fewer (SET NX and two scripts).',
       '',
       ...table(
         [
