@@ -41,7 +41,7 @@ export function redisServerAvailable(): boolean {
   return probe.status === 0;
 }
 
-function waitForPort(port: number, timeoutMs: number): Promise<void> {
+export function waitForPort(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
     const attempt = (): void => {
