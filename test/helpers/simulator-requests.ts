@@ -1,5 +1,5 @@
-// Requests the simulator tests send over real HTTP: a token call in each parameter placement, and
-// the shortcuts the state-table tests repeat (exchange a code, refresh, call /userinfo).
+// Requests the simulator tests send over real HTTP: a token call in each parameter placement or
+// answered raw, and the shortcuts the state-table tests repeat (exchange a code, refresh, /userinfo).
 import {
   DEMO_CLIENT_ID,
   DEMO_CLIENT_SECRET,
@@ -19,9 +19,40 @@ export interface TokenAnswer {
 /** A redirect_uri the tests register and send. */
 export const REDIRECT_URI = 'http://127.0.0.1:3000/platform/callback';
 
+/** Where the requests go: a simulator started in the test, or one run by the CLI at that URL. */
+export type SimulatorAddress = Pick<PlatformSimulator, 'url'>;
+
+/** The parameters of a code exchange as the demo client with REDIRECT_URI (each can be overridden). */
+export function exchangeParams(
+  code: string,
+  overrides: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    grant_type: 'authorization_code',
+    client_id: DEMO_CLIENT_ID,
+    client_secret: DEMO_CLIENT_SECRET,
+    code,
+    redirect_uri: REDIRECT_URI,
+    ...overrides,
+  };
+}
+
+/** POST /token with `params` in a form body, answered raw: a fault's answer may not be JSON. */
+export function postTokenForm(
+  simulator: SimulatorAddress,
+  params: Record<string, string>,
+  init: RequestInit = {},
+): Promise<Response> {
+  return fetch(`${simulator.url}/token`, {
+    method: 'POST',
+    body: new URLSearchParams(params),
+    ...init,
+  });
+}
+
 /** POST /token with `params` in a form body, a JSON body or the query string. */
 export async function postToken(
-  simulator: PlatformSimulator,
+  simulator: SimulatorAddress,
   params: Record<string, string>,
   placement: Placement = 'form',
 ): Promise<TokenAnswer> {
@@ -42,23 +73,21 @@ export async function postToken(
 
 /** Exchanges `code` as the demo client with REDIRECT_URI (each can be overridden). */
 export function exchange(
-  simulator: PlatformSimulator,
+  simulator: SimulatorAddress,
   code: string,
   overrides: Record<string, string> = {},
   placement: Placement = 'form',
 ): Promise<TokenAnswer> {
-  return postToken(
-    simulator,
-    {
-      grant_type: 'authorization_code',
-      client_id: DEMO_CLIENT_ID,
-      client_secret: DEMO_CLIENT_SECRET,
-      code,
-      redirect_uri: REDIRECT_URI,
-      ...overrides,
-    },
-    placement,
-  );
+  return postToken(simulator, exchangeParams(code, overrides), placement);
+}
+
+/** Issues a code for `openId` (default the first player) and exchanges it, whatever the answer. */
+export function exchangeNewCode(
+  simulator: PlatformSimulator,
+  openId?: string,
+): Promise<TokenAnswer> {
+  const code = simulator.issueCode({ redirectUri: REDIRECT_URI, ...(openId ? { openId } : {}) });
+  return exchange(simulator, code);
 }
 
 /** Issues a code for `openId` (default the first player) and exchanges it; fails the test unless it works. */
@@ -66,8 +95,7 @@ export async function login(
   simulator: PlatformSimulator,
   openId?: string,
 ): Promise<Record<string, unknown>> {
-  const code = simulator.issueCode({ redirectUri: REDIRECT_URI, ...(openId ? { openId } : {}) });
-  const answer = await exchange(simulator, code);
+  const answer = await exchangeNewCode(simulator, openId);
   if (answer.status !== 200)
     throw new Error(`login failed: ${answer.status} ${String(answer.body.error)}`);
   return answer.body;
@@ -75,7 +103,7 @@ export async function login(
 
 /** Refreshes with `refreshToken`, with or without client credentials. */
 export function refresh(
-  simulator: PlatformSimulator,
+  simulator: SimulatorAddress,
   refreshToken: unknown,
   extra: Record<string, string> = {},
   placement: Placement = 'form',
@@ -89,7 +117,7 @@ export function refresh(
 
 /** GET /userinfo with a Bearer token; returns the status and JSON body. */
 export async function userinfo(
-  simulator: PlatformSimulator,
+  simulator: SimulatorAddress,
   accessToken: unknown,
 ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
   const response = await fetch(`${simulator.url}/userinfo`, {

@@ -3,7 +3,7 @@
 // since express-session sends a Secure cookie over TLS only). Covers the cookie profile, the cookie
 // check, frame-ancestors, CSRF with the partitioned cookie attached, and a forged entry.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import session from 'express-session';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import {
   platformLogin,
@@ -20,9 +20,8 @@ import {
 } from 'express-platform-login';
 import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from 'express-platform-login/simulator';
 import { embeddedSessionCookie } from '../../lib/embedded-cookie';
+import { launchChromium } from '../helpers/browser';
 import { SESSION_SECRET } from '../helpers/test-app';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 interface Game {
   url: string;
@@ -156,11 +155,8 @@ let game: Game;
 let cookieless: Game;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `The browser test needs Debian's Chromium at ${CHROMIUM}: sudo apt-get install chromium`,
-    );
-  }
+  // The game's certificate is made for this run only, so the browser is told to accept it.
+  browser = await launchChromium(['--ignore-certificate-errors']);
   tls = makeCertificate();
   sim = await startSimulator();
   // The platform's page frames the game at its redirect_uri with a fresh code, as platforms do.
@@ -181,19 +177,6 @@ beforeAll(async () => {
     }
     // A cross-site POST that would carry the player's cookie (no-cors: the answer stays opaque).
     return `<script>fetch(${JSON.stringify(`${game.url}/api/score`)}, { method: 'POST', mode: 'no-cors', credentials: 'include' }).finally(() => { document.title = 'sent'; });</script>`;
-  });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--ignore-certificate-errors',
-    ],
   });
 });
 

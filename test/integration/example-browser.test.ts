@@ -1,38 +1,22 @@
 // The example in a real browser (headless Chromium): lobby, Enter game, the game page, the open API
 // button, log out; the page never sees a token or a code. Saves the README's screenshots.
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { TokenRecord } from 'express-platform-login';
 import { readConfig } from '../../example-app/config';
 import { startExample, type RunningExample } from '../../example-app/start';
+import { launchChromium } from '../helpers/browser';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(__dirname, '../../docs/screenshots');
 
 let example: RunningExample;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `The browser test needs Debian's Chromium at ${CHROMIUM}: sudo apt-get install chromium`,
-    );
-  }
+  browser = await launchChromium();
   mkdirSync(SCREENSHOTS, { recursive: true });
   example = await startExample(readConfig({ PORT: '0' }));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
 });
 
 afterAll(async () => {

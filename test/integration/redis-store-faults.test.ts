@@ -2,8 +2,6 @@
 // with SIGSTOP, and killed then restarted on the same port. Calls fail with StoreUnavailableError
 // within the bound and work again by themselves. The client keeps ioredis' defaults on purpose
 // (offline queue, 20 retries per request, no command timeout): the store's deadline alone bounds it.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { StoreUnavailableError } from '../../lib/errors';
@@ -18,7 +16,7 @@ const BOUND_MS = 2500;
 let server: TestRedisServer;
 let redis: Redis;
 let store: RedisTokenStore;
-let restarted: ChildProcess | undefined;
+let restarted: TestRedisServer | undefined;
 
 beforeAll(async () => {
   server = await startRedisServer();
@@ -30,11 +28,7 @@ afterAll(async () => {
   redis.disconnect();
   server.resume();
   await server.stop();
-  if (restarted && restarted.exitCode === null) {
-    const exited = new Promise((resolve) => restarted!.once('exit', resolve));
-    restarted.kill('SIGTERM');
-    await exited;
-  }
+  await restarted?.stop();
 });
 
 /** Runs every kind of store call at once; resolves their outcomes and how long the slowest took. */
@@ -108,27 +102,12 @@ test('after SIGCONT the store works again by itself', async () => {
 
 test('Redis killed: calls fail within the bound; restarted on the same port: works again', async () => {
   const { port } = server;
-  await server.stop();
+  await server.kill();
   const { outcomes, elapsedMs } = await everyCall();
   expectAllUnavailable(outcomes);
   expect(elapsedMs).toBeLessThan(BOUND_MS);
 
-  restarted = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      tmpdir(),
-    ],
-    { stdio: 'ignore' },
-  );
+  restarted = await startRedisServer([], { port });
   await roundTripWhenBack(10_000);
   // The commands that were waiting when Redis died settle late; give them the time to do so
   // inside this test, where Jest would report any of them as an unhandled rejection.

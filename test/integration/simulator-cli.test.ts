@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { freePort } from '../helpers/free-port';
+import { REDIRECT_URI, exchange, refresh } from '../helpers/simulator-requests';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CLI = ['-r', 'esbuild-register', 'lib/simulator/cli.ts'];
@@ -74,34 +75,16 @@ test('--rotate and --access-token-lifetime reach the token endpoint', async () =
   const port = await freePort();
   running = run(['--port', String(port), '--rotate', '--access-token-lifetime', '60']);
   await waitFor(running, /Lobby/);
+  const cli = { url: `http://127.0.0.1:${port}` };
   const location = (
-    await fetch(`http://127.0.0.1:${port}/enter?redirect_uri=http://127.0.0.1:3000/cb`, {
+    await fetch(`${cli.url}/enter?redirect_uri=${encodeURIComponent(REDIRECT_URI)}`, {
       redirect: 'manual',
     })
   ).headers.get('location')!;
   const code = new URL(location).searchParams.get('code')!;
-  const token = (await (
-    await fetch(`http://127.0.0.1:${port}/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        client_id: 'demo-game',
-        client_secret: 'demo-secret',
-        code,
-        redirect_uri: 'http://127.0.0.1:3000/cb',
-      }),
-    })
-  ).json()) as Record<string, unknown>;
+  const token = (await exchange(cli, code)).body;
   expect(token.expires_in).toBe(60);
-  const refreshed = (await (
-    await fetch(`http://127.0.0.1:${port}/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: String(token.refresh_token),
-      }),
-    })
-  ).json()) as Record<string, unknown>;
+  const refreshed = (await refresh(cli, token.refresh_token)).body;
   expect(refreshed.refresh_token).not.toBe(token.refresh_token);
 });
 

@@ -1,12 +1,15 @@
 // Every fault knob of the simulator's token endpoint does what it says, over real HTTP: what the
 // client receives, whether the request was processed (the code used up), and how faults are picked.
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import {
-  DEMO_CLIENT_ID,
-  DEMO_CLIENT_SECRET,
-  startSimulator,
-  type PlatformSimulator,
-} from 'express-platform-login/simulator';
-import { REDIRECT_URI, exchange, login, refresh } from '../helpers/simulator-requests';
+  REDIRECT_URI,
+  exchange,
+  exchangeNewCode,
+  exchangeParams,
+  login,
+  postTokenForm,
+  refresh,
+} from '../helpers/simulator-requests';
 
 let simulator: PlatformSimulator;
 
@@ -23,18 +26,7 @@ function rawExchange(
   code = simulator.issueCode({ redirectUri: REDIRECT_URI }),
   init: RequestInit = {},
 ): Promise<Response> {
-  return fetch(`${simulator.url}/token`, {
-    method: 'POST',
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      client_id: DEMO_CLIENT_ID,
-      client_secret: DEMO_CLIENT_SECRET,
-      code,
-      redirect_uri: REDIRECT_URI,
-    }),
-    redirect: 'manual',
-    ...init,
-  });
+  return postTokenForm(simulator, exchangeParams(code), { redirect: 'manual', ...init });
 }
 
 test('latency: the normal answer arrives after the delay', async () => {
@@ -123,9 +115,7 @@ test('oversized: a client that stops reading does not stall the simulator', asyn
   await reader.read();
   controller.abort();
   // The next call is answered normally.
-  expect(
-    (await exchange(simulator, simulator.issueCode({ redirectUri: REDIRECT_URI }))).status,
-  ).toBe(200);
+  expect((await exchangeNewCode(simulator)).status).toBe(200);
 });
 
 test('hang: no headers ever arrive, and close() still returns', async () => {
@@ -133,25 +123,14 @@ test('hang: no headers ever arrive, and close() still returns', async () => {
   try {
     hanging.injectFault({ kind: 'hang' });
     const code = hanging.issueCode({ redirectUri: REDIRECT_URI });
-    const pending = fetch(`${hanging.url}/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        client_id: DEMO_CLIENT_ID,
-        client_secret: DEMO_CLIENT_SECRET,
-        code,
-        redirect_uri: REDIRECT_URI,
-      }),
+    const pending = postTokenForm(hanging, exchangeParams(code), {
       signal: AbortSignal.timeout(500),
     });
     await expect(pending).rejects.toMatchObject({ name: 'TimeoutError' });
     expect(hanging.calls.authorization_code).toBe(1);
 
     // A second hung request is still open when close() is called: close() ends it.
-    const open = fetch(`${hanging.url}/token`, {
-      method: 'POST',
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'any' }),
-    });
+    const open = postTokenForm(hanging, { grant_type: 'refresh_token', refresh_token: 'any' });
     const outcome = open.then(
       () => 'answered',
       () => 'failed',
@@ -186,9 +165,7 @@ test('reset: the connection is destroyed without an answer', async () => {
   simulator.injectFault({ kind: 'reset' }, { times: 1 });
   await expect(rawExchange()).rejects.toThrow('fetch failed');
   expect(simulator.calls.authorization_code).toBe(1);
-  expect(
-    (await exchange(simulator, simulator.issueCode({ redirectUri: REDIRECT_URI }))).status,
-  ).toBe(200);
+  expect((await exchangeNewCode(simulator)).status).toBe(200);
 });
 
 test('redirect: 302 to the location given', async () => {
@@ -200,7 +177,7 @@ test('redirect: 302 to the location given', async () => {
 
 test('field: one field replaced, the rest of a normal answer intact', async () => {
   simulator.injectFault({ kind: 'field', field: 'expires_in', value: '7200' });
-  const body = (await exchange(simulator, simulator.issueCode({ redirectUri: REDIRECT_URI }))).body;
+  const body = (await exchangeNewCode(simulator)).body;
   expect(body.expires_in).toBe('7200');
   expect(body.open_id).toBe('player-ada');
   expect(body.access_token).toEqual(expect.any(String));
@@ -208,7 +185,7 @@ test('field: one field replaced, the rest of a normal answer intact', async () =
 
 test('field: remove drops the field', async () => {
   simulator.injectFault({ kind: 'field', field: 'open_id', remove: true });
-  const body = (await exchange(simulator, simulator.issueCode({ redirectUri: REDIRECT_URI }))).body;
+  const body = (await exchangeNewCode(simulator)).body;
   expect(body).not.toHaveProperty('open_id');
   expect(body.access_token).toEqual(expect.any(String));
 });
@@ -237,16 +214,11 @@ test('a fault limited to one grant leaves the other alone; times limits how ofte
   const tokens = await login(simulator);
   simulator.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token', times: 2 });
 
-  expect(
-    (await exchange(simulator, simulator.issueCode({ redirectUri: REDIRECT_URI }))).status,
-  ).toBe(200);
+  expect((await exchangeNewCode(simulator)).status).toBe(200);
   for (let i = 0; i < 2; i += 1) {
-    const response = await fetch(`${simulator.url}/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: String(tokens.refresh_token),
-      }),
+    const response = await postTokenForm(simulator, {
+      grant_type: 'refresh_token',
+      refresh_token: String(tokens.refresh_token),
     });
     expect(response.status).toBe(503);
     await response.text();

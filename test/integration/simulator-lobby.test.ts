@@ -1,7 +1,7 @@
 // The simulator's browser side and open API over real HTTP: the lobby page, GET /enter's redirect
 // with a code the token endpoint accepts, and GET /userinfo.
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { REDIRECT_URI, exchange, login, userinfo } from '../helpers/simulator-requests';
+import { REDIRECT_URI, exchange, login, refresh, userinfo } from '../helpers/simulator-requests';
 
 let simulator: PlatformSimulator;
 
@@ -228,15 +228,7 @@ test('call counts: every /token grant and /userinfo call, until resetCalls()', a
   const tokens = await login(simulator);
   await userinfo(simulator, tokens.access_token);
   await userinfo(simulator, 'no-such-token');
-  await (
-    await fetch(`${simulator.url}/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: String(tokens.refresh_token),
-      }),
-    })
-  ).json();
+  await refresh(simulator, tokens.refresh_token);
   expect(simulator.calls).toEqual({
     authorization_code: 1,
     refresh_token: 1,

@@ -9,6 +9,7 @@ import {
 import {
   REDIRECT_URI,
   exchange,
+  exchangeParams,
   login,
   postToken,
   refresh,
@@ -84,13 +85,7 @@ describe('code exchange (spec 4.1)', () => {
     const code = simulator.issueCode({ redirectUri: REDIRECT_URI });
     const response = await fetch(`${simulator.url}/token?code=${code}`, {
       method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        client_id: DEMO_CLIENT_ID,
-        client_secret: DEMO_CLIENT_SECRET,
-        code,
-        redirect_uri: REDIRECT_URI,
-      }),
+      body: new URLSearchParams(exchangeParams(code)),
     });
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({

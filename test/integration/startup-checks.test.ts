@@ -1,14 +1,14 @@
 // Start-up checks against real processes: Redis's eviction policy read with CONFIG GET on a real
 // redis-server, the checks the callback runs on an entry, and platform URLs in production.
-import express from 'express';
-import session, { MemoryStore } from 'express-session';
+import express, { type Express } from 'express';
+import session, { MemoryStore, type SessionOptions } from 'express-session';
 import request from 'supertest';
 import { Redis } from 'ioredis';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { platformLogin } from 'express-platform-login';
 import { checkSetup } from '../../lib/startup-checks';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
-import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 
 const SOUND_SESSION = {
   secret: 'pW3x9Vq7LmZ2cR8tY6bN4jK1hG5fD0sA',
@@ -99,6 +99,16 @@ test('a Redis with CONFIG disabled (managed services) is skipped without a findi
 });
 
 describe('checks on an entry, before the code is claimed', () => {
+  /** The game's entry: express-session set up as given, then the package's callback. */
+  function callbackApp(sessionOptions: SessionOptions, trustProxy?: string): Express {
+    const login = platformLogin(loginOptions(sim));
+    const app = express();
+    if (trustProxy !== undefined) app.set('trust proxy', trustProxy);
+    app.use(session(sessionOptions));
+    app.use('/platform/callback', login.callback);
+    return app;
+  }
+
   let warn: jest.SpyInstance;
   beforeEach(() => {
     warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
@@ -114,10 +124,7 @@ describe('checks on an entry, before the code is claimed', () => {
       client = client;
     }
     try {
-      const login = platformLogin(loginOptions(sim));
-      const app = express();
-      app.use(session({ ...SOUND_SESSION, store: new ConnectRedis9Shape() }));
-      app.use('/platform/callback', login.callback);
+      const app = callbackApp({ ...SOUND_SESSION, store: new ConnectRedis9Shape() });
       for (let i = 0; i < 2; i += 1) {
         const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
         const res = await request(app)
@@ -135,10 +142,7 @@ describe('checks on an entry, before the code is claimed', () => {
   });
 
   test('a Secure cookie behind a proxy without trust proxy: one warning naming the fix', async () => {
-    const login = platformLogin(loginOptions(sim));
-    const app = express(); // no app.set('trust proxy', …)
-    app.use(session({ ...SOUND_SESSION, cookie: { secure: true } }));
-    app.use('/platform/callback', login.callback);
+    const app = callbackApp({ ...SOUND_SESSION, cookie: { secure: true } }); // no trust proxy
     for (let i = 0; i < 2; i += 1) {
       const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
       const res = await request(app)
@@ -153,18 +157,7 @@ describe('checks on an entry, before the code is claimed', () => {
   });
 
   test('the same app with trust proxy set: the cookie is sent and nothing is warned', async () => {
-    const login = platformLogin(loginOptions(sim));
-    const app = express();
-    app.set('trust proxy', 'loopback');
-    app.use(
-      session({
-        secret: SESSION_SECRET,
-        resave: false,
-        saveUninitialized: false,
-        cookie: { secure: true },
-      }),
-    );
-    app.use('/platform/callback', login.callback);
+    const app = callbackApp({ ...SOUND_SESSION, cookie: { secure: true } }, 'loopback');
     const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
     const res = await request(app)
       .get(`/platform/callback?code=${code}`)

@@ -26,25 +26,23 @@ const valid = {
   unionid: 'union-ada',
 };
 
-function refusal(run: () => unknown): InvalidTokenResponseError {
+/** What `run` throws, checked to be an `errorClass`; fails the test when nothing is thrown. */
+function thrownBy<E extends Error>(
+  errorClass: abstract new (...args: never[]) => E,
+  run: () => unknown,
+): E {
   try {
     run();
   } catch (error) {
-    expect(error).toBeInstanceOf(InvalidTokenResponseError);
-    return error as InvalidTokenResponseError;
+    expect(error).toBeInstanceOf(errorClass);
+    return error as E;
   }
-  throw new Error('expected the response to be refused');
+  throw new Error(`expected a ${errorClass.name}`);
 }
 
-function endpointError(run: () => unknown): TokenEndpointError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(TokenEndpointError);
-    return error as TokenEndpointError;
-  }
-  throw new Error('expected a TokenEndpointError');
-}
+const refusal = (run: () => unknown): InvalidTokenResponseError =>
+  thrownBy(InvalidTokenResponseError, run);
+const endpointError = (run: () => unknown): TokenEndpointError => thrownBy(TokenEndpointError, run);
 
 const encoder = new TextEncoder();
 const answer = (status: number, body: string | Uint8Array, contentType = 'application/json') => ({
