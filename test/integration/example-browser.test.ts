@@ -1,14 +1,20 @@
 // The example in a real browser (headless Chromium): lobby, Enter game, the game page, the open API
-// button, log out; the page never sees a token or a code. Saves the README's screenshots.
+// button, log out; the page never sees a token or a code. Takes the README's screenshots.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import type { Browser, Page } from 'playwright-core';
 import type { TokenRecord } from 'express-platform-login';
 import { readConfig } from '../../example-app/config';
 import { startExample, type RunningExample } from '../../example-app/start';
 import { launchChromium } from '../helpers/browser';
 
-const SCREENSHOTS = join(__dirname, '../../docs/screenshots');
+// UPDATE_SCREENSHOTS=1 refreshes the README's pictures; otherwise they go to a scratch folder, so a
+// test run leaves the working tree as it was.
+const SCREENSHOTS =
+  process.env.UPDATE_SCREENSHOTS === '1'
+    ? join(__dirname, '../../docs/screenshots')
+    : join(tmpdir(), 'epl-example-screenshots');
 
 let example: RunningExample;
 let browser: Browser;
