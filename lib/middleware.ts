@@ -51,9 +51,11 @@ export function createMiddleware(
         try {
           record = await refresher.refresh(sessionId, record);
         } catch (error) {
+          // The login ended (reauth_required, login_required): in optional mode, a visitor again.
+          const loginEnded = error instanceof PlatformLoginError && error.status === 401;
+          if (loginEnded && optional) return next();
           // Platform trouble with a token that still works: serve the request with it.
-          const reauth = error instanceof PlatformLoginError && error.status === 401;
-          if (reauth || !isUsable(record, Date.now())) throw error;
+          if (loginEnded || !isUsable(record, Date.now())) throw error;
         }
       } else if (state === 'refresh-ahead') {
         // Failures are reported through the refreshFailed event; the request has a usable token.

@@ -40,6 +40,16 @@ describe('no login', () => {
     expect(res.body).toEqual({ player: null });
   });
 
+  test('optional mode: a login the platform ended mid-request goes on as a visitor', async () => {
+    const { app, store } = setUp();
+    const { agent, sessionId } = await enter(app, sim);
+    await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
+    sim.revokeRefreshTokens();
+    const res = await agent.get('/optional').expect(200);
+    expect(res.body).toEqual({ player: null });
+    expect(await store.get(sessionId)).toBeUndefined();
+  });
+
   test('a record gone from the store is 401 login_required', async () => {
     const { app, store } = setUp();
     const { agent, sessionId } = await enter(app, sim);
