@@ -31,6 +31,25 @@ const config: Config = {
       globalSetup: '<rootDir>/test/helpers/global-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
     },
+    {
+      // The same flows on Express 4 (the package supports 4.21+ and 5): `express` is mapped to the
+      // `express4` alias (npm:express@^4) for the package and the test app alike.
+      displayName: 'express4',
+      testEnvironment: 'node',
+      testMatch: [
+        '<rootDir>/test/express4/**/*.test.ts',
+        '<rootDir>/test/integration/{callback,middleware,example-app}.test.ts',
+      ],
+      transform,
+      moduleNameMapper: {
+        '^express$': '<rootDir>/node_modules/express4',
+        '^express/(.*)$': '<rootDir>/node_modules/express4/$1',
+        ...moduleNameMapper,
+      },
+      modulePathIgnorePatterns,
+      globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+    },
   ],
   testTimeout: 30_000,
 };
