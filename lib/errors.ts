@@ -237,6 +237,12 @@ export class CodeAlreadyUsedError extends PlatformLoginError {
   }
 }
 
+const ENTRY_ERROR_STATUS: Record<string, number> = {
+  access_denied: 403,
+  server_error: 502,
+  temporarily_unavailable: 503,
+};
+
 /** The platform opened the callback with an `error` parameter instead of a code. */
 export class EntryDeniedError extends PlatformLoginError {
   readonly code = 'ERR_PLATFORM_ENTRY_DENIED';
@@ -247,7 +253,8 @@ export class EntryDeniedError extends PlatformLoginError {
       sanitizePlatformText(oauthError, 64)?.replace(/[^a-z0-9_]/gi, '') || 'access_denied';
     super(`The platform sent the player back with error "${error}" instead of a code.`);
     this.error = error;
-    this.status = error === 'access_denied' ? 403 : 400;
+    // The platform's own trouble (RFC 6749 4.1.2.1) is not the player's mistake.
+    this.status = ENTRY_ERROR_STATUS[error] ?? 400;
   }
 }
 

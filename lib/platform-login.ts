@@ -81,10 +81,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       onAttempt: tokenAttemptObserver(this.logger, metrics, this.health),
     });
     const refreshTokenLifetimeMs = config.refreshTokenLifetimeSeconds * 1000;
-    const { timeoutMs, refreshRetries, maxRetryDelayMs } = {
-      ...CLIENT_DEFAULTS,
-      ...config.tokenClient,
-    };
+    // `??` per field: an option given as `undefined` must still get its default.
+    const timeoutMs = config.tokenClient?.timeoutMs ?? CLIENT_DEFAULTS.timeoutMs;
+    const refreshRetries = config.tokenClient?.refreshRetries ?? CLIENT_DEFAULTS.refreshRetries;
+    const maxRetryDelayMs = config.tokenClient?.maxRetryDelayMs ?? CLIENT_DEFAULTS.maxRetryDelayMs;
     // The lock outlives the slowest refresh the client can make: every attempt timing out, plus backoff.
     const lockTtlMs = timeoutMs * (refreshRetries + 1) + maxRetryDelayMs * refreshRetries + 1000;
     this.refresher = new RefreshCoordinator(

@@ -119,7 +119,7 @@ export class RefreshCoordinator {
       if (owner !== undefined) {
         if (waited) this.onLockWait?.(Date.now() - startedAt, 'took-over');
         try {
-          return await this.refreshHoldingLock(sessionId, seen, background);
+          return await this.refreshHoldingLock(sessionId, seen, background, waited);
         } finally {
           // A release that fails only leaves the lock to expire by itself.
           await this.store.releaseLock(sessionId, owner).catch(() => undefined);
@@ -153,6 +153,8 @@ export class RefreshCoordinator {
     sessionId: string,
     seen: TokenRecord,
     background: boolean,
+    /** True when this request waited for another holder of the lock first. */
+    waited: boolean,
   ): Promise<TokenRecord> {
     const current = await this.store.get(sessionId);
     if (current === undefined) throw new LoginRequiredError();
@@ -170,11 +172,34 @@ export class RefreshCoordinator {
       });
       return failure;
     };
+    // A request that waited for another holder and finds the record unchanged: that holder failed
+    // (or died). A failure it recorded is not repeated within the cooldown, so a platform outage
+    // costs one attempt, not one per process, and waiters do not sit through a second attempt.
+    const cooldownMs = this.settings.failureCooldownMs;
+    const failedKey = `refresh-failed:${sessionHash}:${current.version}`;
+    // The claim doubles as the check. Half the lock's life at most, so a holder that died (and
+    // recorded nothing) leaves no claim behind that would outlive its lock.
+    const checkTtlMs = Math.min(cooldownMs, this.settings.lockTtlMs / 2);
+    if (waited && cooldownMs > 0 && !(await this.store.claimOnce(failedKey, checkTtlMs))) {
+      throw failed(
+        new PlatformUnavailableError(
+          'Another process has just failed to refresh these tokens; they were kept.',
+          {
+            retryAfterSeconds: this.settings.retryAfterSeconds,
+          },
+        ),
+      );
+    }
     let tokens: ReceivedTokens;
     try {
       tokens = await this.client.refresh(current.refreshToken);
     } catch (error) {
-      throw failed(await this.classifyFailure(sessionId, current, error));
+      const failure = await this.classifyFailure(sessionId, current, error);
+      // Recorded before the lock is released, for the requests waiting on it in other processes.
+      if (cooldownMs > 0 && failure.status === 503) {
+        await this.store.claimOnce(failedKey, cooldownMs).catch(() => undefined);
+      }
+      throw failed(failure);
     }
     if (tokens.openId !== current.openId) {
       // The platform renewed a login for somebody else: never let a session change players silently.

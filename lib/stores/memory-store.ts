@@ -33,9 +33,12 @@ interface Entry<T> {
 class ExpiringMap<T> {
   readonly #entries = new Map<string, Entry<T>>();
   readonly #maxEntries: number;
+  /** Told of every entry that leaves the map (deleted, expired or evicted), not of a replaced one. */
+  readonly #onRemove: ((key: string, value: T) => void) | undefined;
 
-  constructor(maxEntries: number) {
+  constructor(maxEntries: number, onRemove?: (key: string, value: T) => void) {
     this.#maxEntries = maxEntries;
+    this.#onRemove = onRemove;
   }
 
   get(key: string): T | undefined {
@@ -43,6 +46,7 @@ class ExpiringMap<T> {
     if (entry === undefined) return undefined;
     if (entry.expiresAt <= Date.now()) {
       this.#entries.delete(key);
+      this.#onRemove?.(key, entry.value);
       return undefined;
     }
     return entry.value;
@@ -53,13 +57,20 @@ class ExpiringMap<T> {
     this.#entries.delete(key);
     this.#entries.set(key, { value, expiresAt: Date.now() + ttlMs });
     if (this.#entries.size > this.#maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done !== true) this.#entries.delete(oldest.value);
+      const oldest = this.#entries.entries().next();
+      if (oldest.done !== true) {
+        this.#entries.delete(oldest.value[0]);
+        this.#onRemove?.(oldest.value[0], oldest.value[1].value);
+      }
     }
   }
 
   delete(key: string): boolean {
-    return this.#entries.delete(key);
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return false;
+    this.#entries.delete(key);
+    this.#onRemove?.(key, entry.value);
+    return true;
   }
 
   clear(): void {
@@ -97,7 +108,10 @@ export class MemoryTokenStore implements TokenStore {
 
   constructor(options: MemoryTokenStoreOptions = {}) {
     const { maxEntries } = parseOptions(memoryTokenStoreOptionsSchema, options, 'MemoryTokenStore');
-    this.#records = new ExpiringMap(maxEntries);
+    // The per-player index follows the records out, so it is bounded by maxEntries too.
+    this.#records = new ExpiringMap(maxEntries, (sessionId, record) =>
+      this.#unindex(record.openId, sessionId),
+    );
     this.#locks = new ExpiringMap(maxEntries);
     this.#claims = new ExpiringMap(maxEntries);
   }
@@ -120,11 +134,18 @@ export class MemoryTokenStore implements TokenStore {
         ? current === undefined
         : current?.version === options.expectedVersion;
     if (!matches) return false;
+    if (current !== undefined && current.openId !== record.openId)
+      this.#unindex(current.openId, sessionId);
     this.#records.set(sessionId, copyRecord(record), ttlMs);
     let sessions = this.#players.get(record.openId);
     if (sessions === undefined) this.#players.set(record.openId, (sessions = new Set()));
     sessions.add(sessionId);
     return true;
+  }
+
+  /** Players in the per-player index: never more than `maxEntries`, as records leave it goes too. */
+  get indexedPlayerCount(): number {
+    return this.#players.size;
   }
 
   /** How many live session records the player has. */
@@ -138,6 +159,13 @@ export class MemoryTokenStore implements TokenStore {
     for (const sessionId of sessions) this.#records.delete(sessionId);
     this.#players.delete(openId);
     return sessions.length;
+  }
+
+  #unindex(openId: string, sessionId: string): void {
+    const sessions = this.#players.get(openId);
+    if (sessions === undefined) return;
+    sessions.delete(sessionId);
+    if (sessions.size === 0) this.#players.delete(openId);
   }
 
   #liveSessions(openId: string): string[] {

@@ -179,7 +179,14 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
       this.#timeoutMs,
       'a player logout',
     );
-    await withDeadline(this.#redis.del(indexKey), this.#timeoutMs, 'a player logout');
+    // Only the members read above leave the index: a login completing meanwhile stays findable.
+    if (members.length > 0) {
+      await withDeadline(
+        this.#redis.zrem(indexKey, ...members),
+        this.#timeoutMs,
+        'a player logout',
+      );
+    }
     return deleted.reduce((sum, count) => sum + count, 0);
   }
 

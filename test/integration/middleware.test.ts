@@ -1,10 +1,12 @@
 // The middleware in front of the game's routes, against the real simulator. Every row of the
 // design's failure table that concerns an authenticated request is here.
 import request from 'supertest';
+import session from 'express-session';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { MemoryTokenStore, type PlatformLoginEvents } from 'express-platform-login';
-import { createTestApp } from '../helpers/test-app';
+import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord } from '../helpers/records';
+import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 
 let sim: PlatformSimulator;
 beforeAll(async () => {
@@ -225,6 +227,31 @@ describe('the failure table', () => {
       expect(res.body).toEqual({ error: 'platform_unavailable' });
     }
     expect(sim.calls.refresh_token).toBe(1);
+  });
+
+  test('requests another process kept waiting do not repeat a refresh that just failed there', async () => {
+    // Two app instances ("processes") sharing the session store and the token store.
+    const store = new MemoryTokenStore();
+    const sessionStore = new session.MemoryStore();
+    const options = { store, tokenClient: { refreshRetries: 0, timeoutMs: 300 } };
+    const one = createTestApp({ sim, sessionStore, login: options });
+    const two = createTestApp({ sim, sessionStore, login: options });
+    const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+    const entry = await request(one.app).get(`/platform/callback?code=${code}`).expect(303);
+    const cookie = sessionCookieFrom(entry);
+    const sessionId = sessionIdFrom(entry);
+    const before = await rewriteRecord(store, sessionId, expiringIn(-SECOND));
+    sim.injectFault({ kind: 'hang' }, { grant: 'refresh_token' });
+    sim.resetCalls();
+    const ask = (app: typeof one.app) =>
+      request(app).get('/api/me').set(json).set('Cookie', cookie);
+    const answers = await Promise.all([ask(one.app), ask(two.app)]);
+    expect(answers.map((r) => [r.status, r.body])).toEqual([
+      [503, { error: 'platform_unavailable' }],
+      [503, { error: 'platform_unavailable' }],
+    ]);
+    expect(sim.calls.refresh_token).toBe(1);
+    expect(await store.get(sessionId)).toEqual(before);
   });
 
   test('invalid_client: 503 platform_misconfigured, tokens kept', async () => {

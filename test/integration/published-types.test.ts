@@ -1,7 +1,8 @@
 // The published types, seen from a consumer: type-check a small app that imports the package by
 // name (through package.json `exports`, resolving to the dist/ that `npm test` builds first).
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
@@ -23,4 +24,48 @@ test('a consumer app type-checks against the built package, Request augmentation
     output = String((error as { stdout?: Buffer }).stdout ?? error);
   }
   expect(output).toBe('');
+}, 60_000);
+
+test("with TypeScript's CommonJS default resolution (node10), both entry points have types", () => {
+  // An installed copy of the package, as a consumer with `"module": "commonjs"` would have it.
+  const consumer = mkdtempSync(join(tmpdir(), 'epl-consumer-'));
+  try {
+    mkdirSync(join(consumer, 'node_modules'));
+    symlinkSync(root, join(consumer, 'node_modules', 'express-platform-login'), 'dir');
+    writeFileSync(
+      join(consumer, 'app.ts'),
+      [
+        "import { platformLogin, type PlatformUser } from 'express-platform-login';",
+        "import { startSimulator, DEMO_CLIENT_ID } from 'express-platform-login/simulator';",
+        'const user: PlatformUser | undefined = undefined;',
+        'void [platformLogin, startSimulator, DEMO_CLIENT_ID, user];',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(consumer, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'commonjs',
+          moduleResolution: 'node10',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: [],
+        },
+        files: ['app.ts'],
+      }),
+    );
+    let output = '';
+    try {
+      execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], {
+        cwd: consumer,
+        stdio: 'pipe',
+      });
+    } catch (error) {
+      output = String((error as { stdout?: Buffer }).stdout ?? error);
+    }
+    expect(output).toBe('');
+  } finally {
+    rmSync(consumer, { recursive: true, force: true });
+  }
 }, 60_000);

@@ -85,3 +85,19 @@ describe('MemoryTokenStore bounds and expiry', () => {
     );
   });
 });
+
+describe('MemoryTokenStore per-player index stays bounded', () => {
+  test('logouts and evictions take sessions out of the index', async () => {
+    const store = new MemoryTokenStore({ maxEntries: 10 });
+    const put = (sessionId: string, openId: string) =>
+      store.put(sessionId, sampleRecord(1, { openId }), { expectedVersion: null, ttlMs: 60_000 });
+    for (let i = 0; i < 50; i += 1) await put(`s-${i}`, `player-${i}`);
+    // Only the 10 newest records are kept; the 40 evicted players have no index entry left.
+    expect(store.indexedPlayerCount).toBe(10);
+    expect(await store.sessionsOf('player-0')).toBe(0);
+    expect(await store.sessionsOf('player-49')).toBe(1);
+    await store.delete('s-49');
+    expect(store.indexedPlayerCount).toBe(9);
+    expect(await store.sessionsOf('player-49')).toBe(0);
+  });
+});
