@@ -118,6 +118,16 @@ describe('refresh before the handler', () => {
     expect((await store.get(sessionId))!.accessToken).toBe(res.body.accessToken);
   });
 
+  test('token client options given as undefined keep their defaults (refresh still works)', async () => {
+    const { app, store } = setUp({
+      tokenClient: { timeoutMs: undefined, refreshRetries: undefined, maxRetryDelayMs: undefined },
+    });
+    const { agent, sessionId } = await enter(app, sim);
+    const before = await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
+    await agent.get('/api/me').expect(200);
+    expect((await store.get(sessionId))!.version).toBe(before.version + 1);
+  });
+
   test('the skew is configurable', async () => {
     const { app, store } = setUp({ refreshSkewSeconds: 10 });
     const { agent, sessionId } = await enter(app, sim);
