@@ -4,6 +4,7 @@ import type { EventEmitter } from 'node:events';
 import { StoreUnavailableError } from './errors';
 import type { PlatformLoginEvents } from './events';
 import { hashSessionId } from './hash';
+import { isSameSitePath } from './same-site-path';
 import { requireSession } from './session-guard';
 import type { TokenStore } from './stores/token-store';
 
@@ -24,7 +25,7 @@ export interface LogoutDeps {
 export function createLogoutHandler(deps: LogoutDeps, options: LogoutOptions = {}): RequestHandler {
   const cookieName = options.cookieName ?? 'connect.sid';
   const redirectTo = options.redirectTo;
-  if (redirectTo !== undefined && !/^\/(?![/\\])[\x21-\x7e]*$/.test(redirectTo)) {
+  if (redirectTo !== undefined && !isSameSitePath(redirectTo)) {
     throw new TypeError(
       'logout(): `redirectTo` must be a path on this site starting with a single "/".',
     );

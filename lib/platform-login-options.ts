@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { TokenStore } from './stores/token-store';
 import { parseOptions } from './parse-options';
+import { isSameSitePath } from './same-site-path';
 import { entryContextSchema } from './entry-context';
 import { originListSchema } from './origins';
 import { isPlatformLogger, type PlatformLogger } from './logger';
@@ -20,8 +21,7 @@ const isTokenStore = (value: unknown): value is TokenStore =>
     (method) => typeof (value as Record<string, unknown>)[method] === 'function',
   );
 
-/** A path on this site: `/…` but never `//host` or `/\host`, which browsers treat as another site. */
-const sameSitePath = z.string().refine((value) => /^\/(?![/\\])[\x21-\x7e]*$/.test(value), {
+const sameSitePath = z.string().refine(isSameSitePath, {
   message:
     'must be a path on this site starting with a single "/" (not an absolute or protocol-relative URL)',
 });

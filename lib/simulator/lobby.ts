@@ -3,7 +3,8 @@
 import type { RequestHandler } from 'express';
 import { entryLocation, resolveEntry } from './entry';
 import { isRedirectUri } from './options';
-import { escapeHtml, sendBody } from './send';
+import { escapeHtml } from '../escape-html';
+import { sendBody } from './send';
 import type { SimulatorState } from './state';
 
 // Self-contained page: inline styles only, no scripts, nothing loaded from elsewhere.

@@ -35,8 +35,3 @@ export function sendBody(
   });
   res.end(body);
 }
-
-/** Minimal HTML escaping for text and attribute values. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
-}

@@ -1,5 +1,5 @@
-// Wraps a TokenStore so every call is timed and every failure counted in the metrics, and so the
-// package's readiness knows when the store last answered. The wrapped store is unchanged.
+// Wraps a TokenStore so every call is timed and every failure counted in the metrics. The wrapped
+// store is unchanged.
 import { attributes, type PlatformMetrics } from '../metrics';
 import type { PutOptions, TokenStore } from './token-store';
 import type { TokenRecord } from '../token-record';
@@ -39,11 +39,6 @@ const FAILED = Object.fromEntries(
 const ERROR_COUNT = Object.fromEntries(OPERATIONS.map((op) => [op, attributes({ operation: op })]));
 
 export class InstrumentedTokenStore implements TokenStore {
-  /** When the store last answered (success or a definite answer), epoch ms; 0 before the first call. */
-  lastAnsweredAt = 0;
-  /** When the store last failed, epoch ms; 0 if never. */
-  lastFailedAt = 0;
-
   constructor(
     readonly inner: TokenStore,
     private readonly metrics: PlatformMetrics,
@@ -54,12 +49,10 @@ export class InstrumentedTokenStore implements TokenStore {
     try {
       const result = await call();
       this.metrics.storeDuration.record(performance.now() - startedAt, OK[operation]);
-      this.lastAnsweredAt = Date.now();
       return result;
     } catch (error) {
       this.metrics.storeDuration.record(performance.now() - startedAt, FAILED[operation]);
       this.metrics.storeErrors.add(1, ERROR_COUNT[operation]);
-      this.lastFailedAt = Date.now();
       throw error;
     }
   }

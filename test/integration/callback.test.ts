@@ -281,3 +281,9 @@ describe('set-up mistakes', () => {
     );
   });
 });
+
+test('logout({ redirectTo }) refuses a path that is not on this site', () => {
+  const { login } = createTestApp({ sim });
+  expect(() => login.logout({ redirectTo: '//evil.example/' })).toThrow(/redirectTo/);
+  expect(() => login.logout({ redirectTo: '/bye' })).not.toThrow();
+});
