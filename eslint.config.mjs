@@ -1,6 +1,24 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The package's layers, lowest first: util → client, observability → core → stores → http →
+ * options, platform-login, index. A folder imports only from folders below it (and the leaf
+ * `errors.ts`); the simulator stands apart and imports nothing of the package but `util/`.
+ */
+const frameworks = (message) =>
+  ['express', 'express-session', 'connect-redis'].map((name) => ({ name, message }));
+const layer = (files, forbidden, message, paths = []) => ({
+  files,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      { paths, patterns: [{ regex: `^\\.\\./(${forbidden.join('|')})(/|$)`, message }] },
+    ],
+  },
+});
+const ABOVE_CORE = ['http', 'stores', 'simulator', 'platform-login', 'options', 'index'];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'coverage/**', 'node_modules/**', '.tmp/**'] },
   js.configs.recommended,
@@ -14,4 +32,59 @@ export default tseslint.config(
       '@typescript-eslint/no-namespace': 'off',
     },
   },
+  layer(
+    ['lib/util/**'],
+    ['client', 'core', 'observability', ...ABOVE_CORE],
+    'util/ is the bottom layer: it imports nothing of the package but errors.ts.',
+    frameworks('util/ never touches Express.'),
+  ),
+  layer(
+    ['lib/client/**'],
+    ['core', 'observability', ...ABOVE_CORE],
+    'The token client stands alone: no token records, stores, Express or wiring.',
+    [
+      ...frameworks('The token client never touches Express.'),
+      { name: 'ioredis', message: 'The token client never touches Redis.' },
+    ],
+  ),
+  layer(
+    ['lib/observability/**'],
+    ['core', ...ABOVE_CORE],
+    'observability/ describes events and metrics; it does not reach into the parts that emit them.',
+  ),
+  layer(
+    ['lib/core/**'],
+    ABOVE_CORE,
+    'core/ (token records, refresh coordination) knows stores only through core/token-store.ts and never Express.',
+    [
+      ...frameworks('core/ never touches Express.'),
+      { name: 'ioredis', message: 'core/ never touches Redis.' },
+    ],
+  ),
+  layer(
+    ['lib/stores/**'],
+    ['http', 'simulator', 'platform-login', 'options', 'index'],
+    'Stores never import the HTTP layer or the wiring above it.',
+    frameworks('Stores never touch Express.'),
+  ),
+  layer(
+    ['lib/http/**'],
+    ['simulator', 'platform-login', 'options', 'index'],
+    'The HTTP layer is wired by platform-login.ts; it does not import the wiring.',
+  ),
+  layer(
+    ['lib/simulator/**'],
+    [
+      'client',
+      'core',
+      'observability',
+      'stores',
+      'http',
+      'platform-login',
+      'options',
+      'index',
+      'errors',
+    ],
+    'The simulator stands apart: it imports nothing of the package but util/.',
+  ),
 );

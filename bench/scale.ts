@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { RedisTokenStore } from '../lib/stores/redis-store';
-import type { TokenRecord } from '../lib/token-record';
+import type { TokenRecord } from '../lib/core/token-record';
 import { startRedisServer } from '../test/helpers/redis-server';
 import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
 import { bytes, count, msFine, ratio, summarize } from './lib/stats';

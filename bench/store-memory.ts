@@ -5,9 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { hashSessionId } from '../lib/hash';
+import { hashSessionId } from '../lib/core/hash';
 import { RedisTokenStore } from '../lib/stores/redis-store';
-import type { TokenRecord } from '../lib/token-record';
+import type { TokenRecord } from '../lib/core/token-record';
 import { startRedisServer } from '../test/helpers/redis-server';
 
 const READS = 2000;

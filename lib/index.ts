@@ -1,20 +1,25 @@
 // express-platform-login: named re-exports only.
-import './express-augment';
+import './http/express-augment';
 
 export { platformLogin, PlatformLogin } from './platform-login';
-export type { PlatformLoginOptions } from './platform-login-options';
-export type { MiddlewareOptions } from './middleware';
-export type { LogoutOptions } from './logout';
-export type { PlatformUser } from './player-context';
-export type { PlatformLoginEvents } from './events';
-export { debugLogger, redactUrl, type PlatformLogger, type LogFields } from './logger';
-export type { ReadinessReport } from './readiness';
-export type { TokenAttempt } from './token-client-options';
-export { PlatformTokenClient } from './token-client';
-export type { PlatformTokenClientOptions } from './token-client-options';
-export { TokenSet, type TokenSetFields } from './token-set';
-export type { TokenRecord } from './token-record';
-export type { TokenStore, PutOptions, TokenStoreEvents } from './stores/token-store';
+export type { PlatformLoginOptions } from './options';
+export type { MiddlewareOptions } from './http/middleware';
+export type { LogoutOptions } from './http/logout';
+export type { PlatformUser } from './http/player-context';
+export type { PlatformLoginEvents } from './observability/events';
+export {
+  debugLogger,
+  redactUrl,
+  type PlatformLogger,
+  type LogFields,
+} from './observability/logger';
+export type { ReadinessReport } from './core/readiness';
+export type { TokenAttempt } from './client/token-client-options';
+export { PlatformTokenClient } from './client/token-client';
+export type { PlatformTokenClientOptions } from './client/token-client-options';
+export { TokenSet, type TokenSetFields } from './client/token-set';
+export type { TokenRecord } from './core/token-record';
+export type { TokenStore, PutOptions, TokenStoreEvents } from './core/token-store';
 export { MemoryTokenStore } from './stores/memory-store';
 export { RedisTokenStore } from './stores/redis-store';
 export type { RedisTokenStoreOptions } from './stores/redis-store-options';
@@ -22,18 +27,19 @@ export {
   embeddedSessionCookie,
   type EmbeddedSessionCookie,
   type EmbeddedSessionCookieOptions,
-} from './embedded-cookie';
+} from './http/embedded-cookie';
 export {
   checkSetup,
   type SetupCheckInput,
   type SetupCheckName,
   type SetupProblem,
-} from './startup-checks';
+} from './http/setup-checks';
+export type { EntryContextOptions } from './http/entry-context';
 export type {
-  EntryContextOptions,
   EntryContextViolation,
   EntryContextViolationReason,
-} from './entry-context';
+  LockWaitOutcome,
+} from './observability/events';
 export type { MemoryTokenStoreOptions } from './stores/memory-store';
 export type { EncryptionKey } from './stores/encryption';
 export * from './errors';

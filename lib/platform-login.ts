@@ -9,30 +9,30 @@ import type {
   Response,
   Router,
 } from 'express';
-import { createCallbackRouter } from './callback';
-import { createHardening, type Hardening } from './hardening';
+import { createCallbackRouter } from './http/callback';
+import { createHardening, type Hardening } from './http/entry-guards';
 import { isPlatformLoginError, SessionMissingError, StoreUnavailableError } from './errors';
-import { isRedisOutage } from './redis-outage';
-import type { PlatformLoginEvents } from './events';
-import { createLogoutHandler, type LogoutOptions } from './logout';
-import { createMiddleware, type MiddlewareOptions } from './middleware';
-import { parsePlatformLoginOptions, type PlatformLoginOptions } from './platform-login-options';
-import type { ApiSettings } from './player-context';
-import { RefreshCoordinator } from './refresh';
-import { respondWithError } from './respond-error';
+import { isRedisOutage } from './stores/redis-outage';
+import type { PlatformLoginEvents } from './observability/events';
+import { createLogoutHandler, type LogoutOptions } from './http/logout';
+import { createMiddleware, type MiddlewareOptions } from './http/middleware';
+import { parsePlatformLoginOptions, type PlatformLoginOptions } from './options';
+import type { ApiSettings } from './http/player-context';
+import { RefreshCoordinator } from './core/refresh';
+import { respondWithError } from './http/respond-error';
 import { MemoryTokenStore } from './stores/memory-store';
-import type { TokenStore } from './stores/token-store';
-import { PlatformTokenClient } from './token-client';
-import { debugLogger, type PlatformLogger } from './logger';
-import { PlatformMetrics } from './metrics';
+import type { TokenStore } from './core/token-store';
+import { PlatformTokenClient } from './client/token-client';
+import { debugLogger, type PlatformLogger } from './observability/logger';
+import { PlatformMetrics } from './observability/metrics';
 import {
   lockWaitObserver,
   logAnsweredError,
   observeEvents,
   tokenAttemptObserver,
-  type PlatformHealth,
-} from './observe';
-import { checkReadiness, type ReadinessReport } from './readiness';
+} from './observability/event-logging';
+import { checkReadiness, type ReadinessReport } from './core/readiness';
+import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './stores/instrumented-store';
 
 /** Defaults of the token client that bound how long one refresh can take (see token-client-options.ts). */

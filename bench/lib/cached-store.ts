@@ -1,8 +1,8 @@
 // A diagnostic for the hot path, not a store to ship: keeps every record it read in process memory
 // and serves later reads from there, so a run with it shows what the per-request Redis read costs.
 // It never sees what another process writes (a logout, a refresh), which is why the package reads.
-import type { PutOptions, TokenStore } from '../../lib/stores/token-store';
-import type { TokenRecord } from '../../lib/token-record';
+import type { PutOptions, TokenStore } from '../../lib/core/token-store';
+import type { TokenRecord } from '../../lib/core/token-record';
 
 /** Wraps a store; `get` answers from memory after the first read of a session. */
 export class ReadCachingStore implements TokenStore {

@@ -2,7 +2,7 @@
 // through time by rewriting what Redis holds (the token record, or the session for the naive app).
 import type { Agent } from 'node:http';
 import type { Redis } from 'ioredis';
-import type { TokenStore } from '../../lib/stores/token-store';
+import type { TokenStore } from '../../lib/core/token-store';
 import type { PlatformSimulator } from '../../lib/simulator';
 import { DEMO_PLAYERS } from '../../lib/simulator/demo-data';
 import { BENCH_REDIRECT_URI } from './bench-settings';

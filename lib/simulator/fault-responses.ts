@@ -4,7 +4,7 @@
 // platform would.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { SimulatorFault } from './faults';
-import { JSON_TYPE, sendBody, sendJson } from './send';
+import { JSON_TYPE, sendBody, sendJson } from './write-response';
 import type { TimerSet } from './timers';
 import type { TokenOutcome } from './token-grants';
 

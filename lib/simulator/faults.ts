@@ -1,7 +1,7 @@
 // Fault knobs of POST /token: what a test can switch on, checked once when injected, and the queue
 // that hands the next matching fault to each call. fault-responses.ts puts them on the wire.
 import { z } from 'zod';
-import { parseOptions } from '../parse-options';
+import { parseOptions } from '../util/parse-options';
 
 /** A way for the token endpoint to misbehave. */
 export type SimulatorFault =

@@ -5,4 +5,4 @@ export type { SimulatorClient, SimulatorPlayer } from './demo-data';
 export type { FaultOptions, SimulatorFault } from './faults';
 export type { SimulatorOptions } from './options';
 export { PlatformSimulator, startSimulator } from './simulator';
-export type { SimulatorCallCounts } from './state';
+export type { SimulatorCallCounts } from './platform-state';

@@ -1,11 +1,11 @@
 // The lobby: GET / lists the players, each with an "Enter game" button that goes to GET /enter,
 // which issues a code and redirects the browser to `redirect_uri?code=…` as the platform does.
 import type { RequestHandler } from 'express';
-import { entryLocation, resolveEntry } from './entry';
+import { entryLocation, resolveEntry } from './player-entry';
 import { isRedirectUri } from './options';
-import { escapeHtml } from '../escape-html';
-import { sendBody } from './send';
-import type { SimulatorState } from './state';
+import { escapeHtml } from '../util/escape-html';
+import { sendBody } from './write-response';
+import type { SimulatorState } from './platform-state';
 
 // Self-contained page: inline styles only, no scripts, nothing loaded from elsewhere.
 const PAGE_HEADERS = {

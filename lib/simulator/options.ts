@@ -1,7 +1,7 @@
 // The simulator's options: one strict schema, parsed once by startSimulator. Defaults follow the
 // platform spec (7200 s `expires_in`, 90-day refresh tokens) and the demo client and players.
 import { z } from 'zod';
-import { parseOptions } from '../parse-options';
+import { parseOptions } from '../util/parse-options';
 import {
   DEMO_CLIENT_ID,
   DEMO_CLIENT_SECRET,

@@ -1,11 +1,11 @@
 // PlatformSimulator: the running simulated platform and the knobs tests turn on it.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createSimulatorApp } from './app';
-import { resolveEntry } from './entry';
+import { createSimulatorApp } from './simulator-app';
+import { resolveEntry } from './player-entry';
 import { FaultQueue, type FaultOptions, type SimulatorFault } from './faults';
 import { parseSimulatorOptions, type SimulatorOptions } from './options';
-import { SimulatorState, type SimulatorCallCounts } from './state';
+import { SimulatorState, type SimulatorCallCounts } from './platform-state';
 import { TimerSet } from './timers';
 
 /** The address clients should use for a listening host (a wildcard address is reached over loopback). */

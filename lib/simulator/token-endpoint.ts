@@ -8,8 +8,8 @@ import express, {
 } from 'express';
 import { answerWithFault } from './fault-responses';
 import type { CallKind, FaultQueue } from './faults';
-import { sendJson } from './send';
-import type { SimulatorState } from './state';
+import { sendJson } from './write-response';
+import type { SimulatorState } from './platform-state';
 import type { TimerSet } from './timers';
 import {
   TOKEN_PARAM_NAMES,

@@ -2,7 +2,7 @@
 // which tokens or which error. Parameters arrive already collected; token-endpoint.ts does HTTP.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { SimulatorClient } from './demo-data';
-import type { GrantRecord, SimulatorState } from './state';
+import type { GrantRecord, SimulatorState } from './platform-state';
 
 /** The parameters of a token request that the simulator reads; absent or empty ones are undefined. */
 export interface TokenParams {

@@ -1,8 +1,8 @@
 // GET /userinfo: the stand-in for the platform's open APIs. The spec leaves how a token is presented
 // open, so both RFC 6750 ways work: `Authorization: Bearer …` or `?access_token=…`.
 import type { RequestHandler } from 'express';
-import { sendJson } from './send';
-import type { SimulatorState } from './state';
+import { sendJson } from './write-response';
+import type { SimulatorState } from './platform-state';
 
 const REALM = 'Bearer realm="platform-simulator"';
 

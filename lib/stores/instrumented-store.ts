@@ -1,8 +1,8 @@
 // Wraps a TokenStore so every call is timed and every failure counted in the metrics. The wrapped
 // store is unchanged.
-import { attributes, type PlatformMetrics } from '../metrics';
-import type { PutOptions, TokenStore } from './token-store';
-import type { TokenRecord } from '../token-record';
+import { attributes, type PlatformMetrics } from '../observability/metrics';
+import type { PutOptions, TokenStore } from '../core/token-store';
+import type { TokenRecord } from '../core/token-record';
 
 type Operation =
   | 'get'

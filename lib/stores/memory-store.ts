@@ -2,9 +2,9 @@
 // RedisTokenStore. Bounded in size; expiry is checked when an entry is read, so no timer runs.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { TokenRecord } from '../token-record';
-import type { PutOptions, TokenStore } from './token-store';
-import { parseOptions } from '../parse-options';
+import type { TokenRecord } from '../core/token-record';
+import type { PutOptions, TokenStore } from '../core/token-store';
+import { parseOptions } from '../util/parse-options';
 import {
   checkClaimKey,
   checkExpectedVersion,

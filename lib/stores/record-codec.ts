@@ -1,7 +1,7 @@
 // The bytes a token record is stored as: `<version>|<mark><body>`. The version leads in plain ASCII
 // so the Lua compare-and-set can read it without decrypting; the body is a field-name-free JSON
 // array (plain) or its AES-GCM sealed form, which keeps a record small in Redis memory.
-import type { TokenRecord } from '../token-record';
+import type { TokenRecord } from '../core/token-record';
 
 /** Body mark of a record stored in the clear. */
 export const PLAIN_MARK = 0x70; // 'p'

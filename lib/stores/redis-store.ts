@@ -4,9 +4,9 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { hashOpenId, hashSessionId } from '../hash';
-import type { TokenRecord } from '../token-record';
-import type { PutOptions, TokenStore, TokenStoreEvents } from './token-store';
+import { hashOpenId, hashSessionId } from '../core/hash';
+import type { TokenRecord } from '../core/token-record';
+import type { PutOptions, TokenStore, TokenStoreEvents } from '../core/token-store';
 import { RecordKeyRing } from './encryption';
 import {
   decodeRecordPayload,
@@ -17,7 +17,7 @@ import {
   splitStoredValue,
   versionPrefix,
 } from './record-codec';
-import { parseOptions } from '../parse-options';
+import { parseOptions } from '../util/parse-options';
 import { redisTokenStoreOptionsSchema, type RedisTokenStoreOptions } from './redis-store-options';
 import {
   DELETE_IF_VERSION,
@@ -26,7 +26,7 @@ import {
   RELEASE_IF_OWNER,
   type LuaScript,
 } from './scripts';
-import { withDeadline } from './with-deadline';
+import { withDeadline } from '../core/with-deadline';
 import {
   checkClaimKey,
   checkExpectedVersion,

@@ -2,8 +2,8 @@
 // RedisTokenStore on a standalone Redis and on a Redis Cluster, in the clear and encrypted.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TokenRecord } from '../../lib/token-record';
-import type { TokenStore } from '../../lib/stores/token-store';
+import type { TokenRecord } from '../../lib/core/token-record';
+import type { TokenStore } from '../../lib/core/token-store';
 
 /** Short lifetimes for the expiry tests, and a wait long enough to pass them on a busy machine. */
 const SHORT_TTL_MS = 150;

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisTokenStore } from 'express-platform-login';
-import { hashSessionId } from '../../lib/hash';
+import { hashSessionId } from '../../lib/core/hash';
 import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/app-processes';
 import {
   enterThrough,

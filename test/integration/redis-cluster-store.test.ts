@@ -2,7 +2,7 @@
 // store contract (in the clear and encrypted), one slot per session, and sessions spread over nodes.
 import { randomBytes } from 'node:crypto';
 import { Cluster } from 'ioredis';
-import { hashSessionId } from '../../lib/hash';
+import { hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster';
 import { sampleRecord, tokenStoreContract } from '../helpers/store-contract';

@@ -2,9 +2,9 @@
 // clear and encrypted, the key layout, the TTL cap, and what an attacker with Redis access sees.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { hashSessionId } from '../../lib/hash';
+import { hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
-import type { TokenStoreEvents } from '../../lib/stores/token-store';
+import type { TokenStoreEvents } from '../../lib/core/token-store';
 import { newSessionId, sampleRecord, tokenStoreContract } from '../helpers/store-contract';
 
 type Unreadable = TokenStoreEvents['unreadable'][0];

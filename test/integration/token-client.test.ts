@@ -15,8 +15,8 @@ import {
   TokenEndpointNetworkError,
   TokenEndpointTimeoutError,
 } from '../../lib/errors';
-import { PlatformTokenClient } from '../../lib/token-client';
-import type { PlatformTokenClientOptions } from '../../lib/token-client-options';
+import { PlatformTokenClient } from '../../lib/client/token-client';
+import type { PlatformTokenClientOptions } from '../../lib/client/token-client-options';
 
 // A query string and percent-encoding: it must reach the platform exactly as configured.
 const REDIRECT_URI =

@@ -4,7 +4,7 @@ import {
   entryContextSchema,
   judgeEntryContext,
   type EntryContextSettings,
-} from '../../lib/entry-context';
+} from '../../lib/http/entry-context';
 
 const PLATFORM = 'https://platform.example';
 

@@ -8,9 +8,9 @@ import {
   TokenEndpointNetworkError,
   TokenEndpointTimeoutError,
 } from '../../lib/errors';
-import { PlatformTokenClient } from '../../lib/token-client';
-import type { PlatformTokenClientOptions } from '../../lib/token-client-options';
-import { parseTokenResponse } from '../../lib/token-response';
+import { PlatformTokenClient } from '../../lib/client/token-client';
+import type { PlatformTokenClientOptions } from '../../lib/client/token-client-options';
+import { parseTokenResponse } from '../../lib/client/token-response';
 
 const CANARY = {
   secret: 'CANARY-secret-91d2',

@@ -1,6 +1,6 @@
 // Redaction of URLs before they are logged, and the default debug logger.
 import createDebug from 'debug';
-import { debugLogger, isPlatformLogger, redactUrl } from '../../lib/logger';
+import { debugLogger, isPlatformLogger, redactUrl } from '../../lib/observability/logger';
 
 describe('redactUrl', () => {
   test.each([

@@ -8,7 +8,7 @@ import {
   SEALED_MARK,
   splitStoredValue,
 } from '../../lib/stores/record-codec';
-import type { TokenRecord } from '../../lib/token-record';
+import type { TokenRecord } from '../../lib/core/token-record';
 import { sampleRecord } from '../helpers/store-contract';
 
 const recordArbitrary: fc.Arbitrary<TokenRecord> = fc.record(

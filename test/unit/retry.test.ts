@@ -13,8 +13,8 @@ import {
   parseRetryAfterMs,
   retryDelayMs,
   type RetryPolicy,
-} from '../../lib/retry';
-import { PlatformTokenClient } from '../../lib/token-client';
+} from '../../lib/client/retry';
+import { PlatformTokenClient } from '../../lib/client/token-client';
 
 const refused = (oauthError: string, httpStatus: number) =>
   new TokenEndpointError({ oauthError, httpStatus, grant: 'refresh_token' });

@@ -1,9 +1,9 @@
 // Option parsing of PlatformTokenClient: defaults, and a TypeError naming each wrong option.
-import { PlatformTokenClient } from '../../lib/token-client';
+import { PlatformTokenClient } from '../../lib/client/token-client';
 import {
   parseTokenClientOptions,
   type PlatformTokenClientOptions,
-} from '../../lib/token-client-options';
+} from '../../lib/client/token-client-options';
 
 const SECRET = 'canary-secret-4f1c';
 const base: PlatformTokenClientOptions = {

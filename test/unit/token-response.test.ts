@@ -1,13 +1,13 @@
 // Validation of the token endpoint's answers: every field rule, every kind of broken body.
 import { InvalidTokenResponseError, TokenEndpointError } from '../../lib/errors';
-import { TokenSet } from '../../lib/token-set';
+import { TokenSet } from '../../lib/client/token-set';
 import {
   interpretTokenAnswer,
   parseOAuthErrorBody,
   parseScope,
   parseTokenResponse,
   type TokenResponseContext,
-} from '../../lib/token-response';
+} from '../../lib/client/token-response';
 
 const STARTED_AT = Date.UTC(2030, 0, 1, 12, 0, 0);
 const exchange: TokenResponseContext = { grant: 'authorization_code', maxExpiresInSeconds: 86_400 };

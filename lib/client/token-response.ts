@@ -2,7 +2,7 @@
 // checked with zod and only known fields are picked; messages name the field, never its value, and
 // never quote the body.
 import { z } from 'zod';
-import { InvalidTokenResponseError, TokenEndpointError } from './errors';
+import { InvalidTokenResponseError, TokenEndpointError } from '../errors';
 import { TokenSet } from './token-set';
 
 /** The grant a token request was made for. */

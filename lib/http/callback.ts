@@ -10,13 +10,13 @@ import {
   PlatformMisconfiguredError,
   StoreUnavailableError,
   TokenEndpointError,
-} from './errors';
-import type { PlatformLoginEvents } from './events';
-import { hashCode, hashSessionId } from './hash';
+} from '../errors';
+import type { PlatformLoginEvents } from '../observability/events';
+import { hashCode, hashSessionId } from '../core/hash';
 import { readEntryCode } from './entry-code';
-import { requireSession } from './session-guard';
-import type { TokenStore } from './stores/token-store';
-import { newTokenRecord, recordTtlMs, type ReceivedTokens } from './token-record';
+import { requireSession } from './require-session';
+import type { TokenStore } from '../core/token-store';
+import { newTokenRecord, recordTtlMs, type ReceivedTokens } from '../core/token-record';
 
 export interface CallbackDeps {
   store: TokenStore;

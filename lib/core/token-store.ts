@@ -1,6 +1,6 @@
 // The storage contract the callback and the refresh middleware rely on. Two implementations ship:
 // MemoryTokenStore (one process) and RedisTokenStore (many processes, ioredis).
-import type { TokenRecord } from '../token-record';
+import type { TokenRecord } from './token-record';
 
 /** Options of a compare-and-set write. */
 export interface PutOptions {

@@ -13,9 +13,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const PACKAGE_NAME = 'express-platform-login';
-/** Read once from package.json (one level above both lib/ and dist/). */
+/** Read once from package.json (two levels above lib/observability/ and dist/observability/). */
 const PACKAGE_VERSION = (
-  JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
+  JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+    version: string;
+  }
 ).version;
 
 /** Every instrument the package records to. */

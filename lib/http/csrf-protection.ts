@@ -8,7 +8,7 @@
 // in the session, and it works for fetch() and plain HTML forms alike.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { CrossOriginRequestError } from './errors';
+import { CrossOriginRequestError } from '../errors';
 
 /** Methods that must not change state (RFC 9110 safe methods): never checked. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);

@@ -1,7 +1,35 @@
 // The events a PlatformLogin emits. Payloads carry the player's openId, a hash of the session id
 // and timings — never a token, a code or the raw session id.
-import type { PlatformErrorCode } from './errors';
-import type { EntryContextViolation } from './entry-context';
+import type { PlatformErrorCode } from '../errors';
+
+/** Why an entry was judged not to come from the platform. */
+export type EntryContextViolationReason =
+  /** `Sec-Fetch-Dest` is not a page navigation (an `<img>`, a script, `fetch()`, or an unexpected frame). */
+  | 'unexpected-destination'
+  /** `Sec-Fetch-Site: none`: the user (or another app) opened the URL directly. */
+  | 'direct-navigation'
+  /** The `Referer` is a page outside `platformOrigins`. */
+  | 'foreign-referer'
+  /** A browser sending Fetch Metadata sent no `Referer`: the origin of the entry is hidden. */
+  | 'referer-missing'
+  /** Neither Fetch Metadata nor `Referer` (a webview, an old browser, or a script). */
+  | 'headers-missing';
+
+/** What an `entryContextViolation` event tells: header facts, bounded; never the code or a full URL. */
+export interface EntryContextViolation {
+  reason: EntryContextViolationReason;
+  /** `true` in `'enforce'` mode: the entry was answered 403 and its code neither claimed nor sent. */
+  refused: boolean;
+  /** The `Sec-Fetch-Site` value, when it was one of the defined tokens. */
+  secFetchSite: string | undefined;
+  /** The `Sec-Fetch-Dest` value, when it was a plausible token. */
+  secFetchDest: string | undefined;
+  /** The origin of the `Referer` (never its path or query), or `'invalid'`. */
+  refererOrigin: string | undefined;
+}
+
+/** How a wait for another holder of the refresh lock ended. */
+export type LockWaitOutcome = 'refreshed-elsewhere' | 'took-over' | 'gave-up' | 'logged-out';
 
 /** Payloads of every event, by name. */
 export interface PlatformLoginEvents {

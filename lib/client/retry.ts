@@ -5,7 +5,7 @@ import {
   InvalidTokenResponseError,
   TokenEndpointNetworkError,
   TokenEndpointTimeoutError,
-} from './errors';
+} from '../errors';
 
 /** How a refresh is retried. */
 export interface RetryPolicy {

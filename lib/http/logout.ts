@@ -1,12 +1,12 @@
 // Ends a player's login: deletes the token record, destroys the session and clears its cookie.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EventEmitter } from 'node:events';
-import { StoreUnavailableError } from './errors';
-import type { PlatformLoginEvents } from './events';
-import { hashSessionId } from './hash';
+import { StoreUnavailableError } from '../errors';
+import type { PlatformLoginEvents } from '../observability/events';
+import { hashSessionId } from '../core/hash';
 import { isSameSitePath } from './same-site-path';
-import { requireSession } from './session-guard';
-import type { TokenStore } from './stores/token-store';
+import { requireSession } from './require-session';
+import type { TokenStore } from '../core/token-store';
 
 /** Options of `login.logout()`. */
 export interface LogoutOptions {

@@ -2,20 +2,12 @@
 // lines and metrics. Subscribed once at creation; nothing here runs on a request that went well.
 import type { EventEmitter } from 'node:events';
 import type { Request } from 'express';
-import { isPlatformLoginError } from './errors';
-import type { PlatformLoginEvents } from './events';
+import { isPlatformLoginError } from '../errors';
+import type { LockWaitOutcome, PlatformLoginEvents } from './events';
 import { redactUrl, type PlatformLogger } from './logger';
 import { attributes, type PlatformMetrics } from './metrics';
-import type { LockWaitOutcome } from './refresh';
-import type { TokenAttempt } from './token-client-options';
-
-/** What the platform and the store last did, for `login.ready()`. */
-export interface PlatformHealth {
-  /** Last time the token endpoint answered at all (any HTTP status), epoch ms; 0 if never. */
-  platformLastAnsweredAt: number;
-  /** Outcome of the last token-endpoint attempt (`ok` or an error code); undefined if none yet. */
-  platformLastOutcome: string | undefined;
-}
+import type { PlatformHealth } from './platform-health';
+import type { TokenAttempt } from '../client/token-client-options';
 
 export function observeEvents(
   events: EventEmitter<PlatformLoginEvents>,

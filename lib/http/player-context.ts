@@ -1,8 +1,8 @@
 // What the middleware gives a route handler: the player, a fresh token on demand, and a fetch to the
 // open API that carries the token. One instance per authenticated request.
-import type { RefreshCoordinator } from './refresh';
-import { freshnessOf, isUsable, type FreshnessPolicy } from './freshness';
-import type { TokenRecord } from './token-record';
+import type { RefreshCoordinator } from '../core/refresh';
+import { freshnessOf, isUsable, type FreshnessPolicy } from '../core/freshness';
+import type { TokenRecord } from '../core/token-record';
 
 /** The logged-in player, as `req.platformUser`. */
 export interface PlatformUser {

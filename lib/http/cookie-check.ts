@@ -5,9 +5,9 @@
 // through the platform that would burn a code on every round.
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
-import { CookiesRefusedError } from './errors';
-import type { PlatformLoginEvents } from './events';
-import { requireSession } from './session-guard';
+import { CookiesRefusedError } from '../errors';
+import type { PlatformLoginEvents } from '../observability/events';
+import { requireSession } from './require-session';
 
 /** The one-shot query parameter of the landing hop. */
 export const COOKIE_CHECK_PARAMETER = 'cookie_check';

@@ -1,6 +1,6 @@
 // Reads the `code` (or `error`) the platform appended to the redirect_uri, strictly: exactly one
 // non-empty value of printable ASCII within a bounded length, or a clear 400 before any platform call.
-import { EntryDeniedError, InvalidRequestError } from './errors';
+import { EntryDeniedError, InvalidRequestError } from '../errors';
 
 const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 

@@ -2,8 +2,8 @@
 // key that never exists); the platform is judged by when it last answered, since probing the token
 // endpoint would cost the platform a call per check.
 import { hashSessionId } from './hash';
-import type { PlatformHealth } from './observe';
-import type { TokenStore } from './stores/token-store';
+import type { TokenStore } from './token-store';
+import type { PlatformHealth } from '../observability/platform-health';
 
 /** What `login.ready()` reports. */
 export interface ReadinessReport {

@@ -4,8 +4,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { EventEmitter } from 'node:events';
 import type { Request } from 'express';
 import { z } from 'zod';
-import { EntryContextRefusedError } from './errors';
-import type { PlatformLoginEvents } from './events';
+import { EntryContextRefusedError } from '../errors';
+import type {
+  EntryContextViolation,
+  EntryContextViolationReason,
+  PlatformLoginEvents,
+} from '../observability/events';
 import { originOf } from './origins';
 
 /** The schema of the `entryContext` option of platformLogin(). */
@@ -33,19 +37,6 @@ export const entryContextSchema = z.strictObject({
 
 /** Options of the entry context check (`entryContext` of platformLogin()). */
 export type EntryContextOptions = z.input<typeof entryContextSchema>;
-
-/** Why an entry was judged not to come from the platform. */
-export type EntryContextViolationReason =
-  /** `Sec-Fetch-Dest` is not a page navigation (an `<img>`, a script, `fetch()`, or an unexpected frame). */
-  | 'unexpected-destination'
-  /** `Sec-Fetch-Site: none`: the user (or another app) opened the URL directly. */
-  | 'direct-navigation'
-  /** The `Referer` is a page outside `platformOrigins`. */
-  | 'foreign-referer'
-  /** A browser sending Fetch Metadata sent no `Referer`: the origin of the entry is hidden. */
-  | 'referer-missing'
-  /** Neither Fetch Metadata nor `Referer` (a webview, an old browser, or a script). */
-  | 'headers-missing';
 
 /** The settings a judgement needs, computed once. */
 export interface EntryContextSettings {
@@ -79,19 +70,6 @@ export function judgeEntryContext(
   // default (strict-origin-when-cross-origin); without it the entry hides where it came from.
   if (site !== undefined || dest !== undefined) return 'referer-missing';
   return settings.allowMissingHeaders ? undefined : 'headers-missing';
-}
-
-/** What an `entryContextViolation` event tells: header facts, bounded; never the code or a full URL. */
-export interface EntryContextViolation {
-  reason: EntryContextViolationReason;
-  /** `true` in `'enforce'` mode: the entry was answered 403 and its code neither claimed nor sent. */
-  refused: boolean;
-  /** The `Sec-Fetch-Site` value, when it was one of the defined tokens. */
-  secFetchSite: string | undefined;
-  /** The `Sec-Fetch-Dest` value, when it was a plausible token. */
-  secFetchDest: string | undefined;
-  /** The origin of the `Referer` (never its path or query), or `'invalid'`. */
-  refererOrigin: string | undefined;
 }
 
 const FETCH_TOKEN = /^[a-z-]{1,32}$/;

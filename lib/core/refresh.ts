@@ -11,10 +11,10 @@ import {
   ReauthRequiredError,
   StoreUnavailableError,
   TokenEndpointError,
-} from './errors';
-import type { PlatformLoginEvents } from './events';
+} from '../errors';
+import type { LockWaitOutcome, PlatformLoginEvents } from '../observability/events';
 import { hashSessionId } from './hash';
-import type { TokenStore } from './stores/token-store';
+import type { TokenStore } from './token-store';
 import {
   recordTtlMs,
   renewedTokenRecord,
@@ -38,9 +38,6 @@ export interface RefreshSettings {
   /** After a failed refresh, further attempts for that record fail at once for this long. */
   failureCooldownMs: number;
 }
-
-/** How a wait for another holder of the refresh lock ended. */
-export type LockWaitOutcome = 'refreshed-elsewhere' | 'took-over' | 'gave-up' | 'logged-out';
 
 /** Cap of the failure memo, so an outage over many sessions cannot grow it without bound. */
 const MAX_REMEMBERED_FAILURES = 10_000;

@@ -2,12 +2,8 @@
 // store in use (req.sessionStore) and how Express sees the connection (req.secure, trust proxy).
 import type { Request } from 'express';
 import type { Store } from 'express-session';
-import { SetupError } from './errors';
-import {
-  CONNECT_REDIS_IOREDIS_MESSAGE,
-  isConnectRedisWithIoredis,
-  warnOnce,
-} from './startup-checks';
+import { SetupError } from '../errors';
+import { CONNECT_REDIS_IOREDIS_MESSAGE, isConnectRedisWithIoredis, warnOnce } from './setup-checks';
 
 const PREFIX = '[express-platform-login]';
 

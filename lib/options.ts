@@ -1,11 +1,11 @@
 // The options of platformLogin(), validated once at creation by one strict schema.
 import { z } from 'zod';
-import type { TokenStore } from './stores/token-store';
-import { parseOptions } from './parse-options';
-import { isSameSitePath } from './same-site-path';
-import { entryContextSchema } from './entry-context';
-import { originListSchema } from './origins';
-import { isPlatformLogger, type PlatformLogger } from './logger';
+import type { TokenStore } from './core/token-store';
+import { parseOptions } from './util/parse-options';
+import { isSameSitePath } from './http/same-site-path';
+import { entryContextSchema } from './http/entry-context';
+import { originListSchema } from './http/origins';
+import { isPlatformLogger, type PlatformLogger } from './observability/logger';
 import type { MeterProvider } from '@opentelemetry/api';
 
 const httpUrl = z

@@ -5,7 +5,7 @@ import {
   PlatformLoginError,
   TokenEndpointNetworkError,
   TokenEndpointTimeoutError,
-} from './errors';
+} from '../errors';
 import { raceAbort, readCappedBody, type CappedBody } from './read-capped-body';
 import type { TokenEndpointAnswer, TokenGrant } from './token-response';
 

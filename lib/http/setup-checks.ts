@@ -2,7 +2,7 @@
 // (at creation), and the express-session / Express / Redis setup (`checkSetup()`, once at start).
 import type { Cluster, Redis } from 'ioredis';
 import type { SessionOptions, Store } from 'express-session';
-import { withDeadline } from './stores/with-deadline';
+import { withDeadline } from '../core/with-deadline';
 
 /** The names of the checks of {@link checkSetup}. */
 export type SetupCheckName =

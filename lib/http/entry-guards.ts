@@ -12,11 +12,11 @@ import {
 import { COOKIE_CHECK_LOCATION, createCookieCheck, isCookieCheck } from './cookie-check';
 import { createCsrfProtection, withCsrfProtection } from './csrf-protection';
 import { createEntryContextCheck, type entryContextSchema } from './entry-context';
-import type { PlatformLoginEvents } from './events';
-import { createFirstEntryChecks } from './first-entry-checks';
+import type { PlatformLoginEvents } from '../observability/events';
+import { createFirstEntryChecks } from './entry-setup-checks';
 import { createFrameAncestors } from './frame-ancestors';
-import type { PlatformLogger } from './logger';
-import { checkPlatformUrls } from './startup-checks';
+import type { PlatformLogger } from '../observability/logger';
+import { checkPlatformUrls } from './setup-checks';
 import type { z } from 'zod';
 
 /** The options the hardening parts read (a subset of the parsed platformLogin() options). */

@@ -2,8 +2,8 @@
 // code in JSON for API clients or a short HTML page for browsers, and nothing else — no stack, no
 // message that could carry internals.
 import type { Request, Response } from 'express';
-import { escapeHtml } from './escape-html';
-import { isPlatformLoginError, PlatformUnavailableError, StoreUnavailableError } from './errors';
+import { escapeHtml } from '../util/escape-html';
+import { isPlatformLoginError, PlatformUnavailableError, StoreUnavailableError } from '../errors';
 
 /** What a player is told, per error code; the JSON `error` code is for programs. */
 const PLAYER_TEXT: Record<string, string> = {

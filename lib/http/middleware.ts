@@ -2,13 +2,13 @@
 // refreshes them when needed, and gives the handlers req.platformUser / platformToken / platformFetch.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EventEmitter } from 'node:events';
-import { LoginRequiredError, PlatformLoginError } from './errors';
-import type { PlatformLoginEvents } from './events';
-import { freshnessOf, isUsable } from './freshness';
+import { LoginRequiredError, PlatformLoginError } from '../errors';
+import type { PlatformLoginEvents } from '../observability/events';
+import { freshnessOf, isUsable } from '../core/freshness';
 import { PlayerContext, userOf, type ApiSettings } from './player-context';
-import type { RefreshCoordinator } from './refresh';
-import { requireSession } from './session-guard';
-import type { TokenStore } from './stores/token-store';
+import type { RefreshCoordinator } from '../core/refresh';
+import { requireSession } from './require-session';
+import type { TokenStore } from '../core/token-store';
 
 /** Options of `login.middleware()`. */
 export interface MiddlewareOptions {

@@ -2,7 +2,7 @@
 // spread into express-session: `app.use(session({ ...embeddedSessionCookie(), store, secret, … }))`.
 import type { CookieOptions } from 'express-session';
 import { z } from 'zod';
-import { parseOptions } from './parse-options';
+import { parseOptions } from '../util/parse-options';
 
 /** RFC 6265 cookie-name characters (a token), without the `__Host-` prefix the helper adds. */
 const COOKIE_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;

@@ -2,7 +2,7 @@
 // answers for everything else.
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import { enterGame, lobbyPage } from './lobby';
-import { sendJson } from './send';
+import { sendJson } from './write-response';
 import { tokenEndpoint, type TokenEndpointContext } from './token-endpoint';
 import { userinfoEndpoint } from './userinfo';
 
