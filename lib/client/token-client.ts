@@ -180,7 +180,9 @@ export class PlatformTokenClient {
       onAttempt({
         grant,
         outcome: String(outcome),
+        startedAt,
         durationMs: Date.now() - startedAt,
+        tokenEndpoint: this.tokenEndpoint,
         httpStatus,
       });
     } catch {
