@@ -89,6 +89,8 @@ export const tokenClientOptionsSchema = z.strictObject({
 /** What `onAttempt` is told about one token-endpoint attempt. */
 export interface TokenAttempt {
   grant: 'authorization_code' | 'refresh_token';
+  /** How many times the same request was sent before: 0, or the retry's number. */
+  resendCount: number;
   /** `ok`, or the error's code (e.g. `ERR_PLATFORM_TIMEOUT`, `ERR_PLATFORM_INVALID_GRANT`). */
   outcome: string;
   /** When the request was sent (epoch milliseconds): with `durationMs`, the span of the attempt. */

@@ -56,6 +56,10 @@ export function tokenAttemptSpans(): (attempt: TokenAttempt) => void {
       span.setAttributes(target);
       span.setAttribute('epl.token_endpoint.grant', attempt.grant);
       span.setAttribute('epl.token_endpoint.outcome', attempt.outcome);
+      // Each retry is a span of its own, numbered as the conventions say.
+      if (attempt.resendCount > 0) {
+        span.setAttribute('http.request.resend_count', attempt.resendCount);
+      }
       if (attempt.httpStatus !== undefined) {
         span.setAttribute('http.response.status_code', attempt.httpStatus);
       }

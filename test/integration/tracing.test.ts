@@ -101,6 +101,10 @@ test('a refresh records `epl.refresh` holding its attempts; a retried 503 is one
   expect(attempts[0]!.attributes['error.type']).toBe('503');
   expect(attempts[0]!.status.code).toBe(SpanStatusCode.ERROR);
   expect(attempts[1]!.attributes).not.toHaveProperty('error.type');
+  expect(attempts.map((span) => span.attributes['http.request.resend_count'])).toEqual([
+    undefined,
+    1,
+  ]);
 });
 
 test('a failed refresh: `epl.refresh` ends in error with the package code; a timeout names its code', async () => {
