@@ -95,7 +95,7 @@ if (kind === 'baseline') {
   });
   app.get('/api/token', async (req, res, next) => {
     try {
-      res.json({ accessToken: await req.platformToken!() });
+      res.json({ accessToken: await req.platformToken() });
     } catch (error) {
       next(error);
     }

@@ -1,18 +1,23 @@
 // The middleware in front of the game's routes: loads the session's tokens (one store read),
-// refreshes them when needed, and gives the handlers req.platformUser / platformToken / platformFetch.
+// refreshes them when needed, and leaves the request's context for req.platformUser /
+// hasPlatformLogin / platformToken() / platformFetch() (defined once, in request-accessors.ts).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EventEmitter } from 'node:events';
 import { LoginRequiredError, PlatformLoginError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { freshnessOf, isUsable } from '../core/freshness';
-import { PlayerContext, userOf, type ApiSettings } from './player-context';
+import { NO_LOGIN, PlayerContext, type ApiSettings, type PlayerContextDeps } from './player-context';
 import type { RefreshCoordinator } from '../core/refresh';
+import { setRequestContext } from './request-accessors';
 import { requireSession } from './require-session';
 import type { TokenStore } from '../core/token-store';
 
 /** Options of `login.middleware()`. */
 export interface MiddlewareOptions {
-  /** `true`: a request without a login goes on without `req.platformUser` instead of a 401. Defaults to `false`. */
+  /**
+   * `true`: a request without a login goes on (`req.hasPlatformLogin` is `false`) instead of
+   * getting a 401. Defaults to `false`.
+   */
   optional?: boolean;
 }
 
@@ -29,11 +34,15 @@ export function createMiddleware(
   options: MiddlewareOptions = {},
 ): RequestHandler {
   const optional = options.optional === true;
-  const { store, refresher, api, fail } = deps;
+  const { store, refresher, fail } = deps;
+  const shared: PlayerContextDeps = { refresher, api: deps.api };
+  const freshness = deps.api.freshness;
 
   const noLogin = (req: Request, res: Response, next: NextFunction): void => {
-    if (optional) next();
-    else fail(new LoginRequiredError(), req, res, next);
+    if (optional) {
+      setRequestContext(req, NO_LOGIN);
+      next();
+    } else fail(new LoginRequiredError(), req, res, next);
   };
 
   return async function platformLoginMiddleware(req, res, next) {
@@ -43,17 +52,18 @@ export function createMiddleware(
       const marker = req.session.platformLogin;
       if (marker === undefined) return noLogin(req, res, next);
       const sessionId = req.sessionID;
-      let record = await store.get(sessionId);
+      // A record held in memory (a store with a client-side cache) is taken without a promise.
+      let record = store.getCached?.(sessionId) ?? (await store.get(sessionId));
       if (record === undefined || record.openId !== marker.openId) return noLogin(req, res, next);
 
-      const state = freshnessOf(record, Date.now(), api.freshness);
+      const state = freshnessOf(record, Date.now(), freshness);
       if (state === 'refresh-now') {
         try {
           record = await refresher.refresh(sessionId, record);
         } catch (error) {
           // The login ended (reauth_required, login_required): in optional mode, a visitor again.
           const loginEnded = error instanceof PlatformLoginError && error.status === 401;
-          if (loginEnded && optional) return next();
+          if (loginEnded && optional) return noLogin(req, res, next);
           // Platform trouble with a token that still works: serve the request with it.
           if (loginEnded || !isUsable(record, Date.now())) throw error;
         }
@@ -62,10 +72,7 @@ export function createMiddleware(
         refresher.refresh(sessionId, record, true).catch(() => undefined);
       }
 
-      const context = new PlayerContext(sessionId, record, refresher, api);
-      req.platformUser = userOf(record);
-      req.platformToken = context.token;
-      req.platformFetch = context.fetch;
+      setRequestContext(req, new PlayerContext(sessionId, record, shared));
       next();
     } catch (error) {
       fail(error, req, res, next);

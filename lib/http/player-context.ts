@@ -1,8 +1,10 @@
-// What the middleware gives a route handler: the player, a fresh token on demand, and a fetch to the
-// open API that carries the token. One instance per authenticated request.
+// What a route handler gets from the middleware for one request: the player, a fresh token on
+// demand, and a fetch to the open API that carries the token. One small object per request; its
+// methods live on the class, and what every request shares (refresher, API settings) is one object.
 import type { RefreshCoordinator } from '../core/refresh';
 import { freshnessOf, isUsable, type FreshnessPolicy } from '../core/freshness';
 import type { TokenRecord } from '../core/token-record';
+import { LoginRequiredError } from '../errors';
 
 /** The logged-in player, as `req.platformUser`. */
 export interface PlatformUser {
@@ -27,6 +29,24 @@ export interface ApiSettings {
   freshness: FreshnessPolicy;
 }
 
+/** What every request of one middleware shares: built once, referenced by each context. */
+export interface PlayerContextDeps {
+  refresher: RefreshCoordinator;
+  api: ApiSettings;
+}
+
+/**
+ * What `req.platformUser`, `req.hasPlatformLogin`, `req.platformToken()` and `req.platformFetch()`
+ * read (request-accessors.ts). A logged-in request has a {@link PlayerContext}; a request without a
+ * login on an optional route has {@link NO_LOGIN}.
+ */
+export interface RequestContext {
+  readonly loggedIn: boolean;
+  readonly user: PlatformUser;
+  token(): Promise<string>;
+  fetch(pathOrUrl: string | URL, init?: RequestInit): Promise<Response>;
+}
+
 /** Bodies that can be sent a second time when a 401 makes platformFetch retry. */
 const isReplayable = (body: RequestInit['body']): boolean =>
   body === undefined ||
@@ -48,20 +68,28 @@ export function userOf(record: TokenRecord): PlatformUser {
   return user;
 }
 
-export class PlayerContext {
+/** The context of a request with a login. */
+export class PlayerContext implements RequestContext {
+  readonly loggedIn = true;
+  /** Built on first read: a handler that never reads `req.platformUser` costs no object. */
+  #user: PlatformUser | undefined;
+
   constructor(
     private readonly sessionId: string,
     private record: TokenRecord,
-    private readonly refresher: RefreshCoordinator,
-    private readonly api: ApiSettings,
+    private readonly deps: PlayerContextDeps,
   ) {}
 
+  get user(): PlatformUser {
+    return (this.#user ??= userOf(this.record));
+  }
+
   /** The access token, refreshed first when the request ran long and it is near expiry. */
-  readonly token = async (): Promise<string> => {
+  async token(): Promise<string> {
     const now = Date.now();
-    if (freshnessOf(this.record, now, this.api.freshness) === 'refresh-now') {
+    if (freshnessOf(this.record, now, this.deps.api.freshness) === 'refresh-now') {
       try {
-        this.record = await this.refresher.refresh(this.sessionId, this.record);
+        this.renewed(await this.deps.refresher.refresh(this.sessionId, this.record));
       } catch (error) {
         // The platform is down but the token still works: use it rather than fail the call.
         if (!isUsable(this.record, Date.now()) || (error as { status?: number }).status === 401)
@@ -69,32 +97,34 @@ export class PlayerContext {
       }
     }
     return this.record.accessToken;
-  };
+  }
 
   /**
    * Calls the open API with the player's token. A 401 forces one refresh and one retry, because the
    * platform may have ended the token before its stated expiry.
    */
-  readonly fetch = async (pathOrUrl: string | URL, init: RequestInit = {}): Promise<Response> => {
+  async fetch(pathOrUrl: string | URL, init: RequestInit = {}): Promise<Response> {
     const url = this.resolve(pathOrUrl);
     const first = await this.send(url, init, await this.token());
     if (first.status !== 401 || !isReplayable(init.body)) return first;
-    const seen = this.record;
-    this.record = await this.refresher.refresh(this.sessionId, seen);
+    this.renewed(await this.deps.refresher.refresh(this.sessionId, this.record));
     await first.body?.cancel();
     return this.send(url, init, this.record.accessToken);
-  };
+  }
+
+  private renewed(record: TokenRecord): void {
+    this.record = record;
+    this.#user = undefined;
+  }
 
   private resolve(pathOrUrl: string | URL): URL {
+    const { apiBase, apiUrl } = this.deps.api;
     const url =
       typeof pathOrUrl === 'string' && pathOrUrl.startsWith('/') && !pathOrUrl.startsWith('//')
-        ? new URL(this.api.apiBase + pathOrUrl)
+        ? new URL(apiBase + pathOrUrl)
         : new URL(pathOrUrl);
     // The token goes to the open API only, never to whatever URL a handler happens to pass.
-    if (
-      url.origin !== this.api.apiUrl.origin ||
-      !url.pathname.startsWith(this.api.apiUrl.pathname)
-    ) {
+    if (url.origin !== apiUrl.origin || !url.pathname.startsWith(apiUrl.pathname)) {
       throw new TypeError(
         'platformFetch() only calls the open API under `apiUrl`; pass a path such as "/userinfo".',
       );
@@ -103,9 +133,10 @@ export class PlayerContext {
   }
 
   private send(url: URL, init: RequestInit, accessToken: string): Promise<Response> {
-    if (this.api.accessTokenPlacement === 'query') {
+    const { accessTokenPlacement, accessTokenQueryParameter } = this.deps.api;
+    if (accessTokenPlacement === 'query') {
       const withToken = new URL(url);
-      withToken.searchParams.set(this.api.accessTokenQueryParameter, accessToken);
+      withToken.searchParams.set(accessTokenQueryParameter, accessToken);
       return fetch(withToken, { ...init, redirect: 'manual' });
     }
     const headers = new Headers(init.headers);
@@ -114,3 +145,18 @@ export class PlayerContext {
     return fetch(url, { ...init, headers, redirect: 'manual' });
   }
 }
+
+const loginRequired = (): LoginRequiredError =>
+  new LoginRequiredError(
+    'This request has no logged-in player (an optional route): check `req.hasPlatformLogin` before using `req.platformUser`, `platformToken()` or `platformFetch()`.',
+  );
+
+/** The context of a request without a login on an optional route: one shared object. */
+export const NO_LOGIN: RequestContext = Object.freeze({
+  loggedIn: false,
+  get user(): PlatformUser {
+    throw loginRequired();
+  },
+  token: (): Promise<string> => Promise.reject(loginRequired()),
+  fetch: (): Promise<Response> => Promise.reject(loginRequired()),
+});
