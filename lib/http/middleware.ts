@@ -6,7 +6,12 @@ import type { EventEmitter } from 'node:events';
 import { LoginRequiredError, PlatformLoginError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { freshnessOf, isUsable } from '../core/freshness';
-import { NO_LOGIN, PlayerContext, type ApiSettings, type PlayerContextDeps } from './player-context';
+import {
+  NO_LOGIN,
+  PlayerContext,
+  type ApiSettings,
+  type PlayerContextDeps,
+} from './player-context';
 import type { RefreshCoordinator } from '../core/refresh';
 import { setRequestContext } from './request-accessors';
 import { requireSession } from './require-session';

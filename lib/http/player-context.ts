@@ -58,10 +58,11 @@ const isReplayable = (body: RequestInit['body']): boolean =>
   body instanceof Blob ||
   body instanceof FormData;
 
+/** The player of a record; its own copy of the scopes, since records can be shared between requests. */
 export function userOf(record: TokenRecord): PlatformUser {
   const user: PlatformUser = {
     openId: record.openId,
-    scope: record.scope,
+    scope: [...record.scope],
     tokenExpiresAt: record.accessExpiresAt,
   };
   if (record.unionId !== undefined) user.unionId = record.unionId;

@@ -83,7 +83,7 @@ const ACCESSORS: PropertyDescriptorMap = {
  * IncomingMessage (a test double) gets them on itself.
  */
 function homeOf(req: object): object {
-  for (let proto = Object.getPrototypeOf(req) as object | null; proto !== null; ) {
+  for (let proto = Object.getPrototypeOf(req) as object | null; proto !== null;) {
     const above = Object.getPrototypeOf(proto) as object | null;
     if (above === IncomingMessage.prototype) return proto;
     proto = above;

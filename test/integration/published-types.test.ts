@@ -1,12 +1,30 @@
 // The published types, seen from a consumer: type-check a small app that imports the package by
 // name (through package.json `exports`, resolving to the dist/ that `npm test` builds first).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+
+/** Runs tsc on a tsconfig; resolves what it printed ('' when the code type-checks). */
+function typeCheck(tsconfig: string, cwd = root): string {
+  try {
+    execFileSync(process.execPath, [tsc, '-p', tsconfig], { cwd, stdio: 'pipe' });
+    return '';
+  } catch (error) {
+    return String((error as { stdout?: Buffer }).stdout ?? error);
+  }
+}
 
 test('a consumer app type-checks against the built package, Request augmentation included', () => {
   if (!existsSync(join(root, 'dist', 'index.d.ts'))) {
@@ -14,17 +32,29 @@ test('a consumer app type-checks against the built package, Request augmentation
       'dist/ is missing: run `npm run build` first (`npm test` builds before it tests).',
     );
   }
-  let output = '';
-  try {
-    execFileSync(process.execPath, [tsc, '-p', join('test', 'types', 'tsconfig.json')], {
-      cwd: root,
-      stdio: 'pipe',
-    });
-  } catch (error) {
-    output = String((error as { stdout?: Buffer }).stdout ?? error);
-  }
-  expect(output).toBe('');
-}, 60_000);
+  expect(typeCheck(join('test', 'types', 'tsconfig.json'))).toBe('');
+}, 120_000);
+
+test("the README's quick start type-checks under --strict, with no `!` on req.platform*", () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  // The first TypeScript block that uses the package: the quick start.
+  const quickStart = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)]
+    .map((match) => match[1]!)
+    .find((code) => code.includes("from 'express-platform-login'"));
+  expect(quickStart).toBeDefined();
+  expect(quickStart).toMatch(/req\.platform/);
+  expect(quickStart!.match(/req\.platform\w+!/g) ?? []).toEqual([]);
+  // Inside the repository, so that 'express-platform-login' resolves to the built package by name.
+  const dir = join(root, '.tmp', 'readme-types');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'quick-start.ts'), quickStart!);
+  const config = JSON.parse(readFileSync(join(root, 'test', 'types', 'tsconfig.json'), 'utf8'));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ ...config, files: ['quick-start.ts'] }),
+  );
+  expect(typeCheck(join(dir, 'tsconfig.json'))).toBe('');
+}, 120_000);
 
 test("with TypeScript's CommonJS default resolution (node10), both entry points have types", () => {
   // An installed copy of the package, as a consumer with `"module": "commonjs"` would have it.
@@ -55,17 +85,8 @@ test("with TypeScript's CommonJS default resolution (node10), both entry points 
         files: ['app.ts'],
       }),
     );
-    let output = '';
-    try {
-      execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], {
-        cwd: consumer,
-        stdio: 'pipe',
-      });
-    } catch (error) {
-      output = String((error as { stdout?: Buffer }).stdout ?? error);
-    }
-    expect(output).toBe('');
+    expect(typeCheck('tsconfig.json', consumer)).toBe('');
   } finally {
     rmSync(consumer, { recursive: true, force: true });
   }
-}, 60_000);
+}, 120_000);
