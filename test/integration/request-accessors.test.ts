@@ -12,6 +12,7 @@ import {
   type TokenRecord,
   type TokenStore,
 } from 'express-platform-login';
+import { createTestMeter } from '../helpers/metrics';
 import { enter } from '../helpers/records';
 import { loginOptions, SESSION_SECRET } from '../helpers/test-app';
 
@@ -196,7 +197,7 @@ describe('where the members come from', () => {
     expect(visitor.body).toEqual({ loggedIn: false });
   });
 
-  test("a store's in-memory record (getCached) serves the request without a store read", async () => {
+  test("a store's in-memory record (getCached) serves the request without a store read or a store metric", async () => {
     /** A store that keeps what it read, as a client-side cache would. */
     class CachingStore extends MemoryTokenStore {
       readonly cached = new Map<string, TokenRecord>();
@@ -212,7 +213,15 @@ describe('where the members come from', () => {
       }
     }
     const store = new CachingStore();
-    const login = platformLogin(loginOptions(sim, { store }));
+    const meter = createTestMeter();
+    const login = platformLogin(loginOptions(sim, { store, meterProvider: meter.provider }));
+    /** Store reads recorded in the duration histogram (whatever unit its name carries). */
+    const recordedReads = async (): Promise<number> =>
+      (await meter.scrape())
+        .split('\n')
+        .filter((line) => /^epl_store_duration\w*_count\{/.test(line))
+        .filter((line) => line.includes('operation="get"'))
+        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
     const app = express();
     app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
     app.use('/platform/callback', login.callback);
@@ -225,9 +234,13 @@ describe('where the members come from', () => {
     const { agent } = await enter(app, sim, 'player-ada');
     const first = await agent.get('/api/me').expect(200);
     const readsAfterFirst = store.reads;
+    const recordedAfterFirst = await recordedReads();
+    expect(recordedAfterFirst).toBeGreaterThan(0);
     const second = await agent.get('/api/me').expect(200);
     expect(second.body).toEqual(first.body);
     expect(second.body.scope).not.toContain('tampered');
     expect(store.reads).toBe(readsAfterFirst);
+    expect(await recordedReads()).toBe(recordedAfterFirst);
+    await meter.shutdown();
   });
 });
