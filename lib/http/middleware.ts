@@ -16,6 +16,7 @@ import type { RefreshCoordinator } from '../core/refresh';
 import { setRequestContext } from './request-accessors';
 import { requireSession } from './require-session';
 import type { TokenStore } from '../core/token-store';
+import type { TokenRecord } from '../core/token-record';
 
 /** Options of `login.middleware()`. */
 export interface MiddlewareOptions {
@@ -50,16 +51,18 @@ export function createMiddleware(
     } else fail(new LoginRequiredError(), req, res, next);
   };
 
-  return async function platformLoginMiddleware(req, res, next) {
+  /** Everything but a fresh record from memory: the store read, the refresh, the failures. */
+  async function load(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    openId: string,
+    cached: TokenRecord | undefined,
+  ): Promise<void> {
     try {
-      requireSession(req);
-      // Sessions that never logged in carry no marker: answer them without a store read.
-      const marker = req.session.platformLogin;
-      if (marker === undefined) return noLogin(req, res, next);
       const sessionId = req.sessionID;
-      // A record held in memory (a store with a client-side cache) is taken without a promise.
-      let record = store.getCached?.(sessionId) ?? (await store.get(sessionId));
-      if (record === undefined || record.openId !== marker.openId) return noLogin(req, res, next);
+      let record = cached ?? (await store.get(sessionId));
+      if (record === undefined || record.openId !== openId) return noLogin(req, res, next);
 
       const state = freshnessOf(record, Date.now(), freshness);
       if (state === 'refresh-now') {
@@ -82,5 +85,28 @@ export function createMiddleware(
     } catch (error) {
       fail(error, req, res, next);
     }
+  }
+
+  // Not async: a fresh record held in memory (a store with a client-side cache) passes the request
+  // on synchronously, with no promise for Express 5 to watch.
+  return function platformLoginMiddleware(req, res, next): void {
+    try {
+      requireSession(req);
+    } catch (error) {
+      return fail(error, req, res, next);
+    }
+    // Sessions that never logged in carry no marker: answer them without a store read.
+    const marker = req.session.platformLogin;
+    if (marker === undefined) return noLogin(req, res, next);
+    const cached = store.getCached?.(req.sessionID);
+    if (
+      cached !== undefined &&
+      cached.openId === marker.openId &&
+      freshnessOf(cached, Date.now(), freshness) === 'fresh'
+    ) {
+      setRequestContext(req, new PlayerContext(req.sessionID, cached, shared));
+      return next();
+    }
+    void load(req, res, next, marker.openId, cached);
   };
 }
