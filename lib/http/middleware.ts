@@ -6,12 +6,7 @@ import type { EventEmitter } from 'node:events';
 import { LoginRequiredError, PlatformLoginError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { freshnessOf, isUsable } from '../core/freshness';
-import {
-  NO_LOGIN,
-  PlayerContext,
-  type ApiSettings,
-  type PlayerContextDeps,
-} from './player-context';
+import { NO_LOGIN, PlayerContext, type ApiSettings } from './player-context';
 import type { RefreshCoordinator } from '../core/refresh';
 import { setRequestContext } from './request-accessors';
 import { requireSession } from './require-session';
@@ -40,9 +35,8 @@ export function createMiddleware(
   options: MiddlewareOptions = {},
 ): RequestHandler {
   const optional = options.optional === true;
-  const { store, refresher, fail } = deps;
-  const shared: PlayerContextDeps = { refresher, api: deps.api };
-  const freshness = deps.api.freshness;
+  const { store, refresher, api, fail } = deps;
+  const freshness = api.freshness;
 
   const noLogin = (req: Request, res: Response, next: NextFunction): void => {
     if (optional) {
@@ -80,7 +74,7 @@ export function createMiddleware(
         refresher.refresh(sessionId, record, true).catch(() => undefined);
       }
 
-      setRequestContext(req, new PlayerContext(sessionId, record, shared));
+      setRequestContext(req, new PlayerContext(sessionId, record, refresher, api));
       next();
     } catch (error) {
       fail(error, req, res, next);
@@ -104,7 +98,7 @@ export function createMiddleware(
       cached.openId === marker.openId &&
       freshnessOf(cached, Date.now(), freshness) === 'fresh'
     ) {
-      setRequestContext(req, new PlayerContext(req.sessionID, cached, shared));
+      setRequestContext(req, new PlayerContext(req.sessionID, cached, refresher, api));
       return next();
     }
     void load(req, res, next, marker.openId, cached);

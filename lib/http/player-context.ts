@@ -1,6 +1,6 @@
 // What a route handler gets from the middleware for one request: the player, a fresh token on
 // demand, and a fetch to the open API that carries the token. One small object per request; its
-// methods live on the class, and what every request shares (refresher, API settings) is one object.
+// methods live on the class, not in per-request closures.
 import type { RefreshCoordinator } from '../core/refresh';
 import { freshnessOf, isUsable, type FreshnessPolicy } from '../core/freshness';
 import type { TokenRecord } from '../core/token-record';
@@ -27,12 +27,6 @@ export interface ApiSettings {
   accessTokenPlacement: 'header' | 'query';
   accessTokenQueryParameter: string;
   freshness: FreshnessPolicy;
-}
-
-/** What every request of one middleware shares: built once, referenced by each context. */
-export interface PlayerContextDeps {
-  refresher: RefreshCoordinator;
-  api: ApiSettings;
 }
 
 /**
@@ -78,7 +72,8 @@ export class PlayerContext implements RequestContext {
   constructor(
     private readonly sessionId: string,
     private record: TokenRecord,
-    private readonly deps: PlayerContextDeps,
+    private readonly refresher: RefreshCoordinator,
+    private readonly api: ApiSettings,
   ) {}
 
   get user(): PlatformUser {
@@ -88,9 +83,9 @@ export class PlayerContext implements RequestContext {
   /** The access token, refreshed first when the request ran long and it is near expiry. */
   async token(): Promise<string> {
     const now = Date.now();
-    if (freshnessOf(this.record, now, this.deps.api.freshness) === 'refresh-now') {
+    if (freshnessOf(this.record, now, this.api.freshness) === 'refresh-now') {
       try {
-        this.renewed(await this.deps.refresher.refresh(this.sessionId, this.record));
+        this.renewed(await this.refresher.refresh(this.sessionId, this.record));
       } catch (error) {
         // The platform is down but the token still works: use it rather than fail the call.
         if (!isUsable(this.record, Date.now()) || (error as { status?: number }).status === 401)
@@ -108,7 +103,7 @@ export class PlayerContext implements RequestContext {
     const url = this.resolve(pathOrUrl);
     const first = await this.send(url, init, await this.token());
     if (first.status !== 401 || !isReplayable(init.body)) return first;
-    this.renewed(await this.deps.refresher.refresh(this.sessionId, this.record));
+    this.renewed(await this.refresher.refresh(this.sessionId, this.record));
     await first.body?.cancel();
     return this.send(url, init, this.record.accessToken);
   }
@@ -119,13 +114,15 @@ export class PlayerContext implements RequestContext {
   }
 
   private resolve(pathOrUrl: string | URL): URL {
-    const { apiBase, apiUrl } = this.deps.api;
     const url =
       typeof pathOrUrl === 'string' && pathOrUrl.startsWith('/') && !pathOrUrl.startsWith('//')
-        ? new URL(apiBase + pathOrUrl)
+        ? new URL(this.api.apiBase + pathOrUrl)
         : new URL(pathOrUrl);
     // The token goes to the open API only, never to whatever URL a handler happens to pass.
-    if (url.origin !== apiUrl.origin || !url.pathname.startsWith(apiUrl.pathname)) {
+    if (
+      url.origin !== this.api.apiUrl.origin ||
+      !url.pathname.startsWith(this.api.apiUrl.pathname)
+    ) {
       throw new TypeError(
         'platformFetch() only calls the open API under `apiUrl`; pass a path such as "/userinfo".',
       );
@@ -134,10 +131,9 @@ export class PlayerContext implements RequestContext {
   }
 
   private send(url: URL, init: RequestInit, accessToken: string): Promise<Response> {
-    const { accessTokenPlacement, accessTokenQueryParameter } = this.deps.api;
-    if (accessTokenPlacement === 'query') {
+    if (this.api.accessTokenPlacement === 'query') {
       const withToken = new URL(url);
-      withToken.searchParams.set(accessTokenQueryParameter, accessToken);
+      withToken.searchParams.set(this.api.accessTokenQueryParameter, accessToken);
       return fetch(withToken, { ...init, redirect: 'manual' });
     }
     const headers = new Headers(init.headers);
