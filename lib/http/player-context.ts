@@ -4,6 +4,7 @@
 import type { RefreshCoordinator } from '../core/refresh';
 import { freshnessOf, isUsable, type FreshnessPolicy } from '../core/freshness';
 import type { TokenRecord } from '../core/token-record';
+import { inspect } from 'node:util';
 import { LoginRequiredError } from '../errors';
 
 /** The logged-in player, as `req.platformUser`. */
@@ -78,6 +79,14 @@ export class PlayerContext implements RequestContext {
 
   get user(): PlatformUser {
     return (this.#user ??= userOf(this.record));
+  }
+
+  /** What a log of `req` shows of the context (it sits on the request): never the tokens. */
+  [inspect.custom](): string {
+    return `PlayerContext { openId: ${JSON.stringify(this.record.openId)} }`;
+  }
+  toJSON(): { openId: string } {
+    return { openId: this.record.openId };
   }
 
   /** The access token, refreshed first when the request ran long and it is near expiry. */

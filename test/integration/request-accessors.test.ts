@@ -1,6 +1,7 @@
 // What a route handler sees on `req` (docs/handlers.md): `platformUser`, `hasPlatformLogin`,
 // `platformToken()` and `platformFetch()` are always there; without a login they throw or reject
 // with the package's errors, answered as documented. Against the real simulator, on Express 5 and 4.
+import { inspect } from 'node:util';
 import express, { type Express, type Request } from 'express';
 import session from 'express-session';
 import request from 'supertest';
@@ -73,6 +74,11 @@ function buildApp(login: PlatformLogin, makeApp: () => Express = () => express()
       next(error);
     }
   });
+  // A handler (or a logger) that prints the whole request.
+  app.get('/inspect', login.middleware(), async (req, res) => {
+    const token = await req.platformToken();
+    res.json({ printed: inspect(req, { depth: 6 }).includes(token), length: token.length });
+  });
   app.use(login.errorHandler());
   app.use(((err, _req, res, _next) => {
     res.status(500).json({ error: 'unexpected', name: (err as Error).name });
@@ -98,6 +104,14 @@ describe('behind login.middleware()', () => {
       profileOpenId: 'player-ada',
     });
     expect(sim.calls.userinfo).toBe(1);
+  });
+
+  test('printing the request (a logger) shows no token', async () => {
+    const { app } = setUp();
+    const { agent } = await enter(app, sim);
+    const res = await agent.get('/inspect').expect(200);
+    expect(res.body).toEqual({ printed: false, length: expect.any(Number) });
+    expect(res.body.length).toBeGreaterThan(10);
   });
 
   test('concurrent requests of two players each see their own player', async () => {
