@@ -1,44 +1,35 @@
-// Wraps a TokenStore so every call to the backend is timed and every failure counted in the
-// metrics. The wrapped store is unchanged. A record answered from process memory (`getCached`) is
-// passed through untimed: there is no backend call to measure, and the hot path pays nothing.
-import { attributes, type PlatformMetrics } from '../observability/metrics';
+// Wraps a TokenStore so every call to the backend is timed (in seconds) and every failure counted
+// in the metrics. The wrapped store is unchanged. A record answered from process memory
+// (`getCached`) is passed through untimed: there is no backend call to measure, and the hot path
+// pays nothing.
+import {
+  LABELS,
+  STORE_OPERATIONS,
+  type PlatformMetrics,
+  type StoreOperation as Operation,
+} from '../observability/metrics';
 import type { PutOptions, TokenStore } from '../core/token-store';
 import type { TokenRecord } from '../core/token-record';
 import { isNoopInstrument } from '../observability/noop-instrument';
-
-type Operation =
-  | 'get'
-  | 'put'
-  | 'delete'
-  | 'acquireLock'
-  | 'releaseLock'
-  | 'claimOnce'
-  | 'sessionsOf'
-  | 'deletePlayer';
-const OPERATIONS: readonly Operation[] = [
-  'get',
-  'put',
-  'delete',
-  'acquireLock',
-  'releaseLock',
-  'claimOnce',
-  'sessionsOf',
-  'deletePlayer',
-];
 
 const unsupported = (method: string): TypeError =>
   new TypeError(
     `This token store has no ${method}(): per-player operations need MemoryTokenStore, RedisTokenStore or a store that implements it.`,
   );
 
-/** Shared attribute objects, one per operation and outcome: recording allocates nothing. */
-const OK = Object.fromEntries(
-  OPERATIONS.map((op) => [op, attributes({ operation: op, outcome: 'ok' })]),
-);
+/**
+ * Shared attribute objects, one per operation and outcome (the ones seeded at zero in metrics.ts):
+ * recording allocates nothing.
+ */
+const OK = Object.fromEntries(STORE_OPERATIONS.map((op) => [op, LABELS.storeCall.get(op, 'ok')]));
 const FAILED = Object.fromEntries(
-  OPERATIONS.map((op) => [op, attributes({ operation: op, outcome: 'error' })]),
+  STORE_OPERATIONS.map((op) => [op, LABELS.storeCall.get(op, 'error')]),
 );
-const ERROR_COUNT = Object.fromEntries(OPERATIONS.map((op) => [op, attributes({ operation: op })]));
+const ERROR_COUNT = Object.fromEntries(
+  STORE_OPERATIONS.map((op) => [op, LABELS.storeError.get(op)]),
+);
+/** performance.now() is in milliseconds; durations are recorded in seconds. */
+const MS_PER_SECOND = 1000;
 
 export class InstrumentedTokenStore implements TokenStore {
   /** Without a metrics SDK every instrument is a no-op: then reads are not even timed. */
@@ -60,7 +51,10 @@ export class InstrumentedTokenStore implements TokenStore {
   getCached?: (sessionId: string) => TokenRecord | undefined;
 
   private failed(operation: Operation, startedAt: number): void {
-    this.metrics.storeDuration.record(performance.now() - startedAt, FAILED[operation]);
+    this.metrics.storeDuration.record(
+      (performance.now() - startedAt) / MS_PER_SECOND,
+      FAILED[operation],
+    );
     this.metrics.storeErrors.add(1, ERROR_COUNT[operation]);
   }
 
@@ -68,7 +62,10 @@ export class InstrumentedTokenStore implements TokenStore {
     const startedAt = performance.now();
     try {
       const result = await call();
-      this.metrics.storeDuration.record(performance.now() - startedAt, OK[operation]);
+      this.metrics.storeDuration.record(
+        (performance.now() - startedAt) / MS_PER_SECOND,
+        OK[operation],
+      );
       return result;
     } catch (error) {
       this.failed(operation, startedAt);
@@ -85,7 +82,7 @@ export class InstrumentedTokenStore implements TokenStore {
     const startedAt = performance.now();
     try {
       const record = await this.inner.get(sessionId);
-      this.metrics.storeDuration.record(performance.now() - startedAt, OK.get);
+      this.metrics.storeDuration.record((performance.now() - startedAt) / MS_PER_SECOND, OK.get);
       return record;
     } catch (error) {
       this.failed('get', startedAt);
