@@ -2,6 +2,7 @@
 // refreshes tokens, each answer validated into a TokenSet. Usable on its own, without Express.
 import type { TokenSet } from './token-set';
 import {
+  longestRefreshMs,
   parseTokenClientOptions,
   type PlatformTokenClientOptions,
   type TokenClientConfig,
@@ -41,7 +42,7 @@ export class PlatformTokenClient {
   readonly #clientParameters: TokenParameters;
   readonly #refreshClientParameters: TokenParameters;
 
-  /** Parses the options once; throws a TypeError naming a wrong or unknown option. */
+  /** Parses the options once; throws an InvalidOptionError naming a wrong or unknown option. */
   constructor(options: PlatformTokenClientOptions) {
     const config = parseTokenClientOptions(options);
     this.#config = config;
@@ -66,6 +67,14 @@ export class PlatformTokenClient {
     this.#refreshClientParameters = config.sendClientCredentialsOnRefresh
       ? this.#clientParameters
       : [];
+  }
+
+  /**
+   * The longest one `refresh()` can take, in milliseconds: every attempt running into `timeoutMs`,
+   * plus the longest wait before each retry. A lock held for a refresh must outlive it.
+   */
+  get longestRefreshMs(): number {
+    return longestRefreshMs(this.#config);
   }
 
   /**

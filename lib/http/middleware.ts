@@ -7,6 +7,7 @@ import type { PlatformLoginEvents } from '../observability/events';
 import { freshnessOf, isUsable } from '../core/freshness';
 import { PlayerContext, userOf, type ApiSettings } from './player-context';
 import type { RefreshCoordinator } from '../core/refresh';
+import type { FailHandler } from './fail-handler';
 import { requireSession } from './require-session';
 import type { TokenStore } from '../core/token-store';
 
@@ -21,7 +22,7 @@ export interface MiddlewareDeps {
   refresher: RefreshCoordinator;
   api: ApiSettings;
   events: EventEmitter<PlatformLoginEvents>;
-  fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void;
+  fail: FailHandler;
 }
 
 export function createMiddleware(
