@@ -59,36 +59,46 @@ function knownOptions(schema: Schema, path: readonly PropertyKey[]): string[] {
   return [...new Set(names)];
 }
 
-/** Edit distance, for "did you mean": `optinal` → `optional`, `prot` → `port`. */
+/** Edit distance counting a swap of neighbours as one edit: `optinal` → `optional`, `prot` → `port`. */
 function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        best = Math.min(best, rows[i - 2]![j - 2]! + 1);
+      }
+      rows[i]![j] = best;
     }
-    previous = current;
   }
-  return previous[b.length]!;
+  return rows[a.length]![b.length]!;
 }
 
-/** The known option an unknown key most likely meant (`timeout` → `timeoutMs`), if one is close. */
-export function suggestOption(unknown: string, known: readonly string[]): string | undefined {
+function commonPrefix(a: string, b: string): number {
+  let length = 0;
+  while (length < a.length && length < b.length && a[length] === b[length]) length++;
+  return length;
+}
+
+/**
+ * The known option an unknown key most likely meant, if one is close: a typo (`optinal` →
+ * `optional`) or most of its name (`timeout` → `timeoutMs`, `maxEntry` → `maxEntries`).
+ */
+function suggestOption(unknown: string, known: readonly string[]): string | undefined {
   const lower = unknown.toLowerCase();
-  let best: { name: string; score: number } | undefined;
+  const maxDistance = lower.length <= 4 ? 1 : 2;
+  let best: { name: string; distance: number } | undefined;
   for (const name of known) {
     const candidate = name.toLowerCase();
-    const prefix =
-      Math.min(lower.length, candidate.length) >= 3 &&
-      (candidate.startsWith(lower) || lower.startsWith(candidate));
-    const score = prefix ? 0.5 : distance(lower, candidate);
-    if (
-      score <= Math.max(1, Math.min(2, Math.floor(lower.length / 3))) &&
-      score < (best?.score ?? Infinity)
-    ) {
-      best = { name, score };
-    }
+    const edits = distance(lower, candidate);
+    const shared = commonPrefix(lower, candidate);
+    const close =
+      edits <= maxDistance ||
+      shared >= Math.max(3, Math.ceil(0.75 * Math.min(lower.length, candidate.length)));
+    if (close && edits < (best?.distance ?? Infinity)) best = { name, distance: edits };
   }
   return best?.name;
 }

@@ -128,6 +128,25 @@ describe('refresh before the handler', () => {
     expect((await store.get(sessionId))!.version).toBe(before.version + 1);
   });
 
+  test("the refresh lock outlives the client's slowest refresh, as the client's options make it", async () => {
+    const lockTtls: number[] = [];
+    class RecordingStore extends MemoryTokenStore {
+      override acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined> {
+        lockTtls.push(ttlMs);
+        return super.acquireLock(sessionId, ttlMs);
+      }
+    }
+    const store = new RecordingStore();
+    const tokenClient = { timeoutMs: 1500, refreshRetries: 1, maxRetryDelayMs: 700 };
+    const { app, login } = setUp({ store, tokenClient });
+    const { agent, sessionId } = await enter(app, sim);
+    await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
+    await agent.get('/api/me').expect(200);
+    // Two attempts timing out, one wait before the retry, and a second of margin.
+    expect(login.client.longestRefreshMs).toBe(1500 * 2 + 700);
+    expect(lockTtls).toEqual([1500 * 2 + 700 + 1000]);
+  });
+
   test('the skew is configurable', async () => {
     const { app, store } = setUp({ refreshSkewSeconds: 10 });
     const { agent, sessionId } = await enter(app, sim);
