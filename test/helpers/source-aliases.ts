@@ -7,6 +7,7 @@ import { join } from 'node:path';
 const SOURCES: Record<string, string> = {
   'express-platform-login': join(__dirname, '../../lib/index.ts'),
   'express-platform-login/simulator': join(__dirname, '../../lib/simulator/index.ts'),
+  'express-platform-login/testing': join(__dirname, '../../lib/testing/index.ts'),
 };
 
 type Resolve = (request: string, ...rest: unknown[]) => string;
