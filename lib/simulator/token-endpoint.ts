@@ -37,7 +37,7 @@ function valuesOf(source: unknown, name: string): unknown[] {
 }
 
 /** The known parameters from query and body, or why they are unusable (RFC 6749 3.2: each at most once). */
-export function collectTokenParams(query: unknown, body: unknown): TokenParams | string {
+function collectTokenParams(query: unknown, body: unknown): TokenParams | string {
   if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
     return 'a JSON body must be an object';
   }
