@@ -1,4 +1,4 @@
-// The client of the platform's token endpoint (spec 4.1 and 4.2): exchanges an entry code and
+// The client of the platform's token endpoint (POST `${authUrl}/token`): exchanges an entry code and
 // refreshes tokens, each answer validated into a TokenSet. Usable on its own, without Express.
 import type { TokenSet } from './token-set';
 import {
@@ -78,7 +78,8 @@ export class PlatformTokenClient {
   }
 
   /**
-   * Exchanges an entry code for tokens (spec 4.1). One attempt only, never retried once sent.
+   * Exchanges an entry code for tokens (grant_type=authorization_code). One attempt only, never
+   * retried once sent.
    * Rejects with TokenEndpointError (e.g. `invalid_grant` for a used or expired code),
    * InvalidTokenResponseError, TokenEndpointTimeoutError or TokenEndpointNetworkError.
    */
@@ -95,9 +96,10 @@ export class PlatformTokenClient {
   }
 
   /**
-   * Refreshes tokens (spec 4.2). Network errors, timeouts, 5xx and 429 (when its Retry-After fits
-   * `maxRetryDelayMs`) are retried up to `refreshRetries` times; `invalid_grant`, `invalid_client`
-   * and other refusals never are. A response without `refresh_token` keeps the one sent.
+   * Refreshes tokens (grant_type=refresh_token). Network errors, timeouts, 5xx and 429 (when its
+   * Retry-After fits `maxRetryDelayMs`) are retried up to `refreshRetries` times; `invalid_grant`,
+   * `invalid_client` and other refusals never are. A response without `refresh_token` keeps the one
+   * sent.
    */
   async refresh(refreshToken: string): Promise<TokenSet> {
     requireToken(refreshToken, 'PlatformTokenClient.refresh(refreshToken)');

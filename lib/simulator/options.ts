@@ -22,9 +22,9 @@ export interface SimulatorOptions {
   clients?: SimulatorClient[];
   /** Players shown in the lobby; `open_id`s must be unique. Defaults to DEMO_PLAYERS. */
   players?: SimulatorPlayer[];
-  /** Access token lifetime, sent as `expires_in`. Defaults to 7200 (the spec's sample value). */
+  /** Access token lifetime, sent as `expires_in`. Defaults to 7200 (the platform's sample value). */
   accessTokenLifetimeSeconds?: number;
-  /** Refresh token lifetime. Defaults to 90 days (7 776 000 s), as the spec says. */
+  /** Refresh token lifetime. Defaults to 90 days (7 776 000 s), as the platform documents. */
   refreshTokenLifetimeSeconds?: number;
   /** How long an authorization code can be exchanged. Defaults to 300. */
   codeLifetimeSeconds?: number;

@@ -117,7 +117,10 @@ export class SimulatorState {
     return this.grantsByAccessToken.get(accessToken);
   }
 
-  /** Spec section 3: an unexpired access token keeps its value and gets a new expiry; an expired one is replaced. */
+  /**
+   * The platform's rule: an unexpired access token keeps its value and gets a new expiry; an
+   * expired one is replaced.
+   */
   renewAccessToken(grant: GrantRecord): void {
     const now = this.now();
     if (now >= grant.accessExpiresAt) {

@@ -1,5 +1,6 @@
 // POST /token over HTTP: collects the parameters from a form or JSON body and the query string
-// (spec 4.2: clients use both placements), counts the call, then answers normally or with a fault.
+// (the platform accepts refresh parameters in either, and clients use both), counts the call, then
+// answers normally or with a fault.
 import express, {
   type ErrorRequestHandler,
   type Request,

@@ -1,5 +1,5 @@
 // The middleware in front of the game's routes, against the real simulator. Every row of the
-// design's failure table that concerns an authenticated request is here.
+// failure answers of the README's "Errors" section that concern an authenticated request is here.
 import request from 'supertest';
 import session from 'express-session';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
@@ -101,7 +101,7 @@ describe('refresh before the handler', () => {
     const after = await store.get(sessionId);
     expect(after!.version).toBe(before.version + 1);
     expect(after!.accessExpiresAt).toBeGreaterThan(Date.now() + HOUR);
-    // The platform renews an unexpired token in place (spec section 3).
+    // The platform renews an unexpired token in place: same value, new expiry.
     expect(res.body.accessToken).toBe(before.accessToken);
     expect(refreshes).toEqual([
       expect.objectContaining({ renewed: 'same-token', background: false }),
