@@ -30,16 +30,37 @@ function unwrap(schema: Schema): Schema {
   }
 }
 
-/** The object schemas found at `path` (more than one under a union). */
-function objectsAt(schema: Schema, path: readonly PropertyKey[]): Schema[] {
+/** The union's members that `value` is meant for: by its discriminator, when the union has one. */
+function membersFor(
+  members: Schema[],
+  discriminator: string | undefined,
+  value: unknown,
+): Schema[] {
+  if (discriminator === undefined || typeof value !== 'object' || value === null) return members;
+  const tag = (value as Record<string, unknown>)[discriminator];
+  const matching = members.filter((member) => {
+    const def = unwrap(member)._zod.def as { shape?: Record<string, Schema> };
+    const literal = def.shape?.[discriminator]?._zod.def as { values?: unknown[] } | undefined;
+    return literal?.values?.includes(tag) === true;
+  });
+  return matching.length > 0 ? matching : members;
+}
+
+/** The object schemas found at `path` in `value` (more than one under a union). */
+function objectsAt(schema: Schema, path: readonly PropertyKey[], value: unknown): Schema[] {
   const node = unwrap(schema);
   const def = node._zod.def as {
     type: string;
     shape?: Record<string, Schema>;
     element?: Schema;
     options?: Schema[];
+    discriminator?: string;
   };
-  if (def.type === 'union') return (def.options ?? []).flatMap((o) => objectsAt(o, path));
+  if (def.type === 'union') {
+    return membersFor(def.options ?? [], def.discriminator, value).flatMap((member) =>
+      objectsAt(member, path, value),
+    );
+  }
   if (path.length === 0) return def.type === 'object' ? [node] : [];
   const [key, ...rest] = path;
   const child =
@@ -48,12 +69,16 @@ function objectsAt(schema: Schema, path: readonly PropertyKey[]): Schema[] {
       : def.type === 'array'
         ? def.element
         : undefined;
-  return child === undefined ? [] : objectsAt(child, rest);
+  const next =
+    typeof value === 'object' && value !== null
+      ? (value as Record<PropertyKey, unknown>)[key!]
+      : undefined;
+  return child === undefined ? [] : objectsAt(child, rest, next);
 }
 
-/** The option names accepted at `path`. */
-function knownOptions(schema: Schema, path: readonly PropertyKey[]): string[] {
-  const names = objectsAt(schema, path).flatMap((object) =>
+/** The option names accepted at `path` in `input`. */
+function knownOptions(schema: Schema, path: readonly PropertyKey[], input: unknown): string[] {
+  const names = objectsAt(schema, path, input).flatMap((object) =>
     Object.keys((object._zod.def as unknown as { shape: Record<string, Schema> }).shape),
   );
   return [...new Set(names)];
@@ -116,7 +141,7 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 
 function describeIssue(issue: z.core.$ZodIssue, schema: Schema, input: unknown): string {
   if (issue.code === 'unrecognized_keys') {
-    const known = knownOptions(schema, issue.path);
+    const known = knownOptions(schema, issue.path, input);
     const prefix = issue.path.length > 0 ? `${pathName(issue.path)}.` : '';
     return issue.keys
       .map((key) => {

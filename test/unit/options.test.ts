@@ -145,6 +145,20 @@ describe('wrong values', () => {
     expect(refusal(() => platformLogin(base).frameAncestors()).option).toBe('platformOrigins');
   });
 
+  test('a fault is judged against its own kind: no suggestion from another kind', async () => {
+    const sim = await startSimulator();
+    try {
+      expect(refusal(() => sim.injectFault({ kind: 'hang', ms: 1 } as never)).message).toBe(
+        'injectFault: unknown option `ms` (known options: kind).',
+      );
+      expect(
+        refusal(() => sim.injectFault({ kind: 'status', status: 500, stauts: 1 } as never)).message,
+      ).toBe('injectFault: unknown option `stauts` (did you mean `status`?).');
+    } finally {
+      await sim.close();
+    }
+  });
+
   test("the simulator's options use the same error", async () => {
     await expect(startSimulator({ prot: 4000 } as never)).rejects.toMatchObject({
       name: 'InvalidOptionError',
