@@ -66,7 +66,11 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const config = parsePlatformLoginOptions(options);
     this.store = config.store ?? new MemoryTokenStore();
     this.logger = config.logger ?? debugLogger();
-    const metrics = new PlatformMetrics(config.meterProvider);
+    const refresh = refreshSettings(config);
+    const metrics = new PlatformMetrics(config.meterProvider, {
+      tokenTimeoutMs: config.tokenClient.timeoutMs,
+      maxLockWaitMs: refresh.maxWaitMs,
+    });
     this.instrumentedStore = new InstrumentedTokenStore(this.store, metrics);
     observeEvents(this, this.logger, metrics);
     this.forwardStoreEvents();
@@ -82,7 +86,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.refresher = new RefreshCoordinator(
       this.instrumentedStore,
       this.client,
-      refreshSettings(config, this.client),
+      refresh,
       this,
       lockWaitObserver(metrics),
     );
@@ -217,11 +221,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 }
 
 /** The refresh coordinator's settings: the lock outlives the slowest refresh the client can make. */
-function refreshSettings(
-  config: PlatformLoginConfig,
-  client: PlatformTokenClient,
-): RefreshSettings {
-  const lockTtlMs = client.longestRefreshMs + 1000;
+function refreshSettings(config: PlatformLoginConfig): RefreshSettings {
+  const lockTtlMs = PlatformTokenClient.longestRefreshMs(config.tokenClient) + 1000;
   return {
     refreshTokenLifetimeMs: config.refreshTokenLifetimeSeconds * 1000,
     lockTtlMs,

@@ -7,9 +7,15 @@ import { CONTROL_CHARACTERS, isRedirectUri } from '../util/redirect-uri';
 /** What `onAttempt` is told about one token-endpoint attempt. */
 export interface TokenAttempt {
   grant: 'authorization_code' | 'refresh_token';
+  /** How many times the same request was sent before: 0, or the retry's number. */
+  resendCount: number;
   /** `ok`, or the error's code (e.g. `ERR_PLATFORM_TIMEOUT`, `ERR_PLATFORM_INVALID_GRANT`). */
   outcome: string;
+  /** When the request was sent (epoch milliseconds): with `durationMs`, the span of the attempt. */
+  startedAt: number;
   durationMs: number;
+  /** The token endpoint called, without any query (never the parameters, whatever their placement). */
+  tokenEndpoint: string;
   /** The HTTP status, when the platform answered at all. */
   httpStatus: number | undefined;
 }
@@ -69,8 +75,9 @@ export interface PlatformTokenClientOptions extends TokenClientTuning {
    */
   redirectUri: string;
   /**
-   * Called after every attempt (retries included) with its grant, outcome and duration — for
-   * metrics, logs and readiness. Never receives a token. Defaults to none.
+   * Called after every attempt (retries included) with its grant, outcome, start and duration —
+   * for metrics, traces, logs and readiness — in the caller's async context (so a tracer sees the
+   * caller's active span). Never receives a token. Defaults to none.
    */
   onAttempt?: (attempt: TokenAttempt) => void;
 }
@@ -166,7 +173,9 @@ export function parseTokenClientOptions(options: unknown): TokenClientConfig {
  * The longest one refresh can take with these options: every attempt running into its timeout,
  * plus the longest wait before each retry. A refresh lock must outlive it.
  */
-export function longestRefreshMs(config: TokenClientConfig): number {
+export function longestRefreshMs(
+  config: Pick<TokenClientConfig, 'timeoutMs' | 'refreshRetries' | 'maxRetryDelayMs'>,
+): number {
   return (
     config.timeoutMs * (config.refreshRetries + 1) + config.maxRetryDelayMs * config.refreshRetries
   );
