@@ -6,6 +6,7 @@ const transform: Config['transform'] = { '^.+\\.ts$': ['@swc/jest', {}] };
 const moduleNameMapper = {
   '^express-platform-login$': '<rootDir>/lib/index.ts',
   '^express-platform-login/simulator$': '<rootDir>/lib/simulator/index.ts',
+  '^express-platform-login/testing$': '<rootDir>/lib/testing/index.ts',
 };
 
 // Scratch space and build output hold copies of package.json and of the sources.

@@ -1,4 +1,4 @@
-// The example game backend's routes (DESIGN.md section 6), mounted the way a studio would.
+// The example game backend's routes (README "Routes"), mounted the way a studio would.
 import express, { type Express } from 'express';
 import session from 'express-session';
 import { join } from 'node:path';

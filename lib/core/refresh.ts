@@ -225,7 +225,7 @@ export class RefreshCoordinator {
     return next;
   }
 
-  /** Turns a token-endpoint failure into the answer of the design's failure table. */
+  /** Turns a token-endpoint failure into the package's answer (README "Errors"). */
   private async classifyFailure(
     sessionId: string,
     current: TokenRecord,

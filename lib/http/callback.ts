@@ -1,7 +1,8 @@
 // The router mounted at the redirect_uri path: turns the platform's `?code=` into a fresh session
 // whose tokens live in the store. The code is claimed across all processes before it is sent, and
 // never sent twice.
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
+import type { FailHandler } from './fail-handler';
 import type { EventEmitter } from 'node:events';
 import {
   CodeAlreadyUsedError,
@@ -26,7 +27,7 @@ export interface CallbackDeps {
   maxCodeLength: number;
   codeClaimTtlMs: number;
   refreshTokenLifetimeMs: number;
-  fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void;
+  fail: FailHandler;
 }
 
 const sessionStoreFailed = (cause: unknown): StoreUnavailableError =>

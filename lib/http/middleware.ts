@@ -9,6 +9,7 @@ import { freshnessOf, isUsable } from '../core/freshness';
 import { NO_LOGIN, PlayerContext, type ApiSettings } from './player-context';
 import type { RefreshCoordinator } from '../core/refresh';
 import { setRequestContext } from './request-accessors';
+import type { FailHandler } from './fail-handler';
 import { requireSession } from './require-session';
 import type { TokenStore } from '../core/token-store';
 import type { TokenRecord } from '../core/token-record';
@@ -27,7 +28,7 @@ export interface MiddlewareDeps {
   refresher: RefreshCoordinator;
   api: ApiSettings;
   events: EventEmitter<PlatformLoginEvents>;
-  fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void;
+  fail: FailHandler;
 }
 
 export function createMiddleware(

@@ -1,7 +1,15 @@
 // The published types, seen from a consumer: type-check a small app that imports the package by
 // name (through package.json `exports`, resolving to the dist/ that `npm test` builds first).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -27,7 +35,7 @@ test('a consumer app type-checks against the built package, Request augmentation
   expect(typeCheck(join('test', 'types', 'tsconfig.json'))).toBe('');
 }, 120_000);
 
-test("with TypeScript's CommonJS default resolution (node10), both entry points have types", () => {
+test("with TypeScript's CommonJS default resolution (node10), every entry point has types", () => {
   // An installed copy of the package, as a consumer with `"module": "commonjs"` would have it.
   const consumer = mkdtempSync(join(tmpdir(), 'epl-consumer-'));
   try {
@@ -38,8 +46,9 @@ test("with TypeScript's CommonJS default resolution (node10), both entry points 
       [
         "import { platformLogin, type PlatformUser } from 'express-platform-login';",
         "import { startSimulator, DEMO_CLIENT_ID } from 'express-platform-login/simulator';",
+        "import { tokenStoreContract } from 'express-platform-login/testing';",
         'const user: PlatformUser | undefined = undefined;',
-        'void [platformLogin, startSimulator, DEMO_CLIENT_ID, user];',
+        'void [platformLogin, startSimulator, DEMO_CLIENT_ID, tokenStoreContract, user];',
       ].join('\n'),
     );
     writeFileSync(
@@ -61,3 +70,19 @@ test("with TypeScript's CommonJS default resolution (node10), both entry points 
     rmSync(consumer, { recursive: true, force: true });
   }
 }, 120_000);
+
+test('the published option types carry their docs, each ending "Defaults to …"', () => {
+  const declarations = (file: string) => readFileSync(join(root, 'dist', file), 'utf8');
+  for (const [file, option] of [
+    ['options.d.ts', 'refreshSkewSeconds'],
+    ['client/token-client-options.d.ts', 'timeoutMs'],
+    ['stores/redis-store-options.d.ts', 'operationTimeoutMs'],
+    ['stores/memory-store-options.d.ts', 'maxEntries'],
+  ] as const) {
+    // The TSDoc block right above the declaration, as an editor shows it on hover.
+    const docBeforeOption = new RegExp(
+      `/\\*\\*(?:(?!\\*/)[\\s\\S])*Defaults to[^*]*\\*/\\s*${option}\\?:`,
+    );
+    expect(declarations(file)).toMatch(docBeforeOption);
+  }
+});

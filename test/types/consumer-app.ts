@@ -11,6 +11,7 @@ import {
   type TokenSet,
 } from 'express-platform-login';
 import { startSimulator, DEMO_CLIENT_ID } from 'express-platform-login/simulator';
+import { tokenStoreContract } from 'express-platform-login/testing';
 
 const login = platformLogin({
   authUrl: 'https://auth.platform.example',
@@ -83,8 +84,18 @@ const required = {
   clientSecret: 'y',
   redirectUri: 'https://g.example/cb',
 };
-// @ts-expect-error: unknown options are a type error (and a TypeError at run time)
+// @ts-expect-error: unknown options are a type error (and an InvalidOptionError at run time)
 platformLogin({ ...required, refreshSkew: 1 });
+// @ts-expect-error: so are a token client option's wrong type and a misspelt middleware option
+platformLogin({ ...required, tokenClient: { timeoutMs: '5000' } });
+// @ts-expect-error: see above
+login.middleware({ optinal: true });
+
+// A studio's own store, checked against the package's contract suite with its runner's functions.
+tokenStoreContract(() => new MemoryTokenStore(), {
+  testFunctions: { describe: (_name, body) => body(), test: () => undefined },
+  playerIndex: false,
+});
 
 async function standalone(): Promise<void> {
   const sim = await startSimulator({ port: 0 });

@@ -1,6 +1,11 @@
 // The one-way forms of identifiers: stable (a session's record key must not change between its
 // requests, whether its hash was remembered or computed again) and distinct.
-import { hashSessionId, shortHash } from '../../lib/core/hash';
+import { createHash } from 'node:crypto';
+import { hashSessionId } from '../../lib/core/hash';
+
+/** The documented key form, computed independently: SHA-256, base64url, first 22 characters. */
+const shortHash = (value: string): string =>
+  createHash('sha256').update(value).digest('base64url').slice(0, 22);
 
 test('a session id hashes to the same key on every request, also after the memo forgot it', () => {
   const first = hashSessionId('session-a');

@@ -1,9 +1,12 @@
-// The TokenStore contract as one Jest suite, run against every store: MemoryTokenStore, and
-// RedisTokenStore on a standalone Redis and on a Redis Cluster, in the clear and encrypted.
+// The TokenStore contract as one test suite, for the package's own stores and for a studio's own:
+// declared with the test runner's `describe`/`test` (Jest's globals by default), checked with
+// node:assert, so it runs under Jest, Vitest, Mocha or node:test alike.
+import { strict as assert } from 'node:assert';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TokenRecord } from '../../lib/core/token-record';
-import type { TokenStore } from '../../lib/core/token-store';
+import type { TokenRecord } from '../core/token-record';
+import type { TokenStore } from '../core/token-store';
+import { InvalidOptionError } from '../util/invalid-option-error';
 
 /** Short lifetimes for the expiry tests, and a wait long enough to pass them on a busy machine. */
 const SHORT_TTL_MS = 150;
@@ -30,24 +33,72 @@ export function sampleRecord(version: number, overrides: Partial<TokenRecord> = 
   };
 }
 
+/** The test runner functions the suite declares its tests with. */
+export interface ContractTestFunctions {
+  describe(name: string, body: () => void): void;
+  test(name: string, body: () => Promise<void>): void;
+}
+
+/** Options of {@link tokenStoreContract}. */
+export interface TokenStoreContractOptions {
+  /**
+   * The runner's `describe` and `test` (or `it`). Defaults to the globals of the same names, as
+   * Jest (and Vitest with `globals: true`, and Mocha) define them.
+   */
+  testFunctions?: ContractTestFunctions;
+  /**
+   * Also check the optional per-player index (`sessionsOf`, `deletePlayer`), which
+   * `login.sessionsOf()` and `login.logoutPlayer()` need. Defaults to `true`.
+   */
+  playerIndex?: boolean;
+}
+
+function globalTestFunctions(): ContractTestFunctions {
+  const runner = globalThis as { describe?: unknown; test?: unknown; it?: unknown };
+  const test = runner.test ?? runner.it;
+  if (typeof runner.describe !== 'function' || typeof test !== 'function') {
+    throw new InvalidOptionError(
+      "tokenStoreContract(): no global `describe` and `test`: pass your runner's as `{ testFunctions: { describe, test } }`.",
+      'testFunctions',
+    );
+  }
+  return { describe: runner.describe, test } as ContractTestFunctions;
+}
+
 /**
- * Declares the contract tests inside the caller's `describe`. `getStore` is called in each test,
- * after the caller's `beforeAll` has built the store.
+ * Declares the TokenStore contract tests where it is called (inside a `describe` of your own):
+ * compare-and-set writes, expiry, locks, one-time claims, concurrency and the per-player index.
+ * `getStore` is called in each test, so a store built in your `beforeAll` is seen. Records,
+ * locks and claims use random keys; the expiry tests wait about half a second.
+ *
+ * ```ts
+ * import { tokenStoreContract } from 'express-platform-login/testing';
+ * describe('MyTokenStore', () => {
+ *   let store: MyTokenStore;
+ *   beforeAll(async () => { store = await MyTokenStore.connect(); });
+ *   afterAll(() => store.close());
+ *   tokenStoreContract(() => store);
+ * });
+ * ```
  */
-export function tokenStoreContract(getStore: () => TokenStore): void {
+export function tokenStoreContract(
+  getStore: () => TokenStore,
+  options: TokenStoreContractOptions = {},
+): void {
+  const { describe, test } = options.testFunctions ?? globalTestFunctions();
   const putNew = async (sessionId: string, record: TokenRecord, ttlMs = LONG_TTL_MS) =>
     getStore().put(sessionId, record, { expectedVersion: null, ttlMs });
 
   describe('get and put', () => {
     test('a session without a record reads as undefined', async () => {
-      expect(await getStore().get(newSessionId())).toBeUndefined();
+      assert.equal(await getStore().get(newSessionId()), undefined);
     });
 
     test('a first write (expected version null) is stored and read back field for field', async () => {
       const sessionId = newSessionId();
       const record = sampleRecord(1);
-      expect(await putNew(sessionId, record)).toBe(true);
-      expect(await getStore().get(sessionId)).toEqual(record);
+      assert.equal(await putNew(sessionId, record), true);
+      assert.deepEqual(await getStore().get(sessionId), record);
     });
 
     test('a record without unionId reads back without one, and unicode survives', async () => {
@@ -56,90 +107,96 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
         accessToken: 'tøken-✓-|-"quoted"-\\',
         scope: [],
       });
-      expect(await putNew(sessionId, record)).toBe(true);
+      assert.equal(await putNew(sessionId, record), true);
       const read = await getStore().get(sessionId);
-      expect(read).toEqual(record);
-      expect(read).not.toHaveProperty('unionId');
+      assert.deepEqual(read, record);
+      assert.ok(!Object.hasOwn(read!, 'unionId'));
     });
 
     test('a first write over an existing record is refused and leaves it unchanged', async () => {
       const sessionId = newSessionId();
       const first = sampleRecord(1);
       await putNew(sessionId, first);
-      expect(await putNew(sessionId, sampleRecord(1))).toBe(false);
-      expect(await getStore().get(sessionId)).toEqual(first);
+      assert.equal(await putNew(sessionId, sampleRecord(1)), false);
+      assert.deepEqual(await getStore().get(sessionId), first);
     });
 
     test('compare-and-set: the expected version writes, a stale one is refused', async () => {
       const sessionId = newSessionId();
       await putNew(sessionId, sampleRecord(1));
       const second = sampleRecord(2);
-      expect(
+      assert.equal(
         await getStore().put(sessionId, second, { expectedVersion: 1, ttlMs: LONG_TTL_MS }),
-      ).toBe(true);
-      expect(await getStore().get(sessionId)).toEqual(second);
+        true,
+      );
+      assert.deepEqual(await getStore().get(sessionId), second);
       const stale = sampleRecord(2);
-      expect(
+      assert.equal(
         await getStore().put(sessionId, stale, { expectedVersion: 1, ttlMs: LONG_TTL_MS }),
-      ).toBe(false);
-      expect(await getStore().get(sessionId)).toEqual(second);
+        false,
+      );
+      assert.deepEqual(await getStore().get(sessionId), second);
     });
 
     test('a version 1 does not match a stored version 11 (versions compare whole)', async () => {
       const sessionId = newSessionId();
       const eleven = sampleRecord(11);
       await putNew(sessionId, eleven);
-      expect(
+      assert.equal(
         await getStore().put(sessionId, sampleRecord(2), {
           expectedVersion: 1,
           ttlMs: LONG_TTL_MS,
         }),
-      ).toBe(false);
-      expect(await getStore().get(sessionId)).toEqual(eleven);
+        false,
+      );
+      assert.deepEqual(await getStore().get(sessionId), eleven);
     });
 
     test('an expected version on a session without a record writes nothing', async () => {
       const sessionId = newSessionId();
-      expect(
+      assert.equal(
         await getStore().put(sessionId, sampleRecord(2), {
           expectedVersion: 1,
           ttlMs: LONG_TTL_MS,
         }),
-      ).toBe(false);
-      expect(await getStore().get(sessionId)).toBeUndefined();
+        false,
+      );
+      assert.equal(await getStore().get(sessionId), undefined);
     });
 
     test("sessions do not see each other's records", async () => {
       const [a, b] = [newSessionId(), newSessionId()];
       const recordA = sampleRecord(1);
       await putNew(a, recordA);
-      expect(await getStore().get(b)).toBeUndefined();
-      expect(await getStore().get(a)).toEqual(recordA);
+      assert.equal(await getStore().get(b), undefined);
+      assert.deepEqual(await getStore().get(a), recordA);
     });
 
     test('changing a record after put, or a record read, does not change what is stored', async () => {
       const sessionId = newSessionId();
       const record = sampleRecord(1);
-      const original = structuredClone(record);
+      const original = { ...record, scope: [...record.scope] };
       await putNew(sessionId, record);
       record.accessToken = 'changed';
       record.scope.push('admin');
       const read = (await getStore().get(sessionId))!;
       read.refreshToken = 'changed';
       read.scope.push('admin');
-      expect(await getStore().get(sessionId)).toEqual(original);
+      assert.deepEqual(await getStore().get(sessionId), original);
     });
 
     test('wrong arguments are TypeErrors, not outages', async () => {
       const sessionId = newSessionId();
-      await expect(
+      await assert.rejects(
         getStore().put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 0 }),
-      ).rejects.toThrow(TypeError);
-      await expect(
+        TypeError,
+      );
+      await assert.rejects(
         getStore().put(sessionId, sampleRecord(0), { expectedVersion: null, ttlMs: 1000 }),
-      ).rejects.toThrow(TypeError);
-      await expect(getStore().get('')).rejects.toThrow(TypeError);
-      expect(await getStore().get(sessionId)).toBeUndefined();
+        TypeError,
+      );
+      await assert.rejects(getStore().get(''), TypeError);
+      assert.equal(await getStore().get(sessionId), undefined);
     });
   });
 
@@ -147,19 +204,19 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
     test('without a version it deletes whatever is stored', async () => {
       const sessionId = newSessionId();
       await putNew(sessionId, sampleRecord(3));
-      expect(await getStore().delete(sessionId)).toBe(true);
-      expect(await getStore().get(sessionId)).toBeUndefined();
-      expect(await getStore().delete(sessionId)).toBe(false);
+      assert.equal(await getStore().delete(sessionId), true);
+      assert.equal(await getStore().get(sessionId), undefined);
+      assert.equal(await getStore().delete(sessionId), false);
     });
 
     test('with a version it deletes only that version', async () => {
       const sessionId = newSessionId();
       const record = sampleRecord(2);
       await putNew(sessionId, record);
-      expect(await getStore().delete(sessionId, { expectedVersion: 1 })).toBe(false);
-      expect(await getStore().get(sessionId)).toEqual(record);
-      expect(await getStore().delete(sessionId, { expectedVersion: 2 })).toBe(true);
-      expect(await getStore().get(sessionId)).toBeUndefined();
+      assert.equal(await getStore().delete(sessionId, { expectedVersion: 1 }), false);
+      assert.deepEqual(await getStore().get(sessionId), record);
+      assert.equal(await getStore().delete(sessionId, { expectedVersion: 2 }), true);
+      assert.equal(await getStore().get(sessionId), undefined);
     });
   });
 
@@ -170,10 +227,10 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
       await putNew(short, sampleRecord(1), SHORT_TTL_MS);
       await putNew(long, kept, LONG_TTL_MS);
       await sleep(PAST_SHORT_TTL_MS);
-      expect(await getStore().get(short)).toBeUndefined();
-      expect(await getStore().get(long)).toEqual(kept);
+      assert.equal(await getStore().get(short), undefined);
+      assert.deepEqual(await getStore().get(long), kept);
       // An expired record counts as absent for compare-and-set too.
-      expect(await putNew(short, sampleRecord(1))).toBe(true);
+      assert.equal(await putNew(short, sampleRecord(1)), true);
     });
   });
 
@@ -181,34 +238,34 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
     test('a lock is exclusive and released only by its owner', async () => {
       const sessionId = newSessionId();
       const owner = await getStore().acquireLock(sessionId, LONG_TTL_MS);
-      expect(typeof owner).toBe('string');
-      expect(owner!.length).toBeGreaterThanOrEqual(16);
-      expect(await getStore().acquireLock(sessionId, LONG_TTL_MS)).toBeUndefined();
-      expect(await getStore().releaseLock(sessionId, 'someone-else')).toBe(false);
-      expect(await getStore().acquireLock(sessionId, LONG_TTL_MS)).toBeUndefined();
-      expect(await getStore().releaseLock(sessionId, owner!)).toBe(true);
-      expect(await getStore().releaseLock(sessionId, owner!)).toBe(false);
+      assert.equal(typeof owner, 'string');
+      assert.ok(owner!.length >= 16);
+      assert.equal(await getStore().acquireLock(sessionId, LONG_TTL_MS), undefined);
+      assert.equal(await getStore().releaseLock(sessionId, 'someone-else'), false);
+      assert.equal(await getStore().acquireLock(sessionId, LONG_TTL_MS), undefined);
+      assert.equal(await getStore().releaseLock(sessionId, owner!), true);
+      assert.equal(await getStore().releaseLock(sessionId, owner!), false);
       const next = await getStore().acquireLock(sessionId, LONG_TTL_MS);
-      expect(next).toEqual(expect.any(String));
-      expect(next).not.toBe(owner);
+      assert.equal(typeof next, 'string');
+      assert.notEqual(next, owner);
     });
 
     test('locks of different sessions are independent, and a lock does not block writes', async () => {
       const [a, b] = [newSessionId(), newSessionId()];
-      expect(await getStore().acquireLock(a, LONG_TTL_MS)).toEqual(expect.any(String));
-      expect(await getStore().acquireLock(b, LONG_TTL_MS)).toEqual(expect.any(String));
-      expect(await putNew(a, sampleRecord(1))).toBe(true);
+      assert.equal(typeof (await getStore().acquireLock(a, LONG_TTL_MS)), 'string');
+      assert.equal(typeof (await getStore().acquireLock(b, LONG_TTL_MS)), 'string');
+      assert.equal(await putNew(a, sampleRecord(1)), true);
     });
 
     test('the lock of an owner that died expires, and its late release frees nothing', async () => {
       const sessionId = newSessionId();
       const dead = await getStore().acquireLock(sessionId, SHORT_TTL_MS);
-      expect(dead).toEqual(expect.any(String));
+      assert.equal(typeof dead, 'string');
       await sleep(PAST_SHORT_TTL_MS);
       const next = await getStore().acquireLock(sessionId, LONG_TTL_MS);
-      expect(next).toEqual(expect.any(String));
-      expect(await getStore().releaseLock(sessionId, dead!)).toBe(false);
-      expect(await getStore().acquireLock(sessionId, LONG_TTL_MS)).toBeUndefined();
+      assert.equal(typeof next, 'string');
+      assert.equal(await getStore().releaseLock(sessionId, dead!), false);
+      assert.equal(await getStore().acquireLock(sessionId, LONG_TTL_MS), undefined);
     });
   });
 
@@ -216,12 +273,12 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
     test('a key is claimed once; other keys are independent; a claim expires', async () => {
       const key = `claim-${randomUUID()}`;
       const shortKey = `claim-${randomUUID()}`;
-      expect(await getStore().claimOnce(key, LONG_TTL_MS)).toBe(true);
-      expect(await getStore().claimOnce(key, LONG_TTL_MS)).toBe(false);
-      expect(await getStore().claimOnce(shortKey, SHORT_TTL_MS)).toBe(true);
+      assert.equal(await getStore().claimOnce(key, LONG_TTL_MS), true);
+      assert.equal(await getStore().claimOnce(key, LONG_TTL_MS), false);
+      assert.equal(await getStore().claimOnce(shortKey, SHORT_TTL_MS), true);
       await sleep(PAST_SHORT_TTL_MS);
-      expect(await getStore().claimOnce(shortKey, LONG_TTL_MS)).toBe(true);
-      expect(await getStore().claimOnce(key, LONG_TTL_MS)).toBe(false);
+      assert.equal(await getStore().claimOnce(shortKey, LONG_TTL_MS), true);
+      assert.equal(await getStore().claimOnce(key, LONG_TTL_MS), false);
     });
   });
 
@@ -235,8 +292,8 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
           getStore().put(sessionId, record, { expectedVersion: 1, ttlMs: LONG_TTL_MS }),
         ),
       );
-      expect(results.filter(Boolean)).toHaveLength(1);
-      expect(await getStore().get(sessionId)).toEqual(candidates[results.indexOf(true)]);
+      assert.equal(results.filter(Boolean).length, 1);
+      assert.deepEqual(await getStore().get(sessionId), candidates[results.indexOf(true)]);
     });
 
     test('50 concurrent first writes on one session: exactly one wins', async () => {
@@ -244,7 +301,7 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
       const results = await Promise.all(
         Array.from({ length: 50 }, () => putNew(sessionId, sampleRecord(1))),
       );
-      expect(results.filter(Boolean)).toHaveLength(1);
+      assert.equal(results.filter(Boolean).length, 1);
     });
 
     test('20 concurrent lock takers: exactly one owner', async () => {
@@ -252,7 +309,7 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
       const owners = await Promise.all(
         Array.from({ length: 20 }, () => getStore().acquireLock(sessionId, LONG_TTL_MS)),
       );
-      expect(owners.filter((owner) => owner !== undefined)).toHaveLength(1);
+      assert.equal(owners.filter((owner) => owner !== undefined).length, 1);
     });
 
     test('20 concurrent claims of one key: exactly one succeeds', async () => {
@@ -260,12 +317,20 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
       const results = await Promise.all(
         Array.from({ length: 20 }, () => getStore().claimOnce(key, LONG_TTL_MS)),
       );
-      expect(results.filter(Boolean)).toHaveLength(1);
+      assert.equal(results.filter(Boolean).length, 1);
     });
   });
 
+  if (options.playerIndex === false) return;
   describe('per-player index (sessionsOf, deletePlayer)', () => {
     const player = (): string => `player-${randomUUID()}`;
+
+    test('the store has sessionsOf and deletePlayer', async () => {
+      const store = getStore();
+      const hint = 'the per-player index is optional: pass { playerIndex: false } to leave it out';
+      assert.equal(typeof store.sessionsOf, 'function', `no sessionsOf(); ${hint}`);
+      assert.equal(typeof store.deletePlayer, 'function', `no deletePlayer(); ${hint}`);
+    });
 
     test("counts a player's live sessions, pruning deleted and expired ones", async () => {
       const store = getStore();
@@ -276,15 +341,15 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
       await putNew(a2, sampleRecord(1, { openId: ada }));
       await putNew(a3, sampleRecord(1, { openId: ada }), SHORT_TTL_MS);
       await putNew(b1, sampleRecord(1, { openId: bo }));
-      expect(await store.sessionsOf!(ada)).toBe(3);
-      expect(await store.sessionsOf!(bo)).toBe(1);
+      assert.equal(await store.sessionsOf!(ada), 3);
+      assert.equal(await store.sessionsOf!(bo), 1);
       await store.delete(a1);
       await sleep(PAST_SHORT_TTL_MS);
-      expect(await store.sessionsOf!(ada)).toBe(1);
+      assert.equal(await store.sessionsOf!(ada), 1);
       // A refresh (a compare-and-set rewrite) does not count the session twice.
       const current = await store.get(a2);
       await store.put(a2, { ...current!, version: 2 }, { expectedVersion: 1, ttlMs: LONG_TTL_MS });
-      expect(await store.sessionsOf!(ada)).toBe(1);
+      assert.equal(await store.sessionsOf!(ada), 1);
     });
 
     test('deletePlayer ends every session of that player and no other', async () => {
@@ -296,11 +361,11 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
       for (const sessionId of adaSessions)
         await putNew(sessionId, sampleRecord(1, { openId: ada }));
       await putNew(boSession, sampleRecord(1, { openId: bo }));
-      expect(await store.deletePlayer!(ada)).toBe(3);
-      for (const sessionId of adaSessions) expect(await store.get(sessionId)).toBeUndefined();
-      expect(await store.get(boSession)).toBeDefined();
-      expect(await store.sessionsOf!(ada)).toBe(0);
-      expect(await store.deletePlayer!(ada)).toBe(0);
+      assert.equal(await store.deletePlayer!(ada), 3);
+      for (const sessionId of adaSessions) assert.equal(await store.get(sessionId), undefined);
+      assert.notEqual(await store.get(boSession), undefined);
+      assert.equal(await store.sessionsOf!(ada), 0);
+      assert.equal(await store.deletePlayer!(ada), 0);
     });
   });
 }
