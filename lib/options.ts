@@ -120,8 +120,24 @@ export const platformLoginSchema = z
      * Read by `entryContext` and `frameAncestors()`; required by both and by `embedded`. Defaults to none.
      */
     platformOrigins: originListSchema.optional(),
-    /** Checks that entries come from `platformOrigins` (see entry-context.ts). Defaults to `{ mode: 'off' }`. */
+    /**
+     * Checks that entries come from `platformOrigins` (login CSRF; see docs/entry-trust.md). Defaults
+     * to `{ mode: 'enforce' }` with `platformOrigins`, else `{ mode: 'report' }` and a start-up warning.
+     */
     entryContext: entryContextSchema.optional(),
+    /**
+     * Failed entries (malformed, used or refused codes) allowed per client address (`req.ip`: set
+     * Express's `trust proxy` behind a proxy) per window, counted across processes in the store; then
+     * 429 `too_many_entries` before any code is claimed or sent. `0` turns the limit off. Defaults to 20.
+     */
+    entryFailureLimit: z.number().int().min(0).max(1_000_000).default(20),
+    /** The window of `entryFailureLimit`, in seconds, opened by an address's first failure. Defaults to 600. */
+    entryFailureWindowSeconds: z.number().int().min(1).max(86_400).default(600),
+    /**
+     * Code exchanges one process may have waiting on the platform; past it an entry is refused with
+     * 503 `platform_busy` before its code is claimed. Defaults to 64.
+     */
+    maxExchangesInFlight: z.number().int().min(1).max(10_000).default(64),
     /**
      * The platform shows the game in a cross-site iframe: an entry lands through a cookie check
      * (`?cookie_check=1` on the callback) that shows a diagnostic page when the browser refused the

@@ -10,7 +10,7 @@ import type {
   Router,
 } from 'express';
 import { createCallbackRouter } from './http/callback';
-import { createHardening, type Hardening } from './http/entry-guards';
+import { createHardening, type Hardening } from './http/cross-site-protection';
 import { isPlatformLoginError, SessionMissingError, StoreUnavailableError } from './errors';
 import { isRedisOutage } from './stores/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
@@ -60,7 +60,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly api: ApiSettings;
   private readonly middlewares = new Map<boolean, RequestHandler>();
   private readonly fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void;
-  /** Entry guards, frame-ancestors and CSRF protection (hardening.ts). */
+  /** Frame-ancestors and CSRF protection (cross-site-protection.ts). */
   private readonly hardening: Hardening;
 
   constructor(options: PlatformLoginOptions) {
@@ -123,7 +123,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       if (config.handleErrors && isPlatformLoginError(err)) respondWithError(err, req, res);
       else next(err);
     };
-    this.hardening = createHardening(config, this, this.fail);
+    this.hardening = createHardening(config, this.fail);
 
     const forward = (payload: { sessionHash: string; reason: string }): void => {
       this.emit('unreadableRecord', payload);
@@ -132,18 +132,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     if (typeof storeEvents.on === 'function')
       storeEvents.on.call(this.store, 'unreadable', forward);
 
-    this.callback = this.hardening.guardCallback(
-      createCallbackRouter({
-        store,
-        exchangeCode: (code) => this.client.exchangeCode(code),
-        events: this,
-        successRedirect: this.hardening.successRedirect,
-        maxCodeLength: config.maxCodeLength,
-        codeClaimTtlMs: config.codeClaimTtlSeconds * 1000,
-        refreshTokenLifetimeMs,
-        fail: this.fail,
-      }),
-    );
+    this.callback = createCallbackRouter(config, {
+      store,
+      exchangeCode: (code) => this.client.exchangeCode(code),
+      events: this,
+      fail: this.fail,
+    });
   }
 
   /**

@@ -1,7 +1,7 @@
 // Wraps a TokenStore so every call is timed and every failure counted in the metrics. The wrapped
 // store is unchanged.
 import { attributes, type PlatformMetrics } from '../observability/metrics';
-import type { PutOptions, TokenStore } from '../core/token-store';
+import type { PutOptions, TokenStore, WindowCount } from '../core/token-store';
 import type { TokenRecord } from '../core/token-record';
 
 type Operation =
@@ -12,7 +12,8 @@ type Operation =
   | 'releaseLock'
   | 'claimOnce'
   | 'sessionsOf'
-  | 'deletePlayer';
+  | 'deletePlayer'
+  | 'countInWindow';
 const OPERATIONS: readonly Operation[] = [
   'get',
   'put',
@@ -22,6 +23,7 @@ const OPERATIONS: readonly Operation[] = [
   'claimOnce',
   'sessionsOf',
   'deletePlayer',
+  'countInWindow',
 ];
 
 const unsupported = (method: string): TypeError =>
@@ -42,7 +44,13 @@ export class InstrumentedTokenStore implements TokenStore {
   constructor(
     readonly inner: TokenStore,
     private readonly metrics: PlatformMetrics,
-  ) {}
+  ) {
+    const count = inner.countInWindow;
+    if (count !== undefined) {
+      this.countInWindow = (key, increment, windowMs) =>
+        this.timed('countInWindow', () => count.call(inner, key, increment, windowMs));
+    }
+  }
 
   private async timed<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
     const startedAt = performance.now();
@@ -80,6 +88,8 @@ export class InstrumentedTokenStore implements TokenStore {
     if (inner.sessionsOf === undefined) return Promise.reject(unsupported('sessionsOf'));
     return this.timed('sessionsOf', () => inner.sessionsOf!(openId));
   }
+  /** Present only when the wrapped store has it (callers test for it). */
+  readonly countInWindow?: (key: string, increment: 0 | 1, windowMs: number) => Promise<WindowCount>;
   deletePlayer(openId: string): Promise<number> {
     const inner = this.inner;
     if (inner.deletePlayer === undefined) return Promise.reject(unsupported('deletePlayer'));
