@@ -38,7 +38,7 @@ const config: Config = {
       testEnvironment: 'node',
       testMatch: [
         '<rootDir>/test/express4/**/*.test.ts',
-        '<rootDir>/test/integration/{callback,middleware,example-app}.test.ts',
+        '<rootDir>/test/integration/{callback,middleware,example-app,entry-trust,entry-context}.test.ts',
       ],
       transform,
       moduleNameMapper: {

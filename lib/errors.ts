@@ -408,7 +408,7 @@ export class TooManyEntriesError extends PlatformLoginError {
   constructor(retryAfterSeconds: number) {
     super(
       'An entry was refused before its code was claimed: its client address has too many failed entries in the current window ' +
-        '(`entryFailureLimit`). Behind a proxy, check `trust proxy`: without it every player shares the proxy\'s address.',
+        "(`entryFailureLimit`). Behind a proxy, check `trust proxy`: without it every player shares the proxy's address.",
     );
     this.retryAfterSeconds = retryAfterSeconds;
   }

@@ -48,7 +48,9 @@ function ipv6Prefix56(address: string): string {
   const left = groups(head);
   const right = groups(tail);
   const full =
-    tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+    tail === undefined
+      ? left
+      : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
   return full
     .slice(0, 4)
     .map((group) => group.padStart(4, '0'))

@@ -119,7 +119,11 @@ export function createCodeRedemption(
         sessionHash,
       });
     }
-    events.emit('login', { openId: record.openId, sessionHash, durationMs: Date.now() - startedAt });
+    events.emit('login', {
+      openId: record.openId,
+      sessionHash,
+      durationMs: Date.now() - startedAt,
+    });
     landed(res);
   };
 }

@@ -89,7 +89,11 @@ export class InstrumentedTokenStore implements TokenStore {
     return this.timed('sessionsOf', () => inner.sessionsOf!(openId));
   }
   /** Present only when the wrapped store has it (callers test for it). */
-  readonly countInWindow?: (key: string, increment: 0 | 1, windowMs: number) => Promise<WindowCount>;
+  readonly countInWindow?: (
+    key: string,
+    increment: 0 | 1,
+    windowMs: number,
+  ) => Promise<WindowCount>;
   deletePlayer(openId: string): Promise<number> {
     const inner = this.inner;
     if (inner.deletePlayer === undefined) return Promise.reject(unsupported('deletePlayer'));

@@ -6,12 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { hashOpenId, hashSessionId } from '../core/hash';
 import type { TokenRecord } from '../core/token-record';
-import type {
-  PutOptions,
-  TokenStore,
-  TokenStoreEvents,
-  WindowCount,
-} from '../core/token-store';
+import type { PutOptions, TokenStore, TokenStoreEvents, WindowCount } from '../core/token-store';
 import { RecordKeyRing } from './encryption';
 import {
   decodeRecordPayload,

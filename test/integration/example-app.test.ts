@@ -69,6 +69,14 @@ function enterLinkOf(lobbyHtml: string, lobbyUrl: string): string {
   return target.href;
 }
 
+/** The headers a browser sends when the platform's lobby at `sim` sends it to the game. */
+const fromLobby = (sim: PlatformSimulator): Record<string, string> => ({
+  Referer: `${sim.url}/`,
+  'Sec-Fetch-Site': 'cross-site',
+  'Sec-Fetch-Mode': 'navigate',
+  'Sec-Fetch-Dest': 'document',
+});
+
 /**
  * Enters as `openId` from the platform (its /enter), landing on the game page of `example`. The
  * platform sends the browser to the configured redirect_uri; its path goes to `example`, as a load
@@ -87,6 +95,7 @@ async function enterFrom(
   expect(`${callback.origin}${callback.pathname}`).toBe(redirectUri);
   const landing = await browser.fetch(
     new URL(callback.pathname + callback.search, example.url).href,
+    { headers: fromLobby(sim) },
   );
   expect(landing.status).toBe(303);
   expect(landing.headers.get('location')).toBe('/');
@@ -150,7 +159,7 @@ describe('with no environment: embedded simulator, memory stores', () => {
     expect(entry.status).toBe(302);
     const callback = entry.headers.get('location')!;
     expect(callback).toMatch(new RegExp(`^${url('/platform/callback')}\\?code=[^&]+$`));
-    const landing = await browser.fetch(callback);
+    const landing = await browser.fetch(callback, { headers: fromLobby(sim) });
     expect(landing.status).toBe(303);
     expect(landing.headers.get('location')).toBe('/');
 
@@ -191,21 +200,28 @@ describe('with no environment: embedded simulator, memory stores', () => {
 
   test('every error is a JSON body with an error string for Accept: application/json', async () => {
     const used = sim.issueCode({ redirectUri: url('/platform/callback') });
-    await fetch(url(`/platform/callback?code=${used}`), { redirect: 'manual' });
+    await fetch(url(`/platform/callback?code=${used}`), {
+      headers: fromLobby(sim),
+      redirect: 'manual',
+    });
+    const fromPlatform = { headers: fromLobby(sim) };
     const cases: [string, RequestInit, number, string][] = [
       ['/api/me', {}, 401, 'login_required'],
       ['/api/profile', {}, 401, 'login_required'],
       ['/no-such-page', {}, 404, 'not_found'],
       ['/platform/callback', {}, 400, 'invalid_request'],
-      ['/platform/callback?code=a&code=b', {}, 400, 'invalid_request'],
-      ['/platform/callback?code=never-issued', {}, 400, 'code_rejected'],
-      [`/platform/callback?code=${used}`, {}, 400, 'code_already_used'],
+      ['/platform/callback?code=a&code=b', fromPlatform, 400, 'invalid_request'],
+      ['/platform/callback?code=never-issued', fromPlatform, 400, 'code_rejected'],
+      [`/platform/callback?code=${used}`, fromPlatform, 400, 'code_already_used'],
+      // PLATFORM_ORIGINS defaults to the embedded simulator's: an entry from elsewhere is refused.
+      ['/platform/callback?code=never-issued-2', {}, 403, 'entry_context_refused'],
       ['/platform/callback?error=access_denied', {}, 403, 'access_denied'],
       ['/platform/callback?code=x', { method: 'POST' }, 405, 'method_not_allowed'],
     ];
     const answers = await Promise.all(
       cases.map(async ([path, init]) => {
-        const res = await fetch(url(path), { ...init, headers: JSON_ACCEPT, redirect: 'manual' });
+        const headers = { ...(init.headers as Record<string, string>), ...JSON_ACCEPT };
+        const res = await fetch(url(path), { ...init, headers, redirect: 'manual' });
         return [path, res.status, await json(res)];
       }),
     );
