@@ -452,3 +452,80 @@ describe('`node example-app/server.ts` on SIGTERM', () => {
     }
   });
 });
+
+describe('PLATFORM_ORIGINS and ENTRY_FAILURE_LIMIT', () => {
+  let sim: PlatformSimulator;
+  beforeAll(async () => {
+    sim = await startSimulator();
+  });
+  afterAll(() => sim.close());
+
+  const entry = (example: RunningExample, code: string, headers: Record<string, string>) =>
+    fetch(new URL(`/platform/callback?code=${encodeURIComponent(code)}`, example.url), {
+      headers: { ...headers, ...JSON_ACCEPT },
+      redirect: 'manual',
+    });
+
+  test('are read as documented, and a wrong ENTRY_FAILURE_LIMIT is refused naming the variable', () => {
+    expect(readConfig({}).platformOrigins).toBeUndefined();
+    expect(readConfig({}).entryFailureLimit).toBe(20);
+    const config = readConfig({
+      PLATFORM_ORIGINS: ' https://a.example, https://b.example:8443 ,',
+      ENTRY_FAILURE_LIMIT: '0',
+    });
+    expect(config.platformOrigins).toEqual(['https://a.example', 'https://b.example:8443']);
+    expect(config.entryFailureLimit).toBe(0);
+    for (const bad of ['x', '-1', '2.5']) {
+      expect(() => readConfig({ ENTRY_FAILURE_LIMIT: bad })).toThrow(/ENTRY_FAILURE_LIMIT/);
+    }
+  });
+
+  test('with PLATFORM_AUTH_URL, PLATFORM_ORIGINS turns enforcing on: an entry from elsewhere is refused, the code kept', async () => {
+    const example = await startExample(
+      readConfig({
+        PORT: '0',
+        PLATFORM_AUTH_URL: sim.url,
+        PLATFORM_ORIGINS: 'https://platform.example',
+      }),
+    );
+    try {
+      sim.resetCalls();
+      const code = sim.issueCode({ redirectUri: example.redirectUri });
+      const foreign = await entry(example, code, fromLobby(sim));
+      expect(foreign.status).toBe(403);
+      expect(await foreign.json()).toEqual({ error: 'entry_context_refused' });
+      expect(sim.calls.authorization_code).toBe(0);
+      const genuine = await entry(example, code, {
+        ...fromLobby(sim),
+        Referer: 'https://platform.example/lobby',
+      });
+      expect(genuine.status).toBe(303);
+    } finally {
+      await example.close();
+    }
+  });
+
+  test('ENTRY_FAILURE_LIMIT=2: the third made-up code from one address is 429 with Retry-After, never sent', async () => {
+    const example = await startExample(readConfig({ PORT: '0', ENTRY_FAILURE_LIMIT: '2' }));
+    try {
+      const embedded = example.simulator!;
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i += 1) {
+        const res = await entry(
+          example,
+          `made-up-${i}-${randomBytes(6).toString('hex')}`,
+          fromLobby(embedded),
+        );
+        statuses.push(res.status);
+        if (res.status === 429) {
+          expect(await res.json()).toEqual({ error: 'too_many_entries' });
+          expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+        }
+      }
+      expect(statuses).toEqual([400, 400, 429, 429]);
+      expect(embedded.calls.authorization_code).toBe(2);
+    } finally {
+      await example.close();
+    }
+  });
+});
