@@ -62,15 +62,22 @@ function ipv6Prefix56(address: string): string {
 export function createEntryFailureLimit(
   config: EntryFailureLimitConfig,
   store: TokenStore,
+  warn: (message: string) => void,
 ): EntryFailureLimit | undefined {
   const limit = config.entryFailureLimit;
   if (limit === 0) return undefined;
   const windowMs = config.entryFailureWindowSeconds * 1000;
   // A store without counters (a studio's own) still gets a limit, counted by each process alone.
-  const counters: Required<Pick<TokenStore, 'countInWindow'>> =
-    store.countInWindow === undefined
-      ? new MemoryTokenStore()
-      : { countInWindow: store.countInWindow.bind(store) };
+  let counters: Required<Pick<TokenStore, 'countInWindow'>>;
+  if (store.countInWindow === undefined) {
+    warn(
+      '[express-platform-login] The token store has no countInWindow(): failed entries are counted by each process on its own, ' +
+        'so a client spreading made-up codes over N processes gets N × `entryFailureLimit`. Implement countInWindow (see TokenStore) to share the counts.',
+    );
+    counters = new MemoryTokenStore();
+  } else {
+    counters = { countInWindow: store.countInWindow.bind(store) };
+  }
   const blockedUntil = new Map<string, number>();
 
   const block = (key: string, resetInMs: number): void => {

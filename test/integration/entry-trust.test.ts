@@ -8,7 +8,13 @@ import session from 'express-session';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { platformLogin, RedisTokenStore, type PlatformLoginOptions } from 'express-platform-login';
+import {
+  MemoryTokenStore,
+  platformLogin,
+  RedisTokenStore,
+  type PlatformLoginOptions,
+  type TokenStore,
+} from 'express-platform-login';
 import {
   createTestApp,
   loginOptions,
@@ -257,6 +263,36 @@ describe('failed entries per client address', () => {
     expect((await enter('127.0.0.6', port, 'a%20b')).status).toBe(400); // malformed
     expect((await enter('127.0.0.6', port, madeUp())).status).toBe(400);
     expect((await enter('127.0.0.6', port, madeUp())).status).toBe(429);
+  });
+
+  test("a studio's own store without countInWindow: still limited, per process, with a warning saying so", async () => {
+    const inner = new MemoryTokenStore();
+    const store: TokenStore = {
+      get: (...args) => inner.get(...args),
+      put: (...args) => inner.put(...args),
+      delete: (...args) => inner.delete(...args),
+      acquireLock: (...args) => inner.acquireLock(...args),
+      releaseLock: (...args) => inner.releaseLock(...args),
+      claimOnce: (...args) => inner.claimOnce(...args),
+    };
+    const warnings: string[] = [];
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (_fields: unknown, message: string) => warnings.push(message),
+      error: () => undefined,
+    };
+    const { app } = createTestApp({
+      sim,
+      login: { platformOrigins: [PLATFORM], store, logger, entryFailureLimit: 2 },
+    });
+    expect(warnings.filter((w) => w.includes('countInWindow'))).toHaveLength(1);
+    const listening = await listen(app);
+    apps.push(listening);
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i += 1)
+      statuses.push((await enter('127.0.0.8', listening.port, madeUp())).status);
+    expect(statuses).toEqual([400, 400, 429]);
   });
 
   test('entryFailureLimit: 0 turns the limit off', async () => {
