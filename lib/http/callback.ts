@@ -43,6 +43,10 @@ const isCodeFailure = (error: unknown): boolean =>
   error instanceof CodeAlreadyUsedError ||
   error instanceof CodeRejectedError;
 
+/**
+ * The callback router of one PlatformLogin. Each part builds itself from the options once; the
+ * entry flow runs them in order: method, session, guards, failure limit, code, redemption.
+ */
 export function createCallbackRouter(config: CallbackConfig, deps: CallbackDeps): Router {
   const logger = config.logger;
   const warn = logger === undefined ? consoleWarn : (message: string) => logger.warn({}, message);
