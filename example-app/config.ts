@@ -19,6 +19,10 @@ export interface ExampleConfig {
   sessionSecretGenerated: boolean;
   /** base64 of 32 bytes; set: tokens encrypted at rest. */
   tokenEncryptionKey: string | undefined;
+  /** Origins of the platform's pages that open the game; unset: the embedded simulator's, or none (report only). */
+  platformOrigins: string[] | undefined;
+  /** Failed entries allowed per client address per 10 minutes; 0: no limit. */
+  entryFailureLimit: number;
 }
 
 const nonEmpty = (value: string | undefined): string | undefined =>
@@ -31,6 +35,16 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     throw new TypeError('PORT must be a port number (0-65535).');
   }
   const sessionSecret = nonEmpty(env.SESSION_SECRET);
+  const entryFailureLimit = Number(nonEmpty(env.ENTRY_FAILURE_LIMIT) ?? 20);
+  if (!Number.isInteger(entryFailureLimit) || entryFailureLimit < 0) {
+    throw new TypeError(
+      'ENTRY_FAILURE_LIMIT must be a whole number, 0 or more (0 turns the limit off).',
+    );
+  }
+  const origins = nonEmpty(env.PLATFORM_ORIGINS)
+    ?.split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '');
   return {
     port,
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
@@ -43,5 +57,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     sessionSecret: sessionSecret ?? randomBytes(32).toString('base64url'),
     sessionSecretGenerated: sessionSecret === undefined,
     tokenEncryptionKey: nonEmpty(env.TOKEN_ENCRYPTION_KEY),
+    platformOrigins: origins === undefined || origins.length === 0 ? undefined : origins,
+    entryFailureLimit,
   };
 }

@@ -64,6 +64,8 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
     );
   }
 
+  const platformOrigins =
+    config.platformOrigins ?? (simulator ? [new URL(simulator.url).origin] : undefined);
   const metrics = createExampleMetrics();
   const login = platformLogin({
     authUrl,
@@ -74,6 +76,10 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
     store,
     successRedirect: '/',
     meterProvider: metrics.meterProvider,
+    // Entries must come from the platform's pages (login CSRF): with the embedded simulator its
+    // lobby's origin; with a real platform PLATFORM_ORIGINS, or report only (the package warns).
+    ...(platformOrigins ? { platformOrigins } : {}),
+    entryFailureLimit: config.entryFailureLimit,
   });
 
   let ready = redis === undefined;

@@ -30,7 +30,9 @@ export type PlatformErrorCode =
   | 'ERR_PLATFORM_ENTRY_CONTEXT'
   | 'ERR_PLATFORM_CROSS_ORIGIN'
   | 'ERR_PLATFORM_COOKIES_REFUSED'
-  | 'ERR_PLATFORM_SETUP';
+  | 'ERR_PLATFORM_SETUP'
+  | 'ERR_PLATFORM_TOO_MANY_ENTRIES'
+  | 'ERR_PLATFORM_BUSY';
 
 /** Only these characters survive into a copied platform `error`/`error_description` (RFC 6749 5.2). */
 const OAUTH_TEXT = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/g;
@@ -261,13 +263,23 @@ export class EntryDeniedError extends PlatformLoginError {
   }
 }
 
-/** The callback answers GET only, so that link previews and prefetches cannot burn a code. */
+/**
+ * The callback answers GET only (link previews and prefetches must not burn a code); logout answers
+ * POST only (a GET could be started by any page: an `<img>` would log the player out).
+ */
 export class MethodNotAllowedError extends PlatformLoginError {
   readonly code = 'ERR_PLATFORM_METHOD_NOT_ALLOWED';
   readonly status = 405;
   readonly error = 'method_not_allowed';
-  constructor() {
-    super('The platform callback accepts GET only.');
+  /** The one method the route accepts, for the `Allow` header. */
+  readonly allow: 'GET' | 'POST';
+  constructor(allow: 'GET' | 'POST' = 'GET') {
+    super(
+      allow === 'GET'
+        ? 'The platform callback accepts GET only.'
+        : 'logout() accepts POST only; mount it with app.post().',
+    );
+    this.allow = allow;
   }
 }
 
@@ -302,7 +314,9 @@ export type AnyPlatformLoginError =
   | EntryContextRefusedError
   | CrossOriginRequestError
   | CookiesRefusedError
-  | SetupError;
+  | SetupError
+  | TooManyEntriesError
+  | PlatformBusyError;
 
 /** True for any error raised by this package. */
 export function isPlatformLoginError(value: unknown): value is AnyPlatformLoginError {
@@ -382,4 +396,39 @@ export class SetupError extends PlatformLoginError {
   readonly code = 'ERR_PLATFORM_SETUP';
   readonly status = 500;
   readonly error = 'server_misconfigured';
+}
+
+/**
+ * Too many failed entries (bad, used or refused codes) came from this client address: refused with
+ * 429 before any code is claimed or sent, until the window ends (`entryFailureLimit`).
+ */
+export class TooManyEntriesError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_TOO_MANY_ENTRIES';
+  readonly status = 429;
+  readonly error = 'too_many_entries';
+  /** Seconds to send in `Retry-After`: until the address's window ends. */
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number) {
+    super(
+      'An entry was refused before its code was claimed: its client address has too many failed entries in the current window ' +
+        "(`entryFailureLimit`). Behind a proxy, check `trust proxy`: without it every player shares the proxy's address.",
+    );
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
+ * This process already has `maxExchangesInFlight` code exchanges waiting on the platform: the entry
+ * is refused with 503 before its code is claimed, so a flood cannot open unbounded outbound requests.
+ */
+export class PlatformBusyError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_BUSY';
+  readonly status = 503;
+  readonly error = 'platform_busy';
+  readonly retryAfterSeconds = 1;
+  constructor() {
+    super(
+      'An entry was refused before its code was claimed: too many code exchanges are in flight on this process (`maxExchangesInFlight`).',
+    );
+  }
 }

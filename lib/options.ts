@@ -92,8 +92,24 @@ export interface PlatformLoginOptions {
    * Read by `entryContext` and `frameAncestors()`; required by both and by `embedded`. Defaults to none.
    */
   platformOrigins?: string[];
-  /** Checks that entries come from `platformOrigins`. Defaults to `{ mode: 'off' }`. */
+  /**
+   * Checks that entries come from `platformOrigins` (login CSRF; see docs/entry-trust.md). Defaults
+   * to `{ mode: 'enforce' }` with `platformOrigins`, else `{ mode: 'report' }` and a start-up warning.
+   */
   entryContext?: EntryContextOptions;
+  /**
+   * Failed entries (malformed, used or refused codes) allowed per client address (`req.ip`: set
+   * Express's `trust proxy` behind a proxy) per window, counted across processes in the store; then
+   * 429 `too_many_entries` before any code is claimed or sent. `0` turns the limit off. Defaults to 20.
+   */
+  entryFailureLimit?: number;
+  /** The window of `entryFailureLimit`, in seconds, opened by an address's first failure. Defaults to 600. */
+  entryFailureWindowSeconds?: number;
+  /**
+   * Code exchanges one process may have waiting on the platform; past it an entry is refused with
+   * 503 `platform_busy` before its code is claimed. Defaults to 64.
+   */
+  maxExchangesInFlight?: number;
   /**
    * The platform shows the game in a cross-site iframe: an entry lands through a cookie check
    * (`?cookie_check=1` on the callback) that shows a diagnostic page when the browser refused the
@@ -197,6 +213,21 @@ const platformLoginSchema = z
       .optional(),
     platformOrigins: originListSchema.optional(),
     entryContext: entryContextSchema.optional(),
+    entryFailureLimit: number('must be an integer from 0 to 1000000')
+      .int()
+      .min(0)
+      .max(1_000_000)
+      .default(20),
+    entryFailureWindowSeconds: number('must be an integer number of seconds from 1 to 86400')
+      .int()
+      .min(1)
+      .max(86_400)
+      .default(600),
+    maxExchangesInFlight: number('must be an integer from 1 to 10000')
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(64),
     embedded: boolean.default(false),
     gameOrigins: originListSchema.optional(),
     tokenClient: tokenClientTuningSchema.prefault({}),
@@ -213,8 +244,9 @@ const platformLoginSchema = z
     if (config.embedded) {
       needs('`embedded` is true', ': it limits which pages may frame the game (frame-ancestors)');
     }
-    const mode = config.entryContext?.mode ?? 'off';
-    if (mode !== 'off') {
+    // Without origins the entry context defaults to 'report' (with a start-up warning).
+    const mode = config.entryContext?.mode;
+    if (mode === 'enforce') {
       needs(
         `\`entryContext.mode\` is '${mode}'`,
         ": the origins of the platform's pages that open the game",

@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
 import { createCallbackRouter } from './http/callback';
-import { createHardening, type Hardening } from './http/entry-guards';
+import { createHardening, type Hardening } from './http/cross-site-protection';
 import { isPlatformLoginError, StoreUnavailableError } from './errors';
 import { isRedisOutage } from './stores/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
@@ -58,7 +58,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly api: ApiSettings;
   private readonly middlewares = new Map<boolean, RequestHandler>();
   private readonly fail: FailHandler;
-  /** Entry guards, frame-ancestors and CSRF protection (http/entry-guards.ts). */
+  /** Frame-ancestors and CSRF protection (http/cross-site-protection.ts). */
   private readonly hardening: Hardening;
 
   constructor(options: PlatformLoginOptions) {
@@ -96,19 +96,13 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       appLogger: config.logger,
       handleErrors: config.handleErrors,
     });
-    this.hardening = createHardening(config, this, this.fail);
-    this.callback = this.hardening.guardCallback(
-      createCallbackRouter({
-        store: this.instrumentedStore,
-        exchangeCode: (code) => this.client.exchangeCode(code),
-        events: this,
-        successRedirect: this.hardening.successRedirect,
-        maxCodeLength: config.maxCodeLength,
-        codeClaimTtlMs: config.codeClaimTtlSeconds * 1000,
-        refreshTokenLifetimeMs: config.refreshTokenLifetimeSeconds * 1000,
-        fail: this.fail,
-      }),
-    );
+    this.hardening = createHardening(config, this.fail);
+    this.callback = createCallbackRouter(config, {
+      store: this.instrumentedStore,
+      exchangeCode: (code) => this.client.exchangeCode(code),
+      events: this,
+      fail: this.fail,
+    });
   }
 
   /** A store that reports records it cannot read (`unreadable`) has them re-emitted as `unreadableRecord`. */

@@ -13,6 +13,14 @@ export interface PutOptions {
   ttlMs: number;
 }
 
+/** A fixed-window counter as {@link TokenStore.countInWindow} resolves it. */
+export interface WindowCount {
+  /** Counts in the current window (0 when none). */
+  count: number;
+  /** Milliseconds until the window ends (0 when no window is open). */
+  resetInMs: number;
+}
+
 /** Events a store may emit (stores that are EventEmitters). */
 export interface TokenStoreEvents {
   /** A record could not be decrypted or parsed; it was treated as absent. */
@@ -25,6 +33,7 @@ export interface TokenStoreEvents {
  * Required: `get`, `put`, `delete`, `acquireLock`, `releaseLock`, `claimOnce`.
  * Optional: `getCached` (a record held in process memory, answered without a promise),
  * `sessionsOf` and `deletePlayer` (a per-player index, for log-out-everywhere),
+ * `countInWindow` (failed entries counted across processes, for `entryFailureLimit`),
  * `close()` (called on shutdown), and being an EventEmitter of {@link TokenStoreEvents}.
  *
  * Every method rejects with `StoreUnavailableError` when the backend fails or does not answer in
@@ -72,6 +81,13 @@ export interface TokenStore {
    * every process at once. Resolves how many were deleted.
    */
   deletePlayer?(openId: string): Promise<number>;
+  /**
+   * Optional (shares the counts of `entryFailureLimit` between processes; without it each process
+   * counts on its own): adds `increment` (1, or 0 to only read) to the counter `key`. A window of
+   * `windowMs` opens with the counter's first count; when it ends the counter is gone. Resolves
+   * the count and the time left in the window.
+   */
+  countInWindow?(key: string, increment: 0 | 1, windowMs: number): Promise<WindowCount>;
   /** Optional: release resources the store itself created. Never closes a client it was given. */
   close?(): Promise<void>;
 }

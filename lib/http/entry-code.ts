@@ -4,11 +4,18 @@ import { EntryDeniedError, InvalidRequestError } from '../errors';
 
 const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 
-/** The single valid code of a callback URL; throws InvalidRequestError or EntryDeniedError. */
-export function readEntryCode(originalUrl: string, maxCodeLength: number): string {
+/**
+ * The query of a callback URL. URLSearchParams is used rather than req.query: Express 4's qs parser
+ * turns `code[a]=x` into an object. Parsed once per request, so the guards and the code reader
+ * judge the very same parameters.
+ */
+export function entryQuery(originalUrl: string): URLSearchParams {
   const queryStart = originalUrl.indexOf('?');
-  // URLSearchParams is used rather than req.query: Express 4's qs parser turns `code[a]=x` into an object.
-  const params = new URLSearchParams(queryStart === -1 ? '' : originalUrl.slice(queryStart + 1));
+  return new URLSearchParams(queryStart === -1 ? '' : originalUrl.slice(queryStart + 1));
+}
+
+/** The single valid code of a callback query; throws InvalidRequestError or EntryDeniedError. */
+export function readEntryCode(params: URLSearchParams, maxCodeLength: number): string {
   const errors = params.getAll('error');
   if (errors.length > 0) throw new EntryDeniedError(errors[0]);
   const codes = params.getAll('code');

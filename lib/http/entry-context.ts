@@ -1,5 +1,6 @@
 // Entry context: did this entry come from the platform's pages? Judged from Sec-Fetch-Site,
 // Sec-Fetch-Dest and Referer before the code is claimed or sent; reported or refused per the mode.
+// Sub-resource loads (an <img>, a script, fetch()) are refused in every mode: no page needs them.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { EventEmitter } from 'node:events';
 import type { Request } from 'express';
@@ -12,15 +13,17 @@ import type {
 } from '../observability/events';
 import { originOf } from './origins';
 import type { SameOptions } from '../util/parse-options';
+import { warnOnce } from './setup-checks';
 
 /** Options of the entry context check (`entryContext` of platformLogin()). */
 export interface EntryContextOptions {
   /**
-   * `'off'`: no check. `'report'`: an `entryContextViolation` event per suspicious entry, which is
-   * still served. `'enforce'`: the event, and the entry is refused with 403 `entry_context_refused`
-   * before its code is claimed or sent. Defaults to `'off'`: the platform's mobile apps open the
-   * game in webviews and in-app browsers that may send none of these headers, or a Referer the
-   * platform never announced, so a check must be watched in `'report'` before it is enforced.
+   * `'off'`: no check (sub-resource loads are refused all the same). `'report'`: an
+   * `entryContextViolation` event per suspicious entry, which is still served. `'enforce'`: the
+   * event, and the entry is refused with 403 `entry_context_refused` before its code is claimed or
+   * sent. Defaults to `'enforce'` when `platformOrigins` is given, else `'report'` (with one
+   * start-up warning saying what to set). The platform's mobile apps may open the game in webviews
+   * that send none of these headers: see `allowMissingHeaders` and `allowDirectNavigation`.
    */
   mode?: 'off' | 'report' | 'enforce';
   /**
@@ -40,7 +43,7 @@ export interface EntryContextOptions {
 export const entryContextSchema = z.strictObject({
   mode: z
     .enum(['off', 'report', 'enforce'], { error: "must be 'off', 'report' or 'enforce'" })
-    .default('off'),
+    .optional(),
   allowMissingHeaders: z.boolean({ error: 'must be a boolean' }).default(false),
   allowDirectNavigation: z.boolean({ error: 'must be a boolean' }).default(false),
 });
@@ -106,30 +109,50 @@ function describe(
   };
 }
 
+/** Destinations of a page navigation; anything else (`image`, `script`, `empty`, …) is a sub-resource. */
+const NAVIGATIONS: ReadonlySet<string> = new Set(['document', 'iframe', 'frame']);
+
+const WARNING =
+  "[express-platform-login] Entries are not checked against the platform's pages, so any site can log a " +
+  "visitor into another player's account with an unused code (login CSRF): set `platformOrigins` to the " +
+  "origins of the platform's pages that open the game (e.g. ['https://platform.example']). Until then " +
+  '`entryContext` only reports (`entryContextViolation` events; their `refererOrigin` shows where entries come from).';
+
 /**
- * The check run on each GET entry that carries a code, or `undefined` in `'off'` mode. Throws
- * EntryContextRefusedError in `'enforce'` mode; emits `entryContextViolation` in both other modes.
+ * The check run on each GET entry that carries a code, before anything else touches the code.
+ * Throws EntryContextRefusedError in `'enforce'` mode, and for a sub-resource load in every mode;
+ * emits `entryContextViolation` for each suspicious entry (except in `'off'` mode).
  */
 export function createEntryContextCheck(
   options: z.output<typeof entryContextSchema> | undefined,
   platformOrigins: readonly string[] | undefined,
   embedded: boolean,
   events: EventEmitter<PlatformLoginEvents>,
-): ((req: Request) => void) | undefined {
-  if (options === undefined || options.mode === 'off') return undefined;
-  if (platformOrigins === undefined) {
+  warn: (message: string) => void,
+): (req: Request) => void {
+  const mode = options?.mode ?? (platformOrigins === undefined ? 'report' : 'enforce');
+  if (mode === 'enforce' && platformOrigins === undefined) {
     throw new TypeError(
-      `platformLogin(): \`platformOrigins\` is required when \`entryContext.mode\` is '${options.mode}': list the origins of the platform's pages that open the game, e.g. ['https://platform.example'].`,
+      "platformLogin(): `platformOrigins` is required when `entryContext.mode` is 'enforce': list the origins of the platform's pages that open the game, e.g. ['https://platform.example'].",
     );
   }
+  if (options?.mode === undefined && platformOrigins === undefined) warnOnce(warn, WARNING);
   const settings: EntryContextSettings = {
     platformOrigins: new Set(platformOrigins),
     destinations: new Set(embedded ? ['document', 'iframe', 'frame'] : ['document']),
-    allowMissingHeaders: options.allowMissingHeaders,
-    allowDirectNavigation: options.allowDirectNavigation,
+    allowMissingHeaders: options?.allowMissingHeaders ?? false,
+    allowDirectNavigation: options?.allowDirectNavigation ?? false,
   };
-  const refuse = options.mode === 'enforce';
+  const refuseSubResource = (req: Request): void => {
+    const dest = single(req.headers['sec-fetch-dest']);
+    if (dest === undefined || NAVIGATIONS.has(dest)) return;
+    events.emit('entryContextViolation', describe(req.headers, 'unexpected-destination', true));
+    throw new EntryContextRefusedError('unexpected-destination');
+  };
+  if (mode === 'off') return refuseSubResource;
+  const refuse = mode === 'enforce';
   return (req) => {
+    refuseSubResource(req);
     const reason = judgeEntryContext(req.headers, settings);
     if (reason === undefined) return;
     events.emit('entryContextViolation', describe(req.headers, reason, refuse));

@@ -1,106 +1,61 @@
-// The hardening parts of one PlatformLogin, built once at creation: the guards in front of the
-// callback (setup checks, the cookie-check landing hop, the entry context), frame-ancestors, and
-// CSRF protection for state-changing routes and logout.
+// The checks every callback request passes before its code is read, built once at creation: the
+// setup checks, the embedded cookie-check hop, and the entry context. They run inside the entry
+// flow itself (callback.ts), so no path spelling can reach the code without them.
 import type { EventEmitter } from 'node:events';
-import { Router, type RequestHandler } from 'express';
+import type { Request, Response } from 'express';
 import { COOKIE_CHECK_LOCATION, createCookieCheck, isCookieCheck } from './cookie-check';
-import { createCsrfProtection, withCsrfProtection } from './csrf-protection';
 import { createEntryContextCheck, type entryContextSchema } from './entry-context';
 import type { PlatformLoginEvents } from '../observability/events';
 import { createFirstEntryChecks } from './entry-setup-checks';
-import { createFrameAncestors } from './frame-ancestors';
-import type { PlatformLogger } from '../observability/logger';
-import { checkPlatformUrls } from './setup-checks';
-import type { FailHandler } from './fail-handler';
-import { InvalidOptionError } from '../util/invalid-option-error';
 import type { z } from 'zod';
 
-/** The options the hardening parts read (a subset of the parsed platformLogin() options). */
-export interface HardeningConfig {
-  authUrl: string;
-  apiUrl?: string | undefined;
-  redirectUri: string;
+/** The options the entry guards read (a subset of the parsed platformLogin() options). */
+export interface EntryGuardsConfig {
   successRedirect: string;
   platformOrigins?: string[] | undefined;
-  gameOrigins?: string[] | undefined;
   entryContext?: z.output<typeof entryContextSchema> | undefined;
   embedded: boolean;
-  /** The app's own logger, when it gave one: setup warnings go there instead of console.warn. */
-  logger?: PlatformLogger | undefined;
 }
 
-/** The parts PlatformLogin uses. */
-export interface Hardening {
-  /** Where the callback sends the browser after an entry (the cookie-check hop in embedded mode). */
+/** The guards of one callback. */
+export interface EntryGuards {
+  /** Where an entry sends the browser (the cookie-check hop in embedded mode). */
   readonly successRedirect: string;
-  /** `router` behind the entry guards. */
-  guardCallback(router: Router): Router;
-  /** The frame-ancestors middleware; InvalidOptionError without `platformOrigins`. */
-  frameAncestors(): RequestHandler;
-  /** The CSRF middleware for state-changing routes. */
-  csrfProtection(): RequestHandler;
-  /** `handler` (logout) behind the CSRF check. */
-  protectLogout(handler: RequestHandler): RequestHandler;
+  /**
+   * Runs the guards on a GET to the callback, with its query. Resolves `true` when the request
+   * was answered here (the cookie-check hop); throws when it must be refused (setup problem,
+   * foreign entry context). `false`: go on to read and redeem the code.
+   */
+  check(req: Request, res: Response, params: URLSearchParams): boolean;
 }
 
-/** Builds the parts once; throws an InvalidOptionError for an http:// platform URL in production. */
-export function createHardening(
-  config: HardeningConfig,
+/** Builds the guards once; `warn` takes the setup and start-up warnings. */
+export function createEntryGuards(
+  config: EntryGuardsConfig,
   events: EventEmitter<PlatformLoginEvents>,
-  fail: FailHandler,
-): Hardening {
-  // `embedded` and `entryContext` without `platformOrigins` were refused by the options schema.
-  checkPlatformUrls(config);
+  warn: (message: string) => void,
+): EntryGuards {
   const entryContext = createEntryContextCheck(
     config.entryContext,
     config.platformOrigins,
     config.embedded,
     events,
+    warn,
   );
   const cookieCheck = config.embedded
     ? createCookieCheck(config.successRedirect, events)
     : undefined;
-  const logger = config.logger;
-  const firstEntryChecks = createFirstEntryChecks(
-    logger === undefined ? undefined : (message) => logger.warn({}, message),
-  );
-  const csrf = createCsrfProtection(config.gameOrigins ?? [], fail);
-  let frameAncestors: RequestHandler | undefined;
-
-  const guard: RequestHandler = (req, res, next) => {
-    if (req.method !== 'GET' || req.path !== '/') return next();
-    try {
-      firstEntryChecks(req);
-      if (cookieCheck === undefined && entryContext === undefined) return next();
-      const queryStart = req.originalUrl.indexOf('?');
-      const params = new URLSearchParams(
-        queryStart === -1 ? '' : req.originalUrl.slice(queryStart + 1),
-      );
-      if (cookieCheck !== undefined && isCookieCheck(params)) return cookieCheck(req, res);
-      if (entryContext !== undefined && params.has('code')) entryContext(req);
-      next();
-    } catch (error) {
-      fail(error, req, res, next);
-    }
-  };
-
+  const setupChecks = createFirstEntryChecks(warn);
   return {
     successRedirect: config.embedded ? COOKIE_CHECK_LOCATION : config.successRedirect,
-    guardCallback(router) {
-      const guarded = Router();
-      guarded.use(guard, router);
-      return guarded;
-    },
-    frameAncestors() {
-      if (config.platformOrigins === undefined) {
-        throw new InvalidOptionError(
-          "login.frameAncestors() needs the `platformOrigins` option of platformLogin(): the origins of the platform's pages that frame the game.",
-          'platformOrigins',
-        );
+    check(req, res, params) {
+      setupChecks(req);
+      if (cookieCheck !== undefined && isCookieCheck(params)) {
+        cookieCheck(req, res);
+        return true;
       }
-      return (frameAncestors ??= createFrameAncestors(config.platformOrigins));
+      if (params.has('code')) entryContext(req);
+      return false;
     },
-    csrfProtection: () => csrf,
-    protectLogout: (handler) => withCsrfProtection(handler, csrf),
   };
 }

@@ -1,8 +1,9 @@
 // Ends a player's login: deletes the token record, destroys the session and clears its cookie.
+// POST only, wherever it is mounted: a GET logout could be started by any page (an `<img>`).
 import type { RequestHandler } from 'express';
 import type { FailHandler } from './fail-handler';
 import type { EventEmitter } from 'node:events';
-import { StoreUnavailableError } from '../errors';
+import { MethodNotAllowedError, StoreUnavailableError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashSessionId } from '../core/hash';
 import { requireSession } from './require-session';
@@ -31,6 +32,7 @@ export function createLogoutHandler(
 
   return async function platformLogout(req, res, next) {
     try {
+      if (req.method !== 'POST') throw new MethodNotAllowedError('POST');
       requireSession(req);
       const sessionId = req.sessionID;
       const openId = req.session.platformLogin?.openId;

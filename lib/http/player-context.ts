@@ -64,6 +64,10 @@ export function userOf(record: TokenRecord): PlatformUser {
   return user;
 }
 
+/** True when `path` is `base` or below it, by whole segments: `/v1` admits `/v1/x`, not `/v1evil`. */
+const isUnderPath = (path: string, base: string): boolean =>
+  base.endsWith('/') ? path.startsWith(base) : path === base || path.startsWith(`${base}/`);
+
 /** The context of a request with a login. */
 export class PlayerContext implements RequestContext {
   readonly loggedIn = true;
@@ -130,7 +134,7 @@ export class PlayerContext implements RequestContext {
     // The token goes to the open API only, never to whatever URL a handler happens to pass.
     if (
       url.origin !== this.api.apiUrl.origin ||
-      !url.pathname.startsWith(this.api.apiUrl.pathname)
+      !isUnderPath(url.pathname, this.api.apiUrl.pathname)
     ) {
       throw new TypeError(
         'platformFetch() only calls the open API under `apiUrl`; pass a path such as "/userinfo".',

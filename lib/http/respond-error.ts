@@ -3,7 +3,7 @@
 // message that could carry internals.
 import type { Request, Response } from 'express';
 import { escapeHtml } from '../util/escape-html';
-import { isPlatformLoginError, PlatformUnavailableError, StoreUnavailableError } from '../errors';
+import { isPlatformLoginError } from '../errors';
 
 /** What a player is told, per error code; the JSON `error` code is for programs. */
 const PLAYER_TEXT: Record<string, string> = {
@@ -20,6 +20,9 @@ const PLAYER_TEXT: Record<string, string> = {
   method_not_allowed: 'This address only opens from the platform.',
   entry_context_refused:
     'This entry did not come from the platform. Enter the game from the platform.',
+  too_many_entries:
+    'Too many entries failed from your network. Please wait a few minutes, then enter again from the platform.',
+  platform_busy: 'The game is busy right now. Please enter again from the platform in a moment.',
   cross_origin_refused: 'This request came from another site and was refused.',
   cookies_blocked:
     "Your browser did not keep the game's login cookie, so the game cannot know you inside the platform's page. " +
@@ -48,10 +51,10 @@ export function respondWithError(err: unknown, req: Request, res: Response): voi
   const error = known?.error ?? 'internal_error';
   res.status(status);
   res.setHeader('Cache-Control', 'no-store');
-  if (known instanceof PlatformUnavailableError || known instanceof StoreUnavailableError) {
+  if (known !== undefined && 'retryAfterSeconds' in known) {
     res.setHeader('Retry-After', String(known.retryAfterSeconds));
   }
-  if (known?.code === 'ERR_PLATFORM_METHOD_NOT_ALLOWED') res.setHeader('Allow', 'GET');
+  if (known?.code === 'ERR_PLATFORM_METHOD_NOT_ALLOWED') res.setHeader('Allow', known.allow);
   if (req.method === 'HEAD') {
     res.end();
     return;

@@ -18,7 +18,7 @@ export type EntryContextViolationReason =
 /** What an `entryContextViolation` event tells: header facts, bounded; never the code or a full URL. */
 export interface EntryContextViolation {
   reason: EntryContextViolationReason;
-  /** `true` in `'enforce'` mode: the entry was answered 403 and its code neither claimed nor sent. */
+  /** `true` when the entry was answered 403 and its code neither claimed nor sent (`'enforce'` mode, or a sub-resource load in any mode). */
   refused: boolean;
   /** The `Sec-Fetch-Site` value, when it was one of the defined tokens. */
   secFetchSite: string | undefined;

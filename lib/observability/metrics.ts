@@ -86,6 +86,7 @@ export const STORE_OPERATIONS = [
   'claimOnce',
   'sessionsOf',
   'deletePlayer',
+  'countInWindow',
 ] as const;
 export type StoreOperation = (typeof STORE_OPERATIONS)[number];
 

@@ -12,7 +12,9 @@ const PAGE_HEADERS = {
   'Content-Security-Policy':
     "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
+  // The browser's default, stated: an entry then carries the lobby's origin as its Referer (no path,
+  // so no code), which is what a game checking its entry context (`platformOrigins`) looks for.
+  'Referrer-Policy': 'strict-origin-when-cross-origin',
 };
 
 const STYLE = `
@@ -154,7 +156,7 @@ export function enterGame(state: SimulatorState): RequestHandler {
     const code = state.issueCode(entry.clientId, entry.openId, entry.redirectUri);
     sendBody(res, 302, 'text/plain;charset=UTF-8', '', {
       Location: entryLocation(entry.redirectUri, code),
-      'Referrer-Policy': 'no-referrer',
+      'Referrer-Policy': PAGE_HEADERS['Referrer-Policy'],
     });
   };
 }

@@ -14,10 +14,17 @@ export function checkSessionId(sessionId: unknown): asserts sessionId is string 
 }
 
 /** Throws unless `key` is a non-empty string of at most 512 characters. */
-export function checkClaimKey(key: unknown): asserts key is string {
+export function checkClaimKey(key: unknown, what = 'claim key'): asserts key is string {
   if (typeof key !== 'string' || key.length === 0 || key.length > 512) {
-    throw new TypeError('The claim key must be a non-empty string of at most 512 characters.');
+    throw new TypeError(`The ${what} must be a non-empty string of at most 512 characters.`);
   }
+}
+
+/** Checks the arguments of `countInWindow`; resolves the window as whole milliseconds. */
+export function checkCount(key: unknown, increment: unknown, windowMs: unknown): number {
+  checkClaimKey(key, 'counter key');
+  if (increment !== 0 && increment !== 1) throw new TypeError('`increment` must be 0 or 1.');
+  return ttlMilliseconds(windowMs, 'windowMs');
 }
 
 /** A time to live as whole milliseconds (Redis PX takes integers); throws unless positive. */

@@ -8,7 +8,7 @@ import {
   type PlatformMetrics,
   type StoreOperation as Operation,
 } from '../observability/metrics';
-import type { PutOptions, TokenStore } from '../core/token-store';
+import type { PutOptions, TokenStore, WindowCount } from '../core/token-store';
 import type { TokenRecord } from '../core/token-record';
 import { isNoopInstrument } from '../observability/noop-instrument';
 
@@ -44,6 +44,11 @@ export class InstrumentedTokenStore implements TokenStore {
     if (typeof inner.getCached === 'function') {
       const getCached = inner.getCached.bind(inner);
       this.getCached = getCached;
+    }
+    const count = inner.countInWindow;
+    if (count !== undefined) {
+      this.countInWindow = (key, increment, windowMs) =>
+        this.timed('countInWindow', () => count.call(inner, key, increment, windowMs));
     }
   }
 
@@ -109,6 +114,12 @@ export class InstrumentedTokenStore implements TokenStore {
     if (inner.sessionsOf === undefined) return Promise.reject(unsupported('sessionsOf'));
     return this.timed('sessionsOf', () => inner.sessionsOf!(openId));
   }
+  /** Present only when the wrapped store has it (callers test for it). */
+  readonly countInWindow?: (
+    key: string,
+    increment: 0 | 1,
+    windowMs: number,
+  ) => Promise<WindowCount>;
   deletePlayer(openId: string): Promise<number> {
     const inner = this.inner;
     if (inner.deletePlayer === undefined) return Promise.reject(unsupported('deletePlayer'));

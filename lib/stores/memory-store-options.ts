@@ -5,7 +5,7 @@ import { parseOptions, type SameOptions } from '../util/parse-options';
 /** Options of `new MemoryTokenStore(options)`. */
 export interface MemoryTokenStoreOptions {
   /**
-   * Most records kept (and, separately, most locks and most code claims); when full, the oldest
+   * Most records kept (and, separately, most locks, code claims and counters); when full, the oldest
    * written entry is dropped. Defaults to `10000`.
    */
   maxEntries?: number;

@@ -2,9 +2,10 @@
 // RedisTokenStore. Bounded in size; expiry is checked when an entry is read, so no timer runs.
 import { randomBytes } from 'node:crypto';
 import type { TokenRecord } from '../core/token-record';
-import type { PutOptions, TokenStore } from '../core/token-store';
+import type { PutOptions, TokenStore, WindowCount } from '../core/token-store';
 import {
   checkClaimKey,
+  checkCount,
   checkExpectedVersion,
   checkPut,
   checkSessionId,
@@ -91,6 +92,7 @@ export class MemoryTokenStore implements TokenStore {
   readonly #records: ExpiringMap<TokenRecord>;
   readonly #locks: ExpiringMap<string>;
   readonly #claims: ExpiringMap<true>;
+  readonly #counters: ExpiringMap<{ count: number; endsAt: number }>;
   /** Session ids by player, for sessionsOf/deletePlayer; pruned against #records when read. */
   readonly #players = new Map<string, Set<string>>();
 
@@ -102,6 +104,7 @@ export class MemoryTokenStore implements TokenStore {
     );
     this.#locks = new ExpiringMap(maxEntries);
     this.#claims = new ExpiringMap(maxEntries);
+    this.#counters = new ExpiringMap(maxEntries);
   }
 
   /** Reads the record of a session (a copy); `undefined` when there is none or it expired. */
@@ -203,11 +206,25 @@ export class MemoryTokenStore implements TokenStore {
     return true;
   }
 
-  /** Drops every record, lock and claim. */
+  /** Adds `increment` to the counter `key`; its window of `windowMs` opens with its first count. */
+  async countInWindow(key: string, increment: 0 | 1, windowMs: number): Promise<WindowCount> {
+    const windowLengthMs = checkCount(key, increment, windowMs);
+    let counter = this.#counters.get(key);
+    if (counter === undefined && increment === 1) {
+      counter = { count: 0, endsAt: Date.now() + windowLengthMs };
+      this.#counters.set(key, counter, windowLengthMs);
+    }
+    if (counter === undefined) return { count: 0, resetInMs: 0 };
+    counter.count += increment;
+    return { count: counter.count, resetInMs: Math.max(0, counter.endsAt - Date.now()) };
+  }
+
+  /** Drops every record, lock, claim and counter. */
   async close(): Promise<void> {
     this.#records.clear();
     this.#locks.clear();
     this.#claims.clear();
+    this.#counters.clear();
     this.#players.clear();
   }
 }

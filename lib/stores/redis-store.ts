@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { hashOpenId, hashSessionId } from '../core/hash';
 import type { TokenRecord } from '../core/token-record';
-import type { PutOptions, TokenStore, TokenStoreEvents } from '../core/token-store';
+import type { PutOptions, TokenStore, TokenStoreEvents, WindowCount } from '../core/token-store';
 import { RecordKeyRing } from './encryption';
 import {
   decodeRecordPayload,
@@ -20,6 +20,7 @@ import {
 import { parseOptions } from '../util/parse-options';
 import { redisTokenStoreOptionsSchema, type RedisTokenStoreOptions } from './redis-store-options';
 import {
+  COUNT_IN_WINDOW,
   DELETE_IF_VERSION,
   INDEX_SESSION,
   PUT_IF_VERSION,
@@ -29,6 +30,7 @@ import {
 import { withDeadline } from '../core/with-deadline';
 import {
   checkClaimKey,
+  checkCount,
   checkExpectedVersion,
   checkPut,
   checkSessionId,
@@ -43,7 +45,7 @@ const isNoScriptError = (error: unknown): boolean =>
  *
  * Keys: `<prefix>{<hash of the session id>}:t` holds the record and `…:l` the refresh lock (the
  * hash tag puts both in one Cluster slot; the raw session id never reaches Redis); code claims
- * live at `<prefix>c:<key>`. A record expires with its TTL, capped by `maxRecordTtlSeconds`.
+ * live at `<prefix>c:<key>`, counters (failed entries per client address) at `<prefix>n:<key>`. A record expires with its TTL, capped by `maxRecordTtlSeconds`.
  *
  * Every call fails with `StoreUnavailableError` after `operationTimeoutMs`, whatever the client
  * does. So that the client itself does not pile up commands or give up for good while Redis is
@@ -162,6 +164,16 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
       'a claim',
     );
     return claimed === 'OK';
+  }
+
+  /** Adds `increment` to the counter `key` (one Lua call); its window of `windowMs` opens with its first count. */
+  async countInWindow(key: string, increment: 0 | 1, windowMs: number): Promise<WindowCount> {
+    const windowLengthMs = checkCount(key, increment, windowMs);
+    const [count, resetInMs] = (await this.#script(COUNT_IN_WINDOW, `${this.#prefix}n:${key}`, [
+      String(increment),
+      String(windowLengthMs),
+    ])) as [number, number];
+    return { count, resetInMs };
   }
 
   /** How many live session records the player has; prunes index members whose record is gone. */

@@ -84,3 +84,28 @@ if last[2] then redis.call('PEXPIREAT', KEYS[1], last[2]) end
 return redis.call('ZCARD', KEYS[1])
 `,
 );
+
+/**
+ * A fixed-window counter: adds ARGV[1] (1, or 0 to only read) and opens the window (ARGV[2] ms) at
+ * the first count, so the key is gone when the window ends.
+ * KEYS[1] counter key. Returns { count, milliseconds left in the window (0 when none) }.
+ */
+export const COUNT_IN_WINDOW = script(
+  'countInWindow',
+  `
+local count = 0
+if ARGV[1] == '1' then
+  count = redis.call('INCR', KEYS[1])
+  if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+else
+  count = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+end
+local left = redis.call('PTTL', KEYS[1])
+if left == -1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  left = tonumber(ARGV[2])
+end
+if left < 0 then left = 0 end
+return { count, left }
+`,
+);

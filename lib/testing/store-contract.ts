@@ -282,6 +282,47 @@ export function tokenStoreContract(
     });
   });
 
+  describe('countInWindow (optional; both built-in stores have it)', () => {
+    const count = (key: string, increment: 0 | 1, windowMs = LONG_TTL_MS) =>
+      getStore().countInWindow!(key, increment, windowMs);
+
+    test('reads 0 without opening a window, counts up, and the window ends with the counter', async () => {
+      const key = `count-${randomUUID()}`;
+      expect(await count(key, 0)).toEqual({ count: 0, resetInMs: 0 });
+      expect(await count(key, 0)).toEqual({ count: 0, resetInMs: 0 });
+      const first = await count(key, 1);
+      expect(first.count).toBe(1);
+      expect(first.resetInMs).toBeGreaterThan(0);
+      expect(first.resetInMs).toBeLessThanOrEqual(LONG_TTL_MS);
+      expect((await count(key, 1)).count).toBe(2);
+      expect((await count(key, 0)).count).toBe(2);
+      const short = `count-${randomUUID()}`;
+      await count(short, 1, SHORT_TTL_MS);
+      await count(short, 1, SHORT_TTL_MS);
+      await sleep(PAST_SHORT_TTL_MS);
+      expect(await count(short, 0, SHORT_TTL_MS)).toEqual({ count: 0, resetInMs: 0 });
+      expect((await count(short, 1, SHORT_TTL_MS)).count).toBe(1);
+    });
+
+    test('a later count does not stretch the window; 30 concurrent counts are all kept', async () => {
+      const key = `count-${randomUUID()}`;
+      const first = await count(key, 1, 5_000);
+      await sleep(50);
+      const later = await count(key, 1, 60_000);
+      expect(later.resetInMs).toBeLessThanOrEqual(first.resetInMs);
+      const results = await Promise.all(Array.from({ length: 30 }, () => count(key, 1)));
+      expect(results.map((r) => r.count).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 30 }, (_, i) => i + 3),
+      );
+    });
+
+    test('refuses a bad key, increment or window with a TypeError', async () => {
+      await expect(count('', 1)).rejects.toThrow(TypeError);
+      await expect(getStore().countInWindow!('k', 2 as 1, 1000)).rejects.toThrow(TypeError);
+      await expect(count('k', 1, 0)).rejects.toThrow(TypeError);
+    });
+  });
+
   describe('concurrency', () => {
     test('50 concurrent compare-and-set writers on one version: exactly one wins', async () => {
       const sessionId = newSessionId();

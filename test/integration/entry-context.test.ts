@@ -134,11 +134,12 @@ describe("mode 'report'", () => {
     const { app, violations } = appWith('report');
     await request(app)
       .get(`/platform/callback?code=${code()}`)
-      .set({ 'Sec-Fetch-Site': 'cross-site<script>', 'Sec-Fetch-Dest': 'x'.repeat(100) });
+      .set({ 'Sec-Fetch-Site': 'cross-site<script>', 'Sec-Fetch-Dest': 'x'.repeat(100) })
+      .expect(403);
     expect(violations).toEqual([
       {
         reason: 'unexpected-destination',
-        refused: false,
+        refused: true,
         secFetchSite: undefined,
         secFetchDest: undefined,
         refererOrigin: undefined,
@@ -147,20 +148,66 @@ describe("mode 'report'", () => {
   });
 });
 
-describe("mode 'off' (the default)", () => {
-  test('no check and no event, whatever the headers', async () => {
-    const { app, login } = createTestApp({ sim });
+describe("mode 'off'", () => {
+  test('no check and no event for navigations, whatever their origin', async () => {
+    const { app, violations } = appWith('off');
+    await request(app).get(`/platform/callback?code=${code()}`).set(FROM_ATTACKER).expect(303);
+    await request(app).get(`/platform/callback?code=${code()}`).expect(303);
+    expect(violations).toEqual([]);
+  });
+
+  test.each([
+    ['image', AS_IMAGE],
+    ['script', { ...AS_IMAGE, 'Sec-Fetch-Dest': 'script' }],
+    ['fetch()', { ...AS_IMAGE, 'Sec-Fetch-Dest': 'empty', 'Sec-Fetch-Mode': 'cors' }],
+  ])('a sub-resource load (%s) never redeems a code, even here', async (_name, headers) => {
+    const { app, violations } = appWith('off');
+    const entry = code();
+    await request(app).get(`/platform/callback?code=${entry}`).set(headers).expect(403);
+    expect(sim.calls.authorization_code).toBe(0);
+    expect(violations).toMatchObject([{ reason: 'unexpected-destination', refused: true }]);
+    await request(app).get(`/platform/callback?code=${entry}`).set(FROM_PLATFORM).expect(303);
+  });
+});
+
+describe('the default mode', () => {
+  test("with platformOrigins: 'enforce', a foreign entry refused without any entryContext option", async () => {
+    const { app } = createTestApp({ sim, login: { platformOrigins: [PLATFORM] } });
+    await request(app).get(`/platform/callback?code=${code()}`).set(FROM_ATTACKER).expect(403);
+    await request(app).get(`/platform/callback?code=${code()}`).set(FROM_PLATFORM).expect(303);
+    expect(sim.calls.authorization_code).toBe(1);
+  });
+
+  test("without platformOrigins: 'report', with one start-up warning through the logger saying what to set", async () => {
+    const warnings: string[] = [];
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (_fields: unknown, message: string) => warnings.push(message),
+      error: () => undefined,
+    };
+    const { app, login } = createTestApp({ sim, login: { logger } });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/login CSRF.*set `platformOrigins`/);
     const violations: Violation[] = [];
     login.on('entryContextViolation', (event) => violations.push(event));
-    await request(app).get(`/platform/callback?code=${code()}`).set(AS_IMAGE).expect(303);
-    expect(violations).toEqual([]);
+    await request(app).get(`/platform/callback?code=${code()}`).set(FROM_ATTACKER).expect(303);
+    await request(app).get(`/platform/callback?code=${code()}`).set(FROM_ATTACKER).expect(303);
+    expect(violations).toMatchObject([
+      { reason: 'foreign-referer', refused: false, refererOrigin: 'https://attacker.example' },
+      { reason: 'foreign-referer', refused: false },
+    ]);
+    expect(warnings).toHaveLength(1);
+    // Chosen explicitly, no warning.
+    createTestApp({ sim, login: { logger, entryContext: { mode: 'off' } } });
+    expect(warnings).toHaveLength(1);
   });
 });
 
 describe('options', () => {
-  test("'report' or 'enforce' without platformOrigins is a TypeError naming it", () => {
-    expect(() => platformLogin(loginOptions(sim, { entryContext: { mode: 'report' } }))).toThrow(
-      /`platformOrigins` is required when `entryContext.mode` is 'report'/,
+  test("'enforce' without platformOrigins is a TypeError naming it", () => {
+    expect(() => platformLogin(loginOptions(sim, { entryContext: { mode: 'enforce' } }))).toThrow(
+      /`platformOrigins` is required when `entryContext.mode` is 'enforce'/,
     );
   });
 

@@ -70,6 +70,14 @@ function enterLinkOf(lobbyHtml: string, lobbyUrl: string): string {
   return target.href;
 }
 
+/** The headers a browser sends when the platform's lobby at `sim` sends it to the game. */
+const fromLobby = (sim: PlatformSimulator): Record<string, string> => ({
+  Referer: `${sim.url}/`,
+  'Sec-Fetch-Site': 'cross-site',
+  'Sec-Fetch-Mode': 'navigate',
+  'Sec-Fetch-Dest': 'document',
+});
+
 /**
  * Enters as `openId` from the platform (its /enter), landing on the game page of `example`. The
  * platform sends the browser to the configured redirect_uri; its path goes to `example`, as a load
@@ -88,6 +96,7 @@ async function enterFrom(
   expect(`${callback.origin}${callback.pathname}`).toBe(redirectUri);
   const landing = await browser.fetch(
     new URL(callback.pathname + callback.search, example.url).href,
+    { headers: fromLobby(sim) },
   );
   expect(landing.status).toBe(303);
   expect(landing.headers.get('location')).toBe('/');
@@ -151,7 +160,7 @@ describe('with no environment: embedded simulator, memory stores', () => {
     expect(entry.status).toBe(302);
     const callback = entry.headers.get('location')!;
     expect(callback).toMatch(new RegExp(`^${url('/platform/callback')}\\?code=[^&]+$`));
-    const landing = await browser.fetch(callback);
+    const landing = await browser.fetch(callback, { headers: fromLobby(sim) });
     expect(landing.status).toBe(303);
     expect(landing.headers.get('location')).toBe('/');
 
@@ -192,21 +201,28 @@ describe('with no environment: embedded simulator, memory stores', () => {
 
   test('every error is a JSON body with an error string for Accept: application/json', async () => {
     const used = sim.issueCode({ redirectUri: url('/platform/callback') });
-    await fetch(url(`/platform/callback?code=${used}`), { redirect: 'manual' });
+    await fetch(url(`/platform/callback?code=${used}`), {
+      headers: fromLobby(sim),
+      redirect: 'manual',
+    });
+    const fromPlatform = { headers: fromLobby(sim) };
     const cases: [string, RequestInit, number, string][] = [
       ['/api/me', {}, 401, 'login_required'],
       ['/api/profile', {}, 401, 'login_required'],
       ['/no-such-page', {}, 404, 'not_found'],
       ['/platform/callback', {}, 400, 'invalid_request'],
-      ['/platform/callback?code=a&code=b', {}, 400, 'invalid_request'],
-      ['/platform/callback?code=never-issued', {}, 400, 'code_rejected'],
-      [`/platform/callback?code=${used}`, {}, 400, 'code_already_used'],
+      ['/platform/callback?code=a&code=b', fromPlatform, 400, 'invalid_request'],
+      ['/platform/callback?code=never-issued', fromPlatform, 400, 'code_rejected'],
+      [`/platform/callback?code=${used}`, fromPlatform, 400, 'code_already_used'],
+      // PLATFORM_ORIGINS defaults to the embedded simulator's: an entry from elsewhere is refused.
+      ['/platform/callback?code=never-issued-2', {}, 403, 'entry_context_refused'],
       ['/platform/callback?error=access_denied', {}, 403, 'access_denied'],
       ['/platform/callback?code=x', { method: 'POST' }, 405, 'method_not_allowed'],
     ];
     const answers = await Promise.all(
       cases.map(async ([path, init]) => {
-        const res = await fetch(url(path), { ...init, headers: JSON_ACCEPT, redirect: 'manual' });
+        const headers = { ...(init.headers as Record<string, string>), ...JSON_ACCEPT };
+        const res = await fetch(url(path), { ...init, headers, redirect: 'manual' });
         return [path, res.status, await json(res)];
       }),
     );
@@ -463,6 +479,83 @@ describe('`node example-app/server.ts` on SIGTERM', () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       sim.clearFaults();
+    }
+  });
+});
+
+describe('PLATFORM_ORIGINS and ENTRY_FAILURE_LIMIT', () => {
+  let sim: PlatformSimulator;
+  beforeAll(async () => {
+    sim = await startSimulator();
+  });
+  afterAll(() => sim.close());
+
+  const entry = (example: RunningExample, code: string, headers: Record<string, string>) =>
+    fetch(new URL(`/platform/callback?code=${encodeURIComponent(code)}`, example.url), {
+      headers: { ...headers, ...JSON_ACCEPT },
+      redirect: 'manual',
+    });
+
+  test('are read as documented, and a wrong ENTRY_FAILURE_LIMIT is refused naming the variable', () => {
+    expect(readConfig({}).platformOrigins).toBeUndefined();
+    expect(readConfig({}).entryFailureLimit).toBe(20);
+    const config = readConfig({
+      PLATFORM_ORIGINS: ' https://a.example, https://b.example:8443 ,',
+      ENTRY_FAILURE_LIMIT: '0',
+    });
+    expect(config.platformOrigins).toEqual(['https://a.example', 'https://b.example:8443']);
+    expect(config.entryFailureLimit).toBe(0);
+    for (const bad of ['x', '-1', '2.5']) {
+      expect(() => readConfig({ ENTRY_FAILURE_LIMIT: bad })).toThrow(/ENTRY_FAILURE_LIMIT/);
+    }
+  });
+
+  test('with PLATFORM_AUTH_URL, PLATFORM_ORIGINS turns enforcing on: an entry from elsewhere is refused, the code kept', async () => {
+    const example = await startExample(
+      readConfig({
+        PORT: '0',
+        PLATFORM_AUTH_URL: sim.url,
+        PLATFORM_ORIGINS: 'https://platform.example',
+      }),
+    );
+    try {
+      sim.resetCalls();
+      const code = sim.issueCode({ redirectUri: example.redirectUri });
+      const foreign = await entry(example, code, fromLobby(sim));
+      expect(foreign.status).toBe(403);
+      expect(await foreign.json()).toEqual({ error: 'entry_context_refused' });
+      expect(sim.calls.authorization_code).toBe(0);
+      const genuine = await entry(example, code, {
+        ...fromLobby(sim),
+        Referer: 'https://platform.example/lobby',
+      });
+      expect(genuine.status).toBe(303);
+    } finally {
+      await example.close();
+    }
+  });
+
+  test('ENTRY_FAILURE_LIMIT=2: the third made-up code from one address is 429 with Retry-After, never sent', async () => {
+    const example = await startExample(readConfig({ PORT: '0', ENTRY_FAILURE_LIMIT: '2' }));
+    try {
+      const embedded = example.simulator!;
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i += 1) {
+        const res = await entry(
+          example,
+          `made-up-${i}-${randomBytes(6).toString('hex')}`,
+          fromLobby(embedded),
+        );
+        statuses.push(res.status);
+        if (res.status === 429) {
+          expect(await res.json()).toEqual({ error: 'too_many_entries' });
+          expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+        }
+      }
+      expect(statuses).toEqual([400, 400, 429, 429]);
+      expect(embedded.calls.authorization_code).toBe(2);
+    } finally {
+      await example.close();
     }
   });
 });

@@ -1,6 +1,10 @@
 // The example in a real browser (headless Chromium): lobby, Enter game, the game page, the open API
-// button, log out; the page never sees a token or a code. Takes the README's screenshots.
+// button, log out; the page never sees a token or a code. Takes the README's screenshots. The
+// example enforces the entry context (PLATFORM_ORIGINS defaults to the simulator's origin): the
+// lobby's entry passes, and a login-CSRF attempt from another origin's page is refused.
 import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Browser, Page } from 'playwright-core';
@@ -114,5 +118,72 @@ test('lobby → Enter game → the player → the open API → log out, and the 
     await page.screenshot({ path: join(SCREENSHOTS, 'logged-out.png') });
   } finally {
     await context.close();
+  }
+});
+
+test('login CSRF: an attacker page on another origin navigating to the callback is refused; the victim stays who they were', async () => {
+  const sim = example.simulator!;
+  // The attacker got a code for their own player and stopped before the platform's redirect.
+  const attackerCode = sim.issueCode({ redirectUri: example.redirectUri, openId: 'player-cy' });
+  const lure = `${example.redirectUri}?code=${encodeURIComponent(attackerCode)}`;
+  const attacker: Server = createServer((_req, res) => {
+    res.setHeader('Content-Type', 'text/html');
+    res.end(
+      `<!doctype html><title>Free gems</title><script>location.href = ${JSON.stringify(lure)};</script>`,
+    );
+  });
+  attacker.listen(0, '127.0.0.1');
+  await new Promise((resolve) => attacker.once('listening', resolve));
+  const attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`;
+
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const violations: unknown[] = [];
+  const onViolation = (event: unknown): number => violations.push(event);
+  example.login.on('entryContextViolation', onViolation);
+  try {
+    // The victim enters through the lobby as themselves: the lobby's Referer passes enforce.
+    await page.goto(example.url);
+    await page.getByText('Enter from the platform').click();
+    await page.getByRole('heading', { name: 'Platform lobby' }).waitFor();
+    await page
+      .locator('li', { hasText: 'player-ada' })
+      .getByRole('button', { name: 'Enter game' })
+      .click();
+    await page.waitForURL(example.url);
+    await expect(page.locator('#open-id').textContent()).resolves.toBe('player-ada');
+    expect(violations).toEqual([]);
+    sim.resetCalls();
+
+    // The victim opens the attacker's page, which navigates to the callback with the attacker's code.
+    const refused = page.waitForResponse((res) => res.url().startsWith(example.redirectUri));
+    await page.goto(attackerUrl);
+    const answer = await refused;
+    expect(answer.status()).toBe(403);
+    await expect(page.locator('body').textContent()).resolves.toContain(
+      'did not come from the platform',
+    );
+    expect(sim.calls.authorization_code).toBe(0);
+    expect(violations).toMatchObject([{ reason: 'foreign-referer', refused: true }]);
+
+    // Still player-ada, and the attacker's code was neither claimed nor sent.
+    await page.goto(example.url);
+    await expect(page.locator('#open-id').textContent()).resolves.toBe('player-ada');
+    const me = await page.evaluate(async () => (await fetch('/api/me')).json());
+    expect(me).toMatchObject({ openId: 'player-ada' });
+    const stillGood = await fetch(lure, {
+      redirect: 'manual',
+      headers: {
+        Referer: `${sim.url}/`,
+        'Sec-Fetch-Dest': 'document',
+        'Sec-Fetch-Site': 'cross-site',
+      },
+    });
+    expect(stillGood.status).toBe(303);
+  } finally {
+    example.login.off('entryContextViolation', onViolation);
+    await context.close();
+    await new Promise((resolve) => attacker.close(resolve));
   }
 });

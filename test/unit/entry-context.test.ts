@@ -106,9 +106,8 @@ describe('a client that sends no Fetch Metadata', () => {
 });
 
 describe('the entryContext option', () => {
-  test('defaults to off, with nothing allowed beyond the platform', () => {
+  test('leaves the mode to platformOrigins, with nothing allowed beyond the platform', () => {
     expect(entryContextSchema.parse({})).toEqual({
-      mode: 'off',
       allowMissingHeaders: false,
       allowDirectNavigation: false,
     });

@@ -1,0 +1,129 @@
+// Redeems an entry code: claims it once across all processes, exchanges it at the token endpoint
+// (within the process's cap of exchanges in flight), and starts a fresh session whose tokens live
+// in the store. A code is never sent twice.
+import type { EventEmitter } from 'node:events';
+import type { Request, Response } from 'express';
+import {
+  CodeAlreadyUsedError,
+  CodeRejectedError,
+  PlatformMisconfiguredError,
+  StoreUnavailableError,
+  TokenEndpointError,
+} from '../errors';
+import type { PlatformLoginEvents } from '../observability/events';
+import { hashCode, hashSessionId } from '../core/hash';
+import type { TokenStore } from '../core/token-store';
+import { newTokenRecord, recordTtlMs, type ReceivedTokens } from '../core/token-record';
+import { createExchangeCap } from './entry-exchange-cap';
+
+/** The options redemption reads (a subset of the parsed platformLogin() options). */
+export interface RedemptionConfig {
+  codeClaimTtlSeconds: number;
+  refreshTokenLifetimeSeconds: number;
+  maxExchangesInFlight: number;
+}
+
+/** What redemption works with. */
+export interface RedemptionDeps {
+  store: TokenStore;
+  exchangeCode: (code: string) => Promise<ReceivedTokens>;
+  events: EventEmitter<PlatformLoginEvents>;
+}
+
+/** Redeems `code` for the browser of `req` and answers 303 to `successRedirect`, or throws. */
+export type RedeemCode = (req: Request, res: Response, code: string) => Promise<void>;
+
+const sessionStoreFailed = (cause: unknown): StoreUnavailableError =>
+  new StoreUnavailableError('The session store failed while starting the new session.', { cause });
+const regenerate = (req: Request): Promise<void> =>
+  new Promise((resolve, reject) =>
+    req.session.regenerate((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
+  );
+const save = (req: Request): Promise<void> =>
+  new Promise((resolve, reject) =>
+    req.session.save((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
+  );
+
+/** Maps a failed exchange to its answer; platform trouble keeps its own 502/504. */
+function exchangeFailure(error: unknown): unknown {
+  if (error instanceof TokenEndpointError && error.code === 'ERR_PLATFORM_INVALID_GRANT') {
+    return new CodeRejectedError({ cause: error });
+  }
+  if (error instanceof TokenEndpointError && error.code === 'ERR_PLATFORM_INVALID_CLIENT') {
+    return new PlatformMisconfiguredError(
+      'The platform rejected our client credentials at the code exchange; check clientId, clientSecret and redirectUri.',
+      { cause: error },
+    );
+  }
+  return error;
+}
+
+/** Builds the redemption of one callback. */
+export function createCodeRedemption(
+  config: RedemptionConfig,
+  deps: RedemptionDeps,
+  successRedirect: string,
+): RedeemCode {
+  const { store, events } = deps;
+  const claimTtlMs = config.codeClaimTtlSeconds * 1000;
+  const refreshTokenLifetimeMs = config.refreshTokenLifetimeSeconds * 1000;
+  const withinCap = createExchangeCap(config.maxExchangesInFlight);
+
+  const landed = (res: Response): void => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.redirect(303, successRedirect);
+  };
+
+  /** The tokens for `code`, or `undefined` when this very browser repeats its own entry. */
+  const claimAndExchange = async (req: Request, code: string, codeHash: string) => {
+    if (!(await store.claimOnce(`code:${codeHash}`, claimTtlMs))) {
+      // A reload or the back button repeats the entry that made this very session: land again.
+      const sameBrowser =
+        req.session.platformLogin?.entry === codeHash &&
+        (await store.get(req.sessionID)) !== undefined;
+      events.emit('codeReplay', { sessionHash: hashSessionId(req.sessionID), sameBrowser });
+      if (sameBrowser) return undefined;
+      throw new CodeAlreadyUsedError();
+    }
+    try {
+      return await deps.exchangeCode(code);
+    } catch (error) {
+      throw exchangeFailure(error);
+    }
+  };
+
+  return async (req, res, code) => {
+    const codeHash = hashCode(code);
+    const previous = req.session.platformLogin;
+    const startedAt = Date.now();
+    const tokens = await withinCap(() => claimAndExchange(req, code, codeHash));
+    if (tokens === undefined) return landed(res);
+
+    // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
+    if (previous !== undefined) await store.delete(req.sessionID);
+    await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
+    const record = newTokenRecord(tokens, refreshTokenLifetimeMs);
+    await store.put(req.sessionID, record, {
+      expectedVersion: null,
+      ttlMs: recordTtlMs(record, Date.now()),
+    });
+    req.session.platformLogin = { openId: record.openId, entry: codeHash };
+    await save(req);
+
+    const sessionHash = hashSessionId(req.sessionID);
+    if (previous !== undefined && previous.openId !== record.openId) {
+      events.emit('identitySwitch', {
+        previousOpenId: previous.openId,
+        openId: record.openId,
+        sessionHash,
+      });
+    }
+    events.emit('login', {
+      openId: record.openId,
+      sessionHash,
+      durationMs: Date.now() - startedAt,
+    });
+    landed(res);
+  };
+}
