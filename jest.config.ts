@@ -39,7 +39,7 @@ const config: Config = {
       testEnvironment: 'node',
       testMatch: [
         '<rootDir>/test/express4/**/*.test.ts',
-        '<rootDir>/test/integration/{callback,middleware,example-app}.test.ts',
+        '<rootDir>/test/integration/{callback,middleware,example-app,request-accessors}.test.ts',
       ],
       transform,
       moduleNameMapper: {

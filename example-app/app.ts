@@ -37,7 +37,9 @@ export function createExampleApp(parts: ExampleAppParts): Express {
     else res.status(503).json({ error: 'store_unavailable', ...report });
   });
   app.get('/metrics', parts.metricsHandler);
-  app.use(express.static(join(__dirname, 'public'), { index: false, maxAge: 0 }));
+  // The page's script, on its own path: a static handler mounted at `/` would stat the disk for
+  // every API request before the session is even read.
+  app.use('/assets', express.static(join(__dirname, 'public'), { index: false, maxAge: 0 }));
 
   app.use(
     session({
@@ -55,18 +57,18 @@ export function createExampleApp(parts: ExampleAppParts): Express {
     res.setHeader('Cache-Control', 'no-store');
     res
       .type('html')
-      .send(req.platformUser ? playerPage(req.platformUser) : visitorPage(parts.lobbyUrl));
+      .send(req.hasPlatformLogin ? playerPage(req.platformUser) : visitorPage(parts.lobbyUrl));
   });
 
   app.use('/api', login.middleware());
   app.get('/api/me', (req, res) => {
-    const { openId, unionId, scope } = req.platformUser!;
+    const { openId, unionId, scope } = req.platformUser;
     // Always the same three keys: a player without a unionid gets null.
     res.json({ openId, unionId: unionId ?? null, scope });
   });
   app.get('/api/profile', async (req, res, next) => {
     try {
-      const answer = await req.platformFetch!('/userinfo', {
+      const answer = await req.platformFetch('/userinfo', {
         headers: { Accept: 'application/json' },
       });
       const body: unknown = await answer.json().catch(() => ({ error: 'platform_error' }));

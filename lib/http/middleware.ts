@@ -1,19 +1,25 @@
 // The middleware in front of the game's routes: loads the session's tokens (one store read),
-// refreshes them when needed, and gives the handlers req.platformUser / platformToken / platformFetch.
+// refreshes them when needed, and leaves the request's context for req.platformUser /
+// hasPlatformLogin / platformToken() / platformFetch() (defined once, in request-accessors.ts).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EventEmitter } from 'node:events';
 import { LoginRequiredError, PlatformLoginError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { freshnessOf, isUsable } from '../core/freshness';
-import { PlayerContext, userOf, type ApiSettings } from './player-context';
+import { NO_LOGIN, PlayerContext, type ApiSettings } from './player-context';
 import type { RefreshCoordinator } from '../core/refresh';
 import type { FailHandler } from './fail-handler';
+import { setRequestContext } from './request-accessors';
 import { requireSession } from './require-session';
 import type { TokenStore } from '../core/token-store';
+import type { TokenRecord } from '../core/token-record';
 
 /** Options of `login.middleware()`. */
 export interface MiddlewareOptions {
-  /** `true`: a request without a login goes on without `req.platformUser` instead of a 401. Defaults to `false`. */
+  /**
+   * `true`: a request without a login goes on (`req.hasPlatformLogin` is `false`) instead of
+   * getting a 401. Defaults to `false`.
+   */
   optional?: boolean;
 }
 
@@ -31,30 +37,36 @@ export function createMiddleware(
 ): RequestHandler {
   const optional = options.optional === true;
   const { store, refresher, api, fail } = deps;
+  const freshness = api.freshness;
 
   const noLogin = (req: Request, res: Response, next: NextFunction): void => {
-    if (optional) next();
-    else fail(new LoginRequiredError(), req, res, next);
+    if (optional) {
+      setRequestContext(req, NO_LOGIN);
+      next();
+    } else fail(new LoginRequiredError(), req, res, next);
   };
 
-  return async function platformLoginMiddleware(req, res, next) {
+  /** Everything but a fresh record from memory: the store read, the refresh, the failures. */
+  async function load(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    openId: string,
+    cached: TokenRecord | undefined,
+  ): Promise<void> {
     try {
-      requireSession(req);
-      // Sessions that never logged in carry no marker: answer them without a store read.
-      const marker = req.session.platformLogin;
-      if (marker === undefined) return noLogin(req, res, next);
       const sessionId = req.sessionID;
-      let record = await store.get(sessionId);
-      if (record === undefined || record.openId !== marker.openId) return noLogin(req, res, next);
+      let record = cached ?? (await store.get(sessionId));
+      if (record === undefined || record.openId !== openId) return noLogin(req, res, next);
 
-      const state = freshnessOf(record, Date.now(), api.freshness);
+      const state = freshnessOf(record, Date.now(), freshness);
       if (state === 'refresh-now') {
         try {
           record = await refresher.refresh(sessionId, record);
         } catch (error) {
           // The login ended (reauth_required, login_required): in optional mode, a visitor again.
           const loginEnded = error instanceof PlatformLoginError && error.status === 401;
-          if (loginEnded && optional) return next();
+          if (loginEnded && optional) return noLogin(req, res, next);
           // Platform trouble with a token that still works: serve the request with it.
           if (loginEnded || !isUsable(record, Date.now())) throw error;
         }
@@ -63,13 +75,33 @@ export function createMiddleware(
         refresher.refresh(sessionId, record, true).catch(() => undefined);
       }
 
-      const context = new PlayerContext(sessionId, record, refresher, api);
-      req.platformUser = userOf(record);
-      req.platformToken = context.token;
-      req.platformFetch = context.fetch;
+      setRequestContext(req, new PlayerContext(sessionId, record, refresher, api));
       next();
     } catch (error) {
       fail(error, req, res, next);
     }
+  }
+
+  // Not async: a fresh record held in memory (a store with a client-side cache) passes the request
+  // on synchronously, with no promise for Express 5 to watch.
+  return function platformLoginMiddleware(req, res, next): void {
+    try {
+      requireSession(req);
+    } catch (error) {
+      return fail(error, req, res, next);
+    }
+    // Sessions that never logged in carry no marker: answer them without a store read.
+    const marker = req.session.platformLogin;
+    if (marker === undefined) return noLogin(req, res, next);
+    const cached = store.getCached?.(req.sessionID);
+    if (
+      cached !== undefined &&
+      cached.openId === marker.openId &&
+      freshnessOf(cached, Date.now(), freshness) === 'fresh'
+    ) {
+      setRequestContext(req, new PlayerContext(req.sessionID, cached, refresher, api));
+      return next();
+    }
+    void load(req, res, next, marker.openId, cached);
   };
 }

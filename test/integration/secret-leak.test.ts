@@ -186,8 +186,8 @@ function leakApp(
   // Uses the token both ways a handler can: directly and through the open API.
   app.get('/api/play', async (req, res, next) => {
     try {
-      const token = await req.platformToken!();
-      const profile = await req.platformFetch!('/userinfo');
+      const token = await req.platformToken();
+      const profile = await req.platformFetch('/userinfo');
       res.json({
         tokenLength: token.length,
         status: profile.status,
@@ -200,7 +200,7 @@ function leakApp(
   // A handler's mistake: platformFetch refuses any address outside apiUrl (no request is made).
   app.get('/api/elsewhere', async (req, res, next) => {
     try {
-      res.json(await req.platformFetch!('http://127.0.0.1:1/collect'));
+      res.json(await req.platformFetch('http://127.0.0.1:1/collect'));
     } catch (error) {
       next(error);
     }
