@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 
 /** SHA-256 of `value`, base64url, first 22 characters (132 bits): short, and no collision in practice. */
-export function shortHash(value: string): string {
+function shortHash(value: string): string {
   return createHash('sha256').update(value).digest('base64url').slice(0, 22);
 }
 
