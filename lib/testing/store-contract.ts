@@ -51,6 +51,11 @@ export interface TokenStoreContractOptions {
    * `login.sessionsOf()` and `login.logoutPlayer()` need. Defaults to `true`.
    */
   playerIndex?: boolean;
+  /**
+   * Also check the optional failed-entry counter (`countInWindow`), which shares the
+   * `entryFailureLimit` across processes. Defaults to `true`.
+   */
+  windowCounts?: boolean;
 }
 
 function globalTestFunctions(): ContractTestFunctions {
@@ -282,46 +287,56 @@ export function tokenStoreContract(
     });
   });
 
-  describe('countInWindow (optional; both built-in stores have it)', () => {
-    const count = (key: string, increment: 0 | 1, windowMs = LONG_TTL_MS) =>
-      getStore().countInWindow!(key, increment, windowMs);
+  if (options.windowCounts !== false)
+    describe('countInWindow (optional: pass { windowCounts: false } to leave it out)', () => {
+      test('the store has countInWindow', async () => {
+        assert.equal(
+          typeof getStore().countInWindow,
+          'function',
+          'no countInWindow(); pass { windowCounts: false } to leave it out',
+        );
+      });
 
-    test('reads 0 without opening a window, counts up, and the window ends with the counter', async () => {
-      const key = `count-${randomUUID()}`;
-      expect(await count(key, 0)).toEqual({ count: 0, resetInMs: 0 });
-      expect(await count(key, 0)).toEqual({ count: 0, resetInMs: 0 });
-      const first = await count(key, 1);
-      expect(first.count).toBe(1);
-      expect(first.resetInMs).toBeGreaterThan(0);
-      expect(first.resetInMs).toBeLessThanOrEqual(LONG_TTL_MS);
-      expect((await count(key, 1)).count).toBe(2);
-      expect((await count(key, 0)).count).toBe(2);
-      const short = `count-${randomUUID()}`;
-      await count(short, 1, SHORT_TTL_MS);
-      await count(short, 1, SHORT_TTL_MS);
-      await sleep(PAST_SHORT_TTL_MS);
-      expect(await count(short, 0, SHORT_TTL_MS)).toEqual({ count: 0, resetInMs: 0 });
-      expect((await count(short, 1, SHORT_TTL_MS)).count).toBe(1);
-    });
+      const count = (key: string, increment: 0 | 1, windowMs = LONG_TTL_MS) =>
+        getStore().countInWindow!(key, increment, windowMs);
 
-    test('a later count does not stretch the window; 30 concurrent counts are all kept', async () => {
-      const key = `count-${randomUUID()}`;
-      const first = await count(key, 1, 5_000);
-      await sleep(50);
-      const later = await count(key, 1, 60_000);
-      expect(later.resetInMs).toBeLessThanOrEqual(first.resetInMs);
-      const results = await Promise.all(Array.from({ length: 30 }, () => count(key, 1)));
-      expect(results.map((r) => r.count).sort((a, b) => a - b)).toEqual(
-        Array.from({ length: 30 }, (_, i) => i + 3),
-      );
-    });
+      test('reads 0 without opening a window, counts up, and the window ends with the counter', async () => {
+        const key = `count-${randomUUID()}`;
+        assert.deepEqual(await count(key, 0), { count: 0, resetInMs: 0 });
+        assert.deepEqual(await count(key, 0), { count: 0, resetInMs: 0 });
+        const first = await count(key, 1);
+        assert.equal(first.count, 1);
+        assert.ok(first.resetInMs > 0);
+        assert.ok(first.resetInMs <= LONG_TTL_MS);
+        assert.equal((await count(key, 1)).count, 2);
+        assert.equal((await count(key, 0)).count, 2);
+        const short = `count-${randomUUID()}`;
+        await count(short, 1, SHORT_TTL_MS);
+        await count(short, 1, SHORT_TTL_MS);
+        await sleep(PAST_SHORT_TTL_MS);
+        assert.deepEqual(await count(short, 0, SHORT_TTL_MS), { count: 0, resetInMs: 0 });
+        assert.equal((await count(short, 1, SHORT_TTL_MS)).count, 1);
+      });
 
-    test('refuses a bad key, increment or window with a TypeError', async () => {
-      await expect(count('', 1)).rejects.toThrow(TypeError);
-      await expect(getStore().countInWindow!('k', 2 as 1, 1000)).rejects.toThrow(TypeError);
-      await expect(count('k', 1, 0)).rejects.toThrow(TypeError);
+      test('a later count does not stretch the window; 30 concurrent counts are all kept', async () => {
+        const key = `count-${randomUUID()}`;
+        const first = await count(key, 1, 5_000);
+        await sleep(50);
+        const later = await count(key, 1, 60_000);
+        assert.ok(later.resetInMs <= first.resetInMs);
+        const results = await Promise.all(Array.from({ length: 30 }, () => count(key, 1)));
+        assert.deepEqual(
+          results.map((r) => r.count).sort((a, b) => a - b),
+          Array.from({ length: 30 }, (_, i) => i + 3),
+        );
+      });
+
+      test('refuses a bad key, increment or window with a TypeError', async () => {
+        await assert.rejects(count('', 1), TypeError);
+        await assert.rejects(getStore().countInWindow!('k', 2 as 1, 1000), TypeError);
+        await assert.rejects(count('k', 1, 0), TypeError);
+      });
     });
-  });
 
   describe('concurrency', () => {
     test('50 concurrent compare-and-set writers on one version: exactly one wins', async () => {
