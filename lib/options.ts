@@ -91,7 +91,17 @@ export const platformLoginSchema = z
      * (requests are served with the current token while it is valid). Defaults to 5.
      */
     refreshFailureCooldownSeconds: z.number().min(0).max(300).default(5),
-    /** `Retry-After` seconds sent with 503 `platform_unavailable`. Defaults to 5. */
+    /**
+     * Lifetime of a session in the session store, in seconds, used when the session cookie has no
+     * `maxAge` (connect-redis then keeps sessions for its `ttl`, 86400 by default). A session cookie
+     * with `maxAge` wins. Token records and per-player index entries never outlive it; a session
+     * kept alive by activity keeps its record. Defaults to 86400.
+     */
+    sessionMaxAgeSeconds: z.number().int().min(60).default(86_400),
+    /**
+     * `Retry-After` seconds sent with 503 `platform_unavailable` when the platform sent none (its
+     * own figure, capped at 300, is passed on). Defaults to 5.
+     */
     retryAfterSeconds: z.number().int().min(1).max(3600).default(5),
     /**
      * `true`: the package answers its errors itself (JSON for API clients, a small HTML page for

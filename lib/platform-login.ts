@@ -37,6 +37,8 @@ import { InstrumentedTokenStore } from './stores/instrumented-store';
 
 /** Defaults of the token client that bound how long one refresh can take (see token-client-options.ts). */
 const CLIENT_DEFAULTS = { timeoutMs: 5000, refreshRetries: 2, maxRetryDelayMs: 2000 };
+/** The refresh lock's lifetime: renewed by its living holder, so a dead holder's frees in seconds. */
+const REFRESH_LOCK_TTL_MS = 5000;
 
 /** The package's parts for one platform registration. Emits {@link PlatformLoginEvents}. */
 export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
@@ -85,18 +87,23 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const timeoutMs = config.tokenClient?.timeoutMs ?? CLIENT_DEFAULTS.timeoutMs;
     const refreshRetries = config.tokenClient?.refreshRetries ?? CLIENT_DEFAULTS.refreshRetries;
     const maxRetryDelayMs = config.tokenClient?.maxRetryDelayMs ?? CLIENT_DEFAULTS.maxRetryDelayMs;
-    // The lock outlives the slowest refresh the client can make: every attempt timing out, plus backoff.
-    const lockTtlMs = timeoutMs * (refreshRetries + 1) + maxRetryDelayMs * refreshRetries + 1000;
+    // The slowest refresh the client can make: every attempt timing out, plus backoff.
+    const maxRefreshMs = timeoutMs * (refreshRetries + 1) + maxRetryDelayMs * refreshRetries;
+    const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
     this.refresher = new RefreshCoordinator(
       store,
       this.client,
       {
         refreshTokenLifetimeMs,
-        lockTtlMs,
-        // Waiters outlast the lock a little, so a holder that died is taken over rather than given up on.
-        maxWaitMs: lockTtlMs + 1000,
+        maxRefreshMs,
+        lockTtlMs: REFRESH_LOCK_TTL_MS,
         retryAfterSeconds: config.retryAfterSeconds,
         failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
+        sessionTtlMs,
+        freshness: {
+          refreshSkewMs: config.refreshSkewSeconds * 1000,
+          refreshAheadFraction: config.refreshAheadFraction,
+        },
       },
       this,
       lockWaitObserver(metrics),
@@ -107,10 +114,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       apiUrl,
       accessTokenPlacement: config.accessTokenPlacement,
       accessTokenQueryParameter: config.accessTokenQueryParameter,
-      freshness: {
-        refreshSkewMs: config.refreshSkewSeconds * 1000,
-        refreshAheadFraction: config.refreshAheadFraction,
-      },
+      sessionTtlMs,
     };
 
     let warnedSessionMissing = false;
@@ -141,6 +145,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         maxCodeLength: config.maxCodeLength,
         codeClaimTtlMs: config.codeClaimTtlSeconds * 1000,
         refreshTokenLifetimeMs,
+        sessionTtlMs,
         fail: this.fail,
       }),
     );

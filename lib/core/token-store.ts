@@ -13,6 +13,14 @@ export interface PutOptions {
   ttlMs: number;
 }
 
+/** Options of a delete. */
+export interface DeleteOptions {
+  /** Delete only while the stored record still has this version. */
+  expectedVersion?: number;
+  /** The player the record belongs to: its per-player index entry goes at once too. */
+  openId?: string;
+}
+
 /** Events a store may emit (stores that are EventEmitters). */
 export interface TokenStoreEvents {
   /** A record could not be decrypted or parsed; it was treated as absent. */
@@ -23,6 +31,9 @@ export interface TokenStoreEvents {
  * Where token records live.
  *
  * Required: `get`, `put`, `delete`, `acquireLock`, `releaseLock`, `claimOnce`.
+ * Recommended: `extendLock` (short refresh locks that free within seconds when their holder dies),
+ * `holdBackRefreshes` and `refreshHeldBackMs` (the platform's Retry-After shared by all
+ * processes), `touch` (an active session keeps its tokens).
  * Optional: `sessionsOf` and `deletePlayer` (a per-player index, for log-out-everywhere),
  * `close()` (called on shutdown), and being an EventEmitter of {@link TokenStoreEvents}.
  *
@@ -41,7 +52,7 @@ export interface TokenStore {
    * Deletes the record of a session; with `expectedVersion`, only while it still has that version.
    * Resolves `true` when a record was deleted.
    */
-  delete(sessionId: string, options?: { expectedVersion?: number }): Promise<boolean>;
+  delete(sessionId: string, options?: DeleteOptions): Promise<boolean>;
   /**
    * Takes the refresh lock of a session for `ttlMs`. Resolves a random owner value when taken,
    * `undefined` when another owner holds it.
@@ -49,6 +60,23 @@ export interface TokenStore {
   acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined>;
   /** Releases the lock only if `owner` still holds it. Resolves `true` when released. */
   releaseLock(sessionId: string, owner: string): Promise<boolean>;
+  /**
+   * Recommended: gives the lock `ttlMs` more from now, only if `owner` still holds it. Resolves
+   * `true` when extended. Without it, locks are taken for the slowest possible refresh.
+   */
+  extendLock?(sessionId: string, owner: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Recommended: records that no process may call the platform for this session's refresh for
+   * `ttlMs` (the platform's Retry-After, or a cooldown after a failure).
+   */
+  holdBackRefreshes?(sessionId: string, ttlMs: number): Promise<void>;
+  /** Recommended: milliseconds left of a hold set by `holdBackRefreshes`; 0 when none. */
+  refreshHeldBackMs?(sessionId: string): Promise<number>;
+  /**
+   * Recommended: gives the session's record (and its per-player index entry) `ttlMs` more to live
+   * from now, without rewriting it. Resolves `true` when the record exists.
+   */
+  touch?(sessionId: string, openId: string, ttlMs: number): Promise<boolean>;
   /**
    * Claims a one-time key (for example a hash of an authorization code) for `ttlMs`. Resolves
    * `true` for the first claim, `false` when the key was claimed before.
@@ -61,7 +89,8 @@ export interface TokenStore {
   sessionsOf?(openId: string): Promise<number>;
   /**
    * Optional (needed by `login.logoutPlayer()`): deletes every session record of the player, on
-   * every process at once. Resolves how many were deleted.
+   * every process at once. Resolves how many were deleted. A login whose `put` runs concurrently
+   * either is deleted too or its `put` resolves `false`: none survives the call.
    */
   deletePlayer?(openId: string): Promise<number>;
   /** Optional: release resources the store itself created. Never closes a client it was given. */

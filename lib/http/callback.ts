@@ -5,11 +5,9 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
 import type { EventEmitter } from 'node:events';
 import {
   CodeAlreadyUsedError,
-  CodeRejectedError,
+  LoginRequiredError,
   MethodNotAllowedError,
-  PlatformMisconfiguredError,
   StoreUnavailableError,
-  TokenEndpointError,
 } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashCode, hashSessionId } from '../core/hash';
@@ -17,6 +15,7 @@ import { readEntryCode } from './entry-code';
 import { requireSession } from './require-session';
 import type { TokenStore } from '../core/token-store';
 import { newTokenRecord, recordTtlMs, type ReceivedTokens } from '../core/token-record';
+import { answerForTokenFailure } from '../core/failure-policy';
 
 export interface CallbackDeps {
   store: TokenStore;
@@ -26,6 +25,8 @@ export interface CallbackDeps {
   maxCodeLength: number;
   codeClaimTtlMs: number;
   refreshTokenLifetimeMs: number;
+  /** Session lifetime when the session cookie has no `maxAge`; the record never outlives it. */
+  sessionTtlMs: number;
   fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void;
 }
 
@@ -40,19 +41,6 @@ const save = (req: Request): Promise<void> =>
     req.session.save((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
   );
 
-/** Maps a failed exchange to its answer; platform trouble keeps its own 502/504. */
-function exchangeFailure(error: unknown): unknown {
-  if (error instanceof TokenEndpointError && error.code === 'ERR_PLATFORM_INVALID_GRANT') {
-    return new CodeRejectedError({ cause: error });
-  }
-  if (error instanceof TokenEndpointError && error.code === 'ERR_PLATFORM_INVALID_CLIENT') {
-    return new PlatformMisconfiguredError(
-      'The platform rejected our client credentials at the code exchange; check clientId, clientSecret and redirectUri.',
-      { cause: error },
-    );
-  }
-  return error;
-}
 
 export function createCallbackRouter(deps: CallbackDeps): Router {
   const { store, events, fail } = deps;
@@ -85,19 +73,29 @@ export function createCallbackRouter(deps: CallbackDeps): Router {
     try {
       tokens = await deps.exchangeCode(code);
     } catch (error) {
-      throw exchangeFailure(error);
+      // Platform trouble keeps the client's own 502/504 (no Retry-After figure applies here).
+      throw answerForTokenFailure(error, 'authorization_code', 0);
     }
 
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
     const oldSessionId = req.sessionID;
-    if (previous !== undefined) await store.delete(oldSessionId);
+    if (previous !== undefined) await store.delete(oldSessionId, { openId: previous.openId });
     await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
     const record = newTokenRecord(tokens, deps.refreshTokenLifetimeMs);
-    await store.put(req.sessionID, record, {
-      expectedVersion: null,
-      ttlMs: recordTtlMs(record, Date.now()),
-    });
-    req.session.platformLogin = { openId: record.openId, entry: codeHash };
+    const maxAge = req.session.cookie?.originalMaxAge;
+    const sessionTtlMs = typeof maxAge === 'number' && maxAge > 0 ? maxAge : deps.sessionTtlMs;
+    const ttlMs = recordTtlMs(record, Date.now(), sessionTtlMs);
+    // false: logoutPlayer() ran for this player while the entry was under way; it wins.
+    if (!(await store.put(req.sessionID, record, { expectedVersion: null, ttlMs }))) {
+      throw new LoginRequiredError(
+        'The player was logged out everywhere while this entry was under way; they must enter again.',
+      );
+    }
+    req.session.platformLogin = {
+      openId: record.openId,
+      entry: codeHash,
+      recordExpiresAt: Date.now() + ttlMs,
+    };
     await save(req);
 
     const sessionHash = hashSessionId(req.sessionID);

@@ -2,10 +2,11 @@
 // refreshes them when needed, and gives the handlers req.platformUser / platformToken / platformFetch.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EventEmitter } from 'node:events';
-import { LoginRequiredError, PlatformLoginError } from '../errors';
+import { LoginRequiredError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
-import { freshnessOf, isUsable } from '../core/freshness';
-import { PlayerContext, userOf, type ApiSettings } from './player-context';
+import { endsLogin } from '../core/failure-policy';
+import { recordRenewalDue } from '../core/token-record';
+import { PlayerContext, sessionTtlMsOf, userOf, type ApiSettings } from './player-context';
 import type { RefreshCoordinator } from '../core/refresh';
 import { requireSession } from './require-session';
 import type { TokenStore } from '../core/token-store';
@@ -46,23 +47,27 @@ export function createMiddleware(
       let record = await store.get(sessionId);
       if (record === undefined || record.openId !== marker.openId) return noLogin(req, res, next);
 
-      const state = freshnessOf(record, Date.now(), api.freshness);
-      if (state === 'refresh-now') {
-        try {
-          record = await refresher.refresh(sessionId, record);
-        } catch (error) {
-          // The login ended (reauth_required, login_required): in optional mode, a visitor again.
-          const loginEnded = error instanceof PlatformLoginError && error.status === 401;
-          if (loginEnded && optional) return next();
-          // Platform trouble with a token that still works: serve the request with it.
-          if (loginEnded || !isUsable(record, Date.now())) throw error;
+      const sessionTtlMs = sessionTtlMsOf(req, api);
+      try {
+        record = await refresher.forRequest(sessionId, record, sessionTtlMs);
+      } catch (error) {
+        // The login ended (reauth_required, login_required): in optional mode, a visitor again.
+        if (optional && endsLogin(error)) return next();
+        throw error;
+      }
+      // An active session keeps its tokens: the record's lifetime follows the session's, renewed
+      // once half of it has passed (the session marker remembers when, so no extra read).
+      const now = Date.now();
+      if (store.touch !== undefined && recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)) {
+        const ttlMs = Math.min(sessionTtlMs, record.refreshExpiresAt - now);
+        // A failed renewal is tried again on the next request; the record has half its life left.
+        const touched = await store.touch(sessionId, record.openId, ttlMs).catch(() => false);
+        if (ttlMs > 0 && touched) {
+          marker.recordExpiresAt = now + ttlMs;
         }
-      } else if (state === 'refresh-ahead') {
-        // Failures are reported through the refreshFailed event; the request has a usable token.
-        refresher.refresh(sessionId, record, true).catch(() => undefined);
       }
 
-      const context = new PlayerContext(sessionId, record, refresher, api);
+      const context = new PlayerContext(sessionId, record, refresher, api, sessionTtlMs);
       req.platformUser = userOf(record);
       req.platformToken = context.token;
       req.platformFetch = context.fetch;

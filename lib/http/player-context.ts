@@ -1,7 +1,7 @@
 // What the middleware gives a route handler: the player, a fresh token on demand, and a fetch to the
 // open API that carries the token. One instance per authenticated request.
+import type { Request } from 'express';
 import type { RefreshCoordinator } from '../core/refresh';
-import { freshnessOf, isUsable, type FreshnessPolicy } from '../core/freshness';
 import type { TokenRecord } from '../core/token-record';
 
 /** The logged-in player, as `req.platformUser`. */
@@ -24,7 +24,14 @@ export interface ApiSettings {
   apiUrl: URL;
   accessTokenPlacement: 'header' | 'query';
   accessTokenQueryParameter: string;
-  freshness: FreshnessPolicy;
+  /** Session lifetime (`sessionMaxAgeSeconds`) when the session cookie has no `maxAge`. */
+  sessionTtlMs: number;
+}
+
+/** The session's lifetime: the cookie's `maxAge` when it has one (the session store uses it), else the option. */
+export function sessionTtlMsOf(req: Request, api: ApiSettings): number {
+  const maxAge = req.session.cookie?.originalMaxAge;
+  return typeof maxAge === 'number' && maxAge > 0 ? maxAge : api.sessionTtlMs;
 }
 
 /** Bodies that can be sent a second time when a 401 makes platformFetch retry. */
@@ -54,20 +61,12 @@ export class PlayerContext {
     private record: TokenRecord,
     private readonly refresher: RefreshCoordinator,
     private readonly api: ApiSettings,
+    private readonly sessionTtlMs?: number,
   ) {}
 
   /** The access token, refreshed first when the request ran long and it is near expiry. */
   readonly token = async (): Promise<string> => {
-    const now = Date.now();
-    if (freshnessOf(this.record, now, this.api.freshness) === 'refresh-now') {
-      try {
-        this.record = await this.refresher.refresh(this.sessionId, this.record);
-      } catch (error) {
-        // The platform is down but the token still works: use it rather than fail the call.
-        if (!isUsable(this.record, Date.now()) || (error as { status?: number }).status === 401)
-          throw error;
-      }
-    }
+    this.record = await this.refresher.forRequest(this.sessionId, this.record, this.sessionTtlMs);
     return this.record.accessToken;
   };
 
@@ -80,7 +79,7 @@ export class PlayerContext {
     const first = await this.send(url, init, await this.token());
     if (first.status !== 401 || !isReplayable(init.body)) return first;
     const seen = this.record;
-    this.record = await this.refresher.refresh(this.sessionId, seen);
+    this.record = await this.refresher.refresh(this.sessionId, seen, this.sessionTtlMs);
     await first.body?.cancel();
     return this.send(url, init, this.record.accessToken);
   };

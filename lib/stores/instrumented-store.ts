@@ -1,7 +1,7 @@
 // Wraps a TokenStore so every call is timed and every failure counted in the metrics. The wrapped
 // store is unchanged.
 import { attributes, type PlatformMetrics } from '../observability/metrics';
-import type { PutOptions, TokenStore } from '../core/token-store';
+import type { DeleteOptions, PutOptions, TokenStore } from '../core/token-store';
 import type { TokenRecord } from '../core/token-record';
 
 type Operation =
@@ -12,7 +12,11 @@ type Operation =
   | 'releaseLock'
   | 'claimOnce'
   | 'sessionsOf'
-  | 'deletePlayer';
+  | 'deletePlayer'
+  | 'extendLock'
+  | 'holdBackRefreshes'
+  | 'refreshHeldBackMs'
+  | 'touch';
 const OPERATIONS: readonly Operation[] = [
   'get',
   'put',
@@ -22,6 +26,10 @@ const OPERATIONS: readonly Operation[] = [
   'claimOnce',
   'sessionsOf',
   'deletePlayer',
+  'extendLock',
+  'holdBackRefreshes',
+  'refreshHeldBackMs',
+  'touch',
 ];
 
 const unsupported = (method: string): TypeError =>
@@ -39,10 +47,34 @@ const FAILED = Object.fromEntries(
 const ERROR_COUNT = Object.fromEntries(OPERATIONS.map((op) => [op, attributes({ operation: op })]));
 
 export class InstrumentedTokenStore implements TokenStore {
+  // The recommended methods exist here only when the wrapped store has them: callers test for them.
+  readonly extendLock?: TokenStore['extendLock'];
+  readonly holdBackRefreshes?: TokenStore['holdBackRefreshes'];
+  readonly refreshHeldBackMs?: TokenStore['refreshHeldBackMs'];
+  readonly touch?: TokenStore['touch'];
+
   constructor(
     readonly inner: TokenStore,
     private readonly metrics: PlatformMetrics,
-  ) {}
+  ) {
+    const { extendLock, holdBackRefreshes, refreshHeldBackMs, touch } = inner;
+    if (extendLock !== undefined) {
+      this.extendLock = (sessionId, owner, ttlMs) =>
+        this.timed('extendLock', () => extendLock.call(inner, sessionId, owner, ttlMs));
+    }
+    if (holdBackRefreshes !== undefined) {
+      this.holdBackRefreshes = (sessionId, ttlMs) =>
+        this.timed('holdBackRefreshes', () => holdBackRefreshes.call(inner, sessionId, ttlMs));
+    }
+    if (refreshHeldBackMs !== undefined) {
+      this.refreshHeldBackMs = (sessionId) =>
+        this.timed('refreshHeldBackMs', () => refreshHeldBackMs.call(inner, sessionId));
+    }
+    if (touch !== undefined) {
+      this.touch = (sessionId, openId, ttlMs) =>
+        this.timed('touch', () => touch.call(inner, sessionId, openId, ttlMs));
+    }
+  }
 
   private async timed<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
     const startedAt = performance.now();
@@ -63,7 +95,7 @@ export class InstrumentedTokenStore implements TokenStore {
   put(sessionId: string, record: TokenRecord, options: PutOptions): Promise<boolean> {
     return this.timed('put', () => this.inner.put(sessionId, record, options));
   }
-  delete(sessionId: string, options?: { expectedVersion?: number }): Promise<boolean> {
+  delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
     return this.timed('delete', () => this.inner.delete(sessionId, options));
   }
   acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined> {

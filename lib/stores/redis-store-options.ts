@@ -1,7 +1,7 @@
 // Options of RedisTokenStore: one strict schema, parsed once at construction (by parse-options.ts).
 import { z } from 'zod';
 import type { Cluster, Redis } from 'ioredis';
-import { decodeEncryptionKey, KEY_ID_PATTERN } from './encryption';
+import { decodeEncryptionKey, KEY_ID_PATTERN, keyPatternProblem, MAKE_A_KEY } from './encryption';
 
 /** Duck-typed so that a second copy of ioredis in node_modules (or v6) is accepted too. */
 const isIoredisClient = (value: unknown): value is Redis | Cluster =>
@@ -15,10 +15,17 @@ const encryptionKeySchema = z.strictObject({
   id: z.string().regex(KEY_ID_PATTERN, {
     error: 'must be 1–32 characters of A–Z, a–z, 0–9, ".", "_" or "-"',
   }),
-  key: z.custom<Buffer | string>((value) => decodeEncryptionKey(value) !== undefined, {
-    error:
-      "must be exactly 32 bytes, as a Buffer or a base64 string (e.g. crypto.randomBytes(32).toString('base64'))",
-  }),
+  key: z
+    .custom<Buffer | string>((value) => decodeEncryptionKey(value) !== undefined, {
+      error:
+        "must be exactly 32 bytes, as a Buffer or a base64 string (e.g. crypto.randomBytes(32).toString('base64'))",
+    })
+    .superRefine((value, context) => {
+      const problem = keyPatternProblem(decodeEncryptionKey(value)!);
+      if (problem !== undefined) {
+        context.addIssue({ code: 'custom', message: `is not random (${problem}); ${MAKE_A_KEY}` });
+      }
+    }),
 });
 
 /** The schema of {@link RedisTokenStoreOptions}. */
@@ -49,7 +56,9 @@ export const redisTokenStoreOptionsSchema = z.strictObject({
   /**
    * Turns encryption at rest on. The first key seals new writes; every key opens records, so a new
    * key goes first and the old one stays second until records have been rewritten or expired.
-   * Defaults to none (records stored in the clear).
+   * Keys that are obviously not random (one byte repeated, few distinct bytes) are refused.
+   * Defaults to none (records stored in the clear), which `NODE_ENV=production` refuses unless
+   * `allowPlaintextTokens` is `true`.
    */
   encryptionKeys: z
     .array(encryptionKeySchema)
@@ -58,6 +67,11 @@ export const redisTokenStoreOptionsSchema = z.strictObject({
       error: 'must not repeat a key id',
     })
     .optional(),
+  /**
+   * `true`: store refresh and access tokens in the clear even under `NODE_ENV=production` (for an
+   * app whose Redis is itself encrypted and access-controlled). Defaults to `false`.
+   */
+  allowPlaintextTokens: z.boolean().default(false),
 });
 
 /** Options of RedisTokenStore. */
