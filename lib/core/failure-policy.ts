@@ -61,10 +61,13 @@ export function answerForTokenFailure(
     );
   }
   if (grant === 'authorization_code' || error instanceof StoreUnavailableError) return error;
-  return new PlatformUnavailableError('The platform could not refresh the tokens; they were kept.', {
-    cause: error,
-    retryAfterSeconds: platformRetryAfterSeconds(error) ?? retryAfterSeconds,
-  });
+  return new PlatformUnavailableError(
+    'The platform could not refresh the tokens; they were kept.',
+    {
+      cause: error,
+      retryAfterSeconds: platformRetryAfterSeconds(error) ?? retryAfterSeconds,
+    },
+  );
 }
 
 /** True when the error ends the login: the player must enter the game again (401). */

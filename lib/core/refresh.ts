@@ -109,7 +109,11 @@ export class RefreshCoordinator {
    * (counted from the start of the refresh) and goes on when the refresh fails on platform trouble.
    * Only an expired token waits for the platform. Rejects as {@link refresh} does.
    */
-  async forRequest(sessionId: string, record: TokenRecord, sessionTtlMs?: number): Promise<TokenRecord> {
+  async forRequest(
+    sessionId: string,
+    record: TokenRecord,
+    sessionTtlMs?: number,
+  ): Promise<TokenRecord> {
     const now = Date.now();
     const state = freshnessOf(record, now, this.settings.freshness);
     if (state === 'fresh') return record;
@@ -151,7 +155,9 @@ export class RefreshCoordinator {
     if (held !== undefined) {
       const leftMs = held.until - Date.now();
       if (held.version === seen.version && leftMs > 0) {
-        return { promise: Promise.reject(heldError(held.error, leftMs)), startedAt: 0 };
+        const promise = Promise.reject(heldError(held.error, leftMs));
+        promise.catch(ignore); // handled: a request with a usable token does not look at it
+        return { promise, startedAt: 0 };
       }
       this.heldBack.delete(sessionId);
     }
@@ -214,7 +220,11 @@ export class RefreshCoordinator {
   }
 
   /** Runs `work` holding the lock, renewing it while `work` runs, and releases it afterwards. */
-  private async holdingLock<T>(sessionId: string, owner: string, work: () => Promise<T>): Promise<T> {
+  private async holdingLock<T>(
+    sessionId: string,
+    owner: string,
+    work: () => Promise<T>,
+  ): Promise<T> {
     const extendLock = this.store.extendLock?.bind(this.store);
     // Renewed every third of its life, so two missed renewals still leave it held; a holder that
     // dies stops renewing and its lock frees within lockTtlMs.
@@ -262,7 +272,7 @@ export class RefreshCoordinator {
     current: TokenRecord,
     background: boolean,
   ): Promise<void> {
-    const heldMs = (await this.store.refreshHeldBackMs?.(sessionId)) ?? 0;
+    const heldMs = (await this.store.refreshHeldBackMs?.(sessionId, current.version)) ?? 0;
     if (heldMs <= 0) return;
     const failure = new PlatformUnavailableError(
       'Another process has just failed to refresh these tokens and the platform asked to wait; they were kept.',
@@ -295,7 +305,7 @@ export class RefreshCoordinator {
         platformSeconds === undefined ? this.settings.failureCooldownMs : platformSeconds * 1000;
       if (holdMs > 0) {
         // Recorded before the lock is released, for every process that takes it next.
-        await this.store.holdBackRefreshes?.(sessionId, holdMs).catch(ignore);
+        await this.store.holdBackRefreshes?.(sessionId, current.version, holdMs).catch(ignore);
         this.remember(sessionId, current.version, answer, holdMs);
       }
     }

@@ -66,12 +66,12 @@ export interface TokenStore {
    */
   extendLock?(sessionId: string, owner: string, ttlMs: number): Promise<boolean>;
   /**
-   * Recommended: records that no process may call the platform for this session's refresh for
-   * `ttlMs` (the platform's Retry-After, or a cooldown after a failure).
+   * Recommended: records that no process may call the platform to refresh version `version` of
+   * this session's record for `ttlMs` (the platform's Retry-After, or a cooldown after a failure).
    */
-  holdBackRefreshes?(sessionId: string, ttlMs: number): Promise<void>;
-  /** Recommended: milliseconds left of a hold set by `holdBackRefreshes`; 0 when none. */
-  refreshHeldBackMs?(sessionId: string): Promise<number>;
+  holdBackRefreshes?(sessionId: string, version: number, ttlMs: number): Promise<void>;
+  /** Recommended: milliseconds left of a hold on `version` set by `holdBackRefreshes`; 0 when none. */
+  refreshHeldBackMs?(sessionId: string, version: number): Promise<number>;
   /**
    * Recommended: gives the session's record (and its per-player index entry) `ttlMs` more to live
    * from now, without rewriting it. Resolves `true` when the record exists.

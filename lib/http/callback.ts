@@ -41,7 +41,6 @@ const save = (req: Request): Promise<void> =>
     req.session.save((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
   );
 
-
 export function createCallbackRouter(deps: CallbackDeps): Router {
   const { store, events, fail } = deps;
 

@@ -58,7 +58,10 @@ export function createMiddleware(
       // An active session keeps its tokens: the record's lifetime follows the session's, renewed
       // once half of it has passed (the session marker remembers when, so no extra read).
       const now = Date.now();
-      if (store.touch !== undefined && recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)) {
+      if (
+        store.touch !== undefined &&
+        recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)
+      ) {
         const ttlMs = Math.min(sessionTtlMs, record.refreshExpiresAt - now);
         // A failed renewal is tried again on the next request; the record has half its life left.
         const touched = await store.touch(sessionId, record.openId, ttlMs).catch(() => false);

@@ -63,12 +63,14 @@ export class InstrumentedTokenStore implements TokenStore {
         this.timed('extendLock', () => extendLock.call(inner, sessionId, owner, ttlMs));
     }
     if (holdBackRefreshes !== undefined) {
-      this.holdBackRefreshes = (sessionId, ttlMs) =>
-        this.timed('holdBackRefreshes', () => holdBackRefreshes.call(inner, sessionId, ttlMs));
+      this.holdBackRefreshes = (sessionId, version, ttlMs) =>
+        this.timed('holdBackRefreshes', () =>
+          holdBackRefreshes.call(inner, sessionId, version, ttlMs),
+        );
     }
     if (refreshHeldBackMs !== undefined) {
-      this.refreshHeldBackMs = (sessionId) =>
-        this.timed('refreshHeldBackMs', () => refreshHeldBackMs.call(inner, sessionId));
+      this.refreshHeldBackMs = (sessionId, version) =>
+        this.timed('refreshHeldBackMs', () => refreshHeldBackMs.call(inner, sessionId, version));
     }
     if (touch !== undefined) {
       this.touch = (sessionId, openId, ttlMs) =>

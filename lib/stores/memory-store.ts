@@ -136,7 +136,7 @@ export class MemoryTokenStore implements TokenStore {
   readonly #records: ExpiringMap<TokenRecord>;
   readonly #locks: ExpiringMap<string>;
   readonly #claims: ExpiringMap<true>;
-  readonly #holds: ExpiringMap<true>;
+  readonly #holds: ExpiringMap<number>;
   /** Session ids by player, for sessionsOf/deletePlayer; pruned against #records when read. */
   readonly #players = new Map<string, Set<string>>();
 
@@ -248,16 +248,16 @@ export class MemoryTokenStore implements TokenStore {
     return this.#locks.get(sessionId) === owner && this.#locks.expire(sessionId, lockTtlMs);
   }
 
-  /** Records that this session's tokens are not refreshed for `ttlMs`. */
-  async holdBackRefreshes(sessionId: string, ttlMs: number): Promise<void> {
+  /** Records that version `version` of this session's record is not refreshed for `ttlMs`. */
+  async holdBackRefreshes(sessionId: string, version: number, ttlMs: number): Promise<void> {
     checkSessionId(sessionId);
-    this.#holds.set(sessionId, true, ttlMilliseconds(ttlMs));
+    this.#holds.set(sessionId, version, ttlMilliseconds(ttlMs));
   }
 
-  /** Milliseconds left of a hold set by holdBackRefreshes; 0 when none. */
-  async refreshHeldBackMs(sessionId: string): Promise<number> {
+  /** Milliseconds left of a hold on `version` set by holdBackRefreshes; 0 when none. */
+  async refreshHeldBackMs(sessionId: string, version: number): Promise<number> {
     checkSessionId(sessionId);
-    return this.#holds.get(sessionId) === undefined ? 0 : this.#holds.ttlOf(sessionId);
+    return this.#holds.get(sessionId) === version ? this.#holds.ttlOf(sessionId) : 0;
   }
 
   /** Gives the record `ttlMs` more to live from now. */

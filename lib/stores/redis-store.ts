@@ -6,12 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { hashOpenId, hashSessionId } from '../core/hash';
 import type { TokenRecord } from '../core/token-record';
-import type {
-  DeleteOptions,
-  PutOptions,
-  TokenStore,
-  TokenStoreEvents,
-} from '../core/token-store';
+import type { DeleteOptions, PutOptions, TokenStore, TokenStoreEvents } from '../core/token-store';
 import { RecordKeyRing } from './encryption';
 import {
   decodeRecordPayload,
@@ -28,6 +23,7 @@ import { redisTokenStoreOptionsSchema, type RedisTokenStoreOptions } from './red
 import {
   DELETE_IF_VERSION,
   EXTEND_IF_OWNER,
+  HELD_BACK_MS,
   INDEX_SESSION,
   PUT_IF_VERSION,
   RELEASE_IF_OWNER,
@@ -100,7 +96,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     ) {
       throw new TypeError(
         'RedisTokenStore: under NODE_ENV=production `encryptionKeys` is required, so that refresh ' +
-          "tokens are not stored in the clear (make a key with `openssl rand -base64 32`). Set " +
+          'tokens are not stored in the clear (make a key with `openssl rand -base64 32`). Set ' +
           '`allowPlaintextTokens: true` to store them in the clear anyway.',
       );
     }
@@ -225,23 +221,24 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     return extended === 1;
   }
 
-  /** Records that no process may refresh this session's tokens for `ttlMs` (shared by all). */
-  async holdBackRefreshes(sessionId: string, ttlMs: number): Promise<void> {
+  /** Records that no process may refresh version `version` of this session's record for `ttlMs`. */
+  async holdBackRefreshes(sessionId: string, version: number, ttlMs: number): Promise<void> {
     checkSessionId(sessionId);
+    checkExpectedVersion(version);
     const key = this.#holdKey(hashSessionId(sessionId));
     await withDeadline(
-      this.#redis.set(key, '1', 'PX', ttlMilliseconds(ttlMs)),
+      this.#redis.set(key, String(version), 'PX', ttlMilliseconds(ttlMs)),
       this.#timeoutMs,
       'a refresh hold',
     );
   }
 
-  /** Milliseconds left of a hold set by holdBackRefreshes (PTTL); 0 when none. */
-  async refreshHeldBackMs(sessionId: string): Promise<number> {
+  /** Milliseconds left of a hold on `version` set by holdBackRefreshes; 0 when none. */
+  async refreshHeldBackMs(sessionId: string, version: number): Promise<number> {
     checkSessionId(sessionId);
+    checkExpectedVersion(version);
     const key = this.#holdKey(hashSessionId(sessionId));
-    const left = await withDeadline(this.#redis.pttl(key), this.#timeoutMs, 'a refresh hold');
-    return left > 0 ? left : 0;
+    return Number(await this.#script(HELD_BACK_MS, key, [String(version)]));
   }
 
   /** Gives the record and its index entry `ttlMs` more to live from now, without rewriting it. */

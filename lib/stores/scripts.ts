@@ -85,6 +85,22 @@ return 0
 );
 
 /**
+ * Milliseconds left of a hold on refreshing one version of a record; 0 when none (or when the hold
+ * is on another version: the record has changed since).
+ * KEYS[1] hold key; ARGV[1] the record version.
+ */
+export const HELD_BACK_MS = script(
+  'heldBackMs',
+  `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  local left = redis.call('PTTL', KEYS[1])
+  if left > 0 then return left end
+end
+return 0
+`,
+);
+
+/**
  * Adds a session to its player's index (a sorted set scored by record expiry), drops members that
  * expired, and keeps the index itself alive exactly as long as its longest-lived member.
  * KEYS[1] index key; KEYS[2] the player's logout generation (same slot);
