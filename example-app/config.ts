@@ -18,6 +18,10 @@ export interface ExampleConfig {
   sessionSecretGenerated: boolean;
   /** base64 of 32 bytes; set: tokens encrypted at rest. */
   tokenEncryptionKey: string | undefined;
+  /** Session lifetime; every Redis key a login creates expires with its session. */
+  sessionMaxAgeSeconds: number;
+  /** `NODE_ENV=production`: Redis without TOKEN_ENCRYPTION_KEY is refused. */
+  production: boolean;
 }
 
 const nonEmpty = (value: string | undefined): string | undefined =>
@@ -30,6 +34,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     throw new TypeError('PORT must be a port number (0-65535).');
   }
   const sessionSecret = nonEmpty(env.SESSION_SECRET);
+  const sessionMaxAgeSeconds = Number(nonEmpty(env.SESSION_MAX_AGE_SECONDS) ?? 86_400);
+  if (!Number.isInteger(sessionMaxAgeSeconds) || sessionMaxAgeSeconds < 60) {
+    throw new TypeError('SESSION_MAX_AGE_SECONDS must be a whole number of seconds, 60 or more.');
+  }
   return {
     port,
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
@@ -42,5 +50,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     sessionSecret: sessionSecret ?? randomBytes(32).toString('base64url'),
     sessionSecretGenerated: sessionSecret === undefined,
     tokenEncryptionKey: nonEmpty(env.TOKEN_ENCRYPTION_KEY),
+    sessionMaxAgeSeconds,
+    production: env.NODE_ENV === 'production',
   };
 }
