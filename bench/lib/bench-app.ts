@@ -2,7 +2,8 @@
 // `node -r esbuild-register`. BENCH_APP picks what sits in front of /api: `baseline` (express +
 // express-session + connect-redis only), `package` (this package on RedisTokenStore) or `naive`
 // (tokens in req.session, bench/naive-session-refresh.ts). Also read: REDIS_URL, SIM_URL,
-// KEY_PREFIX, BENCH_AUTO_PIPELINING, BENCH_RECORD_CACHE (diagnostic, see cached-store.ts). Prints "listening <port>" when ready; SIGTERM ends it. /bench/profile/start and
+// KEY_PREFIX, BENCH_AUTO_PIPELINING, BENCH_RECORD_CACHE (diagnostic, see cached-store.ts),
+// BENCH_LOGIN_OPTIONS. Prints "listening <port>" when ready; SIGTERM ends it. /bench/profile/start and
 // /bench/profile/stop run V8's CPU profiler (the one behind --cpu-prof) over a measured window only.
 import { Session as InspectorSession } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -79,14 +80,19 @@ if (kind === 'baseline') {
     res.json({ openId, scope, tokenExpiresAt, unionId: openId.replace('player-', 'union-') });
   });
 } else if (kind === 'package') {
+  // Records in the clear, as measured (NODE_ENV=production asks for that choice to be explicit).
+  const tokenStore = new RedisTokenStore({
+    redis,
+    prefix: `${prefix}t:`,
+    allowPlaintextTokens: true,
+  });
   const login = platformLogin({
     authUrl: simUrl,
     ...BENCH_CLIENT,
     redirectUri: BENCH_REDIRECT_URI,
-    store:
-      process.env.BENCH_RECORD_CACHE === '1'
-        ? new ReadCachingStore(new RedisTokenStore({ redis, prefix: `${prefix}t:` }))
-        : new RedisTokenStore({ redis, prefix: `${prefix}t:` }),
+    store: process.env.BENCH_RECORD_CACHE === '1' ? new ReadCachingStore(tokenStore) : tokenStore,
+    // BENCH_LOGIN_OPTIONS: JSON of extra options (load-with-faults: a short refresh skew).
+    ...(JSON.parse(process.env.BENCH_LOGIN_OPTIONS ?? '{}') as object),
   });
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());
