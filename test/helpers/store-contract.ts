@@ -212,6 +212,49 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
     });
   });
 
+  describe('recommended: extendLock, holdBackRefreshes, touch', () => {
+    test('only the owner extends a lock, and an extended lock outlives its first lifetime', async () => {
+      const store = getStore();
+      const sessionId = newSessionId();
+      const owner = await store.acquireLock(sessionId, SHORT_TTL_MS);
+      expect(await store.extendLock!(sessionId, 'someone-else', LONG_TTL_MS)).toBe(false);
+      expect(await store.extendLock!(sessionId, owner!, LONG_TTL_MS)).toBe(true);
+      await sleep(PAST_SHORT_TTL_MS);
+      expect(await store.acquireLock(sessionId, LONG_TTL_MS)).toBeUndefined();
+      expect(await store.releaseLock(sessionId, owner!)).toBe(true);
+      // A lock that expired is not brought back by its former owner.
+      const lapsed = await store.acquireLock(sessionId, SHORT_TTL_MS);
+      await sleep(PAST_SHORT_TTL_MS);
+      expect(await store.extendLock!(sessionId, lapsed!, LONG_TTL_MS)).toBe(false);
+    });
+
+    test('a refresh hold applies to its record version, for its lifetime', async () => {
+      const store = getStore();
+      const sessionId = newSessionId();
+      expect(await store.refreshHeldBackMs!(sessionId, 1)).toBe(0);
+      await store.holdBackRefreshes!(sessionId, 1, LONG_TTL_MS);
+      const left = await store.refreshHeldBackMs!(sessionId, 1);
+      expect(left).toBeGreaterThan(LONG_TTL_MS - 5000);
+      expect(left).toBeLessThanOrEqual(LONG_TTL_MS);
+      expect(await store.refreshHeldBackMs!(sessionId, 2)).toBe(0);
+      await store.holdBackRefreshes!(sessionId, 2, SHORT_TTL_MS);
+      await sleep(PAST_SHORT_TTL_MS);
+      expect(await store.refreshHeldBackMs!(sessionId, 2)).toBe(0);
+    });
+
+    test('touch gives an existing record a new lifetime, and a missing one none', async () => {
+      const store = getStore();
+      const sessionId = newSessionId();
+      const record = sampleRecord(1);
+      await putNew(sessionId, record, SHORT_TTL_MS);
+      expect(await store.touch!(sessionId, record.openId, LONG_TTL_MS)).toBe(true);
+      await sleep(PAST_SHORT_TTL_MS);
+      expect(await store.get(sessionId)).toEqual(record);
+      expect(await store.sessionsOf!(record.openId)).toBe(1);
+      expect(await store.touch!(newSessionId(), record.openId, LONG_TTL_MS)).toBe(false);
+    });
+  });
+
   describe('claimOnce', () => {
     test('a key is claimed once; other keys are independent; a claim expires', async () => {
       const key = `claim-${randomUUID()}`;
@@ -301,6 +344,18 @@ export function tokenStoreContract(getStore: () => TokenStore): void {
       expect(await store.get(boSession)).toBeDefined();
       expect(await store.sessionsOf!(ada)).toBe(0);
       expect(await store.deletePlayer!(ada)).toBe(0);
+    });
+
+    test('a login after deletePlayer is kept; a record deleted with its openId leaves the index', async () => {
+      const store = getStore();
+      const ada = player();
+      await store.deletePlayer!(ada);
+      const [kept, gone] = [newSessionId(), newSessionId()];
+      expect(await putNew(kept, sampleRecord(1, { openId: ada }))).toBe(true);
+      expect(await putNew(gone, sampleRecord(1, { openId: ada }))).toBe(true);
+      expect(await store.delete(gone, { openId: ada })).toBe(true);
+      expect(await store.sessionsOf!(ada)).toBe(1);
+      expect(await store.get(kept)).toBeDefined();
     });
   });
 }
