@@ -19,12 +19,7 @@ export { PlatformTokenClient } from './client/token-client';
 export type { PlatformTokenClientOptions } from './client/token-client-options';
 export { TokenSet, type TokenSetFields } from './client/token-set';
 export type { TokenRecord } from './core/token-record';
-export type {
-  TokenStore,
-  PutOptions,
-  DeleteOptions,
-  TokenStoreEvents,
-} from './core/token-store';
+export type { TokenStore, PutOptions, DeleteOptions, TokenStoreEvents } from './core/token-store';
 export { MemoryTokenStore } from './stores/memory-store';
 export { RedisTokenStore } from './stores/redis-store';
 export type { RedisTokenStoreOptions } from './stores/redis-store-options';

@@ -80,6 +80,18 @@ if (kind === 'baseline') {
     res.json({ openId, scope, tokenExpiresAt, unionId: openId.replace('player-', 'union-') });
   });
 } else if (kind === 'package') {
+  const line = (level: string) => (fields: object, message: string) =>
+    process.stderr.write(
+      `TRACE ${Date.now()} ${process.pid} ${level} ${message} ${JSON.stringify(fields)}\n`,
+    );
+  const traceLogger = {
+    debug: (fields: { event?: string }, message: string) => {
+      if (fields.event === 'tokenEndpoint') line('debug')(fields, message);
+    },
+    info: line('info'),
+    warn: line('warn'),
+    error: line('error'),
+  };
   // Records in the clear, as measured (NODE_ENV=production asks for that choice to be explicit).
   const tokenStore = new RedisTokenStore({
     redis,
@@ -91,11 +103,18 @@ if (kind === 'baseline') {
     ...BENCH_CLIENT,
     redirectUri: BENCH_REDIRECT_URI,
     store: process.env.BENCH_RECORD_CACHE === '1' ? new ReadCachingStore(tokenStore) : tokenStore,
+    ...(process.env.BENCH_TRACE === '1' ? { logger: traceLogger } : {}),
     // BENCH_LOGIN_OPTIONS: JSON of extra options (load-with-faults: a short refresh skew).
     ...(JSON.parse(process.env.BENCH_LOGIN_OPTIONS ?? '{}') as object),
   });
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());
+  if (process.env.BENCH_TRACE === '1') {
+    const trace = (name: string) => (event: object) =>
+      process.stderr.write(`TRACE ${Date.now()} ${process.pid} ${name} ${JSON.stringify(event)}\n`);
+    login.on('refresh', trace('refresh'));
+    login.on('refreshFailed', trace('refreshFailed'));
+  }
   app.get('/api/me', (req, res) => {
     res.json(req.platformUser);
   });

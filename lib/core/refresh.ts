@@ -49,6 +49,8 @@ export interface RefreshSettings {
 
 /** Longest a request whose access token still works waits for a refresh before going on with it. */
 export const MAX_WAIT_WITH_USABLE_TOKEN_MS = 1000;
+/** How long a rejected refresh token waits for a concurrent writer before the login is ended. */
+const ROTATION_GRACE_MS = 1500;
 /** Cap of the failure memo, so an outage over many sessions cannot grow it without bound. */
 const MAX_REMEMBERED_FAILURES = 10_000;
 
@@ -189,7 +191,10 @@ export class RefreshCoordinator {
       }
       // Another request or process holds the lock: wait for its record instead of calling the platform.
       waited = true;
-      const current = await this.nextRecord(sessionId, seen);
+      const current = await this.nextRecord(sessionId, seen).catch((error: unknown) => {
+        this.onLockWait?.(Date.now() - startedAt, 'logged-out');
+        throw error;
+      });
       if (current !== undefined) {
         this.onLockWait?.(Date.now() - startedAt, 'refreshed-elsewhere');
         return current;
@@ -212,11 +217,22 @@ export class RefreshCoordinator {
   private async nextRecord(sessionId: string, seen: TokenRecord): Promise<TokenRecord | undefined> {
     await sleep(pollDelay());
     const current = await this.store.get(sessionId);
-    if (current === undefined) {
-      this.onLockWait?.(0, 'logged-out');
-      throw new LoginRequiredError();
-    }
+    if (current === undefined) throw new LoginRequiredError();
     return current.version === seen.version ? undefined : current;
+  }
+
+  /** The session's record once another writer replaced `seen`, waiting at most `ms`; else `undefined`. */
+  private async recordWrittenWithin(
+    sessionId: string,
+    seen: TokenRecord,
+    ms: number,
+  ): Promise<TokenRecord | undefined> {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      const current = await this.nextRecord(sessionId, seen);
+      if (current !== undefined) return current;
+    }
+    return undefined;
   }
 
   /** Runs `work` holding the lock, renewing it while `work` runs, and releases it afterwards. */
@@ -226,13 +242,13 @@ export class RefreshCoordinator {
     work: () => Promise<T>,
   ): Promise<T> {
     const extendLock = this.store.extendLock?.bind(this.store);
-    // Renewed every third of its life, so two missed renewals still leave it held; a holder that
-    // dies stops renewing and its lock frees within lockTtlMs.
+    // Renewed every fifth of its life, so a Redis stall or a starved event loop of most of its
+    // lifetime still leaves it held; a holder that dies stops renewing and its lock frees within lockTtlMs.
     const renewal =
       extendLock &&
       setInterval(
         () => void extendLock(sessionId, owner, this.lockTtlMs).catch(ignore),
-        this.lockTtlMs / 3,
+        this.lockTtlMs / 5,
       );
     renewal?.unref();
     try {
@@ -291,9 +307,12 @@ export class RefreshCoordinator {
   ): Promise<TokenRecord> {
     const failure = answerForTokenFailure(error, 'refresh_token', this.settings.retryAfterSeconds);
     if (failure instanceof ReauthRequiredError) {
+      // A holder whose lock lapsed (a stall, a starved process) may have rotated this refresh token
+      // a moment ago and be about to write: its record wins over deleting the login.
+      const newer = await this.recordWrittenWithin(sessionId, current, ROTATION_GRACE_MS);
+      if (newer !== undefined) return newer;
       const options = { expectedVersion: current.version, openId: current.openId };
       if (!(await this.store.delete(sessionId, options))) {
-        // The record moved on meanwhile (a rotated token written by a holder whose lock lapsed): it wins.
         const stored = await this.store.get(sessionId);
         if (stored !== undefined && stored.version !== current.version) return stored;
       }
