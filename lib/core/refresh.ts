@@ -49,7 +49,7 @@ export interface RefreshSettings {
 
 /** Longest a request whose access token still works waits for a refresh before going on with it. */
 export const MAX_WAIT_WITH_USABLE_TOKEN_MS = 1000;
-/** How long a rejected refresh token waits for a concurrent writer before the login is ended. */
+/** How long a rejected refresh token, after a takeover, waits for the former holder's write. */
 const ROTATION_GRACE_MS = 1500;
 /** Cap of the failure memo, so an outage over many sessions cannot grow it without bound. */
 const MAX_REMEMBERED_FAILURES = 10_000;
@@ -73,6 +73,14 @@ const heldError = (error: PlatformLoginError, leftMs: number): PlatformLoginErro
         retryAfterSeconds: Math.max(1, Math.ceil(leftMs / 1000)),
       })
     : error;
+
+/** One refresh attempt under the lock. */
+interface RefreshRun {
+  background: boolean;
+  sessionTtlMs: number;
+  /** The lock was taken after waiting on another holder's. */
+  tookOver: boolean;
+}
 
 interface Flight {
   promise: Promise<TokenRecord>;
@@ -185,8 +193,9 @@ export class RefreshCoordinator {
       const owner = await this.store.acquireLock(sessionId, this.lockTtlMs);
       if (owner !== undefined) {
         if (waited) this.onLockWait?.(Date.now() - startedAt, 'took-over');
+        const run = { background, sessionTtlMs, tookOver: waited };
         return this.holdingLock(sessionId, owner, () =>
-          this.refreshHoldingLock(sessionId, seen, background, sessionTtlMs),
+          this.refreshHoldingLock(sessionId, seen, run),
         );
       }
       // Another request or process holds the lock: wait for its record instead of calling the platform.
@@ -263,9 +272,9 @@ export class RefreshCoordinator {
   private async refreshHoldingLock(
     sessionId: string,
     seen: TokenRecord,
-    background: boolean,
-    sessionTtlMs: number,
+    run: RefreshRun,
   ): Promise<TokenRecord> {
+    const { background } = run;
     const current = await this.store.get(sessionId);
     if (current === undefined) throw new LoginRequiredError();
     // Someone refreshed (or logged in again) since `seen` was read: theirs is the newer record.
@@ -277,9 +286,9 @@ export class RefreshCoordinator {
     try {
       tokens = await this.client.refresh(current.refreshToken);
     } catch (error) {
-      return this.settleFailure(sessionId, current, error, background);
+      return this.settleFailure(sessionId, current, error, run);
     }
-    return this.writeRenewed(sessionId, current, tokens, { background, startedAt, sessionTtlMs });
+    return this.writeRenewed(sessionId, current, tokens, { ...run, startedAt });
   }
 
   /** Rejects when a process recorded a hold for the session (the platform's Retry-After, or a cooldown). */
@@ -303,13 +312,16 @@ export class RefreshCoordinator {
     sessionId: string,
     current: TokenRecord,
     error: unknown,
-    background: boolean,
+    run: RefreshRun,
   ): Promise<TokenRecord> {
+    const { background } = run;
     const failure = answerForTokenFailure(error, 'refresh_token', this.settings.retryAfterSeconds);
     if (failure instanceof ReauthRequiredError) {
-      // A holder whose lock lapsed (a stall, a starved process) may have rotated this refresh token
-      // a moment ago and be about to write: its record wins over deleting the login.
-      const newer = await this.recordWrittenWithin(sessionId, current, ROTATION_GRACE_MS);
+      // Taken over from a holder whose lock lapsed (a Redis stall, a starved process)? It may have
+      // rotated this refresh token a moment ago and be about to write: its record wins.
+      const newer = run.tookOver
+        ? await this.recordWrittenWithin(sessionId, current, ROTATION_GRACE_MS)
+        : undefined;
       if (newer !== undefined) return newer;
       const options = { expectedVersion: current.version, openId: current.openId };
       if (!(await this.store.delete(sessionId, options))) {
@@ -335,7 +347,7 @@ export class RefreshCoordinator {
     sessionId: string,
     current: TokenRecord,
     tokens: ReceivedTokens,
-    run: { background: boolean; startedAt: number; sessionTtlMs: number },
+    run: RefreshRun & { startedAt: number },
   ): Promise<TokenRecord> {
     if (tokens.openId !== current.openId) {
       // The platform renewed a login for somebody else: never let a session change players silently.
