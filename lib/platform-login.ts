@@ -70,7 +70,20 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const config = parsePlatformLoginOptions(options);
     this.store = config.store ?? new MemoryTokenStore();
     this.logger = config.logger ?? debugLogger();
-    const metrics = new PlatformMetrics(config.meterProvider);
+    const refreshTokenLifetimeMs = config.refreshTokenLifetimeSeconds * 1000;
+    // `??` per field: an option given as `undefined` must still get its default.
+    const timeoutMs = config.tokenClient?.timeoutMs ?? CLIENT_DEFAULTS.timeoutMs;
+    const refreshRetries = config.tokenClient?.refreshRetries ?? CLIENT_DEFAULTS.refreshRetries;
+    const maxRetryDelayMs = config.tokenClient?.maxRetryDelayMs ?? CLIENT_DEFAULTS.maxRetryDelayMs;
+    // The slowest refresh the client can make: every attempt timing out, plus backoff.
+    const maxRefreshMs = timeoutMs * (refreshRetries + 1) + maxRetryDelayMs * refreshRetries;
+    // Waiters outlast a living holder's slowest refresh and a dead holder's lock (see refresh.ts).
+    const maxWaitMs = maxRefreshMs + REFRESH_LOCK_TTL_MS + 1000;
+    const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
+    const metrics = new PlatformMetrics(config.meterProvider, {
+      tokenTimeoutMs: timeoutMs,
+      maxLockWaitMs: maxWaitMs,
+    });
     const store = new InstrumentedTokenStore(this.store, metrics);
     this.instrumentedStore = store;
     observeEvents(this, this.logger, metrics);
@@ -82,14 +95,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       ...config.tokenClient,
       onAttempt: tokenAttemptObserver(this.logger, metrics, this.health),
     });
-    const refreshTokenLifetimeMs = config.refreshTokenLifetimeSeconds * 1000;
-    // `??` per field: an option given as `undefined` must still get its default.
-    const timeoutMs = config.tokenClient?.timeoutMs ?? CLIENT_DEFAULTS.timeoutMs;
-    const refreshRetries = config.tokenClient?.refreshRetries ?? CLIENT_DEFAULTS.refreshRetries;
-    const maxRetryDelayMs = config.tokenClient?.maxRetryDelayMs ?? CLIENT_DEFAULTS.maxRetryDelayMs;
-    // The slowest refresh the client can make: every attempt timing out, plus backoff.
-    const maxRefreshMs = timeoutMs * (refreshRetries + 1) + maxRetryDelayMs * refreshRetries;
-    const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
     this.refresher = new RefreshCoordinator(
       store,
       this.client,

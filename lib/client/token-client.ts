@@ -103,7 +103,7 @@ export class PlatformTokenClient {
         ? this.#queryRequest('refresh_token', parameters)
         : this.#bodyRequest('refresh_token', parameters);
     for (let attempt = 0; ; attempt += 1) {
-      const outcome = await this.#attempt(request, refreshToken, refreshToken);
+      const outcome = await this.#attempt(request, refreshToken, refreshToken, attempt);
       if ('tokenSet' in outcome) return outcome.tokenSet;
       const delay = retryDelayMs(outcome, attempt, this.#retryPolicy);
       if (delay === undefined) throw outcome.error;
@@ -140,6 +140,8 @@ export class PlatformTokenClient {
     request: TokenRequest,
     grantSecret: string,
     previousRefreshToken?: string,
+    /** How many times this request was sent before (0 for the first attempt). */
+    resendCount = 0,
   ): Promise<AttemptOutcome> {
     // expiresAt counts from the moment of sending: the token's life began before the answer came.
     const requestStartedAt = Date.now();
@@ -147,7 +149,7 @@ export class PlatformTokenClient {
     try {
       result = await sendTokenRequest(request, this.#limits);
     } catch (error) {
-      this.#report(request.grant, requestStartedAt, error, undefined);
+      this.#report(request.grant, resendCount, requestStartedAt, error, undefined);
       return { error };
     }
     try {
@@ -157,10 +159,10 @@ export class PlatformTokenClient {
         previousRefreshToken,
         secretsSent: [grantSecret, this.#config.clientSecret],
       });
-      this.#report(request.grant, requestStartedAt, undefined, result.answer.status);
+      this.#report(request.grant, resendCount, requestStartedAt, undefined, result.answer.status);
       return { tokenSet };
     } catch (error) {
-      this.#report(request.grant, requestStartedAt, error, result.answer.status);
+      this.#report(request.grant, resendCount, requestStartedAt, error, result.answer.status);
       const retryAfterMs = parseRetryAfterMs(result.retryAfter, Date.now());
       // Surfaced on the error, so the refresh coordination can hold every process back that long.
       if (
@@ -175,6 +177,7 @@ export class PlatformTokenClient {
 
   #report(
     grant: TokenGrant,
+    resendCount: number,
     startedAt: number,
     error: unknown,
     httpStatus: number | undefined,
@@ -188,8 +191,11 @@ export class PlatformTokenClient {
     try {
       onAttempt({
         grant,
+        resendCount,
         outcome: String(outcome),
+        startedAt,
         durationMs: Date.now() - startedAt,
+        tokenEndpoint: this.tokenEndpoint,
         httpStatus,
       });
     } catch {

@@ -18,6 +18,7 @@ import {
   servesWithCurrentToken,
 } from './failure-policy';
 import { freshnessOf, isUsable, type FreshnessPolicy } from './freshness';
+import { traceRefresh } from '../observability/tracing';
 import { hashSessionId } from './hash';
 import type { TokenStore } from './token-store';
 import {
@@ -171,9 +172,9 @@ export class RefreshCoordinator {
       }
       this.heldBack.delete(sessionId);
     }
-    const promise = this.run(sessionId, seen, background, sessionTtlMs).finally(() =>
-      this.inFlight.delete(sessionId),
-    );
+    const promise = traceRefresh(background, () =>
+      this.run(sessionId, seen, background, sessionTtlMs),
+    ).finally(() => this.inFlight.delete(sessionId));
     // Marks the rejection handled: a request that stopped waiting must not leave it unhandled.
     promise.catch(ignore);
     const flight = { promise, startedAt: Date.now() };
