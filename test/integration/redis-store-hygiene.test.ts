@@ -31,7 +31,9 @@ test("a logout (delete with the openId) takes the session out of the player's in
   const record = sampleRecord(1);
   const sessionId = newSessionId();
   await store.put(sessionId, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
-  expect(await redis.zrange(indexKey(record.openId), '0', '-1')).toEqual([hashSessionId(sessionId)]);
+  expect(await redis.zrange(indexKey(record.openId), '0', '-1')).toEqual([
+    hashSessionId(sessionId),
+  ]);
   await store.delete(sessionId, { openId: record.openId });
   expect(await redis.zrange(indexKey(record.openId), '0', '-1')).toEqual([]);
 });
