@@ -17,7 +17,7 @@ const layer = (files, forbidden, message, paths = []) => ({
     ],
   },
 });
-const ABOVE_CORE = ['http', 'stores', 'simulator', 'platform-login', 'options', 'index'];
+const ABOVE_CORE = ['http', 'stores', 'simulator', 'testing', 'platform-login', 'options', 'index'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'coverage/**', 'node_modules/**', '.tmp/**'] },
@@ -63,14 +63,29 @@ export default tseslint.config(
   ),
   layer(
     ['lib/stores/**'],
-    ['http', 'simulator', 'platform-login', 'options', 'index'],
+    ['http', 'simulator', 'testing', 'platform-login', 'options', 'index'],
     'Stores never import the HTTP layer or the wiring above it.',
     frameworks('Stores never touch Express.'),
   ),
   layer(
     ['lib/http/**'],
-    ['simulator', 'platform-login', 'options', 'index'],
+    ['simulator', 'testing', 'platform-login', 'options', 'index'],
     'The HTTP layer is wired by platform-login.ts; it does not import the wiring.',
+  ),
+  layer(
+    ['lib/testing/**'],
+    [
+      'client',
+      'observability',
+      'stores',
+      'http',
+      'simulator',
+      'platform-login',
+      'options',
+      'index',
+    ],
+    'testing/ (the store contract suite) knows stores only through core/token-store.ts.',
+    frameworks('testing/ never touches Express.'),
   ),
   layer(
     ['lib/simulator/**'],
@@ -84,6 +99,7 @@ export default tseslint.config(
       'options',
       'index',
       'errors',
+      'testing',
     ],
     'The simulator stands apart: it imports nothing of the package but util/.',
   ),

@@ -6,6 +6,7 @@ const transform: Config['transform'] = { '^.+\\.ts$': ['@swc/jest', {}] };
 const moduleNameMapper = {
   '^express-platform-login$': '<rootDir>/lib/index.ts',
   '^express-platform-login/simulator$': '<rootDir>/lib/simulator/index.ts',
+  '^express-platform-login/testing$': '<rootDir>/lib/testing/index.ts',
 };
 
 // Scratch space and build output hold copies of package.json and of the sources.
@@ -38,7 +39,7 @@ const config: Config = {
       testEnvironment: 'node',
       testMatch: [
         '<rootDir>/test/express4/**/*.test.ts',
-        '<rootDir>/test/integration/{callback,middleware,example-app}.test.ts',
+        '<rootDir>/test/integration/{callback,middleware,example-app,request-accessors}.test.ts',
       ],
       transform,
       moduleNameMapper: {

@@ -1,4 +1,4 @@
-// The example game backend's routes (DESIGN.md section 6), mounted the way a studio would.
+// The example game backend's routes (README "Routes"), mounted the way a studio would.
 import express, { type Express } from 'express';
 import session from 'express-session';
 import { join } from 'node:path';
@@ -39,7 +39,9 @@ export function createExampleApp(parts: ExampleAppParts): Express {
     else res.status(503).json({ error: 'store_unavailable', ...report });
   });
   app.get('/metrics', parts.metricsHandler);
-  app.use(express.static(join(__dirname, 'public'), { index: false, maxAge: 0 }));
+  // The page's script, on its own path: a static handler mounted at `/` would stat the disk for
+  // every API request before the session is even read.
+  app.use('/assets', express.static(join(__dirname, 'public'), { index: false, maxAge: 0 }));
 
   app.use(
     session({
@@ -59,18 +61,18 @@ export function createExampleApp(parts: ExampleAppParts): Express {
     res.setHeader('Cache-Control', 'no-store');
     res
       .type('html')
-      .send(req.platformUser ? playerPage(req.platformUser) : visitorPage(parts.lobbyUrl));
+      .send(req.hasPlatformLogin ? playerPage(req.platformUser) : visitorPage(parts.lobbyUrl));
   });
 
   app.use('/api', login.middleware());
   app.get('/api/me', (req, res) => {
-    const { openId, unionId, scope } = req.platformUser!;
+    const { openId, unionId, scope } = req.platformUser;
     // Always the same three keys: a player without a unionid gets null.
     res.json({ openId, unionId: unionId ?? null, scope });
   });
   app.get('/api/profile', async (req, res, next) => {
     try {
-      const answer = await req.platformFetch!('/userinfo', {
+      const answer = await req.platformFetch('/userinfo', {
         headers: { Accept: 'application/json' },
       });
       const body: unknown = await answer.json().catch(() => ({ error: 'platform_error' }));

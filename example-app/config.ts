@@ -1,4 +1,5 @@
-// Reads the example's environment (DESIGN.md section 6), with an embedded default for everything.
+// Reads the example's environment (README "Environment variables"), with an embedded default for
+// everything.
 import { randomBytes } from 'node:crypto';
 
 /** The example's settings, after defaults. */

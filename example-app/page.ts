@@ -17,7 +17,7 @@ pre{background:#f5f5f7;padding:1rem;border-radius:.4rem;overflow:auto;min-height
 
 function layout(body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>Example game</title><style>${STYLE}</style></head><body>${body}<script src="/app.js"></script></body></html>`;
+<title>Example game</title><style>${STYLE}</style></head><body>${body}<script src="/assets/app.js"></script></body></html>`;
 }
 
 /** The page for a logged-in player. */

@@ -4,6 +4,9 @@
 // or the platform's raw response body.
 import { inspect } from 'node:util';
 
+/** Wrong options are thrown at creation as InvalidOptionError (`ERR_PLATFORM_INVALID_OPTION`). */
+export { InvalidOptionError } from './util/invalid-option-error';
+
 /** Stable machine-readable codes of every error class, for `switch (err.code)`. */
 export type PlatformErrorCode =
   | 'ERR_PLATFORM_INVALID_GRANT'
@@ -33,7 +36,7 @@ export type PlatformErrorCode =
 const OAUTH_TEXT = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/g;
 
 /** Bounds and strips text taken from the platform so a log line cannot be flooded or forged. */
-export function sanitizePlatformText(value: unknown, maxLength = 200): string | undefined {
+function sanitizePlatformText(value: unknown, maxLength = 200): string | undefined {
   if (typeof value !== 'string') return undefined;
   const cleaned = value.replace(OAUTH_TEXT, '').slice(0, maxLength);
   return cleaned.length > 0 ? cleaned : undefined;

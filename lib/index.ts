@@ -1,12 +1,21 @@
-// express-platform-login: named re-exports only.
+// express-platform-login: named re-exports only. Nothing is exported that a user cannot use.
 import './http/express-augment';
 
+// The wiring root and its options.
 export { platformLogin, PlatformLogin } from './platform-login';
 export type { PlatformLoginOptions } from './options';
 export type { MiddlewareOptions } from './http/middleware';
 export type { LogoutOptions } from './http/logout';
+export type { EntryContextOptions } from './http/entry-context';
 export type { PlatformUser } from './http/player-context';
-export type { PlatformLoginEvents } from './observability/events';
+
+// Events, logs, metrics, readiness.
+export type {
+  PlatformLoginEvents,
+  EntryContextViolation,
+  EntryContextViolationReason,
+  LockWaitOutcome,
+} from './observability/events';
 export {
   debugLogger,
   redactUrl,
@@ -14,15 +23,26 @@ export {
   type LogFields,
 } from './observability/logger';
 export type { ReadinessReport } from './core/readiness';
-export type { TokenAttempt } from './client/token-client-options';
+
+// The token endpoint client, usable on its own.
 export { PlatformTokenClient } from './client/token-client';
-export type { PlatformTokenClientOptions } from './client/token-client-options';
+export type {
+  PlatformTokenClientOptions,
+  TokenClientTuning,
+  TokenAttempt,
+} from './client/token-client-options';
 export { TokenSet, type TokenSetFields } from './client/token-set';
+
+// Token stores and the contract a studio's own store implements.
 export type { TokenRecord } from './core/token-record';
 export type { TokenStore, PutOptions, DeleteOptions, TokenStoreEvents } from './core/token-store';
 export { MemoryTokenStore } from './stores/memory-store';
+export type { MemoryTokenStoreOptions } from './stores/memory-store-options';
 export { RedisTokenStore } from './stores/redis-store';
 export type { RedisTokenStoreOptions } from './stores/redis-store-options';
+export type { EncryptionKey } from './stores/encryption';
+
+// Embedded mode and setup checks.
 export {
   embeddedSessionCookie,
   type EmbeddedSessionCookie,
@@ -34,12 +54,32 @@ export {
   type SetupCheckName,
   type SetupProblem,
 } from './http/setup-checks';
-export type { EntryContextOptions } from './http/entry-context';
-export type {
-  EntryContextViolation,
-  EntryContextViolationReason,
-  LockWaitOutcome,
-} from './observability/events';
-export type { MemoryTokenStoreOptions } from './stores/memory-store';
-export type { EncryptionKey } from './stores/encryption';
-export * from './errors';
+
+// Errors: each with a stable `code`; `switch (err.code)` narrows AnyPlatformLoginError.
+export {
+  InvalidOptionError,
+  PlatformLoginError,
+  isPlatformLoginError,
+  type AnyPlatformLoginError,
+  type PlatformErrorCode,
+  TokenEndpointError,
+  InvalidTokenResponseError,
+  TokenEndpointTimeoutError,
+  TokenEndpointNetworkError,
+  StoreUnavailableError,
+  LoginRequiredError,
+  ReauthRequiredError,
+  PlatformUnavailableError,
+  PlatformMisconfiguredError,
+  InvalidRequestError,
+  CodeAlreadyUsedError,
+  EntryDeniedError,
+  MethodNotAllowedError,
+  IdentityChangedError,
+  CodeRejectedError,
+  SessionMissingError,
+  EntryContextRefusedError,
+  CrossOriginRequestError,
+  CookiesRefusedError,
+  SetupError,
+} from './errors';

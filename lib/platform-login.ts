@@ -1,25 +1,26 @@
-// platformLogin(): wires the token client, the store and the refresh coordinator into the callback
-// router, the middleware and the logout handler. Everything is computed here, once.
+// platformLogin(): connects the parts of one platform registration (the token client, the store,
+// the refresh coordinator, the HTTP handlers, logs and metrics). Each part builds itself from the
+// parsed options; everything is done here once, at creation.
 import { EventEmitter } from 'node:events';
-import type {
-  ErrorRequestHandler,
-  NextFunction,
-  Request,
-  RequestHandler,
-  Response,
-  Router,
-} from 'express';
+import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
 import { createCallbackRouter } from './http/callback';
 import { createHardening, type Hardening } from './http/entry-guards';
-import { isPlatformLoginError, SessionMissingError, StoreUnavailableError } from './errors';
+import { isPlatformLoginError, StoreUnavailableError } from './errors';
 import { isRedisOutage } from './stores/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
 import { createMiddleware, type MiddlewareOptions } from './http/middleware';
-import { parsePlatformLoginOptions, type PlatformLoginOptions } from './options';
+import {
+  parseLogoutOptions,
+  parseMiddlewareOptions,
+  parsePlatformLoginOptions,
+  type PlatformLoginConfig,
+  type PlatformLoginOptions,
+} from './options';
 import type { ApiSettings } from './http/player-context';
-import { RefreshCoordinator } from './core/refresh';
+import { RefreshCoordinator, type RefreshSettings } from './core/refresh';
 import { respondWithError } from './http/respond-error';
+import { createFailHandler, type FailHandler } from './http/fail-handler';
 import { MemoryTokenStore } from './stores/memory-store';
 import type { TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
@@ -35,8 +36,6 @@ import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './stores/instrumented-store';
 
-/** Defaults of the token client that bound how long one refresh can take (see token-client-options.ts). */
-const CLIENT_DEFAULTS = { timeoutMs: 5000, refreshRetries: 2, maxRetryDelayMs: 2000 };
 /** The refresh lock's lifetime: renewed by its living holder, so a dead holder's frees in seconds. */
 const REFRESH_LOCK_TTL_MS = 5000;
 
@@ -61,8 +60,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly refresher: RefreshCoordinator;
   private readonly api: ApiSettings;
   private readonly middlewares = new Map<boolean, RequestHandler>();
-  private readonly fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void;
-  /** Entry guards, frame-ancestors and CSRF protection (hardening.ts). */
+  private readonly fail: FailHandler;
+  /** Entry guards, frame-ancestors and CSRF protection (http/entry-guards.ts). */
   private readonly hardening: Hardening;
 
   constructor(options: PlatformLoginOptions) {
@@ -70,23 +69,15 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const config = parsePlatformLoginOptions(options);
     this.store = config.store ?? new MemoryTokenStore();
     this.logger = config.logger ?? debugLogger();
-    const refreshTokenLifetimeMs = config.refreshTokenLifetimeSeconds * 1000;
-    // `??` per field: an option given as `undefined` must still get its default.
-    const timeoutMs = config.tokenClient?.timeoutMs ?? CLIENT_DEFAULTS.timeoutMs;
-    const refreshRetries = config.tokenClient?.refreshRetries ?? CLIENT_DEFAULTS.refreshRetries;
-    const maxRetryDelayMs = config.tokenClient?.maxRetryDelayMs ?? CLIENT_DEFAULTS.maxRetryDelayMs;
-    // The slowest refresh the client can make: every attempt timing out, plus backoff.
-    const maxRefreshMs = timeoutMs * (refreshRetries + 1) + maxRetryDelayMs * refreshRetries;
-    // Waiters outlast a living holder's slowest refresh and a dead holder's lock (see refresh.ts).
-    const maxWaitMs = maxRefreshMs + REFRESH_LOCK_TTL_MS + 1000;
-    const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
+    const refresh = refreshSettings(config);
     const metrics = new PlatformMetrics(config.meterProvider, {
-      tokenTimeoutMs: timeoutMs,
-      maxLockWaitMs: maxWaitMs,
+      tokenTimeoutMs: config.tokenClient.timeoutMs,
+      maxLockWaitMs: refresh.maxWaitMs,
     });
-    const store = new InstrumentedTokenStore(this.store, metrics);
-    this.instrumentedStore = store;
+    this.instrumentedStore = new InstrumentedTokenStore(this.store, metrics);
     observeEvents(this, this.logger, metrics);
+    this.forwardStoreEvents();
+
     this.client = new PlatformTokenClient({
       authUrl: config.authUrl,
       clientId: config.clientId,
@@ -96,63 +87,42 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       onAttempt: tokenAttemptObserver(this.logger, metrics, this.health),
     });
     this.refresher = new RefreshCoordinator(
-      store,
+      this.instrumentedStore,
       this.client,
-      {
-        refreshTokenLifetimeMs,
-        maxRefreshMs,
-        lockTtlMs: REFRESH_LOCK_TTL_MS,
-        retryAfterSeconds: config.retryAfterSeconds,
-        failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
-        sessionTtlMs,
-        freshness: {
-          refreshSkewMs: config.refreshSkewSeconds * 1000,
-          refreshAheadFraction: config.refreshAheadFraction,
-        },
-      },
+      refresh,
       this,
       lockWaitObserver(metrics),
     );
-    const apiUrl = new URL(config.apiUrl ?? config.authUrl);
-    this.api = {
-      apiBase: apiUrl.href.replace(/\/+$/, ''),
-      apiUrl,
-      accessTokenPlacement: config.accessTokenPlacement,
-      accessTokenQueryParameter: config.accessTokenQueryParameter,
-      sessionTtlMs,
-    };
-
-    let warnedSessionMissing = false;
-    this.fail = (err, req, res, next) => {
-      logAnsweredError(this.logger, err, req);
-      if (err instanceof SessionMissingError && !warnedSessionMissing) {
-        warnedSessionMissing = true;
-        console.error(`[express-platform-login] ${err.message}`);
-      }
-      if (config.handleErrors && isPlatformLoginError(err)) respondWithError(err, req, res);
-      else next(err);
-    };
+    this.api = apiSettings(config);
+    this.fail = createFailHandler({
+      logger: this.logger,
+      appLogger: config.logger,
+      handleErrors: config.handleErrors,
+    });
     this.hardening = createHardening(config, this, this.fail);
-
-    const forward = (payload: { sessionHash: string; reason: string }): void => {
-      this.emit('unreadableRecord', payload);
-    };
-    const storeEvents = this.store as Partial<Pick<EventEmitter, 'on'>>;
-    if (typeof storeEvents.on === 'function')
-      storeEvents.on.call(this.store, 'unreadable', forward);
-
     this.callback = this.hardening.guardCallback(
       createCallbackRouter({
-        store,
+        store: this.instrumentedStore,
         exchangeCode: (code) => this.client.exchangeCode(code),
         events: this,
         successRedirect: this.hardening.successRedirect,
         maxCodeLength: config.maxCodeLength,
         codeClaimTtlMs: config.codeClaimTtlSeconds * 1000,
-        refreshTokenLifetimeMs,
-        sessionTtlMs,
+        refreshTokenLifetimeMs: refresh.refreshTokenLifetimeMs,
+        sessionTtlMs: refresh.sessionTtlMs,
         fail: this.fail,
       }),
+    );
+  }
+
+  /** A store that reports records it cannot read (`unreadable`) has them re-emitted as `unreadableRecord`. */
+  private forwardStoreEvents(): void {
+    const storeEvents = this.store as Partial<Pick<EventEmitter, 'on'>>;
+    if (typeof storeEvents.on !== 'function') return;
+    storeEvents.on.call(
+      this.store,
+      'unreadable',
+      (payload: { sessionHash: string; reason: string }) => this.emit('unreadableRecord', payload),
     );
   }
 
@@ -161,7 +131,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * `{ optional: true }`, goes on without `req.platformUser`), refreshes before the handlers run.
    */
   middleware(options: MiddlewareOptions = {}): RequestHandler {
-    const optional = options.optional === true;
+    const { optional } = parseMiddlewareOptions(options);
     let handler = this.middlewares.get(optional);
     if (handler === undefined) {
       handler = createMiddleware(
@@ -187,7 +157,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     return this.hardening.protectLogout(
       createLogoutHandler(
         { store: this.instrumentedStore, events: this, fail: this.fail },
-        options,
+        parseLogoutOptions(options),
       ),
     );
   }
@@ -252,6 +222,38 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       next(err);
     };
   }
+}
+
+/** The refresh coordinator's settings: the lock outlives the slowest refresh the client can make. */
+function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWaitMs: number } {
+  // The slowest refresh the client can make: every attempt timing out, plus backoff.
+  const maxRefreshMs = PlatformTokenClient.longestRefreshMs(config.tokenClient);
+  return {
+    refreshTokenLifetimeMs: config.refreshTokenLifetimeSeconds * 1000,
+    maxRefreshMs,
+    lockTtlMs: REFRESH_LOCK_TTL_MS,
+    // Waiters outlast a living holder's slowest refresh and a dead holder's lock (see refresh.ts).
+    maxWaitMs: maxRefreshMs + REFRESH_LOCK_TTL_MS + 1000,
+    retryAfterSeconds: config.retryAfterSeconds,
+    failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
+    sessionTtlMs: config.sessionMaxAgeSeconds * 1000,
+    freshness: {
+      refreshSkewMs: config.refreshSkewSeconds * 1000,
+      refreshAheadFraction: config.refreshAheadFraction,
+    },
+  };
+}
+
+/** How `req.platformFetch()` reaches the open API, and the session lifetime its refreshes assume. */
+function apiSettings(config: PlatformLoginConfig): ApiSettings {
+  const apiUrl = new URL(config.apiUrl ?? config.authUrl);
+  return {
+    apiBase: apiUrl.href.replace(/\/+$/, ''),
+    apiUrl,
+    accessTokenPlacement: config.accessTokenPlacement,
+    accessTokenQueryParameter: config.accessTokenQueryParameter,
+    sessionTtlMs: config.sessionMaxAgeSeconds * 1000,
+  };
 }
 
 /** Creates the package's parts for one platform registration; options are validated here. */

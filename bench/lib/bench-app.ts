@@ -1,10 +1,13 @@
 // One game backend process under load, started by bench/lib/processes.ts with
 // `node -r esbuild-register`. BENCH_APP picks what sits in front of /api: `baseline` (express +
-// express-session + connect-redis only), `package` (this package on RedisTokenStore) or `naive`
-// (tokens in req.session, bench/naive-session-refresh.ts). Also read: REDIS_URL, SIM_URL,
-// KEY_PREFIX, BENCH_AUTO_PIPELINING, BENCH_RECORD_CACHE (diagnostic, see cached-store.ts),
-// BENCH_LOGIN_OPTIONS. Prints "listening <port>" when ready; SIGTERM ends it. /bench/profile/start and
-// /bench/profile/stop run V8's CPU profiler (the one behind --cpu-prof) over a measured window only.
+// express-session + connect-redis only), `package` (this package on RedisTokenStore), `example`
+// (the example app as `npm run example` starts it, on Redis) or `naive` (tokens in req.session,
+// bench/naive-session-refresh.ts). Also read: REDIS_URL, SIM_URL, KEY_PREFIX, BENCH_AUTO_PIPELINING,
+// BENCH_RECORD_CACHE (diagnostic, see cached-store.ts), BENCH_LOGIN_OPTIONS, BENCH_TRACE. Prints
+// "listening <port>" when ready; SIGTERM ends it. /bench/cpu tells the CPU time used so far;
+// /bench/profile/start and /bench/profile/stop run V8's CPU profiler (the one behind --cpu-prof)
+// over a measured window only; /bench/loop-delay tells the event-loop delay.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Session as InspectorSession } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import express, { type Express } from 'express';
@@ -12,6 +15,8 @@ import session from 'express-session';
 import { RedisStore } from 'connect-redis';
 import { Redis } from 'ioredis';
 import { platformLogin, RedisTokenStore } from '../../lib';
+import { readConfig } from '../../example-app/config';
+import { startExample } from '../../example-app/start';
 import { naiveAccessToken, naiveSessionRefresh } from '../naive-session-refresh';
 import { BENCH_CLIENT, BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from './bench-settings';
 import { ReadCachingStore } from './cached-store';
@@ -26,26 +31,53 @@ const redis = new Redis(process.env.REDIS_URL!, {
   enableAutoPipelining: process.env.BENCH_AUTO_PIPELINING === '1',
 });
 
-const app: Express = express();
-// Mounted before the session so they are not part of what is measured.
+// The benchmark's own routes answer before any app code runs, so they are not part of what is measured.
 const profiler = new InspectorSession();
 profiler.connect();
-app.get('/bench/profile/start', async (_req, res) => {
-  await profiler.post('Profiler.enable');
-  await profiler.post('Profiler.start');
-  res.status(204).end();
-});
-app.get('/bench/profile/stop', async (_req, res) => {
-  const { profile } = await profiler.post('Profiler.stop');
-  res.json(profile);
-});
-// Event-loop delay of this process, to tell a slow app from a slow load generator.
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 loopDelay.enable();
-app.get('/bench/loop-delay', (_req, res) => {
-  res.json({ p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 });
-  loopDelay.reset();
-});
+const json = (res: ServerResponse, body: unknown): void => {
+  res.setHeader('Content-Type', 'application/json');
+  res.end(JSON.stringify(body));
+};
+/** Answers /bench/… and resolves true, or resolves false for the app to answer. */
+function benchRoute(req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.url === '/bench/profile/start') {
+    void (async () => {
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+      res.statusCode = 204;
+      res.end();
+    })();
+  } else if (req.url === '/bench/profile/stop') {
+    void profiler.post('Profiler.stop').then(({ profile }) => json(res, profile));
+  } else if (req.url === '/bench/cpu') {
+    // CPU time this process has used so far (µs, user + system): read around a window, ÷ requests.
+    const { user, system } = process.cpuUsage();
+    json(res, { us: user + system });
+  } else if (req.url === '/bench/loop-delay') {
+    // Event-loop delay of this process, to tell a slow app from a slow load generator.
+    json(res, { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 });
+    loopDelay.reset();
+  } else return false;
+  return true;
+}
+
+/** Serves the bench routes, then hands every other request to what `server` already answered with. */
+function withBenchRoutes(server: Server): Server {
+  const app = server.listeners('request') as ((
+    req: IncomingMessage,
+    res: ServerResponse,
+  ) => void)[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (benchRoute(req, res)) return;
+    for (const listener of app) listener.call(server, req, res);
+  });
+  return server;
+}
+
+const app: Express = express();
 app.use(
   session({
     store: new RedisStore({ client: redis, prefix: `${prefix}s:` }),
@@ -120,12 +152,14 @@ if (kind === 'baseline') {
   });
   app.get('/api/token', async (req, res, next) => {
     try {
-      res.json({ accessToken: await req.platformToken!() });
+      res.json({ accessToken: await req.platformToken() });
     } catch (error) {
       next(error);
     }
   });
   app.use(login.errorHandler());
+} else if (kind === 'example') {
+  // Built by the example's own start-up below, as `npm run example` runs it.
 } else if (kind === 'naive') {
   const naive = naiveSessionRefresh({
     authUrl: simUrl,
@@ -139,20 +173,45 @@ if (kind === 'baseline') {
     res.json({ accessToken: naiveAccessToken(req) });
   });
 } else {
-  throw new TypeError('BENCH_APP must be "baseline", "package" or "naive".');
+  throw new TypeError('BENCH_APP must be "baseline", "package", "example" or "naive".');
 }
 
-const server = app.listen(0, '127.0.0.1', () => {
+/** The example as `npm run example` starts it: its own Redis client, stores, metrics and routes. */
+async function startExampleServer(): Promise<Server> {
+  const running = await startExample(
+    readConfig({
+      PORT: '0',
+      REDIS_URL: process.env.REDIS_URL,
+      PLATFORM_AUTH_URL: simUrl,
+      PLATFORM_CLIENT_ID: BENCH_CLIENT.clientId,
+      PLATFORM_CLIENT_SECRET: BENCH_CLIENT.clientSecret,
+      PLATFORM_REDIRECT_URI: BENCH_REDIRECT_URI,
+      SESSION_SECRET: BENCH_SESSION_SECRET,
+    }),
+  );
+  return running.server;
+}
+
+async function listen(): Promise<Server> {
+  if (kind === 'example') return withBenchRoutes(await startExampleServer());
+  const server = withBenchRoutes(createServer(app));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+void listen().then((server) => {
   const address = server.address();
   process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : 0}\n`);
+  // The load generator keeps its connections open between rounds; the default 5 s would close them.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 121_000;
+  process.on('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close();
+  });
 });
-// The load generator keeps its connections open between rounds; the default 5 s would close them.
-server.keepAliveTimeout = 120_000;
-server.headersTimeout = 121_000;
 
 process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close();
   redis.disconnect();
   profiler.disconnect();
   // Anything still holding the loop open must not keep a finished benchmark waiting.

@@ -10,6 +10,10 @@ export class ReadCachingStore implements TokenStore {
 
   constructor(private readonly inner: TokenStore) {}
 
+  getCached(sessionId: string): TokenRecord | undefined {
+    return this.#records.get(sessionId);
+  }
+
   async get(sessionId: string): Promise<TokenRecord | undefined> {
     const cached = this.#records.get(sessionId);
     if (cached !== undefined) return cached;

@@ -72,6 +72,7 @@ export function areaOf(url: string, functionName: string): string {
   const inRepo = relative(ROOT, path);
   if (inRepo.startsWith('lib/')) return 'express-platform-login (lib/)';
   if (inRepo.startsWith('bench/')) return 'bench app';
+  if (inRepo.startsWith('example-app/')) return 'example app';
   return 'other';
 }
 

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
 /** Which app a process runs; see bench-app.ts. */
-export type BenchAppKind = 'baseline' | 'package' | 'naive';
+export type BenchAppKind = 'baseline' | 'package' | 'example' | 'naive';
 
 /** A running app process. */
 export interface BenchApp {
@@ -14,6 +14,8 @@ export interface BenchApp {
 }
 
 const APP_FILE = join(__dirname, 'bench-app.ts');
+/** The package's own names resolve to lib/ (the example imports it by name), never to a stale dist/. */
+const SOURCE_ALIASES = join(__dirname, '..', '..', 'test', 'helpers', 'source-aliases.ts');
 const START_TIMEOUT_MS = 60_000;
 
 /** What an app process is told through its environment (see bench-app.ts). */
@@ -31,10 +33,14 @@ export interface BenchAppEnv {
 
 /** Starts one app process. */
 export function startBenchApp(kind: BenchAppKind, env: BenchAppEnv): Promise<BenchApp> {
-  const child = spawn(process.execPath, ['-r', 'esbuild-register', APP_FILE], {
-    env: { ...process.env, ...env, BENCH_APP: kind, NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', 'esbuild-register', '-r', SOURCE_ALIASES, APP_FILE],
+    {
+      env: { ...process.env, ...env, BENCH_APP: kind, NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => {

@@ -17,6 +17,8 @@ export function profileTables(
   baseline: ProfileSummary,
   pkg: ProfileSummary,
   topCount = 15,
+  /** What `pkg` is, in the column headers. */
+  label = 'package',
 ): string[] {
   const areaNames = [...new Set([...pkg.areas, ...baseline.areas].map((area) => area.name))];
   const areaRows = areaNames
@@ -35,7 +37,7 @@ export function profileTables(
     'Self time per request by area (µs; V8 sampling profiler, one saturated window per app, idle excluded):',
     '',
     ...table(
-      ['area', 'baseline µs/req', 'package µs/req', 'added by the package'],
+      ['area', 'baseline µs/req', `${label} µs/req`, `added by the ${label}`],
       [
         ...areaRows.map((row) => [
           row.name,
@@ -52,10 +54,10 @@ export function profileTables(
       ],
     ),
     '',
-    `The ${topCount} frames whose self time grows most with the package (µs per request):`,
+    `The ${topCount} frames whose self time grows most with the ${label} (µs per request):`,
     '',
     ...table(
-      ['frame', 'area', 'baseline', 'package', 'added'],
+      ['frame', 'area', 'baseline', label, 'added'],
       grown.map((row) => [
         `\`${row.name}\``,
         frameAreas.get(row.name) ?? '',

@@ -1,8 +1,9 @@
-// The client of the platform's token endpoint (spec 4.1 and 4.2): exchanges an entry code and
+// The client of the platform's token endpoint (POST `${authUrl}/token`): exchanges an entry code and
 // refreshes tokens, each answer validated into a TokenSet. Usable on its own, without Express.
 import { InvalidTokenResponseError, TokenEndpointError } from '../errors';
 import type { TokenSet } from './token-set';
 import {
+  longestRefreshMs,
   parseTokenClientOptions,
   type PlatformTokenClientOptions,
   type TokenClientConfig,
@@ -42,7 +43,7 @@ export class PlatformTokenClient {
   readonly #clientParameters: TokenParameters;
   readonly #refreshClientParameters: TokenParameters;
 
-  /** Parses the options once; throws a TypeError naming a wrong or unknown option. */
+  /** Parses the options once; throws an InvalidOptionError naming a wrong or unknown option. */
   constructor(options: PlatformTokenClientOptions) {
     const config = parseTokenClientOptions(options);
     this.#config = config;
@@ -70,7 +71,23 @@ export class PlatformTokenClient {
   }
 
   /**
-   * Exchanges an entry code for tokens (spec 4.1). One attempt only, never retried once sent.
+   * The longest one `refresh()` can take, in milliseconds: every attempt running into `timeoutMs`,
+   * plus the longest wait before each retry. A lock held for a refresh must outlive it.
+   */
+  get longestRefreshMs(): number {
+    return longestRefreshMs(this.#config);
+  }
+
+  /** {@link longestRefreshMs} of a client with these options, before one is built. */
+  static longestRefreshMs(
+    options: Pick<TokenClientConfig, 'timeoutMs' | 'refreshRetries' | 'maxRetryDelayMs'>,
+  ): number {
+    return longestRefreshMs(options);
+  }
+
+  /**
+   * Exchanges an entry code for tokens (grant_type=authorization_code). One attempt only, never
+   * retried once sent.
    * Rejects with TokenEndpointError (e.g. `invalid_grant` for a used or expired code),
    * InvalidTokenResponseError, TokenEndpointTimeoutError or TokenEndpointNetworkError.
    */
@@ -87,9 +104,10 @@ export class PlatformTokenClient {
   }
 
   /**
-   * Refreshes tokens (spec 4.2). Network errors, timeouts, 5xx and 429 (when its Retry-After fits
-   * `maxRetryDelayMs`) are retried up to `refreshRetries` times; `invalid_grant`, `invalid_client`
-   * and other refusals never are. A response without `refresh_token` keeps the one sent.
+   * Refreshes tokens (grant_type=refresh_token). Network errors, timeouts, 5xx and 429 (when its
+   * Retry-After fits `maxRetryDelayMs`) are retried up to `refreshRetries` times; `invalid_grant`,
+   * `invalid_client` and other refusals never are. A response without `refresh_token` keeps the one
+   * sent.
    */
   async refresh(refreshToken: string): Promise<TokenSet> {
     requireToken(refreshToken, 'PlatformTokenClient.refresh(refreshToken)');

@@ -58,8 +58,9 @@ const tokenString = z.string().min(1).max(MAX_TOKEN_LENGTH).regex(VSCHAR);
 const identifier = z.string().max(MAX_ID_LENGTH).regex(NO_CONTROL_CHARACTERS);
 
 /**
- * The token response (spec 2.3). Missing `scope` reads as no scope and a null or empty `unionid` as
- * none: both only lose information. A missing `refresh_token` is resolved by the caller.
+ * The platform's token response: `access_token`, `expires_in`, `refresh_token`, `open_id`,
+ * `unionid`, `scope`. Missing `scope` reads as no scope and a null or empty `unionid` as none: both
+ * only lose information. A missing `refresh_token` is resolved by the caller.
  */
 const tokenResponseSchema = z.object({
   access_token: tokenString,
@@ -78,7 +79,7 @@ const tokenResponseSchema = z.object({
 });
 
 /**
- * Splits a scope string on commas (the spec's separator) and whitespace (RFC 6749 3.3's), trims,
+ * Splits a scope string on commas (the platform's separator) and whitespace (RFC 6749 3.3's), trims,
  * drops empty entries and duplicates, keeping the first-seen order.
  */
 export function parseScope(scope: string | null | undefined): string[] {

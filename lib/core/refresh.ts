@@ -114,6 +114,15 @@ export class RefreshCoordinator {
   }
 
   /**
+   * Whether a request goes on with this record as it is: nothing to refresh, in the background or
+   * now. Answered without a promise, so a fresh record held in memory passes a request on
+   * synchronously; otherwise {@link forRequest} decides.
+   */
+  isFresh(record: TokenRecord, now: number): boolean {
+    return freshnessOf(record, now, this.settings.freshness) === 'fresh';
+  }
+
+  /**
    * The record a request goes on with: the one place that decides "serve with the current token".
    * Fresh: as it is. Past the refresh-ahead point: as it is, refreshed in the background. Near
    * expiry: refreshed, but a token that still works waits at most {@link MAX_WAIT_WITH_USABLE_TOKEN_MS}
@@ -127,7 +136,7 @@ export class RefreshCoordinator {
   ): Promise<TokenRecord> {
     const now = Date.now();
     const state = freshnessOf(record, now, this.settings.freshness);
-    if (state === 'fresh') return record;
+    if (state === 'fresh') return record; // as isFresh()
     if (state === 'refresh-ahead') {
       // Failures are reported through the refreshFailed event; the request has a usable token.
       this.start(sessionId, record, true, sessionTtlMs).promise.catch(ignore);

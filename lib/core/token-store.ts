@@ -34,7 +34,8 @@ export interface TokenStoreEvents {
  * Recommended: `extendLock` (short refresh locks that free within seconds when their holder dies),
  * `holdBackRefreshes` and `refreshHeldBackMs` (the platform's Retry-After shared by all
  * processes), `touch` (an active session keeps its tokens).
- * Optional: `sessionsOf` and `deletePlayer` (a per-player index, for log-out-everywhere),
+ * Optional: `getCached` (a record held in process memory, answered without a promise),
+ * `sessionsOf` and `deletePlayer` (a per-player index, for log-out-everywhere),
  * `close()` (called on shutdown), and being an EventEmitter of {@link TokenStoreEvents}.
  *
  * Every method rejects with `StoreUnavailableError` when the backend fails or does not answer in
@@ -43,6 +44,13 @@ export interface TokenStoreEvents {
 export interface TokenStore {
   /** Reads the record of a session; `undefined` when there is none (or it cannot be read). */
   get(sessionId: string): Promise<TokenRecord | undefined>;
+  /**
+   * Optional (stores with a client-side cache): the session's record when this process holds it
+   * in memory and knows it is current, else `undefined` — the caller then calls `get`. Synchronous,
+   * so a hit costs the request no promise, no timer and no metric recording. The record is shared:
+   * callers never modify it.
+   */
+  getCached?(sessionId: string): TokenRecord | undefined;
   /**
    * Writes `record` only if the stored version equals `options.expectedVersion` (`null`: no record
    * stored). Resolves `true` when written, `false` when another writer got there first.

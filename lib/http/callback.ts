@@ -1,7 +1,8 @@
 // The router mounted at the redirect_uri path: turns the platform's `?code=` into a fresh session
 // whose tokens live in the store. The code is claimed across all processes before it is sent, and
 // never sent twice.
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
+import type { FailHandler } from './fail-handler';
 import type { EventEmitter } from 'node:events';
 import {
   CodeAlreadyUsedError,
@@ -27,7 +28,7 @@ export interface CallbackDeps {
   refreshTokenLifetimeMs: number;
   /** Session lifetime when the session cookie has no `maxAge`; the record never outlives it. */
   sessionTtlMs: number;
-  fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void;
+  fail: FailHandler;
 }
 
 const sessionStoreFailed = (cause: unknown): StoreUnavailableError =>

@@ -10,7 +10,7 @@ import type { PlatformLoginEvents } from '../observability/events';
 import { requireSession } from './require-session';
 
 /** The one-shot query parameter of the landing hop. */
-export const COOKIE_CHECK_PARAMETER = 'cookie_check';
+const COOKIE_CHECK_PARAMETER = 'cookie_check';
 
 /**
  * Where the callback sends a browser after an entry in embedded mode: a query-only relative

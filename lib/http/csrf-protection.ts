@@ -7,8 +7,9 @@
 // carry no ambient cookie a forger could use. No token to plant in pages or forms, nothing stored
 // in the session, and it works for fetch() and plain HTML forms alike.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 import { CrossOriginRequestError } from '../errors';
+import type { FailHandler } from './fail-handler';
 
 /** Methods that must not change state (RFC 9110 safe methods): never checked. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
@@ -17,7 +18,7 @@ const single = (value: string | string[] | undefined): string | undefined =>
   Array.isArray(value) ? value[0] : value;
 
 /** True when the browser says the request was started by a page of another origin. */
-export function isCrossOriginRequest(
+function isCrossOriginRequest(
   method: string,
   headers: IncomingHttpHeaders,
   trustedOrigins: ReadonlySet<string>,
@@ -38,7 +39,7 @@ export function isCrossOriginRequest(
 /** The check as middleware; refusals go to `fail` as CrossOriginRequestError (403). */
 export function createCsrfProtection(
   trustedOrigins: readonly string[],
-  fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void,
+  fail: FailHandler,
 ): RequestHandler {
   const trusted = new Set(trustedOrigins);
   return function csrfProtection(req, res, next) {

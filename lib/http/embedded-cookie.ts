@@ -2,23 +2,35 @@
 // spread into express-session: `app.use(session({ ...embeddedSessionCookie(), store, secret, … }))`.
 import type { CookieOptions } from 'express-session';
 import { z } from 'zod';
-import { parseOptions } from '../util/parse-options';
+import { parseOptions, type SameOptions } from '../util/parse-options';
 
 /** RFC 6265 cookie-name characters (a token), without the `__Host-` prefix the helper adds. */
 const COOKIE_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
 
-const embeddedSessionCookieSchema = z.strictObject({
+/** Options of {@link embeddedSessionCookie}. */
+export interface EmbeddedSessionCookieOptions {
   /** Cookie name after the `__Host-` prefix. Defaults to `'sid'` (the cookie is `__Host-sid`). */
-  name: z
-    .string()
-    .regex(COOKIE_NAME, { message: 'must be 1–64 cookie-name characters (letters, digits, -._~…)' })
-    .default('sid'),
+  name?: string;
   /** Lifetime of the cookie in milliseconds; none: a browser-session cookie. Defaults to none. */
-  maxAgeMs: z.number().int().positive().optional(),
+  maxAgeMs?: number;
+}
+
+const embeddedSessionCookieSchema = z.strictObject({
+  name: z
+    .string({ error: 'must be 1–64 cookie-name characters (letters, digits, -._~…)' })
+    .regex(COOKIE_NAME)
+    .default('sid'),
+  maxAgeMs: z
+    .number({ error: 'must be a positive integer number of milliseconds' })
+    .int()
+    .positive()
+    .optional(),
 });
 
-/** Options of {@link embeddedSessionCookie}. */
-export type EmbeddedSessionCookieOptions = z.input<typeof embeddedSessionCookieSchema>;
+const _documented: SameOptions<
+  EmbeddedSessionCookieOptions,
+  z.input<typeof embeddedSessionCookieSchema>
+> = true;
 
 /** The `name` and `cookie` options of express-session for the embedded profile. */
 export interface EmbeddedSessionCookie {

@@ -11,9 +11,10 @@ import type {
   PlatformLoginEvents,
 } from '../observability/events';
 import { originOf } from './origins';
+import type { SameOptions } from '../util/parse-options';
 
-/** The schema of the `entryContext` option of platformLogin(). */
-export const entryContextSchema = z.strictObject({
+/** Options of the entry context check (`entryContext` of platformLogin()). */
+export interface EntryContextOptions {
   /**
    * `'off'`: no check. `'report'`: an `entryContextViolation` event per suspicious entry, which is
    * still served. `'enforce'`: the event, and the entry is refused with 403 `entry_context_refused`
@@ -21,22 +22,30 @@ export const entryContextSchema = z.strictObject({
    * game in webviews and in-app browsers that may send none of these headers, or a Referer the
    * platform never announced, so a check must be watched in `'report'` before it is enforced.
    */
-  mode: z.enum(['off', 'report', 'enforce']).default('off'),
+  mode?: 'off' | 'report' | 'enforce';
   /**
    * Accept entries that carry neither Fetch Metadata (`Sec-Fetch-*`) nor a `Referer` — what
    * webviews and old browsers send. Such an entry cannot be told from a forged one. Defaults to `false`.
    */
-  allowMissingHeaders: z.boolean().default(false),
+  allowMissingHeaders?: boolean;
   /**
    * Accept `Sec-Fetch-Site: none`: a navigation the user started outside any page (address bar,
    * bookmark, another app opening the link) — which is also what a link in an e-mail looks like.
    * Turn on only when the platform opens the game from a native app. Defaults to `false`.
    */
-  allowDirectNavigation: z.boolean().default(false),
+  allowDirectNavigation?: boolean;
+}
+
+/** The schema of {@link EntryContextOptions}; its fields are documented there. */
+export const entryContextSchema = z.strictObject({
+  mode: z
+    .enum(['off', 'report', 'enforce'], { error: "must be 'off', 'report' or 'enforce'" })
+    .default('off'),
+  allowMissingHeaders: z.boolean({ error: 'must be a boolean' }).default(false),
+  allowDirectNavigation: z.boolean({ error: 'must be a boolean' }).default(false),
 });
 
-/** Options of the entry context check (`entryContext` of platformLogin()). */
-export type EntryContextOptions = z.input<typeof entryContextSchema>;
+const _documented: SameOptions<EntryContextOptions, z.input<typeof entryContextSchema>> = true;
 
 /** The settings a judgement needs, computed once. */
 export interface EntryContextSettings {

@@ -2,13 +2,7 @@
 // callback (setup checks, the cookie-check landing hop, the entry context), frame-ancestors, and
 // CSRF protection for state-changing routes and logout.
 import type { EventEmitter } from 'node:events';
-import {
-  Router,
-  type NextFunction,
-  type Request,
-  type RequestHandler,
-  type Response,
-} from 'express';
+import { Router, type RequestHandler } from 'express';
 import { COOKIE_CHECK_LOCATION, createCookieCheck, isCookieCheck } from './cookie-check';
 import { createCsrfProtection, withCsrfProtection } from './csrf-protection';
 import { createEntryContextCheck, type entryContextSchema } from './entry-context';
@@ -17,6 +11,8 @@ import { createFirstEntryChecks } from './entry-setup-checks';
 import { createFrameAncestors } from './frame-ancestors';
 import type { PlatformLogger } from '../observability/logger';
 import { checkPlatformUrls } from './setup-checks';
+import type { FailHandler } from './fail-handler';
+import { InvalidOptionError } from '../util/invalid-option-error';
 import type { z } from 'zod';
 
 /** The options the hardening parts read (a subset of the parsed platformLogin() options). */
@@ -33,15 +29,13 @@ export interface HardeningConfig {
   logger?: PlatformLogger | undefined;
 }
 
-type Fail = (err: unknown, req: Request, res: Response, next: NextFunction) => void;
-
 /** The parts PlatformLogin uses. */
 export interface Hardening {
   /** Where the callback sends the browser after an entry (the cookie-check hop in embedded mode). */
   readonly successRedirect: string;
   /** `router` behind the entry guards. */
   guardCallback(router: Router): Router;
-  /** The frame-ancestors middleware; TypeError without `platformOrigins`. */
+  /** The frame-ancestors middleware; InvalidOptionError without `platformOrigins`. */
   frameAncestors(): RequestHandler;
   /** The CSRF middleware for state-changing routes. */
   csrfProtection(): RequestHandler;
@@ -49,18 +43,14 @@ export interface Hardening {
   protectLogout(handler: RequestHandler): RequestHandler;
 }
 
-/** Builds the parts once; throws a TypeError naming the option on a wrong combination. */
+/** Builds the parts once; throws an InvalidOptionError for an http:// platform URL in production. */
 export function createHardening(
   config: HardeningConfig,
   events: EventEmitter<PlatformLoginEvents>,
-  fail: Fail,
+  fail: FailHandler,
 ): Hardening {
+  // `embedded` and `entryContext` without `platformOrigins` were refused by the options schema.
   checkPlatformUrls(config);
-  if (config.embedded && config.platformOrigins === undefined) {
-    throw new TypeError(
-      "platformLogin(): `platformOrigins` is required when `embedded` is true: it limits which pages may frame the game (frame-ancestors), e.g. ['https://platform.example'].",
-    );
-  }
   const entryContext = createEntryContextCheck(
     config.entryContext,
     config.platformOrigins,
@@ -103,8 +93,9 @@ export function createHardening(
     },
     frameAncestors() {
       if (config.platformOrigins === undefined) {
-        throw new TypeError(
+        throw new InvalidOptionError(
           "login.frameAncestors() needs the `platformOrigins` option of platformLogin(): the origins of the platform's pages that frame the game.",
+          'platformOrigins',
         );
       }
       return (frameAncestors ??= createFrameAncestors(config.platformOrigins));

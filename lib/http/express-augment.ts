@@ -1,5 +1,7 @@
-// Adds the package's fields to Express's Request and to express-session's SessionData, so apps get
-// them typed. Imported by index.ts so the built .d.ts carries the augmentation.
+// Adds the package's members to Express's Request and to express-session's SessionData, so apps get
+// them typed. Imported by index.ts so the built .d.ts carries the augmentation. The members are
+// always present (request-accessors.ts defines them on Express's request prototype), so handlers
+// type-check under `--strict` without `!`; without a login they throw or reject instead.
 import type {} from 'express-session';
 import type { PlatformUser } from './player-context';
 
@@ -9,12 +11,28 @@ type FetchResponse = Response;
 declare global {
   namespace Express {
     interface Request {
-      /** The logged-in player; set by `login.middleware()`. */
-      platformUser?: PlatformUser;
-      /** Resolves the player's access token, refreshed first when it is near expiry. */
-      platformToken?: () => Promise<string>;
-      /** Calls the platform's open API (`apiUrl` + path) with the player's token. */
-      platformFetch?: (pathOrUrl: string | URL, init?: RequestInit) => Promise<FetchResponse>;
+      /**
+       * The logged-in player (no token in it). Behind `login.middleware()` it is always there; on
+       * an optional route without a login, reading it throws `LoginRequiredError` (401
+       * `login_required` through the error handler): check {@link hasPlatformLogin} first there.
+       * On a route the middleware does not cover it throws `SetupError`.
+       */
+      readonly platformUser: PlatformUser;
+      /**
+       * Whether `login.middleware()` found a login on this request: always `true` behind the
+       * default middleware, `true` or `false` behind `login.middleware({ optional: true })`.
+       */
+      readonly hasPlatformLogin: boolean;
+      /**
+       * Resolves the player's access token, refreshed first when it is near expiry. Rejects with
+       * `LoginRequiredError` on an optional route without a login.
+       */
+      platformToken(): Promise<string>;
+      /**
+       * Calls the platform's open API (`apiUrl` + path) with the player's token. Rejects with
+       * `LoginRequiredError` on an optional route without a login.
+       */
+      platformFetch(pathOrUrl: string | URL, init?: RequestInit): Promise<FetchResponse>;
     }
   }
 }

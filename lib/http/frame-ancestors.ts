@@ -3,7 +3,7 @@
 import type { RequestHandler } from 'express';
 
 /** The policy text for `origins`, computed once. */
-export function frameAncestorsPolicy(origins: readonly string[]): string {
+function frameAncestorsPolicy(origins: readonly string[]): string {
   return `frame-ancestors ${origins.join(' ')}`;
 }
 

@@ -1,10 +1,10 @@
 // Ends a player's login: deletes the token record, destroys the session and clears its cookie.
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
+import type { FailHandler } from './fail-handler';
 import type { EventEmitter } from 'node:events';
 import { StoreUnavailableError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashSessionId } from '../core/hash';
-import { isSameSitePath } from './same-site-path';
 import { requireSession } from './require-session';
 import type { TokenStore } from '../core/token-store';
 
@@ -19,17 +19,15 @@ export interface LogoutOptions {
 export interface LogoutDeps {
   store: TokenStore;
   events: EventEmitter<PlatformLoginEvents>;
-  fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void;
+  fail: FailHandler;
 }
 
-export function createLogoutHandler(deps: LogoutDeps, options: LogoutOptions = {}): RequestHandler {
-  const cookieName = options.cookieName ?? 'connect.sid';
-  const redirectTo = options.redirectTo;
-  if (redirectTo !== undefined && !isSameSitePath(redirectTo)) {
-    throw new TypeError(
-      'logout(): `redirectTo` must be a path on this site starting with a single "/".',
-    );
-  }
+/** The handler, for options already parsed (a same-site `redirectTo`, the cookie name defaulted). */
+export function createLogoutHandler(
+  deps: LogoutDeps,
+  options: LogoutOptions & { cookieName: string },
+): RequestHandler {
+  const { cookieName, redirectTo } = options;
 
   return async function platformLogout(req, res, next) {
     try {

@@ -1,28 +1,37 @@
 // The middleware in front of the game's routes: loads the session's tokens (one store read),
-// refreshes them when needed, and gives the handlers req.platformUser / platformToken / platformFetch.
+// refreshes them when needed, and leaves the request's context for req.platformUser /
+// hasPlatformLogin / platformToken() / platformFetch() (defined once, in request-accessors.ts).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EventEmitter } from 'node:events';
 import { LoginRequiredError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { endsLogin } from '../core/failure-policy';
-import { recordRenewalDue } from '../core/token-record';
-import { PlayerContext, sessionTtlMsOf, userOf, type ApiSettings } from './player-context';
+import { recordRenewalDue, type TokenRecord } from '../core/token-record';
+import { NO_LOGIN, PlayerContext, sessionTtlMsOf, type ApiSettings } from './player-context';
 import type { RefreshCoordinator } from '../core/refresh';
+import { setRequestContext } from './request-accessors';
+import type { FailHandler } from './fail-handler';
 import { requireSession } from './require-session';
 import type { TokenStore } from '../core/token-store';
 
 /** Options of `login.middleware()`. */
 export interface MiddlewareOptions {
-  /** `true`: a request without a login goes on without `req.platformUser` instead of a 401. Defaults to `false`. */
+  /**
+   * `true`: a request without a login goes on (`req.hasPlatformLogin` is `false`) instead of
+   * getting a 401. Defaults to `false`.
+   */
   optional?: boolean;
 }
+
+/** What the session remembers of its login (set by the callback). */
+type LoginMarker = NonNullable<Request['session']['platformLogin']>;
 
 export interface MiddlewareDeps {
   store: TokenStore;
   refresher: RefreshCoordinator;
   api: ApiSettings;
   events: EventEmitter<PlatformLoginEvents>;
-  fail: (err: unknown, req: Request, res: Response, next: NextFunction) => void;
+  fail: FailHandler;
 }
 
 export function createMiddleware(
@@ -33,26 +42,31 @@ export function createMiddleware(
   const { store, refresher, api, fail } = deps;
 
   const noLogin = (req: Request, res: Response, next: NextFunction): void => {
-    if (optional) next();
-    else fail(new LoginRequiredError(), req, res, next);
+    if (optional) {
+      setRequestContext(req, NO_LOGIN);
+      next();
+    } else fail(new LoginRequiredError(), req, res, next);
   };
 
-  return async function platformLoginMiddleware(req, res, next) {
+  /** Everything but a fresh record from memory: the store read, the refresh, the renewal, the failures. */
+  async function load(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    marker: LoginMarker,
+    cached: TokenRecord | undefined,
+    sessionTtlMs: number,
+  ): Promise<void> {
     try {
-      requireSession(req);
-      // Sessions that never logged in carry no marker: answer them without a store read.
-      const marker = req.session.platformLogin;
-      if (marker === undefined) return noLogin(req, res, next);
       const sessionId = req.sessionID;
-      let record = await store.get(sessionId);
+      let record = cached ?? (await store.get(sessionId));
       if (record === undefined || record.openId !== marker.openId) return noLogin(req, res, next);
 
-      const sessionTtlMs = sessionTtlMsOf(req, api);
       try {
         record = await refresher.forRequest(sessionId, record, sessionTtlMs);
       } catch (error) {
         // The login ended (reauth_required, login_required): in optional mode, a visitor again.
-        if (optional && endsLogin(error)) return next();
+        if (optional && endsLogin(error)) return noLogin(req, res, next);
         throw error;
       }
       // An active session keeps its tokens: the record's lifetime follows the session's, renewed
@@ -70,13 +84,39 @@ export function createMiddleware(
         }
       }
 
-      const context = new PlayerContext(sessionId, record, refresher, api, sessionTtlMs);
-      req.platformUser = userOf(record);
-      req.platformToken = context.token;
-      req.platformFetch = context.fetch;
+      setRequestContext(req, new PlayerContext(sessionId, record, refresher, api, sessionTtlMs));
       next();
     } catch (error) {
       fail(error, req, res, next);
     }
+  }
+
+  // Not async: a fresh record held in memory (a store with a client-side cache) whose lifetime
+  // needs no renewal passes the request on synchronously, with no promise for Express 5 to watch.
+  return function platformLoginMiddleware(req, res, next): void {
+    try {
+      requireSession(req);
+    } catch (error) {
+      return fail(error, req, res, next);
+    }
+    // Sessions that never logged in carry no marker: answer them without a store read.
+    const marker = req.session.platformLogin;
+    if (marker === undefined) return noLogin(req, res, next);
+    const sessionTtlMs = sessionTtlMsOf(req, api);
+    const cached = store.getCached?.(req.sessionID);
+    if (cached !== undefined && cached.openId === marker.openId) {
+      const now = Date.now();
+      if (
+        refresher.isFresh(cached, now) &&
+        (store.touch === undefined || !recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs))
+      ) {
+        setRequestContext(
+          req,
+          new PlayerContext(req.sessionID, cached, refresher, api, sessionTtlMs),
+        );
+        return next();
+      }
+    }
+    void load(req, res, next, marker, cached, sessionTtlMs);
   };
 }

@@ -10,7 +10,7 @@ function isOrigin(value: string): boolean {
 }
 
 /** One origin, normalised to `URL.origin` (lower-case host, default port dropped). */
-export const originSchema = z
+const originSchema = z
   .string()
   .refine(isOrigin, {
     message:

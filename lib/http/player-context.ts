@@ -1,8 +1,11 @@
-// What the middleware gives a route handler: the player, a fresh token on demand, and a fetch to the
-// open API that carries the token. One instance per authenticated request.
+// What a route handler gets from the middleware for one request: the player, a fresh token on
+// demand, and a fetch to the open API that carries the token. One small object per request; its
+// methods live on the class, not in per-request closures.
 import type { Request } from 'express';
 import type { RefreshCoordinator } from '../core/refresh';
 import type { TokenRecord } from '../core/token-record';
+import { inspect } from 'node:util';
+import { LoginRequiredError } from '../errors';
 
 /** The logged-in player, as `req.platformUser`. */
 export interface PlatformUser {
@@ -34,6 +37,18 @@ export function sessionTtlMsOf(req: Request, api: ApiSettings): number {
   return typeof maxAge === 'number' && maxAge > 0 ? maxAge : api.sessionTtlMs;
 }
 
+/**
+ * What `req.platformUser`, `req.hasPlatformLogin`, `req.platformToken()` and `req.platformFetch()`
+ * read (request-accessors.ts). A logged-in request has a {@link PlayerContext}; a request without a
+ * login on an optional route has {@link NO_LOGIN}.
+ */
+export interface RequestContext {
+  readonly loggedIn: boolean;
+  readonly user: PlatformUser;
+  token(): Promise<string>;
+  fetch(pathOrUrl: string | URL, init?: RequestInit): Promise<Response>;
+}
+
 /** Bodies that can be sent a second time when a 401 makes platformFetch retry. */
 const isReplayable = (body: RequestInit['body']): boolean =>
   body === undefined ||
@@ -45,17 +60,23 @@ const isReplayable = (body: RequestInit['body']): boolean =>
   body instanceof Blob ||
   body instanceof FormData;
 
+/** The player of a record; its own copy of the scopes, since records can be shared between requests. */
 export function userOf(record: TokenRecord): PlatformUser {
   const user: PlatformUser = {
     openId: record.openId,
-    scope: record.scope,
+    scope: [...record.scope],
     tokenExpiresAt: record.accessExpiresAt,
   };
   if (record.unionId !== undefined) user.unionId = record.unionId;
   return user;
 }
 
-export class PlayerContext {
+/** The context of a request with a login. */
+export class PlayerContext implements RequestContext {
+  readonly loggedIn = true;
+  /** Built on first read: a handler that never reads `req.platformUser` costs no object. */
+  #user: PlatformUser | undefined;
+
   constructor(
     private readonly sessionId: string,
     private record: TokenRecord,
@@ -64,25 +85,44 @@ export class PlayerContext {
     private readonly sessionTtlMs?: number,
   ) {}
 
+  get user(): PlatformUser {
+    return (this.#user ??= userOf(this.record));
+  }
+
+  /** What a log of `req` shows of the context (it sits on the request): never the tokens. */
+  [inspect.custom](): string {
+    return `PlayerContext { openId: ${JSON.stringify(this.record.openId)} }`;
+  }
+  toJSON(): { openId: string } {
+    return { openId: this.record.openId };
+  }
+
   /** The access token, refreshed first when the request ran long and it is near expiry. */
-  readonly token = async (): Promise<string> => {
-    this.record = await this.refresher.forRequest(this.sessionId, this.record, this.sessionTtlMs);
+  async token(): Promise<string> {
+    // The coordinator decides whether the current token serves (fresh, refresh ahead, platform
+    // trouble with a usable token) or the call waits for a refresh.
+    const record = await this.refresher.forRequest(this.sessionId, this.record, this.sessionTtlMs);
+    if (record !== this.record) this.renewed(record);
     return this.record.accessToken;
-  };
+  }
 
   /**
    * Calls the open API with the player's token. A 401 forces one refresh and one retry, because the
    * platform may have ended the token before its stated expiry.
    */
-  readonly fetch = async (pathOrUrl: string | URL, init: RequestInit = {}): Promise<Response> => {
+  async fetch(pathOrUrl: string | URL, init: RequestInit = {}): Promise<Response> {
     const url = this.resolve(pathOrUrl);
     const first = await this.send(url, init, await this.token());
     if (first.status !== 401 || !isReplayable(init.body)) return first;
-    const seen = this.record;
-    this.record = await this.refresher.refresh(this.sessionId, seen, this.sessionTtlMs);
+    this.renewed(await this.refresher.refresh(this.sessionId, this.record, this.sessionTtlMs));
     await first.body?.cancel();
     return this.send(url, init, this.record.accessToken);
-  };
+  }
+
+  private renewed(record: TokenRecord): void {
+    this.record = record;
+    this.#user = undefined;
+  }
 
   private resolve(pathOrUrl: string | URL): URL {
     const url =
@@ -113,3 +153,18 @@ export class PlayerContext {
     return fetch(url, { ...init, headers, redirect: 'manual' });
   }
 }
+
+const loginRequired = (): LoginRequiredError =>
+  new LoginRequiredError(
+    'This request has no logged-in player (an optional route): check `req.hasPlatformLogin` before using `req.platformUser`, `platformToken()` or `platformFetch()`.',
+  );
+
+/** The context of a request without a login on an optional route: one shared object. */
+export const NO_LOGIN: RequestContext = Object.freeze({
+  loggedIn: false,
+  get user(): PlatformUser {
+    throw loginRequired();
+  },
+  token: (): Promise<string> => Promise.reject(loginRequired()),
+  fetch: (): Promise<Response> => Promise.reject(loginRequired()),
+});

@@ -1,4 +1,4 @@
-// Answers an error the way the failure table of the design says: the documented status, an `error`
+// Answers an error as the README's "Errors" section documents it: the error's status, an `error`
 // code in JSON for API clients or a short HTML page for browsers, and nothing else — no stack, no
 // message that could carry internals.
 import type { Request, Response } from 'express';

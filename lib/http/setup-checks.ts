@@ -11,6 +11,7 @@ import {
   type EncryptionKey,
 } from '../stores/encryption';
 import { RedisTokenStore } from '../stores/redis-store';
+import { InvalidOptionError } from '../util/invalid-option-error';
 
 /** The names of the checks of {@link checkSetup}. */
 export type SetupCheckName =
@@ -83,7 +84,7 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * Refuses (TypeError naming the option) an `http://` platform URL in production: the client secret,
+ * Refuses (InvalidOptionError naming the option) an `http://` platform URL in production: the client secret,
  * codes and tokens would cross the network in the clear. Loopback hosts stay allowed (a sidecar
  * or the simulator on the same machine), since that traffic never leaves it.
  */
@@ -97,10 +98,11 @@ export function checkPlatformUrls(
     if (value === undefined) continue;
     const url = new URL(value);
     if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-      throw new TypeError(
+      throw new InvalidOptionError(
         `platformLogin(): \`${name}\` must be an https:// URL in production (NODE_ENV=production): over http:// the ` +
           (name === 'redirectUri' ? 'entry code' : 'client secret and the tokens') +
           ' would cross the network in the clear. Plain http:// is allowed for loopback hosts only.',
+        name,
       );
     }
   }

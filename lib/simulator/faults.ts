@@ -1,7 +1,7 @@
 // Fault knobs of POST /token: what a test can switch on, checked once when injected, and the queue
 // that hands the next matching fault to each call. fault-responses.ts puts them on the wire.
 import { z } from 'zod';
-import { parseOptions } from '../util/parse-options';
+import { parseOptions, type SameOptions } from '../util/parse-options';
 
 /** A way for the token endpoint to misbehave. */
 export type SimulatorFault =
@@ -114,9 +114,8 @@ const faultOptionsSchema = z.strictObject({
 });
 
 // The documented types and the schemas must accept the same input.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const _faultMatchesSchema: Same<SimulatorFault, z.input<typeof faultSchema>> = true;
-const _optionsMatchSchema: Same<FaultOptions, z.input<typeof faultOptionsSchema>> = true;
+const _faultMatchesSchema: SameOptions<SimulatorFault, z.input<typeof faultSchema>> = true;
+const _optionsMatchSchema: SameOptions<FaultOptions, z.input<typeof faultOptionsSchema>> = true;
 
 /** The grant a call is counted under: its grant_type, or `invalid` for anything else. */
 export type CallKind = 'authorization_code' | 'refresh_token' | 'invalid';

@@ -2,7 +2,7 @@
 // which issues a code and redirects the browser to `redirect_uri?code=…` as the platform does.
 import type { RequestHandler } from 'express';
 import { entryLocation, resolveEntry } from './player-entry';
-import { isRedirectUri } from './options';
+import { isRedirectUri } from '../util/redirect-uri';
 import { escapeHtml } from '../util/escape-html';
 import { sendBody } from './write-response';
 import type { SimulatorState } from './platform-state';

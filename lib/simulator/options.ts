@@ -1,7 +1,9 @@
 // The simulator's options: one strict schema, parsed once by startSimulator. Defaults follow the
 // platform spec (7200 s `expires_in`, 90-day refresh tokens) and the demo client and players.
 import { z } from 'zod';
-import { parseOptions } from '../util/parse-options';
+import { InvalidOptionError } from '../util/invalid-option-error';
+import { parseOptions, type SameOptions } from '../util/parse-options';
+import { isRedirectUri } from '../util/redirect-uri';
 import {
   DEMO_CLIENT_ID,
   DEMO_CLIENT_SECRET,
@@ -20,9 +22,9 @@ export interface SimulatorOptions {
   clients?: SimulatorClient[];
   /** Players shown in the lobby; `open_id`s must be unique. Defaults to DEMO_PLAYERS. */
   players?: SimulatorPlayer[];
-  /** Access token lifetime, sent as `expires_in`. Defaults to 7200 (the spec's sample value). */
+  /** Access token lifetime, sent as `expires_in`. Defaults to 7200 (the platform's sample value). */
   accessTokenLifetimeSeconds?: number;
-  /** Refresh token lifetime. Defaults to 90 days (7 776 000 s), as the spec says. */
+  /** Refresh token lifetime. Defaults to 90 days (7 776 000 s), as the platform documents. */
   refreshTokenLifetimeSeconds?: number;
   /** How long an authorization code can be exchanged. Defaults to 300. */
   codeLifetimeSeconds?: number;
@@ -32,13 +34,6 @@ export interface SimulatorOptions {
   defaultRedirectUri?: string;
   /** Send `unionid` in token and `/userinfo` responses (for players that have one). Defaults to true. */
   includeUnionId?: boolean;
-}
-
-/** True for an absolute http(s) URL without a fragment: what a platform accepts as a redirect_uri. */
-export function isRedirectUri(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  return (url.protocol === 'http:' || url.protocol === 'https:') && !value.includes('#');
 }
 
 const redirectUri = z.string().refine(isRedirectUri, {
@@ -102,10 +97,9 @@ export type SimulatorConfig = z.output<typeof optionsSchema>;
 
 // The documented interface and the schema must describe the same input; this fails to compile if
 // one of them gains an option the other lacks.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const _optionsMatchSchema: Same<SimulatorOptions, z.input<typeof optionsSchema>> = true;
+const _optionsMatchSchema: SameOptions<SimulatorOptions, z.input<typeof optionsSchema>> = true;
 
-/** Parses startSimulator's options once, or throws a TypeError naming the wrong option. */
+/** Parses startSimulator's options once, or throws an InvalidOptionError naming the wrong option. */
 export function parseSimulatorOptions(options: SimulatorOptions | undefined): SimulatorConfig {
   const config = parseOptions(optionsSchema, options, 'startSimulator');
   // The lobby enters the game for the first client, so its fallback must be an address it accepts.
@@ -115,8 +109,9 @@ export function parseSimulatorOptions(options: SimulatorOptions | undefined): Si
     registered.length > 0 &&
     !registered.includes(config.defaultRedirectUri)
   ) {
-    throw new TypeError(
+    throw new InvalidOptionError(
       'startSimulator: `defaultRedirectUri` must be one of the redirectUris registered for the first client.',
+      'defaultRedirectUri',
     );
   }
   return config;

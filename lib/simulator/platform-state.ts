@@ -34,7 +34,7 @@ export interface GrantRecord {
 }
 
 /** 32 random bytes, base64url: 43 printable ASCII characters. */
-export const newToken = (): string => randomBytes(32).toString('base64url');
+const newToken = (): string => randomBytes(32).toString('base64url');
 
 /** Expired entries are swept once a map reaches this size, so a long-running simulator stays small. */
 const SWEEP_THRESHOLD = 1024;
@@ -117,7 +117,10 @@ export class SimulatorState {
     return this.grantsByAccessToken.get(accessToken);
   }
 
-  /** Spec section 3: an unexpired access token keeps its value and gets a new expiry; an expired one is replaced. */
+  /**
+   * The platform's rule: an unexpired access token keeps its value and gets a new expiry; an
+   * expired one is replaced.
+   */
   renewAccessToken(grant: GrantRecord): void {
     const now = this.now();
     if (now >= grant.accessExpiresAt) {

@@ -1,6 +1,7 @@
 // A player entering the game: the platform issues a fresh code bound to a client and a redirect_uri
-// and sends the browser to `redirect_uri?code=…` (spec section 1). Used by GET /enter and issueCode().
-import { isRedirectUri } from './options';
+// and sends the browser to `redirect_uri?code=…`, as the platform opens a game. Used by GET /enter
+// and issueCode().
+import { isRedirectUri } from '../util/redirect-uri';
 import type { SimulatorState } from './platform-state';
 
 /** Who enters, for which client, and where to; each falls back to the simulator's defaults. */

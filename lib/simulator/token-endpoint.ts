@@ -1,5 +1,6 @@
 // POST /token over HTTP: collects the parameters from a form or JSON body and the query string
-// (spec 4.2: clients use both placements), counts the call, then answers normally or with a fault.
+// (the platform accepts refresh parameters in either, and clients use both), counts the call, then
+// answers normally or with a fault.
 import express, {
   type ErrorRequestHandler,
   type Request,
@@ -37,7 +38,7 @@ function valuesOf(source: unknown, name: string): unknown[] {
 }
 
 /** The known parameters from query and body, or why they are unusable (RFC 6749 3.2: each at most once). */
-export function collectTokenParams(query: unknown, body: unknown): TokenParams | string {
+function collectTokenParams(query: unknown, body: unknown): TokenParams | string {
   if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
     return 'a JSON body must be an object';
   }

@@ -1,5 +1,6 @@
-// The OAuth rules of POST /token (spec sections 3 and 4, RFC 6749 section 5): which request gets
-// which tokens or which error. Parameters arrive already collected; token-endpoint.ts does HTTP.
+// The OAuth rules of POST /token (the platform's token API, as the README's simulator section
+// describes it; errors as RFC 6749 section 5.2): which request gets which tokens or which error.
+// Parameters arrive already collected; token-endpoint.ts does HTTP.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { SimulatorClient } from './demo-data';
 import type { GrantRecord, SimulatorState } from './platform-state';
@@ -84,7 +85,7 @@ function tokenResponse(state: SimulatorState, grant: GrantRecord): TokenOutcome 
   return { status: 200, body };
 }
 
-/** Spec 4.1: exchange a single-use code for tokens. */
+/** grant_type=authorization_code: exchange a single-use code for tokens. */
 export function exchangeCode(state: SimulatorState, params: TokenParams): TokenOutcome {
   const absent = missing(params, ['client_id', 'client_secret', 'code', 'redirect_uri']);
   if (absent) return absent;
@@ -113,7 +114,7 @@ export function exchangeCode(state: SimulatorState, params: TokenParams): TokenO
   return tokenResponse(state, state.createGrant(client.clientId, player, record.redirectUri));
 }
 
-/** Spec 4.2 and section 3: renew the access token with a refresh token. */
+/** grant_type=refresh_token: renew the access token (kept while unexpired, replaced once expired). */
 export function refreshTokens(state: SimulatorState, params: TokenParams): TokenOutcome {
   const absent = missing(params, ['refresh_token']);
   if (absent) return absent;

@@ -1,11 +1,9 @@
 // MemoryTokenStore: the token store of a single process (and of tests), with the same semantics as
 // RedisTokenStore. Bounded in size; expiry is checked when an entry is read, so no timer runs.
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
 import type { TokenRecord } from '../core/token-record';
 import type { DeleteOptions, PutOptions, TokenStore } from '../core/token-store';
 import { StoreUnavailableError } from '../errors';
-import { parseOptions } from '../util/parse-options';
 import {
   checkClaimKey,
   checkExpectedVersion,
@@ -13,19 +11,7 @@ import {
   checkSessionId,
   ttlMilliseconds,
 } from './argument-checks';
-
-const memoryTokenStoreOptionsSchema = z.strictObject({
-  /**
-   * Most records kept (and, separately, most locks and most code claims). When the records are
-   * full the oldest written goes; when the claims are full (and none has expired) a new claim is
-   * refused with `StoreUnavailableError` (the entry answers 503 `store_unavailable`), since
-   * dropping an unexpired claim would let a code be sent twice. Defaults to `10000`.
-   */
-  maxEntries: z.number().int().min(1).default(10_000),
-});
-
-/** Options of MemoryTokenStore. */
-export type MemoryTokenStoreOptions = z.input<typeof memoryTokenStoreOptionsSchema>;
+import { parseMemoryTokenStoreOptions, type MemoryTokenStoreOptions } from './memory-store-options';
 
 interface Entry<T> {
   value: T;
@@ -141,7 +127,7 @@ export class MemoryTokenStore implements TokenStore {
   readonly #players = new Map<string, Set<string>>();
 
   constructor(options: MemoryTokenStoreOptions = {}) {
-    const { maxEntries } = parseOptions(memoryTokenStoreOptionsSchema, options, 'MemoryTokenStore');
+    const { maxEntries } = parseMemoryTokenStoreOptions(options);
     // The per-player index follows the records out, so it is bounded by maxEntries too.
     this.#records = new ExpiringMap(maxEntries, (sessionId, record) =>
       this.#unindex(record.openId, sessionId),

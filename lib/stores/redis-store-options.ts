@@ -1,7 +1,15 @@
-// Options of RedisTokenStore: one strict schema, parsed once at construction (by parse-options.ts).
+// Options of RedisTokenStore: the documented interface and the strict schema that parses them once
+// at construction.
 import { z } from 'zod';
 import type { Cluster, Redis } from 'ioredis';
-import { decodeEncryptionKey, KEY_ID_PATTERN, keyPatternProblem, MAKE_A_KEY } from './encryption';
+import type { SameOptions } from '../util/parse-options';
+import {
+  decodeEncryptionKey,
+  KEY_ID_PATTERN,
+  keyPatternProblem,
+  MAKE_A_KEY,
+  type EncryptionKey,
+} from './encryption';
 
 /** Duck-typed so that a second copy of ioredis in node_modules (or v6) is accepted too. */
 const isIoredisClient = (value: unknown): value is Redis | Cluster =>
@@ -28,31 +36,22 @@ const encryptionKeySchema = z.strictObject({
     }),
 });
 
-/** The schema of {@link RedisTokenStoreOptions}. */
-export const redisTokenStoreOptionsSchema = z.strictObject({
+/** Options of `new RedisTokenStore(options)`. */
+export interface RedisTokenStoreOptions {
   /**
    * The ioredis client: `new Redis(…)` (standalone or Sentinel) or `new Cluster(…)`. The store
-   * never closes it. See RedisTokenStore for the client options the request path needs.
+   * never closes it. See RedisTokenStore for the client options the request path needs. Required.
    */
-  redis: z.custom<Redis | Cluster>(isIoredisClient, {
-    error: 'must be an ioredis client (`new Redis(…)` or `new Cluster(…)`)',
-  }),
+  redis: Redis | Cluster;
   /** Prepended to every key; no `{` or `}` (they would break the Cluster hash tag). Defaults to `'epl:'`. */
-  prefix: z
-    .string()
-    .regex(/^[^{}]*$/, { error: 'must not contain "{" or "}"' })
-    .default('epl:'),
+  prefix?: string;
   /**
    * Longest time a store call may take before it fails with `StoreUnavailableError`, in
-   * milliseconds. Defaults to `1500`.
+   * milliseconds (1 to 60000). Defaults to `1500`.
    */
-  operationTimeoutMs: z.number().int().min(1).max(60_000).default(1500),
+  operationTimeoutMs?: number;
   /** Cap of a record's time to live, in seconds. Defaults to 90 days (`7776000`). */
-  maxRecordTtlSeconds: z
-    .number()
-    .int()
-    .min(1)
-    .default(90 * 24 * 60 * 60),
+  maxRecordTtlSeconds?: number;
   /**
    * Turns encryption at rest on. The first key seals new writes; every key opens records, so a new
    * key goes first and the old one stays second until records have been rewritten or expired.
@@ -60,6 +59,34 @@ export const redisTokenStoreOptionsSchema = z.strictObject({
    * Defaults to none (records stored in the clear), which `NODE_ENV=production` refuses unless
    * `allowPlaintextTokens` is `true`.
    */
+  encryptionKeys?: EncryptionKey[];
+  /**
+   * `true`: store refresh and access tokens in the clear even under `NODE_ENV=production` (for an
+   * app whose Redis is itself encrypted and access-controlled). Defaults to `false`.
+   */
+  allowPlaintextTokens?: boolean;
+}
+
+/** The schema of {@link RedisTokenStoreOptions}; its fields are documented there. */
+export const redisTokenStoreOptionsSchema = z.strictObject({
+  redis: z.custom<Redis | Cluster>(isIoredisClient, {
+    error: 'must be an ioredis client (`new Redis(…)` or `new Cluster(…)`)',
+  }),
+  prefix: z
+    .string({ error: 'must be a string without "{" or "}"' })
+    .regex(/^[^{}]*$/)
+    .default('epl:'),
+  operationTimeoutMs: z
+    .number({ error: 'must be an integer number of milliseconds from 1 to 60000' })
+    .int()
+    .min(1)
+    .max(60_000)
+    .default(1500),
+  maxRecordTtlSeconds: z
+    .number({ error: 'must be an integer number of seconds, at least 1' })
+    .int()
+    .min(1)
+    .default(90 * 24 * 60 * 60),
   encryptionKeys: z
     .array(encryptionKeySchema)
     .min(1, { error: 'must hold at least one key when given' })
@@ -67,15 +94,10 @@ export const redisTokenStoreOptionsSchema = z.strictObject({
       error: 'must not repeat a key id',
     })
     .optional(),
-  /**
-   * `true`: store refresh and access tokens in the clear even under `NODE_ENV=production` (for an
-   * app whose Redis is itself encrypted and access-controlled). Defaults to `false`.
-   */
-  allowPlaintextTokens: z.boolean().default(false),
+  allowPlaintextTokens: z.boolean({ error: 'must be true or false' }).default(false),
 });
 
-/** Options of RedisTokenStore. */
-export type RedisTokenStoreOptions = z.input<typeof redisTokenStoreOptionsSchema>;
-
-/** RedisTokenStore options after parsing, defaults applied. */
-export type RedisTokenStoreConfig = z.output<typeof redisTokenStoreOptionsSchema>;
+const _documented: SameOptions<
+  RedisTokenStoreOptions,
+  z.input<typeof redisTokenStoreOptionsSchema>
+> = true;

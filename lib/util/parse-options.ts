@@ -1,21 +1,197 @@
-// Turns a zod failure on an options object into the TypeError a developer wants to read: the
-// option's name and what is allowed, never the value (it may be a secret).
+// Option parsing for every entry point: a zod schema's failure becomes one InvalidOptionError that
+// names each wrong option and says what is allowed (never the value: it may be a secret), with a
+// "did you mean" for a misspelt key.
 import type { z } from 'zod';
+import { InvalidOptionError } from './invalid-option-error';
 
-/** Parses `input` with `schema`, or throws a TypeError naming each wrong option. */
+/**
+ * `true` when a documented options interface and a schema's input have the same keys and each
+ * accepts the other. Used as `const _check: SameOptions<Options, z.input<typeof schema>> = true`,
+ * so that an option added to one but not the other fails the type check.
+ */
+export type SameOptions<A, B> = [keyof A, keyof B] extends [keyof B, keyof A]
+  ? [A] extends [B]
+    ? [B] extends [A]
+      ? true
+      : false
+    : false
+  : false;
+
+type Schema = z.core.$ZodType;
+
+/** The schema under its wrappers (optional, default, transform…), where its keys are. */
+function unwrap(schema: Schema): Schema {
+  let node = schema;
+  for (;;) {
+    const def = node._zod.def as { type: string; innerType?: Schema; in?: Schema };
+    if (def.innerType !== undefined) node = def.innerType;
+    else if (def.type === 'pipe' && def.in !== undefined) node = def.in;
+    else return node;
+  }
+}
+
+/** The union's members that `value` is meant for: by its discriminator, when the union has one. */
+function membersFor(
+  members: Schema[],
+  discriminator: string | undefined,
+  value: unknown,
+): Schema[] {
+  if (discriminator === undefined || typeof value !== 'object' || value === null) return members;
+  const tag = (value as Record<string, unknown>)[discriminator];
+  const matching = members.filter((member) => {
+    const def = unwrap(member)._zod.def as { shape?: Record<string, Schema> };
+    const literal = def.shape?.[discriminator]?._zod.def as { values?: unknown[] } | undefined;
+    return literal?.values?.includes(tag) === true;
+  });
+  return matching.length > 0 ? matching : members;
+}
+
+/** The object schemas found at `path` in `value` (more than one under a union). */
+function objectsAt(schema: Schema, path: readonly PropertyKey[], value: unknown): Schema[] {
+  const node = unwrap(schema);
+  const def = node._zod.def as {
+    type: string;
+    shape?: Record<string, Schema>;
+    element?: Schema;
+    options?: Schema[];
+    discriminator?: string;
+  };
+  if (def.type === 'union') {
+    return membersFor(def.options ?? [], def.discriminator, value).flatMap((member) =>
+      objectsAt(member, path, value),
+    );
+  }
+  if (path.length === 0) return def.type === 'object' ? [node] : [];
+  const [key, ...rest] = path;
+  const child =
+    def.type === 'object'
+      ? def.shape?.[String(key)]
+      : def.type === 'array'
+        ? def.element
+        : undefined;
+  const next =
+    typeof value === 'object' && value !== null
+      ? (value as Record<PropertyKey, unknown>)[key!]
+      : undefined;
+  return child === undefined ? [] : objectsAt(child, rest, next);
+}
+
+/** The option names accepted at `path` in `input`. */
+function knownOptions(schema: Schema, path: readonly PropertyKey[], input: unknown): string[] {
+  const names = objectsAt(schema, path, input).flatMap((object) =>
+    Object.keys((object._zod.def as unknown as { shape: Record<string, Schema> }).shape),
+  );
+  return [...new Set(names)];
+}
+
+/** Edit distance counting a swap of neighbours as one edit: `optinal` → `optional`, `prot` → `port`. */
+function distance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        best = Math.min(best, rows[i - 2]![j - 2]! + 1);
+      }
+      rows[i]![j] = best;
+    }
+  }
+  return rows[a.length]![b.length]!;
+}
+
+function commonPrefix(a: string, b: string): number {
+  let length = 0;
+  while (length < a.length && length < b.length && a[length] === b[length]) length++;
+  return length;
+}
+
+/**
+ * The known option an unknown key most likely meant, if one is close: a typo (`optinal` →
+ * `optional`) or most of its name (`timeout` → `timeoutMs`, `maxEntry` → `maxEntries`).
+ */
+function suggestOption(unknown: string, known: readonly string[]): string | undefined {
+  const lower = unknown.toLowerCase();
+  const maxDistance = lower.length <= 4 ? 1 : 2;
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const candidate = name.toLowerCase();
+    const edits = distance(lower, candidate);
+    const shared = commonPrefix(lower, candidate);
+    const close =
+      edits <= maxDistance ||
+      shared >= Math.max(3, Math.ceil(0.75 * Math.min(lower.length, candidate.length)));
+    if (close && edits < (best?.distance ?? Infinity)) best = { name, distance: edits };
+  }
+  return best?.name;
+}
+
+const pathName = (path: readonly PropertyKey[]): string => path.map(String).join('.');
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+function describeIssue(issue: z.core.$ZodIssue, schema: Schema, input: unknown): string {
+  if (issue.code === 'unrecognized_keys') {
+    const known = knownOptions(schema, issue.path, input);
+    const prefix = issue.path.length > 0 ? `${pathName(issue.path)}.` : '';
+    return issue.keys
+      .map((key) => {
+        const suggestion = suggestOption(key, known);
+        const hint =
+          suggestion !== undefined
+            ? `did you mean \`${prefix}${suggestion}\`?`
+            : `known options: ${known.join(', ')}`;
+        return `unknown option \`${prefix}${key}\` (${hint})`;
+      })
+      .join('; ');
+  }
+  const name = issue.path.length > 0 ? `\`${pathName(issue.path)}\`` : 'the options';
+  const required =
+    issue.code === 'invalid_type' &&
+    issue.path.length > 0 &&
+    valueAt(input, issue.path) === undefined
+      ? ' is required and'
+      : '';
+  // The schemas phrase their messages as "must be …"; zod's own fall back to "`name`: …".
+  return /^(must|is) /.test(issue.message)
+    ? `${name}${required} ${issue.message}`
+    : `${name}${required}: ${issue.message}`;
+}
+
+/**
+ * Parses `input` with `schema` (`undefined` reads as `{}`), or throws an InvalidOptionError
+ * naming each wrong option, prefixed with `owner` (e.g. `platformLogin()`).
+ */
 export function parseOptions<S extends z.ZodType>(
   schema: S,
   input: unknown,
   owner: string,
 ): z.output<S> {
-  const result = schema.safeParse(input ?? {});
+  const given = input === undefined ? {} : input;
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
+    throw new InvalidOptionError(`${owner}: the options must be an object.`);
+  }
+  const result = schema.safeParse(given);
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    if (issue.code === 'unrecognized_keys') {
-      return `unknown option${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `\`${k}\``).join(', ')}`;
-    }
-    const path = issue.path.length > 0 ? `\`${issue.path.join('.')}\`` : 'options';
-    return `${path}: ${issue.message}`;
-  });
-  throw new TypeError(`${owner}: ${problems.join('; ')}.`);
+  const issues = result.error.issues;
+  const problems = issues.map((issue) => describeIssue(issue, schema, given));
+  const first = issues[0];
+  const option =
+    first === undefined
+      ? undefined
+      : first.code === 'unrecognized_keys'
+        ? pathName([...first.path, first.keys[0] ?? ''])
+        : first.path.length > 0
+          ? pathName(first.path)
+          : undefined;
+  throw new InvalidOptionError(`${owner}: ${problems.join('; ')}.`, option);
 }

@@ -59,7 +59,7 @@ app.use('/platform/callback', login.callback);
 app.use('/api', login.middleware());
 app.get('/api/token', async (req, res, next) => {
   try {
-    res.json({ accessToken: await req.platformToken!(), pid: process.pid });
+    res.json({ accessToken: await req.platformToken(), pid: process.pid });
   } catch (error) {
     next(error);
   }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 const SOURCES: Record<string, string> = {
   'express-platform-login': join(__dirname, '../../lib/index.ts'),
   'express-platform-login/simulator': join(__dirname, '../../lib/simulator/index.ts'),
+  'express-platform-login/testing': join(__dirname, '../../lib/testing/index.ts'),
   // Under the `ioredis6` Jest project (test/helpers/use-ioredis6.ts), as its moduleNameMapper does.
   ...(process.env.EPL_TEST_IOREDIS === '6'
     ? { ioredis: join(__dirname, '../../node_modules/ioredis6') }

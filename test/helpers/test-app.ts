@@ -59,7 +59,7 @@ export function createTestApp(options: TestAppOptions): TestApp {
   }
   app.use('/platform/callback', login.callback);
   app.get('/optional', login.middleware({ optional: true }), (req, res) => {
-    res.json({ player: req.platformUser ?? null });
+    res.json({ player: req.hasPlatformLogin ? req.platformUser : null });
   });
   app.use('/api', login.middleware());
   app.get('/api/me', (req, res) => {
@@ -67,14 +67,14 @@ export function createTestApp(options: TestAppOptions): TestApp {
   });
   app.get('/api/token', async (req, res, next) => {
     try {
-      res.json({ accessToken: await req.platformToken!() });
+      res.json({ accessToken: await req.platformToken() });
     } catch (error) {
       next(error);
     }
   });
   app.get('/api/profile', async (req, res, next) => {
     try {
-      const answer = await req.platformFetch!('/userinfo');
+      const answer = await req.platformFetch('/userinfo');
       res.status(answer.status).json(await answer.json());
     } catch (error) {
       next(error);
@@ -84,7 +84,7 @@ export function createTestApp(options: TestAppOptions): TestApp {
   app.get('/api/slow', async (req, res) => {
     await new Promise((resolve) => setTimeout(resolve, Number(req.query.ms ?? 300)));
     (req.session as unknown as { visits?: number }).visits = Date.now();
-    res.json({ accessToken: await req.platformToken!() });
+    res.json({ accessToken: await req.platformToken() });
   });
   app.post('/logout', login.logout());
   // Errors the handlers pass on (platformToken / platformFetch) get the package's answers too.

@@ -1,5 +1,6 @@
-// The example game backend's contract (DESIGN.md section 6) over real HTTP: embedded defaults, two
-// instances sharing one Redis, a stalled Redis, and graceful shutdown of `example-app/server.ts`.
+// The example game backend's contract (README "The example game backend") over real HTTP: embedded
+// defaults, two instances sharing one Redis, a stalled Redis, and graceful shutdown of
+// `example-app/server.ts`.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';

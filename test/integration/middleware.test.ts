@@ -1,5 +1,5 @@
 // The middleware in front of the game's routes, against the real simulator. Every row of the
-// design's failure table that concerns an authenticated request is here.
+// failure answers of the README's "Errors" section that concern an authenticated request is here.
 import request from 'supertest';
 import session from 'express-session';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
@@ -101,7 +101,7 @@ describe('refresh before the handler', () => {
     const after = await store.get(sessionId);
     expect(after!.version).toBe(before.version + 1);
     expect(after!.accessExpiresAt).toBeGreaterThan(Date.now() + HOUR);
-    // The platform renews an unexpired token in place (spec section 3).
+    // The platform renews an unexpired token in place: same value, new expiry.
     expect(res.body.accessToken).toBe(before.accessToken);
     expect(refreshes).toEqual([
       expect.objectContaining({ renewed: 'same-token', background: false }),
@@ -126,6 +126,31 @@ describe('refresh before the handler', () => {
     const before = await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
     await agent.get('/api/me').expect(200);
     expect((await store.get(sessionId))!.version).toBe(before.version + 1);
+  });
+
+  test("the refresh lock lives 5 s, renewed by its holder; on a store that cannot renew it, it outlives the client's slowest refresh", async () => {
+    const lockTtls: number[] = [];
+    class RecordingStore extends MemoryTokenStore {
+      override acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined> {
+        lockTtls.push(ttlMs);
+        return super.acquireLock(sessionId, ttlMs);
+      }
+    }
+    const tokenClient = { timeoutMs: 1500, refreshRetries: 1, maxRetryDelayMs: 700 };
+    const renewing = new RecordingStore();
+    // A store without extendLock (a studio's own, say): its lock must outlive a refresh alone.
+    const plain = new RecordingStore();
+    Object.defineProperty(plain, 'extendLock', { value: undefined });
+    for (const store of [renewing, plain]) {
+      const { app, login } = setUp({ store, tokenClient });
+      const { agent, sessionId } = await enter(app, sim);
+      await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
+      await agent.get('/api/me').expect(200);
+      // Two attempts timing out, one wait before the retry.
+      expect(login.client.longestRefreshMs).toBe(1500 * 2 + 700);
+    }
+    // The plain store's: that slowest refresh and a second of margin.
+    expect(lockTtls).toEqual([5000, 1500 * 2 + 700 + 1000]);
   });
 
   test('the skew is configurable', async () => {

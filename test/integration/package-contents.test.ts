@@ -43,6 +43,8 @@ test('the tarball has the build, its types, the license and the documents', () =
       'dist/simulator/index.js',
       'dist/simulator/index.d.ts',
       'dist/simulator/cli.js',
+      'dist/testing/index.js',
+      'dist/testing/index.d.ts',
       ...docs,
     ]),
   );
@@ -72,7 +74,7 @@ test('every shipped source map carries the sources it maps to', () => {
   expect(incomplete).toEqual([]);
 });
 
-test('an installed copy loads through require() and import(), both entry points', () => {
+test('an installed copy loads through require() and import(), every entry point', () => {
   // An installed copy as a consumer has it (npm links a git or file dependency the same way).
   const consumer = mkdtempSync(join(tmpdir(), 'epl-consumer-'));
   try {
@@ -84,11 +86,12 @@ test('an installed copy loads through require() and import(), both entry points'
         '-e',
         "const m = require('express-platform-login');" +
           "const s = require('express-platform-login/simulator');" +
-          'console.log(typeof m.platformLogin, typeof m.RedisTokenStore, typeof s.startSimulator)',
+          "const t = require('express-platform-login/testing');" +
+          'console.log(typeof m.platformLogin, typeof m.RedisTokenStore, typeof s.startSimulator, typeof t.tokenStoreContract)',
       ],
       { cwd: consumer, encoding: 'utf8' },
     );
-    expect(required.trim()).toBe('function function function');
+    expect(required.trim()).toBe('function function function function');
     const imported = execFileSync(
       process.execPath,
       [

@@ -1,12 +1,30 @@
 // The published types, seen from a consumer: type-check a small app that imports the package by
 // name (through package.json `exports`, resolving to the dist/ that `npm test` builds first).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+
+/** Runs tsc on a tsconfig; resolves what it printed ('' when the code type-checks). */
+function typeCheck(tsconfig: string, cwd = root): string {
+  try {
+    execFileSync(process.execPath, [tsc, '-p', tsconfig], { cwd, stdio: 'pipe' });
+    return '';
+  } catch (error) {
+    return String((error as { stdout?: Buffer }).stdout ?? error);
+  }
+}
 
 test('a consumer app type-checks against the built package, Request augmentation included', () => {
   if (!existsSync(join(root, 'dist', 'index.d.ts'))) {
@@ -14,19 +32,10 @@ test('a consumer app type-checks against the built package, Request augmentation
       'dist/ is missing: run `npm run build` first (`npm test` builds before it tests).',
     );
   }
-  let output = '';
-  try {
-    execFileSync(process.execPath, [tsc, '-p', join('test', 'types', 'tsconfig.json')], {
-      cwd: root,
-      stdio: 'pipe',
-    });
-  } catch (error) {
-    output = String((error as { stdout?: Buffer }).stdout ?? error);
-  }
-  expect(output).toBe('');
-}, 60_000);
+  expect(typeCheck(join('test', 'types', 'tsconfig.json'))).toBe('');
+}, 120_000);
 
-test("with TypeScript's CommonJS default resolution (node10), both entry points have types", () => {
+test("with TypeScript's CommonJS default resolution (node10), every entry point has types", () => {
   // An installed copy of the package, as a consumer with `"module": "commonjs"` would have it.
   const consumer = mkdtempSync(join(tmpdir(), 'epl-consumer-'));
   try {
@@ -37,8 +46,9 @@ test("with TypeScript's CommonJS default resolution (node10), both entry points 
       [
         "import { platformLogin, type PlatformUser } from 'express-platform-login';",
         "import { startSimulator, DEMO_CLIENT_ID } from 'express-platform-login/simulator';",
+        "import { tokenStoreContract } from 'express-platform-login/testing';",
         'const user: PlatformUser | undefined = undefined;',
-        'void [platformLogin, startSimulator, DEMO_CLIENT_ID, user];',
+        'void [platformLogin, startSimulator, DEMO_CLIENT_ID, tokenStoreContract, user];',
       ].join('\n'),
     );
     writeFileSync(
@@ -55,17 +65,24 @@ test("with TypeScript's CommonJS default resolution (node10), both entry points 
         files: ['app.ts'],
       }),
     );
-    let output = '';
-    try {
-      execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], {
-        cwd: consumer,
-        stdio: 'pipe',
-      });
-    } catch (error) {
-      output = String((error as { stdout?: Buffer }).stdout ?? error);
-    }
-    expect(output).toBe('');
+    expect(typeCheck('tsconfig.json', consumer)).toBe('');
   } finally {
     rmSync(consumer, { recursive: true, force: true });
   }
-}, 60_000);
+}, 120_000);
+
+test('the published option types carry their docs, each ending "Defaults to …"', () => {
+  const declarations = (file: string) => readFileSync(join(root, 'dist', file), 'utf8');
+  for (const [file, option] of [
+    ['options.d.ts', 'refreshSkewSeconds'],
+    ['client/token-client-options.d.ts', 'timeoutMs'],
+    ['stores/redis-store-options.d.ts', 'operationTimeoutMs'],
+    ['stores/memory-store-options.d.ts', 'maxEntries'],
+  ] as const) {
+    // The TSDoc block right above the declaration, as an editor shows it on hover.
+    const docBeforeOption = new RegExp(
+      `/\\*\\*(?:(?!\\*/)[\\s\\S])*Defaults to[^*]*\\*/\\s*${option}\\?:`,
+    );
+    expect(declarations(file)).toMatch(docBeforeOption);
+  }
+});

@@ -5,7 +5,7 @@ import { Cluster } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster';
-import { sampleRecord, tokenStoreContract } from '../helpers/store-contract';
+import { sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 
 const prefix = 'epl-cluster:';
 let cluster: TestRedisCluster;

@@ -8,7 +8,7 @@ import {
   SENTINEL_MASTER_NAME,
   type TestRedisSentinel,
 } from '../helpers/redis-sentinel';
-import { tokenStoreContract } from '../helpers/store-contract';
+import { tokenStoreContract } from 'express-platform-login/testing';
 
 let sentinel: TestRedisSentinel;
 let redis: Redis;

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { StoreUnavailableError } from '../../lib/errors';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
-import { newSessionId, sampleRecord } from '../helpers/store-contract';
+import { newSessionId, sampleRecord } from 'express-platform-login/testing';
 
 const OPERATION_TIMEOUT_MS = 1000;
 /** The behaviour under test: an answer within about 1–2 s, never a hang. */

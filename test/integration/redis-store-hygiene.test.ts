@@ -8,7 +8,7 @@ import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { PUT_IF_VERSION } from '../../lib/stores/scripts';
 import { encodeRecordPayload } from '../../lib/stores/record-codec';
 import { checkSetup } from '../../lib/http/setup-checks';
-import { newSessionId, sampleRecord } from '../helpers/store-contract';
+import { newSessionId, sampleRecord } from 'express-platform-login/testing';
 
 const prefix = `hyg-${randomUUID().slice(0, 8)}:`;
 const LONG_TTL_MS = 60_000;

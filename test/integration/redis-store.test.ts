@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import type { TokenStoreEvents } from '../../lib/core/token-store';
-import { newSessionId, sampleRecord, tokenStoreContract } from '../helpers/store-contract';
+import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 
 type Unreadable = TokenStoreEvents['unreadable'][0];
 

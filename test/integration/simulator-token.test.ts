@@ -1,5 +1,6 @@
-// The simulator's token endpoint over real HTTP: the exchange and refresh rules, every row of the
-// spec's state table (section 3), parameter placements, client authentication and rotation.
+// The simulator's token endpoint over real HTTP: the exchange and refresh rules, the platform's
+// token states (an unexpired access token is renewed in place, an expired one replaced), parameter
+// placements, client authentication and rotation.
 import {
   DEMO_CLIENT_ID,
   DEMO_CLIENT_SECRET,
@@ -30,8 +31,8 @@ afterEach(async () => {
   await simulator.close();
 });
 
-describe('code exchange (spec 4.1)', () => {
-  test('a code issued for a player yields the spec token response', async () => {
+describe('code exchange (grant_type=authorization_code)', () => {
+  test('a code issued for a player yields the platform token response', async () => {
     const code = simulator.issueCode({ openId: 'player-bo', redirectUri: REDIRECT_URI });
     const answer = await exchange(simulator, code);
 
@@ -232,7 +233,7 @@ describe('code exchange (spec 4.1)', () => {
   });
 });
 
-describe('state table (spec section 3)', () => {
+describe('token states: renewed in place while unexpired, replaced once expired', () => {
   test('access_token valid → time passes beyond expires_in → expired: the open API refuses it', async () => {
     const tokens = await login(simulator);
     simulator.advanceClock(7199);
@@ -289,7 +290,7 @@ describe('state table (spec section 3)', () => {
   });
 });
 
-describe('refresh (spec 4.2)', () => {
+describe('refresh (grant_type=refresh_token)', () => {
   test.each<Placement>(['form', 'json', 'query'])(
     'parameters are read from the %s',
     async (placement) => {

@@ -111,11 +111,11 @@ test('a failed refresh: `epl.refresh` ends in error with the package code; a tim
   const store = new MemoryTokenStore();
   const { app } = createTestApp({
     sim,
-    login: { store, tokenClient: { refreshRetries: 0, timeoutMs: 200 } },
+    login: { store, tokenClient: { refreshRetries: 0, timeoutMs: 1000 } },
   });
   const { agent, sessionId } = await enter(app, sim);
   await rewriteRecord(store, sessionId, expiringIn(-1000));
-  sim.injectFault({ kind: 'latency', ms: 1000 }, { grant: 'refresh_token', times: 1 });
+  sim.injectFault({ kind: 'latency', ms: 3000 }, { grant: 'refresh_token', times: 1 });
   exporter.reset();
   await agent.get('/api/me').expect(503);
 

@@ -9,7 +9,7 @@ import { RedisStore } from 'connect-redis';
 import type { SessionData } from 'express-session';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { checkSetup } from '../../lib/http/setup-checks';
-import { newSessionId, sampleRecord, tokenStoreContract } from '../helpers/store-contract';
+import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { startRedisServer } from '../helpers/redis-server';
 
 const prefix = `epl-io6-${randomUUID().slice(0, 8)}:`;

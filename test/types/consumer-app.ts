@@ -11,6 +11,7 @@ import {
   type TokenSet,
 } from 'express-platform-login';
 import { startSimulator, DEMO_CLIENT_ID } from 'express-platform-login/simulator';
+import { tokenStoreContract } from 'express-platform-login/testing';
 
 const login = platformLogin({
   authUrl: 'https://auth.platform.example',
@@ -25,15 +26,28 @@ const app = express();
 app.use(session({ secret: 'secret', resave: false, saveUninitialized: false }));
 app.use('/platform/callback', login.callback);
 app.use('/api', login.middleware());
+// Under `strict`, the members need no `!`: they are always there after login.middleware().
 app.get('/api/me', (req, res) => {
-  const player: PlatformUser | undefined = req.platformUser;
-  const openId: string | undefined = req.session.platformLogin?.openId;
-  res.json({ player, openId });
+  const player: PlatformUser = req.platformUser;
+  const openId: string = req.platformUser.openId;
+  const marker: string | undefined = req.session.platformLogin?.openId;
+  res.json({ player, openId, marker, scope: req.platformUser.scope.join(' ') });
 });
 app.get('/api/profile', async (req, res) => {
-  const answer: Response = await req.platformFetch!('/userinfo');
-  const token: string = await req.platformToken!();
+  const answer: Response = await req.platformFetch('/userinfo');
+  const token: string = await req.platformToken();
   res.json({ status: answer.status, tokenLength: token.length });
+});
+app.get('/', login.middleware({ optional: true }), (req, res) => {
+  const loggedIn: boolean = req.hasPlatformLogin;
+  res.send(loggedIn ? `Welcome, ${req.platformUser.openId}` : 'Enter from the platform');
+});
+app.get('/api/misuse', (req, res) => {
+  // @ts-expect-error: the player is read-only (the middleware sets it)
+  req.platformUser = { openId: 'x', scope: [], tokenExpiresAt: 0 };
+  // @ts-expect-error: hasPlatformLogin is read-only too
+  req.hasPlatformLogin = true;
+  res.end();
 });
 app.post('/logout', login.logout({ redirectTo: '/' }));
 app.use(
@@ -70,8 +84,18 @@ const required = {
   clientSecret: 'y',
   redirectUri: 'https://g.example/cb',
 };
-// @ts-expect-error: unknown options are a type error (and a TypeError at run time)
+// @ts-expect-error: unknown options are a type error (and an InvalidOptionError at run time)
 platformLogin({ ...required, refreshSkew: 1 });
+// @ts-expect-error: so are a token client option's wrong type and a misspelt middleware option
+platformLogin({ ...required, tokenClient: { timeoutMs: '5000' } });
+// @ts-expect-error: see above
+login.middleware({ optinal: true });
+
+// A studio's own store, checked against the package's contract suite with its runner's functions.
+tokenStoreContract(() => new MemoryTokenStore(), {
+  testFunctions: { describe: (_name, body) => body(), test: () => undefined },
+  playerIndex: false,
+});
 
 async function standalone(): Promise<void> {
   const sim = await startSimulator({ port: 0 });

@@ -16,7 +16,7 @@ import {
   TokenEndpointError,
   TokenEndpointTimeoutError,
 } from '../../lib/errors';
-import { sampleRecord } from '../helpers/store-contract';
+import { sampleRecord } from 'express-platform-login/testing';
 
 const refused = (oauthError: string, httpStatus = 400): TokenEndpointError =>
   new TokenEndpointError({ oauthError, httpStatus, grant: 'refresh_token' });

@@ -1,10 +1,29 @@
 // MemoryTokenStore: the shared store contract, then its own size bound, lazy expiry and options.
+import type { TokenStore } from 'express-platform-login';
 import { MemoryTokenStore } from '../../lib/stores/memory-store';
-import { newSessionId, sampleRecord, tokenStoreContract } from '../helpers/store-contract';
+import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 
 describe('MemoryTokenStore contract', () => {
   const store = new MemoryTokenStore();
   tokenStoreContract(() => store);
+});
+
+describe("a studio's own store with the required methods only", () => {
+  // What a studio writes: its own class, checked with the runner's functions passed in.
+  const inner = new MemoryTokenStore();
+  const store: TokenStore = {
+    get: (sessionId) => inner.get(sessionId),
+    put: (sessionId, record, options) => inner.put(sessionId, record, options),
+    delete: (sessionId, options) => inner.delete(sessionId, options),
+    acquireLock: (sessionId, ttlMs) => inner.acquireLock(sessionId, ttlMs),
+    releaseLock: (sessionId, owner) => inner.releaseLock(sessionId, owner),
+    claimOnce: (key, ttlMs) => inner.claimOnce(key, ttlMs),
+  };
+  tokenStoreContract(() => store, {
+    testFunctions: { describe, test: it },
+    playerIndex: false,
+    recommended: false,
+  });
 });
 
 describe('MemoryTokenStore bounds and expiry', () => {

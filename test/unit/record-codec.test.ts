@@ -9,7 +9,7 @@ import {
   splitStoredValue,
 } from '../../lib/stores/record-codec';
 import type { TokenRecord } from '../../lib/core/token-record';
-import { sampleRecord } from '../helpers/store-contract';
+import { sampleRecord } from 'express-platform-login/testing';
 
 const recordArbitrary: fc.Arbitrary<TokenRecord> = fc.record(
   {

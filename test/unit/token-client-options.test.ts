@@ -1,5 +1,6 @@
-// Option parsing of PlatformTokenClient: defaults, and a TypeError naming each wrong option.
+// Option parsing of PlatformTokenClient: defaults, and an InvalidOptionError naming each wrong option.
 import { PlatformTokenClient } from '../../lib/client/token-client';
+import { InvalidOptionError } from '../../lib/util/invalid-option-error';
 import {
   parseTokenClientOptions,
   type PlatformTokenClientOptions,
@@ -13,12 +14,14 @@ const base: PlatformTokenClientOptions = {
   redirectUri: 'https://game.example/platform/callback',
 };
 
-function typeErrorOf(options: unknown): TypeError {
+function typeErrorOf(options: unknown): InvalidOptionError {
   try {
     parseTokenClientOptions(options);
   } catch (error) {
     expect(error).toBeInstanceOf(TypeError);
-    return error as TypeError;
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect((error as InvalidOptionError).code).toBe('ERR_PLATFORM_INVALID_OPTION');
+    return error as InvalidOptionError;
   }
   throw new Error('expected the options to be refused');
 }
@@ -53,9 +56,12 @@ describe('parseTokenClientOptions', () => {
   });
 
   it('refuses something that is not an options object', () => {
-    for (const options of [undefined, null, 'https://auth.example', []]) {
-      expect(typeErrorOf(options).message).toMatch(/needs an options object/);
+    for (const options of [null, 'https://auth.example', []]) {
+      expect(typeErrorOf(options).message).toBe(
+        'PlatformTokenClient: the options must be an object.',
+      );
     }
+    expect(typeErrorOf(undefined).message).toContain('`authUrl` is required and must be');
   });
 
   it.each<[string, unknown, RegExp]>([
@@ -87,7 +93,8 @@ describe('parseTokenClientOptions', () => {
     ['fetch', 'fetch', /fetch-compatible function/],
   ])('names %s when it is %p', (name, value, allowed) => {
     const error = typeErrorOf({ ...base, [name]: value });
-    expect(error.message).toContain(`option "${name}" must be`);
+    expect(error.message).toContain(`PlatformTokenClient: \`${name}\` must be`);
+    expect(error.option).toBe(name);
     expect(error.message).toMatch(allowed);
   });
 
@@ -96,20 +103,22 @@ describe('parseTokenClientOptions', () => {
     (name) => {
       const options: Record<string, unknown> = { ...base };
       delete options[name];
-      expect(typeErrorOf(options).message).toContain(`option "${name}" is required and must be`);
+      expect(typeErrorOf(options).message).toContain(`\`${name}\` is required and must be`);
     },
   );
 
   it('refuses an unknown option, naming it and the likely intended one', () => {
     const error = typeErrorOf({ ...base, timeout: 300 });
-    expect(error.message).toContain('option "timeout" is not known');
-    expect(error.message).toContain('Did you mean "timeoutMs"?');
+    expect(error.message).toBe(
+      'PlatformTokenClient: unknown option `timeout` (did you mean `timeoutMs`?).',
+    );
+    expect(error.option).toBe('timeout');
   });
 
   it('refuses an unknown option with no look-alike, listing the known ones', () => {
     const error = typeErrorOf({ ...base, colour: 'blue' });
-    expect(error.message).toContain('option "colour" is not known');
-    expect(error.message).not.toContain('Did you mean');
+    expect(error.message).toContain('unknown option `colour` (known options: authUrl, clientId');
+    expect(error.message).not.toContain('did you mean');
     expect(error.message).toContain('redirectUri');
   });
 
@@ -122,10 +131,21 @@ describe('parseTokenClientOptions', () => {
 });
 
 describe('PlatformTokenClient construction', () => {
-  it('throws the TypeError from its constructor', () => {
+  it('throws the InvalidOptionError from its constructor', () => {
     expect(() => new PlatformTokenClient({ ...base, bodyEncoding: 'xml' as 'json' })).toThrow(
-      /option "bodyEncoding" must be 'form' or 'json'/,
+      "PlatformTokenClient: `bodyEncoding` must be 'form' or 'json'.",
     );
+  });
+
+  it('says how long one refresh can take at most: every attempt timing out, plus the backoff', () => {
+    expect(new PlatformTokenClient(base).longestRefreshMs).toBe(5000 * 3 + 2000 * 2);
+    const tuned = new PlatformTokenClient({
+      ...base,
+      timeoutMs: 1000,
+      refreshRetries: 0,
+      maxRetryDelayMs: 9000,
+    });
+    expect(tuned.longestRefreshMs).toBe(1000);
   });
 
   it.each([

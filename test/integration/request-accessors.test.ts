@@ -1,0 +1,260 @@
+// What a route handler sees on `req` (docs/handlers.md): `platformUser`, `hasPlatformLogin`,
+// `platformToken()` and `platformFetch()` are always there; without a login they throw or reject
+// with the package's errors, answered as documented. Against the real simulator, on Express 5 and 4.
+import { inspect } from 'node:util';
+import express, { type Express, type Request } from 'express';
+import session from 'express-session';
+import request from 'supertest';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import {
+  MemoryTokenStore,
+  platformLogin,
+  type PlatformLogin,
+  type TokenRecord,
+  type TokenStore,
+} from 'express-platform-login';
+import { createTestMeter } from '../helpers/metrics';
+import { enter } from '../helpers/records';
+import { loginOptions, SESSION_SECRET } from '../helpers/test-app';
+
+let sim: PlatformSimulator;
+beforeAll(async () => {
+  sim = await startSimulator();
+});
+afterAll(() => sim.close());
+beforeEach(() => sim.resetCalls());
+
+/** What a handler reports about its request. */
+const describeRequest = async (req: Request) => {
+  if (!req.hasPlatformLogin) return { loggedIn: false };
+  const token = await req.platformToken();
+  const profile = (await (await req.platformFetch('/userinfo')).json()) as { open_id: string };
+  return {
+    loggedIn: true,
+    openId: req.platformUser.openId,
+    sameUserObject: req.platformUser === req.platformUser,
+    tokenLength: token.length,
+    profileOpenId: profile.open_id,
+  };
+};
+
+/** An app with the handler on a required route, an optional route and a route without the middleware. */
+function buildApp(login: PlatformLogin, makeApp: () => Express = () => express()): Express {
+  const app = makeApp();
+  app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
+  app.use('/platform/callback', login.callback);
+  const answer: express.RequestHandler = async (req, res, next) => {
+    try {
+      res.json(await describeRequest(req));
+    } catch (error) {
+      next(error);
+    }
+  };
+  app.get('/required', login.middleware(), answer);
+  app.get('/optional', login.middleware({ optional: true }), answer);
+  // Handlers that use a member without checking hasPlatformLogin, or without the middleware at all.
+  const member: express.RequestHandler = async (req, res, next) => {
+    try {
+      if (req.query.use === 'user') res.json(req.platformUser);
+      else if (req.query.use === 'token') res.json({ length: (await req.platformToken()).length });
+      else if (req.query.use === 'fetch')
+        res.json({ status: (await req.platformFetch('/userinfo')).status });
+      else res.json({ loggedIn: req.hasPlatformLogin });
+    } catch (error) {
+      next(error);
+    }
+  };
+  app.get('/optional/member', login.middleware({ optional: true }), member);
+  app.get('/unprotected/member', member);
+  app.get('/detached', login.middleware(), async (req, res, next) => {
+    const { platformToken } = req;
+    try {
+      res.json({ token: await platformToken() });
+    } catch (error) {
+      next(error);
+    }
+  });
+  // A handler (or a logger) that prints the whole request.
+  app.get('/inspect', login.middleware(), async (req, res) => {
+    const token = await req.platformToken();
+    res.json({ printed: inspect(req, { depth: 6 }).includes(token), length: token.length });
+  });
+  app.use(login.errorHandler());
+  app.use(((err, _req, res, _next) => {
+    res.status(500).json({ error: 'unexpected', name: (err as Error).name });
+  }) as express.ErrorRequestHandler);
+  return app;
+}
+
+const setUp = (store: TokenStore = new MemoryTokenStore()) => {
+  const login = platformLogin(loginOptions(sim, { store }));
+  return { login, app: buildApp(login) };
+};
+
+describe('behind login.middleware()', () => {
+  test('the player, a token and the open API, with no member missing', async () => {
+    const { app } = setUp();
+    const { agent } = await enter(app, sim, 'player-ada');
+    const res = await agent.get('/required').expect(200);
+    expect(res.body).toEqual({
+      loggedIn: true,
+      openId: 'player-ada',
+      sameUserObject: true,
+      tokenLength: expect.any(Number),
+      profileOpenId: 'player-ada',
+    });
+    expect(sim.calls.userinfo).toBe(1);
+  });
+
+  test('printing the request (a logger) shows no token', async () => {
+    const { app } = setUp();
+    const { agent } = await enter(app, sim);
+    const res = await agent.get('/inspect').expect(200);
+    expect(res.body).toEqual({ printed: false, length: expect.any(Number) });
+    expect(res.body.length).toBeGreaterThan(10);
+  });
+
+  test('concurrent requests of two players each see their own player', async () => {
+    const { app } = setUp();
+    const ada = await enter(app, sim, 'player-ada');
+    const bo = await enter(app, sim, 'player-bo');
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? ada : bo).agent.get('/required')),
+    );
+    expect(answers.map((res) => res.body.profileOpenId)).toEqual(
+      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? 'player-ada' : 'player-bo')),
+    );
+    expect(answers.map((res) => res.body.openId)).toEqual(
+      answers.map((res) => res.body.profileOpenId),
+    );
+  });
+
+  test('a method called detached from its request is a 500 naming the mistake, not a crash', async () => {
+    const { app } = setUp();
+    const { agent } = await enter(app, sim);
+    const res = await agent.get('/detached').set('Accept', 'application/json');
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ error: 'unexpected', name: 'TypeError' });
+  });
+});
+
+describe('optional routes', () => {
+  test('a visitor: hasPlatformLogin is false and nothing is called at the platform', async () => {
+    const { app } = setUp();
+    const res = await request(app).get('/optional').expect(200);
+    expect(res.body).toEqual({ loggedIn: false });
+    expect(sim.calls.userinfo).toBe(0);
+  });
+
+  test('a logged-in player: the same members as on a required route', async () => {
+    const { app } = setUp();
+    const { agent } = await enter(app, sim, 'player-bo');
+    const res = await agent.get('/optional').expect(200);
+    expect(res.body).toMatchObject({
+      loggedIn: true,
+      openId: 'player-bo',
+      profileOpenId: 'player-bo',
+    });
+  });
+
+  test.each(['user', 'token', 'fetch'])(
+    'a visitor whose handler uses %s anyway gets 401 login_required, and the platform is not called',
+    async (use) => {
+      const { app } = setUp();
+      const res = await request(app)
+        .get(`/optional/member?use=${use}`)
+        .set('Accept', 'application/json');
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 'login_required' });
+      expect(sim.calls.userinfo).toBe(0);
+    },
+  );
+});
+
+describe('a route login.middleware() does not cover', () => {
+  test.each(['user', 'token', 'fetch', 'loggedIn'])(
+    'using %s is a 500 server_misconfigured (SetupError), even for a logged-in player',
+    async (use) => {
+      const { app } = setUp();
+      const { agent } = await enter(app, sim);
+      const res = await agent
+        .get(`/unprotected/member?use=${use}`)
+        .set('Accept', 'application/json');
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ error: 'server_misconfigured' });
+    },
+  );
+});
+
+describe('where the members come from', () => {
+  test('an app on another copy of Express (its own request prototype) gets them too', async () => {
+    // The package defines them on the Express it imports; another copy's requests get them on
+    // their first pass through the middleware.
+    /* eslint-disable @typescript-eslint/no-require-imports -- 'express4' has no types of its own */
+    const copies = [
+      require('express4'),
+      require('../../node_modules/express'),
+    ] as (typeof express)[];
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    const other = copies.find((candidate) => candidate.request !== express.request)!;
+    expect(other).toBeDefined();
+    const login = platformLogin(loginOptions(sim, { store: new MemoryTokenStore() }));
+    const app = buildApp(login, () => other() as unknown as Express);
+    const { agent } = await enter(app, sim, 'player-ada');
+    const res = await agent.get('/required').expect(200);
+    expect(res.body).toMatchObject({
+      loggedIn: true,
+      openId: 'player-ada',
+      profileOpenId: 'player-ada',
+    });
+    const visitor = await request(app).get('/optional').expect(200);
+    expect(visitor.body).toEqual({ loggedIn: false });
+  });
+
+  test("a store's in-memory record (getCached) serves the request without a store read or a store metric", async () => {
+    /** A store that keeps what it read, as a client-side cache would. */
+    class CachingStore extends MemoryTokenStore {
+      readonly cached = new Map<string, TokenRecord>();
+      reads = 0;
+      getCached(sessionId: string): TokenRecord | undefined {
+        return this.cached.get(sessionId);
+      }
+      override async get(sessionId: string): Promise<TokenRecord | undefined> {
+        this.reads += 1;
+        const record = await super.get(sessionId);
+        if (record !== undefined) this.cached.set(sessionId, record);
+        return record;
+      }
+    }
+    const store = new CachingStore();
+    const meter = createTestMeter();
+    const login = platformLogin(loginOptions(sim, { store, meterProvider: meter.provider }));
+    /** Store reads recorded in the duration histogram (whatever unit its name carries). */
+    const recordedReads = async (): Promise<number> =>
+      (await meter.scrape())
+        .split('\n')
+        .filter((line) => /^epl_store_duration\w*_count\{/.test(line))
+        .filter((line) => line.includes('operation="get"'))
+        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+    const app = express();
+    app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
+    app.use('/platform/callback', login.callback);
+    // A handler that changes the player it was given must not change the next request's player.
+    app.get('/api/me', login.middleware(), (req, res) => {
+      const scope = [...req.platformUser.scope];
+      req.platformUser.scope.push('tampered');
+      res.json({ openId: req.platformUser.openId, scope });
+    });
+    const { agent } = await enter(app, sim, 'player-ada');
+    const first = await agent.get('/api/me').expect(200);
+    const readsAfterFirst = store.reads;
+    const recordedAfterFirst = await recordedReads();
+    expect(recordedAfterFirst).toBeGreaterThan(0);
+    const second = await agent.get('/api/me').expect(200);
+    expect(second.body).toEqual(first.body);
+    expect(second.body.scope).not.toContain('tampered');
+    expect(store.reads).toBe(readsAfterFirst);
+    expect(await recordedReads()).toBe(recordedAfterFirst);
+    await meter.shutdown();
+  });
+});

@@ -1,0 +1,25 @@
+// The one-way forms of identifiers: stable (a session's record key must not change between its
+// requests, whether its hash was remembered or computed again) and distinct.
+import { createHash } from 'node:crypto';
+import { hashSessionId } from '../../lib/core/hash';
+
+/** The documented key form, computed independently: SHA-256, base64url, first 22 characters. */
+const shortHash = (value: string): string =>
+  createHash('sha256').update(value).digest('base64url').slice(0, 22);
+
+test('a session id hashes to the same key on every request, also after the memo forgot it', () => {
+  const first = hashSessionId('session-a');
+  expect(first).toBe(shortHash('session:session-a'));
+  expect(hashSessionId('session-a')).toBe(first);
+  // More sessions than the memo holds push the first one out; its key must not change.
+  for (let index = 0; index < 12_000; index += 1) hashSessionId(`other-${index}`);
+  expect(hashSessionId('session-a')).toBe(first);
+  expect(hashSessionId('other-11999')).toBe(shortHash('session:other-11999'));
+});
+
+test('different session ids give different keys, and no key contains the id', () => {
+  const keys = new Set(Array.from({ length: 1000 }, (_, index) => hashSessionId(`s-${index}`)));
+  expect(keys.size).toBe(1000);
+  expect(hashSessionId('visible-session-id')).not.toContain('visible');
+  expect(hashSessionId('visible-session-id')).toMatch(/^[A-Za-z0-9_-]{22}$/);
+});
