@@ -1,4 +1,4 @@
-// `npm run bench`: starts a private redis-server and the platform simulator, runs the four
+// `npm run bench`: starts a private redis-server and the platform simulator, runs the five
 // benchmarks side by side and writes bench/RESULTS.md with the machine, the command and each
 // figure beside its target. `node -r esbuild-register bench/run.ts hot-path storm` runs a subset
 // and prints it instead; BENCH_QUICK=1 shortens every round (to try the harness, not to record).
@@ -11,6 +11,7 @@ import { startSimulator } from '../lib/simulator';
 import { startRedisServer } from '../test/helpers/redis-server';
 import { runEntry } from './entry';
 import { runHotPath } from './hot-path';
+import { runLoadWithFaults } from './load-with-faults';
 import { describeMachine } from './lib/machine';
 import { table, verdict, type BenchContext, type SectionResult } from './lib/report';
 import { runRefreshStorm } from './refresh-storm';
@@ -21,6 +22,7 @@ const SECTIONS: Record<string, (ctx: BenchContext) => Promise<SectionResult>> = 
   storm: runRefreshStorm,
   scale: runScale,
   entry: runEntry,
+  faults: runLoadWithFaults,
 };
 
 async function main(): Promise<void> {
@@ -46,7 +48,7 @@ async function main(): Promise<void> {
   const sim = await startSimulator();
   const results: SectionResult[] = [];
   try {
-    const ctx: BenchContext = { redisUrl: server.url, redis, sim, quick, log };
+    const ctx: BenchContext = { redisUrl: server.url, redis, sim, quick, log, redisServer: server };
     for (const name of names) {
       log(`— ${name} —`);
       results.push(await SECTIONS[name]!(ctx));

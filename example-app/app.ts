@@ -11,6 +11,8 @@ export interface ExampleAppParts {
   /** express-session store (connect-redis); undefined: express-session's MemoryStore. */
   sessionStore: session.Store | undefined;
   sessionSecret: string;
+  /** Session lifetime (SESSION_MAX_AGE_SECONDS): the session store and the token records follow it. */
+  sessionMaxAgeSeconds: number;
   /** Where a logged-out visitor goes to enter the game from the platform. */
   lobbyUrl: string;
   /** False until the stores answer; /healthz says 503 until then. */
@@ -47,7 +49,9 @@ export function createExampleApp(parts: ExampleAppParts): Express {
       secret: parts.sessionSecret,
       resave: false,
       saveUninitialized: false,
-      cookie: { httpOnly: true, sameSite: 'lax' },
+      // The server-side session lives this long after the last request (express-session renews it);
+      // the package gives the token record the same lifetime.
+      cookie: { httpOnly: true, sameSite: 'lax', maxAge: parts.sessionMaxAgeSeconds * 1000 },
     }),
   );
 

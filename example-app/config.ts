@@ -23,6 +23,10 @@ export interface ExampleConfig {
   platformOrigins: string[] | undefined;
   /** Failed entries allowed per client address per 10 minutes; 0: no limit. */
   entryFailureLimit: number;
+  /** Session lifetime; every Redis key a login creates expires with its session. */
+  sessionMaxAgeSeconds: number;
+  /** `NODE_ENV=production`: Redis without TOKEN_ENCRYPTION_KEY is refused. */
+  production: boolean;
 }
 
 const nonEmpty = (value: string | undefined): string | undefined =>
@@ -45,6 +49,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     ?.split(',')
     .map((origin) => origin.trim())
     .filter((origin) => origin !== '');
+  const sessionMaxAgeSeconds = Number(nonEmpty(env.SESSION_MAX_AGE_SECONDS) ?? 86_400);
+  if (!Number.isInteger(sessionMaxAgeSeconds) || sessionMaxAgeSeconds < 60) {
+    throw new TypeError('SESSION_MAX_AGE_SECONDS must be a whole number of seconds, 60 or more.');
+  }
   return {
     port,
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
@@ -59,5 +67,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     tokenEncryptionKey: nonEmpty(env.TOKEN_ENCRYPTION_KEY),
     platformOrigins: origins === undefined || origins.length === 0 ? undefined : origins,
     entryFailureLimit,
+    sessionMaxAgeSeconds,
+    production: env.NODE_ENV === 'production',
   };
 }

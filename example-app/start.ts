@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { RedisStore } from 'connect-redis';
 import type { Redis } from 'ioredis';
 import {
+  checkSetup,
   MemoryTokenStore,
   RedisTokenStore,
   platformLogin,
@@ -33,8 +34,36 @@ export interface RunningExample {
   close(): Promise<void>;
 }
 
+const MAKE_A_KEY = 'make one with `openssl rand -base64 32`';
+
+/**
+ * Refuses, naming the variable, a TOKEN_ENCRYPTION_KEY that is not 32 random-looking bytes
+ * (whatever NODE_ENV says), and Redis without one under NODE_ENV=production.
+ */
+async function checkTokenEncryptionKey(config: ExampleConfig): Promise<void> {
+  const key = config.tokenEncryptionKey;
+  if (key === undefined) {
+    if (config.production && config.redisUrl !== undefined) {
+      throw new TypeError(
+        `NODE_ENV=production with REDIS_URL needs TOKEN_ENCRYPTION_KEY (base64 of 32 random bytes), so that refresh tokens are not stored in Redis in the clear: ${MAKE_A_KEY}.`,
+      );
+    }
+    return;
+  }
+  const problems = await checkSetup({
+    encryptionKeys: [{ id: 'k1', key }],
+    warn: () => undefined,
+  }).catch(() => [{ check: 'patterned-encryption-key' }]);
+  if (problems.some((problem) => problem.check === 'patterned-encryption-key')) {
+    throw new TypeError(
+      `TOKEN_ENCRYPTION_KEY must be base64 of 32 random bytes; this one is not (wrong length, or an obvious pattern such as one byte repeated): ${MAKE_A_KEY}.`,
+    );
+  }
+}
+
 /** Starts the example game backend; resolves once it listens. */
 export async function startExample(config: ExampleConfig): Promise<RunningExample> {
+  await checkTokenEncryptionKey(config);
   // Listen first: the default redirect_uri names the port, which PORT=0 only tells once bound.
   const server = createServer();
   server.listen(config.port, config.host);
@@ -80,6 +109,7 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
     // lobby's origin; with a real platform PLATFORM_ORIGINS, or report only (the package warns).
     ...(platformOrigins ? { platformOrigins } : {}),
     entryFailureLimit: config.entryFailureLimit,
+    sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
   });
 
   let ready = redis === undefined;
@@ -92,6 +122,7 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
     login,
     sessionStore: redis ? new RedisStore({ client: redis, prefix: 'example:sess:' }) : undefined,
     sessionSecret: config.sessionSecret,
+    sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
     lobbyUrl: simulator
       ? `${simulator.url}/?redirect_uri=${encodeURIComponent(redirectUri)}`
       : `${authUrl.replace(/\/+$/, '')}/`,

@@ -104,6 +104,8 @@ export class TokenEndpointError extends PlatformLoginError {
   readonly oauthErrorDescription: string | undefined;
   /** The HTTP status the platform answered with. */
   readonly httpStatus: number;
+  /** The platform's `Retry-After`, in whole seconds, when its answer carried one (429, 503). */
+  platformRetryAfterSeconds: number | undefined;
 
   constructor(fields: {
     oauthError: unknown;
@@ -148,6 +150,8 @@ export class InvalidTokenResponseError extends PlatformLoginError {
   readonly field: string | undefined;
   /** The HTTP status the platform answered with. */
   readonly httpStatus: number | undefined;
+  /** The platform's `Retry-After`, in whole seconds, when its answer carried one (429, 503). */
+  platformRetryAfterSeconds: number | undefined;
 
   constructor(message: string, options?: { field?: string; httpStatus?: number; cause?: unknown }) {
     super(message, options);

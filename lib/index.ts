@@ -35,7 +35,13 @@ export { TokenSet, type TokenSetFields } from './client/token-set';
 
 // Token stores and the contract a studio's own store implements.
 export type { TokenRecord } from './core/token-record';
-export type { TokenStore, PutOptions, TokenStoreEvents, WindowCount } from './core/token-store';
+export type {
+  TokenStore,
+  PutOptions,
+  DeleteOptions,
+  TokenStoreEvents,
+  WindowCount,
+} from './core/token-store';
 export { MemoryTokenStore } from './stores/memory-store';
 export type { MemoryTokenStoreOptions } from './stores/memory-store-options';
 export { RedisTokenStore } from './stores/redis-store';

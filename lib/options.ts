@@ -70,7 +70,17 @@ export interface PlatformLoginOptions {
    * seconds (requests are served with the current token while it is valid). Defaults to `5`.
    */
   refreshFailureCooldownSeconds?: number;
-  /** `Retry-After` seconds sent with 503 `platform_unavailable`. Defaults to `5`. */
+  /**
+   * Lifetime of a session in the session store, in seconds (at least 60), used when the session
+   * cookie has no `maxAge` (connect-redis then keeps sessions for its `ttl`, 86400 by default). A
+   * session cookie with `maxAge` wins. Token records and per-player index entries never outlive it;
+   * a session kept alive by activity keeps its record. Defaults to `86400`.
+   */
+  sessionMaxAgeSeconds?: number;
+  /**
+   * `Retry-After` seconds sent with 503 `platform_unavailable` when the platform sent none (its own
+   * figure, capped at 300, is passed on), 1 to 3600. Defaults to `5`.
+   */
   retryAfterSeconds?: number;
   /**
    * `true`: the package answers its errors itself (JSON for API clients, a small HTML page for
@@ -194,6 +204,10 @@ const platformLoginSchema = z
       .min(0)
       .max(300)
       .default(5),
+    sessionMaxAgeSeconds: number('must be an integer number of seconds, at least 60')
+      .int()
+      .min(60)
+      .default(86_400),
     retryAfterSeconds: number('must be an integer number of seconds from 1 to 3600')
       .int()
       .min(1)

@@ -36,6 +36,9 @@ import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './stores/instrumented-store';
 
+/** The refresh lock's lifetime: renewed by its living holder, so a dead holder's frees in seconds. */
+const REFRESH_LOCK_TTL_MS = 5000;
+
 /** The package's parts for one platform registration. Emits {@link PlatformLoginEvents}. */
 export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   /** Router for the redirect_uri path: `app.use('/platform/callback', login.callback)`. */
@@ -215,19 +218,26 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 }
 
 /** The refresh coordinator's settings: the lock outlives the slowest refresh the client can make. */
-function refreshSettings(config: PlatformLoginConfig): RefreshSettings {
-  const lockTtlMs = PlatformTokenClient.longestRefreshMs(config.tokenClient) + 1000;
+function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWaitMs: number } {
+  // The slowest refresh the client can make: every attempt timing out, plus backoff.
+  const maxRefreshMs = PlatformTokenClient.longestRefreshMs(config.tokenClient);
   return {
     refreshTokenLifetimeMs: config.refreshTokenLifetimeSeconds * 1000,
-    lockTtlMs,
-    // Waiters outlast the lock a little, so a holder that died is taken over rather than given up on.
-    maxWaitMs: lockTtlMs + 1000,
+    maxRefreshMs,
+    lockTtlMs: REFRESH_LOCK_TTL_MS,
+    // Waiters outlast a living holder's slowest refresh and a dead holder's lock (see refresh.ts).
+    maxWaitMs: maxRefreshMs + REFRESH_LOCK_TTL_MS + 1000,
     retryAfterSeconds: config.retryAfterSeconds,
     failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
+    sessionTtlMs: config.sessionMaxAgeSeconds * 1000,
+    freshness: {
+      refreshSkewMs: config.refreshSkewSeconds * 1000,
+      refreshAheadFraction: config.refreshAheadFraction,
+    },
   };
 }
 
-/** How `req.platformFetch()` reaches the open API and when it refreshes first. */
+/** How `req.platformFetch()` reaches the open API, and the session lifetime its refreshes assume. */
 function apiSettings(config: PlatformLoginConfig): ApiSettings {
   const apiUrl = new URL(config.apiUrl ?? config.authUrl);
   return {
@@ -235,10 +245,7 @@ function apiSettings(config: PlatformLoginConfig): ApiSettings {
     apiUrl,
     accessTokenPlacement: config.accessTokenPlacement,
     accessTokenQueryParameter: config.accessTokenQueryParameter,
-    freshness: {
-      refreshSkewMs: config.refreshSkewSeconds * 1000,
-      refreshAheadFraction: config.refreshAheadFraction,
-    },
+    sessionTtlMs: config.sessionMaxAgeSeconds * 1000,
   };
 }
 

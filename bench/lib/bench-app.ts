@@ -3,9 +3,10 @@
 // express-session + connect-redis only), `package` (this package on RedisTokenStore), `example`
 // (the example app as `npm run example` starts it, on Redis) or `naive` (tokens in req.session,
 // bench/naive-session-refresh.ts). Also read: REDIS_URL, SIM_URL, KEY_PREFIX, BENCH_AUTO_PIPELINING,
-// BENCH_RECORD_CACHE (diagnostic, see cached-store.ts). Prints "listening <port>" when ready;
-// SIGTERM ends it. /bench/cpu tells the CPU time used so far; /bench/profile/start and /bench/profile/stop run V8's CPU profiler (the one
-// behind --cpu-prof) over a measured window only; /bench/loop-delay tells the event-loop delay.
+// BENCH_RECORD_CACHE (diagnostic, see cached-store.ts), BENCH_LOGIN_OPTIONS, BENCH_TRACE. Prints
+// "listening <port>" when ready; SIGTERM ends it. /bench/cpu tells the CPU time used so far;
+// /bench/profile/start and /bench/profile/stop run V8's CPU profiler (the one behind --cpu-prof)
+// over a measured window only; /bench/loop-delay tells the event-loop delay.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Session as InspectorSession } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -111,17 +112,41 @@ if (kind === 'baseline') {
     res.json({ openId, scope, tokenExpiresAt, unionId: openId.replace('player-', 'union-') });
   });
 } else if (kind === 'package') {
+  const line = (level: string) => (fields: object, message: string) =>
+    process.stderr.write(
+      `TRACE ${Date.now()} ${process.pid} ${level} ${message} ${JSON.stringify(fields)}\n`,
+    );
+  const traceLogger = {
+    debug: (fields: { event?: string }, message: string) => {
+      if (fields.event === 'tokenEndpoint') line('debug')(fields, message);
+    },
+    info: line('info'),
+    warn: line('warn'),
+    error: line('error'),
+  };
+  // Records in the clear, as measured (NODE_ENV=production asks for that choice to be explicit).
+  const tokenStore = new RedisTokenStore({
+    redis,
+    prefix: `${prefix}t:`,
+    allowPlaintextTokens: true,
+  });
   const login = platformLogin({
     authUrl: simUrl,
     ...BENCH_CLIENT,
     redirectUri: BENCH_REDIRECT_URI,
-    store:
-      process.env.BENCH_RECORD_CACHE === '1'
-        ? new ReadCachingStore(new RedisTokenStore({ redis, prefix: `${prefix}t:` }))
-        : new RedisTokenStore({ redis, prefix: `${prefix}t:` }),
+    store: process.env.BENCH_RECORD_CACHE === '1' ? new ReadCachingStore(tokenStore) : tokenStore,
+    ...(process.env.BENCH_TRACE === '1' ? { logger: traceLogger } : {}),
+    // BENCH_LOGIN_OPTIONS: JSON of extra options (load-with-faults: a short refresh skew).
+    ...(JSON.parse(process.env.BENCH_LOGIN_OPTIONS ?? '{}') as object),
   });
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());
+  if (process.env.BENCH_TRACE === '1') {
+    const trace = (name: string) => (event: object) =>
+      process.stderr.write(`TRACE ${Date.now()} ${process.pid} ${name} ${JSON.stringify(event)}\n`);
+    login.on('refresh', trace('refresh'));
+    login.on('refreshFailed', trace('refreshFailed'));
+  }
   app.get('/api/me', (req, res) => {
     res.json(req.platformUser);
   });

@@ -27,6 +27,8 @@ export interface BenchAppEnv {
   BENCH_AUTO_PIPELINING?: '1';
   /** `'1'`: the package app reads each record from Redis once, then from memory (diagnostic). */
   BENCH_RECORD_CACHE?: '1';
+  /** JSON of extra platformLogin() options for the package app. */
+  BENCH_LOGIN_OPTIONS?: string;
 }
 
 /** Starts one app process. */

@@ -8,6 +8,8 @@ export interface BenchContext {
   redisUrl: string;
   /** A client of it for the driver itself (rewriting records and sessions). */
   redis: Redis;
+  /** Stops (SIGSTOP) and resumes (SIGCONT) the redis-server: a stall, for the fault run. */
+  redisServer: { pause(): void; resume(): void };
   /** The simulated platform, in the driver's process (call counts, rotation, clock). */
   sim: PlatformSimulator;
   /** BENCH_QUICK=1: shorter rounds, for trying the harness; not for recorded figures. */

@@ -1,5 +1,6 @@
 // The client of the platform's token endpoint (POST `${authUrl}/token`): exchanges an entry code and
 // refreshes tokens, each answer validated into a TokenSet. Usable on its own, without Express.
+import { InvalidTokenResponseError, TokenEndpointError } from '../errors';
 import type { TokenSet } from './token-set';
 import {
   longestRefreshMs,
@@ -180,7 +181,15 @@ export class PlatformTokenClient {
       return { tokenSet };
     } catch (error) {
       this.#report(request.grant, resendCount, requestStartedAt, error, result.answer.status);
-      return { error, retryAfterMs: parseRetryAfterMs(result.retryAfter, Date.now()) };
+      const retryAfterMs = parseRetryAfterMs(result.retryAfter, Date.now());
+      // Surfaced on the error, so the refresh coordination can hold every process back that long.
+      if (
+        retryAfterMs !== undefined &&
+        (error instanceof TokenEndpointError || error instanceof InvalidTokenResponseError)
+      ) {
+        error.platformRetryAfterSeconds = Math.ceil(retryAfterMs / 1000);
+      }
+      return { error, retryAfterMs };
     }
   }
 

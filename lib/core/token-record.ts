@@ -83,7 +83,21 @@ export function renewedTokenRecord(
   };
 }
 
-/** Milliseconds the record should live in the store: until its refresh token expires. */
-export function recordTtlMs(record: TokenRecord, now: number): number {
-  return Math.max(1000, record.refreshExpiresAt - now);
+/**
+ * Milliseconds the record should live in the store: until its refresh token expires, and never
+ * longer than its session (`sessionTtlMs`), so no token outlives the session that holds it.
+ */
+export function recordTtlMs(record: TokenRecord, now: number, sessionTtlMs: number): number {
+  return Math.max(1000, Math.min(record.refreshExpiresAt - now, sessionTtlMs));
 }
+
+/**
+ * True when a record whose store lifetime ends at `recordExpiresAt` should be given a new one:
+ * once half of the session's lifetime has passed since it was last set. A session kept alive by
+ * activity thus keeps its tokens, at the cost of one store command per half session lifetime.
+ */
+export const recordRenewalDue = (
+  recordExpiresAt: number | undefined,
+  now: number,
+  sessionTtlMs: number,
+): boolean => recordExpiresAt === undefined || recordExpiresAt - now < sessionTtlMs / 2;

@@ -21,6 +21,14 @@ export interface WindowCount {
   resetInMs: number;
 }
 
+/** Options of a delete. */
+export interface DeleteOptions {
+  /** Delete only while the stored record still has this version. */
+  expectedVersion?: number;
+  /** The player the record belongs to: its per-player index entry goes at once too. */
+  openId?: string;
+}
+
 /** Events a store may emit (stores that are EventEmitters). */
 export interface TokenStoreEvents {
   /** A record could not be decrypted or parsed; it was treated as absent. */
@@ -31,6 +39,9 @@ export interface TokenStoreEvents {
  * Where token records live.
  *
  * Required: `get`, `put`, `delete`, `acquireLock`, `releaseLock`, `claimOnce`.
+ * Recommended: `extendLock` (short refresh locks that free within seconds when their holder dies),
+ * `holdBackRefreshes` and `refreshHeldBackMs` (the platform's Retry-After shared by all
+ * processes), `touch` (an active session keeps its tokens).
  * Optional: `getCached` (a record held in process memory, answered without a promise),
  * `sessionsOf` and `deletePlayer` (a per-player index, for log-out-everywhere),
  * `countInWindow` (failed entries counted across processes, for `entryFailureLimit`),
@@ -58,7 +69,7 @@ export interface TokenStore {
    * Deletes the record of a session; with `expectedVersion`, only while it still has that version.
    * Resolves `true` when a record was deleted.
    */
-  delete(sessionId: string, options?: { expectedVersion?: number }): Promise<boolean>;
+  delete(sessionId: string, options?: DeleteOptions): Promise<boolean>;
   /**
    * Takes the refresh lock of a session for `ttlMs`. Resolves a random owner value when taken,
    * `undefined` when another owner holds it.
@@ -66,6 +77,23 @@ export interface TokenStore {
   acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined>;
   /** Releases the lock only if `owner` still holds it. Resolves `true` when released. */
   releaseLock(sessionId: string, owner: string): Promise<boolean>;
+  /**
+   * Recommended: gives the lock `ttlMs` more from now, only if `owner` still holds it. Resolves
+   * `true` when extended. Without it, locks are taken for the slowest possible refresh.
+   */
+  extendLock?(sessionId: string, owner: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Recommended: records that no process may call the platform to refresh version `version` of
+   * this session's record for `ttlMs` (the platform's Retry-After, or a cooldown after a failure).
+   */
+  holdBackRefreshes?(sessionId: string, version: number, ttlMs: number): Promise<void>;
+  /** Recommended: milliseconds left of a hold on `version` set by `holdBackRefreshes`; 0 when none. */
+  refreshHeldBackMs?(sessionId: string, version: number): Promise<number>;
+  /**
+   * Recommended: gives the session's record (and its per-player index entry) `ttlMs` more to live
+   * from now, without rewriting it. Resolves `true` when the record exists.
+   */
+  touch?(sessionId: string, openId: string, ttlMs: number): Promise<boolean>;
   /**
    * Claims a one-time key (for example a hash of an authorization code) for `ttlMs`. Resolves
    * `true` for the first claim, `false` when the key was claimed before.
@@ -78,7 +106,8 @@ export interface TokenStore {
   sessionsOf?(openId: string): Promise<number>;
   /**
    * Optional (needed by `login.logoutPlayer()`): deletes every session record of the player, on
-   * every process at once. Resolves how many were deleted.
+   * every process at once. Resolves how many were deleted. A login whose `put` runs concurrently
+   * either is deleted too or its `put` resolves `false`: none survives the call.
    */
   deletePlayer?(openId: string): Promise<number>;
   /**

@@ -3,24 +3,22 @@
 // in the store. A code is never sent twice.
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
-import {
-  CodeAlreadyUsedError,
-  CodeRejectedError,
-  PlatformMisconfiguredError,
-  StoreUnavailableError,
-  TokenEndpointError,
-} from '../errors';
+import { CodeAlreadyUsedError, LoginRequiredError, StoreUnavailableError } from '../errors';
+import { answerForTokenFailure } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashCode, hashSessionId } from '../core/hash';
 import type { TokenStore } from '../core/token-store';
 import { newTokenRecord, recordTtlMs, type ReceivedTokens } from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
+import { sessionTtlMsOf } from './player-context';
 
 /** The options redemption reads (a subset of the parsed platformLogin() options). */
 export interface RedemptionConfig {
   codeClaimTtlSeconds: number;
   refreshTokenLifetimeSeconds: number;
   maxExchangesInFlight: number;
+  /** Session lifetime when the session cookie has no `maxAge`; the record never outlives it. */
+  sessionMaxAgeSeconds: number;
 }
 
 /** What redemption works with. */
@@ -44,20 +42,6 @@ const save = (req: Request): Promise<void> =>
     req.session.save((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
   );
 
-/** Maps a failed exchange to its answer; platform trouble keeps its own 502/504. */
-function exchangeFailure(error: unknown): unknown {
-  if (error instanceof TokenEndpointError && error.code === 'ERR_PLATFORM_INVALID_GRANT') {
-    return new CodeRejectedError({ cause: error });
-  }
-  if (error instanceof TokenEndpointError && error.code === 'ERR_PLATFORM_INVALID_CLIENT') {
-    return new PlatformMisconfiguredError(
-      'The platform rejected our client credentials at the code exchange; check clientId, clientSecret and redirectUri.',
-      { cause: error },
-    );
-  }
-  return error;
-}
-
 /** Builds the redemption of one callback. */
 export function createCodeRedemption(
   config: RedemptionConfig,
@@ -67,6 +51,7 @@ export function createCodeRedemption(
   const { store, events } = deps;
   const claimTtlMs = config.codeClaimTtlSeconds * 1000;
   const refreshTokenLifetimeMs = config.refreshTokenLifetimeSeconds * 1000;
+  const sessionMaxAgeMs = config.sessionMaxAgeSeconds * 1000;
   const withinCap = createExchangeCap(config.maxExchangesInFlight);
 
   const landed = (res: Response): void => {
@@ -89,7 +74,8 @@ export function createCodeRedemption(
     try {
       return await deps.exchangeCode(code);
     } catch (error) {
-      throw exchangeFailure(error);
+      // Platform trouble keeps the client's own 502/504 (no Retry-After figure applies here).
+      throw answerForTokenFailure(error, 'authorization_code', 0);
     }
   };
 
@@ -101,14 +87,21 @@ export function createCodeRedemption(
     if (tokens === undefined) return landed(res);
 
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
-    if (previous !== undefined) await store.delete(req.sessionID);
+    if (previous !== undefined) await store.delete(req.sessionID, { openId: previous.openId });
     await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
     const record = newTokenRecord(tokens, refreshTokenLifetimeMs);
-    await store.put(req.sessionID, record, {
-      expectedVersion: null,
-      ttlMs: recordTtlMs(record, Date.now()),
-    });
-    req.session.platformLogin = { openId: record.openId, entry: codeHash };
+    const ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req, sessionMaxAgeMs));
+    // false: logoutPlayer() ran for this player while the entry was under way; it wins.
+    if (!(await store.put(req.sessionID, record, { expectedVersion: null, ttlMs }))) {
+      throw new LoginRequiredError(
+        'The player was logged out everywhere while this entry was under way; they must enter again.',
+      );
+    }
+    req.session.platformLogin = {
+      openId: record.openId,
+      entry: codeHash,
+      recordExpiresAt: Date.now() + ttlMs,
+    };
     await save(req);
 
     const sessionHash = hashSessionId(req.sessionID);

@@ -41,9 +41,10 @@ declare module 'express-session' {
   interface SessionData {
     /**
      * Non-secret marker of the login this session holds: the player's openId and a hash of the
-     * entry code (to recognise a reload of the entry). The tokens themselves are in the token store.
+     * entry code (to recognise a reload of the entry), and when the token record's store lifetime
+     * was last set to end (epoch ms). The tokens themselves are in the token store.
      */
-    platformLogin?: { openId: string; entry: string };
+    platformLogin?: { openId: string; entry: string; recordExpiresAt?: number };
   }
 }
 

@@ -36,7 +36,7 @@ export function createLogoutHandler(
       requireSession(req);
       const sessionId = req.sessionID;
       const openId = req.session.platformLogin?.openId;
-      await deps.store.delete(sessionId);
+      await deps.store.delete(sessionId, openId === undefined ? undefined : { openId });
       const cookie = req.session.cookie;
       await new Promise<void>((resolve, reject) =>
         req.session.destroy((err: unknown) =>

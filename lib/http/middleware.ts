@@ -3,16 +3,16 @@
 // hasPlatformLogin / platformToken() / platformFetch() (defined once, in request-accessors.ts).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EventEmitter } from 'node:events';
-import { LoginRequiredError, PlatformLoginError } from '../errors';
+import { LoginRequiredError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
-import { freshnessOf, isUsable } from '../core/freshness';
-import { NO_LOGIN, PlayerContext, type ApiSettings } from './player-context';
+import { endsLogin } from '../core/failure-policy';
+import { recordRenewalDue, type TokenRecord } from '../core/token-record';
+import { NO_LOGIN, PlayerContext, sessionTtlMsOf, type ApiSettings } from './player-context';
 import type { RefreshCoordinator } from '../core/refresh';
 import type { FailHandler } from './fail-handler';
 import { setRequestContext } from './request-accessors';
 import { requireSession } from './require-session';
 import type { TokenStore } from '../core/token-store';
-import type { TokenRecord } from '../core/token-record';
 
 /** Options of `login.middleware()`. */
 export interface MiddlewareOptions {
@@ -22,6 +22,9 @@ export interface MiddlewareOptions {
    */
   optional?: boolean;
 }
+
+/** What the session remembers of its login (set by the callback). */
+type LoginMarker = NonNullable<Request['session']['platformLogin']>;
 
 export interface MiddlewareDeps {
   store: TokenStore;
@@ -37,7 +40,6 @@ export function createMiddleware(
 ): RequestHandler {
   const optional = options.optional === true;
   const { store, refresher, api, fail } = deps;
-  const freshness = api.freshness;
 
   const noLogin = (req: Request, res: Response, next: NextFunction): void => {
     if (optional) {
@@ -46,44 +48,51 @@ export function createMiddleware(
     } else fail(new LoginRequiredError(), req, res, next);
   };
 
-  /** Everything but a fresh record from memory: the store read, the refresh, the failures. */
+  /** Everything but a fresh record from memory: the store read, the refresh, the renewal, the failures. */
   async function load(
     req: Request,
     res: Response,
     next: NextFunction,
-    openId: string,
+    marker: LoginMarker,
     cached: TokenRecord | undefined,
+    sessionTtlMs: number,
   ): Promise<void> {
     try {
       const sessionId = req.sessionID;
       let record = cached ?? (await store.get(sessionId));
-      if (record === undefined || record.openId !== openId) return noLogin(req, res, next);
+      if (record === undefined || record.openId !== marker.openId) return noLogin(req, res, next);
 
-      const state = freshnessOf(record, Date.now(), freshness);
-      if (state === 'refresh-now') {
-        try {
-          record = await refresher.refresh(sessionId, record);
-        } catch (error) {
-          // The login ended (reauth_required, login_required): in optional mode, a visitor again.
-          const loginEnded = error instanceof PlatformLoginError && error.status === 401;
-          if (loginEnded && optional) return noLogin(req, res, next);
-          // Platform trouble with a token that still works: serve the request with it.
-          if (loginEnded || !isUsable(record, Date.now())) throw error;
+      try {
+        record = await refresher.forRequest(sessionId, record, sessionTtlMs);
+      } catch (error) {
+        // The login ended (reauth_required, login_required): in optional mode, a visitor again.
+        if (optional && endsLogin(error)) return noLogin(req, res, next);
+        throw error;
+      }
+      // An active session keeps its tokens: the record's lifetime follows the session's, renewed
+      // once half of it has passed (the session marker remembers when, so no extra read).
+      const now = Date.now();
+      if (
+        store.touch !== undefined &&
+        recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)
+      ) {
+        const ttlMs = Math.min(sessionTtlMs, record.refreshExpiresAt - now);
+        // A failed renewal is tried again on the next request; the record has half its life left.
+        const touched = await store.touch(sessionId, record.openId, ttlMs).catch(() => false);
+        if (ttlMs > 0 && touched) {
+          marker.recordExpiresAt = now + ttlMs;
         }
-      } else if (state === 'refresh-ahead') {
-        // Failures are reported through the refreshFailed event; the request has a usable token.
-        refresher.refresh(sessionId, record, true).catch(() => undefined);
       }
 
-      setRequestContext(req, new PlayerContext(sessionId, record, refresher, api));
+      setRequestContext(req, new PlayerContext(sessionId, record, refresher, api, sessionTtlMs));
       next();
     } catch (error) {
       fail(error, req, res, next);
     }
   }
 
-  // Not async: a fresh record held in memory (a store with a client-side cache) passes the request
-  // on synchronously, with no promise for Express 5 to watch.
+  // Not async: a fresh record held in memory (a store with a client-side cache) whose lifetime
+  // needs no renewal passes the request on synchronously, with no promise for Express 5 to watch.
   return function platformLoginMiddleware(req, res, next): void {
     try {
       requireSession(req);
@@ -93,15 +102,21 @@ export function createMiddleware(
     // Sessions that never logged in carry no marker: answer them without a store read.
     const marker = req.session.platformLogin;
     if (marker === undefined) return noLogin(req, res, next);
+    const sessionTtlMs = sessionTtlMsOf(req, api.sessionTtlMs);
     const cached = store.getCached?.(req.sessionID);
-    if (
-      cached !== undefined &&
-      cached.openId === marker.openId &&
-      freshnessOf(cached, Date.now(), freshness) === 'fresh'
-    ) {
-      setRequestContext(req, new PlayerContext(req.sessionID, cached, refresher, api));
-      return next();
+    if (cached !== undefined && cached.openId === marker.openId) {
+      const now = Date.now();
+      if (
+        refresher.isFresh(cached, now) &&
+        (store.touch === undefined || !recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs))
+      ) {
+        setRequestContext(
+          req,
+          new PlayerContext(req.sessionID, cached, refresher, api, sessionTtlMs),
+        );
+        return next();
+      }
     }
-    void load(req, res, next, marker.openId, cached);
+    void load(req, res, next, marker, cached, sessionTtlMs);
   };
 }

@@ -1,8 +1,8 @@
 // What a route handler gets from the middleware for one request: the player, a fresh token on
 // demand, and a fetch to the open API that carries the token. One small object per request; its
 // methods live on the class, not in per-request closures.
+import type { Request } from 'express';
 import type { RefreshCoordinator } from '../core/refresh';
-import { freshnessOf, isUsable, type FreshnessPolicy } from '../core/freshness';
 import type { TokenRecord } from '../core/token-record';
 import { inspect } from 'node:util';
 import { LoginRequiredError } from '../errors';
@@ -27,7 +27,14 @@ export interface ApiSettings {
   apiUrl: URL;
   accessTokenPlacement: 'header' | 'query';
   accessTokenQueryParameter: string;
-  freshness: FreshnessPolicy;
+  /** Session lifetime (`sessionMaxAgeSeconds`) when the session cookie has no `maxAge`. */
+  sessionTtlMs: number;
+}
+
+/** The session's lifetime: the cookie's `maxAge` when it has one (the session store uses it), else the option. */
+export function sessionTtlMsOf(req: Request, fallbackMs: number): number {
+  const maxAge = req.session.cookie?.originalMaxAge;
+  return typeof maxAge === 'number' && maxAge > 0 ? maxAge : fallbackMs;
 }
 
 /**
@@ -79,6 +86,7 @@ export class PlayerContext implements RequestContext {
     private record: TokenRecord,
     private readonly refresher: RefreshCoordinator,
     private readonly api: ApiSettings,
+    private readonly sessionTtlMs?: number,
   ) {}
 
   get user(): PlatformUser {
@@ -95,16 +103,10 @@ export class PlayerContext implements RequestContext {
 
   /** The access token, refreshed first when the request ran long and it is near expiry. */
   async token(): Promise<string> {
-    const now = Date.now();
-    if (freshnessOf(this.record, now, this.api.freshness) === 'refresh-now') {
-      try {
-        this.renewed(await this.refresher.refresh(this.sessionId, this.record));
-      } catch (error) {
-        // The platform is down but the token still works: use it rather than fail the call.
-        if (!isUsable(this.record, Date.now()) || (error as { status?: number }).status === 401)
-          throw error;
-      }
-    }
+    // The coordinator decides whether the current token serves (fresh, refresh ahead, platform
+    // trouble with a usable token) or the call waits for a refresh.
+    const record = await this.refresher.forRequest(this.sessionId, this.record, this.sessionTtlMs);
+    if (record !== this.record) this.renewed(record);
     return this.record.accessToken;
   }
 
@@ -116,7 +118,7 @@ export class PlayerContext implements RequestContext {
     const url = this.resolve(pathOrUrl);
     const first = await this.send(url, init, await this.token());
     if (first.status !== 401 || !isReplayable(init.body)) return first;
-    this.renewed(await this.refresher.refresh(this.sessionId, this.record));
+    this.renewed(await this.refresher.refresh(this.sessionId, this.record, this.sessionTtlMs));
     await first.body?.cancel();
     return this.send(url, init, this.record.accessToken);
   }

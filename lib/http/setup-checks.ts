@@ -3,6 +3,14 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { SessionOptions, Store } from 'express-session';
 import { withDeadline } from '../core/with-deadline';
+import type { TokenStore } from '../core/token-store';
+import {
+  decodeEncryptionKey,
+  keyPatternProblem,
+  MAKE_A_KEY,
+  type EncryptionKey,
+} from '../stores/encryption';
+import { RedisTokenStore } from '../stores/redis-store';
 import { InvalidOptionError } from '../util/invalid-option-error';
 
 /** The names of the checks of {@link checkSetup}. */
@@ -11,7 +19,9 @@ export type SetupCheckName =
   | 'session-resave'
   | 'secure-cookie-without-trust-proxy'
   | 'redis-evicts-keys'
-  | 'connect-redis-ioredis';
+  | 'connect-redis-ioredis'
+  | 'plaintext-token-store'
+  | 'patterned-encryption-key';
 
 /** One finding of {@link checkSetup}: `'error'` refuses the start, `'warning'` is logged once. */
 export interface SetupProblem {
@@ -34,6 +44,13 @@ export interface SetupCheckInput {
    * without `trust proxy` is then refused instead of warned about. Defaults to unknown.
    */
   behindProxy?: boolean;
+  /**
+   * The token store given to platformLogin(): a RedisTokenStore without `encryptionKeys` keeps
+   * refresh tokens in the clear (an error in production, a warning otherwise).
+   */
+  tokenStore?: TokenStore;
+  /** The encryption keys you mean to give RedisTokenStore: an obviously patterned one is an error. */
+  encryptionKeys?: readonly EncryptionKey[];
   /** Production rules (a weak secret refuses the start). Defaults to `NODE_ENV === 'production'`. */
   production?: boolean;
   /** Where warnings go, each message once per function. Defaults to `console.warn`. */
@@ -236,10 +253,34 @@ async function redisProblems(redis: Redis | Cluster): Promise<SetupProblem[]> {
   ];
 }
 
+function tokenStoreProblems(input: SetupCheckInput, production: boolean): SetupProblem[] {
+  const problems: SetupProblem[] = [];
+  if (input.tokenStore instanceof RedisTokenStore && input.tokenStore.storesPlaintext) {
+    problems.push({
+      check: 'plaintext-token-store',
+      severity: production ? 'error' : 'warning',
+      message:
+        'RedisTokenStore has no `encryptionKeys`: refresh tokens sit in Redis in the clear, readable by anyone who can read Redis or its backups. ' +
+        `Give it \`encryptionKeys: [{ id: 'k1', key }]\` (${MAKE_A_KEY}).`,
+    });
+  }
+  (input.encryptionKeys ?? []).forEach(({ id, key }) => {
+    const bytes = decodeEncryptionKey(key);
+    const problem = bytes === undefined ? 'it is not 32 bytes' : keyPatternProblem(bytes);
+    if (problem === undefined) return;
+    problems.push({
+      check: 'patterned-encryption-key',
+      severity: 'error',
+      message: `The encryption key "${id.replace(/[^A-Za-z0-9._-]/g, '')}" is not a random 32-byte key (${problem}); ${MAKE_A_KEY}.`,
+    });
+  });
+  return problems;
+}
+
 /**
  * Checks the setup around the package once at start: express-session's `secret` and `resave`,
- * a Secure cookie without `trust proxy`, connect-redis 9+ given ioredis, and Redis's eviction
- * policy. Warnings go to `warn` (each once); errors throw one TypeError naming every fix. Resolves
+ * a Secure cookie without `trust proxy`, connect-redis 9+ given ioredis, Redis's eviction
+ * policy, a token store keeping tokens in the clear and a patterned encryption key. Warnings go to `warn` (each once); errors throw one TypeError naming every fix. Resolves
  * every problem found. Call it after configuring the app, before listening:
  * `await checkSetup({ app, session: sessionOptions, redis })`.
  */
@@ -255,6 +296,7 @@ export async function checkSetup(input: SetupCheckInput): Promise<SetupProblem[]
       ...connectRedisProblems(session),
     );
   }
+  problems.push(...tokenStoreProblems(input, production));
   if (input.redis !== undefined) problems.push(...(await redisProblems(input.redis)));
 
   const warn = input.warn ?? defaultWarn;

@@ -86,6 +86,10 @@ export const STORE_OPERATIONS = [
   'claimOnce',
   'sessionsOf',
   'deletePlayer',
+  'extendLock',
+  'holdBackRefreshes',
+  'refreshHeldBackMs',
+  'touch',
   'countInWindow',
 ] as const;
 export type StoreOperation = (typeof STORE_OPERATIONS)[number];

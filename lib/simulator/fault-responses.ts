@@ -47,6 +47,15 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
       sendBody(res, fault.status, 'text/plain;charset=UTF-8', text, headers);
       return;
     }
+    case 'throttle':
+      // What a rate-limited OAuth server sends: 429, Retry-After, an RFC 6749 error body.
+      sendJson(
+        res,
+        429,
+        { error: 'temporarily_unavailable', error_description: 'Too many requests.' },
+        { 'Retry-After': String(fault.retryAfterSeconds) },
+      );
+      return;
     case 'html':
       sendBody(res, 200, 'text/html;charset=UTF-8', HTML_PAGE);
       return;

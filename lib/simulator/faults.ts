@@ -9,6 +9,8 @@ export type SimulatorFault =
   | { kind: 'latency'; ms: number }
   /** This HTTP status with a short text/plain body (and `Retry-After` when given); the request is not processed. */
   | { kind: 'status'; status: number; retryAfterSeconds?: number }
+  /** 429 with `Retry-After: retryAfterSeconds` and an OAuth `temporarily_unavailable` body: a platform throttling us. */
+  | { kind: 'throttle'; retryAfterSeconds: number }
   /** 200 with an HTML page, as a captive portal or a login wall would send. */
   | { kind: 'html' }
   /** 200 `application/json` whose body is not JSON (cut off mid-object). */
@@ -58,6 +60,10 @@ const faultSchema = z.discriminatedUnion(
       status: count('an HTTP status from 200 to 599').min(200).max(599),
       retryAfterSeconds: count('0 or more').min(0).optional(),
     }),
+    z.strictObject({
+      kind: z.literal('throttle'),
+      retryAfterSeconds: count('0 or more').min(0),
+    }),
     z.strictObject({ kind: z.literal('html') }),
     z.strictObject({ kind: z.literal('malformed-json') }),
     z.strictObject({ kind: z.literal('empty') }),
@@ -94,7 +100,7 @@ const faultSchema = z.discriminatedUnion(
   ],
   {
     error:
-      'must be one of latency, status, html, malformed-json, empty, error-body-200, oversized, hang, slow-body, reset, redirect, field',
+      'must be one of latency, status, throttle, html, malformed-json, empty, error-body-200, oversized, hang, slow-body, reset, redirect, field',
   },
 );
 

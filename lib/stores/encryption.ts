@@ -1,9 +1,12 @@
 // Encryption of token records at rest: AES-256-GCM under a ring of named keys. The first key seals
 // new writes, every key opens; the caller binds each ciphertext to its Redis key through the AAD.
+// Each seal uses its own key, derived from the ring key by HKDF with a random salt kept in the
+// record, so the 2^32-seals-per-key limit of random GCM nonces is never approached.
 import {
   createCipheriv,
   createDecipheriv,
   createSecretKey,
+  hkdfSync,
   randomBytes,
   type KeyObject,
 } from 'node:crypto';
@@ -23,6 +26,11 @@ const ALGORITHM = 'aes-256-gcm';
 const KEY_BYTES = 32;
 const NONCE_BYTES = 12; // 96 bits: the GCM nonce size that needs no extra hashing
 const TAG_BYTES = 16;
+const SALT_BYTES = 16;
+/** HKDF `info`: names what the derived key is for, so it can never serve another purpose. */
+const HKDF_INFO = Buffer.from('express-platform-login record key v1', 'latin1');
+/** Fewer distinct bytes than this in 32 is not random (32 random bytes have ~30 distinct values). */
+const MIN_DISTINCT_KEY_BYTES = 16;
 const SEPARATOR = 0x7c; // '|'
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
@@ -37,11 +45,28 @@ export function decodeEncryptionKey(key: unknown): Buffer | undefined {
   return bytes?.length === KEY_BYTES ? bytes : undefined;
 }
 
+/**
+ * Why 32 key bytes are obviously not random (one byte repeated, very few distinct bytes, a counting
+ * sequence), or `undefined` when they look random. Such a key is refused whatever the environment.
+ */
+export function keyPatternProblem(bytes: Buffer): string | undefined {
+  if (new Set(bytes).size < MIN_DISTINCT_KEY_BYTES) return 'it repeats a few byte values';
+  const step = (bytes[1]! - bytes[0]! + 256) % 256;
+  if (bytes.every((byte, i) => i === 0 || (byte - bytes[i - 1]! + 256) % 256 === step)) {
+    return 'its bytes count up or down in equal steps';
+  }
+  return undefined;
+}
+
+/** How to make a good key, for messages. */
+export const MAKE_A_KEY =
+  "make one with `openssl rand -base64 32` or `crypto.randomBytes(32).toString('base64')`";
+
 /** Seals and opens record payloads with a ring of AES-256-GCM keys. */
 export class RecordKeyRing {
-  readonly #keys = new Map<string, KeyObject>();
+  readonly #keys = new Map<string, { key: KeyObject; bytes: Buffer }>();
   readonly #sealingId: Buffer;
-  readonly #sealingKey: KeyObject;
+  readonly #sealingBytes: Buffer;
 
   /** Throws a `TypeError` naming `encryptionKeys` when a key is not 32 bytes or an id is bad. */
   constructor(keys: readonly EncryptionKey[]) {
@@ -64,11 +89,18 @@ export class RecordKeyRing {
             "(e.g. `crypto.randomBytes(32).toString('base64')`).",
         );
       }
-      this.#keys.set(id, createSecretKey(Buffer.from(bytes)));
+      const pattern = keyPatternProblem(bytes);
+      if (pattern !== undefined) {
+        throw new TypeError(
+          `\`encryptionKeys[${index}].key\` is not random (${pattern}); ${MAKE_A_KEY}.`,
+        );
+      }
+      const copy = Buffer.from(bytes);
+      this.#keys.set(id, { key: createSecretKey(copy), bytes: copy });
     });
     const first = keys[0]!;
     this.#sealingId = Buffer.from(`${first.id}|`, 'latin1');
-    this.#sealingKey = this.#keys.get(first.id)!;
+    this.#sealingBytes = this.#keys.get(first.id)!.bytes;
   }
 
   /** Id of the key that seals new writes (the first of the ring). */
@@ -76,26 +108,41 @@ export class RecordKeyRing {
     return this.#sealingId.toString('latin1', 0, this.#sealingId.length - 1);
   }
 
-  /** `<key id>|<nonce><ciphertext><tag>`, with `aad` authenticated but not stored. */
+  /**
+   * `<key id>|<salt><nonce><ciphertext><tag>`, sealed under HKDF-SHA256(ring key, salt), with
+   * `aad` authenticated but not stored.
+   */
   seal(plaintext: Buffer, aad: Buffer): Buffer {
+    const salt = randomBytes(SALT_BYTES);
     const nonce = randomBytes(NONCE_BYTES);
-    const cipher = createCipheriv(ALGORITHM, this.#sealingKey, nonce, {
+    const cipher = createCipheriv(ALGORITHM, deriveKey(this.#sealingBytes, salt), nonce, {
       authTagLength: TAG_BYTES,
     });
     cipher.setAAD(aad);
     const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-    return Buffer.concat([this.#sealingId, nonce, ciphertext, cipher.getAuthTag()]);
+    return Buffer.concat([this.#sealingId, salt, nonce, ciphertext, cipher.getAuthTag()]);
   }
 
-  /** Opens what {@link seal} produced under the same `aad`; never throws. */
-  open(sealed: Buffer, aad: Buffer): { plaintext: Buffer } | { failure: OpenFailure } {
+  /**
+   * Opens what {@link seal} produced under the same `aad` (`derived`: with a salt, as `seal`
+   * writes now; otherwise the older form sealed under the ring key itself); never throws.
+   */
+  open(
+    sealed: Buffer,
+    aad: Buffer,
+    derived = true,
+  ): { plaintext: Buffer } | { failure: OpenFailure } {
     const end = sealed.indexOf(SEPARATOR);
     if (end < 1 || end > 32) return { failure: 'decrypt' };
-    const key = this.#keys.get(sealed.toString('latin1', 0, end));
-    if (key === undefined) return { failure: 'unknown_key' };
-    const nonceStart = end + 1;
+    const ringKey = this.#keys.get(sealed.toString('latin1', 0, end));
+    if (ringKey === undefined) return { failure: 'unknown_key' };
+    const saltBytes = derived ? SALT_BYTES : 0;
+    const nonceStart = end + 1 + saltBytes;
     const tagStart = sealed.length - TAG_BYTES;
     if (tagStart < nonceStart + NONCE_BYTES) return { failure: 'decrypt' };
+    const key = derived
+      ? deriveKey(ringKey.bytes, sealed.subarray(end + 1, nonceStart))
+      : ringKey.key;
     try {
       const decipher = createDecipheriv(
         ALGORITHM,
@@ -111,4 +158,9 @@ export class RecordKeyRing {
       return { failure: 'decrypt' };
     }
   }
+}
+
+/** The per-record AES key: HKDF-SHA256 of the ring key with the record's salt. */
+function deriveKey(ringKey: Buffer, salt: Buffer): KeyObject {
+  return createSecretKey(Buffer.from(hkdfSync('sha256', ringKey, salt, HKDF_INFO, KEY_BYTES)));
 }

@@ -8,7 +8,7 @@ import {
   type PlatformMetrics,
   type StoreOperation as Operation,
 } from '../observability/metrics';
-import type { PutOptions, TokenStore, WindowCount } from '../core/token-store';
+import type { DeleteOptions, PutOptions, TokenStore, WindowCount } from '../core/token-store';
 import type { TokenRecord } from '../core/token-record';
 import { isNoopInstrument } from '../observability/noop-instrument';
 
@@ -32,6 +32,11 @@ const ERROR_COUNT = Object.fromEntries(
 const MS_PER_SECOND = 1000;
 
 export class InstrumentedTokenStore implements TokenStore {
+  // The recommended methods exist here only when the wrapped store has them: callers test for them.
+  readonly extendLock?: TokenStore['extendLock'];
+  readonly holdBackRefreshes?: TokenStore['holdBackRefreshes'];
+  readonly refreshHeldBackMs?: TokenStore['refreshHeldBackMs'];
+  readonly touch?: TokenStore['touch'];
   /** Without a metrics SDK every instrument is a no-op: then reads are not even timed. */
   readonly #timeReads: boolean;
 
@@ -39,6 +44,25 @@ export class InstrumentedTokenStore implements TokenStore {
     readonly inner: TokenStore,
     private readonly metrics: PlatformMetrics,
   ) {
+    const { extendLock, holdBackRefreshes, refreshHeldBackMs, touch } = inner;
+    if (extendLock !== undefined) {
+      this.extendLock = (sessionId, owner, ttlMs) =>
+        this.timed('extendLock', () => extendLock.call(inner, sessionId, owner, ttlMs));
+    }
+    if (holdBackRefreshes !== undefined) {
+      this.holdBackRefreshes = (sessionId, version, ttlMs) =>
+        this.timed('holdBackRefreshes', () =>
+          holdBackRefreshes.call(inner, sessionId, version, ttlMs),
+        );
+    }
+    if (refreshHeldBackMs !== undefined) {
+      this.refreshHeldBackMs = (sessionId, version) =>
+        this.timed('refreshHeldBackMs', () => refreshHeldBackMs.call(inner, sessionId, version));
+    }
+    if (touch !== undefined) {
+      this.touch = (sessionId, openId, ttlMs) =>
+        this.timed('touch', () => touch.call(inner, sessionId, openId, ttlMs));
+    }
     this.#timeReads = !isNoopInstrument(metrics.storeDuration);
     // Only when the inner store has it, so that callers can test for it.
     if (typeof inner.getCached === 'function') {
@@ -97,7 +121,7 @@ export class InstrumentedTokenStore implements TokenStore {
   put(sessionId: string, record: TokenRecord, options: PutOptions): Promise<boolean> {
     return this.timed('put', () => this.inner.put(sessionId, record, options));
   }
-  delete(sessionId: string, options?: { expectedVersion?: number }): Promise<boolean> {
+  delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
     return this.timed('delete', () => this.inner.delete(sessionId, options));
   }
   acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined> {

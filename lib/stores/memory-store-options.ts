@@ -5,8 +5,10 @@ import { parseOptions, type SameOptions } from '../util/parse-options';
 /** Options of `new MemoryTokenStore(options)`. */
 export interface MemoryTokenStoreOptions {
   /**
-   * Most records kept (and, separately, most locks, code claims and counters); when full, the oldest
-   * written entry is dropped. Defaults to `10000`.
+   * Most records kept (and, separately, most locks, code claims and counters). When the records are
+   * full the oldest written goes; when the claims are full (and none has expired) a new claim is
+   * refused with `StoreUnavailableError` (the entry answers 503 `store_unavailable`), since
+   * dropping an unexpired claim would let a code be sent twice. Defaults to `10000`.
    */
   maxEntries?: number;
 }

@@ -2,7 +2,8 @@
 // RedisTokenStore. Bounded in size; expiry is checked when an entry is read, so no timer runs.
 import { randomBytes } from 'node:crypto';
 import type { TokenRecord } from '../core/token-record';
-import type { PutOptions, TokenStore, WindowCount } from '../core/token-store';
+import type { DeleteOptions, PutOptions, TokenStore, WindowCount } from '../core/token-store';
+import { StoreUnavailableError } from '../errors';
 import {
   checkClaimKey,
   checkCount,
@@ -54,6 +55,36 @@ class ExpiringMap<T> {
     }
   }
 
+  /** Sets `key` only when the map has room (after dropping expired entries); `false` when full. */
+  setIfRoom(key: string, value: T, ttlMs: number): boolean {
+    if (this.#entries.size >= this.#maxEntries && !this.#entries.has(key)) {
+      // Oldest written first: entries of one lifetime expire in this order, so the scan stops early.
+      const now = Date.now();
+      for (const [oldKey, entry] of this.#entries) {
+        if (entry.expiresAt > now) break;
+        this.#entries.delete(oldKey);
+        this.#onRemove?.(oldKey, entry.value);
+      }
+      if (this.#entries.size >= this.#maxEntries) return false;
+    }
+    this.set(key, value, ttlMs);
+    return true;
+  }
+
+  /** Gives an unexpired entry `ttlMs` more from now; `false` when there is none. */
+  expire(key: string, ttlMs: number): boolean {
+    const entry = this.#entries.get(key);
+    if (entry === undefined || entry.expiresAt <= Date.now()) return false;
+    entry.expiresAt = Date.now() + ttlMs;
+    return true;
+  }
+
+  /** Milliseconds left of an entry; 0 when there is none. */
+  ttlOf(key: string): number {
+    const entry = this.#entries.get(key);
+    return entry === undefined ? 0 : Math.max(0, entry.expiresAt - Date.now());
+  }
+
   delete(key: string): boolean {
     const entry = this.#entries.get(key);
     if (entry === undefined) return false;
@@ -93,6 +124,7 @@ export class MemoryTokenStore implements TokenStore {
   readonly #locks: ExpiringMap<string>;
   readonly #claims: ExpiringMap<true>;
   readonly #counters: ExpiringMap<{ count: number; endsAt: number }>;
+  readonly #holds: ExpiringMap<number>;
   /** Session ids by player, for sessionsOf/deletePlayer; pruned against #records when read. */
   readonly #players = new Map<string, Set<string>>();
 
@@ -105,6 +137,7 @@ export class MemoryTokenStore implements TokenStore {
     this.#locks = new ExpiringMap(maxEntries);
     this.#claims = new ExpiringMap(maxEntries);
     this.#counters = new ExpiringMap(maxEntries);
+    this.#holds = new ExpiringMap(maxEntries);
   }
 
   /** Reads the record of a session (a copy); `undefined` when there is none or it expired. */
@@ -170,7 +203,7 @@ export class MemoryTokenStore implements TokenStore {
   }
 
   /** Deletes the record, with `expectedVersion` only while it still has that version. */
-  async delete(sessionId: string, options?: { expectedVersion?: number }): Promise<boolean> {
+  async delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
     checkSessionId(sessionId);
     const expectedVersion = options?.expectedVersion;
     checkExpectedVersion(expectedVersion);
@@ -197,12 +230,45 @@ export class MemoryTokenStore implements TokenStore {
     return this.#locks.delete(sessionId);
   }
 
-  /** Claims `key` once for `ttlMs`; `false` when it was claimed before and has not expired. */
+  /** Gives the lock `ttlMs` more only if `owner` still holds it. */
+  async extendLock(sessionId: string, owner: string, ttlMs: number): Promise<boolean> {
+    checkSessionId(sessionId);
+    const lockTtlMs = ttlMilliseconds(ttlMs);
+    return this.#locks.get(sessionId) === owner && this.#locks.expire(sessionId, lockTtlMs);
+  }
+
+  /** Records that version `version` of this session's record is not refreshed for `ttlMs`. */
+  async holdBackRefreshes(sessionId: string, version: number, ttlMs: number): Promise<void> {
+    checkSessionId(sessionId);
+    this.#holds.set(sessionId, version, ttlMilliseconds(ttlMs));
+  }
+
+  /** Milliseconds left of a hold on `version` set by holdBackRefreshes; 0 when none. */
+  async refreshHeldBackMs(sessionId: string, version: number): Promise<number> {
+    checkSessionId(sessionId);
+    return this.#holds.get(sessionId) === version ? this.#holds.ttlOf(sessionId) : 0;
+  }
+
+  /** Gives the record `ttlMs` more to live from now. */
+  async touch(sessionId: string, _openId: string, ttlMs: number): Promise<boolean> {
+    checkSessionId(sessionId);
+    return this.#records.expire(sessionId, ttlMilliseconds(ttlMs));
+  }
+
+  /**
+   * Claims `key` once for `ttlMs`; `false` when it was claimed before and has not expired. Rejects
+   * with `StoreUnavailableError` when `maxEntries` unexpired claims are held: an unexpired claim
+   * is never dropped to make room, since that would let its code be sent a second time.
+   */
   async claimOnce(key: string, ttlMs: number): Promise<boolean> {
     checkClaimKey(key);
     const claimTtlMs = ttlMilliseconds(ttlMs);
     if (this.#claims.get(key) !== undefined) return false;
-    this.#claims.set(key, true, claimTtlMs);
+    if (!this.#claims.setIfRoom(key, true, claimTtlMs)) {
+      throw new StoreUnavailableError(
+        'MemoryTokenStore holds `maxEntries` unexpired one-time claims and refuses new ones until some expire (a flood of made-up entry codes?).',
+      );
+    }
     return true;
   }
 
@@ -225,6 +291,7 @@ export class MemoryTokenStore implements TokenStore {
     this.#locks.clear();
     this.#claims.clear();
     this.#counters.clear();
+    this.#holds.clear();
     this.#players.clear();
   }
 }

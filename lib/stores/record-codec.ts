@@ -5,8 +5,10 @@ import type { TokenRecord } from '../core/token-record';
 
 /** Body mark of a record stored in the clear. */
 export const PLAIN_MARK = 0x70; // 'p'
-/** Body mark of a record sealed with AES-256-GCM (see encryption.ts). */
+/** Body mark of a record sealed with AES-256-GCM under a ring key itself (older records; still read). */
 export const SEALED_MARK = 0x65; // 'e'
+/** Body mark of a record sealed with AES-256-GCM under a per-record key derived by HKDF (see encryption.ts). */
+export const SEALED_DERIVED_MARK = 0x6b; // 'k'
 
 const SEPARATOR = 0x7c; // '|'
 const MAX_VERSION_DIGITS = 16; // Number.MAX_SAFE_INTEGER has 16 digits

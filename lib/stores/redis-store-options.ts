@@ -3,7 +3,13 @@
 import { z } from 'zod';
 import type { Cluster, Redis } from 'ioredis';
 import type { SameOptions } from '../util/parse-options';
-import { decodeEncryptionKey, KEY_ID_PATTERN, type EncryptionKey } from './encryption';
+import {
+  decodeEncryptionKey,
+  KEY_ID_PATTERN,
+  keyPatternProblem,
+  MAKE_A_KEY,
+  type EncryptionKey,
+} from './encryption';
 
 /** Duck-typed so that a second copy of ioredis in node_modules (or v6) is accepted too. */
 const isIoredisClient = (value: unknown): value is Redis | Cluster =>
@@ -17,10 +23,17 @@ const encryptionKeySchema = z.strictObject({
   id: z.string().regex(KEY_ID_PATTERN, {
     error: 'must be 1–32 characters of A–Z, a–z, 0–9, ".", "_" or "-"',
   }),
-  key: z.custom<Buffer | string>((value) => decodeEncryptionKey(value) !== undefined, {
-    error:
-      "must be exactly 32 bytes, as a Buffer or a base64 string (e.g. crypto.randomBytes(32).toString('base64'))",
-  }),
+  key: z
+    .custom<Buffer | string>((value) => decodeEncryptionKey(value) !== undefined, {
+      error:
+        "must be exactly 32 bytes, as a Buffer or a base64 string (e.g. crypto.randomBytes(32).toString('base64'))",
+    })
+    .superRefine((value, context) => {
+      const problem = keyPatternProblem(decodeEncryptionKey(value)!);
+      if (problem !== undefined) {
+        context.addIssue({ code: 'custom', message: `is not random (${problem}); ${MAKE_A_KEY}` });
+      }
+    }),
 });
 
 /** Options of `new RedisTokenStore(options)`. */
@@ -42,9 +55,16 @@ export interface RedisTokenStoreOptions {
   /**
    * Turns encryption at rest on. The first key seals new writes; every key opens records, so a new
    * key goes first and the old one stays second until records have been rewritten or expired.
-   * Defaults to none (records stored in the clear).
+   * Keys that are obviously not random (one byte repeated, few distinct bytes) are refused.
+   * Defaults to none (records stored in the clear), which `NODE_ENV=production` refuses unless
+   * `allowPlaintextTokens` is `true`.
    */
   encryptionKeys?: EncryptionKey[];
+  /**
+   * `true`: store refresh and access tokens in the clear even under `NODE_ENV=production` (for an
+   * app whose Redis is itself encrypted and access-controlled). Defaults to `false`.
+   */
+  allowPlaintextTokens?: boolean;
 }
 
 /** The schema of {@link RedisTokenStoreOptions}; its fields are documented there. */
@@ -74,6 +94,7 @@ export const redisTokenStoreOptionsSchema = z.strictObject({
       error: 'must not repeat a key id',
     })
     .optional(),
+  allowPlaintextTokens: z.boolean({ error: 'must be true or false' }).default(false),
 });
 
 const _documented: SameOptions<

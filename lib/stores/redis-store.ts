@@ -6,13 +6,20 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { hashOpenId, hashSessionId } from '../core/hash';
 import type { TokenRecord } from '../core/token-record';
-import type { PutOptions, TokenStore, TokenStoreEvents, WindowCount } from '../core/token-store';
+import type {
+  DeleteOptions,
+  PutOptions,
+  TokenStore,
+  TokenStoreEvents,
+  WindowCount,
+} from '../core/token-store';
 import { RecordKeyRing } from './encryption';
 import {
   decodeRecordPayload,
   encodeRecordPayload,
   frameStoredValue,
   PLAIN_MARK,
+  SEALED_DERIVED_MARK,
   SEALED_MARK,
   splitStoredValue,
   versionPrefix,
@@ -22,6 +29,8 @@ import { redisTokenStoreOptionsSchema, type RedisTokenStoreOptions } from './red
 import {
   COUNT_IN_WINDOW,
   DELETE_IF_VERSION,
+  EXTEND_IF_OWNER,
+  HELD_BACK_MS,
   INDEX_SESSION,
   PUT_IF_VERSION,
   RELEASE_IF_OWNER,
@@ -43,9 +52,13 @@ const isNoScriptError = (error: unknown): boolean =>
 /**
  * Token store in Redis, shared by every process of the service.
  *
- * Keys: `<prefix>{<hash of the session id>}:t` holds the record and `…:l` the refresh lock (the
- * hash tag puts both in one Cluster slot; the raw session id never reaches Redis); code claims
- * live at `<prefix>c:<key>`, counters (failed entries per client address) at `<prefix>n:<key>`. A record expires with its TTL, capped by `maxRecordTtlSeconds`.
+ * Keys: `<prefix>{<hash of the session id>}:t` holds the record, `…:l` the refresh lock and `…:r`
+ * a hold on refreshes (the platform's Retry-After); the hash tag puts them in one Cluster slot and
+ * the raw session id never reaches Redis. `<prefix>p:{<hash of the openId>}` indexes a player's
+ * sessions (`…:g` counts their log-outs-everywhere); code claims live at `<prefix>c:<key>`,
+ * counters (failed entries per client address) at `<prefix>n:<key>`. A
+ * record expires with its TTL (its session's lifetime at most), capped by `maxRecordTtlSeconds`;
+ * the index expires with its longest-lived record.
  *
  * Every call fails with `StoreUnavailableError` after `operationTimeoutMs`, whatever the client
  * does. So that the client itself does not pile up commands or give up for good while Redis is
@@ -59,9 +72,12 @@ const isNoScriptError = (error: unknown): boolean =>
  * For `new Cluster(nodes, { redisOptions: { … } })` put these in `redisOptions`; for Sentinel
  * add them beside `sentinels`. The store never closes the client.
  *
- * With `encryptionKeys`, a record is sealed with AES-256-GCM under the first key, its additional
- * authenticated data being its own Redis key and version: a record copied under another session's
- * key does not open. A record that does not open or parse reads as absent and is reported with the
+ * With `encryptionKeys`, a record is sealed with AES-256-GCM under a key derived (HKDF-SHA256, a
+ * random 16-byte salt stored in the record) from the first key, its additional authenticated data
+ * being its own Redis key and version: a record copied under another session's key does not open,
+ * and no single AES key seals more than one record version, so GCM's nonce budget is never near.
+ * Under `NODE_ENV=production` a store without `encryptionKeys` is refused unless
+ * `allowPlaintextTokens: true` says the app means it. A record that does not open or parse reads as absent and is reported with the
  * `unreadable` event (`{ sessionHash, reason }`). To rotate keys, first deploy the new key in second
  * place everywhere, then move it first; drop the old key after `maxRecordTtlSeconds`.
  * Turning encryption on logs every player out once: records stored in the clear no longer read.
@@ -82,6 +98,22 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     this.#timeoutMs = config.operationTimeoutMs;
     this.#maxTtlMs = config.maxRecordTtlSeconds * 1000;
     this.#keyRing = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
+    if (
+      this.#keyRing === undefined &&
+      process.env.NODE_ENV === 'production' &&
+      !config.allowPlaintextTokens
+    ) {
+      throw new TypeError(
+        'RedisTokenStore: under NODE_ENV=production `encryptionKeys` is required, so that refresh ' +
+          'tokens are not stored in the clear (make a key with `openssl rand -base64 32`). Set ' +
+          '`allowPlaintextTokens: true` to store them in the clear anyway.',
+      );
+    }
+  }
+
+  /** True when records are stored in the clear (no `encryptionKeys`). */
+  get storesPlaintext(): boolean {
+    return this.#keyRing === undefined;
   }
 
   /** Reads the record of a session; `undefined` when there is none or it cannot be read. */
@@ -102,31 +134,64 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     const key = this.#recordKey(sessionHash);
     // The player's index is written first: a member whose record never got written is pruned
     // later, while a record missing from the index would escape logoutPlayer().
-    const now = Date.now();
-    await this.#script(INDEX_SESSION, this.#playerKey(record.openId), [
-      String(now + ttlMs),
-      sessionHash,
-      String(now),
-    ]);
+    const generation = await this.#index(record.openId, sessionHash, ttlMs);
     const expected = options.expectedVersion === null ? '' : versionPrefix(options.expectedVersion);
     const written = await this.#script(PUT_IF_VERSION, key, [
       expected,
       this.#encode(record, key),
       String(ttlMs),
     ]);
-    return written === 1;
+    if (written !== 1) return false;
+    // A new login that a logoutPlayer() overtook (its generation moved since the index was
+    // written) takes itself back: the log-out may have scanned the index before this record existed.
+    if (options.expectedVersion === null) {
+      const now = await withDeadline(
+        this.#redis.get(this.#generationKey(record.openId)),
+        this.#timeoutMs,
+        'a login check',
+      );
+      if ((now ?? '0') !== generation) {
+        await this.delete(sessionId, { expectedVersion: record.version, openId: record.openId });
+        return false;
+      }
+    }
+    return true;
   }
 
-  /** Deletes the record, with `expectedVersion` only while it still has that version. */
-  async delete(sessionId: string, options?: { expectedVersion?: number }): Promise<boolean> {
+  /** Indexes the session under its player until `ttlMs` from now; resolves the logout generation. */
+  async #index(openId: string, sessionHash: string, ttlMs: number): Promise<string> {
+    const now = Date.now();
+    const playerKey = this.#playerKey(openId);
+    const generation = await this.#script(
+      INDEX_SESSION,
+      [playerKey, this.#generationKey(openId)],
+      [String(now + ttlMs), sessionHash, String(now)],
+    );
+    return String(generation);
+  }
+
+  /**
+   * Deletes the record, with `expectedVersion` only while it still has that version; with
+   * `openId`, its entry in the player's index goes too.
+   */
+  async delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
     checkSessionId(sessionId);
     const expectedVersion = options?.expectedVersion;
     checkExpectedVersion(expectedVersion);
-    const key = this.#recordKey(hashSessionId(sessionId));
+    const sessionHash = hashSessionId(sessionId);
+    const key = this.#recordKey(sessionHash);
     const deleted =
       expectedVersion === undefined
         ? await withDeadline(this.#redis.del(key), this.#timeoutMs, 'a delete')
         : await this.#script(DELETE_IF_VERSION, key, [versionPrefix(expectedVersion)]);
+    const openId = options?.openId;
+    if (deleted === 1 && typeof openId === 'string' && openId.length > 0) {
+      await withDeadline(
+        this.#redis.zrem(this.#playerKey(openId), sessionHash),
+        this.#timeoutMs,
+        'a delete',
+      );
+    }
     return deleted === 1;
   }
 
@@ -152,6 +217,52 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
       owner,
     ]);
     return released === 1;
+  }
+
+  /** Gives the lock `ttlMs` more only if `owner` still holds it (owner-checked PEXPIRE). */
+  async extendLock(sessionId: string, owner: string, ttlMs: number): Promise<boolean> {
+    checkSessionId(sessionId);
+    if (typeof owner !== 'string' || owner.length === 0) return false;
+    const extended = await this.#script(EXTEND_IF_OWNER, this.#lockKey(hashSessionId(sessionId)), [
+      owner,
+      String(ttlMilliseconds(ttlMs)),
+    ]);
+    return extended === 1;
+  }
+
+  /** Records that no process may refresh version `version` of this session's record for `ttlMs`. */
+  async holdBackRefreshes(sessionId: string, version: number, ttlMs: number): Promise<void> {
+    checkSessionId(sessionId);
+    checkExpectedVersion(version);
+    const key = this.#holdKey(hashSessionId(sessionId));
+    await withDeadline(
+      this.#redis.set(key, String(version), 'PX', ttlMilliseconds(ttlMs)),
+      this.#timeoutMs,
+      'a refresh hold',
+    );
+  }
+
+  /** Milliseconds left of a hold on `version` set by holdBackRefreshes; 0 when none. */
+  async refreshHeldBackMs(sessionId: string, version: number): Promise<number> {
+    checkSessionId(sessionId);
+    checkExpectedVersion(version);
+    const key = this.#holdKey(hashSessionId(sessionId));
+    return Number(await this.#script(HELD_BACK_MS, key, [String(version)]));
+  }
+
+  /** Gives the record and its index entry `ttlMs` more to live from now, without rewriting it. */
+  async touch(sessionId: string, openId: string, ttlMs: number): Promise<boolean> {
+    checkSessionId(sessionId);
+    const lifetimeMs = Math.min(ttlMilliseconds(ttlMs), this.#maxTtlMs);
+    const sessionHash = hashSessionId(sessionId);
+    const extended = await withDeadline(
+      this.#redis.pexpire(this.#recordKey(sessionHash), lifetimeMs),
+      this.#timeoutMs,
+      'a touch',
+    );
+    if (extended !== 1) return false;
+    await this.#index(openId, sessionHash, lifetimeMs);
+    return true;
   }
 
   /** Claims `key` once for `ttlMs` (SET NX PX). Pass a hash (e.g. `hashCode(code)`), not a secret. */
@@ -184,6 +295,16 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
   /** Deletes every session record of the player (log out everywhere); resolves how many. */
   async deletePlayer(openId: string): Promise<number> {
     const indexKey = this.#playerKey(openId);
+    if (typeof openId === 'string' && openId.length > 0) {
+      // First: a login that indexed itself before this bump and writes its record after the scan
+      // below sees the new generation and takes itself back (see put).
+      const generationKey = this.#generationKey(openId);
+      await withDeadline(
+        this.#redis.multi().incr(generationKey).pexpire(generationKey, this.#maxTtlMs).exec(),
+        this.#timeoutMs,
+        'a player logout',
+      );
+    }
     const members = await this.#liveSessions(openId);
     // One DEL per record: on a Cluster the records live in different slots.
     const deleted = await withDeadline(
@@ -225,6 +346,14 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     return `${this.#prefix}p:{${hashOpenId(openId)}}`;
   }
 
+  #generationKey(openId: string): string {
+    return `${this.#playerKey(openId)}:g`;
+  }
+
+  #holdKey(sessionHash: string): string {
+    return `${this.#prefix}{${sessionHash}}:r`;
+  }
+
   #recordKey(sessionHash: string): string {
     return `${this.#prefix}{${sessionHash}}:t`;
   }
@@ -234,13 +363,18 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
   }
 
   /** EVALSHA, loading the script with EVAL when this server (or Cluster node) does not have it. */
-  #script(script: LuaScript, key: string, args: Array<string | Buffer>): Promise<unknown> {
+  #script(
+    script: LuaScript,
+    key: string | string[],
+    args: Array<string | Buffer>,
+  ): Promise<unknown> {
+    const keys = typeof key === 'string' ? [key] : key;
     const run = async (): Promise<unknown> => {
       try {
-        return await this.#redis.evalsha(script.sha, 1, key, ...args);
+        return await this.#redis.evalsha(script.sha, keys.length, ...keys, ...args);
       } catch (error) {
         if (!isNoScriptError(error)) throw error;
-        return await this.#redis.eval(script.source, 1, key, ...args);
+        return await this.#redis.eval(script.source, keys.length, ...keys, ...args);
       }
     };
     return withDeadline(run(), this.#timeoutMs, `the ${script.name} script`);
@@ -255,7 +389,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     const payload = encodeRecordPayload(record);
     if (this.#keyRing === undefined) return frameStoredValue(record.version, PLAIN_MARK, payload);
     const sealed = this.#keyRing.seal(payload, RedisTokenStore.#aad(key, record.version));
-    return frameStoredValue(record.version, SEALED_MARK, sealed);
+    return frameStoredValue(record.version, SEALED_DERIVED_MARK, sealed);
   }
 
   #decode(value: Buffer, key: string, sessionHash: string): TokenRecord | undefined {
@@ -264,13 +398,16 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     let payload: Buffer;
     if (this.#keyRing === undefined) {
       if (frame.mark !== PLAIN_MARK) {
-        return this.#unreadable(sessionHash, frame.mark === SEALED_MARK ? 'unknown_key' : 'parse');
+        const sealed = frame.mark === SEALED_MARK || frame.mark === SEALED_DERIVED_MARK;
+        return this.#unreadable(sessionHash, sealed ? 'unknown_key' : 'parse');
       }
       payload = frame.body;
     } else {
       // A record in the clear is refused too: anyone able to write to Redis could plant one.
-      if (frame.mark !== SEALED_MARK) return this.#unreadable(sessionHash, 'decrypt');
-      const opened = this.#keyRing.open(frame.body, RedisTokenStore.#aad(key, frame.version));
+      const derived = frame.mark === SEALED_DERIVED_MARK;
+      if (!derived && frame.mark !== SEALED_MARK) return this.#unreadable(sessionHash, 'decrypt');
+      const aad = RedisTokenStore.#aad(key, frame.version);
+      const opened = this.#keyRing.open(frame.body, aad, derived);
       if ('failure' in opened) return this.#unreadable(sessionHash, opened.failure);
       payload = opened.plaintext;
     }

@@ -69,10 +69,43 @@ return 0
 );
 
 /**
+ * Gives a lock more time only if the caller still owns it: a living holder keeps its short lock,
+ * a dead one's lock frees within one lifetime.
+ * KEYS[1] lock key; ARGV[1] the owner value; ARGV[2] time to live in milliseconds.
+ * Returns 1 when extended, else 0.
+ */
+export const EXTEND_IF_OWNER = script(
+  'extendIfOwner',
+  `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+`,
+);
+
+/**
+ * Milliseconds left of a hold on refreshing one version of a record; 0 when none (or when the hold
+ * is on another version: the record has changed since).
+ * KEYS[1] hold key; ARGV[1] the record version.
+ */
+export const HELD_BACK_MS = script(
+  'heldBackMs',
+  `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  local left = redis.call('PTTL', KEYS[1])
+  if left > 0 then return left end
+end
+return 0
+`,
+);
+
+/**
  * Adds a session to its player's index (a sorted set scored by record expiry), drops members that
- * expired, and keeps the index itself alive as long as its longest-lived member.
- * KEYS[1] index key; ARGV[1] expiry of the session's record (epoch ms); ARGV[2] session hash;
- * ARGV[3] now (epoch ms). Returns the number of members.
+ * expired, and keeps the index itself alive exactly as long as its longest-lived member.
+ * KEYS[1] index key; KEYS[2] the player's logout generation (same slot);
+ * ARGV[1] expiry of the session's record (epoch ms); ARGV[2] session hash; ARGV[3] now (epoch ms).
+ * Returns the player's logout generation ('0' when none), which a login compares after writing.
  */
 export const INDEX_SESSION = script(
   'indexSession',
@@ -81,7 +114,7 @@ redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 if last[2] then redis.call('PEXPIREAT', KEYS[1], last[2]) end
-return redis.call('ZCARD', KEYS[1])
+return redis.call('GET', KEYS[2]) or '0'
 `,
 );
 

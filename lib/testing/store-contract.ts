@@ -56,6 +56,12 @@ export interface TokenStoreContractOptions {
    * `entryFailureLimit` across processes. Defaults to `true`.
    */
   windowCounts?: boolean;
+  /**
+   * Also check the recommended methods (`extendLock`, `holdBackRefreshes`, `refreshHeldBackMs`,
+   * `touch`): short refresh locks, a platform `Retry-After` shared by all processes, and active
+   * sessions keeping their tokens. Defaults to `true`.
+   */
+  recommended?: boolean;
 }
 
 function globalTestFunctions(): ContractTestFunctions {
@@ -72,7 +78,8 @@ function globalTestFunctions(): ContractTestFunctions {
 
 /**
  * Declares the TokenStore contract tests where it is called (inside a `describe` of your own):
- * compare-and-set writes, expiry, locks, one-time claims, concurrency and the per-player index.
+ * compare-and-set writes, expiry, locks, one-time claims, concurrency, the recommended methods
+ * (lock renewal, refresh holds, touch) and the per-player index.
  * `getStore` is called in each test, so a store built in your `beforeAll` is seen. Records,
  * locks and claims use random keys; the expiry tests wait about half a second.
  *
@@ -274,6 +281,66 @@ export function tokenStoreContract(
     });
   });
 
+  if (options.recommended !== false) {
+    describe('recommended: extendLock, holdBackRefreshes, touch', () => {
+      test('the store has extendLock, holdBackRefreshes, refreshHeldBackMs and touch', async () => {
+        const store = getStore();
+        const hint = 'these are recommended: pass { recommended: false } to leave them out';
+        for (const method of [
+          'extendLock',
+          'holdBackRefreshes',
+          'refreshHeldBackMs',
+          'touch',
+        ] as const) {
+          assert.equal(typeof store[method], 'function', `no ${method}(); ${hint}`);
+        }
+      });
+
+      test('only the owner extends a lock, and an extended lock outlives its first lifetime', async () => {
+        const store = getStore();
+        const sessionId = newSessionId();
+        const owner = await store.acquireLock(sessionId, SHORT_TTL_MS);
+        assert.equal(await store.extendLock!(sessionId, 'someone-else', LONG_TTL_MS), false);
+        assert.equal(await store.extendLock!(sessionId, owner!, LONG_TTL_MS), true);
+        await sleep(PAST_SHORT_TTL_MS);
+        assert.equal(await store.acquireLock(sessionId, LONG_TTL_MS), undefined);
+        assert.equal(await store.releaseLock(sessionId, owner!), true);
+        // A lock that expired is not brought back by its former owner.
+        const lapsed = await store.acquireLock(sessionId, SHORT_TTL_MS);
+        await sleep(PAST_SHORT_TTL_MS);
+        assert.equal(await store.extendLock!(sessionId, lapsed!, LONG_TTL_MS), false);
+      });
+
+      test('a refresh hold applies to its record version, for its lifetime', async () => {
+        const store = getStore();
+        const sessionId = newSessionId();
+        assert.equal(await store.refreshHeldBackMs!(sessionId, 1), 0);
+        await store.holdBackRefreshes!(sessionId, 1, LONG_TTL_MS);
+        const left = await store.refreshHeldBackMs!(sessionId, 1);
+        assert.ok(left > LONG_TTL_MS - 5000, `a fresh hold has ${left} ms left`);
+        assert.ok(left <= LONG_TTL_MS, `a fresh hold has ${left} ms left`);
+        assert.equal(await store.refreshHeldBackMs!(sessionId, 2), 0);
+        await store.holdBackRefreshes!(sessionId, 2, SHORT_TTL_MS);
+        await sleep(PAST_SHORT_TTL_MS);
+        assert.equal(await store.refreshHeldBackMs!(sessionId, 2), 0);
+      });
+
+      test('touch gives an existing record a new lifetime, and a missing one none', async () => {
+        const store = getStore();
+        const sessionId = newSessionId();
+        const record = sampleRecord(1);
+        await putNew(sessionId, record, SHORT_TTL_MS);
+        assert.equal(await store.touch!(sessionId, record.openId, LONG_TTL_MS), true);
+        await sleep(PAST_SHORT_TTL_MS);
+        assert.deepEqual(await store.get(sessionId), record);
+        if (options.playerIndex !== false) {
+          assert.equal(await store.sessionsOf!(record.openId), 1);
+        }
+        assert.equal(await store.touch!(newSessionId(), record.openId, LONG_TTL_MS), false);
+      });
+    });
+  }
+
   describe('claimOnce', () => {
     test('a key is claimed once; other keys are independent; a claim expires', async () => {
       const key = `claim-${randomUUID()}`;
@@ -422,6 +489,18 @@ export function tokenStoreContract(
       assert.notEqual(await store.get(boSession), undefined);
       assert.equal(await store.sessionsOf!(ada), 0);
       assert.equal(await store.deletePlayer!(ada), 0);
+    });
+
+    test('a login after deletePlayer is kept; a record deleted with its openId leaves the index', async () => {
+      const store = getStore();
+      const ada = player();
+      await store.deletePlayer!(ada);
+      const [kept, gone] = [newSessionId(), newSessionId()];
+      assert.equal(await putNew(kept, sampleRecord(1, { openId: ada })), true);
+      assert.equal(await putNew(gone, sampleRecord(1, { openId: ada })), true);
+      assert.equal(await store.delete(gone, { openId: ada }), true);
+      assert.equal(await store.sessionsOf!(ada), 1);
+      assert.notEqual(await store.get(kept), undefined);
     });
   });
 }

@@ -140,7 +140,7 @@ describe('at the code exchange', () => {
 describe('at the refresh', () => {
   const ALL_FAULTS = FAULTS.map(([name, fault]) => [name, fault] as const);
 
-  test.each(ALL_FAULTS)(
+  test.each(ALL_FAULTS.filter(([, fault]) => fault.kind !== 'status' || fault.status !== 429))(
     'platform %s, access token expired: 503 platform_unavailable with Retry-After, tokens kept, served once it is back',
     async (_name, fault) => {
       // No cooldown after the failure, so the request after the outage tries again at once.
@@ -163,6 +163,36 @@ describe('at the refresh', () => {
     },
   );
 
+  test.each([
+    ['a 429 with its Retry-After', { kind: 'status', status: 429, retryAfterSeconds: 30 }],
+    [
+      'a throttle (429, OAuth body) with its Retry-After',
+      { kind: 'throttle', retryAfterSeconds: 30 },
+    ],
+  ] as const)(
+    "platform answering %s, access token expired: 503 with the platform's Retry-After; not called again before it ends",
+    async (_name, fault) => {
+      const { app, store } = await setUp({ refreshFailureCooldownSeconds: 0 });
+      const { cookie, sessionId } = await enter(app);
+      const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
+      sim.resetCalls();
+
+      sim.injectFault(fault, { grant: 'refresh_token' });
+      const res = await get(app, '/api/token', cookie);
+      expect([res.status, res.body]).toEqual([503, { error: 'platform_unavailable' }]);
+      expect(Number(res.headers['retry-after'])).toBe(30);
+      // Longer than maxRetryDelayMs: not retried by the client either.
+      expect(sim.calls.refresh_token).toBe(1);
+
+      sim.clearFaults();
+      const held = await get(app, '/api/token', cookie);
+      expect([held.status, held.body]).toEqual([503, { error: 'platform_unavailable' }]);
+      expect(Number(held.headers['retry-after'])).toBeGreaterThanOrEqual(29);
+      expect(sim.calls.refresh_token).toBe(1);
+      expect(await store.get(sessionId)).toEqual(before);
+    },
+  );
+
   test.each(ALL_FAULTS)(
     'platform %s, access token still valid: served with the current token, tokens kept',
     async (_name, fault) => {
@@ -182,7 +212,8 @@ describe('at the refresh', () => {
   );
 
   test('platform down (nothing listening): 503 platform_unavailable, tokens kept, served by a process that reaches it', async () => {
-    const { app, unreachable, store } = await setUp();
+    // No cooldown: with one, every process would hold back its refreshes for that long.
+    const { app, unreachable, store } = await setUp({ refreshFailureCooldownSeconds: 0 });
     const { cookie, sessionId } = await enter(app);
     const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
     const res = await get(unreachable, '/api/token', cookie);

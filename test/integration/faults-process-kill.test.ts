@@ -18,17 +18,11 @@ import {
 import { expiringIn, rewriteRecord } from '../helpers/records';
 import { waitUntil } from '../helpers/wait-until';
 
-/**
- * One attempt of at most 1 s and no retry: the refresh lock lives 1 s + 1 s = 2 s (see
- * platform-login.ts), short enough to wait for its expiry in a test.
- */
+/** One attempt of at most 1 s and no retry. */
 const LOGIN_OPTIONS = JSON.stringify({ tokenClient: { timeoutMs: 1000, refreshRetries: 0 } });
-const LOCK_TTL_MS = 2000;
-/**
- * A waiter gives up after waiting as long as the lock lives, so one that arrived the very moment
- * the holder took the lock could give up just as it expires. Arriving this much later, the
- * survivors' requests are sure to see the lock expire first and take over.
- */
+/** The refresh lock lives 5 s unless its living holder renews it (see platform-login.ts). */
+const LOCK_TTL_MS = 5000;
+/** The survivors' requests arrive a little after the kill, as players' next requests would. */
 const ARRIVE_AFTER_MS = 500;
 
 let sim: PlatformSimulator;

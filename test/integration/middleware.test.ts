@@ -128,7 +128,7 @@ describe('refresh before the handler', () => {
     expect((await store.get(sessionId))!.version).toBe(before.version + 1);
   });
 
-  test("the refresh lock outlives the client's slowest refresh, as the client's options make it", async () => {
+  test("the refresh lock lives 5 s, renewed by its holder; on a store that cannot renew it, it outlives the client's slowest refresh", async () => {
     const lockTtls: number[] = [];
     class RecordingStore extends MemoryTokenStore {
       override acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined> {
@@ -136,15 +136,21 @@ describe('refresh before the handler', () => {
         return super.acquireLock(sessionId, ttlMs);
       }
     }
-    const store = new RecordingStore();
     const tokenClient = { timeoutMs: 1500, refreshRetries: 1, maxRetryDelayMs: 700 };
-    const { app, login } = setUp({ store, tokenClient });
-    const { agent, sessionId } = await enter(app, sim);
-    await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
-    await agent.get('/api/me').expect(200);
-    // Two attempts timing out, one wait before the retry, and a second of margin.
-    expect(login.client.longestRefreshMs).toBe(1500 * 2 + 700);
-    expect(lockTtls).toEqual([1500 * 2 + 700 + 1000]);
+    const renewing = new RecordingStore();
+    // A store without extendLock (a studio's own, say): its lock must outlive a refresh alone.
+    const plain = new RecordingStore();
+    Object.defineProperty(plain, 'extendLock', { value: undefined });
+    for (const store of [renewing, plain]) {
+      const { app, login } = setUp({ store, tokenClient });
+      const { agent, sessionId } = await enter(app, sim);
+      await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
+      await agent.get('/api/me').expect(200);
+      // Two attempts timing out, one wait before the retry.
+      expect(login.client.longestRefreshMs).toBe(1500 * 2 + 700);
+    }
+    // The plain store's: that slowest refresh and a second of margin.
+    expect(lockTtls).toEqual([5000, 1500 * 2 + 700 + 1000]);
   });
 
   test('the skew is configurable', async () => {

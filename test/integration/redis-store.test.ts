@@ -211,7 +211,7 @@ describe('RedisTokenStore encryption at rest', () => {
       true,
     );
     const stored = (await redis.getBuffer(recordKey(sessionId)))!;
-    expect(stored.subarray(0, 6).toString('latin1')).toBe('2|ek2|');
+    expect(stored.subarray(0, 6).toString('latin1')).toBe('2|kk2|');
     expect(await rotated.get(sessionId)).toEqual(second);
     // A process still on the old ring cannot open it, and says why.
     expect(await store.get(sessionId)).toBeUndefined();

@@ -243,7 +243,7 @@ test('faults apply in order of injection, and clearFaults removes them all', asy
 test('a wrong fault is a TypeError that says what is allowed', () => {
   expect(() => simulator.injectFault({ kind: 'explode' } as never)).toThrow(TypeError);
   expect(() => simulator.injectFault({ kind: 'explode' } as never)).toThrow(
-    /latency, status, html/,
+    /latency, status, throttle, html/,
   );
   expect(() => simulator.injectFault({ kind: 'status', status: 99 })).toThrow(
     /`status`.*200 to 599/,

@@ -1,5 +1,5 @@
 // The AES-256-GCM key ring: sealing, opening, binding to the AAD, rotation and key checks.
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { RecordKeyRing } from '../../lib/stores/encryption';
 
 const key1 = randomBytes(32);
@@ -14,16 +14,36 @@ describe('RecordKeyRing', () => {
     const sealed = ring.seal(plaintext, aad);
     expect(sealed.includes(Buffer.from('access-token-value'))).toBe(false);
     expect(sealed.subarray(0, 3).toString()).toBe('k1|');
-    // id + separator + 12-byte nonce + ciphertext + 16-byte tag
-    expect(sealed.length).toBe(3 + 12 + plaintext.length + 16);
+    // id + separator + 16-byte HKDF salt + 12-byte nonce + ciphertext + 16-byte tag
+    expect(sealed.length).toBe(3 + 16 + 12 + plaintext.length + 16);
     expect(ring.open(sealed, aad)).toEqual({ plaintext });
   });
 
-  test('a fresh nonce per write: the same plaintext seals differently', () => {
+  test('a fresh salt (so a fresh key) and nonce per write: the same plaintext seals differently', () => {
     const a = ring.seal(plaintext, aad);
     const b = ring.seal(plaintext, aad);
     expect(a.equals(b)).toBe(false);
-    expect(a.subarray(3, 15).equals(b.subarray(3, 15))).toBe(false);
+    expect(a.subarray(3, 19).equals(b.subarray(3, 19))).toBe(false);
+    expect(a.subarray(19, 31).equals(b.subarray(19, 31))).toBe(false);
+  });
+
+  test('a record sealed under the ring key itself (the older form) still opens', () => {
+    const nonce = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key1, nonce, { authTagLength: 16 });
+    cipher.setAAD(aad);
+    const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    const old = Buffer.concat([Buffer.from('k1|'), nonce, body, cipher.getAuthTag()]);
+    expect(ring.open(old, aad, false)).toEqual({ plaintext });
+    // Read as the new form, the older record does not open (the salt would be wrong).
+    expect(ring.open(old, aad, true)).toEqual({ failure: 'decrypt' });
+  });
+
+  test.each([
+    ['one byte repeated', Buffer.alloc(32, 7)],
+    ['two byte values', Buffer.from('ab'.repeat(16))],
+    ['a counting sequence', Buffer.from(Array.from({ length: 32 }, (_, i) => i))],
+  ])('a key that is %s is refused, naming the fix', (_label, key) => {
+    expect(() => new RecordKeyRing([{ id: 'k1', key }])).toThrow(/not random.*openssl rand/);
   });
 
   test('another AAD (another Redis key or version) does not open', () => {

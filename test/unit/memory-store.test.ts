@@ -8,7 +8,7 @@ describe('MemoryTokenStore contract', () => {
   tokenStoreContract(() => store);
 });
 
-describe("a studio's own store without the optional per-player index", () => {
+describe("a studio's own store with the required methods only", () => {
   // What a studio writes: its own class, checked with the runner's functions passed in.
   const inner = new MemoryTokenStore();
   const store: TokenStore = {
@@ -23,6 +23,7 @@ describe("a studio's own store without the optional per-player index", () => {
     testFunctions: { describe, test: it },
     playerIndex: false,
     windowCounts: false,
+    recommended: false,
   });
 });
 
@@ -48,13 +49,26 @@ describe('MemoryTokenStore bounds and expiry', () => {
     const store = new MemoryTokenStore({ maxEntries: 2 });
     expect(await store.claimOnce('a', 60_000)).toBe(true);
     expect(await store.claimOnce('b', 60_000)).toBe(true);
-    expect(await store.claimOnce('c', 60_000)).toBe(true);
-    expect(await store.claimOnce('c', 60_000)).toBe(false);
-    // 'a' was the oldest and has been dropped.
-    expect(await store.claimOnce('a', 60_000)).toBe(true);
+    // Full: an unexpired claim is never dropped (a code could be sent twice); new ones are refused.
+    await expect(store.claimOnce('c', 60_000)).rejects.toMatchObject({
+      status: 503,
+      error: 'store_unavailable',
+    });
+    expect(await store.claimOnce('a', 60_000)).toBe(false);
+    expect(await store.claimOnce('b', 60_000)).toBe(false);
     const sessionIds = [newSessionId(), newSessionId(), newSessionId()];
     const [first] = await Promise.all(sessionIds.map((id) => store.acquireLock(id, 60_000)));
     expect(await store.releaseLock(sessionIds[0]!, first!)).toBe(false);
+  });
+
+  test('a full claim table takes new claims again once old ones expire', async () => {
+    jest.useFakeTimers({ now: 1_700_000_000_000 });
+    const store = new MemoryTokenStore({ maxEntries: 3 });
+    for (const key of ['a', 'b', 'c']) expect(await store.claimOnce(key, 1_000)).toBe(true);
+    await expect(store.claimOnce('d', 1_000)).rejects.toThrow(/maxEntries/);
+    jest.setSystemTime(1_700_000_001_000);
+    expect(await store.claimOnce('d', 1_000)).toBe(true);
+    jest.useRealTimers();
   });
 
   test('expiry follows the clock, to the millisecond', async () => {

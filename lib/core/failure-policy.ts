@@ -1,0 +1,88 @@
+// The package's one failure policy: what a failed call to the token endpoint becomes, which
+// answers end a login, and when a request goes on with the token it already has.
+import {
+  CodeRejectedError,
+  IdentityChangedError,
+  InvalidTokenResponseError,
+  LoginRequiredError,
+  PlatformMisconfiguredError,
+  PlatformUnavailableError,
+  ReauthRequiredError,
+  StoreUnavailableError,
+  TokenEndpointError,
+  type PlatformLoginError,
+} from '../errors';
+import type { TokenRecord } from './token-record';
+
+/** Longest `Retry-After` taken from the platform, in seconds: a bigger figure is capped to this. */
+export const MAX_PLATFORM_RETRY_AFTER_SECONDS = 300;
+
+/** Which grant failed: the code exchange at an entry, or a refresh. */
+export type FailedGrant = 'authorization_code' | 'refresh_token';
+
+/**
+ * The platform's `Retry-After` carried by a token-endpoint failure, in seconds (capped at
+ * {@link MAX_PLATFORM_RETRY_AFTER_SECONDS}); `undefined` when it sent none.
+ */
+export function platformRetryAfterSeconds(error: unknown): number | undefined {
+  const seconds =
+    error instanceof TokenEndpointError || error instanceof InvalidTokenResponseError
+      ? error.platformRetryAfterSeconds
+      : undefined;
+  return seconds === undefined ? undefined : Math.min(seconds, MAX_PLATFORM_RETRY_AFTER_SECONDS);
+}
+
+/**
+ * The package's answer to a failed token-endpoint call (the failure table of the README):
+ * - `invalid_grant`: at an entry 400 `code_rejected`; on a refresh 401 `reauth_required` (the
+ *   caller deletes the record);
+ * - `invalid_client`: 503 `platform_misconfigured`, tokens kept;
+ * - a store failure stays 503 `store_unavailable`;
+ * - anything else (down, slow, garbage, throttling): at an entry the client's own 502/504; on a
+ *   refresh 503 `platform_unavailable` with the platform's `Retry-After` when it sent one, else
+ *   `retryAfterSeconds`.
+ */
+export function answerForTokenFailure(
+  error: unknown,
+  grant: FailedGrant,
+  retryAfterSeconds: number,
+): unknown {
+  if (error instanceof TokenEndpointError && error.code === 'ERR_PLATFORM_INVALID_GRANT') {
+    return grant === 'authorization_code'
+      ? new CodeRejectedError({ cause: error })
+      : new ReauthRequiredError(undefined, { cause: error });
+  }
+  if (error instanceof TokenEndpointError && error.code === 'ERR_PLATFORM_INVALID_CLIENT') {
+    return new PlatformMisconfiguredError(
+      grant === 'authorization_code'
+        ? 'The platform rejected our client credentials at the code exchange; check clientId, clientSecret and redirectUri.'
+        : 'The platform rejected our client credentials while refreshing; check clientId and clientSecret. The tokens were kept.',
+      { cause: error },
+    );
+  }
+  if (grant === 'authorization_code' || error instanceof StoreUnavailableError) return error;
+  return new PlatformUnavailableError(
+    'The platform could not refresh the tokens; they were kept.',
+    {
+      cause: error,
+      retryAfterSeconds: platformRetryAfterSeconds(error) ?? retryAfterSeconds,
+    },
+  );
+}
+
+/** True when the error ends the login: the player must enter the game again (401). */
+export const endsLogin = (error: unknown): boolean =>
+  error instanceof LoginRequiredError ||
+  error instanceof ReauthRequiredError ||
+  error instanceof IdentityChangedError;
+
+/**
+ * True when a refresh that failed with `error` leaves the request able to go on with `record`:
+ * the failure did not end the login and the access token has not expired yet.
+ */
+export const servesWithCurrentToken = (error: unknown, record: TokenRecord, now: number): boolean =>
+  !endsLogin(error) && now < record.accessExpiresAt;
+
+/** True for failures worth holding every process back for (platform trouble, not a lost login). */
+export const holdsRefreshesBack = (error: PlatformLoginError): boolean =>
+  error instanceof PlatformUnavailableError || error instanceof PlatformMisconfiguredError;

@@ -1,0 +1,172 @@
+// Two real game backend processes on one Redis while the platform misbehaves: a token that still
+// works never waits on the platform or on a dead holder's lock, the platform's Retry-After holds
+// every process back, and every Redis key a login writes expires with its session.
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { RedisTokenStore } from 'express-platform-login';
+import { hashOpenId, hashSessionId } from '../../lib/core/hash';
+import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/app-processes';
+import {
+  enterThrough,
+  tokenFrom,
+  type ApiAnswer,
+  type ProcessLogin,
+} from '../helpers/process-entry';
+import { expiringIn, rewriteRecord } from '../helpers/records';
+import { waitUntil } from '../helpers/wait-until';
+
+/** The player enterThrough() logs in when it is given none. */
+const DEMO_OPEN_ID = 'player-ada';
+let sim: PlatformSimulator;
+let redis: Redis;
+let store: RedisTokenStore;
+let apps: AppProcess[] = [];
+const prefix = `waits-${randomUUID().slice(0, 8)}:`;
+const recordKey = (sessionId: string): string => `${prefix}t:{${hashSessionId(sessionId)}}:t`;
+const lockKey = (sessionId: string): string => `${prefix}t:{${hashSessionId(sessionId)}}:l`;
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  redis = new Redis(process.env.REDIS_URL!);
+  store = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
+  apps = await Promise.all(
+    [0, 1].map(() =>
+      startAppProcess({ REDIS_URL: process.env.REDIS_URL!, SIM_URL: sim.url, KEY_PREFIX: prefix }),
+    ),
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await stopAppProcesses(apps);
+  redis.disconnect();
+  await sim.close();
+});
+
+beforeEach(() => {
+  sim.clearFaults();
+  sim.resetCalls();
+});
+
+/** `count` concurrent API calls with the login's cookie, alternating between the two processes. */
+function burst(login: ProcessLogin, count: number): Promise<ApiAnswer[]> {
+  return Promise.all(
+    Array.from({ length: count }, (_, i) => tokenFrom(apps[i % apps.length]!.url, login)),
+  );
+}
+
+test('a lock orphaned by a holder that died, token still usable: served with the current token, refreshed once the lock frees', async () => {
+  const login = await enterThrough(apps[0]!.url, sim);
+  const before = await rewriteRecord(store, login.sessionId, expiringIn(30_000));
+  // What a SET that Redis applied after its client gave up leaves behind: a lock nobody renews.
+  await redis.set(lockKey(login.sessionId), 'a-dead-owner', 'PX', 5000);
+
+  const answers = await burst(login, 6);
+  expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
+  expect(new Set(answers.map((a) => a.body.accessToken))).toEqual(new Set([before.accessToken]));
+  expect(sim.calls.refresh_token).toBe(0);
+
+  // The waiting refresh goes on in the background and takes over once the dead lock expires.
+  await waitUntil(
+    async () => (await store.get(login.sessionId))!.version === before.version + 1,
+    'the refresh after the orphaned lock expired',
+  );
+  expect(sim.calls.refresh_token).toBe(1);
+}, 30_000);
+
+test('a lock orphaned by a holder that died, token expired: served once the lock frees, with one refresh', async () => {
+  const login = await enterThrough(apps[0]!.url, sim);
+  const before = await rewriteRecord(store, login.sessionId, expiringIn(-1000));
+  sim.advanceClock(3 * 3600);
+  await redis.set(lockKey(login.sessionId), 'a-dead-owner', 'PX', 5000);
+
+  const answers = await burst(login, 6);
+  expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
+  const tokens = new Set(answers.map((a) => a.body.accessToken));
+  expect(tokens.size).toBe(1);
+  expect(tokens.has(before.accessToken)).toBe(false);
+  expect(sim.calls.refresh_token).toBe(1);
+}, 30_000);
+
+test("the platform throttles with Retry-After: 30: one call across both processes, every player told to wait the platform's figure", async () => {
+  const login = await enterThrough(apps[0]!.url, sim);
+  const before = await rewriteRecord(store, login.sessionId, expiringIn(-1000));
+  sim.advanceClock(3 * 3600);
+  sim.injectFault({ kind: 'throttle', retryAfterSeconds: 30 }, { grant: 'refresh_token' });
+
+  const first = await burst(login, 10);
+  // The platform would answer now, but asked for 30 s: nobody asks before that.
+  sim.clearFaults();
+  const later = await burst(login, 6);
+  const answers = [...first, ...later];
+  for (const answer of answers) {
+    expect([answer.status, answer.body]).toEqual([503, { error: 'platform_unavailable' }]);
+    expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(29);
+  }
+  expect(Math.max(...answers.map((a) => Number(a.retryAfter)))).toBe(30);
+  expect(sim.calls.refresh_token).toBe(1);
+  expect(await store.get(login.sessionId)).toEqual(before);
+  // The hold lives in Redis with the platform's lifetime, for processes that start later too.
+  const holdTtl = await redis.pttl(`${prefix}t:{${hashSessionId(login.sessionId)}}:r`);
+  expect(holdTtl).toBeGreaterThan(25_000);
+  expect(holdTtl).toBeLessThanOrEqual(30_000);
+}, 30_000);
+
+describe('key lifetimes', () => {
+  const keysOf = async (): Promise<Set<string>> => new Set(await redis.keys(`${prefix}*`));
+
+  test('after a login, every new Redis key expires no later than its session', async () => {
+    const existing = await keysOf();
+    const login = await enterThrough(apps[1]!.url, sim);
+    const created = [...(await keysOf())].filter((key) => !existing.has(key));
+    const sessionKey = `${prefix}s:${login.sessionId}`;
+    expect(created).toContain(sessionKey);
+    expect(created).toContain(recordKey(login.sessionId));
+    // The player's index may exist from earlier logins; it is rewritten by this one.
+    const indexKey = `${prefix}t:p:{${hashOpenId(DEMO_OPEN_ID)}}`;
+    expect(created.some((key) => key.startsWith(`${prefix}t:c:`))).toBe(true); // the code claim
+    const sessionTtl = await redis.pttl(sessionKey);
+    for (const key of [...created, indexKey]) {
+      const ttl = await redis.pttl(key);
+      expect([key, ttl > 0]).toEqual([key, true]);
+      expect([key, ttl <= sessionTtl + 1000]).toEqual([key, true]);
+    }
+  });
+
+  test('an active session keeps its tokens: past half its lifetime, a request renews the record', async () => {
+    const login = await enterThrough(apps[0]!.url, sim);
+    const sessionKey = `${prefix}s:${login.sessionId}`;
+    // As if most of the session's lifetime had passed since the record's lifetime was set.
+    const session = JSON.parse((await redis.get(sessionKey))!) as {
+      platformLogin: { recordExpiresAt: number };
+    };
+    session.platformLogin.recordExpiresAt = Date.now() + 60_000;
+    await redis.set(sessionKey, JSON.stringify(session), 'KEEPTTL');
+    await redis.pexpire(recordKey(login.sessionId), 60_000);
+
+    expect((await tokenFrom(apps[1]!.url, login)).status).toBe(200);
+    const renewed = await redis.pttl(recordKey(login.sessionId));
+    expect(renewed).toBeGreaterThan(60_000);
+    expect(renewed).toBeLessThanOrEqual((await redis.pttl(sessionKey)) + 1000);
+    // The next request finds nothing to renew: the session remembers the new lifetime.
+    const marker = JSON.parse((await redis.get(sessionKey))!) as typeof session;
+    expect(marker.platformLogin.recordExpiresAt).toBeGreaterThan(Date.now() + 60_000);
+  });
+});
+
+// Last: its refresh hangs on in the background (up to every attempt's timeout) after the test.
+test('a hanging platform and a token with 30 s left: every request on both processes is answered 200 with the current token', async () => {
+  const login = await enterThrough(apps[0]!.url, sim);
+  const before = await rewriteRecord(store, login.sessionId, expiringIn(30_000));
+  sim.injectFault({ kind: 'hang' }, { grant: 'refresh_token' });
+
+  const first = await burst(login, 6);
+  const second = await burst(login, 4);
+  for (const answer of [...first, ...second]) {
+    expect(answer.status).toBe(200);
+    expect(answer.body.accessToken).toBe(before.accessToken);
+  }
+  // One refresh under way for the session across both processes, the others wait for its record.
+  expect(sim.calls.refresh_token).toBe(1);
+  expect(await store.get(login.sessionId)).toEqual(before);
+}, 30_000);

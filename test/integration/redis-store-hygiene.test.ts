@@ -1,0 +1,135 @@
+// RedisTokenStore's hygiene: a player's index loses a session at once on logout, a login racing
+// logoutPlayer() does not survive it, records sealed before per-record keys still open, and
+// production refuses tokens in the clear unless the app opts out.
+import { randomBytes, randomUUID, createCipheriv } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { hashOpenId, hashSessionId } from '../../lib/core/hash';
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+import { PUT_IF_VERSION } from '../../lib/stores/scripts';
+import { encodeRecordPayload } from '../../lib/stores/record-codec';
+import { checkSetup } from '../../lib/http/setup-checks';
+import { newSessionId, sampleRecord } from 'express-platform-login/testing';
+
+const prefix = `hyg-${randomUUID().slice(0, 8)}:`;
+const LONG_TTL_MS = 60_000;
+let redis: Redis;
+
+beforeAll(() => {
+  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
+});
+
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+});
+
+const indexKey = (openId: string): string => `${prefix}p:{${hashOpenId(openId)}}`;
+
+test("a logout (delete with the openId) takes the session out of the player's index at once", async () => {
+  const store = new RedisTokenStore({ redis, prefix });
+  const record = sampleRecord(1);
+  const sessionId = newSessionId();
+  await store.put(sessionId, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
+  expect(await redis.zrange(indexKey(record.openId), '0', '-1')).toEqual([
+    hashSessionId(sessionId),
+  ]);
+  await store.delete(sessionId, { openId: record.openId });
+  expect(await redis.zrange(indexKey(record.openId), '0', '-1')).toEqual([]);
+});
+
+test('a login whose record is written after logoutPlayer() scanned the index takes itself back', async () => {
+  // The login's record write waits, through a gate on this client, until the log-out has run.
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const gated = new Proxy(redis, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (property !== 'evalsha' || typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        if (args[0] === PUT_IF_VERSION.sha) await gate;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  const loginStore = new RedisTokenStore({ redis: gated, prefix });
+  const logoutStore = new RedisTokenStore({ redis, prefix });
+  const record = sampleRecord(1);
+  const sessionId = newSessionId();
+
+  const login = loginStore.put(sessionId, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
+  // The login has indexed itself (its record not written yet) when the log-out runs.
+  for (let i = 0; i < 100 && (await redis.zcard(indexKey(record.openId))) === 0; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  expect(await logoutStore.deletePlayer(record.openId)).toBe(0);
+  open();
+  expect(await login).toBe(false);
+  expect(await logoutStore.get(sessionId)).toBeUndefined();
+  // A login after the log-out is kept.
+  const later = newSessionId();
+  expect(
+    await logoutStore.put(later, { ...record }, { expectedVersion: null, ttlMs: LONG_TTL_MS }),
+  ).toBe(true);
+  expect(await logoutStore.get(later)).toBeDefined();
+});
+
+test('a record sealed under the ring key itself (before per-record keys) still reads', async () => {
+  const key = randomBytes(32);
+  const store = new RedisTokenStore({ redis, prefix, encryptionKeys: [{ id: 'k1', key }] });
+  const sessionId = newSessionId();
+  const record = sampleRecord(3);
+  const redisKey = `${prefix}{${hashSessionId(sessionId)}}:t`;
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: 16 });
+  cipher.setAAD(Buffer.from(`${redisKey}|3`));
+  const body = Buffer.concat([cipher.update(encodeRecordPayload(record)), cipher.final()]);
+  const sealed = Buffer.concat([Buffer.from('3|ek1|'), nonce, body, cipher.getAuthTag()]);
+  await redis.set(redisKey, sealed, 'PX', LONG_TTL_MS);
+  expect(await store.get(sessionId)).toEqual(record);
+});
+
+describe('NODE_ENV=production', () => {
+  const saved = process.env.NODE_ENV;
+  beforeEach(() => (process.env.NODE_ENV = 'production'));
+  afterEach(() => (process.env.NODE_ENV = saved));
+
+  test('refuses a RedisTokenStore without encryptionKeys, naming the fix and the opt-out', () => {
+    expect(() => new RedisTokenStore({ redis, prefix })).toThrow(
+      /encryptionKeys.*openssl rand -base64 32.*allowPlaintextTokens: true/,
+    );
+    expect(() => new RedisTokenStore({ redis, prefix, allowPlaintextTokens: true })).not.toThrow();
+    const key = randomBytes(32);
+    expect(
+      () => new RedisTokenStore({ redis, prefix, encryptionKeys: [{ id: 'k1', key }] }),
+    ).not.toThrow();
+  });
+
+  test('checkSetup reports a plaintext store as an error in production, a warning elsewhere', async () => {
+    const tokenStore = new RedisTokenStore({ redis, prefix, allowPlaintextTokens: true });
+    await expect(checkSetup({ tokenStore })).rejects.toThrow(/in the clear/);
+    const warnings: string[] = [];
+    const problems = await checkSetup({
+      tokenStore,
+      production: false,
+      warn: (message) => warnings.push(message),
+    });
+    expect(problems.map((p) => [p.check, p.severity])).toEqual([
+      ['plaintext-token-store', 'warning'],
+    ]);
+    expect(warnings).toHaveLength(1);
+  });
+});
+
+test('a patterned key is refused whatever NODE_ENV says, by the store and by checkSetup', async () => {
+  const patterned = Buffer.alloc(32, 0x41).toString('base64');
+  expect(
+    () => new RedisTokenStore({ redis, prefix, encryptionKeys: [{ id: 'k1', key: patterned }] }),
+  ).toThrow(/not random.*openssl rand -base64 32/);
+  await expect(
+    checkSetup({ encryptionKeys: [{ id: 'k1', key: patterned }], production: false }),
+  ).rejects.toThrow(/"k1" is not a random 32-byte key/);
+  await expect(
+    checkSetup({ encryptionKeys: [{ id: 'k1', key: randomBytes(32) }], production: false }),
+  ).resolves.toEqual([]);
+});

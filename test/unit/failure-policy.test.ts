@@ -1,0 +1,111 @@
+// The one failure policy: what a token-endpoint failure becomes, which errors end a login, and when
+// a request goes on with the token it has.
+import {
+  answerForTokenFailure,
+  endsLogin,
+  platformRetryAfterSeconds,
+  servesWithCurrentToken,
+} from '../../lib/core/failure-policy';
+import {
+  IdentityChangedError,
+  InvalidTokenResponseError,
+  LoginRequiredError,
+  PlatformUnavailableError,
+  ReauthRequiredError,
+  StoreUnavailableError,
+  TokenEndpointError,
+  TokenEndpointTimeoutError,
+} from '../../lib/errors';
+import { sampleRecord } from 'express-platform-login/testing';
+
+const refused = (oauthError: string, httpStatus = 400): TokenEndpointError =>
+  new TokenEndpointError({ oauthError, httpStatus, grant: 'refresh_token' });
+
+describe('answerForTokenFailure', () => {
+  test.each([
+    [
+      'invalid_grant at an entry',
+      refused('invalid_grant'),
+      'authorization_code',
+      400,
+      'code_rejected',
+    ],
+    [
+      'invalid_grant on a refresh',
+      refused('invalid_grant'),
+      'refresh_token',
+      401,
+      'reauth_required',
+    ],
+    [
+      'invalid_client at an entry',
+      refused('invalid_client', 401),
+      'authorization_code',
+      503,
+      'platform_misconfigured',
+    ],
+    [
+      'invalid_client on a refresh',
+      refused('invalid_client', 401),
+      'refresh_token',
+      503,
+      'platform_misconfigured',
+    ],
+    [
+      'a timeout at an entry',
+      new TokenEndpointTimeoutError('slow'),
+      'authorization_code',
+      504,
+      'platform_timeout',
+    ],
+    [
+      'a timeout on a refresh',
+      new TokenEndpointTimeoutError('slow'),
+      'refresh_token',
+      503,
+      'platform_unavailable',
+    ],
+    [
+      'a store failure on a refresh',
+      new StoreUnavailableError('down'),
+      'refresh_token',
+      503,
+      'store_unavailable',
+    ],
+  ] as const)('%s: %i %s', (_name, error, grant, status, code) => {
+    expect(answerForTokenFailure(error, grant, 5)).toMatchObject({ status, error: code });
+  });
+
+  test("a refresh failure carries the platform's Retry-After (capped at 300 s), else the configured one", () => {
+    const throttled = refused('temporarily_unavailable', 429);
+    throttled.platformRetryAfterSeconds = 30;
+    expect(answerForTokenFailure(throttled, 'refresh_token', 5)).toMatchObject({
+      retryAfterSeconds: 30,
+    });
+    const garbage = new InvalidTokenResponseError('not JSON', { httpStatus: 503 });
+    garbage.platformRetryAfterSeconds = 86_400;
+    expect(platformRetryAfterSeconds(garbage)).toBe(300);
+    expect(answerForTokenFailure(refused('server_error', 500), 'refresh_token', 7)).toMatchObject({
+      retryAfterSeconds: 7,
+    });
+  });
+});
+
+test('endsLogin: only the errors after which the player must enter again', () => {
+  expect(endsLogin(new LoginRequiredError())).toBe(true);
+  expect(endsLogin(new ReauthRequiredError())).toBe(true);
+  expect(endsLogin(new IdentityChangedError())).toBe(true);
+  expect(endsLogin(new PlatformUnavailableError('down'))).toBe(false);
+  expect(endsLogin(new StoreUnavailableError('down'))).toBe(false);
+  expect(endsLogin({ status: 401 })).toBe(false);
+});
+
+test('servesWithCurrentToken: platform trouble with a token that has not expired', () => {
+  const now = Date.now();
+  const valid = { ...sampleRecord(1), accessExpiresAt: now + 30_000 };
+  const expired = { ...sampleRecord(1), accessExpiresAt: now - 1 };
+  const down = new PlatformUnavailableError('down');
+  expect(servesWithCurrentToken(down, valid, now)).toBe(true);
+  expect(servesWithCurrentToken(down, expired, now)).toBe(false);
+  expect(servesWithCurrentToken(new ReauthRequiredError(), valid, now)).toBe(false);
+});
