@@ -129,8 +129,16 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       this.emit('unreadableRecord', payload);
     };
     const storeEvents = this.store as Partial<Pick<EventEmitter, 'on'>>;
-    if (typeof storeEvents.on === 'function')
+    if (typeof storeEvents.on === 'function') {
       storeEvents.on.call(this.store, 'unreadable', forward);
+      // Emitted at most once per store: the server refused CLIENT TRACKING.
+      storeEvents.on.call(this.store, 'recordCacheUnavailable', (e: { reason: string }) =>
+        this.logger.warn(
+          { event: 'recordCacheUnavailable', reason: e.reason },
+          'Redis refused client tracking: token records are read from Redis on every request (see docs/caching.md)',
+        ),
+      );
+    }
 
     this.callback = this.hardening.guardCallback(
       createCallbackRouter({

@@ -45,6 +45,11 @@ const MAX_REMEMBERED_FAILURES = 10_000;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 /** Waiters poll the record at 25–75 ms: quick enough to add little latency, jittered so processes spread out. */
 const pollDelay = (): number => 25 + Math.random() * 50;
+/**
+ * With a store that reports changes, a waiter re-reads when the record or lock changes, and at
+ * least this often: a change made between its failed lock attempt and its wait is not reported.
+ */
+const CHANGE_WAIT_MS = 250;
 
 export class RefreshCoordinator {
   private readonly inFlight = new Map<string, Promise<TokenRecord>>();
@@ -124,7 +129,10 @@ export class RefreshCoordinator {
       }
       // Another request or process holds the lock: wait for its record instead of calling the platform.
       waited = true;
-      await sleep(pollDelay());
+      await (this.store.waitForChange?.(
+        sessionId,
+        Math.max(1, Math.min(CHANGE_WAIT_MS, deadline - Date.now())),
+      ) ?? sleep(pollDelay()));
       const current = await this.store.get(sessionId);
       if (current === undefined) {
         this.onLockWait?.(Date.now() - startedAt, 'logged-out');

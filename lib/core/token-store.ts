@@ -17,6 +17,8 @@ export interface PutOptions {
 export interface TokenStoreEvents {
   /** A record could not be decrypted or parsed; it was treated as absent. */
   unreadable: [{ sessionHash: string; reason: 'decrypt' | 'parse' | 'unknown_key' }];
+  /** The server refused client tracking (RedisTokenStore): records are read from Redis each time. */
+  recordCacheUnavailable: [{ reason: string }];
 }
 
 /**
@@ -24,7 +26,8 @@ export interface TokenStoreEvents {
  *
  * Required: `get`, `put`, `delete`, `acquireLock`, `releaseLock`, `claimOnce`.
  * Optional: `sessionsOf` and `deletePlayer` (a per-player index, for log-out-everywhere),
- * `close()` (called on shutdown), and being an EventEmitter of {@link TokenStoreEvents}.
+ * `waitForChange` (wakes refresh waiters early), `close()` (called on shutdown), and being an
+ * EventEmitter of {@link TokenStoreEvents}.
  *
  * Every method rejects with `StoreUnavailableError` when the backend fails or does not answer in
  * time; it never hangs.
@@ -64,6 +67,13 @@ export interface TokenStore {
    * every process at once. Resolves how many were deleted.
    */
   deletePlayer?(openId: string): Promise<number>;
+  /**
+   * Optional: resolves once the session's record or its refresh lock may have changed (written,
+   * deleted, released or expired by any process), at the latest after `timeoutMs`. Requests
+   * waiting for another process's refresh use it instead of polling; a store that cannot tell may
+   * resolve after a short interval. It never rejects.
+   */
+  waitForChange?(sessionId: string, timeoutMs: number): Promise<void>;
   /** Optional: release resources the store itself created. Never closes a client it was given. */
   close?(): Promise<void>;
 }

@@ -39,10 +39,17 @@ const FAILED = Object.fromEntries(
 const ERROR_COUNT = Object.fromEntries(OPERATIONS.map((op) => [op, attributes({ operation: op })]));
 
 export class InstrumentedTokenStore implements TokenStore {
+  /** Present when the inner store has it; a wait is not a store operation to time. */
+  readonly waitForChange?: (sessionId: string, timeoutMs: number) => Promise<void>;
+
   constructor(
     readonly inner: TokenStore,
     private readonly metrics: PlatformMetrics,
-  ) {}
+  ) {
+    if (inner.waitForChange !== undefined) {
+      this.waitForChange = (sessionId, timeoutMs) => inner.waitForChange!(sessionId, timeoutMs);
+    }
+  }
 
   private async timed<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
     const startedAt = performance.now();

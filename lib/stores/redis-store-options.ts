@@ -47,6 +47,21 @@ export const redisTokenStoreOptionsSchema = z.strictObject({
     .min(1)
     .default(90 * 24 * 60 * 60),
   /**
+   * Serve token records from this process's memory, kept coherent by Redis itself
+   * (server-assisted client-side caching: `CLIENT TRACKING` in BCAST mode on `prefix`, on one
+   * extra connection the store opens with `redis.duplicate()`): a record changed or deleted
+   * anywhere is dropped here as soon as Redis says so, and while that connection is down every read
+   * goes to Redis. On a Cluster, or where the server refuses `CLIENT TRACKING`, every read goes to
+   * Redis. `false` reads every record from Redis and opens no extra connection. See
+   * docs/caching.md. Defaults to `true`.
+   */
+  recordCache: z.boolean().default(true),
+  /**
+   * Most records the cache holds in this process (about 1 KB each); the least recently used one
+   * goes first. Defaults to `10000`.
+   */
+  recordCacheSize: z.number().int().min(1).max(10_000_000).default(10_000),
+  /**
    * Turns encryption at rest on. The first key seals new writes; every key opens records, so a new
    * key goes first and the old one stays second until records have been rewritten or expired.
    * Defaults to none (records stored in the clear).

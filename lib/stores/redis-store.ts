@@ -27,6 +27,8 @@ import {
   type LuaScript,
 } from './scripts';
 import { withDeadline } from '../core/with-deadline';
+import { RecordCache } from './record-cache';
+import { RedisInvalidation } from './redis-invalidation';
 import {
   checkClaimKey,
   checkExpectedVersion,
@@ -34,6 +36,10 @@ import {
   checkSessionId,
   ttlMilliseconds,
 } from './argument-checks';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** While no invalidations arrive, waiters poll at 25–75 ms, jittered so processes spread out. */
+const pollDelayMs = (): number => 25 + Math.random() * 50;
 
 const isNoScriptError = (error: unknown): boolean =>
   error instanceof Error && error.message.startsWith('NOSCRIPT');
@@ -70,6 +76,9 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
   readonly #timeoutMs: number;
   readonly #maxTtlMs: number;
   readonly #keyRing: RecordKeyRing | undefined;
+  /** Records served from memory while Redis's invalidations reach `#invalidation` (docs/caching.md). */
+  readonly #cache: RecordCache | undefined;
+  readonly #invalidation: RedisInvalidation | undefined;
 
   constructor(options: RedisTokenStoreOptions) {
     super();
@@ -80,15 +89,87 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     this.#timeoutMs = config.operationTimeoutMs;
     this.#maxTtlMs = config.maxRecordTtlSeconds * 1000;
     this.#keyRing = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
+    // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
+    if (config.recordCache && (config.redis as { isCluster?: boolean }).isCluster !== true) {
+      this.#cache = new RecordCache(config.recordCacheSize);
+      this.#invalidation = new RedisInvalidation(this.#redis, this.#cache, this.#prefix, (reason) =>
+        this.emit('recordCacheUnavailable', { reason }),
+      );
+    }
+  }
+
+  /** True while records are served from this process's memory (see `recordCache`). */
+  get recordCacheActive(): boolean {
+    return this.#cache?.active === true;
+  }
+
+  /** Closes the connection the record cache opened; the client given is left open. */
+  async close(): Promise<void> {
+    await this.#invalidation?.close();
   }
 
   /** Reads the record of a session; `undefined` when there is none or it cannot be read. */
   async get(sessionId: string): Promise<TokenRecord | undefined> {
     checkSessionId(sessionId);
+    const cache = this.#cache;
+    if (cache?.active === true) {
+      // A hit costs no hash, no Redis round trip and no decoding.
+      const cached = cache.lookup(sessionId, Date.now());
+      if (cached !== undefined) return cached;
+      return this.#readThrough(cache, sessionId);
+    }
     const sessionHash = hashSessionId(sessionId);
     const key = this.#recordKey(sessionHash);
     const value = await withDeadline(this.#redis.getBuffer(key), this.#timeoutMs, 'a read');
     return value === null ? undefined : this.#decode(value, key, sessionHash);
+  }
+
+  /**
+   * Resolves once the session's record (or its refresh lock) may have changed, or after
+   * `timeoutMs`; while the cache is off, after a short poll interval.
+   */
+  waitForChange(sessionId: string, timeoutMs: number): Promise<void> {
+    checkSessionId(sessionId);
+    const cache = this.#cache;
+    if (cache?.active !== true) return sleep(Math.min(timeoutMs, pollDelayMs()));
+    const sessionHash = hashSessionId(sessionId);
+    return cache.waitFor([this.#recordKey(sessionHash), this.#lockKey(sessionHash)], timeoutMs);
+  }
+
+  /** A miss: GET and PTTL (so the copy goes when Redis expires the key), cached unless raced. */
+  async #readThrough(cache: RecordCache, sessionId: string): Promise<TokenRecord | undefined> {
+    const sessionHash = hashSessionId(sessionId);
+    const key = this.#recordKey(sessionHash);
+    const ticket = cache.beginRead(key);
+    let record: TokenRecord | undefined;
+    let ttlMs: number;
+    try {
+      const [value, pttl] = await withDeadline(
+        Promise.all([this.#redis.getBuffer(key), this.#redis.pttl(key)]),
+        this.#timeoutMs,
+        'a read',
+      );
+      record = value === null ? undefined : this.#decode(value, key, sessionHash);
+      ttlMs = pttl;
+    } catch (error) {
+      cache.abandonRead(ticket);
+      throw error;
+    }
+    cache.endRead(ticket, sessionId, record, ttlMs, Date.now());
+    return record;
+  }
+
+  /**
+   * This process's own write or delete of `key`: dropped before (so no read in flight caches the
+   * old value) and after (so nothing read meanwhile stays), before Redis's own message arrives.
+   */
+  async #changing<T>(key: string, change: () => Promise<T>): Promise<T> {
+    this.#cache?.invalidate(key);
+    try {
+      return await change();
+    } finally {
+      this.#cache?.invalidate(key);
+    }
   }
 
   /** Compare-and-set write; see TokenStore.put. The TTL is capped by `maxRecordTtlSeconds`. */
@@ -107,11 +188,9 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
       String(now),
     ]);
     const expected = options.expectedVersion === null ? '' : versionPrefix(options.expectedVersion);
-    const written = await this.#script(PUT_IF_VERSION, key, [
-      expected,
-      this.#encode(record, key),
-      String(ttlMs),
-    ]);
+    const written = await this.#changing(key, () =>
+      this.#script(PUT_IF_VERSION, key, [expected, this.#encode(record, key), String(ttlMs)]),
+    );
     return written === 1;
   }
 
@@ -121,10 +200,11 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     const expectedVersion = options?.expectedVersion;
     checkExpectedVersion(expectedVersion);
     const key = this.#recordKey(hashSessionId(sessionId));
-    const deleted =
+    const deleted = await this.#changing(key, () =>
       expectedVersion === undefined
-        ? await withDeadline(this.#redis.del(key), this.#timeoutMs, 'a delete')
-        : await this.#script(DELETE_IF_VERSION, key, [versionPrefix(expectedVersion)]);
+        ? withDeadline(this.#redis.del(key), this.#timeoutMs, 'a delete')
+        : this.#script(DELETE_IF_VERSION, key, [versionPrefix(expectedVersion)]),
+    );
     return deleted === 1;
   }
 
@@ -133,13 +213,18 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     checkSessionId(sessionId);
     const lockTtlMs = ttlMilliseconds(ttlMs);
     const owner = randomBytes(16).toString('base64url');
-    const key = this.#lockKey(hashSessionId(sessionId));
+    const sessionHash = hashSessionId(sessionId);
+    const key = this.#lockKey(sessionHash);
     const taken = await withDeadline(
       this.#redis.set(key, owner, 'PX', lockTtlMs, 'NX'),
       this.#timeoutMs,
       'a lock',
     );
-    return taken === 'OK' ? owner : undefined;
+    if (taken !== 'OK') return undefined;
+    // The holder re-reads the record before refreshing: from Redis, not from a copy that another
+    // process's message (sent before this lock was free) may not have removed yet.
+    this.#cache?.invalidate(this.#recordKey(sessionHash));
+    return owner;
   }
 
   /** Releases the session's lock only if `owner` still holds it. */
@@ -175,7 +260,12 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     const members = await this.#liveSessions(openId);
     // One DEL per record: on a Cluster the records live in different slots.
     const deleted = await withDeadline(
-      Promise.all(members.map((hash) => this.#redis.del(this.#recordKey(hash)))),
+      Promise.all(
+        members.map((hash) => {
+          const key = this.#recordKey(hash);
+          return this.#changing(key, () => this.#redis.del(key));
+        }),
+      ),
       this.#timeoutMs,
       'a player logout',
     );
