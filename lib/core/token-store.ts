@@ -33,7 +33,11 @@ export interface TokenStoreEvents {
  * time; it never hangs.
  */
 export interface TokenStore {
-  /** Reads the record of a session; `undefined` when there is none (or it cannot be read). */
+  /**
+   * Reads the record of a session; `undefined` when there is none (or it cannot be read). The
+   * record may be shared and frozen (RedisTokenStore serves one copy to every request): treat it
+   * as read-only.
+   */
   get(sessionId: string): Promise<TokenRecord | undefined>;
   /**
    * Writes `record` only if the stored version equals `options.expectedVersion` (`null`: no record
