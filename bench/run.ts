@@ -1,4 +1,4 @@
-// `npm run bench`: starts a private redis-server and the platform simulator, runs the four
+// `npm run bench`: starts a private redis-server and the platform simulator, runs the
 // benchmarks side by side and writes bench/RESULTS.md with the machine, the command and each
 // figure beside its target. `node -r esbuild-register bench/run.ts hot-path storm` runs a subset
 // and prints it instead; BENCH_QUICK=1 shortens every round (to try the harness, not to record).
@@ -11,6 +11,7 @@ import { startSimulator } from '../lib/simulator';
 import { startRedisServer } from '../test/helpers/redis-server';
 import { runEntry } from './entry';
 import { runHotPath } from './hot-path';
+import { runInvalidation } from './invalidation';
 import { describeMachine } from './lib/machine';
 import { table, verdict, type BenchContext, type SectionResult } from './lib/report';
 import { runRefreshStorm } from './refresh-storm';
@@ -21,6 +22,7 @@ const SECTIONS: Record<string, (ctx: BenchContext) => Promise<SectionResult>> = 
   storm: runRefreshStorm,
   scale: runScale,
   entry: runEntry,
+  invalidation: runInvalidation,
 };
 
 async function main(): Promise<void> {

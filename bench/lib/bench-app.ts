@@ -79,14 +79,16 @@ if (kind === 'baseline') {
     res.json({ openId, scope, tokenExpiresAt, unionId: openId.replace('player-', 'union-') });
   });
 } else if (kind === 'package') {
+  // BENCH_STORE_CACHE=0: every record read from Redis (RedisTokenStore's `recordCache: false`).
+  const recordCache = process.env.BENCH_STORE_CACHE !== '0';
   const login = platformLogin({
     authUrl: simUrl,
     ...BENCH_CLIENT,
     redirectUri: BENCH_REDIRECT_URI,
     store:
       process.env.BENCH_RECORD_CACHE === '1'
-        ? new ReadCachingStore(new RedisTokenStore({ redis, prefix: `${prefix}t:` }))
-        : new RedisTokenStore({ redis, prefix: `${prefix}t:` }),
+        ? new ReadCachingStore(new RedisTokenStore({ redis, prefix: `${prefix}t:`, recordCache }))
+        : new RedisTokenStore({ redis, prefix: `${prefix}t:`, recordCache }),
   });
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());

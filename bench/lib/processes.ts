@@ -25,6 +25,8 @@ export interface BenchAppEnv {
   BENCH_AUTO_PIPELINING?: '1';
   /** `'1'`: the package app reads each record from Redis once, then from memory (diagnostic). */
   BENCH_RECORD_CACHE?: '1';
+  /** `'0'`: RedisTokenStore with `recordCache: false` (every record read from Redis). */
+  BENCH_STORE_CACHE?: '0';
 }
 
 /** Starts one app process. */
