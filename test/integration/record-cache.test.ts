@@ -5,7 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
+import { platformLogin } from 'express-platform-login';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
+import { loginOptions } from '../helpers/test-app';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { newSessionId, sampleRecord } from '../helpers/store-contract';
 import { waitUntil } from '../helpers/wait-until';
@@ -343,9 +346,20 @@ describe('where the server refuses CLIENT', () => {
     const client = newClient(refusing.port);
     const store = new RedisTokenStore({ redis: client, prefix: `refused-${randomUUID()}:` });
     stores.push(store);
+    const warnings: string[] = [];
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (_fields: object, message: string) => warnings.push(message),
+      error: () => undefined,
+    };
+    platformLogin(
+      loginOptions({ url: 'http://127.0.0.1:9' } as PlatformSimulator, { store, logger }),
+    );
     const reasons: string[] = [];
     store.on('recordCacheUnavailable', ({ reason }) => reasons.push(reason));
     await waitUntil(() => reasons.length > 0, 'the refusal to be reported');
+    expect(warnings.filter((message) => /refused client tracking/.test(message))).toHaveLength(1);
     expect(reasons[0]).toMatch(/unknown command/i);
     const sessionId = newSessionId();
     await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
