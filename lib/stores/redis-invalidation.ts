@@ -48,7 +48,10 @@ const isRefusal = (error: unknown): boolean =>
 export class RedisInvalidation {
   readonly #connection: Redis;
   readonly #cache: RecordCache;
+  /** What Redis names the store's keys by: the client's own `keyPrefix`, then the store's prefix. */
   readonly #prefix: string;
+  /** The client's `keyPrefix`, taken off the keys Redis reports (the cache knows them without it). */
+  readonly #keyPrefix: string;
   readonly #onRefused: (reason: string) => void;
   readonly #heartbeat: NodeJS.Timeout;
   readonly #unfollow: () => void;
@@ -66,7 +69,8 @@ export class RedisInvalidation {
     onRefused: (reason: string) => void,
   ) {
     this.#cache = cache;
-    this.#prefix = prefix;
+    this.#keyPrefix = String((client.options as { keyPrefix?: string }).keyPrefix ?? '');
+    this.#prefix = this.#keyPrefix + prefix;
     this.#onRefused = onRefused;
     // `protocol` is an ioredis 6 option; ioredis 5 speaks RESP2 and ignores it. Nothing is queued
     // or resent across a reconnect: CLIENT TRACKING must precede SUBSCRIBE on every connection.
@@ -77,6 +81,7 @@ export class RedisInvalidation {
       enableOfflineQueue: false,
       lazyConnect: true,
       maxRetriesPerRequest: 1,
+      keyPrefix: '',
     } as RedisOptions;
     this.#connection = client.duplicate(overrides);
     const connection = this.#connection;
@@ -146,10 +151,16 @@ export class RedisInvalidation {
       // FLUSHDB / FLUSHALL: every key may be gone.
       this.#cache.invalidateAll();
     } else if (Array.isArray(message)) {
-      for (const key of message) this.#cache.invalidate(String(key));
+      for (const key of message) this.#invalidate(String(key));
     } else {
-      this.#cache.invalidate(String(message));
+      this.#invalidate(String(message));
     }
+  }
+
+  #invalidate(key: string): void {
+    this.#cache.invalidate(
+      key.startsWith(this.#keyPrefix) ? key.slice(this.#keyPrefix.length) : key,
+    );
   }
 
   /**

@@ -281,6 +281,27 @@ test('CLIENT KILL of the invalidation connection: the cache is dropped, then set
   await untilRead(reader, sessionId, undefined);
 });
 
+test('a client with its own keyPrefix: the cache tracks the keys Redis really holds', async () => {
+  const client = new Redis(server.port, '127.0.0.1', {
+    maxRetriesPerRequest: 1,
+    keyPrefix: 'app1:',
+  });
+  clients.push(client);
+  const reader = new RedisTokenStore({ redis: client, prefix });
+  stores.push(reader);
+  await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
+  const sessionId = newSessionId();
+  await writtenAndSeen([reader], sessionId, () =>
+    reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
+  );
+  expect((await reader.get(sessionId))?.version).toBe(1);
+  const before = await getCalls();
+  expect((await reader.get(sessionId))?.version).toBe(1);
+  expect(await getCalls()).toBe(before);
+  expect(await raw.del(`app1:${recordKey(sessionId)}`)).toBe(1);
+  await untilRead(reader, sessionId, undefined);
+});
+
 test('cache off by option: every read goes to Redis and no connection is opened', async () => {
   const clientsBefore = String(await raw.client('LIST'))
     .trim()
