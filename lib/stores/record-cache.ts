@@ -4,6 +4,8 @@ import type { TokenRecord } from '../core/token-record';
 
 interface CachedRecord {
   readonly record: TokenRecord;
+  /** Read since the eviction scan last passed it: it gets a second chance (see #evictOne). */
+  used: boolean;
   /** The record's Redis key, to find the entry again when Redis reports that key changed. */
   readonly key: string;
   /** When Redis drops the record by its TTL, epoch milliseconds (`Infinity`: no TTL). */
@@ -23,6 +25,12 @@ interface ReadsInFlight {
   changedAt: number;
 }
 
+/**
+ * How often the cache's clock reads the time. Hits compare expiry with this clock instead of calling
+ * Date.now() (a system call on some virtual machines), so a copy may outlive its key by this much.
+ */
+const CLOCK_TICK_MS = 20;
+
 /** Freezes a record (and its scope) so that no caller can change what other requests are served. */
 function frozen(record: TokenRecord): TokenRecord {
   Object.freeze(record.scope);
@@ -30,7 +38,9 @@ function frozen(record: TokenRecord): TokenRecord {
 }
 
 /**
- * Decoded token records by session id, at most `maxEntries`, least recently used dropped first.
+ * Decoded token records by session id, at most `maxEntries`. When full, the oldest entry not read
+ * since the eviction scan last passed it goes (second chance: least recently used, approximately,
+ * without reordering the map on every hit).
  *
  * It serves nothing while it is off (`setActive(false)`, the state it starts in): the owner turns
  * it on only while Redis's invalidation messages reach it. A read that was in flight when its key
@@ -39,7 +49,7 @@ function frozen(record: TokenRecord): TokenRecord {
  */
 export class RecordCache {
   readonly #maxEntries: number;
-  /** Map order is the recency order: a hit moves its entry to the end. */
+  /** Map order is insertion order; a hit only sets `used`. */
   readonly #entries = new Map<string, CachedRecord>();
   /** Session id by Redis key; the raw session id never leaves this process's memory. */
   readonly #sessionByKey = new Map<string, string>();
@@ -51,6 +61,9 @@ export class RecordCache {
   /** Bumped whenever the whole cache is emptied or switched: reads started before do not count. */
   #generation = 0;
   #active = false;
+  /** Epoch milliseconds, refreshed every CLOCK_TICK_MS while the cache is on. */
+  #now = 0;
+  #clock: NodeJS.Timeout | undefined;
 
   constructor(maxEntries: number) {
     this.#maxEntries = maxEntries;
@@ -67,15 +80,14 @@ export class RecordCache {
   }
 
   /** The cached record of a session, or `undefined` (then read Redis through beginRead/endRead). */
-  lookup(sessionId: string, now: number): TokenRecord | undefined {
+  lookup(sessionId: string): TokenRecord | undefined {
     const entry = this.#entries.get(sessionId);
     if (entry === undefined) return undefined;
-    if (entry.expiresAt <= now) {
+    if (entry.expiresAt <= this.#now) {
       this.#remove(sessionId, entry.key);
       return undefined;
     }
-    this.#entries.delete(sessionId);
-    this.#entries.set(sessionId, entry);
+    entry.used = true;
     return entry.record;
   }
 
@@ -110,15 +122,26 @@ export class RecordCache {
     }
     const previous = this.#entries.get(sessionId);
     if (previous !== undefined) this.#remove(sessionId, previous.key);
+    if (this.#entries.size >= this.#maxEntries) this.#evictOne();
     this.#entries.set(sessionId, {
       record: frozen(record),
+      used: false,
       key: ticket.key,
       expiresAt: ttlMs >= 0 ? now + ttlMs : Infinity,
     });
     this.#sessionByKey.set(ticket.key, sessionId);
-    if (this.#entries.size > this.#maxEntries) {
-      const oldest = this.#entries.entries().next();
-      if (oldest.done !== true) this.#remove(oldest.value[0], oldest.value[1].key);
+  }
+
+  /** Drops the oldest entry not read since the last pass; read ones move to the end, unmarked. */
+  #evictOne(): void {
+    for (const [sessionId, entry] of this.#entries) {
+      if (!entry.used) {
+        this.#remove(sessionId, entry.key);
+        return;
+      }
+      entry.used = false;
+      this.#entries.delete(sessionId);
+      this.#entries.set(sessionId, entry);
     }
   }
 
@@ -151,6 +174,13 @@ export class RecordCache {
   setActive(active: boolean): void {
     if (active === this.#active && !active) return;
     this.#active = active;
+    clearInterval(this.#clock);
+    this.#clock = undefined;
+    if (active) {
+      this.#now = Date.now();
+      this.#clock = setInterval(() => (this.#now = Date.now()), CLOCK_TICK_MS);
+      this.#clock.unref();
+    }
     this.invalidateAll();
   }
 

@@ -57,8 +57,8 @@ export const redisTokenStoreOptionsSchema = z.strictObject({
    */
   recordCache: z.boolean().default(true),
   /**
-   * Most records the cache holds in this process (about 1 KB each); the least recently used one
-   * goes first. Defaults to `10000`.
+   * Most records the cache holds in this process (about 1 KB each); when full, one not read
+   * recently goes first. Defaults to `10000`.
    */
   recordCacheSize: z.number().int().min(1).max(10_000_000).default(10_000),
   /**

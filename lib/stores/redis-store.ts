@@ -113,8 +113,8 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     checkSessionId(sessionId);
     const cache = this.#cache;
     if (cache?.active === true) {
-      // A hit costs no hash, no Redis round trip and no decoding.
-      const cached = cache.lookup(sessionId, Date.now());
+      // A hit costs no hash, no clock read, no Redis round trip and no decoding.
+      const cached = cache.lookup(sessionId);
       if (cached !== undefined) return cached;
       return this.#readThrough(cache, sessionId);
     }
