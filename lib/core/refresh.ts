@@ -47,7 +47,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const pollDelay = (): number => 25 + Math.random() * 50;
 /**
  * With a store that reports changes, a waiter re-reads when the record or lock changes, and at
- * least this often: a change made between its failed lock attempt and its wait is not reported.
+ * least this often (a change the store could not report, e.g. while its channel was down).
  */
 const CHANGE_WAIT_MS = 250;
 
@@ -117,6 +117,10 @@ export class RefreshCoordinator {
     const deadline = startedAt + this.settings.maxWaitMs;
     let waited = false;
     for (;;) {
+      // Asked before the lock attempt, so a change made while that attempt is on its way still wakes it.
+      const changed = this.store
+        .waitForChange?.(sessionId, Math.max(1, Math.min(CHANGE_WAIT_MS, deadline - Date.now())))
+        .catch(() => undefined);
       const owner = await this.store.acquireLock(sessionId, this.settings.lockTtlMs);
       if (owner !== undefined) {
         if (waited) this.onLockWait?.(Date.now() - startedAt, 'took-over');
@@ -129,10 +133,7 @@ export class RefreshCoordinator {
       }
       // Another request or process holds the lock: wait for its record instead of calling the platform.
       waited = true;
-      await (this.store.waitForChange?.(
-        sessionId,
-        Math.max(1, Math.min(CHANGE_WAIT_MS, deadline - Date.now())),
-      ) ?? sleep(pollDelay()));
+      await (changed ?? sleep(pollDelay()));
       const current = await this.store.get(sessionId);
       if (current === undefined) {
         this.onLockWait?.(Date.now() - startedAt, 'logged-out');

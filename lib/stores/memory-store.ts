@@ -224,6 +224,7 @@ export class MemoryTokenStore implements TokenStore {
         resolve();
       };
       const timer = setTimeout(wake, timeoutMs);
+      timer.unref();
       let waiters = this.#waiters.get(sessionId);
       if (waiters === undefined) this.#waiters.set(sessionId, (waiters = new Set()));
       waiters.add(wake);

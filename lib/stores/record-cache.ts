@@ -196,7 +196,9 @@ export class RecordCache {
         }
         resolve();
       };
+      // Unreferenced: a wait nobody awaits any more (its lock was taken) must not hold the process.
       const timer = setTimeout(wake, timeoutMs);
+      timer.unref();
       for (const key of keys) {
         let waiters = this.#waiters.get(key);
         if (waiters === undefined) this.#waiters.set(key, (waiters = new Set()));
