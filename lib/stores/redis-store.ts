@@ -69,6 +69,9 @@ const isNoScriptError = (error: unknown): boolean =>
  * `unreadable` event (`{ sessionHash, reason }`). To rotate keys, first deploy the new key in second
  * place everywhere, then move it first; drop the old key after `maxRecordTtlSeconds`.
  * Turning encryption on logs every player out once: records stored in the clear no longer read.
+ *
+ * Records read are served from this process's memory afterwards, dropped the moment Redis reports
+ * their key changed (`recordCache`, one extra connection; not on a Cluster): docs/caching.md.
  */
 export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements TokenStore {
   readonly #redis: Redis;
