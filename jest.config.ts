@@ -50,6 +50,27 @@ const config: Config = {
       globalSetup: '<rootDir>/test/helpers/global-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
     },
+    {
+      // The Redis flows on ioredis 6 (the peer range is `^5.4 || ^6`; 6 speaks RESP3 by default):
+      // `ioredis` is mapped to the `ioredis6` alias (npm:ioredis@^6) for the package, connect-redis's
+      // client and the tests alike; processes a test spawns get it through source-aliases.ts.
+      displayName: 'ioredis6',
+      testEnvironment: 'node',
+      testMatch: [
+        '<rootDir>/test/ioredis6/**/*.test.ts',
+        '<rootDir>/test/integration/{redis-*,faults-redis,multi-process,example-app,startup-checks}.test.ts',
+      ],
+      transform,
+      moduleNameMapper: {
+        '^ioredis$': '<rootDir>/node_modules/ioredis6',
+        '^ioredis/(.*)$': '<rootDir>/node_modules/ioredis6/$1',
+        ...moduleNameMapper,
+      },
+      setupFiles: ['<rootDir>/test/helpers/use-ioredis6.ts'],
+      modulePathIgnorePatterns,
+      globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+    },
   ],
   testTimeout: 30_000,
 };

@@ -68,7 +68,19 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const config = parsePlatformLoginOptions(options);
     this.store = config.store ?? new MemoryTokenStore();
     this.logger = config.logger ?? debugLogger();
-    const metrics = new PlatformMetrics(config.meterProvider);
+    const refreshTokenLifetimeMs = config.refreshTokenLifetimeSeconds * 1000;
+    // `??` per field: an option given as `undefined` must still get its default.
+    const timeoutMs = config.tokenClient?.timeoutMs ?? CLIENT_DEFAULTS.timeoutMs;
+    const refreshRetries = config.tokenClient?.refreshRetries ?? CLIENT_DEFAULTS.refreshRetries;
+    const maxRetryDelayMs = config.tokenClient?.maxRetryDelayMs ?? CLIENT_DEFAULTS.maxRetryDelayMs;
+    // The lock outlives the slowest refresh the client can make: every attempt timing out, plus backoff.
+    const lockTtlMs = timeoutMs * (refreshRetries + 1) + maxRetryDelayMs * refreshRetries + 1000;
+    // Waiters outlast the lock a little, so a holder that died is taken over rather than given up on.
+    const maxWaitMs = lockTtlMs + 1000;
+    const metrics = new PlatformMetrics(config.meterProvider, {
+      tokenTimeoutMs: timeoutMs,
+      maxLockWaitMs: maxWaitMs,
+    });
     const store = new InstrumentedTokenStore(this.store, metrics);
     this.instrumentedStore = store;
     observeEvents(this, this.logger, metrics);
@@ -80,21 +92,13 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       ...config.tokenClient,
       onAttempt: tokenAttemptObserver(this.logger, metrics, this.health),
     });
-    const refreshTokenLifetimeMs = config.refreshTokenLifetimeSeconds * 1000;
-    // `??` per field: an option given as `undefined` must still get its default.
-    const timeoutMs = config.tokenClient?.timeoutMs ?? CLIENT_DEFAULTS.timeoutMs;
-    const refreshRetries = config.tokenClient?.refreshRetries ?? CLIENT_DEFAULTS.refreshRetries;
-    const maxRetryDelayMs = config.tokenClient?.maxRetryDelayMs ?? CLIENT_DEFAULTS.maxRetryDelayMs;
-    // The lock outlives the slowest refresh the client can make: every attempt timing out, plus backoff.
-    const lockTtlMs = timeoutMs * (refreshRetries + 1) + maxRetryDelayMs * refreshRetries + 1000;
     this.refresher = new RefreshCoordinator(
       store,
       this.client,
       {
         refreshTokenLifetimeMs,
         lockTtlMs,
-        // Waiters outlast the lock a little, so a holder that died is taken over rather than given up on.
-        maxWaitMs: lockTtlMs + 1000,
+        maxWaitMs,
         retryAfterSeconds: config.retryAfterSeconds,
         failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
       },

@@ -73,8 +73,9 @@ export const tokenClientOptionsSchema = z.strictObject({
    */
   maxRetryDelayMs: integer(0, 60_000).default(2000),
   /**
-   * Called after every attempt (retries included) with its grant, outcome and duration — for
-   * metrics, logs and readiness. Never receives a token. Defaults to none.
+   * Called after every attempt (retries included) with its grant, outcome, start and duration —
+   * for metrics, traces, logs and readiness — in the caller's async context (so a tracer sees the
+   * caller's active span). Never receives a token. Defaults to none.
    */
   onAttempt: z
     .custom<(attempt: TokenAttempt) => void>((value) => typeof value === 'function')
@@ -88,9 +89,15 @@ export const tokenClientOptionsSchema = z.strictObject({
 /** What `onAttempt` is told about one token-endpoint attempt. */
 export interface TokenAttempt {
   grant: 'authorization_code' | 'refresh_token';
+  /** How many times the same request was sent before: 0, or the retry's number. */
+  resendCount: number;
   /** `ok`, or the error's code (e.g. `ERR_PLATFORM_TIMEOUT`, `ERR_PLATFORM_INVALID_GRANT`). */
   outcome: string;
+  /** When the request was sent (epoch milliseconds): with `durationMs`, the span of the attempt. */
+  startedAt: number;
   durationMs: number;
+  /** The token endpoint called, without any query (never the parameters, whatever their placement). */
+  tokenEndpoint: string;
   /** The HTTP status, when the platform answered at all. */
   httpStatus: number | undefined;
 }

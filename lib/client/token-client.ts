@@ -102,7 +102,7 @@ export class PlatformTokenClient {
         ? this.#queryRequest('refresh_token', parameters)
         : this.#bodyRequest('refresh_token', parameters);
     for (let attempt = 0; ; attempt += 1) {
-      const outcome = await this.#attempt(request, refreshToken, refreshToken);
+      const outcome = await this.#attempt(request, refreshToken, refreshToken, attempt);
       if ('tokenSet' in outcome) return outcome.tokenSet;
       const delay = retryDelayMs(outcome, attempt, this.#retryPolicy);
       if (delay === undefined) throw outcome.error;
@@ -139,6 +139,8 @@ export class PlatformTokenClient {
     request: TokenRequest,
     grantSecret: string,
     previousRefreshToken?: string,
+    /** How many times this request was sent before (0 for the first attempt). */
+    resendCount = 0,
   ): Promise<AttemptOutcome> {
     // expiresAt counts from the moment of sending: the token's life began before the answer came.
     const requestStartedAt = Date.now();
@@ -146,7 +148,7 @@ export class PlatformTokenClient {
     try {
       result = await sendTokenRequest(request, this.#limits);
     } catch (error) {
-      this.#report(request.grant, requestStartedAt, error, undefined);
+      this.#report(request.grant, resendCount, requestStartedAt, error, undefined);
       return { error };
     }
     try {
@@ -156,16 +158,17 @@ export class PlatformTokenClient {
         previousRefreshToken,
         secretsSent: [grantSecret, this.#config.clientSecret],
       });
-      this.#report(request.grant, requestStartedAt, undefined, result.answer.status);
+      this.#report(request.grant, resendCount, requestStartedAt, undefined, result.answer.status);
       return { tokenSet };
     } catch (error) {
-      this.#report(request.grant, requestStartedAt, error, result.answer.status);
+      this.#report(request.grant, resendCount, requestStartedAt, error, result.answer.status);
       return { error, retryAfterMs: parseRetryAfterMs(result.retryAfter, Date.now()) };
     }
   }
 
   #report(
     grant: TokenGrant,
+    resendCount: number,
     startedAt: number,
     error: unknown,
     httpStatus: number | undefined,
@@ -179,8 +182,11 @@ export class PlatformTokenClient {
     try {
       onAttempt({
         grant,
+        resendCount,
         outcome: String(outcome),
+        startedAt,
         durationMs: Date.now() - startedAt,
+        tokenEndpoint: this.tokenEndpoint,
         httpStatus,
       });
     } catch {

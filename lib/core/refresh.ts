@@ -13,6 +13,7 @@ import {
   TokenEndpointError,
 } from '../errors';
 import type { LockWaitOutcome, PlatformLoginEvents } from '../observability/events';
+import { traceRefresh } from '../observability/tracing';
 import { hashSessionId } from './hash';
 import type { TokenStore } from './token-store';
 import {
@@ -83,7 +84,7 @@ export class RefreshCoordinator {
         return Promise.reject(failure.error);
       this.recentFailures.delete(sessionId);
     }
-    const started = this.run(sessionId, seen, background)
+    const started = traceRefresh(background, () => this.run(sessionId, seen, background))
       .catch((error: unknown) => {
         this.rememberFailure(sessionId, seen.version, error);
         throw error;

@@ -194,14 +194,16 @@ async function evictionSettings(
   node: Redis,
 ): Promise<{ maxmemory: number; policy: string } | undefined> {
   try {
-    const reply = (await withDeadline(
+    const reply = await withDeadline(
       node.config('GET', 'maxmemory*') as Promise<unknown>,
       CONFIG_TIMEOUT_MS,
       'CONFIG GET',
-    )) as unknown[];
+    );
     const settings = new Map<string, string>();
-    for (let i = 0; i + 1 < reply.length; i += 2)
-      settings.set(String(reply[i]), String(reply[i + 1]));
+    // A flat [name, value, …] array, or a map (an object) from ioredis 6 with replyMapping 'resp3'.
+    const pairs = Array.isArray(reply) ? reply : Object.entries(reply as object).flat();
+    for (let i = 0; i + 1 < pairs.length; i += 2)
+      settings.set(String(pairs[i]), String(pairs[i + 1]));
     const policy = settings.get('maxmemory-policy');
     return policy === undefined
       ? undefined

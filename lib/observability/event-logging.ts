@@ -1,12 +1,13 @@
 // Turns the package's events, token-endpoint attempts, lock waits and answered errors into log
-// lines and metrics. Subscribed once at creation; nothing here runs on a request that went well.
+// lines, metrics and spans. Subscribed once at creation; nothing here runs on a request that went well.
 import type { EventEmitter } from 'node:events';
 import type { Request } from 'express';
 import { isPlatformLoginError } from '../errors';
 import type { LockWaitOutcome, PlatformLoginEvents } from './events';
 import { redactUrl, type PlatformLogger } from './logger';
-import { attributes, type PlatformMetrics } from './metrics';
+import { LABELS, type PlatformMetrics } from './metrics';
 import type { PlatformHealth } from './platform-health';
+import { tokenAttemptSpans } from './tracing';
 import type { TokenAttempt } from '../client/token-client-options';
 
 export function observeEvents(
@@ -22,15 +23,15 @@ export function observeEvents(
     );
   });
   events.on('refresh', (e) => {
-    metrics.refreshes.add(1, { renewed: e.renewed, background: e.background });
+    metrics.refreshes.add(1, LABELS.refresh.get(e.renewed, e.background));
     logger.debug({ event: 'refresh', ...e }, 'tokens refreshed');
   });
   events.on('refreshFailed', (e) => {
-    metrics.refreshFailures.add(1, { code: e.code, background: e.background });
+    metrics.refreshFailures.add(1, LABELS.refreshFailure.get(e.code, e.background));
     logger.warn({ event: 'refreshFailed', ...e }, 'token refresh failed');
   });
   events.on('codeReplay', (e) => {
-    metrics.codeReplays.add(1, { same_browser: e.sameBrowser });
+    metrics.codeReplays.add(1, LABELS.codeReplay.get(e.sameBrowser));
     const fields = { event: 'codeReplay', ...e };
     if (e.sameBrowser) logger.debug(fields, 'entry repeated by the same browser');
     else logger.warn(fields, 'a used entry code was presented by another browser');
@@ -46,7 +47,7 @@ export function observeEvents(
     logger.info({ event: 'playerLoggedOut', ...e }, 'player logged out everywhere'),
   );
   events.on('unreadableRecord', (e) => {
-    metrics.unreadableRecords.add(1, { reason: e.reason });
+    metrics.unreadableRecords.add(1, LABELS.unreadable.get(e.reason));
     logger.warn(
       { event: 'unreadableRecord', ...e },
       'a stored token record could not be read; treated as logged out',
@@ -54,35 +55,34 @@ export function observeEvents(
   });
 }
 
-/** Records one token-endpoint attempt and remembers when the platform last answered. */
+/**
+ * Records one token-endpoint attempt (metrics, a span, a debug line) and remembers when the
+ * platform last answered.
+ */
 export function tokenAttemptObserver(
   logger: PlatformLogger,
   metrics: PlatformMetrics,
   health: PlatformHealth,
 ): (attempt: TokenAttempt) => void {
+  const recordSpan = tokenAttemptSpans();
   return (attempt) => {
-    const labels = { grant: attempt.grant, outcome: attempt.outcome };
+    recordSpan(attempt);
+    const labels = LABELS.token.get(attempt.grant, attempt.outcome);
     metrics.tokenCalls.add(1, labels);
-    metrics.tokenDuration.record(attempt.durationMs, labels);
+    metrics.tokenDuration.record(attempt.durationMs / 1000, labels);
     if (attempt.httpStatus !== undefined) health.platformLastAnsweredAt = Date.now();
     health.platformLastOutcome = attempt.outcome;
     logger.debug({ event: 'tokenEndpoint', ...attempt }, 'token endpoint attempt');
   };
 }
 
-const LOCK_WAIT_LABELS: Record<LockWaitOutcome, ReturnType<typeof attributes>> = {
-  'refreshed-elsewhere': attributes({ outcome: 'refreshed-elsewhere' }),
-  'took-over': attributes({ outcome: 'took-over' }),
-  'gave-up': attributes({ outcome: 'gave-up' }),
-  'logged-out': attributes({ outcome: 'logged-out' }),
-};
-
 export function lockWaitObserver(
   metrics: PlatformMetrics,
 ): (durationMs: number, outcome: LockWaitOutcome) => void {
   return (durationMs, outcome) => {
-    metrics.lockWaits.add(1, LOCK_WAIT_LABELS[outcome]);
-    metrics.lockWaitDuration.record(durationMs, LOCK_WAIT_LABELS[outcome]);
+    const labels = LABELS.lockWait.get(outcome);
+    metrics.lockWaits.add(1, labels);
+    metrics.lockWaitDuration.record(durationMs / 1000, labels);
   };
 }
 

@@ -1,30 +1,156 @@
 // The package's metrics, through the OpenTelemetry metrics API: a no-op until the app registers an
 // SDK. Instruments are created once; attributes are small fixed sets (grant, outcome, operation) —
-// never a token, a code, a secret or a session id.
+// never a token, a code, a secret, a session id or an openId.
+//
+// Naming convention (follow it for new instruments; docs/metrics.md lists them all):
+// - `epl.<part>.<what>`, lower case, dots between parts, underscores inside a word
+//   (`epl.token_endpoint.calls`); Prometheus shows dots as underscores.
+// - Counters: a plural noun, no unit, no `_total` (the Prometheus exporter appends it).
+// - Durations: histograms in seconds (`unit: 's'`) whose name ends in `_seconds`
+//   (`epl.store.duration_seconds`): exporter-prometheus 0.223 writes `# UNIT … s` but appends
+//   nothing to the name, and newer exporters append `_seconds` only when it is not already there.
+//   Bucket boundaries fit the instrument (`advice.explicitBucketBoundaries`), never the SDK's
+//   default (0–10000, made for milliseconds).
+// - Every counter series with a known label set is started at zero at creation (`add(0, labels)`),
+//   so `rate(…)` and alerts have a series before the first event. Labels are built here, once, as
+//   shared frozen objects: recording allocates nothing, and a series seeded at zero is the very
+//   series later recorded to (same keys, same value types).
 import {
   metrics,
   type Attributes,
   type Counter,
   type Histogram,
+  type Meter,
   type MeterProvider,
 } from '@opentelemetry/api';
+import { PACKAGE_NAME, PACKAGE_VERSION } from './package-identity';
 
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+/** Attribute sets are shared frozen objects where they can be, so recording allocates nothing. */
+export const attributes = (values: Attributes): Attributes => Object.freeze(values);
 
-const PACKAGE_NAME = 'express-platform-login';
-/** Read once from package.json (two levels above lib/observability/ and dist/observability/). */
-const PACKAGE_VERSION = (
-  JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
-    version: string;
+/** What the bucket boundaries of the duration histograms are fitted to. */
+export interface MetricsSettings {
+  /** The token client's per-attempt deadline: the slowest token-endpoint attempt. */
+  tokenTimeoutMs: number;
+  /** The longest a request waits for another holder of the refresh lock. */
+  maxLockWaitMs: number;
+}
+
+/**
+ * Store calls: a Redis round trip is ~0.1–1 ms, a memory store far less; the top bucket is past
+ * the store's deadline (`operationTimeoutMs`, 1–2 s by default).
+ */
+export const STORE_BUCKETS: readonly number[] = [
+  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+];
+
+/** 1–2.5–5 steps per decade, in seconds. */
+const LADDER = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500,
+];
+
+/** The ladder from `from` seconds up to `limitMs`, ending exactly at the limit. */
+export function bucketsUpTo(from: number, limitMs: number): number[] {
+  const limit = limitMs / 1000;
+  return [...LADDER.filter((bound) => bound >= from && bound < limit), limit];
+}
+
+/** `grant` × `outcome` of token-endpoint attempts: `ok` and every error code the client ends with. */
+const TOKEN_GRANTS = ['authorization_code', 'refresh_token'] as const;
+const TOKEN_OUTCOMES = [
+  'ok',
+  'ERR_PLATFORM_INVALID_GRANT',
+  'ERR_PLATFORM_INVALID_CLIENT',
+  'ERR_PLATFORM_REFUSED',
+  'ERR_PLATFORM_INVALID_RESPONSE',
+  'ERR_PLATFORM_TIMEOUT',
+  'ERR_PLATFORM_NETWORK',
+] as const;
+/** The codes a refresh fails with (see core/refresh.ts). */
+const REFRESH_FAILURE_CODES = [
+  'ERR_PLATFORM_REAUTH_REQUIRED',
+  'ERR_PLATFORM_UNAVAILABLE',
+  'ERR_PLATFORM_MISCONFIGURED',
+  'ERR_PLATFORM_IDENTITY_CHANGED',
+  'ERR_PLATFORM_STORE_UNAVAILABLE',
+] as const;
+const LOCK_WAIT_OUTCOMES = ['refreshed-elsewhere', 'took-over', 'gave-up', 'logged-out'] as const;
+const UNREADABLE_REASONS = ['decrypt', 'parse', 'unknown_key'] as const;
+/** The TokenStore operations the instrumented store times. */
+export const STORE_OPERATIONS = [
+  'get',
+  'put',
+  'delete',
+  'acquireLock',
+  'releaseLock',
+  'claimOnce',
+  'sessionsOf',
+  'deletePlayer',
+] as const;
+export type StoreOperation = (typeof STORE_OPERATIONS)[number];
+
+/** A table of shared label sets, built once, with a fallback for a value not known in advance. */
+class LabelTable {
+  readonly #known = new Map<string, Attributes>();
+  constructor(private readonly build: (...values: Array<string | boolean>) => Attributes) {}
+  seed(...values: Array<string | boolean>): Attributes {
+    const labels = attributes(this.build(...values));
+    this.#known.set(values.join('\u0000'), labels);
+    return labels;
   }
-).version;
+  get(...values: Array<string | boolean>): Attributes {
+    return this.#known.get(values.join('\u0000')) ?? this.build(...values);
+  }
+}
+
+/** Labels of each counter, shared by the seeding at zero and every recording. */
+export const LABELS = {
+  token: new LabelTable((grant, outcome) => ({ grant, outcome })),
+  refresh: new LabelTable((renewed, background) => ({ renewed, background })),
+  refreshFailure: new LabelTable((code, background) => ({ code, background })),
+  lockWait: new LabelTable((outcome) => ({ outcome })),
+  codeReplay: new LabelTable((sameBrowser) => ({ same_browser: sameBrowser })),
+  unreadable: new LabelTable((reason) => ({ reason })),
+  storeCall: new LabelTable((operation, outcome) => ({ operation, outcome })),
+  storeError: new LabelTable((operation) => ({ operation })),
+};
+for (const grant of TOKEN_GRANTS)
+  for (const outcome of TOKEN_OUTCOMES) LABELS.token.seed(grant, outcome);
+for (const background of [false, true]) {
+  for (const renewed of ['same-token', 'new-token']) LABELS.refresh.seed(renewed, background);
+  for (const code of REFRESH_FAILURE_CODES) LABELS.refreshFailure.seed(code, background);
+}
+for (const outcome of LOCK_WAIT_OUTCOMES) LABELS.lockWait.seed(outcome);
+for (const sameBrowser of [false, true]) LABELS.codeReplay.seed(sameBrowser);
+for (const reason of UNREADABLE_REASONS) LABELS.unreadable.seed(reason);
+for (const operation of STORE_OPERATIONS) {
+  LABELS.storeCall.seed(operation, 'ok');
+  LABELS.storeCall.seed(operation, 'error');
+  LABELS.storeError.seed(operation);
+}
+
+const NO_LABELS = attributes({});
+
+/** A counter with its known series started at zero. */
+function counter(meter: Meter, name: string, description: string, seeds: Attributes[]): Counter {
+  const created = meter.createCounter(name, { description });
+  for (const labels of seeds) created.add(0, labels);
+  return created;
+}
+
+function seconds(meter: Meter, name: string, description: string, buckets: readonly number[]) {
+  return meter.createHistogram(name, {
+    unit: 's',
+    description,
+    advice: { explicitBucketBoundaries: [...buckets] },
+  });
+}
 
 /** Every instrument the package records to. */
 export class PlatformMetrics {
   /** `epl.token_endpoint.calls` {grant, outcome}: one per attempt, retries included. */
   readonly tokenCalls: Counter;
-  /** `epl.token_endpoint.duration` (ms) {grant, outcome}. */
+  /** `epl.token_endpoint.duration_seconds` {grant, outcome}: buckets up to the client's timeout. */
   readonly tokenDuration: Histogram;
   /** `epl.refreshes` {renewed: same-token | new-token, background}. */
   readonly refreshes: Counter;
@@ -32,13 +158,13 @@ export class PlatformMetrics {
   readonly refreshFailures: Counter;
   /** `epl.lock.waits` {outcome: refreshed-elsewhere | took-over | gave-up | logged-out}. */
   readonly lockWaits: Counter;
-  /** `epl.lock.wait_duration` (ms) {outcome}. */
+  /** `epl.lock.wait_duration_seconds` {outcome}: buckets up to the longest wait allowed. */
   readonly lockWaitDuration: Histogram;
   /** `epl.code_replays` {same_browser}. */
   readonly codeReplays: Counter;
   /** `epl.store.errors` {operation}. */
   readonly storeErrors: Counter;
-  /** `epl.store.duration` (ms) {operation, outcome}. */
+  /** `epl.store.duration_seconds` {operation, outcome}: sub-millisecond buckets. */
   readonly storeDuration: Histogram;
   /** `epl.records.unreadable` {reason}. */
   readonly unreadableRecords: Counter;
@@ -46,46 +172,74 @@ export class PlatformMetrics {
   readonly logins: Counter;
   readonly logouts: Counter;
 
-  constructor(provider: MeterProvider = metrics) {
-    const meter = provider.getMeter(PACKAGE_NAME, PACKAGE_VERSION);
-    const ms = { unit: 'ms' };
-    this.tokenCalls = meter.createCounter('epl.token_endpoint.calls', {
-      description: 'Token endpoint attempts by grant and outcome',
-    });
-    this.tokenDuration = meter.createHistogram('epl.token_endpoint.duration', {
-      ...ms,
-      description: 'Token endpoint attempt latency',
-    });
-    this.refreshes = meter.createCounter('epl.refreshes', {
-      description: 'Successful token refreshes',
-    });
-    this.refreshFailures = meter.createCounter('epl.refresh.failures', {
-      description: 'Failed token refreshes',
-    });
-    this.lockWaits = meter.createCounter('epl.lock.waits', {
-      description: 'Requests that waited for another holder of the refresh lock',
-    });
-    this.lockWaitDuration = meter.createHistogram('epl.lock.wait_duration', {
-      ...ms,
-      description: 'How long requests waited for the refresh lock',
-    });
-    this.codeReplays = meter.createCounter('epl.code_replays', {
-      description: 'Entry codes presented again',
-    });
-    this.storeErrors = meter.createCounter('epl.store.errors', {
-      description: 'Token store failures',
-    });
-    this.storeDuration = meter.createHistogram('epl.store.duration', {
-      ...ms,
-      description: 'Token store call latency',
-    });
-    this.unreadableRecords = meter.createCounter('epl.records.unreadable', {
-      description: 'Stored records that did not decrypt or parse (read as logged out)',
-    });
-    this.logins = meter.createCounter('epl.logins', { description: 'Players who entered' });
-    this.logouts = meter.createCounter('epl.logouts', { description: 'Players who logged out' });
+  /** `provider` defaults to the global one (a no-op until the app registers an SDK). */
+  constructor(provider: MeterProvider | undefined, settings: MetricsSettings) {
+    const meter = (provider ?? metrics).getMeter(PACKAGE_NAME, PACKAGE_VERSION);
+    this.tokenCalls = counter(
+      meter,
+      'epl.token_endpoint.calls',
+      'Token endpoint attempts by grant and outcome',
+      TOKEN_GRANTS.flatMap((grant) => TOKEN_OUTCOMES.map((o) => LABELS.token.get(grant, o))),
+    );
+    this.tokenDuration = seconds(
+      meter,
+      'epl.token_endpoint.duration_seconds',
+      'Token endpoint attempt latency',
+      bucketsUpTo(0.005, settings.tokenTimeoutMs),
+    );
+    const backgrounds = [false, true];
+    this.refreshes = counter(
+      meter,
+      'epl.refreshes',
+      'Successful token refreshes',
+      backgrounds.flatMap((background) =>
+        ['same-token', 'new-token'].map((renewed) => LABELS.refresh.get(renewed, background)),
+      ),
+    );
+    this.refreshFailures = counter(
+      meter,
+      'epl.refresh.failures',
+      'Failed token refreshes',
+      backgrounds.flatMap((background) =>
+        REFRESH_FAILURE_CODES.map((code) => LABELS.refreshFailure.get(code, background)),
+      ),
+    );
+    this.lockWaits = counter(
+      meter,
+      'epl.lock.waits',
+      'Requests that waited for another holder of the refresh lock',
+      LOCK_WAIT_OUTCOMES.map((outcome) => LABELS.lockWait.get(outcome)),
+    );
+    this.lockWaitDuration = seconds(
+      meter,
+      'epl.lock.wait_duration_seconds',
+      'How long requests waited for the refresh lock',
+      // Waiters poll every 25–75 ms, so nothing shorter is worth a bucket.
+      bucketsUpTo(0.025, settings.maxLockWaitMs),
+    );
+    this.codeReplays = counter(meter, 'epl.code_replays', 'Entry codes presented again', [
+      LABELS.codeReplay.get(false),
+      LABELS.codeReplay.get(true),
+    ]);
+    this.storeErrors = counter(
+      meter,
+      'epl.store.errors',
+      'Token store failures',
+      STORE_OPERATIONS.map((operation) => LABELS.storeError.get(operation)),
+    );
+    this.storeDuration = seconds(
+      meter,
+      'epl.store.duration_seconds',
+      'Token store call latency',
+      STORE_BUCKETS,
+    );
+    this.unreadableRecords = counter(
+      meter,
+      'epl.records.unreadable',
+      'Stored records that did not decrypt or parse (read as logged out)',
+      UNREADABLE_REASONS.map((reason) => LABELS.unreadable.get(reason)),
+    );
+    this.logins = counter(meter, 'epl.logins', 'Players who entered', [NO_LABELS]);
+    this.logouts = counter(meter, 'epl.logouts', 'Players who logged out', [NO_LABELS]);
   }
 }
-
-/** Attribute sets are shared frozen objects where they can be, so recording allocates nothing. */
-export const attributes = (values: Attributes): Attributes => Object.freeze(values);

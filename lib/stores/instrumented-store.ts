@@ -1,42 +1,32 @@
-// Wraps a TokenStore so every call is timed and every failure counted in the metrics. The wrapped
-// store is unchanged.
-import { attributes, type PlatformMetrics } from '../observability/metrics';
+// Wraps a TokenStore so every call is timed (in seconds) and every failure counted in the metrics.
+// The wrapped store is unchanged.
+import {
+  LABELS,
+  STORE_OPERATIONS,
+  type PlatformMetrics,
+  type StoreOperation as Operation,
+} from '../observability/metrics';
 import type { PutOptions, TokenStore } from '../core/token-store';
 import type { TokenRecord } from '../core/token-record';
-
-type Operation =
-  | 'get'
-  | 'put'
-  | 'delete'
-  | 'acquireLock'
-  | 'releaseLock'
-  | 'claimOnce'
-  | 'sessionsOf'
-  | 'deletePlayer';
-const OPERATIONS: readonly Operation[] = [
-  'get',
-  'put',
-  'delete',
-  'acquireLock',
-  'releaseLock',
-  'claimOnce',
-  'sessionsOf',
-  'deletePlayer',
-];
 
 const unsupported = (method: string): TypeError =>
   new TypeError(
     `This token store has no ${method}(): per-player operations need MemoryTokenStore, RedisTokenStore or a store that implements it.`,
   );
 
-/** Shared attribute objects, one per operation and outcome: recording allocates nothing. */
-const OK = Object.fromEntries(
-  OPERATIONS.map((op) => [op, attributes({ operation: op, outcome: 'ok' })]),
-);
+/**
+ * Shared attribute objects, one per operation and outcome (the ones seeded at zero in metrics.ts):
+ * recording allocates nothing.
+ */
+const OK = Object.fromEntries(STORE_OPERATIONS.map((op) => [op, LABELS.storeCall.get(op, 'ok')]));
 const FAILED = Object.fromEntries(
-  OPERATIONS.map((op) => [op, attributes({ operation: op, outcome: 'error' })]),
+  STORE_OPERATIONS.map((op) => [op, LABELS.storeCall.get(op, 'error')]),
 );
-const ERROR_COUNT = Object.fromEntries(OPERATIONS.map((op) => [op, attributes({ operation: op })]));
+const ERROR_COUNT = Object.fromEntries(
+  STORE_OPERATIONS.map((op) => [op, LABELS.storeError.get(op)]),
+);
+/** performance.now() is in milliseconds; durations are recorded in seconds. */
+const MS_PER_SECOND = 1000;
 
 export class InstrumentedTokenStore implements TokenStore {
   /** Present when the inner store has it; a wait is not a store operation to time. */
@@ -55,10 +45,16 @@ export class InstrumentedTokenStore implements TokenStore {
     const startedAt = performance.now();
     try {
       const result = await call();
-      this.metrics.storeDuration.record(performance.now() - startedAt, OK[operation]);
+      this.metrics.storeDuration.record(
+        (performance.now() - startedAt) / MS_PER_SECOND,
+        OK[operation],
+      );
       return result;
     } catch (error) {
-      this.metrics.storeDuration.record(performance.now() - startedAt, FAILED[operation]);
+      this.metrics.storeDuration.record(
+        (performance.now() - startedAt) / MS_PER_SECOND,
+        FAILED[operation],
+      );
       this.metrics.storeErrors.add(1, ERROR_COUNT[operation]);
       throw error;
     }

@@ -290,7 +290,8 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     const indexKey = this.#playerKey(openId);
     const lookup = async (): Promise<string[]> => {
       await this.#redis.zremrangebyscore(indexKey, '-inf', Date.now());
-      const members = await this.#redis.zrange(indexKey, 0, -1);
+      // The stop index as a string: ioredis 6's types take no number there.
+      const members = await this.#redis.zrange(indexKey, 0, '-1');
       const exists = await Promise.all(
         members.map((hash) => this.#redis.exists(this.#recordKey(hash))),
       );

@@ -11,7 +11,14 @@ export interface AppProcess {
 export function startAppProcess(env: Record<string, string>): Promise<AppProcess> {
   const child = spawn(
     process.execPath,
-    ['-r', 'esbuild-register', join(__dirname, 'app-process.ts')],
+    // source-aliases.ts: the same `ioredis` as the test (5, or 6 under the ioredis6 project).
+    [
+      '-r',
+      'esbuild-register',
+      '-r',
+      join(__dirname, 'source-aliases.ts'),
+      join(__dirname, 'app-process.ts'),
+    ],
     {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -32,3 +32,21 @@ export function sample(text: string, name: string, labels: Record<string, string
   if (match === undefined) return 0;
   return Number(match.slice(match.lastIndexOf(' ') + 1));
 }
+
+/** The sample lines of `name` whose labels include `labels`. */
+export function series(text: string, name: string, labels: Record<string, string> = {}): string[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+    .filter((line) =>
+      Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`)),
+    );
+}
+
+/** The finite `le` bounds of a histogram's buckets (`<name>_bucket`) for one label set, in order. */
+export function bucketBounds(text: string, name: string, labels: Record<string, string>): number[] {
+  return series(text, `${name}_bucket`, labels)
+    .map((line) => /le="([^"]+)"/.exec(line)![1]!)
+    .filter((le) => le !== '+Inf')
+    .map(Number);
+}

@@ -347,19 +347,48 @@ describe('a stalled Redis', () => {
 });
 
 describe('/metrics', () => {
-  test('serves the package metrics in Prometheus text format, without secrets', async () => {
+  test('lists the package families before the first request (counters at 0), `…_seconds` histograms after an entry, the service named, no secrets', async () => {
     const example = await startExample(readConfig({ PORT: '0' }));
     try {
+      // Before the first request: the service is named and every counter family is there at 0,
+      // so `rate(…)` and alerts have series from the start.
+      const before = await fetch(new URL('/metrics', example.url));
+      expect(before.status).toBe(200);
+      expect(before.headers.get('content-type')).toMatch(/text\/plain/);
+      const empty = await before.text();
+      expect(empty).toMatch(/^target_info\{[^}]*service_name="example-game-backend"/m);
+      expect(empty).not.toContain('unknown_service');
+      for (const family of [
+        'epl_logins_total',
+        'epl_refresh_failures_total',
+        'epl_store_errors_total',
+      ]) {
+        expect(empty).toContain(`# TYPE ${family} counter`);
+      }
+      expect(empty).toMatch(/^epl_logins_total(\{[^}]*\})? 0$/m);
+      expect(empty).toMatch(
+        /^epl_token_endpoint_calls_total\{[^}]*grant="authorization_code"[^}]*outcome="ok"[^}]*\} 0$/m,
+      );
+
       const browser = new Browser();
       await enterFrom(example.simulator!, example, browser);
       const res = await fetch(new URL('/metrics', example.url));
       expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toMatch(/text\/plain/);
       const text = await res.text();
       expect(text).toMatch(/^epl_logins_total(\{[^}]*\})? 1$/m);
       expect(text).toMatch(
-        /^epl_token_endpoint_calls_total\{[^}]*grant="authorization_code"[^}]*\} 1$/m,
+        /^epl_token_endpoint_calls_total\{[^}]*grant="authorization_code"[^}]*outcome="ok"[^}]*\} 1$/m,
       );
+      // Durations in seconds, with buckets fitted to each: sub-millisecond for the store, up to
+      // the client's 5 s timeout for the token endpoint.
+      expect(text).toContain('# UNIT epl_store_duration_seconds s');
+      expect(text).toMatch(
+        /^epl_store_duration_seconds_bucket\{[^}]*operation="put"[^}]*le="0\.0001"\} \d+$/m,
+      );
+      expect(text).toMatch(
+        /^epl_token_endpoint_duration_seconds_bucket\{[^}]*grant="authorization_code"[^}]*le="5"\} 1$/m,
+      );
+      expect(text).not.toMatch(/le="10000"/);
       expect(text).not.toContain('demo-secret');
     } finally {
       await example.close();

@@ -9,7 +9,7 @@ import { readConfig } from '../../example-app/config';
 import { startExample, type RunningExample } from '../../example-app/start';
 import { launchChromium } from '../helpers/browser';
 
-// UPDATE_SCREENSHOTS=1 refreshes the README's pictures; otherwise they go to a scratch folder, so a
+// UPDATE_SCREENSHOTS=1 refreshes docs/example-app.md's pictures; otherwise they go to a scratch folder, so a
 // test run leaves the working tree as it was.
 const SCREENSHOTS =
   process.env.UPDATE_SCREENSHOTS === '1'

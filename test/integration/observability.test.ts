@@ -10,7 +10,7 @@ import {
 } from 'express-platform-login';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord } from '../helpers/records';
-import { createTestMeter, sample, type TestMeter } from '../helpers/metrics';
+import { bucketBounds, createTestMeter, sample, series, type TestMeter } from '../helpers/metrics';
 import { startRedisServer } from '../helpers/redis-server';
 
 let sim: PlatformSimulator;
@@ -68,7 +68,7 @@ describe('metrics', () => {
     expect(sample(text, 'epl_code_replays_total', { same_browser: 'false' })).toBe(1);
     expect(sample(text, 'epl_logins_total')).toBe(1);
     expect(
-      sample(text, 'epl_store_duration_count', { operation: 'get', outcome: 'ok' }),
+      sample(text, 'epl_store_duration_seconds_count', { operation: 'get', outcome: 'ok' }),
     ).toBeGreaterThanOrEqual(2);
     for (const secret of [
       code,
@@ -95,6 +95,94 @@ describe('metrics', () => {
     const text = await meter.scrape();
     expect(sample(text, 'epl_lock_waits_total', { outcome: 'refreshed-elsewhere' })).toBe(1);
     expect(sample(text, 'epl_token_endpoint_calls_total', { grant: 'refresh_token' })).toBe(0);
+    // In seconds: the wait outlasted the 200 ms before the record was rewritten, and is within
+    // the longest wait allowed (21 s with the client's defaults), the top bucket.
+    const labels = { outcome: 'refreshed-elsewhere' };
+    const waited = sample(text, 'epl_lock_wait_duration_seconds_sum', labels);
+    expect(waited).toBeGreaterThanOrEqual(0.2);
+    expect(waited).toBeLessThan(21);
+    expect(bucketBounds(text, 'epl_lock_wait_duration_seconds', labels)).toEqual([
+      0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 21,
+    ]);
+  });
+
+  test('every counter series the package knows is listed at 0 before the first event', async () => {
+    createTestApp({ sim, login: { meterProvider: meter.provider } });
+    const text = await meter.scrape();
+    const families = [
+      'epl_token_endpoint_calls_total',
+      'epl_refreshes_total',
+      'epl_refresh_failures_total',
+      'epl_lock_waits_total',
+      'epl_code_replays_total',
+      'epl_store_errors_total',
+      'epl_records_unreadable_total',
+      'epl_logins_total',
+      'epl_logouts_total',
+    ];
+    for (const family of families) {
+      expect(text).toContain(`# TYPE ${family} counter`);
+      const lines = series(text, family);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) expect(line).toMatch(/ 0$/);
+    }
+    const known: Array<[string, Record<string, string>]> = [
+      ['epl_token_endpoint_calls_total', { grant: 'refresh_token', outcome: 'ok' }],
+      [
+        'epl_token_endpoint_calls_total',
+        { grant: 'refresh_token', outcome: 'ERR_PLATFORM_TIMEOUT' },
+      ],
+      [
+        'epl_token_endpoint_calls_total',
+        { grant: 'authorization_code', outcome: 'ERR_PLATFORM_INVALID_GRANT' },
+      ],
+      ['epl_refreshes_total', { renewed: 'new-token', background: 'true' }],
+      ['epl_refresh_failures_total', { code: 'ERR_PLATFORM_REAUTH_REQUIRED', background: 'false' }],
+      ['epl_refresh_failures_total', { code: 'ERR_PLATFORM_UNAVAILABLE', background: 'true' }],
+      ['epl_lock_waits_total', { outcome: 'gave-up' }],
+      ['epl_code_replays_total', { same_browser: 'false' }],
+      ['epl_store_errors_total', { operation: 'get' }],
+      ['epl_records_unreadable_total', { reason: 'decrypt' }],
+    ];
+    for (const [family, labels] of known) expect(series(text, family, labels)).toHaveLength(1);
+    // Histograms have no series before their first observation (a zero would be one).
+    expect(text).not.toContain('epl_store_duration_seconds_count');
+  });
+
+  test('durations are `…_seconds` histograms with buckets fitted to each: sub-millisecond for the store, up to the timeout for the token endpoint', async () => {
+    const store = new MemoryTokenStore();
+    const { app } = createTestApp({
+      sim,
+      login: { store, meterProvider: meter.provider, tokenClient: { timeoutMs: 8000 } },
+    });
+    const { agent, sessionId } = await enter(app, sim);
+    await rewriteRecord(store, sessionId, expiringIn(10_000));
+    await agent.get('/api/me').expect(200);
+    const text = await meter.scrape();
+
+    for (const family of ['epl_store_duration_seconds', 'epl_token_endpoint_duration_seconds']) {
+      expect(text).toContain(`# TYPE ${family} histogram`);
+      expect(text).toContain(`# UNIT ${family} s`);
+    }
+    expect(text).not.toMatch(/^epl_\w*duration_(bucket|count|sum)\{/m); // no unit-less names
+    expect(
+      bucketBounds(text, 'epl_store_duration_seconds', { operation: 'get', outcome: 'ok' }),
+    ).toEqual([
+      0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+      2.5,
+    ]);
+    const refresh = { grant: 'refresh_token', outcome: 'ok' };
+    expect(bucketBounds(text, 'epl_token_endpoint_duration_seconds', refresh)).toEqual([
+      0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 8,
+    ]);
+    // Seconds, not milliseconds: an attempt that succeeded took less than its 8 s deadline.
+    expect(sample(text, 'epl_token_endpoint_duration_seconds_count', refresh)).toBe(1);
+    expect(sample(text, 'epl_token_endpoint_duration_seconds_sum', refresh)).toBeLessThan(8);
+    // The series recorded to is the one started at zero: one line per label set, not two.
+    expect(
+      series(text, 'epl_refreshes_total', { renewed: 'same-token', background: 'false' }),
+    ).toEqual([expect.stringMatching(/ 1$/)]);
+    expect(series(text, 'epl_logins_total')).toEqual([expect.stringMatching(/ 1$/)]);
   });
 });
 

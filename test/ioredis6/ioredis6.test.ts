@@ -1,0 +1,104 @@
+// Proves the `ioredis6` Jest project really runs on ioredis 6 speaking RESP3, and covers what RESP3
+// could change: the store's replies (Lua, SET NX, sorted sets) and connect-redis 8.1's calls, with
+// ioredis 6's default reply mapping and with `replyMapping: 'resp3'` (maps as objects, doubles as
+// numbers), and the start-up check that reads CONFIG GET (a map reply under RESP3).
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import ioredisPackage from 'ioredis/package.json';
+import { RedisStore } from 'connect-redis';
+import type { SessionData } from 'express-session';
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+import { checkSetup } from '../../lib/http/setup-checks';
+import { newSessionId, sampleRecord, tokenStoreContract } from '../helpers/store-contract';
+import { startRedisServer } from '../helpers/redis-server';
+
+const prefix = `epl-io6-${randomUUID().slice(0, 8)}:`;
+const OPTIONS = { maxRetriesPerRequest: 1, commandTimeout: 1000 };
+
+// Both mappings ioredis 6 offers on RESP3; `legacy` is its default.
+const clients = {
+  legacy: new Redis(process.env.REDIS_URL!, OPTIONS),
+  resp3: new Redis(process.env.REDIS_URL!, { ...OPTIONS, replyMapping: 'resp3' }),
+};
+
+afterAll(async () => {
+  const keys = await clients.legacy.keys(`${prefix}*`);
+  if (keys.length > 0) await clients.legacy.del(...keys);
+  await Promise.all(Object.values(clients).map((client) => client.quit()));
+});
+
+test('this project resolves `ioredis` to ioredis 6, and its connections speak RESP3', async () => {
+  expect(ioredisPackage.version).toMatch(/^6\./);
+  for (const client of Object.values(clients)) {
+    expect(String(await client.call('CLIENT', 'INFO'))).toMatch(/\bresp=3\b/);
+  }
+});
+
+describe.each(Object.keys(clients) as Array<keyof typeof clients>)(
+  'RedisTokenStore contract on RESP3, replyMapping %s',
+  (mapping) => {
+    let store: RedisTokenStore;
+    beforeAll(() => {
+      store = new RedisTokenStore({ redis: clients[mapping], prefix: `${prefix}${mapping}:` });
+    });
+    tokenStoreContract(() => store);
+
+    test('the player index (sorted set, Lua) counts and logs out sessions', async () => {
+      const openId = `io6-${randomUUID()}`;
+      const sessions = [newSessionId(), newSessionId()];
+      for (const sessionId of sessions) {
+        await store.put(sessionId, sampleRecord(1, { openId }), {
+          expectedVersion: null,
+          ttlMs: 60_000,
+        });
+      }
+      expect(await store.sessionsOf(openId)).toBe(2);
+      expect(await store.deletePlayer(openId)).toBe(2);
+      expect(await store.get(sessions[0]!)).toBeUndefined();
+      expect(await store.sessionsOf(openId)).toBe(0);
+    });
+  },
+);
+
+describe.each(Object.keys(clients) as Array<keyof typeof clients>)(
+  'connect-redis 8.1 on ioredis 6, replyMapping %s',
+  (mapping) => {
+    test('a session is stored, read, touched, listed and destroyed', async () => {
+      const sessionPrefix = `${prefix}sess-${mapping}:`;
+      const store = new RedisStore({ client: clients[mapping], prefix: sessionPrefix });
+      // Without a callback, connect-redis 8.1's methods return promises.
+      const session = {
+        cookie: { originalMaxAge: 60_000, expires: new Date(Date.now() + 60_000) },
+        player: 'ada',
+      } as unknown as SessionData;
+      await store.set('sid-1', session);
+      expect(await store.get('sid-1')).toMatchObject({ player: 'ada' });
+      const ttl = await clients.legacy.ttl(`${sessionPrefix}sid-1`);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(60);
+      await store.touch('sid-1', session);
+      expect(await store.length()).toBe(1);
+      expect(await store.ids()).toEqual(['sid-1']);
+      expect(await store.all()).toMatchObject([{ player: 'ada' }]);
+      await store.destroy('sid-1');
+      expect(await store.get('sid-1')).toBeNull();
+    });
+  },
+);
+
+test('the eviction check reads CONFIG GET as a map under replyMapping resp3', async () => {
+  const server = await startRedisServer([
+    '--maxmemory',
+    '64mb',
+    '--maxmemory-policy',
+    'allkeys-lru',
+  ]);
+  const redis = new Redis(server.url, { ...OPTIONS, replyMapping: 'resp3' });
+  try {
+    const problems = await checkSetup({ redis, warn: () => undefined });
+    expect(problems.map((problem) => problem.check)).toEqual(['redis-evicts-keys']);
+  } finally {
+    redis.disconnect();
+    await server.stop();
+  }
+});
