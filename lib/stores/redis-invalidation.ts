@@ -72,10 +72,12 @@ export class RedisInvalidation {
     this.#keyPrefix = String((client.options as { keyPrefix?: string }).keyPrefix ?? '');
     this.#prefix = this.#keyPrefix + prefix;
     this.#onRefused = onRefused;
-    // `protocol` is an ioredis 6 option; ioredis 5 speaks RESP2 and ignores it. Nothing is queued
+    // `protocol` and `replyMapping` are ioredis 6 options (its `replyMapping: 'resp3'` needs RESP3);
+    // ioredis 5 speaks RESP2 and ignores them. Nothing is queued
     // or resent across a reconnect: CLIENT TRACKING must precede SUBSCRIBE on every connection.
     const overrides = {
       protocol: 2,
+      replyMapping: 'legacy',
       autoResubscribe: false,
       autoResendUnfulfilledCommands: false,
       enableOfflineQueue: false,

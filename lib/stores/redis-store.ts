@@ -94,10 +94,19 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     this.#keyRing = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
     // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
     if (config.recordCache && (config.redis as { isCluster?: boolean }).isCluster !== true) {
-      this.#cache = new RecordCache(config.recordCacheSize);
-      this.#invalidation = new RedisInvalidation(this.#redis, this.#cache, this.#prefix, (reason) =>
-        this.emit('recordCacheUnavailable', { reason }),
-      );
+      const cache = new RecordCache(config.recordCacheSize);
+      const unavailable = (reason: string): void => {
+        this.emit('recordCacheUnavailable', { reason });
+      };
+      try {
+        this.#invalidation = new RedisInvalidation(this.#redis, cache, this.#prefix, unavailable);
+        this.#cache = cache;
+      } catch (error) {
+        // The client's options do not make a second connection: direct reads, said once (on the
+        // next tick, so that a listener attached right after construction hears it).
+        const reason = error instanceof Error ? error.message : String(error);
+        process.nextTick(unavailable, reason);
+      }
     }
   }
 

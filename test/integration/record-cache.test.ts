@@ -266,7 +266,7 @@ test('CLIENT KILL of the invalidation connection: the cache is dropped, then set
   expect((await reader.get(sessionId))?.version).toBe(1);
   // Kill every subscriber connection and delete the record in one transaction: the invalidation
   // of the DEL has no live connection to reach.
-  await raw.multi().client('KILL', 'TYPE', 'pubsub').del(recordKey(sessionId)).exec();
+  await raw.multi().call('CLIENT', 'KILL', 'TYPE', 'pubsub').del(recordKey(sessionId)).exec();
   await untilRead(reader, sessionId, undefined);
   await waitUntil(() => reader.recordCacheActive, 'the record cache to come back');
   // Tracking is set up again: a later change is seen, and records are cached again.
