@@ -59,7 +59,7 @@ const config: Config = {
       testEnvironment: 'node',
       testMatch: [
         '<rootDir>/test/ioredis6/**/*.test.ts',
-        '<rootDir>/test/integration/{redis-*,faults-redis,multi-process,example-app,startup-checks}.test.ts',
+        '<rootDir>/test/integration/{redis-*,record-cache,faults-redis,multi-process,example-app,startup-checks}.test.ts',
       ],
       transform,
       moduleNameMapper: {

@@ -1,4 +1,4 @@
-// `npm run bench`: starts a private redis-server and the platform simulator, runs the five
+// `npm run bench`: starts a private redis-server and the platform simulator, runs the six
 // benchmarks side by side and writes bench/RESULTS.md with the machine, the command and each
 // figure beside its target. `node -r esbuild-register bench/run.ts hot-path storm` runs a subset
 // and prints it instead; BENCH_QUICK=1 shortens every round (to try the harness, not to record).
@@ -12,6 +12,7 @@ import { startRedisServer } from '../test/helpers/redis-server';
 import { runEntry } from './entry';
 import { runHotPath } from './hot-path';
 import { runLoadWithFaults } from './load-with-faults';
+import { runInvalidation } from './invalidation';
 import { describeMachine } from './lib/machine';
 import { table, verdict, type BenchContext, type SectionResult } from './lib/report';
 import { runRefreshStorm } from './refresh-storm';
@@ -23,6 +24,7 @@ const SECTIONS: Record<string, (ctx: BenchContext) => Promise<SectionResult>> = 
   scale: runScale,
   entry: runEntry,
   faults: runLoadWithFaults,
+  invalidation: runInvalidation,
 };
 
 async function main(): Promise<void> {

@@ -117,6 +117,13 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       'unreadable',
       (payload: { sessionHash: string; reason: string }) => this.emit('unreadableRecord', payload),
     );
+    // Emitted at most once per store: the server refused CLIENT TRACKING.
+    storeEvents.on.call(this.store, 'recordCacheUnavailable', (e: { reason: string }) =>
+      this.logger.warn(
+        { event: 'recordCacheUnavailable', reason: e.reason },
+        'Redis refused client tracking: token records are read from Redis on every request (see docs/caching.md)',
+      ),
+    );
   }
 
   /**

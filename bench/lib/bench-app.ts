@@ -112,6 +112,8 @@ if (kind === 'baseline') {
     res.json({ openId, scope, tokenExpiresAt, unionId: openId.replace('player-', 'union-') });
   });
 } else if (kind === 'package') {
+  // BENCH_STORE_CACHE=0: every record read from Redis (RedisTokenStore's `recordCache: false`).
+  const recordCache = process.env.BENCH_STORE_CACHE !== '0';
   const line = (level: string) => (fields: object, message: string) =>
     process.stderr.write(
       `TRACE ${Date.now()} ${process.pid} ${level} ${message} ${JSON.stringify(fields)}\n`,
@@ -129,6 +131,7 @@ if (kind === 'baseline') {
     redis,
     prefix: `${prefix}t:`,
     allowPlaintextTokens: true,
+    recordCache,
   });
   const login = platformLogin({
     authUrl: simUrl,

@@ -29,6 +29,8 @@ export interface BenchAppEnv {
   BENCH_RECORD_CACHE?: '1';
   /** JSON of extra platformLogin() options for the package app. */
   BENCH_LOGIN_OPTIONS?: string;
+  /** `'0'`: RedisTokenStore with `recordCache: false` (every record read from Redis). */
+  BENCH_STORE_CACHE?: '0';
 }
 
 /** Starts one app process. */

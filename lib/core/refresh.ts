@@ -88,6 +88,12 @@ interface Flight {
   startedAt: number;
 }
 
+/**
+ * With a store that reports changes, a waiter re-reads when the record or lock changes, and at
+ * least this often (a change the store could not report, e.g. while its channel was down).
+ */
+const CHANGE_WAIT_MS = 250;
+
 export class RefreshCoordinator {
   private readonly inFlight = new Map<string, Flight>();
   /** Sessions held back after platform trouble: one attempt per hold, not one per request. */
@@ -200,6 +206,8 @@ export class RefreshCoordinator {
     const startedAt = Date.now();
     let waited = false;
     for (;;) {
+      // Asked before the lock attempt, so a change made while that attempt is on its way still wakes it.
+      const changed = this.changeWithin(sessionId, startedAt + this.waitDeadlineMs - Date.now());
       const owner = await this.store.acquireLock(sessionId, this.lockTtlMs);
       if (owner !== undefined) {
         if (waited) this.onLockWait?.(Date.now() - startedAt, 'took-over');
@@ -210,7 +218,7 @@ export class RefreshCoordinator {
       }
       // Another request or process holds the lock: wait for its record instead of calling the platform.
       waited = true;
-      const current = await this.nextRecord(sessionId, seen).catch((error: unknown) => {
+      const current = await this.nextRecord(sessionId, seen, changed).catch((error: unknown) => {
         this.onLockWait?.(Date.now() - startedAt, 'logged-out');
         throw error;
       });
@@ -233,11 +241,22 @@ export class RefreshCoordinator {
    * while it has not (the caller tries the lock again). Rejects with LoginRequiredError when the
    * record is gone. The waiting lives here alone, so a store that can announce changes can wake it.
    */
-  private async nextRecord(sessionId: string, seen: TokenRecord): Promise<TokenRecord | undefined> {
-    await sleep(pollDelay());
+  private async nextRecord(
+    sessionId: string,
+    seen: TokenRecord,
+    changed: Promise<void> | undefined = this.changeWithin(sessionId, CHANGE_WAIT_MS),
+  ): Promise<TokenRecord | undefined> {
+    await (changed ?? sleep(pollDelay()));
     const current = await this.store.get(sessionId);
     if (current === undefined) throw new LoginRequiredError();
     return current.version === seen.version ? undefined : current;
+  }
+
+  /** Resolves when the store reports a change of the session's record or lock (at most `ms`); `undefined` for a store that cannot tell. */
+  private changeWithin(sessionId: string, ms: number): Promise<void> | undefined {
+    return this.store
+      .waitForChange?.(sessionId, Math.max(1, Math.min(CHANGE_WAIT_MS, ms)))
+      .catch(ignore);
   }
 
   /** The session's record once another writer replaced `seen`, waiting at most `ms`; else `undefined`. */

@@ -33,6 +33,8 @@ export interface DeleteOptions {
 export interface TokenStoreEvents {
   /** A record could not be decrypted or parsed; it was treated as absent. */
   unreadable: [{ sessionHash: string; reason: 'decrypt' | 'parse' | 'unknown_key' }];
+  /** The server refused client tracking (RedisTokenStore): records are read from Redis each time. */
+  recordCacheUnavailable: [{ reason: string }];
 }
 
 /**
@@ -45,13 +47,18 @@ export interface TokenStoreEvents {
  * Optional: `getCached` (a record held in process memory, answered without a promise),
  * `sessionsOf` and `deletePlayer` (a per-player index, for log-out-everywhere),
  * `countInWindow` (failed entries counted across processes, for `entryFailureLimit`),
+ * `waitForChange` (wakes refresh waiters early),
  * `close()` (called on shutdown), and being an EventEmitter of {@link TokenStoreEvents}.
  *
  * Every method rejects with `StoreUnavailableError` when the backend fails or does not answer in
  * time; it never hangs.
  */
 export interface TokenStore {
-  /** Reads the record of a session; `undefined` when there is none (or it cannot be read). */
+  /**
+   * Reads the record of a session; `undefined` when there is none (or it cannot be read). The
+   * record may be shared and frozen (RedisTokenStore serves one copy to every request): treat it
+   * as read-only.
+   */
   get(sessionId: string): Promise<TokenRecord | undefined>;
   /**
    * Optional (stores with a client-side cache): the session's record when this process holds it
@@ -117,6 +124,13 @@ export interface TokenStore {
    * the count and the time left in the window.
    */
   countInWindow?(key: string, increment: 0 | 1, windowMs: number): Promise<WindowCount>;
+  /**
+   * Optional: resolves once the session's record or its refresh lock may have changed (written,
+   * deleted, released or expired by any process), at the latest after `timeoutMs`. Requests
+   * waiting for another process's refresh use it instead of polling; a store that cannot tell may
+   * resolve after a short interval. It never rejects.
+   */
+  waitForChange?(sessionId: string, timeoutMs: number): Promise<void>;
   /** Optional: release resources the store itself created. Never closes a client it was given. */
   close?(): Promise<void>;
 }

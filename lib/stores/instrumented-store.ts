@@ -39,6 +39,8 @@ export class InstrumentedTokenStore implements TokenStore {
   readonly touch?: TokenStore['touch'];
   /** Without a metrics SDK every instrument is a no-op: then reads are not even timed. */
   readonly #timeReads: boolean;
+  /** Present when the inner store has it; a wait is not a store operation to time. */
+  readonly waitForChange?: (sessionId: string, timeoutMs: number) => Promise<void>;
 
   constructor(
     readonly inner: TokenStore,
@@ -68,6 +70,9 @@ export class InstrumentedTokenStore implements TokenStore {
     if (typeof inner.getCached === 'function') {
       const getCached = inner.getCached.bind(inner);
       this.getCached = getCached;
+    }
+    if (inner.waitForChange !== undefined) {
+      this.waitForChange = (sessionId, timeoutMs) => inner.waitForChange!(sessionId, timeoutMs);
     }
     const count = inner.countInWindow;
     if (count !== undefined) {

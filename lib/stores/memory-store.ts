@@ -127,13 +127,16 @@ export class MemoryTokenStore implements TokenStore {
   readonly #holds: ExpiringMap<number>;
   /** Session ids by player, for sessionsOf/deletePlayer; pruned against #records when read. */
   readonly #players = new Map<string, Set<string>>();
+  /** Wake-ups of waitForChange() by session id; each removes itself when called. */
+  readonly #waiters = new Map<string, Set<() => void>>();
 
   constructor(options: MemoryTokenStoreOptions = {}) {
     const { maxEntries } = parseMemoryTokenStoreOptions(options);
     // The per-player index follows the records out, so it is bounded by maxEntries too.
-    this.#records = new ExpiringMap(maxEntries, (sessionId, record) =>
-      this.#unindex(record.openId, sessionId),
-    );
+    this.#records = new ExpiringMap(maxEntries, (sessionId, record) => {
+      this.#unindex(record.openId, sessionId);
+      this.#changed(sessionId);
+    });
     this.#locks = new ExpiringMap(maxEntries);
     this.#claims = new ExpiringMap(maxEntries);
     this.#counters = new ExpiringMap(maxEntries);
@@ -161,6 +164,7 @@ export class MemoryTokenStore implements TokenStore {
     if (current !== undefined && current.openId !== record.openId)
       this.#unindex(current.openId, sessionId);
     this.#records.set(sessionId, copyRecord(record), ttlMs);
+    this.#changed(sessionId);
     let sessions = this.#players.get(record.openId);
     if (sessions === undefined) this.#players.set(record.openId, (sessions = new Set()));
     sessions.add(sessionId);
@@ -227,7 +231,33 @@ export class MemoryTokenStore implements TokenStore {
   async releaseLock(sessionId: string, owner: string): Promise<boolean> {
     checkSessionId(sessionId);
     if (this.#locks.get(sessionId) !== owner) return false;
-    return this.#locks.delete(sessionId);
+    this.#locks.delete(sessionId);
+    this.#changed(sessionId);
+    return true;
+  }
+
+  /** Resolves when the session's record is written or removed or its lock released, or after `timeoutMs`. */
+  waitForChange(sessionId: string, timeoutMs: number): Promise<void> {
+    checkSessionId(sessionId);
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        const waiters = this.#waiters.get(sessionId);
+        waiters?.delete(wake);
+        if (waiters?.size === 0) this.#waiters.delete(sessionId);
+        resolve();
+      };
+      const timer = setTimeout(wake, timeoutMs);
+      timer.unref();
+      let waiters = this.#waiters.get(sessionId);
+      if (waiters === undefined) this.#waiters.set(sessionId, (waiters = new Set()));
+      waiters.add(wake);
+    });
+  }
+
+  #changed(sessionId: string): void {
+    const waiters = this.#waiters.get(sessionId);
+    if (waiters !== undefined) for (const wake of [...waiters]) wake();
   }
 
   /** Gives the lock `ttlMs` more only if `owner` still holds it. */

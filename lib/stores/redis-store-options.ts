@@ -53,6 +53,21 @@ export interface RedisTokenStoreOptions {
   /** Cap of a record's time to live, in seconds. Defaults to 90 days (`7776000`). */
   maxRecordTtlSeconds?: number;
   /**
+   * Serve token records from this process's memory, kept coherent by Redis itself
+   * (server-assisted client-side caching: `CLIENT TRACKING` in BCAST mode on `prefix`, on one
+   * extra connection the store opens with `redis.duplicate()`): a record changed or deleted
+   * anywhere is dropped here as soon as Redis says so, and while that connection is down every read
+   * goes to Redis. On a Cluster, or where the server refuses `CLIENT TRACKING`, every read goes to
+   * Redis. `false` reads every record from Redis and opens no extra connection. See
+   * docs/caching.md. Defaults to `true`.
+   */
+  recordCache?: boolean;
+  /**
+   * Most records the cache holds in this process (about 1 KB each); when full, one not read
+   * recently goes first. Defaults to `10000`.
+   */
+  recordCacheSize?: number;
+  /**
    * Turns encryption at rest on. The first key seals new writes; every key opens records, so a new
    * key goes first and the old one stays second until records have been rewritten or expired.
    * Keys that are obviously not random (one byte repeated, few distinct bytes) are refused.
@@ -94,6 +109,13 @@ export const redisTokenStoreOptionsSchema = z.strictObject({
       error: 'must not repeat a key id',
     })
     .optional(),
+  recordCache: z.boolean({ error: 'must be true or false' }).default(true),
+  recordCacheSize: z
+    .number({ error: 'must be an integer from 1 to 10000000' })
+    .int()
+    .min(1)
+    .max(10_000_000)
+    .default(10_000),
   allowPlaintextTokens: z.boolean({ error: 'must be true or false' }).default(false),
 });
 

@@ -37,6 +37,8 @@ import {
   type LuaScript,
 } from './scripts';
 import { withDeadline } from '../core/with-deadline';
+import { RecordCache } from './record-cache';
+import { RedisInvalidation } from './redis-invalidation';
 import {
   checkClaimKey,
   checkCount,
@@ -45,6 +47,10 @@ import {
   checkSessionId,
   ttlMilliseconds,
 } from './argument-checks';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** While no invalidations arrive, waiters poll at 25–75 ms, jittered so processes spread out. */
+const pollDelayMs = (): number => 25 + Math.random() * 50;
 
 const isNoScriptError = (error: unknown): boolean =>
   error instanceof Error && error.message.startsWith('NOSCRIPT');
@@ -81,6 +87,9 @@ const isNoScriptError = (error: unknown): boolean =>
  * `unreadable` event (`{ sessionHash, reason }`). To rotate keys, first deploy the new key in second
  * place everywhere, then move it first; drop the old key after `maxRecordTtlSeconds`.
  * Turning encryption on logs every player out once: records stored in the clear no longer read.
+ *
+ * Records read are served from this process's memory afterwards, dropped the moment Redis reports
+ * their key changed (`recordCache`, one extra connection; not on a Cluster): docs/caching.md.
  */
 export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements TokenStore {
   readonly #redis: Redis;
@@ -88,6 +97,9 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
   readonly #timeoutMs: number;
   readonly #maxTtlMs: number;
   readonly #keyRing: RecordKeyRing | undefined;
+  /** Records served from memory while Redis's invalidations reach `#invalidation` (docs/caching.md). */
+  readonly #cache: RecordCache | undefined;
+  readonly #invalidation: RedisInvalidation | undefined;
 
   constructor(options: RedisTokenStoreOptions) {
     super();
@@ -109,6 +121,32 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
           '`allowPlaintextTokens: true` to store them in the clear anyway.',
       );
     }
+    // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
+    if (config.recordCache && (config.redis as { isCluster?: boolean }).isCluster !== true) {
+      const cache = new RecordCache(config.recordCacheSize);
+      const unavailable = (reason: string): void => {
+        this.emit('recordCacheUnavailable', { reason });
+      };
+      try {
+        this.#invalidation = new RedisInvalidation(this.#redis, cache, this.#prefix, unavailable);
+        this.#cache = cache;
+      } catch (error) {
+        // The client's options do not make a second connection: direct reads, said once (on the
+        // next tick, so that a listener attached right after construction hears it).
+        const reason = error instanceof Error ? error.message : String(error);
+        process.nextTick(unavailable, reason);
+      }
+    }
+  }
+
+  /** True while records are served from this process's memory (see `recordCache`). */
+  get recordCacheActive(): boolean {
+    return this.#cache?.active === true;
+  }
+
+  /** Closes the connection the record cache opened; the client given is left open. */
+  async close(): Promise<void> {
+    await this.#invalidation?.close();
   }
 
   /** True when records are stored in the clear (no `encryptionKeys`). */
@@ -119,10 +157,74 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
   /** Reads the record of a session; `undefined` when there is none or it cannot be read. */
   async get(sessionId: string): Promise<TokenRecord | undefined> {
     checkSessionId(sessionId);
+    const cache = this.#cache;
+    if (cache?.active === true) {
+      // A hit costs no hash, no clock read, no Redis round trip and no decoding.
+      const cached = cache.lookup(sessionId);
+      if (cached !== undefined) return cached;
+      return this.#readThrough(cache, sessionId);
+    }
     const sessionHash = hashSessionId(sessionId);
     const key = this.#recordKey(sessionHash);
     const value = await withDeadline(this.#redis.getBuffer(key), this.#timeoutMs, 'a read');
     return value === null ? undefined : this.#decode(value, key, sessionHash);
+  }
+
+  /**
+   * The record held in this process's memory, without a promise (the middleware's fast path);
+   * `undefined` when the cache is off or does not hold it (then `get()` reads Redis).
+   */
+  getCached(sessionId: string): TokenRecord | undefined {
+    const cache = this.#cache;
+    return cache?.active === true ? cache.lookup(sessionId) : undefined;
+  }
+
+  /**
+   * Resolves once the session's record (or its refresh lock) may have changed, or after
+   * `timeoutMs`; while the cache is off, after a short poll interval.
+   */
+  waitForChange(sessionId: string, timeoutMs: number): Promise<void> {
+    checkSessionId(sessionId);
+    const cache = this.#cache;
+    if (cache?.active !== true) return sleep(Math.min(timeoutMs, pollDelayMs()));
+    const sessionHash = hashSessionId(sessionId);
+    return cache.waitFor([this.#recordKey(sessionHash), this.#lockKey(sessionHash)], timeoutMs);
+  }
+
+  /** A miss: GET and PTTL (so the copy goes when Redis expires the key), cached unless raced. */
+  async #readThrough(cache: RecordCache, sessionId: string): Promise<TokenRecord | undefined> {
+    const sessionHash = hashSessionId(sessionId);
+    const key = this.#recordKey(sessionHash);
+    const ticket = cache.beginRead(key);
+    let record: TokenRecord | undefined;
+    let ttlMs: number;
+    try {
+      const [value, pttl] = await withDeadline(
+        Promise.all([this.#redis.getBuffer(key), this.#redis.pttl(key)]),
+        this.#timeoutMs,
+        'a read',
+      );
+      record = value === null ? undefined : this.#decode(value, key, sessionHash);
+      ttlMs = pttl;
+    } catch (error) {
+      cache.abandonRead(ticket);
+      throw error;
+    }
+    cache.endRead(ticket, sessionId, record, ttlMs, Date.now());
+    return record;
+  }
+
+  /**
+   * This process's own write or delete of `key`: dropped before (so no read in flight caches the
+   * old value) and after (so nothing read meanwhile stays), before Redis's own message arrives.
+   */
+  async #changing<T>(key: string, change: () => Promise<T>): Promise<T> {
+    this.#cache?.invalidate(key);
+    try {
+      return await change();
+    } finally {
+      this.#cache?.invalidate(key);
+    }
   }
 
   /** Compare-and-set write; see TokenStore.put. The TTL is capped by `maxRecordTtlSeconds`. */
@@ -136,11 +238,9 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     // later, while a record missing from the index would escape logoutPlayer().
     const generation = await this.#index(record.openId, sessionHash, ttlMs);
     const expected = options.expectedVersion === null ? '' : versionPrefix(options.expectedVersion);
-    const written = await this.#script(PUT_IF_VERSION, key, [
-      expected,
-      this.#encode(record, key),
-      String(ttlMs),
-    ]);
+    const written = await this.#changing(key, () =>
+      this.#script(PUT_IF_VERSION, key, [expected, this.#encode(record, key), String(ttlMs)]),
+    );
     if (written !== 1) return false;
     // A new login that a logoutPlayer() overtook (its generation moved since the index was
     // written) takes itself back: the log-out may have scanned the index before this record existed.
@@ -180,10 +280,11 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     checkExpectedVersion(expectedVersion);
     const sessionHash = hashSessionId(sessionId);
     const key = this.#recordKey(sessionHash);
-    const deleted =
+    const deleted = await this.#changing(key, () =>
       expectedVersion === undefined
-        ? await withDeadline(this.#redis.del(key), this.#timeoutMs, 'a delete')
-        : await this.#script(DELETE_IF_VERSION, key, [versionPrefix(expectedVersion)]);
+        ? withDeadline(this.#redis.del(key), this.#timeoutMs, 'a delete')
+        : this.#script(DELETE_IF_VERSION, key, [versionPrefix(expectedVersion)]),
+    );
     const openId = options?.openId;
     if (deleted === 1 && typeof openId === 'string' && openId.length > 0) {
       await withDeadline(
@@ -200,13 +301,18 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     checkSessionId(sessionId);
     const lockTtlMs = ttlMilliseconds(ttlMs);
     const owner = randomBytes(16).toString('base64url');
-    const key = this.#lockKey(hashSessionId(sessionId));
+    const sessionHash = hashSessionId(sessionId);
+    const key = this.#lockKey(sessionHash);
     const taken = await withDeadline(
       this.#redis.set(key, owner, 'PX', lockTtlMs, 'NX'),
       this.#timeoutMs,
       'a lock',
     );
-    return taken === 'OK' ? owner : undefined;
+    if (taken !== 'OK') return undefined;
+    // The holder re-reads the record before refreshing: from Redis, not from a copy that another
+    // process's message (sent before this lock was free) may not have removed yet.
+    this.#cache?.invalidate(this.#recordKey(sessionHash));
+    return owner;
   }
 
   /** Releases the session's lock only if `owner` still holds it. */
@@ -308,7 +414,12 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     const members = await this.#liveSessions(openId);
     // One DEL per record: on a Cluster the records live in different slots.
     const deleted = await withDeadline(
-      Promise.all(members.map((hash) => this.#redis.del(this.#recordKey(hash)))),
+      Promise.all(
+        members.map((hash) => {
+          const key = this.#recordKey(hash);
+          return this.#changing(key, () => this.#redis.del(key));
+        }),
+      ),
       this.#timeoutMs,
       'a player logout',
     );

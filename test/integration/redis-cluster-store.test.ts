@@ -70,3 +70,15 @@ describe('RedisTokenStore keys on Redis Cluster', () => {
     for (const count of perMaster) expect(count).toBeGreaterThan(0);
   });
 });
+
+describe('record cache on Redis Cluster', () => {
+  test('is off: every read goes to the node, so a DEL by hand is seen by the next read', async () => {
+    const store = new RedisTokenStore({ redis, prefix: 'epl-cluster-cache:' });
+    const sessionId = 'cluster-cache-1';
+    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 });
+    expect((await store.get(sessionId))?.version).toBe(1);
+    expect(store.recordCacheActive).toBe(false);
+    await redis.del(`epl-cluster-cache:{${hashSessionId(sessionId)}}:t`);
+    expect(await store.get(sessionId)).toBeUndefined();
+  });
+});

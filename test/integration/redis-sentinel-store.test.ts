@@ -8,7 +8,9 @@ import {
   SENTINEL_MASTER_NAME,
   type TestRedisSentinel,
 } from '../helpers/redis-sentinel';
-import { tokenStoreContract } from 'express-platform-login/testing';
+import { hashSessionId } from '../../lib/core/hash';
+import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
+import { waitUntil } from '../helpers/wait-until';
 
 let sentinel: TestRedisSentinel;
 let redis: Redis;
@@ -44,6 +46,32 @@ describe('RedisTokenStore contract through Sentinel, encrypted', () => {
       expect((await master.keys('epl-sentinel:*')).length).toBeGreaterThan(0);
     } finally {
       master.disconnect();
+    }
+  });
+});
+
+describe('record cache through Sentinel', () => {
+  test('comes on against the master; a DEL typed on the master is seen', async () => {
+    const prefix = 'epl-sentinel-cache:';
+    const reader = new RedisTokenStore({ redis, prefix });
+    const master = new Redis(sentinel.master.url, { maxRetriesPerRequest: 1 });
+    try {
+      await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
+      const sessionId = newSessionId();
+      const key = `${prefix}{${hashSessionId(sessionId)}}:t`;
+      await reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 });
+      await waitUntil(
+        async () => (await reader.get(sessionId))?.version === 1,
+        'the record to be read',
+      );
+      await master.del(key);
+      await waitUntil(
+        async () => (await reader.get(sessionId)) === undefined,
+        'the DEL to be seen',
+      );
+    } finally {
+      master.disconnect();
+      await reader.close();
     }
   });
 });

@@ -134,3 +134,51 @@ describe('MemoryTokenStore per-player index stays bounded', () => {
     expect(await store.sessionsOf('player-49')).toBe(0);
   });
 });
+
+describe('MemoryTokenStore.waitForChange', () => {
+  const record = {
+    accessToken: 'a',
+    refreshToken: 'r',
+    accessExpiresAt: Date.now() + 3_600_000,
+    refreshExpiresAt: Date.now() + 86_400_000,
+    openId: 'player-ada',
+    scope: ['user_info'],
+    version: 1,
+    obtainedAt: Date.now(),
+  };
+
+  /** Whether a wait started before `change` has ended once it ran (the wait's bound is an hour). */
+  async function wakes(store: MemoryTokenStore, change: () => Promise<unknown>): Promise<boolean> {
+    let woken = false;
+    const wait = store.waitForChange('s1', 3_600_000).then(() => (woken = true));
+    await change();
+    await Promise.resolve();
+    await Promise.resolve();
+    const result = woken;
+    // End the wait either way so no timer is left behind.
+    await store.put('s1', { ...record, version: 99 }, { expectedVersion: null, ttlMs: 60_000 });
+    await store.delete('s1');
+    await wait;
+    return result;
+  }
+
+  test('wakes on a write, a lock release and a delete of that session, not of another', async () => {
+    const store = new MemoryTokenStore();
+    expect(
+      await wakes(store, () => store.put('s1', record, { expectedVersion: null, ttlMs: 60_000 })),
+    ).toBe(true);
+    await store.put('s1', record, { expectedVersion: null, ttlMs: 60_000 });
+    const owner = (await store.acquireLock('s1', 60_000))!;
+    expect(await wakes(store, () => store.releaseLock('s1', owner))).toBe(true);
+    await store.put('s1', record, { expectedVersion: null, ttlMs: 60_000 });
+    expect(await wakes(store, () => store.delete('s1'))).toBe(true);
+    expect(
+      await wakes(store, () => store.put('s2', record, { expectedVersion: null, ttlMs: 60_000 })),
+    ).toBe(false);
+  });
+
+  test('resolves after its timeout without a change', async () => {
+    const store = new MemoryTokenStore();
+    await expect(store.waitForChange('s1', 5)).resolves.toBeUndefined();
+  });
+});

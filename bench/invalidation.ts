@@ -1,0 +1,238 @@
+// Benchmark 5, invalidation: how long a token record deleted by hand (`DEL` from another Redis
+// connection) stays visible to app processes that serve it from memory: from the DEL to the first
+// 401 in each of 2 processes, over many trials; beside the same with every record read from Redis.
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { hashSessionId } from '../lib/core/hash';
+import type { TokenRecord } from '../lib/core/token-record';
+import { RedisTokenStore } from '../lib/stores/redis-store';
+import { keepAliveAgent, send, type Target } from './lib/load';
+import { startBenchApps, stopBenchApps, type BenchApp } from './lib/processes';
+import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
+import { enter, playerOf } from './lib/sessions';
+import { count, ms, msFine, summarize, type LatencySummary } from './lib/stats';
+
+const PROCESSES = 2;
+const HOUR_MS = 3_600_000;
+/** The goal of issue 16 on loopback. */
+const GOAL_P99_MS = 5;
+
+interface Variant {
+  /** Per trial: ms from sending the DEL to the later of the two processes' first 401. */
+  untilBoth: LatencySummary;
+  /** 200 answers received after the DEL was sent, over all trials (the record still served). */
+  staleAnswers: number;
+  /** Latency of one `GET /api/me` answered 200 just before the DEL, for scale. */
+  request: LatencySummary;
+  trials: number;
+}
+
+async function measure(ctx: BenchContext, cache: boolean, trials: number): Promise<Variant> {
+  const prefix = cache ? 'inv:' : 'invd:';
+  const apps: BenchApp[] = await startBenchApps('package', PROCESSES, {
+    REDIS_URL: ctx.redisUrl,
+    SIM_URL: ctx.sim.url,
+    KEY_PREFIX: prefix,
+    ...(cache ? {} : { BENCH_STORE_CACHE: '0' as const }),
+  });
+  const agent = keepAliveAgent(2);
+  // The driver's own store reads Redis directly: it only puts the record back between trials.
+  const store = new RedisTokenStore({
+    redis: ctx.redis,
+    prefix: `${prefix}t:`,
+    recordCache: false,
+  });
+  try {
+    const session = await enter(agent, ctx.sim, apps[0]!.port, playerOf(0));
+    const record = await store.get(session.sessionId);
+    if (record === undefined) throw new Error('no token record after the entry');
+    const key = `${prefix}t:{${hashSessionId(session.sessionId)}}:t`;
+    const targets: Target[] = apps.map((app) => ({
+      port: app.port,
+      path: '/api/me',
+      headers: { cookie: session.cookie, accept: 'application/json' },
+    }));
+    const untilBoth: number[] = [];
+    const requests: number[] = [];
+    let staleAnswers = 0;
+    for (let trial = 0; trial < trials; trial += 1) {
+      await store.put(session.sessionId, record, { expectedVersion: null, ttlMs: HOUR_MS });
+      // Let the put's own invalidation reach both processes, then have each read (and cache) it.
+      await sleep(2);
+      for (const target of targets) {
+        for (let read = 0; read < 2; read += 1) {
+          const answer = await send(agent, target);
+          if (answer.status !== 200) throw new Error(`a warm-up read answered ${answer.status}`);
+          requests.push(answer.ms);
+        }
+      }
+      const sentAt = performance.now();
+      const deleted = ctx.redis.del(key);
+      const firsts = await Promise.all(
+        targets.map(async (target) => {
+          for (;;) {
+            const answer = await send(agent, target);
+            if (answer.status === 401) return performance.now() - sentAt;
+            if (answer.status !== 200) throw new Error(`a read answered ${answer.status}`);
+            staleAnswers += 1;
+          }
+        }),
+      );
+      await deleted;
+      untilBoth.push(Math.max(...firsts));
+    }
+    return {
+      untilBoth: summarize(untilBoth),
+      staleAnswers,
+      request: summarize(requests),
+      trials,
+    };
+  } finally {
+    agent.destroy();
+    await stopBenchApps(apps);
+  }
+}
+
+/**
+ * What a request waiting for another process's refresh pays between that process's write and
+ * seeing it: woken by the store (`waitForChange`) vs the 25–75 ms polling used before.
+ */
+async function waiterWake(
+  ctx: BenchContext,
+  trials: number,
+): Promise<{ woken: LatencySummary; polled: LatencySummary }> {
+  const clients = [ctx.redis.duplicate(), ctx.redis.duplicate(), ctx.redis.duplicate()];
+  const prefix = 'wake:';
+  const writer = new RedisTokenStore({ redis: clients[0]!, prefix, recordCache: false });
+  const woken = new RedisTokenStore({ redis: clients[1]!, prefix });
+  const polled = new RedisTokenStore({ redis: clients[2]!, prefix, recordCache: false });
+  try {
+    while (!woken.recordCacheActive) await sleep(10);
+    const sample: TokenRecord = {
+      accessToken: 'a'.repeat(43),
+      refreshToken: 'r'.repeat(43),
+      accessExpiresAt: Date.now() + HOUR_MS,
+      refreshExpiresAt: Date.now() + 24 * HOUR_MS,
+      openId: 'player-wake',
+      scope: ['user_info'],
+      version: 1,
+      obtainedAt: Date.now(),
+    };
+    const wait = async (
+      store: RedisTokenStore,
+      sessionId: string,
+      pause: () => Promise<unknown>,
+    ): Promise<number> => {
+      for (;;) {
+        await pause();
+        if ((await store.get(sessionId))?.version === 2) return performance.now();
+      }
+    };
+    const times = { woken: [] as number[], polled: [] as number[] };
+    for (let trial = 0; trial < trials; trial += 1) {
+      for (const variant of ['woken', 'polled'] as const) {
+        const sessionId = `wake-${variant}-${trial}`;
+        await writer.put(sessionId, sample, { expectedVersion: null, ttlMs: HOUR_MS });
+        const reader = variant === 'woken' ? woken : polled;
+        await sleep(2);
+        await reader.get(sessionId);
+        const seen = wait(reader, sessionId, () =>
+          variant === 'woken'
+            ? reader.waitForChange(sessionId, 250)
+            : sleep(25 + Math.random() * 50),
+        );
+        await sleep(Math.random() * 50);
+        const sentAt = performance.now();
+        await writer.put(
+          sessionId,
+          { ...sample, version: 2 },
+          { expectedVersion: 1, ttlMs: HOUR_MS },
+        );
+        times[variant].push((await seen) - sentAt);
+      }
+    }
+    return { woken: summarize(times.woken), polled: summarize(times.polled) };
+  } finally {
+    await woken.close();
+    for (const client of clients) client.disconnect();
+  }
+}
+
+export async function runInvalidation(ctx: BenchContext): Promise<SectionResult> {
+  const trials = ctx.quick ? 100 : 1000;
+  ctx.log(`invalidation: ${trials} trials, records served from memory`);
+  const cached = await measure(ctx, true, trials);
+  ctx.log(`invalidation: ${trials} trials, every record read from Redis`);
+  const direct = await measure(ctx, false, trials);
+  const wakeTrials = ctx.quick ? 20 : 200;
+  ctx.log(`invalidation: ${wakeTrials} trials of a refresh waiter, woken vs polling`);
+  const wake = await waiterWake(ctx, wakeTrials);
+  const figures: Figure[] = [
+    {
+      name: '5. Invalidation: DEL by hand → first 401 in both of 2 processes (records from memory), p50 / p99',
+      measured: `${msFine(cached.untilBoth.p50)} / ${msFine(cached.untilBoth.p99)} ms over ${count(trials)} trials (reading Redis each time: ${msFine(direct.untilBoth.p50)} / ${msFine(direct.untilBoth.p99)} ms)`,
+      target: `p99 ≤ ${GOAL_P99_MS} ms`,
+      met: cached.untilBoth.p99 <= GOAL_P99_MS,
+    },
+    {
+      name: "5. Refresh waiter: another process's write → the waiter sees it, woken by Redis vs polling 25–75 ms, p50 / p99",
+      measured: `${msFine(wake.woken.p50)} / ${msFine(wake.woken.p99)} ms woken; ${ms(wake.polled.p50)} / ${ms(wake.polled.p99)} ms polling (${count(wakeTrials)} trials each)`,
+      target: 'reported',
+    },
+  ];
+  const row = (name: string, variant: Variant): string[] => [
+    name,
+    msFine(variant.untilBoth.p50),
+    msFine(variant.untilBoth.p99),
+    msFine(variant.untilBoth.max),
+    String(variant.staleAnswers),
+    ms(variant.request.p50),
+  ];
+  const markdown = [
+    '## 5. Invalidation',
+    '',
+    `Layout: **${PROCESSES} app processes** (the package on RedisTokenStore) and one session logged in. ` +
+      `Each of ${count(trials)} trials puts the token record back, has each process answer \`GET /api/me\` twice (200, the record now in its memory), ` +
+      "then sends `DEL <record key>` from the driver's own Redis connection and, at once, requests from both processes back to back until each answers 401. " +
+      "The figure is the time from sending the DEL to the later of the two first 401s; it includes the requests' own round trips, " +
+      'which is why the same trials against processes that read Redis on every request (`recordCache: false`) are beside it. ' +
+      '"Stale" counts the 200 answers given after the DEL was sent (the record still served from memory, or read before the DEL ran).',
+    '',
+    ...table(
+      [
+        'records',
+        'DEL → 401 in both, p50 ms',
+        'p99 ms',
+        'max ms',
+        'stale 200s',
+        'one request p50 ms',
+      ],
+      [row('from memory (default)', cached), row('read from Redis each time', direct)],
+    ),
+    '',
+    `Refresh waiters, in the driver process: one store writes version 2 of a record (compare-and-set) at a random moment while another, on its own connection, waits for it as a request waiting for another process's refresh does: ` +
+      "woken by `waitForChange` (Redis's message about the key) and then reading it, or, as before issue 16, sleeping 25–75 ms between reads from Redis. " +
+      `${count(wakeTrials)} trials each; time from sending the write to the waiter holding version 2.`,
+    '',
+    ...table(
+      ['waiter', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
+      [
+        [
+          'woken by Redis (waitForChange)',
+          msFine(wake.woken.p50),
+          msFine(wake.woken.p90),
+          msFine(wake.woken.p99),
+          msFine(wake.woken.max),
+        ],
+        [
+          'polling every 25–75 ms (before)',
+          ms(wake.polled.p50),
+          ms(wake.polled.p90),
+          ms(wake.polled.p99),
+          ms(wake.polled.max),
+        ],
+      ],
+    ),
+  ];
+  return { figures, markdown };
+}

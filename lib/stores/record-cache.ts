@@ -1,0 +1,222 @@
+// The in-process copy of token records kept by RedisTokenStore: a bounded LRU of decoded records by
+// session id, emptied key by key as Redis reports changes, guarded against the in-flight read race.
+import type { TokenRecord } from '../core/token-record';
+
+interface CachedRecord {
+  readonly record: TokenRecord;
+  /** Read since the eviction scan last passed it: it gets a second chance (see #evictOne). */
+  used: boolean;
+  /** The record's Redis key, to find the entry again when Redis reports that key changed. */
+  readonly key: string;
+  /** When Redis drops the record by its TTL, epoch milliseconds (`Infinity`: no TTL). */
+  readonly expiresAt: number;
+}
+
+/** What a read from Redis remembers from its start, to know at its end whether it may be cached. */
+export interface ReadTicket {
+  readonly key: string;
+  readonly generation: number;
+  readonly sequence: number;
+}
+
+interface ReadsInFlight {
+  readers: number;
+  /** Sequence number of the last change of the key reported while these reads were in flight. */
+  changedAt: number;
+}
+
+/**
+ * How often the cache's clock reads the time. Hits compare expiry with this clock instead of calling
+ * Date.now() (a system call on some virtual machines), so a copy may outlive its key by this much.
+ */
+const CLOCK_TICK_MS = 20;
+
+/** Freezes a record (and its scope) so that no caller can change what other requests are served. */
+function frozen(record: TokenRecord): TokenRecord {
+  Object.freeze(record.scope);
+  return Object.freeze(record);
+}
+
+/**
+ * Decoded token records by session id, at most `maxEntries`. When full, the oldest entry not read
+ * since the eviction scan last passed it goes (second chance: least recently used, approximately,
+ * without reordering the map on every hit).
+ *
+ * It serves nothing while it is off (`setActive(false)`, the state it starts in): the owner turns
+ * it on only while Redis's invalidation messages reach it. A read that was in flight when its key
+ * changed (or when the cache was emptied, switched off or on) is not cached: its answer may be
+ * older than the change, and no later message would remove it.
+ */
+export class RecordCache {
+  readonly #maxEntries: number;
+  /** Map order is insertion order; a hit only sets `used`. */
+  readonly #entries = new Map<string, CachedRecord>();
+  /** Session id by Redis key; the raw session id never leaves this process's memory. */
+  readonly #sessionByKey = new Map<string, string>();
+  readonly #reads = new Map<string, ReadsInFlight>();
+  /** Callbacks of waitFor() by Redis key. */
+  readonly #waiters = new Map<string, Set<() => void>>();
+  /** Bumped by every reported change; orders changes against the start of reads. */
+  #sequence = 0;
+  /** Bumped whenever the whole cache is emptied or switched: reads started before do not count. */
+  #generation = 0;
+  #active = false;
+  /** Epoch milliseconds, refreshed every CLOCK_TICK_MS while the cache is on. */
+  #now = 0;
+  #clock: NodeJS.Timeout | undefined;
+
+  constructor(maxEntries: number) {
+    this.#maxEntries = maxEntries;
+  }
+
+  /** True while changes reach the cache, so that it may serve records. */
+  get active(): boolean {
+    return this.#active;
+  }
+
+  /** How many records are held. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The cached record of a session, or `undefined` (then read Redis through beginRead/endRead). */
+  lookup(sessionId: string): TokenRecord | undefined {
+    const entry = this.#entries.get(sessionId);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= this.#now) {
+      this.#remove(sessionId, entry.key);
+      return undefined;
+    }
+    entry.used = true;
+    return entry.record;
+  }
+
+  /** Call before sending a read of `key` to Redis; pass the ticket to endRead or abandonRead. */
+  beginRead(key: string): ReadTicket {
+    const reads = this.#reads.get(key);
+    if (reads === undefined) this.#reads.set(key, { readers: 1, changedAt: 0 });
+    else reads.readers += 1;
+    return { key, generation: this.#generation, sequence: this.#sequence };
+  }
+
+  /**
+   * Call with what the read returned. The record is cached unless the cache is off or the key
+   * changed (or the cache was emptied) since beginRead. `ttlMs` is the key's PTTL (`-1`: none).
+   */
+  endRead(
+    ticket: ReadTicket,
+    sessionId: string,
+    record: TokenRecord | undefined,
+    ttlMs: number,
+    now: number,
+  ): void {
+    const changedAt = this.#finishRead(ticket.key);
+    if (
+      record === undefined ||
+      !this.#active ||
+      ticket.generation !== this.#generation ||
+      changedAt > ticket.sequence ||
+      ttlMs === -2
+    ) {
+      return;
+    }
+    const previous = this.#entries.get(sessionId);
+    if (previous !== undefined) this.#remove(sessionId, previous.key);
+    if (this.#entries.size >= this.#maxEntries) this.#evictOne();
+    this.#entries.set(sessionId, {
+      record: frozen(record),
+      used: false,
+      key: ticket.key,
+      expiresAt: ttlMs >= 0 ? now + ttlMs : Infinity,
+    });
+    this.#sessionByKey.set(ticket.key, sessionId);
+  }
+
+  /** Drops the oldest entry not read since the last pass; read ones move to the end, unmarked. */
+  #evictOne(): void {
+    for (const [sessionId, entry] of this.#entries) {
+      if (!entry.used) {
+        this.#remove(sessionId, entry.key);
+        return;
+      }
+      entry.used = false;
+      this.#entries.delete(sessionId);
+      this.#entries.set(sessionId, entry);
+    }
+  }
+
+  /** Call when a read failed: nothing is cached. */
+  abandonRead(ticket: ReadTicket): void {
+    this.#finishRead(ticket.key);
+  }
+
+  /** Redis reported that `key` changed (written, deleted, expired), or this process changes it. */
+  invalidate(key: string): void {
+    this.#sequence += 1;
+    const reads = this.#reads.get(key);
+    if (reads !== undefined) reads.changedAt = this.#sequence;
+    const sessionId = this.#sessionByKey.get(key);
+    if (sessionId !== undefined) this.#remove(sessionId, key);
+    const waiters = this.#waiters.get(key);
+    if (waiters !== undefined) for (const wake of [...waiters]) wake();
+  }
+
+  /** Every record may have changed (FLUSHDB, a lost connection): drop them all, wake every waiter. */
+  invalidateAll(): void {
+    this.#generation += 1;
+    this.#sequence += 1;
+    this.#entries.clear();
+    this.#sessionByKey.clear();
+    for (const waiters of [...this.#waiters.values()]) for (const wake of [...waiters]) wake();
+  }
+
+  /** Switches serving on (changes reach the cache) or off; either way starts from empty. */
+  setActive(active: boolean): void {
+    if (active === this.#active && !active) return;
+    this.#active = active;
+    clearInterval(this.#clock);
+    this.#clock = undefined;
+    if (active) {
+      this.#now = Date.now();
+      this.#clock = setInterval(() => (this.#now = Date.now()), CLOCK_TICK_MS);
+      this.#clock.unref();
+    }
+    this.invalidateAll();
+  }
+
+  /** Resolves when one of `keys` changes, the cache is emptied, or after `timeoutMs`. */
+  waitFor(keys: readonly string[], timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        for (const key of keys) {
+          const waiters = this.#waiters.get(key);
+          waiters?.delete(wake);
+          if (waiters?.size === 0) this.#waiters.delete(key);
+        }
+        resolve();
+      };
+      // Unreferenced: a wait nobody awaits any more (its lock was taken) must not hold the process.
+      const timer = setTimeout(wake, timeoutMs);
+      timer.unref();
+      for (const key of keys) {
+        let waiters = this.#waiters.get(key);
+        if (waiters === undefined) this.#waiters.set(key, (waiters = new Set()));
+        waiters.add(wake);
+      }
+    });
+  }
+
+  #finishRead(key: string): number {
+    const reads = this.#reads.get(key);
+    if (reads === undefined) return Infinity;
+    reads.readers -= 1;
+    if (reads.readers === 0) this.#reads.delete(key);
+    return reads.changedAt;
+  }
+
+  #remove(sessionId: string, key: string): void {
+    this.#entries.delete(sessionId);
+    if (this.#sessionByKey.get(key) === sessionId) this.#sessionByKey.delete(key);
+  }
+}

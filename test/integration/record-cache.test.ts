@@ -1,0 +1,395 @@
+// RedisTokenStore's record cache on a private redis-server: records served from memory, and every
+// way a record can change elsewhere (another store, logoutPlayer, DEL, expiry, FLUSHDB, a killed
+// invalidation connection, a Redis restart) seen by the cache; the in-flight read race; the size
+// bound; the fallback where CLIENT is refused; the option that turns it off; waiters woken.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { hashSessionId } from '../../lib/core/hash';
+import { platformLogin } from 'express-platform-login';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+import { loginOptions } from '../helpers/test-app';
+import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import { newSessionId, sampleRecord } from 'express-platform-login/testing';
+import { waitUntil } from '../helpers/wait-until';
+
+const TTL_MS = 60_000;
+const prefix = 'cache-test:';
+const recordKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:t`;
+
+let server: TestRedisServer;
+let raw: Redis;
+const clients: Redis[] = [];
+const stores: RedisTokenStore[] = [];
+
+/** A client with the options the store's documentation asks for. */
+function newClient(port = server.port): Redis {
+  const client = new Redis(port, '127.0.0.1', {
+    maxRetriesPerRequest: 1,
+    commandTimeout: 1000,
+    retryStrategy: (times) => Math.min(times * 50, 500),
+  });
+  clients.push(client);
+  return client;
+}
+
+/** A store on a client of its own, as in another process; resolves once its cache is on. */
+async function newStore(
+  options: Partial<ConstructorParameters<typeof RedisTokenStore>[0]> = {},
+): Promise<RedisTokenStore> {
+  const store = new RedisTokenStore({ redis: newClient(), prefix, ...options });
+  stores.push(store);
+  if (options.recordCache !== false) {
+    await waitUntil(() => store.recordCacheActive, 'the record cache to come on');
+  }
+  return store;
+}
+
+/** GET commands the server has run so far. */
+async function getCalls(client: Redis = raw): Promise<number> {
+  const stats = await client.info('commandstats');
+  return Number(/cmdstat_get:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+}
+
+/** Reads until the store answers `expected` version (`undefined`: no record); errors count as not yet. */
+async function untilRead(
+  store: RedisTokenStore,
+  sessionId: string,
+  expected: number | undefined,
+): Promise<void> {
+  await waitUntil(
+    async () => {
+      try {
+        return (await store.get(sessionId))?.version === expected;
+      } catch {
+        return false;
+      }
+    },
+    `the store to read version ${String(expected)}`,
+  );
+}
+
+/**
+ * Runs `write` and resolves once each reader has had Redis's message about the session's key: a
+ * record cached before that message arrives is dropped by it (one more read from Redis, no harm).
+ */
+async function writtenAndSeen(
+  readers: RedisTokenStore[],
+  sessionId: string,
+  write: () => Promise<unknown>,
+): Promise<void> {
+  const seen = readers.map((reader) => reader.waitForChange(sessionId, 10_000));
+  await write();
+  await Promise.all(seen);
+}
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  raw = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+});
+
+afterAll(async () => {
+  await Promise.all(stores.map((store) => store.close()));
+  for (const client of clients) client.disconnect();
+  raw.disconnect();
+  await server.stop();
+});
+
+describe('served from memory', () => {
+  test('a record read once is served without a Redis read, decoded and with no GET', async () => {
+    const [store, writer] = [await newStore(), await newStore()];
+    const sessionId = newSessionId();
+    await writtenAndSeen([store], sessionId, () =>
+      writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
+    );
+    expect((await store.get(sessionId))?.version).toBe(1);
+    const before = await getCalls();
+    for (let i = 0; i < 50; i += 1) expect((await store.get(sessionId))?.version).toBe(1);
+    expect(await getCalls()).toBe(before);
+  });
+
+  test('encrypted records too: the cache holds the decrypted record', async () => {
+    const encryptionKeys = [{ id: 'k1', key: Buffer.alloc(32, 7) }];
+    const store = await newStore({ encryptionKeys });
+    const sessionId = newSessionId();
+    const record = sampleRecord(1);
+    await writtenAndSeen([store], sessionId, () =>
+      store.put(sessionId, record, { expectedVersion: null, ttlMs: TTL_MS }),
+    );
+    expect(await store.get(sessionId)).toEqual(record);
+    const before = await getCalls();
+    expect(await store.get(sessionId)).toEqual(record);
+    expect(await getCalls()).toBe(before);
+  });
+
+  test('this store’s own writes and deletes are seen at once', async () => {
+    const store = await newStore();
+    const sessionId = newSessionId();
+    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+    expect((await store.get(sessionId))?.version).toBe(1);
+    await store.put(sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
+    expect((await store.get(sessionId))?.version).toBe(2);
+    await store.delete(sessionId);
+    expect(await store.get(sessionId)).toBeUndefined();
+  });
+});
+
+describe('a change made elsewhere is seen', () => {
+  let reader: RedisTokenStore;
+  let other: RedisTokenStore;
+  let sessionId: string;
+  let first: ReturnType<typeof sampleRecord>;
+
+  beforeAll(async () => {
+    reader = await newStore();
+    other = await newStore();
+  });
+
+  beforeEach(async () => {
+    sessionId = newSessionId();
+    first = sampleRecord(1);
+    await writtenAndSeen([reader], sessionId, () =>
+      other.put(sessionId, first, { expectedVersion: null, ttlMs: TTL_MS }),
+    );
+    // Cached in the reader: a second read needs no GET.
+    expect((await reader.get(sessionId))?.version).toBe(1);
+    const before = await getCalls();
+    expect((await reader.get(sessionId))?.version).toBe(1);
+    expect(await getCalls()).toBe(before);
+  });
+
+  test("another process's refresh (a compare-and-set put)", async () => {
+    await other.put(sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
+    await untilRead(reader, sessionId, 2);
+  });
+
+  test("another process's logout (delete)", async () => {
+    await other.delete(sessionId, { expectedVersion: 1 });
+    await untilRead(reader, sessionId, undefined);
+  });
+
+  test('logoutPlayer (deletePlayer) in another process', async () => {
+    expect(await other.deletePlayer(first.openId)).toBe(1);
+    await untilRead(reader, sessionId, undefined);
+  });
+
+  test('DEL typed by an operator', async () => {
+    await raw.del(recordKey(sessionId));
+    await untilRead(reader, sessionId, undefined);
+  });
+
+  test('expiry of the key in Redis (PEXPIRE set by hand)', async () => {
+    await raw.pexpire(recordKey(sessionId), 50);
+    await untilRead(reader, sessionId, undefined);
+  });
+
+  test('FLUSHDB typed by an operator', async () => {
+    const second = newSessionId();
+    await other.put(second, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+    expect((await reader.get(second))?.version).toBe(1);
+    await raw.flushdb();
+    await untilRead(reader, sessionId, undefined);
+    await untilRead(reader, second, undefined);
+  });
+});
+
+test('a record read with a short TTL is gone from the cache when Redis expires it', async () => {
+  const store = await newStore();
+  const sessionId = newSessionId();
+  await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 300 });
+  expect((await store.get(sessionId))?.version).toBe(1);
+  await untilRead(store, sessionId, undefined);
+});
+
+test('the in-flight read race: a change arriving while a read is in flight is not cached over', async () => {
+  // The reader's client answers GET only when the test says so; the GET itself runs at once.
+  const client = newClient();
+  let gate: (() => void) | undefined;
+  let holdNextGet = false;
+  const held = new Proxy(client, {
+    get(target, property) {
+      if (property === 'getBuffer' && holdNextGet) {
+        holdNextGet = false;
+        return (key: string) => {
+          const answer = target.getBuffer(key);
+          return new Promise((resolve) => (gate = () => resolve(answer)));
+        };
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function'
+        ? (value as (...args: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
+  const reader = new RedisTokenStore({ redis: held, prefix });
+  stores.push(reader);
+  await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
+  const writer = await newStore();
+  const sessionId = newSessionId();
+  await writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+
+  holdNextGet = true;
+  const inFlight = reader.get(sessionId);
+  await client.ping(); // the GET (sent before this PING on the same connection) has run: it read version 1
+  const changed = reader.waitForChange(sessionId, 30_000);
+  await writer.put(sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
+  await changed; // the reader has had Redis's invalidation of the key
+  gate!();
+  expect((await inFlight)?.version).toBe(1); // what Redis answered before the change
+  expect((await reader.get(sessionId))?.version).toBe(2); // and not left in the cache
+});
+
+test('holds at most recordCacheSize records, least recently used out first', async () => {
+  const store = await newStore({ recordCacheSize: 2 });
+  const [a, b, c] = [newSessionId(), newSessionId(), newSessionId()];
+  for (const id of [a, b, c]) {
+    await writtenAndSeen([store], id, () =>
+      store.put(id, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
+    );
+  }
+  await store.get(a);
+  await store.get(b);
+  await store.get(a); // b is now the least recently used
+  await store.get(c); // pushes b out
+  const before = await getCalls();
+  await store.get(a);
+  await store.get(c);
+  expect(await getCalls()).toBe(before);
+  await store.get(b);
+  expect(await getCalls()).toBe(before + 1);
+});
+
+test('CLIENT KILL of the invalidation connection: the cache is dropped, then set up again', async () => {
+  const reader = await newStore();
+  const sessionId = newSessionId();
+  await reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  expect((await reader.get(sessionId))?.version).toBe(1);
+  // Kill every subscriber connection and delete the record in one transaction: the invalidation
+  // of the DEL has no live connection to reach.
+  await raw.multi().call('CLIENT', 'KILL', 'TYPE', 'pubsub').del(recordKey(sessionId)).exec();
+  await untilRead(reader, sessionId, undefined);
+  await waitUntil(() => reader.recordCacheActive, 'the record cache to come back');
+  // Tracking is set up again: a later change is seen, and records are cached again.
+  await writtenAndSeen([reader], sessionId, () =>
+    reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
+  );
+  expect((await reader.get(sessionId))?.version).toBe(1);
+  const before = await getCalls();
+  expect((await reader.get(sessionId))?.version).toBe(1);
+  expect(await getCalls()).toBe(before);
+  await raw.del(recordKey(sessionId));
+  await untilRead(reader, sessionId, undefined);
+});
+
+test('a client with its own keyPrefix: the cache tracks the keys Redis really holds', async () => {
+  const client = new Redis(server.port, '127.0.0.1', {
+    maxRetriesPerRequest: 1,
+    keyPrefix: 'app1:',
+  });
+  clients.push(client);
+  const reader = new RedisTokenStore({ redis: client, prefix });
+  stores.push(reader);
+  await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
+  const sessionId = newSessionId();
+  await writtenAndSeen([reader], sessionId, () =>
+    reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
+  );
+  expect((await reader.get(sessionId))?.version).toBe(1);
+  const before = await getCalls();
+  expect((await reader.get(sessionId))?.version).toBe(1);
+  expect(await getCalls()).toBe(before);
+  expect(await raw.del(`app1:${recordKey(sessionId)}`)).toBe(1);
+  await untilRead(reader, sessionId, undefined);
+});
+
+test('cache off by option: every read goes to Redis and no connection is opened', async () => {
+  const clientsBefore = String(await raw.client('LIST'))
+    .trim()
+    .split('\n').length;
+  const store = await newStore({ recordCache: false });
+  const sessionId = newSessionId();
+  await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  const before = await getCalls();
+  await store.get(sessionId);
+  await store.get(sessionId);
+  expect(await getCalls()).toBe(before + 2);
+  expect(store.recordCacheActive).toBe(false);
+  // The store's client is the one new connection.
+  const clientsAfter = String(await raw.client('LIST'))
+    .trim()
+    .split('\n').length;
+  expect(clientsAfter).toBe(clientsBefore + 1);
+});
+
+test('waitForChange wakes on another process’s write, lock release and delete', async () => {
+  const [waiter, holder] = [await newStore(), await newStore()];
+  const sessionId = newSessionId();
+  await holder.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  const woken = async (change: () => Promise<unknown>): Promise<void> => {
+    let done = false;
+    const wait = waiter.waitForChange(sessionId, 60_000).then(() => (done = true));
+    await change();
+    await waitUntil(() => done, 'the waiter to wake', 5_000);
+    await wait;
+  };
+  const owner = (await holder.acquireLock(sessionId, 30_000))!;
+  await woken(() => holder.put(sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS }));
+  await woken(() => holder.releaseLock(sessionId, owner));
+  await woken(() => holder.delete(sessionId));
+});
+
+test('a Redis restart on the same port: reads fail while it is down, then are correct', async () => {
+  const reader = await newStore();
+  const sessionId = newSessionId();
+  await reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  expect((await reader.get(sessionId))?.version).toBe(1);
+  await server.kill();
+  await waitUntil(() => !reader.recordCacheActive, 'the record cache to go off');
+  await expect(reader.get(sessionId)).rejects.toThrow();
+  server = await startRedisServer([], { port: server.port });
+  // The restarted server is empty: the record is gone for every reader.
+  await untilRead(reader, sessionId, undefined);
+  await waitUntil(() => reader.recordCacheActive, 'the record cache to come back');
+  await reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  expect((await reader.get(sessionId))?.version).toBe(1);
+  await raw.del(recordKey(sessionId));
+  await untilRead(reader, sessionId, undefined);
+}, 60_000);
+
+describe('where the server refuses CLIENT', () => {
+  let refusing: TestRedisServer;
+  beforeAll(async () => {
+    refusing = await startRedisServer(['--rename-command', 'CLIENT', '']);
+  });
+  afterAll(() => refusing.stop());
+
+  test('reads go to Redis, and the refusal is reported once', async () => {
+    const client = newClient(refusing.port);
+    const store = new RedisTokenStore({ redis: client, prefix: `refused-${randomUUID()}:` });
+    stores.push(store);
+    const warnings: string[] = [];
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (_fields: object, message: string) => warnings.push(message),
+      error: () => undefined,
+    };
+    platformLogin(
+      loginOptions({ url: 'http://127.0.0.1:9' } as PlatformSimulator, { store, logger }),
+    );
+    const reasons: string[] = [];
+    store.on('recordCacheUnavailable', ({ reason }) => reasons.push(reason));
+    await waitUntil(() => reasons.length > 0, 'the refusal to be reported');
+    expect(warnings.filter((message) => /refused client tracking/.test(message))).toHaveLength(1);
+    expect(reasons[0]).toMatch(/unknown command/i);
+    const sessionId = newSessionId();
+    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+    const before = await getCalls(client);
+    expect((await store.get(sessionId))?.version).toBe(1);
+    expect((await store.get(sessionId))?.version).toBe(1);
+    expect(await getCalls(client)).toBe(before + 2);
+    expect(store.recordCacheActive).toBe(false);
+    expect(reasons).toHaveLength(1);
+    client.disconnect();
+  });
+});

@@ -1,0 +1,214 @@
+// RecordCache, the pure logic under RedisTokenStore's record cache: serving only while on, the
+// in-flight read race, the size bound, expiry, emptying, and the waiters.
+import { RecordCache } from '../../lib/stores/record-cache';
+import type { TokenRecord } from '../../lib/core/token-record';
+
+const NOW = 1_000_000;
+
+const record = (version: number): TokenRecord => ({
+  accessToken: `access-${version}`,
+  refreshToken: `refresh-${version}`,
+  accessExpiresAt: NOW + 3_600_000,
+  refreshExpiresAt: NOW + 86_400_000,
+  openId: 'player-ada',
+  scope: ['user_info'],
+  version,
+  obtainedAt: NOW,
+});
+
+/** Reads `sessionId` through the cache as the store does, answering `value` with `ttlMs`. */
+function readThrough(cache: RecordCache, sessionId: string, value: TokenRecord, ttlMs = -1): void {
+  const ticket = cache.beginRead(`key-${sessionId}`);
+  cache.endRead(ticket, sessionId, value, ttlMs, NOW);
+}
+
+const activeCache = (size = 10): RecordCache => {
+  const cache = new RecordCache(size);
+  cache.setActive(true);
+  return cache;
+};
+
+// The cache reads the time through its own clock (a timer): fake timers drive it.
+beforeEach(() => jest.useFakeTimers({ now: NOW }));
+afterEach(() => jest.useRealTimers());
+
+test('serves nothing while off, and what was read once it is on', () => {
+  const cache = new RecordCache(10);
+  readThrough(cache, 's1', record(1));
+  expect(cache.lookup('s1')).toBeUndefined();
+  cache.setActive(true);
+  readThrough(cache, 's1', record(1));
+  expect(cache.lookup('s1')?.version).toBe(1);
+});
+
+test('a cached record is frozen, scope included', () => {
+  const cache = activeCache();
+  readThrough(cache, 's1', record(1));
+  const hit = cache.lookup('s1')!;
+  expect(Object.isFrozen(hit)).toBe(true);
+  expect(() => hit.scope.push('admin')).toThrow(TypeError);
+});
+
+test('a change of the key drops the record', () => {
+  const cache = activeCache();
+  readThrough(cache, 's1', record(1));
+  readThrough(cache, 's2', record(1));
+  cache.invalidate('key-s1');
+  expect(cache.lookup('s1')).toBeUndefined();
+  expect(cache.lookup('s2')?.version).toBe(1);
+});
+
+test('a read in flight when its key changes is not cached', () => {
+  const cache = activeCache();
+  const ticket = cache.beginRead('key-s1');
+  cache.invalidate('key-s1');
+  cache.endRead(ticket, 's1', record(1), -1, NOW);
+  expect(cache.lookup('s1')).toBeUndefined();
+});
+
+test('a read started after the change is cached, one overlapping it is not', () => {
+  const cache = activeCache();
+  const early = cache.beginRead('key-s1');
+  cache.invalidate('key-s1');
+  const late = cache.beginRead('key-s1');
+  cache.endRead(late, 's1', record(2), -1, NOW);
+  cache.endRead(early, 's1', record(1), -1, NOW);
+  expect(cache.lookup('s1')?.version).toBe(2);
+});
+
+test('a change of another key does not stop a read from being cached', () => {
+  const cache = activeCache();
+  const ticket = cache.beginRead('key-s1');
+  cache.invalidate('key-s2');
+  cache.endRead(ticket, 's1', record(1), -1, NOW);
+  expect(cache.lookup('s1')?.version).toBe(1);
+});
+
+test.each([
+  ['emptied (FLUSHDB)', (cache: RecordCache) => cache.invalidateAll()],
+  [
+    'switched off and on again (a reconnect)',
+    (cache: RecordCache) => {
+      cache.setActive(false);
+      cache.setActive(true);
+    },
+  ],
+])('a read in flight when the cache is %s is not cached, and nothing stays', (_name, event) => {
+  const cache = activeCache();
+  readThrough(cache, 's2', record(1));
+  const ticket = cache.beginRead('key-s1');
+  event(cache);
+  cache.endRead(ticket, 's1', record(1), -1, NOW);
+  expect(cache.lookup('s1')).toBeUndefined();
+  expect(cache.lookup('s2')).toBeUndefined();
+  expect(cache.size).toBe(0);
+});
+
+test('a read that started while the cache was off is not cached after it comes on', () => {
+  const cache = new RecordCache(10);
+  const ticket = cache.beginRead('key-s1');
+  cache.setActive(true);
+  cache.endRead(ticket, 's1', record(1), -1, NOW);
+  expect(cache.lookup('s1')).toBeUndefined();
+});
+
+test('an abandoned read caches nothing and leaves nothing behind', () => {
+  const cache = activeCache();
+  cache.abandonRead(cache.beginRead('key-s1'));
+  readThrough(cache, 's1', record(1));
+  expect(cache.lookup('s1')?.version).toBe(1);
+});
+
+test('absent records and keys already gone are not cached', () => {
+  const cache = activeCache();
+  const ticket = cache.beginRead('key-s1');
+  cache.endRead(ticket, 's1', undefined, -2, NOW);
+  readThrough(cache, 's2', record(1), -2);
+  expect(cache.size).toBe(0);
+});
+
+test('a record goes when its Redis TTL runs out', () => {
+  const cache = activeCache();
+  readThrough(cache, 's1', record(1), 500);
+  jest.advanceTimersByTime(480);
+  expect(cache.lookup('s1')?.version).toBe(1);
+  jest.advanceTimersByTime(40);
+  expect(cache.lookup('s1')).toBeUndefined();
+});
+
+test('holds at most its size, dropping one not read since the last eviction first', () => {
+  const cache = activeCache(2);
+  readThrough(cache, 's1', record(1));
+  readThrough(cache, 's2', record(1));
+  expect(cache.lookup('s1')).toBeDefined(); // s2 is now the least recently used
+  readThrough(cache, 's3', record(1));
+  expect(cache.size).toBe(2);
+  expect(cache.lookup('s2')).toBeUndefined();
+  expect(cache.lookup('s1')).toBeDefined();
+  expect(cache.lookup('s3')).toBeDefined();
+  // The dropped entry's key is forgotten too: its change later removes nothing else.
+  cache.invalidate('key-s2');
+  expect(cache.size).toBe(2);
+});
+
+test('when every entry was read, each gets a second chance and the oldest goes', () => {
+  const cache = activeCache(3);
+  for (const id of ['s1', 's2', 's3']) readThrough(cache, id, record(1));
+  for (const id of ['s1', 's2', 's3']) cache.lookup(id);
+  readThrough(cache, 's4', record(1));
+  expect(cache.size).toBe(3);
+  expect(cache.lookup('s1')).toBeUndefined();
+  // s2 and s3 lost their mark in that pass; s3 is read again, so s2 goes next.
+  cache.lookup('s3');
+  readThrough(cache, 's5', record(1));
+  expect(cache.lookup('s2')).toBeUndefined();
+  expect(cache.lookup('s3')).toBeDefined();
+  expect(cache.lookup('s4')).toBeDefined();
+  expect(cache.lookup('s5')).toBeDefined();
+});
+
+test('switched off, it stops its clock (no timer left running)', () => {
+  const cache = activeCache();
+  expect(jest.getTimerCount()).toBe(1);
+  cache.setActive(false);
+  expect(jest.getTimerCount()).toBe(0);
+});
+
+describe('waitFor', () => {
+  test('wakes on a change of any of its keys, and only once', async () => {
+    const cache = activeCache();
+    let woken = 0;
+    void cache.waitFor(['key-s1', 'lock-s1'], 60_000).then(() => (woken += 1));
+    cache.invalidate('key-s2');
+    await Promise.resolve();
+    expect(woken).toBe(0);
+    cache.invalidate('lock-s1');
+    cache.invalidate('key-s1');
+    await Promise.resolve();
+    expect(woken).toBe(1);
+  });
+
+  test('wakes when the cache is emptied or switched off', async () => {
+    const cache = activeCache();
+    let woken = 0;
+    void cache.waitFor(['key-s1'], 60_000).then(() => (woken += 1));
+    void cache.waitFor(['key-s2'], 60_000).then(() => (woken += 1));
+    cache.invalidateAll();
+    void cache.waitFor(['key-s3'], 60_000).then(() => (woken += 1));
+    cache.setActive(false);
+    await Promise.resolve();
+    expect(woken).toBe(3);
+  });
+
+  test('resolves after its timeout without a change', async () => {
+    const cache = activeCache();
+    let woken = false;
+    void cache.waitFor(['key-s1'], 200).then(() => (woken = true));
+    jest.advanceTimersByTime(199);
+    await Promise.resolve();
+    expect(woken).toBe(false);
+    jest.advanceTimersByTime(1);
+    await Promise.resolve();
+    expect(woken).toBe(true);
+  });
+});
