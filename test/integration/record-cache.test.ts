@@ -2,7 +2,7 @@
 // way a record can change elsewhere (another store, logoutPlayer, DEL, expiry, FLUSHDB, a killed
 // invalidation connection, a Redis restart) seen by the cache; the in-flight read race; the size
 // bound; the fallback where CLIENT is refused; the option that turns it off; waiters woken.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
 import { platformLogin } from 'express-platform-login';
@@ -109,7 +109,7 @@ describe('served from memory', () => {
   });
 
   test('encrypted records too: the cache holds the decrypted record', async () => {
-    const encryptionKeys = [{ id: 'k1', key: Buffer.alloc(32, 7) }];
+    const encryptionKeys = [{ id: 'k1', key: randomBytes(32) }];
     const store = await newStore({ encryptionKeys });
     const sessionId = newSessionId();
     const record = sampleRecord(1);
