@@ -7,6 +7,7 @@
 // "listening <port>" when ready; SIGTERM ends it. /bench/cpu tells the CPU time used so far;
 // /bench/profile/start and /bench/profile/stop run V8's CPU profiler (the one behind --cpu-prof)
 // over a measured window only; /bench/loop-delay tells the event-loop delay.
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Session as InspectorSession } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -190,6 +191,9 @@ async function startExampleServer(): Promise<Server> {
       PLATFORM_CLIENT_SECRET: BENCH_CLIENT.clientSecret,
       PLATFORM_REDIRECT_URI: BENCH_REDIRECT_URI,
       SESSION_SECRET: BENCH_SESSION_SECRET,
+      // As a studio runs it in production: tokens encrypted at rest (the example refuses Redis
+      // without a key under NODE_ENV=production). Hits are served decrypted from the record cache.
+      TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     }),
   );
   return running.server;
