@@ -1,10 +1,10 @@
 // What the fuzz tests send and how: an app listening on loopback reached by a raw keep-alive HTTP
 // client (a request line is sent as generated, no URL normalisation), and fast-check arbitraries
 // for query strings, methods and header values.
-import { Agent, METHODS, request, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent, METHODS } from 'node:http';
 import type { Express } from 'express';
 import fc from 'fast-check';
+import { listen, sendRaw, type Answer } from './http-from';
 
 /** One request as generated. */
 export interface RawRequest {
@@ -14,11 +14,7 @@ export interface RawRequest {
 }
 
 /** What came back. */
-export interface RawAnswer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
+export type RawAnswer = Answer;
 
 /** A running app and a client for it. */
 export interface RawClient {
@@ -28,40 +24,14 @@ export interface RawClient {
 
 /** Starts `app` on 127.0.0.1 and returns a keep-alive client for it. */
 export async function listenRaw(app: Express): Promise<RawClient> {
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listen(app);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   return {
     send: (raw) =>
-      new Promise((resolve, reject) => {
-        const req = request(
-          {
-            host: '127.0.0.1',
-            port,
-            agent,
-            method: raw.method,
-            path: raw.path,
-            headers: raw.headers,
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () =>
-              resolve({
-                status: res.statusCode!,
-                headers: res.headers,
-                body: Buffer.concat(chunks).toString(),
-              }),
-            );
-          },
-        );
-        req.on('error', reject);
-        req.end();
-      }),
+      sendRaw({ port, agent, method: raw.method, path: raw.path, headers: raw.headers }),
     close: async () => {
       agent.destroy();
-      await new Promise((resolve) => server.close(resolve));
+      await close();
     },
   };
 }
