@@ -32,7 +32,7 @@ const TARGET_RATIO = 0.95;
 const TARGET_EXAMPLE_RATIO = 0.9;
 const TARGET_CPU_RATIO = 1.05;
 const TARGET_ADDED_P99_MS = 1;
-/** The package's own code per request (lib/ and what it calls, Redis and next() excluded). */
+/** The package's own code per request (dist/ and what it calls, Redis and next() excluded). */
 const TARGET_OWN_US = 5;
 /** The fixed-rate runs offer this share of the baseline's measured capacity: busy, not saturated. */
 const FIXED_RATE_SHARE = 0.25;
@@ -314,7 +314,7 @@ export async function runHotPath(ctx: BenchContext): Promise<SectionResult> {
         met: addedP99Closed <= TARGET_ADDED_P99_MS,
       },
       {
-        name: "1. Package's own code per request (CPU profile: lib/ and what it calls, Redis and next() excluded)",
+        name: "1. Package's own code per request (CPU profile: the build, dist/, and what it calls, Redis and next() excluded)",
         measured: `${ownUs.toFixed(1)} µs`,
         target: `≤ ${TARGET_OWN_US} µs`,
         met: ownUs <= TARGET_OWN_US,

@@ -46,6 +46,9 @@ function benchRoute(req: IncomingMessage, res: ServerResponse): boolean {
   if (req.url === '/bench/profile/start') {
     void (async () => {
       await profiler.post('Profiler.enable');
+      // 100 µs instead of the default 1 ms: ten times the samples, so a few µs per request is
+      // counted from hundreds of samples rather than tens.
+      await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
       await profiler.post('Profiler.start');
       res.statusCode = 204;
       res.end();

@@ -31,7 +31,7 @@ export interface ProfileSummary {
 /** The causes time is charged to: the Redis client and all it calls, the package's own code, GC, the rest. */
 export const CAUSES = {
   redis: 'Redis client: commands written, replies parsed (ioredis and what it calls)',
-  package: 'package code (lib/) and what it calls, Redis and next() excluded',
+  package: 'package code (dist/, its build) and what it calls, Redis and next() excluded',
   gc: 'garbage collector',
   other: 'everything else (http, express, express-session, …)',
 } as const;
@@ -43,7 +43,7 @@ const REDIS_CLIENT_AREAS = new Set([
   'standard-as-callback',
   'cluster-key-slot',
 ]);
-const PACKAGE_AREA = 'express-platform-login (lib/)';
+const PACKAGE_AREA = 'express-platform-login (dist/)';
 
 /** The cause of a frame, from its own area and its caller's cause. */
 function causeOf(area: string, callerCause: keyof typeof CAUSES): keyof typeof CAUSES {
@@ -70,7 +70,8 @@ export function areaOf(url: string, functionName: string): string {
   if (module) return module[1]!;
   if (path.startsWith('node:')) return 'node internals';
   const inRepo = relative(ROOT, path);
-  if (inRepo.startsWith('lib/')) return 'express-platform-login (lib/)';
+  // The app processes run the build (built-package.ts); lib/ for a profile of a source run.
+  if (inRepo.startsWith('dist/') || inRepo.startsWith('lib/')) return PACKAGE_AREA;
   if (inRepo.startsWith('bench/')) return 'bench app';
   if (inRepo.startsWith('example-app/')) return 'example app';
   return 'other';

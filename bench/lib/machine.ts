@@ -49,7 +49,7 @@ export function describeMachine(): string[] {
       .map((value) => value.toFixed(2))
       .join(' / ')}`,
     `- Node ${process.version}, redis-server ${redisServerVersion()} (private, loopback, no persistence)`,
-    `- express-platform-login ${versionOf('.')} at ${gitCommit()}, run from source (lib/*.ts via esbuild-register)`,
+    `- express-platform-login ${versionOf('.')} at ${gitCommit()}, the app processes running its build (dist/, tsc)`,
     `- ${packages}`,
   ];
 }

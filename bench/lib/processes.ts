@@ -14,8 +14,8 @@ export interface BenchApp {
 }
 
 const APP_FILE = join(__dirname, 'bench-app.ts');
-/** The package's own names resolve to lib/ (the example imports it by name), never to a stale dist/. */
-const SOURCE_ALIASES = join(__dirname, '..', '..', 'test', 'helpers', 'source-aliases.ts');
+/** The package runs from its build (dist/), by name (the example) and by path (bench-app.ts) alike. */
+const BUILT_PACKAGE = join(__dirname, 'built-package.ts');
 const START_TIMEOUT_MS = 60_000;
 
 /** What an app process is told through its environment (see bench-app.ts). */
@@ -35,14 +35,10 @@ export interface BenchAppEnv {
 
 /** Starts one app process. */
 export function startBenchApp(kind: BenchAppKind, env: BenchAppEnv): Promise<BenchApp> {
-  const child = spawn(
-    process.execPath,
-    ['-r', 'esbuild-register', '-r', SOURCE_ALIASES, APP_FILE],
-    {
-      env: { ...process.env, ...env, BENCH_APP: kind, NODE_ENV: 'production' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, ['-r', 'esbuild-register', '-r', BUILT_PACKAGE, APP_FILE], {
+    env: { ...process.env, ...env, BENCH_APP: kind, NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => {

@@ -67,7 +67,7 @@ export function profileTables(
       ]),
     ),
     '',
-    "Self time in the package's own code (lib/; functions the optimiser inlined count in their caller):",
+    "Self time in the package's own code (dist/, the build; functions the optimiser inlined count in their caller):",
     '',
     ...table(
       ['frame', 'µs/req'],

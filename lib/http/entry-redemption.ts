@@ -90,7 +90,7 @@ export function createCodeRedemption(
     if (previous !== undefined) await store.delete(req.sessionID, { openId: previous.openId });
     await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
     const record = newTokenRecord(tokens, refreshTokenLifetimeMs);
-    const ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req, sessionMaxAgeMs));
+    const ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionMaxAgeMs));
     // false: logoutPlayer() ran for this player while the entry was under way; it wins.
     if (!(await store.put(req.sessionID, record, { expectedVersion: null, ttlMs }))) {
       throw new LoginRequiredError(

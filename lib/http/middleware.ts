@@ -3,7 +3,7 @@
 // hasPlatformLogin / platformToken() / platformFetch() (defined once, in request-accessors.ts).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EventEmitter } from 'node:events';
-import { LoginRequiredError } from '../errors';
+import { LoginRequiredError, SessionMissingError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { endsLogin } from '../core/failure-policy';
 import { recordRenewalDue, type TokenRecord } from '../core/token-record';
@@ -11,7 +11,7 @@ import { NO_LOGIN, PlayerContext, sessionTtlMsOf, type ApiSettings } from './pla
 import type { RefreshCoordinator } from '../core/refresh';
 import type { FailHandler } from './fail-handler';
 import { setRequestContext } from './request-accessors';
-import { requireSession } from './require-session';
+import { hasSession } from './require-session';
 import type { TokenStore } from '../core/token-store';
 
 /** Options of `login.middleware()`. */
@@ -43,7 +43,7 @@ export function createMiddleware(
 
   const noLogin = (req: Request, res: Response, next: NextFunction): void => {
     if (optional) {
-      setRequestContext(req, NO_LOGIN);
+      setRequestContext(req, res, NO_LOGIN);
       next();
     } else fail(new LoginRequiredError(), req, res, next);
   };
@@ -84,7 +84,11 @@ export function createMiddleware(
         }
       }
 
-      setRequestContext(req, new PlayerContext(sessionId, record, refresher, api, sessionTtlMs));
+      setRequestContext(
+        req,
+        res,
+        new PlayerContext(sessionId, record, refresher, api, sessionTtlMs),
+      );
       next();
     } catch (error) {
       fail(error, req, res, next);
@@ -94,16 +98,16 @@ export function createMiddleware(
   // Not async: a fresh record held in memory (a store with a client-side cache) whose lifetime
   // needs no renewal passes the request on synchronously, with no promise for Express 5 to watch.
   return function platformLoginMiddleware(req, res, next): void {
-    try {
-      requireSession(req);
-    } catch (error) {
-      return fail(error, req, res, next);
-    }
+    // Each property of `req` read once: Express gives every request a hidden class of its own, so
+    // each first read of a name is a lookup V8 cannot cache.
+    const session = req.session;
+    if (!hasSession(session)) return fail(new SessionMissingError(), req, res, next);
     // Sessions that never logged in carry no marker: answer them without a store read.
-    const marker = req.session.platformLogin;
+    const marker = session.platformLogin;
     if (marker === undefined) return noLogin(req, res, next);
-    const sessionTtlMs = sessionTtlMsOf(req, api.sessionTtlMs);
-    const cached = store.getCached?.(req.sessionID);
+    const sessionId = req.sessionID;
+    const sessionTtlMs = sessionTtlMsOf(session, api.sessionTtlMs);
+    const cached = store.getCached?.(sessionId);
     if (cached !== undefined && cached.openId === marker.openId) {
       const now = Date.now();
       if (
@@ -112,7 +116,8 @@ export function createMiddleware(
       ) {
         setRequestContext(
           req,
-          new PlayerContext(req.sessionID, cached, refresher, api, sessionTtlMs),
+          res,
+          new PlayerContext(sessionId, cached, refresher, api, sessionTtlMs),
         );
         return next();
       }

@@ -32,8 +32,8 @@ export interface ApiSettings {
 }
 
 /** The session's lifetime: the cookie's `maxAge` when it has one (the session store uses it), else the option. */
-export function sessionTtlMsOf(req: Request, fallbackMs: number): number {
-  const maxAge = req.session.cookie?.originalMaxAge;
+export function sessionTtlMsOf(session: Request['session'], fallbackMs: number): number {
+  const maxAge = session.cookie?.originalMaxAge;
   return typeof maxAge === 'number' && maxAge > 0 ? maxAge : fallbackMs;
 }
 

@@ -2,8 +2,13 @@
 import type { Request } from 'express';
 import { SessionMissingError } from '../errors';
 
+/** True when `session` is an express-session session (it has `regenerate`). */
+export const hasSession = (
+  session: Request['session'] | undefined,
+): session is Request['session'] =>
+  session !== undefined && typeof session.regenerate === 'function';
+
 /** Throws SessionMissingError (with the fix in its message) when express-session is not mounted. */
 export function requireSession(req: Request): void {
-  if (req.session === undefined || typeof req.session.regenerate !== 'function')
-    throw new SessionMissingError();
+  if (!hasSession(req.session)) throw new SessionMissingError();
 }

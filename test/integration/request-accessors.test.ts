@@ -258,3 +258,96 @@ describe('where the members come from', () => {
     await meter.shutdown();
   });
 });
+
+describe('where the context is kept (res.locals, under a symbol)', () => {
+  /**
+   * Two players' requests held after the middleware until both have passed it, so each handler
+   * reads its context after another request was handled (not the most recent request's shortcut).
+   */
+  function heldApp(login: PlatformLogin, change: (res: express.Response) => void): Express {
+    const app = express();
+    app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
+    app.use('/platform/callback', login.callback);
+    let passed = 0;
+    let release!: () => void;
+    const bothPassed = new Promise<void>((resolve) => (release = resolve));
+    app.get(
+      '/held',
+      login.middleware(),
+      (_req, res, next) => {
+        change(res);
+        passed += 1;
+        if (passed === 2) release();
+        next();
+      },
+      async (req, res, next) => {
+        try {
+          await bothPassed;
+          res.json({ openId: req.platformUser.openId, theme: res.locals.theme ?? null });
+        } catch (error) {
+          next(error);
+        }
+      },
+    );
+    app.use(login.errorHandler());
+    return app;
+  }
+
+  test('a handler that spreads res.locals into a new object keeps each player', async () => {
+    const login = platformLogin(loginOptions(sim, { store: new MemoryTokenStore() }));
+    const app = heldApp(login, (res) => {
+      res.locals = { ...res.locals, theme: 'dark' };
+    });
+    const ada = await enter(app, sim, 'player-ada');
+    const bo = await enter(app, sim, 'player-bo');
+    const [forAda, forBo] = await Promise.all([ada.agent.get('/held'), bo.agent.get('/held')]);
+    expect([forAda.status, forBo.status]).toEqual([200, 200]);
+    expect(forAda.body).toEqual({ openId: 'player-ada', theme: 'dark' });
+    expect(forBo.body).toEqual({ openId: 'player-bo', theme: 'dark' });
+  });
+
+  test('a handler that replaces res.locals with an empty object gets a 500 server_misconfigured, not another player', async () => {
+    const login = platformLogin(loginOptions(sim, { store: new MemoryTokenStore() }));
+    const app = heldApp(login, (res) => {
+      res.locals = {};
+    });
+    const ada = await enter(app, sim, 'player-ada');
+    const bo = await enter(app, sim, 'player-bo');
+    const answers = await Promise.all([
+      ada.agent.get('/held').set('Accept', 'application/json'),
+      bo.agent.get('/held').set('Accept', 'application/json'),
+    ]);
+    // The request handled last may still read its own player; neither reads the other's.
+    for (const res of answers) {
+      if (res.status === 200)
+        expect(res.body.openId).toBe(res === answers[0] ? 'player-ada' : 'player-bo');
+      else expect([res.status, res.body]).toEqual([500, { error: 'server_misconfigured' }]);
+    }
+    expect(answers.filter((res) => res.status === 500).length).toBeGreaterThanOrEqual(1);
+  });
+
+  test('nothing is added to the request object itself', async () => {
+    const login = platformLogin(loginOptions(sim, { store: new MemoryTokenStore() }));
+    const app = express();
+    app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
+    app.use('/platform/callback', login.callback);
+    app.get(
+      '/own',
+      (req, _res, next) => {
+        ownKeys.before = Reflect.ownKeys(req).length;
+        next();
+      },
+      login.middleware(),
+      (req, res) => {
+        res.json({
+          added: Reflect.ownKeys(req).length - ownKeys.before,
+          openId: req.platformUser.openId,
+        });
+      },
+    );
+    const ownKeys = { before: 0 };
+    const { agent } = await enter(app, sim, 'player-ada');
+    const res = await agent.get('/own').expect(200);
+    expect(res.body).toEqual({ added: 0, openId: 'player-ada' });
+  });
+});
