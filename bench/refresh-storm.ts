@@ -29,6 +29,8 @@ interface StormOutcome {
   staleTokens: number;
   /** Answers carrying invalid_grant (naive) or reauth_required (package). */
   reauth: number;
+  /** durationMs of the package's refresh events (platform call + write), as the apps saw them. */
+  refreshMs: number[];
 }
 
 /** 1,000 requests: each session's 10 spread over the 4 processes, sessions interleaved. */
@@ -86,12 +88,32 @@ async function storm(
   agent: ReturnType<typeof keepAliveAgent>,
 ): Promise<StormOutcome> {
   ctx.sim.resetCalls();
+  const ports = [...new Set(targets.map((target) => target.port))];
+  const refreshDurations = async (): Promise<number[]> =>
+    (
+      await Promise.all(
+        ports.map(
+          async (port) =>
+            JSON.parse(
+              (await send(agent, { port, path: '/bench/refresh-durations' }, true)).body,
+            ) as number[],
+        ),
+      )
+    ).flat();
+  await refreshDurations(); // empties what an earlier storm left
   const answers = await burst(agent, targets);
+  const refreshMs = await refreshDurations();
   const tokenCalls = ctx.sim.calls.refresh_token;
   const reauth = answers.filter((answer) =>
     ['invalid_grant', 'reauth_required'].includes(errorOf(answer) ?? ''),
   ).length;
-  return { answers, tokenCalls, staleTokens: await countStale(ctx, answers), reauth };
+  return {
+    answers,
+    tokenCalls,
+    staleTokens: await countStale(ctx, answers),
+    reauth,
+    refreshMs,
+  };
 }
 
 const latencies = (outcomes: readonly StormOutcome[]): number[] =>
@@ -211,6 +233,7 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
   const refreshLatency = summarize(latencies(pkg.refreshed));
   const naiveFresh = summarize(latencies([naive.fresh]));
   const naiveRefresh = summarize(latencies([naive.refreshed]));
+  const platformLatency = summarize(pkg.refreshed.flatMap((outcome) => outcome.refreshMs));
   const calls = pkg.refreshed.map((outcome) => outcome.tokenCalls);
   const callsMet = calls.every((n) => n === SESSIONS);
   const allOk = (outcome: StormOutcome): boolean =>
@@ -223,9 +246,12 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
       met: callsMet,
     },
     {
-      name: '2. Refresh storm: latency added vs the same storm with fresh tokens, p50 / p99',
-      measured: `+${ms(refreshLatency.p50 - freshLatency.p50)} / +${ms(refreshLatency.p99 - freshLatency.p99)} ms`,
-      target: 'reported',
+      name: '2. Refresh storm: latency added vs the same storm with fresh tokens, p50 / p99; beside it the platform call itself in those storms',
+      measured:
+        `+${ms(refreshLatency.p50 - freshLatency.p50)} / +${ms(refreshLatency.p99 - freshLatency.p99)} ms; ` +
+        `the refresh's platform call and write (its \`refresh\` event's durationMs, ${count(platformLatency.count)} events) ${ms(platformLatency.p50)} / ${ms(platformLatency.p99)} ms`,
+      target: "about the platform's own latency",
+      met: refreshLatency.p50 - freshLatency.p50 <= platformLatency.p50 * 1.25,
     },
     {
       name: '2. Refresh storm with rotation, package: token calls; invalid_grant / stale answers',
@@ -335,7 +361,10 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
     "Where the package's added latency comes from: one request per session (in one process) holds the Redis lock and calls the platform; " +
       "the others, in every process, wait for the new record. RedisTokenStore wakes them when Redis reports the record's (or the lock's) key changed " +
       "(`waitForChange`, server-assisted client-side caching, docs/caching.md) instead of polling every 25–75 ms, so a waiter pays the platform's latency and one Redis read, not a poll interval. " +
-      'Before that change the same storm added +157 ms p50 / +294 ms p99 (bench/RESULTS.md of commit b4b5500).',
+      'Before that change the same storm added +157 ms p50 / +294 ms p99 (bench/RESULTS.md of commit b4b5500). ' +
+      `The platform's own latency in these storms is not the simulator's idle few milliseconds: it answers from the driver process while 1,000 requests load both cores. ` +
+      `Each app reports the \`durationMs\` of its \`refresh\` events (from sending the token request to the new record written): p50 ${ms(platformLatency.p50)}, p90 ${ms(platformLatency.p90)}, p99 ${ms(platformLatency.p99)} ms over ${count(platformLatency.count)} refreshes. ` +
+      'The target counts as met when the added p50 is within 25 % of that p50: what a request pays beyond the platform call is then the lock, a Redis read and the wake-up.',
   ];
   return { figures, markdown };
 }

@@ -35,6 +35,8 @@ const redis = new Redis(process.env.REDIS_URL!, {
 // The benchmark's own routes answer before any app code runs, so they are not part of what is measured.
 const profiler = new InspectorSession();
 profiler.connect();
+/** durationMs of each `refresh` event (package app), read and emptied by /bench/refresh-durations. */
+const refreshDurations: number[] = [];
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 loopDelay.enable();
 const json = (res: ServerResponse, body: unknown): void => {
@@ -59,6 +61,10 @@ function benchRoute(req: IncomingMessage, res: ServerResponse): boolean {
     // CPU time this process has used so far (µs, user + system): read around a window, ÷ requests.
     const { user, system } = process.cpuUsage();
     json(res, { us: user + system });
+  } else if (req.url === '/bench/refresh-durations') {
+    // durationMs of the package's `refresh` events since the last ask (the platform call and the
+    // write), so a storm's added latency can be set beside the platform's own.
+    json(res, refreshDurations.splice(0));
   } else if (req.url === '/bench/loop-delay') {
     // Event-loop delay of this process, to tell a slow app from a slow load generator.
     json(res, { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 });
@@ -148,6 +154,7 @@ if (kind === 'baseline') {
   });
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());
+  login.on('refresh', (event) => refreshDurations.push(event.durationMs));
   if (process.env.BENCH_TRACE === '1') {
     const trace = (name: string) => (event: object) =>
       process.stderr.write(`TRACE ${Date.now()} ${process.pid} ${name} ${JSON.stringify(event)}\n`);

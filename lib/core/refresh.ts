@@ -293,8 +293,11 @@ export class RefreshCoordinator {
       return await work();
     } finally {
       clearInterval(renewal);
-      // A release that fails only leaves the lock to expire by itself.
-      await this.store.releaseLock(sessionId, owner).catch(ignore);
+      // Not awaited: nobody waits on it. Requests of this process share the finished flight, other
+      // processes wake on the record's change (or on the lock's), and a later lock attempt from
+      // this process is sent after it on the same connection. A release that fails only leaves
+      // the lock to expire by itself.
+      this.store.releaseLock(sessionId, owner).catch(ignore);
     }
   }
 
@@ -304,12 +307,16 @@ export class RefreshCoordinator {
     run: RefreshRun,
   ): Promise<TokenRecord> {
     const { background } = run;
+    // The record and any hold on its version, asked together: one round trip on the refresh's path
+    // instead of two (the hold only matters when the record is still `seen`).
+    const heldMs = this.store.refreshHeldBackMs?.(sessionId, seen.version);
+    heldMs?.catch(ignore); // looked at below only when the record is unchanged
     const current = await this.store.get(sessionId);
     if (current === undefined) throw new LoginRequiredError();
     // Someone refreshed (or logged in again) since `seen` was read: theirs is the newer record.
     if (current.version !== seen.version) return current;
     // Checked by every holder, so no process calls the platform while it asked us to hold back.
-    await this.throwIfHeldBack(sessionId, current, background);
+    this.throwIfHeldBack(sessionId, current, (await heldMs) ?? 0, background);
     const startedAt = Date.now();
     let tokens: ReceivedTokens;
     try {
@@ -321,12 +328,12 @@ export class RefreshCoordinator {
   }
 
   /** Rejects when a process recorded a hold for the session (the platform's Retry-After, or a cooldown). */
-  private async throwIfHeldBack(
+  private throwIfHeldBack(
     sessionId: string,
     current: TokenRecord,
+    heldMs: number,
     background: boolean,
-  ): Promise<void> {
-    const heldMs = (await this.store.refreshHeldBackMs?.(sessionId, current.version)) ?? 0;
+  ): void {
     if (heldMs <= 0) return;
     const failure = new PlatformUnavailableError(
       'Another process has just failed to refresh these tokens and the platform asked to wait; they were kept.',
