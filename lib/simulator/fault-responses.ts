@@ -25,6 +25,8 @@ const HTML_PAGE =
 const MALFORMED_JSON = '{"access_token":"truncated","expires_in":72';
 
 const CHUNK_BYTES = 16 * 1024;
+/** One chunk of JSON-safe padding, shared by every oversized answer. */
+const PADDING = Buffer.alloc(CHUNK_BYTES, 'x');
 const TRICKLE_TICK_MS = 100;
 
 /** Answers the call the way `fault` says. */
@@ -103,22 +105,33 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
 
 /** The answer padded to `bytes` with an unknown field, streamed without Content-Length. */
 function sendOversized(res: ServerResponse, outcome: TokenOutcome, bytes: number): void {
-  const unpadded = Buffer.byteLength(JSON.stringify({ ...outcome.body, padding: '' }));
-  const padding = 'x'.repeat(Math.max(0, bytes - unpadded));
-  const body = Buffer.from(JSON.stringify({ ...outcome.body, padding }));
+  // The answer's JSON with a "padding" field last, streamed: headers at once, then the padding in
+  // chunks of one shared buffer, so that a 10 MB answer costs the simulator no 10 MB string (which
+  // under load delayed the answer past the client's timeout: a 504 instead of the size cap's 502).
+  const json = JSON.stringify({ ...outcome.body, padding: '' });
+  const head = Buffer.from(json.slice(0, -2)); // up to and including the padding's opening quote
+  const tail = Buffer.from(json.slice(-2)); // '"}'
+  let paddingLeft = Math.max(0, bytes - head.length - tail.length);
   res.writeHead(outcome.status, { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store' });
-  let offset = 0;
+  let headSent = false;
   const writeMore = (): void => {
-    while (offset < body.length && !res.destroyed) {
-      const chunk = body.subarray(offset, offset + CHUNK_BYTES);
-      offset += chunk.length;
+    if (!headSent) {
+      headSent = true;
+      if (!res.write(head)) {
+        res.once('drain', writeMore);
+        return;
+      }
+    }
+    while (paddingLeft > 0 && !res.destroyed) {
+      const chunk = PADDING.subarray(0, Math.min(PADDING.length, paddingLeft));
+      paddingLeft -= chunk.length;
       // Respect backpressure: a client that stops reading at its size cap stops the stream too.
       if (!res.write(chunk)) {
         res.once('drain', writeMore);
         return;
       }
     }
-    if (!res.destroyed) res.end();
+    if (!res.destroyed) res.end(tail);
   };
   writeMore();
 }
