@@ -141,3 +141,39 @@ export function summarizeProfile(file: string, requests: number): ProfileSummary
       .sort((a, b) => b.ms - a.ms),
   };
 }
+
+/** Several windows of one process as one: time summed, per request over all their requests. */
+export function mergeProfiles(
+  windows: readonly { profile: ProfileSummary; requests: number }[],
+): ProfileSummary {
+  const requests = windows.reduce((sum, window) => sum + window.requests, 0);
+  const per = (ms: number): number => (ms * 1000) / Math.max(1, requests);
+  const sum = <T extends ProfileShare>(pick: (summary: ProfileSummary) => T[]): T[] => {
+    const byName = new Map<string, T>();
+    for (const { profile } of windows) {
+      for (const share of pick(profile)) {
+        const seen = byName.get(share.name);
+        byName.set(
+          share.name,
+          seen === undefined ? { ...share } : { ...seen, ms: seen.ms + share.ms },
+        );
+      }
+    }
+    return [...byName.values()]
+      .map((share) => ({ ...share, usPerRequest: per(share.ms) }))
+      .sort((a, b) => b.ms - a.ms);
+  };
+  return {
+    busyMs: windows.reduce((total, window) => total + window.profile.busyMs, 0),
+    areas: sum((summary) => summary.areas),
+    frames: sum((summary) => summary.frames),
+    causes: (Object.keys(CAUSES) as (keyof typeof CAUSES)[]).map((cause) => {
+      const ms = windows.reduce(
+        (total, { profile }) =>
+          total + (profile.causes.find((share) => share.name === CAUSES[cause])?.ms ?? 0),
+        0,
+      );
+      return { name: CAUSES[cause], ms, usPerRequest: per(ms) };
+    }),
+  };
+}

@@ -34,7 +34,7 @@ export function profileTables(
     .slice(0, topCount);
   const own = pkg.frames.filter((frame) => frame.area.startsWith('express-platform-login'));
   return [
-    'Self time per request by area (µs; V8 sampling profiler, one saturated window per app, idle excluded):',
+    'Self time per request by area (µs; V8 sampling profiler every 100 µs, two saturated windows of 5 s per app, the apps in turn, idle excluded):',
     '',
     ...table(
       ['area', 'baseline µs/req', `${label} µs/req`, `added by the ${label}`],
