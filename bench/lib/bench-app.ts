@@ -21,6 +21,7 @@ import { startExample } from '../../example-app/start';
 import { naiveAccessToken, naiveSessionRefresh } from '../naive-session-refresh';
 import { BENCH_CLIENT, BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from './bench-settings';
 import { ReadCachingStore } from './cached-store';
+import { floor } from './floor';
 
 const kind = process.env.BENCH_APP;
 const prefix = process.env.KEY_PREFIX ?? 'bench:';
@@ -35,6 +36,35 @@ const redis = new Redis(process.env.REDIS_URL!, {
 // The benchmark's own routes answer before any app code runs, so they are not part of what is measured.
 const profiler = new InspectorSession();
 profiler.connect();
+/**
+ * BENCH_TIME_OWN=1 (package app): the package's own work per request, timed where it runs:
+ * login.middleware() from its call to its next(), and the handler's read of req.platformUser;
+ * the cost of one clock read is measured beside them, to subtract. Read by /bench/own-time.
+ */
+interface OwnTime {
+  requests: number;
+  middlewareNs: bigint;
+  userNs: bigint;
+  clockNs: bigint;
+}
+const ownTime: OwnTime | undefined =
+  process.env.BENCH_TIME_OWN === '1'
+    ? { requests: 0, middlewareNs: 0n, userNs: 0n, clockNs: 0n }
+    : undefined;
+
+/** `middleware` with the time from its call to its next() added to `time`. */
+function timed(middleware: express.RequestHandler, time: OwnTime): express.RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    void middleware(req, res, (error?: unknown) => {
+      const passed = process.hrtime.bigint();
+      time.middlewareNs += passed - started;
+      time.clockNs += process.hrtime.bigint() - passed;
+      next(error);
+    });
+  };
+}
+
 /** durationMs of each `refresh` event (package app), read and emptied by /bench/refresh-durations. */
 const refreshDurations: number[] = [];
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
@@ -50,7 +80,9 @@ function benchRoute(req: IncomingMessage, res: ServerResponse): boolean {
       await profiler.post('Profiler.enable');
       // 100 µs instead of the default 1 ms: ten times the samples, so a few µs per request is
       // counted from hundreds of samples rather than tens.
-      await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
+      await profiler.post('Profiler.setSamplingInterval', {
+        interval: Number(process.env.BENCH_PROFILE_INTERVAL_US ?? 100),
+      });
       await profiler.post('Profiler.start');
       res.statusCode = 204;
       res.end();
@@ -65,6 +97,17 @@ function benchRoute(req: IncomingMessage, res: ServerResponse): boolean {
     // durationMs of the package's `refresh` events since the last ask (the platform call and the
     // write), so a storm's added latency can be set beside the platform's own.
     json(res, refreshDurations.splice(0));
+  } else if (req.url === '/bench/own-time' && ownTime !== undefined) {
+    // Mean ns per request since the last ask, each less one clock read; then starts again.
+    const per = (ns: bigint): number =>
+      Number(ns - ownTime.clockNs) / Math.max(1, ownTime.requests);
+    json(res, {
+      requests: ownTime.requests,
+      middlewareNs: per(ownTime.middlewareNs),
+      userNs: per(ownTime.userNs),
+      clockNs: Number(ownTime.clockNs) / Math.max(1, ownTime.requests),
+    });
+    Object.assign(ownTime, { requests: 0, middlewareNs: 0n, userNs: 0n, clockNs: 0n });
   } else if (req.url === '/bench/loop-delay') {
     // Event-loop delay of this process, to tell a slow app from a slow load generator.
     json(res, { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 });
@@ -153,7 +196,10 @@ if (kind === 'baseline') {
     ...(JSON.parse(process.env.BENCH_LOGIN_OPTIONS ?? '{}') as object),
   });
   app.use('/platform/callback', login.callback);
-  app.use('/api', login.middleware());
+  const hand = process.env.BENCH_FLOOR === '1' ? floor(tokenStore) : undefined;
+  if (hand !== undefined) app.use('/api', hand.fill);
+  const middleware = hand?.middleware ?? login.middleware();
+  app.use('/api', ownTime === undefined ? middleware : timed(middleware, ownTime));
   login.on('refresh', (event) => refreshDurations.push(event.durationMs));
   if (process.env.BENCH_TRACE === '1') {
     const trace = (name: string) => (event: object) =>
@@ -162,7 +208,16 @@ if (kind === 'baseline') {
     login.on('refreshFailed', trace('refreshFailed'));
   }
   app.get('/api/me', (req, res) => {
-    res.json(req.platformUser);
+    if (ownTime === undefined) {
+      res.json(req.platformUser);
+      return;
+    }
+    const started = process.hrtime.bigint();
+    const user =
+      hand === undefined ? req.platformUser : (req as unknown as { floorUser: object }).floorUser;
+    ownTime.userNs += process.hrtime.bigint() - started;
+    ownTime.requests += 1;
+    res.json(user);
   });
   app.get('/api/token', async (req, res, next) => {
     try {
