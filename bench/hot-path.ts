@@ -232,10 +232,28 @@ export async function runHotPath(ctx: BenchContext): Promise<SectionResult> {
     };
 
     await warmUp(apps);
+    // Fresh processes for every round: one process can run a few per cent faster or slower than
+    // another of the same code for the whole of its life (where it landed in memory and on the
+    // cores), which one-process-per-variant runs mistook for the code's effect.
+    const freshProcesses = async (): Promise<void> => {
+      const old = Object.values(apps);
+      apps.baseline = await start('baseline');
+      apps.package = await start('package');
+      apps.cached = await start('package', { BENCH_RECORD_CACHE: '1' });
+      apps.example = await start('example');
+      await stopBenchApps(old);
+      await warmUp(apps);
+    };
+    let currentRound = 0;
     const closed = await rotate(
       ['baseline', 'package', 'cached', 'example'],
       plan.rounds,
-      (variant, round) => {
+      async (variant, round) => {
+        if (round !== currentRound) {
+          currentRound = round;
+          ctx.log(`hot path: fresh app processes for round ${round + 1}`);
+          await freshProcesses();
+        }
         ctx.log(
           `hot path: round ${round + 1}/${plan.rounds}, ${variant}, ${CONCURRENCY} connections`,
         );
@@ -455,7 +473,7 @@ export async function runHotPath(ctx: BenchContext): Promise<SectionResult> {
     const markdown = [
       '## 1. Hot path: a protected route with a fresh token',
       '',
-      `Layout: **1 app process per variant** (all running, loaded one at a time in rotating order), one redis-server, the load generator (node:http keep-alive agent) in the driver process. ` +
+      `Layout: **1 app process per variant** (all running, loaded one at a time in rotating order; the saturated rounds start fresh processes for every round, so that no variant keeps a lucky or unlucky process), one redis-server, the load generator (node:http keep-alive agent) in the driver process. ` +
         `\`GET /api/me\` over ${SESSIONS} logged-in sessions in turn. Baseline: express + express-session + connect-redis (no tokens), a route that reads the login from the session and answers JSON of the same shape. ` +
         'Package: the same plus `login.middleware()` on RedisTokenStore (records in the clear), answering `req.platformUser`. ' +
         'Example: example-app as `npm run example` starts it (its own ioredis client, RedisTokenStore, connect-redis, OpenTelemetry metrics with the Prometheus exporter), sessions entered through its callback. ' +

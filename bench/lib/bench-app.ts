@@ -258,7 +258,8 @@ async function startExampleServer(): Promise<Server> {
       SESSION_SECRET: BENCH_SESSION_SECRET,
       // As a studio runs it in production: tokens encrypted at rest (the example refuses Redis
       // without a key under NODE_ENV=production). Hits are served decrypted from the record cache.
-      TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      // One key per benchmark run (processes.ts), shared by its example processes.
+      TOKEN_ENCRYPTION_KEY: process.env.BENCH_TOKEN_KEY ?? randomBytes(32).toString('base64'),
     }),
   );
   return running.server;

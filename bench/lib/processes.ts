@@ -1,6 +1,7 @@
 // Starts and stops the app processes the benchmarks load (bench/lib/bench-app.ts), each its own
 // Node process on a free loopback port, as a game backend runs behind a load balancer.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 
 /** Which app a process runs; see bench-app.ts. */
@@ -17,6 +18,11 @@ const APP_FILE = join(__dirname, 'bench-app.ts');
 /** The package runs from its build (dist/), by name (the example) and by path (bench-app.ts) alike. */
 const BUILT_PACKAGE = join(__dirname, 'built-package.ts');
 const START_TIMEOUT_MS = 60_000;
+/**
+ * The example's token encryption key, one per benchmark run: every example process of the run
+ * reads the records the others wrote (a round's fresh processes serve the sessions entered before).
+ */
+const RUN_TOKEN_KEY = randomBytes(32).toString('base64');
 
 /** What an app process is told through its environment (see bench-app.ts). */
 export interface BenchAppEnv {
@@ -40,7 +46,13 @@ export interface BenchAppEnv {
 /** Starts one app process. */
 export function startBenchApp(kind: BenchAppKind, env: BenchAppEnv): Promise<BenchApp> {
   const child = spawn(process.execPath, ['-r', 'esbuild-register', '-r', BUILT_PACKAGE, APP_FILE], {
-    env: { ...process.env, ...env, BENCH_APP: kind, NODE_ENV: 'production' },
+    env: {
+      ...process.env,
+      ...env,
+      BENCH_APP: kind,
+      BENCH_TOKEN_KEY: RUN_TOKEN_KEY,
+      NODE_ENV: 'production',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
