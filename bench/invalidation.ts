@@ -102,6 +102,21 @@ async function measure(ctx: BenchContext, cache: boolean, trials: number): Promi
   }
 }
 
+/** A version-1 record of `openId` with tokens of the simulator's length, fresh for an hour. */
+function sampleRecord(openId: string): TokenRecord {
+  const now = Date.now();
+  return {
+    accessToken: 'a'.repeat(43),
+    refreshToken: 'r'.repeat(43),
+    accessExpiresAt: now + HOUR_MS,
+    refreshExpiresAt: now + 24 * HOUR_MS,
+    openId,
+    scope: ['user_info'],
+    version: 1,
+    obtainedAt: now,
+  };
+}
+
 /**
  * What a request waiting for another process's refresh pays between that process's write and
  * seeing it: woken by the store (`waitForChange`) vs the 25–75 ms polling used before.
@@ -117,16 +132,7 @@ async function waiterWake(
   const polled = new RedisTokenStore({ redis: clients[2]!, prefix, recordCache: false });
   try {
     while (!woken.recordCacheActive) await sleep(10);
-    const sample: TokenRecord = {
-      accessToken: 'a'.repeat(43),
-      refreshToken: 'r'.repeat(43),
-      accessExpiresAt: Date.now() + HOUR_MS,
-      refreshExpiresAt: Date.now() + 24 * HOUR_MS,
-      openId: 'player-wake',
-      scope: ['user_info'],
-      version: 1,
-      obtainedAt: Date.now(),
-    };
+    const sample = sampleRecord('player-wake');
     const wait = async (
       store: RedisTokenStore,
       sessionId: string,
@@ -179,16 +185,7 @@ async function storesDrop(ctx: BenchContext, trials: number): Promise<LatencySum
   const writer = new RedisTokenStore({ redis: ctx.redis, prefix, recordCache: false });
   try {
     while (!stores.every((store) => store.recordCacheActive)) await sleep(10);
-    const record: TokenRecord = {
-      accessToken: 'a'.repeat(43),
-      refreshToken: 'r'.repeat(43),
-      accessExpiresAt: Date.now() + HOUR_MS,
-      refreshExpiresAt: Date.now() + 24 * HOUR_MS,
-      openId: 'player-drop',
-      scope: ['user_info'],
-      version: 1,
-      obtainedAt: Date.now(),
-    };
+    const record = sampleRecord('player-drop');
     const sessionId = 'drop-session-0123456789abcdef';
     const key = `${prefix}{${hashSessionId(sessionId)}}:t`;
     const times: number[] = [];
