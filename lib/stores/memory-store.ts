@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { TokenRecord } from '../core/token-record';
 import type { DeleteOptions, PutOptions, TokenStore, WindowCount } from '../core/token-store';
 import { StoreUnavailableError } from '../errors';
+import { ChangeWaiters } from './change-waiters';
 import {
   checkClaimKey,
   checkCount,
@@ -127,8 +128,8 @@ export class MemoryTokenStore implements TokenStore {
   readonly #holds: ExpiringMap<number>;
   /** Session ids by player, for sessionsOf/deletePlayer; pruned against #records when read. */
   readonly #players = new Map<string, Set<string>>();
-  /** Wake-ups of waitForChange() by session id; each removes itself when called. */
-  readonly #waiters = new Map<string, Set<() => void>>();
+  /** Wake-ups of waitForChange() by session id. */
+  readonly #waiters = new ChangeWaiters();
 
   constructor(options: MemoryTokenStoreOptions = {}) {
     const { maxEntries } = parseMemoryTokenStoreOptions(options);
@@ -239,25 +240,11 @@ export class MemoryTokenStore implements TokenStore {
   /** Resolves when the session's record is written or removed or its lock released, or after `timeoutMs`. */
   waitForChange(sessionId: string, timeoutMs: number): Promise<void> {
     checkSessionId(sessionId);
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        clearTimeout(timer);
-        const waiters = this.#waiters.get(sessionId);
-        waiters?.delete(wake);
-        if (waiters?.size === 0) this.#waiters.delete(sessionId);
-        resolve();
-      };
-      const timer = setTimeout(wake, timeoutMs);
-      timer.unref();
-      let waiters = this.#waiters.get(sessionId);
-      if (waiters === undefined) this.#waiters.set(sessionId, (waiters = new Set()));
-      waiters.add(wake);
-    });
+    return this.#waiters.waitFor([sessionId], timeoutMs);
   }
 
   #changed(sessionId: string): void {
-    const waiters = this.#waiters.get(sessionId);
-    if (waiters !== undefined) for (const wake of [...waiters]) wake();
+    this.#waiters.wake(sessionId);
   }
 
   /** Gives the lock `ttlMs` more only if `owner` still holds it. */

@@ -1,6 +1,7 @@
 // The in-process copy of token records kept by RedisTokenStore: a bounded LRU of decoded records by
 // session id, emptied key by key as Redis reports changes, guarded against the in-flight read race.
 import type { TokenRecord } from '../core/token-record';
+import { ChangeWaiters } from './change-waiters';
 
 interface CachedRecord {
   readonly record: TokenRecord;
@@ -54,8 +55,8 @@ export class RecordCache {
   /** Session id by Redis key; the raw session id never leaves this process's memory. */
   readonly #sessionByKey = new Map<string, string>();
   readonly #reads = new Map<string, ReadsInFlight>();
-  /** Callbacks of waitFor() by Redis key. */
-  readonly #waiters = new Map<string, Set<() => void>>();
+  /** Wake-ups of waitFor() by Redis key. */
+  readonly #waiters = new ChangeWaiters();
   /** Bumped by every reported change; orders changes against the start of reads. */
   #sequence = 0;
   /** Bumped whenever the whole cache is emptied or switched: reads started before do not count. */
@@ -157,8 +158,7 @@ export class RecordCache {
     if (reads !== undefined) reads.changedAt = this.#sequence;
     const sessionId = this.#sessionByKey.get(key);
     if (sessionId !== undefined) this.#remove(sessionId, key);
-    const waiters = this.#waiters.get(key);
-    if (waiters !== undefined) for (const wake of [...waiters]) wake();
+    this.#waiters.wake(key);
   }
 
   /** Every record may have changed (FLUSHDB, a lost connection): drop them all, wake every waiter. */
@@ -167,7 +167,7 @@ export class RecordCache {
     this.#sequence += 1;
     this.#entries.clear();
     this.#sessionByKey.clear();
-    for (const waiters of [...this.#waiters.values()]) for (const wake of [...waiters]) wake();
+    this.#waiters.wakeAll();
   }
 
   /** Switches serving on (changes reach the cache) or off; either way starts from empty. */
@@ -186,25 +186,7 @@ export class RecordCache {
 
   /** Resolves when one of `keys` changes, the cache is emptied, or after `timeoutMs`. */
   waitFor(keys: readonly string[], timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        clearTimeout(timer);
-        for (const key of keys) {
-          const waiters = this.#waiters.get(key);
-          waiters?.delete(wake);
-          if (waiters?.size === 0) this.#waiters.delete(key);
-        }
-        resolve();
-      };
-      // Unreferenced: a wait nobody awaits any more (its lock was taken) must not hold the process.
-      const timer = setTimeout(wake, timeoutMs);
-      timer.unref();
-      for (const key of keys) {
-        let waiters = this.#waiters.get(key);
-        if (waiters === undefined) this.#waiters.set(key, (waiters = new Set()));
-        waiters.add(wake);
-      }
-    });
+    return this.#waiters.waitFor(keys, timeoutMs);
   }
 
   #finishRead(key: string): number {
