@@ -140,18 +140,26 @@ describe('at the code exchange', () => {
 describe('at the refresh', () => {
   const ALL_FAULTS = FAULTS.map(([name, fault]) => [name, fault] as const);
 
+  /**
+   * A logged-in player whose access token has expired asks for it while the token endpoint has
+   * `fault`: the answer is 503 platform_unavailable. No cooldown after the failure, so a request
+   * after the outage tries again at once.
+   */
+  async function expiredRefreshFailing(fault: SimulatorFault) {
+    const { app, store } = await setUp({ refreshFailureCooldownSeconds: 0 });
+    const { cookie, sessionId } = await enter(app);
+    const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
+    sim.resetCalls();
+    sim.injectFault(fault, { grant: 'refresh_token' });
+    const res = await get(app, '/api/token', cookie);
+    expect([res.status, res.body]).toEqual([503, { error: 'platform_unavailable' }]);
+    return { app, store, cookie, sessionId, before, res };
+  }
+
   test.each(ALL_FAULTS.filter(([, fault]) => fault.kind !== 'status' || fault.status !== 429))(
     'platform %s, access token expired: 503 platform_unavailable with Retry-After, tokens kept, served once it is back',
     async (_name, fault) => {
-      // No cooldown after the failure, so the request after the outage tries again at once.
-      const { app, store } = await setUp({ refreshFailureCooldownSeconds: 0 });
-      const { cookie, sessionId } = await enter(app);
-      const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
-      sim.resetCalls();
-
-      sim.injectFault(fault, { grant: 'refresh_token' });
-      const res = await get(app, '/api/token', cookie);
-      expect([res.status, res.body]).toEqual([503, { error: 'platform_unavailable' }]);
+      const { app, store, cookie, sessionId, before, res } = await expiredRefreshFailing(fault);
       expect(res.headers['retry-after']).toBe('5');
       expect(sim.calls.refresh_token).toBeLessThanOrEqual(1 + CLIENT.refreshRetries);
       expect(await store.get(sessionId)).toEqual(before);
@@ -172,14 +180,7 @@ describe('at the refresh', () => {
   ] as const)(
     "platform answering %s, access token expired: 503 with the platform's Retry-After; not called again before it ends",
     async (_name, fault) => {
-      const { app, store } = await setUp({ refreshFailureCooldownSeconds: 0 });
-      const { cookie, sessionId } = await enter(app);
-      const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
-      sim.resetCalls();
-
-      sim.injectFault(fault, { grant: 'refresh_token' });
-      const res = await get(app, '/api/token', cookie);
-      expect([res.status, res.body]).toEqual([503, { error: 'platform_unavailable' }]);
+      const { app, store, cookie, sessionId, before, res } = await expiredRefreshFailing(fault);
       expect(Number(res.headers['retry-after'])).toBe(30);
       // Longer than maxRetryDelayMs: not retried by the client either.
       expect(sim.calls.refresh_token).toBe(1);

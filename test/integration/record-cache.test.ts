@@ -51,6 +51,18 @@ async function getCalls(client: Redis = raw): Promise<number> {
   return Number(/cmdstat_get:calls=(\d+)/.exec(stats)?.[1] ?? 0);
 }
 
+/** The store reads `version` of the record, and reads it again from memory (no GET reaches Redis). */
+async function expectServedFromMemory(
+  store: RedisTokenStore,
+  sessionId: string,
+  version: number,
+): Promise<void> {
+  expect((await store.get(sessionId))?.version).toBe(version);
+  const before = await getCalls();
+  expect((await store.get(sessionId))?.version).toBe(version);
+  expect(await getCalls()).toBe(before);
+}
+
 /** Reads until the store answers `expected` version (`undefined`: no record); errors count as not yet. */
 async function untilRead(
   store: RedisTokenStore,
@@ -152,10 +164,7 @@ describe('a change made elsewhere is seen', () => {
       other.put(sessionId, first, { expectedVersion: null, ttlMs: TTL_MS }),
     );
     // Cached in the reader: a second read needs no GET.
-    expect((await reader.get(sessionId))?.version).toBe(1);
-    const before = await getCalls();
-    expect((await reader.get(sessionId))?.version).toBe(1);
-    expect(await getCalls()).toBe(before);
+    await expectServedFromMemory(reader, sessionId, 1);
   });
 
   test("another process's refresh (a compare-and-set put)", async () => {
@@ -273,10 +282,7 @@ test('CLIENT KILL of the invalidation connection: the cache is dropped, then set
   await writtenAndSeen([reader], sessionId, () =>
     reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
   );
-  expect((await reader.get(sessionId))?.version).toBe(1);
-  const before = await getCalls();
-  expect((await reader.get(sessionId))?.version).toBe(1);
-  expect(await getCalls()).toBe(before);
+  await expectServedFromMemory(reader, sessionId, 1);
   await raw.del(recordKey(sessionId));
   await untilRead(reader, sessionId, undefined);
 });
@@ -294,10 +300,7 @@ test('a client with its own keyPrefix: the cache tracks the keys Redis really ho
   await writtenAndSeen([reader], sessionId, () =>
     reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
   );
-  expect((await reader.get(sessionId))?.version).toBe(1);
-  const before = await getCalls();
-  expect((await reader.get(sessionId))?.version).toBe(1);
-  expect(await getCalls()).toBe(before);
+  await expectServedFromMemory(reader, sessionId, 1);
   expect(await raw.del(`app1:${recordKey(sessionId)}`)).toBe(1);
   await untilRead(reader, sessionId, undefined);
 });
