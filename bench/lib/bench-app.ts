@@ -197,8 +197,7 @@ if (kind === 'baseline') {
   });
   app.use('/platform/callback', login.callback);
   const hand = process.env.BENCH_FLOOR === '1' ? floor(tokenStore) : undefined;
-  if (hand !== undefined) app.use('/api', hand.fill);
-  const middleware = hand?.middleware ?? login.middleware();
+  const middleware = hand ?? login.middleware();
   app.use('/api', ownTime === undefined ? middleware : timed(middleware, ownTime));
   login.on('refresh', (event) => refreshDurations.push(event.durationMs));
   if (process.env.BENCH_TRACE === '1') {

@@ -17,7 +17,7 @@ import {
   platformRetryAfterSeconds,
   servesWithCurrentToken,
 } from './failure-policy';
-import { freshnessOf, isUsable, type FreshnessPolicy } from './freshness';
+import { freshnessOf, freshTest, isUsable, type FreshnessPolicy } from './freshness';
 import { traceRefresh } from '../observability/tracing';
 import { hashSessionId } from './hash';
 import type { TokenStore } from './token-store';
@@ -103,6 +103,12 @@ export class RefreshCoordinator {
   >();
   private readonly lockTtlMs: number;
   private readonly waitDeadlineMs: number;
+  /**
+   * Whether a request goes on with this record as it is: nothing to refresh, in the background or
+   * now. Answered without a promise, so a fresh record held in memory passes a request on
+   * synchronously; otherwise {@link forRequest} decides.
+   */
+  readonly isFresh: (record: TokenRecord, now: number) => boolean;
 
   constructor(
     private readonly store: TokenStore,
@@ -117,15 +123,7 @@ export class RefreshCoordinator {
       store.extendLock === undefined ? settings.maxRefreshMs + 1000 : settings.lockTtlMs;
     // Waiters outlast a living holder's slowest refresh, and a dead holder's lock, a little.
     this.waitDeadlineMs = settings.maxRefreshMs + this.lockTtlMs + 1000;
-  }
-
-  /**
-   * Whether a request goes on with this record as it is: nothing to refresh, in the background or
-   * now. Answered without a promise, so a fresh record held in memory passes a request on
-   * synchronously; otherwise {@link forRequest} decides.
-   */
-  isFresh(record: TokenRecord, now: number): boolean {
-    return freshnessOf(record, now, this.settings.freshness) === 'fresh';
+    this.isFresh = freshTest(settings.freshness);
   }
 
   /**

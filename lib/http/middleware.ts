@@ -40,6 +40,11 @@ export function createMiddleware(
 ): RequestHandler {
   const optional = options.optional === true;
   const { store, refresher, api, fail } = deps;
+  // Read once: the fast path below then touches the session, the cached record and nothing else
+  // of the package's objects (each one more object read is a likely cache miss in a busy server).
+  const isFresh = refresher.isFresh;
+  const renews = store.touch !== undefined;
+  const fallbackSessionTtlMs = api.sessionTtlMs;
 
   const noLogin = (req: Request, res: Response, next: NextFunction): void => {
     if (optional) {
@@ -106,13 +111,13 @@ export function createMiddleware(
     const marker = session.platformLogin;
     if (marker === undefined) return noLogin(req, res, next);
     const sessionId = req.sessionID;
-    const sessionTtlMs = sessionTtlMsOf(session, api.sessionTtlMs);
+    const sessionTtlMs = sessionTtlMsOf(session, fallbackSessionTtlMs);
     const cached = store.getCached?.(sessionId);
     if (cached !== undefined && cached.openId === marker.openId) {
       const now = Date.now();
       if (
-        refresher.isFresh(cached, now) &&
-        (store.touch === undefined || !recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs))
+        isFresh(cached, now) &&
+        (!renews || !recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs))
       ) {
         setRequestContext(
           req,
