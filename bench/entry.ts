@@ -4,7 +4,7 @@ import { closedLoop, keepAliveAgent, statusList, type LoadResult } from './lib/l
 import { startBenchApp, stopBenchApps, type BenchApp } from './lib/processes';
 import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
 import { BENCH_REDIRECT_URI } from './lib/bench-settings';
-import { playerOf } from './lib/sessions';
+import { entryHeaders, playerOf } from './lib/sessions';
 import { count, ms, ratio, summarize } from './lib/stats';
 
 const CONCURRENCY = 16;
@@ -24,6 +24,7 @@ export async function runEntry(ctx: BenchContext): Promise<SectionResult> {
     naive: await startBenchApp('naive', env),
   };
   const agent = keepAliveAgent(CONCURRENCY);
+  const browserEntry = entryHeaders(ctx.sim);
   const run = async (
     variant: Variant,
     durationMs: number,
@@ -42,6 +43,7 @@ export async function runEntry(ctx: BenchContext): Promise<SectionResult> {
           ? {
               port: apps[variant].port,
               path: `/platform/callback?code=${encodeURIComponent(codes[index]!)}`,
+              headers: browserEntry,
             }
           : undefined,
     });
@@ -87,7 +89,7 @@ export async function runEntry(ctx: BenchContext): Promise<SectionResult> {
       '## 4. Entry: the callback end to end',
       '',
       `Layout: **1 app process per variant**, one redis-server, the simulator and the load generator in the driver process. ` +
-        `Each request is a new browser (no cookie) with its own code, issued in advance with \`sim.issueCode\`; ${CONCURRENCY} connections, ` +
+        `Each request is a new browser (no cookie) with its own code, issued in advance with \`sim.issueCode\`, sending what a browser sends when the platform's page opens the game (\`Referer\`, \`Sec-Fetch-*\`; the package app checks them against the simulator's origin, \`platformOrigins\`); ${CONCURRENCY} connections, ` +
         `${plan.rounds} rounds of ${plan.roundMs / 1000} s per variant after a ${plan.warmUpMs / 1000} s warm-up. ` +
         'Package: claim the code in Redis, exchange it at the simulator, regenerate the session, write the token record, save the session, 303. ' +
         'Hand-written reference (bench/naive-session-refresh.ts): exchange, regenerate, tokens into the session, save, 303 — no code claim, no token record and no player index, so three Redis commands fewer (SET NX and two scripts).',

@@ -24,7 +24,7 @@ import { cpuPerRequest, profileTables } from './lib/profile-tables';
 import { PROFILE_DIR, profileWindow } from './lib/profile-window';
 import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
 import { enter, loginBaseline, playerOf, type BenchSession } from './lib/sessions';
-import { count, ms, ratio, ratioFine, summarize, type LatencySummary } from './lib/stats';
+import { count, median, ms, ratio, ratioFine, summarize, type LatencySummary } from './lib/stats';
 
 const CONCURRENCY = 32;
 const SESSIONS = 100;
@@ -155,8 +155,8 @@ function reading(
     ),
     '',
     `**Where the ${added.toFixed(0)} µs go.** ` +
-      `(1) The Redis client, ${signed(redis)} µs: a token record read that goes to Redis is a second GET per request beside express-session's GET and EXPIRE, ` +
-      'and each command is its own socket write (the `writeUtf8String` frame below; syscalls are dear on this VM). ' +
+      `(1) The Redis client, ${signed(redis)} µs: a record served from memory sends no command, so the package's requests send what the baseline's do (express-session's GET and EXPIRE); ` +
+      'a record read from Redis (a miss) is a GET and a PTTL more, each its own socket write (the `writeUtf8String` frame below; syscalls are dear on this VM). ' +
       `With the read answered from process memory (the diagnostic row) the ratio is ${ratio(ratios.cached)} against ${ratio(ratios.plain)}: ${readShare}. ` +
       `Letting concurrent requests share socket writes (ioredis \`enableAutoPipelining: true\` in both apps) gave ${ratio(ratios.pipelined)} ` +
       `(${ratios.pipelined > ratios.plain + 0.03 ? 'it narrows the gap' : 'no clear gain'}). ` +
@@ -369,8 +369,8 @@ export async function runHotPath(ctx: BenchContext): Promise<SectionResult> {
     });
     const ownTimedUs = medianUs(own.package);
     const floorTimedUs = medianUs(own.floor);
-    const ownMiddlewareUs = summarize(own.package.map((round) => round.middlewareNs / 1000)).p50;
-    const ownUserUs = summarize(own.package.map((round) => round.userNs / 1000)).p50;
+    const ownMiddlewareUs = median(own.package.map((round) => round.middlewareNs / 1000));
+    const ownUserUs = median(own.package.map((round) => round.userNs / 1000));
     const ownRequests = own.package.reduce((sum, round) => sum + round.requests, 0);
     const roundsList = (rounds: readonly OwnTimeRound[]): string =>
       rounds.map((round) => roundUs(round).toFixed(1)).join(', ');
@@ -386,7 +386,6 @@ export async function runHotPath(ctx: BenchContext): Promise<SectionResult> {
     // median over rounds of that round's difference, so one disturbed round does not decide it.
     const addedPerRound = (variant: FixedVariant): number[] =>
       fixed[variant].p99PerRound.map((p99, index) => p99 - fixed.baseline.p99PerRound[index]!);
-    const median = (values: readonly number[]): number => summarize([...values]).p50;
     const addedP99Fixed = median(addedPerRound('package'));
     const exampleP99Fixed = median(addedPerRound('example'));
     const pooledAdded = fixed.package.latency.p99 - fixed.baseline.latency.p99;

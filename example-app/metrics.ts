@@ -6,7 +6,7 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 
 /** The service name Prometheus sees (`target_info{service_name=…}`); without it: `unknown_service:node`. */
-export const EXAMPLE_SERVICE_NAME = 'example-game-backend';
+const EXAMPLE_SERVICE_NAME = 'example-game-backend';
 
 export interface ExampleMetrics {
   meterProvider: MeterProvider;

@@ -190,6 +190,8 @@ if (kind === 'baseline') {
     authUrl: simUrl,
     ...BENCH_CLIENT,
     redirectUri: BENCH_REDIRECT_URI,
+    // Entries are checked against the simulator's lobby, as the quick start does with the platform's.
+    platformOrigins: [new URL(simUrl).origin],
     store: process.env.BENCH_RECORD_CACHE === '1' ? new ReadCachingStore(tokenStore) : tokenStore,
     ...(process.env.BENCH_TRACE === '1' ? { logger: traceLogger } : {}),
     // BENCH_LOGIN_OPTIONS: JSON of extra options (load-with-faults: a short refresh skew).

@@ -58,7 +58,7 @@ function causeOf(area: string, callerCause: keyof typeof CAUSES): keyof typeof C
 const ROOT = join(__dirname, '..', '..');
 
 /** Which part of the process a frame belongs to. */
-export function areaOf(url: string, functionName: string): string {
+function areaOf(url: string, functionName: string): string {
   if (url === '') {
     if (functionName === '(garbage collector)') return 'GC';
     if (functionName === '(idle)') return 'idle';

@@ -112,7 +112,7 @@ export async function closedLoop(options: {
  * counts each latency from the moment the request was due, so queueing in the server or the
  * agent shows up in the figure instead of silently lowering the rate.
  */
-export async function fixedRate(options: {
+async function fixedRate(options: {
   agent: Agent;
   rate: number;
   durationMs: number;

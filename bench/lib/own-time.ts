@@ -7,7 +7,7 @@
 import type { Agent } from 'node:http';
 import { send, type LoadResult } from './load';
 import { stopBenchApps, type BenchApp } from './processes';
-import { summarize } from './stats';
+import { median } from './stats';
 
 /** One round of one process: mean ns per request, each less one clock read. */
 export interface OwnTimeRound {
@@ -25,8 +25,7 @@ export interface OwnTimes {
 export const roundUs = (round: OwnTimeRound): number => (round.middlewareNs + round.userNs) / 1000;
 
 /** The median of the rounds' µs per request. */
-export const medianUs = (rounds: readonly OwnTimeRound[]): number =>
-  summarize(rounds.map(roundUs)).p50;
+export const medianUs = (rounds: readonly OwnTimeRound[]): number => median(rounds.map(roundUs));
 
 export async function timeOwnWork(options: {
   agent: Agent;

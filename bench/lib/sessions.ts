@@ -21,7 +21,7 @@ export const playerOf = (index: number): string =>
   DEMO_PLAYERS[index % DEMO_PLAYERS.length]!.openId;
 
 /** Reads the express-session cookie (`s:<id>.<signature>`) out of an answer's Set-Cookie. */
-export function sessionOf(answer: Answer): BenchSession {
+function sessionOf(answer: Answer): BenchSession {
   const cookie = ([] as string[])
     .concat(answer.headers['set-cookie'] ?? [])
     .find((c) => c.startsWith('connect.sid='))
@@ -33,6 +33,17 @@ export function sessionOf(answer: Answer): BenchSession {
   return { cookie, sessionId: match[1]! };
 }
 
+/**
+ * What a browser sends when the platform's lobby page opens the game (a top-level navigation):
+ * the bench apps check entries against the simulator's origin, as the quick start does.
+ */
+export const entryHeaders = (sim: PlatformSimulator): Record<string, string> => ({
+  referer: `${sim.url}/`,
+  'sec-fetch-site': 'same-site',
+  'sec-fetch-mode': 'navigate',
+  'sec-fetch-dest': 'document',
+});
+
 /** Enters the game through an app's callback with a code issued by the simulator (303 expected). */
 export async function enter(
   agent: Agent,
@@ -43,7 +54,11 @@ export async function enter(
   const code = sim.issueCode({ openId, redirectUri: BENCH_REDIRECT_URI });
   const answer = await send(
     agent,
-    { port, path: `/platform/callback?code=${encodeURIComponent(code)}` },
+    {
+      port,
+      path: `/platform/callback?code=${encodeURIComponent(code)}`,
+      headers: entryHeaders(sim),
+    },
     true,
   );
   if (answer.status !== 303) throw new Error(`entry answered ${answer.status}: ${answer.body}`);

@@ -15,7 +15,7 @@ import {
 import type { TokenRecord } from './token-record';
 
 /** Longest `Retry-After` taken from the platform, in seconds: a bigger figure is capped to this. */
-export const MAX_PLATFORM_RETRY_AFTER_SECONDS = 300;
+const MAX_PLATFORM_RETRY_AFTER_SECONDS = 300;
 
 /** Which grant failed: the code exchange at an entry, or a refresh. */
 export type FailedGrant = 'authorization_code' | 'refresh_token';

@@ -49,7 +49,7 @@ export interface RefreshSettings {
 }
 
 /** Longest a request whose access token still works waits for a refresh before going on with it. */
-export const MAX_WAIT_WITH_USABLE_TOKEN_MS = 1000;
+const MAX_WAIT_WITH_USABLE_TOKEN_MS = 1000;
 /** How long a rejected refresh token, after a takeover, waits for the former holder's write. */
 const ROTATION_GRACE_MS = 1500;
 /** Cap of the failure memo, so an outage over many sessions cannot grow it without bound. */

@@ -61,7 +61,7 @@ const isReplayable = (body: RequestInit['body']): boolean =>
   body instanceof FormData;
 
 /** The player of a record; its own copy of the scopes, since records can be shared between requests. */
-export function userOf(record: TokenRecord): PlatformUser {
+function userOf(record: TokenRecord): PlatformUser {
   const user: PlatformUser = {
     openId: record.openId,
     scope: [...record.scope],

@@ -26,7 +26,7 @@ import {
 import { PACKAGE_NAME, PACKAGE_VERSION } from './package-identity';
 
 /** Attribute sets are shared frozen objects where they can be, so recording allocates nothing. */
-export const attributes = (values: Attributes): Attributes => Object.freeze(values);
+const attributes = (values: Attributes): Attributes => Object.freeze(values);
 
 /** What the bucket boundaries of the duration histograms are fitted to. */
 export interface MetricsSettings {
@@ -40,7 +40,7 @@ export interface MetricsSettings {
  * Store calls: a Redis round trip is ~0.1–1 ms, a memory store far less; the top bucket is past
  * the store's deadline (`operationTimeoutMs`, 1–2 s by default).
  */
-export const STORE_BUCKETS: readonly number[] = [
+const STORE_BUCKETS: readonly number[] = [
   0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
 ];
 
@@ -50,7 +50,7 @@ const LADDER = [
 ];
 
 /** The ladder from `from` seconds up to `limitMs`, ending exactly at the limit. */
-export function bucketsUpTo(from: number, limitMs: number): number[] {
+function bucketsUpTo(from: number, limitMs: number): number[] {
   const limit = limitMs / 1000;
   return [...LADDER.filter((bound) => bound >= from && bound < limit), limit];
 }

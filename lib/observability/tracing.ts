@@ -24,7 +24,7 @@ const tracer: Tracer = trace.getTracer(PACKAGE_NAME, PACKAGE_VERSION);
  * them in `authUrl`); the query a refresh may carry (`refreshParameterPlacement: 'query'`) is never
  * in it.
  */
-export function tokenEndpointAttributes(tokenEndpoint: string): Attributes {
+function tokenEndpointAttributes(tokenEndpoint: string): Attributes {
   const url = new URL(tokenEndpoint);
   const defaultPort = url.protocol === 'https:' ? 443 : 80;
   return Object.freeze({
