@@ -64,9 +64,10 @@ export interface TokenStore {
    * Optional (stores with a client-side cache): the session's record when this process holds it
    * in memory and knows it is current, else `undefined` — the caller then calls `get`. Synchronous,
    * so a hit costs the request no promise, no timer and no metric recording. The record is shared:
-   * callers never modify it.
+   * callers never modify it. `now` (epoch milliseconds) is the caller's current time when it has
+   * read it already; a store that needs the time and is not given it reads the clock itself.
    */
-  getCached?(sessionId: string): TokenRecord | undefined;
+  getCached?(sessionId: string, now?: number): TokenRecord | undefined;
   /**
    * Writes `record` only if the stored version equals `options.expectedVersion` (`null`: no record
    * stored). Resolves `true` when written, `false` when another writer got there first.

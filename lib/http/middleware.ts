@@ -112,9 +112,9 @@ export function createMiddleware(
     if (marker === undefined) return noLogin(req, res, next);
     const sessionId = req.sessionID;
     const sessionTtlMs = sessionTtlMsOf(session, fallbackSessionTtlMs);
-    const cached = store.getCached?.(sessionId);
+    const now = Date.now();
+    const cached = store.getCached?.(sessionId, now);
     if (cached !== undefined && cached.openId === marker.openId) {
-      const now = Date.now();
       if (
         isFresh(cached, now) &&
         (!renews || !recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs))

@@ -82,7 +82,7 @@ export class InstrumentedTokenStore implements TokenStore {
   }
 
   /** The inner store's cached read, untimed (see the file's header); absent when it has none. */
-  getCached?: (sessionId: string) => TokenRecord | undefined;
+  getCached?: (sessionId: string, now?: number) => TokenRecord | undefined;
 
   private failed(operation: Operation, startedAt: number): void {
     this.metrics.storeDuration.record(

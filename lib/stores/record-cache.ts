@@ -26,12 +26,6 @@ interface ReadsInFlight {
   changedAt: number;
 }
 
-/**
- * How often the cache's clock reads the time. Hits compare expiry with this clock instead of calling
- * Date.now() (a system call on some virtual machines), so a copy may outlive its key by this much.
- */
-const CLOCK_TICK_MS = 20;
-
 /** Freezes a record (and its scope) so that no caller can change what other requests are served. */
 function frozen(record: TokenRecord): TokenRecord {
   Object.freeze(record.scope);
@@ -69,9 +63,6 @@ export class RecordCache {
   /** Bumped whenever the whole cache is emptied or switched: reads started before do not count. */
   #generation = 0;
   #active = false;
-  /** Epoch milliseconds, refreshed every CLOCK_TICK_MS while the cache is on. */
-  #now = 0;
-  #clock: NodeJS.Timeout | undefined;
 
   constructor(maxEntries: number) {
     this.#maxEntries = maxEntries;
@@ -87,11 +78,14 @@ export class RecordCache {
     return this.#entries.size;
   }
 
-  /** The cached record of a session, or `undefined` (then read Redis through beginRead/endRead). */
-  lookup(sessionId: string): TokenRecord | undefined {
+  /**
+   * The cached record of a session, or `undefined` (then read Redis through beginRead/endRead).
+   * `now`: epoch milliseconds; the middleware passes the time it has already read for the request.
+   */
+  lookup(sessionId: string, now: number = Date.now()): TokenRecord | undefined {
     const entry = this.#byId[sessionId];
     if (entry === undefined) return undefined;
-    if (entry.expiresAt <= this.#now) {
+    if (entry.expiresAt <= now) {
       this.#remove(sessionId, entry.key);
       return undefined;
     }
@@ -184,13 +178,6 @@ export class RecordCache {
   setActive(active: boolean): void {
     if (active === this.#active && !active) return;
     this.#active = active;
-    clearInterval(this.#clock);
-    this.#clock = undefined;
-    if (active) {
-      this.#now = Date.now();
-      this.#clock = setInterval(() => (this.#now = Date.now()), CLOCK_TICK_MS);
-      this.#clock.unref();
-    }
     this.invalidateAll();
   }
 

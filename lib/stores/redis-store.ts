@@ -174,9 +174,9 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
    * The record held in this process's memory, without a promise (the middleware's fast path);
    * `undefined` when the cache is off or does not hold it (then `get()` reads Redis).
    */
-  getCached(sessionId: string): TokenRecord | undefined {
+  getCached(sessionId: string, now?: number): TokenRecord | undefined {
     const cache = this.#cache;
-    return cache?.active === true ? cache.lookup(sessionId) : undefined;
+    return cache?.active === true ? cache.lookup(sessionId, now) : undefined;
   }
 
   /**

@@ -167,11 +167,21 @@ test('when every entry was read, each gets a second chance and the oldest goes',
   expect(cache.lookup('s5')).toBeDefined();
 });
 
-test('switched off, it stops its clock (no timer left running)', () => {
+test('runs no timer, on or off (expiry is compared with the time of each lookup)', () => {
   const cache = activeCache();
-  expect(jest.getTimerCount()).toBe(1);
+  readThrough(cache, 's1', record(1), 500);
+  expect(jest.getTimerCount()).toBe(0);
   cache.setActive(false);
   expect(jest.getTimerCount()).toBe(0);
+});
+
+test("a lookup given the caller's time judges expiry by it", () => {
+  const cache = activeCache();
+  readThrough(cache, 's1', record(1), 500);
+  expect(cache.lookup('s1', NOW + 499)?.version).toBe(1);
+  expect(cache.lookup('s1', NOW + 500)).toBeUndefined();
+  // Dropped, not only hidden: the clock going back does not bring it back.
+  expect(cache.lookup('s1', NOW)).toBeUndefined();
 });
 
 describe('waitFor', () => {
