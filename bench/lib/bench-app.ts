@@ -256,6 +256,7 @@ async function startExampleServer(): Promise<Server> {
       PLATFORM_CLIENT_ID: BENCH_CLIENT.clientId,
       PLATFORM_CLIENT_SECRET: BENCH_CLIENT.clientSecret,
       PLATFORM_REDIRECT_URI: BENCH_REDIRECT_URI,
+      PLATFORM_ORIGINS: new URL(simUrl).origin,
       SESSION_SECRET: BENCH_SESSION_SECRET,
       // As a studio runs it in production: tokens encrypted at rest (the example refuses Redis
       // without a key under NODE_ENV=production). Hits are served decrypted from the record cache.
