@@ -28,7 +28,7 @@ const activeCache = (size = 10): RecordCache => {
   return cache;
 };
 
-// The cache reads the time through its own clock (a timer): fake timers drive it.
+// A lookup without the caller's time reads Date.now(): fake timers drive it.
 beforeEach(() => jest.useFakeTimers({ now: NOW }));
 afterEach(() => jest.useRealTimers());
 
@@ -173,6 +173,19 @@ test('runs no timer, on or off (expiry is compared with the time of each lookup)
   expect(jest.getTimerCount()).toBe(0);
   cache.setActive(false);
   expect(jest.getTimerCount()).toBe(0);
+});
+
+test('any session id is its own key, names of Object.prototype and numbers included', () => {
+  // Lookups go through a null-prototype dictionary: no inherited name may answer, none may clash.
+  const ids = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '0', '12345', ''];
+  const cache = activeCache(ids.length + 1);
+  expect(ids.map((id) => cache.lookup(id))).toEqual(ids.map(() => undefined));
+  ids.forEach((id, index) => readThrough(cache, id, record(index + 1)));
+  expect(ids.map((id) => cache.lookup(id)?.version)).toEqual(ids.map((_, index) => index + 1));
+  cache.invalidate('key-__proto__');
+  cache.invalidate('key-12345');
+  expect(ids.map((id) => cache.lookup(id)?.version)).toEqual([undefined, 2, 3, 4, 5, undefined, 7]);
+  expect(cache.size).toBe(ids.length - 2);
 });
 
 test("a lookup given the caller's time judges expiry by it", () => {
