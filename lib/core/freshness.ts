@@ -13,14 +13,18 @@ export interface FreshnessPolicy {
   refreshAheadFraction: number;
 }
 
+/** Inside the skew before expiry: a refresh must finish before the request goes on. */
+const dueNow = (record: TokenRecord, now: number, skewMs: number): boolean =>
+  now >= record.accessExpiresAt - skewMs;
+
+/** Past `fraction` of the token's lifetime (1 = never): time for a background refresh. */
+const dueAhead = (record: TokenRecord, now: number, fraction: number): boolean =>
+  fraction < 1 &&
+  now >= record.obtainedAt + (record.accessExpiresAt - record.obtainedAt) * fraction;
+
 export function freshnessOf(record: TokenRecord, now: number, policy: FreshnessPolicy): Freshness {
-  if (now >= record.accessExpiresAt - policy.refreshSkewMs) return 'refresh-now';
-  if (policy.refreshAheadFraction < 1) {
-    const aheadAt =
-      record.obtainedAt +
-      (record.accessExpiresAt - record.obtainedAt) * policy.refreshAheadFraction;
-    if (now >= aheadAt) return 'refresh-ahead';
-  }
+  if (dueNow(record, now, policy.refreshSkewMs)) return 'refresh-now';
+  if (dueAhead(record, now, policy.refreshAheadFraction)) return 'refresh-ahead';
   return 'fresh';
 }
 
@@ -31,11 +35,8 @@ export function freshnessOf(record: TokenRecord, now: number, policy: FreshnessP
  */
 export function freshTest(policy: FreshnessPolicy): (record: TokenRecord, now: number) => boolean {
   const { refreshSkewMs, refreshAheadFraction } = policy;
-  if (refreshAheadFraction >= 1)
-    return (record, now) => now < record.accessExpiresAt - refreshSkewMs;
   return (record, now) =>
-    now < record.accessExpiresAt - refreshSkewMs &&
-    now < record.obtainedAt + (record.accessExpiresAt - record.obtainedAt) * refreshAheadFraction;
+    !dueNow(record, now, refreshSkewMs) && !dueAhead(record, now, refreshAheadFraction);
 }
 
 /** True while the access token can still be presented to the platform. */
