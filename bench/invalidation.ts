@@ -57,6 +57,8 @@ interface Variant {
   staleAnswers: number;
   /** Latency of one `GET /api/me` answered 200 just before the DEL, for scale. */
   request: LatencySummary;
+  /** Time the trials' 401s spent inside their app process (arrival to answer), both processes. */
+  inApp401: LatencySummary;
 }
 
 const PREFIXES: Record<LayoutName, string> = { memory: 'inv:', redis: 'invd:', baseline: 'invb:' };
@@ -67,6 +69,7 @@ async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): P
     REDIS_URL: ctx.redisUrl,
     SIM_URL: ctx.sim.url,
     KEY_PREFIX: prefix,
+    BENCH_TIME_401: '1',
     ...(name === 'redis' ? { BENCH_STORE_CACHE: '0' as const } : {}),
   });
   try {
@@ -130,6 +133,16 @@ async function warmUp(agent: Agent, layout: Layout): Promise<void> {
   }
 }
 
+/** The in-app times of the 401s each process of the layout answered since the last ask (ms). */
+async function times401Of(agent: Agent, layout: Layout): Promise<number[]> {
+  const times: number[] = [];
+  for (const app of layout.apps) {
+    const answer = await send(agent, { port: app.port, path: '/bench/times-401' }, true);
+    times.push(...(JSON.parse(answer.body) as number[]));
+  }
+  return times;
+}
+
 /** The raw times of one layout's trials. */
 interface Samples {
   untilBoth: number[];
@@ -180,6 +193,7 @@ async function measure(ctx: BenchContext, trials: number): Promise<Record<Layout
   try {
     for (const name of LAYOUTS) layouts.push(await startLayout(ctx, name, agent));
     for (const layout of layouts) await warmUp(agent, layout);
+    for (const layout of layouts) await times401Of(agent, layout); // the warm-up's own 401s
     const samples = layouts.map((): Samples => ({ untilBoth: [], requests: [], staleAnswers: 0 }));
     // A trial of each layout in turn, in a rotating order: drift in the machine's load during the
     // run falls on all three alike.
@@ -190,14 +204,15 @@ async function measure(ctx: BenchContext, trials: number): Promise<Record<Layout
       }
     }
     const result = {} as Record<LayoutName, Variant>;
-    layouts.forEach((layout, index) => {
+    for (const [index, layout] of layouts.entries()) {
       const { untilBoth, requests, staleAnswers } = samples[index]!;
       result[layout.name] = {
         untilBoth: summarize(untilBoth),
         staleAnswers,
         request: summarize(requests),
+        inApp401: summarize(await times401Of(agent, layout)),
       };
-    });
+    }
     return result;
   } finally {
     agent.destroy();
@@ -355,6 +370,8 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
     String(variant.staleAnswers),
     ms(variant.request.p50),
     ms(variant.request.p99),
+    msFine(variant.inApp401.p50),
+    msFine(variant.inApp401.p99),
   ];
   const markdown = [
     '## 5. Invalidation',
@@ -367,6 +384,7 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
       "send `DEL <key>` from the driver's own Redis connection and, at once, keep one request in flight to each process (each sent when the previous one is answered) until each answers 401. " +
       "The figure is the time from sending the DEL to the later of the two first 401s, so it includes the requests' own round trips through the session stack: " +
       'the stack alone, noticing its own deleted session, is the least any middleware on it can take. ' +
+      "The last two columns: the time each trial's 401 spent in its app process, from its arrival to its answer (the Redis reads included); the rest of the figure is the trip between the processes and waiting for a core. " +
       '"Stale" counts the 200 answers given after the DEL was sent: served from memory before Redis\'s message arrived, or read before the DEL ran (a request sent at the same moment as the DEL may be ordered either side of it).',
     '',
     ...table(
@@ -378,6 +396,8 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
         'stale 200s',
         'one request p50 ms',
         'one request p99 ms',
+        "the 401's time in its process, p50 ms",
+        'p99 ms',
       ],
       [
         row('package, records from memory (default)', memory),

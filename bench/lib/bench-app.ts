@@ -3,14 +3,15 @@
 // express-session + connect-redis only), `package` (this package on RedisTokenStore), `example`
 // (the example app as `npm run example` starts it, on Redis) or `naive` (tokens in req.session,
 // bench/naive-session-refresh.ts). Also read: REDIS_URL, SIM_URL, KEY_PREFIX, BENCH_AUTO_PIPELINING,
-// BENCH_RECORD_CACHE (diagnostic, see cached-store.ts), BENCH_LOGIN_OPTIONS, BENCH_TRACE. Prints
+// BENCH_RECORD_CACHE (diagnostic, see cached-store.ts), BENCH_LOGIN_OPTIONS, BENCH_TRACE,
+// BENCH_TIME_401. Prints
 // "listening <port>" when ready; SIGTERM ends it. /bench/cpu tells the CPU time used so far;
 // /bench/profile/start and /bench/profile/stop run V8's CPU profiler (the one behind --cpu-prof)
 // over a measured window only; /bench/loop-delay tells the event-loop delay.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Session as InspectorSession } from 'node:inspector/promises';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import express, { type Express } from 'express';
 import session from 'express-session';
 import { RedisStore } from 'connect-redis';
@@ -65,6 +66,13 @@ function timed(middleware: express.RequestHandler, time: OwnTime): express.Reque
   };
 }
 
+/**
+ * BENCH_TIME_401=1: how long each request answered 401 spent in this process, from its arrival to
+ * its answer's last byte handed to the socket (ms), read and emptied by /bench/times-401: the part
+ * of a round trip the app itself takes, Redis's answers included.
+ */
+const times401: number[] | undefined = process.env.BENCH_TIME_401 === '1' ? [] : undefined;
+
 /** durationMs of each `refresh` event (package app), read and emptied by /bench/refresh-durations. */
 const refreshDurations: number[] = [];
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
@@ -108,6 +116,8 @@ function benchRoute(req: IncomingMessage, res: ServerResponse): boolean {
       clockNs: Number(ownTime.clockNs) / Math.max(1, ownTime.requests),
     });
     Object.assign(ownTime, { requests: 0, middlewareNs: 0n, userNs: 0n, clockNs: 0n });
+  } else if (req.url === '/bench/times-401' && times401 !== undefined) {
+    json(res, times401.splice(0));
   } else if (req.url === '/bench/loop-delay') {
     // Event-loop delay of this process, to tell a slow app from a slow load generator.
     json(res, { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 });
@@ -125,6 +135,12 @@ function withBenchRoutes(server: Server): Server {
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (benchRoute(req, res)) return;
+    if (times401 !== undefined) {
+      const arrived = performance.now();
+      res.once('finish', () => {
+        if (res.statusCode === 401) times401.push(performance.now() - arrived);
+      });
+    }
     for (const listener of app) listener.call(server, req, res);
   });
   return server;

@@ -37,6 +37,8 @@ export interface BenchAppEnv {
   BENCH_LOGIN_OPTIONS?: string;
   /** `'0'`: RedisTokenStore with `recordCache: false` (every record read from Redis). */
   BENCH_STORE_CACHE?: '0';
+  /** `'1'`: the app times each request it answers 401 (read by /bench/times-401). */
+  BENCH_TIME_401?: '1';
   /** `'1'`: the package app times its own work per request (read by /bench/own-time). */
   BENCH_TIME_OWN?: '1';
   /** `'1'` (with BENCH_TIME_OWN): the hand-written floor (floor.ts) instead of the package's middleware. */

@@ -33,6 +33,7 @@ import {
   HELD_BACK_MS,
   INDEX_SESSION,
   PUT_IF_VERSION,
+  READ_WITH_TTL,
   RELEASE_IF_OWNER,
   type LuaScript,
 } from './scripts';
@@ -191,7 +192,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     return cache.waitFor([this.#recordKey(sessionHash), this.#lockKey(sessionHash)], timeoutMs);
   }
 
-  /** A miss: GET and PTTL (so the copy goes when Redis expires the key), cached unless raced. */
+  /** A miss: the record and its PTTL (so the copy goes when Redis expires the key), cached unless raced. */
   async #readThrough(cache: RecordCache, sessionId: string): Promise<TokenRecord | undefined> {
     const sessionHash = hashSessionId(sessionId);
     const key = this.#recordKey(sessionHash);
@@ -199,11 +200,10 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     let record: TokenRecord | undefined;
     let ttlMs: number;
     try {
-      const [value, pttl] = await withDeadline(
-        Promise.all([this.#redis.getBuffer(key), this.#redis.pttl(key)]),
-        this.#timeoutMs,
-        'a read',
-      );
+      const [value, pttl] = (await this.#script(READ_WITH_TTL, key, [], 'bytes')) as [
+        Buffer | null,
+        number,
+      ];
       record = value === null ? undefined : this.#decode(value, key, sessionHash);
       ttlMs = pttl;
     } catch (error) {
@@ -478,14 +478,22 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     script: LuaScript,
     key: string | string[],
     args: Array<string | Buffer>,
+    /** `'bytes'`: bulk replies as Buffers (a sealed record is binary), else as strings. */
+    replies: 'text' | 'bytes' = 'text',
   ): Promise<unknown> {
     const keys = typeof key === 'string' ? [key] : key;
+    const redis = this.#redis;
+    const bytes = replies === 'bytes';
     const run = async (): Promise<unknown> => {
       try {
-        return await this.#redis.evalsha(script.sha, keys.length, ...keys, ...args);
+        return await (bytes
+          ? redis.callBuffer('EVALSHA', script.sha, keys.length, ...keys, ...args)
+          : redis.evalsha(script.sha, keys.length, ...keys, ...args));
       } catch (error) {
         if (!isNoScriptError(error)) throw error;
-        return await this.#redis.eval(script.source, keys.length, ...keys, ...args);
+        return await (bytes
+          ? redis.callBuffer('EVAL', script.source, keys.length, ...keys, ...args)
+          : redis.eval(script.source, keys.length, ...keys, ...args));
       }
     };
     return withDeadline(run(), this.#timeoutMs, `the ${script.name} script`);

@@ -38,6 +38,18 @@ return 1
 );
 
 /**
+ * A record and the milliseconds it has left, in one command: a cache miss costs Redis one command
+ * and one answer, and this process one wake-up, as a plain GET does.
+ * KEYS[1] record key. Returns { stored value or nil, PTTL (-2: no key, -1: no expiry) }.
+ */
+export const READ_WITH_TTL = script(
+  'readWithTtl',
+  `
+return { redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]) }
+`,
+);
+
+/**
  * Deletes a record only while it still has the expected version, so a logout or a rejected refresh
  * cannot remove tokens a concurrent writer has just replaced.
  * KEYS[1] record key; ARGV[1] `<expected version>|`. Returns 1 when deleted, else 0.

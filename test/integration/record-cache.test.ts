@@ -211,16 +211,17 @@ test('a record read with a short TTL is gone from the cache when Redis expires i
 });
 
 test('the in-flight read race: a change arriving while a read is in flight is not cached over', async () => {
-  // The reader's client answers GET only when the test says so; the GET itself runs at once.
+  // The reader's client hands over the answer of its next record read (a script sent with
+  // callBuffer) only when the test says so; the read itself runs in Redis at once.
   const client = newClient();
   let gate: (() => void) | undefined;
-  let holdNextGet = false;
+  let holdNextRead = false;
   const held = new Proxy(client, {
     get(target, property) {
-      if (property === 'getBuffer' && holdNextGet) {
-        holdNextGet = false;
-        return (key: string) => {
-          const answer = target.getBuffer(key);
+      if (property === 'callBuffer' && holdNextRead) {
+        holdNextRead = false;
+        return (...args: Parameters<typeof target.callBuffer>) => {
+          const answer = target.callBuffer(...args);
           return new Promise((resolve) => (gate = () => resolve(answer)));
         };
       }
@@ -237,9 +238,13 @@ test('the in-flight read race: a change arriving while a read is in flight is no
   const sessionId = newSessionId();
   await writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
 
-  holdNextGet = true;
+  // A first read loads the read's script into Redis: the held read is then one EVALSHA, not a
+  // NOSCRIPT answer followed by an EVAL that the gate does not hold.
+  await reader.get(newSessionId());
+  holdNextRead = true;
   const inFlight = reader.get(sessionId);
-  await client.ping(); // the GET (sent before this PING on the same connection) has run: it read version 1
+  await client.ping(); // the read (sent before this PING on the same connection) has run: it read version 1
+  expect(gate).toBeDefined(); // and it is the one held
   const changed = reader.waitForChange(sessionId, 30_000);
   await writer.put(sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
   await changed; // the reader has had Redis's invalidation of the key
