@@ -34,6 +34,21 @@ export interface MiddlewareDeps {
   fail: FailHandler;
 }
 
+/**
+ * The error of a request without a login, with no stack trace: a logged-out request is an expected
+ * answer, whose stack would only show Express's own frames, and collecting it was the largest
+ * single cost of the package's 401 (about 17 µs of about 410 µs per request, CPU profile).
+ */
+function stacklessLoginRequired(): LoginRequiredError {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new LoginRequiredError();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 export function createMiddleware(
   deps: MiddlewareDeps,
   options: MiddlewareOptions = {},
@@ -50,7 +65,7 @@ export function createMiddleware(
     if (optional) {
       setRequestContext(req, res, NO_LOGIN);
       next();
-    } else fail(new LoginRequiredError(), req, res, next);
+    } else fail(stacklessLoginRequired(), req, res, next);
   };
 
   /** Everything but a fresh record from memory: the store read, the refresh, the renewal, the failures. */

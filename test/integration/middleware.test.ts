@@ -1,10 +1,16 @@
 // The middleware in front of the game's routes, against the real simulator. Every row of the
 // failure answers of the README's "Errors" section that concern an authenticated request is here.
+import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
 import session from 'express-session';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { MemoryTokenStore, type PlatformLoginEvents } from 'express-platform-login';
-import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { MemoryTokenStore, platformLogin, type PlatformLoginEvents } from 'express-platform-login';
+import {
+  createTestApp,
+  loginOptions,
+  SESSION_SECRET,
+  TEST_REDIRECT_URI,
+} from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord } from '../helpers/records';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 
@@ -50,6 +56,33 @@ describe('no login', () => {
     const res = await agent.get('/optional').expect(200);
     expect(res.body).toEqual({ player: null });
     expect(await store.get(sessionId)).toBeUndefined();
+  });
+
+  test("the app's error middleware gets a LoginRequiredError without stack frames, and other errors keep theirs", async () => {
+    // handleErrors: false passes the refusal to the app, as a studio with its own error pages has it.
+    const login = platformLogin(
+      loginOptions(sim, { store: new MemoryTokenStore(), handleErrors: false }),
+    );
+    const app = express();
+    app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
+    app.use('/api', login.middleware());
+    app.get('/api/me', (req, res) => res.json(req.platformUser));
+    app.use(
+      (
+        err: Error & { code?: string; status?: number },
+        req: Request,
+        res: Response,
+        _next: NextFunction,
+      ) => {
+        const frames = (err.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).length;
+        res
+          .status(err.status ?? 500)
+          .json({ code: err.code, frames, own: new Error('own').stack!.includes(' at ') });
+      },
+    );
+    const res = await request(app).get('/api/me').set('Accept', 'application/json');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ code: 'ERR_PLATFORM_LOGIN_REQUIRED', frames: 0, own: true });
   });
 
   test('a record gone from the store is 401 login_required', async () => {
