@@ -156,7 +156,7 @@ function reading(
     '',
     `**Where the ${added.toFixed(0)} µs go.** ` +
       `(1) The Redis client, ${signed(redis)} µs: a record served from memory sends no command, so the package's requests send what the baseline's do (express-session's GET and EXPIRE); ` +
-      'a record read from Redis (a miss) is a GET and a PTTL more, each its own socket write (the `writeUtf8String` frame below; syscalls are dear on this VM). ' +
+      'a record read from Redis (a miss) is one command more (a script answering the record and its PTTL: its socket write is the `writeUtf8String` frame below; syscalls are dear on this VM). ' +
       `With the read answered from process memory (the diagnostic row) the ratio is ${ratio(ratios.cached)} against ${ratio(ratios.plain)}: ${readShare}. ` +
       `Letting concurrent requests share socket writes (ioredis \`enableAutoPipelining: true\` in both apps) gave ${ratio(ratios.pipelined)} ` +
       `(${ratios.pipelined > ratios.plain + 0.03 ? 'it narrows the gap' : 'no clear gain'}). ` +
