@@ -16,6 +16,7 @@ import {
   startBenchApp,
   stopBenchApps,
   type BenchApp,
+  cpuUsOf,
   type BenchAppEnv,
   type BenchAppKind,
 } from './lib/processes';
@@ -231,9 +232,7 @@ export async function runHotPath(ctx: BenchContext): Promise<SectionResult> {
           headers: { cookie: list[index % list.length]!.cookie, accept: 'application/json' },
         };
       };
-    const cpuUs = async (port: number): Promise<number> =>
-      (JSON.parse((await send(agent, { port, path: '/bench/cpu' }, true)).body) as { us: number })
-        .us;
+    const cpuUs = (port: number): Promise<number> => cpuUsOf(agent, port);
     /** A load window with the app's CPU time around it (two control requests, not counted). */
     const measured = async (port: number, load: () => Promise<LoadResult>): Promise<Round> => {
       const before = await cpuUs(port);

@@ -5,13 +5,19 @@
 import type { Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { hashSessionId } from '../lib/core/hash';
 import type { TokenRecord } from '../lib/core/token-record';
 import { RedisTokenStore } from '../lib/stores/redis-store';
 import { keepAliveAgent, send, type Target } from './lib/load';
 import { startBenchApps, stopBenchApps, type BenchApp } from './lib/processes';
 import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
-import { enter, loginBaseline, playerOf, type BenchSession } from './lib/sessions';
+import {
+  enter,
+  loginBaseline,
+  playerOf,
+  recordKeyOf,
+  sessionKeyOf,
+  type BenchSession,
+} from './lib/sessions';
 import { count, ms, msFine, summarize, type LatencySummary } from './lib/stats';
 
 const PROCESSES = 2;
@@ -24,10 +30,6 @@ const GOAL_P99_MS = 5;
  * time V8's compiler, and a p99 over 1,000 trials is their 10th slowest.
  */
 const WARM_UP_REQUESTS = 2000;
-
-/** The Redis key of a session's token record under a RedisTokenStore `prefix`. */
-const recordKeyOf = (prefix: string, sessionId: string): string =>
-  `${prefix}{${hashSessionId(sessionId)}}:t`;
 
 /**
  * The three layouts measured side by side, a trial of each in turn: the package serving records
@@ -81,10 +83,10 @@ async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): P
     if (name === 'baseline') {
       session = await loginBaseline(agent, port, playerOf(0));
       gone = await loginBaseline(agent, port, playerOf(1));
-      key = `${prefix}s:${session.sessionId}`;
+      key = sessionKeyOf(prefix, session.sessionId);
       const value = await ctx.redis.getBuffer(key);
       if (value === null) throw new Error('no session in Redis after the baseline login');
-      await ctx.redis.del(`${prefix}s:${gone.sessionId}`);
+      await ctx.redis.del(sessionKeyOf(prefix, gone.sessionId));
       restore = async () => {
         await ctx.redis.set(key, value, 'PX', HOUR_MS);
       };

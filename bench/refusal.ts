@@ -5,25 +5,17 @@
 // first), 8 keep-alive connections, rounds of 3 s interleaved; CPU per request from the process's
 // own process.cpuUsage(). Starts its own redis-server and simulator.
 // Run: npm run build && node -r esbuild-register bench/refusal.ts
-import type { Agent } from 'node:http';
 import { Redis } from 'ioredis';
-import { hashSessionId } from '../lib/core/hash';
 import { startSimulator } from '../lib/simulator';
 import { startRedisServer } from '../test/helpers/redis-server';
-import { closedLoop, keepAliveAgent, send, type Target } from './lib/load';
-import { startBenchApps, stopBenchApps, type BenchApp } from './lib/processes';
-import { enter, loginBaseline, playerOf } from './lib/sessions';
+import { closedLoop, keepAliveAgent, type Target } from './lib/load';
+import { cpuUsOf, startBenchApps, stopBenchApps, type BenchApp } from './lib/processes';
+import { enter, loginBaseline, playerOf, recordKeyOf, sessionKeyOf } from './lib/sessions';
 import { median } from './lib/stats';
 
 const ROUNDS = 5;
 const ROUND_MS = 3000;
 const CONNECTIONS = 8;
-
-/** CPU time the process on `port` has used so far, µs. */
-async function cpuUs(agent: Agent, port: number): Promise<number> {
-  const answer = await send(agent, { port, path: '/bench/cpu' }, true);
-  return (JSON.parse(answer.body) as { us: number }).us;
-}
 
 async function main(): Promise<void> {
   const server = await startRedisServer();
@@ -37,9 +29,9 @@ async function main(): Promise<void> {
     apps.push(...(await startBenchApps('package', 1, env)));
     const [baseline, pkg] = apps as [BenchApp, BenchApp];
     const gone = await loginBaseline(agent, baseline.port, playerOf(0));
-    await redis.del(`refusal:s:${gone.sessionId}`);
+    await redis.del(sessionKeyOf(env.KEY_PREFIX, gone.sessionId));
     const loggedOut = await enter(agent, sim, pkg.port, playerOf(0));
-    await redis.del(`refusal:t:{${hashSessionId(loggedOut.sessionId)}}:t`);
+    await redis.del(recordKeyOf(`${env.KEY_PREFIX}t:`, loggedOut.sessionId));
     const targets: Record<string, Target> = {
       'session stack alone, its session deleted': {
         port: baseline.port,
@@ -56,14 +48,14 @@ async function main(): Promise<void> {
     const perSecond = new Map<string, number[]>();
     for (let round = 0; round <= ROUNDS; round += 1) {
       for (const [name, target] of Object.entries(targets)) {
-        const before = await cpuUs(agent, target.port);
+        const before = await cpuUsOf(agent, target.port);
         const load = await closedLoop({
           agent,
           concurrency: CONNECTIONS,
           durationMs: ROUND_MS,
           next: () => target,
         });
-        const used = (await cpuUs(agent, target.port)) - before;
+        const used = (await cpuUsOf(agent, target.port)) - before;
         const refused = load.statuses.get(401) ?? 0;
         if (refused !== load.latencies.length) {
           throw new Error(`${name}: answers other than 401: ${[...load.statuses].join(', ')}`);

@@ -2,7 +2,9 @@
 // Node process on a free loopback port, as a game backend runs behind a load balancer.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import type { Agent } from 'node:http';
 import { join } from 'node:path';
+import { send } from './load';
 
 /** Which app a process runs; see bench-app.ts. */
 export type BenchAppKind = 'baseline' | 'package' | 'example' | 'naive';
@@ -43,6 +45,12 @@ export interface BenchAppEnv {
   BENCH_TIME_OWN?: '1';
   /** `'1'` (with BENCH_TIME_OWN): the hand-written floor (floor.ts) instead of the package's middleware. */
   BENCH_FLOOR?: '1';
+}
+
+/** CPU time (user + system, µs) the app process on `port` has used so far: its /bench/cpu. */
+export async function cpuUsOf(agent: Agent, port: number): Promise<number> {
+  const answer = await send(agent, { port, path: '/bench/cpu' }, true);
+  return (JSON.parse(answer.body) as { us: number }).us;
 }
 
 /** Starts one app process. */

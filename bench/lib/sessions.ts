@@ -2,6 +2,7 @@
 // through time by rewriting what Redis holds (the token record, or the session for the naive app).
 import type { Agent } from 'node:http';
 import type { Redis } from 'ioredis';
+import { hashSessionId } from '../../lib/core/hash';
 import type { TokenStore } from '../../lib/core/token-store';
 import type { PlatformSimulator } from '../../lib/simulator';
 import { DEMO_PLAYERS } from '../../lib/simulator/demo-data';
@@ -19,6 +20,14 @@ const HOUR_MS = 3_600_000;
 /** The player of the i-th session (the simulator knows three). */
 export const playerOf = (index: number): string =>
   DEMO_PLAYERS[index % DEMO_PLAYERS.length]!.openId;
+
+/** The Redis key of a session's token record under a RedisTokenStore `prefix` (a bench app's is `<KEY_PREFIX>t:`). */
+export const recordKeyOf = (prefix: string, sessionId: string): string =>
+  `${prefix}{${hashSessionId(sessionId)}}:t`;
+
+/** The Redis key connect-redis keeps a bench app's session under. */
+export const sessionKeyOf = (keyPrefix: string, sessionId: string): string =>
+  `${keyPrefix}s:${sessionId}`;
 
 /** Reads the express-session cookie (`s:<id>.<signature>`) out of an answer's Set-Cookie. */
 function sessionOf(answer: Answer): BenchSession {
