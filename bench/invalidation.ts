@@ -50,6 +50,8 @@ interface Layout {
   loggedOut: Target[];
   key: string;
   restore: () => Promise<void>;
+  /** Puts back what a 401 of `loggedOut` removes, so that each warm-up 401 takes a trial's path. */
+  restoreLoggedOut: () => Promise<void>;
 }
 
 interface Variant {
@@ -80,6 +82,7 @@ async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): P
     let gone: BenchSession;
     let key: string;
     let restore: () => Promise<void>;
+    let restoreLoggedOut = async (): Promise<void> => {};
     if (name === 'baseline') {
       session = await loginBaseline(agent, port, playerOf(0));
       gone = await loginBaseline(agent, port, playerOf(1));
@@ -102,10 +105,21 @@ async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): P
       const record = await store.get(session.sessionId);
       if (record === undefined) throw new Error('no token record after the entry');
       key = recordKeyOf(`${prefix}t:`, session.sessionId);
+      // A 401 for a gone record also ends the session (as logout does): put both back per trial.
+      const sessionKey = sessionKeyOf(prefix, session.sessionId);
+      const sessionValue = await ctx.redis.getBuffer(sessionKey);
+      if (sessionValue === null) throw new Error('no session in Redis after the entry');
       await ctx.redis.del(recordKeyOf(`${prefix}t:`, gone.sessionId));
+      const goneKey = sessionKeyOf(prefix, gone.sessionId);
+      const goneValue = await ctx.redis.getBuffer(goneKey);
+      if (goneValue === null) throw new Error('no session in Redis after the entry');
+      restoreLoggedOut = async () => {
+        await ctx.redis.set(goneKey, goneValue, 'PX', HOUR_MS);
+      };
       // Refused only while the record is still there (the first trial); the reads that follow
       // the put check that it is.
       restore = async () => {
+        await ctx.redis.set(sessionKey, sessionValue, 'PX', HOUR_MS);
         await store.put(session.sessionId, record, { expectedVersion: null, ttlMs: HOUR_MS });
       };
     }
@@ -115,7 +129,15 @@ async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): P
         path: '/api/me',
         headers: { cookie, accept: 'application/json' },
       }));
-    return { name, apps, targets: to(session.cookie), loggedOut: to(gone.cookie), key, restore };
+    return {
+      name,
+      apps,
+      targets: to(session.cookie),
+      loggedOut: to(gone.cookie),
+      key,
+      restore,
+      restoreLoggedOut,
+    };
   } catch (error) {
     await stopBenchApps(apps);
     throw error;
@@ -127,6 +149,7 @@ async function warmUp(agent: Agent, layout: Layout): Promise<void> {
   for (const [index, target] of layout.targets.entries()) {
     const loggedOut = layout.loggedOut[index]!;
     for (let request = 0; request < WARM_UP_REQUESTS; request += 1) {
+      await layout.restoreLoggedOut();
       const [ok, gone] = [await send(agent, target), await send(agent, loggedOut)];
       if (ok.status !== 200 || gone.status !== 401) {
         throw new Error(`${layout.name} warm-up answered ${ok.status} and ${gone.status}`);

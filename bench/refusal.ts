@@ -1,6 +1,8 @@
 // Benchmark (not a test): what a refused request costs the app process. `GET /api/me` with the
 // cookie of a session whose login is gone, answered 401: by the package (its token record deleted)
 // and by the session stack alone (express + express-session + connect-redis, its session deleted).
+// The package's first 401 ends the session whose login is gone, so the rows measure the same
+// refusal: a cookie whose session Redis no longer holds.
 // One app process each (bench/lib/bench-app.ts, the package from its build: run `npm run build`
 // first), 8 keep-alive connections, rounds of 3 s interleaved; CPU per request from the process's
 // own process.cpuUsage(). Starts its own redis-server and simulator.
@@ -38,7 +40,7 @@ async function main(): Promise<void> {
         path: '/api/me',
         headers: { cookie: gone.cookie, accept: 'application/json' },
       },
-      'package, its token record deleted': {
+      'package, its token record deleted (then its session, by the first 401)': {
         port: pkg.port,
         path: '/api/me',
         headers: { cookie: loggedOut.cookie, accept: 'application/json' },

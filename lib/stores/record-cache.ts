@@ -3,8 +3,9 @@
 import type { TokenRecord } from '../core/token-record';
 import { ChangeWaiters } from './change-waiters';
 
-interface CachedRecord {
-  readonly record: TokenRecord;
+/** A record held in memory; `record` is `undefined` where Redis has none (a known absence). */
+export interface CachedRecord {
+  readonly record: TokenRecord | undefined;
   /** Read since the eviction scan last passed it: it gets a second chance (see #evictOne). */
   used: boolean;
   /** The record's Redis key, to find the entry again when Redis reports that key changed. */
@@ -64,8 +65,12 @@ export class RecordCache {
   #generation = 0;
   #active = false;
 
-  constructor(maxEntries: number) {
+  /** Told the session of each entry that Redis reported changed, so its owner can read it again. */
+  readonly #onReported: ((sessionId: string) => void) | undefined;
+
+  constructor(maxEntries: number, onReported?: (sessionId: string) => void) {
     this.#maxEntries = maxEntries;
+    this.#onReported = onReported;
   }
 
   /** True while changes reach the cache, so that it may serve records. */
@@ -83,6 +88,14 @@ export class RecordCache {
    * `now`: epoch milliseconds; the middleware passes the time it has already read for the request.
    */
   lookup(sessionId: string, now: number = Date.now()): TokenRecord | undefined {
+    return this.entryOf(sessionId, now)?.record;
+  }
+
+  /**
+   * What the cache knows of a session: its entry, whose `record` is `undefined` where Redis has
+   * none; `undefined` when it knows nothing (then read Redis).
+   */
+  entryOf(sessionId: string, now: number = Date.now()): CachedRecord | undefined {
     const entry = this.#byId[sessionId];
     if (entry === undefined) return undefined;
     if (entry.expiresAt <= now) {
@@ -90,7 +103,7 @@ export class RecordCache {
       return undefined;
     }
     entry.used = true;
-    return entry.record;
+    return entry;
   }
 
   /** Call before sending a read of `key` to Redis; pass the ticket to endRead or abandonRead. */
@@ -102,8 +115,23 @@ export class RecordCache {
   }
 
   /**
-   * Call with what the read returned. The record is cached unless the cache is off or the key
-   * changed (or the cache was emptied) since beginRead. `ttlMs` is the key's PTTL (`-1`: none).
+   * True while the read of `ticket` is in flight and nothing it may predate has been reported: a
+   * request that arrives meanwhile may take its answer instead of sending a read of its own.
+   */
+  unchangedSince(ticket: ReadTicket): boolean {
+    if (ticket.generation !== this.#generation) return false;
+    const reads = this.#reads.get(ticket.key);
+    return reads !== undefined && reads.changedAt <= ticket.sequence;
+  }
+
+  /**
+   * Call with what the read returned. It is cached unless the cache is off or the key changed (or
+   * the cache was emptied) since beginRead. `ttlMs` is the key's PTTL (`-1`: none, `-2`: no key).
+   * `keepAbsence`: an absent record is held as such (the read that follows Redis's report of a
+   * held record: its session's next request is then refused without a read). That is safe because
+   * the tracking covers every key under the prefix, read or not: a later write of the key is
+   * reported and drops the absence. Other reads that find nothing keep nothing, so probes and
+   * stray ids do not fill the cache.
    */
   endRead(
     ticket: ReadTicket,
@@ -111,14 +139,14 @@ export class RecordCache {
     record: TokenRecord | undefined,
     ttlMs: number,
     now: number,
+    keepAbsence = false,
   ): void {
     const changedAt = this.#finishRead(ticket.key);
     if (
-      record === undefined ||
       !this.#active ||
       ticket.generation !== this.#generation ||
       changedAt > ticket.sequence ||
-      ttlMs === -2
+      (record === undefined ? !keepAbsence : ttlMs === -2)
     ) {
       return;
     }
@@ -126,7 +154,7 @@ export class RecordCache {
     if (previous !== undefined) this.#remove(sessionId, previous.key);
     if (this.#entries.size >= this.#maxEntries) this.#evictOne();
     const entry: CachedRecord = {
-      record: frozen(record),
+      record: record === undefined ? undefined : frozen(record),
       used: false,
       key: ticket.key,
       expiresAt: ttlMs >= 0 ? now + ttlMs : Infinity,
@@ -154,14 +182,32 @@ export class RecordCache {
     this.#finishRead(ticket.key);
   }
 
-  /** Redis reported that `key` changed (written, deleted, expired), or this process changes it. */
+  /** This process changes `key` (its own write or delete): the entry goes, waiters wake. */
   invalidate(key: string): void {
+    this.#drop(key);
+    this.#waiters.wake(key);
+  }
+
+  /**
+   * Redis reported that `key` changed (written, deleted, expired). An entry this process held is
+   * read again at once (`onReported`): the request that comes for it next, often already waiting
+   * on its session read, then takes that read's answer instead of sending one more round trip.
+   * Waiters wake after the read is sent, so that they take its answer too.
+   */
+  reported(key: string): void {
+    const sessionId = this.#drop(key);
+    if (sessionId !== undefined && this.#active) this.#onReported?.(sessionId);
+    this.#waiters.wake(key);
+  }
+
+  /** Orders a change of `key` after the reads in flight and drops its entry; returns its session. */
+  #drop(key: string): string | undefined {
     this.#sequence += 1;
     const reads = this.#reads.get(key);
     if (reads !== undefined) reads.changedAt = this.#sequence;
     const sessionId = this.#sessionByKey.get(key);
     if (sessionId !== undefined) this.#remove(sessionId, key);
-    this.#waiters.wake(key);
+    return sessionId;
   }
 
   /** Every record may have changed (FLUSHDB, a lost connection): drop them all, wake every waiter. */

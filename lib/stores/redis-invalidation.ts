@@ -160,9 +160,7 @@ export class RedisInvalidation {
   }
 
   #invalidate(key: string): void {
-    this.#cache.invalidate(
-      key.startsWith(this.#keyPrefix) ? key.slice(this.#keyPrefix.length) : key,
-    );
+    this.#cache.reported(key.startsWith(this.#keyPrefix) ? key.slice(this.#keyPrefix.length) : key);
   }
 
   /**

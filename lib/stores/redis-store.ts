@@ -38,7 +38,7 @@ import {
   type LuaScript,
 } from './scripts';
 import { withDeadline } from '../core/with-deadline';
-import { RecordCache } from './record-cache';
+import { RecordCache, type ReadTicket } from './record-cache';
 import { RedisInvalidation } from './redis-invalidation';
 import {
   checkClaimKey,
@@ -55,6 +55,9 @@ const pollDelayMs = (): number => 25 + Math.random() * 50;
 
 const isNoScriptError = (error: unknown): boolean =>
   error instanceof Error && error.message.startsWith('NOSCRIPT');
+
+/** A read nobody awaits (the read again after Redis's report) fails quietly: the next request reads. */
+const ignoreFailure = (): undefined => undefined;
 
 /**
  * Token store in Redis, shared by every process of the service.
@@ -101,6 +104,11 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
   /** Records served from memory while Redis's invalidations reach `#invalidation` (docs/caching.md). */
   readonly #cache: RecordCache | undefined;
   readonly #invalidation: RedisInvalidation | undefined;
+  /** The cache's reads in flight by session id, for requests that arrive meanwhile to share. */
+  readonly #readsInFlight = new Map<
+    string,
+    { ticket: ReadTicket; read: Promise<TokenRecord | undefined> }
+  >();
 
   constructor(options: RedisTokenStoreOptions) {
     super();
@@ -124,7 +132,10 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     }
     // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
     if (config.recordCache && (config.redis as { isCluster?: boolean }).isCluster !== true) {
-      const cache = new RecordCache(config.recordCacheSize);
+      // A record Redis reports changed is read again at once (see RecordCache.reported).
+      const cache = new RecordCache(config.recordCacheSize, (sessionId) => {
+        this.#readThrough(cache, sessionId, true).catch(ignoreFailure);
+      });
       const unavailable = (reason: string): void => {
         this.emit('recordCacheUnavailable', { reason });
       };
@@ -160,9 +171,10 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     checkSessionId(sessionId);
     const cache = this.#cache;
     if (cache?.active === true) {
-      // A hit costs no hash, no clock read, no Redis round trip and no decoding.
-      const cached = cache.lookup(sessionId);
-      if (cached !== undefined) return cached;
+      // A hit costs no hash, no clock read, no Redis round trip and no decoding; it may also be
+      // a known absence (the entry's record is undefined).
+      const entry = cache.entryOf(sessionId);
+      if (entry !== undefined) return entry.record;
       return this.#readThrough(cache, sessionId);
     }
     const sessionHash = hashSessionId(sessionId);
@@ -192,11 +204,39 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     return cache.waitFor([this.#recordKey(sessionHash), this.#lockKey(sessionHash)], timeoutMs);
   }
 
-  /** A miss: the record and its PTTL (so the copy goes when Redis expires the key), cached unless raced. */
-  async #readThrough(cache: RecordCache, sessionId: string): Promise<TokenRecord | undefined> {
+  /**
+   * A miss: one read of the session's record in flight at a time, which requests arriving while it
+   * is in flight share unless a change was reported since it was sent (then they send their own).
+   * `afterReport`: the read again of a held record Redis reported changed, which keeps an absence.
+   */
+  #readThrough(
+    cache: RecordCache,
+    sessionId: string,
+    afterReport = false,
+  ): Promise<TokenRecord | undefined> {
+    const shared = this.#readsInFlight.get(sessionId);
+    if (shared !== undefined && cache.unchangedSince(shared.ticket)) return shared.read;
     const sessionHash = hashSessionId(sessionId);
     const key = this.#recordKey(sessionHash);
     const ticket = cache.beginRead(key);
+    const read = this.#readAndCache(cache, sessionId, sessionHash, ticket, afterReport);
+    this.#readsInFlight.set(sessionId, { ticket, read });
+    const done = (): void => {
+      if (this.#readsInFlight.get(sessionId)?.read === read) this.#readsInFlight.delete(sessionId);
+    };
+    read.then(done, done);
+    return read;
+  }
+
+  /** The record and its PTTL (so the copy goes when Redis expires the key), cached unless raced. */
+  async #readAndCache(
+    cache: RecordCache,
+    sessionId: string,
+    sessionHash: string,
+    ticket: ReadTicket,
+    keepAbsence: boolean,
+  ): Promise<TokenRecord | undefined> {
+    const key = ticket.key;
     let record: TokenRecord | undefined;
     let ttlMs: number;
     try {
@@ -210,7 +250,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
       cache.abandonRead(ticket);
       throw error;
     }
-    cache.endRead(ticket, sessionId, record, ttlMs, Date.now());
+    cache.endRead(ticket, sessionId, record, ttlMs, Date.now(), keepAbsence);
     return record;
   }
 

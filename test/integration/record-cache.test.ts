@@ -248,9 +248,80 @@ test('the in-flight read race: a change arriving while a read is in flight is no
   const changed = reader.waitForChange(sessionId, 30_000);
   await writer.put(sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
   await changed; // the reader has had Redis's invalidation of the key
+  // A request arriving now does not take the held read's answer: it predates the change.
+  expect((await reader.get(sessionId))?.version).toBe(2);
   gate!();
   expect((await inFlight)?.version).toBe(1); // what Redis answered before the change
   expect((await reader.get(sessionId))?.version).toBe(2); // and not left in the cache
+});
+
+/**
+ * A store on a client of its own that counts the record reads it sends (a cache miss is one
+ * script, sent with callBuffer); the writes it sends are not counted.
+ */
+async function countingStore(): Promise<{ store: RedisTokenStore; reads: () => number }> {
+  const client = newClient();
+  let reads = 0;
+  const counted = new Proxy(client, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (property === 'callBuffer') {
+        return (...args: Parameters<typeof target.callBuffer>) => {
+          reads += 1;
+          return target.callBuffer(...args);
+        };
+      }
+      return typeof value === 'function'
+        ? (value as (...args: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
+  const store = new RedisTokenStore({ redis: counted, prefix });
+  stores.push(store);
+  await waitUntil(() => store.recordCacheActive, 'the record cache to come on');
+  await store.get(newSessionId()); // loads the read's script: one EVALSHA per read from here on
+  return { store, reads: () => reads };
+}
+
+test('requests that miss the same record at once share one read', async () => {
+  const writer = await newStore({ recordCache: false });
+  const { store: reader, reads } = await countingStore();
+  const sessionId = newSessionId();
+  await writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  const before = reads();
+  const answers = await Promise.all(Array.from({ length: 10 }, () => reader.get(sessionId)));
+  expect(answers.map((record) => record?.version)).toEqual(Array(10).fill(1));
+  expect(reads() - before).toBe(1);
+});
+
+test("a held record another process changes or deletes is read again on Redis's report, once", async () => {
+  const writer = await newStore({ recordCache: false });
+  const { store: reader, reads } = await countingStore();
+  const sessionId = newSessionId();
+  await writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  expect((await reader.get(sessionId))?.version).toBe(1);
+
+  // Changed: the report sends one read; the requests after it take its answer, then memory's.
+  let before = reads();
+  await writtenAndSeen([reader], sessionId, () =>
+    writer.put(sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS }),
+  );
+  expect(reads() - before).toBe(1); // sent on the report, before any request asked
+  expect((await reader.get(sessionId))?.version).toBe(2);
+  expect((await reader.get(sessionId))?.version).toBe(2);
+  expect(reads() - before).toBe(1);
+
+  // Deleted: the read again finds nothing, and the absence is held until the key is written.
+  before = reads();
+  await writtenAndSeen([reader], sessionId, () => raw.del(recordKey(sessionId)));
+  expect(reads() - before).toBe(1);
+  expect(await reader.get(sessionId)).toBeUndefined();
+  expect(await reader.get(sessionId)).toBeUndefined();
+  expect(reads() - before).toBe(1);
+  await writtenAndSeen([reader], sessionId, () =>
+    writer.put(sessionId, sampleRecord(3), { expectedVersion: null, ttlMs: TTL_MS }),
+  );
+  expect((await reader.get(sessionId))?.version).toBe(3);
 });
 
 test('holds at most recordCacheSize records, least recently used out first', async () => {

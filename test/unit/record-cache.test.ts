@@ -119,12 +119,57 @@ test('an abandoned read caches nothing and leaves nothing behind', () => {
   expect(cache.lookup('s1')?.version).toBe(1);
 });
 
-test('absent records and keys already gone are not cached', () => {
+test('an absent record found by a plain read is not held', () => {
   const cache = activeCache();
   const ticket = cache.beginRead('key-s1');
   cache.endRead(ticket, 's1', undefined, -2, NOW);
+  expect(cache.size).toBe(0);
+});
+
+test('an absent record found by the read again after a report is held until its key is reported written', () => {
+  const cache = activeCache();
+  const ticket = cache.beginRead('key-s1');
+  cache.endRead(ticket, 's1', undefined, -2, NOW, true);
+  expect(cache.size).toBe(1);
+  expect(cache.entryOf('s1')).toMatchObject({ record: undefined });
+  expect(cache.lookup('s1')).toBeUndefined(); // the middleware's fast path sees no record
+  cache.reported('key-s1');
+  expect(cache.entryOf('s1')).toBeUndefined();
+});
+
+test('a record whose key was already gone when read (PTTL -2) is not cached', () => {
+  const cache = activeCache();
   readThrough(cache, 's2', record(1), -2);
   expect(cache.size).toBe(0);
+});
+
+test("Redis's report of an entry's key asks for it to be read again; this process's own change does not", () => {
+  const asked: string[] = [];
+  const cache = new RecordCache(10, (sessionId) => asked.push(sessionId));
+  cache.setActive(true);
+  readThrough(cache, 's1', record(1));
+  readThrough(cache, 's2', record(1));
+  cache.invalidate('key-s1'); // own write: the store knows what it wrote
+  cache.reported('key-s2');
+  cache.reported('key-s3'); // not held: nothing to read again
+  expect(asked).toEqual(['s2']);
+  expect(cache.lookup('s2')).toBeUndefined();
+});
+
+test('a read in flight may be shared until a change of its key is reported', () => {
+  const cache = activeCache();
+  const ticket = cache.beginRead('key-s1');
+  expect(cache.unchangedSince(ticket)).toBe(true);
+  cache.reported('key-s2');
+  expect(cache.unchangedSince(ticket)).toBe(true);
+  cache.reported('key-s1');
+  expect(cache.unchangedSince(ticket)).toBe(false);
+  const after = cache.beginRead('key-s1');
+  expect(cache.unchangedSince(after)).toBe(true);
+  cache.invalidateAll();
+  expect(cache.unchangedSince(after)).toBe(false);
+  cache.endRead(after, 's1', record(1), -1, NOW);
+  expect(cache.unchangedSince(after)).toBe(false); // finished: nothing left to share
 });
 
 test('a record goes when its Redis TTL runs out', () => {
