@@ -176,7 +176,7 @@ interface Samples {
 }
 
 /**
- * One trial: put the key back, have each process answer twice (200: the record or session now in
+ * One trial: put the key back (the package's session too), have each process answer twice (200: the record or session now in
  * its memory, where it has one), DEL the key from the driver's connection, then keep a request in
  * flight to each process until it answers 401.
  */
@@ -405,7 +405,7 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
       'the package with records served from memory (its default), the package with every record read from Redis (`recordCache: false`), ' +
       "and the session stack alone (express + express-session + connect-redis, the hot path's baseline), where the key deleted is the session itself. " +
       `Each process first answers ${count(WARM_UP_REQUESTS)} requests on each path a trial takes (200 and 401), so that the trials time compiled code. ` +
-      `Then ${count(trials)} trials of each layout, one of each in turn: put the key back, have each process answer \`GET /api/me\` twice (200, the record now in its memory), ` +
+      `Then ${count(trials)} trials of each layout, one of each in turn: put the key back (and, for the package, the session, which its 401 ends as a logout does), have each process answer \`GET /api/me\` twice (200, the record now in its memory), ` +
       "send `DEL <key>` from the driver's own Redis connection and, at once, keep one request in flight to each process (each sent when the previous one is answered) until each answers 401. " +
       "The figure is the time from sending the DEL to the later of the two first 401s, so it includes the requests' own round trips through the session stack: " +
       'the stack alone, noticing its own deleted session, is the least any middleware on it can take. ' +
