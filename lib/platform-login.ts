@@ -35,6 +35,7 @@ import {
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './stores/instrumented-store';
+import { UnreadableSessions } from './core/unreadable-sessions';
 
 /** The refresh lock's lifetime: renewed by its living holder, so a dead holder's frees in seconds. */
 const REFRESH_LOCK_TTL_MS = 5000;
@@ -61,8 +62,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly api: ApiSettings;
   private readonly middlewares = new Map<boolean, RequestHandler>();
   private readonly fail: FailHandler;
+  /** Sessions whose record the store just failed to read: the middleware does not end them. */
+  private readonly unreadableSessions = new UnreadableSessions();
   /** Frame-ancestors and CSRF protection (http/cross-site-protection.ts). */
   private readonly hardening: Hardening;
+  /** The package answers its errors itself (`handleErrors`): a refused request's session may end. */
+  private readonly handleErrors: boolean;
 
   constructor(options: PlatformLoginOptions) {
     super();
@@ -94,6 +99,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       lockWaitObserver(metrics),
     );
     this.api = apiSettings(config);
+    this.handleErrors = config.handleErrors;
     this.fail = createFailHandler({
       logger: this.logger,
       appLogger: config.logger,
@@ -115,7 +121,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     storeEvents.on.call(
       this.store,
       'unreadable',
-      (payload: { sessionHash: string; reason: string }) => this.emit('unreadableRecord', payload),
+      (payload: { sessionHash: string; reason: string }) => {
+        this.unreadableSessions.add(payload.sessionHash);
+        this.emit('unreadableRecord', payload);
+      },
     );
     // Emitted at most once per store: the server refused CLIENT TRACKING.
     storeEvents.on.call(this.store, 'recordCacheUnavailable', (e: { reason: string }) =>
@@ -141,6 +150,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
           api: this.api,
           events: this,
           fail: this.fail,
+          unreadable: this.unreadableSessions,
+          endsSessions: this.handleErrors,
         },
         { optional },
       );

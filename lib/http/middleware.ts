@@ -12,6 +12,8 @@ import type { RefreshCoordinator } from '../core/refresh';
 import type { FailHandler } from './fail-handler';
 import { setRequestContext } from './request-accessors';
 import { hasSession } from './require-session';
+import { hashSessionId } from '../core/hash';
+import type { UnreadableSessions } from '../core/unreadable-sessions';
 import type { TokenStore } from '../core/token-store';
 
 /** Options of `login.middleware()`. */
@@ -32,6 +34,13 @@ export interface MiddlewareDeps {
   api: ApiSettings;
   events: EventEmitter<PlatformLoginEvents>;
   fail: FailHandler;
+  /** Sessions whose record the store could not read (not ended: another process may read it). */
+  unreadable: UnreadableSessions;
+  /**
+   * True when the package answers the refusal itself (`handleErrors`); with the app's own error
+   * middleware answering, the session is left in place for it.
+   */
+  endsSessions: boolean;
 }
 
 /**
@@ -56,7 +65,7 @@ export function createMiddleware(
   options: MiddlewareOptions = {},
 ): RequestHandler {
   const optional = options.optional === true;
-  const { store, refresher, api, fail } = deps;
+  const { store, refresher, api, fail, unreadable, endsSessions } = deps;
   // Read once: the fast path below then touches the session, the cached record and nothing else
   // of the package's objects (each one more object read is a likely cache miss in a busy server).
   const isFresh = refresher.isFresh;
@@ -72,20 +81,22 @@ export function createMiddleware(
 
   /**
    * A session whose login has ended elsewhere: its record is gone (logout, `logoutPlayer`,
-   * `reauth_required`, expiry, an operator's `DEL`, a failover) or belongs to another player.
-   * On a required route the session ends, as logout ends it: the 401 then goes out without
+   * `reauth_required`, expiry, an operator's `DEL`, a failover) or belongs to another player. On a
+   * required route the session is deleted from the session store: the 401 then goes out without
    * waiting for express-session to renew a dead session (one Redis round trip fewer), and the
-   * client's later requests are refused from one session read instead of three. An optional route
-   * keeps the session for the visitor, without the stale marker (express-session saves it).
+   * client's later requests are refused from one session read. An optional route keeps the
+   * session for the visitor, without the stale marker (express-session saves it). A record this
+   * process could not read (a key it lacks) ends nothing: another process may read it.
    */
   const loginEnded = (req: Request, res: Response, next: NextFunction): void => {
+    const readable = !unreadable.take(hashSessionId(req.sessionID));
     if (optional) {
-      delete req.session.platformLogin;
+      if (readable) delete req.session.platformLogin;
       return noLogin(req, res, next);
     }
     // Not awaited: the answer does not depend on it. A failed delete leaves a session without a
     // record, refused the same way on its next request, and gone at its TTL.
-    req.session.destroy(ignoreFailure);
+    if (readable && endsSessions) req.session.destroy(ignoreFailure);
     fail(stacklessLoginRequired(), req, res, next);
   };
 

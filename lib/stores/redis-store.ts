@@ -250,7 +250,9 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
       cache.abandonRead(ticket);
       throw error;
     }
-    cache.endRead(ticket, sessionId, record, ttlMs, Date.now(), keepAbsence);
+    // An absence is held only where Redis has no key: a record this process cannot read (a key it
+    // lacks) is read again each time, and may open once its configuration is fixed.
+    cache.endRead(ticket, sessionId, record, ttlMs, Date.now(), keepAbsence && ttlMs === -2);
     return record;
   }
 

@@ -3,7 +3,9 @@
 // a required route answers 401 and ends the session, with no renewal of it; an optional route keeps
 // the session for the visitor without its login marker; either way the client's next request reads
 // no token record.
-import express from 'express';
+import { randomBytes } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import request from 'supertest';
 import session from 'express-session';
 import { RedisStore } from 'connect-redis';
 import { Redis } from 'ioredis';
@@ -12,7 +14,8 @@ import { startSimulator, type PlatformSimulator } from 'express-platform-login/s
 import { hashSessionId } from '../../lib/core/hash';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { enter } from '../helpers/records';
-import { loginOptions, SESSION_SECRET } from '../helpers/test-app';
+import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { waitUntil } from '../helpers/wait-until';
 
 const prefix = 'ended:';
@@ -36,17 +39,32 @@ afterAll(async () => {
   await Promise.all([server.stop(), sim.close()]);
 });
 
+interface AppOptions {
+  /** The session store, on the app's client (connect-redis by default). */
+  sessionStore?: (client: Redis) => session.Store;
+  /** RedisTokenStore's `encryptionKeys`. */
+  encryptionKeys?: { id: string; key: string }[];
+  /** `handleErrors: false`, with an error middleware of the app's own that reads the session. */
+  ownErrors?: boolean;
+}
+
 /** A game backend as the quick start builds it, one client for sessions and tokens. */
-async function newApp(sessionStore?: (client: Redis) => session.Store) {
+async function newApp({ sessionStore, encryptionKeys, ownErrors }: AppOptions = {}) {
   const client = new Redis(server.port, '127.0.0.1', {
     maxRetriesPerRequest: 1,
     commandTimeout: 1000,
   });
   clients.push(client);
-  const store = new RedisTokenStore({ redis: client, prefix: `${prefix}t:` });
+  const store = new RedisTokenStore({
+    redis: client,
+    prefix: `${prefix}t:`,
+    ...(encryptionKeys ? { encryptionKeys } : {}),
+  });
   stores.push(store);
   await waitUntil(() => store.recordCacheActive, 'the record cache to come on');
-  const login = platformLogin(loginOptions(sim, { store }));
+  const login = platformLogin(
+    loginOptions(sim, { store, ...(ownErrors ? { handleErrors: false } : {}) }),
+  );
   const app = express();
   app.use(
     session({
@@ -62,6 +80,21 @@ async function newApp(sessionStore?: (client: Redis) => session.Store) {
   });
   app.use('/api', login.middleware());
   app.get('/api/me', (req, res) => res.json(req.platformUser));
+  if (ownErrors) {
+    app.use(
+      (
+        err: { status?: number; code?: string },
+        req: Request,
+        res: Response,
+        _next: NextFunction,
+      ) => {
+        // What an app's error page might do: look at the session (a flash message, a log line).
+        res
+          .status(err.status ?? 500)
+          .json({ code: err.code, openId: req.session.platformLogin?.openId });
+      },
+    );
+  }
   return { app, store, login };
 }
 
@@ -147,9 +180,9 @@ describe('a required route', () => {
         return Promise.resolve();
       }
     }
-    const { app, store } = await newApp(
-      (client) => new FailingDestroy({ client, prefix: `${prefix}s:` }),
-    );
+    const { app, store } = await newApp({
+      sessionStore: (client) => new FailingDestroy({ client, prefix: `${prefix}s:` }),
+    });
     const { agent, sessionId } = await enter(app, sim);
     failing = true;
     await deleted(store, sessionId, recordKey(sessionId));
@@ -159,6 +192,43 @@ describe('a required route', () => {
     // The session stays until its TTL, and is refused the same way.
     expect(await raw.exists(sessionKey(sessionId))).toBe(1);
     await agent.get('/api/me').set('Accept', 'application/json').expect(401);
+  });
+});
+
+describe('a login this process cannot tell has ended', () => {
+  test('a record sealed with a key this process lacks: 401, and the session lives on for a process that has it', async () => {
+    const oldKey = { id: 'k1', key: randomBytes(32).toString('base64') };
+    const newKey = { id: 'k2', key: randomBytes(32).toString('base64') };
+    // A rolling deploy done in the wrong order: the new key already first on one process, not
+    // yet known to the other.
+    const upgraded = await newApp({ encryptionKeys: [newKey, oldKey] });
+    const behind = await newApp({ encryptionKeys: [oldKey] });
+    const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });
+    const entry = await request(upgraded.app).get(`/platform/callback?code=${code}`).expect(303);
+    const cookie = sessionCookieFrom(entry);
+    const sessionId = sessionIdFrom(entry);
+
+    const refused = await request(behind.app)
+      .get('/api/me')
+      .set('Cookie', cookie)
+      .set('Accept', 'application/json');
+    expect(refused.status).toBe(401);
+    expect(refused.body).toEqual({ error: 'login_required' });
+    expect(await raw.exists(sessionKey(sessionId))).toBe(1);
+    const stored = JSON.parse((await raw.get(sessionKey(sessionId)))!) as Record<string, unknown>;
+    expect(stored).toHaveProperty('platformLogin');
+    const served = await request(upgraded.app).get('/api/me').set('Cookie', cookie).expect(200);
+    expect(served.body.openId).toBe('player-ada');
+  });
+
+  test("handleErrors: false: the app's own error middleware gets the request with its session", async () => {
+    const { app, store } = await newApp({ ownErrors: true });
+    const { agent, sessionId } = await enter(app, sim);
+    await deleted(store, sessionId, recordKey(sessionId));
+    const res = await agent.get('/api/me');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ code: 'ERR_PLATFORM_LOGIN_REQUIRED', openId: 'player-ada' });
+    expect(await raw.exists(sessionKey(sessionId))).toBe(1);
   });
 });
 

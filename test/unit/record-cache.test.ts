@@ -137,6 +137,22 @@ test('an absent record found by the read again after a report is held until its 
   expect(cache.entryOf('s1')).toBeUndefined();
 });
 
+test("this process's own write of the key drops a held absence", () => {
+  const cache = activeCache();
+  const ticket = cache.beginRead('key-s1');
+  cache.endRead(ticket, 's1', undefined, -2, NOW, true);
+  cache.invalidate('key-s1');
+  expect(cache.entryOf('s1')).toBeUndefined();
+});
+
+test('an absence read while a change of the key was reported is not held', () => {
+  const cache = activeCache();
+  const ticket = cache.beginRead('key-s1');
+  cache.reported('key-s1');
+  cache.endRead(ticket, 's1', undefined, -2, NOW, true);
+  expect(cache.entryOf('s1')).toBeUndefined();
+});
+
 test('a record whose key was already gone when read (PTTL -2) is not cached', () => {
   const cache = activeCache();
   readThrough(cache, 's2', record(1), -2);
