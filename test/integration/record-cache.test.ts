@@ -210,26 +210,38 @@ test('a record read with a short TTL is gone from the cache when Redis expires i
   await untilRead(store, sessionId, undefined);
 });
 
+/**
+ * `client` with its record reads (the scripts a cache miss sends with callBuffer) passed through
+ * `wrap`; every other member is the client's own.
+ */
+function withRecordReads(
+  client: Redis,
+  wrap: (read: Redis['callBuffer']) => (...args: Parameters<Redis['callBuffer']>) => unknown,
+): Redis {
+  const read = client.callBuffer.bind(client) as Redis['callBuffer'];
+  const wrapped = wrap(read);
+  return new Proxy(client, {
+    get(target, property) {
+      if (property === 'callBuffer') return wrapped;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function'
+        ? (value as (...args: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
+}
+
 test('the in-flight read race: a change arriving while a read is in flight is not cached over', async () => {
   // The reader's client hands over the answer of its next record read (a script sent with
   // callBuffer) only when the test says so; the read itself runs in Redis at once.
   const client = newClient();
   let gate: (() => void) | undefined;
   let holdNextRead = false;
-  const held = new Proxy(client, {
-    get(target, property) {
-      if (property === 'callBuffer' && holdNextRead) {
-        holdNextRead = false;
-        return (...args: Parameters<typeof target.callBuffer>) => {
-          const answer = target.callBuffer(...args);
-          return new Promise((resolve) => (gate = () => resolve(answer)));
-        };
-      }
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function'
-        ? (value as (...args: unknown[]) => unknown).bind(target)
-        : value;
-    },
+  const held = withRecordReads(client, (read) => (...args) => {
+    if (!holdNextRead) return read(...args);
+    holdNextRead = false;
+    const answer = read(...args);
+    return new Promise((resolve) => (gate = () => resolve(answer)));
   });
   const reader = new RedisTokenStore({ redis: held, prefix });
   stores.push(reader);
@@ -260,21 +272,10 @@ test('the in-flight read race: a change arriving while a read is in flight is no
  * script, sent with callBuffer); the writes it sends are not counted.
  */
 async function countingStore(): Promise<{ store: RedisTokenStore; reads: () => number }> {
-  const client = newClient();
   let reads = 0;
-  const counted = new Proxy(client, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property, target);
-      if (property === 'callBuffer') {
-        return (...args: Parameters<typeof target.callBuffer>) => {
-          reads += 1;
-          return target.callBuffer(...args);
-        };
-      }
-      return typeof value === 'function'
-        ? (value as (...args: unknown[]) => unknown).bind(target)
-        : value;
-    },
+  const counted = withRecordReads(newClient(), (read) => (...args) => {
+    reads += 1;
+    return read(...args);
   });
   const store = new RedisTokenStore({ redis: counted, prefix });
   stores.push(store);
