@@ -295,6 +295,34 @@ test('requests that miss the same record at once share one read', async () => {
   expect(reads() - before).toBe(1);
 });
 
+test('a shared read that fails fails every request that shared it, and the next request reads again', async () => {
+  const writer = await newStore({ recordCache: false });
+  let reads = 0;
+  let failNext = false;
+  const client = withRecordReads(newClient(), (read) => (...args) => {
+    reads += 1;
+    if (!failNext) return read(...args);
+    failNext = false;
+    // The connection drops under the read: its answer never comes.
+    return new Promise((_resolve, reject) =>
+      setTimeout(() => reject(new Error('Connection is closed.')), 20),
+    );
+  });
+  const reader = new RedisTokenStore({ redis: client, prefix });
+  stores.push(reader);
+  await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
+  await reader.get(newSessionId()); // loads the read's script: one EVALSHA per read from here on
+  const sessionId = newSessionId();
+  await writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  reads = 0;
+  failNext = true;
+  const shared = await Promise.allSettled([reader.get(sessionId), reader.get(sessionId)]);
+  expect(shared.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+  expect(reads).toBe(1);
+  expect((await reader.get(sessionId))?.version).toBe(1);
+  expect(reads).toBe(2);
+});
+
 test("a held record another process changes or deletes is read again on Redis's report, once", async () => {
   const writer = await newStore({ recordCache: false });
   const { store: reader, reads } = await countingStore();
