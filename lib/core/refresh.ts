@@ -27,6 +27,7 @@ import {
   type ReceivedTokens,
   type TokenRecord,
 } from './token-record';
+import { ignore } from '../util/ignore';
 
 /** What the coordinator needs from the token client. */
 export interface Refresher {
@@ -58,7 +59,6 @@ const MAX_REMEMBERED_FAILURES = 10_000;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 /** Waiters poll the record at 25–75 ms: quick enough to add little latency, jittered so processes spread out. */
 const pollDelay = (): number => 25 + Math.random() * 50;
-const ignore = (): undefined => undefined;
 
 /** Resolves `promise`, or `fallback` after `ms` if it has not settled by then. */
 function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {

@@ -1,6 +1,7 @@
 // Which sessions' records the store could not read (its `unreadable` event: a key this process
 // lacks, a record it cannot decrypt or parse), so that a request finding no record can tell a
 // login that ended from one this process cannot read, which another process may read well.
+import { hashSessionId } from './hash';
 
 /** At most this many hashes are kept; the oldest go first (each is taken by the request that read it). */
 const MAX_KEPT = 1024;
@@ -17,8 +18,11 @@ export class UnreadableSessions {
     this.#hashes.add(sessionHash);
   }
 
-  /** True (once) when the last read of this session's record found it unreadable. */
-  take(sessionHash: string): boolean {
-    return this.#hashes.delete(sessionHash);
+  /**
+   * True (once) when the last read of this session's record found it unreadable. The session id
+   * is hashed (as the store's event names it) only when some record was reported unreadable.
+   */
+  take(sessionId: string): boolean {
+    return this.#hashes.size > 0 && this.#hashes.delete(hashSessionId(sessionId));
   }
 }

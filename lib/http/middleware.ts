@@ -12,7 +12,7 @@ import type { RefreshCoordinator } from '../core/refresh';
 import type { FailHandler } from './fail-handler';
 import { setRequestContext } from './request-accessors';
 import { hasSession } from './require-session';
-import { hashSessionId } from '../core/hash';
+import { ignore } from '../util/ignore';
 import type { UnreadableSessions } from '../core/unreadable-sessions';
 import type { TokenStore } from '../core/token-store';
 
@@ -58,8 +58,6 @@ function stacklessLoginRequired(): LoginRequiredError {
   }
 }
 
-const ignoreFailure = (): void => {};
-
 export function createMiddleware(
   deps: MiddlewareDeps,
   options: MiddlewareOptions = {},
@@ -89,14 +87,14 @@ export function createMiddleware(
    * process could not read (a key it lacks) ends nothing: another process may read it.
    */
   const loginEnded = (req: Request, res: Response, next: NextFunction): void => {
-    const readable = !unreadable.take(hashSessionId(req.sessionID));
+    const readable = !unreadable.take(req.sessionID);
     if (optional) {
       if (readable) delete req.session.platformLogin;
       return noLogin(req, res, next);
     }
     // Not awaited: the answer does not depend on it. A failed delete leaves a session without a
     // record, refused the same way on its next request, and gone at its TTL.
-    if (readable && endsSessions) req.session.destroy(ignoreFailure);
+    if (readable && endsSessions) req.session.destroy(ignore);
     fail(stacklessLoginRequired(), req, res, next);
   };
 

@@ -127,11 +127,12 @@ export class RecordCache {
   /**
    * Call with what the read returned. It is cached unless the cache is off or the key changed (or
    * the cache was emptied) since beginRead. `ttlMs` is the key's PTTL (`-1`: none, `-2`: no key).
-   * `keepAbsence`: an absent record is held as such (the read that follows Redis's report of a
-   * held record: its session's next request is then refused without a read). That is safe because
-   * the tracking covers every key under the prefix, read or not: a later write of the key is
-   * reported and drops the absence. Other reads that find nothing keep nothing, so probes and
-   * stray ids do not fill the cache.
+   * `keepAbsence`: an absent record is held as such when Redis had no key (PTTL -2; the read that
+   * follows Redis's report of a held record: its session's next request is then refused without a
+   * read). That is safe because the tracking covers every key under the prefix, read or not: a
+   * later write of the key is reported and drops the absence. A record the owner could not read
+   * (its key exists) is not held, so it is read again and may open once the configuration is
+   * fixed; other reads that find nothing keep nothing, so probes and stray ids do not fill it.
    */
   endRead(
     ticket: ReadTicket,
@@ -146,7 +147,8 @@ export class RecordCache {
       !this.#active ||
       ticket.generation !== this.#generation ||
       changedAt > ticket.sequence ||
-      (record === undefined ? !keepAbsence : ttlMs === -2)
+      // A record is held while its key exists; an absence only when asked and Redis had no key.
+      (record === undefined ? !keepAbsence || ttlMs !== -2 : ttlMs === -2)
     ) {
       return;
     }

@@ -38,6 +38,7 @@ import {
   type LuaScript,
 } from './scripts';
 import { withDeadline } from '../core/with-deadline';
+import { ignore } from '../util/ignore';
 import { RecordCache, type ReadTicket } from './record-cache';
 import { RedisInvalidation } from './redis-invalidation';
 import {
@@ -55,9 +56,6 @@ const pollDelayMs = (): number => 25 + Math.random() * 50;
 
 const isNoScriptError = (error: unknown): boolean =>
   error instanceof Error && error.message.startsWith('NOSCRIPT');
-
-/** A read nobody awaits (the read again after Redis's report) fails quietly: the next request reads. */
-const ignoreFailure = (): undefined => undefined;
 
 /**
  * Token store in Redis, shared by every process of the service.
@@ -132,9 +130,10 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     }
     // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
     if (config.recordCache && (config.redis as { isCluster?: boolean }).isCluster !== true) {
-      // A record Redis reports changed is read again at once (see RecordCache.reported).
+      // A record Redis reports changed is read again at once (see RecordCache.reported); nobody
+      // awaits that read, and if it fails the next request reads.
       const cache = new RecordCache(config.recordCacheSize, (sessionId) => {
-        this.#readThrough(cache, sessionId, true).catch(ignoreFailure);
+        this.#readThrough(cache, sessionId, true).catch(ignore);
       });
       const unavailable = (reason: string): void => {
         this.emit('recordCacheUnavailable', { reason });
@@ -250,9 +249,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
       cache.abandonRead(ticket);
       throw error;
     }
-    // An absence is held only where Redis has no key: a record this process cannot read (a key it
-    // lacks) is read again each time, and may open once its configuration is fixed.
-    cache.endRead(ticket, sessionId, record, ttlMs, Date.now(), keepAbsence && ttlMs === -2);
+    cache.endRead(ticket, sessionId, record, ttlMs, Date.now(), keepAbsence);
     return record;
   }
 

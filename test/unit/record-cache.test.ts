@@ -137,6 +137,13 @@ test('an absent record found by the read again after a report is held until its 
   expect(cache.entryOf('s1')).toBeUndefined();
 });
 
+test('a record the owner could not read (its key still in Redis) is not held as an absence', () => {
+  const cache = activeCache();
+  const ticket = cache.beginRead('key-s1');
+  cache.endRead(ticket, 's1', undefined, 60_000, NOW, true);
+  expect(cache.entryOf('s1')).toBeUndefined();
+});
+
 test("this process's own write of the key drops a held absence", () => {
   const cache = activeCache();
   const ticket = cache.beginRead('key-s1');
