@@ -54,6 +54,13 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /** While no invalidations arrive, waiters poll at 25–75 ms, jittered so processes spread out. */
 const pollDelayMs = (): number => 25 + Math.random() * 50;
 
+/**
+ * True while the client is connected and not closing. `manuallyClosing` is set by ioredis (5 and 6)
+ * once `quit()` or `disconnect()` is under way, while `status` still says `ready`.
+ */
+const takesCommands = (client: Redis): boolean =>
+  client.status === 'ready' && client['manuallyClosing'] !== true;
+
 const isNoScriptError = (error: unknown): boolean =>
   error instanceof Error && error.message.startsWith('NOSCRIPT');
 
@@ -131,9 +138,10 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
     if (config.recordCache && (config.redis as { isCluster?: boolean }).isCluster !== true) {
       // A record Redis reports changed is read again at once (see RecordCache.reported); nobody
-      // awaits that read, and if it fails the next request reads.
+      // awaits that read, and if it fails the next request reads. Only on a client that takes
+      // commands: written after the app's QUIT, it would break the socket under that QUIT.
       const cache = new RecordCache(config.recordCacheSize, (sessionId) => {
-        this.#readThrough(cache, sessionId, true).catch(ignore);
+        if (takesCommands(this.#redis)) this.#readThrough(cache, sessionId, true).catch(ignore);
       });
       const unavailable = (reason: string): void => {
         this.emit('recordCacheUnavailable', { reason });

@@ -271,9 +271,14 @@ test('the in-flight read race: a change arriving while a read is in flight is no
  * A store on a client of its own that counts the record reads it sends (a cache miss is one
  * script, sent with callBuffer); the writes it sends are not counted.
  */
-async function countingStore(): Promise<{ store: RedisTokenStore; reads: () => number }> {
+async function countingStore(): Promise<{
+  store: RedisTokenStore;
+  reads: () => number;
+  client: Redis;
+}> {
   let reads = 0;
-  const counted = withRecordReads(newClient(), (read) => (...args) => {
+  const client = newClient();
+  const counted = withRecordReads(client, (read) => (...args) => {
     reads += 1;
     return read(...args);
   });
@@ -281,7 +286,7 @@ async function countingStore(): Promise<{ store: RedisTokenStore; reads: () => n
   stores.push(store);
   await waitUntil(() => store.recordCacheActive, 'the record cache to come on');
   await store.get(newSessionId()); // loads the read's script: one EVALSHA per read from here on
-  return { store, reads: () => reads };
+  return { store, reads: () => reads, client };
 }
 
 test('requests that miss the same record at once share one read', async () => {
@@ -321,6 +326,21 @@ test('a shared read that fails fails every request that shared it, and the next 
   expect(reads).toBe(1);
   expect((await reader.get(sessionId))?.version).toBe(1);
   expect(reads).toBe(2);
+});
+
+test('no read again on a client the app is quitting: its QUIT is the last command it sends', async () => {
+  const writer = await newStore({ recordCache: false });
+  const { store: reader, reads, client } = await countingStore();
+  const sessionId = newSessionId();
+  await writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  expect((await reader.get(sessionId))?.version).toBe(1);
+  const before = reads();
+  const seen = reader.waitForChange(sessionId, 10_000);
+  const quitting = client.quit(); // written now; the DEL's report arrives after it
+  await raw.del(recordKey(sessionId));
+  await seen;
+  expect(reads() - before).toBe(0);
+  expect(await quitting).toBe('OK');
 });
 
 test("a held record another process changes or deletes is read again on Redis's report, once", async () => {
