@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { RedisStore } from 'connect-redis';
+import { RedisStore } from 'connect-redis8';
 import type { Redis } from 'ioredis';
 import {
   checkSetup,

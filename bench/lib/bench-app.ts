@@ -14,7 +14,7 @@ import { Session as InspectorSession } from 'node:inspector/promises';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import express, { type Express } from 'express';
 import session from 'express-session';
-import { RedisStore } from 'connect-redis';
+import { RedisStore } from 'connect-redis8';
 import { Redis } from 'ioredis';
 import { platformLogin, RedisTokenStore } from '../../lib';
 import { readConfig } from '../../example-app/config';

@@ -4,7 +4,7 @@
 // for the fault tests LOGIN_OPTIONS, REDIS_FAIL_FAST and KILL_BEFORE_REFRESH_WRITE (see below).
 import express from 'express';
 import session from 'express-session';
-import { RedisStore } from 'connect-redis';
+import { RedisStore } from 'connect-redis8';
 import { Redis } from 'ioredis';
 import { platformLogin, RedisTokenStore } from '../../lib';
 import { createRedisClient } from '../../example-app/redis-client';

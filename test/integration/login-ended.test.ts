@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
 import session from 'express-session';
-import { RedisStore } from 'connect-redis';
+import { RedisStore } from 'connect-redis8';
 import { Redis } from 'ioredis';
 import { platformLogin, RedisTokenStore } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import ioredisPackage from 'ioredis/package.json';
-import { RedisStore } from 'connect-redis';
+import { RedisStore } from 'connect-redis8';
 import type { SessionData } from 'express-session';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { checkSetup } from '../../lib/http/setup-checks';

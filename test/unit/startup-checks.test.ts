@@ -2,7 +2,7 @@
 // connect-redis given ioredis (clients created with lazyConnect never open a socket).
 import express from 'express';
 import { MemoryStore, type SessionOptions } from 'express-session';
-import { RedisStore } from 'connect-redis';
+import { RedisStore } from 'connect-redis8';
 import { Redis } from 'ioredis';
 import {
   checkPlatformUrls,
