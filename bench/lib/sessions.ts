@@ -2,11 +2,10 @@
 // through time by rewriting what Redis holds (the token record, or the session for the naive app).
 import type { Agent } from 'node:http';
 import type { Redis } from 'ioredis';
-import { hashSessionId } from '../../lib/core/hash';
 import type { TokenStore } from '../../lib/core/token-store';
 import type { PlatformSimulator } from '../../lib/simulator';
 import { DEMO_PLAYERS } from '../../lib/simulator/demo-data';
-import { BENCH_REDIRECT_URI } from './bench-settings';
+import { BENCH_REDIRECT_URI } from './settings';
 import { send, type Answer } from './load';
 
 /** A browser's login: the cookie to send and the session id behind it. */
@@ -21,13 +20,12 @@ const HOUR_MS = 3_600_000;
 export const playerOf = (index: number): string =>
   DEMO_PLAYERS[index % DEMO_PLAYERS.length]!.openId;
 
-/** The Redis key of a session's token record under a RedisTokenStore `prefix` (a bench app's is `<KEY_PREFIX>t:`). */
-export const recordKeyOf = (prefix: string, sessionId: string): string =>
-  `${prefix}{${hashSessionId(sessionId)}}:t`;
-
-/** The Redis key connect-redis keeps a bench app's session under. */
-export const sessionKeyOf = (keyPrefix: string, sessionId: string): string =>
-  `${keyPrefix}s:${sessionId}`;
+/** The `connect.sid=…` pair out of an answer's Set-Cookie headers. */
+export function sessionCookieOf(setCookie: readonly string[]): string {
+  const cookie = setCookie.find((c) => c.startsWith('connect.sid='))?.split(';')[0];
+  if (cookie === undefined) throw new Error('no session cookie in the answer');
+  return cookie;
+}
 
 /** Reads the express-session cookie (`s:<id>.<signature>`) out of an answer's Set-Cookie. */
 function sessionOf(answer: Answer): BenchSession {
@@ -46,7 +44,7 @@ function sessionOf(answer: Answer): BenchSession {
  * What a browser sends when the platform's lobby page opens the game (a top-level navigation):
  * the bench apps check entries against the simulator's origin, as the quick start does.
  */
-export const entryHeaders = (sim: PlatformSimulator): Record<string, string> => ({
+export const entryHeaders = (sim: Pick<PlatformSimulator, 'url'>): Record<string, string> => ({
   referer: `${sim.url}/`,
   'sec-fetch-site': 'same-site',
   'sec-fetch-mode': 'navigate',

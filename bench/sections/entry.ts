@@ -1,11 +1,11 @@
 // Benchmark 4, entry: callback requests per second end to end (code claim, code exchange with the
 // simulator, new session, token record, 303), beside the hand-written callback as a reference.
-import { closedLoop, keepAliveAgent, statusList, type LoadResult } from './lib/load';
-import { startBenchApp, stopBenchApps, type BenchApp } from './lib/processes';
-import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
-import { BENCH_REDIRECT_URI } from './lib/bench-settings';
-import { entryHeaders, playerOf } from './lib/sessions';
-import { count, ms, ratio, summarize } from './lib/stats';
+import { closedLoop, keepAliveAgent, statusList, type LoadResult } from '../lib/load';
+import { startBenchApp, stopBenchApps, type BenchApp } from '../lib/processes';
+import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { BENCH_REDIRECT_URI } from '../lib/settings';
+import { entryHeaders, playerOf } from '../lib/sessions';
+import { count, ms, ratio, summarize } from '../lib/stats';
 
 const CONCURRENCY = 16;
 /** Codes issued before each round: more than a round can use on this kind of machine. */

@@ -5,20 +5,14 @@
 import type { Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TokenRecord } from '../lib/core/token-record';
-import { RedisTokenStore } from '../lib/stores/redis-store';
-import { keepAliveAgent, send, type Target } from './lib/load';
-import { startBenchApps, stopBenchApps, type BenchApp } from './lib/processes';
-import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
-import {
-  enter,
-  loginBaseline,
-  playerOf,
-  recordKeyOf,
-  sessionKeyOf,
-  type BenchSession,
-} from './lib/sessions';
-import { count, ms, msFine, summarize, type LatencySummary } from './lib/stats';
+import type { TokenRecord } from '../../lib/core/token-record';
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+import { keepAliveAgent, send, type Target } from '../lib/load';
+import { startBenchApps, stopBenchApps, type BenchApp } from '../lib/processes';
+import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { recordKeyOf, sessionKeyOf } from '../lib/redis-keys';
+import { enter, loginBaseline, playerOf, type BenchSession } from '../lib/sessions';
+import { count, ms, msFine, summarize, type LatencySummary } from '../lib/stats';
 
 const PROCESSES = 2;
 const HOUR_MS = 3_600_000;

@@ -3,11 +3,11 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import { RedisTokenStore } from '../lib/stores/redis-store';
-import type { TokenRecord } from '../lib/core/token-record';
-import { startRedisServer } from '../test/helpers/redis-server';
-import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
-import { bytes, count, msFine, ratio, summarize } from './lib/stats';
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+import type { TokenRecord } from '../../lib/core/token-record';
+import { startRedisServer } from '../../test/helpers/redis-server';
+import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { bytes, count, msFine, ratio, summarize } from '../lib/stats';
 
 const SIZES = [10_000, 100_000] as const;
 /** Puts in flight while filling: enough to keep Redis busy without queueing seconds of commands. */

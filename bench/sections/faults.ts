@@ -4,12 +4,12 @@
 // error must fall inside a fault window. BENCH_FAULTS_SECONDS sets the duration (default 60).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import { RedisTokenStore } from '../lib';
-import { keepAliveAgent, send, type Answer } from './lib/load';
-import { startBenchApp, stopBenchApps, type BenchApp, type BenchAppEnv } from './lib/processes';
-import { count, ms, percentile } from './lib/stats';
-import { enter, playerOf, type BenchSession } from './lib/sessions';
-import { table, type BenchContext, type SectionResult } from './lib/report';
+import { RedisTokenStore } from '../../lib';
+import { keepAliveAgent, send, type Answer } from '../lib/load';
+import { startBenchApp, stopBenchApps, type BenchApp, type BenchAppEnv } from '../lib/processes';
+import { count, ms, percentile } from '../lib/stats';
+import { enter, playerOf, type BenchSession } from '../lib/sessions';
+import { table, type BenchContext, type SectionResult } from '../lib/report';
 
 const PLAYERS = 36;
 const ACCESS_TOKEN_SECONDS = 30;

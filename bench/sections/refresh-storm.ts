@@ -1,10 +1,10 @@
 // Benchmark 2, the refresh storm: 1,000 concurrent requests over 100 sessions whose tokens all
 // need a refresh, across 4 processes. The package against the same storm with fresh tokens, then
 // the hand-written pattern (bench/naive-session-refresh.ts) under it, with and without rotation.
-import { RedisTokenStore } from '../lib/stores/redis-store';
-import { burst, keepAliveAgent, send, statusList, type Answer, type Target } from './lib/load';
-import { startBenchApps, stopBenchApps, type BenchApp } from './lib/processes';
-import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+import { burst, keepAliveAgent, send, statusList, type Answer, type Target } from '../lib/load';
+import { startBenchApps, stopBenchApps, type BenchApp } from '../lib/processes';
+import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import {
   enter,
   expireNaiveSession,
@@ -12,8 +12,8 @@ import {
   naiveSessionHasTokens,
   playerOf,
   type BenchSession,
-} from './lib/sessions';
-import { count, ms, summarize } from './lib/stats';
+} from '../lib/sessions';
+import { count, ms, summarize } from '../lib/stats';
 
 const PROCESSES = 4;
 const SESSIONS = 100;
