@@ -2,6 +2,7 @@
 // RedisTokenStore (records in the clear, served from the record cache as by default), and the
 // route answering `req.platformUser`. What the package costs on top of the floor is the difference.
 import type { Express } from 'express';
+import type session from 'express-session';
 import { platformLogin, RedisTokenStore, type PlatformLogin } from '../../lib';
 import { BENCH_CLIENT, BENCH_REDIRECT_URI } from '../lib/settings';
 import { sessionStackApp, sessionStoreOn, type BenchRedis } from './session-stack';
@@ -12,11 +13,14 @@ export interface PackageApp {
   tokenStore: RedisTokenStore;
 }
 
-/** `simUrl`: the platform simulator the callback exchanges codes at. */
+/**
+ * `simUrl`: the platform simulator the callback exchanges codes at. `sessionStore`: express-session's
+ * store; connect-redis (the floor's) unless given (the package's RedisSessionStore).
+ */
 export function packageApp(
   redis: BenchRedis,
   simUrl: string,
-  loginOptions: object = {},
+  sessionStore: session.Store = sessionStoreOn(redis),
 ): PackageApp {
   // RedisTokenStore takes node-redis once the client seam lands (DESIGN.md section 10).
   if (redis.choice !== 'ioredis') throw new TypeError('the package app runs on ioredis for now');
@@ -31,9 +35,8 @@ export function packageApp(
     redirectUri: BENCH_REDIRECT_URI,
     platformOrigins: [new URL(simUrl).origin],
     store: tokenStore,
-    ...loginOptions,
   });
-  const app = sessionStackApp(sessionStoreOn(redis));
+  const app = sessionStackApp(sessionStore);
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());
   app.get('/api/me', (req, res) => {

@@ -1,8 +1,9 @@
-// One bench app process: BENCH_APP=floor|package on BENCH_CLIENT=ioredis|node-redis, Redis at
+// One bench app process: BENCH_APP=floor|package|package-sessions on BENCH_CLIENT=ioredis|node-redis, Redis at
 // REDIS_URL, the simulator at SIM_URL (package). Prints "listening <port>"; SIGTERM ends it.
 // The example app is not started here: sections run example-app/server.ts as `npm run example` does.
 import { createServer } from 'node:http';
 import type { Express } from 'express';
+import { RedisSessionStore } from '../../lib';
 import { packageApp } from './package-app';
 import {
   CLIENT_CHOICES,
@@ -22,9 +23,12 @@ async function main(): Promise<void> {
       ? floorApp(sessionStoreOn(redis))
       : kind === 'package'
         ? packageApp(redis, process.env.SIM_URL!).app
-        : (() => {
-            throw new TypeError('BENCH_APP must be "floor" or "package".');
-          })();
+        : kind === 'package-sessions'
+          ? packageApp(redis, process.env.SIM_URL!, new RedisSessionStore({ redis: redis.client }))
+              .app
+          : (() => {
+              throw new TypeError('BENCH_APP must be "floor", "package" or "package-sessions".');
+            })();
   const server = createServer(app);
   // The load generator keeps its connections open between windows.
   server.keepAliveTimeout = 120_000;

@@ -17,10 +17,16 @@ const CONNECTIONS = 32;
 const FIXED_RATE_SHARE = 0.25;
 const TARGETS = {
   package: { rps: 0.95, cpu: 1.05 },
+  'package-sessions': { rps: 1.1, cpu: 0.9 },
   example: { rps: 1.1, cpu: 0.9 },
 } as const;
 
-type Variant = 'floor' | 'package' | 'example';
+/**
+ * floor: express + express-session + connect-redis alone; package: the same with the package's
+ * middleware; package-sessions: the package with its RedisSessionStore in place of connect-redis;
+ * example: example-app as `npm run example` starts it.
+ */
+type Variant = 'floor' | 'package' | 'package-sessions' | 'example';
 
 interface Window {
   result: CannonResult;
@@ -98,7 +104,7 @@ function startVariant(
 
 /** Which variants run on `client` today (the package takes node-redis once the client seam lands). */
 export const VARIANTS_ON: Record<ClientChoice, readonly Variant[]> = {
-  ioredis: ['floor', 'package', 'example'],
+  ioredis: ['floor', 'package', 'package-sessions', 'example'],
   'node-redis': ['floor'],
 };
 
