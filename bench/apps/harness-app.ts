@@ -2,7 +2,7 @@
 // bench/lib/processes.ts. BENCH_APP picks what sits in front of /api: `baseline` (express +
 // express-session + connect-redis only), `package` (this package on RedisTokenStore) or `naive`
 // (tokens in req.session, apps/hand-written-login.ts). Also read: REDIS_URL, SIM_URL, KEY_PREFIX,
-// BENCH_LOGIN_OPTIONS, BENCH_STORE_CACHE, BENCH_TRACE, BENCH_TIME_401. Prints "listening <port>"
+// BENCH_LOGIN_OPTIONS, BENCH_STORE_CACHE, BENCH_SESSION_STORE, BENCH_TRACE, BENCH_TIME_401. Prints "listening <port>"
 // when ready; SIGTERM ends it. /bench/refresh-durations and /bench/times-401 report what the
 // process saw. (The request-cost section runs apps/serve.ts instead: nothing of this harness in it.)
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -11,7 +11,7 @@ import express, { type Express } from 'express';
 import session from 'express-session';
 import { RedisStore } from 'connect-redis8';
 import { Redis } from 'ioredis';
-import { platformLogin, RedisTokenStore } from '../../lib';
+import { platformLogin, RedisSessionStore, RedisTokenStore } from '../../lib';
 import { naiveAccessToken, naiveSessionRefresh } from './hand-written-login';
 import { BENCH_CLIENT, BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from '../lib/settings';
 
@@ -72,7 +72,11 @@ function withBenchRoutes(server: Server): Server {
 const app: Express = express();
 app.use(
   session({
-    store: new RedisStore({ client: redis, prefix: `${prefix}s:` }),
+    // BENCH_SESSION_STORE=memory: the package's RedisSessionStore instead of connect-redis.
+    store:
+      process.env.BENCH_SESSION_STORE === 'memory'
+        ? new RedisSessionStore({ redis, prefix: `${prefix}s:` })
+        : new RedisStore({ client: redis, prefix: `${prefix}s:` }),
     secret: BENCH_SESSION_SECRET,
     resave: false,
     saveUninitialized: false,

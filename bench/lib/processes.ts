@@ -27,6 +27,8 @@ export interface BenchAppEnv {
   BENCH_LOGIN_OPTIONS?: string;
   /** `'0'`: RedisTokenStore with `recordCache: false` (every record read from Redis). */
   BENCH_STORE_CACHE?: '0';
+  /** `'memory'`: RedisSessionStore instead of connect-redis. */
+  BENCH_SESSION_STORE?: 'memory';
   /** `'1'`: the app times each request it answers 401 (read by /bench/times-401). */
   BENCH_TIME_401?: '1';
 }
