@@ -1,9 +1,9 @@
 // RedisSessionStore on a private redis-server, behind express-session in two app instances on
 // clients of their own (two processes of one game): sessions served from memory with no Redis
 // command, and every way a session can change elsewhere seen by the other instance — logout
-// (destroy), regenerate, a saved change, an operator's DEL, FLUSHDB, expiry, the invalidation
-// channel going down; renewal only past its point; the memory bound; keys and JSON shared with
-// connect-redis both ways; node-redis.
+// (destroy), the package's 401 for a login that ended, regenerate, a saved change, an operator's
+// DEL, FLUSHDB, expiry, the invalidation channel going down; renewal only past its point; the
+// memory bound; keys and JSON shared with connect-redis both ways; node-redis.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -11,7 +11,13 @@ import session from 'express-session';
 import { RedisStore as ConnectRedis8 } from 'connect-redis8';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
+import request from 'supertest';
+import { platformLogin, RedisTokenStore } from 'express-platform-login';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisSessionStore } from '../../lib/session-store';
+import { hashSessionId } from '../../lib/core/hash';
+import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
+import { loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import type { RedisSessionStoreOptions } from '../../lib/session-store';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { waitUntil } from '../helpers/wait-until';
@@ -20,11 +26,12 @@ import { waitUntil } from '../helpers/wait-until';
 const SEEN_WITHIN_MS = 1000;
 
 let server: TestRedisServer;
+let sim: PlatformSimulator;
 let raw: Redis;
 const closers: (() => Promise<unknown> | void)[] = [];
 
 beforeAll(async () => {
-  server = await startRedisServer();
+  [server, sim] = await Promise.all([startRedisServer(), startSimulator()]);
   raw = new Redis(server.url);
 });
 afterEach(async () => {
@@ -33,7 +40,7 @@ afterEach(async () => {
 });
 afterAll(async () => {
   raw.disconnect();
-  await server.stop();
+  await Promise.all([server.stop(), sim.close()]);
 });
 
 interface Instance {
@@ -284,6 +291,63 @@ test('renewAfter 0 renews on every request, as connect-redis does', async () => 
     for (let i = 0; i < 5; i += 1) await get(a, '/me', cookie);
   });
   expect(sent.expire).toBe(5);
+});
+
+test("the package's 401 for a login that ended elsewhere ends the session on both instances", async () => {
+  /** A game backend as the quick start builds it, RedisSessionStore and RedisTokenStore on one client. */
+  const newApp = async () => {
+    const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
+    const tokens = new RedisTokenStore({ redis: client, prefix: 'login:' });
+    const sessions = new RedisSessionStore({ redis: client });
+    closers.push(async () => {
+      await Promise.all([tokens.close(), sessions.close()]);
+      client.disconnect();
+    });
+    await waitUntil(() => tokens.recordCacheActive && sessions.serving, 'both caches on');
+    const login = platformLogin(loginOptions(sim, { store: tokens }));
+    const app = express();
+    app.use(
+      session({
+        store: sessions,
+        secret: 'session-store-test',
+        resave: false,
+        saveUninitialized: false,
+      }),
+    );
+    app.use('/platform/callback', login.callback);
+    app.use('/api', login.middleware());
+    app.get('/api/me', (req, res) => res.json(req.platformUser));
+    app.use(login.errorHandler());
+    return app;
+  };
+  const [a, b] = [await newApp(), await newApp()];
+  const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });
+  const entered = await request(a).get(`/platform/callback?code=${encodeURIComponent(code)}`);
+  expect(entered.status).toBe(303);
+  const [cookie, sessionId] = [sessionCookieFrom(entered), sessionIdFrom(entered)];
+  await request(a).get('/api/me').set('cookie', cookie).expect(200);
+  await request(b).get('/api/me').set('cookie', cookie).expect(200);
+  // The login ends elsewhere (its token record deleted); instance a answers 401 and ends the session.
+  const recordKey = `login:{${hashSessionId(sessionId)}}:t`;
+  const record = await raw.getBuffer(recordKey);
+  await raw.del(recordKey);
+  await waitUntil(
+    async () => (await request(a).get('/api/me').set('cookie', cookie)).status === 401,
+    'the 401',
+    SEEN_WITHIN_MS,
+  );
+  await waitUntil(
+    async () => (await raw.exists(`sess:${sessionId}`)) === 0,
+    'the session gone from Redis',
+    SEEN_WITHIN_MS,
+  );
+  // With the record put back, b still refuses: the session it held in memory has ended too.
+  await raw.set(recordKey, record!, 'PX', 60_000);
+  await waitUntil(
+    async () => (await request(b).get('/api/me').set('cookie', cookie)).status === 401,
+    'b to see the ended session',
+    SEEN_WITHIN_MS,
+  );
 });
 
 test('memory is bounded: at most maxCachedSessions are held, the others read Redis', async () => {
