@@ -43,11 +43,7 @@ export interface MiddlewareDeps {
   endsSessions: boolean;
 }
 
-/**
- * The error of a request without a login, with no stack trace: a logged-out request is an expected
- * answer, whose stack would only show Express's own frames, and collecting it was the largest
- * single cost of the package's 401 (about 17 µs of about 410 µs per request, CPU profile).
- */
+/** No stack (it shows only Express): saves 18 µs, 4 % of a 401's CPU (bench/micro/cleverness.ts). */
 function stacklessLoginRequired(): LoginRequiredError {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
