@@ -3,6 +3,7 @@
 // variant back to back (the order swapped each round), so a moment when the shared machine stalls
 // lands on both; the figure is the median over rounds of the per-round difference.
 // Run: node -r esbuild-register bench/micro/cleverness.ts (ROUNDS=n, ONLY=<part of a row's name>)
+/* eslint-disable @typescript-eslint/no-explicit-any -- Express's request objects are built by hand here */
 import { createHash } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
@@ -117,7 +118,7 @@ let lastRequest: object | undefined;
 let lastContext: Ctx | undefined;
 let checkedPrototype: unknown;
 function homeOf(req: object): object {
-  for (let proto = Object.getPrototypeOf(req) as object | null; proto !== null; ) {
+  for (let proto = Object.getPrototypeOf(req) as object | null; proto !== null;) {
     const above = Object.getPrototypeOf(proto) as object | null;
     if (above === IncomingMessage.prototype) return proto;
     proto = above;
@@ -211,7 +212,7 @@ async function main(): Promise<void> {
     plain: (i) => shortHash(`session:${ids[i % 100]!}`),
   });
   await measure({
-    name: "stackless 401 error (http/middleware.ts), 25 frames deep",
+    name: 'stackless 401 error (http/middleware.ts), 25 frames deep',
     n: 20_000,
     clever: () => deep(25, stackless),
     plain: () => deep(25, () => new LoginRequiredError()),
