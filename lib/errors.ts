@@ -105,13 +105,14 @@ export class TokenEndpointError extends PlatformLoginError {
   /** The HTTP status the platform answered with. */
   readonly httpStatus: number;
   /** The platform's `Retry-After`, in whole seconds, when its answer carried one (429, 503). */
-  platformRetryAfterSeconds: number | undefined;
+  readonly platformRetryAfterSeconds: number | undefined;
 
   constructor(fields: {
     oauthError: unknown;
     oauthErrorDescription?: unknown;
     httpStatus: number;
     grant: string;
+    platformRetryAfterSeconds?: number | undefined;
   }) {
     const oauthError = sanitizePlatformText(fields.oauthError, 64) ?? 'unknown_error';
     super(
@@ -123,6 +124,7 @@ export class TokenEndpointError extends PlatformLoginError {
     this.oauthError = oauthError;
     this.oauthErrorDescription = sanitizePlatformText(fields.oauthErrorDescription, 200);
     this.httpStatus = fields.httpStatus;
+    this.platformRetryAfterSeconds = fields.platformRetryAfterSeconds;
     this.code =
       oauthError === 'invalid_grant'
         ? 'ERR_PLATFORM_INVALID_GRANT'
@@ -151,12 +153,21 @@ export class InvalidTokenResponseError extends PlatformLoginError {
   /** The HTTP status the platform answered with. */
   readonly httpStatus: number | undefined;
   /** The platform's `Retry-After`, in whole seconds, when its answer carried one (429, 503). */
-  platformRetryAfterSeconds: number | undefined;
+  readonly platformRetryAfterSeconds: number | undefined;
 
-  constructor(message: string, options?: { field?: string; httpStatus?: number; cause?: unknown }) {
+  constructor(
+    message: string,
+    options?: {
+      field?: string;
+      httpStatus?: number;
+      platformRetryAfterSeconds?: number | undefined;
+      cause?: unknown;
+    },
+  ) {
     super(message, options);
     this.field = options?.field;
     this.httpStatus = options?.httpStatus;
+    this.platformRetryAfterSeconds = options?.platformRetryAfterSeconds;
   }
 }
 

@@ -25,6 +25,8 @@ export interface TokenResponseContext {
   previousRefreshToken?: string | undefined;
   /** The HTTP status of the answer, recorded on errors. Defaults to 200. */
   httpStatus?: number | undefined;
+  /** The answer's `Retry-After` in whole seconds, recorded on errors (the refresh holds back that long). */
+  platformRetryAfterSeconds?: number | undefined;
   /** Secrets the request carried (code or refresh token, client secret), never repeated in an error. */
   secretsSent?: readonly string[] | undefined;
 }
@@ -129,12 +131,17 @@ const refused = (oauthError: OAuthErrorBody, context: TokenResponseContext) =>
     oauthErrorDescription: withoutSecrets(oauthError.errorDescription, context.secretsSent),
     httpStatus: context.httpStatus ?? 200,
     grant: context.grant,
+    platformRetryAfterSeconds: context.platformRetryAfterSeconds,
   });
 
 const invalid = (context: TokenResponseContext, problem: string, field?: TokenField) =>
   new InvalidTokenResponseError(
     `The token endpoint's answer to the ${context.grant} request is invalid: ${problem}.`,
-    { httpStatus: context.httpStatus ?? 200, ...(field === undefined ? {} : { field }) },
+    {
+      httpStatus: context.httpStatus ?? 200,
+      platformRetryAfterSeconds: context.platformRetryAfterSeconds,
+      ...(field === undefined ? {} : { field }),
+    },
   );
 
 /**
@@ -244,7 +251,7 @@ export function interpretTokenAnswer(
     throw new InvalidTokenResponseError(
       `The token endpoint answered the ${context.grant} request with a redirect (HTTP ${answer.status}), ` +
         'which is not followed. Check authUrl: it must be the exact base of the token service.',
-      { httpStatus: answer.status },
+      { httpStatus: answer.status, platformRetryAfterSeconds: context.platformRetryAfterSeconds },
     );
   }
   const decoded = decodeBody(answer);
@@ -253,7 +260,7 @@ export function interpretTokenAnswer(
     if (oauthError !== undefined) throw refused(oauthError, withStatus);
     throw new InvalidTokenResponseError(
       `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${describe(decoded)}.`,
-      { httpStatus: answer.status },
+      { httpStatus: answer.status, platformRetryAfterSeconds: context.platformRetryAfterSeconds },
     );
   }
   if (decoded.kind !== 'json') throw invalid(withStatus, `the body is ${describe(decoded)}`);
