@@ -11,6 +11,7 @@ import {
   InvalidTokenResponseError,
   LoginRequiredError,
   PlatformUnavailableError,
+  type PlatformLoginError,
   ReauthRequiredError,
   StoreUnavailableError,
   TokenEndpointError,
@@ -74,6 +75,11 @@ describe('answerForTokenFailure', () => {
     ],
   ] as const)('%s: %i %s', (_name, error, grant, status, code) => {
     expect(answerForTokenFailure(error, grant, 5)).toMatchObject({ status, error: code });
+  });
+
+  test("a refresh's answer is typed as the package's error (no cast at the caller)", () => {
+    const answer: PlatformLoginError = answerForTokenFailure(new Error('x'), 'refresh_token', 5);
+    expect(answer).toBeInstanceOf(PlatformUnavailableError);
   });
 
   test("a refresh failure carries the platform's Retry-After (capped at 300 s), else the configured one", () => {
