@@ -151,7 +151,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
           events: this,
           fail: this.fail,
           unreadable: this.unreadableSessions,
-          endsSessions: this.handleErrors,
+          handleErrors: this.handleErrors,
         },
         { optional },
       );
