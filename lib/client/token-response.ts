@@ -5,8 +5,10 @@ import { z } from 'zod';
 import { InvalidTokenResponseError, TokenEndpointError } from '../errors';
 import { TokenSet } from './token-set';
 
+/** The grants the token endpoint is called with. */
+export const TOKEN_GRANTS = ['authorization_code', 'refresh_token'] as const;
 /** The grant a token request was made for. */
-export type TokenGrant = 'authorization_code' | 'refresh_token';
+export type TokenGrant = (typeof TOKEN_GRANTS)[number];
 
 /** The raw answer of one token request: status, content type and the (size-capped) body bytes. */
 export interface TokenEndpointAnswer {

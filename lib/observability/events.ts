@@ -29,7 +29,19 @@ export interface EntryContextViolation {
 }
 
 /** How a wait for another holder of the refresh lock ended. */
-export type LockWaitOutcome = 'refreshed-elsewhere' | 'took-over' | 'gave-up' | 'logged-out';
+export const LOCK_WAIT_OUTCOMES = [
+  'refreshed-elsewhere',
+  'took-over',
+  'gave-up',
+  'logged-out',
+] as const;
+/** How a wait for another holder of the refresh lock ended. */
+export type LockWaitOutcome = (typeof LOCK_WAIT_OUTCOMES)[number];
+
+/** What a refresh renewed: the same access token with a later expiry, or a new one. */
+export const RENEWALS = ['same-token', 'new-token'] as const;
+/** Why a stored record could not be read (and was treated as absent). */
+export const UNREADABLE_REASONS = ['decrypt', 'parse', 'unknown_key'] as const;
 
 /** Payloads of every event, by name. */
 export interface PlatformLoginEvents {
@@ -41,7 +53,7 @@ export interface PlatformLoginEvents {
       openId: string;
       sessionHash: string;
       durationMs: number;
-      renewed: 'same-token' | 'new-token';
+      renewed: (typeof RENEWALS)[number];
       background: boolean;
     },
   ];

@@ -23,6 +23,9 @@ import {
   type Meter,
   type MeterProvider,
 } from '@opentelemetry/api';
+import { TOKEN_ENDPOINT_FAILURE_CODES, type PlatformErrorCode } from '../errors';
+import { TOKEN_GRANTS } from '../client/token-response';
+import { LOCK_WAIT_OUTCOMES, RENEWALS, UNREADABLE_REASONS } from './events';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './package-identity';
 
 /** Attribute sets are shared frozen objects where they can be, so recording allocates nothing. */
@@ -56,16 +59,7 @@ function bucketsUpTo(from: number, limitMs: number): number[] {
 }
 
 /** `grant` × `outcome` of token-endpoint attempts: `ok` and every error code the client ends with. */
-const TOKEN_GRANTS = ['authorization_code', 'refresh_token'] as const;
-const TOKEN_OUTCOMES = [
-  'ok',
-  'ERR_PLATFORM_INVALID_GRANT',
-  'ERR_PLATFORM_INVALID_CLIENT',
-  'ERR_PLATFORM_REFUSED',
-  'ERR_PLATFORM_INVALID_RESPONSE',
-  'ERR_PLATFORM_TIMEOUT',
-  'ERR_PLATFORM_NETWORK',
-] as const;
+const TOKEN_OUTCOMES = ['ok', ...TOKEN_ENDPOINT_FAILURE_CODES] as const;
 /** The codes a refresh fails with (see core/refresh.ts). */
 const REFRESH_FAILURE_CODES = [
   'ERR_PLATFORM_REAUTH_REQUIRED',
@@ -73,9 +67,7 @@ const REFRESH_FAILURE_CODES = [
   'ERR_PLATFORM_MISCONFIGURED',
   'ERR_PLATFORM_IDENTITY_CHANGED',
   'ERR_PLATFORM_STORE_UNAVAILABLE',
-] as const;
-const LOCK_WAIT_OUTCOMES = ['refreshed-elsewhere', 'took-over', 'gave-up', 'logged-out'] as const;
-const UNREADABLE_REASONS = ['decrypt', 'parse', 'unknown_key'] as const;
+] as const satisfies readonly PlatformErrorCode[];
 /** The TokenStore operations the instrumented store times. */
 export const STORE_OPERATIONS = [
   'get',
@@ -122,7 +114,7 @@ export const LABELS = {
 for (const grant of TOKEN_GRANTS)
   for (const outcome of TOKEN_OUTCOMES) LABELS.token.seed(grant, outcome);
 for (const background of [false, true]) {
-  for (const renewed of ['same-token', 'new-token']) LABELS.refresh.seed(renewed, background);
+  for (const renewed of RENEWALS) LABELS.refresh.seed(renewed, background);
   for (const code of REFRESH_FAILURE_CODES) LABELS.refreshFailure.seed(code, background);
 }
 for (const outcome of LOCK_WAIT_OUTCOMES) LABELS.lockWait.seed(outcome);
@@ -198,7 +190,7 @@ export class PlatformMetrics {
       'epl.refreshes',
       'Successful token refreshes',
       backgrounds.flatMap((background) =>
-        ['same-token', 'new-token'].map((renewed) => LABELS.refresh.get(renewed, background)),
+        RENEWALS.map((renewed) => LABELS.refresh.get(renewed, background)),
       ),
     );
     this.refreshFailures = counter(
