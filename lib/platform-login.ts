@@ -20,18 +20,14 @@ import {
 import type { ApiSettings } from './http/player-context';
 import { RefreshCoordinator, type RefreshSettings } from './core/refresh';
 import { respondWithError } from './http/respond-error';
-import { createFailHandler, type FailHandler } from './http/fail-handler';
+import { createFailHandlers, type FailHandler } from './http/fail-handler';
 import { MemoryTokenStore } from './stores/memory-store';
 import type { TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
 import { debugLogger, type PlatformLogger } from './observability/logger';
 import { PlatformMetrics } from './observability/metrics';
-import {
-  lockWaitObserver,
-  logAnsweredError,
-  observeEvents,
-  tokenAttemptObserver,
-} from './observability/event-logging';
+import { observeEvents } from './observability/event-logging';
+import { requestFailure } from './observability/request-failure';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './stores/instrumented-store';
@@ -80,7 +76,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       maxLockWaitMs: refresh.maxWaitMs,
     });
     this.instrumentedStore = new InstrumentedTokenStore(this.store, metrics);
-    observeEvents(this, this.logger, metrics);
+    observeEvents(this, this.logger, metrics, this.health);
     this.forwardStoreEvents();
 
     this.client = new PlatformTokenClient({
@@ -89,28 +85,29 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       clientSecret: config.clientSecret,
       redirectUri: config.redirectUri,
       ...config.tokenClient,
-      onAttempt: tokenAttemptObserver(this.logger, metrics, this.health),
+      onAttempt: (attempt) => this.emit('tokenAttempt', attempt),
     });
     this.refresher = new RefreshCoordinator(
       this.instrumentedStore,
       this.client,
       refresh,
       this,
-      lockWaitObserver(metrics),
+      (durationMs, outcome) => this.emit('lockWait', { durationMs, outcome }),
     );
     this.api = apiSettings(config);
     this.handleErrors = config.handleErrors;
-    this.fail = createFailHandler({
-      logger: this.logger,
+    const fail = createFailHandlers({
+      events: this,
       appLogger: config.logger,
       handleErrors: config.handleErrors,
     });
+    this.fail = fail.request;
     this.hardening = createHardening(config, this.fail);
     this.callback = createCallbackRouter(config, {
       store: this.instrumentedStore,
       exchangeCode: (code) => this.client.exchangeCode(code),
       events: this,
-      fail: this.fail,
+      fail: fail.entry,
     });
   }
 
@@ -227,7 +224,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         const outage = new StoreUnavailableError('The session store is unreachable.', {
           cause: err,
         });
-        logAnsweredError(this.logger, outage, req);
+        this.emit('requestFailed', requestFailure(outage, req, 'session-store'));
         return respondWithError(outage, req, res);
       }
       next(err);

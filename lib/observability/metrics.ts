@@ -68,6 +68,29 @@ const REFRESH_FAILURE_CODES = [
   'ERR_PLATFORM_IDENTITY_CHANGED',
   'ERR_PLATFORM_STORE_UNAVAILABLE',
 ] as const satisfies readonly PlatformErrorCode[];
+/** The codes an entry (the callback) is refused or fails with. */
+const ENTRY_FAILURE_CODES = [
+  'ERR_PLATFORM_INVALID_REQUEST',
+  'ERR_PLATFORM_METHOD_NOT_ALLOWED',
+  'ERR_PLATFORM_ENTRY_DENIED',
+  'ERR_PLATFORM_ENTRY_CONTEXT',
+  'ERR_PLATFORM_TOO_MANY_ENTRIES',
+  'ERR_PLATFORM_BUSY',
+  'ERR_PLATFORM_CODE_USED',
+  'ERR_PLATFORM_CODE_REJECTED',
+  'ERR_PLATFORM_COOKIES_REFUSED',
+  'ERR_PLATFORM_LOGIN_REQUIRED',
+  'ERR_PLATFORM_MISCONFIGURED',
+  'ERR_PLATFORM_INVALID_RESPONSE',
+  'ERR_PLATFORM_REFUSED',
+  'ERR_PLATFORM_TIMEOUT',
+  'ERR_PLATFORM_NETWORK',
+  'ERR_PLATFORM_STORE_UNAVAILABLE',
+  'ERR_PLATFORM_SESSION_MISSING',
+] as const satisfies readonly PlatformErrorCode[];
+/** `epl.store.errors`'s operation for express-session's store failing in front of the package. */
+const SESSION_STORE = 'session';
+
 /** The TokenStore operations the instrumented store times. */
 export const STORE_OPERATIONS = [
   'get',
@@ -110,6 +133,7 @@ export const LABELS = {
   unreadable: new LabelTable((reason) => ({ reason })),
   storeCall: new LabelTable((operation, outcome) => ({ operation, outcome })),
   storeError: new LabelTable((operation) => ({ operation })),
+  entryFailure: new LabelTable((code) => ({ code })),
 };
 for (const grant of TOKEN_GRANTS)
   for (const outcome of TOKEN_OUTCOMES) LABELS.token.seed(grant, outcome);
@@ -125,6 +149,8 @@ for (const operation of STORE_OPERATIONS) {
   LABELS.storeCall.seed(operation, 'error');
   LABELS.storeError.seed(operation);
 }
+LABELS.storeError.seed(SESSION_STORE);
+for (const code of ENTRY_FAILURE_CODES) LABELS.entryFailure.seed(code);
 
 const NO_LABELS = attributes({});
 
@@ -159,8 +185,10 @@ export class PlatformMetrics {
   readonly lockWaitDuration: Histogram;
   /** `epl.code_replays` {same_browser}. */
   readonly codeReplays: Counter;
-  /** `epl.store.errors` {operation}. */
+  /** `epl.store.errors` {operation}: the token store's calls, and `session` for express-session's store. */
   readonly storeErrors: Counter;
+  /** `epl.entry.failures` {code}: entries refused or failed, by the code answered. */
+  readonly entryFailures: Counter;
   /** `epl.store.duration_seconds` {operation, outcome}: sub-millisecond buckets. */
   readonly storeDuration: Histogram;
   /** `epl.records.unreadable` {reason}. */
@@ -222,7 +250,13 @@ export class PlatformMetrics {
       meter,
       'epl.store.errors',
       'Token store failures',
-      STORE_OPERATIONS.map((operation) => LABELS.storeError.get(operation)),
+      [...STORE_OPERATIONS, SESSION_STORE].map((operation) => LABELS.storeError.get(operation)),
+    );
+    this.entryFailures = counter(
+      meter,
+      'epl.entry.failures',
+      'Entries refused or failed, by code',
+      ENTRY_FAILURE_CODES.map((code) => LABELS.entryFailure.get(code)),
     );
     this.storeDuration = seconds(
       meter,
