@@ -70,7 +70,9 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const config = parsePlatformLoginOptions(options);
     this.store = config.store ?? new MemoryTokenStore();
     this.logger = config.logger ?? debugLogger();
-    const refresh = refreshSettings(config);
+    // The session lifetime the records follow when the session cookie has no maxAge: derived once.
+    const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
+    const refresh = refreshSettings(config, sessionTtlMs);
     const metrics = new PlatformMetrics(config.meterProvider, {
       tokenTimeoutMs: config.tokenClient.timeoutMs,
       maxLockWaitMs: refresh.maxWaitMs,
@@ -94,7 +96,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       this,
       (durationMs, outcome) => this.emit('lockWait', { durationMs, outcome }),
     );
-    this.api = apiSettings(config);
+    this.api = apiSettings(config, sessionTtlMs);
     this.handleErrors = config.handleErrors;
     const fail = createFailHandlers({
       events: this,
@@ -233,7 +235,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 }
 
 /** The refresh coordinator's settings: the lock outlives the slowest refresh the client can make. */
-function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWaitMs: number } {
+function refreshSettings(
+  config: PlatformLoginConfig,
+  sessionTtlMs: number,
+): RefreshSettings & { maxWaitMs: number } {
   // The slowest refresh the client can make: every attempt timing out, plus backoff.
   const maxRefreshMs = PlatformTokenClient.longestRefreshMs(config.tokenClient);
   return {
@@ -244,7 +249,7 @@ function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWa
     maxWaitMs: maxRefreshMs + REFRESH_LOCK_TTL_MS + 1000,
     retryAfterSeconds: config.retryAfterSeconds,
     failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
-    sessionTtlMs: config.sessionMaxAgeSeconds * 1000,
+    sessionTtlMs,
     freshness: {
       refreshSkewMs: config.refreshSkewSeconds * 1000,
       refreshAheadFraction: config.refreshAheadFraction,
@@ -253,14 +258,14 @@ function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWa
 }
 
 /** How `req.platformFetch()` reaches the open API, and the session lifetime its refreshes assume. */
-function apiSettings(config: PlatformLoginConfig): ApiSettings {
+function apiSettings(config: PlatformLoginConfig, sessionTtlMs: number): ApiSettings {
   const apiUrl = new URL(config.apiUrl ?? config.authUrl);
   return {
     apiBase: apiUrl.href.replace(/\/+$/, ''),
     apiUrl,
     accessTokenPlacement: config.accessTokenPlacement,
     accessTokenQueryParameter: config.accessTokenQueryParameter,
-    sessionTtlMs: config.sessionMaxAgeSeconds * 1000,
+    sessionTtlMs,
   };
 }
 
