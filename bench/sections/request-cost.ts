@@ -3,6 +3,8 @@
 // Redis client. Built as an outside check would be: each app a process of its own with nothing
 // of the harness in it (the CPU probe answers one IPC message per window), autocannon in a process
 // of its own as the load generator, one logged-in session, windows of the variants alternating.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { cannon, type CannonResult } from '../lib/autocannon';
 import { startApp, type AppProcess } from '../lib/app-process';
 import { entryHeaders } from '../lib/sessions';
@@ -13,6 +15,8 @@ import type { ClientChoice } from '../apps/session-stack';
 import { sessionCookieOf } from '../lib/sessions';
 
 const CONNECTIONS = 32;
+/** How close the bench's example ÷ floor must be to the outside check's (a ratio of ratios). */
+const AGREEMENT = 0.05;
 /** The share of the floor's capacity offered at the fixed rate (busy, not saturated). */
 const FIXED_RATE_SHARE = 0.25;
 const TARGETS = {
@@ -108,6 +112,30 @@ export const VARIANTS_ON: Record<ClientChoice, readonly Variant[]> = {
   'node-redis': ['floor'],
 };
 
+/**
+ * bench/outside-check/run.sh (Linux: it reads CPU time from /proc), run here so that its figures
+ * and the bench's sit side by side from one run: the example ÷ its own minimal floor.
+ */
+async function outsideCheck(
+  pairs: number,
+  seconds: number,
+): Promise<{ rps: number; cpu: number } | string> {
+  if (process.platform !== 'linux') return 'not run (it reads /proc)';
+  const script = join(__dirname, '..', 'outside-check', 'run.sh');
+  return new Promise((resolve) => {
+    execFile(
+      'bash',
+      [script],
+      { env: { ...process.env, PAIRS: String(pairs), DUR: String(seconds) }, timeout: 600_000 },
+      (error, stdout) => {
+        const match = /req\/s ([\d.]+), CPU per request ([\d.]+)/.exec(stdout);
+        if (error || !match) resolve(`failed: ${error?.message ?? stdout.slice(-200)}`);
+        else resolve({ rps: Number(match[1]), cpu: Number(match[2]) });
+      },
+    );
+  });
+}
+
 export async function runRequestCost(
   ctx: BenchContext,
   client: ClientChoice,
@@ -158,6 +186,12 @@ export async function runRequestCost(
         saturated.get(variant)!.push(await load(variant, plan.windowS));
       }
     }
+    let outside: { rps: number; cpu: number } | string | undefined;
+    if (variants.includes('example')) {
+      // Right after the bench's windows, in processes of its own (ours idle meanwhile).
+      ctx.log(`request-cost (${client}): the outside check (bench/outside-check/run.sh)`);
+      outside = await outsideCheck(plan.pairs, plan.windowS);
+    }
     const floorRps = median(saturated.get('floor')!.map((w) => w.result.rps));
     const rate = Math.max(50, Math.floor((floorRps * FIXED_RATE_SHARE) / 10) * 10);
     const fixed = new Map<Variant, Window[]>(variants.map((v) => [v, []]));
@@ -180,6 +214,7 @@ export async function runRequestCost(
       saturated.get(variant)!.map((w, i) => w.result.rps / saturated.get('floor')![i]!.result.rps);
     const figures: Figure[] = [];
     const rows: string[][] = [];
+    let example: { rps: number; cpu: number } | undefined;
     for (const variant of variants) {
       const windows = saturated.get(variant)!;
       const rpsRatio = total(windows) / total(saturated.get('floor')!);
@@ -201,6 +236,7 @@ export async function runRequestCost(
         variant === 'floor' ? '' : `${p99Added >= 0 ? '+' : ''}${ms(p99Added)}`,
       ]);
       if (variant === 'floor') continue;
+      if (variant === 'example') example = { rps: rpsRatio, cpu: cpuRatio };
       const target = TARGETS[variant];
       figures.push({
         name: `request-cost (${client}): ${variant} ÷ floor, req/s and CPU per request (${CONNECTIONS} connections)`,
@@ -239,6 +275,27 @@ export async function runRequestCost(
         rows,
       ),
     ];
+    if (outside !== undefined && example !== undefined) {
+      const agree =
+        typeof outside === 'string'
+          ? undefined
+          : Math.abs(example.rps / outside.rps - 1) <= AGREEMENT &&
+            Math.abs(example.cpu / outside.cpu - 1) <= AGREEMENT;
+      const theirs =
+        typeof outside === 'string'
+          ? outside
+          : `${ratioFine(outside.rps)} req/s, ${ratioFine(outside.cpu)} CPU`;
+      figures.push({
+        name: `request-cost (${client}): example ÷ floor, this bench vs the outside check (bench/outside-check/run.sh, same run)`,
+        measured: `${ratioFine(example.rps)} req/s, ${ratioFine(example.cpu)} CPU vs ${theirs}`,
+        target: `within ${AGREEMENT * 100} %`,
+        ...(agree === undefined ? {} : { met: agree }),
+      });
+      markdown.push(
+        '',
+        `The outside check, run right after these windows (its own redis-server, \`npm run example\`, a minimal floor, autocannon, ${plan.pairs} pairs of ${plan.windowS} s): example ÷ floor ${theirs}; this bench: ${ratioFine(example.rps)} req/s, ${ratioFine(example.cpu)} CPU.`,
+      );
+    }
     return { figures, markdown };
   } finally {
     await Promise.all([...apps.values()].map((app) => app.stop()));
