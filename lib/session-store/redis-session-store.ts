@@ -114,7 +114,8 @@ export class RedisSessionStore extends Store {
     const ttl = this.#ttlOf(session);
     const now = Date.now();
     const cached = this.#cache.active ? this.#cache.lookup(key, now) : undefined;
-    if (cached !== undefined && cached.expiresAt - now > ttl * 1000 * this.#renewBelow) {
+    // ttl <= 0 (a cookie already expired): EXPIRE deletes the key, as connect-redis's touch does.
+    if (ttl > 0 && cached !== undefined && cached.expiresAt - now > ttl * 1000 * this.#renewBelow) {
       callback?.();
       return;
     }
