@@ -37,7 +37,7 @@ export function startApp(spec: AppSpec): Promise<AppProcess> {
   const child = spawn(process.execPath, [...preload, '-r', CPU_PROBE, join(ROOT, spec.script)], {
     cwd: ROOT,
     env: { ...process.env, ...spec.env },
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   const cpuUs = (): Promise<number> =>
     new Promise((resolve, reject) => {
@@ -60,13 +60,19 @@ export function startApp(spec: AppSpec): Promise<AppProcess> {
     });
   return new Promise((resolve, reject) => {
     let output = '';
+    let errors = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      errors += chunk.toString();
+      process.stderr.write(chunk);
+    });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${spec.name} did not start within 60 s`));
     }, START_TIMEOUT_MS);
     const onExit = (code: number | null): void => {
       clearTimeout(timer);
-      reject(new Error(`${spec.name} exited with ${code} before listening: ${output}`));
+      const reason = /\w*Error: [^\n]*/.exec(errors)?.[0] ?? errors.trim().split('\n').pop();
+      reject(new Error(`${spec.name} exited with ${code} before listening: ${reason ?? output}`));
     };
     child.once('exit', onExit);
     child.stdout!.on('data', (chunk: Buffer) => {
