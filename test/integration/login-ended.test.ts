@@ -113,9 +113,22 @@ async function counts() {
   };
 }
 
+/** Resolves once the store is told the session's record or lock changed (10 s at most). */
+function nextChange(store: RedisTokenStore, sessionId: string): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      unwatch();
+      resolve();
+    };
+    const timer = setTimeout(done, 10_000);
+    const unwatch = store.changes!.watch(hashSessionId(sessionId), done);
+  });
+}
+
 /** Deletes the key and resolves once the app's store has had Redis's message about it. */
 async function deleted(store: RedisTokenStore, sessionId: string, key: string): Promise<void> {
-  const seen = store.waitForChange(sessionId, 10_000);
+  const seen = nextChange(store, sessionId);
   await raw.del(key);
   await seen;
 }
@@ -158,7 +171,7 @@ describe('a required route', () => {
     const ada = await enter(app, sim, 'player-ada');
     const bob = await enter(app, sim, 'player-bo');
     await ada.agent.get('/api/me').expect(200);
-    const seen = store.waitForChange(ada.sessionId, 10_000);
+    const seen = nextChange(store, ada.sessionId);
     expect(await other.login.logoutPlayer('player-ada')).toBe(1);
     await seen;
 
