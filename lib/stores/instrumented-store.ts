@@ -10,12 +10,10 @@ import {
 import type {
   OneTimeCounters,
   RecordChanges,
-  RecordRead,
   RefreshLocks,
   TokenRecords,
   TokenStore,
 } from '../core/token-store';
-import { isNoopInstrument } from '../observability/noop-instrument';
 
 /**
  * Shared attribute objects, one per operation and outcome (the ones seeded at zero in metrics.ts):
@@ -42,12 +40,10 @@ export class InstrumentedTokenStore implements TokenStore {
     private readonly metrics: PlatformMetrics,
   ) {
     const { records, locks, counters } = inner;
-    // Without a metrics SDK every instrument is a no-op: then reads are not even timed.
-    const timeReads = !isNoopInstrument(metrics.storeDuration);
     // The operation labels are the metric's (docs/metrics.md): kept as they were named before the
     // store was split into parts, so dashboards keep working.
     this.records = {
-      get: timeReads ? (sessionKey) => this.#timedGet(sessionKey) : (key) => records.get(key),
+      get: (sessionKey) => this.#timed('get', () => records.get(sessionKey)),
       put: (sessionKey, record, options) =>
         this.#timed('put', () => records.put(sessionKey, record, options)),
       delete: (sessionKey, options) =>
@@ -78,14 +74,6 @@ export class InstrumentedTokenStore implements TokenStore {
     this.changes = inner.changes;
   }
 
-  #failed(operation: Operation, startedAt: number): void {
-    this.metrics.storeDuration.record(
-      (performance.now() - startedAt) / MS_PER_SECOND,
-      FAILED[operation],
-    );
-    this.metrics.storeErrors.add(1, ERROR_COUNT[operation]);
-  }
-
   async #timed<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
     const startedAt = performance.now();
     try {
@@ -96,20 +84,11 @@ export class InstrumentedTokenStore implements TokenStore {
       );
       return result;
     } catch (error) {
-      this.#failed(operation, startedAt);
-      throw error;
-    }
-  }
-
-  // The read is on every request's path: written out, without the closure `#timed` takes.
-  async #timedGet(sessionKey: string): Promise<RecordRead> {
-    const startedAt = performance.now();
-    try {
-      const read = await this.inner.records.get(sessionKey);
-      this.metrics.storeDuration.record((performance.now() - startedAt) / MS_PER_SECOND, OK.get);
-      return read;
-    } catch (error) {
-      this.#failed('get', startedAt);
+      this.metrics.storeDuration.record(
+        (performance.now() - startedAt) / MS_PER_SECOND,
+        FAILED[operation],
+      );
+      this.metrics.storeErrors.add(1, ERROR_COUNT[operation]);
       throw error;
     }
   }

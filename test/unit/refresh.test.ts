@@ -248,8 +248,8 @@ test('a Retry-After hold: no process calls the platform while it lasts, each ans
     oauthError: 'slow_down',
     httpStatus: 429,
     grant: 'refresh_token',
+    platformRetryAfterSeconds: 30,
   });
-  throttled.platformRetryAfterSeconds = 30;
   client.calls[0]!.fail(throttled);
   await jest.advanceTimersByTimeAsync(1);
   expect(first().error).toBeInstanceOf(PlatformUnavailableError);
