@@ -10,6 +10,7 @@ import {
 import type {
   OneTimeCounters,
   RecordChanges,
+  RecordRead,
   RefreshLocks,
   TokenRecords,
   TokenStore,
@@ -43,7 +44,7 @@ export class InstrumentedTokenStore implements TokenStore {
     // The operation labels are the metric's (docs/metrics.md): kept as they were named before the
     // store was split into parts, so dashboards keep working.
     this.records = {
-      get: (sessionKey) => this.#timed('get', () => records.get(sessionKey)),
+      get: (sessionKey) => this.#timedGet(sessionKey),
       put: (sessionKey, record, options) =>
         this.#timed('put', () => records.put(sessionKey, record, options)),
       delete: (sessionKey, options) =>
@@ -74,6 +75,14 @@ export class InstrumentedTokenStore implements TokenStore {
     this.changes = inner.changes;
   }
 
+  #failed(operation: Operation, startedAt: number): void {
+    this.metrics.storeDuration.record(
+      (performance.now() - startedAt) / MS_PER_SECOND,
+      FAILED[operation],
+    );
+    this.metrics.storeErrors.add(1, ERROR_COUNT[operation]);
+  }
+
   async #timed<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
     const startedAt = performance.now();
     try {
@@ -84,11 +93,20 @@ export class InstrumentedTokenStore implements TokenStore {
       );
       return result;
     } catch (error) {
-      this.metrics.storeDuration.record(
-        (performance.now() - startedAt) / MS_PER_SECOND,
-        FAILED[operation],
-      );
-      this.metrics.storeErrors.add(1, ERROR_COUNT[operation]);
+      this.#failed(operation, startedAt);
+      throw error;
+    }
+  }
+
+  // The read is on every request's path: written out, without the closure `#timed` takes.
+  async #timedGet(sessionKey: string): Promise<RecordRead> {
+    const startedAt = performance.now();
+    try {
+      const read = await this.inner.records.get(sessionKey);
+      this.metrics.storeDuration.record((performance.now() - startedAt) / MS_PER_SECOND, OK.get);
+      return read;
+    } catch (error) {
+      this.#failed('get', startedAt);
       throw error;
     }
   }
