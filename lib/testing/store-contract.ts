@@ -503,9 +503,12 @@ export function tokenStoreContract(
           resolve(true);
         });
       });
+    /** Runs `body` once the store's notices are live (a store may take a moment to connect). */
     const whenLive = async (body: () => Promise<void>) => {
       const changes = getStore().changes;
-      if (changes === undefined || !changes.live) return; // nothing to hold the store to
+      if (changes === undefined) return; // the optional part is absent: nothing to hold it to
+      for (let waited = 0; !changes.live && waited < 2000; waited += 50) await sleep(50);
+      if (!changes.live) return; // never reliable here (e.g. tracking refused): callers poll
       await body();
     };
 
