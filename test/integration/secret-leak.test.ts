@@ -364,10 +364,19 @@ async function runEveryFlow(game: LeakApp, broken: LeakApp): Promise<void> {
 
   // The platform failing entries, and echoing the code and the secret in its error description.
   for (const [fault, status] of PLATFORM_FAULTS()) {
+    if ('retryAfterSeconds' in fault) continue; // it would hold the exchanges after it: below
     sim.injectFault(fault, { grant: 'authorization_code' });
     await send(request(app).get(callback(issue())).set(JSON_ACCEPT), status);
     sim.clearFaults();
   }
+  // The platform's Retry-After holds every exchange (503 platform_busy) until it ends.
+  sim.injectFault(
+    { kind: 'status', status: 429, retryAfterSeconds: 1 },
+    { grant: 'authorization_code' },
+  );
+  await send(request(app).get(callback(issue())).set(JSON_ACCEPT), 503);
+  sim.clearFaults();
+  await new Promise((resolve) => setTimeout(resolve, 1100));
   const echoed = issue();
   sim.injectFault(
     {
