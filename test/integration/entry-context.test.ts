@@ -205,6 +205,21 @@ describe('the default mode', () => {
   });
 });
 
+test("the test helpers name the simulator's origins: their apps start without the login-CSRF warning and enforce", async () => {
+  const warnings: string[] = [];
+  const logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (_fields: unknown, message: string) => warnings.push(message),
+    error: () => undefined,
+  };
+  const { app } = createTestApp({ sim, login: { logger } });
+  expect(warnings).toEqual([]);
+  await request(app).get(`/platform/callback?code=${code()}`).set(FROM_ATTACKER).expect(403);
+  const fromLobby = { ...FROM_PLATFORM, Referer: `${sim.url}/` };
+  await request(app).get(`/platform/callback?code=${code()}`).set(fromLobby).expect(303);
+});
+
 describe('NODE_ENV=production', () => {
   const nodeEnv = process.env.NODE_ENV;
   beforeEach(() => (process.env.NODE_ENV = 'production'));

@@ -27,7 +27,7 @@ import { createTestMeter, type TestMeter } from '../helpers/metrics';
 import { expiringIn, rewriteRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
-import { SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { SESSION_SECRET, TEST_REDIRECT_URI, simulatorEntryContext } from '../helpers/test-app';
 
 const HOUR = 3600_000;
 const CLIENT_ID = 'leak-game';
@@ -161,6 +161,7 @@ function leakApp(
     clientId: CLIENT_ID,
     clientSecret: CLIENT_SECRET,
     redirectUri: TEST_REDIRECT_URI,
+    ...simulatorEntryContext(sim),
     store,
     handleErrors,
     refreshFailureCooldownSeconds: 0,
