@@ -56,8 +56,11 @@ export function createCallbackRouter(config: CallbackConfig, deps: CallbackDeps)
     if (guards.check(req, res, params)) return;
     // Only a code that passed the guards can fail an entry: a request without one (`?x=1`, an
     // <img> on any page) must never count, or any page could lock its visitors' address out.
-    const address = params.has('code') ? await failures?.admit(req) : undefined;
-    await hold.check();
+    let address: string | undefined;
+    if (params.has('code')) {
+      address = await failures?.admit(req);
+      await hold.check();
+    }
     try {
       await redeem(req, res, readEntryCode(params, config.maxCodeLength));
     } catch (error) {

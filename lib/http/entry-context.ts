@@ -24,8 +24,9 @@ export interface EntryContextOptions {
    * event, and the entry is refused with 403 `entry_context_refused` before its code is claimed or
    * sent. Defaults to `'enforce'` when `platformOrigins` is given, else `'report'` (with one
    * start-up warning saying what to set) — except under NODE_ENV=production, where leaving out
-   * `platformOrigins` refuses the start unless this mode is set explicitly. The platform's mobile apps may open the game in webviews
-   * that send none of these headers: see `allowMissingHeaders` and `allowDirectNavigation`.
+   * `platformOrigins` refuses the start unless this mode is set explicitly. The platform's mobile
+   * apps may open the game in webviews that send none of these headers: see `allowMissingHeaders`
+   * and `allowDirectNavigation`.
    */
   mode?: 'off' | 'report' | 'enforce';
   /**
