@@ -7,6 +7,7 @@ import type { PlatformSimulator } from '../../lib/simulator';
 import { DEMO_PLAYERS } from '../../lib/simulator/demo-data';
 import { BENCH_REDIRECT_URI } from './settings';
 import { send, type Answer } from './load';
+import { readRecord, writeRecord } from './records';
 
 /** A browser's login: the cookie to send and the session id behind it. */
 export interface BenchSession {
@@ -92,7 +93,7 @@ export async function loginBaseline(
  * writer would: version + 1, compare-and-set.
  */
 export async function expireRecord(store: TokenStore, sessionId: string): Promise<void> {
-  const record = await store.get(sessionId);
+  const record = await readRecord(store, sessionId);
   if (record === undefined) throw new Error('no token record to expire');
   const accessExpiresAt = Date.now() - 1000;
   const next = {
@@ -101,7 +102,8 @@ export async function expireRecord(store: TokenStore, sessionId: string): Promis
     obtainedAt: accessExpiresAt - 2 * HOUR_MS,
     version: record.version + 1,
   };
-  if (!(await store.put(sessionId, next, { expectedVersion: record.version, ttlMs: HOUR_MS }))) {
+  const options = { expectedVersion: record.version, ttlMs: HOUR_MS };
+  if (!(await writeRecord(store, sessionId, next, options))) {
     throw new Error('the token record changed while it was being expired');
   }
 }
