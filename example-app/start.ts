@@ -1,10 +1,14 @@
 // Starts the example on its configuration: the embedded simulator when no platform is configured,
-// Redis stores when REDIS_URL is set, memory stores otherwise. Used by server.ts and by the tests.
+// Redis stores when REDIS_URL is set (node-redis + connect-redis 10, or ioredis + connect-redis 8.1
+// with REDIS_CLIENT=ioredis), memory stores otherwise. Used by server.ts and by the tests.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { RedisStore } from 'connect-redis8';
-import type { Redis } from 'ioredis';
+import type session from 'express-session';
+import { RedisStore } from 'connect-redis';
+// connect-redis 8.1, the last line that takes an ioredis client (installed under this alias here;
+// a game on ioredis installs `connect-redis@~8.1` and imports 'connect-redis').
+import { RedisStore as IoRedisStore } from 'connect-redis8';
 import {
   checkSetup,
   MemoryTokenStore,
@@ -16,7 +20,7 @@ import {
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { createExampleApp } from './app';
 import type { ExampleConfig } from './config';
-import { createRedisClient } from './redis-client';
+import { connectExampleRedis, type ExampleRedis } from './redis-client';
 import { createExampleMetrics } from './metrics';
 
 /** The example, running. */
@@ -29,7 +33,8 @@ export interface RunningExample {
   login: PlatformLogin;
   /** The embedded simulator, when no platform URL was configured. */
   simulator: PlatformSimulator | undefined;
-  redis: Redis | undefined;
+  /** The Redis client (REDIS_CLIENT's kind) when REDIS_URL is set. */
+  redis: ExampleRedis | undefined;
   /** Stops accepting, lets requests in flight finish, then closes Redis and the simulator. */
   close(): Promise<void>;
 }
@@ -61,6 +66,14 @@ async function checkTokenEncryptionKey(config: ExampleConfig): Promise<void> {
   }
 }
 
+/** express-session's store on the example's client: connect-redis 10 on node-redis, 8.1 on ioredis. */
+function sessionStoreOn(redis: ExampleRedis): session.Store {
+  const prefix = 'example:sess:';
+  return redis.kind === 'redis'
+    ? new RedisStore({ client: redis.client, prefix })
+    : new IoRedisStore({ client: redis.client, prefix });
+}
+
 /** Starts the example game backend; resolves once it listens. */
 export async function startExample(config: ExampleConfig): Promise<RunningExample> {
   await checkTokenEncryptionKey(config);
@@ -71,88 +84,94 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
   const { port } = server.address() as AddressInfo;
   const redirectUri = config.redirectUri ?? `http://localhost:${port}/platform/callback`;
 
-  const simulator = config.platformAuthUrl
-    ? undefined
-    : await startSimulator({ defaultRedirectUri: redirectUri });
-  const authUrl = config.platformAuthUrl ?? simulator!.url;
+  // What is started is closed again when a later step fails (a store refusing its client, say), so
+  // a failed start leaves no port, connection or timer behind.
+  let simulator: PlatformSimulator | undefined;
+  let redis: ExampleRedis | undefined;
+  try {
+    simulator = config.platformAuthUrl
+      ? undefined
+      : await startSimulator({ defaultRedirectUri: redirectUri });
+    const authUrl = config.platformAuthUrl ?? simulator!.url;
 
-  const redis = config.redisUrl ? createRedisClient(config.redisUrl) : undefined;
-  const encryptionKeys = config.tokenEncryptionKey
-    ? [{ id: 'k1', key: config.tokenEncryptionKey }]
-    : undefined;
-  const store: TokenStore = redis
-    ? new RedisTokenStore({
-        redis,
-        prefix: 'example:tokens:',
-        ...(encryptionKeys ? { encryptionKeys } : {}),
-      })
-    : new MemoryTokenStore();
-  if (!redis && encryptionKeys) {
-    console.warn(
-      '[example-app] TOKEN_ENCRYPTION_KEY is ignored without REDIS_URL: memory tokens never leave the process.',
-    );
+    redis = config.redisUrl ? connectExampleRedis(config.redisClient, config.redisUrl) : undefined;
+    const encryptionKeys = config.tokenEncryptionKey
+      ? [{ id: 'k1', key: config.tokenEncryptionKey }]
+      : undefined;
+    const store: TokenStore = redis
+      ? new RedisTokenStore({
+          redis: redis.client,
+          prefix: 'example:tokens:',
+          ...(encryptionKeys ? { encryptionKeys } : {}),
+        })
+      : new MemoryTokenStore();
+    if (!redis && encryptionKeys) {
+      console.warn(
+        '[example-app] TOKEN_ENCRYPTION_KEY is ignored without REDIS_URL: memory tokens never leave the process.',
+      );
+    }
+
+    const platformOrigins =
+      config.platformOrigins ?? (simulator ? [new URL(simulator.url).origin] : undefined);
+    const metrics = createExampleMetrics();
+    const login = platformLogin({
+      authUrl,
+      ...(config.platformApiUrl ? { apiUrl: config.platformApiUrl } : {}),
+      clientId: config.clientId,
+      clientSecret: config.clientSecret,
+      redirectUri,
+      store,
+      successRedirect: '/',
+      meterProvider: metrics.meterProvider,
+      // Entries must come from the platform's pages (login CSRF): with the embedded simulator its
+      // lobby's origin; with a real platform PLATFORM_ORIGINS, or report only (the package warns).
+      ...(platformOrigins ? { platformOrigins } : {}),
+      entryFailureLimit: config.entryFailureLimit,
+      sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
+    });
+
+    const app = createExampleApp({
+      login,
+      sessionStore: redis ? sessionStoreOn(redis) : undefined,
+      sessionSecret: config.sessionSecret,
+      sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
+      lobbyUrl: simulator
+        ? `${simulator.url}/?redirect_uri=${encodeURIComponent(redirectUri)}`
+        : `${authUrl.replace(/\/+$/, '')}/`,
+      isReady: () => redis?.isReady() ?? true,
+      metricsHandler: metrics.handler,
+      trustProxy: config.trustProxy,
+    });
+
+    let closing: Promise<void> | undefined;
+    server.on('request', app);
+    // While closing, a connection is closed as soon as its last answer is out: a keep-alive client
+    // (a browser, a load balancer) would otherwise hold the shutdown for its idle timeout.
+    server.on('request', (_req, res) => {
+      res.on('finish', () => closing && server.closeIdleConnections());
+    });
+
+    return {
+      url: `http://${new URL(redirectUri).hostname}:${port}/`,
+      redirectUri,
+      server,
+      login,
+      simulator,
+      redis,
+      close: () => {
+        closing ??= (async () => {
+          await new Promise<void>((resolve) => server.close(() => resolve()));
+          await redis?.close();
+          await simulator?.close();
+          await metrics.meterProvider.shutdown();
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    server.close();
+    await redis?.close();
+    await simulator?.close();
+    throw error;
   }
-
-  const platformOrigins =
-    config.platformOrigins ?? (simulator ? [new URL(simulator.url).origin] : undefined);
-  const metrics = createExampleMetrics();
-  const login = platformLogin({
-    authUrl,
-    ...(config.platformApiUrl ? { apiUrl: config.platformApiUrl } : {}),
-    clientId: config.clientId,
-    clientSecret: config.clientSecret,
-    redirectUri,
-    store,
-    successRedirect: '/',
-    meterProvider: metrics.meterProvider,
-    // Entries must come from the platform's pages (login CSRF): with the embedded simulator its
-    // lobby's origin; with a real platform PLATFORM_ORIGINS, or report only (the package warns).
-    ...(platformOrigins ? { platformOrigins } : {}),
-    entryFailureLimit: config.entryFailureLimit,
-    sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
-  });
-
-  let ready = redis === undefined;
-  redis?.on('ready', () => (ready = true));
-  redis?.on('end', () => (ready = false));
-  // ioredis reports connection errors as events; without a listener they would be printed as unhandled.
-  redis?.on('error', () => undefined);
-
-  const app = createExampleApp({
-    login,
-    sessionStore: redis ? new RedisStore({ client: redis, prefix: 'example:sess:' }) : undefined,
-    sessionSecret: config.sessionSecret,
-    sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
-    lobbyUrl: simulator
-      ? `${simulator.url}/?redirect_uri=${encodeURIComponent(redirectUri)}`
-      : `${authUrl.replace(/\/+$/, '')}/`,
-    isReady: () => ready,
-    metricsHandler: metrics.handler,
-  });
-
-  let closing: Promise<void> | undefined;
-  server.on('request', app);
-  // While closing, a connection is closed as soon as its last answer is out: a keep-alive client
-  // (a browser, a load balancer) would otherwise hold the shutdown for its idle timeout.
-  server.on('request', (_req, res) => {
-    res.on('finish', () => closing && server.closeIdleConnections());
-  });
-
-  return {
-    url: `http://${new URL(redirectUri).hostname}:${port}/`,
-    redirectUri,
-    server,
-    login,
-    simulator,
-    redis,
-    close: () => {
-      closing ??= (async () => {
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        await redis?.quit().catch(() => redis.disconnect());
-        await simulator?.close();
-        await metrics.meterProvider.shutdown();
-      })();
-      return closing;
-    },
-  };
 }
