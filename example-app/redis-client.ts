@@ -11,7 +11,7 @@ const COMMAND_TIMEOUT_MS = 1000;
 const reconnectDelayMs = (attempt: number): number => Math.min(attempt * 100, 1000);
 
 /** A node-redis client (`redis` 5/6, RESP3 by default since 6); connect() is the caller's. */
-export function createNodeRedisClient(url: string) {
+function createNodeRedisClient(url: string) {
   return createClient({
     url,
     commandOptions: { timeout: COMMAND_TIMEOUT_MS },
@@ -22,7 +22,7 @@ export function createNodeRedisClient(url: string) {
 }
 
 /** A node-redis client as the example creates it. */
-export type NodeRedisClient = ReturnType<typeof createNodeRedisClient>;
+type NodeRedisClient = ReturnType<typeof createNodeRedisClient>;
 
 /** An ioredis client (5/6); it connects by itself. */
 export function createRedisClient(url: string): Redis {
