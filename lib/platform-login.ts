@@ -20,18 +20,14 @@ import {
 import type { ApiSettings } from './http/player-context';
 import { RefreshCoordinator, type RefreshSettings } from './core/refresh';
 import { respondWithError } from './http/respond-error';
-import { createFailHandler, type FailHandler } from './http/fail-handler';
+import { createFailHandlers, type FailHandler } from './http/fail-handler';
 import { MemoryTokenStore } from './stores/memory-store';
 import type { TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
 import { debugLogger, type PlatformLogger } from './observability/logger';
 import { PlatformMetrics } from './observability/metrics';
-import {
-  lockWaitObserver,
-  logAnsweredError,
-  observeEvents,
-  tokenAttemptObserver,
-} from './observability/event-logging';
+import { observeEvents } from './observability/event-logging';
+import { requestFailure } from './observability/request-failure';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './stores/instrumented-store';
@@ -74,13 +70,15 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const config = parsePlatformLoginOptions(options);
     this.store = config.store ?? new MemoryTokenStore();
     this.logger = config.logger ?? debugLogger();
-    const refresh = refreshSettings(config);
+    // The session lifetime the records follow when the session cookie has no maxAge: derived once.
+    const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
+    const refresh = refreshSettings(config, sessionTtlMs);
     const metrics = new PlatformMetrics(config.meterProvider, {
       tokenTimeoutMs: config.tokenClient.timeoutMs,
       maxLockWaitMs: refresh.maxWaitMs,
     });
     this.instrumentedStore = new InstrumentedTokenStore(this.store, metrics);
-    observeEvents(this, this.logger, metrics);
+    observeEvents(this, this.logger, metrics, this.health);
     this.forwardStoreEvents();
 
     this.client = new PlatformTokenClient({
@@ -89,28 +87,29 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       clientSecret: config.clientSecret,
       redirectUri: config.redirectUri,
       ...config.tokenClient,
-      onAttempt: tokenAttemptObserver(this.logger, metrics, this.health),
+      onAttempt: (attempt) => this.emit('tokenAttempt', attempt),
     });
     this.refresher = new RefreshCoordinator(
       this.instrumentedStore,
       this.client,
       refresh,
       this,
-      lockWaitObserver(metrics),
+      (durationMs, outcome) => this.emit('lockWait', { durationMs, outcome }),
     );
-    this.api = apiSettings(config);
+    this.api = apiSettings(config, sessionTtlMs);
     this.handleErrors = config.handleErrors;
-    this.fail = createFailHandler({
-      logger: this.logger,
+    const fail = createFailHandlers({
+      events: this,
       appLogger: config.logger,
       handleErrors: config.handleErrors,
     });
+    this.fail = fail.request;
     this.hardening = createHardening(config, this.fail);
     this.callback = createCallbackRouter(config, {
       store: this.instrumentedStore,
       exchangeCode: (code) => this.client.exchangeCode(code),
       events: this,
-      fail: this.fail,
+      fail: fail.entry,
     });
   }
 
@@ -151,7 +150,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
           events: this,
           fail: this.fail,
           unreadable: this.unreadableSessions,
-          endsSessions: this.handleErrors,
+          handleErrors: this.handleErrors,
         },
         { optional },
       );
@@ -227,7 +226,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         const outage = new StoreUnavailableError('The session store is unreachable.', {
           cause: err,
         });
-        logAnsweredError(this.logger, outage, req);
+        this.emit('requestFailed', requestFailure(outage, req, 'session-store'));
         return respondWithError(outage, req, res);
       }
       next(err);
@@ -236,7 +235,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 }
 
 /** The refresh coordinator's settings: the lock outlives the slowest refresh the client can make. */
-function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWaitMs: number } {
+function refreshSettings(
+  config: PlatformLoginConfig,
+  sessionTtlMs: number,
+): RefreshSettings & { maxWaitMs: number } {
   // The slowest refresh the client can make: every attempt timing out, plus backoff.
   const maxRefreshMs = PlatformTokenClient.longestRefreshMs(config.tokenClient);
   return {
@@ -247,7 +249,7 @@ function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWa
     maxWaitMs: maxRefreshMs + REFRESH_LOCK_TTL_MS + 1000,
     retryAfterSeconds: config.retryAfterSeconds,
     failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
-    sessionTtlMs: config.sessionMaxAgeSeconds * 1000,
+    sessionTtlMs,
     freshness: {
       refreshSkewMs: config.refreshSkewSeconds * 1000,
       refreshAheadFraction: config.refreshAheadFraction,
@@ -256,14 +258,14 @@ function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWa
 }
 
 /** How `req.platformFetch()` reaches the open API, and the session lifetime its refreshes assume. */
-function apiSettings(config: PlatformLoginConfig): ApiSettings {
+function apiSettings(config: PlatformLoginConfig, sessionTtlMs: number): ApiSettings {
   const apiUrl = new URL(config.apiUrl ?? config.authUrl);
   return {
     apiBase: apiUrl.href.replace(/\/+$/, ''),
     apiUrl,
     accessTokenPlacement: config.accessTokenPlacement,
     accessTokenQueryParameter: config.accessTokenQueryParameter,
-    sessionTtlMs: config.sessionMaxAgeSeconds * 1000,
+    sessionTtlMs,
   };
 }
 
