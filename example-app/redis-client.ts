@@ -5,8 +5,13 @@ import { createClient } from 'redis';
 import { Redis } from 'ioredis';
 import type { RedisClientKind } from './config';
 
-/** A command not answered in 1 s fails: with the session read and a token read in one request, a stalled Redis is a 503 within about 2 s. */
-const COMMAND_TIMEOUT_MS = 1000;
+/**
+ * A command not answered in 1 s fails: with the session read and a token read in one request, a
+ * stalled Redis is a 503 within about 2 s. (ioredis: commandTimeout; node-redis, which times out
+ * only a command still waiting to be sent: a deadline around the session store, and the token
+ * store's own.)
+ */
+export const COMMAND_TIMEOUT_MS = 1000;
 /** Reconnect forever, at most a second apart, so the app recovers when Redis returns. */
 const reconnectDelayMs = (attempt: number): number => Math.min(attempt * 100, 1000);
 
@@ -14,7 +19,6 @@ const reconnectDelayMs = (attempt: number): number => Math.min(attempt * 100, 10
 function createNodeRedisClient(url: string) {
   return createClient({
     url,
-    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
     // While disconnected, a command fails at once instead of waiting in a queue for the reconnect.
     disableOfflineQueue: true,
     socket: { connectTimeout: 2000, reconnectStrategy: reconnectDelayMs },

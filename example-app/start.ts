@@ -20,7 +20,8 @@ import {
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { createExampleApp } from './app';
 import type { ExampleConfig } from './config';
-import { connectExampleRedis, type ExampleRedis } from './redis-client';
+import { COMMAND_TIMEOUT_MS, connectExampleRedis, type ExampleRedis } from './redis-client';
+import { SessionStoreDeadline } from './session-deadline';
 import { createExampleMetrics } from './metrics';
 
 /** The example, running. */
@@ -66,11 +67,14 @@ async function checkTokenEncryptionKey(config: ExampleConfig): Promise<void> {
   }
 }
 
-/** express-session's store on the example's client: connect-redis 10 on node-redis, 8.1 on ioredis. */
+/**
+ * express-session's store on the example's client: connect-redis 10 on node-redis (with a deadline:
+ * node-redis has no reply timeout), 8.1 on ioredis (its commandTimeout fails a stalled command).
+ */
 function sessionStoreOn(redis: ExampleRedis): session.Store {
   const prefix = 'example:sess:';
   return redis.kind === 'redis'
-    ? new RedisStore({ client: redis.client, prefix })
+    ? new SessionStoreDeadline(new RedisStore({ client: redis.client, prefix }), COMMAND_TIMEOUT_MS)
     : new IoRedisStore({ client: redis.client, prefix });
 }
 
