@@ -78,104 +78,117 @@ function sessionStoreOn(redis: ExampleRedis): session.Store {
     : new IoRedisStore({ client: redis.client, prefix });
 }
 
-/** Starts the example game backend; resolves once it listens. */
+/** What a start has opened so far: closed again when a later step fails. */
+interface Opened {
+  server?: Server;
+  simulator?: PlatformSimulator;
+  redis?: ExampleRedis;
+}
+
+/**
+ * Starts the example game backend; resolves once it listens. A failed start (a store refusing its
+ * client, say) closes what it had opened, so it leaves no port, connection or timer behind.
+ */
 export async function startExample(config: ExampleConfig): Promise<RunningExample> {
+  const opened: Opened = {};
+  try {
+    return await start(config, opened);
+  } catch (error) {
+    opened.server?.close();
+    await opened.redis?.close();
+    await opened.simulator?.close();
+    throw error;
+  }
+}
+
+async function start(config: ExampleConfig, opened: Opened): Promise<RunningExample> {
   await checkTokenEncryptionKey(config);
   // Listen first: the default redirect_uri names the port, which PORT=0 only tells once bound.
-  const server = createServer();
+  const server = (opened.server = createServer());
   server.listen(config.port, config.host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   const redirectUri = config.redirectUri ?? `http://localhost:${port}/platform/callback`;
 
-  // What is started is closed again when a later step fails (a store refusing its client, say), so
-  // a failed start leaves no port, connection or timer behind.
-  let simulator: PlatformSimulator | undefined;
-  let redis: ExampleRedis | undefined;
-  try {
-    simulator = config.platformAuthUrl
-      ? undefined
-      : await startSimulator({ defaultRedirectUri: redirectUri });
-    const authUrl = config.platformAuthUrl ?? simulator!.url;
+  const simulator = (opened.simulator = config.platformAuthUrl
+    ? undefined
+    : await startSimulator({ defaultRedirectUri: redirectUri }));
+  const authUrl = config.platformAuthUrl ?? simulator!.url;
 
-    redis = config.redisUrl ? connectExampleRedis(config.redisClient, config.redisUrl) : undefined;
-    const encryptionKeys = config.tokenEncryptionKey
-      ? [{ id: 'k1', key: config.tokenEncryptionKey }]
-      : undefined;
-    const store: TokenStore = redis
-      ? new RedisTokenStore({
-          redis: redis.client,
-          prefix: 'example:tokens:',
-          ...(encryptionKeys ? { encryptionKeys } : {}),
-        })
-      : new MemoryTokenStore();
-    if (!redis && encryptionKeys) {
-      console.warn(
-        '[example-app] TOKEN_ENCRYPTION_KEY is ignored without REDIS_URL: memory tokens never leave the process.',
-      );
-    }
-
-    const platformOrigins =
-      config.platformOrigins ?? (simulator ? [new URL(simulator.url).origin] : undefined);
-    const metrics = createExampleMetrics();
-    const login = platformLogin({
-      authUrl,
-      ...(config.platformApiUrl ? { apiUrl: config.platformApiUrl } : {}),
-      clientId: config.clientId,
-      clientSecret: config.clientSecret,
-      redirectUri,
-      store,
-      successRedirect: '/',
-      meterProvider: metrics.meterProvider,
-      // Entries must come from the platform's pages (login CSRF): with the embedded simulator its
-      // lobby's origin; with a real platform PLATFORM_ORIGINS, or report only (the package warns).
-      ...(platformOrigins ? { platformOrigins } : {}),
-      entryFailureLimit: config.entryFailureLimit,
-      sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
-    });
-
-    const app = createExampleApp({
-      login,
-      sessionStore: redis ? sessionStoreOn(redis) : undefined,
-      sessionSecret: config.sessionSecret,
-      sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
-      lobbyUrl: simulator
-        ? `${simulator.url}/?redirect_uri=${encodeURIComponent(redirectUri)}`
-        : `${authUrl.replace(/\/+$/, '')}/`,
-      isReady: () => redis?.isReady() ?? true,
-      metricsHandler: metrics.handler,
-      trustProxy: config.trustProxy,
-    });
-
-    let closing: Promise<void> | undefined;
-    server.on('request', app);
-    // While closing, a connection is closed as soon as its last answer is out: a keep-alive client
-    // (a browser, a load balancer) would otherwise hold the shutdown for its idle timeout.
-    server.on('request', (_req, res) => {
-      res.on('finish', () => closing && server.closeIdleConnections());
-    });
-
-    return {
-      url: `http://${new URL(redirectUri).hostname}:${port}/`,
-      redirectUri,
-      server,
-      login,
-      simulator,
-      redis,
-      close: () => {
-        closing ??= (async () => {
-          await new Promise<void>((resolve) => server.close(() => resolve()));
-          await redis?.close();
-          await simulator?.close();
-          await metrics.meterProvider.shutdown();
-        })();
-        return closing;
-      },
-    };
-  } catch (error) {
-    server.close();
-    await redis?.close();
-    await simulator?.close();
-    throw error;
+  const redis = (opened.redis = config.redisUrl
+    ? connectExampleRedis(config.redisClient, config.redisUrl)
+    : undefined);
+  const encryptionKeys = config.tokenEncryptionKey
+    ? [{ id: 'k1', key: config.tokenEncryptionKey }]
+    : undefined;
+  const store: TokenStore = redis
+    ? new RedisTokenStore({
+        redis: redis.client,
+        prefix: 'example:tokens:',
+        ...(encryptionKeys ? { encryptionKeys } : {}),
+      })
+    : new MemoryTokenStore();
+  if (!redis && encryptionKeys) {
+    console.warn(
+      '[example-app] TOKEN_ENCRYPTION_KEY is ignored without REDIS_URL: memory tokens never leave the process.',
+    );
   }
+
+  const platformOrigins =
+    config.platformOrigins ?? (simulator ? [new URL(simulator.url).origin] : undefined);
+  const metrics = createExampleMetrics();
+  const login = platformLogin({
+    authUrl,
+    ...(config.platformApiUrl ? { apiUrl: config.platformApiUrl } : {}),
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    redirectUri,
+    store,
+    successRedirect: '/',
+    meterProvider: metrics.meterProvider,
+    // Entries must come from the platform's pages (login CSRF): with the embedded simulator its
+    // lobby's origin; with a real platform PLATFORM_ORIGINS, or report only (the package warns).
+    ...(platformOrigins ? { platformOrigins } : {}),
+    entryFailureLimit: config.entryFailureLimit,
+    sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
+  });
+
+  const app = createExampleApp({
+    login,
+    sessionStore: redis ? sessionStoreOn(redis) : undefined,
+    sessionSecret: config.sessionSecret,
+    sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
+    lobbyUrl: simulator
+      ? `${simulator.url}/?redirect_uri=${encodeURIComponent(redirectUri)}`
+      : `${authUrl.replace(/\/+$/, '')}/`,
+    isReady: () => redis?.isReady() ?? true,
+    metricsHandler: metrics.handler,
+    trustProxy: config.trustProxy,
+  });
+
+  let closing: Promise<void> | undefined;
+  server.on('request', app);
+  // While closing, a connection is closed as soon as its last answer is out: a keep-alive client
+  // (a browser, a load balancer) would otherwise hold the shutdown for its idle timeout.
+  server.on('request', (_req, res) => {
+    res.on('finish', () => closing && server.closeIdleConnections());
+  });
+
+  return {
+    url: `http://${new URL(redirectUri).hostname}:${port}/`,
+    redirectUri,
+    server,
+    login,
+    simulator,
+    redis,
+    close: () => {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await redis?.close();
+        await simulator?.close();
+        await metrics.meterProvider.shutdown();
+      })();
+      return closing;
+    },
+  };
 }
