@@ -264,6 +264,8 @@ describe.each(variants)('a new game on $name', ({ installLines, code }) => {
       NODE_ENV: 'development',
       PORT: String(port),
       PLATFORM_AUTH_URL: platform.url,
+      // The lobby's pages: entries come from the simulator (its Referer), not through the proxy.
+      PLATFORM_ORIGINS: new URL(sim.url).origin,
       // The demo credentials exactly as the README's table gives them.
       PLATFORM_CLIENT_ID: table.get('PLATFORM_CLIENT_ID'),
       PLATFORM_CLIENT_SECRET: table.get('PLATFORM_CLIENT_SECRET'),
