@@ -206,18 +206,19 @@ describe('with no environment: embedded simulator, memory stores', () => {
       headers: fromLobby(sim),
       redirect: 'manual',
     });
+    // Entries as a browser sends them from the platform's lobby (the entry context passes).
     const fromPlatform = { headers: fromLobby(sim) };
     const cases: [string, RequestInit, number, string][] = [
       ['/api/me', {}, 401, 'login_required'],
       ['/api/profile', {}, 401, 'login_required'],
       ['/no-such-page', {}, 404, 'not_found'],
-      ['/platform/callback', {}, 400, 'invalid_request'],
+      ['/platform/callback', fromPlatform, 400, 'invalid_request'],
       ['/platform/callback?code=a&code=b', fromPlatform, 400, 'invalid_request'],
       ['/platform/callback?code=never-issued', fromPlatform, 400, 'code_rejected'],
       [`/platform/callback?code=${used}`, fromPlatform, 400, 'code_already_used'],
       // PLATFORM_ORIGINS defaults to the embedded simulator's: an entry from elsewhere is refused.
       ['/platform/callback?code=never-issued-2', {}, 403, 'entry_context_refused'],
-      ['/platform/callback?error=access_denied', {}, 403, 'access_denied'],
+      ['/platform/callback?error=access_denied', fromPlatform, 403, 'access_denied'],
       ['/platform/callback?code=x', { method: 'POST' }, 405, 'method_not_allowed'],
     ];
     const answers = await Promise.all(
