@@ -22,10 +22,11 @@ const tokenStore = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
 // KILL_BEFORE_REFRESH_WRITE=1: the process dies (SIGKILL) after the platform answered a refresh and
 // before the new record is written. A refresh writes over a version; a login writes with null.
 if (process.env.KILL_BEFORE_REFRESH_WRITE === '1') {
-  const put = tokenStore.put.bind(tokenStore);
-  tokenStore.put = (sessionId, record, options) => {
+  const records = tokenStore.records;
+  const put = records.put.bind(records);
+  records.put = (sessionKey, record, options) => {
     if (options.expectedVersion !== null) process.kill(process.pid, 'SIGKILL');
-    return put(sessionId, record, options);
+    return put(sessionKey, record, options);
   };
 }
 // LOGIN_OPTIONS: JSON of extra platformLogin() options, e.g. a short token client timeout.
@@ -36,6 +37,9 @@ const login = platformLogin({
   clientSecret: 'demo-secret',
   redirectUri: 'http://127.0.0.1:3999/platform/callback',
   store: tokenStore,
+  // The simulator's lobby opens the game; the tests enter without browser headers (as test-app.ts).
+  platformOrigins: [new URL(process.env.SIM_URL!).origin],
+  entryContext: { allowMissingHeaders: true },
   ...extraOptions,
 });
 let refreshes = 0;

@@ -24,10 +24,10 @@ import {
 } from 'express-platform-login';
 import { findLeaks, leakForms, type Canary, type Captured } from '../helpers/leak-scan';
 import { createTestMeter, type TestMeter } from '../helpers/metrics';
-import { expiringIn, rewriteRecord } from '../helpers/records';
+import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
-import { SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { SESSION_SECRET, TEST_REDIRECT_URI, simulatorEntryContext } from '../helpers/test-app';
 
 const HOUR = 3600_000;
 const CLIENT_ID = 'leak-game';
@@ -101,12 +101,13 @@ afterEach(() => {
 /** A token store that remembers, as canaries, every token and session id the package writes. */
 function rememberingStore(client: Redis): RedisTokenStore {
   const store = new RedisTokenStore({ redis: client, prefix: 'leak:' });
-  const put = store.put.bind(store);
-  store.put = (sessionId, record, options) => {
-    remember('session id', sessionId, true);
+  const records = store.records;
+  const put = records.put.bind(records);
+  // The store sees session keys (hashes) only; the session ids are remembered by the app below.
+  records.put = (sessionKey, record, options) => {
     remember('access token', record.accessToken);
     remember('refresh token', record.refreshToken);
-    return put(sessionId, record, options);
+    return put(sessionKey, record, options);
   };
   return store;
 }
@@ -161,6 +162,7 @@ function leakApp(
     clientId: CLIENT_ID,
     clientSecret: CLIENT_SECRET,
     redirectUri: TEST_REDIRECT_URI,
+    ...simulatorEntryContext(sim),
     store,
     handleErrors,
     refreshFailureCooldownSeconds: 0,
@@ -178,6 +180,13 @@ function leakApp(
       store: sessionStore,
     }),
   );
+  // Every session id a response carries (a login's is made by regenerate(), during the request).
+  app.use((req, res, next) => {
+    res.on('finish', () => {
+      if (req.sessionID) remember('session id', req.sessionID, true);
+    });
+    next();
+  });
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());
   app.get('/api/me', (req, res) => {
@@ -333,7 +342,7 @@ async function runEveryFlow(game: LeakApp, broken: LeakApp): Promise<void> {
     await send(browser.get('/api/me').set(JSON_ACCEPT), 503);
     sim.clearFaults();
   }
-  const { refreshToken } = (await store.get(sessionId))!;
+  const { refreshToken } = (await storedRecord(store, sessionId))!;
   for (const fault of [
     { kind: 'error-body-200', error: 'server_error', errorDescription: 'temporarily down' },
     { kind: 'error-body-200', error: 'invalid_client' },
@@ -347,7 +356,7 @@ async function runEveryFlow(game: LeakApp, broken: LeakApp): Promise<void> {
   sim.injectFault({ kind: 'status', status: 500 }, { grant: 'refresh_token' });
   await send(browser.get('/api/play'), 200);
   sim.clearFaults();
-  expect((await store.get(sessionId))!.refreshToken).toBe(refreshToken);
+  expect((await storedRecord(store, sessionId))!.refreshToken).toBe(refreshToken);
 
   // Refreshes that end the login: another open_id, then a revoked refresh token.
   await expired(sessionId);
@@ -364,10 +373,19 @@ async function runEveryFlow(game: LeakApp, broken: LeakApp): Promise<void> {
 
   // The platform failing entries, and echoing the code and the secret in its error description.
   for (const [fault, status] of PLATFORM_FAULTS()) {
+    if ('retryAfterSeconds' in fault) continue; // it would hold the exchanges after it: below
     sim.injectFault(fault, { grant: 'authorization_code' });
     await send(request(app).get(callback(issue())).set(JSON_ACCEPT), status);
     sim.clearFaults();
   }
+  // The platform's Retry-After holds every exchange (503 platform_busy) until it ends.
+  sim.injectFault(
+    { kind: 'status', status: 429, retryAfterSeconds: 1 },
+    { grant: 'authorization_code' },
+  );
+  await send(request(app).get(callback(issue())).set(JSON_ACCEPT), 503);
+  sim.clearFaults();
+  await new Promise((resolve) => setTimeout(resolve, 1100));
   const echoed = issue();
   sim.injectFault(
     {
