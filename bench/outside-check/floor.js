@@ -5,21 +5,28 @@
 // suspect at a time: F_LOOPDELAY=1 an event-loop-delay sampler at 1 ms; F_INSPECTOR=1 a connected
 // inspector session; F_CMDTIMEOUT=1 ioredis commandTimeout 1000 + maxRetriesPerRequest 1;
 // F_MAXAGE=1 a session cookie with maxAge (1 day).
+// CLIENT=redis: node-redis with connect-redis 10 (ioredis with connect-redis 8.1 otherwise).
 const express = require('express');
 const session = require('express-session');
-const { RedisStore } = require('connect-redis8');
-const { Redis } = require('ioredis');
 const T = (n) => process.env[n] === '1';
 if (T('F_LOOPDELAY')) require('node:perf_hooks').monitorEventLoopDelay({ resolution: 1 }).enable();
 if (T('F_INSPECTOR')) new (require('node:inspector/promises').Session)().connect();
-const redis = new Redis(
-  process.env.REDIS_URL,
-  T('F_CMDTIMEOUT') ? { commandTimeout: 1000, maxRetriesPerRequest: 1 } : {},
-);
+function sessionStore() {
+  if (process.env.CLIENT === 'redis') {
+    const { RedisStore } = require('connect-redis');
+    const client = require('redis').createClient({ url: process.env.REDIS_URL });
+    client.connect();
+    return new RedisStore({ client });
+  }
+  const { RedisStore } = require('connect-redis8');
+  const { Redis } = require('ioredis');
+  const options = T('F_CMDTIMEOUT') ? { commandTimeout: 1000, maxRetriesPerRequest: 1 } : {};
+  return new RedisStore({ client: new Redis(process.env.REDIS_URL, options) });
+}
 const app = express();
 app.use(
   session({
-    store: new RedisStore({ client: redis }),
+    store: sessionStore(),
     secret: 'floor-secret',
     resave: false,
     saveUninitialized: false,

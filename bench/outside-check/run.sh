@@ -3,17 +3,18 @@
 # `npm run example` starts it (REDIS_URL set, its embedded simulator), the minimal floor beside it
 # (floor.js), one logged-in session each, autocannon -c 32 against GET /api/me in PAIRS alternating
 # pairs of DUR s windows; CPU per request from /proc (Linux). Run `npm run build` first.
-#   bench/outside-check/run.sh            # 7 pairs of 5 s
+#   bench/outside-check/run.sh            # 7 pairs of 5 s, on ioredis (CLIENT=redis: node-redis)
 #   FLOOR_FLAGS="F_INSPECTOR=1" bench/outside-check/run.sh   # the floor with one suspect added
 set -e
 cd "$(dirname "$0")/../.."
 free_port() { node -e 's=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 RP=${RP:-$(free_port)}; EP=${EP:-$(free_port)}; FP=${FP:-$(free_port)}; PAIRS=${PAIRS:-7}; DUR=${DUR:-5}
+CLIENT=${CLIENT:-ioredis}
 TMP=$(mktemp -d)
 redis-server --port $RP --save '' --appendonly no --daemonize no >/dev/null & RPID=$!
 sleep 0.5
-REDIS_URL=redis://127.0.0.1:$RP PORT=$EP node -r esbuild-register example-app/server.ts > $TMP/example.log 2>&1 & EPID=$!
-env $FLOOR_FLAGS REDIS_URL=redis://127.0.0.1:$RP PORT=$FP node bench/outside-check/floor.js > $TMP/floor.log 2>&1 & FPID=$!
+REDIS_CLIENT=$CLIENT REDIS_URL=redis://127.0.0.1:$RP PORT=$EP node -r esbuild-register example-app/server.ts > $TMP/example.log 2>&1 & EPID=$!
+env $FLOOR_FLAGS CLIENT=$CLIENT REDIS_URL=redis://127.0.0.1:$RP PORT=$FP node bench/outside-check/floor.js > $TMP/floor.log 2>&1 & FPID=$!
 trap 'kill $EPID $FPID $RPID 2>/dev/null; rm -rf $TMP' EXIT
 for i in $(seq 50); do grep -q 'Example game backend' $TMP/example.log && grep -q listening $TMP/floor.log && break; sleep 0.2; done
 LOBBY=$(grep -o 'http://127.0.0.1:[0-9]*/$' $TMP/example.log | head -1); SIM=${LOBBY%/}

@@ -88,7 +88,8 @@ function startVariant(
         REDIS_URL: ctx.redisUrl,
         PORT: '0',
         SESSION_SECRET: BENCH_SESSION_SECRET,
-        REDIS_CLIENT: client,
+        // The example names node-redis `redis`.
+        REDIS_CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
       },
       listening: /Example game backend: http:\/\/[^:]+:(\d+)/,
     });
@@ -129,6 +130,7 @@ const exampleTakesClient = (): boolean =>
 async function outsideCheck(
   pairs: number,
   seconds: number,
+  client: ClientChoice,
 ): Promise<{ rps: number; cpu: number } | string> {
   if (process.platform !== 'linux') return 'not run (it reads /proc)';
   const script = join(__dirname, '..', 'outside-check', 'run.sh');
@@ -136,7 +138,15 @@ async function outsideCheck(
     execFile(
       'bash',
       [script],
-      { env: { ...process.env, PAIRS: String(pairs), DUR: String(seconds) }, timeout: 600_000 },
+      {
+        env: {
+          ...process.env,
+          PAIRS: String(pairs),
+          DUR: String(seconds),
+          CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
+        },
+        timeout: 600_000,
+      },
       (error, stdout) => {
         const match = /req\/s ([\d.]+), CPU per request ([\d.]+)/.exec(stdout);
         if (error || !match) resolve(`failed: ${error?.message ?? stdout.slice(-200)}`);
@@ -216,7 +226,7 @@ export async function runRequestCost(
     if (variants.includes('example')) {
       // Right after the bench's windows, in processes of its own (ours idle meanwhile).
       ctx.log(`request-cost (${client}): the outside check (bench/outside-check/run.sh)`);
-      outside = await outsideCheck(plan.pairs, plan.windowS);
+      outside = await outsideCheck(plan.pairs, plan.windowS, client);
     }
     const floorRps = median(saturated.get('floor')!.map((w) => w.result.rps));
     const rate = Math.max(50, Math.floor((floorRps * FIXED_RATE_SHARE) / 10) * 10);
