@@ -1,0 +1,106 @@
+// The Redis clients the package accepts, made the same way for every suite that runs on each:
+// `describe.each(clientKinds)` runs a suite on ioredis 5/6 and node-redis 5/6, RESP2 and RESP3.
+import { Redis as IoRedis5, type RedisOptions } from 'ioredis';
+import { Redis as IoRedis6 } from 'ioredis6';
+import { createClient as createClient6 } from 'redis';
+import { createClient as createClient5 } from 'redis5';
+import type { RedisClient } from '../../lib/stores/redis/redis-client';
+
+/** Where to connect and what a client should add of its own. */
+export interface ClientPlace {
+  port: number;
+  host?: string;
+  /** The client's own key prefix (ioredis `keyPrefix`; node-redis 6 `keyPrefix`). */
+  keyPrefix?: string;
+}
+
+/** One kind of client, ready for a store. */
+export interface ClientKind {
+  /** e.g. `node-redis 6 (RESP3)`. */
+  name: string;
+  library: 'ioredis' | 'node-redis';
+  resp: 2 | 3;
+  /** Whether this client has a key prefix option of its own (node-redis 5 has none). */
+  keyPrefixes: boolean;
+  /** A connected client with the options the store's documentation asks for. */
+  connect(place: ClientPlace): Promise<RedisClient>;
+  /** Ends a client made by connect(), waiting for its replies. */
+  quit(client: RedisClient): Promise<void>;
+}
+
+/** The options RedisTokenStore documents for ioredis: no piling up, no giving up. */
+const ioredisOptions = (place: ClientPlace): RedisOptions => ({
+  host: place.host ?? '127.0.0.1',
+  port: place.port,
+  maxRetriesPerRequest: 1,
+  commandTimeout: 1000,
+  connectTimeout: 2000,
+  retryStrategy: (times: number) => Math.min(times * 50, 500),
+  ...(place.keyPrefix === undefined ? {} : { keyPrefix: place.keyPrefix }),
+});
+
+function ioredisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
+  return {
+    name: `ioredis ${version} (RESP${resp})`,
+    library: 'ioredis',
+    resp,
+    keyPrefixes: true,
+    async connect(place) {
+      const options = { ...ioredisOptions(place), ...(version === 6 ? { protocol: resp } : {}) };
+      const client = version === 5 ? new IoRedis5(options) : new IoRedis6(options as never);
+      client.on('error', () => undefined);
+      if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+      return client as RedisClient;
+    },
+    async quit(client) {
+      await (client as IoRedis5).quit().catch(() => undefined);
+    },
+  };
+}
+
+function nodeRedisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
+  return {
+    name: `node-redis ${version} (RESP${resp})`,
+    library: 'node-redis',
+    resp,
+    keyPrefixes: version === 6,
+    async connect(place) {
+      const options = {
+        socket: {
+          host: place.host ?? '127.0.0.1',
+          port: place.port,
+          connectTimeout: 2000,
+          reconnectStrategy: (retries: number) => Math.min(retries * 50, 500),
+        },
+        RESP: resp,
+        ...(place.keyPrefix === undefined ? {} : { keyPrefix: place.keyPrefix }),
+      };
+      const client =
+        version === 6 ? createClient6(options as never) : createClient5(options as never);
+      client.on('error', () => undefined);
+      await client.connect();
+      return client as unknown as RedisClient;
+    },
+    async quit(client) {
+      await (client as unknown as { close(): Promise<void> }).close().catch(() => undefined);
+    },
+  };
+}
+
+/** Every client kind the package supports, each at its default protocol and the other one. */
+export const clientKinds: ClientKind[] = [
+  ioredisKind(5, 2),
+  ioredisKind(6, 3),
+  ioredisKind(6, 2),
+  nodeRedisKind(6, 3),
+  nodeRedisKind(6, 2),
+  nodeRedisKind(5, 2),
+  nodeRedisKind(5, 3),
+];
+
+/** One kind per library at its default protocol: for slower suites. */
+export const defaultClientKinds: ClientKind[] = clientKinds.filter((kind) =>
+  ['ioredis 5 (RESP2)', 'ioredis 6 (RESP3)', 'node-redis 6 (RESP3)', 'node-redis 5 (RESP2)'].includes(
+    kind.name,
+  ),
+);
