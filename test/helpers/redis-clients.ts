@@ -100,7 +100,10 @@ export const clientKinds: ClientKind[] = [
 
 /** One kind per library at its default protocol: for slower suites. */
 export const defaultClientKinds: ClientKind[] = clientKinds.filter((kind) =>
-  ['ioredis 5 (RESP2)', 'ioredis 6 (RESP3)', 'node-redis 6 (RESP3)', 'node-redis 5 (RESP2)'].includes(
-    kind.name,
-  ),
+  [
+    'ioredis 5 (RESP2)',
+    'ioredis 6 (RESP3)',
+    'node-redis 6 (RESP3)',
+    'node-redis 5 (RESP2)',
+  ].includes(kind.name),
 );

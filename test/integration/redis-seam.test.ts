@@ -5,7 +5,11 @@
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import type { RedisCommands } from '../../lib/stores/redis/commands';
-import { KeyTracking, TRACKING_TIMING, type KeyChangeListener } from '../../lib/stores/redis/key-tracking';
+import {
+  KeyTracking,
+  TRACKING_TIMING,
+  type KeyChangeListener,
+} from '../../lib/stores/redis/key-tracking';
 import { redisCommands, type RedisClient } from '../../lib/stores/redis/redis-client';
 import { PUT_IF_VERSION, READ_WITH_TTL } from '../../lib/stores/scripts';
 import { clientKinds } from '../helpers/redis-clients';
@@ -120,23 +124,26 @@ describe.each(clientKinds)('$name', (kind) => {
     expect(noKey).toBe(-2);
   });
 
-  (kind.keyPrefixes ? test : test.skip)("the client's own key prefix: on commands, scripts and reports", async () => {
-    const own = uniquePrefix();
-    const prefixed = await kind.connect({ port: server.port, keyPrefix: own });
-    try {
-      const commands = redisCommands(prefixed);
-      expect(commands.keyPrefix).toBe(own);
-      await commands.run('SET', 'plain', ['1']);
-      await commands.script(PUT_IF_VERSION, ['scripted'], ['', '1|x', '60000']);
-      expect(await admin.get(`${own}plain`)).toBe('1');
-      expect(await admin.get(`${own}scripted`)).toBe('1|x');
-      const { changed } = await track(commands, 'rec:');
-      await admin.set(`${own}rec:a`, '1');
-      await waitUntil(() => changed.some((entry) => entry.key === 'rec:a'), 'the report');
-    } finally {
-      await kind.quit(prefixed);
-    }
-  });
+  (kind.keyPrefixes ? test : test.skip)(
+    "the client's own key prefix: on commands, scripts and reports",
+    async () => {
+      const own = uniquePrefix();
+      const prefixed = await kind.connect({ port: server.port, keyPrefix: own });
+      try {
+        const commands = redisCommands(prefixed);
+        expect(commands.keyPrefix).toBe(own);
+        await commands.run('SET', 'plain', ['1']);
+        await commands.script(PUT_IF_VERSION, ['scripted'], ['', '1|x', '60000']);
+        expect(await admin.get(`${own}plain`)).toBe('1');
+        expect(await admin.get(`${own}scripted`)).toBe('1|x');
+        const { changed } = await track(commands, 'rec:');
+        await admin.set(`${own}rec:a`, '1');
+        await waitUntil(() => changed.some((entry) => entry.key === 'rec:a'), 'the report');
+      } finally {
+        await kind.quit(prefixed);
+      }
+    },
+  );
 
   test('a change made elsewhere is reported within 50 ms, only under the prefix', async () => {
     const prefix = uniquePrefix();
@@ -146,7 +153,10 @@ describe.each(clientKinds)('$name', (kind) => {
     await admin.set(`${prefix}a`, '1');
     await admin.set(`other-${prefix}b`, '1');
     await admin.del(`${prefix}a`);
-    await waitUntil(() => changed.filter((entry) => entry.key === `${prefix}a`).length === 2, 'reports');
+    await waitUntil(
+      () => changed.filter((entry) => entry.key === `${prefix}a`).length === 2,
+      'reports',
+    );
     expect(changed.every((entry) => entry.key === `${prefix}a`)).toBe(true);
     expect(changed[1]!.at - sentAt).toBeLessThan(50);
   });
@@ -220,9 +230,13 @@ describe.each(clientKinds)('$name', (kind) => {
     await waitUntil(() => tracking.live, 'tracking on', 5000);
     const before = (await trackingClientIds()).length;
     await kind.quit(own);
-    expect(commands.takesCommands).toBe(false);
+    // ioredis says 'ready' until the socket has closed, a moment after QUIT is answered.
+    await waitUntil(() => !commands.takesCommands, 'the client to say it takes no commands', 1000);
     await waitUntil(() => !tracking.live, 'tracking off');
-    await waitUntil(async () => (await trackingClientIds()).length === before - 1, 'its connection closed');
+    await waitUntil(
+      async () => (await trackingClientIds()).length === before - 1,
+      'its connection closed',
+    );
   });
 });
 

@@ -26,7 +26,12 @@ export interface RedisCommands {
    * One command on one key, the key being the command's first argument (GET, SET, DEL, PEXPIRE,
    * ZRANGE, …); on a Cluster it goes to the node owning the key.
    */
-  run(command: string, key: string, args?: readonly Argument[], replies?: Replies): Promise<unknown>;
+  run(
+    command: string,
+    key: string,
+    args?: readonly Argument[],
+    replies?: Replies,
+  ): Promise<unknown>;
   /** A Lua script by EVALSHA, sent again by EVAL when the server (or Cluster node) lacks it. */
   script(
     script: LuaScript,
@@ -51,6 +56,8 @@ export interface TrackingLinkEvents {
   down(): void;
   /** Redis reported keys (named as Redis names them) changed; `null`: every key (FLUSHDB/ALL). */
   invalidated(keys: readonly string[] | null): void;
+  /** The server refused what the connection needs on connecting (a client that asks for tracking itself). */
+  refused(reason: string): void;
 }
 
 /** A connection Redis reports key changes to (CLIENT TRACKING in broadcast mode). */
@@ -69,7 +76,11 @@ export interface TrackingLink {
 export function isServerReply(error: unknown): error is Error {
   if (!(error instanceof Error)) return false;
   // ioredis: ReplyError (from redis-errors); node-redis: ErrorReply and its subclasses.
-  for (let proto = Object.getPrototypeOf(error); proto !== null; proto = Object.getPrototypeOf(proto)) {
+  for (
+    let proto = Object.getPrototypeOf(error);
+    proto !== null;
+    proto = Object.getPrototypeOf(proto)
+  ) {
     const name = (proto as { constructor?: { name?: string } }).constructor?.name;
     if (name === 'ReplyError' || name === 'ErrorReply') return true;
   }

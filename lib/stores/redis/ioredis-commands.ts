@@ -34,7 +34,9 @@ export class IoRedisCommands implements RedisCommands {
     if (client.isCluster) {
       const cluster = client as Cluster;
       this.topology = 'cluster';
-      this.keyPrefix = String(cluster.options.keyPrefix ?? cluster.options.redisOptions?.keyPrefix ?? '');
+      this.keyPrefix = String(
+        cluster.options.keyPrefix ?? cluster.options.redisOptions?.keyPrefix ?? '',
+      );
     } else {
       const options = (client as Redis).options;
       this.topology = (options.sentinels?.length ?? 0) > 0 ? 'sentinel' : 'standalone';
@@ -47,7 +49,12 @@ export class IoRedisCommands implements RedisCommands {
   }
 
   // ioredis adds its `keyPrefix` to the keys of `call` itself (it knows each command's key positions).
-  run(command: string, key: string, args: readonly Argument[] = [], replies: Replies = 'text'): Promise<unknown> {
+  run(
+    command: string,
+    key: string,
+    args: readonly Argument[] = [],
+    replies: Replies = 'text',
+  ): Promise<unknown> {
     const client = this.#client;
     return replies === 'bytes'
       ? client.callBuffer(command, key, ...args)
@@ -132,7 +139,16 @@ class IoRedisTrackingLink implements TrackingLink {
   async track(prefix: string): Promise<void> {
     const connection = this.#open();
     const id = await connection.call('CLIENT', 'ID');
-    await connection.call('CLIENT', 'TRACKING', 'on', 'REDIRECT', String(id), 'BCAST', 'PREFIX', prefix);
+    await connection.call(
+      'CLIENT',
+      'TRACKING',
+      'on',
+      'REDIRECT',
+      String(id),
+      'BCAST',
+      'PREFIX',
+      prefix,
+    );
     await connection.subscribe(INVALIDATE_CHANNEL);
   }
 

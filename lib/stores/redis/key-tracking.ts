@@ -127,6 +127,9 @@ export class KeyTracking {
       invalidated: (keys) => {
         if (this.#link === link) this.#reported(keys);
       },
+      refused: (reason) => {
+        if (this.#link === link && !this.#closed) this.#unavailable(reason);
+      },
     });
   }
 

@@ -4,6 +4,7 @@ import { ignore } from '../../util/ignore';
 import type { LuaScript } from '../scripts';
 import {
   isNoScript,
+  isRefusal,
   type Argument,
   type RedisCommands,
   type Replies,
@@ -47,7 +48,11 @@ export interface NodeRedisCluster extends Emitter {
 
 /** A node-redis 5/6 Sentinel from `createSentinel()`. */
 export interface NodeRedisSentinel extends Emitter {
-  sendCommand(isReadonly: boolean | undefined, args: Argument[], options?: object): Promise<unknown>;
+  sendCommand(
+    isReadonly: boolean | undefined,
+    args: Argument[],
+    options?: object,
+  ): Promise<unknown>;
   getMasterNode(): unknown;
   readonly isReady: boolean;
 }
@@ -80,7 +85,8 @@ export class NodeRedisCommands implements RedisCommands {
     const options_ = (replies: Replies): object => (replies === 'bytes' ? AS_BYTES : AS_TEXT);
     if (isCluster(client)) {
       this.topology = 'cluster';
-      this.#send = (key, args, replies) => client.sendCommand(this.keyPrefix + key, false, args, options_(replies));
+      this.#send = (key, args, replies) =>
+        client.sendCommand(this.keyPrefix + key, false, args, options_(replies));
     } else if (isSentinel(client)) {
       this.topology = 'sentinel';
       // Never a replica (`isReadonly: false`): a read must see the write just made.
@@ -95,7 +101,12 @@ export class NodeRedisCommands implements RedisCommands {
     return this.#client.isReady;
   }
 
-  run(command: string, key: string, args: readonly Argument[] = [], replies: Replies = 'text'): Promise<unknown> {
+  run(
+    command: string,
+    key: string,
+    args: readonly Argument[] = [],
+    replies: Replies = 'text',
+  ): Promise<unknown> {
     return this.#send(key, [command, this.keyPrefix + key, ...args], replies);
   }
 
@@ -107,7 +118,11 @@ export class NodeRedisCommands implements RedisCommands {
   ): Promise<unknown> {
     const prefixed = keys.map((key) => this.keyPrefix + key);
     const send = (command: 'EVALSHA' | 'EVAL', body: string): Promise<unknown> =>
-      this.#send(keys[0] ?? '', [command, body, String(keys.length), ...prefixed, ...args], replies);
+      this.#send(
+        keys[0] ?? '',
+        [command, body, String(keys.length), ...prefixed, ...args],
+        replies,
+      );
     try {
       return await send('EVALSHA', script.sha);
     } catch (error) {
@@ -131,7 +146,8 @@ export class NodeRedisCommands implements RedisCommands {
 
   trackingLink(): TrackingLink | string {
     const client = this.#client;
-    if (isCluster(client)) return 'a Cluster spreads keys over nodes that each track only their own keys';
+    if (isCluster(client))
+      return 'a Cluster spreads keys over nodes that each track only their own keys';
     if (isSentinel(client)) {
       return "node-redis's Sentinel does not surface its master connection's invalidation pushes";
     }
@@ -164,8 +180,12 @@ class NodeRedisTrackingLink implements TrackingLink {
     });
     this.#connection = connection;
     connection.on('ready', () => events.ready());
-    // node-redis emits 'error' for every failure, then reconnects by itself.
-    connection.on('error', () => events.down());
+    // node-redis emits 'error' for every failure, then reconnects by itself; node-redis 6 sends
+    // CLIENT TRACKING ON while connecting, so a refused CLIENT shows here as a reply error.
+    connection.on('error', (error: unknown) => {
+      if (isRefusal(error)) events.refused(error instanceof Error ? error.message : String(error));
+      else events.down();
+    });
     connection.on('end', () => events.down());
     connection.on('invalidate', ((key: Buffer | string | null) =>
       events.invalidated(key === null ? null : [String(key)])) as Listener);
@@ -173,7 +193,10 @@ class NodeRedisTrackingLink implements TrackingLink {
   }
 
   async track(prefix: string): Promise<void> {
-    await this.#open().sendCommand(['CLIENT', 'TRACKING', 'ON', 'BCAST', 'PREFIX', prefix]);
+    const connection = this.#open();
+    // node-redis 6 turned tracking on (default mode) while connecting; the mode changes only from off.
+    await connection.sendCommand(['CLIENT', 'TRACKING', 'OFF']);
+    await connection.sendCommand(['CLIENT', 'TRACKING', 'ON', 'BCAST', 'PREFIX', prefix]);
   }
 
   ping(): Promise<unknown> {
