@@ -1,9 +1,17 @@
 // The Redis clients the package accepts, made the same way for every suite that runs on each:
 // `describe.each(clientKinds)` runs a suite on ioredis 5/6 and node-redis 5/6, RESP2 and RESP3.
-import { Redis as IoRedis5, type RedisOptions } from 'ioredis';
-import { Redis as IoRedis6 } from 'ioredis6';
-import { createClient as createClient6 } from 'redis';
-import { createClient as createClient5 } from 'redis5';
+import { Cluster as IoCluster5, Redis as IoRedis5, type RedisOptions } from 'ioredis';
+import { Cluster as IoCluster6, Redis as IoRedis6 } from 'ioredis6';
+import {
+  createClient as createClient6,
+  createCluster as createCluster6,
+  createSentinel as createSentinel6,
+} from 'redis';
+import {
+  createClient as createClient5,
+  createCluster as createCluster5,
+  createSentinel as createSentinel5,
+} from 'redis5';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 
 /** Where to connect and what a client should add of its own. */
@@ -24,6 +32,13 @@ export interface ClientKind {
   keyPrefixes: boolean;
   /** A connected client with the options the store's documentation asks for. */
   connect(place: ClientPlace): Promise<RedisClient>;
+  /** A connected Cluster client on `nodes`. */
+  connectCluster(nodes: Array<{ host: string; port: number }>): Promise<RedisClient>;
+  /** A connected client of the master that `sentinels` watch under `name`. */
+  connectSentinel(
+    sentinels: Array<{ host: string; port: number }>,
+    name: string,
+  ): Promise<RedisClient>;
   /** Ends a client made by connect(), waiting for its replies. */
   quit(client: RedisClient): Promise<void>;
 }
@@ -48,6 +63,26 @@ function ioredisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
     async connect(place) {
       const options = { ...ioredisOptions(place), ...(version === 6 ? { protocol: resp } : {}) };
       const client = version === 5 ? new IoRedis5(options) : new IoRedis6(options as never);
+      client.on('error', () => undefined);
+      if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+      return client as RedisClient;
+    },
+    async connectCluster(nodes) {
+      const { host: _host, port: _port, ...redisOptions } = ioredisOptions({ port: 0 });
+      const options = {
+        redisOptions: { ...redisOptions, ...(version === 6 ? { protocol: resp } : {}) },
+      };
+      const cluster =
+        version === 5 ? new IoCluster5(nodes, options) : new IoCluster6(nodes, options as never);
+      cluster.on('error', () => undefined);
+      if (cluster.status !== 'ready')
+        await new Promise((resolve) => cluster.once('ready', resolve));
+      return cluster as RedisClient;
+    },
+    async connectSentinel(sentinels, name) {
+      const { host: _host, port: _port, ...options } = ioredisOptions({ port: 0 });
+      const all = { ...options, sentinels, name, ...(version === 6 ? { protocol: resp } : {}) };
+      const client = version === 5 ? new IoRedis5(all) : new IoRedis6(all as never);
       client.on('error', () => undefined);
       if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
       return client as RedisClient;
@@ -80,6 +115,26 @@ function nodeRedisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
       client.on('error', () => undefined);
       await client.connect();
       return client as unknown as RedisClient;
+    },
+    async connectCluster(nodes) {
+      const options = {
+        rootNodes: nodes.map((node) => ({ socket: node })),
+        defaults: { socket: { connectTimeout: 2000 } },
+        RESP: resp,
+      };
+      const cluster =
+        version === 6 ? createCluster6(options as never) : createCluster5(options as never);
+      cluster.on('error', () => undefined);
+      await cluster.connect();
+      return cluster as unknown as RedisClient;
+    },
+    async connectSentinel(sentinels, name) {
+      const options = { name, sentinelRootNodes: sentinels, RESP: resp };
+      const sentinel =
+        version === 6 ? createSentinel6(options as never) : createSentinel5(options as never);
+      sentinel.on('error', () => undefined);
+      await sentinel.connect();
+      return sentinel as unknown as RedisClient;
     },
     async quit(client) {
       await (client as unknown as { close(): Promise<void> }).close().catch(() => undefined);

@@ -18,7 +18,9 @@ const BLOB_STRING = 36;
 const AS_BYTES = { typeMapping: { [BLOB_STRING]: Buffer } } as const;
 const AS_TEXT = { typeMapping: {} } as const;
 
-type Listener = (...args: never[]) => void;
+// The clients' own listener type (EventEmitter's): anything narrower is not assignable from it.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Listener = (...args: any[]) => void;
 interface Emitter {
   on(event: string, listener: Listener): unknown;
   off(event: string, listener: Listener): unknown;
@@ -31,7 +33,9 @@ export interface NodeRedisClient extends Emitter {
   connect(): Promise<unknown>;
   destroy(): void;
   readonly isReady: boolean;
-  readonly options?: { readonly keyPrefix?: Argument } | undefined;
+  readonly isOpen: boolean;
+  /** node-redis 6 has a `keyPrefix` option; 5 has none. */
+  readonly options?: object | undefined;
 }
 
 /** A node-redis 5/6 Cluster from `createCluster()`. */
@@ -43,7 +47,9 @@ export interface NodeRedisCluster extends Emitter {
     options?: object,
   ): Promise<unknown>;
   getSlotMaster(slot: number): unknown;
-  readonly isReady: boolean;
+  /** node-redis 6 only; 5 has `isOpen` alone. */
+  readonly isReady?: boolean;
+  readonly isOpen: boolean;
 }
 
 /** A node-redis 5/6 Sentinel from `createSentinel()`. */
@@ -55,6 +61,7 @@ export interface NodeRedisSentinel extends Emitter {
   ): Promise<unknown>;
   getMasterNode(): unknown;
   readonly isReady: boolean;
+  readonly isOpen: boolean;
 }
 
 export type NodeRedisAny = NodeRedisClient | NodeRedisCluster | NodeRedisSentinel;
@@ -67,7 +74,7 @@ const isSentinel = (client: NodeRedisAny): client is NodeRedisSentinel =>
 /** True for a node-redis client, Cluster or Sentinel. */
 export const isNodeRedis = (client: object): client is NodeRedisAny =>
   typeof (client as { sendCommand?: unknown }).sendCommand === 'function' &&
-  typeof (client as { isReady?: unknown }).isReady === 'boolean';
+  typeof (client as { isOpen?: unknown }).isOpen === 'boolean';
 
 export class NodeRedisCommands implements RedisCommands {
   readonly library = 'node-redis';
@@ -98,7 +105,8 @@ export class NodeRedisCommands implements RedisCommands {
   }
 
   get takesCommands(): boolean {
-    return this.#client.isReady;
+    const client = this.#client;
+    return client.isReady ?? (client as NodeRedisCluster).isOpen;
   }
 
   run(
