@@ -1,9 +1,8 @@
-// RedisTokenStore: token records in Redis (standalone, Sentinel or Cluster) through ioredis, with
-// compare-and-set writes in Lua, owner-only locks, a deadline on every call and optional
-// AES-256-GCM encryption at rest.
+// RedisTokenStore: token records in Redis (standalone, Sentinel or Cluster) through node-redis or
+// ioredis (the command seam in ./redis/), with compare-and-set writes in Lua, owner-only locks, a
+// deadline on every call and optional AES-256-GCM encryption at rest.
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { hashOpenId, hashSessionId } from '../core/hash';
 import type { TokenRecord } from '../core/token-record';
 import type {
@@ -27,6 +26,7 @@ import {
 import { parseOptions } from '../util/parse-options';
 import { redisTokenStoreOptionsSchema, type RedisTokenStoreOptions } from './redis-store-options';
 import {
+  BUMP_GENERATION,
   COUNT_IN_WINDOW,
   DELETE_IF_VERSION,
   EXTEND_IF_OWNER,
@@ -37,10 +37,12 @@ import {
   RELEASE_IF_OWNER,
   type LuaScript,
 } from './scripts';
+import type { Argument, RedisCommands, Replies } from './redis/commands';
+import { KeyTracking } from './redis/key-tracking';
+import { redisCommands } from './redis/redis-client';
 import { withDeadline } from '../core/with-deadline';
 import { ignore } from '../util/ignore';
 import { RecordCache, type ReadTicket } from './record-cache';
-import { RedisInvalidation } from './redis-invalidation';
 import {
   checkClaimKey,
   checkCount,
@@ -53,16 +55,6 @@ import {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 /** While no invalidations arrive, waiters poll at 25–75 ms, jittered so processes spread out. */
 const pollDelayMs = (): number => 25 + Math.random() * 50;
-
-/**
- * True while the client is connected and not closing. `manuallyClosing` is set by ioredis (5 and 6)
- * once `quit()` or `disconnect()` is under way, while `status` still says `ready`.
- */
-const takesCommands = (client: Redis): boolean =>
-  client.status === 'ready' && client['manuallyClosing'] !== true;
-
-const isNoScriptError = (error: unknown): boolean =>
-  error instanceof Error && error.message.startsWith('NOSCRIPT');
 
 /**
  * Token store in Redis, shared by every process of the service.
@@ -101,14 +93,14 @@ const isNoScriptError = (error: unknown): boolean =>
  * their key changed (`recordCache`, one extra connection; not on a Cluster): docs/caching.md.
  */
 export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements TokenStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisCommands;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #maxTtlMs: number;
   readonly #keyRing: RecordKeyRing | undefined;
   /** Records served from memory while Redis's invalidations reach `#invalidation` (docs/caching.md). */
   readonly #cache: RecordCache | undefined;
-  readonly #invalidation: RedisInvalidation | undefined;
+  readonly #tracking: KeyTracking | undefined;
   /** The cache's reads in flight by session id, for requests that arrive meanwhile to share. */
   readonly #readsInFlight = new Map<
     string,
@@ -118,8 +110,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
   constructor(options: RedisTokenStoreOptions) {
     super();
     const config = parseOptions(redisTokenStoreOptionsSchema, options, 'RedisTokenStore');
-    // A Cluster has the same command methods as a Redis client; one type keeps the calls simple.
-    this.#redis = config.redis as Redis;
+    this.#redis = redisCommands(config.redis);
     this.#prefix = config.prefix;
     this.#timeoutMs = config.operationTimeoutMs;
     this.#maxTtlMs = config.maxRecordTtlSeconds * 1000;
@@ -136,25 +127,20 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
       );
     }
     // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
-    if (config.recordCache && (config.redis as { isCluster?: boolean }).isCluster !== true) {
+    if (config.recordCache && this.#redis.topology !== 'cluster') {
       // A record Redis reports changed is read again at once (see RecordCache.reported); nobody
       // awaits that read, and if it fails the next request reads. Only on a client that takes
       // commands: written after the app's QUIT, it would break the socket under that QUIT.
       const cache = new RecordCache(config.recordCacheSize, (sessionId) => {
-        if (takesCommands(this.#redis)) this.#readThrough(cache, sessionId, true).catch(ignore);
+        if (this.#redis.takesCommands) this.#readThrough(cache, sessionId, true).catch(ignore);
       });
-      const unavailable = (reason: string): void => {
-        this.emit('recordCacheUnavailable', { reason });
-      };
-      try {
-        this.#invalidation = new RedisInvalidation(this.#redis, cache, this.#prefix, unavailable);
-        this.#cache = cache;
-      } catch (error) {
-        // The client's options do not make a second connection: direct reads, said once (on the
-        // next tick, so that a listener attached right after construction hears it).
-        const reason = error instanceof Error ? error.message : String(error);
-        process.nextTick(unavailable, reason);
-      }
+      this.#cache = cache;
+      this.#tracking = new KeyTracking(this.#redis, this.#prefix, {
+        changed: (key) => cache.reported(key),
+        allChanged: () => cache.invalidateAll(),
+        liveChanged: (live) => cache.setActive(live),
+        unavailable: (reason) => this.emit('recordCacheUnavailable', { reason }),
+      });
     }
   }
 
@@ -165,7 +151,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
 
   /** Closes the connection the record cache opened; the client given is left open. */
   async close(): Promise<void> {
-    await this.#invalidation?.close();
+    await this.#tracking?.close();
   }
 
   /** True when records are stored in the clear (no `encryptionKeys`). */
@@ -186,7 +172,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     }
     const sessionHash = hashSessionId(sessionId);
     const key = this.#recordKey(sessionHash);
-    const value = await withDeadline(this.#redis.getBuffer(key), this.#timeoutMs, 'a read');
+    const value = (await this.#run('GET', key, [], 'a read', 'bytes')) as Buffer | null;
     return value === null ? undefined : this.#decode(value, key, sessionHash);
   }
 
@@ -292,11 +278,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     // A new login that a logoutPlayer() overtook (its generation moved since the index was
     // written) takes itself back: the log-out may have scanned the index before this record existed.
     if (options.expectedVersion === null) {
-      const now = await withDeadline(
-        this.#redis.get(this.#generationKey(record.openId)),
-        this.#timeoutMs,
-        'a login check',
-      );
+      const now = await this.#run('GET', this.#generationKey(record.openId), [], 'a login check');
       if ((now ?? '0') !== generation) {
         await this.delete(sessionId, { expectedVersion: record.version, openId: record.openId });
         return false;
@@ -329,16 +311,12 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     const key = this.#recordKey(sessionHash);
     const deleted = await this.#changing(key, () =>
       expectedVersion === undefined
-        ? withDeadline(this.#redis.del(key), this.#timeoutMs, 'a delete')
+        ? this.#run('DEL', key, [], 'a delete')
         : this.#script(DELETE_IF_VERSION, key, [versionPrefix(expectedVersion)]),
     );
     const openId = options?.openId;
     if (deleted === 1 && typeof openId === 'string' && openId.length > 0) {
-      await withDeadline(
-        this.#redis.zrem(this.#playerKey(openId), sessionHash),
-        this.#timeoutMs,
-        'a delete',
-      );
+      await this.#run('ZREM', this.#playerKey(openId), [sessionHash], 'a delete');
     }
     return deleted === 1;
   }
@@ -350,11 +328,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     const owner = randomBytes(16).toString('base64url');
     const sessionHash = hashSessionId(sessionId);
     const key = this.#lockKey(sessionHash);
-    const taken = await withDeadline(
-      this.#redis.set(key, owner, 'PX', lockTtlMs, 'NX'),
-      this.#timeoutMs,
-      'a lock',
-    );
+    const taken = await this.#run('SET', key, [owner, 'PX', String(lockTtlMs), 'NX'], 'a lock');
     if (taken !== 'OK') return undefined;
     // The holder re-reads the record before refreshing: from Redis, not from a copy that another
     // process's message (sent before this lock was free) may not have removed yet.
@@ -388,11 +362,8 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     checkSessionId(sessionId);
     checkExpectedVersion(version);
     const key = this.#holdKey(hashSessionId(sessionId));
-    await withDeadline(
-      this.#redis.set(key, String(version), 'PX', ttlMilliseconds(ttlMs)),
-      this.#timeoutMs,
-      'a refresh hold',
-    );
+    const ttl = String(ttlMilliseconds(ttlMs));
+    await this.#run('SET', key, [String(version), 'PX', ttl], 'a refresh hold');
   }
 
   /** Milliseconds left of a hold on `version` set by holdBackRefreshes; 0 when none. */
@@ -408,11 +379,8 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     checkSessionId(sessionId);
     const lifetimeMs = Math.min(ttlMilliseconds(ttlMs), this.#maxTtlMs);
     const sessionHash = hashSessionId(sessionId);
-    const extended = await withDeadline(
-      this.#redis.pexpire(this.#recordKey(sessionHash), lifetimeMs),
-      this.#timeoutMs,
-      'a touch',
-    );
+    const key = this.#recordKey(sessionHash);
+    const extended = await this.#run('PEXPIRE', key, [String(lifetimeMs)], 'a touch');
     if (extended !== 1) return false;
     await this.#index(openId, sessionHash, lifetimeMs);
     return true;
@@ -422,9 +390,11 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
   async claimOnce(key: string, ttlMs: number): Promise<boolean> {
     checkClaimKey(key);
     const claimTtlMs = ttlMilliseconds(ttlMs);
-    const claimed = await withDeadline(
-      this.#redis.set(`${this.#prefix}c:${key}`, '1', 'PX', claimTtlMs, 'NX'),
-      this.#timeoutMs,
+    const claimKey = `${this.#prefix}c:${key}`;
+    const claimed = await this.#run(
+      'SET',
+      claimKey,
+      ['1', 'PX', String(claimTtlMs), 'NX'],
       'a claim',
     );
     return claimed === 'OK';
@@ -451,12 +421,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     if (typeof openId === 'string' && openId.length > 0) {
       // First: a login that indexed itself before this bump and writes its record after the scan
       // below sees the new generation and takes itself back (see put).
-      const generationKey = this.#generationKey(openId);
-      await withDeadline(
-        this.#redis.multi().incr(generationKey).pexpire(generationKey, this.#maxTtlMs).exec(),
-        this.#timeoutMs,
-        'a player logout',
-      );
+      await this.#script(BUMP_GENERATION, this.#generationKey(openId), [String(this.#maxTtlMs)]);
     }
     const members = await this.#liveSessions(openId);
     // One DEL per record: on a Cluster the records live in different slots.
@@ -464,7 +429,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
       Promise.all(
         members.map((hash) => {
           const key = this.#recordKey(hash);
-          return this.#changing(key, () => this.#redis.del(key));
+          return this.#changing(key, () => this.#redis.run('DEL', key) as Promise<number>);
         }),
       ),
       this.#timeoutMs,
@@ -472,11 +437,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     );
     // Only the members read above leave the index: a login completing meanwhile stays findable.
     if (members.length > 0) {
-      await withDeadline(
-        this.#redis.zrem(indexKey, ...members),
-        this.#timeoutMs,
-        'a player logout',
-      );
+      await this.#run('ZREM', indexKey, members, 'a player logout');
     }
     return deleted.reduce((sum, count) => sum + count, 0);
   }
@@ -487,14 +448,14 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     }
     const indexKey = this.#playerKey(openId);
     const lookup = async (): Promise<string[]> => {
-      await this.#redis.zremrangebyscore(indexKey, '-inf', Date.now());
-      // The stop index as a string: ioredis 6's types take no number there.
-      const members = await this.#redis.zrange(indexKey, 0, '-1');
+      const redis = this.#redis;
+      await redis.run('ZREMRANGEBYSCORE', indexKey, ['-inf', String(Date.now())]);
+      const members = ((await redis.run('ZRANGE', indexKey, ['0', '-1'])) as unknown[]).map(String);
       const exists = await Promise.all(
-        members.map((hash) => this.#redis.exists(this.#recordKey(hash))),
+        members.map((hash) => redis.run('EXISTS', this.#recordKey(hash))),
       );
       const gone = members.filter((_, index) => exists[index] === 0);
-      if (gone.length > 0) await this.#redis.zrem(indexKey, ...gone);
+      if (gone.length > 0) await redis.run('ZREM', indexKey, gone);
       return members.filter((_, index) => exists[index] === 1);
     };
     return withDeadline(lookup(), this.#timeoutMs, 'a player lookup');
@@ -520,30 +481,28 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     return `${this.#prefix}{${sessionHash}}:l`;
   }
 
-  /** EVALSHA, loading the script with EVAL when this server (or Cluster node) does not have it. */
+  /** One command on one key, within the deadline; `what` names it in the error. */
+  #run(
+    command: string,
+    key: string,
+    args: readonly Argument[],
+    what: string,
+    replies: Replies = 'text',
+  ): Promise<unknown> {
+    return withDeadline(this.#redis.run(command, key, args, replies), this.#timeoutMs, what);
+  }
+
+  /** A script by EVALSHA (EVAL where the server or Cluster node lacks it), within the deadline. */
   #script(
     script: LuaScript,
     key: string | string[],
-    args: Array<string | Buffer>,
+    args: Argument[],
     /** `'bytes'`: bulk replies as Buffers (a sealed record is binary), else as strings. */
-    replies: 'text' | 'bytes' = 'text',
+    replies: Replies = 'text',
   ): Promise<unknown> {
     const keys = typeof key === 'string' ? [key] : key;
-    const redis = this.#redis;
-    const bytes = replies === 'bytes';
-    const run = async (): Promise<unknown> => {
-      try {
-        return await (bytes
-          ? redis.callBuffer('EVALSHA', script.sha, keys.length, ...keys, ...args)
-          : redis.evalsha(script.sha, keys.length, ...keys, ...args));
-      } catch (error) {
-        if (!isNoScriptError(error)) throw error;
-        return await (bytes
-          ? redis.callBuffer('EVAL', script.source, keys.length, ...keys, ...args)
-          : redis.eval(script.source, keys.length, ...keys, ...args));
-      }
-    };
-    return withDeadline(run(), this.#timeoutMs, `the ${script.name} script`);
+    const run = this.#redis.script(script, keys, args, replies);
+    return withDeadline(run, this.#timeoutMs, `the ${script.name} script`);
   }
 
   /** AAD of a sealed record: its key and version, so neither can be swapped under the ciphertext. */

@@ -131,6 +131,19 @@ return redis.call('GET', KEYS[2]) or '0'
 );
 
 /**
+ * Bumps a player's logout generation (log out everywhere) and keeps it as long as a record may live.
+ * KEYS[1] the generation key; ARGV[1] its time to live in milliseconds. Returns the new generation.
+ */
+export const BUMP_GENERATION = script(
+  'bumpGeneration',
+  `
+local generation = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return generation
+`,
+);
+
+/**
  * A fixed-window counter: adds ARGV[1] (1, or 0 to only read) and opens the window (ARGV[2] ms) at
  * the first count, so the key is gone when the window ends.
  * KEYS[1] counter key. Returns { count, milliseconds left in the window (0 when none) }.
