@@ -195,6 +195,24 @@ describe.each(clientKinds)('$name', (kind) => {
     await waitUntil(() => changed.some((entry) => entry.key === `${prefix}after`), 'a report');
   });
 
+  (kind.library === 'ioredis' ? test : test.skip)(
+    'CLIENT KILL of the subscriber the reports are redirected to: off at once, then on again',
+    async () => {
+      const prefix = uniquePrefix();
+      const { tracking, live, changed } = await track(seam, prefix);
+      const list = String(await admin.call('CLIENT', 'LIST'));
+      const subscriber = list
+        .split('\n')
+        .find((line) => /\bsub=1\b/.test(line))
+        ?.match(/\bid=(\d+)/)?.[1];
+      await admin.call('CLIENT', 'KILL', 'ID', subscriber!);
+      await waitUntil(() => live.some((entry) => !entry.live), 'tracking to go off', 2000);
+      await waitUntil(() => tracking.live, 'tracking back on', 5000);
+      await admin.set(`${prefix}after`, '1');
+      await waitUntil(() => changed.some((entry) => entry.key === `${prefix}after`), 'a report');
+    },
+  );
+
   test('a stalled server (DEBUG SLEEP 3, heartbeats time out): off, then on again', async () => {
     const prefix = uniquePrefix();
     const { tracking, live } = await track(seam, prefix);

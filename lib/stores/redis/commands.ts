@@ -66,8 +66,14 @@ export interface TrackingLink {
   open(events: TrackingLinkEvents): void;
   /** On a ready connection: reports every change of a key starting with `prefix` (full name). */
   track(prefix: string): Promise<void>;
-  /** A round trip on the connection: answered after every report sent before it. */
+  /** A round trip on the connection reports arrive on: answered after every report sent before it. */
   ping(): Promise<unknown>;
+  /**
+   * A command of the tracking itself (the database mark) on a connection of the link, never on the
+   * app's client: written after the app's QUIT, it would break the socket under that QUIT. Keys
+   * are given as Redis names them.
+   */
+  send(args: readonly string[]): Promise<unknown>;
   /** Closes the connection for good. */
   close(): void;
 }

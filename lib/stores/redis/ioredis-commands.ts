@@ -95,14 +95,19 @@ export class IoRedisCommands implements RedisCommands {
 }
 
 /**
- * A duplicate of the client speaking RESP2, tracking redirected to itself and subscribed to
- * `__redis__:invalidate`: ioredis 6 drops RESP3 `invalidate` push frames (its data handler passes
- * on only pub/sub pushes), while redirected reports reach the documented `messageBuffer` event on
- * both versions (`message` would flatten a list of keys into one string).
+ * Two duplicates of the client, both speaking RESP2: one takes the commands (CLIENT TRACKING
+ * redirected to the other, the database mark), the other is subscribed to `__redis__:invalidate`,
+ * where Redis sends a redirected report. ioredis 6 drops RESP3 `invalidate` push frames (its data
+ * handler passes on only pub/sub pushes), while a redirected report reaches the documented
+ * `messageBuffer` event on both versions (`message` would flatten a list of keys into one string).
+ * Two connections because a RESP2 subscriber may send nothing but (UN)SUBSCRIBE and PING.
  */
 class IoRedisTrackingLink implements TrackingLink {
   readonly #parent: Redis;
-  #connection: Redis | undefined;
+  #commands: Redis | undefined;
+  #reports: Redis | undefined;
+  /** The subscriber's CLIENT ID once it is subscribed on its current connection. */
+  #subscriberId: string | undefined;
 
   constructor(parent: Redis) {
     this.#parent = parent;
@@ -110,7 +115,7 @@ class IoRedisTrackingLink implements TrackingLink {
 
   open(events: TrackingLinkEvents): void {
     // `protocol` and `replyMapping` are ioredis 6 options; ioredis 5 speaks RESP2 and ignores them.
-    // Nothing is queued or resent across a reconnect: tracking must precede SUBSCRIBE every time.
+    // Nothing is queued or resent across a reconnect: the tracking is set up again every time.
     const overrides = {
       protocol: 2,
       replyMapping: 'legacy',
@@ -121,25 +126,43 @@ class IoRedisTrackingLink implements TrackingLink {
       maxRetriesPerRequest: 1,
       keyPrefix: '',
     } as RedisOptions;
-    const connection = this.#parent.duplicate(overrides);
-    this.#connection = connection;
-    // Errors surface as 'close' and ioredis reconnects; none is the app's to handle.
-    connection.on('error', ignore);
-    connection.on('close', () => events.down());
-    connection.on('ready', () => events.ready());
-    connection.on('messageBuffer', (channel: Buffer | string, message: unknown) => {
+    const commands = this.#parent.duplicate(overrides);
+    const reports = this.#parent.duplicate(overrides);
+    this.#commands = commands;
+    this.#reports = reports;
+    for (const connection of [commands, reports]) {
+      // Errors surface as 'close' and ioredis reconnects; none is the app's to handle.
+      connection.on('error', ignore);
+      connection.on('close', () => events.down());
+      // Ready for tracking once both are: a reconnect of either means setting it up again.
+      connection.on('ready', () => {
+        events.down();
+        if (commands.status === 'ready' && reports.status === 'ready') events.ready();
+      });
+      connection.connect().catch(ignore);
+    }
+    reports.on('close', () => (this.#subscriberId = undefined));
+    reports.on('messageBuffer', (channel: Buffer | string, message: unknown) => {
       if (String(channel) !== INVALIDATE_CHANNEL) return;
       if (message === null || message === undefined) events.invalidated(null);
       else if (Array.isArray(message)) events.invalidated(message.map(String));
       else events.invalidated([String(message)]);
     });
-    connection.connect().catch(ignore);
   }
 
   async track(prefix: string): Promise<void> {
-    const connection = this.#open();
-    const id = await connection.call('CLIENT', 'ID');
-    await connection.call(
+    const { commands, reports } = this.#open();
+    // A subscriber that stayed up while the other connection came back keeps its subscription (and
+    // may send nothing but (UN)SUBSCRIBE and PING any more).
+    if (this.#subscriberId === undefined) {
+      const id = String(await reports.call('CLIENT', 'ID'));
+      await reports.subscribe(INVALIDATE_CHANNEL);
+      this.#subscriberId = id;
+    }
+    const id = this.#subscriberId;
+    // Off first: the redirect of a connection that stayed up may name a subscriber that did not.
+    await commands.call('CLIENT', 'TRACKING', 'off');
+    await commands.call(
       'CLIENT',
       'TRACKING',
       'on',
@@ -149,19 +172,26 @@ class IoRedisTrackingLink implements TrackingLink {
       'PREFIX',
       prefix,
     );
-    await connection.subscribe(INVALIDATE_CHANNEL);
   }
 
   ping(): Promise<unknown> {
-    return this.#open().ping();
+    return this.#open().reports.ping();
+  }
+
+  send(args: readonly string[]): Promise<unknown> {
+    const [command, ...rest] = args;
+    return this.#open().commands.call(command!, ...rest);
   }
 
   close(): void {
-    this.#connection?.disconnect();
+    this.#commands?.disconnect();
+    this.#reports?.disconnect();
   }
 
-  #open(): Redis {
-    if (this.#connection === undefined) throw new Error('The tracking link is not open.');
-    return this.#connection;
+  #open(): { commands: Redis; reports: Redis } {
+    if (this.#commands === undefined || this.#reports === undefined) {
+      throw new Error('The tracking link is not open.');
+    }
+    return { commands: this.#commands, reports: this.#reports };
   }
 }

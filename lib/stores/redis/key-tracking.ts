@@ -56,7 +56,6 @@ export class KeyTracking {
   readonly #listener: KeyChangeListener;
   /** The prefix as Redis names the keys (the client's own key prefix, then the tracked prefix). */
   readonly #trackedPrefix: string;
-  readonly #markKey: string;
   readonly #markName: string;
   readonly #heartbeat: NodeJS.Timeout | undefined;
   readonly #unfollow: () => void = ignore;
@@ -81,8 +80,7 @@ export class KeyTracking {
     this.#redis = redis;
     this.#listener = listener;
     this.#trackedPrefix = redis.keyPrefix + prefix;
-    this.#markKey = prefix + MARK_SUFFIX;
-    this.#markName = redis.keyPrefix + this.#markKey;
+    this.#markName = redis.keyPrefix + prefix + MARK_SUFFIX;
     const link = redis.trackingLink();
     if (typeof link === 'string') {
       this.#closed = true;
@@ -185,7 +183,7 @@ export class KeyTracking {
         if (epoch !== this.#epoch) return;
         this.#trackingOn = true;
       }
-      await this.#adoptMark(epoch);
+      await this.#adoptMark(link, epoch);
     } catch (error) {
       if (epoch === this.#epoch && isRefusal(error)) {
         // Renamed or forbidden CLIENT (some managed services), or a Redis before 6.
@@ -199,12 +197,11 @@ export class KeyTracking {
   }
 
   /** Reads (or makes) the database mark, then proves the channel with a report of its rewrite. */
-  async #adoptMark(epoch: number): Promise<void> {
-    const redis = this.#redis;
-    let value = await redis.run('GET', this.#markKey);
+  async #adoptMark(link: TrackingLink, epoch: number): Promise<void> {
+    let value = await this.#readMark(link);
     if (value === null) {
-      await redis.run('SET', this.#markKey, [randomBytes(12).toString('base64url'), 'NX']);
-      value = await redis.run('GET', this.#markKey);
+      await link.send(['SET', this.#markName, randomBytes(12).toString('base64url'), 'NX']);
+      value = await this.#readMark(link);
     }
     if (epoch !== this.#epoch || value === null) return;
     const sentAt = Date.now();
@@ -217,7 +214,7 @@ export class KeyTracking {
       };
     });
     // The same value again (XX: never re-creates a mark a FLUSHDB just removed): one report.
-    await redis.run('SET', this.#markKey, [String(value), 'XX']);
+    await link.send(['SET', this.#markName, value, 'XX']);
     const proven = await seen;
     if (epoch !== this.#epoch) return;
     this.#proofSeen = undefined;
@@ -229,9 +226,18 @@ export class KeyTracking {
       return;
     }
     this.#failedProofs = 0;
-    this.#mark = String(value);
+    this.#mark = value;
     this.#lastAnswerAt = Date.now();
     this.#renew(sentAt);
+  }
+
+  /**
+   * The mark's value, `null` when none. MGET rather than GET, so that INFO commandstats tells the
+   * heartbeat apart from the store's reads.
+   */
+  async #readMark(link: TrackingLink): Promise<string | null> {
+    const [value] = (await link.send(['MGET', this.#markName])) as unknown[];
+    return value === null || value === undefined ? null : String(value);
   }
 
   #unavailable(reason: string): void {
@@ -285,12 +291,12 @@ export class KeyTracking {
     const probe = { sentAt };
     const epoch = this.#epoch;
     this.#probe = probe;
-    Promise.all([link.ping(), this.#redis.run('GET', this.#markKey)]).then(
+    Promise.all([link.ping(), this.#readMark(link)]).then(
       ([, value]) => {
         if (this.#probe !== probe || epoch !== this.#epoch) return;
         this.#probe = undefined;
         this.#lastAnswerAt = Date.now();
-        if (value === null || String(value) !== this.#mark) {
+        if (value !== this.#mark) {
           // Another database under the same index (SWAPDB), or the mark flushed or evicted.
           this.#mark = undefined;
           this.#nextSetUpAt = 0;

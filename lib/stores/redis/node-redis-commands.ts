@@ -211,6 +211,10 @@ class NodeRedisTrackingLink implements TrackingLink {
     return this.#open().sendCommand(['PING']);
   }
 
+  send(args: readonly string[]): Promise<unknown> {
+    return this.#open().sendCommand([...args], AS_TEXT);
+  }
+
   close(): void {
     this.#connection?.destroy();
   }
