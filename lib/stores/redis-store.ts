@@ -41,7 +41,6 @@ import type { Argument, RedisCommands, Replies } from './redis/commands';
 import { KeyTracking } from './redis/key-tracking';
 import { redisCommands } from './redis/redis-client';
 import { withDeadline } from '../core/with-deadline';
-import { ignore } from '../util/ignore';
 import { RecordCache, type ReadTicket } from './record-cache';
 import {
   checkClaimKey,
@@ -128,12 +127,9 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     }
     // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
     if (config.recordCache && this.#redis.topology !== 'cluster') {
-      // A record Redis reports changed is read again at once (see RecordCache.reported); nobody
-      // awaits that read, and if it fails the next request reads. Only on a client that takes
-      // commands: written after the app's QUIT, it would break the socket under that QUIT.
-      const cache = new RecordCache(config.recordCacheSize, (sessionId) => {
-        if (this.#redis.takesCommands) this.#readThrough(cache, sessionId, true).catch(ignore);
-      });
+      // A record Redis reports changed is not read again until a request asks for it: ioredis
+      // says no word (public) of a QUIT under way, and a read written after it breaks that QUIT.
+      const cache = new RecordCache(config.recordCacheSize);
       this.#cache = cache;
       this.#tracking = new KeyTracking(this.#redis, this.#prefix, {
         changed: (key) => cache.reported(key),
