@@ -162,3 +162,15 @@ export const defaultClientKinds: ClientKind[] = clientKinds.filter((kind) =>
     'node-redis 5 (RESP2)',
   ].includes(kind.name),
 );
+
+/**
+ * The client kind the Redis store suites run on: `EPL_TEST_REDIS_CLIENT` (a kind's name, set by the
+ * `node-redis` and `node-redis5` Jest projects), else ioredis (ioredis 6 in the `ioredis6` project,
+ * which maps `ioredis` to it).
+ */
+export function storeClientKind(): ClientKind {
+  const name = process.env.EPL_TEST_REDIS_CLIENT ?? 'ioredis 5 (RESP2)';
+  const kind = clientKinds.find((candidate) => candidate.name === name);
+  if (kind === undefined) throw new Error(`EPL_TEST_REDIS_CLIENT: no client kind named ${name}`);
+  return kind;
+}

@@ -1,10 +1,14 @@
 // RedisTokenStore on the standalone redis-server of the integration run: the store contract in the
 // clear and encrypted, the key layout, the TTL cap, and what an attacker with Redis access sees.
+// The stores run on the client of storeClientKind() (ioredis, or node-redis in the `node-redis`
+// projects); `redis` below is a plain ioredis connection for looking at Redis from outside.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import type { TokenStoreEvents } from '../../lib/core/token-store';
+import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import { storeClientKind } from '../helpers/redis-clients';
 import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 
 type Unreadable = TokenStoreEvents['unreadable'][0];
@@ -15,15 +19,21 @@ const key1 = { id: 'k1', key: randomBytes(32).toString('base64') };
 const key2 = { id: 'k2', key: randomBytes(32) };
 const LONG_TTL_MS = 60_000;
 
+const kind = storeClientKind();
 let redis: Redis;
+/** The client the stores run on. */
+let client: RedisClient;
 
-beforeAll(() => {
+beforeAll(async () => {
   redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
+  const url = new URL(process.env.REDIS_URL!);
+  client = await kind.connect({ host: url.hostname, port: Number(url.port) });
 });
 
 afterAll(async () => {
   const keys = await redis.keys(`${prefix}*`);
   if (keys.length > 0) await redis.del(...keys);
+  await kind.quit(client);
   await redis.quit();
 });
 
@@ -37,18 +47,18 @@ function watchUnreadable(store: RedisTokenStore): Unreadable[] {
   return events;
 }
 
-describe('RedisTokenStore contract, in the clear', () => {
+describe(`RedisTokenStore contract on ${kind.name}, in the clear`, () => {
   let store: RedisTokenStore;
   beforeAll(() => {
-    store = new RedisTokenStore({ redis, prefix });
+    store = new RedisTokenStore({ redis: client, prefix });
   });
   tokenStoreContract(() => store);
 });
 
-describe('RedisTokenStore contract, encrypted', () => {
+describe(`RedisTokenStore contract on ${kind.name}, encrypted`, () => {
   let store: RedisTokenStore;
   beforeAll(() => {
-    store = new RedisTokenStore({ redis, prefix, encryptionKeys: [key1] });
+    store = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [key1] });
   });
   tokenStoreContract(() => store);
 });
@@ -56,7 +66,7 @@ describe('RedisTokenStore contract, encrypted', () => {
 describe('RedisTokenStore keys and lifetimes', () => {
   let store: RedisTokenStore;
   beforeAll(() => {
-    store = new RedisTokenStore({ redis, prefix, maxRecordTtlSeconds: 60 });
+    store = new RedisTokenStore({ redis: client, prefix, maxRecordTtlSeconds: 60 });
   });
 
   test('keys hold a hash of the session id in a hash tag, never the id itself', async () => {
@@ -115,8 +125,9 @@ describe('RedisTokenStore keys and lifetimes', () => {
   test('the store never closes the client it was given', async () => {
     const sessionId = newSessionId();
     await store.get(sessionId);
+    await store.close();
     expect(redis.status).toBe('ready');
-    expect(await redis.ping()).toBe('PONG');
+    expect(await new RedisTokenStore({ redis: client, prefix }).get(sessionId)).toBeUndefined();
   });
 });
 
@@ -124,7 +135,7 @@ describe('RedisTokenStore encryption at rest', () => {
   let store: RedisTokenStore;
   let events: Unreadable[];
   beforeEach(() => {
-    store = new RedisTokenStore({ redis, prefix, encryptionKeys: [key1] });
+    store = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [key1] });
     events = watchUnreadable(store);
   });
 
@@ -204,7 +215,7 @@ describe('RedisTokenStore encryption at rest', () => {
     const sessionId = newSessionId();
     const first = sampleRecord(1);
     await store.put(sessionId, first, { expectedVersion: null, ttlMs: LONG_TTL_MS });
-    const rotated = new RedisTokenStore({ redis, prefix, encryptionKeys: [key2, key1] });
+    const rotated = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [key2, key1] });
     expect(await rotated.get(sessionId)).toEqual(first);
     const second = sampleRecord(2);
     expect(await rotated.put(sessionId, second, { expectedVersion: 1, ttlMs: LONG_TTL_MS })).toBe(
@@ -219,7 +230,7 @@ describe('RedisTokenStore encryption at rest', () => {
   });
 
   test('a record stored in the clear is refused by an encrypting store, and the reverse', async () => {
-    const plainStore = new RedisTokenStore({ redis, prefix });
+    const plainStore = new RedisTokenStore({ redis: client, prefix });
     const plainEvents = watchUnreadable(plainStore);
     const [plain, sealed] = [newSessionId(), newSessionId()];
     await plainStore.put(plain, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
