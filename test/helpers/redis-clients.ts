@@ -39,8 +39,12 @@ export interface ClientKind {
     sentinels: Array<{ host: string; port: number }>,
     name: string,
   ): Promise<RedisClient>;
-  /** Ends a client made by connect(), waiting for its replies. */
+  /** Ends a client made by connect(), waiting for its replies; never rejects. */
   quit(client: RedisClient): Promise<void>;
+  /** Ends a client with the library's own graceful call (ioredis `quit()`, node-redis `close()`). */
+  end(client: RedisClient): Promise<unknown>;
+  /** One PING on the client's connection (after every command sent before it). */
+  ping(client: RedisClient): Promise<unknown>;
 }
 
 /** The options RedisTokenStore documents for ioredis: no piling up, no giving up. */
@@ -90,6 +94,8 @@ function ioredisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
     async quit(client) {
       await (client as IoRedis5).quit().catch(() => undefined);
     },
+    end: (client) => (client as IoRedis5).quit(),
+    ping: (client) => (client as IoRedis5).ping(),
   };
 }
 
@@ -139,6 +145,11 @@ function nodeRedisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
     async quit(client) {
       await (client as unknown as { close(): Promise<void> }).close().catch(() => undefined);
     },
+    end: (client) => (client as unknown as { close(): Promise<void> }).close(),
+    ping: (client) =>
+      (client as unknown as { sendCommand(args: string[]): Promise<unknown> }).sendCommand([
+        'PING',
+      ]),
   };
 }
 
@@ -173,4 +184,47 @@ export function storeClientKind(): ClientKind {
   const kind = clientKinds.find((candidate) => candidate.name === name);
   if (kind === undefined) throw new Error(`EPL_TEST_REDIS_CLIENT: no client kind named ${name}`);
   return kind;
+}
+
+/**
+ * `client` with the commands for which `matches(args)` is true (args as Redis receives them,
+ * e.g. `['EVALSHA', sha, …]`) passed through `wrap`; every other member is the client's own. For
+ * ioredis that is `call` and `callBuffer`, for node-redis `sendCommand`: what the seam sends with.
+ */
+export function interceptCommands(
+  client: RedisClient,
+  matches: (args: readonly unknown[]) => boolean,
+  wrap: (send: () => Promise<unknown>) => Promise<unknown>,
+): RedisClient {
+  type Send = (...args: unknown[]) => Promise<unknown>;
+  const intercepted = new Map<PropertyKey, Send>();
+  for (const name of ['call', 'callBuffer']) {
+    const original = (client as unknown as Record<string, Send | undefined>)[name];
+    if (
+      typeof original !== 'function' ||
+      typeof (client as { isCluster?: unknown }).isCluster !== 'boolean'
+    )
+      continue;
+    intercepted.set(name, (...args) =>
+      matches(args) ? wrap(() => original.apply(client, args)) : original.apply(client, args),
+    );
+  }
+  if (intercepted.size === 0) {
+    const original = (client as unknown as { sendCommand: Send }).sendCommand;
+    intercepted.set('sendCommand', (args, ...rest) =>
+      matches(args as unknown[])
+        ? wrap(() => original.call(client, args, ...rest))
+        : original.call(client, args, ...rest),
+    );
+  }
+  return new Proxy(client, {
+    get(target, property) {
+      const replaced = intercepted.get(property);
+      if (replaced !== undefined) return replaced;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function'
+        ? (value as (...args: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
 }
