@@ -20,6 +20,12 @@ export interface ClientPlace {
   host?: string;
   /** The client's own key prefix (ioredis `keyPrefix`; node-redis 6 `keyPrefix`). */
   keyPrefix?: string;
+  /**
+   * The library's own defaults (offline queue, retries, no command timeout) instead of the options
+   * the store's documentation asks for: for the fault suites, where the store's deadline alone
+   * must bound every call.
+   */
+  libraryDefaults?: boolean;
 }
 
 /** One kind of client, ready for a store. */
@@ -51,10 +57,14 @@ export interface ClientKind {
 const ioredisOptions = (place: ClientPlace): RedisOptions => ({
   host: place.host ?? '127.0.0.1',
   port: place.port,
-  maxRetriesPerRequest: 1,
-  commandTimeout: 1000,
-  connectTimeout: 2000,
-  retryStrategy: (times: number) => Math.min(times * 50, 500),
+  ...(place.libraryDefaults === true
+    ? { retryStrategy: () => 100 }
+    : {
+        maxRetriesPerRequest: 1,
+        commandTimeout: 1000,
+        connectTimeout: 2000,
+        retryStrategy: (times: number) => Math.min(times * 50, 500),
+      }),
   ...(place.keyPrefix === undefined ? {} : { keyPrefix: place.keyPrefix }),
 });
 
@@ -110,8 +120,12 @@ function nodeRedisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
         socket: {
           host: place.host ?? '127.0.0.1',
           port: place.port,
-          connectTimeout: 2000,
-          reconnectStrategy: (retries: number) => Math.min(retries * 50, 500),
+          ...(place.libraryDefaults === true
+            ? {}
+            : {
+                connectTimeout: 2000,
+                reconnectStrategy: (retries: number) => Math.min(retries * 50, 500),
+              }),
         },
         RESP: resp,
         ...(place.keyPrefix === undefined ? {} : { keyPrefix: place.keyPrefix }),
