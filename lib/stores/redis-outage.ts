@@ -10,12 +10,26 @@
 const OUTAGE_MESSAGE =
   /Command timed out|Connection is closed|Stream isn't writeable|The client is (closed|offline)|Connection timeout|Socket timeout|Socket closed unexpectedly|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE/;
 
+/** node-redis's command timeout: a `TimeoutError` with no message and the name `Error`. */
+const isNodeRedisTimeout = (error: Error): boolean => {
+  for (
+    let proto = Object.getPrototypeOf(error);
+    proto !== null;
+    proto = Object.getPrototypeOf(proto)
+  ) {
+    if ((proto as { constructor?: { name?: string } }).constructor?.name === 'TimeoutError')
+      return true;
+  }
+  return false;
+};
+
 /** True for an error that means "Redis is unreachable or stalled" (not a bug, not a bad request). */
 export function isRedisOutage(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   return (
     error.name === 'MaxRetriesPerRequestError' ||
     error.name === 'ClusterAllFailedError' ||
-    OUTAGE_MESSAGE.test(error.message)
+    OUTAGE_MESSAGE.test(error.message) ||
+    isNodeRedisTimeout(error)
   );
 }

@@ -127,6 +127,8 @@ function nodeRedisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
                 reconnectStrategy: (retries: number) => Math.min(retries * 50, 500),
               }),
         },
+        // A command timeout, as ioredis's `commandTimeout` (the store's deadline bounds it anyway).
+        ...(place.libraryDefaults === true ? {} : { commandOptions: { timeout: 1000 } }),
         RESP: resp,
         ...(place.keyPrefix === undefined ? {} : { keyPrefix: place.keyPrefix }),
       };
