@@ -37,14 +37,20 @@ export { TokenSet, type TokenSetFields } from './client/token-set';
 export type { TokenRecord } from './core/token-record';
 export type {
   TokenStore,
+  TokenRecords,
+  RefreshLocks,
+  OneTimeCounters,
+  RecordChanges,
+  RecordRead,
+  UnreadableReason,
+  PlayerLogin,
   PutOptions,
   DeleteOptions,
-  TokenStoreEvents,
   WindowCount,
 } from './core/token-store';
 export { MemoryTokenStore } from './stores/memory-store';
 export type { MemoryTokenStoreOptions } from './stores/memory-store-options';
-export { RedisTokenStore } from './stores/redis-store';
+export { RedisTokenStore, type RedisTokenStoreEvents } from './stores/redis-store';
 export type { RedisTokenStoreOptions } from './stores/redis-store-options';
 export type { EncryptionKey } from './stores/encryption';
 
@@ -61,33 +67,29 @@ export {
   type SetupProblem,
 } from './http/setup-checks';
 
-// Errors: each with a stable `code`; `switch (err.code)` narrows AnyPlatformLoginError.
+// Errors, by where they failed; each class carries its stable `code`s, and `switch (err.code)`
+// narrows AnyPlatformLoginError.
 export {
-  InvalidOptionError,
   PlatformLoginError,
   isPlatformLoginError,
   type AnyPlatformLoginError,
   type PlatformErrorCode,
+  // setup, at creation and on a request
+  InvalidOptionError,
+  SetupError,
+  // the token endpoint: its answer, its response, the network
   TokenEndpointError,
   InvalidTokenResponseError,
   TokenEndpointTimeoutError,
   TokenEndpointNetworkError,
+  // the token store
   StoreUnavailableError,
+  // the login: none, or ended
   LoginRequiredError,
   ReauthRequiredError,
+  // a refresh the platform could not serve
   PlatformUnavailableError,
   PlatformMisconfiguredError,
-  InvalidRequestError,
-  CodeAlreadyUsedError,
-  EntryDeniedError,
-  MethodNotAllowedError,
-  IdentityChangedError,
-  CodeRejectedError,
-  SessionMissingError,
-  EntryContextRefusedError,
-  CrossOriginRequestError,
-  CookiesRefusedError,
-  SetupError,
-  TooManyEntriesError,
-  PlatformBusyError,
+  // the request itself (entries, method, origin)
+  RequestRefusedError,
 } from './errors';

@@ -18,24 +18,19 @@ import {
   type PlatformLoginOptions,
 } from './options';
 import type { ApiSettings } from './http/player-context';
-import { RefreshCoordinator, type RefreshSettings } from './core/refresh';
+import { lockWaitDeadlineMs, RefreshCoordinator, type RefreshSettings } from './core/refresh';
 import { respondWithError } from './http/respond-error';
-import { createFailHandler, type FailHandler } from './http/fail-handler';
+import { createFailHandlers, type FailHandler } from './http/fail-handler';
 import { MemoryTokenStore } from './stores/memory-store';
-import type { TokenStore } from './core/token-store';
+import { checkStoreParts, type TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
 import { debugLogger, type PlatformLogger } from './observability/logger';
 import { PlatformMetrics } from './observability/metrics';
-import {
-  lockWaitObserver,
-  logAnsweredError,
-  observeEvents,
-  tokenAttemptObserver,
-} from './observability/event-logging';
+import { observeEvents } from './observability/event-logging';
+import { requestFailure } from './observability/request-failure';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './stores/instrumented-store';
-import { UnreadableSessions } from './core/unreadable-sessions';
 
 /** The refresh lock's lifetime: renewed by its living holder, so a dead holder's frees in seconds. */
 const REFRESH_LOCK_TTL_MS = 5000;
@@ -62,8 +57,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly api: ApiSettings;
   private readonly middlewares = new Map<boolean, RequestHandler>();
   private readonly fail: FailHandler;
-  /** Sessions whose record the store just failed to read: the middleware does not end them. */
-  private readonly unreadableSessions = new UnreadableSessions();
   /** Frame-ancestors and CSRF protection (http/cross-site-protection.ts). */
   private readonly hardening: Hardening;
   /** The package answers its errors itself (`handleErrors`): a refused request's session may end. */
@@ -73,14 +66,18 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     super();
     const config = parsePlatformLoginOptions(options);
     this.store = config.store ?? new MemoryTokenStore();
+    // A store lacking a part a feature needs is refused here, naming the part, not on a request.
+    checkStoreParts(this.store);
     this.logger = config.logger ?? debugLogger();
-    const refresh = refreshSettings(config);
+    // The session lifetime the records follow when the session cookie has no maxAge: derived once.
+    const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
+    const refresh = refreshSettings(config, sessionTtlMs);
     const metrics = new PlatformMetrics(config.meterProvider, {
       tokenTimeoutMs: config.tokenClient.timeoutMs,
-      maxLockWaitMs: refresh.maxWaitMs,
+      maxLockWaitMs: refresh.lockWaitDeadlineMs,
     });
     this.instrumentedStore = new InstrumentedTokenStore(this.store, metrics);
-    observeEvents(this, this.logger, metrics);
+    observeEvents(this, this.logger, metrics, this.health);
     this.forwardStoreEvents();
 
     this.client = new PlatformTokenClient({
@@ -89,43 +86,36 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       clientSecret: config.clientSecret,
       redirectUri: config.redirectUri,
       ...config.tokenClient,
-      onAttempt: tokenAttemptObserver(this.logger, metrics, this.health),
+      onAttempt: (attempt) => this.emit('tokenAttempt', attempt),
     });
     this.refresher = new RefreshCoordinator(
       this.instrumentedStore,
       this.client,
       refresh,
       this,
-      lockWaitObserver(metrics),
+      (durationMs, outcome) => this.emit('lockWait', { durationMs, outcome }),
     );
-    this.api = apiSettings(config);
+    this.api = apiSettings(config, sessionTtlMs);
     this.handleErrors = config.handleErrors;
-    this.fail = createFailHandler({
-      logger: this.logger,
+    const fail = createFailHandlers({
+      events: this,
       appLogger: config.logger,
       handleErrors: config.handleErrors,
     });
+    this.fail = fail.request;
     this.hardening = createHardening(config, this.fail);
     this.callback = createCallbackRouter(config, {
       store: this.instrumentedStore,
       exchangeCode: (code) => this.client.exchangeCode(code),
       events: this,
-      fail: this.fail,
+      fail: fail.entry,
     });
   }
 
-  /** A store that reports records it cannot read (`unreadable`) has them re-emitted as `unreadableRecord`. */
+  /** A RedisTokenStore whose server refused client tracking: said once, as a warning. */
   private forwardStoreEvents(): void {
     const storeEvents = this.store as Partial<Pick<EventEmitter, 'on'>>;
     if (typeof storeEvents.on !== 'function') return;
-    storeEvents.on.call(
-      this.store,
-      'unreadable',
-      (payload: { sessionHash: string; reason: string }) => {
-        this.unreadableSessions.add(payload.sessionHash);
-        this.emit('unreadableRecord', payload);
-      },
-    );
     // Emitted at most once per store: the server refused CLIENT TRACKING.
     storeEvents.on.call(this.store, 'recordCacheUnavailable', (e: { reason: string }) =>
       this.logger.warn(
@@ -145,13 +135,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     if (handler === undefined) {
       handler = createMiddleware(
         {
-          store: this.instrumentedStore,
+          records: this.instrumentedStore.records,
           refresher: this.refresher,
           api: this.api,
           events: this,
           fail: this.fail,
-          unreadable: this.unreadableSessions,
-          endsSessions: this.handleErrors,
+          handleErrors: this.handleErrors,
         },
         { optional },
       );
@@ -194,17 +183,17 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   /**
    * Ends every session of a player on every process at once (a ban, a stolen account): their
    * token records are deleted, so their next request answers 401 `login_required`. Resolves how
-   * many sessions were ended. Needs a store with a per-player index (both built-in stores have one).
+   * many sessions were ended. A login whose code was being exchanged meanwhile does not survive it.
    */
   async logoutPlayer(openId: string): Promise<number> {
-    const sessions = await this.instrumentedStore.deletePlayer(openId);
+    const sessions = await this.instrumentedStore.records.deletePlayer(openId);
     this.emit('playerLoggedOut', { openId, sessions });
     return sessions;
   }
 
   /** How many live sessions a player has, across all processes sharing the store. */
-  sessionsOf(openId: string): Promise<number> {
-    return this.instrumentedStore.sessionsOf(openId);
+  async sessionsOf(openId: string): Promise<number> {
+    return (await this.instrumentedStore.records.loginsOf(openId)).length;
   }
 
   /**
@@ -227,7 +216,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         const outage = new StoreUnavailableError('The session store is unreachable.', {
           cause: err,
         });
-        logAnsweredError(this.logger, outage, req);
+        this.emit('requestFailed', requestFailure(outage, req, 'session-store'));
         return respondWithError(outage, req, res);
       }
       next(err);
@@ -236,18 +225,17 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 }
 
 /** The refresh coordinator's settings: the lock outlives the slowest refresh the client can make. */
-function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWaitMs: number } {
+function refreshSettings(config: PlatformLoginConfig, sessionTtlMs: number): RefreshSettings {
   // The slowest refresh the client can make: every attempt timing out, plus backoff.
   const maxRefreshMs = PlatformTokenClient.longestRefreshMs(config.tokenClient);
   return {
     refreshTokenLifetimeMs: config.refreshTokenLifetimeSeconds * 1000,
     maxRefreshMs,
     lockTtlMs: REFRESH_LOCK_TTL_MS,
-    // Waiters outlast a living holder's slowest refresh and a dead holder's lock (see refresh.ts).
-    maxWaitMs: maxRefreshMs + REFRESH_LOCK_TTL_MS + 1000,
+    lockWaitDeadlineMs: lockWaitDeadlineMs(maxRefreshMs, REFRESH_LOCK_TTL_MS),
     retryAfterSeconds: config.retryAfterSeconds,
     failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
-    sessionTtlMs: config.sessionMaxAgeSeconds * 1000,
+    sessionTtlMs,
     freshness: {
       refreshSkewMs: config.refreshSkewSeconds * 1000,
       refreshAheadFraction: config.refreshAheadFraction,
@@ -256,14 +244,14 @@ function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWa
 }
 
 /** How `req.platformFetch()` reaches the open API, and the session lifetime its refreshes assume. */
-function apiSettings(config: PlatformLoginConfig): ApiSettings {
+function apiSettings(config: PlatformLoginConfig, sessionTtlMs: number): ApiSettings {
   const apiUrl = new URL(config.apiUrl ?? config.authUrl);
   return {
     apiBase: apiUrl.href.replace(/\/+$/, ''),
     apiUrl,
     accessTokenPlacement: config.accessTokenPlacement,
     accessTokenQueryParameter: config.accessTokenQueryParameter,
-    sessionTtlMs: config.sessionMaxAgeSeconds * 1000,
+    sessionTtlMs,
   };
 }
 

@@ -62,17 +62,21 @@ export function createCodeRedemption(
 
   /** The tokens for `code`, or `undefined` when this very browser repeats its own entry. */
   const claimAndExchange = async (req: Request, code: string, codeHash: string) => {
-    if (!(await store.claimOnce(`code:${codeHash}`, claimTtlMs))) {
+    if (!(await store.counters.claimOnce(`code:${codeHash}`, claimTtlMs))) {
       // A reload or the back button repeats the entry that made this very session: land again.
+      const sessionKey = hashSessionId(req.sessionID);
       const sameBrowser =
         req.session.platformLogin?.entry === codeHash &&
-        (await store.get(req.sessionID)) !== undefined;
-      events.emit('codeReplay', { sessionHash: hashSessionId(req.sessionID), sameBrowser });
+        (await store.records.get(sessionKey)).status === 'found';
+      events.emit('codeReplay', { sessionHash: sessionKey, sameBrowser });
       if (sameBrowser) return undefined;
       throw new CodeAlreadyUsedError();
     }
+    // Read before the exchange (the player is not known before it): a logoutPlayer() of the
+    // player that comes while the code is being exchanged wins over this entry (see put).
+    const loginGeneration = await store.records.loginGeneration();
     try {
-      return await deps.exchangeCode(code);
+      return { tokens: await deps.exchangeCode(code), loginGeneration };
     } catch (error) {
       // Platform trouble keeps the client's own 502/504 (no Retry-After figure applies here).
       throw answerForTokenFailure(error, 'authorization_code', 0);
@@ -83,16 +87,20 @@ export function createCodeRedemption(
     const codeHash = hashCode(code);
     const previous = req.session.platformLogin;
     const startedAt = Date.now();
-    const tokens = await withinCap(() => claimAndExchange(req, code, codeHash));
-    if (tokens === undefined) return landed(res);
+    const exchanged = await withinCap(() => claimAndExchange(req, code, codeHash));
+    if (exchanged === undefined) return landed(res);
+    const { tokens, loginGeneration } = exchanged;
 
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
-    if (previous !== undefined) await store.delete(req.sessionID, { openId: previous.openId });
+    if (previous !== undefined)
+      await store.records.delete(hashSessionId(req.sessionID), { openId: previous.openId });
     await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
+    const sessionKey = hashSessionId(req.sessionID);
     const record = newTokenRecord(tokens, refreshTokenLifetimeMs);
     const ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionMaxAgeMs));
     // false: logoutPlayer() ran for this player while the entry was under way; it wins.
-    if (!(await store.put(req.sessionID, record, { expectedVersion: null, ttlMs }))) {
+    const putOptions = { expectedVersion: null, ttlMs, loginGeneration };
+    if (!(await store.records.put(sessionKey, record, putOptions))) {
       throw new LoginRequiredError(
         'The player was logged out everywhere while this entry was under way; they must enter again.',
       );
@@ -104,7 +112,7 @@ export function createCodeRedemption(
     };
     await save(req);
 
-    const sessionHash = hashSessionId(req.sessionID);
+    const sessionHash = sessionKey;
     if (previous !== undefined && previous.openId !== record.openId) {
       events.emit('identitySwitch', {
         previousOpenId: previous.openId,

@@ -131,15 +131,20 @@ return redis.call('GET', KEYS[2]) or '0'
 );
 
 /**
- * Bumps a player's logout generation (log out everywhere) and keeps it as long as a record may live.
- * KEYS[1] the generation key; ARGV[1] its time to live in milliseconds. Returns the new generation.
+ * Records the store-wide log-out generation at which a player was logged out everywhere, keeping
+ * the highest (two concurrent log-outs may arrive in either order).
+ * KEYS[1] the player's log-out key; ARGV[1] the generation; ARGV[2] time to live in milliseconds.
  */
-export const BUMP_GENERATION = script(
-  'bumpGeneration',
+export const RAISE_LOGOUT = script(
+  'raiseLogout',
   `
-local generation = redis.call('INCR', KEYS[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return generation
+local current = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if tonumber(ARGV[1]) > current then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 1
 `,
 );
 
