@@ -272,7 +272,9 @@ describe.each(clientKinds)('$name through a proxy that goes silent (half-open)',
       proxy.freeze();
       await waitUntil(() => !tracking.live, 'tracking off', 2000);
       const offAt = record.live.at(-1)!.at;
-      expect(offAt - frozenAt).toBeLessThanOrEqual(TRACKING_TIMING.leaseMs + 25);
+      // The bound is the lease; a timer runs late by the event loop's lag (tens of ms on a busy
+      // test machine), which the allowance covers.
+      expect(offAt - frozenAt).toBeLessThanOrEqual(TRACKING_TIMING.leaseMs + 100);
       proxy.thaw();
       await waitUntil(() => tracking.live, 'tracking back on', 8000);
     } finally {
