@@ -1,4 +1,5 @@
-// RedisTokenStore: token records in Redis (standalone, Sentinel or Cluster) through ioredis, with
+// RedisTokenStore: token records in Redis (standalone, Sentinel or Cluster) through node-redis or
+// ioredis (the command seam in ./redis/), with
 // compare-and-set writes in Lua, owner-only locks, a deadline on every call and optional
 // AES-256-GCM encryption at rest.
 import { EventEmitter } from 'node:events';
@@ -83,15 +84,20 @@ const unreadable = (reason: UnreadableReason): RecordRead => ({ status: 'unreada
  *
  * Every call fails with `StoreUnavailableError` after `operationTimeoutMs`, whatever the client
  * does. So that the client itself does not pile up commands or give up for good while Redis is
- * away, create it with:
- * - `maxRetriesPerRequest: 1` — the default (20) keeps each command queued across 20 reconnects;
- * - `commandTimeout: 1000` — fails a command a stalled (not disconnected) Redis never answers;
- * - `retryStrategy: (times) => Math.min(times * 200, 2000)` — keeps reconnecting (never return
- *   `null`, which stops for good), so the store works again by itself when Redis is back;
- * - `connectTimeout: 2000`; and `enableOfflineQueue: false` if the app waits for the client's
- *   `ready` event before serving, so calls fail at once while disconnected.
- * For `new Cluster(nodes, { redisOptions: { … } })` put these in `redisOptions`; for Sentinel
- * add them beside `sentinels`. The store never closes the client.
+ * away (and so that the session store on the same client fails fast too), create it with:
+ * - node-redis: `socket: { connectTimeout: 2000, socketTimeout: 1500, reconnectStrategy: (n) =>
+ *   Math.min(n * 50, 500) }`, `pingInterval: 500` and `disableOfflineQueue: true`. Its
+ *   `commandOptions.timeout` stops only a command not yet written; a stalled server is noticed by
+ *   the socket's inactivity timeout, which the pings keep from firing on an idle connection.
+ *   For `createCluster` put the socket options in `defaults`; for `createSentinel` in
+ *   `nodeClientOptions`.
+ * - ioredis: `maxRetriesPerRequest: 1` (the default 20 keeps each command queued across 20
+ *   reconnects), `commandTimeout: 1000` (fails a command a stalled Redis never answers),
+ *   `retryStrategy: (times) => Math.min(times * 200, 2000)` (never `null`, which stops for good),
+ *   `connectTimeout: 2000`, and `enableOfflineQueue: false` if the app waits for `ready` before
+ *   serving. For `new Cluster(nodes, { redisOptions: { … } })` put these in `redisOptions`; for
+ *   Sentinel beside `sentinels`.
+ * The store never closes the client.
  *
  * With `encryptionKeys`, a record is sealed with AES-256-GCM under a key derived (HKDF-SHA256, a
  * random 16-byte salt stored in the record) from the first key, its additional authenticated data

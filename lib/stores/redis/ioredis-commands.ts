@@ -15,8 +15,24 @@ import {
 /** Where RESP2 delivers the reports of a tracking connection redirected to itself. */
 const INVALIDATE_CHANNEL = '__redis__:invalidate';
 
-/** An ioredis 5/6 client: `Redis` (standalone or Sentinel) or `Cluster`. */
-export type IoRedisClient = Redis | Cluster;
+// The clients' own listener type (EventEmitter's): anything narrower is not assignable from it.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Listener = (...args: any[]) => void;
+
+/**
+ * An ioredis 5/6 client: `new Redis(…)` (standalone, or Sentinel with `sentinels`) or
+ * `new Cluster(…)`. Written as the members the seam uses, so that the published types do not need
+ * ioredis installed (a studio on node-redis has none).
+ */
+export interface IoRedisClient {
+  readonly isCluster: boolean;
+  readonly status: string;
+  readonly options: object;
+  call(command: string, ...args: Array<string | Buffer | number>): Promise<unknown>;
+  callBuffer(command: string, ...args: Array<string | Buffer | number>): Promise<unknown>;
+  once(event: string, listener: Listener): unknown;
+  off(event: string, listener: Listener): unknown;
+}
 
 /** True for an ioredis client (both have `callBuffer`, which node-redis lacks). */
 export const isIoRedis = (client: object): client is IoRedisClient =>
@@ -32,13 +48,13 @@ export class IoRedisCommands implements RedisCommands {
   constructor(client: IoRedisClient) {
     this.#client = client;
     if (client.isCluster) {
-      const cluster = client as Cluster;
+      const cluster = client as unknown as Cluster;
       this.topology = 'cluster';
       this.keyPrefix = String(
         cluster.options.keyPrefix ?? cluster.options.redisOptions?.keyPrefix ?? '',
       );
     } else {
-      const options = (client as Redis).options;
+      const options = (client as unknown as Redis).options;
       this.topology = (options.sentinels?.length ?? 0) > 0 ? 'sentinel' : 'standalone';
       this.keyPrefix = String(options.keyPrefix ?? '');
     }
@@ -90,7 +106,7 @@ export class IoRedisCommands implements RedisCommands {
     if (this.#client.isCluster) {
       return 'a Cluster spreads keys over nodes that each track only their own keys';
     }
-    return new IoRedisTrackingLink(this.#client as Redis);
+    return new IoRedisTrackingLink(this.#client as unknown as Redis);
   }
 }
 
