@@ -1,7 +1,6 @@
 // RedisTokenStore: token records in Redis (standalone, Sentinel or Cluster) through node-redis or
-// ioredis (the command seam in ./redis/), with
-// compare-and-set writes in Lua, owner-only locks, a deadline on every call and optional
-// AES-256-GCM encryption at rest.
+// ioredis (the command seam in ./redis/), with compare-and-set writes in Lua, owner-only locks, a
+// deadline on every call and optional AES-256-GCM encryption at rest.
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { hashOpenId } from '../core/hash';
