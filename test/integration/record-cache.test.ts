@@ -17,6 +17,8 @@ import { waitUntil } from '../helpers/wait-until';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { READ_WITH_TTL } from '../../lib/stores/scripts';
 import { interceptCommands, storeClientKind } from '../helpers/redis-clients';
+import { startTcpProxy } from '../helpers/tcp-proxy';
+import { TRACKING_TIMING } from '../../lib/stores/redis/key-tracking';
 
 /** The client the stores run on (ioredis, or node-redis in the `node-redis` projects). */
 const kind = storeClientKind();
@@ -234,6 +236,54 @@ test('a record read with a short TTL is gone from the cache when Redis expires i
   await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 300 });
   expect((await get(store, sessionId))?.version).toBe(1);
   await untilRead(store, sessionId, undefined);
+});
+
+test('SWAPDB (which Redis does not report): a cached record is not served once it left the database', async () => {
+  const reader = await newStore();
+  const sessionId = newSessionId();
+  await put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  await expectServedFromMemory(reader, sessionId, 1);
+  const swappedAt = Date.now();
+  await raw.swapdb(0, 1);
+  try {
+    await untilRead(reader, sessionId, undefined);
+    // The bound: the next heartbeat's mark check (100 ms) within the 250 ms lease.
+    expect(Date.now() - swappedAt).toBeLessThan(TRACKING_TIMING.leaseMs + 100);
+  } finally {
+    await raw.swapdb(0, 1);
+  }
+  await untilRead(reader, sessionId, 1);
+});
+
+test('a silent (half-open) tracking connection: a record deleted meanwhile is served no longer than the lease', async () => {
+  const proxy = await startTcpProxy(server.port);
+  const client = await kind.connect({ port: proxy.port });
+  const reader = new RedisTokenStore({ redis: client, prefix, operationTimeoutMs: 200 });
+  try {
+    await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
+    const sessionId = newSessionId();
+    await put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+    expect((await get(reader, sessionId))?.version).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 100));
+    proxy.freeze(); // nothing goes through any more, and nothing closes
+    const frozenAt = Date.now();
+    await raw.del(recordKey(sessionId)); // its report cannot arrive
+    let lastServedAt = frozenAt;
+    for (;;) {
+      const read = await get(reader, sessionId).catch(() => undefined);
+      if (read?.version !== 1) break;
+      lastServedAt = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    // The bound (docs/caching.md): the 250 ms lease, plus timer lag on a busy test machine.
+    expect(lastServedAt - frozenAt).toBeLessThan(TRACKING_TIMING.leaseMs + 100);
+    proxy.thaw();
+    await untilRead(reader, sessionId, undefined);
+  } finally {
+    await reader.close();
+    await kind.quit(client);
+    await proxy.close();
+  }
 });
 
 /** True for the record read of a cache miss: the READ_WITH_TTL script. */
