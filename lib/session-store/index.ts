@@ -1,2 +1,2 @@
 export { RedisSessionStore } from './redis-session-store';
-export type { RedisSessionStoreOptions, NodeRedisClient } from './session-store-options';
+export type { RedisSessionStoreOptions } from './session-store-options';

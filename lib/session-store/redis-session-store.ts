@@ -1,14 +1,15 @@
-// An express-session store on Redis that serves sessions from this process's memory, kept coherent
-// by Redis client tracking as the token record cache is, and renews a session's TTL only once part
+// An express-session store on Redis (node-redis or ioredis, through the package's command seam)
+// that serves sessions from this process's memory, kept coherent by Redis client tracking as the
+// token record cache is (the same KeyTracking), and renews a session's TTL only once part
 // of its lifetime has passed: a logged-in request then sends no Redis command at all. Keys and
 // values are connect-redis's (`sess:<id>`, the session as JSON), so a rolling deploy can switch.
 import { Store, type SessionData } from 'express-session';
-import type { Redis } from 'ioredis';
-import type { RecordCache } from '../stores/record-cache';
-import { RedisInvalidation } from '../stores/redis-invalidation';
+import { withDeadline } from '../core/with-deadline';
+import { KeyTracking } from '../stores/redis/key-tracking';
+import { redisCommands, type RedisCommands } from '../stores/redis/redis-client';
+import { READ_WITH_TTL } from '../stores/scripts';
 import { parseOptions } from '../util/parse-options';
 import { SessionCache } from './session-cache';
-import { isIoredis, sessionCommandsOf, type SessionCommands } from './session-commands';
 import {
   redisSessionStoreOptionsSchema,
   type RedisSessionStoreOptions,
@@ -17,40 +18,33 @@ import {
 type Callback<T = void> = (error?: unknown, value?: T) => void;
 
 export class RedisSessionStore extends Store {
-  readonly #commands: SessionCommands;
+  readonly #redis: RedisCommands;
   readonly #prefix: string;
   readonly #ttlSeconds: number;
   /** A cached session whose key has less than this share of its TTL left is renewed. */
   readonly #renewBelow: number;
+  readonly #timeoutMs: number;
   readonly #cache: SessionCache;
-  readonly #invalidation: RedisInvalidation | undefined;
+  readonly #tracking: KeyTracking | undefined;
 
   constructor(options: RedisSessionStoreOptions) {
     super();
     const config = parseOptions(redisSessionStoreOptionsSchema, options, 'RedisSessionStore');
-    this.#commands = sessionCommandsOf(config.redis);
+    this.#redis = redisCommands(config.redis);
     this.#prefix = config.prefix;
     this.#ttlSeconds = config.ttlSeconds;
     this.#renewBelow = 1 - config.renewAfter;
-    this.#cache = new SessionCache(config.maxCachedSessions);
-    // The tracking connection exists for ioredis today (lib/stores/redis-invalidation.ts); on
-    // node-redis, and on a Cluster, the cache stays off and every request reads Redis, as
-    // connect-redis does. It takes the cache through the InvalidationSink half of RecordCache.
-    const client = config.redis;
-    if (
-      config.maxCachedSessions > 0 &&
-      isIoredis(client) &&
-      (client as { isCluster?: boolean }).isCluster !== true
-    ) {
-      const onRefused = (reason: string): void => {
-        this.emit('cacheUnavailable', { reason });
-      };
-      this.#invalidation = new RedisInvalidation(
-        client as Redis,
-        this.#cache as unknown as RecordCache,
-        this.#prefix,
-        onRefused,
-      );
+    this.#timeoutMs = config.operationTimeoutMs;
+    const cache = (this.#cache = new SessionCache(config.maxCachedSessions));
+    // The record cache's key tracking, on a prefix of its own (lib/stores/redis/key-tracking.ts):
+    // memory serves only while Redis's reports are live; on a Cluster it never is.
+    if (config.maxCachedSessions > 0 && this.#redis.topology !== 'cluster') {
+      this.#tracking = new KeyTracking(this.#redis, this.#prefix, {
+        changed: (key) => cache.reported(key),
+        allChanged: () => cache.invalidateAll(),
+        liveChanged: (live) => cache.setActive(live),
+        unavailable: (reason) => this.emit('cacheUnavailable', { reason }),
+      });
     }
   }
 
@@ -66,7 +60,7 @@ export class RedisSessionStore extends Store {
 
   /** Closes the tracking connection (the client itself is the app's). */
   async close(): Promise<void> {
-    await this.#invalidation?.close();
+    await this.#tracking?.close();
   }
 
   override get(sid: string, callback: Callback<SessionData | null>): void {
@@ -78,9 +72,10 @@ export class RedisSessionStore extends Store {
       return;
     }
     const ticket = this.#cache.beginRead(key);
-    this.#commands.read(key).then(
-      ({ json, pttlMs }) => {
-        this.#cache.endRead(ticket, json, pttlMs, now);
+    this.#deadline(this.#redis.script(READ_WITH_TTL, [key], [], 'text'), 'a session read').then(
+      (reply) => {
+        const [json, pttlMs] = reply as [string | null, number];
+        this.#cache.endRead(ticket, json, Number(pttlMs), now);
         this.#answer(callback, json);
       },
       (error: unknown) => {
@@ -97,9 +92,9 @@ export class RedisSessionStore extends Store {
     this.#cache.reported(key);
     const done =
       ttl > 0
-        ? this.#commands.write(key, JSON.stringify(session), ttl)
-        : this.#commands.remove(key);
-    done.then(
+        ? this.#redis.run('SET', key, [JSON.stringify(session), 'EX', String(ttl)])
+        : this.#redis.run('DEL', key);
+    this.#deadline(done, 'a session write').then(
       () => callback?.(),
       (error: unknown) => callback?.(error),
     );
@@ -119,7 +114,7 @@ export class RedisSessionStore extends Store {
       callback?.();
       return;
     }
-    this.#commands.renew(key, ttl).then(
+    this.#deadline(this.#redis.run('EXPIRE', key, [String(ttl)]), 'a session renewal').then(
       () => {
         this.#cache.extend(key, now + ttl * 1000);
         callback?.();
@@ -131,10 +126,14 @@ export class RedisSessionStore extends Store {
   override destroy(sid: string, callback?: Callback): void {
     const key = this.#prefix + sid;
     this.#cache.reported(key);
-    this.#commands.remove(key).then(
+    this.#deadline(this.#redis.run('DEL', key), 'a session delete').then(
       () => callback?.(),
       (error: unknown) => callback?.(error),
     );
+  }
+
+  #deadline<T>(operation: Promise<T>, what: string): Promise<T> {
+    return withDeadline(operation, this.#timeoutMs, what);
   }
 
   /** connect-redis's rule: the cookie's expiry when it has one, else the store's TTL. */

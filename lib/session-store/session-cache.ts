@@ -1,7 +1,6 @@
 // The sessions a process serves from its memory: the JSON Redis holds for each session key and
-// when the key expires, kept only while Redis's invalidation messages reach the process. The
-// owner (RedisInvalidation) switches it on and off and reports every changed key.
-import type { InvalidationSink } from './invalidation-sink';
+// when the key expires, kept only while Redis's reports of changed keys reach the process. Its
+// owner (RedisSessionStore, through KeyTracking) switches it on and off and reports every change.
 
 /** One session as Redis holds it. */
 interface CachedSession {
@@ -23,7 +22,7 @@ export interface SessionReadTicket {
  * starts in). A read that was in flight when its key changed (or when the cache was emptied or
  * switched) is not kept: its answer may predate the change, and no later message would remove it.
  */
-export class SessionCache implements InvalidationSink {
+export class SessionCache {
   readonly #maxEntries: number;
   /** Insertion order is recency: a hit moves its entry to the end, eviction takes the first. */
   readonly #entries = new Map<string, CachedSession>();

@@ -1,25 +1,18 @@
 // Options of RedisSessionStore: the documented interface and the strict schema that parses them
 // once at construction.
 import { z } from 'zod';
-import type { Redis } from 'ioredis';
-import type { RedisClientType } from 'redis';
 import type { SameOptions } from '../util/parse-options';
-import { isIoredis, isNodeRedis } from './session-commands';
-
-/**
- * A node-redis (`redis` 5/6) client, connected, whatever its modules, scripts, RESP version and
- * type mapping (their generics do not assign to one another, hence `any`, as connect-redis does).
- */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type NodeRedisClient = RedisClientType<any, any, any, any, any>;
+import type { RedisClient } from '../stores/redis/redis-client';
+import { isIoRedis } from '../stores/redis/ioredis-commands';
+import { isNodeRedis } from '../stores/redis/node-redis-commands';
 
 /** Options of `new RedisSessionStore(options)`. */
 export interface RedisSessionStoreOptions {
   /**
-   * The client: ioredis (`new Redis(…)`) or node-redis (`createClient(…)`, connected). The store
-   * never closes it. Required.
+   * The client, as RedisTokenStore takes it: node-redis 5/6 (`createClient()`, `createSentinel()`;
+   * connected) or ioredis 5/6 (`new Redis(…)`). The store never closes it. Required.
    */
-  redis: Redis | NodeRedisClient;
+  redis: RedisClient;
   /** Key prefix, as connect-redis's: sessions live at `<prefix><session id>`. Defaults to `'sess:'`. */
   prefix?: string;
   /**
@@ -36,16 +29,24 @@ export interface RedisSessionStoreOptions {
   renewAfter?: number;
   /** Most sessions held in memory (the least recently used go first). Defaults to `10000`. */
   maxCachedSessions?: number;
+  /**
+   * Longest time a call may take before it fails with `StoreUnavailableError` (express-session
+   * then passes it to the app's error handler), in milliseconds (1 to 60000). Defaults to `1500`.
+   */
+  operationTimeoutMs?: number;
 }
 
 export const redisSessionStoreOptionsSchema = z.strictObject({
-  redis: z.custom<Redis | NodeRedisClient>((value) => isIoredis(value) || isNodeRedis(value), {
-    error: 'must be an ioredis client or a connected node-redis client',
-  }),
+  redis: z.custom<RedisClient>(
+    (value) =>
+      typeof value === 'object' && value !== null && (isIoRedis(value) || isNodeRedis(value)),
+    { error: 'must be a node-redis client (createClient()) or an ioredis client (new Redis())' },
+  ),
   prefix: z.string().default('sess:'),
   ttlSeconds: z.number().int().min(1).max(31_536_000).default(86_400),
   renewAfter: z.number().min(0).max(1).default(0.1),
   maxCachedSessions: z.number().int().min(0).max(10_000_000).default(10_000),
+  operationTimeoutMs: z.number().int().min(1).max(60_000).default(1500),
 });
 
 const _sameOptions: SameOptions<
