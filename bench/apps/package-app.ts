@@ -3,7 +3,6 @@
 // route answering `req.platformUser`. What the package costs on top of the floor is the difference.
 import type { Express } from 'express';
 import type session from 'express-session';
-import type { Redis } from 'ioredis';
 import { platformLogin, RedisTokenStore, type PlatformLogin } from '../../lib';
 import { BENCH_CLIENT, BENCH_REDIRECT_URI } from '../lib/settings';
 import { sessionStackApp, sessionStoreOn, type BenchRedis } from './session-stack';
@@ -25,9 +24,7 @@ export function packageApp(
 ): PackageApp {
   // RedisTokenStore takes node-redis once the client seam lands (DESIGN.md section 10).
   const tokenStore = new RedisTokenStore({
-    // Until the client seam lands, RedisTokenStore refuses a node-redis client (the section then
-    // reports the variant as not run); its options are checked at run time either way.
-    redis: redis.client as Redis,
+    redis: redis.client,
     prefix: 'bench:tokens:',
     allowPlaintextTokens: true,
   });
