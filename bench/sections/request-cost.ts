@@ -162,7 +162,7 @@ export async function runRequestCost(
 ): Promise<SectionResult> {
   const plan = ctx.quick
     ? { warmUpS: 1, windowS: 2, pairs: 2, fixedS: 2, fixedPairs: 1 }
-    : { warmUpS: 5, windowS: 5, pairs: 7, fixedS: 5, fixedPairs: 5 };
+    : { warmUpS: 3, windowS: 5, pairs: 7, fixedS: 5, fixedPairs: 3 };
   const apps = new Map<Variant, AppProcess>();
   const cookies = new Map<Variant, string>();
   /** Variants that cannot run on this client yet, and why (the package before it takes node-redis). */
