@@ -26,6 +26,18 @@ export interface PlatformLoginOptions {
   authUrl: string;
   /** Base URL of the platform's open API used by `req.platformFetch()`. Defaults to `authUrl`. */
   apiUrl?: string;
+  /**
+   * More open-API bases where the platform has several (payments, social…), by name: a call picks
+   * one with `platformFetch('/path', { api: 'payments' })`; an absolute URL may lie under any of
+   * them, and the player's token goes nowhere else. `default` is `apiUrl`. Defaults to `{}`.
+   */
+  apiUrls?: Record<string, string>;
+  /**
+   * Deadline of one open-API call (`platformFetch`, a socket's or a job's `fetch`), headers and
+   * body, in milliseconds (1 to 300000); past it the call rejects with 504 `platform_timeout`.
+   * Defaults to `10000`.
+   */
+  apiTimeoutMs?: number;
   /** The application's `client_id` on the platform (at most 512 characters). Required. */
   clientId: string;
   /** The application's `client_secret`. Kept on the server; never logged. Required. */
@@ -163,6 +175,20 @@ const platformLoginSchema = z
   .strictObject({
     authUrl: client.authUrl,
     apiUrl: httpUrl.optional(),
+    apiUrls: z
+      .record(
+        z.string().regex(/^(?!default$)[A-Za-z0-9_-]{1,64}$/, {
+          error: 'names must be 1-64 letters, digits, "_" or "-" (and not "default", which is apiUrl)',
+        }),
+        httpUrl,
+        { error: 'must be an object of name → absolute http(s) URL' },
+      )
+      .default({}),
+    apiTimeoutMs: number('must be an integer number of milliseconds from 1 to 300000')
+      .int()
+      .min(1)
+      .max(300_000)
+      .default(10_000),
     clientId: client.clientId,
     clientSecret: client.clientSecret,
     redirectUri: client.redirectUri,

@@ -18,6 +18,8 @@ import {
   type PlatformLoginOptions,
 } from './options';
 import type { ApiSettings } from './http/player-context';
+import { OpenApiClient } from './open-api/open-api-client';
+import { OpenApiMetrics } from './open-api/open-api-metrics';
 import { RefreshCoordinator, type RefreshSettings } from './core/refresh';
 import { respondWithError } from './http/respond-error';
 import { createFailHandler, type FailHandler } from './http/fail-handler';
@@ -255,16 +257,25 @@ function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWa
   };
 }
 
-/** How `req.platformFetch()` reaches the open API, and the session lifetime its refreshes assume. */
+/** How routes, sockets and jobs reach the open API, and the session lifetime their refreshes assume. */
 function apiSettings(config: PlatformLoginConfig): ApiSettings {
-  const apiUrl = new URL(config.apiUrl ?? config.authUrl);
-  return {
-    apiBase: apiUrl.href.replace(/\/+$/, ''),
-    apiUrl,
-    accessTokenPlacement: config.accessTokenPlacement,
-    accessTokenQueryParameter: config.accessTokenQueryParameter,
-    sessionTtlMs: config.sessionMaxAgeSeconds * 1000,
-  };
+  const bases = Object.entries({ default: config.apiUrl ?? config.authUrl, ...config.apiUrls }).map(
+    ([name, href]) => ({ name, href: new URL(href).href.replace(/\/+$/, ''), url: new URL(href) }),
+  );
+  const client = new OpenApiClient(
+    {
+      bases,
+      accessTokenPlacement: config.accessTokenPlacement,
+      accessTokenQueryParameter: config.accessTokenQueryParameter,
+      timeoutMs: config.apiTimeoutMs,
+      fetch: config.tokenClient.fetch,
+    },
+    new OpenApiMetrics(
+      config.meterProvider,
+      bases.map((base) => base.name),
+    ),
+  );
+  return { client, sessionTtlMs: config.sessionMaxAgeSeconds * 1000 };
 }
 
 /** Creates the package's parts for one platform registration; options are validated here. */
