@@ -8,6 +8,17 @@ export type { MiddlewareOptions } from './http/middleware';
 export type { LogoutOptions } from './http/logout';
 export type { EntryContextOptions } from './http/entry-context';
 export type { PlatformUser } from './http/player-context';
+export type { OpenApiRequestInit } from './open-api/open-api-client';
+
+// Sockets: the same login on a WebSocket, told when it ends.
+export type {
+  PlatformSockets,
+  SocketsOptions,
+  SessionMiddleware,
+} from './sockets/platform-sockets';
+export { SocketLogin, LOGIN_ENDED_CLOSE_CODE, type LoginEnd } from './sockets/socket-login';
+export type { WsServer, WsSocket, WsUpgradeOptions } from './sockets/ws-upgrade';
+export { LOGIN_ENDED_EVENT, type SocketIoSocket } from './sockets/socket-io';
 
 // Events, logs, metrics, readiness.
 export type {
@@ -90,4 +101,8 @@ export {
   SetupError,
   TooManyEntriesError,
   PlatformBusyError,
+  OpenApiTimeoutError,
+  OpenApiUnreachableError,
+  InsufficientScopeError,
+  EntryRefusedError,
 } from './errors';

@@ -38,6 +38,9 @@ import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './stores/instrumented-store';
 import { UnreadableSessions } from './core/unreadable-sessions';
+import { LoginWatch } from './sockets/login-watch';
+import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
+import { loginAccessOf, type LoginAccess } from './sockets/store-access';
 
 /** The refresh lock's lifetime: renewed by its living holder, so a dead holder's frees in seconds. */
 const REFRESH_LOCK_TTL_MS = 5000;
@@ -70,6 +73,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly hardening: Hardening;
   /** The package answers its errors itself (`handleErrors`): a refused request's session may end. */
   private readonly handleErrors: boolean;
+  /** The store as sockets and jobs use it. */
+  private readonly access: LoginAccess;
+  /** The logins this process's sockets follow; made with the first `sockets()`. */
+  private loginWatch: LoginWatch | undefined;
 
   constructor(options: PlatformLoginOptions) {
     super();
@@ -101,6 +108,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       lockWaitObserver(metrics),
     );
     this.api = apiSettings(config);
+    this.access = loginAccessOf(this.instrumentedStore);
     this.handleErrors = config.handleErrors;
     this.fail = createFailHandler({
       logger: this.logger,
@@ -160,6 +168,20 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       this.middlewares.set(optional, handler);
     }
     return handler;
+  }
+
+  /**
+   * WebSockets authenticated from the session cookie, with the `ws` and socket.io adapters:
+   * `login.sockets({ session: sessionMiddleware })`. A socket's handler gets the player, `token()`
+   * and `fetch()` as a route does, and is told (closed with 4401 by default) within a second when the
+   * login ends anywhere. See docs/sockets.md.
+   */
+  sockets(options: SocketsOptions = {}): PlatformSockets {
+    this.loginWatch ??= new LoginWatch(this.access);
+    return new PlatformSockets(
+      { access: this.access, refresher: this.refresher, api: this.api, watch: this.loginWatch },
+      options,
+    );
   }
 
   /**
