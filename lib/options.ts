@@ -178,7 +178,8 @@ const platformLoginSchema = z
     apiUrls: z
       .record(
         z.string().regex(/^(?!default$)[A-Za-z0-9_-]{1,64}$/, {
-          error: 'names must be 1-64 letters, digits, "_" or "-" (and not "default", which is apiUrl)',
+          error:
+            'names must be 1-64 letters, digits, "_" or "-" (and not "default", which is apiUrl)',
         }),
         httpUrl,
         { error: 'must be an object of name → absolute http(s) URL' },

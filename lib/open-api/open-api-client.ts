@@ -96,7 +96,9 @@ export class OpenApiClient {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), timeoutMs);
     timer.unref();
-    const signal = callerSignal ? AbortSignal.any([callerSignal, deadline.signal]) : deadline.signal;
+    const signal = callerSignal
+      ? AbortSignal.any([callerSignal, deadline.signal])
+      : deadline.signal;
     const method = (rest.method ?? 'GET').toUpperCase();
     const span = openApiSpan(method, url);
     const startedAt = performance.now();
@@ -120,7 +122,8 @@ export class OpenApiClient {
     try {
       answer = await this.#settings.fetch(withToken(url, accessToken, this.#settings), {
         ...rest,
-        headers: accessTokenPlacement === 'header' ? bearer(rest.headers, accessToken) : rest.headers,
+        headers:
+          accessTokenPlacement === 'header' ? bearer(rest.headers, accessToken) : rest.headers,
         signal,
         // Not following redirects keeps the token from travelling to another host.
         redirect: 'manual',

@@ -26,7 +26,8 @@ import { socketIoEngineMiddleware, socketIoMiddleware, type SocketIoSocket } fro
  * no `req.session` yet. Its response is a stand-in: nothing is written and the session is not saved.
  */
 export type SessionMiddleware = (
-  req: IncomingMessage,
+  // `never`: any (req, res, next) middleware fits, Express's RequestHandler included.
+  req: never,
   res: never,
   next: (error?: unknown) => void,
 ) => void;
@@ -151,7 +152,7 @@ export class PlatformSockets {
       const run = this.#session;
       await new Promise<void>((resolve, reject) => {
         // A stand-in response: express-session only wraps its writeHead/end, which nobody calls.
-        run(req, {} as never, (error?: unknown) =>
+        run(req as never, {} as never, (error?: unknown) =>
           error
             ? reject(new StoreUnavailableError('The session store failed.', { cause: error }))
             : resolve(),
@@ -160,7 +161,7 @@ export class PlatformSockets {
     }
     if (!hasSession(withSession.session)) {
       throw new SetupError(
-        'A socket was opened without its session: pass the app\'s express-session middleware, ' +
+        "A socket was opened without its session: pass the app's express-session middleware, " +
           '`login.sockets({ session: sessionMiddleware })` (the same one given to `app.use()`).',
       );
     }

@@ -85,7 +85,8 @@ export class SocketLogin {
     this.#endListeners.clear();
     this.#unfollow?.();
     this.#unfollow = undefined;
-    if (!this.#abort.signal.aborted) this.#abort.abort(new LoginRequiredError('The socket closed.'));
+    if (!this.#abort.signal.aborted)
+      this.#abort.abort(new LoginRequiredError('The socket closed.'));
   }
 
   /** What a log of the socket's login shows: never the tokens. */

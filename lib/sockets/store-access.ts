@@ -13,7 +13,8 @@ export interface LoginAccess {
   /** Change notices, when the store has them. */
   changes: ChangeNotices | undefined;
   /** The player's live logins, freshest first; `undefined` when the store keeps no player index. */
-  loginsOf: ((openId: string) => Promise<Array<{ sessionKey: string; expiresAt: number }>>) | undefined;
+  loginsOf:
+    ((openId: string) => Promise<Array<{ sessionKey: string; expiresAt: number }>>) | undefined;
 }
 
 /**

@@ -32,7 +32,10 @@ export function startSocketProcess(env: Record<string, string>): Promise<SocketP
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('socket process did not start in 20 s')), 20_000);
+    const timer = setTimeout(
+      () => reject(new Error('socket process did not start in 20 s')),
+      20_000,
+    );
     const ready = (): void => {
       const match = /listening (\d+)/.exec(output);
       if (match === null) return;
@@ -68,7 +71,11 @@ export interface Browser {
 }
 
 /** Enters as `openId` through the process at `url`. */
-export async function enterAs(url: string, sim: PlatformSimulator, openId: string): Promise<Browser> {
+export async function enterAs(
+  url: string,
+  sim: PlatformSimulator,
+  openId: string,
+): Promise<Browser> {
   const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId });
   const res = await request(url).get(`/platform/callback?code=${encodeURIComponent(code)}`);
   if (res.status !== 303) throw new Error(`entry failed with ${res.status}: ${res.text}`);
@@ -117,7 +124,9 @@ export function openSocket(url: string, cookie?: string): Promise<TestSocket> {
       let body = '';
       res.on('data', (chunk: Buffer) => (body += chunk.toString()));
       res.on('end', () =>
-        reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode, body })),
+        reject(
+          Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode, body }),
+        ),
       );
     });
     ws.on('message', () => {

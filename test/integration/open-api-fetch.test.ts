@@ -3,7 +3,6 @@
 // a stack trace), the app's own fetch is the one used, and every call is counted.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import request from 'supertest';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import type { PlatformLoginOptions } from 'express-platform-login';
 import { createTestApp } from '../helpers/test-app';

@@ -69,9 +69,9 @@ async function closedWithin(socket: TestSocket, since: number, ms = CLOSE_WITHIN
 async function expireAccessToken(sessionId: string): Promise<void> {
   const record = (await store.get(sessionId)) as TokenRecord;
   const next = { ...record, accessExpiresAt: Date.now() - 1000, version: record.version + 1 };
-  expect(await store.put(sessionId, next, { expectedVersion: record.version, ttlMs: 3600_000 })).toBe(
-    true,
-  );
+  expect(
+    await store.put(sessionId, next, { expectedVersion: record.version, ttlMs: 3600_000 }),
+  ).toBe(true);
 }
 
 describe('the upgrade', () => {
