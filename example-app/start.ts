@@ -14,7 +14,8 @@ import {
   type TokenStore,
 } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { createExampleApp } from './app';
+import { createExampleApp, SESSION_MIDDLEWARE } from './app';
+import { attachGameSocket } from './game-socket';
 import type { ExampleConfig } from './config';
 import { createRedisClient } from './redis-client';
 import { createExampleMetrics } from './metrics';
@@ -132,6 +133,7 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
 
   let closing: Promise<void> | undefined;
   server.on('request', app);
+  const gameSocket = attachGameSocket(server, login, app.get(SESSION_MIDDLEWARE));
   // While closing, a connection is closed as soon as its last answer is out: a keep-alive client
   // (a browser, a load balancer) would otherwise hold the shutdown for its idle timeout.
   server.on('request', (_req, res) => {
@@ -147,7 +149,9 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
     redis,
     close: () => {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        gameSocket.close();
+        await closed;
         await redis?.quit().catch(() => redis.disconnect());
         await simulator?.close();
         await metrics.meterProvider.shutdown();

@@ -73,6 +73,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly hardening: Hardening;
   /** The package answers its errors itself (`handleErrors`): a refused request's session may end. */
   private readonly handleErrors: boolean;
+  /** Where a player without a login enters again (`successRedirect`), linked from the 401 page. */
+  private readonly homePath: string;
   /** The store as sockets and jobs use it. */
   private readonly access: LoginAccess;
   /** The logins this process's sockets follow; made with the first `sockets()`. */
@@ -110,10 +112,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.api = apiSettings(config);
     this.access = loginAccessOf(this.instrumentedStore);
     this.handleErrors = config.handleErrors;
+    this.homePath = config.successRedirect;
     this.fail = createFailHandler({
       logger: this.logger,
       appLogger: config.logger,
       handleErrors: config.handleErrors,
+      homePath: config.successRedirect,
     });
     this.hardening = createHardening(config, this.fail);
     this.callback = createCallbackRouter(config, {
@@ -245,7 +249,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    */
   errorHandler(): ErrorRequestHandler {
     return (err, req, res, next) => {
-      if (isPlatformLoginError(err)) return respondWithError(err, req, res);
+      if (isPlatformLoginError(err)) return respondWithError(err, req, res, this.homePath);
       // A session store (connect-redis) failing inside express-session, before the package ran.
       if (isRedisOutage(err)) {
         const outage = new StoreUnavailableError('The session store is unreachable.', {

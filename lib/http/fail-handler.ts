@@ -15,6 +15,8 @@ export interface FailHandlerSettings {
   /** The app's own logger, when it gave one (the `logger` option). */
   appLogger: PlatformLogger | undefined;
   handleErrors: boolean;
+  /** Where a player without a login enters again (`successRedirect`): linked from the 401 page. */
+  homePath?: string;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface FailHandlerSettings {
  * when the app gave none.
  */
 export function createFailHandler(settings: FailHandlerSettings): FailHandler {
-  const { logger, appLogger, handleErrors } = settings;
+  const { logger, appLogger, handleErrors, homePath } = settings;
   let reportedSessionMissing = false;
   return (err, req, res, next) => {
     logAnsweredError(logger, err, req);
@@ -33,7 +35,7 @@ export function createFailHandler(settings: FailHandlerSettings): FailHandler {
       if (appLogger !== undefined) appLogger.error({ code: err.code }, message);
       else console.error(message);
     }
-    if (handleErrors && isPlatformLoginError(err)) respondWithError(err, req, res);
+    if (handleErrors && isPlatformLoginError(err)) respondWithError(err, req, res, homePath);
     else next(err);
   };
 }

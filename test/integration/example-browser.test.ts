@@ -81,7 +81,8 @@ test('lobby → Enter game → the player → the open API → log out, and the 
     await expect(page.locator('#open-id').textContent()).resolves.toBe('player-bo');
     await expect(page.locator('#union-id').textContent()).resolves.toBe('union-bo');
     await expect(page.locator('#scope').textContent()).resolves.toBe('user_info, basic_actions');
-    await expect(page.locator('#expires').textContent()).resolves.toBe(
+    // Shown for people ("in 2 h 0 min (at 21:14 UTC)"); the exact instant is in `datetime`.
+    await expect(page.locator('#expires').getAttribute('datetime')).resolves.toBe(
       new Date(record.accessExpiresAt).toISOString(),
     );
     await page.screenshot({ path: join(SCREENSHOTS, 'game.png') });
