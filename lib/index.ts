@@ -20,6 +20,9 @@ export { SocketLogin, LOGIN_ENDED_CLOSE_CODE, type LoginEnd } from './sockets/so
 export type { WsServer, WsSocket, WsUpgradeOptions } from './sockets/ws-upgrade';
 export { LOGIN_ENDED_EVENT, type SocketIoSocket } from './sockets/socket-io';
 
+// Jobs: a player's login by openId, with no request.
+export type { PlayerLogin } from './jobs/player-logins';
+
 // Events, logs, metrics, readiness.
 export type {
   PlatformLoginEvents,

@@ -41,6 +41,7 @@ import { UnreadableSessions } from './core/unreadable-sessions';
 import { LoginWatch } from './sockets/login-watch';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
 import { loginAccessOf, type LoginAccess } from './sockets/store-access';
+import { loginOfPlayer, type PlayerLogin } from './jobs/player-logins';
 
 /** The refresh lock's lifetime: renewed by its living holder, so a dead holder's frees in seconds. */
 const REFRESH_LOCK_TTL_MS = 5000;
@@ -186,6 +187,16 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       { access: this.access, refresher: this.refresher, api: this.api, watch: this.loginWatch },
       options,
     );
+  }
+
+  /**
+   * A player's login for work with no request (a job, a match's end): the freshest live login of
+   * `openId` (the one whose record lives longest), with `user`, `token()` and `fetch()` as a route
+   * has them, refreshed under the same lock as the player's requests and sockets. Rejects with
+   * LoginRequiredError (`login_required`) when the player has no live login. See docs/jobs.md.
+   */
+  forPlayer(openId: string): Promise<PlayerLogin> {
+    return loginOfPlayer({ access: this.access, refresher: this.refresher, api: this.api }, openId);
   }
 
   /**
