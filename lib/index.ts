@@ -9,6 +9,7 @@ export type { LogoutOptions } from './http/logout';
 export type { EntryContextOptions } from './http/entry-context';
 export type { PlatformUser } from './http/player-context';
 export type { OpenApiRequestInit } from './open-api/open-api-client';
+export type { AfterLoginHook, AfterLoginContext } from './http/after-login';
 
 // Sockets: the same login on a WebSocket, told when it ends.
 export type {

@@ -16,6 +16,7 @@ import { originListSchema } from './http/origins';
 import type { MiddlewareOptions } from './http/middleware';
 import type { LogoutOptions } from './http/logout';
 import { isPlatformLogger, type PlatformLogger } from './observability/logger';
+import type { AfterLoginHook } from './http/after-login';
 
 /** Options of {@link platformLogin}. */
 export interface PlatformLoginOptions {
@@ -146,6 +147,13 @@ export interface PlatformLoginOptions {
   gameOrigins?: string[];
   /** How the token endpoint client talks to the platform (timeouts, retries, encoding, fetch). Defaults to `{}`. */
   tokenClient?: TokenClientTuning;
+  /**
+   * Runs after every successful entry, once the session holds the login and before the redirect:
+   * `({ req, res, player }) => …` with the player's `user`, `token()` and `fetch()`. Resolve `false`
+   * to refuse the entry (403 `entry_refused`, no login kept); answer yourself to replace the
+   * redirect. Defaults to none.
+   */
+  afterLogin?: AfterLoginHook;
 }
 
 const httpUrl = z
@@ -185,6 +193,11 @@ const platformLoginSchema = z
         { error: 'must be an object of name → absolute http(s) URL' },
       )
       .default({}),
+    afterLogin: z
+      .custom<AfterLoginHook>((value) => typeof value === 'function', {
+        error: 'must be a function ({ req, res, player }) => boolean | void (or a promise of it)',
+      })
+      .optional(),
     apiTimeoutMs: number('must be an integer number of milliseconds from 1 to 300000')
       .int()
       .min(1)

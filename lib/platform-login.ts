@@ -42,6 +42,8 @@ import { LoginWatch } from './sockets/login-watch';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
 import { loginAccessOf, type LoginAccess } from './sockets/store-access';
 import { loginOfPlayer, type PlayerLogin } from './jobs/player-logins';
+import { bindAfterLogin } from './http/after-login';
+import { requireScopes } from './http/require-scopes';
 
 /** The refresh lock's lifetime: renewed by its living holder, so a dead holder's frees in seconds. */
 const REFRESH_LOCK_TTL_MS = 5000;
@@ -126,6 +128,13 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       exchangeCode: (code) => this.client.exchangeCode(code),
       events: this,
       fail: this.fail,
+      afterLogin:
+        config.afterLogin &&
+        bindAfterLogin(config.afterLogin, {
+          access: this.access,
+          refresher: this.refresher,
+          api: this.api,
+        }),
     });
   }
 
@@ -187,6 +196,14 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       { access: this.access, refresher: this.refresher, api: this.api, watch: this.loginWatch },
       options,
     );
+  }
+
+  /**
+   * Middleware after `login.middleware()`: 403 `insufficient_scope` unless the player granted every
+   * one of `scopes`. `app.get('/api/pay', login.requireScopes('payments'), handler)`.
+   */
+  requireScopes(...scopes: string[]): RequestHandler {
+    return requireScopes(scopes, this.fail);
   }
 
   /**

@@ -3,12 +3,22 @@
 // in the store. A code is never sent twice.
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
-import { CodeAlreadyUsedError, LoginRequiredError, StoreUnavailableError } from '../errors';
+import {
+  CodeAlreadyUsedError,
+  EntryRefusedError,
+  LoginRequiredError,
+  StoreUnavailableError,
+} from '../errors';
 import { answerForTokenFailure } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashCode, hashSessionId } from '../core/hash';
 import type { TokenStore } from '../core/token-store';
-import { newTokenRecord, recordTtlMs, type ReceivedTokens } from '../core/token-record';
+import {
+  newTokenRecord,
+  recordTtlMs,
+  type ReceivedTokens,
+  type TokenRecord,
+} from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
 import { sessionTtlMsOf } from './player-context';
 
@@ -21,11 +31,24 @@ export interface RedemptionConfig {
   sessionMaxAgeSeconds: number;
 }
 
+/**
+ * The app's `afterLogin` hook, bound to the package's parts: resolves `false` to refuse the entry.
+ * Called with the new session's id and record once the session holds the login.
+ */
+export type AfterLogin = (
+  req: Request,
+  res: Response,
+  sessionId: string,
+  record: TokenRecord,
+  ttlMs: number,
+) => Promise<boolean>;
+
 /** What redemption works with. */
 export interface RedemptionDeps {
   store: TokenStore;
   exchangeCode: (code: string) => Promise<ReceivedTokens>;
   events: EventEmitter<PlatformLoginEvents>;
+  afterLogin?: AfterLogin | undefined;
 }
 
 /** Redeems `code` for the browser of `req` and answers 303 to `successRedirect`, or throws. */
@@ -103,6 +126,7 @@ export function createCodeRedemption(
       recordExpiresAt: Date.now() + ttlMs,
     };
     await save(req);
+    if (deps.afterLogin !== undefined) await askApp(deps.afterLogin, req, res, record, ttlMs);
 
     const sessionHash = hashSessionId(req.sessionID);
     if (previous !== undefined && previous.openId !== record.openId) {
@@ -117,6 +141,31 @@ export function createCodeRedemption(
       sessionHash,
       durationMs: Date.now() - startedAt,
     });
-    landed(res);
+    // The hook may have answered itself (a first-entry page): then it is the answer.
+    if (!res.headersSent) landed(res);
   };
+
+  /**
+   * Runs the app's hook on the new login; a refusal (`false`) or a throw keeps no login: the
+   * record is deleted and the session forgets it before the error is answered.
+   */
+  async function askApp(
+    afterLogin: AfterLogin,
+    req: Request,
+    res: Response,
+    record: TokenRecord,
+    ttlMs: number,
+  ): Promise<void> {
+    let failure: unknown;
+    try {
+      if (await afterLogin(req, res, req.sessionID, record, ttlMs)) return;
+      failure = new EntryRefusedError();
+    } catch (error) {
+      failure = error;
+    }
+    await store.delete(req.sessionID, { openId: record.openId });
+    delete req.session.platformLogin;
+    await save(req);
+    throw failure;
+  }
 }
