@@ -6,6 +6,7 @@
 import request from 'supertest';
 import { Redis } from 'ioredis';
 import { io as socketIoClient } from 'socket.io-client';
+import WebSocket from 'ws';
 import { RedisTokenStore, type TokenRecord } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { hashSessionId } from '../../lib/core/hash';
@@ -190,6 +191,17 @@ test('socket.io: 401 at the handshake without a login; with one, hello, profile,
   const refused = await fetch(`${a.url}/socket.io/?EIO=4&transport=polling`);
   expect(refused.status).toBe(401);
   expect(await refused.json()).toEqual({ error: 'login_required' });
+  // A direct WebSocket handshake (no polling first) is refused before the upgrade too.
+  const direct = new WebSocket(
+    `${a.url.replace(/^http/, 'ws')}/socket.io/?EIO=4&transport=websocket`,
+  );
+  const directStatus = await new Promise<number | undefined>((resolve) => {
+    direct.once('unexpected-response', (_req, res) => resolve(res.statusCode));
+    direct.once('open', () => resolve(undefined));
+  });
+  direct.on('error', () => undefined); // terminate() of a refused handshake reports one
+  direct.terminate();
+  expect(directStatus).toBe(401);
 
   const browser = await enterAs(a.url, sim, 'player-bo');
   const client = socketIoClient(b.url, {
