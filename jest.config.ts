@@ -39,7 +39,7 @@ const config: Config = {
       testEnvironment: 'node',
       testMatch: [
         '<rootDir>/test/express4/**/*.test.ts',
-        '<rootDir>/test/integration/{callback,middleware,example-app,request-accessors,entry-trust,entry-context,login-ended}.test.ts',
+        '<rootDir>/test/integration/{callback,middleware,example-app,request-accessors,entry-trust,entry-context,login-ended,open-api-fetch,route-needs}.test.ts',
       ],
       transform,
       moduleNameMapper: {
@@ -59,7 +59,7 @@ const config: Config = {
       testEnvironment: 'node',
       testMatch: [
         '<rootDir>/test/ioredis6/**/*.test.ts',
-        '<rootDir>/test/integration/{redis-*,record-cache,faults-redis,multi-process,example-app,startup-checks,login-ended}.test.ts',
+        '<rootDir>/test/integration/{redis-*,record-cache,faults-redis,multi-process,example-app,startup-checks,login-ended,sockets}.test.ts',
       ],
       transform,
       moduleNameMapper: {
