@@ -44,6 +44,13 @@ app.post('/logout', login.logout());
 app.post('/admin/logout-player', async (req, res) => {
   res.json({ sessions: await login.logoutPlayer(String(req.query.openId)) });
 });
+app.get('/api/token', login.middleware(), async (req, res, next) => {
+  try {
+    res.json({ accessToken: await req.platformToken() });
+  } catch (error) {
+    next(error);
+  }
+});
 app.get('/stats', (_req, res) => {
   res.json({ refreshes, pid: process.pid });
 });
