@@ -131,7 +131,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       afterLogin:
         config.afterLogin &&
         bindAfterLogin(config.afterLogin, {
-          access: this.access,
+          keyOf: this.access.keyOf,
           refresher: this.refresher,
           api: this.api,
         }),

@@ -2,10 +2,8 @@
 // refuse a banned player), with the request, the response and the new login's token and fetch.
 import type { Request, Response } from 'express';
 import type { RefreshCoordinator } from '../core/refresh';
-import type { PlayerLogin } from '../jobs/player-logins';
-import type { LoginAccess } from '../sockets/store-access';
 import type { AfterLogin } from './entry-redemption';
-import { PlayerContext, type ApiSettings } from './player-context';
+import { PlayerContext, type ApiSettings, type PlayerLogin } from './player-context';
 
 /** What the `afterLogin` hook is given. */
 export interface AfterLoginContext {
@@ -25,11 +23,16 @@ export type AfterLoginHook = (entry: AfterLoginContext) => boolean | void | Prom
 /** Binds the app's hook to the package's parts, for the callback. */
 export function bindAfterLogin(
   hook: AfterLoginHook,
-  parts: { access: LoginAccess; refresher: RefreshCoordinator; api: ApiSettings },
+  parts: {
+    /** The key the store and the refresh coordinator know a session's login by. */
+    keyOf: (sessionId: string) => string;
+    refresher: RefreshCoordinator;
+    api: ApiSettings;
+  },
 ): AfterLogin {
   return async (req, res, sessionId, record, ttlMs) => {
     const player = new PlayerContext(
-      parts.access.keyOf(sessionId),
+      parts.keyOf(sessionId),
       record,
       parts.refresher,
       parts.api,

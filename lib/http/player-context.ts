@@ -34,6 +34,19 @@ export function sessionTtlMsOf(session: Request['session'], fallbackMs: number):
   return typeof maxAge === 'number' && maxAge > 0 ? maxAge : fallbackMs;
 }
 
+/** A login as jobs and the `afterLogin` hook get it: what a route gets on `req`. */
+export interface PlayerLogin {
+  /** The player, as `req.platformUser`. */
+  readonly user: PlatformUser;
+  /**
+   * The access token, refreshed first when it is near expiry (once across processes). Rejects with
+   * ReauthRequiredError / LoginRequiredError when the login ended meanwhile, PlatformUnavailableError, …
+   */
+  token(): Promise<string>;
+  /** Calls the open API with the player's token, as `req.platformFetch()`. */
+  fetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<Response>;
+}
+
 /**
  * What `req.platformUser`, `req.hasPlatformLogin`, `req.platformToken()` and `req.platformFetch()`
  * read (request-accessors.ts). A logged-in request has a {@link PlayerContext}; a request without a

@@ -3,22 +3,10 @@
 // under the same lock as the player's requests and sockets.
 import { LoginRequiredError, SetupError } from '../errors';
 import type { RefreshCoordinator } from '../core/refresh';
-import { PlayerContext, type ApiSettings, type PlatformUser } from '../http/player-context';
-import type { OpenApiRequestInit } from '../open-api/open-api-client';
+import { PlayerContext, type ApiSettings, type PlayerLogin } from '../http/player-context';
 import type { LoginAccess } from '../sockets/store-access';
 
-/** What a job gets for a player: what a route gets on `req`. */
-export interface PlayerLogin {
-  /** The player, as `req.platformUser`. */
-  readonly user: PlatformUser;
-  /**
-   * The access token, refreshed first when it is near expiry (once across processes). Rejects with
-   * ReauthRequiredError / LoginRequiredError when the login ended meanwhile, PlatformUnavailableError, …
-   */
-  token(): Promise<string>;
-  /** Calls the open API with the player's token, as `req.platformFetch()`. */
-  fetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<Response>;
-}
+export type { PlayerLogin };
 
 /** What the jobs work with (one set per PlatformLogin). */
 export interface JobsDeps {
