@@ -8,35 +8,49 @@ import { inspect } from 'node:util';
 export { InvalidOptionError } from './util/invalid-option-error';
 
 /** Stable machine-readable codes of every error class, for `switch (err.code)`. */
-export type PlatformErrorCode =
-  | 'ERR_PLATFORM_INVALID_GRANT'
-  | 'ERR_PLATFORM_INVALID_CLIENT'
-  | 'ERR_PLATFORM_REFUSED'
-  | 'ERR_PLATFORM_INVALID_RESPONSE'
-  | 'ERR_PLATFORM_TIMEOUT'
-  | 'ERR_PLATFORM_NETWORK'
-  | 'ERR_PLATFORM_STORE_UNAVAILABLE'
-  | 'ERR_PLATFORM_LOGIN_REQUIRED'
-  | 'ERR_PLATFORM_REAUTH_REQUIRED'
-  | 'ERR_PLATFORM_UNAVAILABLE'
-  | 'ERR_PLATFORM_MISCONFIGURED'
-  | 'ERR_PLATFORM_INVALID_REQUEST'
-  | 'ERR_PLATFORM_CODE_USED'
-  | 'ERR_PLATFORM_ENTRY_DENIED'
-  | 'ERR_PLATFORM_METHOD_NOT_ALLOWED'
-  | 'ERR_PLATFORM_IDENTITY_CHANGED'
-  | 'ERR_PLATFORM_CODE_REJECTED'
-  | 'ERR_PLATFORM_SESSION_MISSING'
-  | 'ERR_PLATFORM_ENTRY_CONTEXT'
-  | 'ERR_PLATFORM_CROSS_ORIGIN'
-  | 'ERR_PLATFORM_COOKIES_REFUSED'
-  | 'ERR_PLATFORM_SETUP'
-  | 'ERR_PLATFORM_TOO_MANY_ENTRIES'
-  | 'ERR_PLATFORM_BUSY'
-  | 'ERR_PLATFORM_API_TIMEOUT'
-  | 'ERR_PLATFORM_API_UNREACHABLE'
-  | 'ERR_PLATFORM_INSUFFICIENT_SCOPE'
-  | 'ERR_PLATFORM_ENTRY_REFUSED';
+export const PLATFORM_ERROR_CODES = [
+  'ERR_PLATFORM_INVALID_GRANT',
+  'ERR_PLATFORM_INVALID_CLIENT',
+  'ERR_PLATFORM_REFUSED',
+  'ERR_PLATFORM_INVALID_RESPONSE',
+  'ERR_PLATFORM_TIMEOUT',
+  'ERR_PLATFORM_NETWORK',
+  'ERR_PLATFORM_STORE_UNAVAILABLE',
+  'ERR_PLATFORM_LOGIN_REQUIRED',
+  'ERR_PLATFORM_REAUTH_REQUIRED',
+  'ERR_PLATFORM_UNAVAILABLE',
+  'ERR_PLATFORM_MISCONFIGURED',
+  'ERR_PLATFORM_INVALID_REQUEST',
+  'ERR_PLATFORM_CODE_USED',
+  'ERR_PLATFORM_ENTRY_DENIED',
+  'ERR_PLATFORM_METHOD_NOT_ALLOWED',
+  'ERR_PLATFORM_IDENTITY_CHANGED',
+  'ERR_PLATFORM_CODE_REJECTED',
+  'ERR_PLATFORM_SESSION_MISSING',
+  'ERR_PLATFORM_ENTRY_CONTEXT',
+  'ERR_PLATFORM_CROSS_ORIGIN',
+  'ERR_PLATFORM_COOKIES_REFUSED',
+  'ERR_PLATFORM_SETUP',
+  'ERR_PLATFORM_TOO_MANY_ENTRIES',
+  'ERR_PLATFORM_BUSY',
+  'ERR_PLATFORM_API_TIMEOUT',
+  'ERR_PLATFORM_API_UNREACHABLE',
+  'ERR_PLATFORM_INSUFFICIENT_SCOPE',
+  'ERR_PLATFORM_ENTRY_REFUSED',
+] as const;
+
+/** Stable machine-readable codes of every error class, for `switch (err.code)`. */
+export type PlatformErrorCode = (typeof PLATFORM_ERROR_CODES)[number];
+
+/** The codes a token-endpoint call fails with (the token client's errors, before the failure policy). */
+export const TOKEN_ENDPOINT_FAILURE_CODES = [
+  'ERR_PLATFORM_INVALID_GRANT',
+  'ERR_PLATFORM_INVALID_CLIENT',
+  'ERR_PLATFORM_REFUSED',
+  'ERR_PLATFORM_INVALID_RESPONSE',
+  'ERR_PLATFORM_TIMEOUT',
+  'ERR_PLATFORM_NETWORK',
+] as const satisfies readonly PlatformErrorCode[];
 
 /** Only these characters survive into a copied platform `error`/`error_description` (RFC 6749 5.2). */
 const OAUTH_TEXT = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/g;
@@ -109,13 +123,14 @@ export class TokenEndpointError extends PlatformLoginError {
   /** The HTTP status the platform answered with. */
   readonly httpStatus: number;
   /** The platform's `Retry-After`, in whole seconds, when its answer carried one (429, 503). */
-  platformRetryAfterSeconds: number | undefined;
+  readonly platformRetryAfterSeconds: number | undefined;
 
   constructor(fields: {
     oauthError: unknown;
     oauthErrorDescription?: unknown;
     httpStatus: number;
     grant: string;
+    platformRetryAfterSeconds?: number | undefined;
   }) {
     const oauthError = sanitizePlatformText(fields.oauthError, 64) ?? 'unknown_error';
     super(
@@ -127,6 +142,7 @@ export class TokenEndpointError extends PlatformLoginError {
     this.oauthError = oauthError;
     this.oauthErrorDescription = sanitizePlatformText(fields.oauthErrorDescription, 200);
     this.httpStatus = fields.httpStatus;
+    this.platformRetryAfterSeconds = fields.platformRetryAfterSeconds;
     this.code =
       oauthError === 'invalid_grant'
         ? 'ERR_PLATFORM_INVALID_GRANT'
@@ -155,12 +171,21 @@ export class InvalidTokenResponseError extends PlatformLoginError {
   /** The HTTP status the platform answered with. */
   readonly httpStatus: number | undefined;
   /** The platform's `Retry-After`, in whole seconds, when its answer carried one (429, 503). */
-  platformRetryAfterSeconds: number | undefined;
+  readonly platformRetryAfterSeconds: number | undefined;
 
-  constructor(message: string, options?: { field?: string; httpStatus?: number; cause?: unknown }) {
+  constructor(
+    message: string,
+    options?: {
+      field?: string;
+      httpStatus?: number;
+      platformRetryAfterSeconds?: number | undefined;
+      cause?: unknown;
+    },
+  ) {
     super(message, options);
     this.field = options?.field;
     this.httpStatus = options?.httpStatus;
+    this.platformRetryAfterSeconds = options?.platformRetryAfterSeconds;
   }
 }
 
@@ -198,9 +223,14 @@ export class LoginRequiredError extends PlatformLoginError {
   }
 }
 
-/** The platform rejected the refresh token; the record was deleted and the player must enter again. */
+/**
+ * The login ended: the player must enter again (401 `reauth_required`). `code`:
+ * `ERR_PLATFORM_REAUTH_REQUIRED` (the platform rejected the refresh token) or
+ * `ERR_PLATFORM_IDENTITY_CHANGED` (a refresh returned another player). The record was deleted.
+ */
 export class ReauthRequiredError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_REAUTH_REQUIRED';
+  readonly code: 'ERR_PLATFORM_REAUTH_REQUIRED' | 'ERR_PLATFORM_IDENTITY_CHANGED' =
+    'ERR_PLATFORM_REAUTH_REQUIRED';
   readonly status = 401;
   readonly error = 'reauth_required';
   constructor(
@@ -231,15 +261,34 @@ export class PlatformMisconfiguredError extends PlatformLoginError {
   readonly error = 'platform_misconfigured';
 }
 
+/**
+ * The package refused the request itself, before any platform call or token change: a malformed,
+ * used or refused entry, an entry from outside the platform's pages, too many entries, a wrong
+ * method, a state change started by another origin. `code` says which (`switch (err.code)`).
+ */
+export abstract class RequestRefusedError extends PlatformLoginError {
+  abstract override readonly code:
+    | 'ERR_PLATFORM_INVALID_REQUEST'
+    | 'ERR_PLATFORM_CODE_USED'
+    | 'ERR_PLATFORM_ENTRY_DENIED'
+    | 'ERR_PLATFORM_CODE_REJECTED'
+    | 'ERR_PLATFORM_ENTRY_CONTEXT'
+    | 'ERR_PLATFORM_COOKIES_REFUSED'
+    | 'ERR_PLATFORM_TOO_MANY_ENTRIES'
+    | 'ERR_PLATFORM_BUSY'
+    | 'ERR_PLATFORM_METHOD_NOT_ALLOWED'
+    | 'ERR_PLATFORM_CROSS_ORIGIN';
+}
+
 /** The request itself is malformed (e.g. a missing or invalid `code`). */
-export class InvalidRequestError extends PlatformLoginError {
+export class InvalidRequestError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_INVALID_REQUEST';
   readonly status = 400;
   readonly error = 'invalid_request';
 }
 
 /** The entry carried a code that was already used by another browser. */
-export class CodeAlreadyUsedError extends PlatformLoginError {
+export class CodeAlreadyUsedError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_CODE_USED';
   readonly status = 400;
   readonly error = 'code_already_used';
@@ -257,7 +306,7 @@ const ENTRY_ERROR_STATUS: Record<string, number> = {
 };
 
 /** The platform opened the callback with an `error` parameter instead of a code. */
-export class EntryDeniedError extends PlatformLoginError {
+export class EntryDeniedError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_ENTRY_DENIED';
   readonly status: number;
   readonly error: string;
@@ -275,7 +324,7 @@ export class EntryDeniedError extends PlatformLoginError {
  * The callback answers GET only (link previews and prefetches must not burn a code); logout answers
  * POST only (a GET could be started by any page: an `<img>` would log the player out).
  */
-export class MethodNotAllowedError extends PlatformLoginError {
+export class MethodNotAllowedError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_METHOD_NOT_ALLOWED';
   readonly status = 405;
   readonly error = 'method_not_allowed';
@@ -292,10 +341,8 @@ export class MethodNotAllowedError extends PlatformLoginError {
 }
 
 /** A refresh returned another `open_id` than the login's: refused, the player must enter again. */
-export class IdentityChangedError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_IDENTITY_CHANGED';
-  readonly status = 401;
-  readonly error = 'reauth_required';
+export class IdentityChangedError extends ReauthRequiredError {
+  override readonly code = 'ERR_PLATFORM_IDENTITY_CHANGED';
   constructor() {
     super('A refresh returned another open_id than the login it renewed; the record was deleted.');
   }
@@ -336,7 +383,7 @@ export function isPlatformLoginError(value: unknown): value is AnyPlatformLoginE
 }
 
 /** The platform refused the entry code at the exchange (`invalid_grant`: expired, unknown or used). */
-export class CodeRejectedError extends PlatformLoginError {
+export class CodeRejectedError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_CODE_REJECTED';
   readonly status = 400;
   readonly error = 'code_rejected';
@@ -348,11 +395,20 @@ export class CodeRejectedError extends PlatformLoginError {
   }
 }
 
-/** The package runs without express-session in front of it: a setup mistake, answered 500. */
-export class SessionMissingError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_SESSION_MISSING';
+/**
+ * The setup around the package cannot work (found on a request), answered 500; the message names
+ * the fix. `code`: `ERR_PLATFORM_SETUP`, or `ERR_PLATFORM_SESSION_MISSING` (no express-session in
+ * front of the package).
+ */
+export class SetupError extends PlatformLoginError {
+  readonly code: 'ERR_PLATFORM_SETUP' | 'ERR_PLATFORM_SESSION_MISSING' = 'ERR_PLATFORM_SETUP';
   readonly status = 500;
   readonly error = 'server_misconfigured';
+}
+
+/** The package runs without express-session in front of it: a setup mistake, answered 500. */
+export class SessionMissingError extends SetupError {
+  override readonly code = 'ERR_PLATFORM_SESSION_MISSING';
   constructor() {
     super(
       'express-platform-login needs express-session in front of it: did you forget ' +
@@ -362,7 +418,7 @@ export class SessionMissingError extends PlatformLoginError {
 }
 
 /** An entry that did not come from the platform's pages, refused by `entryContext: { mode: 'enforce' }`. */
-export class EntryContextRefusedError extends PlatformLoginError {
+export class EntryContextRefusedError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_ENTRY_CONTEXT';
   readonly status = 403;
   readonly error = 'entry_context_refused';
@@ -378,7 +434,7 @@ export class EntryContextRefusedError extends PlatformLoginError {
 }
 
 /** A state-changing request started by a page of another origin (CSRF), refused by `csrfProtection()`. */
-export class CrossOriginRequestError extends PlatformLoginError {
+export class CrossOriginRequestError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_CROSS_ORIGIN';
   readonly status = 403;
   readonly error = 'cross_origin_refused';
@@ -391,7 +447,7 @@ export class CrossOriginRequestError extends PlatformLoginError {
 }
 
 /** After an entry the browser came back without the new session: it refuses the session cookie. */
-export class CookiesRefusedError extends PlatformLoginError {
+export class CookiesRefusedError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_COOKIES_REFUSED';
   readonly status = 400;
   readonly error = 'cookies_blocked';
@@ -403,18 +459,11 @@ export class CookiesRefusedError extends PlatformLoginError {
   }
 }
 
-/** The setup around the package cannot work (found on a request); the message names the fix. */
-export class SetupError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_SETUP';
-  readonly status = 500;
-  readonly error = 'server_misconfigured';
-}
-
 /**
  * Too many failed entries (bad, used or refused codes) came from this client address: refused with
  * 429 before any code is claimed or sent, until the window ends (`entryFailureLimit`).
  */
-export class TooManyEntriesError extends PlatformLoginError {
+export class TooManyEntriesError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_TOO_MANY_ENTRIES';
   readonly status = 429;
   readonly error = 'too_many_entries';
@@ -433,7 +482,7 @@ export class TooManyEntriesError extends PlatformLoginError {
  * This process already has `maxExchangesInFlight` code exchanges waiting on the platform: the entry
  * is refused with 503 before its code is claimed, so a flood cannot open unbounded outbound requests.
  */
-export class PlatformBusyError extends PlatformLoginError {
+export class PlatformBusyError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_BUSY';
   readonly status = 503;
   readonly error = 'platform_busy';

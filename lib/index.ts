@@ -76,35 +76,32 @@ export {
   type SetupProblem,
 } from './http/setup-checks';
 
-// Errors: each with a stable `code`; `switch (err.code)` narrows AnyPlatformLoginError.
+// Errors, by where they failed; each class carries its stable `code`s, and `switch (err.code)`
+// narrows AnyPlatformLoginError.
 export {
-  InvalidOptionError,
   PlatformLoginError,
   isPlatformLoginError,
   type AnyPlatformLoginError,
   type PlatformErrorCode,
+  // setup, at creation and on a request
+  InvalidOptionError,
+  SetupError,
+  // the token endpoint: its answer, its response, the network
   TokenEndpointError,
   InvalidTokenResponseError,
   TokenEndpointTimeoutError,
   TokenEndpointNetworkError,
+  // the token store
   StoreUnavailableError,
+  // the login: none, or ended
   LoginRequiredError,
   ReauthRequiredError,
+  // a refresh the platform could not serve
   PlatformUnavailableError,
   PlatformMisconfiguredError,
-  InvalidRequestError,
-  CodeAlreadyUsedError,
-  EntryDeniedError,
-  MethodNotAllowedError,
-  IdentityChangedError,
-  CodeRejectedError,
-  SessionMissingError,
-  EntryContextRefusedError,
-  CrossOriginRequestError,
-  CookiesRefusedError,
-  SetupError,
-  TooManyEntriesError,
-  PlatformBusyError,
+  // the request itself (entries, method, origin)
+  RequestRefusedError,
+  // the open API (routes, sockets, jobs), scopes and the afterLogin hook
   OpenApiTimeoutError,
   OpenApiUnreachableError,
   InsufficientScopeError,

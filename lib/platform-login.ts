@@ -22,18 +22,14 @@ import { OpenApiClient } from './open-api/open-api-client';
 import { OpenApiMetrics } from './open-api/open-api-metrics';
 import { RefreshCoordinator, type RefreshSettings } from './core/refresh';
 import { respondWithError } from './http/respond-error';
-import { createFailHandler, type FailHandler } from './http/fail-handler';
+import { createFailHandlers, type FailHandler } from './http/fail-handler';
 import { MemoryTokenStore } from './stores/memory-store';
 import type { TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
 import { debugLogger, type PlatformLogger } from './observability/logger';
 import { PlatformMetrics } from './observability/metrics';
-import {
-  lockWaitObserver,
-  logAnsweredError,
-  observeEvents,
-  tokenAttemptObserver,
-} from './observability/event-logging';
+import { observeEvents } from './observability/event-logging';
+import { requestFailure } from './observability/request-failure';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './stores/instrumented-store';
@@ -88,13 +84,15 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const config = parsePlatformLoginOptions(options);
     this.store = config.store ?? new MemoryTokenStore();
     this.logger = config.logger ?? debugLogger();
-    const refresh = refreshSettings(config);
+    // The session lifetime the records follow when the session cookie has no maxAge: derived once.
+    const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
+    const refresh = refreshSettings(config, sessionTtlMs);
     const metrics = new PlatformMetrics(config.meterProvider, {
       tokenTimeoutMs: config.tokenClient.timeoutMs,
       maxLockWaitMs: refresh.maxWaitMs,
     });
     this.instrumentedStore = new InstrumentedTokenStore(this.store, metrics);
-    observeEvents(this, this.logger, metrics);
+    observeEvents(this, this.logger, metrics, this.health);
     this.forwardStoreEvents();
 
     this.client = new PlatformTokenClient({
@@ -103,31 +101,32 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       clientSecret: config.clientSecret,
       redirectUri: config.redirectUri,
       ...config.tokenClient,
-      onAttempt: tokenAttemptObserver(this.logger, metrics, this.health),
+      onAttempt: (attempt) => this.emit('tokenAttempt', attempt),
     });
     this.refresher = new RefreshCoordinator(
       this.instrumentedStore,
       this.client,
       refresh,
       this,
-      lockWaitObserver(metrics),
+      (durationMs, outcome) => this.emit('lockWait', { durationMs, outcome }),
     );
-    this.api = apiSettings(config);
+    this.api = apiSettings(config, sessionTtlMs);
     this.access = loginAccessOf(this.instrumentedStore);
     this.handleErrors = config.handleErrors;
     this.homePath = config.successRedirect;
-    this.fail = createFailHandler({
-      logger: this.logger,
+    const fail = createFailHandlers({
+      events: this,
       appLogger: config.logger,
       handleErrors: config.handleErrors,
       homePath: config.successRedirect,
     });
+    this.fail = fail.request;
     this.hardening = createHardening(config, this.fail);
     this.callback = createCallbackRouter(config, {
       store: this.instrumentedStore,
       exchangeCode: (code) => this.client.exchangeCode(code),
       events: this,
-      fail: this.fail,
+      fail: fail.entry,
       afterLogin:
         config.afterLogin &&
         bindAfterLogin(config.afterLogin, {
@@ -175,7 +174,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
           events: this,
           fail: this.fail,
           unreadable: this.unreadableSessions,
-          endsSessions: this.handleErrors,
+          handleErrors: this.handleErrors,
         },
         { optional },
       );
@@ -283,7 +282,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         const outage = new StoreUnavailableError('The session store is unreachable.', {
           cause: err,
         });
-        logAnsweredError(this.logger, outage, req);
+        this.emit('requestFailed', requestFailure(outage, req, 'session-store'));
         return respondWithError(outage, req, res);
       }
       next(err);
@@ -292,7 +291,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 }
 
 /** The refresh coordinator's settings: the lock outlives the slowest refresh the client can make. */
-function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWaitMs: number } {
+function refreshSettings(
+  config: PlatformLoginConfig,
+  sessionTtlMs: number,
+): RefreshSettings & { maxWaitMs: number } {
   // The slowest refresh the client can make: every attempt timing out, plus backoff.
   const maxRefreshMs = PlatformTokenClient.longestRefreshMs(config.tokenClient);
   return {
@@ -303,7 +305,7 @@ function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWa
     maxWaitMs: maxRefreshMs + REFRESH_LOCK_TTL_MS + 1000,
     retryAfterSeconds: config.retryAfterSeconds,
     failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
-    sessionTtlMs: config.sessionMaxAgeSeconds * 1000,
+    sessionTtlMs,
     freshness: {
       refreshSkewMs: config.refreshSkewSeconds * 1000,
       refreshAheadFraction: config.refreshAheadFraction,
@@ -312,7 +314,7 @@ function refreshSettings(config: PlatformLoginConfig): RefreshSettings & { maxWa
 }
 
 /** How routes, sockets and jobs reach the open API, and the session lifetime their refreshes assume. */
-function apiSettings(config: PlatformLoginConfig): ApiSettings {
+function apiSettings(config: PlatformLoginConfig, sessionTtlMs: number): ApiSettings {
   const bases = Object.entries({ default: config.apiUrl ?? config.authUrl, ...config.apiUrls }).map(
     ([name, href]) => ({ name, href: new URL(href).href.replace(/\/+$/, ''), url: new URL(href) }),
   );
@@ -329,7 +331,7 @@ function apiSettings(config: PlatformLoginConfig): ApiSettings {
       bases.map((base) => base.name),
     ),
   );
-  return { client, sessionTtlMs: config.sessionMaxAgeSeconds * 1000 };
+  return { client, sessionTtlMs };
 }
 
 /** Creates the package's parts for one platform registration; options are validated here. */

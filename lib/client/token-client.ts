@@ -1,6 +1,5 @@
 // The client of the platform's token endpoint (POST `${authUrl}/token`): exchanges an entry code and
 // refreshes tokens, each answer validated into a TokenSet. Usable on its own, without Express.
-import { InvalidTokenResponseError, TokenEndpointError } from '../errors';
 import type { TokenSet } from './token-set';
 import {
   longestRefreshMs,
@@ -170,25 +169,21 @@ export class PlatformTokenClient {
       this.#report(request.grant, resendCount, requestStartedAt, error, undefined);
       return { error };
     }
+    const retryAfterMs = parseRetryAfterMs(result.retryAfter, Date.now());
     try {
       const tokenSet = interpretTokenAnswer(result.answer, requestStartedAt, {
         grant: request.grant,
         maxExpiresInSeconds: this.#config.maxExpiresInSeconds,
         previousRefreshToken,
         secretsSent: [grantSecret, this.#config.clientSecret],
+        // On the error, so the refresh coordination can hold every process back that long.
+        platformRetryAfterSeconds:
+          retryAfterMs === undefined ? undefined : Math.ceil(retryAfterMs / 1000),
       });
       this.#report(request.grant, resendCount, requestStartedAt, undefined, result.answer.status);
       return { tokenSet };
     } catch (error) {
       this.#report(request.grant, resendCount, requestStartedAt, error, result.answer.status);
-      const retryAfterMs = parseRetryAfterMs(result.retryAfter, Date.now());
-      // Surfaced on the error, so the refresh coordination can hold every process back that long.
-      if (
-        retryAfterMs !== undefined &&
-        (error instanceof TokenEndpointError || error instanceof InvalidTokenResponseError)
-      ) {
-        error.platformRetryAfterSeconds = Math.ceil(retryAfterMs / 1000);
-      }
       return { error, retryAfterMs };
     }
   }

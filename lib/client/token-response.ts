@@ -5,8 +5,10 @@ import { z } from 'zod';
 import { InvalidTokenResponseError, TokenEndpointError } from '../errors';
 import { TokenSet } from './token-set';
 
+/** The grants the token endpoint is called with. */
+export const TOKEN_GRANTS = ['authorization_code', 'refresh_token'] as const;
 /** The grant a token request was made for. */
-export type TokenGrant = 'authorization_code' | 'refresh_token';
+export type TokenGrant = (typeof TOKEN_GRANTS)[number];
 
 /** The raw answer of one token request: status, content type and the (size-capped) body bytes. */
 export interface TokenEndpointAnswer {
@@ -25,6 +27,8 @@ export interface TokenResponseContext {
   previousRefreshToken?: string | undefined;
   /** The HTTP status of the answer, recorded on errors. Defaults to 200. */
   httpStatus?: number | undefined;
+  /** The answer's `Retry-After` in whole seconds, recorded on errors (the refresh holds back that long). */
+  platformRetryAfterSeconds?: number | undefined;
   /** Secrets the request carried (code or refresh token, client secret), never repeated in an error. */
   secretsSent?: readonly string[] | undefined;
 }
@@ -129,12 +133,17 @@ const refused = (oauthError: OAuthErrorBody, context: TokenResponseContext) =>
     oauthErrorDescription: withoutSecrets(oauthError.errorDescription, context.secretsSent),
     httpStatus: context.httpStatus ?? 200,
     grant: context.grant,
+    platformRetryAfterSeconds: context.platformRetryAfterSeconds,
   });
 
 const invalid = (context: TokenResponseContext, problem: string, field?: TokenField) =>
   new InvalidTokenResponseError(
     `The token endpoint's answer to the ${context.grant} request is invalid: ${problem}.`,
-    { httpStatus: context.httpStatus ?? 200, ...(field === undefined ? {} : { field }) },
+    {
+      httpStatus: context.httpStatus ?? 200,
+      platformRetryAfterSeconds: context.platformRetryAfterSeconds,
+      ...(field === undefined ? {} : { field }),
+    },
   );
 
 /**
@@ -244,7 +253,7 @@ export function interpretTokenAnswer(
     throw new InvalidTokenResponseError(
       `The token endpoint answered the ${context.grant} request with a redirect (HTTP ${answer.status}), ` +
         'which is not followed. Check authUrl: it must be the exact base of the token service.',
-      { httpStatus: answer.status },
+      { httpStatus: answer.status, platformRetryAfterSeconds: context.platformRetryAfterSeconds },
     );
   }
   const decoded = decodeBody(answer);
@@ -253,7 +262,7 @@ export function interpretTokenAnswer(
     if (oauthError !== undefined) throw refused(oauthError, withStatus);
     throw new InvalidTokenResponseError(
       `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${describe(decoded)}.`,
-      { httpStatus: answer.status },
+      { httpStatus: answer.status, platformRetryAfterSeconds: context.platformRetryAfterSeconds },
     );
   }
   if (decoded.kind !== 'json') throw invalid(withStatus, `the body is ${describe(decoded)}`);

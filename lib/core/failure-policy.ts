@@ -44,6 +44,17 @@ export function platformRetryAfterSeconds(error: unknown): number | undefined {
  */
 export function answerForTokenFailure(
   error: unknown,
+  grant: 'refresh_token',
+  retryAfterSeconds: number,
+): PlatformLoginError;
+/** At an entry, a failure other than `invalid_grant` / `invalid_client` is answered as it is. */
+export function answerForTokenFailure(
+  error: unknown,
+  grant: FailedGrant,
+  retryAfterSeconds: number,
+): unknown;
+export function answerForTokenFailure(
+  error: unknown,
   grant: FailedGrant,
   retryAfterSeconds: number,
 ): unknown {

@@ -7,26 +7,8 @@ function shortHash(value: string): string {
   return createHash('sha256').update(value).digest('base64url').slice(0, 22);
 }
 
-/** How many session ids {@link hashSessionId} remembers: about the sessions one process serves at once. */
-const SESSION_HASH_MEMO_SIZE = 10_000;
-/** Recent session id → hash, oldest first: every request of a session needs its record's key. */
-const sessionHashes = new Map<string, string>();
-
-/**
- * The form in which a session id appears in store keys, events and logs. Remembered for the most
- * recent sessions, so a session's later requests cost a map lookup instead of a SHA-256.
- */
-export function hashSessionId(sessionId: string): string {
-  let hash = sessionHashes.get(sessionId);
-  if (hash === undefined) {
-    hash = shortHash(`session:${sessionId}`);
-    if (sessionHashes.size >= SESSION_HASH_MEMO_SIZE) {
-      sessionHashes.delete(sessionHashes.keys().next().value as string);
-    }
-    sessionHashes.set(sessionId, hash);
-  }
-  return hash;
-}
+/** The form in which a session id appears in store keys, events and logs. */
+export const hashSessionId = (sessionId: string): string => shortHash(`session:${sessionId}`);
 
 /** The form in which an authorization code is claimed in the store. */
 export const hashCode = (code: string): string => shortHash(`code:${code}`);

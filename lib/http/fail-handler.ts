@@ -1,17 +1,19 @@
 // How a request the package could not serve ends: the error is logged, then answered as documented
 // (`handleErrors: true`) or passed to `next(err)` for the app's own error middleware.
+import type { EventEmitter } from 'node:events';
 import type { NextFunction, Request, Response } from 'express';
 import { isPlatformLoginError, SessionMissingError } from '../errors';
-import { logAnsweredError } from '../observability/event-logging';
+import type { PlatformLoginEvents, RequestFailure } from '../observability/events';
 import type { PlatformLogger } from '../observability/logger';
+import { requestFailure } from '../observability/request-failure';
 import { respondWithError } from './respond-error';
 
 /** Ends a failed request; every handler of the package calls it from its `catch`. */
 export type FailHandler = (err: unknown, req: Request, res: Response, next: NextFunction) => void;
 
 export interface FailHandlerSettings {
-  /** The logger in use, for the answered error. */
-  logger: PlatformLogger;
+  /** Where `requestFailed` goes (logged and counted by its subscribers). */
+  events: EventEmitter<PlatformLoginEvents>;
   /** The app's own logger, when it gave one (the `logger` option). */
   appLogger: PlatformLogger | undefined;
   handleErrors: boolean;
@@ -20,22 +22,28 @@ export interface FailHandlerSettings {
 }
 
 /**
- * The one FailHandler of a PlatformLogin. A missing express-session is a setup mistake that must be
- * seen without `DEBUG` set: it is reported once as an error on the app's logger, or on the console
- * when the app gave none.
+ * The FailHandlers of a PlatformLogin: one for its entries (the callback), one for its other
+ * handlers; the event says which. A missing express-session is a setup mistake that must be seen
+ * without `DEBUG` set: it is reported once as an error on the app's logger, or on the console when
+ * the app gave none.
  */
-export function createFailHandler(settings: FailHandlerSettings): FailHandler {
-  const { logger, appLogger, handleErrors, homePath } = settings;
+export function createFailHandlers(
+  settings: FailHandlerSettings,
+): Record<'entry' | 'request', FailHandler> {
+  const { events, appLogger, handleErrors, homePath } = settings;
   let reportedSessionMissing = false;
-  return (err, req, res, next) => {
-    logAnsweredError(logger, err, req);
-    if (err instanceof SessionMissingError && !reportedSessionMissing) {
-      reportedSessionMissing = true;
-      const message = `[express-platform-login] ${err.message}`;
-      if (appLogger !== undefined) appLogger.error({ code: err.code }, message);
-      else console.error(message);
-    }
-    if (handleErrors && isPlatformLoginError(err)) respondWithError(err, req, res, homePath);
-    else next(err);
-  };
+  const failHandler =
+    (part: RequestFailure['part']): FailHandler =>
+    (err, req, res, next) => {
+      events.emit('requestFailed', requestFailure(err, req, part));
+      if (err instanceof SessionMissingError && !reportedSessionMissing) {
+        reportedSessionMissing = true;
+        const message = `[express-platform-login] ${err.message}`;
+        if (appLogger !== undefined) appLogger.error({ code: err.code }, message);
+        else console.error(message);
+      }
+      if (handleErrors && isPlatformLoginError(err)) respondWithError(err, req, res, homePath);
+      else next(err);
+    };
+  return { entry: failHandler('entry'), request: failHandler('request') };
 }

@@ -25,16 +25,6 @@ const INSTALLED = Symbol.for('express-platform-login.accessors');
 type Holder = { [SLOT]?: RequestContext };
 type WithContext = Holder & { res?: { locals?: Holder }; [INSTALLED]?: true };
 
-/*
- * The request the middleware handled last and its context: a synchronous handler (the common case)
- * reads its context with one comparison instead of two property lookups on objects whose hidden
- * classes are new for each request. Any other request finds its context in res.locals.
- */
-let lastRequest: object | undefined;
-/** The prototype of the last request given a context: its accessors are installed. */
-let checkedPrototype: unknown;
-let lastContext: RequestContext | undefined;
-
 const notHandled = (member: string): SetupError =>
   new SetupError(
     `req.${member} was used on a request that login.middleware() did not handle: mount it in front of this route, ` +
@@ -49,7 +39,6 @@ function contextOf(req: WithContext | undefined, member: string): RequestContext
       `${member} was called without its request: call it as a method, \`req.${member}\`, not as a detached function.`,
     );
   }
-  if (req === lastRequest) return lastContext!;
   const context = req.res?.locals?.[SLOT] ?? req[SLOT];
   if (context === undefined) throw notHandled(member);
   return context;
@@ -123,20 +112,9 @@ install(express.request);
 
 /** Gives `req` its context, for the accessors to read. */
 export function setRequestContext(req: object, res: object, context: RequestContext): void {
-  // The install happens once per prototype. The check compares the request's prototype with the
-  // last one seen: reading a name from `req` itself that no code read from this request before
-  // costs a full lookup (~1.2 µs), as its hidden class is new.
-  const proto: unknown = Object.getPrototypeOf(req);
-  if (proto !== checkedPrototype) {
-    const home = homeOf(req);
-    install(home);
-    // A request that got them on itself (not an IncomingMessage) says nothing of the next one.
-    if (home !== req) checkedPrototype = proto;
-  }
+  install(homeOf(req));
   const locals = (res as { locals?: unknown }).locals;
   // A request outside Express (a test double without res.locals) holds its context itself.
   if (typeof locals === 'object' && locals !== null) (locals as Holder)[SLOT] = context;
   else (req as WithContext)[SLOT] = context;
-  lastRequest = req;
-  lastContext = context;
 }

@@ -1,19 +1,19 @@
-// Turns the package's events, token-endpoint attempts, lock waits and answered errors into log
-// lines, metrics and spans. Subscribed once at creation; nothing here runs on a request that went well.
+// The one path from what happened to what is observed: the package's events become log lines,
+// metrics, spans and the readiness report here. Subscribed once at creation; nothing here runs on a
+// request that went well.
 import type { EventEmitter } from 'node:events';
-import type { Request } from 'express';
-import { isPlatformLoginError } from '../errors';
-import type { LockWaitOutcome, PlatformLoginEvents } from './events';
-import { redactUrl, type PlatformLogger } from './logger';
+import type { PlatformLoginEvents, RequestFailure } from './events';
+import type { PlatformLogger } from './logger';
 import { LABELS, type PlatformMetrics } from './metrics';
 import type { PlatformHealth } from './platform-health';
 import { tokenAttemptSpans } from './tracing';
-import type { TokenAttempt } from '../client/token-client-options';
 
+/** Subscribes logs, metrics, spans and `health` (for `login.ready()`) to `events`. */
 export function observeEvents(
   events: EventEmitter<PlatformLoginEvents>,
   logger: PlatformLogger,
   metrics: PlatformMetrics,
+  health: PlatformHealth,
 ): void {
   events.on('login', (e) => {
     metrics.logins.add(1);
@@ -53,19 +53,9 @@ export function observeEvents(
       'a stored token record could not be read; treated as logged out',
     );
   });
-}
 
-/**
- * Records one token-endpoint attempt (metrics, a span, a debug line) and remembers when the
- * platform last answered.
- */
-export function tokenAttemptObserver(
-  logger: PlatformLogger,
-  metrics: PlatformMetrics,
-  health: PlatformHealth,
-): (attempt: TokenAttempt) => void {
   const recordSpan = tokenAttemptSpans();
-  return (attempt) => {
+  events.on('tokenAttempt', (attempt) => {
     recordSpan(attempt);
     const labels = LABELS.token.get(attempt.grant, attempt.outcome);
     metrics.tokenCalls.add(1, labels);
@@ -73,36 +63,28 @@ export function tokenAttemptObserver(
     if (attempt.httpStatus !== undefined) health.platformLastAnsweredAt = Date.now();
     health.platformLastOutcome = attempt.outcome;
     logger.debug({ event: 'tokenEndpoint', ...attempt }, 'token endpoint attempt');
-  };
-}
-
-export function lockWaitObserver(
-  metrics: PlatformMetrics,
-): (durationMs: number, outcome: LockWaitOutcome) => void {
-  return (durationMs, outcome) => {
+  });
+  events.on('lockWait', ({ durationMs, outcome }) => {
     const labels = LABELS.lockWait.get(outcome);
     metrics.lockWaits.add(1, labels);
     metrics.lockWaitDuration.record(durationMs / 1000, labels);
-  };
+  });
+  events.on('requestFailed', (failure) => {
+    if (failure.part === 'entry' && failure.code !== undefined) {
+      metrics.entryFailures.add(1, LABELS.entryFailure.get(failure.code));
+    }
+    // The token store's failures are counted where it is called; the session store's only here.
+    if (failure.part === 'session-store')
+      metrics.storeErrors.add(1, LABELS.storeError.get('session'));
+    logFailure(logger, failure);
+  });
 }
 
-/** Logs an error the package answered: request mistakes at debug, trouble at warn, bugs at error. */
-export function logAnsweredError(logger: PlatformLogger, err: unknown, req: Request): void {
-  const url = redactUrl(req.originalUrl ?? req.url ?? '');
-  if (!isPlatformLoginError(err)) {
-    logger.error(
-      { method: req.method, url, error: err instanceof Error ? err.name : typeof err },
-      'unexpected error',
-    );
-    return;
-  }
-  const fields = {
-    method: req.method,
-    url,
-    code: err.code,
-    status: err.status,
-    message: err.message,
-  };
-  if (err.status >= 500) logger.warn(fields, 'request failed');
+/** Request mistakes at debug, trouble at warn, errors not of the package (bugs) at error. */
+function logFailure(logger: PlatformLogger, failure: RequestFailure): void {
+  const fields = { event: 'requestFailed', ...failure };
+  if (failure.code === undefined) logger.error(fields, 'unexpected error');
+  else if (failure.status !== undefined && failure.status >= 500)
+    logger.warn(fields, 'request failed');
   else logger.debug(fields, 'request refused');
 }

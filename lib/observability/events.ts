@@ -1,5 +1,6 @@
 // The events a PlatformLogin emits. Payloads carry the player's openId, a hash of the session id
 // and timings — never a token, a code or the raw session id.
+import type { TokenAttempt } from '../client/token-client-options';
 import type { PlatformErrorCode } from '../errors';
 
 /** Why an entry was judged not to come from the platform. */
@@ -29,7 +30,36 @@ export interface EntryContextViolation {
 }
 
 /** How a wait for another holder of the refresh lock ended. */
-export type LockWaitOutcome = 'refreshed-elsewhere' | 'took-over' | 'gave-up' | 'logged-out';
+export const LOCK_WAIT_OUTCOMES = [
+  'refreshed-elsewhere',
+  'took-over',
+  'gave-up',
+  'logged-out',
+] as const;
+/** How a wait for another holder of the refresh lock ended. */
+export type LockWaitOutcome = (typeof LOCK_WAIT_OUTCOMES)[number];
+
+/** What a refresh renewed: the same access token with a later expiry, or a new one. */
+export const RENEWALS = ['same-token', 'new-token'] as const;
+/** Why a stored record could not be read (and was treated as absent). */
+export const UNREADABLE_REASONS = ['decrypt', 'parse', 'unknown_key'] as const;
+
+/** A request the package could not serve: answered by it (`handleErrors`) or passed to `next(err)`. */
+export interface RequestFailure {
+  /** Where: an entry (the callback), another of the package's handlers, or the session store in front of them. */
+  part: 'entry' | 'request' | 'session-store';
+  method: string;
+  /** Path and query, with the values of `code`, tokens and secrets redacted. */
+  url: string;
+  /** `req.id` (pino-http, express-request-id), else `X-Request-Id`, else a new random id. */
+  requestId: string;
+  /** The package's code, or `undefined` for an error that is not the package's (a bug or the app's). */
+  code: PlatformErrorCode | undefined;
+  /** The HTTP status the package answers with; `undefined` for an error that is not the package's. */
+  status: number | undefined;
+  /** The package's message (never a secret); for any other error only its name. */
+  message: string;
+}
 
 /** Payloads of every event, by name. */
 export interface PlatformLoginEvents {
@@ -41,7 +71,7 @@ export interface PlatformLoginEvents {
       openId: string;
       sessionHash: string;
       durationMs: number;
-      renewed: 'same-token' | 'new-token';
+      renewed: (typeof RENEWALS)[number];
       background: boolean;
     },
   ];
@@ -68,4 +98,10 @@ export interface PlatformLoginEvents {
   entryContextViolation: [EntryContextViolation];
   /** Embedded mode: a browser came back from an entry without its session cookie (diagnostic page shown). */
   cookiesRefused: [{ framed: boolean }];
+  /** A request failed or was refused (logged, counted by `code` for entries; see {@link RequestFailure}). */
+  requestFailed: [RequestFailure];
+  /** One attempt at the token endpoint, retries included (metrics, a span, readiness). */
+  tokenAttempt: [TokenAttempt];
+  /** A request waited for another holder of the refresh lock; `outcome` says how it ended. */
+  lockWait: [{ durationMs: number; outcome: LockWaitOutcome }];
 }

@@ -23,6 +23,9 @@ import {
   type Meter,
   type MeterProvider,
 } from '@opentelemetry/api';
+import { TOKEN_ENDPOINT_FAILURE_CODES, type PlatformErrorCode } from '../errors';
+import { TOKEN_GRANTS } from '../client/token-response';
+import { LOCK_WAIT_OUTCOMES, RENEWALS, UNREADABLE_REASONS } from './events';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './package-identity';
 
 /** Attribute sets are shared frozen objects where they can be, so recording allocates nothing. */
@@ -56,16 +59,7 @@ function bucketsUpTo(from: number, limitMs: number): number[] {
 }
 
 /** `grant` × `outcome` of token-endpoint attempts: `ok` and every error code the client ends with. */
-const TOKEN_GRANTS = ['authorization_code', 'refresh_token'] as const;
-const TOKEN_OUTCOMES = [
-  'ok',
-  'ERR_PLATFORM_INVALID_GRANT',
-  'ERR_PLATFORM_INVALID_CLIENT',
-  'ERR_PLATFORM_REFUSED',
-  'ERR_PLATFORM_INVALID_RESPONSE',
-  'ERR_PLATFORM_TIMEOUT',
-  'ERR_PLATFORM_NETWORK',
-] as const;
+const TOKEN_OUTCOMES = ['ok', ...TOKEN_ENDPOINT_FAILURE_CODES] as const;
 /** The codes a refresh fails with (see core/refresh.ts). */
 const REFRESH_FAILURE_CODES = [
   'ERR_PLATFORM_REAUTH_REQUIRED',
@@ -73,9 +67,30 @@ const REFRESH_FAILURE_CODES = [
   'ERR_PLATFORM_MISCONFIGURED',
   'ERR_PLATFORM_IDENTITY_CHANGED',
   'ERR_PLATFORM_STORE_UNAVAILABLE',
-] as const;
-const LOCK_WAIT_OUTCOMES = ['refreshed-elsewhere', 'took-over', 'gave-up', 'logged-out'] as const;
-const UNREADABLE_REASONS = ['decrypt', 'parse', 'unknown_key'] as const;
+] as const satisfies readonly PlatformErrorCode[];
+/** The codes an entry (the callback) is refused or fails with. */
+const ENTRY_FAILURE_CODES = [
+  'ERR_PLATFORM_INVALID_REQUEST',
+  'ERR_PLATFORM_METHOD_NOT_ALLOWED',
+  'ERR_PLATFORM_ENTRY_DENIED',
+  'ERR_PLATFORM_ENTRY_CONTEXT',
+  'ERR_PLATFORM_TOO_MANY_ENTRIES',
+  'ERR_PLATFORM_BUSY',
+  'ERR_PLATFORM_CODE_USED',
+  'ERR_PLATFORM_CODE_REJECTED',
+  'ERR_PLATFORM_COOKIES_REFUSED',
+  'ERR_PLATFORM_LOGIN_REQUIRED',
+  'ERR_PLATFORM_MISCONFIGURED',
+  'ERR_PLATFORM_INVALID_RESPONSE',
+  'ERR_PLATFORM_REFUSED',
+  'ERR_PLATFORM_TIMEOUT',
+  'ERR_PLATFORM_NETWORK',
+  'ERR_PLATFORM_STORE_UNAVAILABLE',
+  'ERR_PLATFORM_SESSION_MISSING',
+] as const satisfies readonly PlatformErrorCode[];
+/** `epl.store.errors`'s operation for express-session's store failing in front of the package. */
+const SESSION_STORE = 'session';
+
 /** The TokenStore operations the instrumented store times. */
 export const STORE_OPERATIONS = [
   'get',
@@ -118,11 +133,12 @@ export const LABELS = {
   unreadable: new LabelTable((reason) => ({ reason })),
   storeCall: new LabelTable((operation, outcome) => ({ operation, outcome })),
   storeError: new LabelTable((operation) => ({ operation })),
+  entryFailure: new LabelTable((code) => ({ code })),
 };
 for (const grant of TOKEN_GRANTS)
   for (const outcome of TOKEN_OUTCOMES) LABELS.token.seed(grant, outcome);
 for (const background of [false, true]) {
-  for (const renewed of ['same-token', 'new-token']) LABELS.refresh.seed(renewed, background);
+  for (const renewed of RENEWALS) LABELS.refresh.seed(renewed, background);
   for (const code of REFRESH_FAILURE_CODES) LABELS.refreshFailure.seed(code, background);
 }
 for (const outcome of LOCK_WAIT_OUTCOMES) LABELS.lockWait.seed(outcome);
@@ -133,6 +149,8 @@ for (const operation of STORE_OPERATIONS) {
   LABELS.storeCall.seed(operation, 'error');
   LABELS.storeError.seed(operation);
 }
+LABELS.storeError.seed(SESSION_STORE);
+for (const code of ENTRY_FAILURE_CODES) LABELS.entryFailure.seed(code);
 
 const NO_LABELS = attributes({});
 
@@ -167,8 +185,10 @@ export class PlatformMetrics {
   readonly lockWaitDuration: Histogram;
   /** `epl.code_replays` {same_browser}. */
   readonly codeReplays: Counter;
-  /** `epl.store.errors` {operation}. */
+  /** `epl.store.errors` {operation}: the token store's calls, and `session` for express-session's store. */
   readonly storeErrors: Counter;
+  /** `epl.entry.failures` {code}: entries refused or failed, by the code answered. */
+  readonly entryFailures: Counter;
   /** `epl.store.duration_seconds` {operation, outcome}: sub-millisecond buckets. */
   readonly storeDuration: Histogram;
   /** `epl.records.unreadable` {reason}. */
@@ -198,7 +218,7 @@ export class PlatformMetrics {
       'epl.refreshes',
       'Successful token refreshes',
       backgrounds.flatMap((background) =>
-        ['same-token', 'new-token'].map((renewed) => LABELS.refresh.get(renewed, background)),
+        RENEWALS.map((renewed) => LABELS.refresh.get(renewed, background)),
       ),
     );
     this.refreshFailures = counter(
@@ -230,7 +250,13 @@ export class PlatformMetrics {
       meter,
       'epl.store.errors',
       'Token store failures',
-      STORE_OPERATIONS.map((operation) => LABELS.storeError.get(operation)),
+      [...STORE_OPERATIONS, SESSION_STORE].map((operation) => LABELS.storeError.get(operation)),
+    );
+    this.entryFailures = counter(
+      meter,
+      'epl.entry.failures',
+      'Entries refused or failed, by code',
+      ENTRY_FAILURE_CODES.map((code) => LABELS.entryFailure.get(code)),
     );
     this.storeDuration = seconds(
       meter,

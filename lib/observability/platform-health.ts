@@ -1,4 +1,4 @@
-// What the token endpoint last did, as seen by the token-attempt observer; read by `login.ready()`.
+// What the token endpoint last did, kept by the `tokenAttempt` event's subscriber; read by `login.ready()`.
 
 /** What the platform and the store last did, for `login.ready()`. */
 export interface PlatformHealth {

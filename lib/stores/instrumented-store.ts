@@ -10,7 +10,6 @@ import {
 } from '../observability/metrics';
 import type { DeleteOptions, PutOptions, TokenStore, WindowCount } from '../core/token-store';
 import type { TokenRecord } from '../core/token-record';
-import { isNoopInstrument } from '../observability/noop-instrument';
 
 const unsupported = (method: string): TypeError =>
   new TypeError(
@@ -37,8 +36,6 @@ export class InstrumentedTokenStore implements TokenStore {
   readonly holdBackRefreshes?: TokenStore['holdBackRefreshes'];
   readonly refreshHeldBackMs?: TokenStore['refreshHeldBackMs'];
   readonly touch?: TokenStore['touch'];
-  /** Without a metrics SDK every instrument is a no-op: then reads are not even timed. */
-  readonly #timeReads: boolean;
   /** Present when the inner store has it; a wait is not a store operation to time. */
   readonly waitForChange?: (sessionId: string, timeoutMs: number) => Promise<void>;
 
@@ -65,7 +62,6 @@ export class InstrumentedTokenStore implements TokenStore {
       this.touch = (sessionId, openId, ttlMs) =>
         this.timed('touch', () => touch.call(inner, sessionId, openId, ttlMs));
     }
-    this.#timeReads = !isNoopInstrument(metrics.storeDuration);
     // Only when the inner store has it, so that callers can test for it.
     if (typeof inner.getCached === 'function') {
       const getCached = inner.getCached.bind(inner);
@@ -84,14 +80,6 @@ export class InstrumentedTokenStore implements TokenStore {
   /** The inner store's cached read, untimed (see the file's header); absent when it has none. */
   getCached?: (sessionId: string, now?: number) => TokenRecord | undefined;
 
-  private failed(operation: Operation, startedAt: number): void {
-    this.metrics.storeDuration.record(
-      (performance.now() - startedAt) / MS_PER_SECOND,
-      FAILED[operation],
-    );
-    this.metrics.storeErrors.add(1, ERROR_COUNT[operation]);
-  }
-
   private async timed<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
     const startedAt = performance.now();
     try {
@@ -102,26 +90,17 @@ export class InstrumentedTokenStore implements TokenStore {
       );
       return result;
     } catch (error) {
-      this.failed(operation, startedAt);
+      this.metrics.storeDuration.record(
+        (performance.now() - startedAt) / MS_PER_SECOND,
+        FAILED[operation],
+      );
+      this.metrics.storeErrors.add(1, ERROR_COUNT[operation]);
       throw error;
     }
   }
 
-  // The read is on every request's path: written out, without the closure `timed` takes.
   get(sessionId: string): Promise<TokenRecord | undefined> {
-    // No SDK: the error counter is a no-op as well, so the read is handed through as it is.
-    return this.#timeReads ? this.#timedGet(sessionId) : this.inner.get(sessionId);
-  }
-  async #timedGet(sessionId: string): Promise<TokenRecord | undefined> {
-    const startedAt = performance.now();
-    try {
-      const record = await this.inner.get(sessionId);
-      this.metrics.storeDuration.record((performance.now() - startedAt) / MS_PER_SECOND, OK.get);
-      return record;
-    } catch (error) {
-      this.failed('get', startedAt);
-      throw error;
-    }
+    return this.timed('get', () => this.inner.get(sessionId));
   }
   put(sessionId: string, record: TokenRecord, options: PutOptions): Promise<boolean> {
     return this.timed('put', () => this.inner.put(sessionId, record, options));

@@ -1,6 +1,7 @@
 // Operations: metrics through the OpenTelemetry API, the logger option, and login.ready().
 import request from 'supertest';
 import { Redis } from 'ioredis';
+import { RedisStore as SessionRedisStore } from 'connect-redis8';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import {
   MemoryTokenStore,
@@ -117,6 +118,7 @@ describe('metrics', () => {
       'epl_lock_waits_total',
       'epl_code_replays_total',
       'epl_store_errors_total',
+      'epl_entry_failures_total',
       'epl_records_unreadable_total',
       'epl_logins_total',
       'epl_logouts_total',
@@ -143,11 +145,59 @@ describe('metrics', () => {
       ['epl_lock_waits_total', { outcome: 'gave-up' }],
       ['epl_code_replays_total', { same_browser: 'false' }],
       ['epl_store_errors_total', { operation: 'get' }],
+      ['epl_store_errors_total', { operation: 'session' }],
+      ['epl_entry_failures_total', { code: 'ERR_PLATFORM_CODE_USED' }],
+      ['epl_entry_failures_total', { code: 'ERR_PLATFORM_ENTRY_CONTEXT' }],
       ['epl_records_unreadable_total', { reason: 'decrypt' }],
     ];
     for (const [family, labels] of known) expect(series(text, family, labels)).toHaveLength(1);
     // Histograms have no series before their first observation (a zero would be one).
     expect(text).not.toContain('epl_store_duration_seconds_count');
+  });
+
+  test('refused entries are counted by code; requests refused elsewhere are not entries', async () => {
+    const { app } = createTestApp({ sim, login: { meterProvider: meter.provider } });
+    const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+    await request(app).get(`/platform/callback?code=${code}`).expect(303);
+    await request(app).get(`/platform/callback?code=${code}`).expect(400); // used
+    await request(app).get('/platform/callback?code=made-up').expect(400); // refused by the platform
+    await request(app).get('/platform/callback').expect(400); // no code
+    await request(app).get('/api/me').expect(401); // not an entry
+    const text = await meter.scrape();
+    expect(sample(text, 'epl_entry_failures_total', { code: 'ERR_PLATFORM_CODE_USED' })).toBe(1);
+    expect(sample(text, 'epl_entry_failures_total', { code: 'ERR_PLATFORM_CODE_REJECTED' })).toBe(
+      1,
+    );
+    expect(sample(text, 'epl_entry_failures_total', { code: 'ERR_PLATFORM_INVALID_REQUEST' })).toBe(
+      1,
+    );
+    const counted = series(text, 'epl_entry_failures_total').map((line) =>
+      Number(line.slice(line.lastIndexOf(' ') + 1)),
+    );
+    expect(counted.reduce((sum, value) => sum + value, 0)).toBe(3); // the 401 is not among them
+  });
+
+  test("the session store's failures in front of the package are counted as store errors", async () => {
+    const server = await startRedisServer();
+    const redis = new Redis(server.url, { maxRetriesPerRequest: 1, commandTimeout: 300 });
+    try {
+      const { app } = createTestApp({
+        sim,
+        login: { meterProvider: meter.provider },
+        sessionStore: new SessionRedisStore({ client: redis }),
+      });
+      const { agent } = await enter(app, sim);
+      await agent.get('/api/me').expect(200);
+      server.pause();
+      for (let request = 0; request < 3; request += 1) await agent.get('/api/me').expect(503);
+      server.resume();
+      const text = await meter.scrape();
+      expect(sample(text, 'epl_store_errors_total', { operation: 'session' })).toBe(3);
+    } finally {
+      server.resume();
+      redis.disconnect();
+      await server.stop();
+    }
   });
 
   test('durations are `…_seconds` histograms with buckets fitted to each: sub-millisecond for the store, up to the timeout for the token endpoint', async () => {
@@ -200,9 +250,26 @@ describe('the logger option', () => {
     expect(login).toMatchObject({ level: 'info', fields: { openId: 'player-ada' } });
     expect(typeof login!.fields.sessionHash).toBe('string');
 
-    await request(app).get('/platform/callback?code=wrong%20code').expect(400);
+    await request(app)
+      .get('/platform/callback?code=wrong%20code')
+      .set('X-Request-Id', 'req-42')
+      .expect(400);
     const refused = lines.find((line) => line.fields.code === 'ERR_PLATFORM_INVALID_REQUEST');
-    expect(refused!.fields.url).toBe('/platform/callback?code=[redacted]');
+    expect(refused).toMatchObject({
+      level: 'debug',
+      message: 'request refused',
+      fields: {
+        event: 'requestFailed',
+        part: 'entry',
+        requestId: 'req-42',
+        url: '/platform/callback?code=[redacted]',
+      },
+    });
+    // Without an id from the app or the client, the line still has one of its own.
+    await request(app).get('/api/me').expect(401);
+    const loggedOut = lines.find((line) => line.fields.code === 'ERR_PLATFORM_LOGIN_REQUIRED');
+    expect(loggedOut!.fields).toMatchObject({ event: 'requestFailed', part: 'request' });
+    expect(loggedOut!.fields.requestId).toMatch(/^[0-9a-f-]{36}$/);
 
     await rewriteRecord(store, sessionId, expiringIn(-1000));
     sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token' });

@@ -11,6 +11,7 @@ import {
   InvalidTokenResponseError,
   LoginRequiredError,
   PlatformUnavailableError,
+  type PlatformLoginError,
   ReauthRequiredError,
   StoreUnavailableError,
   TokenEndpointError,
@@ -76,14 +77,25 @@ describe('answerForTokenFailure', () => {
     expect(answerForTokenFailure(error, grant, 5)).toMatchObject({ status, error: code });
   });
 
+  test("a refresh's answer is typed as the package's error (no cast at the caller)", () => {
+    const answer: PlatformLoginError = answerForTokenFailure(new Error('x'), 'refresh_token', 5);
+    expect(answer).toBeInstanceOf(PlatformUnavailableError);
+  });
+
   test("a refresh failure carries the platform's Retry-After (capped at 300 s), else the configured one", () => {
-    const throttled = refused('temporarily_unavailable', 429);
-    throttled.platformRetryAfterSeconds = 30;
+    const throttled = new TokenEndpointError({
+      oauthError: 'temporarily_unavailable',
+      httpStatus: 429,
+      grant: 'refresh_token',
+      platformRetryAfterSeconds: 30,
+    });
     expect(answerForTokenFailure(throttled, 'refresh_token', 5)).toMatchObject({
       retryAfterSeconds: 30,
     });
-    const garbage = new InvalidTokenResponseError('not JSON', { httpStatus: 503 });
-    garbage.platformRetryAfterSeconds = 86_400;
+    const garbage = new InvalidTokenResponseError('not JSON', {
+      httpStatus: 503,
+      platformRetryAfterSeconds: 86_400,
+    });
     expect(platformRetryAfterSeconds(garbage)).toBe(300);
     expect(answerForTokenFailure(refused('server_error', 500), 'refresh_token', 7)).toMatchObject({
       retryAfterSeconds: 7,
