@@ -22,7 +22,7 @@ export type { WsServer, WsSocket, WsUpgradeOptions } from './sockets/ws-upgrade'
 export { LOGIN_ENDED_EVENT, type SocketIoSocket } from './sockets/socket-io';
 
 // Jobs: a player's login by openId, with no request.
-export type { PlayerLogin } from './jobs/player-logins';
+export type { LoggedInPlayer } from './jobs/player-logins';
 
 // Events, logs, metrics, readiness.
 export type {

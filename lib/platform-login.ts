@@ -37,7 +37,7 @@ import { UnreadableSessions } from './core/unreadable-sessions';
 import { LoginWatch } from './sockets/login-watch';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
 import { loginAccessOf, type LoginAccess } from './sockets/store-access';
-import { loginOfPlayer, type PlayerLogin } from './jobs/player-logins';
+import { loginOfPlayer, type LoggedInPlayer } from './jobs/player-logins';
 import { bindAfterLogin } from './http/after-login';
 import { requireScopes } from './http/require-scopes';
 
@@ -211,7 +211,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * has them, refreshed under the same lock as the player's requests and sockets. Rejects with
    * LoginRequiredError (`login_required`) when the player has no live login. See docs/jobs.md.
    */
-  forPlayer(openId: string): Promise<PlayerLogin> {
+  forPlayer(openId: string): Promise<LoggedInPlayer> {
     return loginOfPlayer({ access: this.access, refresher: this.refresher, api: this.api }, openId);
   }
 

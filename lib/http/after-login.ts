@@ -3,14 +3,14 @@
 import type { Request, Response } from 'express';
 import type { RefreshCoordinator } from '../core/refresh';
 import type { AfterLogin } from './entry-redemption';
-import { PlayerContext, type ApiSettings, type PlayerLogin } from './player-context';
+import { PlayerContext, type ApiSettings, type LoggedInPlayer } from './player-context';
 
 /** What the `afterLogin` hook is given. */
 export interface AfterLoginContext {
   req: Request;
   res: Response;
   /** The new login: the player, `token()` and `fetch()` as a route has them. */
-  player: PlayerLogin;
+  player: LoggedInPlayer;
 }
 
 /**

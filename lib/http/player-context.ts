@@ -35,7 +35,7 @@ export function sessionTtlMsOf(session: Request['session'], fallbackMs: number):
 }
 
 /** A login as jobs and the `afterLogin` hook get it: what a route gets on `req`. */
-export interface PlayerLogin {
+export interface LoggedInPlayer {
   /** The player, as `req.platformUser`. */
   readonly user: PlatformUser;
   /**

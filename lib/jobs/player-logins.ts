@@ -3,10 +3,10 @@
 // under the same lock as the player's requests and sockets.
 import { LoginRequiredError, SetupError } from '../errors';
 import type { RefreshCoordinator } from '../core/refresh';
-import { PlayerContext, type ApiSettings, type PlayerLogin } from '../http/player-context';
+import { PlayerContext, type ApiSettings, type LoggedInPlayer } from '../http/player-context';
 import type { LoginAccess } from '../sockets/store-access';
 
-export type { PlayerLogin };
+export type { LoggedInPlayer };
 
 /** What the jobs work with (one set per PlatformLogin). */
 export interface JobsDeps {
@@ -20,7 +20,7 @@ export interface JobsDeps {
  * most recently active session) — or LoginRequiredError when the player has none. Rejects with
  * StoreUnavailableError when the store fails.
  */
-export async function loginOfPlayer(deps: JobsDeps, openId: string): Promise<PlayerLogin> {
+export async function loginOfPlayer(deps: JobsDeps, openId: string): Promise<LoggedInPlayer> {
   const { access, refresher, api } = deps;
   if (typeof openId !== 'string' || openId === '') {
     throw new TypeError("login.forPlayer(openId): pass the player's openId, a non-empty string.");

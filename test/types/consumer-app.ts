@@ -14,7 +14,7 @@ import { startSimulator, DEMO_CLIENT_ID } from 'express-platform-login/simulator
 import { createServer } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { Server as SocketIoServer } from 'socket.io';
-import type { PlayerLogin, SocketLogin } from 'express-platform-login';
+import type { LoggedInPlayer, SocketLogin } from 'express-platform-login';
 import { tokenStoreContract } from 'express-platform-login/testing';
 
 const login = platformLogin({
@@ -135,7 +135,7 @@ app.get('/api/pay', login.requireScopes('payments'), async (req, res) => {
   res.json({ status: (await req.platformFetch('/orders', { api: 'payments' })).status });
 });
 async function job(): Promise<void> {
-  const player: PlayerLogin = await login.forPlayer('player-ada');
+  const player: LoggedInPlayer = await login.forPlayer('player-ada');
   const answer: Response = await player.fetch('/userinfo');
   void answer;
 }
