@@ -20,6 +20,7 @@ import {
   type TestSocket,
 } from '../helpers/socket-processes';
 import { findLeaks } from '../helpers/leak-scan';
+import { expiringIn, rewriteRecord } from '../helpers/records';
 
 const PREFIX = 'ws:';
 /** The bound the issue sets from a login's end to the close frame. */
@@ -64,15 +65,6 @@ async function closedWithin(socket: TestSocket, since: number, ms = CLOSE_WITHIN
   if (closed === undefined) throw new Error(`the socket was still open ${ms + 500} ms later`);
   expect(closed.at - since).toBeLessThanOrEqual(ms);
   return closed;
-}
-
-/** The login's record, rewritten so its access token has expired (as time would). */
-async function expireAccessToken(sessionId: string): Promise<void> {
-  const record = (await store.get(sessionId)) as TokenRecord;
-  const next = { ...record, accessExpiresAt: Date.now() - 1000, version: record.version + 1 };
-  expect(
-    await store.put(sessionId, next, { expectedVersion: record.version, ttlMs: 3600_000 }),
-  ).toBe(true);
 }
 
 describe('the upgrade', () => {
@@ -178,7 +170,7 @@ test('20 sockets on two processes ask for the profile with an expired token: one
   const sockets = await Promise.all(
     Array.from({ length: 20 }, (_, i) => open(i % 2 === 0 ? a.url : b.url, browser.cookie)),
   );
-  await expireAccessToken(browser.sessionId);
+  await rewriteRecord(store, browser.sessionId, expiringIn(-1000)); // the access token expired
   // Every socket's watch reads the rewritten record (the sockets then hold an expired token).
   await new Promise((resolve) => setTimeout(resolve, CLOSE_WITHIN_MS));
   sim.resetCalls();
