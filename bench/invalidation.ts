@@ -19,6 +19,7 @@ import {
   type BenchSession,
 } from './lib/sessions';
 import { count, ms, msFine, summarize, type LatencySummary } from './lib/stats';
+import { heldRecord, nextChange, readRecord, writeRecord } from './lib/records';
 
 const PROCESSES = 2;
 const HOUR_MS = 3_600_000;
@@ -102,7 +103,7 @@ async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): P
       });
       session = await enter(agent, ctx.sim, port, playerOf(0));
       gone = await enter(agent, ctx.sim, port, playerOf(1));
-      const record = await store.get(session.sessionId);
+      const record = await readRecord(store, session.sessionId);
       if (record === undefined) throw new Error('no token record after the entry');
       key = recordKeyOf(`${prefix}t:`, session.sessionId);
       // A 401 for a gone record also ends the session (as logout does): put both back per trial.
@@ -120,7 +121,10 @@ async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): P
       // the put check that it is.
       restore = async () => {
         await ctx.redis.set(sessionKey, sessionValue, 'PX', HOUR_MS);
-        await store.put(session.sessionId, record, { expectedVersion: null, ttlMs: HOUR_MS });
+        await writeRecord(store, session.sessionId, record, {
+          expectedVersion: null,
+          ttlMs: HOUR_MS,
+        });
       };
     }
     const to = (cookie: string): Target[] =>
@@ -283,25 +287,24 @@ async function waiterWake(
     ): Promise<number> => {
       for (;;) {
         await pause();
-        if ((await store.get(sessionId))?.version === 2) return performance.now();
+        if ((await readRecord(store, sessionId))?.version === 2) return performance.now();
       }
     };
     const times = { woken: [] as number[], polled: [] as number[] };
     for (let trial = 0; trial < trials; trial += 1) {
       for (const variant of ['woken', 'polled'] as const) {
         const sessionId = `wake-${variant}-${trial}`;
-        await writer.put(sessionId, sample, { expectedVersion: null, ttlMs: HOUR_MS });
+        await writeRecord(writer, sessionId, sample, { expectedVersion: null, ttlMs: HOUR_MS });
         const reader = variant === 'woken' ? woken : polled;
         await sleep(2);
-        await reader.get(sessionId);
+        await readRecord(reader, sessionId);
         const seen = wait(reader, sessionId, () =>
-          variant === 'woken'
-            ? reader.waitForChange(sessionId, 250)
-            : sleep(25 + Math.random() * 50),
+          variant === 'woken' ? nextChange(reader, sessionId, 250) : sleep(25 + Math.random() * 50),
         );
         await sleep(Math.random() * 50);
         const sentAt = performance.now();
-        await writer.put(
+        await writeRecord(
+          writer,
           sessionId,
           { ...sample, version: 2 },
           { expectedVersion: 1, ttlMs: HOUR_MS },
@@ -333,17 +336,18 @@ async function storesDrop(ctx: BenchContext, trials: number): Promise<LatencySum
     const key = recordKeyOf(prefix, sessionId);
     const times: number[] = [];
     for (let trial = 0; trial < trials; trial += 1) {
-      await writer.put(sessionId, record, { expectedVersion: null, ttlMs: HOUR_MS });
+      await writeRecord(writer, sessionId, record, { expectedVersion: null, ttlMs: HOUR_MS });
       await sleep(2);
       for (const store of stores) {
-        await store.get(sessionId);
-        if (store.getCached(sessionId) === undefined) throw new Error('the record was not cached');
+        await readRecord(store, sessionId);
+        if (heldRecord(store, sessionId) === undefined)
+          throw new Error('the record was not cached');
       }
-      const dropped = stores.map((store) => store.waitForChange(sessionId, 1000));
+      const dropped = stores.map((store) => nextChange(store, sessionId, 1000));
       const sentAt = performance.now();
       await Promise.all([ctx.redis.del(key), ...dropped]);
       times.push(performance.now() - sentAt);
-      if (stores.some((store) => store.getCached(sessionId) !== undefined)) {
+      if (stores.some((store) => heldRecord(store, sessionId) !== undefined)) {
         throw new Error('a store still held the record after its wake-up');
       }
     }

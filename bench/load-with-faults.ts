@@ -10,6 +10,7 @@ import { startBenchApp, stopBenchApps, type BenchApp, type BenchAppEnv } from '.
 import { count, ms, percentile } from './lib/stats';
 import { enter, playerOf, type BenchSession } from './lib/sessions';
 import { table, type BenchContext, type SectionResult } from './lib/report';
+import { readRecord } from './lib/records';
 
 const PLAYERS = 36;
 const ACCESS_TOKEN_SECONDS = 30;
@@ -145,7 +146,7 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
     // After the run: every player still logged in, on both processes.
     let lost = 0;
     for (const [index, session] of sessions.entries()) {
-      const record = await store.get(session.sessionId);
+      const record = await readRecord(store, session.sessionId);
       const answer = await send(
         agent,
         {

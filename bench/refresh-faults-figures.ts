@@ -10,6 +10,7 @@ import { hashSessionId } from '../lib/core/hash';
 import { startSimulator } from '../lib/simulator';
 import { startAppProcess, stopAppProcesses } from '../test/helpers/app-processes';
 import { startRedisServer } from '../test/helpers/redis-server';
+import { readRecord, writeRecord } from './lib/records';
 
 const REDIRECT_URI = 'http://127.0.0.1:3999/platform/callback';
 const PREFIX = 'fig:';
@@ -35,7 +36,7 @@ async function main(): Promise<void> {
   };
   /** The access token has `ms` left (negative: expired). */
   const expiringIn = async (sessionId: string, ms: number): Promise<void> => {
-    const record = (await store.get(sessionId))!;
+    const record = (await readRecord(store, sessionId))!;
     const accessExpiresAt = Date.now() + ms;
     const next = {
       ...record,
@@ -43,7 +44,10 @@ async function main(): Promise<void> {
       obtainedAt: accessExpiresAt - 7_200_000,
       version: record.version + 1,
     };
-    await store.put(sessionId, next, { expectedVersion: record.version, ttlMs: 3_600_000 });
+    await writeRecord(store, sessionId, next, {
+      expectedVersion: record.version,
+      ttlMs: 3_600_000,
+    });
   };
   const burst = (cookie: string, count: number): Promise<string[]> =>
     Promise.all(

@@ -8,6 +8,7 @@ import type { TokenRecord } from '../lib/core/token-record';
 import { startRedisServer } from '../test/helpers/redis-server';
 import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
 import { bytes, count, msFine, ratio, summarize } from './lib/stats';
+import { readRecord, writeRecord } from './lib/records';
 
 const SIZES = [10_000, 100_000] as const;
 /** Puts in flight while filling: enough to keep Redis busy without queueing seconds of commands. */
@@ -52,7 +53,10 @@ async function fill(store: RedisTokenStore, from: number, to: number): Promise<n
         openId: randomBytes(16).toString('hex'),
       };
       if (
-        !(await store.put(sessionIdOf(index), own, { expectedVersion: null, ttlMs: 90 * DAY_MS }))
+        !(await writeRecord(store, sessionIdOf(index), own, {
+          expectedVersion: null,
+          ttlMs: 90 * DAY_MS,
+        }))
       ) {
         throw new Error(`record ${index} already existed`);
       }
@@ -95,13 +99,13 @@ async function sampleLatencies(subjects: readonly Subject[], reads: number): Pro
   const pick = (subject: Subject): string => sessionIdOf(Math.floor(Math.random() * subject.size));
   // Warm-up: the first reads of a run pay for JIT compilation, not for the number of sessions.
   for (let index = 0; index < 2000; index += 1) {
-    for (const subject of subjects) await subject.store.get(pick(subject));
+    for (const subject of subjects) await readRecord(subject.store, pick(subject));
   }
   for (let index = 0; index < reads; index += 1) {
     for (let turn = 0; turn < subjects.length; turn += 1) {
       const subject = subjects[(index + turn) % subjects.length]!;
       const startedAt = performance.now();
-      const record = await subject.store.get(pick(subject));
+      const record = await readRecord(subject.store, pick(subject));
       subject.samples.push(performance.now() - startedAt);
       if (record === undefined) throw new Error('a filled record did not read back');
     }
@@ -114,7 +118,7 @@ async function sampleThroughput(subject: Subject, durationMs: number): Promise<v
   let reads = 0;
   const worker = async (): Promise<void> => {
     while (performance.now() < endAt) {
-      await subject.store.get(sessionIdOf(Math.floor(Math.random() * subject.size)));
+      await readRecord(subject.store, sessionIdOf(Math.floor(Math.random() * subject.size)));
       reads += 1;
     }
   };

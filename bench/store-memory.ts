@@ -9,6 +9,7 @@ import { hashSessionId } from '../lib/core/hash';
 import { RedisTokenStore } from '../lib/stores/redis-store';
 import type { TokenRecord } from '../lib/core/token-record';
 import { startRedisServer } from '../test/helpers/redis-server';
+import { readRecord, writeRecord } from './lib/records';
 
 const READS = 2000;
 const WARM_UP_READS = 200;
@@ -60,8 +61,8 @@ async function main(): Promise<void> {
       const plainId = `plain-${tokenLength}`;
       const sealedId = `sealed-${tokenLength}`;
       const ttl = { expectedVersion: null, ttlMs: 90 * 86_400_000 };
-      await plain.put(plainId, sample, ttl);
-      await encrypted.put(sealedId, sample, ttl);
+      await writeRecord(plain, plainId, sample, ttl);
+      await writeRecord(encrypted, sealedId, sample, ttl);
       const sealedKey = `${PREFIX}{${hashSessionId(sealedId)}}:t`;
       const sealedValue = (await redis.getBuffer(sealedKey))!;
       // The alternative layout, for comparison: a hash with the version and the payload apart.
@@ -74,15 +75,15 @@ async function main(): Promise<void> {
       );
     }
     const sessionId = 'latency';
-    await plain.put(sessionId, record(43), { expectedVersion: null, ttlMs: 600_000 });
-    await encrypted.put(`${sessionId}-sealed`, record(43), {
+    await writeRecord(plain, sessionId, record(43), { expectedVersion: null, ttlMs: 600_000 });
+    await writeRecord(encrypted, `${sessionId}-sealed`, record(43), {
       expectedVersion: null,
       ttlMs: 600_000,
     });
     const rawKey = `${PREFIX}{${hashSessionId(sessionId)}}:t`;
     const raw = await readLatency(() => redis.getBuffer(rawKey));
-    const plainRead = await readLatency(() => plain.get(sessionId));
-    const sealedRead = await readLatency(() => encrypted.get(`${sessionId}-sealed`));
+    const plainRead = await readLatency(() => readRecord(plain, sessionId));
+    const sealedRead = await readLatency(() => readRecord(encrypted, `${sessionId}-sealed`));
     const ms = (value: number): string => value.toFixed(3);
     const version = execFileSync('redis-server', ['--version']).toString().split(' ')[2];
     console.log(

@@ -52,14 +52,20 @@ export { TokenSet, type TokenSetFields } from './client/token-set';
 export type { TokenRecord } from './core/token-record';
 export type {
   TokenStore,
+  TokenRecords,
+  RefreshLocks,
+  OneTimeCounters,
+  RecordChanges,
+  RecordRead,
+  UnreadableReason,
+  PlayerLogin,
   PutOptions,
   DeleteOptions,
-  TokenStoreEvents,
   WindowCount,
 } from './core/token-store';
 export { MemoryTokenStore } from './stores/memory-store';
 export type { MemoryTokenStoreOptions } from './stores/memory-store-options';
-export { RedisTokenStore } from './stores/redis-store';
+export { RedisTokenStore, type RedisTokenStoreEvents } from './stores/redis-store';
 export type { RedisTokenStoreOptions } from './stores/redis-store-options';
 export type { EncryptionKey } from './stores/encryption';
 

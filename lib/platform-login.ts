@@ -20,11 +20,11 @@ import {
 import type { ApiSettings } from './http/player-context';
 import { OpenApiClient } from './open-api/open-api-client';
 import { OpenApiMetrics } from './open-api/open-api-metrics';
-import { RefreshCoordinator, type RefreshSettings } from './core/refresh';
+import { lockWaitDeadlineMs, RefreshCoordinator, type RefreshSettings } from './core/refresh';
 import { respondWithError } from './http/respond-error';
 import { createFailHandlers, type FailHandler } from './http/fail-handler';
 import { MemoryTokenStore } from './stores/memory-store';
-import type { TokenStore } from './core/token-store';
+import { checkStoreParts, type TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
 import { debugLogger, type PlatformLogger } from './observability/logger';
 import { PlatformMetrics } from './observability/metrics';
@@ -33,7 +33,6 @@ import { requestFailure } from './observability/request-failure';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './stores/instrumented-store';
-import { UnreadableSessions } from './core/unreadable-sessions';
 import { LoginWatch } from './sockets/login-watch';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
 import { loginAccessOf, type LoginAccess } from './sockets/store-access';
@@ -66,8 +65,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly api: ApiSettings;
   private readonly middlewares = new Map<boolean, RequestHandler>();
   private readonly fail: FailHandler;
-  /** Sessions whose record the store just failed to read: the middleware does not end them. */
-  private readonly unreadableSessions = new UnreadableSessions();
   /** Frame-ancestors and CSRF protection (http/cross-site-protection.ts). */
   private readonly hardening: Hardening;
   /** The package answers its errors itself (`handleErrors`): a refused request's session may end. */
@@ -83,13 +80,15 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     super();
     const config = parsePlatformLoginOptions(options);
     this.store = config.store ?? new MemoryTokenStore();
+    // A store lacking a part a feature needs is refused here, naming the part, not on a request.
+    checkStoreParts(this.store);
     this.logger = config.logger ?? debugLogger();
     // The session lifetime the records follow when the session cookie has no maxAge: derived once.
     const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
     const refresh = refreshSettings(config, sessionTtlMs);
     const metrics = new PlatformMetrics(config.meterProvider, {
       tokenTimeoutMs: config.tokenClient.timeoutMs,
-      maxLockWaitMs: refresh.maxWaitMs,
+      maxLockWaitMs: refresh.lockWaitDeadlineMs,
     });
     this.instrumentedStore = new InstrumentedTokenStore(this.store, metrics);
     observeEvents(this, this.logger, metrics, this.health);
@@ -130,25 +129,16 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       afterLogin:
         config.afterLogin &&
         bindAfterLogin(config.afterLogin, {
-          keyOf: this.access.keyOf,
           refresher: this.refresher,
           api: this.api,
         }),
     });
   }
 
-  /** A store that reports records it cannot read (`unreadable`) has them re-emitted as `unreadableRecord`. */
+  /** A RedisTokenStore whose server refused client tracking: said once, as a warning. */
   private forwardStoreEvents(): void {
     const storeEvents = this.store as Partial<Pick<EventEmitter, 'on'>>;
     if (typeof storeEvents.on !== 'function') return;
-    storeEvents.on.call(
-      this.store,
-      'unreadable',
-      (payload: { sessionHash: string; reason: string }) => {
-        this.unreadableSessions.add(payload.sessionHash);
-        this.emit('unreadableRecord', payload);
-      },
-    );
     // Emitted at most once per store: the server refused CLIENT TRACKING.
     storeEvents.on.call(this.store, 'recordCacheUnavailable', (e: { reason: string }) =>
       this.logger.warn(
@@ -168,12 +158,11 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     if (handler === undefined) {
       handler = createMiddleware(
         {
-          store: this.instrumentedStore,
+          records: this.instrumentedStore.records,
           refresher: this.refresher,
           api: this.api,
           events: this,
           fail: this.fail,
-          unreadable: this.unreadableSessions,
           handleErrors: this.handleErrors,
         },
         { optional },
@@ -249,17 +238,17 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   /**
    * Ends every session of a player on every process at once (a ban, a stolen account): their
    * token records are deleted, so their next request answers 401 `login_required`. Resolves how
-   * many sessions were ended. Needs a store with a per-player index (both built-in stores have one).
+   * many sessions were ended. A login whose code was being exchanged meanwhile does not survive it.
    */
   async logoutPlayer(openId: string): Promise<number> {
-    const sessions = await this.instrumentedStore.deletePlayer(openId);
+    const sessions = await this.instrumentedStore.records.deletePlayer(openId);
     this.emit('playerLoggedOut', { openId, sessions });
     return sessions;
   }
 
   /** How many live sessions a player has, across all processes sharing the store. */
-  sessionsOf(openId: string): Promise<number> {
-    return this.instrumentedStore.sessionsOf(openId);
+  async sessionsOf(openId: string): Promise<number> {
+    return (await this.instrumentedStore.records.loginsOf(openId)).length;
   }
 
   /**
@@ -291,18 +280,14 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 }
 
 /** The refresh coordinator's settings: the lock outlives the slowest refresh the client can make. */
-function refreshSettings(
-  config: PlatformLoginConfig,
-  sessionTtlMs: number,
-): RefreshSettings & { maxWaitMs: number } {
+function refreshSettings(config: PlatformLoginConfig, sessionTtlMs: number): RefreshSettings {
   // The slowest refresh the client can make: every attempt timing out, plus backoff.
   const maxRefreshMs = PlatformTokenClient.longestRefreshMs(config.tokenClient);
   return {
     refreshTokenLifetimeMs: config.refreshTokenLifetimeSeconds * 1000,
     maxRefreshMs,
     lockTtlMs: REFRESH_LOCK_TTL_MS,
-    // Waiters outlast a living holder's slowest refresh and a dead holder's lock (see refresh.ts).
-    maxWaitMs: maxRefreshMs + REFRESH_LOCK_TTL_MS + 1000,
+    lockWaitDeadlineMs: lockWaitDeadlineMs(maxRefreshMs, REFRESH_LOCK_TTL_MS),
     retryAfterSeconds: config.retryAfterSeconds,
     failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
     sessionTtlMs,

@@ -1,46 +1,39 @@
 // A diagnostic for the hot path, not a store to ship: keeps every record it read in process memory
 // and serves later reads from there, so a run with it shows what the per-request Redis read costs.
 // It never sees what another process writes (a logout, a refresh), which is why the package reads.
-import type { PutOptions, TokenStore } from '../../lib/core/token-store';
-import type { TokenRecord } from '../../lib/core/token-record';
+import type { RecordRead, TokenRecords, TokenStore } from '../../lib/core/token-store';
 
-/** Wraps a store; `get` answers from memory after the first read of a session. */
+/** Wraps a store; `records.get` answers from memory after the first read of a session. */
 export class ReadCachingStore implements TokenStore {
-  readonly #records = new Map<string, TokenRecord>();
+  readonly #reads = new Map<string, RecordRead>();
+  readonly records: TokenRecords;
+  readonly locks: TokenStore['locks'];
+  readonly counters: TokenStore['counters'];
 
-  constructor(private readonly inner: TokenStore) {}
-
-  getCached(sessionId: string): TokenRecord | undefined {
-    return this.#records.get(sessionId);
-  }
-
-  async get(sessionId: string): Promise<TokenRecord | undefined> {
-    const cached = this.#records.get(sessionId);
-    if (cached !== undefined) return cached;
-    const record = await this.inner.get(sessionId);
-    if (record !== undefined) this.#records.set(sessionId, record);
-    return record;
-  }
-
-  put(sessionId: string, record: TokenRecord, options: PutOptions): Promise<boolean> {
-    this.#records.delete(sessionId);
-    return this.inner.put(sessionId, record, options);
-  }
-
-  delete(sessionId: string, options?: { expectedVersion?: number }): Promise<boolean> {
-    this.#records.delete(sessionId);
-    return this.inner.delete(sessionId, options);
-  }
-
-  acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined> {
-    return this.inner.acquireLock(sessionId, ttlMs);
-  }
-
-  releaseLock(sessionId: string, owner: string): Promise<boolean> {
-    return this.inner.releaseLock(sessionId, owner);
-  }
-
-  claimOnce(key: string, ttlMs: number): Promise<boolean> {
-    return this.inner.claimOnce(key, ttlMs);
+  constructor(inner: TokenStore) {
+    const records = inner.records;
+    this.locks = inner.locks;
+    this.counters = inner.counters;
+    this.records = {
+      get: async (sessionKey) => {
+        const cached = this.#reads.get(sessionKey);
+        if (cached !== undefined) return cached;
+        const read = await records.get(sessionKey);
+        if (read.status === 'found') this.#reads.set(sessionKey, read);
+        return read;
+      },
+      put: (sessionKey, record, options) => {
+        this.#reads.delete(sessionKey);
+        return records.put(sessionKey, record, options);
+      },
+      delete: (sessionKey, options) => {
+        this.#reads.delete(sessionKey);
+        return records.delete(sessionKey, options);
+      },
+      renew: (sessionKey, openId, ttlMs) => records.renew(sessionKey, openId, ttlMs),
+      loginsOf: (openId) => records.loginsOf(openId),
+      deletePlayer: (openId) => records.deletePlayer(openId),
+      loginGeneration: () => records.loginGeneration(),
+    };
   }
 }

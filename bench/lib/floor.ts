@@ -4,8 +4,8 @@
 // res.locals under a symbol, and a getter on Express's request prototype that reads it back. No
 // freshness check, no refresh, no renewal, no cache bookkeeping, no errors answered.
 import express, { type NextFunction, type RequestHandler, type Response } from 'express';
-import type { TokenRecord } from '../../lib/core/token-record';
 import type { TokenStore } from '../../lib/core/token-store';
+import { hashSessionId } from '../../lib/core/hash';
 
 const SLOT = Symbol('bench-floor');
 
@@ -30,11 +30,12 @@ export function floor(store: TokenStore): RequestHandler {
     },
   });
   const load = (sessionId: string, res: Response, next: NextFunction): void => {
-    store.get(sessionId).then((record: TokenRecord | undefined) => {
-      if (record === undefined) {
+    store.records.get(hashSessionId(sessionId)).then((read) => {
+      if (read.status !== 'found') {
         res.status(401).end();
         return;
       }
+      const record = read.record;
       const copy = Object.freeze({
         openId: record.openId,
         scope: record.scope,

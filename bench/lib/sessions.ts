@@ -94,8 +94,9 @@ export async function loginBaseline(
  * writer would: version + 1, compare-and-set.
  */
 export async function expireRecord(store: TokenStore, sessionId: string): Promise<void> {
-  const record = await store.get(sessionId);
-  if (record === undefined) throw new Error('no token record to expire');
+  const read = await store.records.get(hashSessionId(sessionId));
+  if (read.status !== 'found') throw new Error('no token record to expire');
+  const record = read.record;
   const accessExpiresAt = Date.now() - 1000;
   const next = {
     ...record,
@@ -103,7 +104,8 @@ export async function expireRecord(store: TokenStore, sessionId: string): Promis
     obtainedAt: accessExpiresAt - 2 * HOUR_MS,
     version: record.version + 1,
   };
-  if (!(await store.put(sessionId, next, { expectedVersion: record.version, ttlMs: HOUR_MS }))) {
+  const options = { expectedVersion: record.version, ttlMs: HOUR_MS };
+  if (!(await store.records.put(hashSessionId(sessionId), next, options))) {
     throw new Error('the token record changed while it was being expired');
   }
 }

@@ -18,8 +18,8 @@ export interface ReadinessReport {
   };
 }
 
-/** A session id no browser can have: its hash is what the store is asked for. */
-const PROBE_SESSION_ID = `readiness-probe:${hashSessionId('express-platform-login')}`;
+/** A session key no session can have (no hash has a colon). */
+const PROBE_SESSION_KEY = `readiness-probe:${hashSessionId('express-platform-login')}`;
 
 export async function checkReadiness(
   store: TokenStore,
@@ -28,7 +28,7 @@ export async function checkReadiness(
   const startedAt = performance.now();
   let storeState: ReadinessReport['store'];
   try {
-    await store.get(PROBE_SESSION_ID);
+    await store.records.get(PROBE_SESSION_KEY);
     storeState = { ok: true, latencyMs: Math.round(performance.now() - startedAt) };
   } catch (error) {
     const code = (error as { code?: unknown }).code;

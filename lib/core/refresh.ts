@@ -19,8 +19,7 @@ import {
 } from './failure-policy';
 import { freshnessOf, freshTest, isUsable, type FreshnessPolicy } from './freshness';
 import { traceRefresh } from '../observability/tracing';
-import { hashSessionId } from './hash';
-import type { TokenStore } from './token-store';
+import type { RecordRead, TokenStore } from './token-store';
 import {
   recordTtlMs,
   renewedTokenRecord,
@@ -39,8 +38,10 @@ export interface RefreshSettings {
   refreshTokenLifetimeMs: number;
   /** Longest one refresh can take: every attempt of the token client timing out, plus backoff. */
   maxRefreshMs: number;
-  /** Lifetime of the refresh lock; its living owner renews it every third of that. */
+  /** Lifetime of the refresh lock; its living owner renews it every fifth of that. */
   lockTtlMs: number;
+  /** Longest a request waits for another holder of the lock: see {@link lockWaitDeadlineMs}. */
+  lockWaitDeadlineMs: number;
   retryAfterSeconds: number;
   /** After a failed refresh (without the platform's Retry-After), no process retries for this long. */
   failureCooldownMs: number;
@@ -56,9 +57,23 @@ const ROTATION_GRACE_MS = 1500;
 /** Cap of the failure memo, so an outage over many sessions cannot grow it without bound. */
 const MAX_REMEMBERED_FAILURES = 10_000;
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-/** Waiters poll the record at 25–75 ms: quick enough to add little latency, jittered so processes spread out. */
+/**
+ * Longest a request waits for another holder of the refresh lock: a living holder's slowest
+ * refresh, plus a dead holder's lock running out, plus a second. Derived here only; the lock-wait
+ * histogram's buckets use the same figure.
+ */
+export const lockWaitDeadlineMs = (maxRefreshMs: number, lockTtlMs: number): number =>
+  maxRefreshMs + lockTtlMs + 1000;
+
+/** Waiters without change notices poll the record at 25–75 ms: quick enough to add little latency, jittered so processes spread out. */
 const pollDelay = (): number => 25 + Math.random() * 50;
+
+/** The record of a read, or the error of a login this request cannot go on with. */
+function recordOf(read: RecordRead): TokenRecord {
+  // Unreadable ends nothing (another process may read it); this request cannot go on with it.
+  if (read.status !== 'found') throw new LoginRequiredError();
+  return read.record;
+}
 
 /** Resolves `promise`, or `fallback` after `ms` if it has not settled by then. */
 function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
@@ -89,8 +104,8 @@ interface Flight {
 }
 
 /**
- * With a store that reports changes, a waiter re-reads when the record or lock changes, and at
- * least this often (a change the store could not report, e.g. while its channel was down).
+ * With a store whose change notices are live, a waiter re-reads when the record or lock changes,
+ * and at least this often (a change the store could not report).
  */
 const CHANGE_WAIT_MS = 250;
 
@@ -101,8 +116,6 @@ export class RefreshCoordinator {
     string,
     { version: number; until: number; error: PlatformLoginError }
   >();
-  private readonly lockTtlMs: number;
-  private readonly waitDeadlineMs: number;
   /**
    * Whether a request goes on with this record as it is: nothing to refresh, in the background or
    * now. Answered without a promise, so a fresh record held in memory passes a request on
@@ -118,11 +131,6 @@ export class RefreshCoordinator {
     /** Told how long a request waited for another lock holder, and how the wait ended. */
     private readonly onLockWait?: (durationMs: number, outcome: LockWaitOutcome) => void,
   ) {
-    // A store that cannot renew a lock gets one that outlives the slowest refresh instead.
-    this.lockTtlMs =
-      store.extendLock === undefined ? settings.maxRefreshMs + 1000 : settings.lockTtlMs;
-    // Waiters outlast a living holder's slowest refresh, and a dead holder's lock, a little.
-    this.waitDeadlineMs = settings.maxRefreshMs + this.lockTtlMs + 1000;
     this.isFresh = freshTest(settings.freshness);
   }
 
@@ -134,7 +142,7 @@ export class RefreshCoordinator {
    * Only an expired token waits for the platform. Rejects as {@link refresh} does.
    */
   async forRequest(
-    sessionId: string,
+    sessionKey: string,
     record: TokenRecord,
     sessionTtlMs?: number,
   ): Promise<TokenRecord> {
@@ -143,10 +151,10 @@ export class RefreshCoordinator {
     if (state === 'fresh') return record; // as isFresh()
     if (state === 'refresh-ahead') {
       // Failures are reported through the refreshFailed event; the request has a usable token.
-      this.start(sessionId, record, true, sessionTtlMs).promise.catch(ignore);
+      this.start(sessionKey, record, true, sessionTtlMs).promise.catch(ignore);
       return record;
     }
-    const flight = this.start(sessionId, record, false, sessionTtlMs);
+    const flight = this.start(sessionKey, record, false, sessionTtlMs);
     if (!isUsable(record, now)) return flight.promise;
     const waitMs = flight.startedAt + MAX_WAIT_WITH_USABLE_TOKEN_MS - now;
     try {
@@ -163,19 +171,19 @@ export class RefreshCoordinator {
    * ReauthRequiredError, IdentityChangedError, PlatformMisconfiguredError,
    * PlatformUnavailableError or StoreUnavailableError; tokens are kept except on the reauth errors.
    */
-  refresh(sessionId: string, seen: TokenRecord, sessionTtlMs?: number): Promise<TokenRecord> {
-    return this.start(sessionId, seen, false, sessionTtlMs).promise;
+  refresh(sessionKey: string, seen: TokenRecord, sessionTtlMs?: number): Promise<TokenRecord> {
+    return this.start(sessionKey, seen, false, sessionTtlMs).promise;
   }
 
   private start(
-    sessionId: string,
+    sessionKey: string,
     seen: TokenRecord,
     background: boolean,
     sessionTtlMs = this.settings.sessionTtlMs,
   ): Flight {
-    const running = this.inFlight.get(sessionId);
+    const running = this.inFlight.get(sessionKey);
     if (running) return running;
-    const held = this.heldBack.get(sessionId);
+    const held = this.heldBack.get(sessionKey);
     if (held !== undefined) {
       const leftMs = held.until - Date.now();
       if (held.version === seen.version && leftMs > 0) {
@@ -183,20 +191,20 @@ export class RefreshCoordinator {
         promise.catch(ignore); // handled: a request with a usable token does not look at it
         return { promise, startedAt: 0 };
       }
-      this.heldBack.delete(sessionId);
+      this.heldBack.delete(sessionKey);
     }
     const promise = traceRefresh(background, () =>
-      this.run(sessionId, seen, background, sessionTtlMs),
-    ).finally(() => this.inFlight.delete(sessionId));
+      this.run(sessionKey, seen, background, sessionTtlMs),
+    ).finally(() => this.inFlight.delete(sessionKey));
     // Marks the rejection handled: a request that stopped waiting must not leave it unhandled.
     promise.catch(ignore);
     const flight = { promise, startedAt: Date.now() };
-    this.inFlight.set(sessionId, flight);
+    this.inFlight.set(sessionKey, flight);
     return flight;
   }
 
   private async run(
-    sessionId: string,
+    sessionKey: string,
     seen: TokenRecord,
     background: boolean,
     sessionTtlMs: number,
@@ -205,18 +213,21 @@ export class RefreshCoordinator {
     let waited = false;
     for (;;) {
       // Asked before the lock attempt, so a change made while that attempt is on its way still wakes it.
-      const changed = this.changeWithin(sessionId, startedAt + this.waitDeadlineMs - Date.now());
-      const owner = await this.store.acquireLock(sessionId, this.lockTtlMs);
+      const changed = this.changeWithin(
+        sessionKey,
+        startedAt + this.settings.lockWaitDeadlineMs - Date.now(),
+      );
+      const owner = await this.store.locks.acquire(sessionKey, this.settings.lockTtlMs);
       if (owner !== undefined) {
         if (waited) this.onLockWait?.(Date.now() - startedAt, 'took-over');
         const run = { background, sessionTtlMs, tookOver: waited };
-        return this.holdingLock(sessionId, owner, () =>
-          this.refreshHoldingLock(sessionId, seen, run),
+        return this.holdingLock(sessionKey, owner, () =>
+          this.refreshHoldingLock(sessionKey, seen, run),
         );
       }
       // Another request or process holds the lock: wait for its record instead of calling the platform.
       waited = true;
-      const current = await this.nextRecord(sessionId, seen, changed).catch((error: unknown) => {
+      const current = await this.nextRecord(sessionKey, seen, changed).catch((error: unknown) => {
         this.onLockWait?.(Date.now() - startedAt, 'logged-out');
         throw error;
       });
@@ -224,7 +235,7 @@ export class RefreshCoordinator {
         this.onLockWait?.(Date.now() - startedAt, 'refreshed-elsewhere');
         return current;
       }
-      if (Date.now() - startedAt > this.waitDeadlineMs) {
+      if (Date.now() - startedAt > this.settings.lockWaitDeadlineMs) {
         this.onLockWait?.(Date.now() - startedAt, 'gave-up');
         throw new PlatformUnavailableError(
           'Gave up waiting for another process to refresh the tokens.',
@@ -240,32 +251,47 @@ export class RefreshCoordinator {
    * record is gone. The waiting lives here alone, so a store that can announce changes can wake it.
    */
   private async nextRecord(
-    sessionId: string,
+    sessionKey: string,
     seen: TokenRecord,
-    changed: Promise<void> | undefined = this.changeWithin(sessionId, CHANGE_WAIT_MS),
+    changed: Promise<void> = this.changeWithin(sessionKey, CHANGE_WAIT_MS),
   ): Promise<TokenRecord | undefined> {
-    await (changed ?? sleep(pollDelay()));
-    const current = await this.store.get(sessionId);
-    if (current === undefined) throw new LoginRequiredError();
+    await changed;
+    const current = recordOf(await this.store.records.get(sessionKey));
     return current.version === seen.version ? undefined : current;
   }
 
-  /** Resolves when the store reports a change of the session's record or lock (at most `ms`); `undefined` for a store that cannot tell. */
-  private changeWithin(sessionId: string, ms: number): Promise<void> | undefined {
-    return this.store
-      .waitForChange?.(sessionId, Math.max(1, Math.min(CHANGE_WAIT_MS, ms)))
-      .catch(ignore);
+  /**
+   * Resolves when the store's live change notices report a change of the session's record or lock,
+   * or after `ms` (at most {@link CHANGE_WAIT_MS}); without live notices, after a poll interval.
+   * Watching starts at once, so a change made before the caller's next store call still counts.
+   */
+  private changeWithin(sessionKey: string, ms: number): Promise<void> {
+    const changes = this.store.changes;
+    const live = changes?.live === true;
+    const waitMs = Math.max(1, Math.min(live ? CHANGE_WAIT_MS : pollDelay(), ms));
+    return new Promise((resolve) => {
+      let unwatch: (() => void) | undefined;
+      const done = (): void => {
+        clearTimeout(timer);
+        unwatch?.();
+        resolve();
+      };
+      // Unreferenced: a wait nobody awaits any more (its lock was taken) must not hold the process.
+      const timer = setTimeout(done, waitMs);
+      timer.unref();
+      if (live) unwatch = changes!.watch(sessionKey, done);
+    });
   }
 
   /** The session's record once another writer replaced `seen`, waiting at most `ms`; else `undefined`. */
   private async recordWrittenWithin(
-    sessionId: string,
+    sessionKey: string,
     seen: TokenRecord,
     ms: number,
   ): Promise<TokenRecord | undefined> {
     const until = Date.now() + ms;
     while (Date.now() < until) {
-      const current = await this.nextRecord(sessionId, seen);
+      const current = await this.nextRecord(sessionKey, seen);
       if (current !== undefined) return current;
     }
     return undefined;
@@ -273,20 +299,19 @@ export class RefreshCoordinator {
 
   /** Runs `work` holding the lock, renewing it while `work` runs, and releases it afterwards. */
   private async holdingLock<T>(
-    sessionId: string,
+    sessionKey: string,
     owner: string,
     work: () => Promise<T>,
   ): Promise<T> {
-    const extendLock = this.store.extendLock?.bind(this.store);
+    const { locks } = this.store;
+    const lockTtlMs = this.settings.lockTtlMs;
     // Renewed every fifth of its life, so a Redis stall or a starved event loop of most of its
     // lifetime still leaves it held; a holder that dies stops renewing and its lock frees within lockTtlMs.
-    const renewal =
-      extendLock &&
-      setInterval(
-        () => void extendLock(sessionId, owner, this.lockTtlMs).catch(ignore),
-        this.lockTtlMs / 5,
-      );
-    renewal?.unref();
+    const renewal = setInterval(
+      () => void locks.extend(sessionKey, owner, lockTtlMs).catch(ignore),
+      lockTtlMs / 5,
+    );
+    renewal.unref();
     try {
       return await work();
     } finally {
@@ -295,39 +320,38 @@ export class RefreshCoordinator {
       // processes wake on the record's change (or on the lock's), and a later lock attempt from
       // this process is sent after it on the same connection. A release that fails only leaves
       // the lock to expire by itself.
-      this.store.releaseLock(sessionId, owner).catch(ignore);
+      locks.release(sessionKey, owner).catch(ignore);
     }
   }
 
   private async refreshHoldingLock(
-    sessionId: string,
+    sessionKey: string,
     seen: TokenRecord,
     run: RefreshRun,
   ): Promise<TokenRecord> {
     const { background } = run;
     // The record and any hold on its version, asked together: one round trip on the refresh's path
     // instead of two (the hold only matters when the record is still `seen`).
-    const heldMs = this.store.refreshHeldBackMs?.(sessionId, seen.version);
-    heldMs?.catch(ignore); // looked at below only when the record is unchanged
-    const current = await this.store.get(sessionId);
-    if (current === undefined) throw new LoginRequiredError();
+    const heldMs = this.store.locks.heldMs(sessionKey, seen.version);
+    heldMs.catch(ignore); // looked at below only when the record is unchanged
+    const current = recordOf(await this.store.records.get(sessionKey));
     // Someone refreshed (or logged in again) since `seen` was read: theirs is the newer record.
     if (current.version !== seen.version) return current;
     // Checked by every holder, so no process calls the platform while it asked us to hold back.
-    this.throwIfHeldBack(sessionId, current, (await heldMs) ?? 0, background);
+    this.throwIfHeldBack(sessionKey, current, await heldMs, background);
     const startedAt = Date.now();
     let tokens: ReceivedTokens;
     try {
       tokens = await this.client.refresh(current.refreshToken);
     } catch (error) {
-      return this.settleFailure(sessionId, current, error, run);
+      return this.settleFailure(sessionKey, current, error, run);
     }
-    return this.writeRenewed(sessionId, current, tokens, { ...run, startedAt });
+    return this.writeRenewed(sessionKey, current, tokens, { ...run, startedAt });
   }
 
   /** Rejects when a process recorded a hold for the session (the platform's Retry-After, or a cooldown). */
   private throwIfHeldBack(
-    sessionId: string,
+    sessionKey: string,
     current: TokenRecord,
     heldMs: number,
     background: boolean,
@@ -337,13 +361,13 @@ export class RefreshCoordinator {
       'Another process has just failed to refresh these tokens and the platform asked to wait; they were kept.',
       { retryAfterSeconds: Math.max(1, Math.ceil(heldMs / 1000)) },
     );
-    this.remember(sessionId, current.version, failure, heldMs);
-    throw this.reported(sessionId, current, failure, background);
+    this.remember(sessionKey, current.version, failure, heldMs);
+    throw this.reported(sessionKey, current, failure, background);
   }
 
   /** Turns a failed platform call into the package's answer, after recording what follows from it. */
   private async settleFailure(
-    sessionId: string,
+    sessionKey: string,
     current: TokenRecord,
     error: unknown,
     run: RefreshRun,
@@ -354,13 +378,14 @@ export class RefreshCoordinator {
       // Taken over from a holder whose lock lapsed (a Redis stall, a starved process)? It may have
       // rotated this refresh token a moment ago and be about to write: its record wins.
       const newer = run.tookOver
-        ? await this.recordWrittenWithin(sessionId, current, ROTATION_GRACE_MS)
+        ? await this.recordWrittenWithin(sessionKey, current, ROTATION_GRACE_MS)
         : undefined;
       if (newer !== undefined) return newer;
       const options = { expectedVersion: current.version, openId: current.openId };
-      if (!(await this.store.delete(sessionId, options))) {
-        const stored = await this.store.get(sessionId);
-        if (stored !== undefined && stored.version !== current.version) return stored;
+      if (!(await this.store.records.delete(sessionKey, options))) {
+        const stored = await this.store.records.get(sessionKey);
+        if (stored.status === 'found' && stored.record.version !== current.version)
+          return stored.record;
       }
     }
     const answer = failure as PlatformLoginError;
@@ -370,41 +395,39 @@ export class RefreshCoordinator {
         platformSeconds === undefined ? this.settings.failureCooldownMs : platformSeconds * 1000;
       if (holdMs > 0) {
         // Recorded before the lock is released, for every process that takes it next.
-        await this.store.holdBackRefreshes?.(sessionId, current.version, holdMs).catch(ignore);
-        this.remember(sessionId, current.version, answer, holdMs);
+        await this.store.locks.hold(sessionKey, current.version, holdMs).catch(ignore);
+        this.remember(sessionKey, current.version, answer, holdMs);
       }
     }
-    throw this.reported(sessionId, current, answer, background);
+    throw this.reported(sessionKey, current, answer, background);
   }
 
   private async writeRenewed(
-    sessionId: string,
+    sessionKey: string,
     current: TokenRecord,
     tokens: ReceivedTokens,
     run: RefreshRun & { startedAt: number },
   ): Promise<TokenRecord> {
     if (tokens.openId !== current.openId) {
       // The platform renewed a login for somebody else: never let a session change players silently.
-      await this.store.delete(sessionId, {
+      await this.store.records.delete(sessionKey, {
         expectedVersion: current.version,
         openId: current.openId,
       });
-      throw this.reported(sessionId, current, new IdentityChangedError(), run.background);
+      throw this.reported(sessionKey, current, new IdentityChangedError(), run.background);
     }
     const next = renewedTokenRecord(current, tokens, this.settings.refreshTokenLifetimeMs);
-    const written = await this.store.put(sessionId, next, {
+    const written = await this.store.records.put(sessionKey, next, {
       expectedVersion: current.version,
       ttlMs: recordTtlMs(next, Date.now(), run.sessionTtlMs),
     });
     if (!written) {
       // A login or logout wrote in between (the lock only guards refreshes): the stored record wins.
-      const stored = await this.store.get(sessionId);
-      if (stored === undefined) throw new LoginRequiredError();
-      return stored;
+      return recordOf(await this.store.records.get(sessionKey));
     }
     this.events.emit('refresh', {
       openId: next.openId,
-      sessionHash: hashSessionId(sessionId),
+      sessionHash: sessionKey,
       durationMs: Date.now() - run.startedAt,
       renewed: next.accessToken === current.accessToken ? 'same-token' : 'new-token',
       background: run.background,
@@ -413,14 +436,14 @@ export class RefreshCoordinator {
   }
 
   private reported(
-    sessionId: string,
+    sessionKey: string,
     current: TokenRecord,
     failure: PlatformLoginError,
     background: boolean,
   ): PlatformLoginError {
     this.events.emit('refreshFailed', {
       openId: current.openId,
-      sessionHash: hashSessionId(sessionId),
+      sessionHash: sessionKey,
       code: failure.code,
       background,
     });
@@ -429,7 +452,7 @@ export class RefreshCoordinator {
 
   /** Remembers a hold in this process, so its requests do not each ask the store again. */
   private remember(
-    sessionId: string,
+    sessionKey: string,
     version: number,
     error: PlatformLoginError,
     holdMs: number,
@@ -438,6 +461,6 @@ export class RefreshCoordinator {
       const oldest = this.heldBack.keys().next().value;
       if (oldest !== undefined) this.heldBack.delete(oldest);
     }
-    this.heldBack.set(sessionId, { version, until: Date.now() + holdMs, error });
+    this.heldBack.set(sessionKey, { version, until: Date.now() + holdMs, error });
   }
 }

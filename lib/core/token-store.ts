@@ -1,6 +1,24 @@
-// The storage contract the callback and the refresh middleware rely on. Two implementations ship:
-// MemoryTokenStore (one process) and RedisTokenStore (many processes, ioredis).
+// The storage contract the callback, the refresh and the middleware rely on, split by job: token
+// records, refresh locks, one-time counters, and (optional) change notices. Two implementations
+// ship: MemoryTokenStore (one process) and RedisTokenStore (many processes). Every part is keyed
+// by the session key, `hashSessionId(req.sessionID)`, computed once by the caller: a store never
+// sees a raw session id, and a job holding only an openId reaches a login through the player index.
 import type { TokenRecord } from './token-record';
+
+/** What a read of a session's record found. */
+export type RecordRead =
+  /** The record; it may be frozen and shared between requests: read-only. */
+  | { status: 'found'; record: TokenRecord }
+  /** No record: the login ended (or never was). */
+  | { status: 'absent' }
+  /**
+   * A record this process cannot read (a key it lacks, a record it cannot decrypt or parse).
+   * Not an ended login: another process may read it.
+   */
+  | { status: 'unreadable'; reason: UnreadableReason };
+
+/** Why a stored record could not be read. */
+export type UnreadableReason = 'decrypt' | 'parse' | 'unknown_key';
 
 /** Options of a compare-and-set write. */
 export interface PutOptions {
@@ -11,14 +29,13 @@ export interface PutOptions {
   expectedVersion: number | null;
   /** Time to live of the record in milliseconds (the store may cap it). */
   ttlMs: number;
-}
-
-/** A fixed-window counter as {@link TokenStore.countInWindow} resolves it. */
-export interface WindowCount {
-  /** Counts in the current window (0 when none). */
-  count: number;
-  /** Milliseconds until the window ends (0 when no window is open). */
-  resetInMs: number;
+  /**
+   * A fresh login only: {@link TokenRecords.loginGeneration} as read before the code was exchanged
+   * (the player is not known before). The write is refused (`false`) when `deletePlayer` ran for
+   * `record.openId` since that read, i.e. while the entry was under way. Without it, a write that
+   * races a `deletePlayer` is still either refused or deleted by it.
+   */
+  loginGeneration?: string;
 }
 
 /** Options of a delete. */
@@ -29,109 +46,160 @@ export interface DeleteOptions {
   openId?: string;
 }
 
-/** Events a store may emit (stores that are EventEmitters). */
-export interface TokenStoreEvents {
-  /** A record could not be decrypted or parsed; it was treated as absent. */
-  unreadable: [{ sessionHash: string; reason: 'decrypt' | 'parse' | 'unknown_key' }];
-  /** The server refused client tracking (RedisTokenStore): records are read from Redis each time. */
-  recordCacheUnavailable: [{ reason: string }];
+/** A live login of a player, as {@link TokenRecords.loginsOf} lists it. */
+export interface PlayerLogin {
+  sessionKey: string;
+  /** When the record's lifetime in the store ends, epoch milliseconds. */
+  expiresAt: number;
 }
 
-/**
- * Where token records live.
- *
- * Required: `get`, `put`, `delete`, `acquireLock`, `releaseLock`, `claimOnce`.
- * Recommended: `extendLock` (short refresh locks that free within seconds when their holder dies),
- * `holdBackRefreshes` and `refreshHeldBackMs` (the platform's Retry-After shared by all
- * processes), `touch` (an active session keeps its tokens).
- * Optional: `getCached` (a record held in process memory, answered without a promise),
- * `sessionsOf` and `deletePlayer` (a per-player index, for log-out-everywhere),
- * `countInWindow` (failed entries counted across processes, for `entryFailureLimit`),
- * `waitForChange` (wakes refresh waiters early),
- * `close()` (called on shutdown), and being an EventEmitter of {@link TokenStoreEvents}.
- *
- * Every method rejects with `StoreUnavailableError` when the backend fails or does not answer in
- * time; it never hangs.
- */
-export interface TokenStore {
-  /**
-   * Reads the record of a session; `undefined` when there is none (or it cannot be read). The
-   * record may be shared and frozen (RedisTokenStore serves one copy to every request): treat it
-   * as read-only.
-   */
-  get(sessionId: string): Promise<TokenRecord | undefined>;
-  /**
-   * Optional (stores with a client-side cache): the session's record when this process holds it
-   * in memory and knows it is current, else `undefined` — the caller then calls `get`. Synchronous,
-   * so a hit costs the request no promise, no timer and no metric recording. The record is shared:
-   * callers never modify it. `now` (epoch milliseconds) is the caller's current time when it has
-   * read it already; a store that needs the time and is not given it reads the clock itself.
-   */
-  getCached?(sessionId: string, now?: number): TokenRecord | undefined;
+/** A fixed-window counter as {@link OneTimeCounters.countInWindow} resolves it. */
+export interface WindowCount {
+  /** Counts in the current window (0 when none). */
+  count: number;
+  /** Milliseconds until the window ends (0 when no window is open). */
+  resetInMs: number;
+}
+
+/** Token records and the per-player index. Required. */
+export interface TokenRecords {
+  /** Reads the session's record: found, absent, or unreadable by this process. */
+  get(sessionKey: string): Promise<RecordRead>;
   /**
    * Writes `record` only if the stored version equals `options.expectedVersion` (`null`: no record
-   * stored). Resolves `true` when written, `false` when another writer got there first.
+   * stored, and with `loginGeneration`, the player's generation unchanged). Indexes the session
+   * under `record.openId`. Resolves `true` when written, `false` when another writer got there first.
    */
-  put(sessionId: string, record: TokenRecord, options: PutOptions): Promise<boolean>;
+  put(sessionKey: string, record: TokenRecord, options: PutOptions): Promise<boolean>;
   /**
-   * Deletes the record of a session; with `expectedVersion`, only while it still has that version.
+   * Deletes the session's record; with `expectedVersion`, only while it still has that version.
    * Resolves `true` when a record was deleted.
    */
-  delete(sessionId: string, options?: DeleteOptions): Promise<boolean>;
+  delete(sessionKey: string, options?: DeleteOptions): Promise<boolean>;
   /**
-   * Takes the refresh lock of a session for `ttlMs`. Resolves a random owner value when taken,
-   * `undefined` when another owner holds it.
+   * The record and its index entry live `ttlMs` more from now, without rewriting the record.
+   * Resolves `false` when there is no record.
    */
-  acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined>;
+  renew(sessionKey: string, openId: string, ttlMs: number): Promise<boolean>;
+  /** The player's live logins, freshest (latest expiry, i.e. last written or renewed) first. */
+  loginsOf(openId: string): Promise<PlayerLogin[]>;
+  /**
+   * Deletes every record of the player, on every process at once; resolves how many. First moves
+   * the {@link loginGeneration} and marks the player logged out at it, so a login of this player
+   * that read the generation before is refused at its `put`.
+   */
+  deletePlayer(openId: string): Promise<number>;
+  /**
+   * The store's log-out generation now, an opaque string to hand back in `PutOptions`: read before
+   * a code exchange, when the player is not yet known.
+   */
+  loginGeneration(): Promise<string>;
+}
+
+/** Refresh coordination: one refresh of a session at a time, across processes. Required. */
+export interface RefreshLocks {
+  /** Takes the session's lock for `ttlMs`; resolves a random owner, `undefined` when held. */
+  acquire(sessionKey: string, ttlMs: number): Promise<string | undefined>;
+  /** Gives the lock `ttlMs` more from now, only if `owner` still holds it. */
+  extend(sessionKey: string, owner: string, ttlMs: number): Promise<boolean>;
   /** Releases the lock only if `owner` still holds it. Resolves `true` when released. */
-  releaseLock(sessionId: string, owner: string): Promise<boolean>;
+  release(sessionKey: string, owner: string): Promise<boolean>;
   /**
-   * Recommended: gives the lock `ttlMs` more from now, only if `owner` still holds it. Resolves
-   * `true` when extended. Without it, locks are taken for the slowest possible refresh.
+   * No process may call the platform to refresh version `version` of the session's record for
+   * `ttlMs` (the platform's Retry-After, or a cooldown after a failure).
    */
-  extendLock?(sessionId: string, owner: string, ttlMs: number): Promise<boolean>;
+  hold(sessionKey: string, version: number, ttlMs: number): Promise<void>;
+  /** Milliseconds left of a hold on `version`; 0 when none. */
+  heldMs(sessionKey: string, version: number): Promise<number>;
+}
+
+/** One-time claims and failure counters. Required. */
+export interface OneTimeCounters {
   /**
-   * Recommended: records that no process may call the platform to refresh version `version` of
-   * this session's record for `ttlMs` (the platform's Retry-After, or a cooldown after a failure).
-   */
-  holdBackRefreshes?(sessionId: string, version: number, ttlMs: number): Promise<void>;
-  /** Recommended: milliseconds left of a hold on `version` set by `holdBackRefreshes`; 0 when none. */
-  refreshHeldBackMs?(sessionId: string, version: number): Promise<number>;
-  /**
-   * Recommended: gives the session's record (and its per-player index entry) `ttlMs` more to live
-   * from now, without rewriting it. Resolves `true` when the record exists.
-   */
-  touch?(sessionId: string, openId: string, ttlMs: number): Promise<boolean>;
-  /**
-   * Claims a one-time key (for example a hash of an authorization code) for `ttlMs`. Resolves
-   * `true` for the first claim, `false` when the key was claimed before.
+   * Claims a one-time key (a hash of an authorization code) for `ttlMs`. Resolves `true` for the
+   * first claim, `false` when the key was claimed before.
    */
   claimOnce(key: string, ttlMs: number): Promise<boolean>;
   /**
-   * Optional (needed by `login.sessionsOf()`): how many live session records the player has.
-   * Stores that offer it keep a per-player index on every `put`, pruned as records go.
+   * Adds `increment` (1, or 0 to only read) to the counter `key`. A window of `windowMs` opens with
+   * the counter's first count; when it ends the counter is gone.
    */
-  sessionsOf?(openId: string): Promise<number>;
+  countInWindow(key: string, increment: 0 | 1, windowMs: number): Promise<WindowCount>;
+}
+
+/**
+ * Change notices (optional). Without them, a request waiting for another process's refresh polls
+ * the record every 25–75 ms; with them it wakes on the change (and still re-reads at least every
+ * 250 ms).
+ */
+export interface RecordChanges {
   /**
-   * Optional (needed by `login.logoutPlayer()`): deletes every session record of the player, on
-   * every process at once. Resolves how many were deleted. A login whose `put` runs concurrently
-   * either is deleted too or its `put` resolves `false`: none survives the call.
+   * `onChange` is called (possibly spuriously) whenever the session's record or lock may have
+   * changed anywhere, and once for every watcher when changes may have been missed (channel
+   * down/up, FLUSHDB, SWAPDB). Never throws. Returns an unsubscribe. No per-watch backend traffic.
    */
-  deletePlayer?(openId: string): Promise<number>;
-  /**
-   * Optional (shares the counts of `entryFailureLimit` between processes; without it each process
-   * counts on its own): adds `increment` (1, or 0 to only read) to the counter `key`. A window of
-   * `windowMs` opens with the counter's first count; when it ends the counter is gone. Resolves
-   * the count and the time left in the window.
-   */
-  countInWindow?(key: string, increment: 0 | 1, windowMs: number): Promise<WindowCount>;
-  /**
-   * Optional: resolves once the session's record or its refresh lock may have changed (written,
-   * deleted, released or expired by any process), at the latest after `timeoutMs`. Requests
-   * waiting for another process's refresh use it instead of polling; a store that cannot tell may
-   * resolve after a short interval. It never rejects.
-   */
-  waitForChange?(sessionId: string, timeoutMs: number): Promise<void>;
-  /** Optional: release resources the store itself created. Never closes a client it was given. */
+  watch(sessionKey: string, onChange: () => void): () => void;
+  /** True while notices are reliable; false: callers poll. */
+  readonly live: boolean;
+}
+
+/**
+ * Where token records live. Every method rejects with `StoreUnavailableError` when the backend
+ * fails or does not answer in time; it never hangs. A wrong argument is a `TypeError`.
+ */
+export interface TokenStore {
+  readonly records: TokenRecords;
+  readonly locks: RefreshLocks;
+  readonly counters: OneTimeCounters;
+  readonly changes?: RecordChanges | undefined;
+  /** Releases what the store itself created (never a client it was given). */
   close?(): Promise<void>;
+}
+
+/** The methods of each part, for the check at creation. */
+const PART_METHODS = {
+  records: ['get', 'put', 'delete', 'renew', 'loginsOf', 'deletePlayer', 'loginGeneration'],
+  locks: ['acquire', 'extend', 'release', 'hold', 'heldMs'],
+  counters: ['claimOnce', 'countInWindow'],
+} as const;
+
+/** What each required part is for, said in the error when a store lacks it. */
+const PART_USE: Record<keyof typeof PART_METHODS, string> = {
+  records: 'every login keeps its tokens there',
+  locks: 'refreshes are coordinated with it',
+  counters: 'entry codes are claimed once and failed entries counted with it',
+};
+
+/**
+ * Throws a TypeError naming the first part (and method) `store` lacks, so a store that cannot
+ * serve a feature is refused when `platformLogin()` is created, not on a request. `changes` is
+ * optional; when present it must have `watch`.
+ */
+export function checkStoreParts(store: TokenStore): void {
+  for (const part of Object.keys(PART_METHODS) as Array<keyof typeof PART_METHODS>) {
+    const value = (store as unknown as Record<string, unknown>)[part];
+    if (typeof value !== 'object' || value === null) {
+      throw new TypeError(
+        `The token store has no \`${part}\` part (${PART_METHODS[part].join(', ')}): ${PART_USE[part]}. See docs/stores.md.`,
+      );
+    }
+    for (const method of PART_METHODS[part]) {
+      if (typeof (value as Record<string, unknown>)[method] !== 'function') {
+        throw new TypeError(
+          `The token store's \`${part}\` part has no \`${method}()\`: ${PART_USE[part]}. See docs/stores.md.`,
+        );
+      }
+    }
+  }
+  const changes = store.changes as unknown;
+  if (
+    changes !== undefined &&
+    (typeof changes !== 'object' ||
+      changes === null ||
+      typeof (changes as RecordChanges).watch !== 'function')
+  ) {
+    throw new TypeError(
+      "The token store's `changes` part has no `watch()`: leave `changes` out to have waiters poll. See docs/stores.md.",
+    );
+  }
 }

@@ -23,21 +23,10 @@ export type AfterLoginHook = (entry: AfterLoginContext) => boolean | void | Prom
 /** Binds the app's hook to the package's parts, for the callback. */
 export function bindAfterLogin(
   hook: AfterLoginHook,
-  parts: {
-    /** The key the store and the refresh coordinator know a session's login by. */
-    keyOf: (sessionId: string) => string;
-    refresher: RefreshCoordinator;
-    api: ApiSettings;
-  },
+  parts: { refresher: RefreshCoordinator; api: ApiSettings },
 ): AfterLogin {
-  return async (req, res, sessionId, record, ttlMs) => {
-    const player = new PlayerContext(
-      parts.keyOf(sessionId),
-      record,
-      parts.refresher,
-      parts.api,
-      ttlMs,
-    );
+  return async (req, res, sessionKey, record, ttlMs) => {
+    const player = new PlayerContext(sessionKey, record, parts.refresher, parts.api, ttlMs);
     return (await hook({ req, res, player })) !== false;
   };
 }

@@ -54,7 +54,7 @@ export function createCallbackRouter(config: CallbackConfig, deps: CallbackDeps)
   const logger = config.logger;
   const warn = logger === undefined ? consoleWarn : (message: string) => logger.warn({}, message);
   const guards = createEntryGuards(config, deps.events, warn);
-  const failures = createEntryFailureLimit(config, deps.store, warn);
+  const failures = createEntryFailureLimit(config, deps.store.counters);
   const redeem = createCodeRedemption(config, deps, guards.successRedirect);
 
   async function enter(req: Request, res: Response): Promise<void> {

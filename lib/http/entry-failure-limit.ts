@@ -5,9 +5,8 @@
 import { isIPv6 } from 'node:net';
 import type { Request } from 'express';
 import { hashClientAddress } from '../core/hash';
-import type { TokenStore } from '../core/token-store';
+import type { OneTimeCounters } from '../core/token-store';
 import { TooManyEntriesError } from '../errors';
-import { MemoryTokenStore } from '../stores/memory-store';
 
 /** The limit's settings (the `entryFailureLimit` options of platformLogin()). */
 export interface EntryFailureLimitConfig {
@@ -61,23 +60,11 @@ function ipv6Prefix56(address: string): string {
 /** Builds the limit once, or `undefined` when it is off. */
 export function createEntryFailureLimit(
   config: EntryFailureLimitConfig,
-  store: TokenStore,
-  warn: (message: string) => void,
+  counters: OneTimeCounters,
 ): EntryFailureLimit | undefined {
   const limit = config.entryFailureLimit;
   if (limit === 0) return undefined;
   const windowMs = config.entryFailureWindowSeconds * 1000;
-  // A store without counters (a studio's own) still gets a limit, counted by each process alone.
-  let counters: Required<Pick<TokenStore, 'countInWindow'>>;
-  if (store.countInWindow === undefined) {
-    warn(
-      '[express-platform-login] The token store has no countInWindow(): failed entries are counted by each process on its own, ' +
-        'so a client spreading made-up codes over N processes gets N × `entryFailureLimit`. Implement countInWindow (see TokenStore) to share the counts.',
-    );
-    counters = new MemoryTokenStore();
-  } else {
-    counters = { countInWindow: store.countInWindow.bind(store) };
-  }
   const blockedUntil = new Map<string, number>();
 
   const block = (key: string, resetInMs: number): void => {

@@ -33,12 +33,12 @@ export interface RedemptionConfig {
 
 /**
  * The app's `afterLogin` hook, bound to the package's parts: resolves `false` to refuse the entry.
- * Called with the new session's id and record once the session holds the login.
+ * Called with the new session's key and record once the session holds the login.
  */
 export type AfterLogin = (
   req: Request,
   res: Response,
-  sessionId: string,
+  sessionKey: string,
   record: TokenRecord,
   ttlMs: number,
 ) => Promise<boolean>;
@@ -85,17 +85,21 @@ export function createCodeRedemption(
 
   /** The tokens for `code`, or `undefined` when this very browser repeats its own entry. */
   const claimAndExchange = async (req: Request, code: string, codeHash: string) => {
-    if (!(await store.claimOnce(`code:${codeHash}`, claimTtlMs))) {
+    if (!(await store.counters.claimOnce(`code:${codeHash}`, claimTtlMs))) {
       // A reload or the back button repeats the entry that made this very session: land again.
+      const sessionKey = hashSessionId(req.sessionID);
       const sameBrowser =
         req.session.platformLogin?.entry === codeHash &&
-        (await store.get(req.sessionID)) !== undefined;
-      events.emit('codeReplay', { sessionHash: hashSessionId(req.sessionID), sameBrowser });
+        (await store.records.get(sessionKey)).status === 'found';
+      events.emit('codeReplay', { sessionHash: sessionKey, sameBrowser });
       if (sameBrowser) return undefined;
       throw new CodeAlreadyUsedError();
     }
+    // Read before the exchange (the player is not known before it): a logoutPlayer() of the
+    // player that comes while the code is being exchanged wins over this entry (see put).
+    const loginGeneration = await store.records.loginGeneration();
     try {
-      return await deps.exchangeCode(code);
+      return { tokens: await deps.exchangeCode(code), loginGeneration };
     } catch (error) {
       // Platform trouble keeps the client's own 502/504 (no Retry-After figure applies here).
       throw answerForTokenFailure(error, 'authorization_code', 0);
@@ -106,16 +110,20 @@ export function createCodeRedemption(
     const codeHash = hashCode(code);
     const previous = req.session.platformLogin;
     const startedAt = Date.now();
-    const tokens = await withinCap(() => claimAndExchange(req, code, codeHash));
-    if (tokens === undefined) return landed(res);
+    const exchanged = await withinCap(() => claimAndExchange(req, code, codeHash));
+    if (exchanged === undefined) return landed(res);
+    const { tokens, loginGeneration } = exchanged;
 
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
-    if (previous !== undefined) await store.delete(req.sessionID, { openId: previous.openId });
+    if (previous !== undefined)
+      await store.records.delete(hashSessionId(req.sessionID), { openId: previous.openId });
     await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
+    const sessionKey = hashSessionId(req.sessionID);
     const record = newTokenRecord(tokens, refreshTokenLifetimeMs);
     const ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionMaxAgeMs));
     // false: logoutPlayer() ran for this player while the entry was under way; it wins.
-    if (!(await store.put(req.sessionID, record, { expectedVersion: null, ttlMs }))) {
+    const putOptions = { expectedVersion: null, ttlMs, loginGeneration };
+    if (!(await store.records.put(sessionKey, record, putOptions))) {
       throw new LoginRequiredError(
         'The player was logged out everywhere while this entry was under way; they must enter again.',
       );
@@ -126,9 +134,11 @@ export function createCodeRedemption(
       recordExpiresAt: Date.now() + ttlMs,
     };
     await save(req);
-    if (deps.afterLogin !== undefined) await askApp(deps.afterLogin, req, res, record, ttlMs);
+    if (deps.afterLogin !== undefined) {
+      await askApp(deps.afterLogin, { req, res, sessionKey, record, ttlMs });
+    }
 
-    const sessionHash = hashSessionId(req.sessionID);
+    const sessionHash = sessionKey;
     if (previous !== undefined && previous.openId !== record.openId) {
       events.emit('identitySwitch', {
         previousOpenId: previous.openId,
@@ -151,19 +161,17 @@ export function createCodeRedemption(
    */
   async function askApp(
     afterLogin: AfterLogin,
-    req: Request,
-    res: Response,
-    record: TokenRecord,
-    ttlMs: number,
+    entry: { req: Request; res: Response; sessionKey: string; record: TokenRecord; ttlMs: number },
   ): Promise<void> {
+    const { req, res, sessionKey, record, ttlMs } = entry;
     let failure: unknown;
     try {
-      if (await afterLogin(req, res, req.sessionID, record, ttlMs)) return;
+      if (await afterLogin(req, res, sessionKey, record, ttlMs)) return;
       failure = new EntryRefusedError();
     } catch (error) {
       failure = error;
     }
-    await store.delete(req.sessionID, { openId: record.openId });
+    await store.records.delete(sessionKey, { openId: record.openId });
     delete req.session.platformLogin;
     await save(req);
     throw failure;

@@ -34,9 +34,9 @@ export function createLogoutHandler(
     try {
       if (req.method !== 'POST') throw new MethodNotAllowedError('POST');
       requireSession(req);
-      const sessionId = req.sessionID;
+      const sessionKey = hashSessionId(req.sessionID);
       const openId = req.session.platformLogin?.openId;
-      await deps.store.delete(sessionId, openId === undefined ? undefined : { openId });
+      await deps.store.records.delete(sessionKey, openId === undefined ? undefined : { openId });
       const cookie = req.session.cookie;
       await new Promise<void>((resolve, reject) =>
         req.session.destroy((err: unknown) =>
@@ -59,7 +59,7 @@ export function createLogoutHandler(
         httpOnly: true,
       });
       res.setHeader('Cache-Control', 'no-store');
-      deps.events.emit('logout', { openId, sessionHash: hashSessionId(sessionId) });
+      deps.events.emit('logout', { openId, sessionHash: sessionKey });
       if (redirectTo !== undefined) res.redirect(303, redirectTo);
       else res.status(204).end();
     } catch (error) {

@@ -1,4 +1,4 @@
-// The middleware in front of the game's routes: loads the session's tokens (one store read),
+// The middleware in front of the game's routes: loads the session's tokens (one records read),
 // refreshes them when needed, and leaves the request's context for req.platformUser /
 // hasPlatformLogin / platformToken() / platformFetch() (defined once, in request-accessors.ts).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -13,8 +13,8 @@ import type { FailHandler } from './fail-handler';
 import { setRequestContext } from './request-accessors';
 import { hasSession } from './require-session';
 import { ignore } from '../util/ignore';
-import type { UnreadableSessions } from '../core/unreadable-sessions';
-import type { TokenStore } from '../core/token-store';
+import { hashSessionId } from '../core/hash';
+import type { RecordRead, TokenRecords } from '../core/token-store';
 
 /** Options of `login.middleware()`. */
 export interface MiddlewareOptions {
@@ -29,13 +29,11 @@ export interface MiddlewareOptions {
 type LoginMarker = NonNullable<Request['session']['platformLogin']>;
 
 export interface MiddlewareDeps {
-  store: TokenStore;
+  records: TokenRecords;
   refresher: RefreshCoordinator;
   api: ApiSettings;
   events: EventEmitter<PlatformLoginEvents>;
   fail: FailHandler;
-  /** Sessions whose record the store could not read (not ended: another process may read it). */
-  unreadable: UnreadableSessions;
   /**
    * The `handleErrors` option: the package answers the refusal itself, and ends a dead session;
    * with the app's own error middleware answering, the session is left in place for it.
@@ -59,11 +57,10 @@ export function createMiddleware(
   options: MiddlewareOptions = {},
 ): RequestHandler {
   const optional = options.optional === true;
-  const { store, refresher, api, fail, unreadable, handleErrors } = deps;
-  // Read once: the fast path below then touches the session, the cached record and nothing else
-  // of the package's objects (each one more object read is a likely cache miss in a busy server).
+  const { records, refresher, api, fail, events, handleErrors } = deps;
+  // Read once: the path below then touches the session, the record and nothing else of the
+  // package's objects (each one more object read is a likely cache miss in a busy server).
   const isFresh = refresher.isFresh;
-  const renews = store.touch !== undefined;
   const fallbackSessionTtlMs = api.sessionTtlMs;
 
   const noLogin = (req: Request, res: Response, next: NextFunction): void => {
@@ -79,38 +76,50 @@ export function createMiddleware(
    * required route the session is deleted from the session store: the 401 then goes out without
    * waiting for express-session to renew a dead session (one Redis round trip fewer), and the
    * client's later requests are refused from one session read. An optional route keeps the
-   * session for the visitor, without the stale marker (express-session saves it). A record this
-   * process could not read (a key it lacks) ends nothing: another process may read it.
+   * session for the visitor, without the stale marker (express-session saves it).
    */
   const loginEnded = (req: Request, res: Response, next: NextFunction): void => {
-    const readable = !unreadable.take(req.sessionID);
     if (optional) {
-      if (readable) delete req.session.platformLogin;
+      delete req.session.platformLogin;
       return noLogin(req, res, next);
     }
     // Not awaited: the answer does not depend on it. A failed delete leaves a session without a
     // record, refused the same way on its next request, and gone at its TTL.
-    if (readable && handleErrors) req.session.destroy(ignore);
+    if (handleErrors) req.session.destroy(ignore);
     fail(stacklessLoginRequired(), req, res, next);
   };
 
-  /** Everything but a fresh record from memory: the store read, the refresh, the renewal, the failures. */
+  /**
+   * A record this process cannot read (a key it lacks, mid key rotation) ends nothing: another
+   * process may read it. 401 on a required route, a visitor on an optional one; the session and
+   * its marker stay. Every request that sees it answers so, however many share one read.
+   */
+  const unreadable = (
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    read: Extract<RecordRead, { status: 'unreadable' }>,
+    sessionKey: string,
+  ): void => {
+    events.emit('unreadableRecord', { sessionHash: sessionKey, reason: read.reason });
+    if (optional) return noLogin(req, res, next);
+    fail(stacklessLoginRequired(), req, res, next);
+  };
+
+  /** A found record that does not serve as it is, or needs its lifetime renewed. */
   async function load(
     req: Request,
     res: Response,
     next: NextFunction,
     marker: LoginMarker,
-    cached: TokenRecord | undefined,
+    sessionKey: string,
+    found: TokenRecord,
     sessionTtlMs: number,
   ): Promise<void> {
     try {
-      const sessionId = req.sessionID;
-      let record = cached ?? (await store.get(sessionId));
-      if (record === undefined || record.openId !== marker.openId)
-        return loginEnded(req, res, next);
-
+      let record = found;
       try {
-        record = await refresher.forRequest(sessionId, record, sessionTtlMs);
+        record = await refresher.forRequest(sessionKey, record, sessionTtlMs);
       } catch (error) {
         // The login ended (reauth_required, login_required): in optional mode, a visitor again.
         if (optional && endsLogin(error)) return noLogin(req, res, next);
@@ -119,22 +128,18 @@ export function createMiddleware(
       // An active session keeps its tokens: the record's lifetime follows the session's, renewed
       // once half of it has passed (the session marker remembers when, so no extra read).
       const now = Date.now();
-      if (
-        store.touch !== undefined &&
-        recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)
-      ) {
+      if (recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)) {
         const ttlMs = Math.min(sessionTtlMs, record.refreshExpiresAt - now);
         // A failed renewal is tried again on the next request; the record has half its life left.
-        const touched = await store.touch(sessionId, record.openId, ttlMs).catch(() => false);
-        if (ttlMs > 0 && touched) {
-          marker.recordExpiresAt = now + ttlMs;
-        }
+        const renewed =
+          ttlMs > 0 && (await records.renew(sessionKey, record.openId, ttlMs).catch(() => false));
+        if (renewed) marker.recordExpiresAt = now + ttlMs;
       }
 
       setRequestContext(
         req,
         res,
-        new PlayerContext(sessionId, record, refresher, api, sessionTtlMs),
+        new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs),
       );
       next();
     } catch (error) {
@@ -142,8 +147,34 @@ export function createMiddleware(
     }
   }
 
-  // Not async: a fresh record held in memory (a store with a client-side cache) whose lifetime
-  // needs no renewal passes the request on synchronously, with no promise for Express 5 to watch.
+  /** What the read found decides: a fresh record needing no renewal passes on at once. */
+  function serve(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    marker: LoginMarker,
+    sessionKey: string,
+    read: RecordRead,
+  ): void {
+    if (read.status === 'unreadable') return unreadable(req, res, next, read, sessionKey);
+    if (read.status === 'absent' || read.record.openId !== marker.openId)
+      return loginEnded(req, res, next);
+    const record = read.record;
+    const session = req.session;
+    const sessionTtlMs = sessionTtlMsOf(session, fallbackSessionTtlMs);
+    const now = Date.now();
+    if (isFresh(record, now) && !recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)) {
+      setRequestContext(
+        req,
+        res,
+        new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs),
+      );
+      return next();
+    }
+    void load(req, res, next, marker, sessionKey, record, sessionTtlMs);
+  }
+
+  // Not async: the read's answer is handled in one callback; Express 5 watches no promise.
   return function platformLoginMiddleware(req, res, next): void {
     // Each property of `req` read once: Express gives every request a hidden class of its own, so
     // each first read of a name is a lookup V8 cannot cache.
@@ -152,23 +183,11 @@ export function createMiddleware(
     // Sessions that never logged in carry no marker: answer them without a store read.
     const marker = session.platformLogin;
     if (marker === undefined) return noLogin(req, res, next);
-    const sessionId = req.sessionID;
-    const sessionTtlMs = sessionTtlMsOf(session, fallbackSessionTtlMs);
-    const now = Date.now();
-    const cached = store.getCached?.(sessionId, now);
-    if (cached !== undefined && cached.openId === marker.openId) {
-      if (
-        isFresh(cached, now) &&
-        (!renews || !recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs))
-      ) {
-        setRequestContext(
-          req,
-          res,
-          new PlayerContext(sessionId, cached, refresher, api, sessionTtlMs),
-        );
-        return next();
-      }
-    }
-    void load(req, res, next, marker, cached, sessionTtlMs);
+    // The session key, hashed once here: the store, the refresh and the events all use it.
+    const sessionKey = hashSessionId(req.sessionID);
+    records.get(sessionKey).then(
+      (read) => serve(req, res, next, marker, sessionKey, read),
+      (error: unknown) => fail(error, req, res, next),
+    );
   };
 }

@@ -1,7 +1,7 @@
 // A player's login for work with no request (a match's end, a scheduled reward): found by openId
 // through the store's player index, with the token and the open-API fetch of a route, refreshed
 // under the same lock as the player's requests and sockets.
-import { LoginRequiredError, SetupError } from '../errors';
+import { LoginRequiredError } from '../errors';
 import type { RefreshCoordinator } from '../core/refresh';
 import { PlayerContext, type ApiSettings, type LoggedInPlayer } from '../http/player-context';
 import type { LoginAccess } from '../sockets/store-access';
@@ -24,11 +24,6 @@ export async function loginOfPlayer(deps: JobsDeps, openId: string): Promise<Log
   const { access, refresher, api } = deps;
   if (typeof openId !== 'string' || openId === '') {
     throw new TypeError("login.forPlayer(openId): pass the player's openId, a non-empty string.");
-  }
-  if (access.loginsOf === undefined) {
-    throw new SetupError(
-      'login.forPlayer() needs a token store that keeps a per-player index (`records.loginsOf`); both built-in stores do.',
-    );
   }
   for (const { sessionKey, expiresAt } of await access.loginsOf(openId)) {
     const state = await access.read(sessionKey);

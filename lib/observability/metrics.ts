@@ -106,6 +106,7 @@ export const STORE_OPERATIONS = [
   'refreshHeldBackMs',
   'touch',
   'countInWindow',
+  'loginGeneration',
 ] as const;
 export type StoreOperation = (typeof STORE_OPERATIONS)[number];
 

@@ -6,10 +6,17 @@ import type { PutOptions } from '../core/token-store';
 const isVersion = (value: unknown): value is number =>
   typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 
-/** Throws unless `sessionId` is a non-empty string. */
-export function checkSessionId(sessionId: unknown): asserts sessionId is string {
-  if (typeof sessionId !== 'string' || sessionId.length === 0) {
-    throw new TypeError('The session id must be a non-empty string.');
+/** Throws unless `sessionKey` is a non-empty string. */
+export function checkSessionKey(sessionKey: unknown): asserts sessionKey is string {
+  if (typeof sessionKey !== 'string' || sessionKey.length === 0) {
+    throw new TypeError('The session key must be a non-empty string.');
+  }
+}
+
+/** Throws unless `openId` is a non-empty string. */
+export function checkOpenId(openId: unknown): asserts openId is string {
+  if (typeof openId !== 'string' || openId.length === 0) {
+    throw new TypeError('openId must be a non-empty string.');
   }
 }
 

@@ -1,41 +1,44 @@
-// Promises that resolve when a key changes, or after a timeout: what `waitForChange` hands out in
-// both stores (the memory store wakes them on its own writes, the record cache on Redis's messages).
+// Watchers of keys, told when a key may have changed: what `changes.watch` hands out in both stores
+// (the memory store calls them on its own writes, the record cache on Redis's messages).
 
-/** Wake-ups by key; each removes itself from every key it waits on when called. */
-export class ChangeWaiters {
+/** Callbacks by key. */
+export class ChangeWatchers {
   readonly #byKey = new Map<string, Set<() => void>>();
 
-  /** Resolves when one of `keys` is woken (wake/wakeAll), or after `timeoutMs`. */
-  waitFor(keys: readonly string[], timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        clearTimeout(timer);
-        for (const key of keys) {
-          const waiters = this.#byKey.get(key);
-          waiters?.delete(wake);
-          if (waiters?.size === 0) this.#byKey.delete(key);
-        }
-        resolve();
-      };
-      // Unreferenced: a wait nobody awaits any more (its lock was taken) must not hold the process.
-      const timer = setTimeout(wake, timeoutMs);
-      timer.unref();
-      for (const key of keys) {
-        let waiters = this.#byKey.get(key);
-        if (waiters === undefined) this.#byKey.set(key, (waiters = new Set()));
-        waiters.add(wake);
+  /** Calls `onChange` whenever one of `keys` is woken (wake/wakeAll) until unsubscribed. */
+  watch(keys: readonly string[], onChange: () => void): () => void {
+    // Each watch its own entry, so the same callback watched twice is unsubscribed once each.
+    const entry = (): void => {
+      try {
+        onChange();
+      } catch {
+        // A watcher's failure is its own; the others are still told.
       }
-    });
+    };
+    for (const key of keys) {
+      let watchers = this.#byKey.get(key);
+      if (watchers === undefined) this.#byKey.set(key, (watchers = new Set()));
+      watchers.add(entry);
+    }
+    return () => {
+      for (const key of keys) {
+        const watchers = this.#byKey.get(key);
+        watchers?.delete(entry);
+        if (watchers?.size === 0) this.#byKey.delete(key);
+      }
+    };
   }
 
-  /** Wakes every wait on `key`. */
+  /** Tells every watcher of `key`. */
   wake(key: string): void {
-    const waiters = this.#byKey.get(key);
-    if (waiters !== undefined) for (const wake of [...waiters]) wake();
+    const watchers = this.#byKey.get(key);
+    if (watchers !== undefined) for (const onChange of [...watchers]) onChange();
   }
 
-  /** Wakes every wait. */
+  /** Tells every watcher, once each. */
   wakeAll(): void {
-    for (const waiters of [...this.#byKey.values()]) for (const wake of [...waiters]) wake();
+    const all = new Set<() => void>();
+    for (const watchers of this.#byKey.values()) for (const onChange of watchers) all.add(onChange);
+    for (const onChange of all) onChange();
   }
 }

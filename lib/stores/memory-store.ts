@@ -2,15 +2,27 @@
 // RedisTokenStore. Bounded in size; expiry is checked when an entry is read, so no timer runs.
 import { randomBytes } from 'node:crypto';
 import type { TokenRecord } from '../core/token-record';
-import type { DeleteOptions, PutOptions, TokenStore, WindowCount } from '../core/token-store';
+import type {
+  DeleteOptions,
+  OneTimeCounters,
+  PlayerLogin,
+  PutOptions,
+  RecordChanges,
+  RecordRead,
+  RefreshLocks,
+  TokenRecords,
+  TokenStore,
+  WindowCount,
+} from '../core/token-store';
 import { StoreUnavailableError } from '../errors';
-import { ChangeWaiters } from './change-waiters';
+import { ChangeWatchers } from './change-waiters';
 import {
   checkClaimKey,
   checkCount,
   checkExpectedVersion,
+  checkOpenId,
   checkPut,
-  checkSessionId,
+  checkSessionKey,
   ttlMilliseconds,
 } from './argument-checks';
 import { parseMemoryTokenStoreOptions, type MemoryTokenStoreOptions } from './memory-store-options';
@@ -80,6 +92,12 @@ class ExpiringMap<T> {
     return true;
   }
 
+  /** When an unexpired entry expires, epoch milliseconds; `undefined` when there is none. */
+  expiresAtOf(key: string): number | undefined {
+    const entry = this.#entries.get(key);
+    return entry === undefined || entry.expiresAt <= Date.now() ? undefined : entry.expiresAt;
+  }
+
   /** Milliseconds left of an entry; 0 when there is none. */
   ttlOf(key: string): number {
     const entry = this.#entries.get(key);
@@ -115,61 +133,79 @@ function copyRecord(record: TokenRecord): TokenRecord {
   return copy;
 }
 
+/** How long a player's log-out is remembered for logins under way: far longer than any code exchange. */
+const LOGGED_OUT_MEMORY_MS = 3_600_000;
+
 /**
  * Token store kept in this process's memory: for a single process and for tests. Records, locks
  * and claims are lost on restart and not shared between processes; use RedisTokenStore for more
- * than one process.
+ * than one process. Implements every part of the contract, `changes` included.
  */
 export class MemoryTokenStore implements TokenStore {
+  readonly records: TokenRecords;
+  readonly locks: RefreshLocks;
+  readonly counters: OneTimeCounters;
+  readonly changes: RecordChanges;
+
   readonly #records: ExpiringMap<TokenRecord>;
   readonly #locks: ExpiringMap<string>;
   readonly #claims: ExpiringMap<true>;
   readonly #counters: ExpiringMap<{ count: number; endsAt: number }>;
   readonly #holds: ExpiringMap<number>;
-  /** Session ids by player, for sessionsOf/deletePlayer; pruned against #records when read. */
+  /** Log-outs everywhere so far: the login generation. */
+  #logouts = 0;
+  /**
+   * The generation at which each player was last logged out everywhere, kept far longer than a
+   * code exchange takes (an entry that began before that log-out is refused at its put).
+   */
+  readonly #loggedOutAt: ExpiringMap<number>;
+  /** Session keys by player, for loginsOf/deletePlayer; pruned against #records when read. */
   readonly #players = new Map<string, Set<string>>();
-  /** Wake-ups of waitForChange() by session id. */
-  readonly #waiters = new ChangeWaiters();
+  /** Watchers of `changes.watch` by session key. */
+  readonly #watchers = new ChangeWatchers();
 
   constructor(options: MemoryTokenStoreOptions = {}) {
     const { maxEntries } = parseMemoryTokenStoreOptions(options);
     // The per-player index follows the records out, so it is bounded by maxEntries too.
-    this.#records = new ExpiringMap(maxEntries, (sessionId, record) => {
-      this.#unindex(record.openId, sessionId);
-      this.#changed(sessionId);
+    this.#records = new ExpiringMap(maxEntries, (sessionKey, record) => {
+      this.#unindex(record.openId, sessionKey);
+      this.#watchers.wake(sessionKey);
     });
     this.#locks = new ExpiringMap(maxEntries);
     this.#claims = new ExpiringMap(maxEntries);
     this.#counters = new ExpiringMap(maxEntries);
     this.#holds = new ExpiringMap(maxEntries);
-  }
-
-  /** Reads the record of a session (a copy); `undefined` when there is none or it expired. */
-  async get(sessionId: string): Promise<TokenRecord | undefined> {
-    checkSessionId(sessionId);
-    const record = this.#records.get(sessionId);
-    return record === undefined ? undefined : copyRecord(record);
-  }
-
-  /** Compare-and-set write of a copy of `record`; see TokenStore.put. */
-  async put(sessionId: string, record: TokenRecord, options: PutOptions): Promise<boolean> {
-    checkSessionId(sessionId);
-    checkPut(record, options);
-    const ttlMs = ttlMilliseconds(options.ttlMs);
-    const current = this.#records.get(sessionId);
-    const matches =
-      options.expectedVersion === null
-        ? current === undefined
-        : current?.version === options.expectedVersion;
-    if (!matches) return false;
-    if (current !== undefined && current.openId !== record.openId)
-      this.#unindex(current.openId, sessionId);
-    this.#records.set(sessionId, copyRecord(record), ttlMs);
-    this.#changed(sessionId);
-    let sessions = this.#players.get(record.openId);
-    if (sessions === undefined) this.#players.set(record.openId, (sessions = new Set()));
-    sessions.add(sessionId);
-    return true;
+    this.#loggedOutAt = new ExpiringMap(maxEntries);
+    this.records = {
+      get: async (sessionKey) => this.#get(sessionKey),
+      put: async (sessionKey, record, putOptions) => this.#put(sessionKey, record, putOptions),
+      delete: async (sessionKey, deleteOptions) => this.#delete(sessionKey, deleteOptions),
+      renew: async (sessionKey, openId, ttlMs) => this.#renew(sessionKey, openId, ttlMs),
+      loginsOf: async (openId) => this.#loginsOf(openId),
+      deletePlayer: async (openId) => this.#deletePlayer(openId),
+      loginGeneration: async () => String(this.#logouts),
+    };
+    this.locks = {
+      acquire: async (sessionKey, ttlMs) => this.#acquire(sessionKey, ttlMs),
+      extend: async (sessionKey, owner, ttlMs) => this.#extend(sessionKey, owner, ttlMs),
+      release: async (sessionKey, owner) => this.#release(sessionKey, owner),
+      hold: async (sessionKey, version, ttlMs) => this.#hold(sessionKey, version, ttlMs),
+      heldMs: async (sessionKey, version) => this.#heldMs(sessionKey, version),
+    };
+    this.counters = {
+      claimOnce: async (key, ttlMs) => this.#claimOnce(key, ttlMs),
+      countInWindow: async (key, increment, windowMs) =>
+        this.#countInWindow(key, increment, windowMs),
+    };
+    const watchers = this.#watchers;
+    this.changes = {
+      watch(sessionKey, onChange) {
+        checkSessionKey(sessionKey);
+        return watchers.watch([sessionKey], onChange);
+      },
+      // Every change happens in this process, under its own eyes.
+      live: true,
+    };
   }
 
   /** Players in the per-player index: never more than `maxEntries`, as records leave it goes too. */
@@ -177,99 +213,127 @@ export class MemoryTokenStore implements TokenStore {
     return this.#players.size;
   }
 
-  /** How many live session records the player has. */
-  async sessionsOf(openId: string): Promise<number> {
-    return this.#liveSessions(openId).length;
+  #get(sessionKey: string): RecordRead {
+    checkSessionKey(sessionKey);
+    const record = this.#records.get(sessionKey);
+    return record === undefined
+      ? { status: 'absent' }
+      : { status: 'found', record: copyRecord(record) };
   }
 
-  /** Deletes every session record of the player; resolves how many. */
-  async deletePlayer(openId: string): Promise<number> {
+  #put(sessionKey: string, record: TokenRecord, options: PutOptions): boolean {
+    checkSessionKey(sessionKey);
+    checkPut(record, options);
+    const ttlMs = ttlMilliseconds(options.ttlMs);
+    const since = options.expectedVersion === null ? options.loginGeneration : undefined;
+    // Logged out everywhere after this login's entry began: the log-out wins.
+    if (since !== undefined && (this.#loggedOutAt.get(record.openId) ?? 0) > Number(since)) {
+      return false;
+    }
+    const current = this.#records.get(sessionKey);
+    const matches =
+      options.expectedVersion === null
+        ? current === undefined
+        : current?.version === options.expectedVersion;
+    if (!matches) return false;
+    if (current !== undefined && current.openId !== record.openId)
+      this.#unindex(current.openId, sessionKey);
+    this.#records.set(sessionKey, copyRecord(record), ttlMs);
+    this.#watchers.wake(sessionKey);
+    let sessions = this.#players.get(record.openId);
+    if (sessions === undefined) this.#players.set(record.openId, (sessions = new Set()));
+    sessions.add(sessionKey);
+    return true;
+  }
+
+  #delete(sessionKey: string, options?: DeleteOptions): boolean {
+    checkSessionKey(sessionKey);
+    const expectedVersion = options?.expectedVersion;
+    checkExpectedVersion(expectedVersion);
+    const current = this.#records.get(sessionKey);
+    if (current === undefined) return false;
+    if (expectedVersion !== undefined && current.version !== expectedVersion) return false;
+    return this.#records.delete(sessionKey);
+  }
+
+  #renew(sessionKey: string, openId: string, ttlMs: number): boolean {
+    checkSessionKey(sessionKey);
+    checkOpenId(openId);
+    // The index is read from #records (expiry included), so the record's new lifetime is enough.
+    return this.#records.expire(sessionKey, ttlMilliseconds(ttlMs));
+  }
+
+  #loginsOf(openId: string): PlayerLogin[] {
+    checkOpenId(openId);
+    const logins: PlayerLogin[] = [];
+    for (const sessionKey of this.#liveSessions(openId)) {
+      const expiresAt = this.#records.expiresAtOf(sessionKey);
+      if (expiresAt !== undefined) logins.push({ sessionKey, expiresAt });
+    }
+    return logins.sort((a, b) => b.expiresAt - a.expiresAt);
+  }
+
+  #deletePlayer(openId: string): number {
+    checkOpenId(openId);
+    // First the generation: a login of this player that read an older one is refused at its put.
+    this.#logouts += 1;
+    this.#loggedOutAt.set(openId, this.#logouts, LOGGED_OUT_MEMORY_MS);
     const sessions = this.#liveSessions(openId);
-    for (const sessionId of sessions) this.#records.delete(sessionId);
+    for (const sessionKey of sessions) this.#records.delete(sessionKey);
     this.#players.delete(openId);
     return sessions.length;
   }
 
-  #unindex(openId: string, sessionId: string): void {
+  #unindex(openId: string, sessionKey: string): void {
     const sessions = this.#players.get(openId);
     if (sessions === undefined) return;
-    sessions.delete(sessionId);
+    sessions.delete(sessionKey);
     if (sessions.size === 0) this.#players.delete(openId);
   }
 
   #liveSessions(openId: string): string[] {
     const sessions = this.#players.get(openId);
     if (sessions === undefined) return [];
-    for (const sessionId of sessions) {
-      if (this.#records.get(sessionId)?.openId !== openId) sessions.delete(sessionId);
+    for (const sessionKey of sessions) {
+      if (this.#records.get(sessionKey)?.openId !== openId) sessions.delete(sessionKey);
     }
     if (sessions.size === 0) this.#players.delete(openId);
     return [...sessions];
   }
 
-  /** Deletes the record, with `expectedVersion` only while it still has that version. */
-  async delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
-    checkSessionId(sessionId);
-    const expectedVersion = options?.expectedVersion;
-    checkExpectedVersion(expectedVersion);
-    const current = this.#records.get(sessionId);
-    if (current === undefined) return false;
-    if (expectedVersion !== undefined && current.version !== expectedVersion) return false;
-    return this.#records.delete(sessionId);
-  }
-
-  /** Takes the session's lock for `ttlMs`; resolves the owner value, or `undefined` when held. */
-  async acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined> {
-    checkSessionId(sessionId);
+  #acquire(sessionKey: string, ttlMs: number): string | undefined {
+    checkSessionKey(sessionKey);
     const lockTtlMs = ttlMilliseconds(ttlMs);
-    if (this.#locks.get(sessionId) !== undefined) return undefined;
+    if (this.#locks.get(sessionKey) !== undefined) return undefined;
     const owner = randomBytes(16).toString('base64url');
-    this.#locks.set(sessionId, owner, lockTtlMs);
+    this.#locks.set(sessionKey, owner, lockTtlMs);
     return owner;
   }
 
-  /** Releases the session's lock only if `owner` still holds it. */
-  async releaseLock(sessionId: string, owner: string): Promise<boolean> {
-    checkSessionId(sessionId);
-    if (this.#locks.get(sessionId) !== owner) return false;
-    this.#locks.delete(sessionId);
-    this.#changed(sessionId);
+  #release(sessionKey: string, owner: string): boolean {
+    checkSessionKey(sessionKey);
+    if (this.#locks.get(sessionKey) !== owner) return false;
+    this.#locks.delete(sessionKey);
+    this.#watchers.wake(sessionKey);
     return true;
   }
 
-  /** Resolves when the session's record is written or removed or its lock released, or after `timeoutMs`. */
-  waitForChange(sessionId: string, timeoutMs: number): Promise<void> {
-    checkSessionId(sessionId);
-    return this.#waiters.waitFor([sessionId], timeoutMs);
-  }
-
-  #changed(sessionId: string): void {
-    this.#waiters.wake(sessionId);
-  }
-
-  /** Gives the lock `ttlMs` more only if `owner` still holds it. */
-  async extendLock(sessionId: string, owner: string, ttlMs: number): Promise<boolean> {
-    checkSessionId(sessionId);
+  #extend(sessionKey: string, owner: string, ttlMs: number): boolean {
+    checkSessionKey(sessionKey);
     const lockTtlMs = ttlMilliseconds(ttlMs);
-    return this.#locks.get(sessionId) === owner && this.#locks.expire(sessionId, lockTtlMs);
+    return this.#locks.get(sessionKey) === owner && this.#locks.expire(sessionKey, lockTtlMs);
   }
 
-  /** Records that version `version` of this session's record is not refreshed for `ttlMs`. */
-  async holdBackRefreshes(sessionId: string, version: number, ttlMs: number): Promise<void> {
-    checkSessionId(sessionId);
-    this.#holds.set(sessionId, version, ttlMilliseconds(ttlMs));
+  #hold(sessionKey: string, version: number, ttlMs: number): void {
+    checkSessionKey(sessionKey);
+    checkExpectedVersion(version);
+    this.#holds.set(sessionKey, version, ttlMilliseconds(ttlMs));
   }
 
-  /** Milliseconds left of a hold on `version` set by holdBackRefreshes; 0 when none. */
-  async refreshHeldBackMs(sessionId: string, version: number): Promise<number> {
-    checkSessionId(sessionId);
-    return this.#holds.get(sessionId) === version ? this.#holds.ttlOf(sessionId) : 0;
-  }
-
-  /** Gives the record `ttlMs` more to live from now. */
-  async touch(sessionId: string, _openId: string, ttlMs: number): Promise<boolean> {
-    checkSessionId(sessionId);
-    return this.#records.expire(sessionId, ttlMilliseconds(ttlMs));
+  #heldMs(sessionKey: string, version: number): number {
+    checkSessionKey(sessionKey);
+    checkExpectedVersion(version);
+    return this.#holds.get(sessionKey) === version ? this.#holds.ttlOf(sessionKey) : 0;
   }
 
   /**
@@ -277,7 +341,7 @@ export class MemoryTokenStore implements TokenStore {
    * with `StoreUnavailableError` when `maxEntries` unexpired claims are held: an unexpired claim
    * is never dropped to make room, since that would let its code be sent a second time.
    */
-  async claimOnce(key: string, ttlMs: number): Promise<boolean> {
+  #claimOnce(key: string, ttlMs: number): boolean {
     checkClaimKey(key);
     const claimTtlMs = ttlMilliseconds(ttlMs);
     if (this.#claims.get(key) !== undefined) return false;
@@ -289,8 +353,7 @@ export class MemoryTokenStore implements TokenStore {
     return true;
   }
 
-  /** Adds `increment` to the counter `key`; its window of `windowMs` opens with its first count. */
-  async countInWindow(key: string, increment: 0 | 1, windowMs: number): Promise<WindowCount> {
+  #countInWindow(key: string, increment: 0 | 1, windowMs: number): WindowCount {
     const windowLengthMs = checkCount(key, increment, windowMs);
     let counter = this.#counters.get(key);
     if (counter === undefined && increment === 1) {
@@ -309,6 +372,7 @@ export class MemoryTokenStore implements TokenStore {
     this.#claims.clear();
     this.#counters.clear();
     this.#holds.clear();
+    this.#loggedOutAt.clear();
     this.#players.clear();
   }
 }

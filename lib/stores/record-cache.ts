@@ -1,11 +1,18 @@
 // The in-process copy of token records kept by RedisTokenStore: a bounded LRU of decoded records by
-// session id, emptied key by key as Redis reports changes, guarded against the in-flight read race.
+// session key, emptied key by key as Redis reports changes, guarded against the in-flight read race.
+// CachedRecords (cached-records.ts) serves reads from it.
 import type { TokenRecord } from '../core/token-record';
-import { ChangeWaiters } from './change-waiters';
+import type { RecordRead } from '../core/token-store';
+import { ChangeWatchers } from './change-waiters';
 
 /** A record held in memory; `record` is `undefined` where Redis has none (a known absence). */
 export interface CachedRecord {
   readonly record: TokenRecord | undefined;
+  /**
+   * The answer of a read served from this entry, made once: a hit hands out the same settled
+   * promise (and frozen answer) to every request, allocating nothing.
+   */
+  readonly answer: Promise<RecordRead>;
   /** Read since the eviction scan last passed it: it gets a second chance (see #evictOne). */
   used: boolean;
   /** The record's Redis key, to find the entry again when Redis reports that key changed. */
@@ -33,8 +40,10 @@ function frozen(record: TokenRecord): TokenRecord {
   return Object.freeze(record);
 }
 
+const ABSENT: RecordRead = Object.freeze({ status: 'absent' });
+
 /**
- * Decoded token records by session id, at most `maxEntries`. When full, the oldest entry not read
+ * Decoded token records by session key, at most `maxEntries`. When full, the oldest entry not read
  * since the eviction scan last passed it goes (second chance: least recently used, approximately,
  * without reordering the map on every hit).
  *
@@ -48,17 +57,17 @@ export class RecordCache {
   /** Map order is insertion order (the eviction scan's); a hit only sets `used`. */
   readonly #entries = new Map<string, CachedRecord>();
   /*
-   * The same entries by session id, for lookups: a null-prototype object in dictionary mode. A
-   * request's session id is a slice of its cookie string; a Map compares such a key with its stored
-   * one through a call into V8's runtime (about 0.3 µs in a busy server), while a property lookup
-   * finds the key's one interned copy in V8's string table and then compares pointers.
+   * The same entries by session key, for lookups: a null-prototype object in dictionary mode. A
+   * Map compares a string key made per request with its stored one through a call into V8's
+   * runtime (about 0.3 µs in a busy server), while a property lookup finds the key's one interned
+   * copy in V8's string table and then compares pointers.
    */
   #byId: Record<string, CachedRecord> = Object.create(null) as Record<string, CachedRecord>;
-  /** Session id by Redis key; the raw session id never leaves this process's memory. */
+  /** Session key by Redis key. */
   readonly #sessionByKey = new Map<string, string>();
   readonly #reads = new Map<string, ReadsInFlight>();
-  /** Wake-ups of waitFor() by Redis key. */
-  readonly #waiters = new ChangeWaiters();
+  /** Watchers of watch() by Redis key. */
+  readonly #waiters = new ChangeWatchers();
   /** Bumped by every reported change; orders changes against the start of reads. */
   #sequence = 0;
   /** Bumped whenever the whole cache is emptied or switched: reads started before do not count. */
@@ -66,9 +75,9 @@ export class RecordCache {
   #active = false;
 
   /** Told the session of each entry that Redis reported changed, so its owner can read it again. */
-  readonly #onReported: ((sessionId: string) => void) | undefined;
+  readonly #onReported: ((sessionKey: string) => void) | undefined;
 
-  constructor(maxEntries: number, onReported?: (sessionId: string) => void) {
+  constructor(maxEntries: number, onReported?: (sessionKey: string) => void) {
     this.#maxEntries = maxEntries;
     this.#onReported = onReported;
   }
@@ -87,19 +96,19 @@ export class RecordCache {
    * The cached record of a session, or `undefined` (then read Redis through beginRead/endRead).
    * `now`: epoch milliseconds; the middleware passes the time it has already read for the request.
    */
-  lookup(sessionId: string, now: number = Date.now()): TokenRecord | undefined {
-    return this.entryOf(sessionId, now)?.record;
+  lookup(sessionKey: string, now: number = Date.now()): TokenRecord | undefined {
+    return this.entryOf(sessionKey, now)?.record;
   }
 
   /**
    * What the cache knows of a session: its entry, whose `record` is `undefined` where Redis has
    * none; `undefined` when it knows nothing (then read Redis).
    */
-  entryOf(sessionId: string, now: number = Date.now()): CachedRecord | undefined {
-    const entry = this.#byId[sessionId];
+  entryOf(sessionKey: string, now: number = Date.now()): CachedRecord | undefined {
+    const entry = this.#byId[sessionKey];
     if (entry === undefined) return undefined;
     if (entry.expiresAt <= now) {
-      this.#remove(sessionId, entry.key);
+      this.#remove(sessionKey, entry.key);
       return undefined;
     }
     entry.used = true;
@@ -136,7 +145,7 @@ export class RecordCache {
    */
   endRead(
     ticket: ReadTicket,
-    sessionId: string,
+    sessionKey: string,
     record: TokenRecord | undefined,
     ttlMs: number,
     now: number,
@@ -152,30 +161,34 @@ export class RecordCache {
     ) {
       return;
     }
-    const previous = this.#entries.get(sessionId);
-    if (previous !== undefined) this.#remove(sessionId, previous.key);
+    const previous = this.#entries.get(sessionKey);
+    if (previous !== undefined) this.#remove(sessionKey, previous.key);
     if (this.#entries.size >= this.#maxEntries) this.#evictOne();
+    const held = record === undefined ? undefined : frozen(record);
     const entry: CachedRecord = {
-      record: record === undefined ? undefined : frozen(record),
+      record: held,
+      answer: Promise.resolve(
+        held === undefined ? ABSENT : Object.freeze({ status: 'found' as const, record: held }),
+      ),
       used: false,
       key: ticket.key,
       expiresAt: ttlMs >= 0 ? now + ttlMs : Infinity,
     };
-    this.#entries.set(sessionId, entry);
-    this.#byId[sessionId] = entry;
-    this.#sessionByKey.set(ticket.key, sessionId);
+    this.#entries.set(sessionKey, entry);
+    this.#byId[sessionKey] = entry;
+    this.#sessionByKey.set(ticket.key, sessionKey);
   }
 
   /** Drops the oldest entry not read since the last pass; read ones move to the end, unmarked. */
   #evictOne(): void {
-    for (const [sessionId, entry] of this.#entries) {
+    for (const [sessionKey, entry] of this.#entries) {
       if (!entry.used) {
-        this.#remove(sessionId, entry.key);
+        this.#remove(sessionKey, entry.key);
         return;
       }
       entry.used = false;
-      this.#entries.delete(sessionId);
-      this.#entries.set(sessionId, entry);
+      this.#entries.delete(sessionKey);
+      this.#entries.set(sessionKey, entry);
     }
   }
 
@@ -197,8 +210,8 @@ export class RecordCache {
    * Waiters wake after the read is sent, so that they take its answer too.
    */
   reported(key: string): void {
-    const sessionId = this.#drop(key);
-    if (sessionId !== undefined && this.#active) this.#onReported?.(sessionId);
+    const sessionKey = this.#drop(key);
+    if (sessionKey !== undefined && this.#active) this.#onReported?.(sessionKey);
     this.#waiters.wake(key);
   }
 
@@ -207,9 +220,9 @@ export class RecordCache {
     this.#sequence += 1;
     const reads = this.#reads.get(key);
     if (reads !== undefined) reads.changedAt = this.#sequence;
-    const sessionId = this.#sessionByKey.get(key);
-    if (sessionId !== undefined) this.#remove(sessionId, key);
-    return sessionId;
+    const sessionKey = this.#sessionByKey.get(key);
+    if (sessionKey !== undefined) this.#remove(sessionKey, key);
+    return sessionKey;
   }
 
   /** Every record may have changed (FLUSHDB, a lost connection): drop them all, wake every waiter. */
@@ -229,9 +242,9 @@ export class RecordCache {
     this.invalidateAll();
   }
 
-  /** Resolves when one of `keys` changes, the cache is emptied, or after `timeoutMs`. */
-  waitFor(keys: readonly string[], timeoutMs: number): Promise<void> {
-    return this.#waiters.waitFor(keys, timeoutMs);
+  /** Calls `onChange` whenever one of `keys` changes or the cache is emptied or switched. */
+  watch(keys: readonly string[], onChange: () => void): () => void {
+    return this.#waiters.watch(keys, onChange);
   }
 
   #finishRead(key: string): number {
@@ -242,9 +255,9 @@ export class RecordCache {
     return reads.changedAt;
   }
 
-  #remove(sessionId: string, key: string): void {
-    this.#entries.delete(sessionId);
-    delete this.#byId[sessionId];
-    if (this.#sessionByKey.get(key) === sessionId) this.#sessionByKey.delete(key);
+  #remove(sessionKey: string, key: string): void {
+    this.#entries.delete(sessionKey);
+    delete this.#byId[sessionKey];
+    if (this.#sessionByKey.get(key) === sessionKey) this.#sessionByKey.delete(key);
   }
 }

@@ -4,13 +4,19 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { hashOpenId, hashSessionId } from '../core/hash';
+import { hashOpenId } from '../core/hash';
 import type { TokenRecord } from '../core/token-record';
 import type {
   DeleteOptions,
+  OneTimeCounters,
+  PlayerLogin,
   PutOptions,
+  RecordChanges,
+  RecordRead,
+  RefreshLocks,
+  TokenRecords,
   TokenStore,
-  TokenStoreEvents,
+  UnreadableReason,
   WindowCount,
 } from '../core/token-store';
 import { RecordKeyRing } from './encryption';
@@ -33,26 +39,30 @@ import {
   HELD_BACK_MS,
   INDEX_SESSION,
   PUT_IF_VERSION,
+  RAISE_LOGOUT,
   READ_WITH_TTL,
   RELEASE_IF_OWNER,
   type LuaScript,
 } from './scripts';
 import { withDeadline } from '../core/with-deadline';
-import { ignore } from '../util/ignore';
-import { RecordCache, type ReadTicket } from './record-cache';
+import { CachedRecords, type TrackedRecords } from './cached-records';
+import type { RecordCache } from './record-cache';
 import { RedisInvalidation } from './redis-invalidation';
 import {
   checkClaimKey,
   checkCount,
   checkExpectedVersion,
+  checkOpenId,
   checkPut,
-  checkSessionId,
+  checkSessionKey,
   ttlMilliseconds,
 } from './argument-checks';
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-/** While no invalidations arrive, waiters poll at 25–75 ms, jittered so processes spread out. */
-const pollDelayMs = (): number => 25 + Math.random() * 50;
+/** Events of a RedisTokenStore. */
+export interface RedisTokenStoreEvents {
+  /** The server refused client tracking: records are read from Redis each time. */
+  recordCacheUnavailable: [{ reason: string }];
+}
 
 /**
  * True while the client is connected and not closing. `manuallyClosing` is set by ioredis (5 and 6)
@@ -60,6 +70,9 @@ const pollDelayMs = (): number => 25 + Math.random() * 50;
  */
 const takesCommands = (client: Redis): boolean =>
   client.status === 'ready' && client['manuallyClosing'] !== true;
+
+const ABSENT: RecordRead = Object.freeze({ status: 'absent' });
+const unreadable = (reason: UnreadableReason): RecordRead => ({ status: 'unreadable', reason });
 
 const isNoScriptError = (error: unknown): boolean =>
   error instanceof Error && error.message.startsWith('NOSCRIPT');
@@ -70,10 +83,12 @@ const isNoScriptError = (error: unknown): boolean =>
  * Keys: `<prefix>{<hash of the session id>}:t` holds the record, `…:l` the refresh lock and `…:r`
  * a hold on refreshes (the platform's Retry-After); the hash tag puts them in one Cluster slot and
  * the raw session id never reaches Redis. `<prefix>p:{<hash of the openId>}` indexes a player's
- * sessions (`…:g` counts their log-outs-everywhere); code claims live at `<prefix>c:<key>`,
- * counters (failed entries per client address) at `<prefix>n:<key>`. A
- * record expires with its TTL (its session's lifetime at most), capped by `maxRecordTtlSeconds`;
- * the index expires with its longest-lived record.
+ * sessions (`…:o` holds the log-out generation at which they were last logged out everywhere,
+ * `<prefix>logouts` counts those log-outs); code claims live at `<prefix>c:<key>`,
+ * counters (failed entries per client address) at `<prefix>n:<key>`. The session key is the
+ * caller's hash of the session id (`hashSessionId`). A record expires with its TTL (its session's
+ * lifetime at most), capped by `maxRecordTtlSeconds`; the index expires with its longest-lived
+ * record.
  *
  * Every call fails with `StoreUnavailableError` after `operationTimeoutMs`, whatever the client
  * does. So that the client itself does not pile up commands or give up for good while Redis is
@@ -92,15 +107,23 @@ const isNoScriptError = (error: unknown): boolean =>
  * being its own Redis key and version: a record copied under another session's key does not open,
  * and no single AES key seals more than one record version, so GCM's nonce budget is never near.
  * Under `NODE_ENV=production` a store without `encryptionKeys` is refused unless
- * `allowPlaintextTokens: true` says the app means it. A record that does not open or parse reads as absent and is reported with the
- * `unreadable` event (`{ sessionHash, reason }`). To rotate keys, first deploy the new key in second
+ * `allowPlaintextTokens: true` says the app means it. To rotate keys, first deploy the new key in second
  * place everywhere, then move it first; drop the old key after `maxRecordTtlSeconds`.
  * Turning encryption on logs every player out once: records stored in the clear no longer read.
+ * A record that does not open or parse reads as `unreadable` (never as absent): the request gets
+ * 401 and keeps its session, which a process holding the key can still serve.
  *
  * Records read are served from this process's memory afterwards, dropped the moment Redis reports
  * their key changed (`recordCache`, one extra connection; not on a Cluster): docs/caching.md.
  */
-export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements TokenStore {
+export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> implements TokenStore {
+  /** Token records and the player index; served from memory when the record cache is on. */
+  readonly records: TokenRecords;
+  readonly locks: RefreshLocks;
+  readonly counters: OneTimeCounters;
+  /** Present with the record cache: Redis's invalidations, reliable while the cache is active. */
+  readonly changes: RecordChanges | undefined;
+
   readonly #redis: Redis;
   readonly #prefix: string;
   readonly #timeoutMs: number;
@@ -109,11 +132,6 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
   /** Records served from memory while Redis's invalidations reach `#invalidation` (docs/caching.md). */
   readonly #cache: RecordCache | undefined;
   readonly #invalidation: RedisInvalidation | undefined;
-  /** The cache's reads in flight by session id, for requests that arrive meanwhile to share. */
-  readonly #readsInFlight = new Map<
-    string,
-    { ticket: ReadTicket; read: Promise<TokenRecord | undefined> }
-  >();
 
   constructor(options: RedisTokenStoreOptions) {
     super();
@@ -135,20 +153,56 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
           '`allowPlaintextTokens: true` to store them in the clear anyway.',
       );
     }
+    const direct: TrackedRecords = {
+      get: (sessionKey) => this.#get(sessionKey),
+      put: (sessionKey, record, putOptions) => this.#put(sessionKey, record, putOptions),
+      delete: (sessionKey, deleteOptions) => this.#delete(sessionKey, deleteOptions),
+      renew: (sessionKey, openId, ttlMs) => this.#renew(sessionKey, openId, ttlMs),
+      loginsOf: (openId) => this.#loginsOf(openId),
+      deletePlayer: (openId) => this.#deletePlayer(openId),
+      loginGeneration: () => this.#loginGeneration(),
+      keyOf: (sessionKey) => this.#recordKey(sessionKey),
+      readWithTtl: (sessionKey) => this.#readWithTtl(sessionKey),
+    };
+    this.locks = {
+      acquire: (sessionKey, ttlMs) => this.#acquire(sessionKey, ttlMs),
+      extend: (sessionKey, owner, ttlMs) => this.#extend(sessionKey, owner, ttlMs),
+      release: (sessionKey, owner) => this.#release(sessionKey, owner),
+      hold: (sessionKey, version, ttlMs) => this.#hold(sessionKey, version, ttlMs),
+      heldMs: (sessionKey, version) => this.#heldMs(sessionKey, version),
+    };
+    this.counters = {
+      claimOnce: (key, ttlMs) => this.#claimOnce(key, ttlMs),
+      countInWindow: (key, increment, windowMs) => this.#countInWindow(key, increment, windowMs),
+    };
+    let records: TokenRecords = direct;
+    let changes: RecordChanges | undefined;
     // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
     if (config.recordCache && (config.redis as { isCluster?: boolean }).isCluster !== true) {
-      // A record Redis reports changed is read again at once (see RecordCache.reported); nobody
-      // awaits that read, and if it fails the next request reads. Only on a client that takes
-      // commands: written after the app's QUIT, it would break the socket under that QUIT.
-      const cache = new RecordCache(config.recordCacheSize, (sessionId) => {
-        if (takesCommands(this.#redis)) this.#readThrough(cache, sessionId, true).catch(ignore);
-      });
+      // Only on a client that takes commands: a read written after the app's QUIT would break
+      // the socket under that QUIT.
+      const cached = new CachedRecords(direct, config.recordCacheSize, () =>
+        takesCommands(this.#redis),
+      );
+      const cache = cached.cache;
       const unavailable = (reason: string): void => {
         this.emit('recordCacheUnavailable', { reason });
       };
       try {
         this.#invalidation = new RedisInvalidation(this.#redis, cache, this.#prefix, unavailable);
         this.#cache = cache;
+        records = cached;
+        const recordKey = (sessionKey: string): string => this.#recordKey(sessionKey);
+        const lockKey = (sessionKey: string): string => this.#lockKey(sessionKey);
+        changes = {
+          watch(sessionKey, onChange) {
+            checkSessionKey(sessionKey);
+            return cache.watch([recordKey(sessionKey), lockKey(sessionKey)], onChange);
+          },
+          get live() {
+            return cache.active;
+          },
+        };
       } catch (error) {
         // The client's options do not make a second connection: direct reads, said once (on the
         // next tick, so that a listener attached right after construction hears it).
@@ -156,6 +210,8 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
         process.nextTick(unavailable, reason);
       }
     }
+    this.records = records;
+    this.changes = changes;
   }
 
   /** True while records are served from this process's memory (see `recordCache`). */
@@ -173,92 +229,23 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     return this.#keyRing === undefined;
   }
 
-  /** Reads the record of a session; `undefined` when there is none or it cannot be read. */
-  async get(sessionId: string): Promise<TokenRecord | undefined> {
-    checkSessionId(sessionId);
-    const cache = this.#cache;
-    if (cache?.active === true) {
-      // A hit costs no hash, no clock read, no Redis round trip and no decoding; it may also be
-      // a known absence (the entry's record is undefined).
-      const entry = cache.entryOf(sessionId);
-      if (entry !== undefined) return entry.record;
-      return this.#readThrough(cache, sessionId);
-    }
-    const sessionHash = hashSessionId(sessionId);
-    const key = this.#recordKey(sessionHash);
+  /** Reads the record of a session straight from Redis. */
+  async #get(sessionKey: string): Promise<RecordRead> {
+    checkSessionKey(sessionKey);
+    const key = this.#recordKey(sessionKey);
     const value = await withDeadline(this.#redis.getBuffer(key), this.#timeoutMs, 'a read');
-    return value === null ? undefined : this.#decode(value, key, sessionHash);
+    return value === null ? ABSENT : this.#decode(value, key);
   }
 
-  /**
-   * The record held in this process's memory, without a promise (the middleware's fast path);
-   * `undefined` when the cache is off or does not hold it (then `get()` reads Redis).
-   */
-  getCached(sessionId: string, now?: number): TokenRecord | undefined {
-    const cache = this.#cache;
-    return cache?.active === true ? cache.lookup(sessionId, now) : undefined;
-  }
-
-  /**
-   * Resolves once the session's record (or its refresh lock) may have changed, or after
-   * `timeoutMs`; while the cache is off, after a short poll interval.
-   */
-  waitForChange(sessionId: string, timeoutMs: number): Promise<void> {
-    checkSessionId(sessionId);
-    const cache = this.#cache;
-    if (cache?.active !== true) return sleep(Math.min(timeoutMs, pollDelayMs()));
-    const sessionHash = hashSessionId(sessionId);
-    return cache.waitFor([this.#recordKey(sessionHash), this.#lockKey(sessionHash)], timeoutMs);
-  }
-
-  /**
-   * A miss: one read of the session's record in flight at a time, which requests arriving while it
-   * is in flight share unless a change was reported since it was sent (then they send their own).
-   * `afterReport`: the read again of a held record Redis reported changed, which keeps an absence.
-   */
-  #readThrough(
-    cache: RecordCache,
-    sessionId: string,
-    afterReport = false,
-  ): Promise<TokenRecord | undefined> {
-    const shared = this.#readsInFlight.get(sessionId);
-    if (shared !== undefined && cache.unchangedSince(shared.ticket)) return shared.read;
-    const sessionHash = hashSessionId(sessionId);
-    const key = this.#recordKey(sessionHash);
-    const ticket = cache.beginRead(key);
-    const read = this.#readAndCache(cache, sessionId, sessionHash, ticket, afterReport);
-    this.#readsInFlight.set(sessionId, { ticket, read });
-    const done = (): void => {
-      if (this.#readsInFlight.get(sessionId)?.read === read) this.#readsInFlight.delete(sessionId);
-    };
-    read.then(done, done);
-    return read;
-  }
-
-  /** The record and its PTTL (so the copy goes when Redis expires the key), cached unless raced. */
-  async #readAndCache(
-    cache: RecordCache,
-    sessionId: string,
-    sessionHash: string,
-    ticket: ReadTicket,
-    keepAbsence: boolean,
-  ): Promise<TokenRecord | undefined> {
-    const key = ticket.key;
-    let record: TokenRecord | undefined;
-    let ttlMs: number;
-    try {
-      const [value, pttl] = (await this.#script(READ_WITH_TTL, key, [], 'bytes')) as [
-        Buffer | null,
-        number,
-      ];
-      record = value === null ? undefined : this.#decode(value, key, sessionHash);
-      ttlMs = pttl;
-    } catch (error) {
-      cache.abandonRead(ticket);
-      throw error;
-    }
-    cache.endRead(ticket, sessionId, record, ttlMs, Date.now(), keepAbsence);
-    return record;
+  /** The record and its PTTL (so the cache's copy goes when Redis expires the key). */
+  async #readWithTtl(sessionKey: string): Promise<{ read: RecordRead; ttlMs: number }> {
+    checkSessionKey(sessionKey);
+    const key = this.#recordKey(sessionKey);
+    const [value, ttlMs] = (await this.#script(READ_WITH_TTL, key, [], 'bytes')) as [
+      Buffer | null,
+      number,
+    ];
+    return { read: value === null ? ABSENT : this.#decode(value, key), ttlMs };
   }
 
   /**
@@ -274,59 +261,74 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     }
   }
 
-  /** Compare-and-set write; see TokenStore.put. The TTL is capped by `maxRecordTtlSeconds`. */
-  async put(sessionId: string, record: TokenRecord, options: PutOptions): Promise<boolean> {
-    checkSessionId(sessionId);
+  /** Compare-and-set write; see TokenRecords.put. The TTL is capped by `maxRecordTtlSeconds`. */
+  async #put(sessionKey: string, record: TokenRecord, options: PutOptions): Promise<boolean> {
+    checkSessionKey(sessionKey);
     checkPut(record, options);
     const ttlMs = Math.min(ttlMilliseconds(options.ttlMs), this.#maxTtlMs);
-    const sessionHash = hashSessionId(sessionId);
-    const key = this.#recordKey(sessionHash);
+    const key = this.#recordKey(sessionKey);
     // The player's index is written first: a member whose record never got written is pruned
     // later, while a record missing from the index would escape logoutPlayer().
-    const generation = await this.#index(record.openId, sessionHash, ttlMs);
+    const loggedOutAt = await this.#index(record.openId, sessionKey, ttlMs);
+    const fresh = options.expectedVersion === null;
+    // Logged out everywhere after this login's entry began (its generation, read before the code
+    // exchange): logoutPlayer() wins.
+    const since = fresh ? options.loginGeneration : undefined;
+    if (since !== undefined && Number(loggedOutAt) > Number(since)) return false;
     const expected = options.expectedVersion === null ? '' : versionPrefix(options.expectedVersion);
     const written = await this.#changing(key, () =>
       this.#script(PUT_IF_VERSION, key, [expected, this.#encode(record, key), String(ttlMs)]),
     );
     if (written !== 1) return false;
-    // A new login that a logoutPlayer() overtook (its generation moved since the index was
+    // A new login that a logoutPlayer() overtook (the player was logged out since the index was
     // written) takes itself back: the log-out may have scanned the index before this record existed.
-    if (options.expectedVersion === null) {
+    if (fresh) {
       const now = await withDeadline(
-        this.#redis.get(this.#generationKey(record.openId)),
+        this.#redis.get(this.#logoutKey(record.openId)),
         this.#timeoutMs,
         'a login check',
       );
-      if ((now ?? '0') !== generation) {
-        await this.delete(sessionId, { expectedVersion: record.version, openId: record.openId });
+      const moved =
+        since === undefined ? (now ?? '0') !== loggedOutAt : Number(now ?? '0') > Number(since);
+      if (moved) {
+        await this.#delete(sessionKey, { expectedVersion: record.version, openId: record.openId });
         return false;
       }
     }
     return true;
   }
 
-  /** Indexes the session under its player until `ttlMs` from now; resolves the logout generation. */
-  async #index(openId: string, sessionHash: string, ttlMs: number): Promise<string> {
+  /** Indexes the session under its player until `ttlMs` from now; resolves the player's log-out mark. */
+  async #index(openId: string, sessionKey: string, ttlMs: number): Promise<string> {
     const now = Date.now();
     const playerKey = this.#playerKey(openId);
     const generation = await this.#script(
       INDEX_SESSION,
-      [playerKey, this.#generationKey(openId)],
-      [String(now + ttlMs), sessionHash, String(now)],
+      [playerKey, this.#logoutKey(openId)],
+      [String(now + ttlMs), sessionKey, String(now)],
     );
     return String(generation);
+  }
+
+  /** The store-wide log-out generation ('0' before any logoutPlayer()). */
+  async #loginGeneration(): Promise<string> {
+    const generation = await withDeadline(
+      this.#redis.get(this.#logoutsKey()),
+      this.#timeoutMs,
+      'a login check',
+    );
+    return generation ?? '0';
   }
 
   /**
    * Deletes the record, with `expectedVersion` only while it still has that version; with
    * `openId`, its entry in the player's index goes too.
    */
-  async delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
-    checkSessionId(sessionId);
+  async #delete(sessionKey: string, options?: DeleteOptions): Promise<boolean> {
+    checkSessionKey(sessionKey);
     const expectedVersion = options?.expectedVersion;
     checkExpectedVersion(expectedVersion);
-    const sessionHash = hashSessionId(sessionId);
-    const key = this.#recordKey(sessionHash);
+    const key = this.#recordKey(sessionKey);
     const deleted = await this.#changing(key, () =>
       expectedVersion === undefined
         ? withDeadline(this.#redis.del(key), this.#timeoutMs, 'a delete')
@@ -335,7 +337,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     const openId = options?.openId;
     if (deleted === 1 && typeof openId === 'string' && openId.length > 0) {
       await withDeadline(
-        this.#redis.zrem(this.#playerKey(openId), sessionHash),
+        this.#redis.zrem(this.#playerKey(openId), sessionKey),
         this.#timeoutMs,
         'a delete',
       );
@@ -344,12 +346,11 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
   }
 
   /** Takes the session's lock for `ttlMs` (SET NX PX); resolves the owner, `undefined` when held. */
-  async acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined> {
-    checkSessionId(sessionId);
+  async #acquire(sessionKey: string, ttlMs: number): Promise<string | undefined> {
+    checkSessionKey(sessionKey);
     const lockTtlMs = ttlMilliseconds(ttlMs);
     const owner = randomBytes(16).toString('base64url');
-    const sessionHash = hashSessionId(sessionId);
-    const key = this.#lockKey(sessionHash);
+    const key = this.#lockKey(sessionKey);
     const taken = await withDeadline(
       this.#redis.set(key, owner, 'PX', lockTtlMs, 'NX'),
       this.#timeoutMs,
@@ -358,25 +359,23 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     if (taken !== 'OK') return undefined;
     // The holder re-reads the record before refreshing: from Redis, not from a copy that another
     // process's message (sent before this lock was free) may not have removed yet.
-    this.#cache?.invalidate(this.#recordKey(sessionHash));
+    this.#cache?.invalidate(this.#recordKey(sessionKey));
     return owner;
   }
 
   /** Releases the session's lock only if `owner` still holds it. */
-  async releaseLock(sessionId: string, owner: string): Promise<boolean> {
-    checkSessionId(sessionId);
+  async #release(sessionKey: string, owner: string): Promise<boolean> {
+    checkSessionKey(sessionKey);
     if (typeof owner !== 'string' || owner.length === 0) return false;
-    const released = await this.#script(RELEASE_IF_OWNER, this.#lockKey(hashSessionId(sessionId)), [
-      owner,
-    ]);
+    const released = await this.#script(RELEASE_IF_OWNER, this.#lockKey(sessionKey), [owner]);
     return released === 1;
   }
 
   /** Gives the lock `ttlMs` more only if `owner` still holds it (owner-checked PEXPIRE). */
-  async extendLock(sessionId: string, owner: string, ttlMs: number): Promise<boolean> {
-    checkSessionId(sessionId);
+  async #extend(sessionKey: string, owner: string, ttlMs: number): Promise<boolean> {
+    checkSessionKey(sessionKey);
     if (typeof owner !== 'string' || owner.length === 0) return false;
-    const extended = await this.#script(EXTEND_IF_OWNER, this.#lockKey(hashSessionId(sessionId)), [
+    const extended = await this.#script(EXTEND_IF_OWNER, this.#lockKey(sessionKey), [
       owner,
       String(ttlMilliseconds(ttlMs)),
     ]);
@@ -384,42 +383,40 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
   }
 
   /** Records that no process may refresh version `version` of this session's record for `ttlMs`. */
-  async holdBackRefreshes(sessionId: string, version: number, ttlMs: number): Promise<void> {
-    checkSessionId(sessionId);
+  async #hold(sessionKey: string, version: number, ttlMs: number): Promise<void> {
+    checkSessionKey(sessionKey);
     checkExpectedVersion(version);
-    const key = this.#holdKey(hashSessionId(sessionId));
     await withDeadline(
-      this.#redis.set(key, String(version), 'PX', ttlMilliseconds(ttlMs)),
+      this.#redis.set(this.#holdKey(sessionKey), String(version), 'PX', ttlMilliseconds(ttlMs)),
       this.#timeoutMs,
       'a refresh hold',
     );
   }
 
-  /** Milliseconds left of a hold on `version` set by holdBackRefreshes; 0 when none. */
-  async refreshHeldBackMs(sessionId: string, version: number): Promise<number> {
-    checkSessionId(sessionId);
+  /** Milliseconds left of a hold on `version`; 0 when none. */
+  async #heldMs(sessionKey: string, version: number): Promise<number> {
+    checkSessionKey(sessionKey);
     checkExpectedVersion(version);
-    const key = this.#holdKey(hashSessionId(sessionId));
-    return Number(await this.#script(HELD_BACK_MS, key, [String(version)]));
+    return Number(await this.#script(HELD_BACK_MS, this.#holdKey(sessionKey), [String(version)]));
   }
 
   /** Gives the record and its index entry `ttlMs` more to live from now, without rewriting it. */
-  async touch(sessionId: string, openId: string, ttlMs: number): Promise<boolean> {
-    checkSessionId(sessionId);
+  async #renew(sessionKey: string, openId: string, ttlMs: number): Promise<boolean> {
+    checkSessionKey(sessionKey);
+    checkOpenId(openId);
     const lifetimeMs = Math.min(ttlMilliseconds(ttlMs), this.#maxTtlMs);
-    const sessionHash = hashSessionId(sessionId);
     const extended = await withDeadline(
-      this.#redis.pexpire(this.#recordKey(sessionHash), lifetimeMs),
+      this.#redis.pexpire(this.#recordKey(sessionKey), lifetimeMs),
       this.#timeoutMs,
       'a touch',
     );
     if (extended !== 1) return false;
-    await this.#index(openId, sessionHash, lifetimeMs);
+    await this.#index(openId, sessionKey, lifetimeMs);
     return true;
   }
 
   /** Claims `key` once for `ttlMs` (SET NX PX). Pass a hash (e.g. `hashCode(code)`), not a secret. */
-  async claimOnce(key: string, ttlMs: number): Promise<boolean> {
+  async #claimOnce(key: string, ttlMs: number): Promise<boolean> {
     checkClaimKey(key);
     const claimTtlMs = ttlMilliseconds(ttlMs);
     const claimed = await withDeadline(
@@ -431,7 +428,7 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
   }
 
   /** Adds `increment` to the counter `key` (one Lua call); its window of `windowMs` opens with its first count. */
-  async countInWindow(key: string, increment: 0 | 1, windowMs: number): Promise<WindowCount> {
+  async #countInWindow(key: string, increment: 0 | 1, windowMs: number): Promise<WindowCount> {
     const windowLengthMs = checkCount(key, increment, windowMs);
     const [count, resetInMs] = (await this.#script(COUNT_IN_WINDOW, `${this.#prefix}n:${key}`, [
       String(increment),
@@ -440,30 +437,33 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     return { count, resetInMs };
   }
 
-  /** How many live session records the player has; prunes index members whose record is gone. */
-  async sessionsOf(openId: string): Promise<number> {
-    return (await this.#liveSessions(openId)).length;
+  /** The player's live logins, latest expiry first; prunes index members whose record is gone. */
+  async #loginsOf(openId: string): Promise<PlayerLogin[]> {
+    return (await this.#liveLogins(openId)).sort((a, b) => b.expiresAt - a.expiresAt);
   }
 
   /** Deletes every session record of the player (log out everywhere); resolves how many. */
-  async deletePlayer(openId: string): Promise<number> {
+  async #deletePlayer(openId: string): Promise<number> {
+    checkOpenId(openId);
     const indexKey = this.#playerKey(openId);
-    if (typeof openId === 'string' && openId.length > 0) {
-      // First: a login that indexed itself before this bump and writes its record after the scan
-      // below sees the new generation and takes itself back (see put).
-      const generationKey = this.#generationKey(openId);
-      await withDeadline(
-        this.#redis.multi().incr(generationKey).pexpire(generationKey, this.#maxTtlMs).exec(),
-        this.#timeoutMs,
-        'a player logout',
-      );
-    }
-    const members = await this.#liveSessions(openId);
+    // First: a login of this player that read an older generation is refused at its put, and
+    // one that indexed itself before this mark and writes its record after the scan below sees
+    // the mark and takes itself back (see #put). Two keys (two Cluster slots): two calls.
+    const generation = await withDeadline(
+      this.#redis.incr(this.#logoutsKey()),
+      this.#timeoutMs,
+      'a player logout',
+    );
+    await this.#script(RAISE_LOGOUT, this.#logoutKey(openId), [
+      String(generation),
+      String(this.#maxTtlMs),
+    ]);
+    const members = (await this.#liveLogins(openId)).map((login) => login.sessionKey);
     // One DEL per record: on a Cluster the records live in different slots.
     const deleted = await withDeadline(
       Promise.all(
-        members.map((hash) => {
-          const key = this.#recordKey(hash);
+        members.map((sessionKey) => {
+          const key = this.#recordKey(sessionKey);
           return this.#changing(key, () => this.#redis.del(key));
         }),
       ),
@@ -481,21 +481,32 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     return deleted.reduce((sum, count) => sum + count, 0);
   }
 
-  async #liveSessions(openId: string): Promise<string[]> {
-    if (typeof openId !== 'string' || openId.length === 0) {
-      throw new TypeError('openId must be a non-empty string.');
-    }
+  async #liveLogins(openId: string): Promise<PlayerLogin[]> {
+    checkOpenId(openId);
     const indexKey = this.#playerKey(openId);
-    const lookup = async (): Promise<string[]> => {
+    const lookup = async (): Promise<PlayerLogin[]> => {
       await this.#redis.zremrangebyscore(indexKey, '-inf', Date.now());
       // The stop index as a string: ioredis 6's types take no number there.
-      const members = await this.#redis.zrange(indexKey, 0, '-1');
+      // RESP2 (and ioredis 6's legacy mapping) answer member, score, member, …; RESP3 mapped as
+      // such answers [member, score] pairs.
+      const reply = (await this.#redis.zrange(indexKey, 0, '-1', 'WITHSCORES')) as unknown[];
+      const logins: PlayerLogin[] = [];
+      for (let i = 0; i < reply.length; ) {
+        const item = reply[i];
+        if (Array.isArray(item)) {
+          logins.push({ sessionKey: String(item[0]), expiresAt: Number(item[1]) });
+          i += 1;
+        } else {
+          logins.push({ sessionKey: String(item), expiresAt: Number(reply[i + 1]) });
+          i += 2;
+        }
+      }
       const exists = await Promise.all(
-        members.map((hash) => this.#redis.exists(this.#recordKey(hash))),
+        logins.map((login) => this.#redis.exists(this.#recordKey(login.sessionKey))),
       );
-      const gone = members.filter((_, index) => exists[index] === 0);
+      const gone = logins.filter((_, index) => exists[index] === 0).map((l) => l.sessionKey);
       if (gone.length > 0) await this.#redis.zrem(indexKey, ...gone);
-      return members.filter((_, index) => exists[index] === 1);
+      return logins.filter((_, index) => exists[index] === 1);
     };
     return withDeadline(lookup(), this.#timeoutMs, 'a player lookup');
   }
@@ -504,20 +515,26 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     return `${this.#prefix}p:{${hashOpenId(openId)}}`;
   }
 
-  #generationKey(openId: string): string {
-    return `${this.#playerKey(openId)}:g`;
+  /** The store-wide log-out generation at which the player was last logged out everywhere. */
+  #logoutKey(openId: string): string {
+    return `${this.#playerKey(openId)}:o`;
   }
 
-  #holdKey(sessionHash: string): string {
-    return `${this.#prefix}{${sessionHash}}:r`;
+  /** The store-wide log-out generation: counts log-outs everywhere. */
+  #logoutsKey(): string {
+    return `${this.#prefix}logouts`;
   }
 
-  #recordKey(sessionHash: string): string {
-    return `${this.#prefix}{${sessionHash}}:t`;
+  #holdKey(sessionKey: string): string {
+    return `${this.#prefix}{${sessionKey}}:r`;
   }
 
-  #lockKey(sessionHash: string): string {
-    return `${this.#prefix}{${sessionHash}}:l`;
+  #recordKey(sessionKey: string): string {
+    return `${this.#prefix}{${sessionKey}}:t`;
+  }
+
+  #lockKey(sessionKey: string): string {
+    return `${this.#prefix}{${sessionKey}}:l`;
   }
 
   /** EVALSHA, loading the script with EVAL when this server (or Cluster node) does not have it. */
@@ -558,30 +575,26 @@ export class RedisTokenStore extends EventEmitter<TokenStoreEvents> implements T
     return frameStoredValue(record.version, SEALED_DERIVED_MARK, sealed);
   }
 
-  #decode(value: Buffer, key: string, sessionHash: string): TokenRecord | undefined {
+  #decode(value: Buffer, key: string): RecordRead {
     const frame = splitStoredValue(value);
-    if (frame === undefined) return this.#unreadable(sessionHash, 'parse');
+    if (frame === undefined) return unreadable('parse');
     let payload: Buffer;
     if (this.#keyRing === undefined) {
       if (frame.mark !== PLAIN_MARK) {
         const sealed = frame.mark === SEALED_MARK || frame.mark === SEALED_DERIVED_MARK;
-        return this.#unreadable(sessionHash, sealed ? 'unknown_key' : 'parse');
+        return unreadable(sealed ? 'unknown_key' : 'parse');
       }
       payload = frame.body;
     } else {
       // A record in the clear is refused too: anyone able to write to Redis could plant one.
       const derived = frame.mark === SEALED_DERIVED_MARK;
-      if (!derived && frame.mark !== SEALED_MARK) return this.#unreadable(sessionHash, 'decrypt');
+      if (!derived && frame.mark !== SEALED_MARK) return unreadable('decrypt');
       const aad = RedisTokenStore.#aad(key, frame.version);
       const opened = this.#keyRing.open(frame.body, aad, derived);
-      if ('failure' in opened) return this.#unreadable(sessionHash, opened.failure);
+      if ('failure' in opened) return unreadable(opened.failure);
       payload = opened.plaintext;
     }
-    return decodeRecordPayload(payload, frame.version) ?? this.#unreadable(sessionHash, 'parse');
-  }
-
-  #unreadable(sessionHash: string, reason: TokenStoreEvents['unreadable'][0]['reason']): undefined {
-    this.emit('unreadable', { sessionHash, reason });
-    return undefined;
+    const record = decodeRecordPayload(payload, frame.version);
+    return record === undefined ? unreadable('parse') : { status: 'found', record };
   }
 }

@@ -131,6 +131,24 @@ return redis.call('GET', KEYS[2]) or '0'
 );
 
 /**
+ * Records the store-wide log-out generation at which a player was logged out everywhere, keeping
+ * the highest (two concurrent log-outs may arrive in either order).
+ * KEYS[1] the player's log-out key; ARGV[1] the generation; ARGV[2] time to live in milliseconds.
+ */
+export const RAISE_LOGOUT = script(
+  'raiseLogout',
+  `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if tonumber(ARGV[1]) > current then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 1
+`,
+);
+
+/**
  * A fixed-window counter: adds ARGV[1] (1, or 0 to only read) and opens the window (ARGV[2] ms) at
  * the first count, so the key is gone when the window ends.
  * KEYS[1] counter key. Returns { count, milliseconds left in the window (0 when none) }.

@@ -3,6 +3,7 @@
 export {
   tokenStoreContract,
   newSessionId,
+  newSessionKey,
   sampleRecord,
   type ContractTestFunctions,
   type TokenStoreContractOptions,

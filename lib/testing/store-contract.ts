@@ -1,11 +1,12 @@
-// The TokenStore contract as one test suite, for the package's own stores and for a studio's own:
-// declared with the test runner's `describe`/`test` (Jest's globals by default), checked with
-// node:assert, so it runs under Jest, Vitest, Mocha or node:test alike.
+// The TokenStore contract as one test suite, part by part (records, locks, counters, and changes
+// when the store has them), for the package's own stores and for a studio's own: declared with the
+// test runner's `describe`/`test` (Jest's globals by default), checked with node:assert, so it runs
+// under Jest, Vitest, Mocha or node:test alike.
 import { strict as assert } from 'node:assert';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TokenRecord } from '../core/token-record';
-import type { TokenStore } from '../core/token-store';
+import type { RecordRead, TokenStore } from '../core/token-store';
 import { InvalidOptionError } from '../util/invalid-option-error';
 
 /** Short lifetimes for the expiry tests, and a wait long enough to pass them on a busy machine. */
@@ -13,8 +14,10 @@ const SHORT_TTL_MS = 150;
 const PAST_SHORT_TTL_MS = 400;
 const LONG_TTL_MS = 60_000;
 
-/** A session id no other test uses. */
-export const newSessionId = (): string => `contract-${randomUUID()}`;
+/** A session key no other test uses (what `hashSessionId(req.sessionID)` gives the store). */
+export const newSessionKey = (): string => `contract-${randomUUID()}`;
+/** @deprecated The store is keyed by session keys now: {@link newSessionKey}. */
+export const newSessionId = newSessionKey;
 
 /** A record with unique random tokens (so a test can look for them verbatim). */
 export function sampleRecord(version: number, overrides: Partial<TokenRecord> = {}): TokenRecord {
@@ -46,22 +49,6 @@ export interface TokenStoreContractOptions {
    * Jest (and Vitest with `globals: true`, and Mocha) define them.
    */
   testFunctions?: ContractTestFunctions;
-  /**
-   * Also check the optional per-player index (`sessionsOf`, `deletePlayer`), which
-   * `login.sessionsOf()` and `login.logoutPlayer()` need. Defaults to `true`.
-   */
-  playerIndex?: boolean;
-  /**
-   * Also check the optional failed-entry counter (`countInWindow`), which shares the
-   * `entryFailureLimit` across processes. Defaults to `true`.
-   */
-  windowCounts?: boolean;
-  /**
-   * Also check the recommended methods (`extendLock`, `holdBackRefreshes`, `refreshHeldBackMs`,
-   * `touch`): short refresh locks, a platform `Retry-After` shared by all processes, and active
-   * sessions keeping their tokens. Defaults to `true`.
-   */
-  recommended?: boolean;
 }
 
 function globalTestFunctions(): ContractTestFunctions {
@@ -76,12 +63,19 @@ function globalTestFunctions(): ContractTestFunctions {
   return { describe: runner.describe, test } as ContractTestFunctions;
 }
 
+/** The record of a read that must have found one. */
+function found(read: RecordRead): TokenRecord {
+  assert.equal(read.status, 'found', `expected a record, the read was ${read.status}`);
+  return (read as Extract<RecordRead, { status: 'found' }>).record;
+}
+
 /**
- * Declares the TokenStore contract tests where it is called (inside a `describe` of your own):
- * compare-and-set writes, expiry, locks, one-time claims, concurrency, the recommended methods
- * (lock renewal, refresh holds, touch) and the per-player index.
- * `getStore` is called in each test, so a store built in your `beforeAll` is seen. Records,
- * locks and claims use random keys; the expiry tests wait about half a second.
+ * Declares the TokenStore contract tests where it is called (inside a `describe` of your own), one
+ * group per part: `records` (found/absent reads, compare-and-set writes, expiry, renew, the player
+ * index, deletePlayer and the login generation), `locks` (exclusive, owner-only, expiring,
+ * extendable, holds), `counters` (one-time claims, windows), concurrency, and `changes` when the
+ * store has that optional part. `getStore` is called in each test, so a store built in your
+ * `beforeAll` is seen. Keys are random; the expiry tests wait about half a second.
  *
  * ```ts
  * import { tokenStoreContract } from 'express-platform-login/testing';
@@ -98,346 +92,389 @@ export function tokenStoreContract(
   options: TokenStoreContractOptions = {},
 ): void {
   const { describe, test } = options.testFunctions ?? globalTestFunctions();
-  const putNew = async (sessionId: string, record: TokenRecord, ttlMs = LONG_TTL_MS) =>
-    getStore().put(sessionId, record, { expectedVersion: null, ttlMs });
+  const records = () => getStore().records;
+  const locks = () => getStore().locks;
+  const counters = () => getStore().counters;
+  const putNew = async (sessionKey: string, record: TokenRecord, ttlMs = LONG_TTL_MS) =>
+    records().put(sessionKey, record, { expectedVersion: null, ttlMs });
+  const read = async (sessionKey: string) => records().get(sessionKey);
+  const player = (): string => `player-${randomUUID()}`;
 
-  describe('get and put', () => {
-    test('a session without a record reads as undefined', async () => {
-      assert.equal(await getStore().get(newSessionId()), undefined);
+  describe('records: get and put', () => {
+    test('a session without a record reads as absent', async () => {
+      assert.deepEqual(await read(newSessionKey()), { status: 'absent' });
     });
 
     test('a first write (expected version null) is stored and read back field for field', async () => {
-      const sessionId = newSessionId();
+      const sessionKey = newSessionKey();
       const record = sampleRecord(1);
-      assert.equal(await putNew(sessionId, record), true);
-      assert.deepEqual(await getStore().get(sessionId), record);
+      assert.equal(await putNew(sessionKey, record), true);
+      assert.deepEqual(await read(sessionKey), { status: 'found', record });
     });
 
     test('a record without unionId reads back without one, and unicode survives', async () => {
-      const sessionId = newSessionId();
+      const sessionKey = newSessionKey();
       const { unionId: _unionId, ...record } = sampleRecord(1, {
         accessToken: 'tøken-✓-|-"quoted"-\\',
         scope: [],
       });
-      assert.equal(await putNew(sessionId, record), true);
-      const read = await getStore().get(sessionId);
-      assert.deepEqual(read, record);
-      assert.ok(!Object.hasOwn(read!, 'unionId'));
+      assert.equal(await putNew(sessionKey, record), true);
+      const stored = found(await read(sessionKey));
+      assert.deepEqual(stored, record);
+      assert.ok(!Object.hasOwn(stored, 'unionId'));
     });
 
     test('a first write over an existing record is refused and leaves it unchanged', async () => {
-      const sessionId = newSessionId();
+      const sessionKey = newSessionKey();
       const first = sampleRecord(1);
-      await putNew(sessionId, first);
-      assert.equal(await putNew(sessionId, sampleRecord(1)), false);
-      assert.deepEqual(await getStore().get(sessionId), first);
+      await putNew(sessionKey, first);
+      assert.equal(await putNew(sessionKey, sampleRecord(1)), false);
+      assert.deepEqual(found(await read(sessionKey)), first);
     });
 
     test('compare-and-set: the expected version writes, a stale one is refused', async () => {
-      const sessionId = newSessionId();
-      await putNew(sessionId, sampleRecord(1));
+      const sessionKey = newSessionKey();
+      await putNew(sessionKey, sampleRecord(1));
       const second = sampleRecord(2);
-      assert.equal(
-        await getStore().put(sessionId, second, { expectedVersion: 1, ttlMs: LONG_TTL_MS }),
-        true,
-      );
-      assert.deepEqual(await getStore().get(sessionId), second);
-      const stale = sampleRecord(2);
-      assert.equal(
-        await getStore().put(sessionId, stale, { expectedVersion: 1, ttlMs: LONG_TTL_MS }),
-        false,
-      );
-      assert.deepEqual(await getStore().get(sessionId), second);
+      const cas = { expectedVersion: 1, ttlMs: LONG_TTL_MS };
+      assert.equal(await records().put(sessionKey, second, cas), true);
+      assert.deepEqual(found(await read(sessionKey)), second);
+      assert.equal(await records().put(sessionKey, sampleRecord(2), cas), false);
+      assert.deepEqual(found(await read(sessionKey)), second);
     });
 
     test('a version 1 does not match a stored version 11 (versions compare whole)', async () => {
-      const sessionId = newSessionId();
+      const sessionKey = newSessionKey();
       const eleven = sampleRecord(11);
-      await putNew(sessionId, eleven);
-      assert.equal(
-        await getStore().put(sessionId, sampleRecord(2), {
-          expectedVersion: 1,
-          ttlMs: LONG_TTL_MS,
-        }),
-        false,
-      );
-      assert.deepEqual(await getStore().get(sessionId), eleven);
+      await putNew(sessionKey, eleven);
+      const cas = { expectedVersion: 1, ttlMs: LONG_TTL_MS };
+      assert.equal(await records().put(sessionKey, sampleRecord(2), cas), false);
+      assert.deepEqual(found(await read(sessionKey)), eleven);
     });
 
     test('an expected version on a session without a record writes nothing', async () => {
-      const sessionId = newSessionId();
-      assert.equal(
-        await getStore().put(sessionId, sampleRecord(2), {
-          expectedVersion: 1,
-          ttlMs: LONG_TTL_MS,
-        }),
-        false,
-      );
-      assert.equal(await getStore().get(sessionId), undefined);
+      const sessionKey = newSessionKey();
+      const cas = { expectedVersion: 1, ttlMs: LONG_TTL_MS };
+      assert.equal(await records().put(sessionKey, sampleRecord(2), cas), false);
+      assert.equal((await read(sessionKey)).status, 'absent');
     });
 
     test("sessions do not see each other's records", async () => {
-      const [a, b] = [newSessionId(), newSessionId()];
+      const [a, b] = [newSessionKey(), newSessionKey()];
       const recordA = sampleRecord(1);
       await putNew(a, recordA);
-      assert.equal(await getStore().get(b), undefined);
-      assert.deepEqual(await getStore().get(a), recordA);
+      assert.equal((await read(b)).status, 'absent');
+      assert.deepEqual(found(await read(a)), recordA);
     });
 
     test('changing a record after put, or a record read, does not change what is stored', async () => {
-      const sessionId = newSessionId();
+      const sessionKey = newSessionKey();
       const record = sampleRecord(1);
       const original = { ...record, scope: [...record.scope] };
-      await putNew(sessionId, record);
+      await putNew(sessionKey, record);
       record.accessToken = 'changed';
       record.scope.push('admin');
-      const read = (await getStore().get(sessionId))!;
+      const stored = found(await read(sessionKey));
       // A store may hand out a copy, or a frozen record (RedisTokenStore's cache): either way the
       // change does not reach what is stored.
       try {
-        read.refreshToken = 'changed';
-        read.scope.push('admin');
+        stored.refreshToken = 'changed';
+        stored.scope.push('admin');
       } catch (error) {
         assert.ok(error instanceof TypeError);
-        assert.ok(Object.isFrozen(read) && Object.isFrozen(read.scope));
+        assert.ok(Object.isFrozen(stored) && Object.isFrozen(stored.scope));
       }
-      assert.deepEqual(await getStore().get(sessionId), original);
+      assert.deepEqual(found(await read(sessionKey)), original);
     });
 
     test('wrong arguments are TypeErrors, not outages', async () => {
-      const sessionId = newSessionId();
+      const sessionKey = newSessionKey();
       await assert.rejects(
-        getStore().put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 0 }),
+        records().put(sessionKey, sampleRecord(1), { expectedVersion: null, ttlMs: 0 }),
         TypeError,
       );
       await assert.rejects(
-        getStore().put(sessionId, sampleRecord(0), { expectedVersion: null, ttlMs: 1000 }),
+        records().put(sessionKey, sampleRecord(0), { expectedVersion: null, ttlMs: 1000 }),
         TypeError,
       );
-      await assert.rejects(getStore().get(''), TypeError);
-      assert.equal(await getStore().get(sessionId), undefined);
+      await assert.rejects(records().get(''), TypeError);
+      assert.equal((await read(sessionKey)).status, 'absent');
     });
   });
 
-  describe('delete', () => {
-    test('without a version it deletes whatever is stored', async () => {
-      const sessionId = newSessionId();
-      await putNew(sessionId, sampleRecord(3));
-      assert.equal(await getStore().delete(sessionId), true);
-      assert.equal(await getStore().get(sessionId), undefined);
-      assert.equal(await getStore().delete(sessionId), false);
+  describe('records: delete, expiry, renew', () => {
+    test('delete without a version deletes whatever is stored', async () => {
+      const sessionKey = newSessionKey();
+      await putNew(sessionKey, sampleRecord(3));
+      assert.equal(await records().delete(sessionKey), true);
+      assert.equal((await read(sessionKey)).status, 'absent');
+      assert.equal(await records().delete(sessionKey), false);
     });
 
-    test('with a version it deletes only that version', async () => {
-      const sessionId = newSessionId();
+    test('delete with a version deletes only that version', async () => {
+      const sessionKey = newSessionKey();
       const record = sampleRecord(2);
-      await putNew(sessionId, record);
-      assert.equal(await getStore().delete(sessionId, { expectedVersion: 1 }), false);
-      assert.deepEqual(await getStore().get(sessionId), record);
-      assert.equal(await getStore().delete(sessionId, { expectedVersion: 2 }), true);
-      assert.equal(await getStore().get(sessionId), undefined);
+      await putNew(sessionKey, record);
+      assert.equal(await records().delete(sessionKey, { expectedVersion: 1 }), false);
+      assert.deepEqual(found(await read(sessionKey)), record);
+      assert.equal(await records().delete(sessionKey, { expectedVersion: 2 }), true);
+      assert.equal((await read(sessionKey)).status, 'absent');
     });
-  });
 
-  describe('expiry', () => {
     test('a record is gone after its TTL while a longer-lived one stays', async () => {
-      const [short, long] = [newSessionId(), newSessionId()];
+      const [short, long] = [newSessionKey(), newSessionKey()];
       const kept = sampleRecord(1);
       await putNew(short, sampleRecord(1), SHORT_TTL_MS);
       await putNew(long, kept, LONG_TTL_MS);
       await sleep(PAST_SHORT_TTL_MS);
-      assert.equal(await getStore().get(short), undefined);
-      assert.deepEqual(await getStore().get(long), kept);
+      assert.equal((await read(short)).status, 'absent');
+      assert.deepEqual(found(await read(long)), kept);
       // An expired record counts as absent for compare-and-set too.
       assert.equal(await putNew(short, sampleRecord(1)), true);
+    });
+
+    test('renew gives an existing record (and its index entry) a new lifetime, a missing one none', async () => {
+      const sessionKey = newSessionKey();
+      const record = sampleRecord(1);
+      await putNew(sessionKey, record, SHORT_TTL_MS);
+      assert.equal(await records().renew(sessionKey, record.openId, LONG_TTL_MS), true);
+      await sleep(PAST_SHORT_TTL_MS);
+      assert.deepEqual(found(await read(sessionKey)), record);
+      const logins = await records().loginsOf(record.openId);
+      assert.deepEqual(
+        logins.map((login) => login.sessionKey),
+        [sessionKey],
+      );
+      assert.equal(await records().renew(newSessionKey(), record.openId, LONG_TTL_MS), false);
+    });
+  });
+
+  describe('records: the player index, deletePlayer, the login generation', () => {
+    test("lists a player's live logins freshest first, pruning deleted and expired ones", async () => {
+      const ada = player();
+      const bo = player();
+      const [a1, a2, a3, b1] = [newSessionKey(), newSessionKey(), newSessionKey(), newSessionKey()];
+      await putNew(a1, sampleRecord(1, { openId: ada }), LONG_TTL_MS);
+      await putNew(a2, sampleRecord(1, { openId: ada }), LONG_TTL_MS * 2);
+      await putNew(a3, sampleRecord(1, { openId: ada }), SHORT_TTL_MS);
+      await putNew(b1, sampleRecord(1, { openId: bo }));
+      const logins = await records().loginsOf(ada);
+      assert.deepEqual(
+        logins.map((login) => login.sessionKey),
+        [a2, a1, a3],
+      );
+      const now = Date.now();
+      assert.ok(
+        logins[0]!.expiresAt > now + LONG_TTL_MS && logins[0]!.expiresAt <= now + LONG_TTL_MS * 2,
+      );
+      assert.equal((await records().loginsOf(bo)).length, 1);
+      await records().delete(a1);
+      await sleep(PAST_SHORT_TTL_MS);
+      assert.deepEqual(
+        (await records().loginsOf(ada)).map((login) => login.sessionKey),
+        [a2],
+      );
+      // A refresh (a compare-and-set rewrite) does not list the session twice.
+      const current = found(await read(a2));
+      await records().put(
+        a2,
+        { ...current, version: 2 },
+        { expectedVersion: 1, ttlMs: LONG_TTL_MS },
+      );
+      assert.equal((await records().loginsOf(ada)).length, 1);
+    });
+
+    test('deletePlayer ends every login of that player and no other', async () => {
+      const ada = player();
+      const bo = player();
+      const adaSessions = [newSessionKey(), newSessionKey(), newSessionKey()];
+      const boSession = newSessionKey();
+      for (const sessionKey of adaSessions)
+        await putNew(sessionKey, sampleRecord(1, { openId: ada }));
+      await putNew(boSession, sampleRecord(1, { openId: bo }));
+      assert.equal(await records().deletePlayer(ada), 3);
+      for (const sessionKey of adaSessions) assert.equal((await read(sessionKey)).status, 'absent');
+      assert.equal((await read(boSession)).status, 'found');
+      assert.deepEqual(await records().loginsOf(ada), []);
+      assert.equal(await records().deletePlayer(ada), 0);
+    });
+
+    test('a login after deletePlayer is kept; a record deleted with its openId leaves the index', async () => {
+      const ada = player();
+      await records().deletePlayer(ada);
+      const [kept, gone] = [newSessionKey(), newSessionKey()];
+      assert.equal(await putNew(kept, sampleRecord(1, { openId: ada })), true);
+      assert.equal(await putNew(gone, sampleRecord(1, { openId: ada })), true);
+      assert.equal(await records().delete(gone, { openId: ada }), true);
+      assert.equal((await records().loginsOf(ada)).length, 1);
+      assert.equal((await read(kept)).status, 'found');
+    });
+
+    test('a login whose generation was read before a deletePlayer of its player is refused', async () => {
+      const ada = player();
+      const bo = player();
+      const generation = await records().loginGeneration();
+      assert.equal(typeof generation, 'string');
+      await records().deletePlayer(ada);
+      const options = { expectedVersion: null, ttlMs: LONG_TTL_MS, loginGeneration: generation };
+      const refused = newSessionKey();
+      assert.equal(await records().put(refused, sampleRecord(1, { openId: ada }), options), false);
+      assert.equal((await read(refused)).status, 'absent');
+      assert.deepEqual(await records().loginsOf(ada), []);
+      // Another player's login under way is not affected, nor is a login that began after.
+      assert.equal(
+        await records().put(newSessionKey(), sampleRecord(1, { openId: bo }), options),
+        true,
+      );
+      const after = { ...options, loginGeneration: await records().loginGeneration() };
+      assert.equal(
+        await records().put(newSessionKey(), sampleRecord(1, { openId: ada }), after),
+        true,
+      );
     });
   });
 
   describe('locks', () => {
     test('a lock is exclusive and released only by its owner', async () => {
-      const sessionId = newSessionId();
-      const owner = await getStore().acquireLock(sessionId, LONG_TTL_MS);
+      const sessionKey = newSessionKey();
+      const owner = await locks().acquire(sessionKey, LONG_TTL_MS);
       assert.equal(typeof owner, 'string');
       assert.ok(owner!.length >= 16);
-      assert.equal(await getStore().acquireLock(sessionId, LONG_TTL_MS), undefined);
-      assert.equal(await getStore().releaseLock(sessionId, 'someone-else'), false);
-      assert.equal(await getStore().acquireLock(sessionId, LONG_TTL_MS), undefined);
-      assert.equal(await getStore().releaseLock(sessionId, owner!), true);
-      assert.equal(await getStore().releaseLock(sessionId, owner!), false);
-      const next = await getStore().acquireLock(sessionId, LONG_TTL_MS);
+      assert.equal(await locks().acquire(sessionKey, LONG_TTL_MS), undefined);
+      assert.equal(await locks().release(sessionKey, 'someone-else'), false);
+      assert.equal(await locks().acquire(sessionKey, LONG_TTL_MS), undefined);
+      assert.equal(await locks().release(sessionKey, owner!), true);
+      assert.equal(await locks().release(sessionKey, owner!), false);
+      const next = await locks().acquire(sessionKey, LONG_TTL_MS);
       assert.equal(typeof next, 'string');
       assert.notEqual(next, owner);
     });
 
     test('locks of different sessions are independent, and a lock does not block writes', async () => {
-      const [a, b] = [newSessionId(), newSessionId()];
-      assert.equal(typeof (await getStore().acquireLock(a, LONG_TTL_MS)), 'string');
-      assert.equal(typeof (await getStore().acquireLock(b, LONG_TTL_MS)), 'string');
+      const [a, b] = [newSessionKey(), newSessionKey()];
+      assert.equal(typeof (await locks().acquire(a, LONG_TTL_MS)), 'string');
+      assert.equal(typeof (await locks().acquire(b, LONG_TTL_MS)), 'string');
       assert.equal(await putNew(a, sampleRecord(1)), true);
     });
 
     test('the lock of an owner that died expires, and its late release frees nothing', async () => {
-      const sessionId = newSessionId();
-      const dead = await getStore().acquireLock(sessionId, SHORT_TTL_MS);
+      const sessionKey = newSessionKey();
+      const dead = await locks().acquire(sessionKey, SHORT_TTL_MS);
       assert.equal(typeof dead, 'string');
       await sleep(PAST_SHORT_TTL_MS);
-      const next = await getStore().acquireLock(sessionId, LONG_TTL_MS);
+      const next = await locks().acquire(sessionKey, LONG_TTL_MS);
       assert.equal(typeof next, 'string');
-      assert.equal(await getStore().releaseLock(sessionId, dead!), false);
-      assert.equal(await getStore().acquireLock(sessionId, LONG_TTL_MS), undefined);
+      assert.equal(await locks().release(sessionKey, dead!), false);
+      assert.equal(await locks().acquire(sessionKey, LONG_TTL_MS), undefined);
+    });
+
+    test('only the owner extends a lock, and an extended lock outlives its first lifetime', async () => {
+      const sessionKey = newSessionKey();
+      const owner = await locks().acquire(sessionKey, SHORT_TTL_MS);
+      assert.equal(await locks().extend(sessionKey, 'someone-else', LONG_TTL_MS), false);
+      assert.equal(await locks().extend(sessionKey, owner!, LONG_TTL_MS), true);
+      await sleep(PAST_SHORT_TTL_MS);
+      assert.equal(await locks().acquire(sessionKey, LONG_TTL_MS), undefined);
+      assert.equal(await locks().release(sessionKey, owner!), true);
+      // A lock that expired is not brought back by its former owner.
+      const lapsed = await locks().acquire(sessionKey, SHORT_TTL_MS);
+      await sleep(PAST_SHORT_TTL_MS);
+      assert.equal(await locks().extend(sessionKey, lapsed!, LONG_TTL_MS), false);
+    });
+
+    test('a refresh hold applies to its record version, for its lifetime', async () => {
+      const sessionKey = newSessionKey();
+      assert.equal(await locks().heldMs(sessionKey, 1), 0);
+      await locks().hold(sessionKey, 1, LONG_TTL_MS);
+      const left = await locks().heldMs(sessionKey, 1);
+      assert.ok(left > LONG_TTL_MS - 5000, `a fresh hold has ${left} ms left`);
+      assert.ok(left <= LONG_TTL_MS, `a fresh hold has ${left} ms left`);
+      assert.equal(await locks().heldMs(sessionKey, 2), 0);
+      await locks().hold(sessionKey, 2, SHORT_TTL_MS);
+      await sleep(PAST_SHORT_TTL_MS);
+      assert.equal(await locks().heldMs(sessionKey, 2), 0);
     });
   });
 
-  if (options.recommended !== false) {
-    describe('recommended: extendLock, holdBackRefreshes, touch', () => {
-      test('the store has extendLock, holdBackRefreshes, refreshHeldBackMs and touch', async () => {
-        const store = getStore();
-        const hint = 'these are recommended: pass { recommended: false } to leave them out';
-        for (const method of [
-          'extendLock',
-          'holdBackRefreshes',
-          'refreshHeldBackMs',
-          'touch',
-        ] as const) {
-          assert.equal(typeof store[method], 'function', `no ${method}(); ${hint}`);
-        }
-      });
-
-      test('only the owner extends a lock, and an extended lock outlives its first lifetime', async () => {
-        const store = getStore();
-        const sessionId = newSessionId();
-        const owner = await store.acquireLock(sessionId, SHORT_TTL_MS);
-        assert.equal(await store.extendLock!(sessionId, 'someone-else', LONG_TTL_MS), false);
-        assert.equal(await store.extendLock!(sessionId, owner!, LONG_TTL_MS), true);
-        await sleep(PAST_SHORT_TTL_MS);
-        assert.equal(await store.acquireLock(sessionId, LONG_TTL_MS), undefined);
-        assert.equal(await store.releaseLock(sessionId, owner!), true);
-        // A lock that expired is not brought back by its former owner.
-        const lapsed = await store.acquireLock(sessionId, SHORT_TTL_MS);
-        await sleep(PAST_SHORT_TTL_MS);
-        assert.equal(await store.extendLock!(sessionId, lapsed!, LONG_TTL_MS), false);
-      });
-
-      test('a refresh hold applies to its record version, for its lifetime', async () => {
-        const store = getStore();
-        const sessionId = newSessionId();
-        assert.equal(await store.refreshHeldBackMs!(sessionId, 1), 0);
-        await store.holdBackRefreshes!(sessionId, 1, LONG_TTL_MS);
-        const left = await store.refreshHeldBackMs!(sessionId, 1);
-        assert.ok(left > LONG_TTL_MS - 5000, `a fresh hold has ${left} ms left`);
-        assert.ok(left <= LONG_TTL_MS, `a fresh hold has ${left} ms left`);
-        assert.equal(await store.refreshHeldBackMs!(sessionId, 2), 0);
-        await store.holdBackRefreshes!(sessionId, 2, SHORT_TTL_MS);
-        await sleep(PAST_SHORT_TTL_MS);
-        assert.equal(await store.refreshHeldBackMs!(sessionId, 2), 0);
-      });
-
-      test('touch gives an existing record a new lifetime, and a missing one none', async () => {
-        const store = getStore();
-        const sessionId = newSessionId();
-        const record = sampleRecord(1);
-        await putNew(sessionId, record, SHORT_TTL_MS);
-        assert.equal(await store.touch!(sessionId, record.openId, LONG_TTL_MS), true);
-        await sleep(PAST_SHORT_TTL_MS);
-        assert.deepEqual(await store.get(sessionId), record);
-        if (options.playerIndex !== false) {
-          assert.equal(await store.sessionsOf!(record.openId), 1);
-        }
-        assert.equal(await store.touch!(newSessionId(), record.openId, LONG_TTL_MS), false);
-      });
-    });
-  }
-
-  describe('claimOnce', () => {
+  describe('counters', () => {
     test('a key is claimed once; other keys are independent; a claim expires', async () => {
       const key = `claim-${randomUUID()}`;
       const shortKey = `claim-${randomUUID()}`;
-      assert.equal(await getStore().claimOnce(key, LONG_TTL_MS), true);
-      assert.equal(await getStore().claimOnce(key, LONG_TTL_MS), false);
-      assert.equal(await getStore().claimOnce(shortKey, SHORT_TTL_MS), true);
+      assert.equal(await counters().claimOnce(key, LONG_TTL_MS), true);
+      assert.equal(await counters().claimOnce(key, LONG_TTL_MS), false);
+      assert.equal(await counters().claimOnce(shortKey, SHORT_TTL_MS), true);
       await sleep(PAST_SHORT_TTL_MS);
-      assert.equal(await getStore().claimOnce(shortKey, LONG_TTL_MS), true);
-      assert.equal(await getStore().claimOnce(key, LONG_TTL_MS), false);
+      assert.equal(await counters().claimOnce(shortKey, LONG_TTL_MS), true);
+      assert.equal(await counters().claimOnce(key, LONG_TTL_MS), false);
+    });
+
+    const count = (key: string, increment: 0 | 1, windowMs = LONG_TTL_MS) =>
+      counters().countInWindow(key, increment, windowMs);
+
+    test('a window count reads 0 without opening a window, counts up, and ends with its window', async () => {
+      const key = `count-${randomUUID()}`;
+      assert.deepEqual(await count(key, 0), { count: 0, resetInMs: 0 });
+      assert.deepEqual(await count(key, 0), { count: 0, resetInMs: 0 });
+      const first = await count(key, 1);
+      assert.equal(first.count, 1);
+      assert.ok(first.resetInMs > 0);
+      assert.ok(first.resetInMs <= LONG_TTL_MS);
+      assert.equal((await count(key, 1)).count, 2);
+      assert.equal((await count(key, 0)).count, 2);
+      const short = `count-${randomUUID()}`;
+      await count(short, 1, SHORT_TTL_MS);
+      await count(short, 1, SHORT_TTL_MS);
+      await sleep(PAST_SHORT_TTL_MS);
+      assert.deepEqual(await count(short, 0, SHORT_TTL_MS), { count: 0, resetInMs: 0 });
+      assert.equal((await count(short, 1, SHORT_TTL_MS)).count, 1);
+    });
+
+    test('a later count does not stretch the window; 30 concurrent counts are all kept', async () => {
+      const key = `count-${randomUUID()}`;
+      const first = await count(key, 1, 5_000);
+      await sleep(50);
+      const later = await count(key, 1, 60_000);
+      assert.ok(later.resetInMs <= first.resetInMs);
+      const results = await Promise.all(Array.from({ length: 30 }, () => count(key, 1)));
+      assert.deepEqual(
+        results.map((r) => r.count).sort((a, b) => a - b),
+        Array.from({ length: 30 }, (_, i) => i + 3),
+      );
+    });
+
+    test('refuses a bad key, increment or window with a TypeError', async () => {
+      await assert.rejects(count('', 1), TypeError);
+      await assert.rejects(counters().countInWindow('k', 2 as 1, 1000), TypeError);
+      await assert.rejects(count('k', 1, 0), TypeError);
     });
   });
 
-  if (options.windowCounts !== false)
-    describe('countInWindow (optional: pass { windowCounts: false } to leave it out)', () => {
-      test('the store has countInWindow', async () => {
-        assert.equal(
-          typeof getStore().countInWindow,
-          'function',
-          'no countInWindow(); pass { windowCounts: false } to leave it out',
-        );
-      });
-
-      const count = (key: string, increment: 0 | 1, windowMs = LONG_TTL_MS) =>
-        getStore().countInWindow!(key, increment, windowMs);
-
-      test('reads 0 without opening a window, counts up, and the window ends with the counter', async () => {
-        const key = `count-${randomUUID()}`;
-        assert.deepEqual(await count(key, 0), { count: 0, resetInMs: 0 });
-        assert.deepEqual(await count(key, 0), { count: 0, resetInMs: 0 });
-        const first = await count(key, 1);
-        assert.equal(first.count, 1);
-        assert.ok(first.resetInMs > 0);
-        assert.ok(first.resetInMs <= LONG_TTL_MS);
-        assert.equal((await count(key, 1)).count, 2);
-        assert.equal((await count(key, 0)).count, 2);
-        const short = `count-${randomUUID()}`;
-        await count(short, 1, SHORT_TTL_MS);
-        await count(short, 1, SHORT_TTL_MS);
-        await sleep(PAST_SHORT_TTL_MS);
-        assert.deepEqual(await count(short, 0, SHORT_TTL_MS), { count: 0, resetInMs: 0 });
-        assert.equal((await count(short, 1, SHORT_TTL_MS)).count, 1);
-      });
-
-      test('a later count does not stretch the window; 30 concurrent counts are all kept', async () => {
-        const key = `count-${randomUUID()}`;
-        const first = await count(key, 1, 5_000);
-        await sleep(50);
-        const later = await count(key, 1, 60_000);
-        assert.ok(later.resetInMs <= first.resetInMs);
-        const results = await Promise.all(Array.from({ length: 30 }, () => count(key, 1)));
-        assert.deepEqual(
-          results.map((r) => r.count).sort((a, b) => a - b),
-          Array.from({ length: 30 }, (_, i) => i + 3),
-        );
-      });
-
-      test('refuses a bad key, increment or window with a TypeError', async () => {
-        await assert.rejects(count('', 1), TypeError);
-        await assert.rejects(getStore().countInWindow!('k', 2 as 1, 1000), TypeError);
-        await assert.rejects(count('k', 1, 0), TypeError);
-      });
-    });
-
   describe('concurrency', () => {
     test('50 concurrent compare-and-set writers on one version: exactly one wins', async () => {
-      const sessionId = newSessionId();
-      await putNew(sessionId, sampleRecord(1));
+      const sessionKey = newSessionKey();
+      await putNew(sessionKey, sampleRecord(1));
       const candidates = Array.from({ length: 50 }, () => sampleRecord(2));
       const results = await Promise.all(
         candidates.map((record) =>
-          getStore().put(sessionId, record, { expectedVersion: 1, ttlMs: LONG_TTL_MS }),
+          records().put(sessionKey, record, { expectedVersion: 1, ttlMs: LONG_TTL_MS }),
         ),
       );
       assert.equal(results.filter(Boolean).length, 1);
-      assert.deepEqual(await getStore().get(sessionId), candidates[results.indexOf(true)]);
+      assert.deepEqual(found(await read(sessionKey)), candidates[results.indexOf(true)]);
     });
 
     test('50 concurrent first writes on one session: exactly one wins', async () => {
-      const sessionId = newSessionId();
+      const sessionKey = newSessionKey();
       const results = await Promise.all(
-        Array.from({ length: 50 }, () => putNew(sessionId, sampleRecord(1))),
+        Array.from({ length: 50 }, () => putNew(sessionKey, sampleRecord(1))),
       );
       assert.equal(results.filter(Boolean).length, 1);
     });
 
     test('20 concurrent lock takers: exactly one owner', async () => {
-      const sessionId = newSessionId();
+      const sessionKey = newSessionKey();
       const owners = await Promise.all(
-        Array.from({ length: 20 }, () => getStore().acquireLock(sessionId, LONG_TTL_MS)),
+        Array.from({ length: 20 }, () => locks().acquire(sessionKey, LONG_TTL_MS)),
       );
       assert.equal(owners.filter((owner) => owner !== undefined).length, 1);
     });
@@ -445,69 +482,67 @@ export function tokenStoreContract(
     test('20 concurrent claims of one key: exactly one succeeds', async () => {
       const key = `claim-${randomUUID()}`;
       const results = await Promise.all(
-        Array.from({ length: 20 }, () => getStore().claimOnce(key, LONG_TTL_MS)),
+        Array.from({ length: 20 }, () => counters().claimOnce(key, LONG_TTL_MS)),
       );
       assert.equal(results.filter(Boolean).length, 1);
     });
   });
 
-  if (options.playerIndex === false) return;
-  describe('per-player index (sessionsOf, deletePlayer)', () => {
-    const player = (): string => `player-${randomUUID()}`;
+  describe('changes (optional: tested when the store has them)', () => {
+    /** Resolves true once `onChange` was called, false after `ms`. */
+    const told = (sessionKey: string, ms = 2000) =>
+      new Promise<boolean>((resolve) => {
+        const changes = getStore().changes!;
+        const timer = setTimeout(() => {
+          unwatch();
+          resolve(false);
+        }, ms);
+        const unwatch = changes.watch(sessionKey, () => {
+          clearTimeout(timer);
+          unwatch();
+          resolve(true);
+        });
+      });
+    /** Runs `body` once the store's notices are live (a store may take a moment to connect). */
+    const whenLive = async (body: () => Promise<void>) => {
+      const changes = getStore().changes;
+      if (changes === undefined) return; // the optional part is absent: nothing to hold it to
+      for (let waited = 0; !changes.live && waited < 2000; waited += 50) await sleep(50);
+      if (!changes.live) return; // never reliable here (e.g. tracking refused): callers poll
+      await body();
+    };
 
-    test('the store has sessionsOf and deletePlayer', async () => {
-      const store = getStore();
-      const hint = 'the per-player index is optional: pass { playerIndex: false } to leave it out';
-      assert.equal(typeof store.sessionsOf, 'function', `no sessionsOf(); ${hint}`);
-      assert.equal(typeof store.deletePlayer, 'function', `no deletePlayer(); ${hint}`);
+    test("a watcher is told of its session's write, delete and lock release", async () => {
+      await whenLive(async () => {
+        const sessionKey = newSessionKey();
+        let wait = told(sessionKey);
+        await putNew(sessionKey, sampleRecord(1));
+        assert.equal(await wait, true, 'not told of a write');
+        wait = told(sessionKey);
+        await records().delete(sessionKey);
+        assert.equal(await wait, true, 'not told of a delete');
+        const owner = await locks().acquire(sessionKey, LONG_TTL_MS);
+        wait = told(sessionKey);
+        await locks().release(sessionKey, owner!);
+        assert.equal(await wait, true, 'not told of a lock release');
+      });
     });
 
-    test("counts a player's live sessions, pruning deleted and expired ones", async () => {
-      const store = getStore();
-      const ada = player();
-      const bo = player();
-      const [a1, a2, a3, b1] = [newSessionId(), newSessionId(), newSessionId(), newSessionId()];
-      await putNew(a1, sampleRecord(1, { openId: ada }));
-      await putNew(a2, sampleRecord(1, { openId: ada }));
-      await putNew(a3, sampleRecord(1, { openId: ada }), SHORT_TTL_MS);
-      await putNew(b1, sampleRecord(1, { openId: bo }));
-      assert.equal(await store.sessionsOf!(ada), 3);
-      assert.equal(await store.sessionsOf!(bo), 1);
-      await store.delete(a1);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.equal(await store.sessionsOf!(ada), 1);
-      // A refresh (a compare-and-set rewrite) does not count the session twice.
-      const current = await store.get(a2);
-      await store.put(a2, { ...current!, version: 2 }, { expectedVersion: 1, ttlMs: LONG_TTL_MS });
-      assert.equal(await store.sessionsOf!(ada), 1);
-    });
-
-    test('deletePlayer ends every session of that player and no other', async () => {
-      const store = getStore();
-      const ada = player();
-      const bo = player();
-      const adaSessions = [newSessionId(), newSessionId(), newSessionId()];
-      const boSession = newSessionId();
-      for (const sessionId of adaSessions)
-        await putNew(sessionId, sampleRecord(1, { openId: ada }));
-      await putNew(boSession, sampleRecord(1, { openId: bo }));
-      assert.equal(await store.deletePlayer!(ada), 3);
-      for (const sessionId of adaSessions) assert.equal(await store.get(sessionId), undefined);
-      assert.notEqual(await store.get(boSession), undefined);
-      assert.equal(await store.sessionsOf!(ada), 0);
-      assert.equal(await store.deletePlayer!(ada), 0);
-    });
-
-    test('a login after deletePlayer is kept; a record deleted with its openId leaves the index', async () => {
-      const store = getStore();
-      const ada = player();
-      await store.deletePlayer!(ada);
-      const [kept, gone] = [newSessionId(), newSessionId()];
-      assert.equal(await putNew(kept, sampleRecord(1, { openId: ada })), true);
-      assert.equal(await putNew(gone, sampleRecord(1, { openId: ada })), true);
-      assert.equal(await store.delete(gone, { openId: ada }), true);
-      assert.equal(await store.sessionsOf!(ada), 1);
-      assert.notEqual(await store.get(kept), undefined);
+    test('an unsubscribed watcher is not told; a watch of another session is not told', async () => {
+      await whenLive(async () => {
+        const sessionKey = newSessionKey();
+        let calls = 0;
+        const unwatch = getStore().changes!.watch(sessionKey, () => {
+          calls += 1;
+        });
+        unwatch();
+        const other = told(newSessionKey(), PAST_SHORT_TTL_MS);
+        const control = told(sessionKey);
+        await putNew(sessionKey, sampleRecord(1));
+        assert.equal(await control, true);
+        assert.equal(await other, false);
+        assert.equal(calls, 0);
+      });
     });
   });
 }

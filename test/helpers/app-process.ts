@@ -22,10 +22,11 @@ const tokenStore = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
 // KILL_BEFORE_REFRESH_WRITE=1: the process dies (SIGKILL) after the platform answered a refresh and
 // before the new record is written. A refresh writes over a version; a login writes with null.
 if (process.env.KILL_BEFORE_REFRESH_WRITE === '1') {
-  const put = tokenStore.put.bind(tokenStore);
-  tokenStore.put = (sessionId, record, options) => {
+  const records = tokenStore.records;
+  const put = records.put.bind(records);
+  records.put = (sessionKey, record, options) => {
     if (options.expectedVersion !== null) process.kill(process.pid, 'SIGKILL');
-    return put(sessionId, record, options);
+    return put(sessionKey, record, options);
   };
 }
 // LOGIN_OPTIONS: JSON of extra platformLogin() options, e.g. a short token client timeout.

@@ -6,8 +6,24 @@ import type { TokenRecord, TokenStore } from 'express-platform-login';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { TEST_REDIRECT_URI } from './test-app';
 import { sessionIdFrom } from './session-cookie';
+import { hashSessionId } from '../../lib/core/hash';
 
 const HOUR = 3600_000;
+
+/** The record stored under a session key; `undefined` when absent or unreadable. */
+export async function recordAt(
+  store: TokenStore,
+  sessionKey: string,
+): Promise<TokenRecord | undefined> {
+  const read = await store.records.get(sessionKey);
+  return read.status === 'found' ? read.record : undefined;
+}
+
+/** The record of a browser's session (by its session id, as the cookie carries it). */
+export const storedRecord = (
+  store: TokenStore,
+  sessionId: string,
+): Promise<TokenRecord | undefined> => recordAt(store, hashSessionId(sessionId));
 
 /** Rewrites a session's record (version + 1), as another writer would. */
 export async function rewriteRecord(
@@ -15,10 +31,13 @@ export async function rewriteRecord(
   sessionId: string,
   change: (record: TokenRecord) => Partial<TokenRecord>,
 ): Promise<TokenRecord> {
-  const record = await store.get(sessionId);
+  const record = await storedRecord(store, sessionId);
   if (!record) throw new Error('no record to rewrite');
   const next = { ...record, ...change(record), version: record.version + 1 };
-  await store.put(sessionId, next, { expectedVersion: record.version, ttlMs: HOUR });
+  await store.records.put(hashSessionId(sessionId), next, {
+    expectedVersion: record.version,
+    ttlMs: HOUR,
+  });
   return next;
 }
 

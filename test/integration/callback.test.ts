@@ -5,6 +5,7 @@ import { MemoryTokenStore, type PlatformLoginEvents } from 'express-platform-log
 import { createTestApp, TEST_REDIRECT_URI, loginOptions } from '../helpers/test-app';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { platformLogin } from 'express-platform-login';
+import { storedRecord } from '../helpers/records';
 
 let sim: PlatformSimulator;
 beforeAll(async () => {
@@ -33,7 +34,7 @@ describe('a valid entry', () => {
     expect(res.headers['referrer-policy']).toBe('no-referrer');
     expect(sim.calls.authorization_code).toBe(1);
 
-    const record = await store.get(sessionIdFrom(res));
+    const record = await storedRecord(store, sessionIdFrom(res));
     expect(record).toMatchObject({ openId: 'player-ada', version: 1 });
     expect(record!.accessToken.length).toBeGreaterThan(0);
 
@@ -191,12 +192,12 @@ describe('a new player in a browser that holds another player', () => {
     const agent = request.agent(app);
     const ada = await agent.get(`/platform/callback?code=${code('player-ada')}`).expect(303);
     const adaSession = sessionIdFrom(ada);
-    expect(await store.get(adaSession)).toBeDefined();
+    expect(await storedRecord(store, adaSession)).toBeDefined();
 
     const other = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-bo' });
     const bo = await agent.get(`/platform/callback?code=${other}`).expect(303);
-    expect(await store.get(adaSession)).toBeUndefined();
-    expect((await store.get(sessionIdFrom(bo)))?.openId).toBe('player-bo');
+    expect(await storedRecord(store, adaSession)).toBeUndefined();
+    expect((await storedRecord(store, sessionIdFrom(bo)))?.openId).toBe('player-bo');
     expect((await agent.get('/api/me').expect(200)).body.openId).toBe('player-bo');
     expect(switches).toEqual([
       expect.objectContaining({ previousOpenId: 'player-ada', openId: 'player-bo' }),

@@ -265,34 +265,16 @@ describe('failed entries per client address', () => {
     expect((await enter('127.0.0.6', port, madeUp())).status).toBe(429);
   });
 
-  test("a studio's own store without countInWindow: still limited, per process, with a warning saying so", async () => {
+  test("a studio's own store without countInWindow is refused at creation, naming the part", () => {
     const inner = new MemoryTokenStore();
-    const store: TokenStore = {
-      get: (...args) => inner.get(...args),
-      put: (...args) => inner.put(...args),
-      delete: (...args) => inner.delete(...args),
-      acquireLock: (...args) => inner.acquireLock(...args),
-      releaseLock: (...args) => inner.releaseLock(...args),
-      claimOnce: (...args) => inner.claimOnce(...args),
-    };
-    const warnings: string[] = [];
-    const logger = {
-      debug: () => undefined,
-      info: () => undefined,
-      warn: (_fields: unknown, message: string) => warnings.push(message),
-      error: () => undefined,
-    };
-    const { app } = createTestApp({
-      sim,
-      login: { platformOrigins: [PLATFORM], store, logger, entryFailureLimit: 2 },
-    });
-    expect(warnings.filter((w) => w.includes('countInWindow'))).toHaveLength(1);
-    const listening = await listen(app);
-    apps.push(listening);
-    const statuses: number[] = [];
-    for (let i = 0; i < 3; i += 1)
-      statuses.push((await enter('127.0.0.8', listening.port, madeUp())).status);
-    expect(statuses).toEqual([400, 400, 429]);
+    const store = {
+      records: inner.records,
+      locks: inner.locks,
+      counters: { claimOnce: inner.counters.claimOnce },
+    } as unknown as TokenStore;
+    expect(() =>
+      createTestApp({ sim, login: { platformOrigins: [PLATFORM], store, entryFailureLimit: 2 } }),
+    ).toThrow(/`counters` part has no `countInWindow\(\)`/);
   });
 
   test('entryFailureLimit: 0 turns the limit off', async () => {

@@ -11,7 +11,7 @@ import { startSimulator, type PlatformSimulator } from 'express-platform-login/s
 import { readConfig } from '../../example-app/config';
 import { startExample, type RunningExample } from '../../example-app/start';
 import { freePort } from '../helpers/free-port';
-import { expiringIn, rewriteRecord } from '../helpers/records';
+import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 
 const ROOT = join(__dirname, '../..');
@@ -175,7 +175,7 @@ describe('with no environment: embedded simulator, memory stores', () => {
     expect(await json(me)).toStrictEqual(ADA);
 
     // What the open API says when asked directly with the player's token.
-    const record = (await example.login.store.get(browser.sessionId())) as TokenRecord;
+    const record = (await storedRecord(example.login.store, browser.sessionId())) as TokenRecord;
     const direct = await fetch(`${sim.url}/userinfo`, {
       headers: { Authorization: `Bearer ${record.accessToken}` },
     });
@@ -193,7 +193,7 @@ describe('with no environment: embedded simulator, memory stores', () => {
     const logout = await browser.fetch(url('/logout'), { method: 'POST', headers: JSON_ACCEPT });
     expect(logout.status).toBe(204);
     expect(browser.cookies.has('connect.sid')).toBe(false);
-    expect(await example.login.store.get(sessionId)).toBeUndefined();
+    expect(await storedRecord(example.login.store, sessionId)).toBeUndefined();
     const after = await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT });
     expect(after.status).toBe(401);
     expect(await json(after)).toStrictEqual({ error: 'login_required' });
@@ -294,7 +294,7 @@ describe('with REDIS_URL and TOKEN_ENCRYPTION_KEY: two instances are one service
   test('Redis holds no token in plaintext, in the token records or in the sessions', async () => {
     const browser = new Browser();
     await enterFrom(sim, a, browser, 'player-bo');
-    const record = (await a.login.store.get(browser.sessionId())) as TokenRecord;
+    const record = (await storedRecord(a.login.store, browser.sessionId())) as TokenRecord;
     expect(record.openId).toBe('player-bo');
 
     const keys: string[] = [];

@@ -12,6 +12,7 @@ import type { TokenRecord } from 'express-platform-login';
 import { readConfig } from '../../example-app/config';
 import { startExample, type RunningExample } from '../../example-app/start';
 import { launchChromium } from '../helpers/browser';
+import { storedRecord } from '../helpers/records';
 
 // UPDATE_SCREENSHOTS=1 refreshes docs/example-app.md's pictures; otherwise they go to a scratch folder, so a
 // test run leaves the working tree as it was.
@@ -75,7 +76,7 @@ test('lobby → Enter game → the player → the open API → log out, and the 
     const sessionCookie = (await context.cookies()).find((c) => c.name === 'connect.sid');
     expect(sessionCookie?.httpOnly).toBe(true);
     const sessionId = /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(sessionCookie!.value))![1]!;
-    const record = (await example.login.store.get(sessionId)) as TokenRecord;
+    const record = (await storedRecord(example.login.store, sessionId)) as TokenRecord;
     expect(record.openId).toBe('player-bo');
 
     await expect(page.locator('#open-id').textContent()).resolves.toBe('player-bo');
@@ -115,7 +116,7 @@ test('lobby → Enter game → the player → the open API → log out, and the 
     await expect(page.locator('#logged-out').textContent()).resolves.toBe('You are not logged in.');
     expect(page.url()).toBe(example.url);
     expect((await context.cookies()).some((c) => c.name === 'connect.sid')).toBe(false);
-    await expect(example.login.store.get(sessionId)).resolves.toBeUndefined();
+    await expect(storedRecord(example.login.store, sessionId)).resolves.toBeUndefined();
     await page.screenshot({ path: join(SCREENSHOTS, 'logged-out.png') });
   } finally {
     await context.close();

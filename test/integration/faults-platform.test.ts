@@ -15,7 +15,7 @@ import {
 } from 'express-platform-login/simulator';
 import { RedisTokenStore, type PlatformLoginOptions } from 'express-platform-login';
 import { freePort } from '../helpers/free-port';
-import { expiringIn, rewriteRecord } from '../helpers/records';
+import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 
@@ -162,12 +162,12 @@ describe('at the refresh', () => {
       const { app, store, cookie, sessionId, before, res } = await expiredRefreshFailing(fault);
       expect(res.headers['retry-after']).toBe('5');
       expect(sim.calls.refresh_token).toBeLessThanOrEqual(1 + CLIENT.refreshRetries);
-      expect(await store.get(sessionId)).toEqual(before);
+      expect(await storedRecord(store, sessionId)).toEqual(before);
 
       sim.clearFaults();
       const back = await get(app, '/api/token', cookie);
       expect(back.status).toBe(200);
-      expect((await store.get(sessionId))!.version).toBe(before.version + 1);
+      expect((await storedRecord(store, sessionId))!.version).toBe(before.version + 1);
     },
   );
 
@@ -190,7 +190,7 @@ describe('at the refresh', () => {
       expect([held.status, held.body]).toEqual([503, { error: 'platform_unavailable' }]);
       expect(Number(held.headers['retry-after'])).toBeGreaterThanOrEqual(29);
       expect(sim.calls.refresh_token).toBe(1);
-      expect(await store.get(sessionId)).toEqual(before);
+      expect(await storedRecord(store, sessionId)).toEqual(before);
     },
   );
 
@@ -208,7 +208,7 @@ describe('at the refresh', () => {
       // One refresh (with its retry): platformToken() in the handler does not try again.
       expect(sim.calls.refresh_token).toBeLessThanOrEqual(1 + CLIENT.refreshRetries);
       expect(res.body.accessToken).toBe(before.accessToken);
-      expect(await store.get(sessionId)).toEqual(before);
+      expect(await storedRecord(store, sessionId)).toEqual(before);
     },
   );
 
@@ -219,7 +219,7 @@ describe('at the refresh', () => {
     const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
     const res = await get(unreachable, '/api/token', cookie);
     expect([res.status, res.body]).toEqual([503, { error: 'platform_unavailable' }]);
-    expect(await store.get(sessionId)).toEqual(before);
+    expect(await storedRecord(store, sessionId)).toEqual(before);
     expect((await get(app, '/api/token', cookie)).status).toBe(200);
   });
 
@@ -237,6 +237,6 @@ describe('at the refresh', () => {
     expect(res.status).toBe(200);
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(950); // the platform asked for 1 s
     expect(sim.calls.refresh_token).toBe(2);
-    expect((await store.get(sessionId))!.version).toBe(before.version + 1);
+    expect((await storedRecord(store, sessionId))!.version).toBe(before.version + 1);
   });
 });

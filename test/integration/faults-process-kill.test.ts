@@ -15,7 +15,7 @@ import {
   type ApiAnswer,
   type ProcessLogin,
 } from '../helpers/process-entry';
-import { expiringIn, rewriteRecord } from '../helpers/records';
+import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { waitUntil } from '../helpers/wait-until';
 
 /** One attempt of at most 1 s and no retry. */
@@ -123,7 +123,7 @@ test('killed while holding the refresh lock: the lock expires, another process r
   expect(tokens.has(before.accessToken)).toBe(false);
   // The victim's call and exactly one takeover: the waiting requests did not call the platform.
   expect(sim.calls.refresh_token).toBe(2);
-  const after = await store.get(login.sessionId);
+  const after = await storedRecord(store, login.sessionId);
   expect(after!.version).toBe(before.version + 1);
   expect(after!.accessToken).toBe([...tokens][0]);
 });
@@ -136,14 +136,14 @@ describe('killed after the platform answered a refresh, before the store write',
     await expect(tokenFrom(victim.url, login)).rejects.toThrow();
     await diedOfSigkill(victim);
     expect(sim.calls.refresh_token).toBe(1); // the platform answered…
-    expect(await store.get(login.sessionId)).toEqual(before); // …and nothing was written
+    expect(await storedRecord(store, login.sessionId)).toEqual(before); // …and nothing was written
 
     await sleep(ARRIVE_AFTER_MS);
     const answers = await burstOnSurvivors(login, 20);
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(new Set(answers.map((a) => a.body.accessToken)).size).toBe(1);
     expect(sim.calls.refresh_token).toBe(2);
-    const after = await store.get(login.sessionId);
+    const after = await storedRecord(store, login.sessionId);
     expect(after!.version).toBe(before.version + 1);
     expect(after!.refreshToken).toBe(before.refreshToken);
   });
@@ -156,7 +156,7 @@ describe('killed after the platform answered a refresh, before the store write',
     await expect(tokenFrom(victim.url, login)).rejects.toThrow();
     await diedOfSigkill(victim);
     expect(sim.calls.refresh_token).toBe(1);
-    expect(await store.get(login.sessionId)).toEqual(before);
+    expect(await storedRecord(store, login.sessionId)).toEqual(before);
 
     // The platform rotated the refresh token we still hold: it answers invalid_grant, the record
     // is deleted and the player is asked to enter again. No design can avoid this without the
@@ -165,7 +165,7 @@ describe('killed after the platform answered a refresh, before the store write',
     const first = await tokenFrom(survivors[0]!.url, login);
     expect(first).toEqual({ status: 401, body: { error: 'reauth_required' } });
     expect(sim.calls.refresh_token).toBe(2);
-    expect(await store.get(login.sessionId)).toBeUndefined();
+    expect(await storedRecord(store, login.sessionId)).toBeUndefined();
     expect(await tokenFrom(survivors[1]!.url, login)).toEqual({
       status: 401,
       body: { error: 'login_required' },

@@ -13,7 +13,7 @@ import {
   type ApiAnswer,
   type ProcessLogin,
 } from '../helpers/process-entry';
-import { expiringIn, rewriteRecord } from '../helpers/records';
+import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { waitUntil } from '../helpers/wait-until';
 
 /** The player enterThrough() logs in when it is given none. */
@@ -68,7 +68,7 @@ test('a lock orphaned by a holder that died, token still usable: served with the
 
   // The waiting refresh goes on in the background and takes over once the dead lock expires.
   await waitUntil(
-    async () => (await store.get(login.sessionId))!.version === before.version + 1,
+    async () => (await storedRecord(store, login.sessionId))!.version === before.version + 1,
     'the refresh after the orphaned lock expired',
   );
   expect(sim.calls.refresh_token).toBe(1);
@@ -105,7 +105,7 @@ test("the platform throttles with Retry-After: 30: one call across both processe
   }
   expect(Math.max(...answers.map((a) => Number(a.retryAfter)))).toBe(30);
   expect(sim.calls.refresh_token).toBe(1);
-  expect(await store.get(login.sessionId)).toEqual(before);
+  expect(await storedRecord(store, login.sessionId)).toEqual(before);
   // The hold lives in Redis with the platform's lifetime, for processes that start later too.
   const holdTtl = await redis.pttl(`${prefix}t:{${hashSessionId(login.sessionId)}}:r`);
   expect(holdTtl).toBeGreaterThan(25_000);
@@ -168,5 +168,5 @@ test('a hanging platform and a token with 30 s left: every request on both proce
   }
   // One refresh under way for the session across both processes, the others wait for its record.
   expect(sim.calls.refresh_token).toBe(1);
-  expect(await store.get(login.sessionId)).toEqual(before);
+  expect(await storedRecord(store, login.sessionId)).toEqual(before);
 }, 30_000);

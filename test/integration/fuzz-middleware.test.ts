@@ -14,7 +14,7 @@ import {
   queryString,
   type RawClient,
 } from '../helpers/fuzz-http';
-import { enter } from '../helpers/records';
+import { enter, storedRecord } from '../helpers/records';
 import { createTestApp, SESSION_SECRET } from '../helpers/test-app';
 
 /** Routes of the test app that answer GET behind the middleware, and paths that have none. */
@@ -32,7 +32,7 @@ beforeAll(async () => {
   store = new MemoryTokenStore();
   const { app } = createTestApp({ sim, login: { store } });
   ({ sessionId } = await enter(app, sim, 'player-ada'));
-  before = (await store.get(sessionId))!;
+  before = (await storedRecord(store, sessionId))!;
   client = await listenRaw(app);
   sim.resetCalls();
 });
@@ -101,5 +101,5 @@ test('any method, path, query, Accept and cookie: 200, 401 or 404, no platform c
     { numRuns: 1500 },
   );
   expect(sim.calls).toEqual({ authorization_code: 0, refresh_token: 0, invalid: 0, userinfo: 0 });
-  expect(await store.get(sessionId)).toEqual(before);
+  expect(await storedRecord(store, sessionId)).toEqual(before);
 });

@@ -46,10 +46,17 @@ interface AppOptions {
   encryptionKeys?: { id: string; key: string }[];
   /** `handleErrors: false`, with an error middleware of the app's own that reads the session. */
   ownErrors?: boolean;
+  /** RedisTokenStore's `recordCache` (on by default). */
+  recordCache?: boolean;
 }
 
 /** A game backend as the quick start builds it, one client for sessions and tokens. */
-async function newApp({ sessionStore, encryptionKeys, ownErrors }: AppOptions = {}) {
+async function newApp({
+  sessionStore,
+  encryptionKeys,
+  ownErrors,
+  recordCache = true,
+}: AppOptions = {}) {
   const client = new Redis(server.port, '127.0.0.1', {
     maxRetriesPerRequest: 1,
     commandTimeout: 1000,
@@ -59,9 +66,10 @@ async function newApp({ sessionStore, encryptionKeys, ownErrors }: AppOptions = 
     redis: client,
     prefix: `${prefix}t:`,
     ...(encryptionKeys ? { encryptionKeys } : {}),
+    recordCache,
   });
   stores.push(store);
-  await waitUntil(() => store.recordCacheActive, 'the record cache to come on');
+  if (recordCache) await waitUntil(() => store.recordCacheActive, 'the record cache to come on');
   const login = platformLogin(
     loginOptions(sim, { store, ...(ownErrors ? { handleErrors: false } : {}) }),
   );
@@ -113,9 +121,22 @@ async function counts() {
   };
 }
 
+/** Resolves once the store is told the session's record or lock changed (10 s at most). */
+function nextChange(store: RedisTokenStore, sessionId: string): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      unwatch();
+      resolve();
+    };
+    const timer = setTimeout(done, 10_000);
+    const unwatch = store.changes!.watch(hashSessionId(sessionId), done);
+  });
+}
+
 /** Deletes the key and resolves once the app's store has had Redis's message about it. */
 async function deleted(store: RedisTokenStore, sessionId: string, key: string): Promise<void> {
-  const seen = store.waitForChange(sessionId, 10_000);
+  const seen = nextChange(store, sessionId);
   await raw.del(key);
   await seen;
 }
@@ -158,7 +179,7 @@ describe('a required route', () => {
     const ada = await enter(app, sim, 'player-ada');
     const bob = await enter(app, sim, 'player-bo');
     await ada.agent.get('/api/me').expect(200);
-    const seen = store.waitForChange(ada.sessionId, 10_000);
+    const seen = nextChange(store, ada.sessionId);
     expect(await other.login.logoutPlayer('player-ada')).toBe(1);
     await seen;
 
@@ -220,6 +241,51 @@ describe('a login this process cannot tell has ended', () => {
     const served = await request(upgraded.app).get('/api/me').set('Cookie', cookie).expect(200);
     expect(served.body.openId).toBe('player-ada');
   });
+
+  // Issue 25 item 3: with the record cache, concurrent requests of one session share one read,
+  // and every one of them must get its `unreadable` answer (not only the first).
+  test.each([
+    ['with the record cache', true],
+    ['without it', false],
+  ])(
+    'concurrent requests of a session whose record this process cannot read, %s: each is 401 (or a visitor), no session ends',
+    async (_name, recordCache) => {
+      const oldKey = { id: 'k1', key: randomBytes(32).toString('base64') };
+      const newKey = { id: 'k2', key: randomBytes(32).toString('base64') };
+      const upgraded = await newApp({ encryptionKeys: [newKey, oldKey], recordCache });
+      const behind = await newApp({ encryptionKeys: [oldKey], recordCache });
+      const unreadable: string[] = [];
+      behind.login.on('unreadableRecord', (event) => unreadable.push(event.reason));
+      const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });
+      const entry = await request(upgraded.app).get(`/platform/callback?code=${code}`).expect(303);
+      const cookie = sessionCookieFrom(entry);
+      const sessionId = sessionIdFrom(entry);
+
+      const burst = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          request(behind.app)
+            .get(i % 2 === 0 ? '/api/me' : '/optional')
+            .set('Cookie', cookie)
+            .set('Accept', 'application/json'),
+        ),
+      );
+      for (const [i, res] of burst.entries()) {
+        if (i % 2 === 0) {
+          expect(res.status).toBe(401);
+          expect(res.body).toEqual({ error: 'login_required' });
+        } else {
+          expect(res.status).toBe(200);
+          expect(res.body).toEqual({ player: null });
+        }
+      }
+      expect(unreadable).toEqual(Array(8).fill('unknown_key'));
+      // The session and its login marker are still there, and a process with the key serves it.
+      const stored = JSON.parse((await raw.get(sessionKey(sessionId)))!) as Record<string, unknown>;
+      expect(stored).toMatchObject({ platformLogin: { openId: 'player-ada' } });
+      const served = await request(upgraded.app).get('/api/me').set('Cookie', cookie).expect(200);
+      expect(served.body.openId).toBe('player-ada');
+    },
+  );
 
   test("handleErrors: false: the app's own error middleware gets the request with its session", async () => {
     const { app, store } = await newApp({ ownErrors: true });

@@ -11,8 +11,9 @@ import {
   SESSION_SECRET,
   TEST_REDIRECT_URI,
 } from '../helpers/test-app';
-import { enter, expiringIn, rewriteRecord } from '../helpers/records';
+import { enter, expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
+import { hashSessionId } from '../../lib/core/hash';
 
 let sim: PlatformSimulator;
 beforeAll(async () => {
@@ -55,7 +56,7 @@ describe('no login', () => {
     sim.revokeRefreshTokens();
     const res = await agent.get('/optional').expect(200);
     expect(res.body).toEqual({ player: null });
-    expect(await store.get(sessionId)).toBeUndefined();
+    expect(await storedRecord(store, sessionId)).toBeUndefined();
   });
 
   test("the app's error middleware gets a LoginRequiredError without stack frames, and other errors keep theirs", async () => {
@@ -88,7 +89,7 @@ describe('no login', () => {
   test('a record gone from the store is 401 login_required', async () => {
     const { app, store } = setUp();
     const { agent, sessionId } = await enter(app, sim);
-    await store.delete(sessionId);
+    await store.records.delete(hashSessionId(sessionId));
     const res = await agent.get('/api/me').set('Accept', 'application/json');
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'login_required' });
@@ -131,7 +132,7 @@ describe('refresh before the handler', () => {
     sim.resetCalls();
     const res = await agent.get('/api/token').expect(200);
     expect(sim.calls.refresh_token).toBe(1);
-    const after = await store.get(sessionId);
+    const after = await storedRecord(store, sessionId);
     expect(after!.version).toBe(before.version + 1);
     expect(after!.accessExpiresAt).toBeGreaterThan(Date.now() + HOUR);
     // The platform renews an unexpired token in place: same value, new expiry.
@@ -148,7 +149,7 @@ describe('refresh before the handler', () => {
     sim.advanceClock(3 * 3600); // the platform agrees the token has expired
     const res = await agent.get('/api/token').expect(200);
     expect(res.body.accessToken).not.toBe(before.accessToken);
-    expect((await store.get(sessionId))!.accessToken).toBe(res.body.accessToken);
+    expect((await storedRecord(store, sessionId))!.accessToken).toBe(res.body.accessToken);
   });
 
   test('token client options given as undefined keep their defaults (refresh still works)', async () => {
@@ -158,32 +159,52 @@ describe('refresh before the handler', () => {
     const { agent, sessionId } = await enter(app, sim);
     const before = await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
     await agent.get('/api/me').expect(200);
-    expect((await store.get(sessionId))!.version).toBe(before.version + 1);
+    expect((await storedRecord(store, sessionId))!.version).toBe(before.version + 1);
   });
 
-  test("the refresh lock lives 5 s, renewed by its holder; on a store that cannot renew it, it outlives the client's slowest refresh", async () => {
+  test('the refresh lock lives 5 s, renewed by its holder', async () => {
     const lockTtls: number[] = [];
-    class RecordingStore extends MemoryTokenStore {
-      override acquireLock(sessionId: string, ttlMs: number): Promise<string | undefined> {
-        lockTtls.push(ttlMs);
-        return super.acquireLock(sessionId, ttlMs);
-      }
-    }
+    const store = new MemoryTokenStore();
+    const acquire = store.locks.acquire;
+    store.locks.acquire = (sessionKey, ttlMs) => {
+      lockTtls.push(ttlMs);
+      return acquire(sessionKey, ttlMs);
+    };
     const tokenClient = { timeoutMs: 1500, refreshRetries: 1, maxRetryDelayMs: 700 };
-    const renewing = new RecordingStore();
-    // A store without extendLock (a studio's own, say): its lock must outlive a refresh alone.
-    const plain = new RecordingStore();
-    Object.defineProperty(plain, 'extendLock', { value: undefined });
-    for (const store of [renewing, plain]) {
-      const { app, login } = setUp({ store, tokenClient });
-      const { agent, sessionId } = await enter(app, sim);
-      await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
-      await agent.get('/api/me').expect(200);
-      // Two attempts timing out, one wait before the retry.
-      expect(login.client.longestRefreshMs).toBe(1500 * 2 + 700);
-    }
-    // The plain store's: that slowest refresh and a second of margin.
-    expect(lockTtls).toEqual([5000, 1500 * 2 + 700 + 1000]);
+    const { app, login } = setUp({ store, tokenClient });
+    const { agent, sessionId } = await enter(app, sim);
+    await rewriteRecord(store, sessionId, expiringIn(10 * SECOND));
+    await agent.get('/api/me').expect(200);
+    // Two attempts timing out, one wait before the retry.
+    expect(login.client.longestRefreshMs).toBe(1500 * 2 + 700);
+    expect(lockTtls).toEqual([5000]);
+  });
+
+  test('a store lacking a part (or a method of one) is refused at creation, naming it', () => {
+    const full = new MemoryTokenStore();
+    const create = (store: object) => () =>
+      platformLogin({
+        authUrl: sim.url,
+        clientId: 'c',
+        clientSecret: 's',
+        redirectUri: 'https://game.example/cb',
+        store: store as never,
+      });
+    expect(create({ records: full.records, counters: full.counters })).toThrow(
+      /The token store has no `locks` part \(acquire, extend, release, hold, heldMs\)/,
+    );
+    const { extend: _extend, ...locksWithoutExtend } = full.locks;
+    expect(
+      create({ records: full.records, locks: locksWithoutExtend, counters: full.counters }),
+    ).toThrow(TypeError);
+    expect(
+      create({ records: full.records, locks: locksWithoutExtend, counters: full.counters }),
+    ).toThrow(/`locks` part has no `extend\(\)`/);
+    // The old single-object shape is refused the same way.
+    expect(create({ get: () => undefined, put: () => true })).toThrow(/no `records` part/);
+    expect(
+      create({ records: full.records, locks: full.locks, counters: full.counters }),
+    ).not.toThrow();
   });
 
   test('the skew is configurable', async () => {
@@ -212,10 +233,10 @@ describe('refresh before the handler', () => {
     const startedAt = Date.now();
     await agent.get('/api/me').expect(200);
     // Served with the current record, before the slow platform answered.
-    expect((await store.get(sessionId))!.version).toBe(before.version);
+    expect((await storedRecord(store, sessionId))!.version).toBe(before.version);
     expect(Date.now() - startedAt).toBeLessThan(400);
     expect((await refreshed).background).toBe(true);
-    expect((await store.get(sessionId))!.version).toBe(before.version + 1);
+    expect((await storedRecord(store, sessionId))!.version).toBe(before.version + 1);
     expect(sim.calls.refresh_token).toBe(1);
   });
 });
@@ -231,7 +252,7 @@ describe('the failure table', () => {
     const res = await agent.get('/api/me').set(json);
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'reauth_required' });
-    expect(await store.get(sessionId)).toBeUndefined();
+    expect(await storedRecord(store, sessionId)).toBeUndefined();
     expect((await agent.get('/api/me').set(json)).body).toEqual({ error: 'login_required' });
   });
 
@@ -250,7 +271,7 @@ describe('the failure table', () => {
       sim.injectFault(fault, { grant: 'refresh_token' });
       const res = await agent.get('/api/token').expect(200);
       expect(res.body.accessToken).toBe(before.accessToken);
-      expect(await store.get(sessionId)).toEqual(before);
+      expect(await storedRecord(store, sessionId)).toEqual(before);
       expect(failures).toHaveLength(1);
     },
   );
@@ -273,7 +294,7 @@ describe('the failure table', () => {
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ error: 'platform_unavailable' });
       expect(res.headers['retry-after']).toBe('5');
-      expect(await store.get(sessionId)).toEqual(before);
+      expect(await storedRecord(store, sessionId)).toEqual(before);
       // Once the platform is back, the same login works again.
       sim.clearFaults();
       await agent.get('/api/me').expect(200);
@@ -319,7 +340,7 @@ describe('the failure table', () => {
       [503, { error: 'platform_unavailable' }],
     ]);
     expect(sim.calls.refresh_token).toBe(1);
-    expect(await store.get(sessionId)).toEqual(before);
+    expect(await storedRecord(store, sessionId)).toEqual(before);
   });
 
   test('invalid_client: 503 platform_misconfigured, tokens kept', async () => {
@@ -335,7 +356,7 @@ describe('the failure table', () => {
     const res = await agent.get('/api/me').set(json);
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ error: 'platform_misconfigured' });
-    expect(await store.get(sessionId)).toEqual(before);
+    expect(await storedRecord(store, sessionId)).toEqual(before);
   });
 
   test('a refresh that returns another open_id is refused: record deleted, 401 reauth_required', async () => {
@@ -349,7 +370,7 @@ describe('the failure table', () => {
     const res = await agent.get('/api/me').set(json);
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'reauth_required' });
-    expect(await store.get(sessionId)).toBeUndefined();
+    expect(await storedRecord(store, sessionId)).toBeUndefined();
   });
 
   test('a response without a refresh_token keeps the old refresh token', async () => {
@@ -361,7 +382,7 @@ describe('the failure table', () => {
       { grant: 'refresh_token' },
     );
     await agent.get('/api/me').expect(200);
-    const after = await store.get(sessionId);
+    const after = await storedRecord(store, sessionId);
     expect(after!.version).toBe(before.version + 1);
     expect(after!.refreshToken).toBe(before.refreshToken);
   });
@@ -387,14 +408,14 @@ describe('req.platformFetch', () => {
   test('a 401 from the open API forces one refresh and one retry', async () => {
     const { app, store } = setUp();
     const { agent, sessionId } = await enter(app, sim);
-    const before = await store.get(sessionId);
+    const before = await storedRecord(store, sessionId);
     sim.advanceClock(3 * 3600); // the platform ends the token while the record still looks fresh
     sim.resetCalls();
     const res = await agent.get('/api/profile').expect(200);
     expect(res.body.open_id).toBe('player-ada');
     expect(sim.calls.refresh_token).toBe(1);
     expect(sim.calls.userinfo).toBe(2);
-    expect((await store.get(sessionId))!.accessToken).not.toBe(before!.accessToken);
+    expect((await storedRecord(store, sessionId))!.accessToken).not.toBe(before!.accessToken);
   });
 });
 
@@ -417,7 +438,7 @@ describe('the express-session write-back race', () => {
     expect(slowAnswer.status).toBe(200);
     const later = await agent.get('/api/token').expect(200);
     expect(later.body.accessToken).toBe(refreshed.body.accessToken);
-    expect((await store.get(sessionId))!.accessToken).toBe(refreshed.body.accessToken);
+    expect((await storedRecord(store, sessionId))!.accessToken).toBe(refreshed.body.accessToken);
   });
 });
 
@@ -430,7 +451,7 @@ describe('logout', () => {
     const res = await agent.post('/logout');
     expect(res.status).toBe(204);
     expect(String(res.headers['set-cookie'])).toMatch(/connect\.sid=;.*Expires=Thu, 01 Jan 1970/);
-    expect(await store.get(sessionId)).toBeUndefined();
+    expect(await storedRecord(store, sessionId)).toBeUndefined();
     await agent.get('/api/me').expect(401);
     expect(logouts).toEqual(['player-ada']);
   });

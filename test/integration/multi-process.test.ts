@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { platformLogin, RedisTokenStore } from 'express-platform-login';
 import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/app-processes';
-import { expiringIn, rewriteRecord } from '../helpers/records';
+import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 
 const PROCESSES = 4;
 let sim: PlatformSimulator;
@@ -96,7 +96,7 @@ test('a rotating platform: repeated refresh storms across processes never cause 
       apps.map(async (app) => (await fetch(`${app.url}/stats`)).json()),
     );
     expect(stats.map((s) => (s as { reauths: number }).reauths)).toEqual(Array(PROCESSES).fill(0));
-    expect(await store.get(sessionId)).toBeDefined();
+    expect(await storedRecord(store, sessionId)).toBeDefined();
   } finally {
     sim.setRotation(false);
   }

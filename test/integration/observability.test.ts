@@ -10,9 +10,10 @@ import {
   type PlatformLogger,
 } from 'express-platform-login';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
-import { enter, expiringIn, rewriteRecord } from '../helpers/records';
+import { enter, expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { bucketBounds, createTestMeter, sample, series, type TestMeter } from '../helpers/metrics';
 import { startRedisServer } from '../helpers/redis-server';
+import { hashSessionId } from '../../lib/core/hash';
 
 let sim: PlatformSimulator;
 let meter: TestMeter;
@@ -53,7 +54,7 @@ describe('metrics', () => {
     const sessionId = /connect\.sid=s%3A([^.]+)\./.exec(String(entry.headers['set-cookie']))![1]!;
     await rewriteRecord(store, sessionId, expiringIn(10_000));
     await agent.get('/api/me').expect(200);
-    const record = await store.get(sessionId);
+    const record = await storedRecord(store, sessionId);
 
     const text = await meter.scrape();
     expect(
@@ -87,11 +88,11 @@ describe('metrics', () => {
     const { app } = createTestApp({ sim, login: { store, meterProvider: meter.provider } });
     const { agent, sessionId } = await enter(app, sim);
     await rewriteRecord(store, sessionId, expiringIn(-1000));
-    const owner = await store.acquireLock(sessionId, 60_000); // "another process" refreshing
+    const owner = await store.locks.acquire(hashSessionId(sessionId), 60_000); // "another process" refreshing
     const waiting = agent.get('/api/me').then((res) => res); // supertest starts a request on then()
     await new Promise((resolve) => setTimeout(resolve, 200));
     await rewriteRecord(store, sessionId, expiringIn(3_600_000)); // …which then writes its result
-    await store.releaseLock(sessionId, owner!);
+    await store.locks.release(hashSessionId(sessionId), owner!);
     expect((await waiting).status).toBe(200);
     const text = await meter.scrape();
     expect(sample(text, 'epl_lock_waits_total', { outcome: 'refreshed-elsewhere' })).toBe(1);
@@ -278,7 +279,7 @@ describe('the logger option', () => {
       lines.some((line) => line.level === 'warn' && line.fields.event === 'refreshFailed'),
     ).toBe(true);
 
-    const record = await store.get(sessionId);
+    const record = await storedRecord(store, sessionId);
     const everything = JSON.stringify(lines);
     for (const secret of [
       sessionId,

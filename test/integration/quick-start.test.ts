@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { RedisTokenStore } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { freePort } from '../helpers/free-port';
+import { storedRecord } from '../helpers/records';
 
 const root = join(__dirname, '..', '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -188,12 +189,12 @@ describe('the quick start, running against the simulator and Redis', () => {
 
     // The tokens are in Redis, encrypted with TOKEN_ENCRYPTION_KEY: unreadable without it.
     const withKey = new RedisTokenStore({ redis, encryptionKeys: [{ id: 'k1', key: tokenKey }] });
-    expect(await withKey.get(sessionId)).toMatchObject({ openId: 'player-bo' });
-    expect(await new RedisTokenStore({ redis }).get(sessionId)).toBeUndefined();
+    expect(await storedRecord(withKey, sessionId)).toMatchObject({ openId: 'player-bo' });
+    expect(await storedRecord(new RedisTokenStore({ redis }), sessionId)).toBeUndefined();
 
     const logout = await fetch(`${url}/logout`, { method: 'POST', headers: { cookie } });
     expect(logout.status).toBe(204);
-    expect(await withKey.get(sessionId)).toBeUndefined();
+    expect(await storedRecord(withKey, sessionId)).toBeUndefined();
     const after = await fetch(`${url}/api/me`, {
       headers: { cookie, accept: 'application/json' },
     });

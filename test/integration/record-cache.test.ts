@@ -11,11 +11,35 @@ import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { loginOptions } from '../helpers/test-app';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { newSessionId, sampleRecord } from 'express-platform-login/testing';
+import type { PutOptions } from '../../lib/core/token-store';
+import type { TokenRecord } from '../../lib/core/token-record';
 import { waitUntil } from '../helpers/wait-until';
 
 const TTL_MS = 60_000;
 const prefix = 'cache-test:';
 const recordKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:t`;
+
+// These tests name sessions by their session ids, as a browser's cookie does; the store is keyed
+// by their hash, which the middleware computes once per request.
+const put = (store: RedisTokenStore, sessionId: string, record: TokenRecord, options: PutOptions) =>
+  store.records.put(hashSessionId(sessionId), record, options);
+/** The record of a session; `undefined` when absent or unreadable. */
+async function get(store: RedisTokenStore, sessionId: string): Promise<TokenRecord | undefined> {
+  const read = await store.records.get(hashSessionId(sessionId));
+  return read.status === 'found' ? read.record : undefined;
+}
+/** Resolves once the store is told the session's record or lock may have changed, or after `ms`. */
+function nextChange(store: RedisTokenStore, sessionId: string, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      unwatch();
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const unwatch = store.changes!.watch(hashSessionId(sessionId), done);
+  });
+}
 
 let server: TestRedisServer;
 let raw: Redis;
@@ -57,9 +81,9 @@ async function expectServedFromMemory(
   sessionId: string,
   version: number,
 ): Promise<void> {
-  expect((await store.get(sessionId))?.version).toBe(version);
+  expect((await get(store, sessionId))?.version).toBe(version);
   const before = await getCalls();
-  expect((await store.get(sessionId))?.version).toBe(version);
+  expect((await get(store, sessionId))?.version).toBe(version);
   expect(await getCalls()).toBe(before);
 }
 
@@ -72,7 +96,7 @@ async function untilRead(
   await waitUntil(
     async () => {
       try {
-        return (await store.get(sessionId))?.version === expected;
+        return (await get(store, sessionId))?.version === expected;
       } catch {
         return false;
       }
@@ -90,7 +114,7 @@ async function writtenAndSeen(
   sessionId: string,
   write: () => Promise<unknown>,
 ): Promise<void> {
-  const seen = readers.map((reader) => reader.waitForChange(sessionId, 10_000));
+  const seen = readers.map((reader) => nextChange(reader, sessionId, 10_000));
   await write();
   await Promise.all(seen);
 }
@@ -112,11 +136,11 @@ describe('served from memory', () => {
     const [store, writer] = [await newStore(), await newStore()];
     const sessionId = newSessionId();
     await writtenAndSeen([store], sessionId, () =>
-      writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
+      put(writer, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
     );
-    expect((await store.get(sessionId))?.version).toBe(1);
+    expect((await get(store, sessionId))?.version).toBe(1);
     const before = await getCalls();
-    for (let i = 0; i < 50; i += 1) expect((await store.get(sessionId))?.version).toBe(1);
+    for (let i = 0; i < 50; i += 1) expect((await get(store, sessionId))?.version).toBe(1);
     expect(await getCalls()).toBe(before);
   });
 
@@ -126,23 +150,23 @@ describe('served from memory', () => {
     const sessionId = newSessionId();
     const record = sampleRecord(1);
     await writtenAndSeen([store], sessionId, () =>
-      store.put(sessionId, record, { expectedVersion: null, ttlMs: TTL_MS }),
+      put(store, sessionId, record, { expectedVersion: null, ttlMs: TTL_MS }),
     );
-    expect(await store.get(sessionId)).toEqual(record);
+    expect(await get(store, sessionId)).toEqual(record);
     const before = await getCalls();
-    expect(await store.get(sessionId)).toEqual(record);
+    expect(await get(store, sessionId)).toEqual(record);
     expect(await getCalls()).toBe(before);
   });
 
   test('this store’s own writes and deletes are seen at once', async () => {
     const store = await newStore();
     const sessionId = newSessionId();
-    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
-    expect((await store.get(sessionId))?.version).toBe(1);
-    await store.put(sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
-    expect((await store.get(sessionId))?.version).toBe(2);
-    await store.delete(sessionId);
-    expect(await store.get(sessionId)).toBeUndefined();
+    await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+    expect((await get(store, sessionId))?.version).toBe(1);
+    await put(store, sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
+    expect((await get(store, sessionId))?.version).toBe(2);
+    await store.records.delete(hashSessionId(sessionId));
+    expect(await get(store, sessionId)).toBeUndefined();
   });
 });
 
@@ -161,24 +185,24 @@ describe('a change made elsewhere is seen', () => {
     sessionId = newSessionId();
     first = sampleRecord(1);
     await writtenAndSeen([reader], sessionId, () =>
-      other.put(sessionId, first, { expectedVersion: null, ttlMs: TTL_MS }),
+      put(other, sessionId, first, { expectedVersion: null, ttlMs: TTL_MS }),
     );
     // Cached in the reader: a second read needs no GET.
     await expectServedFromMemory(reader, sessionId, 1);
   });
 
   test("another process's refresh (a compare-and-set put)", async () => {
-    await other.put(sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
+    await put(other, sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
     await untilRead(reader, sessionId, 2);
   });
 
   test("another process's logout (delete)", async () => {
-    await other.delete(sessionId, { expectedVersion: 1 });
+    await other.records.delete(hashSessionId(sessionId), { expectedVersion: 1 });
     await untilRead(reader, sessionId, undefined);
   });
 
   test('logoutPlayer (deletePlayer) in another process', async () => {
-    expect(await other.deletePlayer(first.openId)).toBe(1);
+    expect(await other.records.deletePlayer(first.openId)).toBe(1);
     await untilRead(reader, sessionId, undefined);
   });
 
@@ -194,8 +218,8 @@ describe('a change made elsewhere is seen', () => {
 
   test('FLUSHDB typed by an operator', async () => {
     const second = newSessionId();
-    await other.put(second, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
-    expect((await reader.get(second))?.version).toBe(1);
+    await put(other, second, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+    expect((await get(reader, second))?.version).toBe(1);
     await raw.flushdb();
     await untilRead(reader, sessionId, undefined);
     await untilRead(reader, second, undefined);
@@ -205,8 +229,8 @@ describe('a change made elsewhere is seen', () => {
 test('a record read with a short TTL is gone from the cache when Redis expires it', async () => {
   const store = await newStore();
   const sessionId = newSessionId();
-  await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 300 });
-  expect((await store.get(sessionId))?.version).toBe(1);
+  await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 300 });
+  expect((await get(store, sessionId))?.version).toBe(1);
   await untilRead(store, sessionId, undefined);
 });
 
@@ -248,23 +272,23 @@ test('the in-flight read race: a change arriving while a read is in flight is no
   await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
   const writer = await newStore();
   const sessionId = newSessionId();
-  await writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  await put(writer, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
 
   // A first read loads the read's script into Redis: the held read is then one EVALSHA, not a
   // NOSCRIPT answer followed by an EVAL that the gate does not hold.
-  await reader.get(newSessionId());
+  await get(reader, newSessionId());
   holdNextRead = true;
-  const inFlight = reader.get(sessionId);
+  const inFlight = get(reader, sessionId);
   await client.ping(); // the read (sent before this PING on the same connection) has run: it read version 1
   expect(gate).toBeDefined(); // and it is the one held
-  const changed = reader.waitForChange(sessionId, 30_000);
-  await writer.put(sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
+  const changed = nextChange(reader, sessionId, 30_000);
+  await put(writer, sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
   await changed; // the reader has had Redis's invalidation of the key
   // A request arriving now does not take the held read's answer: it predates the change.
-  expect((await reader.get(sessionId))?.version).toBe(2);
+  expect((await get(reader, sessionId))?.version).toBe(2);
   gate!();
   expect((await inFlight)?.version).toBe(1); // what Redis answered before the change
-  expect((await reader.get(sessionId))?.version).toBe(2); // and not left in the cache
+  expect((await get(reader, sessionId))?.version).toBe(2); // and not left in the cache
 });
 
 /**
@@ -285,7 +309,7 @@ async function countingStore(): Promise<{
   const store = new RedisTokenStore({ redis: counted, prefix });
   stores.push(store);
   await waitUntil(() => store.recordCacheActive, 'the record cache to come on');
-  await store.get(newSessionId()); // loads the read's script: one EVALSHA per read from here on
+  await get(store, newSessionId()); // loads the read's script: one EVALSHA per read from here on
   return { store, reads: () => reads, client };
 }
 
@@ -293,9 +317,9 @@ test('requests that miss the same record at once share one read', async () => {
   const writer = await newStore({ recordCache: false });
   const { store: reader, reads } = await countingStore();
   const sessionId = newSessionId();
-  await writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  await put(writer, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   const before = reads();
-  const answers = await Promise.all(Array.from({ length: 10 }, () => reader.get(sessionId)));
+  const answers = await Promise.all(Array.from({ length: 10 }, () => get(reader, sessionId)));
   expect(answers.map((record) => record?.version)).toEqual(Array(10).fill(1));
   expect(reads() - before).toBe(1);
 });
@@ -316,15 +340,15 @@ test('a shared read that fails fails every request that shared it, and the next 
   const reader = new RedisTokenStore({ redis: client, prefix });
   stores.push(reader);
   await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
-  await reader.get(newSessionId()); // loads the read's script: one EVALSHA per read from here on
+  await get(reader, newSessionId()); // loads the read's script: one EVALSHA per read from here on
   const sessionId = newSessionId();
-  await writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  await put(writer, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   reads = 0;
   failNext = true;
-  const shared = await Promise.allSettled([reader.get(sessionId), reader.get(sessionId)]);
+  const shared = await Promise.allSettled([get(reader, sessionId), get(reader, sessionId)]);
   expect(shared.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
   expect(reads).toBe(1);
-  expect((await reader.get(sessionId))?.version).toBe(1);
+  expect((await get(reader, sessionId))?.version).toBe(1);
   expect(reads).toBe(2);
 });
 
@@ -332,10 +356,10 @@ test('no read again on a client the app is quitting: its QUIT is the last comman
   const writer = await newStore({ recordCache: false });
   const { store: reader, reads, client } = await countingStore();
   const sessionId = newSessionId();
-  await writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
-  expect((await reader.get(sessionId))?.version).toBe(1);
+  await put(writer, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  expect((await get(reader, sessionId))?.version).toBe(1);
   const before = reads();
-  const seen = reader.waitForChange(sessionId, 10_000);
+  const seen = nextChange(reader, sessionId, 10_000);
   const quitting = client.quit(); // written now; the DEL's report arrives after it
   await raw.del(recordKey(sessionId));
   await seen;
@@ -347,30 +371,30 @@ test("a held record another process changes or deletes is read again on Redis's 
   const writer = await newStore({ recordCache: false });
   const { store: reader, reads } = await countingStore();
   const sessionId = newSessionId();
-  await writer.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
-  expect((await reader.get(sessionId))?.version).toBe(1);
+  await put(writer, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  expect((await get(reader, sessionId))?.version).toBe(1);
 
   // Changed: the report sends one read; the requests after it take its answer, then memory's.
   let before = reads();
   await writtenAndSeen([reader], sessionId, () =>
-    writer.put(sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS }),
+    put(writer, sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS }),
   );
   expect(reads() - before).toBe(1); // sent on the report, before any request asked
-  expect((await reader.get(sessionId))?.version).toBe(2);
-  expect((await reader.get(sessionId))?.version).toBe(2);
+  expect((await get(reader, sessionId))?.version).toBe(2);
+  expect((await get(reader, sessionId))?.version).toBe(2);
   expect(reads() - before).toBe(1);
 
   // Deleted: the read again finds nothing, and the absence is held until the key is written.
   before = reads();
   await writtenAndSeen([reader], sessionId, () => raw.del(recordKey(sessionId)));
   expect(reads() - before).toBe(1);
-  expect(await reader.get(sessionId)).toBeUndefined();
-  expect(await reader.get(sessionId)).toBeUndefined();
+  expect(await get(reader, sessionId)).toBeUndefined();
+  expect(await get(reader, sessionId)).toBeUndefined();
   expect(reads() - before).toBe(1);
   await writtenAndSeen([reader], sessionId, () =>
-    writer.put(sessionId, sampleRecord(3), { expectedVersion: null, ttlMs: TTL_MS }),
+    put(writer, sessionId, sampleRecord(3), { expectedVersion: null, ttlMs: TTL_MS }),
   );
-  expect((await reader.get(sessionId))?.version).toBe(3);
+  expect((await get(reader, sessionId))?.version).toBe(3);
 });
 
 test('holds at most recordCacheSize records, least recently used out first', async () => {
@@ -378,26 +402,26 @@ test('holds at most recordCacheSize records, least recently used out first', asy
   const [a, b, c] = [newSessionId(), newSessionId(), newSessionId()];
   for (const id of [a, b, c]) {
     await writtenAndSeen([store], id, () =>
-      store.put(id, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
+      put(store, id, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
     );
   }
-  await store.get(a);
-  await store.get(b);
-  await store.get(a); // b is now the least recently used
-  await store.get(c); // pushes b out
+  await get(store, a);
+  await get(store, b);
+  await get(store, a); // b is now the least recently used
+  await get(store, c); // pushes b out
   const before = await getCalls();
-  await store.get(a);
-  await store.get(c);
+  await get(store, a);
+  await get(store, c);
   expect(await getCalls()).toBe(before);
-  await store.get(b);
+  await get(store, b);
   expect(await getCalls()).toBe(before + 1);
 });
 
 test('CLIENT KILL of the invalidation connection: the cache is dropped, then set up again', async () => {
   const reader = await newStore();
   const sessionId = newSessionId();
-  await reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
-  expect((await reader.get(sessionId))?.version).toBe(1);
+  await put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  expect((await get(reader, sessionId))?.version).toBe(1);
   // Kill every subscriber connection and delete the record in one transaction: the invalidation
   // of the DEL has no live connection to reach.
   await raw.multi().call('CLIENT', 'KILL', 'TYPE', 'pubsub').del(recordKey(sessionId)).exec();
@@ -405,7 +429,7 @@ test('CLIENT KILL of the invalidation connection: the cache is dropped, then set
   await waitUntil(() => reader.recordCacheActive, 'the record cache to come back');
   // Tracking is set up again: a later change is seen, and records are cached again.
   await writtenAndSeen([reader], sessionId, () =>
-    reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
+    put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
   );
   await expectServedFromMemory(reader, sessionId, 1);
   await raw.del(recordKey(sessionId));
@@ -423,7 +447,7 @@ test('a client with its own keyPrefix: the cache tracks the keys Redis really ho
   await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
   const sessionId = newSessionId();
   await writtenAndSeen([reader], sessionId, () =>
-    reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
+    put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
   );
   await expectServedFromMemory(reader, sessionId, 1);
   expect(await raw.del(`app1:${recordKey(sessionId)}`)).toBe(1);
@@ -436,10 +460,10 @@ test('cache off by option: every read goes to Redis and no connection is opened'
     .split('\n').length;
   const store = await newStore({ recordCache: false });
   const sessionId = newSessionId();
-  await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   const before = await getCalls();
-  await store.get(sessionId);
-  await store.get(sessionId);
+  await get(store, sessionId);
+  await get(store, sessionId);
   expect(await getCalls()).toBe(before + 2);
   expect(store.recordCacheActive).toBe(false);
   // The store's client is the one new connection.
@@ -449,37 +473,37 @@ test('cache off by option: every read goes to Redis and no connection is opened'
   expect(clientsAfter).toBe(clientsBefore + 1);
 });
 
-test('waitForChange wakes on another process’s write, lock release and delete', async () => {
+test('changes.watch tells of another process’s write, lock release and delete', async () => {
   const [waiter, holder] = [await newStore(), await newStore()];
   const sessionId = newSessionId();
-  await holder.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  await put(holder, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   const woken = async (change: () => Promise<unknown>): Promise<void> => {
     let done = false;
-    const wait = waiter.waitForChange(sessionId, 60_000).then(() => (done = true));
+    const wait = nextChange(waiter, sessionId, 60_000).then(() => (done = true));
     await change();
     await waitUntil(() => done, 'the waiter to wake', 5_000);
     await wait;
   };
-  const owner = (await holder.acquireLock(sessionId, 30_000))!;
-  await woken(() => holder.put(sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS }));
-  await woken(() => holder.releaseLock(sessionId, owner));
-  await woken(() => holder.delete(sessionId));
+  const owner = (await holder.locks.acquire(hashSessionId(sessionId), 30_000))!;
+  await woken(() => put(holder, sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS }));
+  await woken(() => holder.locks.release(hashSessionId(sessionId), owner));
+  await woken(() => holder.records.delete(hashSessionId(sessionId)));
 });
 
 test('a Redis restart on the same port: reads fail while it is down, then are correct', async () => {
   const reader = await newStore();
   const sessionId = newSessionId();
-  await reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
-  expect((await reader.get(sessionId))?.version).toBe(1);
+  await put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  expect((await get(reader, sessionId))?.version).toBe(1);
   await server.kill();
   await waitUntil(() => !reader.recordCacheActive, 'the record cache to go off');
-  await expect(reader.get(sessionId)).rejects.toThrow();
+  await expect(get(reader, sessionId)).rejects.toThrow();
   server = await startRedisServer([], { port: server.port });
   // The restarted server is empty: the record is gone for every reader.
   await untilRead(reader, sessionId, undefined);
   await waitUntil(() => reader.recordCacheActive, 'the record cache to come back');
-  await reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
-  expect((await reader.get(sessionId))?.version).toBe(1);
+  await put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+  expect((await get(reader, sessionId))?.version).toBe(1);
   await raw.del(recordKey(sessionId));
   await untilRead(reader, sessionId, undefined);
 }, 60_000);
@@ -511,10 +535,10 @@ describe('where the server refuses CLIENT', () => {
     expect(warnings.filter((message) => /refused client tracking/.test(message))).toHaveLength(1);
     expect(reasons[0]).toMatch(/unknown command/i);
     const sessionId = newSessionId();
-    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
+    await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
     const before = await getCalls(client);
-    expect((await store.get(sessionId))?.version).toBe(1);
-    expect((await store.get(sessionId))?.version).toBe(1);
+    expect((await get(store, sessionId))?.version).toBe(1);
+    expect((await get(store, sessionId))?.version).toBe(1);
     expect(await getCalls(client)).toBe(before + 2);
     expect(store.recordCacheActive).toBe(false);
     expect(reasons).toHaveLength(1);

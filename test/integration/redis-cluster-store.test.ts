@@ -6,6 +6,7 @@ import { hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster';
 import { sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
+import { storedRecord } from '../helpers/records';
 
 const prefix = 'epl-cluster:';
 let cluster: TestRedisCluster;
@@ -50,9 +51,12 @@ describe('RedisTokenStore keys on Redis Cluster', () => {
     const sessionIds = Array.from({ length: 30 }, (_, index) => `spread-${index}`);
     for (const sessionId of sessionIds) {
       expect(
-        await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 }),
+        await store.records.put(hashSessionId(sessionId), sampleRecord(1), {
+          expectedVersion: null,
+          ttlMs: 60_000,
+        }),
       ).toBe(true);
-      await store.acquireLock(sessionId, 60_000);
+      await store.locks.acquire(hashSessionId(sessionId), 60_000);
     }
     for (const sessionId of sessionIds.slice(0, 5)) {
       const tag = `{${hashSessionId(sessionId)}}`;
@@ -75,10 +79,13 @@ describe('record cache on Redis Cluster', () => {
   test('is off: every read goes to the node, so a DEL by hand is seen by the next read', async () => {
     const store = new RedisTokenStore({ redis, prefix: 'epl-cluster-cache:' });
     const sessionId = 'cluster-cache-1';
-    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 });
-    expect((await store.get(sessionId))?.version).toBe(1);
+    await store.records.put(hashSessionId(sessionId), sampleRecord(1), {
+      expectedVersion: null,
+      ttlMs: 60_000,
+    });
+    expect((await storedRecord(store, sessionId))?.version).toBe(1);
     expect(store.recordCacheActive).toBe(false);
     await redis.del(`epl-cluster-cache:{${hashSessionId(sessionId)}}:t`);
-    expect(await store.get(sessionId)).toBeUndefined();
+    expect(await storedRecord(store, sessionId)).toBeUndefined();
   });
 });

@@ -11,6 +11,7 @@ import {
 import { hashSessionId } from '../../lib/core/hash';
 import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { waitUntil } from '../helpers/wait-until';
+import { storedRecord } from '../helpers/records';
 
 let sentinel: TestRedisSentinel;
 let redis: Redis;
@@ -59,14 +60,17 @@ describe('record cache through Sentinel', () => {
       await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
       const sessionId = newSessionId();
       const key = `${prefix}{${hashSessionId(sessionId)}}:t`;
-      await reader.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 });
+      await reader.records.put(hashSessionId(sessionId), sampleRecord(1), {
+        expectedVersion: null,
+        ttlMs: 60_000,
+      });
       await waitUntil(
-        async () => (await reader.get(sessionId))?.version === 1,
+        async () => (await storedRecord(reader, sessionId))?.version === 1,
         'the record to be read',
       );
       await master.del(key);
       await waitUntil(
-        async () => (await reader.get(sessionId)) === undefined,
+        async () => (await storedRecord(reader, sessionId)) === undefined,
         'the DEL to be seen',
       );
     } finally {

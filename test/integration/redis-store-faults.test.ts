@@ -8,6 +8,7 @@ import { StoreUnavailableError } from '../../lib/errors';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { newSessionId, sampleRecord } from 'express-platform-login/testing';
+import { recordAt } from '../helpers/records';
 
 const OPERATION_TIMEOUT_MS = 1000;
 /** The behaviour under test: an answer within about 1–2 s, never a hang. */
@@ -39,13 +40,13 @@ async function everyCall(): Promise<{
   const sessionId = newSessionId();
   const started = Date.now();
   const outcomes = await Promise.allSettled([
-    store.get(sessionId),
-    store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 }),
-    store.delete(sessionId),
-    store.delete(sessionId, { expectedVersion: 1 }),
-    store.acquireLock(sessionId, 5000),
-    store.releaseLock(sessionId, 'owner'),
-    store.claimOnce(`code:${sessionId}`, 60_000),
+    store.records.get(sessionId),
+    store.records.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 }),
+    store.records.delete(sessionId),
+    store.records.delete(sessionId, { expectedVersion: 1 }),
+    store.locks.acquire(sessionId, 5000),
+    store.locks.release(sessionId, 'owner'),
+    store.counters.claimOnce(`code:${sessionId}`, 60_000),
   ]);
   return { outcomes, elapsedMs: Date.now() - started };
 }
@@ -66,10 +67,10 @@ async function roundTripWhenBack(timeoutMs: number): Promise<void> {
     const sessionId = newSessionId();
     const record = sampleRecord(1);
     try {
-      expect(await store.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 })).toBe(
-        true,
-      );
-      expect(await store.get(sessionId)).toEqual(record);
+      expect(
+        await store.records.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 }),
+      ).toBe(true);
+      expect(await recordAt(store, sessionId)).toEqual(record);
       return;
     } catch (error) {
       if (!(error instanceof StoreUnavailableError) || Date.now() > deadline) throw error;
@@ -96,8 +97,10 @@ test('Redis frozen (SIGSTOP): every call fails with store_unavailable within the
 test('after SIGCONT the store works again by itself', async () => {
   const sessionId = newSessionId();
   const record = sampleRecord(1);
-  expect(await store.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 })).toBe(true);
-  expect(await store.get(sessionId)).toEqual(record);
+  expect(await store.records.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 })).toBe(
+    true,
+  );
+  expect(await recordAt(store, sessionId)).toEqual(record);
 });
 
 test('Redis killed: calls fail within the bound; restarted on the same port: works again', async () => {

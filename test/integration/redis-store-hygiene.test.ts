@@ -9,6 +9,7 @@ import { PUT_IF_VERSION } from '../../lib/stores/scripts';
 import { encodeRecordPayload } from '../../lib/stores/record-codec';
 import { checkSetup } from '../../lib/http/setup-checks';
 import { newSessionId, sampleRecord } from 'express-platform-login/testing';
+import { storedRecord } from '../helpers/records';
 
 const prefix = `hyg-${randomUUID().slice(0, 8)}:`;
 const LONG_TTL_MS = 60_000;
@@ -30,11 +31,14 @@ test("a logout (delete with the openId) takes the session out of the player's in
   const store = new RedisTokenStore({ redis, prefix });
   const record = sampleRecord(1);
   const sessionId = newSessionId();
-  await store.put(sessionId, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
+  await store.records.put(hashSessionId(sessionId), record, {
+    expectedVersion: null,
+    ttlMs: LONG_TTL_MS,
+  });
   expect(await redis.zrange(indexKey(record.openId), '0', '-1')).toEqual([
     hashSessionId(sessionId),
   ]);
-  await store.delete(sessionId, { openId: record.openId });
+  await store.records.delete(hashSessionId(sessionId), { openId: record.openId });
   expect(await redis.zrange(indexKey(record.openId), '0', '-1')).toEqual([]);
 });
 
@@ -57,21 +61,28 @@ test('a login whose record is written after logoutPlayer() scanned the index tak
   const record = sampleRecord(1);
   const sessionId = newSessionId();
 
-  const login = loginStore.put(sessionId, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
+  const login = loginStore.records.put(hashSessionId(sessionId), record, {
+    expectedVersion: null,
+    ttlMs: LONG_TTL_MS,
+  });
   // The login has indexed itself (its record not written yet) when the log-out runs.
   for (let i = 0; i < 100 && (await redis.zcard(indexKey(record.openId))) === 0; i += 1) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  expect(await logoutStore.deletePlayer(record.openId)).toBe(0);
+  expect(await logoutStore.records.deletePlayer(record.openId)).toBe(0);
   open();
   expect(await login).toBe(false);
-  expect(await logoutStore.get(sessionId)).toBeUndefined();
+  expect(await storedRecord(logoutStore, sessionId)).toBeUndefined();
   // A login after the log-out is kept.
   const later = newSessionId();
   expect(
-    await logoutStore.put(later, { ...record }, { expectedVersion: null, ttlMs: LONG_TTL_MS }),
+    await logoutStore.records.put(
+      hashSessionId(later),
+      { ...record },
+      { expectedVersion: null, ttlMs: LONG_TTL_MS },
+    ),
   ).toBe(true);
-  expect(await logoutStore.get(later)).toBeDefined();
+  expect(await storedRecord(logoutStore, later)).toBeDefined();
 });
 
 test('a record sealed under the ring key itself (before per-record keys) still reads', async () => {
@@ -86,7 +97,7 @@ test('a record sealed under the ring key itself (before per-record keys) still r
   const body = Buffer.concat([cipher.update(encodeRecordPayload(record)), cipher.final()]);
   const sealed = Buffer.concat([Buffer.from('3|ek1|'), nonce, body, cipher.getAuthTag()]);
   await redis.set(redisKey, sealed, 'PX', LONG_TTL_MS);
-  expect(await store.get(sessionId)).toEqual(record);
+  expect(await storedRecord(store, sessionId)).toEqual(record);
 });
 
 describe('NODE_ENV=production', () => {

@@ -4,10 +4,15 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
-import type { TokenStoreEvents } from '../../lib/core/token-store';
+import type { PutOptions } from '../../lib/core/token-store';
+import type { TokenRecord } from '../../lib/core/token-record';
 import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 
-type Unreadable = TokenStoreEvents['unreadable'][0];
+/** A read the store answered `unreadable`: the session key and why. */
+interface Unreadable {
+  sessionHash: string;
+  reason: string;
+}
 
 /** Unique per run of this file, so other test files on the same Redis never collide with it. */
 const prefix = `epl-test-${randomUUID().slice(0, 8)}:`;
@@ -30,10 +35,27 @@ afterAll(async () => {
 const recordKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:t`;
 const lockKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:l`;
 
-/** Collects the `unreadable` events of a store. */
+// These tests name sessions by their session ids, as a browser's cookie does; the store is keyed
+// by their hash, which the middleware computes once per request.
+const put = (store: RedisTokenStore, sessionId: string, record: TokenRecord, options: PutOptions) =>
+  store.records.put(hashSessionId(sessionId), record, options);
+/** The record of a session; `undefined` when absent or unreadable. */
+async function get(store: RedisTokenStore, sessionId: string): Promise<TokenRecord | undefined> {
+  const read = await store.records.get(hashSessionId(sessionId));
+  return read.status === 'found' ? read.record : undefined;
+}
+
+/** Collects the reads a store answered `unreadable` (not absent: another process may read them). */
 function watchUnreadable(store: RedisTokenStore): Unreadable[] {
   const events: Unreadable[] = [];
-  store.on('unreadable', (event) => events.push(event));
+  const records = store.records;
+  const read = records.get.bind(records);
+  records.get = async (sessionKey) => {
+    const answer = await read(sessionKey);
+    if (answer.status === 'unreadable')
+      events.push({ sessionHash: sessionKey, reason: answer.reason });
+    return answer;
+  };
   return events;
 }
 
@@ -61,8 +83,8 @@ describe('RedisTokenStore keys and lifetimes', () => {
 
   test('keys hold a hash of the session id in a hash tag, never the id itself', async () => {
     const sessionId = newSessionId();
-    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 30_000 });
-    await store.acquireLock(sessionId, 30_000);
+    await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 30_000 });
+    await store.locks.acquire(hashSessionId(sessionId), 30_000);
     const keys = (await redis.keys(`${prefix}{${hashSessionId(sessionId)}}*`)).sort();
     expect(keys).toEqual([lockKey(sessionId), recordKey(sessionId)].sort());
     expect(await redis.keys(`*${sessionId}*`)).toEqual([]);
@@ -70,8 +92,8 @@ describe('RedisTokenStore keys and lifetimes', () => {
 
   test('a record lives for its TTL, capped at maxRecordTtlSeconds', async () => {
     const [short, long] = [newSessionId(), newSessionId()];
-    await store.put(short, sampleRecord(1), { expectedVersion: null, ttlMs: 20_000 });
-    await store.put(long, sampleRecord(1), { expectedVersion: null, ttlMs: 90 * 86_400_000 });
+    await put(store, short, sampleRecord(1), { expectedVersion: null, ttlMs: 20_000 });
+    await put(store, long, sampleRecord(1), { expectedVersion: null, ttlMs: 90 * 86_400_000 });
     const shortTtl = await redis.pttl(recordKey(short));
     const longTtl = await redis.pttl(recordKey(long));
     expect(shortTtl).toBeGreaterThan(10_000);
@@ -82,7 +104,7 @@ describe('RedisTokenStore keys and lifetimes', () => {
 
   test('code claims live under the prefix with their TTL', async () => {
     const key = `code:${randomUUID()}`;
-    expect(await store.claimOnce(key, 600_000)).toBe(true);
+    expect(await store.counters.claimOnce(key, 600_000)).toBe(true);
     expect(await redis.pttl(`${prefix}c:${key}`)).toBeGreaterThan(590_000);
   });
 
@@ -90,22 +112,22 @@ describe('RedisTokenStore keys and lifetimes', () => {
     const sessionId = newSessionId();
     await redis.script('FLUSH');
     expect(
-      await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 30_000 }),
+      await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 30_000 }),
     ).toBe(true);
     await redis.script('FLUSH');
-    expect(await store.delete(sessionId, { expectedVersion: 1 })).toBe(true);
-    const owner = await store.acquireLock(sessionId, 30_000);
+    expect(await store.records.delete(hashSessionId(sessionId), { expectedVersion: 1 })).toBe(true);
+    const owner = await store.locks.acquire(hashSessionId(sessionId), 30_000);
     await redis.script('FLUSH');
-    expect(await store.releaseLock(sessionId, owner!)).toBe(true);
+    expect(await store.locks.release(hashSessionId(sessionId), owner!)).toBe(true);
   });
 
-  test('a corrupted record reads as absent and is reported as unreadable (parse)', async () => {
+  test('a corrupted record reads as unreadable (parse), not as absent', async () => {
     const events = watchUnreadable(store);
     const [garbage, badPayload] = [newSessionId(), newSessionId()];
     await redis.set(recordKey(garbage), 'not a record', 'PX', 30_000);
     await redis.set(recordKey(badPayload), '3|p{"accessToken":"x"}', 'PX', 30_000);
-    expect(await store.get(garbage)).toBeUndefined();
-    expect(await store.get(badPayload)).toBeUndefined();
+    expect(await get(store, garbage)).toBeUndefined();
+    expect(await get(store, badPayload)).toBeUndefined();
     expect(events).toEqual([
       { sessionHash: hashSessionId(garbage), reason: 'parse' },
       { sessionHash: hashSessionId(badPayload), reason: 'parse' },
@@ -114,7 +136,7 @@ describe('RedisTokenStore keys and lifetimes', () => {
 
   test('the store never closes the client it was given', async () => {
     const sessionId = newSessionId();
-    await store.get(sessionId);
+    await get(store, sessionId);
     expect(redis.status).toBe('ready');
     expect(await redis.ping()).toBe('PONG');
   });
@@ -134,7 +156,7 @@ describe('RedisTokenStore encryption at rest', () => {
       record: sampleRecord(1),
     }));
     for (const { id, record } of written) {
-      await store.put(id, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
+      await put(store, id, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
     }
     const secrets = written.flatMap(({ id, record }) => [
       record.accessToken,
@@ -161,39 +183,39 @@ describe('RedisTokenStore encryption at rest', () => {
       expect(contents.filter((content) => content.includes(needle))).toEqual([]);
     }
     // …while the store itself reads every record back.
-    for (const { id, record } of written) expect(await store.get(id)).toEqual(record);
+    for (const { id, record } of written) expect(await get(store, id)).toEqual(record);
   });
 
-  test('a tampered ciphertext reads as absent and is reported (decrypt)', async () => {
+  test('a tampered ciphertext reads as unreadable (decrypt)', async () => {
     const sessionId = newSessionId();
-    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
     const stored = (await redis.getBuffer(recordKey(sessionId)))!;
     const tampered = Buffer.from(stored);
     tampered[tampered.length - 20] = tampered[tampered.length - 20]! ^ 0x01;
     await redis.set(recordKey(sessionId), tampered, 'KEEPTTL');
-    expect(await store.get(sessionId)).toBeUndefined();
+    expect(await get(store, sessionId)).toBeUndefined();
     expect(events).toEqual([{ sessionHash: hashSessionId(sessionId), reason: 'decrypt' }]);
   });
 
   test('a changed version prefix does not open either (the version is authenticated)', async () => {
     const sessionId = newSessionId();
-    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
     const stored = (await redis.getBuffer(recordKey(sessionId)))!;
     await redis.set(recordKey(sessionId), Buffer.concat([Buffer.from('9'), stored.subarray(1)]));
-    expect(await store.get(sessionId)).toBeUndefined();
+    expect(await get(store, sessionId)).toBeUndefined();
     expect(events).toEqual([{ sessionHash: hashSessionId(sessionId), reason: 'decrypt' }]);
   });
 
   test("a record copied or renamed to another session's key does not read there", async () => {
     const [victim, attacker, other] = [newSessionId(), newSessionId(), newSessionId()];
     const record = sampleRecord(1);
-    await store.put(victim, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    await put(store, victim, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
     await redis.copy(recordKey(victim), recordKey(attacker));
-    expect(await store.get(attacker)).toBeUndefined();
-    expect(await store.get(victim)).toEqual(record);
+    expect(await get(store, attacker)).toBeUndefined();
+    expect(await get(store, victim)).toEqual(record);
     await redis.rename(recordKey(victim), recordKey(other));
-    expect(await store.get(other)).toBeUndefined();
-    expect(await store.get(victim)).toBeUndefined();
+    expect(await get(store, other)).toBeUndefined();
+    expect(await get(store, victim)).toBeUndefined();
     expect(events).toEqual([
       { sessionHash: hashSessionId(attacker), reason: 'decrypt' },
       { sessionHash: hashSessionId(other), reason: 'decrypt' },
@@ -203,18 +225,18 @@ describe('RedisTokenStore encryption at rest', () => {
   test('rotation: the old key still reads, the next write uses the new key', async () => {
     const sessionId = newSessionId();
     const first = sampleRecord(1);
-    await store.put(sessionId, first, { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    await put(store, sessionId, first, { expectedVersion: null, ttlMs: LONG_TTL_MS });
     const rotated = new RedisTokenStore({ redis, prefix, encryptionKeys: [key2, key1] });
-    expect(await rotated.get(sessionId)).toEqual(first);
+    expect(await get(rotated, sessionId)).toEqual(first);
     const second = sampleRecord(2);
-    expect(await rotated.put(sessionId, second, { expectedVersion: 1, ttlMs: LONG_TTL_MS })).toBe(
+    expect(await put(rotated, sessionId, second, { expectedVersion: 1, ttlMs: LONG_TTL_MS })).toBe(
       true,
     );
     const stored = (await redis.getBuffer(recordKey(sessionId)))!;
     expect(stored.subarray(0, 6).toString('latin1')).toBe('2|kk2|');
-    expect(await rotated.get(sessionId)).toEqual(second);
+    expect(await get(rotated, sessionId)).toEqual(second);
     // A process still on the old ring cannot open it, and says why.
-    expect(await store.get(sessionId)).toBeUndefined();
+    expect(await get(store, sessionId)).toBeUndefined();
     expect(events).toEqual([{ sessionHash: hashSessionId(sessionId), reason: 'unknown_key' }]);
   });
 
@@ -222,21 +244,23 @@ describe('RedisTokenStore encryption at rest', () => {
     const plainStore = new RedisTokenStore({ redis, prefix });
     const plainEvents = watchUnreadable(plainStore);
     const [plain, sealed] = [newSessionId(), newSessionId()];
-    await plainStore.put(plain, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
-    await store.put(sealed, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
-    expect(await store.get(plain)).toBeUndefined();
-    expect(await plainStore.get(sealed)).toBeUndefined();
+    await put(plainStore, plain, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    await put(store, sealed, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    expect(await get(store, plain)).toBeUndefined();
+    expect(await get(plainStore, sealed)).toBeUndefined();
     expect(events).toEqual([{ sessionHash: hashSessionId(plain), reason: 'decrypt' }]);
     expect(plainEvents).toEqual([{ sessionHash: hashSessionId(sealed), reason: 'unknown_key' }]);
   });
 
   test('compare-and-set still works on sealed records: the version is readable by Lua', async () => {
     const sessionId = newSessionId();
-    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
+    await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
     expect(
-      await store.put(sessionId, sampleRecord(2), { expectedVersion: 2, ttlMs: LONG_TTL_MS }),
+      await put(store, sessionId, sampleRecord(2), { expectedVersion: 2, ttlMs: LONG_TTL_MS }),
     ).toBe(false);
-    expect(await store.delete(sessionId, { expectedVersion: 2 })).toBe(false);
-    expect(await store.delete(sessionId, { expectedVersion: 1 })).toBe(true);
+    expect(await store.records.delete(hashSessionId(sessionId), { expectedVersion: 2 })).toBe(
+      false,
+    );
+    expect(await store.records.delete(hashSessionId(sessionId), { expectedVersion: 1 })).toBe(true);
   });
 });

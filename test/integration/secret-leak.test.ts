@@ -24,7 +24,7 @@ import {
 } from 'express-platform-login';
 import { findLeaks, leakForms, type Canary, type Captured } from '../helpers/leak-scan';
 import { createTestMeter, type TestMeter } from '../helpers/metrics';
-import { expiringIn, rewriteRecord } from '../helpers/records';
+import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
@@ -101,12 +101,13 @@ afterEach(() => {
 /** A token store that remembers, as canaries, every token and session id the package writes. */
 function rememberingStore(client: Redis): RedisTokenStore {
   const store = new RedisTokenStore({ redis: client, prefix: 'leak:' });
-  const put = store.put.bind(store);
-  store.put = (sessionId, record, options) => {
-    remember('session id', sessionId, true);
+  const records = store.records;
+  const put = records.put.bind(records);
+  // The store sees session keys (hashes) only; the session ids are remembered by the app below.
+  records.put = (sessionKey, record, options) => {
     remember('access token', record.accessToken);
     remember('refresh token', record.refreshToken);
-    return put(sessionId, record, options);
+    return put(sessionKey, record, options);
   };
   return store;
 }
@@ -178,6 +179,13 @@ function leakApp(
       store: sessionStore,
     }),
   );
+  // Every session id a response carries (a login's is made by regenerate(), during the request).
+  app.use((req, res, next) => {
+    res.on('finish', () => {
+      if (req.sessionID) remember('session id', req.sessionID, true);
+    });
+    next();
+  });
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());
   app.get('/api/me', (req, res) => {
@@ -333,7 +341,7 @@ async function runEveryFlow(game: LeakApp, broken: LeakApp): Promise<void> {
     await send(browser.get('/api/me').set(JSON_ACCEPT), 503);
     sim.clearFaults();
   }
-  const { refreshToken } = (await store.get(sessionId))!;
+  const { refreshToken } = (await storedRecord(store, sessionId))!;
   for (const fault of [
     { kind: 'error-body-200', error: 'server_error', errorDescription: 'temporarily down' },
     { kind: 'error-body-200', error: 'invalid_client' },
@@ -347,7 +355,7 @@ async function runEveryFlow(game: LeakApp, broken: LeakApp): Promise<void> {
   sim.injectFault({ kind: 'status', status: 500 }, { grant: 'refresh_token' });
   await send(browser.get('/api/play'), 200);
   sim.clearFaults();
-  expect((await store.get(sessionId))!.refreshToken).toBe(refreshToken);
+  expect((await storedRecord(store, sessionId))!.refreshToken).toBe(refreshToken);
 
   // Refreshes that end the login: another open_id, then a revoked refresh token.
   await expired(sessionId);

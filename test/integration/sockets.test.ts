@@ -20,7 +20,7 @@ import {
   type TestSocket,
 } from '../helpers/socket-processes';
 import { findLeaks } from '../helpers/leak-scan';
-import { expiringIn, rewriteRecord } from '../helpers/records';
+import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 
 const PREFIX = 'ws:';
 /** The bound the issue sets from a login's end to the close frame. */
@@ -222,7 +222,7 @@ test('no token in any frame or log line', async () => {
   const browser = await enterAs(a.url, sim, 'player-ada');
   const socket = await open(b.url, browser.cookie);
   await socket.profile();
-  const record = (await store.get(browser.sessionId)) as TokenRecord;
+  const record = (await storedRecord(store, browser.sessionId)) as TokenRecord;
   const leaks = findLeaks(
     [
       ...opened.map((s, i) => ({ source: `socket ${i}`, text: JSON.stringify(s.frames) })),

@@ -13,7 +13,7 @@ import request from 'supertest';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { MemoryTokenStore } from 'express-platform-login';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
-import { enter, expiringIn, rewriteRecord } from '../helpers/records';
+import { enter, expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { sessionIdFrom } from '../helpers/session-cookie';
 import { findLeaks } from '../helpers/leak-scan';
 
@@ -137,10 +137,10 @@ test('no code, token, secret or session id in any span, even with the refresh pa
   const agent = request.agent(app);
   const entry = await agent.get(`/platform/callback?code=${encodeURIComponent(code)}`).expect(303);
   const sessionId = sessionIdFrom(entry);
-  const first = await store.get(sessionId);
+  const first = await storedRecord(store, sessionId);
   await rewriteRecord(store, sessionId, expiringIn(-1000));
   await agent.get('/api/me').expect(200);
-  const second = await store.get(sessionId);
+  const second = await storedRecord(store, sessionId);
 
   expect(spans('POST')).toHaveLength(2);
   for (const span of spans('POST')) expect(span.attributes['url.full']).toBe(`${sim.url}/token`);

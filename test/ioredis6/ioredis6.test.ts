@@ -46,16 +46,16 @@ describe.each(Object.keys(clients) as Array<keyof typeof clients>)(
     test('the player index (sorted set, Lua) counts and logs out sessions', async () => {
       const openId = `io6-${randomUUID()}`;
       const sessions = [newSessionId(), newSessionId()];
-      for (const sessionId of sessions) {
-        await store.put(sessionId, sampleRecord(1, { openId }), {
+      for (const sessionKey of sessions) {
+        await store.records.put(sessionKey, sampleRecord(1, { openId }), {
           expectedVersion: null,
           ttlMs: 60_000,
         });
       }
-      expect(await store.sessionsOf(openId)).toBe(2);
-      expect(await store.deletePlayer(openId)).toBe(2);
-      expect(await store.get(sessions[0]!)).toBeUndefined();
-      expect(await store.sessionsOf(openId)).toBe(0);
+      expect((await store.records.loginsOf(openId)).length).toBe(2);
+      expect(await store.records.deletePlayer(openId)).toBe(2);
+      expect(await store.records.get(sessions[0]!)).toEqual({ status: 'absent' });
+      expect(await store.records.loginsOf(openId)).toEqual([]);
     });
   },
 );

@@ -98,7 +98,6 @@ login.middleware({ optinal: true });
 // A studio's own store, checked against the package's contract suite with its runner's functions.
 tokenStoreContract(() => new MemoryTokenStore(), {
   testFunctions: { describe: (_name, body) => body(), test: () => undefined },
-  playerIndex: false,
 });
 
 async function standalone(): Promise<void> {

@@ -1,31 +1,31 @@
 // MemoryTokenStore: the shared store contract, then its own size bound, lazy expiry and options.
 import type { TokenStore } from 'express-platform-login';
 import { MemoryTokenStore } from '../../lib/stores/memory-store';
-import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
+import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 
 describe('MemoryTokenStore contract', () => {
   const store = new MemoryTokenStore();
   tokenStoreContract(() => store);
 });
 
-describe("a studio's own store with the required methods only", () => {
-  // What a studio writes: its own class, checked with the runner's functions passed in.
+describe("a studio's own store: the three required parts, no changes", () => {
+  // What a studio writes: its own object of parts, checked with the runner's functions passed in.
   const inner = new MemoryTokenStore();
   const store: TokenStore = {
-    get: (sessionId) => inner.get(sessionId),
-    put: (sessionId, record, options) => inner.put(sessionId, record, options),
-    delete: (sessionId, options) => inner.delete(sessionId, options),
-    acquireLock: (sessionId, ttlMs) => inner.acquireLock(sessionId, ttlMs),
-    releaseLock: (sessionId, owner) => inner.releaseLock(sessionId, owner),
-    claimOnce: (key, ttlMs) => inner.claimOnce(key, ttlMs),
+    records: inner.records,
+    locks: inner.locks,
+    counters: inner.counters,
   };
-  tokenStoreContract(() => store, {
-    testFunctions: { describe, test: it },
-    playerIndex: false,
-    windowCounts: false,
-    recommended: false,
-  });
+  tokenStoreContract(() => store, { testFunctions: { describe, test: it } });
 });
+
+const put = (store: MemoryTokenStore, key: string, version = 1, ttlMs = 60_000) =>
+  store.records.put(key, sampleRecord(version), {
+    expectedVersion: version === 1 ? null : version - 1,
+    ttlMs,
+  });
+const status = async (store: MemoryTokenStore, key: string) =>
+  (await store.records.get(key)).status;
 
 describe('MemoryTokenStore bounds and expiry', () => {
   afterEach(() => {
@@ -34,80 +34,79 @@ describe('MemoryTokenStore bounds and expiry', () => {
 
   test('when full, the oldest written record is dropped', async () => {
     const store = new MemoryTokenStore({ maxEntries: 3 });
-    const ids = [newSessionId(), newSessionId(), newSessionId(), newSessionId()];
-    for (const id of ids.slice(0, 3)) {
-      await store.put(id, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 });
-    }
+    const keys = [newSessionKey(), newSessionKey(), newSessionKey(), newSessionKey()];
+    for (const key of keys.slice(0, 3)) await put(store, key);
     // Rewriting the first makes it the newest, so the second is now the oldest.
-    await store.put(ids[0]!, sampleRecord(2), { expectedVersion: 1, ttlMs: 60_000 });
-    await store.put(ids[3]!, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 });
-    expect(await store.get(ids[1]!)).toBeUndefined();
-    for (const id of [ids[0]!, ids[2]!, ids[3]!]) expect(await store.get(id)).toBeDefined();
+    await put(store, keys[0]!, 2);
+    await put(store, keys[3]!);
+    expect(await status(store, keys[1]!)).toBe('absent');
+    for (const key of [keys[0]!, keys[2]!, keys[3]!])
+      expect(await status(store, key)).toBe('found');
   });
 
   test('locks and claims are bounded too', async () => {
     const store = new MemoryTokenStore({ maxEntries: 2 });
-    expect(await store.claimOnce('a', 60_000)).toBe(true);
-    expect(await store.claimOnce('b', 60_000)).toBe(true);
+    expect(await store.counters.claimOnce('a', 60_000)).toBe(true);
+    expect(await store.counters.claimOnce('b', 60_000)).toBe(true);
     // Full: an unexpired claim is never dropped (a code could be sent twice); new ones are refused.
-    await expect(store.claimOnce('c', 60_000)).rejects.toMatchObject({
+    await expect(store.counters.claimOnce('c', 60_000)).rejects.toMatchObject({
       status: 503,
       error: 'store_unavailable',
     });
-    expect(await store.claimOnce('a', 60_000)).toBe(false);
-    expect(await store.claimOnce('b', 60_000)).toBe(false);
-    const sessionIds = [newSessionId(), newSessionId(), newSessionId()];
-    const [first] = await Promise.all(sessionIds.map((id) => store.acquireLock(id, 60_000)));
-    expect(await store.releaseLock(sessionIds[0]!, first!)).toBe(false);
+    expect(await store.counters.claimOnce('a', 60_000)).toBe(false);
+    expect(await store.counters.claimOnce('b', 60_000)).toBe(false);
+    const keys = [newSessionKey(), newSessionKey(), newSessionKey()];
+    const [first] = await Promise.all(keys.map((key) => store.locks.acquire(key, 60_000)));
+    expect(await store.locks.release(keys[0]!, first!)).toBe(false);
   });
 
   test('a full claim table takes new claims again once old ones expire', async () => {
     jest.useFakeTimers({ now: 1_700_000_000_000 });
     const store = new MemoryTokenStore({ maxEntries: 3 });
-    for (const key of ['a', 'b', 'c']) expect(await store.claimOnce(key, 1_000)).toBe(true);
-    await expect(store.claimOnce('d', 1_000)).rejects.toThrow(/maxEntries/);
+    for (const key of ['a', 'b', 'c'])
+      expect(await store.counters.claimOnce(key, 1_000)).toBe(true);
+    await expect(store.counters.claimOnce('d', 1_000)).rejects.toThrow(/maxEntries/);
     jest.setSystemTime(1_700_000_001_000);
-    expect(await store.claimOnce('d', 1_000)).toBe(true);
-    jest.useRealTimers();
+    expect(await store.counters.claimOnce('d', 1_000)).toBe(true);
   });
 
   test('expiry follows the clock, to the millisecond', async () => {
     jest.useFakeTimers({ now: 1_700_000_000_000 });
     const store = new MemoryTokenStore();
-    const sessionId = newSessionId();
-    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 10_000 });
-    const owner = await store.acquireLock(sessionId, 5_000);
-    await store.claimOnce('code', 20_000);
+    const key = newSessionKey();
+    await put(store, key, 1, 10_000);
+    const owner = await store.locks.acquire(key, 5_000);
+    await store.counters.claimOnce('code', 20_000);
     jest.setSystemTime(1_700_000_004_999);
-    expect(await store.acquireLock(sessionId, 5_000)).toBeUndefined();
+    expect(await store.locks.acquire(key, 5_000)).toBeUndefined();
     jest.setSystemTime(1_700_000_005_000);
-    expect(await store.releaseLock(sessionId, owner!)).toBe(false);
+    expect(await store.locks.release(key, owner!)).toBe(false);
     jest.setSystemTime(1_700_000_009_999);
-    expect(await store.get(sessionId)).toBeDefined();
+    expect(await status(store, key)).toBe('found');
     jest.setSystemTime(1_700_000_010_000);
-    expect(await store.get(sessionId)).toBeUndefined();
-    expect(await store.claimOnce('code', 20_000)).toBe(false);
+    expect(await status(store, key)).toBe('absent');
+    expect(await store.counters.claimOnce('code', 20_000)).toBe(false);
     jest.setSystemTime(1_700_000_020_000);
-    expect(await store.claimOnce('code', 20_000)).toBe(true);
+    expect(await store.counters.claimOnce('code', 20_000)).toBe(true);
   });
 
   test('no timer is left running: using the store creates no pending handle', async () => {
     const before = process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
     const store = new MemoryTokenStore();
-    const sessionId = newSessionId();
-    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 });
-    await store.acquireLock(sessionId, 60_000);
-    await store.claimOnce('k', 60_000);
+    const key = newSessionKey();
+    await put(store, key);
+    await store.locks.acquire(key, 60_000);
+    await store.counters.claimOnce('k', 60_000);
     const after = process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
     expect(after).toBe(before);
   });
 
   test('close() drops everything', async () => {
     const store = new MemoryTokenStore();
-    const sessionId = newSessionId();
-    await store.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 });
+    const key = newSessionKey();
+    await put(store, key);
     await store.close();
-    expect(await store.get(sessionId)).toBeUndefined();
+    expect(await status(store, key)).toBe('absent');
   });
 
   test('options are checked at construction', () => {
@@ -122,63 +121,44 @@ describe('MemoryTokenStore bounds and expiry', () => {
 describe('MemoryTokenStore per-player index stays bounded', () => {
   test('logouts and evictions take sessions out of the index', async () => {
     const store = new MemoryTokenStore({ maxEntries: 10 });
-    const put = (sessionId: string, openId: string) =>
-      store.put(sessionId, sampleRecord(1, { openId }), { expectedVersion: null, ttlMs: 60_000 });
-    for (let i = 0; i < 50; i += 1) await put(`s-${i}`, `player-${i}`);
+    const putFor = (key: string, openId: string) =>
+      store.records.put(key, sampleRecord(1, { openId }), { expectedVersion: null, ttlMs: 60_000 });
+    for (let i = 0; i < 50; i += 1) await putFor(`s-${i}`, `player-${i}`);
     // Only the 10 newest records are kept; the 40 evicted players have no index entry left.
     expect(store.indexedPlayerCount).toBe(10);
-    expect(await store.sessionsOf('player-0')).toBe(0);
-    expect(await store.sessionsOf('player-49')).toBe(1);
-    await store.delete('s-49');
+    expect(await store.records.loginsOf('player-0')).toEqual([]);
+    expect((await store.records.loginsOf('player-49')).length).toBe(1);
+    await store.records.delete('s-49');
     expect(store.indexedPlayerCount).toBe(9);
-    expect(await store.sessionsOf('player-49')).toBe(0);
+    expect(await store.records.loginsOf('player-49')).toEqual([]);
   });
 });
 
-describe('MemoryTokenStore.waitForChange', () => {
-  const record = {
-    accessToken: 'a',
-    refreshToken: 'r',
-    accessExpiresAt: Date.now() + 3_600_000,
-    refreshExpiresAt: Date.now() + 86_400_000,
-    openId: 'player-ada',
-    scope: ['user_info'],
-    version: 1,
-    obtainedAt: Date.now(),
-  };
-
-  /** Whether a wait started before `change` has ended once it ran (the wait's bound is an hour). */
-  async function wakes(store: MemoryTokenStore, change: () => Promise<unknown>): Promise<boolean> {
-    let woken = false;
-    const wait = store.waitForChange('s1', 3_600_000).then(() => (woken = true));
-    await change();
-    await Promise.resolve();
-    await Promise.resolve();
-    const result = woken;
-    // End the wait either way so no timer is left behind.
-    await store.put('s1', { ...record, version: 99 }, { expectedVersion: null, ttlMs: 60_000 });
-    await store.delete('s1');
-    await wait;
-    return result;
-  }
-
-  test('wakes on a write, a lock release and a delete of that session, not of another', async () => {
+describe('MemoryTokenStore changes', () => {
+  test('watchers are told synchronously of a write, a lock release and a delete of their session only', async () => {
     const store = new MemoryTokenStore();
-    expect(
-      await wakes(store, () => store.put('s1', record, { expectedVersion: null, ttlMs: 60_000 })),
-    ).toBe(true);
-    await store.put('s1', record, { expectedVersion: null, ttlMs: 60_000 });
-    const owner = (await store.acquireLock('s1', 60_000))!;
-    expect(await wakes(store, () => store.releaseLock('s1', owner))).toBe(true);
-    await store.put('s1', record, { expectedVersion: null, ttlMs: 60_000 });
-    expect(await wakes(store, () => store.delete('s1'))).toBe(true);
-    expect(
-      await wakes(store, () => store.put('s2', record, { expectedVersion: null, ttlMs: 60_000 })),
-    ).toBe(false);
+    expect(store.changes.live).toBe(true);
+    const calls: string[] = [];
+    const unwatch = store.changes.watch('s1', () => calls.push('s1'));
+    store.changes.watch('s2', () => calls.push('s2'));
+    await put(store, 's1');
+    const owner = (await store.locks.acquire('s1', 60_000))!;
+    await store.locks.release('s1', owner);
+    await store.records.delete('s1');
+    expect(calls).toEqual(['s1', 's1', 's1']);
+    unwatch();
+    await put(store, 's1');
+    expect(calls).toEqual(['s1', 's1', 's1']);
   });
 
-  test('resolves after its timeout without a change', async () => {
+  test('a watcher that throws does not keep the others from being told', async () => {
     const store = new MemoryTokenStore();
-    await expect(store.waitForChange('s1', 5)).resolves.toBeUndefined();
+    let told = false;
+    store.changes.watch('s1', () => {
+      throw new Error('boom');
+    });
+    store.changes.watch('s1', () => (told = true));
+    await put(store, 's1');
+    expect(told).toBe(true);
   });
 });

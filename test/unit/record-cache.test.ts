@@ -265,41 +265,29 @@ test("a lookup given the caller's time judges expiry by it", () => {
   expect(cache.lookup('s1', NOW)).toBeUndefined();
 });
 
-describe('waitFor', () => {
-  test('wakes on a change of any of its keys, and only once', async () => {
+describe('watch', () => {
+  test('tells its watcher of a change of any of its keys, each time, until unsubscribed', () => {
     const cache = activeCache();
-    let woken = 0;
-    void cache.waitFor(['key-s1', 'lock-s1'], 60_000).then(() => (woken += 1));
+    let told = 0;
+    const unwatch = cache.watch(['key-s1', 'lock-s1'], () => (told += 1));
     cache.invalidate('key-s2');
-    await Promise.resolve();
-    expect(woken).toBe(0);
+    expect(told).toBe(0);
     cache.invalidate('lock-s1');
+    cache.reported('key-s1');
+    expect(told).toBe(2);
+    unwatch();
     cache.invalidate('key-s1');
-    await Promise.resolve();
-    expect(woken).toBe(1);
+    expect(told).toBe(2);
   });
 
-  test('wakes when the cache is emptied or switched off', async () => {
+  test('tells every watcher once when the cache is emptied or switched off', () => {
     const cache = activeCache();
-    let woken = 0;
-    void cache.waitFor(['key-s1'], 60_000).then(() => (woken += 1));
-    void cache.waitFor(['key-s2'], 60_000).then(() => (woken += 1));
+    let told = 0;
+    cache.watch(['key-s1', 'lock-s1'], () => (told += 1));
+    cache.watch(['key-s2'], () => (told += 1));
     cache.invalidateAll();
-    void cache.waitFor(['key-s3'], 60_000).then(() => (woken += 1));
+    expect(told).toBe(2);
     cache.setActive(false);
-    await Promise.resolve();
-    expect(woken).toBe(3);
-  });
-
-  test('resolves after its timeout without a change', async () => {
-    const cache = activeCache();
-    let woken = false;
-    void cache.waitFor(['key-s1'], 200).then(() => (woken = true));
-    jest.advanceTimersByTime(199);
-    await Promise.resolve();
-    expect(woken).toBe(false);
-    jest.advanceTimersByTime(1);
-    await Promise.resolve();
-    expect(woken).toBe(true);
+    expect(told).toBe(4);
   });
 });

@@ -1,0 +1,43 @@
+// The bench's way to the token store by session id (the store is keyed by the session key, the
+// hash of the id, which the middleware computes once per request).
+import { hashSessionId } from '../../lib/core/hash';
+import type { TokenRecord } from '../../lib/core/token-record';
+import type { PutOptions, TokenStore } from '../../lib/core/token-store';
+import { CachedRecords } from '../../lib/stores/cached-records';
+
+/** The session's record; `undefined` when absent or unreadable. */
+export async function readRecord(
+  store: TokenStore,
+  sessionId: string,
+): Promise<TokenRecord | undefined> {
+  const read = await store.records.get(hashSessionId(sessionId));
+  return read.status === 'found' ? read.record : undefined;
+}
+
+/** A compare-and-set write of the session's record. */
+export const writeRecord = (
+  store: TokenStore,
+  sessionId: string,
+  record: TokenRecord,
+  options: PutOptions,
+): Promise<boolean> => store.records.put(hashSessionId(sessionId), record, options);
+
+/** Resolves once the store's change notices tell of the session, or after `ms` (a poll without them). */
+export function nextChange(store: TokenStore, sessionId: string, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      unwatch?.();
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const unwatch = store.changes?.watch(hashSessionId(sessionId), done);
+  });
+}
+
+/** The record this process holds in memory for the session (RedisTokenStore's cache), if any. */
+export function heldRecord(store: TokenStore, sessionId: string): TokenRecord | undefined {
+  return store.records instanceof CachedRecords
+    ? store.records.cache.lookup(hashSessionId(sessionId))
+    : undefined;
+}

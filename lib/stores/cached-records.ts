@@ -1,0 +1,104 @@
+// The record cache as a layer over a store's records: reads are served from this process's memory
+// while the backend's invalidations reach the RecordCache, shared while in flight, and read through
+// otherwise. Writes go to the records underneath, which drop their own keys from the cache.
+import type { TokenRecord } from '../core/token-record';
+import type { PutOptions, RecordRead, TokenRecords } from '../core/token-store';
+import { ignore } from '../util/ignore';
+import { RecordCache, type ReadTicket } from './record-cache';
+
+/** What the layer needs underneath: the records, plus a read that also tells the key's lifetime. */
+export interface TrackedRecords extends TokenRecords {
+  /** The backend key the invalidations name for this session's record. */
+  keyOf(sessionKey: string): string;
+  /** The read, with the key's remaining lifetime in ms (`-1`: none, `-2`: no key). */
+  readWithTtl(sessionKey: string): Promise<{ read: RecordRead; ttlMs: number }>;
+}
+
+/**
+ * Token records served from memory (see docs/caching.md). `canRead()`: whether a read may be sent
+ * now (not after the app began closing the client): the read again of an entry Redis reported
+ * changed is sent only then.
+ */
+export class CachedRecords implements TokenRecords {
+  readonly cache: RecordCache;
+  readonly #inner: TrackedRecords;
+  /** The reads in flight by session key, for requests that arrive meanwhile to share. */
+  readonly #readsInFlight = new Map<string, { ticket: ReadTicket; read: Promise<RecordRead> }>();
+
+  constructor(inner: TrackedRecords, maxEntries: number, canRead: () => boolean) {
+    this.#inner = inner;
+    // A record Redis reports changed is read again at once (see RecordCache.reported); nobody
+    // awaits that read, and if it fails the next request reads.
+    this.cache = new RecordCache(maxEntries, (sessionKey) => {
+      if (canRead()) this.#readThrough(sessionKey, true).catch(ignore);
+    });
+  }
+
+  /**
+   * A hit costs no clock read beyond the expiry check, no round trip and no decoding, and hands out
+   * the entry's one settled answer. Every request sharing a read in flight gets its answer,
+   * `unreadable` included.
+   */
+  get(sessionKey: string): Promise<RecordRead> {
+    const cache = this.cache;
+    // A wrong key is the records' own TypeError, as a rejection.
+    if (cache.active !== true || typeof sessionKey !== 'string' || sessionKey === '')
+      return this.#inner.get(sessionKey);
+    const entry = cache.entryOf(sessionKey);
+    if (entry !== undefined) return entry.answer;
+    return this.#readThrough(sessionKey);
+  }
+
+  put(sessionKey: string, record: TokenRecord, options: PutOptions): Promise<boolean> {
+    return this.#inner.put(sessionKey, record, options);
+  }
+  delete: TokenRecords['delete'] = (sessionKey, options) => this.#inner.delete(sessionKey, options);
+  renew: TokenRecords['renew'] = (sessionKey, openId, ttlMs) =>
+    this.#inner.renew(sessionKey, openId, ttlMs);
+  loginsOf: TokenRecords['loginsOf'] = (openId) => this.#inner.loginsOf(openId);
+  deletePlayer: TokenRecords['deletePlayer'] = (openId) => this.#inner.deletePlayer(openId);
+  loginGeneration: TokenRecords['loginGeneration'] = () => this.#inner.loginGeneration();
+
+  /**
+   * A miss: one read of the session's record in flight at a time, which requests arriving while it
+   * is in flight share unless a change was reported since it was sent (then they send their own).
+   * `afterReport`: the read again of a held record Redis reported changed, which keeps an absence.
+   */
+  #readThrough(sessionKey: string, afterReport = false): Promise<RecordRead> {
+    const shared = this.#readsInFlight.get(sessionKey);
+    if (shared !== undefined && this.cache.unchangedSince(shared.ticket)) return shared.read;
+    const ticket = this.cache.beginRead(this.#inner.keyOf(sessionKey));
+    const read = this.#readAndCache(sessionKey, ticket, afterReport);
+    this.#readsInFlight.set(sessionKey, { ticket, read });
+    const done = (): void => {
+      if (this.#readsInFlight.get(sessionKey)?.read === read)
+        this.#readsInFlight.delete(sessionKey);
+    };
+    read.then(done, done);
+    return read;
+  }
+
+  /** The record and its lifetime (so the copy goes when Redis expires the key), cached unless raced. */
+  async #readAndCache(
+    sessionKey: string,
+    ticket: ReadTicket,
+    keepAbsence: boolean,
+  ): Promise<RecordRead> {
+    let answer: { read: RecordRead; ttlMs: number };
+    try {
+      answer = await this.#inner.readWithTtl(sessionKey);
+    } catch (error) {
+      this.cache.abandonRead(ticket);
+      throw error;
+    }
+    const { read, ttlMs } = answer;
+    // A record this process cannot read is never held: it is read again, and may open once the
+    // configuration is fixed.
+    if (read.status === 'unreadable') this.cache.abandonRead(ticket);
+    else {
+      const record = read.status === 'found' ? read.record : undefined;
+      this.cache.endRead(ticket, sessionKey, record, ttlMs, Date.now(), keepAbsence);
+    }
+    return read;
+  }
+}
