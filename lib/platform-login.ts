@@ -2,6 +2,7 @@
 // the refresh coordinator, the HTTP handlers, logs and metrics). Each part builds itself from the
 // parsed options; everything is done here once, at creation.
 import { EventEmitter } from 'node:events';
+import type { MeterProvider } from '@opentelemetry/api';
 import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
 import { createCallbackRouter } from './http/callback';
 import { createHardening, type Hardening } from './http/cross-site-protection';
@@ -34,6 +35,7 @@ import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './stores/instrumented-store';
 import { LoginWatch } from './sockets/login-watch';
+import { observeSockets } from './sockets/socket-metrics';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
 import { loginAccessOf, type LoginAccess } from './sockets/store-access';
 import { loginOfPlayer, type LoggedInPlayer } from './jobs/player-logins';
@@ -75,6 +77,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly access: LoginAccess;
   /** The logins this process's sockets follow; made with the first `sockets()`. */
   private loginWatch: LoginWatch | undefined;
+  /** The `meterProvider` option, for the sockets' gauges. */
+  private readonly meterProvider: MeterProvider | undefined;
 
   constructor(options: PlatformLoginOptions) {
     super();
@@ -83,6 +87,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     // A store lacking a part a feature needs is refused here, naming the part, not on a request.
     checkStoreParts(this.store);
     this.logger = config.logger ?? debugLogger();
+    this.meterProvider = config.meterProvider;
     // The session lifetime the records follow when the session cookie has no maxAge: derived once.
     const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
     const refresh = refreshSettings(config, sessionTtlMs);
@@ -179,7 +184,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * login ends anywhere. See docs/sockets.md.
    */
   sockets(options: SocketsOptions = {}): PlatformSockets {
-    this.loginWatch ??= new LoginWatch(this.access);
+    if (this.loginWatch === undefined) {
+      this.loginWatch = new LoginWatch(this.access);
+      observeSockets(this.meterProvider, this.loginWatch);
+    }
     return new PlatformSockets(
       { access: this.access, refresher: this.refresher, api: this.api, watch: this.loginWatch },
       options,

@@ -65,6 +65,13 @@ export class LoginWatch {
     return this.#sessions.size;
   }
 
+  /** How many sockets follow their login (for metrics). */
+  get listenerCount(): number {
+    let count = 0;
+    for (const watched of this.#sessions.values()) count += watched.listeners.size;
+    return count;
+  }
+
   /** Follows the login of `sessionKey` for `listener`; returns the unfollow. */
   follow(sessionKey: string, listener: LoginListener): () => void {
     let watched = this.#sessions.get(sessionKey);

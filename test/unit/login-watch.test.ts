@@ -55,6 +55,7 @@ test('1,000 sockets of one session: one watch; nothing is read while nothing cha
   const listeners = Array.from({ length: 1000 }, () => listener('ada'));
   for (const l of listeners) watch.follow('s1', l);
   expect(source.watches).toBe(1);
+  expect([watch.size, watch.listenerCount]).toEqual([1, 1000]); // the two gauges
   jest.advanceTimersByTime(60_000);
   await Promise.resolve();
   expect(source.reads).toBe(0);
