@@ -479,18 +479,25 @@ export class TooManyEntriesError extends RequestRefusedError {
 }
 
 /**
- * This process already has `maxExchangesInFlight` code exchanges waiting on the platform: the entry
- * is refused with 503 before its code is claimed, so a flood cannot open unbounded outbound requests.
+ * The entry is refused with 503 before its code is claimed: this process already has
+ * `maxExchangesInFlight` code exchanges waiting on the platform (a flood cannot open unbounded
+ * outbound requests), or the platform asked for no exchange until its `Retry-After` has passed.
  */
 export class PlatformBusyError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_BUSY';
   readonly status = 503;
   readonly error = 'platform_busy';
-  readonly retryAfterSeconds = 1;
-  constructor() {
+  /** Seconds to send in `Retry-After`: 1 for the cap, what is left of the platform's figure for its hold. */
+  readonly retryAfterSeconds: number;
+  constructor(options?: { platformRetryAfterSeconds?: number; cause?: unknown }) {
+    const held = options?.platformRetryAfterSeconds;
     super(
-      'An entry was refused before its code was claimed: too many code exchanges are in flight on this process (`maxExchangesInFlight`).',
+      held === undefined
+        ? 'An entry was refused before its code was claimed: too many code exchanges are in flight on this process (`maxExchangesInFlight`).'
+        : `The token endpoint asked (Retry-After) for no code exchange for ${held} seconds; until then entries are refused before their code is claimed.`,
+      options,
     );
+    this.retryAfterSeconds = held ?? 1;
   }
 }
 

@@ -117,7 +117,8 @@ export interface PlatformLoginOptions {
   platformOrigins?: string[];
   /**
    * Checks that entries come from `platformOrigins` (login CSRF; see docs/entry-trust.md). Defaults
-   * to `{ mode: 'enforce' }` with `platformOrigins`, else `{ mode: 'report' }` and a start-up warning.
+   * to `{ mode: 'enforce' }` with `platformOrigins`, else `{ mode: 'report' }` and a start-up warning;
+   * under NODE_ENV=production, no `platformOrigins` refuses the start unless a mode is set here.
    */
   entryContext?: EntryContextOptions;
   /**
@@ -128,6 +129,11 @@ export interface PlatformLoginOptions {
   entryFailureLimit?: number;
   /** The window of `entryFailureLimit`, in seconds, opened by an address's first failure. Defaults to 600. */
   entryFailureWindowSeconds?: number;
+  /**
+   * `entryFailureLimit` counts an IPv6 client by its network of this many bits (as express-rate-limit's
+   * `ipv6Subnet`): one customer gets a whole /56 to pick addresses from. 32 to 128. Defaults to 56.
+   */
+  entryFailureIpv6Subnet?: number;
   /**
    * Code exchanges one process may have waiting on the platform; past it an entry is refused with
    * 503 `platform_busy` before its code is claimed. Defaults to 64.
@@ -274,6 +280,11 @@ const platformLoginSchema = z
       .min(1)
       .max(86_400)
       .default(600),
+    entryFailureIpv6Subnet: number('must be an integer prefix length from 32 to 128')
+      .int()
+      .min(32)
+      .max(128)
+      .default(56),
     maxExchangesInFlight: number('must be an integer from 1 to 10000')
       .int()
       .min(1)

@@ -1,8 +1,10 @@
 // The package's one failure policy: what a failed call to the token endpoint becomes, which
 // answers end a login, and when a request goes on with the token it already has.
 import {
+  CodeAlreadyUsedError,
   CodeRejectedError,
   IdentityChangedError,
+  InvalidRequestError,
   InvalidTokenResponseError,
   LoginRequiredError,
   PlatformMisconfiguredError,
@@ -79,6 +81,31 @@ export function answerForTokenFailure(
       retryAfterSeconds: platformRetryAfterSeconds(error) ?? retryAfterSeconds,
     },
   );
+}
+
+/**
+ * True when an entry failed on its code, which the failed-entry limit counts against the client's
+ * address: malformed or used here, or refused by the platform — any answer of the token endpoint
+ * below 500 (`invalid_grant`, `invalid_request`, a 429 …) except a refusal of the game's own client
+ * credentials. The platform's outages (5xx, timeouts, no connection, a broken 200) never count: a
+ * player is not held back for the platform's trouble.
+ */
+export function failedOnItsCode(error: unknown): boolean {
+  if (
+    error instanceof InvalidRequestError ||
+    error instanceof CodeAlreadyUsedError ||
+    error instanceof CodeRejectedError
+  ) {
+    return true;
+  }
+  if (error instanceof TokenEndpointError) {
+    return error.httpStatus < 500 && error.code !== 'ERR_PLATFORM_INVALID_CLIENT';
+  }
+  if (error instanceof InvalidTokenResponseError) {
+    const status = error.httpStatus ?? 200;
+    return status >= 400 && status < 500;
+  }
+  return false;
 }
 
 /** True when the error ends the login: the player must enter the game again (401). */

@@ -15,6 +15,3 @@ export const hashCode = (code: string): string => shortHash(`code:${code}`);
 
 /** The form in which a player's openId names their per-player index in a store. */
 export const hashOpenId = (openId: string): string => shortHash(`player:${openId}`);
-
-/** The form in which a client address names its failed-entry counter in a store. */
-export const hashClientAddress = (address: string): string => shortHash(`address:${address}`);

@@ -4,12 +4,8 @@
 import { Router, type Request, type Response } from 'express';
 import type { FailHandler } from './fail-handler';
 import type { EventEmitter } from 'node:events';
-import {
-  CodeAlreadyUsedError,
-  CodeRejectedError,
-  InvalidRequestError,
-  MethodNotAllowedError,
-} from '../errors';
+import { CodeRejectedError, MethodNotAllowedError, PlatformBusyError } from '../errors';
+import { failedOnItsCode, platformRetryAfterSeconds } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import type { PlatformLogger } from '../observability/logger';
 import type { TokenStore } from '../core/token-store';
@@ -17,6 +13,7 @@ import type { ReceivedTokens } from '../core/token-record';
 import { entryQuery, readEntryCode } from './entry-code';
 import { createEntryFailureLimit, type EntryFailureLimitConfig } from './entry-failure-limit';
 import { createEntryGuards, type EntryGuardsConfig } from './entry-guards';
+import { createExchangeHold } from './entry-exchange-hold';
 import { createCodeRedemption, type AfterLogin, type RedemptionConfig } from './entry-redemption';
 import { requireSession } from './require-session';
 
@@ -40,21 +37,17 @@ export interface CallbackDeps {
 
 const consoleWarn = (message: string): void => console.warn(message);
 
-/** Failures of the code itself (made up, used, refused by the platform): what the limit counts. */
-const isCodeFailure = (error: unknown): boolean =>
-  error instanceof InvalidRequestError ||
-  error instanceof CodeAlreadyUsedError ||
-  error instanceof CodeRejectedError;
-
 /**
  * The callback router of one PlatformLogin. Each part builds itself from the options once; the
- * entry flow runs them in order: method, session, guards, failure limit, code, redemption.
+ * entry flow runs them in order: method, session, guards, failure limit, the platform's hold, code,
+ * redemption.
  */
 export function createCallbackRouter(config: CallbackConfig, deps: CallbackDeps): Router {
   const logger = config.logger;
   const warn = logger === undefined ? consoleWarn : (message: string) => logger.warn({}, message);
   const guards = createEntryGuards(config, deps.events, warn);
-  const failures = createEntryFailureLimit(config, deps.store.counters);
+  const failures = createEntryFailureLimit(config, deps.store.counters, warn);
+  const hold = createExchangeHold(deps.store.locks);
   const redeem = createCodeRedemption(config, deps, guards.successRedirect);
 
   async function enter(req: Request, res: Response): Promise<void> {
@@ -63,13 +56,29 @@ export function createCallbackRouter(config: CallbackConfig, deps: CallbackDeps)
     requireSession(req);
     const params = entryQuery(req.originalUrl);
     if (guards.check(req, res, params)) return;
-    const address = await failures?.admit(req);
+    // Only a code that passed the guards can fail an entry: a request without one (`?x=1`, an
+    // <img> on any page) must never count, or any page could lock its visitors' address out.
+    let address: string | undefined;
+    if (params.has('code')) {
+      address = await failures?.admit(req);
+      await hold.check();
+    }
     try {
       await redeem(req, res, readEntryCode(params, config.maxCodeLength));
     } catch (error) {
-      if (address !== undefined && isCodeFailure(error)) await failures!.countFailure(address);
-      throw error;
+      throw await settleFailure(error, address);
     }
+  }
+
+  /** Records what a failed entry means (the platform's hold, the address's count); resolves its answer. */
+  async function settleFailure(error: unknown, address: string | undefined): Promise<unknown> {
+    const holdSeconds = platformRetryAfterSeconds(error) ?? 0;
+    if (holdSeconds > 0) await hold.start(holdSeconds);
+    if (address !== undefined && failedOnItsCode(error)) await failures!.countFailure(address);
+    // Throttled: the player is told when to come back, as the entries held after it are.
+    return holdSeconds > 0 && !(error instanceof CodeRejectedError)
+      ? new PlatformBusyError({ platformRetryAfterSeconds: holdSeconds, cause: error })
+      : error;
   }
 
   const router = Router();

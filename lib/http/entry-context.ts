@@ -14,6 +14,7 @@ import type {
 import { originOf } from './origins';
 import type { SameOptions } from '../util/parse-options';
 import { warnOnce } from './setup-checks';
+import { InvalidOptionError } from '../util/invalid-option-error';
 
 /** Options of the entry context check (`entryContext` of platformLogin()). */
 export interface EntryContextOptions {
@@ -22,8 +23,10 @@ export interface EntryContextOptions {
    * `entryContextViolation` event per suspicious entry, which is still served. `'enforce'`: the
    * event, and the entry is refused with 403 `entry_context_refused` before its code is claimed or
    * sent. Defaults to `'enforce'` when `platformOrigins` is given, else `'report'` (with one
-   * start-up warning saying what to set). The platform's mobile apps may open the game in webviews
-   * that send none of these headers: see `allowMissingHeaders` and `allowDirectNavigation`.
+   * start-up warning saying what to set) — except under NODE_ENV=production, where leaving out
+   * `platformOrigins` refuses the start unless this mode is set explicitly. The platform's mobile
+   * apps may open the game in webviews that send none of these headers: see `allowMissingHeaders`
+   * and `allowDirectNavigation`.
    */
   mode?: 'off' | 'report' | 'enforce';
   /**
@@ -118,8 +121,13 @@ const WARNING =
   "origins of the platform's pages that open the game (e.g. ['https://platform.example']). Until then " +
   '`entryContext` only reports (`entryContextViolation` events; their `refererOrigin` shows where entries come from).';
 
+const PRODUCTION_REFUSAL =
+  "platformLogin(): under NODE_ENV=production `platformOrigins` is required: without it any site can log a visitor into another player's " +
+  "account with an unused code (login CSRF). List the origins of the platform's pages that open the game (e.g. ['https://platform.example']), " +
+  "or set `entryContext: { mode: 'report' }` to run without the check on purpose.";
+
 /**
- * The check run on each GET entry that carries a code, before anything else touches the code.
+ * The check run on each GET to the callback, before anything else touches a code.
  * Throws EntryContextRefusedError in `'enforce'` mode, and for a sub-resource load in every mode;
  * emits `entryContextViolation` for each suspicious entry (except in `'off'` mode).
  */
@@ -136,7 +144,13 @@ export function createEntryContextCheck(
       "platformLogin(): `platformOrigins` is required when `entryContext.mode` is 'enforce': list the origins of the platform's pages that open the game, e.g. ['https://platform.example'].",
     );
   }
-  if (options?.mode === undefined && platformOrigins === undefined) warnOnce(warn, WARNING);
+  if (options?.mode === undefined && platformOrigins === undefined) {
+    // As with plaintext tokens: production does not start open to it unless the app says so.
+    if (process.env.NODE_ENV === 'production') {
+      throw new InvalidOptionError(PRODUCTION_REFUSAL, 'platformOrigins');
+    }
+    warnOnce(warn, WARNING);
+  }
   const settings: EntryContextSettings = {
     platformOrigins: new Set(platformOrigins),
     destinations: new Set(embedded ? ['document', 'iframe', 'frame'] : ['document']),

@@ -2,17 +2,21 @@
 // the shared store so every process sees them; past the limit an entry is refused before its code
 // is claimed or sent. Successful entries are never counted, so players behind one NAT are not held
 // back by each other's logins.
-import { isIPv6 } from 'node:net';
 import type { Request } from 'express';
-import { hashClientAddress } from '../core/hash';
+import { createClientAddressKeys } from './client-address';
 import type { OneTimeCounters } from '../core/token-store';
 import { TooManyEntriesError } from '../errors';
+import { warnOnce } from './setup-checks';
 
 /** The limit's settings (the `entryFailureLimit` options of platformLogin()). */
 export interface EntryFailureLimitConfig {
   /** Failed entries allowed per address per window; 0 turns the limit off. */
   entryFailureLimit: number;
   entryFailureWindowSeconds: number;
+  /** Prefix length an IPv6 client is counted under (its allocation). */
+  entryFailureIpv6Subnet: number;
+  /** Shared by every process of the game: keys the hash of client addresses in the store. */
+  clientSecret: string;
 }
 
 /** The limit of one callback. */
@@ -26,46 +30,27 @@ export interface EntryFailureLimit {
 /** Addresses known to be over their limit, per process, so a flood costs no store call at all. */
 const MAX_BLOCKED = 10_000;
 
-/**
- * The address an entry is counted under: `req.ip` (so Express's `trust proxy` decides it), an
- * IPv4-mapped IPv6 address as IPv4, any other IPv6 address by its /56 prefix (one customer's
- * allocation, as express-rate-limit does), hashed so no address is written to the store.
- */
-export function clientAddressKey(req: Request): string {
-  let address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-  if (address.startsWith('::ffff:') && address.includes('.')) address = address.slice(7);
-  else if (isIPv6(address)) address = ipv6Prefix56(address);
-  return `entry-failures:${hashClientAddress(address)}`;
-}
-
-/** The first 56 bits of an IPv6 address, as 14 hex digits. */
-function ipv6Prefix56(address: string): string {
-  const bare = address.split('%')[0]!;
-  const [head = '', tail] = bare.split('::') as [string, string | undefined];
-  const groups = (part: string | undefined): string[] =>
-    part === undefined || part === '' ? [] : part.split(':');
-  const left = groups(head);
-  const right = groups(tail);
-  const full =
-    tail === undefined
-      ? left
-      : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return full
-    .slice(0, 4)
-    .map((group) => group.padStart(4, '0'))
-    .join('')
-    .slice(0, 14);
-}
+const UNPARSABLE_MESSAGE =
+  "[express-platform-login] An entry's client address (`req.ip`) is not an IP address, so its failed entries are counted under the value as it came. " +
+  "Check Express's `trust proxy` setting against what your proxy writes in X-Forwarded-For (one address per proxy, no names).";
 
 /** Builds the limit once, or `undefined` when it is off. */
 export function createEntryFailureLimit(
   config: EntryFailureLimitConfig,
   counters: OneTimeCounters,
+  warn: (message: string) => void,
 ): EntryFailureLimit | undefined {
   const limit = config.entryFailureLimit;
   if (limit === 0) return undefined;
   const windowMs = config.entryFailureWindowSeconds * 1000;
+  const addresses = createClientAddressKeys(config.clientSecret, config.entryFailureIpv6Subnet);
   const blockedUntil = new Map<string, number>();
+  /** The counter key of a request: `req.ip`, so Express's `trust proxy` decides whose address it is. */
+  const keyOf = (req: Request): string => {
+    const { key, parsed } = addresses.keyOf(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+    if (!parsed) warnOnce(warn, UNPARSABLE_MESSAGE);
+    return key;
+  };
 
   const block = (key: string, resetInMs: number): void => {
     blockedUntil.delete(key);
@@ -77,7 +62,7 @@ export function createEntryFailureLimit(
 
   return {
     async admit(req) {
-      const key = clientAddressKey(req);
+      const key = keyOf(req);
       const until = blockedUntil.get(key);
       if (until !== undefined) {
         if (until > Date.now()) throw refuse(until - Date.now());

@@ -54,7 +54,8 @@ export function createEntryGuards(
         cookieCheck(req, res);
         return true;
       }
-      if (params.has('code')) entryContext(req);
+      // Every request, with a code or not: what does not pass here neither counts nor reaches a code.
+      entryContext(req);
       return false;
     },
   };

@@ -1,5 +1,6 @@
 // Setup checks that need a live request, run on entries before the code is claimed: the session
-// store in use (req.sessionStore) and how Express sees the connection (req.secure, trust proxy).
+// store in use (req.sessionStore) and how Express sees the connection (req.secure, trust proxy,
+// X-Forwarded-For it ignores).
 import type { Request } from 'express';
 import type { Store } from 'express-session';
 import { SetupError } from '../errors';
@@ -11,9 +12,21 @@ const PROXY_MESSAGE =
   `${PREFIX} An entry arrived through a proxy (X-Forwarded-Proto: https) but Express sees it as http, and the session cookie is Secure: ` +
   "express-session will not send the cookie, so players land logged out. Set `app.set('trust proxy', 1)` (the number of proxies in front of the app) before the session middleware.";
 
+const FORWARDED_FOR_MESSAGE =
+  `${PREFIX} Entries arrive with X-Forwarded-For, but Express does not trust the peer that sent it (\`trust proxy\`), so \`req.ip\` is that peer's address: ` +
+  "behind a proxy every player shares it, and one client's failed entries (`entryFailureLimit`) lock every player behind that proxy out. " +
+  "Set `app.set('trust proxy', 1)` (the number of proxies in front of the app) before the routes. If clients reach the app directly, their X-Forwarded-For is rightly ignored.";
+
+/** True when Express reads the client address from X-Forwarded-For past this request's peer. */
+function trustsPeer(req: Request): boolean {
+  const trust = req.app?.get('trust proxy fn') as
+    ((address: string, hop: number) => boolean) | undefined;
+  return typeof trust === 'function' && trust(req.socket.remoteAddress ?? '', 0);
+}
+
 /**
  * The check run on each GET to the callback. Throws SetupError (500 `server_misconfigured`,
- * before any code is claimed) when sessions cannot work; warns once about a likely proxy mistake.
+ * before any code is claimed) when sessions cannot work; warns once about each likely proxy mistake.
  * Each session store is judged once.
  */
 export function createFirstEntryChecks(
@@ -39,6 +52,9 @@ export function createFirstEntryChecks(
     ) {
       // A warning, not a refusal: with express-session's own `proxy: true` the cookie is still sent.
       warnOnce(warn, PROXY_MESSAGE);
+    }
+    if (req.headers['x-forwarded-for'] !== undefined && !trustsPeer(req)) {
+      warnOnce(warn, FORWARDED_FOR_MESSAGE);
     }
   };
 }

@@ -37,6 +37,9 @@ const login = platformLogin({
   clientSecret: 'demo-secret',
   redirectUri: 'http://127.0.0.1:3999/platform/callback',
   store: tokenStore,
+  // The simulator's lobby opens the game; the tests enter without browser headers (as test-app.ts).
+  platformOrigins: [new URL(process.env.SIM_URL!).origin],
+  entryContext: { allowMissingHeaders: true },
   ...extraOptions,
 });
 let refreshes = 0;

@@ -31,15 +31,32 @@ export interface TestApp {
   login: PlatformLogin;
 }
 
+/**
+ * The entry context of a test app that says nothing of its own: the platform's pages are the
+ * simulator's (its lobby opens the game), checked as in production. Tests enter as a client that
+ * sends no Fetch Metadata or Referer (supertest, fetch), admitted on purpose as a platform webview
+ * would be; a browser's forged entry is still refused.
+ */
+export function simulatorEntryContext(
+  sim: PlatformSimulator,
+): Pick<PlatformLoginOptions, 'platformOrigins' | 'entryContext'> {
+  return {
+    platformOrigins: [new URL(sim.url).origin],
+    entryContext: { allowMissingHeaders: true },
+  };
+}
+
 export function loginOptions(
   sim: PlatformSimulator,
   extra: Partial<PlatformLoginOptions> = {},
 ): PlatformLoginOptions {
+  const saysItsOwn = 'platformOrigins' in extra || 'entryContext' in extra;
   return {
     authUrl: sim.url,
     clientId: DEMO_CLIENT_ID,
     clientSecret: DEMO_CLIENT_SECRET,
     redirectUri: TEST_REDIRECT_URI,
+    ...(saysItsOwn ? {} : simulatorEntryContext(sim)),
     ...extra,
   };
 }

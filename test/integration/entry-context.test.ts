@@ -186,7 +186,8 @@ describe('the default mode', () => {
       warn: (_fields: unknown, message: string) => warnings.push(message),
       error: () => undefined,
     };
-    const { app, login } = createTestApp({ sim, login: { logger } });
+    // Origins left out on purpose (the test helpers name the simulator's).
+    const { app, login } = createTestApp({ sim, login: { logger, platformOrigins: undefined } });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/login CSRF.*set `platformOrigins`/);
     const violations: Violation[] = [];
@@ -201,6 +202,52 @@ describe('the default mode', () => {
     // Chosen explicitly, no warning.
     createTestApp({ sim, login: { logger, entryContext: { mode: 'off' } } });
     expect(warnings).toHaveLength(1);
+  });
+});
+
+test("the test helpers name the simulator's origins: their apps start without the login-CSRF warning and enforce", async () => {
+  const warnings: string[] = [];
+  const logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (_fields: unknown, message: string) => warnings.push(message),
+    error: () => undefined,
+  };
+  const { app } = createTestApp({ sim, login: { logger } });
+  expect(warnings).toEqual([]);
+  await request(app).get(`/platform/callback?code=${code()}`).set(FROM_ATTACKER).expect(403);
+  const fromLobby = { ...FROM_PLATFORM, Referer: `${sim.url}/` };
+  await request(app).get(`/platform/callback?code=${code()}`).set(fromLobby).expect(303);
+});
+
+describe('NODE_ENV=production', () => {
+  const nodeEnv = process.env.NODE_ENV;
+  beforeEach(() => (process.env.NODE_ENV = 'production'));
+  afterEach(() => (process.env.NODE_ENV = nodeEnv));
+  const production = (extra: Parameters<typeof loginOptions>[1]) =>
+    platformLogin({ ...loginOptions(sim, extra), authUrl: 'https://auth.platform.example' });
+
+  test('without platformOrigins the start is refused, naming the option and the opt-out', () => {
+    let refusal: unknown;
+    try {
+      production({ platformOrigins: undefined });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(TypeError);
+    expect(refusal).toMatchObject({
+      code: 'ERR_PLATFORM_INVALID_OPTION',
+      option: 'platformOrigins',
+    });
+    expect(String((refusal as Error).message)).toMatch(
+      /NODE_ENV=production `platformOrigins` is required.*login CSRF.*entryContext: \{ mode: 'report' \}/,
+    );
+  });
+
+  test("starts with platformOrigins, or with the explicit opt-out entryContext: { mode: 'report' }", () => {
+    expect(() => production({ platformOrigins: [PLATFORM] })).not.toThrow();
+    expect(() => production({ entryContext: { mode: 'report' } })).not.toThrow();
+    expect(() => production({ entryContext: { mode: 'off' } })).not.toThrow();
   });
 });
 

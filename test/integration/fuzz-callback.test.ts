@@ -44,8 +44,14 @@ let client: RawClient;
 beforeAll(async () => {
   sim = await startSimulator();
   const store = new MemoryTokenStore({ maxEntries: 100_000 });
-  // This property is about the query and headers; the failure limit has its own below.
-  client = await listenRaw(createTestApp({ sim, login: { store, entryFailureLimit: 0 } }).app);
+  // This property is about the query and headers: the failure limit has its own below, and the
+  // entry context is only reported (its own property is below too).
+  client = await listenRaw(
+    createTestApp({
+      sim,
+      login: { store, entryFailureLimit: 0, entryContext: { mode: 'report' } },
+    }).app,
+  );
 });
 afterAll(async () => {
   await client.close();
@@ -127,8 +133,8 @@ test(
           const code = codeToRedeem(query);
           // Node's parser drops the spaces and tabs around a header value.
           const dest = headers['sec-fetch-dest']?.replace(/^[ \t]+|[ \t]+$/g, '');
-          const subResource =
-            dest !== undefined && !NAVIGATIONS.has(dest) && new URLSearchParams(query).has('code');
+          // Refused in every mode, code or not: every request to the callback passes the guards.
+          const subResource = dest !== undefined && !NAVIGATIONS.has(dest);
           if (subResource) {
             expect(calls).toBe(0);
             expect(answer.status).toBe(403);
@@ -288,7 +294,7 @@ test(
     const LIMIT = 5;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.constantFrom('genuine', 'made-up', 'malformed', 'forged'), {
+        fc.array(fc.constantFrom('genuine', 'made-up', 'malformed', 'forged', 'codeless'), {
           minLength: 1,
           maxLength: 20,
         }),
@@ -312,7 +318,10 @@ test(
               const before = platformCalls();
               const answer = await app.send({
                 method: 'GET',
-                path: `/platform/callback?code=${kind === 'malformed' ? code : encodeURIComponent(code)}`,
+                path:
+                  kind === 'codeless'
+                    ? '/platform/callback?Code=x'
+                    : `/platform/callback?code=${kind === 'malformed' ? code : encodeURIComponent(code)}`,
                 headers: {
                   'sec-fetch-dest': kind === 'forged' ? 'image' : 'document',
                   referer: `${PLATFORM}/`,
@@ -322,6 +331,9 @@ test(
               const calls = platformCalls() - before;
               if (kind === 'forged') {
                 expect(answer.status).toBe(403); // refused first, never counted
+              } else if (kind === 'codeless') {
+                expect(answer.status).toBe(400); // no code to fail: never counted, never held back
+                expect(calls).toBe(0);
               } else if (failures >= LIMIT) {
                 expect(answer.status).toBe(429);
                 expect(calls).toBe(0);

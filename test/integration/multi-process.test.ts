@@ -108,6 +108,7 @@ test('logoutPlayer ends every session of a player on every process at once; othe
     clientId: 'demo-game',
     clientSecret: 'demo-secret',
     redirectUri: 'http://127.0.0.1:3999/platform/callback',
+    platformOrigins: [new URL(sim.url).origin],
     store,
   });
   // player-cy is used by no other test here, so the counts are exact.

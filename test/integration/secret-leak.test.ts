@@ -27,7 +27,7 @@ import { createTestMeter, type TestMeter } from '../helpers/metrics';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
-import { SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { SESSION_SECRET, TEST_REDIRECT_URI, simulatorEntryContext } from '../helpers/test-app';
 
 const HOUR = 3600_000;
 const CLIENT_ID = 'leak-game';
@@ -162,6 +162,7 @@ function leakApp(
     clientId: CLIENT_ID,
     clientSecret: CLIENT_SECRET,
     redirectUri: TEST_REDIRECT_URI,
+    ...simulatorEntryContext(sim),
     store,
     handleErrors,
     refreshFailureCooldownSeconds: 0,
@@ -372,10 +373,19 @@ async function runEveryFlow(game: LeakApp, broken: LeakApp): Promise<void> {
 
   // The platform failing entries, and echoing the code and the secret in its error description.
   for (const [fault, status] of PLATFORM_FAULTS()) {
+    if ('retryAfterSeconds' in fault) continue; // it would hold the exchanges after it: below
     sim.injectFault(fault, { grant: 'authorization_code' });
     await send(request(app).get(callback(issue())).set(JSON_ACCEPT), status);
     sim.clearFaults();
   }
+  // The platform's Retry-After holds every exchange (503 platform_busy) until it ends.
+  sim.injectFault(
+    { kind: 'status', status: 429, retryAfterSeconds: 1 },
+    { grant: 'authorization_code' },
+  );
+  await send(request(app).get(callback(issue())).set(JSON_ACCEPT), 503);
+  sim.clearFaults();
+  await new Promise((resolve) => setTimeout(resolve, 1100));
   const echoed = issue();
   sim.injectFault(
     {

@@ -3,11 +3,15 @@
 import {
   answerForTokenFailure,
   endsLogin,
+  failedOnItsCode,
   platformRetryAfterSeconds,
   servesWithCurrentToken,
 } from '../../lib/core/failure-policy';
 import {
+  CodeAlreadyUsedError,
+  CodeRejectedError,
   IdentityChangedError,
+  InvalidRequestError,
   InvalidTokenResponseError,
   LoginRequiredError,
   PlatformUnavailableError,
@@ -15,6 +19,7 @@ import {
   ReauthRequiredError,
   StoreUnavailableError,
   TokenEndpointError,
+  TokenEndpointNetworkError,
   TokenEndpointTimeoutError,
 } from '../../lib/errors';
 import { sampleRecord } from 'express-platform-login/testing';
@@ -120,4 +125,29 @@ test('servesWithCurrentToken: platform trouble with a token that has not expired
   expect(servesWithCurrentToken(down, valid, now)).toBe(true);
   expect(servesWithCurrentToken(down, expired, now)).toBe(false);
   expect(servesWithCurrentToken(new ReauthRequiredError(), valid, now)).toBe(false);
+});
+
+describe('failedOnItsCode: what the failed-entry limit counts', () => {
+  test.each([
+    ['a malformed code', new InvalidRequestError('bad'), true],
+    ['a used code', new CodeAlreadyUsedError(), true],
+    ['invalid_grant', new CodeRejectedError(), true],
+    ['invalid_request (400)', refused('invalid_request'), true],
+    ['a 429 with an OAuth body', refused('temporarily_unavailable', 429), true],
+    ['an OAuth error in a 200', refused('invalid_request', 200), true],
+    ['a 403 with a text body', new InvalidTokenResponseError('x', { httpStatus: 403 }), true],
+    ["invalid_client: the game's own setup", refused('invalid_client', 401), false],
+    ['a 503 with an OAuth body', refused('temporarily_unavailable', 503), false],
+    ['a 500 with a text body', new InvalidTokenResponseError('x', { httpStatus: 500 }), false],
+    [
+      'a 200 that is not a token response',
+      new InvalidTokenResponseError('x', { httpStatus: 200 }),
+      false,
+    ],
+    ['a timeout', new TokenEndpointTimeoutError('slow'), false],
+    ['no connection', new TokenEndpointNetworkError('down'), false],
+    ['a store outage', new StoreUnavailableError('down'), false],
+  ])('%s: %s', (_name, error, counts) => {
+    expect(failedOnItsCode(error)).toBe(counts);
+  });
 });
