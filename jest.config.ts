@@ -67,11 +67,33 @@ const config: Config = {
         '^ioredis/(.*)$': '<rootDir>/node_modules/ioredis6/$1',
         ...moduleNameMapper,
       },
+      // The seam suites run every client kind themselves.
+      testPathIgnorePatterns: ['/node_modules/', 'redis-seam'],
       setupFiles: ['<rootDir>/test/helpers/use-ioredis6.ts'],
       modulePathIgnorePatterns,
       globalSetup: '<rootDir>/test/helpers/global-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
     },
+    // The Redis store suites with their stores on node-redis (6, RESP3; and 5, RESP2): the same
+    // tests as on ioredis, through the same command seam (storeClientKind() in redis-clients.ts).
+    ...(
+      [
+        ['node-redis', 'use-node-redis.ts'],
+        ['node-redis5', 'use-node-redis5.ts'],
+      ] as const
+    ).map(([displayName, setup]) => ({
+      displayName,
+      testEnvironment: 'node',
+      testMatch: [
+        '<rootDir>/test/integration/{redis-store,redis-store-faults,redis-store-hygiene,record-cache,faults-redis,redis-cluster-store,redis-sentinel-store}.test.ts',
+      ],
+      transform,
+      moduleNameMapper,
+      setupFiles: [`<rootDir>/test/helpers/${setup}`],
+      modulePathIgnorePatterns,
+      globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+    })),
   ],
   testTimeout: 30_000,
 };

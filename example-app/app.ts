@@ -22,6 +22,8 @@ export interface ExampleAppParts {
   isReady: () => boolean;
   /** `GET /metrics` (Prometheus text format). */
   metricsHandler: express.RequestHandler;
+  /** Express's `trust proxy` (TRUST_PROXY): how far client addresses come from X-Forwarded-For. */
+  trustProxy: boolean | number | string | undefined;
 }
 
 /** The player's nickname from the open API; the page waits for it 1.5 s at most (then shows the openId). */
@@ -40,6 +42,8 @@ export function createExampleApp(parts: ExampleAppParts): Express {
   const { login } = parts;
   const app = express();
   app.disable('x-powered-by');
+  // The client address (req.ip) that failed entries are counted by; unset: the connection's peer.
+  if (parts.trustProxy !== undefined) app.set('trust proxy', parts.trustProxy);
 
   app.get('/healthz', (_req, res) => {
     if (parts.isReady()) res.json({ status: 'ok' });

@@ -1,6 +1,7 @@
-// Reads the example's environment (README "Environment variables"), with an embedded default for
-// everything.
+// Reads the example's environment (docs/example-app.md "Environment variables"), with an embedded
+// default for everything.
 import { randomBytes } from 'node:crypto';
+import express from 'express';
 
 /** The example's settings, after defaults. */
 export interface ExampleConfig {
@@ -27,6 +28,39 @@ export interface ExampleConfig {
   sessionMaxAgeSeconds: number;
   /** `NODE_ENV=production`: Redis without TOKEN_ENCRYPTION_KEY is refused. */
   production: boolean;
+  /** Which client talks to REDIS_URL: node-redis (sessions through connect-redis 10) or ioredis (connect-redis 8.1). */
+  redisClient: RedisClientKind;
+  /** Express's `trust proxy` setting; undefined: not set (X-Forwarded-For not trusted). */
+  trustProxy: TrustProxy | undefined;
+}
+
+/** REDIS_CLIENT: `redis` (node-redis 5/6) or `ioredis` (ioredis 5/6). */
+export type RedisClientKind = 'redis' | 'ioredis';
+
+/** What Express's `trust proxy` takes: true/false, a hop count, or addresses, subnets and names. */
+export type TrustProxy = boolean | number | string;
+
+const REDIS_CLIENTS: readonly RedisClientKind[] = ['redis', 'ioredis'];
+
+/**
+ * TRUST_PROXY as Express's `trust proxy` reads it: `true`/`false`, a whole number of hops, or a
+ * comma-separated list of addresses, subnets and the names `loopback`, `linklocal`, `uniquelocal`;
+ * refused here, naming the variable, when Express cannot read it.
+ */
+function readTrustProxy(value: string | undefined): TrustProxy | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  const setting =
+    text === 'true' ? true : text === 'false' ? false : /^\d+$/.test(text) ? Number(text) : text;
+  try {
+    // Express compiles the setting when it is set and throws for an address it cannot read.
+    express().set('trust proxy', setting);
+  } catch (error) {
+    throw new TypeError(
+      `TRUST_PROXY must be Express's \`trust proxy\` setting (true, a number of hops, or addresses, subnets, loopback, linklocal, uniquelocal separated by commas): ${error instanceof Error ? error.message : String(error)}.`,
+    );
+  }
+  return setting;
 }
 
 const nonEmpty = (value: string | undefined): string | undefined =>
@@ -53,6 +87,12 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
   if (!Number.isInteger(sessionMaxAgeSeconds) || sessionMaxAgeSeconds < 60) {
     throw new TypeError('SESSION_MAX_AGE_SECONDS must be a whole number of seconds, 60 or more.');
   }
+  const redisClient = (nonEmpty(env.REDIS_CLIENT) ?? 'redis') as RedisClientKind;
+  if (!REDIS_CLIENTS.includes(redisClient)) {
+    throw new TypeError(
+      `REDIS_CLIENT must be "redis" (node-redis, the default) or "ioredis"; it is "${redisClient}".`,
+    );
+  }
   return {
     port,
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
@@ -69,5 +109,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     entryFailureLimit,
     sessionMaxAgeSeconds,
     production: env.NODE_ENV === 'production',
+    redisClient,
+    trustProxy: readTrustProxy(nonEmpty(env.TRUST_PROXY)),
   };
 }

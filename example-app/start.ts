@@ -1,10 +1,14 @@
 // Starts the example on its configuration: the embedded simulator when no platform is configured,
-// Redis stores when REDIS_URL is set, memory stores otherwise. Used by server.ts and by the tests.
+// Redis stores when REDIS_URL is set (node-redis + connect-redis 10, or ioredis + connect-redis 8.1
+// with REDIS_CLIENT=ioredis), memory stores otherwise. Used by server.ts and by the tests.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { RedisStore } from 'connect-redis8';
-import type { Redis } from 'ioredis';
+import type session from 'express-session';
+import { RedisStore } from 'connect-redis';
+// connect-redis 8.1, the last line that takes an ioredis client (installed under this alias here;
+// a game on ioredis installs `connect-redis@~8.1` and imports 'connect-redis').
+import { RedisStore as IoRedisStore } from 'connect-redis8';
 import {
   checkSetup,
   MemoryTokenStore,
@@ -17,7 +21,8 @@ import { startSimulator, type PlatformSimulator } from 'express-platform-login/s
 import { createExampleApp, SESSION_MIDDLEWARE } from './app';
 import { attachGameSocket } from './game-socket';
 import type { ExampleConfig } from './config';
-import { createRedisClient } from './redis-client';
+import { COMMAND_TIMEOUT_MS, connectExampleRedis, type ExampleRedis } from './redis-client';
+import { SessionStoreDeadline } from './session-deadline';
 import { createExampleMetrics } from './metrics';
 
 /** The example, running. */
@@ -30,7 +35,8 @@ export interface RunningExample {
   login: PlatformLogin;
   /** The embedded simulator, when no platform URL was configured. */
   simulator: PlatformSimulator | undefined;
-  redis: Redis | undefined;
+  /** The Redis client (REDIS_CLIENT's kind) when REDIS_URL is set. */
+  redis: ExampleRedis | undefined;
   /** Stops accepting, lets requests in flight finish, then closes Redis and the simulator. */
   close(): Promise<void>;
 }
@@ -62,28 +68,63 @@ async function checkTokenEncryptionKey(config: ExampleConfig): Promise<void> {
   }
 }
 
-/** Starts the example game backend; resolves once it listens. */
+/**
+ * express-session's store on the example's client: connect-redis 10 on node-redis (with a deadline:
+ * node-redis has no reply timeout), 8.1 on ioredis (its commandTimeout fails a stalled command).
+ */
+function sessionStoreOn(redis: ExampleRedis): session.Store {
+  const prefix = 'example:sess:';
+  return redis.kind === 'redis'
+    ? new SessionStoreDeadline(new RedisStore({ client: redis.client, prefix }), COMMAND_TIMEOUT_MS)
+    : new IoRedisStore({ client: redis.client, prefix });
+}
+
+/** What a start has opened so far: closed again when a later step fails. */
+interface Opened {
+  server?: Server;
+  simulator?: PlatformSimulator;
+  redis?: ExampleRedis;
+}
+
+/**
+ * Starts the example game backend; resolves once it listens. A failed start (a store refusing its
+ * client, say) closes what it had opened, so it leaves no port, connection or timer behind.
+ */
 export async function startExample(config: ExampleConfig): Promise<RunningExample> {
+  const opened: Opened = {};
+  try {
+    return await start(config, opened);
+  } catch (error) {
+    opened.server?.close();
+    await opened.redis?.close();
+    await opened.simulator?.close();
+    throw error;
+  }
+}
+
+async function start(config: ExampleConfig, opened: Opened): Promise<RunningExample> {
   await checkTokenEncryptionKey(config);
   // Listen first: the default redirect_uri names the port, which PORT=0 only tells once bound.
-  const server = createServer();
+  const server = (opened.server = createServer());
   server.listen(config.port, config.host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   const redirectUri = config.redirectUri ?? `http://localhost:${port}/platform/callback`;
 
-  const simulator = config.platformAuthUrl
+  const simulator = (opened.simulator = config.platformAuthUrl
     ? undefined
-    : await startSimulator({ defaultRedirectUri: redirectUri });
+    : await startSimulator({ defaultRedirectUri: redirectUri }));
   const authUrl = config.platformAuthUrl ?? simulator!.url;
 
-  const redis = config.redisUrl ? createRedisClient(config.redisUrl) : undefined;
+  const redis = (opened.redis = config.redisUrl
+    ? connectExampleRedis(config.redisClient, config.redisUrl)
+    : undefined);
   const encryptionKeys = config.tokenEncryptionKey
     ? [{ id: 'k1', key: config.tokenEncryptionKey }]
     : undefined;
   const store: TokenStore = redis
     ? new RedisTokenStore({
-        redis,
+        redis: redis.client,
         prefix: 'example:tokens:',
         ...(encryptionKeys ? { encryptionKeys } : {}),
       })
@@ -113,22 +154,17 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
     sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
   });
 
-  let ready = redis === undefined;
-  redis?.on('ready', () => (ready = true));
-  redis?.on('end', () => (ready = false));
-  // ioredis reports connection errors as events; without a listener they would be printed as unhandled.
-  redis?.on('error', () => undefined);
-
   const app = createExampleApp({
     login,
-    sessionStore: redis ? new RedisStore({ client: redis, prefix: 'example:sess:' }) : undefined,
+    sessionStore: redis ? sessionStoreOn(redis) : undefined,
     sessionSecret: config.sessionSecret,
     sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
     lobbyUrl: simulator
       ? `${simulator.url}/?redirect_uri=${encodeURIComponent(redirectUri)}`
       : `${authUrl.replace(/\/+$/, '')}/`,
-    isReady: () => ready,
+    isReady: () => redis?.isReady() ?? true,
     metricsHandler: metrics.handler,
+    trustProxy: config.trustProxy,
   });
 
   let closing: Promise<void> | undefined;
@@ -152,7 +188,7 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         gameSocket.close();
         await closed;
-        await redis?.quit().catch(() => redis.disconnect());
+        await redis?.close();
         await simulator?.close();
         await metrics.meterProvider.shutdown();
       })();

@@ -1,6 +1,8 @@
 // Start-up checks that refuse a dangerous setup or warn loudly, naming the fix: platform URLs
 // (at creation), and the express-session / Express / Redis setup (`checkSetup()`, once at start).
 import type { Cluster, Redis } from 'ioredis';
+import type { RedisClient } from '../stores/redis/redis-client';
+import { isIoRedis } from '../stores/redis/ioredis-commands';
 import type { SessionOptions, Store } from 'express-session';
 import { withDeadline } from '../core/with-deadline';
 import type { TokenStore } from '../core/token-store';
@@ -37,8 +39,11 @@ export interface SetupCheckInput {
   app?: { get(setting: string): unknown };
   /** The options given to express-session (`secret`, `resave`, `cookie`, `proxy`, `store`). */
   session?: SessionOptions;
-  /** The ioredis client (or Cluster) of the RedisTokenStore: its eviction policy is read with CONFIG GET. */
-  redis?: Redis | Cluster;
+  /**
+   * The client of the RedisTokenStore (node-redis or ioredis): its eviction policy is read with
+   * CONFIG GET (on every master of an ioredis Cluster; not through a node-redis Cluster or Sentinel).
+   */
+  redis?: RedisClient;
   /**
    * `true` when TLS ends at a proxy or load balancer in front of this process: a Secure cookie
    * without `trust proxy` is then refused instead of warned about. Defaults to unknown.
@@ -210,16 +215,12 @@ function connectRedisProblems(session: SessionOptions): SetupProblem[] {
 
 /** maxmemory and maxmemory-policy of one node, or `undefined` when CONFIG is not available. */
 async function evictionSettings(
-  node: Redis,
+  configGet: () => Promise<unknown>,
 ): Promise<{ maxmemory: number; policy: string } | undefined> {
   try {
-    const reply = await withDeadline(
-      node.config('GET', 'maxmemory*') as Promise<unknown>,
-      CONFIG_TIMEOUT_MS,
-      'CONFIG GET',
-    );
+    const reply = await withDeadline(configGet(), CONFIG_TIMEOUT_MS, 'CONFIG GET');
     const settings = new Map<string, string>();
-    // A flat [name, value, …] array, or a map (an object) from ioredis 6 with replyMapping 'resp3'.
+    // A flat [name, value, …] array, or a map (an object) under RESP3 (node-redis, ioredis 6's 'resp3').
     const pairs = Array.isArray(reply) ? reply : Object.entries(reply as object).flat();
     for (let i = 0; i + 1 < pairs.length; i += 2)
       settings.set(String(pairs[i]), String(pairs[i + 1]));
@@ -233,10 +234,22 @@ async function evictionSettings(
   }
 }
 
-async function redisProblems(redis: Redis | Cluster): Promise<SetupProblem[]> {
-  const nodes: Redis[] =
-    (redis as Cluster).isCluster === true ? (redis as Cluster).nodes('master') : [redis as Redis];
-  const found = await Promise.all(nodes.map(evictionSettings));
+/** CONFIG GET maxmemory* on each node the client reaches by itself. */
+function configGetters(redis: RedisClient): Array<() => Promise<unknown>> {
+  if (isIoRedis(redis)) {
+    const nodes: Redis[] = redis.isCluster
+      ? (redis as unknown as Cluster).nodes('master')
+      : [redis as unknown as Redis];
+    return nodes.map((node) => () => node.config('GET', 'maxmemory*') as Promise<unknown>);
+  }
+  // A node-redis client: a plain one answers CONFIG itself; a Cluster or Sentinel is left out.
+  const client = redis as { sendCommand: (args: string[]) => Promise<unknown> };
+  if ('getSlotMaster' in redis || 'getMasterNode' in redis) return [];
+  return [() => client.sendCommand(['CONFIG', 'GET', 'maxmemory*'])];
+}
+
+async function redisProblems(redis: RedisClient): Promise<SetupProblem[]> {
+  const found = await Promise.all(configGetters(redis).map(evictionSettings));
   const evicting = found.find(
     (settings) =>
       settings !== undefined && settings.maxmemory > 0 && settings.policy !== 'noeviction',

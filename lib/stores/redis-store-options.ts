@@ -1,7 +1,6 @@
 // Options of RedisTokenStore: the documented interface and the strict schema that parses them once
 // at construction.
 import { z } from 'zod';
-import type { Cluster, Redis } from 'ioredis';
 import type { SameOptions } from '../util/parse-options';
 import {
   decodeEncryptionKey,
@@ -11,13 +10,13 @@ import {
   type EncryptionKey,
 } from './encryption';
 
-/** Duck-typed so that a second copy of ioredis in node_modules (or v6) is accepted too. */
-const isIoredisClient = (value: unknown): value is Redis | Cluster =>
-  typeof value === 'object' &&
-  value !== null &&
-  typeof (value as Redis).evalsha === 'function' &&
-  typeof (value as Redis).getBuffer === 'function' &&
-  typeof (value as Redis).set === 'function';
+import type { RedisClient } from './redis/redis-client';
+import { isIoRedis } from './redis/ioredis-commands';
+import { isNodeRedis } from './redis/node-redis-commands';
+
+/** Duck-typed so that a second copy of a client in node_modules (or another major) is accepted too. */
+const isRedisClient = (value: unknown): value is RedisClient =>
+  typeof value === 'object' && value !== null && (isIoRedis(value) || isNodeRedis(value));
 
 const encryptionKeySchema = z.strictObject({
   id: z.string().regex(KEY_ID_PATTERN, {
@@ -39,10 +38,13 @@ const encryptionKeySchema = z.strictObject({
 /** Options of `new RedisTokenStore(options)`. */
 export interface RedisTokenStoreOptions {
   /**
-   * The ioredis client: `new Redis(…)` (standalone or Sentinel) or `new Cluster(…)`. The store
-   * never closes it. See RedisTokenStore for the client options the request path needs. Required.
+   * The Redis client, either library, RESP2 or RESP3:
+   * - node-redis 5 or 6 (`redis`): `createClient()`, `createCluster()` or `createSentinel()`;
+   * - ioredis 5 or 6: `new Redis(…)` (standalone, or Sentinel with `sentinels`) or `new Cluster(…)`.
+   * Connected (node-redis: after `await client.connect()`). The store never closes it. See
+   * RedisTokenStore for the client options the request path needs. Required.
    */
-  redis: Redis | Cluster;
+  redis: RedisClient;
   /** Prepended to every key; no `{` or `}` (they would break the Cluster hash tag). Defaults to `'epl:'`. */
   prefix?: string;
   /**
@@ -84,8 +86,10 @@ export interface RedisTokenStoreOptions {
 
 /** The schema of {@link RedisTokenStoreOptions}; its fields are documented there. */
 export const redisTokenStoreOptionsSchema = z.strictObject({
-  redis: z.custom<Redis | Cluster>(isIoredisClient, {
-    error: 'must be an ioredis client (`new Redis(…)` or `new Cluster(…)`)',
+  redis: z.custom<RedisClient>(isRedisClient, {
+    error:
+      "must be a node-redis client (`createClient()`, `createCluster()` or `createSentinel()` from 'redis' 5 or 6) " +
+      "or an ioredis client (`new Redis(…)` or `new Cluster(…)` from 'ioredis' 5 or 6)",
   }),
   prefix: z
     .string({ error: 'must be a string without "{" or "}"' })

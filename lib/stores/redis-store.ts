@@ -1,9 +1,8 @@
-// RedisTokenStore: token records in Redis (standalone, Sentinel or Cluster) through ioredis, with
-// compare-and-set writes in Lua, owner-only locks, a deadline on every call and optional
-// AES-256-GCM encryption at rest.
+// RedisTokenStore: token records in Redis (standalone, Sentinel or Cluster) through node-redis or
+// ioredis (the command seam in ./redis/), with compare-and-set writes in Lua, owner-only locks, a
+// deadline on every call and optional AES-256-GCM encryption at rest.
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { hashOpenId } from '../core/hash';
 import type { TokenRecord } from '../core/token-record';
 import type {
@@ -47,7 +46,9 @@ import {
 import { withDeadline } from '../core/with-deadline';
 import { CachedRecords, type TrackedRecords } from './cached-records';
 import type { RecordCache } from './record-cache';
-import { RedisInvalidation } from './redis-invalidation';
+import type { Argument, RedisCommands, Replies } from './redis/commands';
+import { KeyTracking } from './redis/key-tracking';
+import { redisCommands } from './redis/redis-client';
 import {
   checkClaimKey,
   checkCount,
@@ -64,18 +65,8 @@ export interface RedisTokenStoreEvents {
   recordCacheUnavailable: [{ reason: string }];
 }
 
-/**
- * True while the client is connected and not closing. `manuallyClosing` is set by ioredis (5 and 6)
- * once `quit()` or `disconnect()` is under way, while `status` still says `ready`.
- */
-const takesCommands = (client: Redis): boolean =>
-  client.status === 'ready' && client['manuallyClosing'] !== true;
-
 const ABSENT: RecordRead = Object.freeze({ status: 'absent' });
 const unreadable = (reason: UnreadableReason): RecordRead => ({ status: 'unreadable', reason });
-
-const isNoScriptError = (error: unknown): boolean =>
-  error instanceof Error && error.message.startsWith('NOSCRIPT');
 
 /**
  * Token store in Redis, shared by every process of the service.
@@ -92,15 +83,20 @@ const isNoScriptError = (error: unknown): boolean =>
  *
  * Every call fails with `StoreUnavailableError` after `operationTimeoutMs`, whatever the client
  * does. So that the client itself does not pile up commands or give up for good while Redis is
- * away, create it with:
- * - `maxRetriesPerRequest: 1` — the default (20) keeps each command queued across 20 reconnects;
- * - `commandTimeout: 1000` — fails a command a stalled (not disconnected) Redis never answers;
- * - `retryStrategy: (times) => Math.min(times * 200, 2000)` — keeps reconnecting (never return
- *   `null`, which stops for good), so the store works again by itself when Redis is back;
- * - `connectTimeout: 2000`; and `enableOfflineQueue: false` if the app waits for the client's
- *   `ready` event before serving, so calls fail at once while disconnected.
- * For `new Cluster(nodes, { redisOptions: { … } })` put these in `redisOptions`; for Sentinel
- * add them beside `sentinels`. The store never closes the client.
+ * away (and so that the session store on the same client fails fast too), create it with:
+ * - node-redis: `socket: { connectTimeout: 2000, socketTimeout: 1500, reconnectStrategy: (n) =>
+ *   Math.min(n * 50, 500) }`, `pingInterval: 500` and `disableOfflineQueue: true`. Its
+ *   `commandOptions.timeout` stops only a command not yet written; a stalled server is noticed by
+ *   the socket's inactivity timeout, which the pings keep from firing on an idle connection.
+ *   For `createCluster` put the socket options in `defaults`; for `createSentinel` in
+ *   `nodeClientOptions`.
+ * - ioredis: `maxRetriesPerRequest: 1` (the default 20 keeps each command queued across 20
+ *   reconnects), `commandTimeout: 1000` (fails a command a stalled Redis never answers),
+ *   `retryStrategy: (times) => Math.min(times * 200, 2000)` (never `null`, which stops for good),
+ *   `connectTimeout: 2000`, and `enableOfflineQueue: false` if the app waits for `ready` before
+ *   serving. For `new Cluster(nodes, { redisOptions: { … } })` put these in `redisOptions`; for
+ *   Sentinel beside `sentinels`.
+ * The store never closes the client.
  *
  * With `encryptionKeys`, a record is sealed with AES-256-GCM under a key derived (HKDF-SHA256, a
  * random 16-byte salt stored in the record) from the first key, its additional authenticated data
@@ -124,20 +120,19 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
   /** Present with the record cache: Redis's invalidations, reliable while the cache is active. */
   readonly changes: RecordChanges | undefined;
 
-  readonly #redis: Redis;
+  readonly #redis: RedisCommands;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #maxTtlMs: number;
   readonly #keyRing: RecordKeyRing | undefined;
-  /** Records served from memory while Redis's invalidations reach `#invalidation` (docs/caching.md). */
+  /** Records served from memory while Redis's reports reach `#tracking` (docs/caching.md). */
   readonly #cache: RecordCache | undefined;
-  readonly #invalidation: RedisInvalidation | undefined;
+  readonly #tracking: KeyTracking | undefined;
 
   constructor(options: RedisTokenStoreOptions) {
     super();
     const config = parseOptions(redisTokenStoreOptionsSchema, options, 'RedisTokenStore');
-    // A Cluster has the same command methods as a Redis client; one type keeps the calls simple.
-    this.#redis = config.redis as Redis;
+    this.#redis = redisCommands(config.redis);
     this.#prefix = config.prefix;
     this.#timeoutMs = config.operationTimeoutMs;
     this.#maxTtlMs = config.maxRecordTtlSeconds * 1000;
@@ -178,37 +173,30 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     let records: TokenRecords = direct;
     let changes: RecordChanges | undefined;
     // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
-    if (config.recordCache && (config.redis as { isCluster?: boolean }).isCluster !== true) {
-      // Only on a client that takes commands: a read written after the app's QUIT would break
-      // the socket under that QUIT.
-      const cached = new CachedRecords(direct, config.recordCacheSize, () =>
-        takesCommands(this.#redis),
-      );
+    if (config.recordCache && this.#redis.topology !== 'cluster') {
+      // No read is sent on a report (the next request reads): a read written after the app's QUIT
+      // breaks the socket under that QUIT, and ioredis says nothing public of a QUIT under way.
+      const cached = new CachedRecords(direct, config.recordCacheSize, () => false);
       const cache = cached.cache;
-      const unavailable = (reason: string): void => {
-        this.emit('recordCacheUnavailable', { reason });
+      this.#tracking = new KeyTracking(this.#redis, this.#prefix, {
+        changed: (key) => cache.reported(key),
+        allChanged: () => cache.invalidateAll(),
+        liveChanged: (live) => cache.setActive(live),
+        unavailable: (reason) => this.emit('recordCacheUnavailable', { reason }),
+      });
+      this.#cache = cache;
+      records = cached;
+      const recordKey = (sessionKey: string): string => this.#recordKey(sessionKey);
+      const lockKey = (sessionKey: string): string => this.#lockKey(sessionKey);
+      changes = {
+        watch(sessionKey, onChange) {
+          checkSessionKey(sessionKey);
+          return cache.watch([recordKey(sessionKey), lockKey(sessionKey)], onChange);
+        },
+        get live() {
+          return cache.active;
+        },
       };
-      try {
-        this.#invalidation = new RedisInvalidation(this.#redis, cache, this.#prefix, unavailable);
-        this.#cache = cache;
-        records = cached;
-        const recordKey = (sessionKey: string): string => this.#recordKey(sessionKey);
-        const lockKey = (sessionKey: string): string => this.#lockKey(sessionKey);
-        changes = {
-          watch(sessionKey, onChange) {
-            checkSessionKey(sessionKey);
-            return cache.watch([recordKey(sessionKey), lockKey(sessionKey)], onChange);
-          },
-          get live() {
-            return cache.active;
-          },
-        };
-      } catch (error) {
-        // The client's options do not make a second connection: direct reads, said once (on the
-        // next tick, so that a listener attached right after construction hears it).
-        const reason = error instanceof Error ? error.message : String(error);
-        process.nextTick(unavailable, reason);
-      }
     }
     this.records = records;
     this.changes = changes;
@@ -221,7 +209,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
 
   /** Closes the connection the record cache opened; the client given is left open. */
   async close(): Promise<void> {
-    await this.#invalidation?.close();
+    await this.#tracking?.close();
   }
 
   /** True when records are stored in the clear (no `encryptionKeys`). */
@@ -233,7 +221,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
   async #get(sessionKey: string): Promise<RecordRead> {
     checkSessionKey(sessionKey);
     const key = this.#recordKey(sessionKey);
-    const value = await withDeadline(this.#redis.getBuffer(key), this.#timeoutMs, 'a read');
+    const value = (await this.#run('GET', key, [], 'a read', 'bytes')) as Buffer | null;
     return value === null ? ABSENT : this.#decode(value, key);
   }
 
@@ -283,11 +271,8 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     // A new login that a logoutPlayer() overtook (the player was logged out since the index was
     // written) takes itself back: the log-out may have scanned the index before this record existed.
     if (fresh) {
-      const now = await withDeadline(
-        this.#redis.get(this.#logoutKey(record.openId)),
-        this.#timeoutMs,
-        'a login check',
-      );
+      const now = (await this.#run('GET', this.#logoutKey(record.openId), [], 'a login check')) as
+        string | null;
       const moved =
         since === undefined ? (now ?? '0') !== loggedOutAt : Number(now ?? '0') > Number(since);
       if (moved) {
@@ -312,12 +297,8 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
 
   /** The store-wide log-out generation ('0' before any logoutPlayer()). */
   async #loginGeneration(): Promise<string> {
-    const generation = await withDeadline(
-      this.#redis.get(this.#logoutsKey()),
-      this.#timeoutMs,
-      'a login check',
-    );
-    return generation ?? '0';
+    const generation = await this.#run('GET', this.#logoutsKey(), [], 'a login check');
+    return generation === null ? '0' : String(generation);
   }
 
   /**
@@ -331,16 +312,12 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     const key = this.#recordKey(sessionKey);
     const deleted = await this.#changing(key, () =>
       expectedVersion === undefined
-        ? withDeadline(this.#redis.del(key), this.#timeoutMs, 'a delete')
+        ? this.#run('DEL', key, [], 'a delete')
         : this.#script(DELETE_IF_VERSION, key, [versionPrefix(expectedVersion)]),
     );
     const openId = options?.openId;
     if (deleted === 1 && typeof openId === 'string' && openId.length > 0) {
-      await withDeadline(
-        this.#redis.zrem(this.#playerKey(openId), sessionKey),
-        this.#timeoutMs,
-        'a delete',
-      );
+      await this.#run('ZREM', this.#playerKey(openId), [sessionKey], 'a delete');
     }
     return deleted === 1;
   }
@@ -352,7 +329,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     const owner = randomBytes(16).toString('base64url');
     const key = this.#lockKey(sessionKey);
     const taken = await withDeadline(
-      this.#redis.set(key, owner, 'PX', lockTtlMs, 'NX'),
+      this.#redis.run('SET', key, [owner, 'PX', String(lockTtlMs), 'NX']),
       this.#timeoutMs,
       'a lock',
     );
@@ -387,7 +364,11 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     checkSessionKey(sessionKey);
     checkExpectedVersion(version);
     await withDeadline(
-      this.#redis.set(this.#holdKey(sessionKey), String(version), 'PX', ttlMilliseconds(ttlMs)),
+      this.#redis.run('SET', this.#holdKey(sessionKey), [
+        String(version),
+        'PX',
+        String(ttlMilliseconds(ttlMs)),
+      ]),
       this.#timeoutMs,
       'a refresh hold',
     );
@@ -406,7 +387,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     checkOpenId(openId);
     const lifetimeMs = Math.min(ttlMilliseconds(ttlMs), this.#maxTtlMs);
     const extended = await withDeadline(
-      this.#redis.pexpire(this.#recordKey(sessionKey), lifetimeMs),
+      this.#redis.run('PEXPIRE', this.#recordKey(sessionKey), [String(lifetimeMs)]),
       this.#timeoutMs,
       'a touch',
     );
@@ -420,7 +401,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     checkClaimKey(key);
     const claimTtlMs = ttlMilliseconds(ttlMs);
     const claimed = await withDeadline(
-      this.#redis.set(`${this.#prefix}c:${key}`, '1', 'PX', claimTtlMs, 'NX'),
+      this.#redis.run('SET', `${this.#prefix}c:${key}`, ['1', 'PX', String(claimTtlMs), 'NX']),
       this.#timeoutMs,
       'a claim',
     );
@@ -450,7 +431,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     // one that indexed itself before this mark and writes its record after the scan below sees
     // the mark and takes itself back (see #put). Two keys (two Cluster slots): two calls.
     const generation = await withDeadline(
-      this.#redis.incr(this.#logoutsKey()),
+      this.#redis.run('INCR', this.#logoutsKey()),
       this.#timeoutMs,
       'a player logout',
     );
@@ -464,7 +445,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
       Promise.all(
         members.map((sessionKey) => {
           const key = this.#recordKey(sessionKey);
-          return this.#changing(key, () => this.#redis.del(key));
+          return this.#changing(key, () => this.#redis.run('DEL', key) as Promise<number>);
         }),
       ),
       this.#timeoutMs,
@@ -472,11 +453,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     );
     // Only the members read above leave the index: a login completing meanwhile stays findable.
     if (members.length > 0) {
-      await withDeadline(
-        this.#redis.zrem(indexKey, ...members),
-        this.#timeoutMs,
-        'a player logout',
-      );
+      await this.#run('ZREM', indexKey, members, 'a player logout');
     }
     return deleted.reduce((sum, count) => sum + count, 0);
   }
@@ -485,13 +462,13 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     checkOpenId(openId);
     const indexKey = this.#playerKey(openId);
     const lookup = async (): Promise<PlayerLogin[]> => {
-      await this.#redis.zremrangebyscore(indexKey, '-inf', Date.now());
-      // The stop index as a string: ioredis 6's types take no number there.
-      // RESP2 (and ioredis 6's legacy mapping) answer member, score, member, …; RESP3 mapped as
-      // such answers [member, score] pairs.
-      const reply = (await this.#redis.zrange(indexKey, 0, '-1', 'WITHSCORES')) as unknown[];
+      const redis = this.#redis;
+      await redis.run('ZREMRANGEBYSCORE', indexKey, ['-inf', String(Date.now())]);
+      // RESP2 (and ioredis 6's legacy mapping) answer member, score, member, …; RESP3 answers
+      // [member, score] pairs.
+      const reply = (await redis.run('ZRANGE', indexKey, ['0', '-1', 'WITHSCORES'])) as unknown[];
       const logins: PlayerLogin[] = [];
-      for (let i = 0; i < reply.length; ) {
+      for (let i = 0; i < reply.length;) {
         const item = reply[i];
         if (Array.isArray(item)) {
           logins.push({ sessionKey: String(item[0]), expiresAt: Number(item[1]) });
@@ -502,10 +479,10 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
         }
       }
       const exists = await Promise.all(
-        logins.map((login) => this.#redis.exists(this.#recordKey(login.sessionKey))),
+        logins.map((login) => redis.run('EXISTS', this.#recordKey(login.sessionKey))),
       );
       const gone = logins.filter((_, index) => exists[index] === 0).map((l) => l.sessionKey);
-      if (gone.length > 0) await this.#redis.zrem(indexKey, ...gone);
+      if (gone.length > 0) await redis.run('ZREM', indexKey, gone);
       return logins.filter((_, index) => exists[index] === 1);
     };
     return withDeadline(lookup(), this.#timeoutMs, 'a player lookup');
@@ -537,30 +514,28 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     return `${this.#prefix}{${sessionKey}}:l`;
   }
 
-  /** EVALSHA, loading the script with EVAL when this server (or Cluster node) does not have it. */
+  /** One command on one key, within the deadline; `what` names it in the error. */
+  #run(
+    command: string,
+    key: string,
+    args: readonly Argument[],
+    what: string,
+    replies: Replies = 'text',
+  ): Promise<unknown> {
+    return withDeadline(this.#redis.run(command, key, args, replies), this.#timeoutMs, what);
+  }
+
+  /** A script by EVALSHA (EVAL where the server or Cluster node lacks it), within the deadline. */
   #script(
     script: LuaScript,
     key: string | string[],
-    args: Array<string | Buffer>,
+    args: Argument[],
     /** `'bytes'`: bulk replies as Buffers (a sealed record is binary), else as strings. */
-    replies: 'text' | 'bytes' = 'text',
+    replies: Replies = 'text',
   ): Promise<unknown> {
     const keys = typeof key === 'string' ? [key] : key;
-    const redis = this.#redis;
-    const bytes = replies === 'bytes';
-    const run = async (): Promise<unknown> => {
-      try {
-        return await (bytes
-          ? redis.callBuffer('EVALSHA', script.sha, keys.length, ...keys, ...args)
-          : redis.evalsha(script.sha, keys.length, ...keys, ...args));
-      } catch (error) {
-        if (!isNoScriptError(error)) throw error;
-        return await (bytes
-          ? redis.callBuffer('EVAL', script.source, keys.length, ...keys, ...args)
-          : redis.eval(script.source, keys.length, ...keys, ...args));
-      }
-    };
-    return withDeadline(run(), this.#timeoutMs, `the ${script.name} script`);
+    const run = this.#redis.script(script, keys, args, replies);
+    return withDeadline(run, this.#timeoutMs, `the ${script.name} script`);
   }
 
   /** AAD of a sealed record: its key and version, so neither can be swapped under the ciphertext. */

@@ -2,22 +2,77 @@
 // on RedisTokenStore, both on the shared Redis. Started with `node -r esbuild-register`; prints
 // "listening <port>" when ready. Configured by environment: REDIS_URL, SIM_URL, KEY_PREFIX, and
 // for the fault tests LOGIN_OPTIONS, REDIS_FAIL_FAST and KILL_BEFORE_REFRESH_WRITE (see below).
+// EPL_TEST_REDIS_CLIENT (set by the `node-redis` Jest projects, inherited): node-redis for both the
+// token store and the session store (connect-redis 10), instead of ioredis (connect-redis 8.1).
 import express from 'express';
 import session from 'express-session';
-import { RedisStore } from 'connect-redis8';
+import { RedisStore as RedisStore8 } from 'connect-redis8';
+import { RedisStore } from 'connect-redis';
 import { Redis } from 'ioredis';
+import { createClient as createClient6 } from 'redis';
+import { createClient as createClient5 } from 'redis5';
 import { platformLogin, RedisTokenStore } from '../../lib';
 import { createRedisClient } from '../../example-app/redis-client';
 
 // REDIS_FAIL_FAST=1: the client the README recommends (command timeout, reconnect forever), so a
 // stalled or restarted Redis fails requests quickly and the process recovers by itself.
 const failFast = process.env.REDIS_FAIL_FAST === '1';
-const redis = failFast
-  ? createRedisClient(process.env.REDIS_URL!)
-  : new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
-// ioredis reports every failed reconnect as an `error` event; requests already answer 503 meanwhile.
-if (failFast) redis.on('error', () => undefined);
 const prefix = process.env.KEY_PREFIX ?? 'mp:';
+const clientKind = process.env.EPL_TEST_REDIS_CLIENT ?? 'ioredis';
+
+/** The Redis client of this process and the express-session store on it. */
+function redisAndSessions(): {
+  redis: Redis | ReturnType<typeof createClient6>;
+  sessions: session.Store;
+  ready: Promise<unknown>;
+  end: () => void;
+} {
+  if (clientKind.startsWith('node-redis')) {
+    const create = (clientKind.startsWith('node-redis 5') ? createClient5 : createClient6) as (
+      options: unknown,
+    ) => ReturnType<typeof createClient6>;
+    const client = create({
+      url: process.env.REDIS_URL!,
+      RESP: clientKind.includes('RESP3') ? 3 : 2,
+      ...(failFast
+        ? {
+            // node-redis's `commandOptions.timeout` stops only a command not yet written: a stalled
+            // server is noticed by the socket's inactivity timeout (pings keep an idle one busy),
+            // which fails what is waiting; the token store's own deadline bounds its calls anyway.
+            socket: {
+              connectTimeout: 2000,
+              socketTimeout: 1500,
+              reconnectStrategy: (n: number) => Math.min(n * 50, 500),
+            },
+            pingInterval: 500,
+            // While reconnecting, commands fail at once (503) instead of waiting in a queue.
+            disableOfflineQueue: true,
+          }
+        : {}),
+    });
+    // node-redis reports every failed reconnect as an `error` event; requests answer 503 meanwhile.
+    client.on('error', () => undefined);
+    return {
+      redis: client,
+      sessions: new RedisStore({ client, prefix: `${prefix}s:` }),
+      ready: client.connect(),
+      end: () => client.destroy(),
+    };
+  }
+  const client = failFast
+    ? createRedisClient(process.env.REDIS_URL!)
+    : new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+  // ioredis reports every failed reconnect as an `error` event; requests already answer 503 meanwhile.
+  if (failFast) client.on('error', () => undefined);
+  return {
+    redis: client,
+    sessions: new RedisStore8({ client, prefix: `${prefix}s:` }),
+    ready: Promise.resolve(),
+    end: () => client.disconnect(),
+  };
+}
+
+const { redis, sessions, ready, end } = redisAndSessions();
 const tokenStore = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
 // KILL_BEFORE_REFRESH_WRITE=1: the process dies (SIGKILL) after the platform answered a refresh and
 // before the new record is written. A refresh writes over a version; a login writes with null.
@@ -53,7 +108,7 @@ login.on('refreshFailed', (event) => {
 const app = express();
 app.use(
   session({
-    store: new RedisStore({ client: redis, prefix: `${prefix}s:` }),
+    store: sessions,
     secret: 'a-shared-session-secret-for-all-processes',
     resave: false,
     saveUninitialized: false,
@@ -74,11 +129,15 @@ app.get('/stats', (_req, res) => {
 // Also answers a Redis outage seen by express-session (connect-redis) as 503 store_unavailable.
 app.use(login.errorHandler());
 
-const server = app.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : 0}\n`);
-});
-process.on('SIGTERM', () => {
-  server.close();
-  redis.disconnect();
+void ready.then(() => {
+  const server = app.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    process.stdout.write(
+      `listening ${typeof address === 'object' && address ? address.port : 0}\n`,
+    );
+  });
+  process.on('SIGTERM', () => {
+    server.close();
+    end();
+  });
 });

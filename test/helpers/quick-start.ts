@@ -33,7 +33,10 @@ export async function startQuickStart(env: Record<string, string>): Promise<Runn
   const scratch = join(root, '.tmp', `quick-start-${process.pid}-${Date.now()}`);
   mkdirSync(scratch, { recursive: true });
   writeFileSync(join(scratch, 'server.ts'), quickStartCode());
-  const child: ChildProcess = spawn(process.execPath, ['-r', 'esbuild-register', 'server.ts'], {
+  // The quick start is an ES module (top-level await), run by tsx as the README says.
+  writeFileSync(join(scratch, 'package.json'), JSON.stringify({ type: 'module' }));
+  const tsx = join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+  const child: ChildProcess = spawn(process.execPath, [tsx, 'server.ts'], {
     cwd: scratch,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,7 @@
-// The example game backend's contract (README "The example game backend") over real HTTP: embedded
-// defaults, two instances sharing one Redis, a stalled Redis, and graceful shutdown of
-// `example-app/server.ts`.
+// The example game backend's contract (docs/example-app.md, DESIGN.md section 6) over real HTTP:
+// embedded defaults, two instances sharing one Redis and a stalled Redis on each REDIS_CLIENT
+// (node-redis + connect-redis 10, ioredis + connect-redis 8.1), TRUST_PROXY, and graceful shutdown
+// of `example-app/server.ts`.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -205,18 +206,19 @@ describe('with no environment: embedded simulator, memory stores', () => {
       headers: fromLobby(sim),
       redirect: 'manual',
     });
+    // Entries as a browser sends them from the platform's lobby (the entry context passes).
     const fromPlatform = { headers: fromLobby(sim) };
     const cases: [string, RequestInit, number, string][] = [
       ['/api/me', {}, 401, 'login_required'],
       ['/api/profile', {}, 401, 'login_required'],
       ['/no-such-page', {}, 404, 'not_found'],
-      ['/platform/callback', {}, 400, 'invalid_request'],
+      ['/platform/callback', fromPlatform, 400, 'invalid_request'],
       ['/platform/callback?code=a&code=b', fromPlatform, 400, 'invalid_request'],
       ['/platform/callback?code=never-issued', fromPlatform, 400, 'code_rejected'],
       [`/platform/callback?code=${used}`, fromPlatform, 400, 'code_already_used'],
       // PLATFORM_ORIGINS defaults to the embedded simulator's: an entry from elsewhere is refused.
       ['/platform/callback?code=never-issued-2', {}, 403, 'entry_context_refused'],
-      ['/platform/callback?error=access_denied', {}, 403, 'access_denied'],
+      ['/platform/callback?error=access_denied', fromPlatform, 403, 'access_denied'],
       ['/platform/callback?code=x', { method: 'POST' }, 405, 'method_not_allowed'],
     ];
     const answers = await Promise.all(
@@ -230,98 +232,114 @@ describe('with no environment: embedded simulator, memory stores', () => {
   });
 });
 
-describe('with REDIS_URL and TOKEN_ENCRYPTION_KEY: two instances are one service', () => {
-  let sim: PlatformSimulator;
-  let a: RunningExample;
-  let b: RunningExample;
-  let redis: Redis;
+/** The two Redis clients the example runs on (REDIS_CLIENT), each with its connect-redis. */
+const REDIS_CLIENTS = ['redis', 'ioredis'] as const;
 
-  beforeAll(async () => {
-    sim = await startSimulator();
-    const env = {
-      PORT: '0',
-      PLATFORM_AUTH_URL: sim.url,
-      // Both behind one public address, as a deployment behind a load balancer (never contacted here).
-      PLATFORM_REDIRECT_URI: 'http://localhost:3999/platform/callback',
-      REDIS_URL: process.env.REDIS_URL!,
-      SESSION_SECRET: randomBytes(24).toString('base64url'),
-      TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    };
-    [a, b] = await Promise.all([startExample(readConfig(env)), startExample(readConfig(env))]);
-    redis = new Redis(process.env.REDIS_URL!);
-    await waitUntil(async () => (await healthy(a)()) && (await healthy(b)()), 'Redis to be ready');
-  });
-  afterAll(async () => {
-    await Promise.all([a.close(), b.close()]);
-    await sim.close();
-    redis.disconnect();
-  });
+describe.each(REDIS_CLIENTS)(
+  'with REDIS_URL and TOKEN_ENCRYPTION_KEY, REDIS_CLIENT=%s: two instances are one service',
+  (redisClient) => {
+    let sim: PlatformSimulator;
+    let a: RunningExample;
+    let b: RunningExample;
+    let redis: Redis;
 
-  test('log in on one, use and refresh on the other, log out on the other ends it on the first', async () => {
-    expect(a.simulator).toBeUndefined();
-    expect(a.login.store).toBeInstanceOf(RedisTokenStore);
-    const browser = new Browser();
-    await enterFrom(sim, a, browser);
-
-    const onB = await browser.fetch(new URL('/api/me', b.url).href, { headers: JSON_ACCEPT });
-    expect(onB.status).toBe(200);
-    expect(await json(onB)).toStrictEqual(ADA);
-
-    // The token is due: B refreshes it, and A then uses B's refreshed record without a refresh.
-    await rewriteRecord(a.login.store, browser.sessionId(), expiringIn(-1000));
-    sim.advanceClock(3 * 3600);
-    sim.resetCalls();
-    const refreshedOnB = await browser.fetch(new URL('/api/profile', b.url).href, {
-      headers: JSON_ACCEPT,
+    beforeAll(async () => {
+      sim = await startSimulator();
+      const env = {
+        PORT: '0',
+        PLATFORM_AUTH_URL: sim.url,
+        // Both behind one public address, as a deployment behind a load balancer (never contacted here).
+        PLATFORM_REDIRECT_URI: 'http://localhost:3999/platform/callback',
+        REDIS_URL: process.env.REDIS_URL!,
+        SESSION_SECRET: randomBytes(24).toString('base64url'),
+        TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+        REDIS_CLIENT: redisClient,
+      };
+      [a, b] = await Promise.all([startExample(readConfig(env)), startExample(readConfig(env))]);
+      redis = new Redis(process.env.REDIS_URL!);
+      await waitUntil(
+        async () => (await healthy(a)()) && (await healthy(b)()),
+        'Redis to be ready',
+      );
     });
-    expect(refreshedOnB.status).toBe(200);
-    const onA = await browser.fetch(new URL('/api/profile', a.url).href, { headers: JSON_ACCEPT });
-    expect(onA.status).toBe(200);
-    expect(sim.calls.refresh_token).toBe(1);
-    expect(sim.calls.userinfo).toBe(2);
-
-    // The old cookie, sent again after the logout, as a second tab or a replaying client would.
-    const cookie = `connect.sid=${browser.cookies.get('connect.sid')}`;
-    const logout = await browser.fetch(new URL('/logout', b.url).href, { method: 'POST' });
-    expect(logout.status).toBe(204);
-    const afterLogout = await fetch(new URL('/api/me', a.url), {
-      headers: { ...JSON_ACCEPT, Cookie: cookie },
+    afterAll(async () => {
+      await Promise.all([a?.close(), b?.close()]);
+      await sim.close();
+      redis?.disconnect();
     });
-    expect(afterLogout.status).toBe(401);
-    expect(await json(afterLogout)).toStrictEqual({ error: 'login_required' });
-  });
 
-  test('Redis holds no token in plaintext, in the token records or in the sessions', async () => {
-    const browser = new Browser();
-    await enterFrom(sim, a, browser, 'player-bo');
-    const record = (await storedRecord(a.login.store, browser.sessionId())) as TokenRecord;
-    expect(record.openId).toBe('player-bo');
+    test('log in on one, use and refresh on the other, log out on the other ends it on the first', async () => {
+      expect(a.simulator).toBeUndefined();
+      expect(a.redis?.kind).toBe(redisClient);
+      expect(a.login.store).toBeInstanceOf(RedisTokenStore);
+      const browser = new Browser();
+      await enterFrom(sim, a, browser);
 
-    const keys: string[] = [];
-    for await (const batch of redis.scanStream({ count: 1000 })) keys.push(...(batch as string[]));
-    expect(keys.some((key) => key.startsWith('example:tokens:'))).toBe(true);
-    expect(keys).toContain(`example:sess:${browser.sessionId()}`);
-    const values = await Promise.all(
-      keys.map((key) => redis.getBuffer(key).catch(() => Buffer.alloc(0))), // other types: not ours
-    );
-    const everything = Buffer.concat(values.map((value) => value ?? Buffer.alloc(0)));
-    expect(everything.includes(record.accessToken)).toBe(false);
-    expect(everything.includes(record.refreshToken)).toBe(false);
-  });
-});
+      const onB = await browser.fetch(new URL('/api/me', b.url).href, { headers: JSON_ACCEPT });
+      expect(onB.status).toBe(200);
+      expect(await json(onB)).toStrictEqual(ADA);
 
-describe('a stalled Redis', () => {
+      // The token is due: B refreshes it, and A then uses B's refreshed record without a refresh.
+      await rewriteRecord(a.login.store, browser.sessionId(), expiringIn(-1000));
+      sim.advanceClock(3 * 3600);
+      sim.resetCalls();
+      const refreshedOnB = await browser.fetch(new URL('/api/profile', b.url).href, {
+        headers: JSON_ACCEPT,
+      });
+      expect(refreshedOnB.status).toBe(200);
+      const onA = await browser.fetch(new URL('/api/profile', a.url).href, {
+        headers: JSON_ACCEPT,
+      });
+      expect(onA.status).toBe(200);
+      expect(sim.calls.refresh_token).toBe(1);
+      expect(sim.calls.userinfo).toBe(2);
+
+      // The old cookie, sent again after the logout, as a second tab or a replaying client would.
+      const cookie = `connect.sid=${browser.cookies.get('connect.sid')}`;
+      const logout = await browser.fetch(new URL('/logout', b.url).href, { method: 'POST' });
+      expect(logout.status).toBe(204);
+      const afterLogout = await fetch(new URL('/api/me', a.url), {
+        headers: { ...JSON_ACCEPT, Cookie: cookie },
+      });
+      expect(afterLogout.status).toBe(401);
+      expect(await json(afterLogout)).toStrictEqual({ error: 'login_required' });
+    });
+
+    test('Redis holds no token in plaintext, in the token records or in the sessions', async () => {
+      const browser = new Browser();
+      await enterFrom(sim, a, browser, 'player-bo');
+      const record = (await storedRecord(a.login.store, browser.sessionId())) as TokenRecord;
+      expect(record.openId).toBe('player-bo');
+
+      const keys: string[] = [];
+      for await (const batch of redis.scanStream({ count: 1000 }))
+        keys.push(...(batch as string[]));
+      expect(keys.some((key) => key.startsWith('example:tokens:'))).toBe(true);
+      expect(keys).toContain(`example:sess:${browser.sessionId()}`);
+      const values = await Promise.all(
+        keys.map((key) => redis.getBuffer(key).catch(() => Buffer.alloc(0))), // other types: not ours
+      );
+      const everything = Buffer.concat(values.map((value) => value ?? Buffer.alloc(0)));
+      expect(everything.includes(record.accessToken)).toBe(false);
+      expect(everything.includes(record.refreshToken)).toBe(false);
+    });
+  },
+);
+
+describe.each(REDIS_CLIENTS)('a stalled Redis, REDIS_CLIENT=%s', (redisClient) => {
   let server: TestRedisServer;
   let example: RunningExample;
 
   beforeAll(async () => {
     server = await startRedisServer();
-    example = await startExample(readConfig({ PORT: '0', REDIS_URL: server.url }));
+    example = await startExample(
+      readConfig({ PORT: '0', REDIS_URL: server.url, REDIS_CLIENT: redisClient }),
+    );
     await waitUntil(healthy(example), 'Redis to be ready');
   });
   afterAll(async () => {
     server.resume();
-    await example.close();
+    await example?.close();
     await server.stop();
   });
 
@@ -554,6 +572,64 @@ describe('PLATFORM_ORIGINS and ENTRY_FAILURE_LIMIT', () => {
       }
       expect(statuses).toEqual([400, 400, 429, 429]);
       expect(embedded.calls.authorization_code).toBe(2);
+    } finally {
+      await example.close();
+    }
+  });
+});
+
+describe('REDIS_CLIENT and TRUST_PROXY', () => {
+  test('are read as documented; a value Express or the example cannot use is refused naming the variable', () => {
+    expect(readConfig({}).redisClient).toBe('redis');
+    expect(readConfig({ REDIS_CLIENT: 'ioredis' }).redisClient).toBe('ioredis');
+    expect(readConfig({ REDIS_CLIENT: '' }).redisClient).toBe('redis');
+    for (const bad of ['node-redis', 'Redis', 'ioredis6']) {
+      expect(() => readConfig({ REDIS_CLIENT: bad })).toThrow(/^REDIS_CLIENT must be/);
+    }
+
+    expect(readConfig({}).trustProxy).toBeUndefined();
+    expect(readConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(readConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(readConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toBe(
+      'loopback, 10.0.0.0/8',
+    );
+    for (const bad of ['not-an-address', '10.0.0.0/99']) {
+      expect(() => readConfig({ TRUST_PROXY: bad })).toThrow(/^TRUST_PROXY must be/);
+    }
+  });
+
+  /** Made-up codes from the lobby, as sent through a proxy that names the client in X-Forwarded-For. */
+  async function failedEntries(example: RunningExample, clients: string[]): Promise<number[]> {
+    const statuses: number[] = [];
+    for (const client of clients) {
+      const code = `made-up-${randomBytes(6).toString('hex')}`;
+      const res = await fetch(new URL(`/platform/callback?code=${code}`, example.url), {
+        headers: { ...fromLobby(example.simulator!), ...JSON_ACCEPT, 'X-Forwarded-For': client },
+        redirect: 'manual',
+      });
+      statuses.push(res.status);
+    }
+    return statuses;
+  }
+
+  // Two players behind a proxy on this machine: 203.0.113.7 fails twice, then 198.51.100.9 tries.
+  const CLIENTS = ['203.0.113.7', '203.0.113.7', '198.51.100.9', '203.0.113.7'];
+
+  test('TRUST_PROXY=loopback: failed entries count per address from X-Forwarded-For', async () => {
+    const example = await startExample(
+      readConfig({ PORT: '0', ENTRY_FAILURE_LIMIT: '2', TRUST_PROXY: 'loopback' }),
+    );
+    try {
+      expect(await failedEntries(example, CLIENTS)).toEqual([400, 400, 400, 429]);
+    } finally {
+      await example.close();
+    }
+  });
+
+  test('without TRUST_PROXY: X-Forwarded-For is not believed, every entry counts for the proxy', async () => {
+    const example = await startExample(readConfig({ PORT: '0', ENTRY_FAILURE_LIMIT: '2' }));
+    try {
+      expect(await failedEntries(example, CLIENTS)).toEqual([400, 400, 429, 429]);
     } finally {
       await example.close();
     }

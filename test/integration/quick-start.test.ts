@@ -1,24 +1,40 @@
-// The README's quick start, as a newcomer runs it: the code block after `<!-- quick-start -->` is
-// type-checked with the repository's strict tsconfig and started as a real process against the
-// simulator and a real Redis, with the environment the README's table explains. So the README
-// cannot drift from the code.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+// A new user's path, as the README writes it: `npm pack` of this checkout, a scratch game folder
+// outside the repository, the README's install lines (the tarball's path put in), `npm pkg set
+// type=module`, its tsconfig.json, then the quick start saved as server.ts, type-checked with tsc and
+// run with tsx against the simulator and a real Redis. Twice: on node-redis + connect-redis 10 +
+// Express 5 (the quick start as it stands) and on ioredis + connect-redis 8.1 + Express 4 (with
+// the changes its "On ioredis" section names). So the README cannot drift from what works.
+// Needs the built dist/ (`npm test` builds first) and the npm registry or npm's cache.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { RedisTokenStore } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { freePort } from '../helpers/free-port';
-import { storedRecord } from '../helpers/records';
 
 const root = join(__dirname, '..', '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const run = promisify(execFile);
 
-/** The TypeScript block that follows the `<!-- quick-start -->` marker. */
-function quickStartCode(): string {
-  const match = /<!-- quick-start -->\s*```ts\n([\s\S]*?)\n```/.exec(readme);
-  if (!match) throw new Error('README.md has no ```ts block after <!-- quick-start -->');
+/** The fenced block of `language` that follows `<!-- marker -->` in the README. */
+function readmeBlock(marker: string, language: string): string {
+  const match = new RegExp(`<!-- ${marker} -->\\s*\`\`\`${language}\\n([\\s\\S]*?)\\n\`\`\``).exec(
+    readme,
+  );
+  if (!match) throw new Error(`README.md has no \`\`\`${language} block after <!-- ${marker} -->`);
   return match[1]!;
 }
 
@@ -39,30 +55,186 @@ function environmentTable(): Map<string, string> {
   return rows;
 }
 
-/** The scratch app imports the built package: dist/ must exist. */
-function requireBuild(): void {
+const quickStart = readmeBlock('quick-start', 'ts');
+const install = readmeBlock('install', 'sh').split('\n');
+
+/**
+ * The quick start on ioredis, changed as "On ioredis" says: its `import` replaces the `redis` one,
+ * its other lines replace those from `createClient(` to `await redis.connect()`.
+ */
+function ioredisQuickStart(): string {
+  const block = readmeBlock('quick-start-ioredis', 'ts').split('\n');
+  const imports = block.filter((line) => line.startsWith('import '));
+  const client = block
+    .filter((line) => !line.startsWith('import '))
+    .join('\n')
+    .trim();
+  const redisImport = /^import .* from 'redis';$/m;
+  const nodeRedisClient = /^const redis = createClient\([\s\S]*?^await redis\.connect\(\);$/m;
+  expect(quickStart).toMatch(redisImport);
+  expect(quickStart).toMatch(nodeRedisClient);
+  return quickStart.replace(redisImport, imports.join('\n')).replace(nodeRedisClient, client);
+}
+
+/** A variant of the new user's path: what is installed and what server.ts says. */
+interface Variant {
+  name: string;
+  /** The README's `npm install …` lines. */
+  installLines: string[];
+  code: string;
+}
+
+const variants: Variant[] = [
+  {
+    name: 'redis (node-redis) + connect-redis 10 + Express 5: the quick start as written',
+    installLines: install,
+    code: quickStart,
+  },
+  {
+    name: 'ioredis + connect-redis 8.1 + Express 4: as "On ioredis" says',
+    installLines: [
+      // "Express 4 instead of 5: `express@4` in the install line".
+      readmeBlock('install-ioredis', 'sh').replace(/ express /, ' express@4 '),
+      install[1]!,
+    ],
+    code: ioredisQuickStart(),
+  },
+];
+
+/** This checkout as `npm pack` makes it, from the dist/ that `npm test` built (no second build). */
+async function packThisCheckout(into: string): Promise<string> {
   if (!existsSync(join(root, 'dist', 'index.d.ts'))) {
     throw new Error('dist/ is missing: run `npm run build` first (`npm test` builds first).');
   }
+  const { stdout } = await run(
+    'npm',
+    ['pack', '--ignore-scripts', '--json', '--pack-destination', into],
+    { cwd: root, env: cleanEnv() },
+  );
+  const [packed] = JSON.parse(stdout) as [{ filename: string }];
+  return join(into, packed.filename);
 }
 
-const code = quickStartCode();
-// Inside the repository, so the scratch app resolves express, ioredis… from its node_modules and
-// `express-platform-login` by package self-reference (package.json `exports` → the built dist/).
-const scratch = join(root, '.tmp', `quick-start-${process.pid}`);
+/** The environment without what npm or Jest set for this run (npm reads `npm_config_*` as its config). */
+function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!name.startsWith('npm_') && name !== 'NODE_OPTIONS' && !name.startsWith('JEST_')) {
+      env[name] = value;
+    }
+  }
+  return { ...env, ...extra };
+}
 
-beforeAll(() => {
-  mkdirSync(scratch, { recursive: true });
-  writeFileSync(join(scratch, 'server.ts'), code);
-});
+/** `npm install …` as the README writes it, with the tarball's real path; npm's cache first. */
+function installArgs(line: string, tarball: string): string[] {
+  const words = line.trim().split(/\s+/);
+  expect(words.slice(0, 2)).toEqual(['npm', 'install']);
+  return [
+    ...words.slice(1).map((word) => (word.endsWith('.tgz') ? tarball : word)),
+    '--prefer-offline',
+    '--no-audit',
+    '--no-fund',
+    '--loglevel=error',
+  ];
+}
 
-afterAll(() => {
-  rmSync(scratch, { recursive: true, force: true });
-});
+/** The simulator behind a pass-through proxy that notes every token it hands out. */
+interface RecordingPlatform {
+  url: string;
+  tokens: Set<string>;
+  /** Stops answering at all: the platform is unreachable from then on. */
+  close(): Promise<void>;
+}
+
+async function recordingPlatform(sim: PlatformSimulator): Promise<RecordingPlatform> {
+  const tokens = new Set<string>();
+  const server: Server = createServer((req, res) => {
+    const upstream = request(
+      new URL(req.url!, sim.url),
+      { method: req.method, headers: req.headers },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => {
+          const body = Buffer.concat(chunks);
+          if (req.url?.startsWith('/token')) {
+            const fields = JSON.parse(body.toString()) as Record<string, unknown>;
+            for (const name of ['access_token', 'refresh_token']) {
+              if (typeof fields[name] === 'string') tokens.add(fields[name]);
+            }
+          }
+          res.writeHead(answer.statusCode!, answer.headers).end(body);
+        });
+      },
+    );
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    tokens,
+    close: async () => {
+      const closed = new Promise((resolve) => server.close(resolve));
+      server.closeAllConnections(); // the app's keep-alive connections too
+      await closed;
+    },
+  };
+}
+
+/** A started `npx tsx server.ts`, with what it printed so far. */
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function startQuickStart(folder: string, env: NodeJS.ProcessEnv): Started {
+  // `npx tsx server.ts`, without npx's extra process: tsx's own bin, on this Node.
+  const tsx = realpathSync(join(folder, 'node_modules', '.bin', 'tsx'));
+  const child = spawn(process.execPath, [tsx, 'server.ts'], {
+    cwd: folder,
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group: tsx runs the script in a child of its own
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit').then(([status]) => status as number | null);
+  return { child, output: () => output, exited };
+}
+
+async function stop(started: Started | undefined): Promise<void> {
+  if (!started || started.child.exitCode !== null || started.child.signalCode !== null) return;
+  process.kill(-started.child.pid!, 'SIGTERM');
+  const timer = setTimeout(() => process.kill(-started.child.pid!, 'SIGKILL'), 5000);
+  await started.exited;
+  clearTimeout(timer);
+}
+
+async function waitForOutput(started: Started, pattern: RegExp, ms: number): Promise<string> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const match = pattern.exec(started.output());
+    if (match) return match[1] ?? match[0];
+    if (started.child.exitCode !== null) {
+      throw new Error(
+        `the quick start exited with ${started.child.exitCode}:\n${started.output()}`,
+      );
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`the quick start printed no ${pattern} in ${ms} ms:\n${started.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 test('every environment variable the quick start reads is explained in the table after it', () => {
   const read = new Set(
-    [...code.matchAll(/process\.env\.([A-Z_]+)|required\('([A-Z_]+)'\)/g)].map(
+    [...quickStart.matchAll(/process\.env\.([A-Z_]+)|required\('([A-Z_]+)'\)/g)].map(
       (match) => match[1] ?? match[2]!,
     ),
   );
@@ -70,131 +242,117 @@ test('every environment variable the quick start reads is explained in the table
   expect([...read].filter((name) => !environmentTable().has(name))).toEqual([]);
 });
 
-test("the quick start type-checks under the repository's strict tsconfig", () => {
-  requireBuild();
-  // Handlers need no `!` on the package's request members (docs/handlers.md).
-  expect(code.match(/req\.platform\w*!/g) ?? []).toEqual([]);
-  writeFileSync(
-    join(scratch, 'tsconfig.json'),
-    JSON.stringify({
-      extends: '../../tsconfig.json',
-      // The package as a consumer gets it: the built declarations (baseUrl is the repository's root).
-      compilerOptions: {
-        noEmit: true,
-        types: ['node'],
-        paths: { 'express-platform-login': ['dist/index.d.ts'] },
-      },
-      include: [],
-      files: ['server.ts'],
-    }),
-  );
-  let output = '';
-  try {
-    execFileSync(
-      process.execPath,
-      [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
-      { cwd: scratch, stdio: 'pipe' },
-    );
-  } catch (error) {
-    output = String((error as { stdout?: Buffer }).stdout ?? error);
-  }
-  expect(output).toBe('');
-}, 120_000);
+test('the install section offers only what works: no registry name alone, no `install-scripts approve` to run', () => {
+  expect(install[0]).toMatch(/^npm install \S+\.tgz /);
+  expect(readme).not.toMatch(/^npm install express-platform-login\b/m);
+  expect(readme).not.toMatch(/^npm install-scripts approve/m);
+  expect(readme).toContain('npm pkg set type=module');
+});
 
-describe('the quick start, running against the simulator and Redis', () => {
+describe.each(variants)('a new game on $name', ({ installLines, code }) => {
+  let folder: string;
   let sim: PlatformSimulator;
-  let app: ChildProcess | undefined;
-  let url: string;
+  let platform: RecordingPlatform;
   let redis: Redis;
-  const tokenKey = randomBytes(32).toString('base64');
+  let app: Started | undefined;
+  let url: string;
+  let port: number;
+  const sessionSecret = randomBytes(32).toString('base64');
+  const env = (): NodeJS.ProcessEnv => {
+    const table = environmentTable();
+    return {
+      NODE_ENV: 'development',
+      PORT: String(port),
+      PLATFORM_AUTH_URL: platform.url,
+      // The lobby's pages: entries come from the simulator (its Referer), not through the proxy.
+      PLATFORM_ORIGINS: new URL(sim.url).origin,
+      // The demo credentials exactly as the README's table gives them.
+      PLATFORM_CLIENT_ID: table.get('PLATFORM_CLIENT_ID'),
+      PLATFORM_CLIENT_SECRET: table.get('PLATFORM_CLIENT_SECRET'),
+      REDIS_URL: process.env.REDIS_URL,
+      SESSION_SECRET: sessionSecret,
+      TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    };
+  };
 
   beforeAll(async () => {
-    requireBuild();
-    const env = environmentTable();
-    const port = await freePort();
+    folder = mkdtempSync(join(tmpdir(), 'epl-new-game-'));
+    const tarball = await packThisCheckout(folder);
+    const inFolder = { cwd: folder, env: cleanEnv() };
+    await run('npm', ['init', '-y'], inFolder);
+    await run('npm', ['pkg', 'set', 'type=module'], inFolder);
+    for (const line of installLines) await run('npm', installArgs(line, tarball), inFolder);
+    writeFileSync(join(folder, 'tsconfig.json'), readmeBlock('quick-start-tsconfig', 'json'));
+    writeFileSync(join(folder, 'server.ts'), code);
     sim = await startSimulator();
+    platform = await recordingPlatform(sim);
     redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
-    app = spawn(process.execPath, ['-r', 'esbuild-register', 'server.ts'], {
-      cwd: scratch,
-      env: {
-        ...process.env,
-        NODE_ENV: 'development',
-        PORT: String(port),
-        PLATFORM_AUTH_URL: sim.url,
-        // The demo credentials exactly as the README's table gives them.
-        PLATFORM_CLIENT_ID: env.get('PLATFORM_CLIENT_ID'),
-        PLATFORM_CLIENT_SECRET: env.get('PLATFORM_CLIENT_SECRET'),
-        REDIS_URL: process.env.REDIS_URL,
-        SESSION_SECRET: randomBytes(32).toString('base64'),
-        TOKEN_ENCRYPTION_KEY: tokenKey,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    url = await new Promise<string>((resolve, reject) => {
-      let output = '';
-      const timer = setTimeout(() => reject(new Error(`not started in 20 s:\n${output}`)), 20_000);
-      const collect = (chunk: Buffer): void => {
-        output += chunk.toString();
-        const started = /Game on (http:\/\/localhost:\d+)\//.exec(output);
-        if (started) {
-          clearTimeout(timer);
-          resolve(started[1]!);
-        }
-      };
-      app!.stdout!.on('data', collect);
-      app!.stderr!.on('data', collect);
-      app!.once('exit', (status) => {
-        clearTimeout(timer);
-        reject(new Error(`the quick start exited with ${status}:\n${output}`));
-      });
-    });
-  }, 60_000);
+    port = await freePort();
+  }, 300_000);
 
   afterAll(async () => {
-    if (app && app.exitCode === null) {
-      const exited = new Promise((resolve) => app!.once('exit', resolve));
-      app.kill('SIGTERM');
-      await exited;
-    }
+    await stop(app);
     redis?.disconnect();
+    await platform?.close();
     await sim?.close();
+    if (folder) rmSync(folder, { recursive: true, force: true });
   });
 
-  test('enter from the simulator, /api/me, /api/profile, logout', async () => {
-    // The lobby's "Enter game" (and the README's curl line): the simulator redirects with a code.
-    const redirectUri = `${url}/platform/callback`;
+  test("server.ts type-checks with the README's tsconfig.json (`npx tsc`)", async () => {
+    // Handlers need no `!` on the package's request members (docs/handlers.md).
+    expect(code.match(/req\.platform\w*!/g) ?? []).toEqual([]);
+    const tsc = join(folder, 'node_modules', 'typescript', 'bin', 'tsc');
+    const checked = await run(process.execPath, [tsc], { cwd: folder, env: cleanEnv() }).then(
+      () => '',
+      (error: { stdout?: string; message: string }) => error.stdout || error.message,
+    );
+    expect(checked).toBe('');
+  }, 120_000);
+
+  test('`npx tsx server.ts` starts: "Game on" with the address', async () => {
+    app = startQuickStart(folder, env());
+    url = await waitForOutput(app, /Game on (http:\/\/localhost:\d+)\//, 30_000);
+    expect(url).toBe(`http://localhost:${port}`);
+  }, 40_000);
+
+  test('enter from the simulator, /api/me, /api/profile, logout; Redis holds no token in the clear', async () => {
     const entered = await fetch(
-      `${sim.url}/enter?open_id=player-bo&redirect_uri=${encodeURIComponent(redirectUri)}`,
+      sim.enterUrl({ openId: 'player-bo', redirectUri: `${url}/platform/callback` }),
       { redirect: 'manual' },
     );
     expect(entered.status).toBe(302);
-    const callback = await fetch(entered.headers.get('location')!, { redirect: 'manual' });
+    const callback = await fetch(entered.headers.get('location')!, {
+      redirect: 'manual',
+      headers: { Referer: `${sim.url}/` },
+    });
     expect(callback.status).toBe(303);
     expect(callback.headers.get('location')).toBe('/');
     const cookie = callback.headers.getSetCookie()[0]!.split(';')[0]!;
-    const sessionId = /^connect\.sid=s%3A([^.]+)\./.exec(cookie)![1]!;
 
-    // The landing page exists (no "Cannot GET /").
     const landing = await fetch(`${url}/`, { headers: { cookie } });
     expect(landing.status).toBe(200);
-
     const me = await fetch(`${url}/api/me`, { headers: { cookie } });
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({ openId: 'player-bo', unionId: 'union-bo' });
-
     const profile = await fetch(`${url}/api/profile`, { headers: { cookie } });
     expect(profile.status).toBe(200);
     expect(await profile.json()).toMatchObject({ open_id: 'player-bo', nickname: 'Bo' });
     expect(sim.calls.userinfo).toBe(1);
 
-    // The tokens are in Redis, encrypted with TOKEN_ENCRYPTION_KEY: unreadable without it.
-    const withKey = new RedisTokenStore({ redis, encryptionKeys: [{ id: 'k1', key: tokenKey }] });
-    expect(await storedRecord(withKey, sessionId)).toMatchObject({ openId: 'player-bo' });
-    expect(await storedRecord(new RedisTokenStore({ redis }), sessionId)).toBeUndefined();
+    // Sessions and tokens are in Redis, the tokens encrypted with TOKEN_ENCRYPTION_KEY.
+    expect(platform.tokens.size).toBe(2);
+    const keys: string[] = [];
+    for await (const batch of redis.scanStream({ count: 1000 })) keys.push(...(batch as string[]));
+    const sessionId = /^connect\.sid=s%3A([^.]+)\./.exec(cookie)![1]!;
+    expect(keys).toContain(`sess:${sessionId}`);
+    const values = await Promise.all(
+      keys.map((key) => redis.getBuffer(key).catch(() => null)), // other types: not ours
+    );
+    const everything = Buffer.concat(values.map((value) => value ?? Buffer.alloc(0)));
+    for (const token of platform.tokens) expect(everything.includes(token)).toBe(false);
 
     const logout = await fetch(`${url}/logout`, { method: 'POST', headers: { cookie } });
     expect(logout.status).toBe(204);
-    expect(await storedRecord(withKey, sessionId)).toBeUndefined();
     const after = await fetch(`${url}/api/me`, {
       headers: { cookie, accept: 'application/json' },
     });
@@ -208,5 +366,48 @@ describe('the quick start, running against the simulator and Redis', () => {
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual({ error: 'login_required' });
     expect(sim.calls).toEqual(calls);
+  });
+
+  test('a second copy on the same port says the port is taken and exits, never "Game on"', async () => {
+    const second = startQuickStart(folder, env());
+    try {
+      let timer: NodeJS.Timeout | undefined;
+      const status = await Promise.race([
+        second.exited,
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve('still running after 30 s'), 30_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      expect(status).toBe(1);
+      expect(second.output()).toContain(`Cannot listen on port ${port}`);
+      expect(second.output()).toContain('EADDRINUSE');
+      expect(second.output()).not.toContain('Game on');
+    } finally {
+      await stop(second);
+    }
+  }, 40_000);
+
+  test('the platform unreachable: /api/profile fails with a 5xx and the game keeps running', async () => {
+    const entered = await fetch(
+      sim.enterUrl({ openId: 'player-ada', redirectUri: `${url}/platform/callback` }),
+      { redirect: 'manual' },
+    );
+    const callback = await fetch(entered.headers.get('location')!, {
+      redirect: 'manual',
+      headers: { Referer: `${sim.url}/` },
+    });
+    expect(callback.status).toBe(303);
+    const cookie = callback.headers.getSetCookie()[0]!.split(';')[0]!;
+
+    await platform.close();
+    const profile = await fetch(`${url}/api/profile`, { headers: { cookie } });
+    expect(profile.status).toBeGreaterThanOrEqual(500);
+    // Still up (an async handler's rejection would have ended the process on Express 4).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(app!.child.exitCode).toBeNull();
+    const me = await fetch(`${url}/api/me`, { headers: { cookie } });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ openId: 'player-ada' });
   });
 });

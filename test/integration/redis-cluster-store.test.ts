@@ -1,5 +1,7 @@
 // RedisTokenStore on a 3-master Redis Cluster on loopback, started and stopped by this file: the
 // store contract (in the clear and encrypted), one slot per session, and sessions spread over nodes.
+// The stores run on the Cluster client of storeClientKind() (ioredis `Cluster`, or node-redis
+// `createCluster()` in the `node-redis` projects); `redis` is an ioredis Cluster for looking inside.
 import { randomBytes } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
@@ -7,19 +9,27 @@ import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster';
 import { sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { storedRecord } from '../helpers/records';
+import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import { storeClientKind } from '../helpers/redis-clients';
+
+const kind = storeClientKind();
 
 const prefix = 'epl-cluster:';
 let cluster: TestRedisCluster;
 let redis: Cluster;
+/** The client the stores run on. */
+let client: RedisClient;
 
 beforeAll(async () => {
   cluster = await startRedisCluster(3);
   redis = new Cluster(cluster.nodes, {
     redisOptions: { maxRetriesPerRequest: 1, commandTimeout: 1000 },
   });
+  client = await kind.connectCluster(cluster.nodes);
 }, 30_000);
 
 afterAll(async () => {
+  if (client !== undefined) await kind.quit(client);
   await redis?.quit();
   await cluster?.stop();
 });
@@ -27,7 +37,7 @@ afterAll(async () => {
 describe('RedisTokenStore contract on Redis Cluster, in the clear', () => {
   let store: RedisTokenStore;
   beforeAll(() => {
-    store = new RedisTokenStore({ redis, prefix });
+    store = new RedisTokenStore({ redis: client, prefix });
   });
   tokenStoreContract(() => store);
 });
@@ -36,7 +46,7 @@ describe('RedisTokenStore contract on Redis Cluster, encrypted', () => {
   let store: RedisTokenStore;
   beforeAll(() => {
     store = new RedisTokenStore({
-      redis,
+      redis: client,
       prefix,
       encryptionKeys: [{ id: 'k1', key: randomBytes(32) }],
     });
@@ -46,7 +56,7 @@ describe('RedisTokenStore contract on Redis Cluster, encrypted', () => {
 
 describe('RedisTokenStore keys on Redis Cluster', () => {
   test("a session's record and lock share one slot; sessions spread over all masters", async () => {
-    const store = new RedisTokenStore({ redis, prefix: 'epl-spread:' });
+    const store = new RedisTokenStore({ redis: client, prefix: 'epl-spread:' });
     // Fixed ids: the slot depends only on the session hash, so the spread is the same every run.
     const sessionIds = Array.from({ length: 30 }, (_, index) => `spread-${index}`);
     for (const sessionId of sessionIds) {
@@ -77,7 +87,7 @@ describe('RedisTokenStore keys on Redis Cluster', () => {
 
 describe('record cache on Redis Cluster', () => {
   test('is off: every read goes to the node, so a DEL by hand is seen by the next read', async () => {
-    const store = new RedisTokenStore({ redis, prefix: 'epl-cluster-cache:' });
+    const store = new RedisTokenStore({ redis: client, prefix: 'epl-cluster-cache:' });
     const sessionId = 'cluster-cache-1';
     await store.records.put(hashSessionId(sessionId), sampleRecord(1), {
       expectedVersion: null,

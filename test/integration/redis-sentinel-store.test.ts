@@ -1,5 +1,8 @@
-// RedisTokenStore through ioredis's Sentinel support: the client asks the sentinel for the master
-// and the store works on it exactly as on a standalone server.
+// RedisTokenStore through a client's Sentinel support (ioredis `new Redis({ sentinels })`, or
+// node-redis `createSentinel()` in the `node-redis` projects): the client asks the sentinel for the
+// master and the store works on it exactly as on a standalone server. The record cache runs on
+// ioredis; node-redis's Sentinel does not surface its connections' invalidation pushes, so there
+// every read goes to Redis and the store says why once.
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
@@ -12,21 +15,21 @@ import { hashSessionId } from '../../lib/core/hash';
 import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { waitUntil } from '../helpers/wait-until';
 import { storedRecord } from '../helpers/records';
+import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import { storeClientKind } from '../helpers/redis-clients';
+
+const kind = storeClientKind();
 
 let sentinel: TestRedisSentinel;
-let redis: Redis;
+let redis: RedisClient;
 
 beforeAll(async () => {
   sentinel = await startRedisSentinel();
-  redis = new Redis({
-    sentinels: sentinel.sentinels,
-    name: SENTINEL_MASTER_NAME,
-    maxRetriesPerRequest: 1,
-  });
+  redis = await kind.connectSentinel(sentinel.sentinels, SENTINEL_MASTER_NAME);
 }, 30_000);
 
 afterAll(async () => {
-  redis.disconnect();
+  await kind.quit(redis);
   await sentinel.stop();
 });
 
@@ -51,7 +54,7 @@ describe('RedisTokenStore contract through Sentinel, encrypted', () => {
   });
 });
 
-describe('record cache through Sentinel', () => {
+(kind.library === 'ioredis' ? describe : describe.skip)('record cache through Sentinel', () => {
   test('comes on against the master; a DEL typed on the master is seen', async () => {
     const prefix = 'epl-sentinel-cache:';
     const reader = new RedisTokenStore({ redis, prefix });
@@ -79,3 +82,32 @@ describe('record cache through Sentinel', () => {
     }
   });
 });
+
+(kind.library === 'node-redis' ? describe : describe.skip)(
+  'record cache through node-redis Sentinel',
+  () => {
+    test('stays off and says why once; reads go to the master', async () => {
+      const prefix = 'epl-sentinel-nocache:';
+      const reader = new RedisTokenStore({ redis, prefix });
+      const reasons: string[] = [];
+      reader.on('recordCacheUnavailable', ({ reason }) => reasons.push(reason));
+      const master = new Redis(sentinel.master.url, { maxRetriesPerRequest: 1 });
+      try {
+        await waitUntil(() => reasons.length === 1, 'the reason');
+        expect(reasons[0]).toMatch(/Sentinel/);
+        const sessionId = newSessionId();
+        await reader.records.put(hashSessionId(sessionId), sampleRecord(1), {
+          expectedVersion: null,
+          ttlMs: 60_000,
+        });
+        expect((await storedRecord(reader, sessionId))?.version).toBe(1);
+        await master.del(`${prefix}{${hashSessionId(sessionId)}}:t`);
+        expect(await storedRecord(reader, sessionId)).toBeUndefined();
+        expect(reader.recordCacheActive).toBe(false);
+      } finally {
+        master.disconnect();
+        await reader.close();
+      }
+    });
+  },
+);

@@ -1,9 +1,11 @@
 // RedisTokenStore when Redis is in trouble, on a private redis-server (never the shared one): frozen
 // with SIGSTOP, and killed then restarted on the same port. Calls fail with StoreUnavailableError
-// within the bound and work again by themselves. The client keeps ioredis' defaults on purpose
-// (offline queue, 20 retries per request, no command timeout): the store's deadline alone bounds it.
+// within the bound and work again by themselves. The client (ioredis, or node-redis in the
+// `node-redis` projects) keeps its library's defaults on purpose (offline queue, retries, no command
+// timeout): the store's deadline alone bounds it.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import { storeClientKind } from '../helpers/redis-clients';
 import { StoreUnavailableError } from '../../lib/errors';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
@@ -15,19 +17,20 @@ const OPERATION_TIMEOUT_MS = 1000;
 const BOUND_MS = 2500;
 
 let server: TestRedisServer;
-let redis: Redis;
+const kind = storeClientKind();
+let redis: RedisClient;
 let store: RedisTokenStore;
 let restarted: TestRedisServer | undefined;
 
 beforeAll(async () => {
   server = await startRedisServer();
-  redis = new Redis(server.url, { retryStrategy: () => 100 });
+  redis = await kind.connect({ port: server.port, libraryDefaults: true });
   store = new RedisTokenStore({ redis, operationTimeoutMs: OPERATION_TIMEOUT_MS });
 });
 
 afterAll(async () => {
-  redis.disconnect();
   server.resume();
+  await kind.quit(redis);
   await server.stop();
   await restarted?.stop();
 });

@@ -3,6 +3,8 @@
 // production refuses tokens in the clear unless the app opts out.
 import { randomBytes, randomUUID, createCipheriv } from 'node:crypto';
 import { Redis } from 'ioredis';
+import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import { interceptCommands, storeClientKind } from '../helpers/redis-clients';
 import { hashOpenId, hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { PUT_IF_VERSION } from '../../lib/stores/scripts';
@@ -13,22 +15,29 @@ import { storedRecord } from '../helpers/records';
 
 const prefix = `hyg-${randomUUID().slice(0, 8)}:`;
 const LONG_TTL_MS = 60_000;
+const kind = storeClientKind();
+/** A plain ioredis connection for looking at Redis from outside. */
 let redis: Redis;
+/** The client the stores run on (ioredis, or node-redis in the `node-redis` projects). */
+let client: RedisClient;
 
-beforeAll(() => {
+beforeAll(async () => {
   redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
+  const url = new URL(process.env.REDIS_URL!);
+  client = await kind.connect({ host: url.hostname, port: Number(url.port) });
 });
 
 afterAll(async () => {
   const keys = await redis.keys(`${prefix}*`);
   if (keys.length > 0) await redis.del(...keys);
+  await kind.quit(client);
   await redis.quit();
 });
 
 const indexKey = (openId: string): string => `${prefix}p:{${hashOpenId(openId)}}`;
 
 test("a logout (delete with the openId) takes the session out of the player's index at once", async () => {
-  const store = new RedisTokenStore({ redis, prefix });
+  const store = new RedisTokenStore({ redis: client, prefix });
   const record = sampleRecord(1);
   const sessionId = newSessionId();
   await store.records.put(hashSessionId(sessionId), record, {
@@ -46,18 +55,16 @@ test('a login whose record is written after logoutPlayer() scanned the index tak
   // The login's record write waits, through a gate on this client, until the log-out has run.
   let open!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
-  const gated = new Proxy(redis, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver) as unknown;
-      if (property !== 'evalsha' || typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        if (args[0] === PUT_IF_VERSION.sha) await gate;
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
+  const gated = interceptCommands(
+    client,
+    (args) => args[0] === 'EVALSHA' && args[1] === PUT_IF_VERSION.sha,
+    async (send) => {
+      await gate;
+      return send();
     },
-  });
+  );
   const loginStore = new RedisTokenStore({ redis: gated, prefix });
-  const logoutStore = new RedisTokenStore({ redis, prefix });
+  const logoutStore = new RedisTokenStore({ redis: client, prefix });
   const record = sampleRecord(1);
   const sessionId = newSessionId();
 
@@ -87,7 +94,7 @@ test('a login whose record is written after logoutPlayer() scanned the index tak
 
 test('a record sealed under the ring key itself (before per-record keys) still reads', async () => {
   const key = randomBytes(32);
-  const store = new RedisTokenStore({ redis, prefix, encryptionKeys: [{ id: 'k1', key }] });
+  const store = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [{ id: 'k1', key }] });
   const sessionId = newSessionId();
   const record = sampleRecord(3);
   const redisKey = `${prefix}{${hashSessionId(sessionId)}}:t`;
@@ -106,18 +113,20 @@ describe('NODE_ENV=production', () => {
   afterEach(() => (process.env.NODE_ENV = saved));
 
   test('refuses a RedisTokenStore without encryptionKeys, naming the fix and the opt-out', () => {
-    expect(() => new RedisTokenStore({ redis, prefix })).toThrow(
+    expect(() => new RedisTokenStore({ redis: client, prefix })).toThrow(
       /encryptionKeys.*openssl rand -base64 32.*allowPlaintextTokens: true/,
     );
-    expect(() => new RedisTokenStore({ redis, prefix, allowPlaintextTokens: true })).not.toThrow();
+    expect(
+      () => new RedisTokenStore({ redis: client, prefix, allowPlaintextTokens: true }),
+    ).not.toThrow();
     const key = randomBytes(32);
     expect(
-      () => new RedisTokenStore({ redis, prefix, encryptionKeys: [{ id: 'k1', key }] }),
+      () => new RedisTokenStore({ redis: client, prefix, encryptionKeys: [{ id: 'k1', key }] }),
     ).not.toThrow();
   });
 
   test('checkSetup reports a plaintext store as an error in production, a warning elsewhere', async () => {
-    const tokenStore = new RedisTokenStore({ redis, prefix, allowPlaintextTokens: true });
+    const tokenStore = new RedisTokenStore({ redis: client, prefix, allowPlaintextTokens: true });
     await expect(checkSetup({ tokenStore })).rejects.toThrow(/in the clear/);
     const warnings: string[] = [];
     const problems = await checkSetup({
@@ -135,7 +144,12 @@ describe('NODE_ENV=production', () => {
 test('a patterned key is refused whatever NODE_ENV says, by the store and by checkSetup', async () => {
   const patterned = Buffer.alloc(32, 0x41).toString('base64');
   expect(
-    () => new RedisTokenStore({ redis, prefix, encryptionKeys: [{ id: 'k1', key: patterned }] }),
+    () =>
+      new RedisTokenStore({
+        redis: client,
+        prefix,
+        encryptionKeys: [{ id: 'k1', key: patterned }],
+      }),
   ).toThrow(/not random.*openssl rand -base64 32/);
   await expect(
     checkSetup({ encryptionKeys: [{ id: 'k1', key: patterned }], production: false }),

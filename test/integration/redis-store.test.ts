@@ -1,5 +1,7 @@
 // RedisTokenStore on the standalone redis-server of the integration run: the store contract in the
 // clear and encrypted, the key layout, the TTL cap, and what an attacker with Redis access sees.
+// The stores run on the client of storeClientKind() (ioredis, or node-redis in the `node-redis`
+// projects); `redis` below is a plain ioredis connection for looking at Redis from outside.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
@@ -7,6 +9,8 @@ import { RedisTokenStore } from '../../lib/stores/redis-store';
 import type { PutOptions } from '../../lib/core/token-store';
 import type { TokenRecord } from '../../lib/core/token-record';
 import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
+import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import { storeClientKind } from '../helpers/redis-clients';
 
 /** A read the store answered `unreadable`: the session key and why. */
 interface Unreadable {
@@ -20,15 +24,21 @@ const key1 = { id: 'k1', key: randomBytes(32).toString('base64') };
 const key2 = { id: 'k2', key: randomBytes(32) };
 const LONG_TTL_MS = 60_000;
 
+const kind = storeClientKind();
 let redis: Redis;
+/** The client the stores run on. */
+let client: RedisClient;
 
-beforeAll(() => {
+beforeAll(async () => {
   redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
+  const url = new URL(process.env.REDIS_URL!);
+  client = await kind.connect({ host: url.hostname, port: Number(url.port) });
 });
 
 afterAll(async () => {
   const keys = await redis.keys(`${prefix}*`);
   if (keys.length > 0) await redis.del(...keys);
+  await kind.quit(client);
   await redis.quit();
 });
 
@@ -59,18 +69,18 @@ function watchUnreadable(store: RedisTokenStore): Unreadable[] {
   return events;
 }
 
-describe('RedisTokenStore contract, in the clear', () => {
+describe(`RedisTokenStore contract on ${kind.name}, in the clear`, () => {
   let store: RedisTokenStore;
   beforeAll(() => {
-    store = new RedisTokenStore({ redis, prefix });
+    store = new RedisTokenStore({ redis: client, prefix });
   });
   tokenStoreContract(() => store);
 });
 
-describe('RedisTokenStore contract, encrypted', () => {
+describe(`RedisTokenStore contract on ${kind.name}, encrypted`, () => {
   let store: RedisTokenStore;
   beforeAll(() => {
-    store = new RedisTokenStore({ redis, prefix, encryptionKeys: [key1] });
+    store = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [key1] });
   });
   tokenStoreContract(() => store);
 });
@@ -78,7 +88,7 @@ describe('RedisTokenStore contract, encrypted', () => {
 describe('RedisTokenStore keys and lifetimes', () => {
   let store: RedisTokenStore;
   beforeAll(() => {
-    store = new RedisTokenStore({ redis, prefix, maxRecordTtlSeconds: 60 });
+    store = new RedisTokenStore({ redis: client, prefix, maxRecordTtlSeconds: 60 });
   });
 
   test('keys hold a hash of the session id in a hash tag, never the id itself', async () => {
@@ -137,8 +147,8 @@ describe('RedisTokenStore keys and lifetimes', () => {
   test('the store never closes the client it was given', async () => {
     const sessionId = newSessionId();
     await get(store, sessionId);
-    expect(redis.status).toBe('ready');
-    expect(await redis.ping()).toBe('PONG');
+    await store.close();
+    expect(await kind.ping(client)).toBe('PONG');
   });
 });
 
@@ -146,7 +156,7 @@ describe('RedisTokenStore encryption at rest', () => {
   let store: RedisTokenStore;
   let events: Unreadable[];
   beforeEach(() => {
-    store = new RedisTokenStore({ redis, prefix, encryptionKeys: [key1] });
+    store = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [key1] });
     events = watchUnreadable(store);
   });
 
@@ -226,7 +236,7 @@ describe('RedisTokenStore encryption at rest', () => {
     const sessionId = newSessionId();
     const first = sampleRecord(1);
     await put(store, sessionId, first, { expectedVersion: null, ttlMs: LONG_TTL_MS });
-    const rotated = new RedisTokenStore({ redis, prefix, encryptionKeys: [key2, key1] });
+    const rotated = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [key2, key1] });
     expect(await get(rotated, sessionId)).toEqual(first);
     const second = sampleRecord(2);
     expect(await put(rotated, sessionId, second, { expectedVersion: 1, ttlMs: LONG_TTL_MS })).toBe(
@@ -241,7 +251,7 @@ describe('RedisTokenStore encryption at rest', () => {
   });
 
   test('a record stored in the clear is refused by an encrypting store, and the reverse', async () => {
-    const plainStore = new RedisTokenStore({ redis, prefix });
+    const plainStore = new RedisTokenStore({ redis: client, prefix });
     const plainEvents = watchUnreadable(plainStore);
     const [plain, sealed] = [newSessionId(), newSessionId()];
     await put(plainStore, plain, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });

@@ -2,9 +2,12 @@
 // the package's `exports`), to prove the published types — the Request augmentation included — work.
 import express from 'express';
 import session from 'express-session';
+import { createClient } from 'redis';
+import { Redis } from 'ioredis';
 import {
   platformLogin,
   MemoryTokenStore,
+  RedisTokenStore,
   PlatformTokenClient,
   isPlatformLoginError,
   type PlatformUser,
@@ -25,6 +28,12 @@ const login = platformLogin({
   store: new MemoryTokenStore(),
   successRedirect: '/',
 });
+
+// RedisTokenStore takes either client as it is: node-redis (what connect-redis 10 uses) or ioredis.
+const onNodeRedis = new RedisTokenStore({ redis: createClient(), allowPlaintextTokens: true });
+const onIoredis = new RedisTokenStore({ redis: new Redis({ lazyConnect: true }) });
+void onNodeRedis.close();
+void onIoredis.close();
 
 const app = express();
 app.use(session({ secret: 'secret', resave: false, saveUninitialized: false }));

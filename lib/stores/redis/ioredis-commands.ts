@@ -1,0 +1,213 @@
+// The command seam on ioredis 5 and 6: `new Redis(…)`, `new Redis({ sentinels, … })` and
+// `new Cluster(…)`. Public API only: call/callBuffer, duplicate, status, options, events.
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { ignore } from '../../util/ignore';
+import type { LuaScript } from '../scripts';
+import {
+  isNoScript,
+  type Argument,
+  type RedisCommands,
+  type Replies,
+  type TrackingLink,
+  type TrackingLinkEvents,
+} from './commands';
+
+/** Where RESP2 delivers the reports of a tracking connection redirected to itself. */
+const INVALIDATE_CHANNEL = '__redis__:invalidate';
+
+// The clients' own listener type (EventEmitter's): anything narrower is not assignable from it.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Listener = (...args: any[]) => void;
+
+/**
+ * An ioredis 5/6 client: `new Redis(…)` (standalone, or Sentinel with `sentinels`) or
+ * `new Cluster(…)`. Written as the members the seam uses, so that the published types do not need
+ * ioredis installed (a studio on node-redis has none).
+ */
+export interface IoRedisClient {
+  readonly isCluster: boolean;
+  readonly status: string;
+  readonly options: object;
+  call(command: string, ...args: Array<string | Buffer | number>): Promise<unknown>;
+  callBuffer(command: string, ...args: Array<string | Buffer | number>): Promise<unknown>;
+  once(event: string, listener: Listener): unknown;
+  off(event: string, listener: Listener): unknown;
+}
+
+/** True for an ioredis client (both have `callBuffer`, which node-redis lacks). */
+export const isIoRedis = (client: object): client is IoRedisClient =>
+  typeof (client as { callBuffer?: unknown }).callBuffer === 'function' &&
+  typeof (client as { isCluster?: unknown }).isCluster === 'boolean';
+
+export class IoRedisCommands implements RedisCommands {
+  readonly library = 'ioredis';
+  readonly topology: RedisCommands['topology'];
+  readonly keyPrefix: string;
+  readonly #client: IoRedisClient;
+
+  constructor(client: IoRedisClient) {
+    this.#client = client;
+    if (client.isCluster) {
+      const cluster = client as unknown as Cluster;
+      this.topology = 'cluster';
+      this.keyPrefix = String(
+        cluster.options.keyPrefix ?? cluster.options.redisOptions?.keyPrefix ?? '',
+      );
+    } else {
+      const options = (client as unknown as Redis).options;
+      this.topology = (options.sentinels?.length ?? 0) > 0 ? 'sentinel' : 'standalone';
+      this.keyPrefix = String(options.keyPrefix ?? '');
+    }
+  }
+
+  get takesCommands(): boolean {
+    return this.#client.status === 'ready';
+  }
+
+  // ioredis adds its `keyPrefix` to the keys of `call` itself (it knows each command's key positions).
+  run(
+    command: string,
+    key: string,
+    args: readonly Argument[] = [],
+    replies: Replies = 'text',
+  ): Promise<unknown> {
+    const client = this.#client;
+    return replies === 'bytes'
+      ? client.callBuffer(command, key, ...args)
+      : client.call(command, key, ...args);
+  }
+
+  async script(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly Argument[],
+    replies: Replies = 'text',
+  ): Promise<unknown> {
+    const client = this.#client;
+    const send = (command: 'EVALSHA' | 'EVAL', body: string): Promise<unknown> =>
+      replies === 'bytes'
+        ? client.callBuffer(command, body, keys.length, ...keys, ...args)
+        : client.call(command, body, keys.length, ...keys, ...args);
+    try {
+      return await send('EVALSHA', script.sha);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return await send('EVAL', script.source);
+    }
+  }
+
+  onEnd(listener: () => void): () => void {
+    const client = this.#client;
+    client.once('end', listener);
+    return () => void client.off('end', listener);
+  }
+
+  trackingLink(): TrackingLink | string {
+    if (this.#client.isCluster) {
+      return 'a Cluster spreads keys over nodes that each track only their own keys';
+    }
+    return new IoRedisTrackingLink(this.#client as unknown as Redis);
+  }
+}
+
+/**
+ * Two duplicates of the client, both speaking RESP2: one takes the commands (CLIENT TRACKING
+ * redirected to the other, the database mark), the other is subscribed to `__redis__:invalidate`,
+ * where Redis sends a redirected report. ioredis 6 drops RESP3 `invalidate` push frames (its data
+ * handler passes on only pub/sub pushes), while a redirected report reaches the documented
+ * `messageBuffer` event on both versions (`message` would flatten a list of keys into one string).
+ * Two connections because a RESP2 subscriber may send nothing but (UN)SUBSCRIBE and PING.
+ */
+class IoRedisTrackingLink implements TrackingLink {
+  readonly #parent: Redis;
+  #commands: Redis | undefined;
+  #reports: Redis | undefined;
+  /** The subscriber's CLIENT ID once it is subscribed on its current connection. */
+  #subscriberId: string | undefined;
+
+  constructor(parent: Redis) {
+    this.#parent = parent;
+  }
+
+  open(events: TrackingLinkEvents): void {
+    // `protocol` and `replyMapping` are ioredis 6 options; ioredis 5 speaks RESP2 and ignores them.
+    // Nothing is queued or resent across a reconnect: the tracking is set up again every time.
+    const overrides = {
+      protocol: 2,
+      replyMapping: 'legacy',
+      autoResubscribe: false,
+      autoResendUnfulfilledCommands: false,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      keyPrefix: '',
+    } as RedisOptions;
+    const commands = this.#parent.duplicate(overrides);
+    const reports = this.#parent.duplicate(overrides);
+    this.#commands = commands;
+    this.#reports = reports;
+    for (const connection of [commands, reports]) {
+      // Errors surface as 'close' and ioredis reconnects; none is the app's to handle.
+      connection.on('error', ignore);
+      connection.on('close', () => events.down());
+      // Ready for tracking once both are: a reconnect of either means setting it up again.
+      connection.on('ready', () => {
+        events.down();
+        if (commands.status === 'ready' && reports.status === 'ready') events.ready();
+      });
+      connection.connect().catch(ignore);
+    }
+    reports.on('close', () => (this.#subscriberId = undefined));
+    reports.on('messageBuffer', (channel: Buffer | string, message: unknown) => {
+      if (String(channel) !== INVALIDATE_CHANNEL) return;
+      if (message === null || message === undefined) events.invalidated(null);
+      else if (Array.isArray(message)) events.invalidated(message.map(String));
+      else events.invalidated([String(message)]);
+    });
+  }
+
+  async track(prefix: string): Promise<void> {
+    const { commands, reports } = this.#open();
+    // A subscriber that stayed up while the other connection came back keeps its subscription (and
+    // may send nothing but (UN)SUBSCRIBE and PING any more).
+    if (this.#subscriberId === undefined) {
+      const id = String(await reports.call('CLIENT', 'ID'));
+      await reports.subscribe(INVALIDATE_CHANNEL);
+      this.#subscriberId = id;
+    }
+    const id = this.#subscriberId;
+    // Off first: the redirect of a connection that stayed up may name a subscriber that did not.
+    await commands.call('CLIENT', 'TRACKING', 'off');
+    await commands.call(
+      'CLIENT',
+      'TRACKING',
+      'on',
+      'REDIRECT',
+      String(id),
+      'BCAST',
+      'PREFIX',
+      prefix,
+    );
+  }
+
+  ping(): Promise<unknown> {
+    return this.#open().reports.ping();
+  }
+
+  send(args: readonly string[]): Promise<unknown> {
+    const [command, ...rest] = args;
+    return this.#open().commands.call(command!, ...rest);
+  }
+
+  close(): void {
+    this.#commands?.disconnect();
+    this.#reports?.disconnect();
+  }
+
+  #open(): { commands: Redis; reports: Redis } {
+    if (this.#commands === undefined || this.#reports === undefined) {
+      throw new Error('The tracking link is not open.');
+    }
+    return { commands: this.#commands, reports: this.#reports };
+  }
+}

@@ -1,0 +1,314 @@
+// Server-assisted client-side caching, the Redis half: tells a listener of every change Redis
+// reports for keys under a prefix (CLIENT TRACKING, broadcast mode, on a connection of its own),
+// and when those reports can be relied on. Any key prefix: the record cache and a session store
+// each keep one.
+import { randomBytes } from 'node:crypto';
+import { ignore } from '../../util/ignore';
+import { isRefusal, type RedisCommands, type TrackingLink } from './commands';
+
+/** What a KeyTracking tells. No method may throw. */
+export interface KeyChangeListener {
+  /** `key` (named as the store names it, without the client's key prefix) may have changed. */
+  changed(key: string): void;
+  /** Any key may have changed: FLUSHDB/FLUSHALL, SWAPDB, or reports may have been missed. */
+  allChanged(): void;
+  /**
+   * Reports became reliable (`true`) or stopped being so (`false`, always after `allChanged()`):
+   * serve copies only while live.
+   */
+  liveChanged(live: boolean): void;
+  /** Told once when this client or server cannot track keys (refused CLIENT, a Cluster): never live. */
+  unavailable?(reason: string): void;
+}
+
+/** The timings of every KeyTracking, in milliseconds (docs/caching.md states the bounds they give). */
+export const TRACKING_TIMING = {
+  /** How often the tracking connection and the database mark are checked. */
+  heartbeatMs: 100,
+  /**
+   * Reports count as reliable until this long after a heartbeat that was answered was sent: a copy
+   * is never served more than this after the change it misses, even on a silent (half-open)
+   * connection. The 50 ms promise holds while the connection talks; this one holds always.
+   */
+  leaseMs: 250,
+  /** A heartbeat unanswered this long is given up, and the next one is sent. */
+  probeTimeoutMs: 1000,
+  /** Nothing answered on the tracking connection for this long: it is dropped and made again. */
+  reconnectAfterMs: 3000,
+  /** A set-up waits this long to see its own write of the mark reported. */
+  proofTimeoutMs: 1000,
+  /** Set-ups that see no report before tracking is given up as unavailable. */
+  proofAttempts: 3,
+} as const;
+
+/** The database mark, under the tracked prefix (so that ACLs on the prefix cover it). */
+const MARK_SUFFIX = '~db';
+
+/**
+ * Keeps `listener` told of changes to keys starting with `prefix`. Set up on every (re)connection:
+ * tracking on, then the database mark (a random value per database, read at every heartbeat:
+ * SWAPDB, which Redis does not report, shows as a changed mark), then a write of the mark that
+ * must come back as a report, proving the channel end to end. Live from then on while every
+ * heartbeat (PING on the tracking connection + GET of the mark) is answered within the lease.
+ */
+export class KeyTracking {
+  readonly #redis: RedisCommands;
+  readonly #listener: KeyChangeListener;
+  /** The prefix as Redis names the keys (the client's own key prefix, then the tracked prefix). */
+  readonly #trackedPrefix: string;
+  readonly #markName: string;
+  readonly #heartbeat: NodeJS.Timeout | undefined;
+  readonly #unfollow: () => void = ignore;
+  #link: TrackingLink | undefined;
+  /** Bumped whenever the connection changes state, so that a step overtaken by it stops. */
+  #epoch = 0;
+  #readyAt: number | undefined;
+  #trackingOn = false;
+  #settingUp = false;
+  #nextSetUpAt = 0;
+  #failedProofs = 0;
+  #proofSeen: (() => void) | undefined;
+  /** The mark's value in the database this process reads; undefined until set up. */
+  #mark: string | undefined;
+  #probe: { sentAt: number } | undefined;
+  #lastAnswerAt = 0;
+  #live = false;
+  #expiry: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(redis: RedisCommands, prefix: string, listener: KeyChangeListener) {
+    this.#redis = redis;
+    this.#listener = listener;
+    this.#trackedPrefix = redis.keyPrefix + prefix;
+    this.#markName = redis.keyPrefix + prefix + MARK_SUFFIX;
+    const link = redis.trackingLink();
+    if (typeof link === 'string') {
+      this.#closed = true;
+      // On the next tick, so that a listener attached right after construction hears it.
+      process.nextTick(() => listener.unavailable?.(link));
+      return;
+    }
+    this.#unfollow = redis.onEnd(() => void this.close());
+    this.#heartbeat = setInterval(() => this.#beat(), TRACKING_TIMING.heartbeatMs);
+    this.#heartbeat.unref();
+    this.#open(link);
+  }
+
+  /** True while reports are reliable: copies may be served. */
+  get live(): boolean {
+    return this.#live;
+  }
+
+  /** Closes the tracking connection; never live again. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#heartbeat);
+    this.#unfollow();
+    this.#down();
+    this.#link?.close();
+  }
+
+  #open(link: TrackingLink): void {
+    this.#link = link;
+    link.open({
+      ready: () => {
+        if (this.#link !== link || this.#closed) return;
+        this.#down();
+        this.#readyAt = Date.now();
+        void this.#setUp();
+      },
+      down: () => {
+        if (this.#link !== link) return;
+        this.#down();
+      },
+      invalidated: (keys) => {
+        if (this.#link === link) this.#reported(keys);
+      },
+      refused: (reason) => {
+        if (this.#link === link && !this.#closed) this.#unavailable(reason);
+      },
+    });
+  }
+
+  /** Drops the connection and makes a new one (a silent or stuck connection never recovers). */
+  #reconnect(): void {
+    const old = this.#link;
+    const link = this.#redis.trackingLink();
+    if (typeof link === 'string') return;
+    this.#down();
+    old?.close();
+    this.#open(link);
+  }
+
+  #down(): void {
+    this.#epoch += 1;
+    this.#readyAt = undefined;
+    this.#trackingOn = false;
+    this.#mark = undefined;
+    this.#probe = undefined;
+    this.#proofSeen = undefined;
+    this.#off();
+  }
+
+  #off(): void {
+    clearTimeout(this.#expiry);
+    this.#expiry = undefined;
+    if (!this.#live) return;
+    this.#live = false;
+    this.#listener.allChanged();
+    this.#listener.liveChanged(false);
+  }
+
+  /** Reports are reliable until `sentAt` + the lease: `sentAt` is when an answered heartbeat left. */
+  #renew(sentAt: number): void {
+    const left = sentAt + TRACKING_TIMING.leaseMs - Date.now();
+    if (left <= 0) return;
+    clearTimeout(this.#expiry);
+    this.#expiry = setTimeout(() => this.#off(), left);
+    this.#expiry.unref();
+    if (this.#live) return;
+    this.#live = true;
+    this.#listener.liveChanged(true);
+  }
+
+  async #setUp(): Promise<void> {
+    const link = this.#link;
+    if (link === undefined || this.#settingUp || this.#closed) return;
+    const epoch = this.#epoch;
+    this.#settingUp = true;
+    try {
+      if (!this.#trackingOn) {
+        await link.track(this.#trackedPrefix);
+        if (epoch !== this.#epoch) return;
+        this.#trackingOn = true;
+      }
+      await this.#adoptMark(link, epoch);
+    } catch (error) {
+      if (epoch === this.#epoch && isRefusal(error)) {
+        // Renamed or forbidden CLIENT (some managed services), or a Redis before 6.
+        this.#unavailable(error instanceof Error ? error.message : String(error));
+      }
+      // Anything else (a connection lost, Redis away): the heartbeat sets up again.
+      this.#nextSetUpAt = Date.now() + TRACKING_TIMING.heartbeatMs * 5;
+    } finally {
+      this.#settingUp = false;
+    }
+  }
+
+  /** Reads (or makes) the database mark, then proves the channel with a report of its rewrite. */
+  async #adoptMark(link: TrackingLink, epoch: number): Promise<void> {
+    let value = await this.#readMark(link);
+    if (value === null) {
+      await link.send(['SET', this.#markName, randomBytes(12).toString('base64url'), 'NX']);
+      value = await this.#readMark(link);
+    }
+    if (epoch !== this.#epoch || value === null) return;
+    const sentAt = Date.now();
+    const seen = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), TRACKING_TIMING.proofTimeoutMs);
+      timer.unref();
+      this.#proofSeen = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+    });
+    // The same value again (XX: never re-creates a mark a FLUSHDB just removed): one report.
+    await link.send(['SET', this.#markName, value, 'XX']);
+    const proven = await seen;
+    if (epoch !== this.#epoch) return;
+    this.#proofSeen = undefined;
+    if (!proven) {
+      this.#failedProofs += 1;
+      if (this.#failedProofs >= TRACKING_TIMING.proofAttempts) {
+        this.#unavailable('Redis accepted CLIENT TRACKING but its reports do not arrive');
+      }
+      return;
+    }
+    this.#failedProofs = 0;
+    this.#mark = value;
+    this.#lastAnswerAt = Date.now();
+    this.#renew(sentAt);
+  }
+
+  /**
+   * The mark's value, `null` when none. MGET rather than GET, so that INFO commandstats tells the
+   * heartbeat apart from the store's reads.
+   */
+  async #readMark(link: TrackingLink): Promise<string | null> {
+    const [value] = (await link.send(['MGET', this.#markName])) as unknown[];
+    return value === null || value === undefined ? null : String(value);
+  }
+
+  #unavailable(reason: string): void {
+    void this.close();
+    this.#listener.unavailable?.(reason);
+  }
+
+  #reported(keys: readonly string[] | null): void {
+    if (keys === null) {
+      this.#listener.allChanged();
+      return;
+    }
+    const ownPrefix = this.#redis.keyPrefix;
+    for (const name of keys) {
+      if (name === this.#markName) {
+        this.#proofSeen?.();
+        continue;
+      }
+      this.#listener.changed(name.startsWith(ownPrefix) ? name.slice(ownPrefix.length) : name);
+    }
+  }
+
+  #beat(): void {
+    if (this.#closed || this.#readyAt === undefined) return;
+    const now = Date.now();
+    if (this.#mark === undefined) {
+      // Not set up yet on this connection (Redis away, a proof not seen): try again, and make a
+      // new connection if this one has been stuck for long.
+      if (now - this.#readyAt > TRACKING_TIMING.reconnectAfterMs && !this.#settingUp) {
+        this.#reconnect();
+      } else if (now >= this.#nextSetUpAt) {
+        void this.#setUp();
+      }
+      return;
+    }
+    if (this.#probe !== undefined) {
+      // Given up after a while (an unanswered PING must not keep the cache off for good).
+      if (now - this.#probe.sentAt < TRACKING_TIMING.probeTimeoutMs) return;
+      this.#probe = undefined;
+    }
+    if (now - this.#lastAnswerAt > TRACKING_TIMING.reconnectAfterMs) {
+      this.#reconnect();
+      return;
+    }
+    this.#sendProbe(now);
+  }
+
+  #sendProbe(sentAt: number): void {
+    const link = this.#link;
+    if (link === undefined) return;
+    const probe = { sentAt };
+    const epoch = this.#epoch;
+    this.#probe = probe;
+    Promise.all([link.ping(), this.#readMark(link)]).then(
+      ([, value]) => {
+        if (this.#probe !== probe || epoch !== this.#epoch) return;
+        this.#probe = undefined;
+        this.#lastAnswerAt = Date.now();
+        if (value !== this.#mark) {
+          // Another database under the same index (SWAPDB), or the mark flushed or evicted.
+          this.#mark = undefined;
+          this.#nextSetUpAt = 0;
+          this.#off();
+          this.#listener.allChanged();
+          return;
+        }
+        this.#renew(sentAt);
+      },
+      () => {
+        if (this.#probe === probe) this.#probe = undefined;
+      },
+    );
+  }
+}

@@ -1,0 +1,226 @@
+// The command seam on node-redis 5 and 6: `createClient`, `createCluster` and `createSentinel`.
+// Public API only: sendCommand (with a type mapping per call), duplicate, isReady, options, events.
+import { ignore } from '../../util/ignore';
+import type { LuaScript } from '../scripts';
+import {
+  isNoScript,
+  isRefusal,
+  type Argument,
+  type RedisCommands,
+  type Replies,
+  type TrackingLink,
+  type TrackingLinkEvents,
+} from './commands';
+
+/** node-redis's RESP type code of a bulk string (`RESP_TYPES.BLOB_STRING`, the same in 5 and 6). */
+const BLOB_STRING = 36;
+/** Per-call options: bulk strings as Buffers, or (an empty mapping) as strings whatever the client's own mapping. */
+const AS_BYTES = { typeMapping: { [BLOB_STRING]: Buffer } } as const;
+const AS_TEXT = { typeMapping: {} } as const;
+
+// The clients' own listener type (EventEmitter's): anything narrower is not assignable from it.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Listener = (...args: any[]) => void;
+interface Emitter {
+  on(event: string, listener: Listener): unknown;
+  off(event: string, listener: Listener): unknown;
+}
+
+/** A node-redis 5/6 client from `createClient()` (any modules, RESP version or type mapping). */
+export interface NodeRedisClient extends Emitter {
+  sendCommand(args: Argument[], options?: object): Promise<unknown>;
+  duplicate(overrides?: object): NodeRedisClient;
+  connect(): Promise<unknown>;
+  destroy(): void;
+  readonly isReady: boolean;
+  readonly isOpen: boolean;
+  /** node-redis 6 has a `keyPrefix` option; 5 has none. */
+  readonly options?: object | undefined;
+}
+
+/** A node-redis 5/6 Cluster from `createCluster()`. */
+export interface NodeRedisCluster extends Emitter {
+  sendCommand(
+    firstKey: Argument | undefined,
+    isReadonly: boolean | undefined,
+    args: Argument[],
+    options?: object,
+  ): Promise<unknown>;
+  getSlotMaster(slot: number): unknown;
+  /** node-redis 6 only; 5 has `isOpen` alone. */
+  readonly isReady?: boolean;
+  readonly isOpen: boolean;
+}
+
+/** A node-redis 5/6 Sentinel from `createSentinel()`. */
+export interface NodeRedisSentinel extends Emitter {
+  sendCommand(
+    isReadonly: boolean | undefined,
+    args: Argument[],
+    options?: object,
+  ): Promise<unknown>;
+  getMasterNode(): unknown;
+  readonly isReady: boolean;
+  readonly isOpen: boolean;
+}
+
+export type NodeRedisAny = NodeRedisClient | NodeRedisCluster | NodeRedisSentinel;
+
+const isCluster = (client: NodeRedisAny): client is NodeRedisCluster =>
+  typeof (client as NodeRedisCluster).getSlotMaster === 'function';
+const isSentinel = (client: NodeRedisAny): client is NodeRedisSentinel =>
+  typeof (client as NodeRedisSentinel).getMasterNode === 'function';
+
+/** True for a node-redis client, Cluster or Sentinel. */
+export const isNodeRedis = (client: object): client is NodeRedisAny =>
+  typeof (client as { sendCommand?: unknown }).sendCommand === 'function' &&
+  typeof (client as { isOpen?: unknown }).isOpen === 'boolean';
+
+export class NodeRedisCommands implements RedisCommands {
+  readonly library = 'node-redis';
+  readonly topology: RedisCommands['topology'];
+  readonly keyPrefix: string;
+  /** Sends one command; `key` routes it on a Cluster. */
+  readonly #send: (key: string, args: Argument[], replies: Replies) => Promise<unknown>;
+  readonly #client: NodeRedisAny;
+
+  constructor(client: NodeRedisAny) {
+    this.#client = client;
+    // node-redis 6's `keyPrefix` is added by its typed commands, not by sendCommand: added here.
+    const options = (client as { options?: { keyPrefix?: Argument } }).options;
+    this.keyPrefix = String(options?.keyPrefix ?? '');
+    const options_ = (replies: Replies): object => (replies === 'bytes' ? AS_BYTES : AS_TEXT);
+    if (isCluster(client)) {
+      this.topology = 'cluster';
+      this.#send = (key, args, replies) =>
+        client.sendCommand(this.keyPrefix + key, false, args, options_(replies));
+    } else if (isSentinel(client)) {
+      this.topology = 'sentinel';
+      // Never a replica (`isReadonly: false`): a read must see the write just made.
+      this.#send = (_key, args, replies) => client.sendCommand(false, args, options_(replies));
+    } else {
+      this.topology = 'standalone';
+      this.#send = (_key, args, replies) => client.sendCommand(args, options_(replies));
+    }
+  }
+
+  get takesCommands(): boolean {
+    const client = this.#client;
+    return client.isReady ?? (client as NodeRedisCluster).isOpen;
+  }
+
+  run(
+    command: string,
+    key: string,
+    args: readonly Argument[] = [],
+    replies: Replies = 'text',
+  ): Promise<unknown> {
+    return this.#send(key, [command, this.keyPrefix + key, ...args], replies);
+  }
+
+  async script(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly Argument[],
+    replies: Replies = 'text',
+  ): Promise<unknown> {
+    const prefixed = keys.map((key) => this.keyPrefix + key);
+    const send = (command: 'EVALSHA' | 'EVAL', body: string): Promise<unknown> =>
+      this.#send(
+        keys[0] ?? '',
+        [command, body, String(keys.length), ...prefixed, ...args],
+        replies,
+      );
+    try {
+      return await send('EVALSHA', script.sha);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return await send('EVAL', script.source);
+    }
+  }
+
+  onEnd(listener: () => void): () => void {
+    const client = this.#client;
+    let called = false;
+    const once = (): void => {
+      if (called) return;
+      called = true;
+      client.off('end', once);
+      listener();
+    };
+    client.on('end', once);
+    return () => void client.off('end', once);
+  }
+
+  trackingLink(): TrackingLink | string {
+    const client = this.#client;
+    if (isCluster(client))
+      return 'a Cluster spreads keys over nodes that each track only their own keys';
+    if (isSentinel(client)) {
+      return "node-redis's Sentinel does not surface its master connection's invalidation pushes";
+    }
+    return new NodeRedisTrackingLink(client);
+  }
+}
+
+/**
+ * A duplicate of the client speaking RESP3 with `emitInvalidate`: Redis pushes the reports on the
+ * tracking connection itself (no redirect, no subscribed mode, so PING and CLIENT stay allowed),
+ * and node-redis (5.x and 6.x) emits each reported key as an `invalidate` event.
+ */
+class NodeRedisTrackingLink implements TrackingLink {
+  readonly #parent: NodeRedisClient;
+  #connection: NodeRedisClient | undefined;
+
+  constructor(parent: NodeRedisClient) {
+    this.#parent = parent;
+  }
+
+  open(events: TrackingLinkEvents): void {
+    const connection = this.#parent.duplicate({
+      RESP: 3,
+      emitInvalidate: true,
+      // A client-side cache of the app's own would take the pushes before `invalidate` is emitted.
+      clientSideCache: undefined,
+      disableOfflineQueue: true,
+      keyPrefix: undefined,
+      commandOptions: undefined,
+    });
+    this.#connection = connection;
+    connection.on('ready', () => events.ready());
+    // node-redis emits 'error' for every failure, then reconnects by itself; node-redis 6 sends
+    // CLIENT TRACKING ON while connecting, so a refused CLIENT shows here as a reply error.
+    connection.on('error', (error: unknown) => {
+      if (isRefusal(error)) events.refused(error instanceof Error ? error.message : String(error));
+      else events.down();
+    });
+    connection.on('end', () => events.down());
+    connection.on('invalidate', ((key: Buffer | string | null) =>
+      events.invalidated(key === null ? null : [String(key)])) as Listener);
+    connection.connect().catch(ignore);
+  }
+
+  async track(prefix: string): Promise<void> {
+    const connection = this.#open();
+    // node-redis 6 turned tracking on (default mode) while connecting; the mode changes only from off.
+    await connection.sendCommand(['CLIENT', 'TRACKING', 'OFF']);
+    await connection.sendCommand(['CLIENT', 'TRACKING', 'ON', 'BCAST', 'PREFIX', prefix]);
+  }
+
+  ping(): Promise<unknown> {
+    return this.#open().sendCommand(['PING']);
+  }
+
+  send(args: readonly string[]): Promise<unknown> {
+    return this.#open().sendCommand([...args], AS_TEXT);
+  }
+
+  close(): void {
+    this.#connection?.destroy();
+  }
+
+  #open(): NodeRedisClient {
+    if (this.#connection === undefined) throw new Error('The tracking link is not open.');
+    return this.#connection;
+  }
+}

@@ -1,0 +1,32 @@
+// The Redis clients the package accepts, and the seam for each.
+import type { RedisCommands } from './commands';
+import { IoRedisCommands, isIoRedis, type IoRedisClient } from './ioredis-commands';
+import {
+  isNodeRedis,
+  NodeRedisCommands,
+  type NodeRedisClient,
+  type NodeRedisCluster,
+  type NodeRedisSentinel,
+} from './node-redis-commands';
+
+/**
+ * A Redis client the package accepts:
+ * - node-redis 5 or 6 (`redis`): `createClient()`, `createCluster()` or `createSentinel()`;
+ * - ioredis 5 or 6: `new Redis(…)`, `new Redis({ sentinels, … })` or `new Cluster(…)`.
+ * RESP2 or RESP3, any key prefix of the client's own.
+ */
+export type RedisClient = IoRedisClient | NodeRedisClient | NodeRedisCluster | NodeRedisSentinel;
+
+/** The seam over `client`; a TypeError naming what is accepted for anything else. */
+export function redisCommands(client: RedisClient): RedisCommands {
+  if (typeof client === 'object' && client !== null) {
+    if (isIoRedis(client)) return new IoRedisCommands(client);
+    if (isNodeRedis(client)) return new NodeRedisCommands(client);
+  }
+  throw new TypeError(
+    '`redis` must be a node-redis client (`createClient()`, `createCluster()`, `createSentinel()` ' +
+      "from 'redis' 5 or 6) or an ioredis client (`new Redis(…)`, `new Cluster(…)` from 'ioredis' 5 or 6).",
+  );
+}
+
+export type { RedisCommands } from './commands';

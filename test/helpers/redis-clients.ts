@@ -1,0 +1,246 @@
+// The Redis clients the package accepts, made the same way for every suite that runs on each:
+// `describe.each(clientKinds)` runs a suite on ioredis 5/6 and node-redis 5/6, RESP2 and RESP3.
+import { Cluster as IoCluster5, Redis as IoRedis5, type RedisOptions } from 'ioredis';
+import { Cluster as IoCluster6, Redis as IoRedis6 } from 'ioredis6';
+import {
+  createClient as createClient6,
+  createCluster as createCluster6,
+  createSentinel as createSentinel6,
+} from 'redis';
+import {
+  createClient as createClient5,
+  createCluster as createCluster5,
+  createSentinel as createSentinel5,
+} from 'redis5';
+import type { RedisClient } from '../../lib/stores/redis/redis-client';
+
+/** Where to connect and what a client should add of its own. */
+export interface ClientPlace {
+  port: number;
+  host?: string;
+  /** The client's own key prefix (ioredis `keyPrefix`; node-redis 6 `keyPrefix`). */
+  keyPrefix?: string;
+  /**
+   * The library's own defaults (offline queue, retries, no command timeout) instead of the options
+   * the store's documentation asks for: for the fault suites, where the store's deadline alone
+   * must bound every call.
+   */
+  libraryDefaults?: boolean;
+}
+
+/** One kind of client, ready for a store. */
+export interface ClientKind {
+  /** e.g. `node-redis 6 (RESP3)`. */
+  name: string;
+  library: 'ioredis' | 'node-redis';
+  resp: 2 | 3;
+  /** Whether this client has a key prefix option of its own (node-redis 5 has none). */
+  keyPrefixes: boolean;
+  /** A connected client with the options the store's documentation asks for. */
+  connect(place: ClientPlace): Promise<RedisClient>;
+  /** A connected Cluster client on `nodes`. */
+  connectCluster(nodes: Array<{ host: string; port: number }>): Promise<RedisClient>;
+  /** A connected client of the master that `sentinels` watch under `name`. */
+  connectSentinel(
+    sentinels: Array<{ host: string; port: number }>,
+    name: string,
+  ): Promise<RedisClient>;
+  /** Ends a client made by connect(), waiting for its replies; never rejects. */
+  quit(client: RedisClient): Promise<void>;
+  /** Ends a client with the library's own graceful call (ioredis `quit()`, node-redis `close()`). */
+  end(client: RedisClient): Promise<unknown>;
+  /** One PING on the client's connection (after every command sent before it). */
+  ping(client: RedisClient): Promise<unknown>;
+}
+
+/** The options RedisTokenStore documents for ioredis: no piling up, no giving up. */
+const ioredisOptions = (place: ClientPlace): RedisOptions => ({
+  host: place.host ?? '127.0.0.1',
+  port: place.port,
+  ...(place.libraryDefaults === true
+    ? { retryStrategy: () => 100 }
+    : {
+        maxRetriesPerRequest: 1,
+        commandTimeout: 1000,
+        connectTimeout: 2000,
+        retryStrategy: (times: number) => Math.min(times * 50, 500),
+      }),
+  ...(place.keyPrefix === undefined ? {} : { keyPrefix: place.keyPrefix }),
+});
+
+function ioredisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
+  return {
+    name: `ioredis ${version} (RESP${resp})`,
+    library: 'ioredis',
+    resp,
+    keyPrefixes: true,
+    async connect(place) {
+      const options = { ...ioredisOptions(place), ...(version === 6 ? { protocol: resp } : {}) };
+      const client = version === 5 ? new IoRedis5(options) : new IoRedis6(options as never);
+      client.on('error', () => undefined);
+      if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+      return client as RedisClient;
+    },
+    async connectCluster(nodes) {
+      const { host: _host, port: _port, ...redisOptions } = ioredisOptions({ port: 0 });
+      const options = {
+        redisOptions: { ...redisOptions, ...(version === 6 ? { protocol: resp } : {}) },
+      };
+      const cluster =
+        version === 5 ? new IoCluster5(nodes, options) : new IoCluster6(nodes, options as never);
+      cluster.on('error', () => undefined);
+      if (cluster.status !== 'ready')
+        await new Promise((resolve) => cluster.once('ready', resolve));
+      return cluster as RedisClient;
+    },
+    async connectSentinel(sentinels, name) {
+      const { host: _host, port: _port, ...options } = ioredisOptions({ port: 0 });
+      const all = { ...options, sentinels, name, ...(version === 6 ? { protocol: resp } : {}) };
+      const client = version === 5 ? new IoRedis5(all) : new IoRedis6(all as never);
+      client.on('error', () => undefined);
+      if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+      return client as RedisClient;
+    },
+    async quit(client) {
+      await (client as IoRedis5).quit().catch(() => undefined);
+    },
+    end: (client) => (client as IoRedis5).quit(),
+    ping: (client) => (client as IoRedis5).ping(),
+  };
+}
+
+function nodeRedisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
+  return {
+    name: `node-redis ${version} (RESP${resp})`,
+    library: 'node-redis',
+    resp,
+    keyPrefixes: version === 6,
+    async connect(place) {
+      const options = {
+        socket: {
+          host: place.host ?? '127.0.0.1',
+          port: place.port,
+          ...(place.libraryDefaults === true
+            ? {}
+            : {
+                connectTimeout: 2000,
+                reconnectStrategy: (retries: number) => Math.min(retries * 50, 500),
+              }),
+        },
+        // A command timeout, as ioredis's `commandTimeout` (the store's deadline bounds it anyway).
+        ...(place.libraryDefaults === true ? {} : { commandOptions: { timeout: 1000 } }),
+        RESP: resp,
+        ...(place.keyPrefix === undefined ? {} : { keyPrefix: place.keyPrefix }),
+      };
+      const client =
+        version === 6 ? createClient6(options as never) : createClient5(options as never);
+      client.on('error', () => undefined);
+      await client.connect();
+      return client as unknown as RedisClient;
+    },
+    async connectCluster(nodes) {
+      const options = {
+        rootNodes: nodes.map((node) => ({ socket: node })),
+        defaults: { socket: { connectTimeout: 2000 } },
+        RESP: resp,
+      };
+      const cluster =
+        version === 6 ? createCluster6(options as never) : createCluster5(options as never);
+      cluster.on('error', () => undefined);
+      await cluster.connect();
+      return cluster as unknown as RedisClient;
+    },
+    async connectSentinel(sentinels, name) {
+      const options = { name, sentinelRootNodes: sentinels, RESP: resp };
+      const sentinel =
+        version === 6 ? createSentinel6(options as never) : createSentinel5(options as never);
+      sentinel.on('error', () => undefined);
+      await sentinel.connect();
+      return sentinel as unknown as RedisClient;
+    },
+    async quit(client) {
+      await (client as unknown as { close(): Promise<void> }).close().catch(() => undefined);
+    },
+    end: (client) => (client as unknown as { close(): Promise<void> }).close(),
+    ping: (client) =>
+      (client as unknown as { sendCommand(args: string[]): Promise<unknown> }).sendCommand([
+        'PING',
+      ]),
+  };
+}
+
+/** Every client kind the package supports, each at its default protocol and the other one. */
+export const clientKinds: ClientKind[] = [
+  ioredisKind(5, 2),
+  ioredisKind(6, 3),
+  ioredisKind(6, 2),
+  nodeRedisKind(6, 3),
+  nodeRedisKind(6, 2),
+  nodeRedisKind(5, 2),
+  nodeRedisKind(5, 3),
+];
+
+/** One kind per library at its default protocol: for slower suites. */
+export const defaultClientKinds: ClientKind[] = clientKinds.filter((kind) =>
+  [
+    'ioredis 5 (RESP2)',
+    'ioredis 6 (RESP3)',
+    'node-redis 6 (RESP3)',
+    'node-redis 5 (RESP2)',
+  ].includes(kind.name),
+);
+
+/**
+ * The client kind the Redis store suites run on: `EPL_TEST_REDIS_CLIENT` (a kind's name, set by the
+ * `node-redis` and `node-redis5` Jest projects), else ioredis (ioredis 6 in the `ioredis6` project,
+ * which maps `ioredis` to it).
+ */
+export function storeClientKind(): ClientKind {
+  const name = process.env.EPL_TEST_REDIS_CLIENT ?? 'ioredis 5 (RESP2)';
+  const kind = clientKinds.find((candidate) => candidate.name === name);
+  if (kind === undefined) throw new Error(`EPL_TEST_REDIS_CLIENT: no client kind named ${name}`);
+  return kind;
+}
+
+/**
+ * `client` with the commands for which `matches(args)` is true (args as Redis receives them,
+ * e.g. `['EVALSHA', sha, …]`) passed through `wrap`; every other member is the client's own. For
+ * ioredis that is `call` and `callBuffer`, for node-redis `sendCommand`: what the seam sends with.
+ */
+export function interceptCommands(
+  client: RedisClient,
+  matches: (args: readonly unknown[]) => boolean,
+  wrap: (send: () => Promise<unknown>) => Promise<unknown>,
+): RedisClient {
+  type Send = (...args: unknown[]) => Promise<unknown>;
+  const intercepted = new Map<PropertyKey, Send>();
+  for (const name of ['call', 'callBuffer']) {
+    const original = (client as unknown as Record<string, Send | undefined>)[name];
+    if (
+      typeof original !== 'function' ||
+      typeof (client as { isCluster?: unknown }).isCluster !== 'boolean'
+    )
+      continue;
+    intercepted.set(name, (...args) =>
+      matches(args) ? wrap(() => original.apply(client, args)) : original.apply(client, args),
+    );
+  }
+  if (intercepted.size === 0) {
+    const original = (client as unknown as { sendCommand: Send }).sendCommand;
+    intercepted.set('sendCommand', (args, ...rest) =>
+      matches(args as unknown[])
+        ? wrap(() => original.call(client, args, ...rest))
+        : original.call(client, args, ...rest),
+    );
+  }
+  return new Proxy(client, {
+    get(target, property) {
+      const replaced = intercepted.get(property);
+      if (replaced !== undefined) return replaced;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function'
+        ? (value as (...args: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
+}

@@ -1,0 +1,50 @@
+// A TCP proxy on loopback that can go silent: freeze() stops forwarding in both directions without
+// closing anything (a half-open connection: no FIN, no RST, nothing delivered), thaw() resumes.
+import { createServer, createConnection, type Server, type Socket } from 'node:net';
+import { freePort } from './free-port';
+
+export interface TcpProxy {
+  port: number;
+  freeze(): void;
+  thaw(): void;
+  close(): Promise<void>;
+}
+
+export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+  const port = await freePort();
+  const sockets = new Set<Socket>();
+  let frozen = false;
+  const server: Server = createServer((inbound) => {
+    const outbound = createConnection({ host: '127.0.0.1', port: targetPort });
+    for (const socket of [inbound, outbound]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        sockets.delete(socket);
+        inbound.destroy();
+        outbound.destroy();
+      });
+    }
+    // Plain writes, not pipe(): pipe() may resume a socket freeze() paused.
+    inbound.on('data', (chunk) => outbound.write(chunk));
+    outbound.on('data', (chunk) => inbound.write(chunk));
+    if (frozen) for (const socket of [inbound, outbound]) socket.pause();
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    port,
+    // Paused sockets read nothing: bytes wait in the kernel and nothing is answered or sent on.
+    freeze() {
+      frozen = true;
+      for (const socket of sockets) socket.pause();
+    },
+    thaw() {
+      frozen = false;
+      for (const socket of sockets) socket.resume();
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,286 @@
+// The Redis command seam and its key tracking on every client kind (ioredis 5/6, node-redis 5/6,
+// RESP2 and RESP3) against a real redis-server: commands, scripts with the NOSCRIPT fallback,
+// replies as text or bytes, the client's own key prefix, and tracking under every fault (FLUSHDB,
+// SWAPDB, a killed tracking connection, a stalled server, a silent connection, a refused CLIENT).
+import { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import type { RedisCommands } from '../../lib/stores/redis/commands';
+import {
+  KeyTracking,
+  TRACKING_TIMING,
+  type KeyChangeListener,
+} from '../../lib/stores/redis/key-tracking';
+import { redisCommands, type RedisClient } from '../../lib/stores/redis/redis-client';
+import { PUT_IF_VERSION, READ_WITH_TTL } from '../../lib/stores/scripts';
+import { clientKinds } from '../helpers/redis-clients';
+import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import { startTcpProxy } from '../helpers/tcp-proxy';
+import { waitUntil } from '../helpers/wait-until';
+
+let server: TestRedisServer;
+let admin: Redis;
+
+beforeAll(async () => {
+  server = await startRedisServer(['--enable-debug-command', 'yes']);
+  admin = new Redis(server.port, '127.0.0.1');
+});
+
+afterAll(async () => {
+  await admin.quit();
+  await server.stop();
+});
+
+const uniquePrefix = (): string => `seam-${randomBytes(4).toString('hex')}:`;
+
+/** What a KeyTracking told, with when. */
+function recorder() {
+  const changed: Array<{ key: string; at: number }> = [];
+  const all: number[] = [];
+  const live: Array<{ live: boolean; at: number }> = [];
+  const unavailable: string[] = [];
+  const listener: KeyChangeListener = {
+    changed: (key) => changed.push({ key, at: Date.now() }),
+    allChanged: () => all.push(Date.now()),
+    liveChanged: (value) => live.push({ live: value, at: Date.now() }),
+    unavailable: (reason) => unavailable.push(reason),
+  };
+  return { changed, all, live, unavailable, listener };
+}
+
+/** The id of the connection that tracks keys (CLIENT LIST flag `t`). */
+async function trackingClientIds(): Promise<string[]> {
+  const list = String(await admin.call('CLIENT', 'LIST'));
+  return list
+    .split('\n')
+    .filter((line) => /\bflags=\S*t/.test(line))
+    .map((line) => /\bid=(\d+)/.exec(line)?.[1] ?? '');
+}
+
+describe.each(clientKinds)('$name', (kind) => {
+  let client: RedisClient;
+  let seam: RedisCommands;
+  const trackings: KeyTracking[] = [];
+
+  /** A KeyTracking on `commands`; resolves once live. */
+  async function track(commands: RedisCommands, prefix: string) {
+    const record = recorder();
+    const tracking = new KeyTracking(commands, prefix, record.listener);
+    trackings.push(tracking);
+    await waitUntil(() => tracking.live, 'tracking to come on', 5000);
+    return { tracking, ...record };
+  }
+
+  beforeAll(async () => {
+    client = await kind.connect({ port: server.port });
+    seam = redisCommands(client);
+  });
+
+  afterEach(async () => {
+    await Promise.all(trackings.splice(0).map((tracking) => tracking.close()));
+  });
+
+  afterAll(async () => {
+    await kind.quit(client);
+  });
+
+  test('says which library and topology it runs on', () => {
+    expect(seam.library).toBe(kind.library);
+    expect(seam.topology).toBe('standalone');
+    expect(seam.takesCommands).toBe(true);
+  });
+
+  test('plain commands with text and byte replies', async () => {
+    const key = `${uniquePrefix()}k`;
+    const binary = Buffer.from([0, 255, 1, 128, 10, 13]);
+    expect(await seam.run('SET', key, [binary, 'PX', '60000', 'NX'])).toBe('OK');
+    expect(await seam.run('SET', key, ['other', 'PX', '60000', 'NX'])).toBeNull();
+    expect(await seam.run('GET', key, [], 'bytes')).toEqual(binary);
+    expect(await seam.run('PEXPIRE', key, ['30000'])).toBe(1);
+    expect(await seam.run('EXISTS', key)).toBe(1);
+    expect(await seam.run('DEL', key)).toBe(1);
+    expect(await seam.run('GET', key)).toBeNull();
+    const index = `${uniquePrefix()}z`;
+    await admin.zadd(index, 1, 'a', 2, 'b', 3, 'c');
+    expect(await seam.run('ZREMRANGEBYSCORE', index, ['-inf', '1'])).toBe(1);
+    expect(await seam.run('ZRANGE', index, ['0', '-1'])).toEqual(['b', 'c']);
+    expect(await seam.run('ZREM', index, ['b', 'c'])).toBe(2);
+  });
+
+  test('scripts by EVALSHA, loaded again by EVAL after SCRIPT FLUSH (NOSCRIPT)', async () => {
+    const key = `${uniquePrefix()}t`;
+    await admin.script('FLUSH');
+    expect(await seam.script(PUT_IF_VERSION, [key], ['', '1|x', '60000'])).toBe(1);
+    expect(await seam.script(PUT_IF_VERSION, [key], ['', '1|y', '60000'])).toBe(0);
+    const [value, ttl] = (await seam.script(READ_WITH_TTL, [key], [], 'bytes')) as [Buffer, number];
+    expect(Buffer.isBuffer(value) && value.toString()).toBe('1|x');
+    expect(ttl).toBeGreaterThan(59_000);
+    const [text] = (await seam.script(READ_WITH_TTL, [key], [])) as [string, number];
+    expect(text).toBe('1|x');
+    const [absent, noKey] = (await seam.script(READ_WITH_TTL, [`${key}-none`], [], 'bytes')) as [
+      unknown,
+      number,
+    ];
+    expect(absent).toBeNull();
+    expect(noKey).toBe(-2);
+  });
+
+  (kind.keyPrefixes ? test : test.skip)(
+    "the client's own key prefix: on commands, scripts and reports",
+    async () => {
+      const own = uniquePrefix();
+      const prefixed = await kind.connect({ port: server.port, keyPrefix: own });
+      try {
+        const commands = redisCommands(prefixed);
+        expect(commands.keyPrefix).toBe(own);
+        await commands.run('SET', 'plain', ['1']);
+        await commands.script(PUT_IF_VERSION, ['scripted'], ['', '1|x', '60000']);
+        expect(await admin.get(`${own}plain`)).toBe('1');
+        expect(await admin.get(`${own}scripted`)).toBe('1|x');
+        const { changed } = await track(commands, 'rec:');
+        await admin.set(`${own}rec:a`, '1');
+        await waitUntil(() => changed.some((entry) => entry.key === 'rec:a'), 'the report');
+      } finally {
+        await kind.quit(prefixed);
+      }
+    },
+  );
+
+  test('a change made elsewhere is reported within 50 ms, only under the prefix', async () => {
+    const prefix = uniquePrefix();
+    const { tracking, changed } = await track(seam, prefix);
+    expect(tracking.live).toBe(true);
+    const sentAt = Date.now();
+    await admin.set(`${prefix}a`, '1');
+    await admin.set(`other-${prefix}b`, '1');
+    await admin.del(`${prefix}a`);
+    await waitUntil(
+      () => changed.filter((entry) => entry.key === `${prefix}a`).length === 2,
+      'reports',
+    );
+    expect(changed.every((entry) => entry.key === `${prefix}a`)).toBe(true);
+    expect(changed[1]!.at - sentAt).toBeLessThan(50);
+  });
+
+  test('FLUSHDB: every key may have changed', async () => {
+    const prefix = uniquePrefix();
+    const { all, tracking } = await track(seam, prefix);
+    await admin.flushdb();
+    await waitUntil(() => all.length > 0, 'allChanged');
+    await waitUntil(() => tracking.live, 'tracking to stay or come back on', 5000);
+  });
+
+  test('SWAPDB (which Redis does not report): every key, within the lease', async () => {
+    const prefix = uniquePrefix();
+    const { all, live, tracking } = await track(seam, prefix);
+    const swappedAt = Date.now();
+    await admin.swapdb(0, 1);
+    try {
+      await waitUntil(() => all.length > 0, 'allChanged after SWAPDB', 5000);
+      expect(all[0]! - swappedAt).toBeLessThanOrEqual(TRACKING_TIMING.leaseMs + 50);
+      expect(live.some((entry) => !entry.live)).toBe(true);
+      await waitUntil(() => tracking.live, 'tracking back on the new database', 5000);
+    } finally {
+      await admin.swapdb(0, 1);
+    }
+  });
+
+  test('CLIENT KILL of the tracking connection: off at once, then on again', async () => {
+    const prefix = uniquePrefix();
+    const { tracking, live, changed } = await track(seam, prefix);
+    const [id] = await trackingClientIds();
+    await admin.call('CLIENT', 'KILL', 'ID', id!);
+    await waitUntil(() => live.some((entry) => !entry.live), 'tracking to go off', 2000);
+    await waitUntil(() => tracking.live, 'tracking back on', 5000);
+    await admin.set(`${prefix}after`, '1');
+    await waitUntil(() => changed.some((entry) => entry.key === `${prefix}after`), 'a report');
+  });
+
+  (kind.library === 'ioredis' ? test : test.skip)(
+    'CLIENT KILL of the subscriber the reports are redirected to: off at once, then on again',
+    async () => {
+      const prefix = uniquePrefix();
+      const { tracking, live, changed } = await track(seam, prefix);
+      const list = String(await admin.call('CLIENT', 'LIST'));
+      const subscriber = list
+        .split('\n')
+        .find((line) => /\bsub=1\b/.test(line))
+        ?.match(/\bid=(\d+)/)?.[1];
+      await admin.call('CLIENT', 'KILL', 'ID', subscriber!);
+      await waitUntil(() => live.some((entry) => !entry.live), 'tracking to go off', 2000);
+      await waitUntil(() => tracking.live, 'tracking back on', 5000);
+      await admin.set(`${prefix}after`, '1');
+      await waitUntil(() => changed.some((entry) => entry.key === `${prefix}after`), 'a report');
+    },
+  );
+
+  test('a stalled server (DEBUG SLEEP 3, heartbeats time out): off, then on again', async () => {
+    const prefix = uniquePrefix();
+    const { tracking, live } = await track(seam, prefix);
+    const sleeping = admin.call('DEBUG', 'SLEEP', '3');
+    await waitUntil(() => !tracking.live, 'tracking off while Redis sleeps', 1000);
+    expect(live.at(-1)!.live).toBe(false);
+    await sleeping;
+    await waitUntil(() => tracking.live, 'tracking back on after the stall', 8000);
+  });
+
+  test('refused CLIENT (renamed): unavailable, never live, commands still work', async () => {
+    const refusing = await startRedisServer(['--rename-command', 'CLIENT', '']);
+    const refused = await kind.connect({ port: refusing.port });
+    try {
+      const commands = redisCommands(refused);
+      const record = recorder();
+      const tracking = new KeyTracking(commands, uniquePrefix(), record.listener);
+      trackings.push(tracking);
+      await waitUntil(() => record.unavailable.length === 1, 'unavailable', 5000);
+      expect(tracking.live).toBe(false);
+      expect(await commands.run('SET', 'k', ['1'])).toBe('OK');
+    } finally {
+      await kind.quit(refused);
+      await refusing.stop();
+    }
+  });
+
+  test('the client ending closes the tracking connection', async () => {
+    const own = await kind.connect({ port: server.port });
+    const commands = redisCommands(own);
+    const record = recorder();
+    const tracking = new KeyTracking(commands, uniquePrefix(), record.listener);
+    await waitUntil(() => tracking.live, 'tracking on', 5000);
+    const before = (await trackingClientIds()).length;
+    await kind.quit(own);
+    // ioredis says 'ready' until the socket has closed, a moment after QUIT is answered.
+    await waitUntil(() => !commands.takesCommands, 'the client to say it takes no commands', 1000);
+    await waitUntil(() => !tracking.live, 'tracking off');
+    await waitUntil(
+      async () => (await trackingClientIds()).length === before - 1,
+      'its connection closed',
+    );
+  });
+});
+
+describe.each(clientKinds)('$name through a proxy that goes silent (half-open)', (kind) => {
+  test(`tracking is off within the lease (${TRACKING_TIMING.leaseMs} ms), on again after`, async () => {
+    const proxy = await startTcpProxy(server.port);
+    const client = await kind.connect({ port: proxy.port });
+    const record = recorder();
+    const tracking = new KeyTracking(redisCommands(client), uniquePrefix(), record.listener);
+    try {
+      await waitUntil(() => tracking.live, 'tracking on', 5000);
+      // Let a few heartbeats pass, so the freeze falls anywhere in the heartbeat cycle.
+      await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 100));
+      const frozenAt = Date.now();
+      proxy.freeze();
+      await waitUntil(() => !tracking.live, 'tracking off', 2000);
+      const offAt = record.live.at(-1)!.at;
+      // The bound is the lease; a timer runs late by the event loop's lag (tens of ms on a busy
+      // test machine), which the allowance covers.
+      expect(offAt - frozenAt).toBeLessThanOrEqual(TRACKING_TIMING.leaseMs + 100);
+      proxy.thaw();
+      await waitUntil(() => tracking.live, 'tracking back on', 8000);
+    } finally {
+      await tracking.close();
+      await kind.quit(client);
+      await proxy.close();
+    }
+  });
+});
