@@ -2,24 +2,45 @@
 // connect-redis and the package on RedisTokenStore (shared Redis), `GET /ws` through the `ws`
 // adapter and socket.io on /socket.io, each answering `hello` and `profile` as DESIGN.md section 6
 // says. Started by socket-processes.ts; prints "listening <port>" when ready. Environment:
-// REDIS_URL, SIM_URL, KEY_PREFIX. Every line it logs goes to stdout, for the leak scan.
+// REDIS_URL, SIM_URL, KEY_PREFIX, and EPL_TEST_REDIS_CLIENT (set by the node-redis Jest projects:
+// node-redis 6 or 5 with connect-redis 10; else ioredis with connect-redis 8.1). Every line it
+// logs goes to stdout, for the leak scan.
 import { URL } from 'node:url';
 import express from 'express';
 import session from 'express-session';
-import { RedisStore } from 'connect-redis8';
+import { RedisStore as IoRedisStore } from 'connect-redis8';
+import { RedisStore } from 'connect-redis';
 import { Redis } from 'ioredis';
+import { createClient as createClient6 } from 'redis';
+import { createClient as createClient5 } from 'redis5';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { Server as SocketIoServer } from 'socket.io';
 import { platformLogin, RedisTokenStore, type SocketLogin } from '../../lib';
 
-const redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
 const prefix = process.env.KEY_PREFIX ?? 'ws:';
+const clientKind = process.env.EPL_TEST_REDIS_CLIENT ?? 'ioredis';
+/** The Redis client of sessions and tokens, and the session store on it. */
+function connect() {
+  if (!clientKind.startsWith('node-redis')) {
+    const client = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
+    const store = new IoRedisStore({ client, prefix: `${prefix}s:` });
+    return { client, store, close: () => client.disconnect() };
+  }
+  const url = process.env.REDIS_URL!;
+  const client = clientKind.startsWith('node-redis 5')
+    ? (createClient5({ url }) as unknown as ReturnType<typeof createClient6>)
+    : createClient6({ url });
+  void client.connect();
+  const store = new RedisStore({ client: client as never, prefix: `${prefix}s:` });
+  return { client, store, close: () => void client.destroy() };
+}
+const redis = connect();
 const login = platformLogin({
   authUrl: process.env.SIM_URL!,
   clientId: 'demo-game',
   clientSecret: 'demo-secret',
   redirectUri: 'http://127.0.0.1:3999/platform/callback',
-  store: new RedisTokenStore({ redis, prefix: `${prefix}t:` }),
+  store: new RedisTokenStore({ redis: redis.client, prefix: `${prefix}t:` }),
   logger: {
     debug: (fields, message) => console.log('debug', JSON.stringify(fields), message),
     info: (fields, message) => console.log('info', JSON.stringify(fields), message),
@@ -31,7 +52,7 @@ let refreshes = 0;
 login.on('refresh', () => (refreshes += 1));
 
 const sessionMiddleware = session({
-  store: new RedisStore({ client: redis, prefix: `${prefix}s:` }),
+  store: redis.store,
   secret: 'a-shared-session-secret-for-all-processes',
   resave: false,
   saveUninitialized: false,
@@ -101,5 +122,5 @@ io.on('connection', (socket) => {
 
 process.on('SIGTERM', () => {
   server.close();
-  redis.disconnect();
+  redis.close();
 });
