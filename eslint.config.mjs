@@ -69,8 +69,26 @@ export default tseslint.config(
   ),
   layer(
     ['lib/http/**'],
-    ['simulator', 'testing', 'platform-login', 'options', 'index'],
-    'The HTTP layer is wired by platform-login.ts; it does not import the wiring.',
+    ['sockets', 'jobs', 'simulator', 'testing', 'platform-login', 'options', 'index'],
+    'The HTTP layer is wired by platform-login.ts; it does not import the wiring (nor sockets/ and jobs/, built on its player context).',
+  ),
+  layer(
+    ['lib/open-api/**'],
+    ['core', 'stores', 'sockets', 'jobs', ...ABOVE_CORE],
+    'open-api/ (the open-API client) knows no login, store or Express: it is handed a URL and a token.',
+    frameworks('open-api/ never touches Express.'),
+  ),
+  layer(
+    ['lib/sockets/**', 'lib/jobs/**'],
+    ['stores', 'simulator', 'testing', 'platform-login', 'options', 'index'],
+    'Sockets and jobs reach the store through sockets/store-access.ts and are wired by platform-login.ts.',
+    [
+      {
+        name: 'ws',
+        message: 'The ws adapter is typed structurally: the package does not import ws.',
+      },
+      { name: 'socket.io', message: 'The socket.io adapter is typed structurally.' },
+    ],
   ),
   layer(
     ['lib/testing/**'],

@@ -14,7 +14,7 @@ import { entryQuery, readEntryCode } from './entry-code';
 import { createEntryFailureLimit, type EntryFailureLimitConfig } from './entry-failure-limit';
 import { createEntryGuards, type EntryGuardsConfig } from './entry-guards';
 import { createExchangeHold } from './entry-exchange-hold';
-import { createCodeRedemption, type RedemptionConfig } from './entry-redemption';
+import { createCodeRedemption, type AfterLogin, type RedemptionConfig } from './entry-redemption';
 import { requireSession } from './require-session';
 
 /** The options the callback reads (a subset of the parsed platformLogin() options). */
@@ -31,6 +31,8 @@ export interface CallbackDeps {
   exchangeCode: (code: string) => Promise<ReceivedTokens>;
   events: EventEmitter<PlatformLoginEvents>;
   fail: FailHandler;
+  /** The app's `afterLogin` hook, bound (platform-login.ts). */
+  afterLogin?: AfterLogin | undefined;
 }
 
 const consoleWarn = (message: string): void => console.warn(message);
