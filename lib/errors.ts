@@ -438,9 +438,9 @@ export class CrossOriginRequestError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_CROSS_ORIGIN';
   readonly status = 403;
   readonly error = 'cross_origin_refused';
-  constructor() {
+  constructor(what = 'A state-changing request') {
     super(
-      'A state-changing request from another origin was refused (Sec-Fetch-Site / Origin). ' +
+      `${what} from another origin was refused (Sec-Fetch-Site / Origin). ` +
         'If it came from your own front end on another origin, list that origin in `gameOrigins`.',
     );
   }

@@ -79,6 +79,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private loginWatch: LoginWatch | undefined;
   /** The `meterProvider` option, for the sockets' gauges. */
   private readonly meterProvider: MeterProvider | undefined;
+  /** `gameOrigins`: the game's own pages on other origins, trusted by logout, csrfProtection() and sockets. */
+  private readonly gameOrigins: ReadonlySet<string>;
 
   constructor(options: PlatformLoginOptions) {
     super();
@@ -88,6 +90,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     checkStoreParts(this.store);
     this.logger = config.logger ?? debugLogger();
     this.meterProvider = config.meterProvider;
+    this.gameOrigins = new Set(config.gameOrigins ?? []);
     // The session lifetime the records follow when the session cookie has no maxAge: derived once.
     const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
     const refresh = refreshSettings(config, sessionTtlMs);
@@ -189,7 +192,13 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       observeSockets(this.meterProvider, this.loginWatch);
     }
     return new PlatformSockets(
-      { access: this.access, refresher: this.refresher, api: this.api, watch: this.loginWatch },
+      {
+        access: this.access,
+        refresher: this.refresher,
+        api: this.api,
+        watch: this.loginWatch,
+        trustedOrigins: this.gameOrigins,
+      },
       options,
     );
   }

@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Request } from 'express';
 import {
+  CrossOriginRequestError,
   isPlatformLoginError,
   LoginRequiredError,
   SetupError,
@@ -14,6 +15,7 @@ import {
 } from '../errors';
 import type { RefreshCoordinator } from '../core/refresh';
 import { PlayerContext, sessionTtlMsOf, type ApiSettings } from '../http/player-context';
+import { isCrossOrigin } from '../http/csrf-protection';
 import { hasSession } from '../http/require-session';
 import type { LoginWatch } from './login-watch';
 import { SocketLogin } from './socket-login';
@@ -47,6 +49,8 @@ export interface SocketsDeps {
   refresher: RefreshCoordinator;
   api: ApiSettings;
   watch: LoginWatch;
+  /** `gameOrigins`: other origins of the game's own pages allowed to open a socket. */
+  trustedOrigins: ReadonlySet<string>;
 }
 
 const stackless = (): LoginRequiredError => {
@@ -76,6 +80,11 @@ export class PlatformSockets {
    * The returned login is followed until its `close()`: call it when the socket closes.
    */
   async authenticate(req: IncomingMessage): Promise<SocketLogin> {
+    // Before the session is read: a page of another site must not open a socket with the player's
+    // cookie and read what it carries.
+    if (isCrossOrigin(req.headers, this.#deps.trustedOrigins)) {
+      throw new CrossOriginRequestError('A socket');
+    }
     const session = await this.#sessionOf(req);
     const marker = session.platformLogin;
     if (marker === undefined) throw stackless();

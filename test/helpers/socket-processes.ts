@@ -92,10 +92,17 @@ export interface TestSocket {
   profile(): Promise<Record<string, unknown>>;
 }
 
-/** Opens `GET /ws` with `cookie`; resolves once the hello frame came, or rejects with the HTTP status. */
-export function openSocket(url: string, cookie?: string): Promise<TestSocket> {
+/**
+ * Opens `GET /ws` with `cookie` (and `headers`, e.g. the `Origin` a browser sends); resolves once
+ * the hello frame came, or rejects with the HTTP status.
+ */
+export function openSocket(
+  url: string,
+  cookie?: string,
+  headers: Record<string, string> = {},
+): Promise<TestSocket> {
   const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws`, {
-    headers: cookie === undefined ? {} : { Cookie: cookie },
+    headers: cookie === undefined ? headers : { ...headers, Cookie: cookie },
   });
   const frames: Array<Record<string, unknown>> = [];
   const waiting: Array<(frame: Record<string, unknown>) => void> = [];

@@ -86,6 +86,30 @@ describe('the upgrade', () => {
     await expect(openSocket(b.url, browser.cookie)).rejects.toMatchObject({ status: 401 });
   });
 
+  test("a page of another site with the player's cookie: HTTP 403 cross_origin_refused, no upgrade", async () => {
+    const browser = await enterAs(a.url, sim, 'player-ada');
+    // What a browser sends when a page on another site opens the game's socket.
+    for (const headers of [
+      { Origin: 'https://evil.example', 'Sec-Fetch-Site': 'cross-site' },
+      { Origin: 'https://evil.example' },
+      { Origin: 'https://evil.example', 'Sec-Fetch-Site': 'same-site' },
+    ]) {
+      await expect(openSocket(a.url, browser.cookie, headers)).rejects.toMatchObject({
+        status: 403,
+        body: '{"error":"cross_origin_refused"}',
+      });
+    }
+    // The game's own page (same origin) opens it.
+    const own = await open(a.url, browser.cookie);
+    expect(own.frames[0]).toMatchObject({ type: 'hello', openId: 'player-ada' });
+    const sameOrigin = await openSocket(a.url, browser.cookie, {
+      Origin: new URL(a.url).origin,
+      'Sec-Fetch-Site': 'same-origin',
+    });
+    opened.push(sameOrigin);
+    expect(sameOrigin.frames[0]).toMatchObject({ type: 'hello', openId: 'player-ada' });
+  });
+
   test('with a login: hello within 3 s and the profile, on both processes', async () => {
     const browser = await enterAs(a.url, sim, 'player-bo');
     for (const process of [a, b]) {
