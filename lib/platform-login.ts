@@ -33,7 +33,7 @@ import { observeEvents } from './observability/event-logging';
 import { requestFailure } from './observability/request-failure';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
-import { InstrumentedTokenStore } from './stores/instrumented-store';
+import { InstrumentedTokenStore } from './core/instrumented-store';
 import { LoginWatch } from './sockets/login-watch';
 import { observeSockets } from './sockets/socket-metrics';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
