@@ -1,4 +1,4 @@
-// The figures of issue 15, before and after, on two real app processes (test/helpers/app-process.ts)
+// The figures of issue 15, before and after, on two real app processes (test/helpers/game-backend-program.ts)
 // sharing a private redis-server: what each request waits under a hanging platform or an orphaned
 // lock, platform calls and Retry-After under throttling, and the TTL of every key a login writes.
 // `node -r esbuild-register bench/refresh-faults-figures.ts`; printed, not recorded.
@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { RedisTokenStore } from '../lib';
 import { hashSessionId } from '../lib/core/hash';
 import { startSimulator } from '../lib/simulator';
-import { startAppProcess, stopAppProcesses } from '../test/helpers/app-processes';
+import { startAppProcess, stopAppProcesses } from '../test/helpers/spawn-game-backends';
 import { startRedisServer } from '../test/helpers/redis-server';
 import { readRecord, writeRecord } from './lib/records';
 

@@ -6,10 +6,10 @@ export { platformLogin, PlatformLogin } from './platform-login';
 export type { PlatformLoginOptions } from './options';
 export type { MiddlewareOptions } from './http/middleware';
 export type { LogoutOptions } from './http/logout';
-export type { EntryContextOptions } from './http/entry-context';
+export type { EntryContextOptions } from './entry/entry-context';
 export type { PlatformUser } from './http/player-context';
 export type { OpenApiRequestInit } from './open-api/open-api-client';
-export type { AfterLoginHook, AfterLoginContext } from './http/after-login';
+export type { AfterLoginHook, AfterLoginContext } from './entry/after-login';
 
 // Sockets: the same login on a WebSocket, told when it ends.
 export type {
@@ -74,13 +74,13 @@ export {
   embeddedSessionCookie,
   type EmbeddedSessionCookie,
   type EmbeddedSessionCookieOptions,
-} from './http/embedded-cookie';
+} from './entry/embedded-cookie';
 export {
   checkSetup,
   type SetupCheckInput,
   type SetupCheckName,
   type SetupProblem,
-} from './http/setup-checks';
+} from './setup/setup-checks';
 
 // Errors, by where they failed; each class carries its stable `code`s, and `switch (err.code)`
 // narrows AnyPlatformLoginError.

@@ -10,13 +10,13 @@ import {
   tokenClientTuningSchema,
   type TokenClientTuning,
 } from './client/token-client-options';
-import { isSameSitePath } from './http/same-site-path';
-import { entryContextSchema, type EntryContextOptions } from './http/entry-context';
-import { originListSchema } from './http/origins';
+import { isSameSitePath } from './cross-site/same-site-path';
+import { entryContextSchema, type EntryContextOptions } from './entry/entry-context';
+import { originListSchema } from './cross-site/origins';
 import type { MiddlewareOptions } from './http/middleware';
 import type { LogoutOptions } from './http/logout';
 import { isPlatformLogger, type PlatformLogger } from './observability/logger';
-import type { AfterLoginHook } from './http/after-login';
+import type { AfterLoginHook } from './entry/after-login';
 
 /** Options of {@link platformLogin}. */
 export interface PlatformLoginOptions {

@@ -4,8 +4,8 @@
 import { EventEmitter } from 'node:events';
 import type { MeterProvider } from '@opentelemetry/api';
 import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
-import { createCallbackRouter } from './http/callback';
-import { createHardening, type Hardening } from './http/cross-site-protection';
+import { createCallbackRouter } from './entry/callback';
+import { createHardening, type Hardening } from './cross-site/cross-site-protection';
 import { isPlatformLoginError, StoreUnavailableError } from './errors';
 import { isRedisOutage } from './stores/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
@@ -33,13 +33,13 @@ import { observeEvents } from './observability/event-logging';
 import { requestFailure } from './observability/request-failure';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
-import { InstrumentedTokenStore } from './stores/instrumented-store';
+import { InstrumentedTokenStore } from './core/instrumented-store';
 import { LoginWatch } from './sockets/login-watch';
 import { observeSockets } from './sockets/socket-metrics';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
 import { loginAccessOf, type LoginAccess } from './sockets/store-access';
 import { loginOfPlayer, type LoggedInPlayer } from './jobs/player-logins';
-import { bindAfterLogin } from './http/after-login';
+import { bindAfterLogin } from './entry/after-login';
 import { requireScopes } from './http/require-scopes';
 
 /** The refresh lock's lifetime: renewed by its living holder, so a dead holder's frees in seconds. */
@@ -67,7 +67,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly api: ApiSettings;
   private readonly middlewares = new Map<boolean, RequestHandler>();
   private readonly fail: FailHandler;
-  /** Frame-ancestors and CSRF protection (http/cross-site-protection.ts). */
+  /** Frame-ancestors and CSRF protection (cross-site/cross-site-protection.ts). */
   private readonly hardening: Hardening;
   /** The package answers its errors itself (`handleErrors`): a refused request's session may end. */
   private readonly handleErrors: boolean;

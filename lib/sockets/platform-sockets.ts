@@ -18,7 +18,7 @@ import { PlayerContext, sessionTtlMsOf, type ApiSettings } from '../http/player-
 import { isCrossOrigin } from '../http/csrf-protection';
 import { hasSession } from '../http/require-session';
 import type { LoginWatch } from './login-watch';
-import { SocketLogin } from './socket-login';
+import { SocketLogin, type SocketGate } from './socket-login';
 import type { LoginAccess } from './store-access';
 import { wsUpgrade, type WsServer, type WsSocket, type WsUpgradeOptions } from './ws-upgrade';
 import { socketIoEngineMiddleware, socketIoMiddleware, type SocketIoSocket } from './socket-io';
@@ -64,7 +64,7 @@ const stackless = (): LoginRequiredError => {
 };
 
 /** The sockets of one PlatformLogin: `login.sockets({ session })`. */
-export class PlatformSockets {
+export class PlatformSockets implements SocketGate {
   readonly #deps: SocketsDeps;
   readonly #session: SessionMiddleware | undefined;
 

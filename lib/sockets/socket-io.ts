@@ -5,8 +5,7 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { isPlatformLoginError } from '../errors';
-import type { PlatformSockets } from './platform-sockets';
-import type { LoginEnd, SocketLogin } from './socket-login';
+import type { LoginEnd, SocketGate, SocketLogin } from './socket-login';
 
 /** The part of a socket.io Socket the adapter uses. */
 export interface SocketIoSocket {
@@ -31,7 +30,7 @@ type EngineRequest = IncomingMessage & { _query?: Record<string, string | undefi
  * already open (`sid`) were authenticated at its handshake and pass.
  */
 export function socketIoEngineMiddleware(
-  sockets: PlatformSockets,
+  sockets: SocketGate,
 ): (req: IncomingMessage, res: unknown, next: (error?: unknown) => void) => void {
   return (req, res, next) => {
     if ((req as EngineRequest)._query?.sid !== undefined) return next();
@@ -56,7 +55,7 @@ export function socketIoEngineMiddleware(
  * socket without a login fails its connection (`connect_error` with `data.error`).
  */
 export function socketIoMiddleware(
-  sockets: PlatformSockets,
+  sockets: SocketGate,
 ): (socket: SocketIoSocket, next: (error?: Error) => void) => void {
   return (socket, next) => {
     sockets.authenticate(socket.request).then(

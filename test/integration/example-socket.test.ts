@@ -14,7 +14,7 @@ import { readConfig } from '../../example-app/config';
 import { startExample, type RunningExample } from '../../example-app/start';
 import { launchChromium } from '../helpers/browser';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
-import { openSocket, type TestSocket } from '../helpers/socket-processes';
+import { openSocket, type TestSocket } from '../helpers/spawn-socket-backends';
 import { sessionCookieFrom } from '../helpers/session-cookie';
 import { waitUntil } from '../helpers/wait-until';
 

@@ -21,7 +21,7 @@ import {
   type Browser,
   type SocketProcess,
   type TestSocket,
-} from '../helpers/socket-processes';
+} from '../helpers/spawn-socket-backends';
 
 const PREFIX = 'jobs:';
 

@@ -18,7 +18,7 @@ import {
   stopSocketProcesses,
   type SocketProcess,
   type TestSocket,
-} from '../helpers/socket-processes';
+} from '../helpers/spawn-socket-backends';
 import { findLeaks } from '../helpers/leak-scan';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 

@@ -1,5 +1,6 @@
-// Starts socket-process.ts game backends sharing one Redis, talks to them as a browser would (enter,
-// log out, open a WebSocket with the session cookie), and keeps every line they print.
+// Starts game backends running socket-backend-program.ts, sharing one Redis; talks to them as a
+// browser would (enter, log out, open a WebSocket with the session cookie) and keeps every line
+// they print.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -23,7 +24,7 @@ export function startSocketProcess(env: Record<string, string>): Promise<SocketP
       'esbuild-register',
       '-r',
       join(__dirname, 'source-aliases.ts'),
-      join(__dirname, 'socket-process.ts'),
+      join(__dirname, 'socket-backend-program.ts'),
     ],
     { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );

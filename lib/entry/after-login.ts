@@ -3,7 +3,7 @@
 import type { Request, Response } from 'express';
 import type { RefreshCoordinator } from '../core/refresh';
 import type { AfterLogin } from './entry-redemption';
-import { PlayerContext, type ApiSettings, type LoggedInPlayer } from './player-context';
+import { PlayerContext, type ApiSettings, type LoggedInPlayer } from '../http/player-context';
 
 /** What the `afterLogin` hook is given. */
 export interface AfterLoginContext {

@@ -9,7 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler } from 'express';
 import { CrossOriginRequestError } from '../errors';
-import type { FailHandler } from './fail-handler';
+import type { FailHandler } from '../http/fail-handler';
 
 /** Methods that must not change state (RFC 9110 safe methods): never checked. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);

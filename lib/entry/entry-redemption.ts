@@ -20,7 +20,7 @@ import {
   type TokenRecord,
 } from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
-import { sessionTtlMsOf } from './player-context';
+import { sessionTtlMsOf } from '../http/player-context';
 
 /** The options redemption reads (a subset of the parsed platformLogin() options). */
 export interface RedemptionConfig {
