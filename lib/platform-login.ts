@@ -6,6 +6,7 @@ import type { MeterProvider } from '@opentelemetry/api';
 import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
 import { createCallbackRouter } from './entry/callback';
 import { createHardening, type Hardening } from './cross-site/cross-site-protection';
+import { isCrossOrigin } from './cross-site/csrf-protection';
 import { isPlatformLoginError, StoreUnavailableError } from './errors';
 import { isRedisOutage } from './stores/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
@@ -197,7 +198,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         refresher: this.refresher,
         api: this.api,
         watch: this.loginWatch,
-        trustedOrigins: this.gameOrigins,
+        isCrossOrigin: (headers) => isCrossOrigin(headers, this.gameOrigins),
       },
       options,
     );

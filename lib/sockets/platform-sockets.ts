@@ -15,7 +15,6 @@ import {
 } from '../errors';
 import type { RefreshCoordinator } from '../core/refresh';
 import { PlayerContext, sessionTtlMsOf, type ApiSettings } from '../http/player-context';
-import { isCrossOrigin } from '../http/csrf-protection';
 import { hasSession } from '../http/require-session';
 import type { LoginWatch } from './login-watch';
 import { SocketLogin, type SocketGate } from './socket-login';
@@ -49,8 +48,11 @@ export interface SocketsDeps {
   refresher: RefreshCoordinator;
   api: ApiSettings;
   watch: LoginWatch;
-  /** `gameOrigins`: other origins of the game's own pages allowed to open a socket. */
-  trustedOrigins: ReadonlySet<string>;
+  /**
+   * True when the browser says a page of another origin (not one of `gameOrigins`) started the
+   * request: the cross-site check of `logout()` and `csrfProtection()`.
+   */
+  isCrossOrigin: (headers: IncomingMessage['headers']) => boolean;
 }
 
 const stackless = (): LoginRequiredError => {
@@ -82,7 +84,7 @@ export class PlatformSockets implements SocketGate {
   async authenticate(req: IncomingMessage): Promise<SocketLogin> {
     // Before the session is read: a page of another site must not open a socket with the player's
     // cookie and read what it carries.
-    if (isCrossOrigin(req.headers, this.#deps.trustedOrigins)) {
+    if (this.#deps.isCrossOrigin(req.headers)) {
       throw new CrossOriginRequestError('A socket');
     }
     const session = await this.#sessionOf(req);

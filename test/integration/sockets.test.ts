@@ -89,11 +89,12 @@ describe('the upgrade', () => {
   test("a page of another site with the player's cookie: HTTP 403 cross_origin_refused, no upgrade", async () => {
     const browser = await enterAs(a.url, sim, 'player-ada');
     // What a browser sends when a page on another site opens the game's socket.
-    for (const headers of [
+    const foreign: Array<Record<string, string>> = [
       { Origin: 'https://evil.example', 'Sec-Fetch-Site': 'cross-site' },
       { Origin: 'https://evil.example' },
       { Origin: 'https://evil.example', 'Sec-Fetch-Site': 'same-site' },
-    ]) {
+    ];
+    for (const headers of foreign) {
       await expect(openSocket(a.url, browser.cookie, headers)).rejects.toMatchObject({
         status: 403,
         body: '{"error":"cross_origin_refused"}',
