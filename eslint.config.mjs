@@ -2,9 +2,10 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /**
- * The package's layers, lowest first: util → client, observability → core → stores → http →
- * options, platform-login, index. A folder imports only from folders below it (and the leaf
- * `errors.ts`); the simulator stands apart and imports nothing of the package but `util/`.
+ * The package's layers, lowest first: util → client, observability → core → stores → setup →
+ * http (the request) → cross-site → entry → sockets, jobs → options, platform-login, index. A folder
+ * imports only from folders below it (and the leaf `errors.ts`); the simulator stands apart and
+ * imports nothing of the package but `util/`.
  */
 const frameworks = (message) =>
   ['express', 'express-session', 'connect-redis'].map((name) => ({ name, message }));
@@ -13,11 +14,25 @@ const layer = (files, forbidden, message, paths = []) => ({
   rules: {
     'no-restricted-imports': [
       'error',
-      { paths, patterns: [{ regex: `^\\.\\./(${forbidden.join('|')})(/|$)`, message }] },
+      { paths, patterns: [{ regex: `^(\\.\\./)+(${forbidden.join('|')})(/|$)`, message }] },
     ],
   },
 });
-const ABOVE_CORE = ['http', 'stores', 'simulator', 'testing', 'platform-login', 'options', 'index'];
+const ABOVE_CORE = [
+  'stores',
+  'setup',
+  'http',
+  'cross-site',
+  'entry',
+  'sockets',
+  'jobs',
+  'simulator',
+  'testing',
+  'platform-login',
+  'options',
+  'index',
+];
+const ABOVE_STORES = ABOVE_CORE.slice(1);
 
 export default tseslint.config(
   { ignores: ['dist/**', 'coverage/**', 'node_modules/**', '.tmp/**'] },
@@ -63,14 +78,90 @@ export default tseslint.config(
   ),
   layer(
     ['lib/stores/**'],
-    ['http', 'simulator', 'testing', 'platform-login', 'options', 'index'],
-    'Stores never import the HTTP layer or the wiring above it.',
+    ABOVE_STORES,
+    'Stores never import setup checks, the HTTP layers or the wiring above them.',
     frameworks('Stores never touch Express.'),
   ),
   layer(
+    ['lib/setup/**'],
+    [
+      'http',
+      'cross-site',
+      'entry',
+      'sockets',
+      'jobs',
+      'simulator',
+      'testing',
+      'platform-login',
+      'options',
+      'index',
+    ],
+    'setup/ (deployment diagnostics) reads the stores and the session setup; it serves no request and imports no HTTP layer.',
+  ),
+  layer(
     ['lib/http/**'],
-    ['simulator', 'testing', 'platform-login', 'options', 'index'],
-    'The HTTP layer is wired by platform-login.ts; it does not import the wiring.',
+    [
+      'stores',
+      'setup',
+      'cross-site',
+      'entry',
+      'sockets',
+      'jobs',
+      'simulator',
+      'testing',
+      'platform-login',
+      'options',
+      'index',
+    ],
+    'http/ (the request: middleware, player context, logout, error answers) knows the store only through core/ and is wired by platform-login.ts; entry/, cross-site/, sockets/ and jobs/ are built on it, not it on them.',
+  ),
+  layer(
+    ['lib/cross-site/**'],
+    [
+      'stores',
+      'entry',
+      'sockets',
+      'jobs',
+      'simulator',
+      'testing',
+      'platform-login',
+      'options',
+      'index',
+    ],
+    'cross-site/ (CSRF, frame-ancestors, origins) is wired by platform-login.ts; it knows no store and no entry flow.',
+  ),
+  layer(
+    ['lib/entry/**'],
+    ['stores', 'sockets', 'jobs', 'simulator', 'testing', 'platform-login', 'options', 'index'],
+    'entry/ (the entry flow) knows the store only through core/ and is wired by platform-login.ts.',
+  ),
+  layer(
+    ['lib/open-api/**'],
+    ['core', ...ABOVE_CORE],
+    'open-api/ (the open-API client) knows no login, store or Express: it is handed a URL and a token.',
+    frameworks('open-api/ never touches Express.'),
+  ),
+  layer(
+    ['lib/sockets/**', 'lib/jobs/**'],
+    [
+      'stores',
+      'setup',
+      'entry',
+      'cross-site',
+      'simulator',
+      'testing',
+      'platform-login',
+      'options',
+      'index',
+    ],
+    'Sockets and jobs reach the store through sockets/store-access.ts and are wired by platform-login.ts.',
+    [
+      {
+        name: 'ws',
+        message: 'The ws adapter is typed structurally: the package does not import ws.',
+      },
+      { name: 'socket.io', message: 'The socket.io adapter is typed structurally.' },
+    ],
   ),
   layer(
     ['lib/testing/**'],
@@ -78,7 +169,12 @@ export default tseslint.config(
       'client',
       'observability',
       'stores',
+      'setup',
       'http',
+      'cross-site',
+      'entry',
+      'sockets',
+      'jobs',
       'simulator',
       'platform-login',
       'options',
@@ -94,7 +190,12 @@ export default tseslint.config(
       'core',
       'observability',
       'stores',
+      'setup',
       'http',
+      'cross-site',
+      'entry',
+      'sockets',
+      'jobs',
       'platform-login',
       'options',
       'index',

@@ -39,7 +39,7 @@ const config: Config = {
       testEnvironment: 'node',
       testMatch: [
         '<rootDir>/test/express4/**/*.test.ts',
-        '<rootDir>/test/integration/{callback,middleware,example-app,request-accessors,entry-trust,entry-context,entry-failures,login-ended}.test.ts',
+        '<rootDir>/test/integration/{callback,middleware,example-app,request-accessors,entry-trust,entry-context,entry-failures,login-ended,open-api-fetch,route-needs}.test.ts',
       ],
       transform,
       moduleNameMapper: {
@@ -59,7 +59,7 @@ const config: Config = {
       testEnvironment: 'node',
       testMatch: [
         '<rootDir>/test/ioredis6/**/*.test.ts',
-        '<rootDir>/test/integration/{redis-*,record-cache,faults-redis,multi-process,example-app,startup-checks,login-ended}.test.ts',
+        '<rootDir>/test/integration/{redis-*,record-cache,faults-redis,multi-process,example-app,startup-checks,login-ended,sockets,jobs}.test.ts',
       ],
       transform,
       moduleNameMapper: {
@@ -85,7 +85,7 @@ const config: Config = {
       displayName,
       testEnvironment: 'node',
       testMatch: [
-        '<rootDir>/test/integration/{redis-store,redis-store-faults,redis-store-hygiene,record-cache,faults-redis,redis-cluster-store,redis-sentinel-store}.test.ts',
+        '<rootDir>/test/integration/{redis-store,redis-store-faults,redis-store-hygiene,record-cache,faults-redis,redis-cluster-store,redis-sentinel-store,sockets,jobs}.test.ts',
       ],
       transform,
       moduleNameMapper,

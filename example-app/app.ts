@@ -3,7 +3,10 @@ import express, { type Express } from 'express';
 import session from 'express-session';
 import { join } from 'node:path';
 import type { PlatformLogin } from 'express-platform-login';
-import { playerPage, visitorPage } from './page';
+import { FAVICON_SVG, playerPage, visitorPage } from './page';
+
+/** The app setting that holds the session middleware, for `GET /ws`. */
+export const SESSION_MIDDLEWARE = 'session middleware';
 
 /** What the routes are built from; start.ts assembles it from the configuration. */
 export interface ExampleAppParts {
@@ -21,6 +24,17 @@ export interface ExampleAppParts {
   metricsHandler: express.RequestHandler;
   /** Express's `trust proxy` (TRUST_PROXY): how far client addresses come from X-Forwarded-For. */
   trustProxy: boolean | number | string | undefined;
+}
+
+/** The player's nickname from the open API; the page waits for it 1.5 s at most (then shows the openId). */
+async function nicknameOf(req: express.Request): Promise<string | undefined> {
+  try {
+    const answer = await req.platformFetch('/userinfo', { signal: AbortSignal.timeout(1500) });
+    const body = (await answer.json()) as { nickname?: unknown };
+    return answer.ok && typeof body.nickname === 'string' ? body.nickname : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The example's Express app: health check, game page, callback, API and logout. */
@@ -43,29 +57,32 @@ export function createExampleApp(parts: ExampleAppParts): Express {
     else res.status(503).json({ error: 'store_unavailable', ...report });
   });
   app.get('/metrics', parts.metricsHandler);
+  app.get('/favicon.ico', (_req, res) => {
+    res.type('image/svg+xml').setHeader('Cache-Control', 'public, max-age=86400').send(FAVICON_SVG);
+  });
   // The page's script, on its own path: a static handler mounted at `/` would stat the disk for
   // every API request before the session is even read.
   app.use('/assets', express.static(join(__dirname, 'public'), { index: false, maxAge: 0 }));
 
-  app.use(
-    session({
-      ...(parts.sessionStore ? { store: parts.sessionStore } : {}),
-      secret: parts.sessionSecret,
-      resave: false,
-      saveUninitialized: false,
-      // The server-side session lives this long after the last request (express-session renews it);
-      // the package gives the token record the same lifetime.
-      cookie: { httpOnly: true, sameSite: 'lax', maxAge: parts.sessionMaxAgeSeconds * 1000 },
-    }),
-  );
+  const sessionMiddleware = session({
+    ...(parts.sessionStore ? { store: parts.sessionStore } : {}),
+    secret: parts.sessionSecret,
+    resave: false,
+    saveUninitialized: false,
+    // The server-side session lives this long after the last request (express-session renews it);
+    // the package gives the token record the same lifetime.
+    cookie: { httpOnly: true, sameSite: 'lax', maxAge: parts.sessionMaxAgeSeconds * 1000 },
+  });
+  app.use(sessionMiddleware);
+  // GET /ws reads the session of its upgrade with the very same middleware (start.ts, game-socket.ts).
+  app.set(SESSION_MIDDLEWARE, sessionMiddleware);
 
   app.use('/platform/callback', login.callback);
 
-  app.get('/', login.middleware({ optional: true }), (req, res) => {
+  app.get('/', login.middleware({ optional: true }), async (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
-    res
-      .type('html')
-      .send(req.hasPlatformLogin ? playerPage(req.platformUser) : visitorPage(parts.lobbyUrl));
+    if (!req.hasPlatformLogin) return void res.type('html').send(visitorPage(parts.lobbyUrl));
+    res.type('html').send(playerPage(req.platformUser, await nicknameOf(req)));
   });
 
   app.use('/api', login.middleware());

@@ -18,7 +18,8 @@ import {
   type TokenStore,
 } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { createExampleApp } from './app';
+import { createExampleApp, SESSION_MIDDLEWARE } from './app';
+import { attachGameSocket } from './game-socket';
 import type { ExampleConfig } from './config';
 import { COMMAND_TIMEOUT_MS, connectExampleRedis, type ExampleRedis } from './redis-client';
 import { SessionStoreDeadline } from './session-deadline';
@@ -168,6 +169,7 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
 
   let closing: Promise<void> | undefined;
   server.on('request', app);
+  const gameSocket = attachGameSocket(server, login, app.get(SESSION_MIDDLEWARE));
   // While closing, a connection is closed as soon as its last answer is out: a keep-alive client
   // (a browser, a load balancer) would otherwise hold the shutdown for its idle timeout.
   server.on('request', (_req, res) => {
@@ -183,7 +185,9 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
     redis,
     close: () => {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        gameSocket.close();
+        await closed;
         await redis?.close();
         await simulator?.close();
         await metrics.meterProvider.shutdown();

@@ -33,6 +33,10 @@ export const PLATFORM_ERROR_CODES = [
   'ERR_PLATFORM_SETUP',
   'ERR_PLATFORM_TOO_MANY_ENTRIES',
   'ERR_PLATFORM_BUSY',
+  'ERR_PLATFORM_API_TIMEOUT',
+  'ERR_PLATFORM_API_UNREACHABLE',
+  'ERR_PLATFORM_INSUFFICIENT_SCOPE',
+  'ERR_PLATFORM_ENTRY_REFUSED',
 ] as const;
 
 /** Stable machine-readable codes of every error class, for `switch (err.code)`. */
@@ -367,7 +371,11 @@ export type AnyPlatformLoginError =
   | CookiesRefusedError
   | SetupError
   | TooManyEntriesError
-  | PlatformBusyError;
+  | PlatformBusyError
+  | OpenApiTimeoutError
+  | OpenApiUnreachableError
+  | InsufficientScopeError
+  | EntryRefusedError;
 
 /** True for any error raised by this package. */
 export function isPlatformLoginError(value: unknown): value is AnyPlatformLoginError {
@@ -430,9 +438,9 @@ export class CrossOriginRequestError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_CROSS_ORIGIN';
   readonly status = 403;
   readonly error = 'cross_origin_refused';
-  constructor() {
+  constructor(what = 'A state-changing request') {
     super(
-      'A state-changing request from another origin was refused (Sec-Fetch-Site / Origin). ' +
+      `${what} from another origin was refused (Sec-Fetch-Site / Origin). ` +
         'If it came from your own front end on another origin, list that origin in `gameOrigins`.',
     );
   }
@@ -490,5 +498,52 @@ export class PlatformBusyError extends RequestRefusedError {
       options,
     );
     this.retryAfterSeconds = held ?? 1;
+  }
+}
+
+/**
+ * The open API (`platformFetch`, a socket's or a job's `fetch`) did not answer, headers and body,
+ * within `openApi.timeoutMs`. Its answer, when it came, is not the package's to judge: a 4xx/5xx
+ * of the open API is returned to the caller as a Response.
+ */
+export class OpenApiTimeoutError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_API_TIMEOUT';
+  readonly status = 504;
+  readonly error = 'platform_timeout';
+}
+
+/** The open API could not be reached, or its connection broke mid-answer (refused, reset, DNS, TLS). */
+export class OpenApiUnreachableError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_API_UNREACHABLE';
+  readonly status = 502;
+  readonly error = 'platform_error';
+}
+
+/** The player did not grant a scope this route needs (`login.requireScopes()`). */
+export class InsufficientScopeError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_INSUFFICIENT_SCOPE';
+  readonly status = 403;
+  readonly error = 'insufficient_scope';
+  /** The scopes the route needs that the player's login lacks. */
+  readonly missingScopes: readonly string[];
+  constructor(missingScopes: readonly string[]) {
+    super(
+      `The player's login lacks the scope(s) this route needs: ${missingScopes.join(', ')}. ` +
+        'The player must grant them on the platform and enter again.',
+    );
+    this.missingScopes = missingScopes;
+  }
+}
+
+/**
+ * The app's `afterLogin` hook refused an entry: no login was kept (token record deleted, session
+ * without a login), answered 403 `entry_refused`.
+ */
+export class EntryRefusedError extends PlatformLoginError {
+  readonly code = 'ERR_PLATFORM_ENTRY_REFUSED';
+  readonly status = 403;
+  readonly error = 'entry_refused';
+  constructor(options?: { cause?: unknown }) {
+    super('The afterLogin hook refused this entry; no login was kept.', options);
   }
 }

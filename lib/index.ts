@@ -6,8 +6,23 @@ export { platformLogin, PlatformLogin } from './platform-login';
 export type { PlatformLoginOptions } from './options';
 export type { MiddlewareOptions } from './http/middleware';
 export type { LogoutOptions } from './http/logout';
-export type { EntryContextOptions } from './http/entry-context';
+export type { EntryContextOptions } from './entry/entry-context';
 export type { PlatformUser } from './http/player-context';
+export type { OpenApiRequestInit } from './open-api/open-api-client';
+export type { AfterLoginHook, AfterLoginContext } from './entry/after-login';
+
+// Sockets: the same login on a WebSocket, told when it ends.
+export type {
+  PlatformSockets,
+  SocketsOptions,
+  SessionMiddleware,
+} from './sockets/platform-sockets';
+export { SocketLogin, LOGIN_ENDED_CLOSE_CODE, type LoginEnd } from './sockets/socket-login';
+export type { WsServer, WsSocket, WsUpgradeOptions } from './sockets/ws-upgrade';
+export { LOGIN_ENDED_EVENT, type SocketIoSocket } from './sockets/socket-io';
+
+// Jobs: a player's login by openId, with no request.
+export type { LoggedInPlayer } from './jobs/player-logins';
 
 // Events, logs, metrics, readiness.
 export type {
@@ -61,13 +76,13 @@ export {
   embeddedSessionCookie,
   type EmbeddedSessionCookie,
   type EmbeddedSessionCookieOptions,
-} from './http/embedded-cookie';
+} from './entry/embedded-cookie';
 export {
   checkSetup,
   type SetupCheckInput,
   type SetupCheckName,
   type SetupProblem,
-} from './http/setup-checks';
+} from './setup/setup-checks';
 
 // Errors, by where they failed; each class carries its stable `code`s, and `switch (err.code)`
 // narrows AnyPlatformLoginError.
@@ -94,4 +109,9 @@ export {
   PlatformMisconfiguredError,
   // the request itself (entries, method, origin)
   RequestRefusedError,
+  // the open API (routes, sockets, jobs), scopes and the afterLogin hook
+  OpenApiTimeoutError,
+  OpenApiUnreachableError,
+  InsufficientScopeError,
+  EntryRefusedError,
 } from './errors';

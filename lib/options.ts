@@ -10,12 +10,13 @@ import {
   tokenClientTuningSchema,
   type TokenClientTuning,
 } from './client/token-client-options';
-import { isSameSitePath } from './http/same-site-path';
-import { entryContextSchema, type EntryContextOptions } from './http/entry-context';
-import { originListSchema } from './http/origins';
+import { isSameSitePath } from './cross-site/same-site-path';
+import { entryContextSchema, type EntryContextOptions } from './entry/entry-context';
+import { originListSchema } from './cross-site/origins';
 import type { MiddlewareOptions } from './http/middleware';
 import type { LogoutOptions } from './http/logout';
 import { isPlatformLogger, type PlatformLogger } from './observability/logger';
+import type { AfterLoginHook } from './entry/after-login';
 
 /** Options of {@link platformLogin}. */
 export interface PlatformLoginOptions {
@@ -26,6 +27,18 @@ export interface PlatformLoginOptions {
   authUrl: string;
   /** Base URL of the platform's open API used by `req.platformFetch()`. Defaults to `authUrl`. */
   apiUrl?: string;
+  /**
+   * More open-API bases where the platform has several (payments, social…), by name: a call picks
+   * one with `platformFetch('/path', { api: 'payments' })`; an absolute URL may lie under any of
+   * them, and the player's token goes nowhere else. `default` is `apiUrl`. Defaults to `{}`.
+   */
+  apiUrls?: Record<string, string>;
+  /**
+   * Deadline of one open-API call (`platformFetch`, a socket's or a job's `fetch`), headers and
+   * body, in milliseconds (1 to 300000); past it the call rejects with 504 `platform_timeout`.
+   * Defaults to `10000`.
+   */
+  apiTimeoutMs?: number;
   /** The application's `client_id` on the platform (at most 512 characters). Required. */
   clientId: string;
   /** The application's `client_secret`. Kept on the server; never logged. Required. */
@@ -140,6 +153,13 @@ export interface PlatformLoginOptions {
   gameOrigins?: string[];
   /** How the token endpoint client talks to the platform (timeouts, retries, encoding, fetch). Defaults to `{}`. */
   tokenClient?: TokenClientTuning;
+  /**
+   * Runs after every successful entry, once the session holds the login and before the redirect:
+   * `({ req, res, player }) => …` with the player's `user`, `token()` and `fetch()`. Resolve `false`
+   * to refuse the entry (403 `entry_refused`, no login kept); answer yourself to replace the
+   * redirect. Defaults to none.
+   */
+  afterLogin?: AfterLoginHook;
 }
 
 const httpUrl = z
@@ -166,6 +186,26 @@ const platformLoginSchema = z
   .strictObject({
     authUrl: client.authUrl,
     apiUrl: httpUrl.optional(),
+    apiUrls: z
+      .record(
+        z.string().regex(/^(?!default$)[A-Za-z0-9_-]{1,64}$/, {
+          error:
+            'names must be 1-64 letters, digits, "_" or "-" (and not "default", which is apiUrl)',
+        }),
+        httpUrl,
+        { error: 'must be an object of name → absolute http(s) URL' },
+      )
+      .default({}),
+    afterLogin: z
+      .custom<AfterLoginHook>((value) => typeof value === 'function', {
+        error: 'must be a function ({ req, res, player }) => boolean | void (or a promise of it)',
+      })
+      .optional(),
+    apiTimeoutMs: number('must be an integer number of milliseconds from 1 to 300000')
+      .int()
+      .min(1)
+      .max(300_000)
+      .default(10_000),
     clientId: client.clientId,
     clientSecret: client.clientSecret,
     redirectUri: client.redirectUri,

@@ -2,9 +2,11 @@
 // the refresh coordinator, the HTTP handlers, logs and metrics). Each part builds itself from the
 // parsed options; everything is done here once, at creation.
 import { EventEmitter } from 'node:events';
+import type { MeterProvider } from '@opentelemetry/api';
 import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
-import { createCallbackRouter } from './http/callback';
-import { createHardening, type Hardening } from './http/cross-site-protection';
+import { createCallbackRouter } from './entry/callback';
+import { createHardening, type Hardening } from './cross-site/cross-site-protection';
+import { isCrossOrigin } from './cross-site/csrf-protection';
 import { isPlatformLoginError, StoreUnavailableError } from './errors';
 import { isRedisOutage } from './stores/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
@@ -18,6 +20,8 @@ import {
   type PlatformLoginOptions,
 } from './options';
 import type { ApiSettings } from './http/player-context';
+import { OpenApiClient } from './open-api/open-api-client';
+import { OpenApiMetrics } from './open-api/open-api-metrics';
 import { lockWaitDeadlineMs, RefreshCoordinator, type RefreshSettings } from './core/refresh';
 import { respondWithError } from './http/respond-error';
 import { createFailHandlers, type FailHandler } from './http/fail-handler';
@@ -30,7 +34,14 @@ import { observeEvents } from './observability/event-logging';
 import { requestFailure } from './observability/request-failure';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
-import { InstrumentedTokenStore } from './stores/instrumented-store';
+import { InstrumentedTokenStore } from './core/instrumented-store';
+import { LoginWatch } from './sockets/login-watch';
+import { observeSockets } from './sockets/socket-metrics';
+import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
+import { loginAccessOf, type LoginAccess } from './sockets/store-access';
+import { loginOfPlayer, type LoggedInPlayer } from './jobs/player-logins';
+import { bindAfterLogin } from './entry/after-login';
+import { requireScopes } from './http/require-scopes';
 
 /** The refresh lock's lifetime: renewed by its living holder, so a dead holder's frees in seconds. */
 const REFRESH_LOCK_TTL_MS = 5000;
@@ -57,10 +68,20 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly api: ApiSettings;
   private readonly middlewares = new Map<boolean, RequestHandler>();
   private readonly fail: FailHandler;
-  /** Frame-ancestors and CSRF protection (http/cross-site-protection.ts). */
+  /** Frame-ancestors and CSRF protection (cross-site/cross-site-protection.ts). */
   private readonly hardening: Hardening;
   /** The package answers its errors itself (`handleErrors`): a refused request's session may end. */
   private readonly handleErrors: boolean;
+  /** Where a player without a login enters again (`successRedirect`), linked from the 401 page. */
+  private readonly homePath: string;
+  /** The store as sockets and jobs use it. */
+  private readonly access: LoginAccess;
+  /** The logins this process's sockets follow; made with the first `sockets()`. */
+  private loginWatch: LoginWatch | undefined;
+  /** The `meterProvider` option, for the sockets' gauges. */
+  private readonly meterProvider: MeterProvider | undefined;
+  /** `gameOrigins`: the game's own pages on other origins, trusted by logout, csrfProtection() and sockets. */
+  private readonly gameOrigins: ReadonlySet<string>;
 
   constructor(options: PlatformLoginOptions) {
     super();
@@ -69,6 +90,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     // A store lacking a part a feature needs is refused here, naming the part, not on a request.
     checkStoreParts(this.store);
     this.logger = config.logger ?? debugLogger();
+    this.meterProvider = config.meterProvider;
+    this.gameOrigins = new Set(config.gameOrigins ?? []);
     // The session lifetime the records follow when the session cookie has no maxAge: derived once.
     const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
     const refresh = refreshSettings(config, sessionTtlMs);
@@ -96,11 +119,14 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       (durationMs, outcome) => this.emit('lockWait', { durationMs, outcome }),
     );
     this.api = apiSettings(config, sessionTtlMs);
+    this.access = loginAccessOf(this.instrumentedStore);
     this.handleErrors = config.handleErrors;
+    this.homePath = config.successRedirect;
     const fail = createFailHandlers({
       events: this,
       appLogger: config.logger,
       handleErrors: config.handleErrors,
+      homePath: config.successRedirect,
     });
     this.fail = fail.request;
     this.hardening = createHardening(config, this.fail);
@@ -109,6 +135,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       exchangeCode: (code) => this.client.exchangeCode(code),
       events: this,
       fail: fail.entry,
+      afterLogin:
+        config.afterLogin &&
+        bindAfterLogin(config.afterLogin, {
+          refresher: this.refresher,
+          api: this.api,
+        }),
     });
   }
 
@@ -147,6 +179,47 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       this.middlewares.set(optional, handler);
     }
     return handler;
+  }
+
+  /**
+   * WebSockets authenticated from the session cookie, with the `ws` and socket.io adapters:
+   * `login.sockets({ session: sessionMiddleware })`. A socket's handler gets the player, `token()`
+   * and `fetch()` as a route does, and is told (closed with 4401 by default) within a second when the
+   * login ends anywhere. See docs/sockets.md.
+   */
+  sockets(options: SocketsOptions = {}): PlatformSockets {
+    if (this.loginWatch === undefined) {
+      this.loginWatch = new LoginWatch(this.access);
+      observeSockets(this.meterProvider, this.loginWatch);
+    }
+    return new PlatformSockets(
+      {
+        access: this.access,
+        refresher: this.refresher,
+        api: this.api,
+        watch: this.loginWatch,
+        isCrossOrigin: (headers) => isCrossOrigin(headers, this.gameOrigins),
+      },
+      options,
+    );
+  }
+
+  /**
+   * Middleware after `login.middleware()`: 403 `insufficient_scope` unless the player granted every
+   * one of `scopes`. `app.get('/api/pay', login.requireScopes('payments'), handler)`.
+   */
+  requireScopes(...scopes: string[]): RequestHandler {
+    return requireScopes(scopes, this.fail);
+  }
+
+  /**
+   * A player's login for work with no request (a job, a match's end): the freshest live login of
+   * `openId` (the one whose record lives longest), with `user`, `token()` and `fetch()` as a route
+   * has them, refreshed under the same lock as the player's requests and sockets. Rejects with
+   * LoginRequiredError (`login_required`) when the player has no live login. See docs/jobs.md.
+   */
+  forPlayer(openId: string): Promise<LoggedInPlayer> {
+    return loginOfPlayer({ access: this.access, refresher: this.refresher, api: this.api }, openId);
   }
 
   /**
@@ -210,7 +283,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    */
   errorHandler(): ErrorRequestHandler {
     return (err, req, res, next) => {
-      if (isPlatformLoginError(err)) return respondWithError(err, req, res);
+      if (isPlatformLoginError(err)) return respondWithError(err, req, res, this.homePath);
       // A session store (connect-redis) failing inside express-session, before the package ran.
       if (isRedisOutage(err)) {
         const outage = new StoreUnavailableError('The session store is unreachable.', {
@@ -243,16 +316,25 @@ function refreshSettings(config: PlatformLoginConfig, sessionTtlMs: number): Ref
   };
 }
 
-/** How `req.platformFetch()` reaches the open API, and the session lifetime its refreshes assume. */
+/** How routes, sockets and jobs reach the open API, and the session lifetime their refreshes assume. */
 function apiSettings(config: PlatformLoginConfig, sessionTtlMs: number): ApiSettings {
-  const apiUrl = new URL(config.apiUrl ?? config.authUrl);
-  return {
-    apiBase: apiUrl.href.replace(/\/+$/, ''),
-    apiUrl,
-    accessTokenPlacement: config.accessTokenPlacement,
-    accessTokenQueryParameter: config.accessTokenQueryParameter,
-    sessionTtlMs,
-  };
+  const bases = Object.entries({ default: config.apiUrl ?? config.authUrl, ...config.apiUrls }).map(
+    ([name, href]) => ({ name, href: new URL(href).href.replace(/\/+$/, ''), url: new URL(href) }),
+  );
+  const client = new OpenApiClient(
+    {
+      bases,
+      accessTokenPlacement: config.accessTokenPlacement,
+      accessTokenQueryParameter: config.accessTokenQueryParameter,
+      timeoutMs: config.apiTimeoutMs,
+      fetch: config.tokenClient.fetch,
+    },
+    new OpenApiMetrics(
+      config.meterProvider,
+      bases.map((base) => base.name),
+    ),
+  );
+  return { client, sessionTtlMs };
 }
 
 /** Creates the package's parts for one platform registration; options are validated here. */

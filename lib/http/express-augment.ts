@@ -4,6 +4,7 @@
 // type-check under `--strict` without `!`; without a login they throw or reject instead.
 import type {} from 'express-session';
 import type { PlatformUser } from './player-context';
+import type { OpenApiRequestInit } from '../open-api/open-api-client';
 
 /** The fetch API's Response (inside `namespace Express`, `Response` means Express's own). */
 type FetchResponse = Response;
@@ -29,10 +30,13 @@ declare global {
        */
       platformToken(): Promise<string>;
       /**
-       * Calls the platform's open API (`apiUrl` + path) with the player's token. Rejects with
-       * `LoginRequiredError` on an optional route without a login.
+       * Calls the platform's open API (`apiUrl` + path, or the `apiUrls` base named by `init.api`)
+       * with the player's token, within `apiTimeoutMs`. Resolves the open API's answer whatever its
+       * status. Rejects with `LoginRequiredError` on an optional route without a login,
+       * `OpenApiTimeoutError` (504 `platform_timeout`), `OpenApiUnreachableError` (502
+       * `platform_error`), or the refresh's errors.
        */
-      platformFetch(pathOrUrl: string | URL, init?: RequestInit): Promise<FetchResponse>;
+      platformFetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<FetchResponse>;
     }
   }
 }

@@ -17,6 +17,8 @@ export interface FailHandlerSettings {
   /** The app's own logger, when it gave one (the `logger` option). */
   appLogger: PlatformLogger | undefined;
   handleErrors: boolean;
+  /** Where a player without a login enters again (`successRedirect`): linked from the 401 page. */
+  homePath?: string;
 }
 
 /**
@@ -28,7 +30,7 @@ export interface FailHandlerSettings {
 export function createFailHandlers(
   settings: FailHandlerSettings,
 ): Record<'entry' | 'request', FailHandler> {
-  const { events, appLogger, handleErrors } = settings;
+  const { events, appLogger, handleErrors, homePath } = settings;
   let reportedSessionMissing = false;
   const failHandler =
     (part: RequestFailure['part']): FailHandler =>
@@ -40,7 +42,7 @@ export function createFailHandlers(
         if (appLogger !== undefined) appLogger.error({ code: err.code }, message);
         else console.error(message);
       }
-      if (handleErrors && isPlatformLoginError(err)) respondWithError(err, req, res);
+      if (handleErrors && isPlatformLoginError(err)) respondWithError(err, req, res, homePath);
       else next(err);
     };
   return { entry: failHandler('entry'), request: failHandler('request') };

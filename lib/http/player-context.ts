@@ -6,6 +6,7 @@ import type { RefreshCoordinator } from '../core/refresh';
 import type { TokenRecord } from '../core/token-record';
 import { inspect } from 'node:util';
 import { LoginRequiredError } from '../errors';
+import type { OpenApiClient, OpenApiRequestInit } from '../open-api/open-api-client';
 
 /** The logged-in player, as `req.platformUser`. */
 export interface PlatformUser {
@@ -19,14 +20,10 @@ export interface PlatformUser {
   tokenExpiresAt: number;
 }
 
-/** How platformFetch reaches the open API, computed once from the options. */
+/** How a context reaches the open API, computed once from the options. */
 export interface ApiSettings {
-  /** `apiUrl` without a trailing slash. */
-  apiBase: string;
-  /** `new URL(apiBase)`: absolute URLs must stay under it. */
-  apiUrl: URL;
-  accessTokenPlacement: 'header' | 'query';
-  accessTokenQueryParameter: string;
+  /** The open-API client shared by routes, sockets and jobs. */
+  client: OpenApiClient;
   /** Session lifetime (`sessionMaxAgeSeconds`) when the session cookie has no `maxAge`. */
   sessionTtlMs: number;
 }
@@ -35,6 +32,19 @@ export interface ApiSettings {
 export function sessionTtlMsOf(session: Request['session'], fallbackMs: number): number {
   const maxAge = session.cookie?.originalMaxAge;
   return typeof maxAge === 'number' && maxAge > 0 ? maxAge : fallbackMs;
+}
+
+/** A login as jobs and the `afterLogin` hook get it: what a route gets on `req`. */
+export interface LoggedInPlayer {
+  /** The player, as `req.platformUser`. */
+  readonly user: PlatformUser;
+  /**
+   * The access token, refreshed first when it is near expiry (once across processes). Rejects with
+   * ReauthRequiredError / LoginRequiredError when the login ended meanwhile, PlatformUnavailableError, …
+   */
+  token(): Promise<string>;
+  /** Calls the open API with the player's token, as `req.platformFetch()`. */
+  fetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<Response>;
 }
 
 /**
@@ -46,7 +56,7 @@ export interface RequestContext {
   readonly loggedIn: boolean;
   readonly user: PlatformUser;
   token(): Promise<string>;
-  fetch(pathOrUrl: string | URL, init?: RequestInit): Promise<Response>;
+  fetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<Response>;
 }
 
 /** Bodies that can be sent a second time when a 401 makes platformFetch retry. */
@@ -71,11 +81,11 @@ function userOf(record: TokenRecord): PlatformUser {
   return user;
 }
 
-/** True when `path` is `base` or below it, by whole segments: `/v1` admits `/v1/x`, not `/v1evil`. */
-const isUnderPath = (path: string, base: string): boolean =>
-  base.endsWith('/') ? path.startsWith(base) : path === base || path.startsWith(`${base}/`);
-
-/** The context of a request with a login. */
+/**
+ * The context of a request with a login; sockets and jobs use the same class, so the token and the
+ * open-API fetch behave alike everywhere. `sessionKey` is what the store and the refresh
+ * coordinator key the login by.
+ */
 export class PlayerContext implements RequestContext {
   readonly loggedIn = true;
   /** Built on first read: a handler that never reads `req.platformUser` costs no object. */
@@ -112,49 +122,29 @@ export class PlayerContext implements RequestContext {
 
   /**
    * Calls the open API with the player's token. A 401 forces one refresh and one retry, because the
-   * platform may have ended the token before its stated expiry.
+   * platform may have ended the token before its stated expiry. Rejects with the refresh's errors,
+   * OpenApiTimeoutError (504 `platform_timeout`) or OpenApiUnreachableError (502 `platform_error`).
    */
-  async fetch(pathOrUrl: string | URL, init: RequestInit = {}): Promise<Response> {
-    const url = this.resolve(pathOrUrl);
-    const first = await this.send(url, init, await this.token());
+  async fetch(pathOrUrl: string | URL, init: OpenApiRequestInit = {}): Promise<Response> {
+    const client = this.api.client;
+    const url = client.resolve(pathOrUrl, init.api);
+    const first = await client.send(url, init, await this.token());
     if (first.status !== 401 || !isReplayable(init.body)) return first;
     this.renewed(await this.refresher.refresh(this.sessionId, this.record, this.sessionTtlMs));
     await first.body?.cancel();
-    return this.send(url, init, this.record.accessToken);
+    return client.send(url, init, this.record.accessToken);
   }
 
-  private renewed(record: TokenRecord): void {
+  /** The record this context knows (a socket's watch hands it a newer one it read). */
+  get current(): TokenRecord {
+    return this.record;
+  }
+
+  /** Takes a newer record of the same login (read by a socket's watch), so no refresh repeats one made elsewhere. */
+  renewed(record: TokenRecord): void {
+    if (record === this.record || record.version < this.record.version) return;
     this.record = record;
     this.#user = undefined;
-  }
-
-  private resolve(pathOrUrl: string | URL): URL {
-    const url =
-      typeof pathOrUrl === 'string' && pathOrUrl.startsWith('/') && !pathOrUrl.startsWith('//')
-        ? new URL(this.api.apiBase + pathOrUrl)
-        : new URL(pathOrUrl);
-    // The token goes to the open API only, never to whatever URL a handler happens to pass.
-    if (
-      url.origin !== this.api.apiUrl.origin ||
-      !isUnderPath(url.pathname, this.api.apiUrl.pathname)
-    ) {
-      throw new TypeError(
-        'platformFetch() only calls the open API under `apiUrl`; pass a path such as "/userinfo".',
-      );
-    }
-    return url;
-  }
-
-  private send(url: URL, init: RequestInit, accessToken: string): Promise<Response> {
-    if (this.api.accessTokenPlacement === 'query') {
-      const withToken = new URL(url);
-      withToken.searchParams.set(this.api.accessTokenQueryParameter, accessToken);
-      return fetch(withToken, { ...init, redirect: 'manual' });
-    }
-    const headers = new Headers(init.headers);
-    headers.set('Authorization', `Bearer ${accessToken}`);
-    // Not following redirects keeps the Authorization header from travelling to another host.
-    return fetch(url, { ...init, headers, redirect: 'manual' });
   }
 }
 

@@ -5,6 +5,7 @@ import { IncomingMessage } from 'node:http';
 import express from 'express';
 import { SetupError } from '../errors';
 import type { RequestContext } from './player-context';
+import type { OpenApiRequestInit } from '../open-api/open-api-client';
 
 /*
  * Where a request's context lives: `res.locals`, under a symbol. Not a property of `req`: Express
@@ -73,7 +74,7 @@ const ACCESSORS: PropertyDescriptorMap = {
     value: function platformFetch(
       this: WithContext,
       pathOrUrl: string | URL,
-      init?: RequestInit,
+      init?: OpenApiRequestInit,
     ): Promise<Response> {
       try {
         return contextOf(this, 'platformFetch()').fetch(pathOrUrl, init);

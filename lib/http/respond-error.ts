@@ -23,6 +23,9 @@ const PLAYER_TEXT: Record<string, string> = {
   too_many_entries:
     'Too many entries failed from your network. Please wait a few minutes, then enter again from the platform.',
   platform_busy: 'The game is busy right now. Please enter again from the platform in a moment.',
+  insufficient_scope:
+    'Your login does not allow this. Grant the game the permission it asks for on the platform, then enter again.',
+  entry_refused: 'The game did not accept this entry.',
   cross_origin_refused: 'This request came from another site and was refused.',
   cookies_blocked:
     "Your browser did not keep the game's login cookie, so the game cannot know you inside the platform's page. " +
@@ -30,18 +33,30 @@ const PLAYER_TEXT: Record<string, string> = {
 };
 const FALLBACK_TEXT = 'Something went wrong. Please try again in a moment.';
 
-function page(status: number, text: string): string {
+/** A link back to the game's page where a player can enter again. */
+const backLink = (homePath: string): string =>
+  `<p><a href="${escapeHtml(homePath)}">Back to the game</a></p>`;
+
+function page(status: number, text: string, homePath: string | undefined): string {
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>' +
     status +
     '</title><meta name="viewport" content="width=device-width"></head>' +
     '<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem">' +
-    `<p>${escapeHtml(text)}</p></body></html>`
+    `<p>${escapeHtml(text)}</p>${homePath === undefined ? '' : backLink(homePath)}</body></html>`
   );
 }
 
-/** Writes the answer for `err` (a package error, or anything else as a plain 500). */
-export function respondWithError(err: unknown, req: Request, res: Response): void {
+/**
+ * Writes the answer for `err` (a package error, or anything else as a plain 500). `homePath`: where
+ * a player whose login is missing or ended can enter again (the HTML page links to it on a 401).
+ */
+export function respondWithError(
+  err: unknown,
+  req: Request,
+  res: Response,
+  homePath?: string,
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
@@ -60,7 +75,8 @@ export function respondWithError(err: unknown, req: Request, res: Response): voi
     return;
   }
   if (req.accepts(['json', 'html']) === 'html') {
-    res.type('html').send(page(status, PLAYER_TEXT[error] ?? FALLBACK_TEXT));
+    const link = status === 401 ? homePath : undefined;
+    res.type('html').send(page(status, PLAYER_TEXT[error] ?? FALLBACK_TEXT, link));
   } else {
     res.json({ error });
   }

@@ -4,7 +4,7 @@
 // of its lifetime has passed: a logged-in request then sends no Redis command at all. Keys and
 // values are connect-redis's (`sess:<id>`, the session as JSON), so a rolling deploy can switch.
 import { Store, type SessionData } from 'express-session';
-import { withDeadline } from '../core/with-deadline';
+import { withDeadline } from '../stores/redis/with-deadline';
 import { KeyTracking } from '../stores/redis/key-tracking';
 import { redisCommands, type RedisCommands } from '../stores/redis/redis-client';
 import { READ_WITH_TTL } from '../stores/scripts';

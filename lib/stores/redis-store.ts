@@ -43,7 +43,7 @@ import {
   RELEASE_IF_OWNER,
   type LuaScript,
 } from './scripts';
-import { withDeadline } from '../core/with-deadline';
+import { withDeadline } from './redis/with-deadline';
 import { CachedRecords, type TrackedRecords } from './cached-records';
 import type { RecordCache } from './record-cache';
 import type { Argument, RedisCommands, Replies } from './redis/commands';

@@ -1,5 +1,6 @@
-// Talks to game backend processes (test/helpers/app-processes.ts) the way a browser would: enter
-// through one of them, then call the API with the session cookie on any of them.
+// Talks to game backend processes (started by test/helpers/spawn-game-backends.ts) the way a
+// browser would: enter through one of them, then call the API with the session cookie on any of
+// them.
 import request from 'supertest';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { sessionCookieFrom, sessionIdFrom } from './session-cookie';

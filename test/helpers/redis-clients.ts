@@ -244,3 +244,14 @@ export function interceptCommands(
     },
   });
 }
+
+/**
+ * `test` where `applies` holds, else nothing: a case that concerns one client only is registered in
+ * that client's Jest project and absent elsewhere (not reported as skipped).
+ */
+export const testWhere = (applies: boolean): jest.It =>
+  applies ? test : ((() => undefined) as unknown as jest.It);
+
+/** `describe` where `applies` holds, else nothing (see testWhere). */
+export const describeWhere = (applies: boolean): jest.Describe =>
+  applies ? describe : ((() => undefined) as unknown as jest.Describe);

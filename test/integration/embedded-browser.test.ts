@@ -19,7 +19,7 @@ import {
   type PlatformLoginEvents,
 } from 'express-platform-login';
 import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from 'express-platform-login/simulator';
-import { embeddedSessionCookie } from '../../lib/http/embedded-cookie';
+import { embeddedSessionCookie } from '../../lib/entry/embedded-cookie';
 import { launchChromium } from '../helpers/browser';
 import { SESSION_SECRET } from '../helpers/test-app';
 

@@ -10,7 +10,7 @@ import {
   type PlatformLoginEvents,
   type PlatformLoginOptions,
 } from 'express-platform-login';
-import { embeddedSessionCookie } from '../../lib/http/embedded-cookie';
+import { embeddedSessionCookie } from '../../lib/entry/embedded-cookie';
 import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
 
 const PLATFORM = 'https://platform.example';

@@ -118,7 +118,8 @@ describe.each(SETUPS)('on %s', (setup, env) => {
       await expect(page.locator('#open-id').textContent()).resolves.toBe('player-bo');
       await expect(page.locator('#union-id').textContent()).resolves.toBe('union-bo');
       await expect(page.locator('#scope').textContent()).resolves.toBe('user_info, basic_actions');
-      await expect(page.locator('#expires').textContent()).resolves.toBe(
+      // Shown for people ("in 2 h 0 min (at 21:14 UTC)"); the exact instant is in `datetime`.
+      await expect(page.locator('#expires').getAttribute('datetime')).resolves.toBe(
         new Date(record.accessExpiresAt).toISOString(),
       );
       await screenshot(page, 'game.png');

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisTokenStore } from 'express-platform-login';
 import { hashSessionId } from '../../lib/core/hash';
-import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/app-processes';
+import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/spawn-game-backends';
 import {
   enterThrough,
   tokenFrom,

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/app-processes';
+import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/spawn-game-backends';
 import {
   apiAnswerOf,
   enterThrough,

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisTokenStore } from 'express-platform-login';
 import { hashOpenId, hashSessionId } from '../../lib/core/hash';
-import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/app-processes';
+import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/spawn-game-backends';
 import {
   enterThrough,
   tokenFrom,

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { platformLogin, RedisTokenStore } from 'express-platform-login';
-import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/app-processes';
+import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/spawn-game-backends';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 
 const PROCESSES = 4;

@@ -16,7 +16,7 @@ import type { TokenRecord } from '../../lib/core/token-record';
 import { waitUntil } from '../helpers/wait-until';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { READ_WITH_TTL } from '../../lib/stores/scripts';
-import { interceptCommands, storeClientKind } from '../helpers/redis-clients';
+import { interceptCommands, storeClientKind, testWhere } from '../helpers/redis-clients';
 import { startTcpProxy } from '../helpers/tcp-proxy';
 import { TRACKING_TIMING } from '../../lib/stores/redis/key-tracking';
 
@@ -484,7 +484,7 @@ test('CLIENT KILL of the invalidation connection: the cache is dropped, then set
   await untilRead(reader, sessionId, undefined);
 });
 
-(kind.keyPrefixes ? test : test.skip)(
+testWhere(kind.keyPrefixes)(
   'a client with its own keyPrefix: the cache tracks the keys Redis really holds',
   async () => {
     const client = await newClient(server.port, 'app1:');

@@ -12,7 +12,7 @@ import {
 } from '../../lib/stores/redis/key-tracking';
 import { redisCommands, type RedisClient } from '../../lib/stores/redis/redis-client';
 import { PUT_IF_VERSION, READ_WITH_TTL } from '../../lib/stores/scripts';
-import { clientKinds } from '../helpers/redis-clients';
+import { clientKinds, testWhere } from '../helpers/redis-clients';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { startTcpProxy } from '../helpers/tcp-proxy';
 import { waitUntil } from '../helpers/wait-until';
@@ -124,7 +124,7 @@ describe.each(clientKinds)('$name', (kind) => {
     expect(noKey).toBe(-2);
   });
 
-  (kind.keyPrefixes ? test : test.skip)(
+  testWhere(kind.keyPrefixes)(
     "the client's own key prefix: on commands, scripts and reports",
     async () => {
       const own = uniquePrefix();
@@ -195,7 +195,7 @@ describe.each(clientKinds)('$name', (kind) => {
     await waitUntil(() => changed.some((entry) => entry.key === `${prefix}after`), 'a report');
   });
 
-  (kind.library === 'ioredis' ? test : test.skip)(
+  testWhere(kind.library === 'ioredis')(
     'CLIENT KILL of the subscriber the reports are redirected to: off at once, then on again',
     async () => {
       const prefix = uniquePrefix();

@@ -16,7 +16,7 @@ import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform
 import { waitUntil } from '../helpers/wait-until';
 import { storedRecord } from '../helpers/records';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
-import { storeClientKind } from '../helpers/redis-clients';
+import { describeWhere, storeClientKind } from '../helpers/redis-clients';
 
 const kind = storeClientKind();
 
@@ -54,7 +54,7 @@ describe('RedisTokenStore contract through Sentinel, encrypted', () => {
   });
 });
 
-(kind.library === 'ioredis' ? describe : describe.skip)('record cache through Sentinel', () => {
+describeWhere(kind.library === 'ioredis')('record cache through Sentinel', () => {
   test('comes on against the master; a DEL typed on the master is seen', async () => {
     const prefix = 'epl-sentinel-cache:';
     const reader = new RedisTokenStore({ redis, prefix });
@@ -83,31 +83,28 @@ describe('RedisTokenStore contract through Sentinel, encrypted', () => {
   });
 });
 
-(kind.library === 'node-redis' ? describe : describe.skip)(
-  'record cache through node-redis Sentinel',
-  () => {
-    test('stays off and says why once; reads go to the master', async () => {
-      const prefix = 'epl-sentinel-nocache:';
-      const reader = new RedisTokenStore({ redis, prefix });
-      const reasons: string[] = [];
-      reader.on('recordCacheUnavailable', ({ reason }) => reasons.push(reason));
-      const master = new Redis(sentinel.master.url, { maxRetriesPerRequest: 1 });
-      try {
-        await waitUntil(() => reasons.length === 1, 'the reason');
-        expect(reasons[0]).toMatch(/Sentinel/);
-        const sessionId = newSessionId();
-        await reader.records.put(hashSessionId(sessionId), sampleRecord(1), {
-          expectedVersion: null,
-          ttlMs: 60_000,
-        });
-        expect((await storedRecord(reader, sessionId))?.version).toBe(1);
-        await master.del(`${prefix}{${hashSessionId(sessionId)}}:t`);
-        expect(await storedRecord(reader, sessionId)).toBeUndefined();
-        expect(reader.recordCacheActive).toBe(false);
-      } finally {
-        master.disconnect();
-        await reader.close();
-      }
-    });
-  },
-);
+describeWhere(kind.library === 'node-redis')('record cache through node-redis Sentinel', () => {
+  test('stays off and says why once; reads go to the master', async () => {
+    const prefix = 'epl-sentinel-nocache:';
+    const reader = new RedisTokenStore({ redis, prefix });
+    const reasons: string[] = [];
+    reader.on('recordCacheUnavailable', ({ reason }) => reasons.push(reason));
+    const master = new Redis(sentinel.master.url, { maxRetriesPerRequest: 1 });
+    try {
+      await waitUntil(() => reasons.length === 1, 'the reason');
+      expect(reasons[0]).toMatch(/Sentinel/);
+      const sessionId = newSessionId();
+      await reader.records.put(hashSessionId(sessionId), sampleRecord(1), {
+        expectedVersion: null,
+        ttlMs: 60_000,
+      });
+      expect((await storedRecord(reader, sessionId))?.version).toBe(1);
+      await master.del(`${prefix}{${hashSessionId(sessionId)}}:t`);
+      expect(await storedRecord(reader, sessionId)).toBeUndefined();
+      expect(reader.recordCacheActive).toBe(false);
+    } finally {
+      master.disconnect();
+      await reader.close();
+    }
+  });
+});

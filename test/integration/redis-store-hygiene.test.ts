@@ -9,7 +9,7 @@ import { hashOpenId, hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { PUT_IF_VERSION } from '../../lib/stores/scripts';
 import { encodeRecordPayload } from '../../lib/stores/record-codec';
-import { checkSetup } from '../../lib/http/setup-checks';
+import { checkSetup } from '../../lib/setup/setup-checks';
 import { newSessionId, sampleRecord } from 'express-platform-login/testing';
 import { storedRecord } from '../helpers/records';
 

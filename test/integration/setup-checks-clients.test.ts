@@ -1,6 +1,6 @@
 // checkSetup()'s eviction check on every client kind the store accepts: CONFIG GET reaches Redis
 // through node-redis (RESP2 and RESP3 answers) as through ioredis, and an evicting Redis is named.
-import { checkSetup } from '../../lib/http/setup-checks';
+import { checkSetup } from '../../lib/setup/setup-checks';
 import { clientKinds } from '../helpers/redis-clients';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { Redis } from 'ioredis';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { platformLogin } from 'express-platform-login';
-import { checkSetup } from '../../lib/http/setup-checks';
+import { checkSetup } from '../../lib/setup/setup-checks';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 

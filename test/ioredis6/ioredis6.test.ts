@@ -8,7 +8,7 @@ import ioredisPackage from 'ioredis/package.json';
 import { RedisStore } from 'connect-redis8';
 import type { SessionData } from 'express-session';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
-import { checkSetup } from '../../lib/http/setup-checks';
+import { checkSetup } from '../../lib/setup/setup-checks';
 import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { startRedisServer } from '../helpers/redis-server';
 

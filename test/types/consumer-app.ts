@@ -14,6 +14,10 @@ import {
   type TokenSet,
 } from 'express-platform-login';
 import { startSimulator, DEMO_CLIENT_ID } from 'express-platform-login/simulator';
+import { createServer } from 'node:http';
+import { WebSocketServer } from 'ws';
+import { Server as SocketIoServer } from 'socket.io';
+import type { LoggedInPlayer, SocketLogin } from 'express-platform-login';
 import { tokenStoreContract } from 'express-platform-login/testing';
 
 const login = platformLogin({
@@ -119,3 +123,37 @@ async function standalone(): Promise<void> {
   await sim.close();
 }
 void standalone;
+
+// Sockets (ws and socket.io, checked against their real types), jobs, scopes, the open-API bases.
+const sessionMiddleware = session({ secret: 's', resave: false, saveUninitialized: false });
+const server = createServer(app);
+const wss = new WebSocketServer({ noServer: true });
+server.on(
+  'upgrade',
+  login.sockets({ session: sessionMiddleware }).ws(wss, (ws, player: SocketLogin) => {
+    ws.send(player.user.openId);
+    player.onEnd((end) => ws.close(end.code, end.error));
+  }),
+);
+const io = new SocketIoServer(server);
+const socketIo = login.sockets({ session: sessionMiddleware }).socketIo();
+io.engine.use(socketIo.engine);
+io.use(socketIo.socket);
+app.get('/api/pay', login.requireScopes('payments'), async (req, res) => {
+  res.json({ status: (await req.platformFetch('/orders', { api: 'payments' })).status });
+});
+async function job(): Promise<void> {
+  const player: LoggedInPlayer = await login.forPlayer('player-ada');
+  const answer: Response = await player.fetch('/userinfo');
+  void answer;
+}
+void job;
+platformLogin({
+  ...required,
+  apiUrls: { payments: 'https://pay.platform.example/v2' },
+  apiTimeoutMs: 3000,
+  afterLogin: async ({ res, player }) => {
+    if (player.user.scope.length === 0) return false;
+    res.locals.firstEntry = true;
+  },
+});

@@ -2,7 +2,7 @@
 // addresses (IPv4-mapped IPv6 as IPv4, other IPv6 by its /56 or the configured prefix), a proxy's
 // port dropped, and only an HMAC of it, keyed by a secret every process shares, in the key.
 import { createHash } from 'node:crypto';
-import { createClientAddressKeys, normaliseClientAddress } from '../../lib/http/client-address';
+import { createClientAddressKeys, normaliseClientAddress } from '../../lib/entry/client-address';
 
 const SECRET = 'demo-secret';
 const keys = createClientAddressKeys(SECRET, 56);

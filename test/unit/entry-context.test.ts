@@ -4,7 +4,7 @@ import {
   entryContextSchema,
   judgeEntryContext,
   type EntryContextSettings,
-} from '../../lib/http/entry-context';
+} from '../../lib/entry/entry-context';
 
 const PLATFORM = 'https://platform.example';
 

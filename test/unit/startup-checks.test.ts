@@ -10,7 +10,7 @@ import {
   isConnectRedisWithIoredis,
   isLoopbackHost,
   type SetupProblem,
-} from '../../lib/http/setup-checks';
+} from '../../lib/setup/setup-checks';
 
 const STRONG = 'pW3x9Vq7LmZ2cR8tY6bN4jK1hG5fD0sA';
 const urls = (authUrl: string, extra: { apiUrl?: string; redirectUri?: string } = {}) => ({

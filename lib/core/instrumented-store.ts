@@ -1,6 +1,8 @@
 // Wraps a TokenStore so every call to the backend is timed (in seconds) and every failure counted
 // in the metrics, part by part. The wrapped store is unchanged. Change notices are passed through
 // untimed: a watch is no backend call.
+// It is observation, but it lives beside the contract it wraps (token-store.ts): observability/ sits
+// below core/ (refresh emits into it), so a wrapper over the contract there would import upwards.
 import {
   LABELS,
   STORE_OPERATIONS,
@@ -14,7 +16,7 @@ import type {
   RefreshLocks,
   TokenRecords,
   TokenStore,
-} from '../core/token-store';
+} from './token-store';
 
 /**
  * Shared attribute objects, one per operation and outcome (the ones seeded at zero in metrics.ts):

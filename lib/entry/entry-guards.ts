@@ -6,7 +6,7 @@ import type { Request, Response } from 'express';
 import { COOKIE_CHECK_LOCATION, createCookieCheck, isCookieCheck } from './cookie-check';
 import { createEntryContextCheck, type entryContextSchema } from './entry-context';
 import type { PlatformLoginEvents } from '../observability/events';
-import { createFirstEntryChecks } from './entry-setup-checks';
+import { createFirstEntryChecks } from '../setup/entry-setup-checks';
 import type { z } from 'zod';
 
 /** The options the entry guards read (a subset of the parsed platformLogin() options). */

@@ -11,9 +11,9 @@ import type {
   EntryContextViolationReason,
   PlatformLoginEvents,
 } from '../observability/events';
-import { originOf } from './origins';
+import { originOf } from '../cross-site/origins';
 import type { SameOptions } from '../util/parse-options';
-import { warnOnce } from './setup-checks';
+import { warnOnce } from '../setup/setup-checks';
 import { InvalidOptionError } from '../util/invalid-option-error';
 
 /** Options of the entry context check (`entryContext` of platformLogin()). */

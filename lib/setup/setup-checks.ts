@@ -4,7 +4,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from '../stores/redis/redis-client';
 import { isIoRedis } from '../stores/redis/ioredis-commands';
 import type { SessionOptions, Store } from 'express-session';
-import { withDeadline } from '../core/with-deadline';
+import { withDeadline } from '../stores/redis/with-deadline';
 import type { TokenStore } from '../core/token-store';
 import {
   decodeEncryptionKey,

@@ -1,4 +1,5 @@
-// Starts N game backend processes (test/helpers/app-process.ts) sharing one Redis, and stops them.
+// Starts N game backend processes (each running test/helpers/game-backend-program.ts) sharing one
+// Redis, and stops them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -17,7 +18,7 @@ export function startAppProcess(env: Record<string, string>): Promise<AppProcess
       'esbuild-register',
       '-r',
       join(__dirname, 'source-aliases.ts'),
-      join(__dirname, 'app-process.ts'),
+      join(__dirname, 'game-backend-program.ts'),
     ],
     {
       env: { ...process.env, ...env },

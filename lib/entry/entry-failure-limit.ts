@@ -6,7 +6,7 @@ import type { Request } from 'express';
 import { createClientAddressKeys } from './client-address';
 import type { OneTimeCounters } from '../core/token-store';
 import { TooManyEntriesError } from '../errors';
-import { warnOnce } from './setup-checks';
+import { warnOnce } from '../setup/setup-checks';
 
 /** The limit's settings (the `entryFailureLimit` options of platformLogin()). */
 export interface EntryFailureLimitConfig {

@@ -9,7 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler } from 'express';
 import { CrossOriginRequestError } from '../errors';
-import type { FailHandler } from './fail-handler';
+import type { FailHandler } from '../http/fail-handler';
 
 /** Methods that must not change state (RFC 9110 safe methods): never checked. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
@@ -17,13 +17,15 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
 const single = (value: string | string[] | undefined): string | undefined =>
   Array.isArray(value) ? value[0] : value;
 
-/** True when the browser says the request was started by a page of another origin. */
-function isCrossOriginRequest(
-  method: string,
+/**
+ * True when the browser says the request was started by a page of another origin, whatever its
+ * method. A WebSocket handshake is a GET that a page of any site can start with the player's cookie
+ * (cross-site WebSocket hijacking), so sockets use this as it is.
+ */
+export function isCrossOrigin(
   headers: IncomingHttpHeaders,
   trustedOrigins: ReadonlySet<string>,
 ): boolean {
-  if (SAFE_METHODS.has(method)) return false;
   const site = single(headers['sec-fetch-site']);
   const origin = single(headers.origin);
   // `none`: started by the user outside any page, which no forger can do.
@@ -43,7 +45,7 @@ export function createCsrfProtection(
 ): RequestHandler {
   const trusted = new Set(trustedOrigins);
   return function csrfProtection(req, res, next) {
-    if (isCrossOriginRequest(req.method, req.headers, trusted)) {
+    if (!SAFE_METHODS.has(req.method) && isCrossOrigin(req.headers, trusted)) {
       fail(new CrossOriginRequestError(), req, res, next);
     } else {
       next();

@@ -7,7 +7,7 @@ import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import { CookiesRefusedError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
-import { requireSession } from './require-session';
+import { requireSession } from '../http/require-session';
 
 /** The one-shot query parameter of the landing hop. */
 const COOKIE_CHECK_PARAMETER = 'cookie_check';

@@ -2,7 +2,7 @@
 // a code passes the guards, then the failure limit, then redemption. Because the guards run inside
 // the flow rather than in front of a path, no spelling of the path (`//`, `/CB`, …) skips them.
 import { Router, type Request, type Response } from 'express';
-import type { FailHandler } from './fail-handler';
+import type { FailHandler } from '../http/fail-handler';
 import type { EventEmitter } from 'node:events';
 import { CodeRejectedError, MethodNotAllowedError, PlatformBusyError } from '../errors';
 import { failedOnItsCode, platformRetryAfterSeconds } from '../core/failure-policy';
@@ -14,8 +14,8 @@ import { entryQuery, readEntryCode } from './entry-code';
 import { createEntryFailureLimit, type EntryFailureLimitConfig } from './entry-failure-limit';
 import { createEntryGuards, type EntryGuardsConfig } from './entry-guards';
 import { createExchangeHold } from './entry-exchange-hold';
-import { createCodeRedemption, type RedemptionConfig } from './entry-redemption';
-import { requireSession } from './require-session';
+import { createCodeRedemption, type AfterLogin, type RedemptionConfig } from './entry-redemption';
+import { requireSession } from '../http/require-session';
 
 /** The options the callback reads (a subset of the parsed platformLogin() options). */
 export interface CallbackConfig
@@ -31,6 +31,8 @@ export interface CallbackDeps {
   exchangeCode: (code: string) => Promise<ReceivedTokens>;
   events: EventEmitter<PlatformLoginEvents>;
   fail: FailHandler;
+  /** The app's `afterLogin` hook, bound (platform-login.ts). */
+  afterLogin?: AfterLogin | undefined;
 }
 
 const consoleWarn = (message: string): void => console.warn(message);

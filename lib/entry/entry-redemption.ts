@@ -3,14 +3,24 @@
 // in the store. A code is never sent twice.
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
-import { CodeAlreadyUsedError, LoginRequiredError, StoreUnavailableError } from '../errors';
+import {
+  CodeAlreadyUsedError,
+  EntryRefusedError,
+  LoginRequiredError,
+  StoreUnavailableError,
+} from '../errors';
 import { answerForTokenFailure } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashCode, hashSessionId } from '../core/hash';
 import type { TokenStore } from '../core/token-store';
-import { newTokenRecord, recordTtlMs, type ReceivedTokens } from '../core/token-record';
+import {
+  newTokenRecord,
+  recordTtlMs,
+  type ReceivedTokens,
+  type TokenRecord,
+} from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
-import { sessionTtlMsOf } from './player-context';
+import { sessionTtlMsOf } from '../http/player-context';
 
 /** The options redemption reads (a subset of the parsed platformLogin() options). */
 export interface RedemptionConfig {
@@ -21,11 +31,24 @@ export interface RedemptionConfig {
   sessionMaxAgeSeconds: number;
 }
 
+/**
+ * The app's `afterLogin` hook, bound to the package's parts: resolves `false` to refuse the entry.
+ * Called with the new session's key and record once the session holds the login.
+ */
+export type AfterLogin = (
+  req: Request,
+  res: Response,
+  sessionKey: string,
+  record: TokenRecord,
+  ttlMs: number,
+) => Promise<boolean>;
+
 /** What redemption works with. */
 export interface RedemptionDeps {
   store: TokenStore;
   exchangeCode: (code: string) => Promise<ReceivedTokens>;
   events: EventEmitter<PlatformLoginEvents>;
+  afterLogin?: AfterLogin | undefined;
 }
 
 /** Redeems `code` for the browser of `req` and answers 303 to `successRedirect`, or throws. */
@@ -111,6 +134,9 @@ export function createCodeRedemption(
       recordExpiresAt: Date.now() + ttlMs,
     };
     await save(req);
+    if (deps.afterLogin !== undefined) {
+      await askApp(deps.afterLogin, { req, res, sessionKey, record, ttlMs });
+    }
 
     const sessionHash = sessionKey;
     if (previous !== undefined && previous.openId !== record.openId) {
@@ -125,6 +151,29 @@ export function createCodeRedemption(
       sessionHash,
       durationMs: Date.now() - startedAt,
     });
-    landed(res);
+    // The hook may have answered itself (a first-entry page): then it is the answer.
+    if (!res.headersSent) landed(res);
   };
+
+  /**
+   * Runs the app's hook on the new login; a refusal (`false`) or a throw keeps no login: the
+   * record is deleted and the session forgets it before the error is answered.
+   */
+  async function askApp(
+    afterLogin: AfterLogin,
+    entry: { req: Request; res: Response; sessionKey: string; record: TokenRecord; ttlMs: number },
+  ): Promise<void> {
+    const { req, res, sessionKey, record, ttlMs } = entry;
+    let failure: unknown;
+    try {
+      if (await afterLogin(req, res, sessionKey, record, ttlMs)) return;
+      failure = new EntryRefusedError();
+    } catch (error) {
+      failure = error;
+    }
+    await store.records.delete(sessionKey, { openId: record.openId });
+    delete req.session.platformLogin;
+    await save(req);
+    throw failure;
+  }
 }

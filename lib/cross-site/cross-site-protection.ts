@@ -3,8 +3,8 @@
 import type { RequestHandler } from 'express';
 import { createCsrfProtection, withCsrfProtection } from './csrf-protection';
 import { createFrameAncestors } from './frame-ancestors';
-import { checkPlatformUrls } from './setup-checks';
-import type { FailHandler } from './fail-handler';
+import { checkPlatformUrls } from '../setup/setup-checks';
+import type { FailHandler } from '../http/fail-handler';
 import { InvalidOptionError } from '../util/invalid-option-error';
 
 /** The options these parts read (a subset of the parsed platformLogin() options). */

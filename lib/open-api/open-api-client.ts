@@ -1,0 +1,192 @@
+// The one way the package calls the platform's open API with a player's token, for routes
+// (`req.platformFetch`), sockets and jobs alike: the URL checked against the configured bases, the
+// app's fetch (`tokenClient.fetch`), a deadline over headers and body, typed errors instead of
+// undici's raw TypeError, a metric and a span.
+import { OpenApiTimeoutError, OpenApiUnreachableError } from '../errors';
+import type { OpenApiMetrics, OpenApiOutcome } from './open-api-metrics';
+import { openApiSpan } from './open-api-span';
+
+/** One open-API base, computed once from the options. */
+export interface OpenApiBase {
+  /** The name a call picks it by (`{ api: name }`); `default` for `apiUrl`. */
+  name: string;
+  /** The base without a trailing slash. */
+  href: string;
+  url: URL;
+}
+
+/** How the open API is reached, computed once from the options. */
+export interface OpenApiSettings {
+  /** `apiUrl` (named `default`) first, then `apiUrls` in their order. */
+  bases: readonly OpenApiBase[];
+  accessTokenPlacement: 'header' | 'query';
+  accessTokenQueryParameter: string;
+  /** Deadline of one call, headers and body. */
+  timeoutMs: number;
+  fetch: typeof fetch;
+}
+
+/** `RequestInit` plus the open-API base a path is resolved against. */
+export interface OpenApiRequestInit extends RequestInit {
+  /**
+   * Which of the configured bases a path (`'/userinfo'`) goes to: a key of `apiUrls`, or
+   * `'default'` (`apiUrl`). Absolute URLs need none: they must lie under one of the bases.
+   * Defaults to `'default'`.
+   */
+  api?: string;
+}
+
+/** True when `path` is `base` or below it, by whole segments: `/v1` admits `/v1/x`, not `/v1evil`. */
+const isUnderPath = (path: string, base: string): boolean =>
+  base.endsWith('/') ? path.startsWith(base) : path === base || path.startsWith(`${base}/`);
+
+const isUnder = (url: URL, base: OpenApiBase): boolean =>
+  url.origin === base.url.origin && isUnderPath(url.pathname, base.url.pathname);
+
+/** Statuses whose Response must have no body (the Response constructor refuses one). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+const outcomeOf = (status: number): OpenApiOutcome =>
+  status < 300 ? '2xx' : status < 400 ? '3xx' : status < 500 ? '4xx' : '5xx';
+
+/** Calls the open API; one per PlatformLogin. */
+export class OpenApiClient {
+  readonly #settings: OpenApiSettings;
+  readonly #byName: Map<string, OpenApiBase>;
+  readonly #metrics: OpenApiMetrics;
+
+  constructor(settings: OpenApiSettings, metrics: OpenApiMetrics) {
+    this.#settings = settings;
+    this.#byName = new Map(settings.bases.map((base) => [base.name, base]));
+    this.#metrics = metrics;
+  }
+
+  /**
+   * The URL of a call, checked: a path goes under the base `api` names; an absolute URL must lie
+   * under one of the bases. The token goes to the open API only, never to whatever URL a handler
+   * happens to pass. Throws a TypeError naming the fix.
+   */
+  resolve(pathOrUrl: string | URL, api = 'default'): URL {
+    const base = this.#byName.get(api);
+    if (base === undefined) {
+      throw new TypeError(
+        `platformFetch(): no open-API base is named "${api}"; name it in the \`apiUrls\` option (known: ${[...this.#byName.keys()].join(', ')}).`,
+      );
+    }
+    const isPath =
+      typeof pathOrUrl === 'string' && pathOrUrl.startsWith('/') && !pathOrUrl.startsWith('//');
+    const url = isPath ? new URL(base.href + pathOrUrl) : new URL(pathOrUrl);
+    if (isPath ? !isUnder(url, base) : !this.#settings.bases.some((b) => isUnder(url, b))) {
+      throw new TypeError(
+        'platformFetch() only calls the open API under `apiUrl` (or `apiUrls`); pass a path such as "/userinfo".',
+      );
+    }
+    return url;
+  }
+
+  /**
+   * Sends one call with `accessToken`. Resolves the open API's answer whatever its status (the
+   * caller judges a 4xx/5xx); rejects with OpenApiTimeoutError when headers and body take longer
+   * than the deadline, OpenApiUnreachableError when the connection fails, and the caller's own
+   * abort reason when its `signal` aborts. Reading the returned body fails the same typed way.
+   */
+  async send(url: URL, init: OpenApiRequestInit, accessToken: string): Promise<Response> {
+    const { accessTokenPlacement, timeoutMs } = this.#settings;
+    const { api, signal: callerSignal, ...rest } = init;
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), timeoutMs);
+    timer.unref();
+    const signal = callerSignal
+      ? AbortSignal.any([callerSignal, deadline.signal])
+      : deadline.signal;
+    const method = (rest.method ?? 'GET').toUpperCase();
+    const span = openApiSpan(method, url);
+    const startedAt = performance.now();
+    const apiName = api ?? 'default';
+
+    const failure = (error: unknown): unknown => {
+      if (callerSignal?.aborted === true) return callerSignal.reason as unknown;
+      const where = `${method} ${url.origin}${url.pathname}`;
+      return deadline.signal.aborted
+        ? new OpenApiTimeoutError(`The open API did not answer within ${timeoutMs} ms (${where}).`)
+        : new OpenApiUnreachableError(`The open API could not be reached (${where}).`, {
+            cause: error,
+          });
+    };
+    const finish = (outcome: OpenApiOutcome, status?: number): void => {
+      this.#metrics.record(apiName, outcome, (performance.now() - startedAt) / 1000);
+      span.end(outcome, status);
+    };
+
+    let answer: Response;
+    try {
+      answer = await this.#settings.fetch(withToken(url, accessToken, this.#settings), {
+        ...rest,
+        headers:
+          accessTokenPlacement === 'header' ? bearer(rest.headers, accessToken) : rest.headers,
+        signal,
+        // Not following redirects keeps the token from travelling to another host.
+        redirect: 'manual',
+      });
+    } catch (error) {
+      clearTimeout(timer);
+      const typed = failure(error);
+      finish(typed instanceof OpenApiTimeoutError ? 'timeout' : 'unreachable');
+      throw typed;
+    }
+    finish(outcomeOf(answer.status), answer.status);
+    if (answer.body === null || NULL_BODY.has(answer.status)) {
+      clearTimeout(timer);
+      return answer;
+    }
+    // The deadline goes on over the body; its failures reach the reader typed too.
+    const body = guardedBody(answer.body, failure, () => clearTimeout(timer));
+    const guarded = new Response(body, {
+      status: answer.status,
+      statusText: answer.statusText,
+      headers: answer.headers,
+    });
+    Object.defineProperty(guarded, 'url', { value: answer.url });
+    return guarded;
+  }
+}
+
+function withToken(url: URL, accessToken: string, settings: OpenApiSettings): URL {
+  if (settings.accessTokenPlacement === 'header') return url;
+  const placed = new URL(url);
+  placed.searchParams.set(settings.accessTokenQueryParameter, accessToken);
+  return placed;
+}
+
+function bearer(headers: HeadersInit | undefined, accessToken: string): Headers {
+  const withAuthorization = new Headers(headers);
+  withAuthorization.set('Authorization', `Bearer ${accessToken}`);
+  return withAuthorization;
+}
+
+/** `body`, with read failures turned by `failure` and `done` called once it ends either way. */
+function guardedBody(
+  body: ReadableStream<Uint8Array>,
+  failure: (error: unknown) => unknown,
+  done: () => void,
+): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const chunk = await reader.read();
+        if (chunk.done) {
+          done();
+          controller.close();
+        } else controller.enqueue(chunk.value);
+      } catch (error) {
+        done();
+        controller.error(failure(error));
+      }
+    },
+    cancel(reason) {
+      done();
+      return reader.cancel(reason);
+    },
+  });
+}

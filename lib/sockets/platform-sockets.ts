@@ -1,0 +1,190 @@
+// Authenticates a WebSocket upgrade from the session cookie, framework-neutrally: the app's
+// express-session middleware reads the session, the token store says whether its login lives, the
+// refresh coordinator renews a token near expiry (once across processes), and the login watch
+// tells the socket when the login ends. The `ws` and socket.io adapters (ws-upgrade.ts,
+// socket-io.ts) are thin layers over `authenticate` and `refuse`.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Request } from 'express';
+import {
+  CrossOriginRequestError,
+  isPlatformLoginError,
+  LoginRequiredError,
+  SetupError,
+  StoreUnavailableError,
+} from '../errors';
+import type { RefreshCoordinator } from '../core/refresh';
+import { PlayerContext, sessionTtlMsOf, type ApiSettings } from '../http/player-context';
+import { hasSession } from '../http/require-session';
+import type { LoginWatch } from './login-watch';
+import { SocketLogin, type SocketGate } from './socket-login';
+import type { LoginAccess } from './store-access';
+import { wsUpgrade, type WsServer, type WsSocket, type WsUpgradeOptions } from './ws-upgrade';
+import { socketIoEngineMiddleware, socketIoMiddleware, type SocketIoSocket } from './socket-io';
+
+/**
+ * express-session's middleware (what `session({...})` returns), run on an upgrade request that has
+ * no `req.session` yet. Its response is a stand-in: nothing is written and the session is not saved.
+ */
+export type SessionMiddleware = (
+  // `never`: any (req, res, next) middleware fits, Express's RequestHandler included.
+  req: never,
+  res: never,
+  next: (error?: unknown) => void,
+) => void;
+
+/** Options of `login.sockets()`. */
+export interface SocketsOptions {
+  /**
+   * The app's express-session middleware (the same one `app.use()` runs), to read the session of an
+   * upgrade request. Not needed where something ran it already (`io.engine.use(session)`).
+   */
+  session?: SessionMiddleware;
+}
+
+/** What the sockets work with (one set per PlatformLogin). */
+export interface SocketsDeps {
+  access: LoginAccess;
+  refresher: RefreshCoordinator;
+  api: ApiSettings;
+  watch: LoginWatch;
+  /**
+   * True when the browser says a page of another origin (not one of `gameOrigins`) started the
+   * request: the cross-site check of `logout()` and `csrfProtection()`.
+   */
+  isCrossOrigin: (headers: IncomingMessage['headers']) => boolean;
+}
+
+const stackless = (): LoginRequiredError => {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new LoginRequiredError();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+};
+
+/** The sockets of one PlatformLogin: `login.sockets({ session })`. */
+export class PlatformSockets implements SocketGate {
+  readonly #deps: SocketsDeps;
+  readonly #session: SessionMiddleware | undefined;
+
+  constructor(deps: SocketsDeps, options: SocketsOptions) {
+    this.#deps = deps;
+    this.#session = options.session;
+  }
+
+  /**
+   * The login of an upgrade request (or any request carrying the session cookie). Rejects with
+   * LoginRequiredError without one (no session, no login, or a login that has ended), with the
+   * refresh's errors when its token is expired and cannot be renewed now, and StoreUnavailableError.
+   * The returned login is followed until its `close()`: call it when the socket closes.
+   */
+  async authenticate(req: IncomingMessage): Promise<SocketLogin> {
+    // Before the session is read: a page of another site must not open a socket with the player's
+    // cookie and read what it carries.
+    if (this.#deps.isCrossOrigin(req.headers)) {
+      throw new CrossOriginRequestError('A socket');
+    }
+    const session = await this.#sessionOf(req);
+    const marker = session.platformLogin;
+    if (marker === undefined) throw stackless();
+    const { access, refresher, api, watch } = this.#deps;
+    const sessionKey = access.keyOf((req as Request).sessionID);
+    const sessionTtlMs = sessionTtlMsOf(session, api.sessionTtlMs);
+    const state = await access.read(sessionKey);
+    if (state.status !== 'live' || state.record.openId !== marker.openId) throw stackless();
+    // A token near expiry is renewed before the socket opens, as a route's would be.
+    const record = await refresher.forRequest(sessionKey, state.record, sessionTtlMs);
+    const login = new SocketLogin(
+      new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs),
+    );
+    login.following(watch.follow(sessionKey, login.listener));
+    // A login that ended between the read and the watch's start is caught by one more read.
+    watch.check(sessionKey);
+    return login;
+  }
+
+  /**
+   * Answers a refused upgrade on its raw socket and closes it: the error's status (401
+   * `login_required`, 503 `store_unavailable` with Retry-After, …) with a JSON `{ error }` body, as
+   * the package answers API clients. Anything else is a 500 `internal_error`.
+   */
+  refuse(socket: Duplex, error: unknown): void {
+    if (socket.destroyed) return;
+    const known = isPlatformLoginError(error) ? error : undefined;
+    const status = known?.status ?? 500;
+    const body = JSON.stringify({ error: known?.error ?? 'internal_error' });
+    const retryAfter =
+      known !== undefined && 'retryAfterSeconds' in known
+        ? `Retry-After: ${known.retryAfterSeconds}\r\n`
+        : '';
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        'Cache-Control: no-store\r\n' +
+        retryAfter +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  }
+
+  /**
+   * For `ws`: an `upgrade` listener, `server.on('upgrade', sockets.ws(wss, (socket, login) => …))`
+   * with `wss = new WebSocketServer({ noServer: true })`. No login: 401, no upgrade. The login's end
+   * closes the socket with 4401. See docs/sockets.md.
+   */
+  ws<Socket extends WsSocket>(
+    wss: WsServer<Socket>,
+    onOpen: (socket: Socket, login: SocketLogin, req: IncomingMessage) => void,
+    options?: WsUpgradeOptions,
+  ): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+    return wsUpgrade(this, wss, onOpen, options);
+  }
+
+  /**
+   * For socket.io: `io.engine.use(sockets.socketIo().engine)` answers a handshake without a login
+   * 401; `io.use(sockets.socketIo().socket)` gives each socket `socket.data.platformLogin` and
+   * disconnects it when the login ends. See docs/sockets.md.
+   */
+  socketIo(): {
+    engine: (req: IncomingMessage, res: unknown, next: (error?: unknown) => void) => void;
+    socket: (socket: SocketIoSocket, next: (error?: Error) => void) => void;
+  } {
+    return { engine: socketIoEngineMiddleware(this), socket: socketIoMiddleware(this) };
+  }
+
+  /** Runs the app's express-session middleware when nothing did yet. */
+  async #sessionOf(req: IncomingMessage): Promise<Request['session']> {
+    const withSession = req as Partial<Request>;
+    if (!hasSession(withSession.session) && this.#session !== undefined) {
+      const run = this.#session;
+      await new Promise<void>((resolve, reject) => {
+        // A stand-in response: express-session only wraps its writeHead/end, which nobody calls.
+        run(req as never, {} as never, (error?: unknown) =>
+          error
+            ? reject(new StoreUnavailableError('The session store failed.', { cause: error }))
+            : resolve(),
+        );
+      });
+    }
+    if (!hasSession(withSession.session)) {
+      throw new SetupError(
+        "A socket was opened without its session: pass the app's express-session middleware, " +
+          '`login.sockets({ session: sessionMiddleware })` (the same one given to `app.use()`).',
+      );
+    }
+    return withSession.session;
+  }
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};

@@ -1,0 +1,91 @@
+// The socket.io adapter: an engine middleware that answers a handshake without a login 401 (no
+// socket, no upgrade), and a socket middleware that gives each socket its login
+// (`socket.data.platformLogin`) and disconnects it when the login ends anywhere. Typed
+// structurally: the package does not import socket.io.
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { isPlatformLoginError } from '../errors';
+import type { LoginEnd, SocketGate, SocketLogin } from './socket-login';
+
+/** The part of a socket.io Socket the adapter uses. */
+export interface SocketIoSocket {
+  readonly request: IncomingMessage;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- socket.io's own type for it
+  data: any;
+  emit(event: string, ...args: unknown[]): unknown;
+  disconnect(close?: boolean): unknown;
+  once(event: 'disconnect', listener: () => void): unknown;
+}
+
+/** The event a socket is sent before it is disconnected at the end of its login. */
+export const LOGIN_ENDED_EVENT = 'platform:login_ended';
+
+/** The handshake's query, as engine.io parsed it before its middlewares run. */
+type EngineRequest = IncomingMessage & { _query?: Record<string, string | undefined> };
+
+/**
+ * For `io.engine.use(...)`: a handshake without a live login is answered with the package's status
+ * (401 `login_required`, …) and a JSON `{ error }` body, before engine.io opens anything — on the
+ * long-polling handshake and on a direct WebSocket upgrade alike. Requests of an engine session
+ * already open (`sid`) were authenticated at its handshake and pass.
+ */
+export function socketIoEngineMiddleware(
+  sockets: SocketGate,
+): (req: IncomingMessage, res: unknown, next: (error?: unknown) => void) => void {
+  return (req, res, next) => {
+    if ((req as EngineRequest)._query?.sid !== undefined) return next();
+    sockets.authenticate(req).then(
+      // Only a check here: the socket's own login is made by the socket middleware, once the
+      // client joins a namespace (a handshake that never does must leave nothing followed).
+      (login) => {
+        login.close();
+        next();
+      },
+      (error: unknown) => {
+        if (res instanceof ServerResponse) answer(res, error);
+        else sockets.refuse((res as { socket: Duplex }).socket, error);
+      },
+    );
+  };
+}
+
+/**
+ * For `io.use(...)`: sets `socket.data.platformLogin` (a SocketLogin) and, when the login ends
+ * anywhere, emits `platform:login_ended` `{ code: 4401, error }` and disconnects the socket. A
+ * socket without a login fails its connection (`connect_error` with `data.error`).
+ */
+export function socketIoMiddleware(
+  sockets: SocketGate,
+): (socket: SocketIoSocket, next: (error?: Error) => void) => void {
+  return (socket, next) => {
+    sockets.authenticate(socket.request).then(
+      (login: SocketLogin) => {
+        socket.data.platformLogin = login;
+        socket.once('disconnect', () => login.close());
+        login.onEnd((end: LoginEnd) => {
+          socket.emit(LOGIN_ENDED_EVENT, end);
+          socket.disconnect(true);
+        });
+        next();
+      },
+      (error: unknown) => {
+        const code = isPlatformLoginError(error) ? error.error : 'internal_error';
+        // The client sees the code only: a message could carry internals.
+        next(Object.assign(new Error(code), { data: { error: code } }));
+      },
+    );
+  };
+}
+
+function answer(res: ServerResponse, error: unknown): void {
+  const known = isPlatformLoginError(error) ? error : undefined;
+  const body = JSON.stringify({ error: known?.error ?? 'internal_error' });
+  res.writeHead(known?.status ?? 500, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Cache-Control': 'no-store',
+    ...(known !== undefined && 'retryAfterSeconds' in known
+      ? { 'Retry-After': String(known.retryAfterSeconds) }
+      : {}),
+  });
+  res.end(body);
+}

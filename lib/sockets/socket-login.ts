@@ -1,0 +1,131 @@
+// What a socket's handler gets: the player, a fresh token and the open-API fetch (the very ones a
+// route has), and word when the login ends anywhere (`onEnd`, `signal`), on every process.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { inspect } from 'node:util';
+import { LoginRequiredError, ReauthRequiredError, type PlatformLoginError } from '../errors';
+import { endsLogin } from '../core/failure-policy';
+import type { PlayerContext, PlatformUser } from '../http/player-context';
+import type { OpenApiRequestInit } from '../open-api/open-api-client';
+import type { LoginListener } from './login-watch';
+
+/** The WebSocket close code of a login that ended (4000–4999: for applications; 4401 echoes HTTP 401). */
+export const LOGIN_ENDED_CLOSE_CODE = 4401;
+
+/** How a socket's login ended, as told to `onEnd` listeners. */
+export interface LoginEnd {
+  /** The close code the adapters use: `4401`. */
+  code: number;
+  /** `reauth_required` when the platform refused a refresh of this socket, else `login_required`. */
+  error: 'login_required' | 'reauth_required';
+}
+
+/**
+ * What the ws and socket.io adapters use of PlatformSockets: typed here, so the adapters need not
+ * import platform-sockets.ts, which imports them.
+ */
+export interface SocketGate {
+  authenticate(req: IncomingMessage): Promise<SocketLogin>;
+  refuse(socket: Duplex, error: unknown): void;
+}
+
+/** The login behind one socket. Call `close()` when the socket closes. */
+export class SocketLogin {
+  readonly #context: PlayerContext;
+  readonly #abort = new AbortController();
+  readonly #endListeners = new Set<(end: LoginEnd) => void>();
+  #end: LoginEnd | undefined;
+  #unfollow: (() => void) | undefined;
+  /** What the login watch calls: not part of the public members. */
+  readonly listener: LoginListener;
+
+  constructor(context: PlayerContext) {
+    this.#context = context;
+    this.listener = {
+      openId: context.user.openId,
+      renewed: (record) => context.renewed(record),
+      ended: () => this.#ended('login_required'),
+    };
+  }
+
+  /** @internal Binds the watch's unfollow, called on `close()` and at the end. */
+  following(unfollow: () => void): void {
+    this.#unfollow = unfollow;
+    if (this.#end !== undefined) unfollow();
+  }
+
+  /** The player, as `req.platformUser`. */
+  get user(): PlatformUser {
+    return this.#context.user;
+  }
+
+  /** True once the login has ended (or `close()` was called). */
+  get ended(): boolean {
+    return this.#end !== undefined || this.#abort.signal.aborted;
+  }
+
+  /**
+   * Aborted when the login ends, with the LoginRequiredError / ReauthRequiredError as its reason:
+   * pass it to long work on the player's behalf.
+   */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /**
+   * The access token, refreshed first when it is near expiry, once across processes (as
+   * `req.platformToken()`). A refusal that ends the login also ends this socket's login.
+   */
+  token(): Promise<string> {
+    return this.#context.token().catch((error: unknown) => this.#failed(error));
+  }
+
+  /** Calls the open API with the player's token (as `req.platformFetch()`). */
+  fetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<Response> {
+    return this.#context.fetch(pathOrUrl, init).catch((error: unknown) => this.#failed(error));
+  }
+
+  /** Calls `listener` once when the login ends (at once if it has ended already). */
+  onEnd(listener: (end: LoginEnd) => void): void {
+    if (this.#end !== undefined) listener(this.#end);
+    else this.#endListeners.add(listener);
+  }
+
+  /** Stops following the login (the socket closed); no `onEnd` listener is called after it. */
+  close(): void {
+    this.#endListeners.clear();
+    this.#unfollow?.();
+    this.#unfollow = undefined;
+    if (!this.#abort.signal.aborted)
+      this.#abort.abort(new LoginRequiredError('The socket closed.'));
+  }
+
+  /** What a log of the socket's login shows: never the tokens. */
+  [inspect.custom](): string {
+    return `SocketLogin { openId: ${JSON.stringify(this.user.openId)} }`;
+  }
+  toJSON(): { openId: string } {
+    return { openId: this.user.openId };
+  }
+
+  #failed(error: unknown): never {
+    if (endsLogin(error)) {
+      this.#ended(error instanceof LoginRequiredError ? 'login_required' : 'reauth_required');
+    }
+    throw error;
+  }
+
+  #ended(error: LoginEnd['error']): void {
+    if (this.#end !== undefined) return;
+    const end: LoginEnd = { code: LOGIN_ENDED_CLOSE_CODE, error };
+    this.#end = end;
+    this.#unfollow?.();
+    this.#unfollow = undefined;
+    const reason: PlatformLoginError =
+      error === 'reauth_required' ? new ReauthRequiredError() : new LoginRequiredError();
+    if (!this.#abort.signal.aborted) this.#abort.abort(reason);
+    const listeners = [...this.#endListeners];
+    this.#endListeners.clear();
+    for (const listener of listeners) listener(end);
+  }
+}

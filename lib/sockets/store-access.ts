@@ -1,0 +1,35 @@
+// What sockets and jobs need of the token store, in one place: the key a login is stored under,
+// a read that says live / ended / unknown, the store's change notices and a player's logins.
+import { hashSessionId } from '../core/hash';
+import type { PlayerLogin, RecordChanges, TokenStore } from '../core/token-store';
+import type { LoginState } from './login-watch';
+
+/** The store as sockets and jobs use it. */
+export interface LoginAccess {
+  /** The key the store, its lock and the refresh coordinator know a session's login by. */
+  keyOf(sessionId: string): string;
+  /** The session's record: live, ended (absent), or unknown (this process cannot read it). */
+  read(sessionKey: string): Promise<LoginState>;
+  /** Change notices, when the store has them (else the watch polls). */
+  changes: RecordChanges | undefined;
+  /** The player's live logins, freshest first. */
+  loginsOf(openId: string): Promise<PlayerLogin[]>;
+}
+
+/** The store's parts as sockets and jobs read them. */
+export function loginAccessOf(store: TokenStore): LoginAccess {
+  const { records, changes } = store;
+  return {
+    keyOf: hashSessionId,
+    read: async (sessionKey) => {
+      const read = await records.get(sessionKey);
+      // A record this process cannot decrypt ends nothing: another process may read it.
+      if (read.status === 'unreadable') return { status: 'unknown' };
+      return read.status === 'found'
+        ? { status: 'live', record: read.record }
+        : { status: 'ended' };
+    },
+    changes,
+    loginsOf: (openId) => records.loginsOf(openId),
+  };
+}

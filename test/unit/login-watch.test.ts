@@ -1,0 +1,136 @@
+// The login watch of the sockets: one store watch per session however many sockets it has, one
+// read per notice, no read at all while nothing changes and the notices are live, and polling at
+// the stated bound while they are not. The store is a stand-in that counts what it is asked.
+import { LoginWatch, POLL_INTERVAL_MS, type LoginState } from '../../lib/sockets/login-watch';
+import type { TokenRecord } from '../../lib/core/token-record';
+
+const record = (openId: string, version = 1): TokenRecord =>
+  ({ openId, version, accessToken: 'a', refreshToken: 'r', scope: [] }) as unknown as TokenRecord;
+
+/** A store with notices: `notify(key)` plays a change; `reads` counts the reads. */
+function fakeSource(initial: Record<string, LoginState>) {
+  const states = new Map(Object.entries(initial));
+  const watchers = new Map<string, Set<() => void>>();
+  const source = {
+    reads: 0,
+    watches: 0,
+    changes: {
+      live: true,
+      watch(key: string, onChange: () => void) {
+        source.watches += 1;
+        if (!watchers.has(key)) watchers.set(key, new Set());
+        watchers.get(key)!.add(onChange);
+        return () => watchers.get(key)!.delete(onChange);
+      },
+    },
+    read: async (key: string): Promise<LoginState> => {
+      source.reads += 1;
+      return states.get(key) ?? { status: 'ended' };
+    },
+    set: (key: string, state: LoginState) => states.set(key, state),
+    notify: (key: string) => watchers.get(key)?.forEach((onChange) => onChange()),
+    watching: (key: string) => watchers.get(key)?.size ?? 0,
+  };
+  return source;
+}
+
+const listener = (openId: string) => {
+  const seen = { ended: 0, renewed: [] as number[] };
+  return {
+    seen,
+    openId,
+    renewed: (r: TokenRecord) => void seen.renewed.push(r.version),
+    ended: () => void (seen.ended += 1),
+  };
+};
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+afterEach(() => jest.useRealTimers());
+
+test('1,000 sockets of one session: one watch; nothing is read while nothing changes', async () => {
+  jest.useFakeTimers();
+  const source = fakeSource({ s1: { status: 'live', record: record('ada') } });
+  const watch = new LoginWatch(source);
+  const listeners = Array.from({ length: 1000 }, () => listener('ada'));
+  for (const l of listeners) watch.follow('s1', l);
+  expect(source.watches).toBe(1);
+  expect([watch.size, watch.listenerCount]).toEqual([1, 1000]); // the two gauges
+  jest.advanceTimersByTime(60_000);
+  await Promise.resolve();
+  expect(source.reads).toBe(0);
+  watch.close();
+});
+
+test('a notice: one read for all the sockets of the session; an ended login ends each once and stops the watch', async () => {
+  const source = fakeSource({ s1: { status: 'live', record: record('ada') } });
+  const watch = new LoginWatch(source);
+  const a = listener('ada');
+  const b = listener('ada');
+  watch.follow('s1', a);
+  watch.follow('s1', b);
+  source.set('s1', { status: 'live', record: record('ada', 2) });
+  source.notify('s1');
+  await settle();
+  expect(source.reads).toBe(1);
+  expect(a.seen.renewed).toEqual([2]);
+  source.set('s1', { status: 'ended' });
+  source.notify('s1');
+  source.notify('s1'); // a burst while the read is in flight: one more read, not one per notice
+  await settle();
+  await settle();
+  expect(source.reads).toBeLessThanOrEqual(3);
+  expect([a.seen.ended, b.seen.ended]).toEqual([1, 1]);
+  expect(source.watching('s1')).toBe(0);
+  expect(watch.size).toBe(0);
+});
+
+test('a record of another player ends the login; a failed read ends nothing', async () => {
+  const source = fakeSource({ s1: { status: 'unknown' } });
+  const watch = new LoginWatch(source);
+  const a = listener('ada');
+  watch.follow('s1', a);
+  source.notify('s1');
+  await settle();
+  expect(a.seen.ended).toBe(0);
+  source.set('s1', { status: 'live', record: record('bo') });
+  source.notify('s1');
+  await settle();
+  expect(a.seen.ended).toBe(1);
+});
+
+test('the last socket of a session leaving stops its watch', () => {
+  const source = fakeSource({});
+  const watch = new LoginWatch(source);
+  const unfollowA = watch.follow('s1', listener('ada'));
+  const unfollowB = watch.follow('s1', listener('ada'));
+  unfollowA();
+  expect(source.watching('s1')).toBe(1);
+  unfollowB();
+  expect(source.watching('s1')).toBe(0);
+});
+
+test(`notices down (live false) or no notices at all: every session is read every ${POLL_INTERVAL_MS} ms`, async () => {
+  jest.useFakeTimers();
+  const source = fakeSource({
+    s1: { status: 'live', record: record('ada') },
+    s2: { status: 'live', record: record('bo') },
+  });
+  source.changes.live = false;
+  const watch = new LoginWatch(source);
+  watch.follow('s1', listener('ada'));
+  watch.follow('s2', listener('bo'));
+  jest.advanceTimersByTime(POLL_INTERVAL_MS);
+  await Promise.resolve();
+  expect(source.reads).toBe(2);
+  source.changes.live = true;
+  jest.advanceTimersByTime(POLL_INTERVAL_MS * 4);
+  expect(source.reads).toBe(2);
+  watch.close();
+
+  const withoutNotices = new LoginWatch({ read: source.read, changes: undefined });
+  withoutNotices.follow('s1', listener('ada'));
+  jest.advanceTimersByTime(POLL_INTERVAL_MS);
+  expect(source.reads).toBe(3);
+  withoutNotices.close();
+});
