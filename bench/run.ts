@@ -1,7 +1,12 @@
-// `npm run bench`: starts a private redis-server and the platform simulator, runs the six
-// benchmarks side by side and writes bench/RESULTS.md with the machine, the command and each
-// figure beside its target. `node -r esbuild-register bench/run.ts hot-path storm` runs a subset
-// and prints it instead; BENCH_QUICK=1 shortens every round (to try the harness, not to record).
+// `npm run bench`: the one runner. Starts a private redis-server and the platform simulator, runs
+// every section (or those named) and writes bench/RESULTS.md with the machine, the command and each
+// figure beside its target. What each section measures: bench/README.md.
+//
+//   node -r esbuild-register bench/run.ts [section …] [--client=ioredis|node-redis|both]
+//
+// Named sections are printed instead of written; BENCH_QUICK=1 shortens every window (to try the
+// harness, not to record). --client picks the Redis client of the sections that take one
+// (request-cost; the others run on ioredis until the package's node-redis support lands).
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -9,39 +14,65 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { startSimulator } from '../lib/simulator';
 import { startRedisServer } from '../test/helpers/redis-server';
-import { runEntry } from './entry';
-import { runHotPath } from './hot-path';
-import { runLoadWithFaults } from './load-with-faults';
-import { runInvalidation } from './invalidation';
+import { CLIENT_CHOICES, type ClientChoice } from './apps/session-stack';
 import { describeMachine } from './lib/machine';
 import { table, verdict, type BenchContext, type SectionResult } from './lib/report';
-import { runRefreshStorm } from './refresh-storm';
-import { runScale } from './scale';
+import { runEntry } from './sections/entry';
+import { runLoadWithFaults } from './sections/faults';
+import { runInvalidation } from './sections/invalidation';
+import { runRefreshStorm } from './sections/refresh-storm';
+import { runRequestCost } from './sections/request-cost';
+import { runScale } from './sections/store-scale';
 
-const SECTIONS: Record<string, (ctx: BenchContext) => Promise<SectionResult>> = {
-  'hot-path': runHotPath,
-  storm: runRefreshStorm,
-  scale: runScale,
-  entry: runEntry,
-  faults: runLoadWithFaults,
-  invalidation: runInvalidation,
+type Section = (ctx: BenchContext, clients: readonly ClientChoice[]) => Promise<SectionResult[]>;
+const onIoredis =
+  (run: (ctx: BenchContext) => Promise<SectionResult>): Section =>
+  async (ctx) => [await run(ctx)];
+
+/** In the order they run; names say what each measures. */
+const SECTIONS: Record<string, Section> = {
+  'request-cost': async (ctx, clients) => {
+    const results: SectionResult[] = [];
+    for (const client of clients) results.push(await runRequestCost(ctx, client));
+    return results;
+  },
+  'refresh-storm': onIoredis(runRefreshStorm),
+  'store-scale': onIoredis(runScale),
+  entry: onIoredis(runEntry),
+  invalidation: onIoredis(runInvalidation),
+  faults: onIoredis(runLoadWithFaults),
 };
 
-async function main(): Promise<void> {
-  const chosen = process.argv.slice(2);
-  const unknown = chosen.filter((name) => !(name in SECTIONS));
-  if (unknown.length > 0) {
-    throw new TypeError(
-      `Unknown section ${unknown.join(', ')}; choose from ${Object.keys(SECTIONS).join(', ')}.`,
-    );
+function parseArguments(args: readonly string[]): { names: string[]; clients: ClientChoice[] } {
+  const names: string[] = [];
+  let clients: ClientChoice[] = [...CLIENT_CHOICES];
+  for (const arg of args) {
+    const client = /^--client=(.+)$/.exec(arg)?.[1];
+    if (client === 'both') clients = [...CLIENT_CHOICES];
+    else if (client !== undefined) {
+      if (!CLIENT_CHOICES.includes(client as ClientChoice)) {
+        throw new TypeError(`--client must be ${CLIENT_CHOICES.join(', ')} or both.`);
+      }
+      clients = [client as ClientChoice];
+    } else if (arg in SECTIONS) names.push(arg);
+    else
+      throw new TypeError(
+        `Unknown section ${arg}; choose from ${Object.keys(SECTIONS).join(', ')}.`,
+      );
   }
+  return { names, clients };
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const { names: chosen, clients } = parseArguments(args);
   const names = chosen.length === 0 ? Object.keys(SECTIONS) : chosen;
   const quick = process.env.BENCH_QUICK === '1';
   const machine = describeMachine();
   const startedAt = performance.now();
   const log = (line: string): void => {
     process.stderr.write(
-      `[bench ${((performance.now() - startedAt) / 1000).toFixed(0).padStart(3)} s] ${line}\n`,
+      `[bench ${((performance.now() - startedAt) / 1000).toFixed(0).padStart(4)} s] ${line}\n`,
     );
   };
 
@@ -53,7 +84,7 @@ async function main(): Promise<void> {
     const ctx: BenchContext = { redisUrl: server.url, redis, sim, quick, log, redisServer: server };
     for (const name of names) {
       log(`— ${name} —`);
-      results.push(await SECTIONS[name]!(ctx));
+      results.push(...(await SECTIONS[name]!(ctx, clients)));
     }
   } finally {
     redis.disconnect();
@@ -62,40 +93,36 @@ async function main(): Promise<void> {
   }
 
   const seconds = (performance.now() - startedAt) / 1000;
-  const figures = results.flatMap((result) => result.figures);
-  const command =
-    chosen.length === 0
-      ? 'npm run bench'
-      : `node -r esbuild-register bench/run.ts ${chosen.join(' ')}`;
+  const full = args.length === 0;
+  const command = full
+    ? 'npm run bench'
+    : `node -r esbuild-register bench/run.ts ${args.join(' ')}`;
   const lines = [
     '# Benchmark results',
     '',
-    `Generated by \`${command}\`${quick ? ' with `BENCH_QUICK=1` (short rounds: not for comparison)' : ''}` +
-      `${chosen.length === 0 ? ' (that is `node -r esbuild-register bench/run.ts`)' : ''} on ${new Date().toISOString()}; ` +
-      `the whole run took ${seconds.toFixed(0)} s. Generated file: do not edit, run it again. How each figure is made: bench/README.md.`,
+    `Generated by \`${command}\`${quick ? ' with `BENCH_QUICK=1` (short windows: not for comparison)' : ''} on ${new Date().toISOString()}; ` +
+      `the run took ${seconds.toFixed(0)} s. Generated file: run it again rather than edit it. What each figure means: bench/README.md.`,
     '',
     '## Machine',
     '',
     ...machine,
     `- Load average at the end: ${loadavg()
       .map((value) => value.toFixed(2))
-      .join(' / ')} (above ~2 on this machine means something else ran beside the benchmark)`,
-    '',
-    'Everything runs on this one machine over loopback: the load generator and the simulator in the driver process, ' +
-      'the app processes, and redis-server share its cores, so absolute figures are low and drift between runs; ' +
-      'the ratios, measured side by side in one run, are what to compare.',
+      .join(' / ')} (above the core count means something else ran beside the benchmark)`,
     '',
     '## Figures beside their targets',
     '',
     ...table(
       ['figure', 'measured', 'target', ''],
-      figures.map((figure) => [figure.name, figure.measured, figure.target, verdict(figure.met)]),
+      results
+        .flatMap((result) => result.figures)
+        .map((figure) => [figure.name, figure.measured, figure.target, verdict(figure.met)]),
     ),
     '',
     ...results.flatMap((result) => [...result.markdown, '']),
   ];
   const text = `${lines.join('\n').trimEnd()}\n`;
-  if (chosen.length === 0) {
+  if (full) {
     writeFileSync(join(__dirname, 'RESULTS.md'), text);
     log(`wrote bench/RESULTS.md in ${seconds.toFixed(0)} s`);
   } else {

@@ -67,6 +67,8 @@ export { MemoryTokenStore } from './stores/memory-store';
 export type { MemoryTokenStoreOptions } from './stores/memory-store-options';
 export { RedisTokenStore, type RedisTokenStoreEvents } from './stores/redis-store';
 export type { RedisTokenStoreOptions } from './stores/redis-store-options';
+export { RedisSessionStore } from './session-store';
+export type { RedisSessionStoreOptions } from './session-store';
 export type { EncryptionKey } from './stores/encryption';
 
 // Embedded mode and setup checks.

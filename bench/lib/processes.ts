@@ -1,13 +1,11 @@
-// Starts and stops the app processes the benchmarks load (bench/lib/bench-app.ts), each its own
+// Starts and stops the harness app processes (bench/apps/harness-app.ts) the refresh-storm, entry,
+// faults and invalidation sections load, each its own
 // Node process on a free loopback port, as a game backend runs behind a load balancer.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import type { Agent } from 'node:http';
 import { join } from 'node:path';
-import { send } from './load';
 
 /** Which app a process runs; see bench-app.ts. */
-export type BenchAppKind = 'baseline' | 'package' | 'example' | 'naive';
+export type BenchAppKind = 'baseline' | 'package' | 'naive';
 
 /** A running app process. */
 export interface BenchApp {
@@ -16,41 +14,23 @@ export interface BenchApp {
   child: ChildProcess;
 }
 
-const APP_FILE = join(__dirname, 'bench-app.ts');
-/** The package runs from its build (dist/), by name (the example) and by path (bench-app.ts) alike. */
+const APP_FILE = join(__dirname, '..', 'apps', 'harness-app.ts');
+/** The package runs from its build (dist/), as `npm install` gives it (built-package.ts). */
 const BUILT_PACKAGE = join(__dirname, 'built-package.ts');
 const START_TIMEOUT_MS = 60_000;
-/**
- * The example's token encryption key, one per benchmark run: every example process of the run
- * reads the records the others wrote (a round's fresh processes serve the sessions entered before).
- */
-const RUN_TOKEN_KEY = randomBytes(32).toString('base64');
-
 /** What an app process is told through its environment (see bench-app.ts). */
 export interface BenchAppEnv {
   REDIS_URL: string;
   SIM_URL: string;
   KEY_PREFIX: string;
-  /** `'1'`: the ioredis client batches the commands of one tick into one write. */
-  BENCH_AUTO_PIPELINING?: '1';
-  /** `'1'`: the package app reads each record from Redis once, then from memory (diagnostic). */
-  BENCH_RECORD_CACHE?: '1';
   /** JSON of extra platformLogin() options for the package app. */
   BENCH_LOGIN_OPTIONS?: string;
   /** `'0'`: RedisTokenStore with `recordCache: false` (every record read from Redis). */
   BENCH_STORE_CACHE?: '0';
+  /** `'memory'`: RedisSessionStore instead of connect-redis. */
+  BENCH_SESSION_STORE?: 'memory';
   /** `'1'`: the app times each request it answers 401 (read by /bench/times-401). */
   BENCH_TIME_401?: '1';
-  /** `'1'`: the package app times its own work per request (read by /bench/own-time). */
-  BENCH_TIME_OWN?: '1';
-  /** `'1'` (with BENCH_TIME_OWN): the hand-written floor (floor.ts) instead of the package's middleware. */
-  BENCH_FLOOR?: '1';
-}
-
-/** CPU time (user + system, µs) the app process on `port` has used so far: its /bench/cpu. */
-export async function cpuUsOf(agent: Agent, port: number): Promise<number> {
-  const answer = await send(agent, { port, path: '/bench/cpu' }, true);
-  return (JSON.parse(answer.body) as { us: number }).us;
 }
 
 /** Starts one app process. */
@@ -60,7 +40,6 @@ export function startBenchApp(kind: BenchAppKind, env: BenchAppEnv): Promise<Ben
       ...process.env,
       ...env,
       BENCH_APP: kind,
-      BENCH_TOKEN_KEY: RUN_TOKEN_KEY,
       NODE_ENV: 'production',
     },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -2,12 +2,12 @@
 // through time by rewriting what Redis holds (the token record, or the session for the naive app).
 import type { Agent } from 'node:http';
 import type { Redis } from 'ioredis';
-import { hashSessionId } from '../../lib/core/hash';
 import type { TokenStore } from '../../lib/core/token-store';
 import type { PlatformSimulator } from '../../lib/simulator';
 import { DEMO_PLAYERS } from '../../lib/simulator/demo-data';
-import { BENCH_REDIRECT_URI } from './bench-settings';
+import { BENCH_REDIRECT_URI } from './settings';
 import { send, type Answer } from './load';
+import { readRecord, writeRecord } from './records';
 
 /** A browser's login: the cookie to send and the session id behind it. */
 export interface BenchSession {
@@ -21,13 +21,12 @@ const HOUR_MS = 3_600_000;
 export const playerOf = (index: number): string =>
   DEMO_PLAYERS[index % DEMO_PLAYERS.length]!.openId;
 
-/** The Redis key of a session's token record under a RedisTokenStore `prefix` (a bench app's is `<KEY_PREFIX>t:`). */
-export const recordKeyOf = (prefix: string, sessionId: string): string =>
-  `${prefix}{${hashSessionId(sessionId)}}:t`;
-
-/** The Redis key connect-redis keeps a bench app's session under. */
-export const sessionKeyOf = (keyPrefix: string, sessionId: string): string =>
-  `${keyPrefix}s:${sessionId}`;
+/** The `connect.sid=…` pair out of an answer's Set-Cookie headers. */
+export function sessionCookieOf(setCookie: readonly string[]): string {
+  const cookie = setCookie.find((c) => c.startsWith('connect.sid='))?.split(';')[0];
+  if (cookie === undefined) throw new Error('no session cookie in the answer');
+  return cookie;
+}
 
 /** Reads the express-session cookie (`s:<id>.<signature>`) out of an answer's Set-Cookie. */
 function sessionOf(answer: Answer): BenchSession {
@@ -46,7 +45,7 @@ function sessionOf(answer: Answer): BenchSession {
  * What a browser sends when the platform's lobby page opens the game (a top-level navigation):
  * the bench apps check entries against the simulator's origin, as the quick start does.
  */
-export const entryHeaders = (sim: PlatformSimulator): Record<string, string> => ({
+export const entryHeaders = (sim: Pick<PlatformSimulator, 'url'>): Record<string, string> => ({
   referer: `${sim.url}/`,
   'sec-fetch-site': 'same-site',
   'sec-fetch-mode': 'navigate',
@@ -94,9 +93,8 @@ export async function loginBaseline(
  * writer would: version + 1, compare-and-set.
  */
 export async function expireRecord(store: TokenStore, sessionId: string): Promise<void> {
-  const read = await store.records.get(hashSessionId(sessionId));
-  if (read.status !== 'found') throw new Error('no token record to expire');
-  const record = read.record;
+  const record = await readRecord(store, sessionId);
+  if (record === undefined) throw new Error('no token record to expire');
   const accessExpiresAt = Date.now() - 1000;
   const next = {
     ...record,
@@ -105,7 +103,7 @@ export async function expireRecord(store: TokenStore, sessionId: string): Promis
     version: record.version + 1,
   };
   const options = { expectedVersion: record.version, ttlMs: HOUR_MS };
-  if (!(await store.records.put(hashSessionId(sessionId), next, options))) {
+  if (!(await writeRecord(store, sessionId, next, options))) {
     throw new Error('the token record changed while it was being expired');
   }
 }

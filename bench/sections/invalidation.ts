@@ -1,25 +1,19 @@
-// Benchmark 5, invalidation: how long a token record deleted by hand (`DEL` from another Redis
-// connection) stays visible to app processes that serve it from memory: from the DEL to the first
-// 401 in each of 2 processes, over many trials; beside the same with every record read from Redis,
-// and beside the session stack alone noticing its own deleted session (the least it can take).
+// Section "invalidation": how long a key deleted by hand (`DEL` from another Redis connection)
+// stays visible to app processes that serve it from memory: from the DEL to the first 401 in each
+// of 2 processes, over many trials. Token records from memory and from Redis, sessions from
+// RedisSessionStore's memory, and the session stack alone noticing its own deleted session.
 import type { Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TokenRecord } from '../lib/core/token-record';
-import { RedisTokenStore } from '../lib/stores/redis-store';
-import { keepAliveAgent, send, type Target } from './lib/load';
-import { startBenchApps, stopBenchApps, type BenchApp } from './lib/processes';
-import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
-import {
-  enter,
-  loginBaseline,
-  playerOf,
-  recordKeyOf,
-  sessionKeyOf,
-  type BenchSession,
-} from './lib/sessions';
-import { count, ms, msFine, summarize, type LatencySummary } from './lib/stats';
-import { heldRecord, nextChange, readRecord, writeRecord } from './lib/records';
+import type { TokenRecord } from '../../lib/core/token-record';
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+import { keepAliveAgent, send, type Target } from '../lib/load';
+import { startBenchApps, stopBenchApps, type BenchApp } from '../lib/processes';
+import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { recordKeyOf, sessionKeyOf } from '../lib/redis-keys';
+import { enter, loginBaseline, playerOf, type BenchSession } from '../lib/sessions';
+import { count, ms, msFine, summarize, type LatencySummary } from '../lib/stats';
+import { heldRecord, nextChange, readRecord, writeRecord } from '../lib/records';
 
 const PROCESSES = 2;
 const HOUR_MS = 3_600_000;
@@ -38,8 +32,8 @@ const WARM_UP_REQUESTS = 2000;
  * its own (express + express-session + connect-redis), whose deleted *session* is what answers 401:
  * how fast the stack the package runs on notices a deletion, the least the package can do.
  */
-type LayoutName = 'memory' | 'redis' | 'baseline';
-const LAYOUTS: readonly LayoutName[] = ['memory', 'redis', 'baseline'];
+type LayoutName = 'memory' | 'redis' | 'baseline' | 'sessions';
+const LAYOUTS: readonly LayoutName[] = ['memory', 'redis', 'baseline', 'sessions'];
 
 /** One layout's processes, what its trials poll, the key they delete and how it is put back. */
 interface Layout {
@@ -66,16 +60,24 @@ interface Variant {
   inApp401: LatencySummary;
 }
 
-const PREFIXES: Record<LayoutName, string> = { memory: 'inv:', redis: 'invd:', baseline: 'invb:' };
+const PREFIXES: Record<LayoutName, string> = {
+  memory: 'inv:',
+  redis: 'invd:',
+  baseline: 'invb:',
+  sessions: 'invs:',
+};
+/** The layouts whose deleted key is the session (no package in front of /api). */
+const sessionOnly = (name: LayoutName): boolean => name === 'baseline' || name === 'sessions';
 
 async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): Promise<Layout> {
   const prefix = PREFIXES[name];
-  const apps = await startBenchApps(name === 'baseline' ? 'baseline' : 'package', PROCESSES, {
+  const apps = await startBenchApps(sessionOnly(name) ? 'baseline' : 'package', PROCESSES, {
     REDIS_URL: ctx.redisUrl,
     SIM_URL: ctx.sim.url,
     KEY_PREFIX: prefix,
     BENCH_TIME_401: '1',
     ...(name === 'redis' ? { BENCH_STORE_CACHE: '0' as const } : {}),
+    ...(name === 'sessions' ? { BENCH_SESSION_STORE: 'memory' as const } : {}),
   });
   try {
     const port = apps[0]!.port;
@@ -84,7 +86,7 @@ async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): P
     let key: string;
     let restore: () => Promise<void>;
     let restoreLoggedOut = async (): Promise<void> => {};
-    if (name === 'baseline') {
+    if (sessionOnly(name)) {
       session = await loginBaseline(agent, port, playerOf(0));
       gone = await loginBaseline(agent, port, playerOf(1));
       key = sessionKeyOf(prefix, session.sessionId);
@@ -363,7 +365,7 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
   ctx.log(
     `invalidation: ${trials} trials of each layout (records from memory, from Redis, the session stack alone)`,
   );
-  const { memory, redis, baseline } = await measure(ctx, trials);
+  const { memory, redis, baseline, sessions } = await measure(ctx, trials);
   ctx.log(`invalidation: ${trials} trials, DEL → dropped from two stores' memory (no HTTP)`);
   const drop = await storesDrop(ctx, trials);
   const wakeTrials = ctx.quick ? 20 : 200;
@@ -371,7 +373,7 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
   const wake = await waiterWake(ctx, wakeTrials);
   const figures: Figure[] = [
     {
-      name: '5. Invalidation: DEL by hand → first 401 in both of 2 processes (records from memory), p50 / p99',
+      name: 'invalidation: DEL by hand → first 401 in both of 2 processes (records from memory), p50 / p99',
       measured:
         `${msFine(memory.untilBoth.p50)} / ${msFine(memory.untilBoth.p99)} ms over ${count(trials)} trials ` +
         `(reading Redis each time: ${msFine(redis.untilBoth.p50)} / ${msFine(redis.untilBoth.p99)} ms; ` +
@@ -380,13 +382,19 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
       met: memory.untilBoth.p99 <= GOAL_P99_MS,
     },
     {
-      name: '5. Invalidation itself: DEL → the record dropped from the memory of 2 stores on their own connections (no HTTP), p50 / p99',
+      name: 'invalidation: DEL of a session key → first 401 in both of 2 processes (RedisSessionStore, sessions from memory), p50 / p99',
+      measured: `${msFine(sessions.untilBoth.p50)} / ${msFine(sessions.untilBoth.p99)} ms over ${count(trials)} trials (connect-redis: ${msFine(baseline.untilBoth.p50)} / ${msFine(baseline.untilBoth.p99)} ms)`,
+      target: `p99 ≤ ${GOAL_P99_MS} ms`,
+      met: sessions.untilBoth.p99 <= GOAL_P99_MS,
+    },
+    {
+      name: 'invalidation itself: DEL → the record dropped from the memory of 2 stores on their own connections (no HTTP), p50 / p99',
       measured: `${msFine(drop.p50)} / ${msFine(drop.p99)} ms over ${count(trials)} trials (max ${msFine(drop.max)} ms)`,
       target: `p99 ≤ ${GOAL_P99_MS} ms`,
       met: drop.p99 <= GOAL_P99_MS,
     },
     {
-      name: "5. Refresh waiter: another process's write → the waiter sees it, woken by Redis vs polling 25–75 ms, p50 / p99",
+      name: "invalidation: refresh waiter: another process's write → the waiter sees it, woken by Redis vs polling 25–75 ms, p50 / p99",
       measured: `${msFine(wake.woken.p50)} / ${msFine(wake.woken.p99)} ms woken; ${ms(wake.polled.p50)} / ${ms(wake.polled.p99)} ms polling (${count(wakeTrials)} trials each)`,
       target: 'reported',
     },
@@ -403,11 +411,11 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
     msFine(variant.inApp401.p99),
   ];
   const markdown = [
-    '## 5. Invalidation',
+    '## invalidation',
     '',
-    `Layout: three pairs of app processes, started side by side, each pair with one session logged in: ` +
+    `Layout: four pairs of app processes, started side by side, each pair with one session logged in: ` +
       'the package with records served from memory (its default), the package with every record read from Redis (`recordCache: false`), ' +
-      "and the session stack alone (express + express-session + connect-redis, the hot path's baseline), where the key deleted is the session itself. " +
+      'and the session stack alone (express + express-session + connect-redis, the request-cost floor), where the key deleted is the session itself, and the same stack on RedisSessionStore (sessions served from memory). ' +
       `Each process first answers ${count(WARM_UP_REQUESTS)} requests on each path a trial takes (200 and 401), so that the trials time compiled code. ` +
       `Then ${count(trials)} trials of each layout, one of each in turn: put the key back (and, for the package, the session, which its 401 ends as a logout does), have each process answer \`GET /api/me\` twice (200, the record now in its memory), ` +
       "send `DEL <key>` from the driver's own Redis connection and, at once, keep one request in flight to each process (each sent when the previous one is answered) until each answers 401. " +
@@ -432,6 +440,10 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
         row('package, records from memory (default)', memory),
         row('package, records read from Redis each time', redis),
         row('session stack alone, its session deleted', baseline),
+        row(
+          'session stack on RedisSessionStore (sessions from memory), its session deleted',
+          sessions,
+        ),
       ],
     ),
     '',

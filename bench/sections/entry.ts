@@ -1,13 +1,15 @@
-// Benchmark 4, entry: callback requests per second end to end (code claim, code exchange with the
+// Section "entry": callback requests per second end to end (code claim, code exchange with the
 // simulator, new session, token record, 303), beside the hand-written callback as a reference.
-import { closedLoop, keepAliveAgent, statusList, type LoadResult } from './lib/load';
-import { startBenchApp, stopBenchApps, type BenchApp } from './lib/processes';
-import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
-import { BENCH_REDIRECT_URI } from './lib/bench-settings';
-import { entryHeaders, playerOf } from './lib/sessions';
-import { count, ms, ratio, summarize } from './lib/stats';
+import { closedLoop, keepAliveAgent, statusList, type LoadResult } from '../lib/load';
+import { startBenchApp, stopBenchApps, type BenchApp } from '../lib/processes';
+import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { BENCH_REDIRECT_URI } from '../lib/settings';
+import { entryHeaders, playerOf } from '../lib/sessions';
+import { count, ms, ratio, summarize } from '../lib/stats';
 
 const CONCURRENCY = 16;
+/** Issue 27: one round trip for what can be pipelined or scripted brings it to 0.90. */
+const TARGET_RATIO = 0.9;
 /** Codes issued before each round: more than a round can use on this kind of machine. */
 const CODES_PER_ROUND = 15_000;
 
@@ -80,19 +82,20 @@ export async function runEntry(ctx: BenchContext): Promise<SectionResult> {
     const allRedirected = result.package.statuses.get(303) === result.package.requests;
     const figures: Figure[] = [
       {
-        name: `4. Entry: callback req/s end to end (1 process, ${CONCURRENCY} connections)`,
+        name: `entry: callback req/s end to end ÷ a hand-written callback (1 process, ${CONCURRENCY} connections)`,
         measured: `${count(result.package.rps)} req/s, p50 ${ms(result.package.latency.p50)} / p99 ${ms(result.package.latency.p99)} ms; ${ratio(result.package.rps / result.naive.rps)} × the hand-written callback${allRedirected ? '' : ' (**not every answer 303**)'}`,
-        target: 'reported',
+        target: `≥ ${TARGET_RATIO} ×`,
+        met: allRedirected && result.package.rps / result.naive.rps >= TARGET_RATIO,
       },
     ];
     const markdown = [
-      '## 4. Entry: the callback end to end',
+      '## entry: the callback end to end',
       '',
       `Layout: **1 app process per variant**, one redis-server, the simulator and the load generator in the driver process. ` +
         `Each request is a new browser (no cookie) with its own code, issued in advance with \`sim.issueCode\`, sending what a browser sends when the platform's page opens the game (\`Referer\`, \`Sec-Fetch-*\`; the package app checks them against the simulator's origin, \`platformOrigins\`); ${CONCURRENCY} connections, ` +
         `${plan.rounds} rounds of ${plan.roundMs / 1000} s per variant after a ${plan.warmUpMs / 1000} s warm-up. ` +
         'Package: claim the code in Redis, exchange it at the simulator, regenerate the session, write the token record, save the session, 303. ' +
-        'Hand-written reference (bench/naive-session-refresh.ts): exchange, regenerate, tokens into the session, save, 303 — no code claim, no token record and no player index, so three Redis commands fewer (SET NX and two scripts).',
+        'Hand-written reference (bench/apps/hand-written-login.ts): exchange, regenerate, tokens into the session, save, 303 — no code claim, no token record and no player index, so three Redis commands fewer (SET NX and two scripts).',
       '',
       ...table(
         [

@@ -1,10 +1,10 @@
-// Benchmark 2, the refresh storm: 1,000 concurrent requests over 100 sessions whose tokens all
+// Section "refresh-storm": 1,000 concurrent requests over 100 sessions whose tokens all
 // need a refresh, across 4 processes. The package against the same storm with fresh tokens, then
-// the hand-written pattern (bench/naive-session-refresh.ts) under it, with and without rotation.
-import { RedisTokenStore } from '../lib/stores/redis-store';
-import { burst, keepAliveAgent, send, statusList, type Answer, type Target } from './lib/load';
-import { startBenchApps, stopBenchApps, type BenchApp } from './lib/processes';
-import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
+// the hand-written pattern (bench/apps/hand-written-login.ts) under it, with and without rotation.
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+import { burst, keepAliveAgent, send, statusList, type Answer, type Target } from '../lib/load';
+import { startBenchApps, stopBenchApps, type BenchApp } from '../lib/processes';
+import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import {
   enter,
   expireNaiveSession,
@@ -12,8 +12,8 @@ import {
   naiveSessionHasTokens,
   playerOf,
   type BenchSession,
-} from './lib/sessions';
-import { count, ms, summarize } from './lib/stats';
+} from '../lib/sessions';
+import { count, ms, summarize } from '../lib/stats';
 
 const PROCESSES = 4;
 const SESSIONS = 100;
@@ -240,13 +240,13 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
     outcome.answers.every((answer) => answer.status === 200);
   const figures: Figure[] = [
     {
-      name: '2. Refresh storm: token-endpoint calls (1,000 requests, 100 sessions, 4 processes)',
+      name: 'refresh-storm: token-endpoint calls (1,000 requests, 100 sessions, 4 processes)',
       measured: `${calls.join(', ')} in ${rounds} storm${rounds > 1 ? 's' : ''}${pkg.refreshed.every(allOk) ? '; every answer 200' : '; **not every answer 200**'}`,
       target: `exactly ${SESSIONS} per storm`,
       met: callsMet,
     },
     {
-      name: '2. Refresh storm: latency added vs the same storm with fresh tokens, p50 / p99; beside it the platform call itself in those storms',
+      name: 'refresh-storm: latency added vs the same storm with fresh tokens, p50 / p99; beside it the platform call itself in those storms',
       measured:
         `+${ms(refreshLatency.p50 - freshLatency.p50)} / +${ms(refreshLatency.p99 - freshLatency.p99)} ms; ` +
         `the refresh's platform call and write (its \`refresh\` event's durationMs, ${count(platformLatency.count)} events) ${ms(platformLatency.p50)} / ${ms(platformLatency.p99)} ms`,
@@ -254,7 +254,7 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
       met: refreshLatency.p50 - freshLatency.p50 <= platformLatency.p50 * 1.25,
     },
     {
-      name: '2. Refresh storm with rotation, package: token calls; invalid_grant / stale answers',
+      name: 'refresh-storm with rotation, package: token calls; invalid_grant / stale answers',
       measured: `${pkg.rotating.tokenCalls}; ${pkg.rotating.reauth} / ${pkg.rotating.staleTokens}`,
       target: `${SESSIONS}; 0 / 0`,
       met:
@@ -263,12 +263,12 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
         pkg.rotating.staleTokens === 0,
     },
     {
-      name: '2. Same storms, hand-written pattern: token calls without / with rotation',
+      name: 'refresh-storm: same storms, hand-written pattern: token calls without / with rotation',
       measured: `${count(naive.refreshed.tokenCalls)} / ${count(naive.rotating.tokenCalls)} (package: ${SESSIONS})`,
       target: 'reported',
     },
     {
-      name: '2. Hand-written pattern with rotation: invalid_grant answers; stale tokens served; players logged out',
+      name: 'refresh-storm: hand-written pattern with rotation: invalid_grant answers; stale tokens served; players logged out',
       measured: `${count(naive.rotating.reauth)} of 1,000; ${naive.rotating.staleTokens}; ${naive.loggedOutAfterRotation} of ${SESSIONS}`,
       target: 'reported',
     },
@@ -287,7 +287,7 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
     ];
   };
   const markdown = [
-    '## 2. Refresh storm',
+    '## refresh-storm',
     '',
     `Layout: **${PROCESSES} app processes** on one redis-server and the simulator (in the driver process, no injected latency). ` +
       `${SESSIONS} sessions entered through the real callback; ${SESSIONS * REQUESTS_PER_SESSION} requests (\`GET /api/token\`), ${REQUESTS_PER_SESSION} per session, each session's spread over all ${PROCESSES} processes, ` +

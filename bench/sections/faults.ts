@@ -1,16 +1,16 @@
-// Load with faults: two package processes on one Redis, refresh-token rotation and 30 s access
+// Section "faults": two package processes on one Redis, refresh-token rotation and 30 s access
 // tokens, a few dozen players for a minute while one process is killed and restarted, Redis
 // stalls (SIGSTOP, then SIGCONT) and the platform fails. No login may be lost, no 401 answered, and every
 // error must fall inside a fault window. BENCH_FAULTS_SECONDS sets the duration (default 60).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import { RedisTokenStore } from '../lib';
-import { keepAliveAgent, send, type Answer } from './lib/load';
-import { startBenchApp, stopBenchApps, type BenchApp, type BenchAppEnv } from './lib/processes';
-import { count, ms, percentile } from './lib/stats';
-import { enter, playerOf, type BenchSession } from './lib/sessions';
-import { table, type BenchContext, type SectionResult } from './lib/report';
-import { readRecord } from './lib/records';
+import { RedisTokenStore } from '../../lib';
+import { keepAliveAgent, send, type Answer } from '../lib/load';
+import { startBenchApp, stopBenchApps, type BenchApp, type BenchAppEnv } from '../lib/processes';
+import { count, ms, percentile } from '../lib/stats';
+import { enter, playerOf, type BenchSession } from '../lib/sessions';
+import { table, type BenchContext, type SectionResult } from '../lib/report';
+import { readRecord } from '../lib/records';
 
 const PLAYERS = 36;
 const ACCESS_TOKEN_SECONDS = 30;
@@ -192,14 +192,14 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
     return {
       figures: [
         {
-          name: `5. Load with faults (2 processes, rotation, ${PLAYERS} players, ${seconds} s; kill + restart, Redis stall, platform 503)`,
+          name: `faults (2 processes, rotation, ${PLAYERS} players, ${seconds} s; kill + restart, Redis stall, platform 503)`,
           measured: summary,
           target: 'no login lost, no 401, errors only inside fault windows',
           met,
         },
       ],
       markdown: [
-        '## 5. Load with faults',
+        '## faults: load with faults',
         '',
         `Layout: 2 package processes (RedisTokenStore, \`refreshSkewSeconds: 10\`), one redis-server, the simulator with refresh-token rotation and ${ACCESS_TOKEN_SECONDS} s access tokens, so every player refreshes about twice a minute. ` +
           `${PLAYERS} players each send \`GET /api/token\` (which calls \`req.platformToken()\`), alternating between the processes, ${THINK_MS / 2}–${(THINK_MS * 3) / 2} ms apart, for ${seconds} s ` +

@@ -1,14 +1,14 @@
-// Benchmark 3, scale: RedisTokenStore read latency and Redis memory at 10k and 100k sessions, in
+// Section "scale": RedisTokenStore read latency and Redis memory at 10k and 100k sessions, in
 // the clear and encrypted, on a redis-server of its own (so its memory holds token records only).
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import { RedisTokenStore } from '../lib/stores/redis-store';
-import type { TokenRecord } from '../lib/core/token-record';
-import { startRedisServer } from '../test/helpers/redis-server';
-import { table, type BenchContext, type Figure, type SectionResult } from './lib/report';
-import { bytes, count, msFine, ratio, summarize } from './lib/stats';
-import { readRecord, writeRecord } from './lib/records';
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+import type { TokenRecord } from '../../lib/core/token-record';
+import { startRedisServer } from '../../test/helpers/redis-server';
+import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { bytes, count, msFine, ratio, summarize } from '../lib/stats';
+import { readRecord, writeRecord } from '../lib/records';
 
 const SIZES = [10_000, 100_000] as const;
 /** Puts in flight while filling: enough to keep Redis busy without queueing seconds of commands. */
@@ -186,19 +186,19 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
   const figures: Figure[] = MODES.map((mode) => {
     const [a, b] = [at(mode, small), at(mode, large)];
     return {
-      name: `3. Store read at 100k ÷ at 10k sessions, ${mode}: p50, p99, reads/s`,
+      name: `store-scale: read at 100k ÷ at 10k sessions, ${mode}: p50, p99, reads/s`,
       measured: `${ratio(b.latency.p50 / a.latency.p50)}, ${ratio(b.latency.p99 / a.latency.p99)}, ${ratio(b.readsPerSecond / a.readsPerSecond)} (p50 ${msFine(a.latency.p50)} → ${msFine(b.latency.p50)} ms)`,
       target: 'no growth (≈ 1.0)',
     };
   });
   const perRecord = (mode: Subject['mode']): number => at(mode, large).memoryBytes / large;
   figures.push({
-    name: '3. Redis memory per session, plain / encrypted (at 100k; record, expiry, player index)',
+    name: 'store-scale: Redis memory per session, plain / encrypted (at 100k; record, expiry, player index)',
     measured: `${bytes(perRecord('plain'))} / ${bytes(perRecord('encrypted'))}`,
     target: 'reported',
   });
   const markdown = [
-    '## 3. Scale: store reads and Redis memory at 10k and 100k sessions',
+    '## store-scale: store reads and Redis memory at 10k and 100k sessions',
     '',
     `A redis-server of its own, one database per row, each filled through \`RedisTokenStore.put\` (the compare-and-set script, ${FILL_WINDOW} puts in flight) with records as the simulator makes them ` +
       '(43-character tokens, 32-character openId and unionId, two scopes, 90-day TTL; encrypted: AES-256-GCM with one key). ' +

@@ -1,0 +1,47 @@
+// The floor plus this package: the same session stack and client, `login.middleware()` on a
+// RedisTokenStore (records in the clear, served from the record cache as by default), and the
+// route answering `req.platformUser`. What the package costs on top of the floor is the difference.
+import type { Express } from 'express';
+import type session from 'express-session';
+import { platformLogin, RedisTokenStore, type PlatformLogin } from '../../lib';
+import { BENCH_CLIENT, BENCH_REDIRECT_URI } from '../lib/settings';
+import { sessionStackApp, sessionStoreOn, type BenchRedis } from './session-stack';
+
+export interface PackageApp {
+  app: Express;
+  login: PlatformLogin;
+  tokenStore: RedisTokenStore;
+}
+
+/**
+ * `simUrl`: the platform simulator the callback exchanges codes at. `sessionStore`: express-session's
+ * store; connect-redis (the floor's) unless given (the package's RedisSessionStore).
+ */
+export function packageApp(
+  redis: BenchRedis,
+  simUrl: string,
+  sessionStore: session.Store = sessionStoreOn(redis),
+): PackageApp {
+  // RedisTokenStore takes node-redis once the client seam lands (DESIGN.md section 10).
+  const tokenStore = new RedisTokenStore({
+    redis: redis.client,
+    prefix: 'bench:tokens:',
+    allowPlaintextTokens: true,
+  });
+  const login = platformLogin({
+    authUrl: simUrl,
+    ...BENCH_CLIENT,
+    redirectUri: BENCH_REDIRECT_URI,
+    platformOrigins: [new URL(simUrl).origin],
+    store: tokenStore,
+  });
+  const app = sessionStackApp(sessionStore);
+  app.use('/platform/callback', login.callback);
+  app.use('/api', login.middleware());
+  app.get('/api/me', (req, res) => {
+    const { openId, unionId, scope } = req.platformUser;
+    res.json({ openId, unionId: unionId ?? null, scope });
+  });
+  app.use(login.errorHandler());
+  return { app, login, tokenStore };
+}

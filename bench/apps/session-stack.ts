@@ -1,0 +1,76 @@
+// The floor every figure is measured against: express + express-session + connect-redis on one
+// Redis client, set up as their READMEs show (client defaults, no harness code in the process).
+// `ioredis` uses connect-redis 8.1 (`connect-redis8`, the last line that takes ioredis);
+// `node-redis` uses connect-redis 10 with `redis` 6.
+import express, { type Express } from 'express';
+import session from 'express-session';
+import { RedisStore as RedisStore8 } from 'connect-redis8';
+import { RedisStore } from 'connect-redis';
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { BENCH_SESSION_SECRET } from '../lib/settings';
+
+/** The two Redis clients a studio runs express-session on. */
+export type ClientChoice = 'ioredis' | 'node-redis';
+export const CLIENT_CHOICES: readonly ClientChoice[] = ['ioredis', 'node-redis'];
+
+const nodeRedisClient = (url: string) => createClient({ url });
+type NodeRedis = ReturnType<typeof nodeRedisClient>;
+
+/** A connected client of `choice`, as a studio's app holds one, and how to close it. */
+export type BenchRedis = (
+  { choice: 'ioredis'; client: Redis } | { choice: 'node-redis'; client: NodeRedis }
+) & { close(): Promise<void> };
+
+export async function connectRedis(choice: ClientChoice, url: string): Promise<BenchRedis> {
+  if (choice === 'ioredis') {
+    const client = new Redis(url);
+    return { choice, client, close: async () => void client.disconnect() };
+  }
+  const client = nodeRedisClient(url);
+  client.on('error', () => undefined);
+  await client.connect();
+  return { choice, client, close: async () => void client.destroy() };
+}
+
+/** connect-redis on `redis` with its defaults (`sess:` keys, 1 day TTL, renewed by EXPIRE). */
+export function sessionStoreOn(redis: BenchRedis): session.Store {
+  return redis.choice === 'ioredis'
+    ? new RedisStore8({ client: redis.client })
+    : new RedisStore({ client: redis.client });
+}
+
+/** An Express app with express-session on `store`: what a studio has before any login code. */
+export function sessionStackApp(store: session.Store): Express {
+  const app = express();
+  app.use(
+    session({ store, secret: BENCH_SESSION_SECRET, resave: false, saveUninitialized: false }),
+  );
+  return app;
+}
+
+/**
+ * The floor: the session stack with a hand-written login marker and a route that answers it.
+ * `/login` is the login (a marker in the session, sized like the package's); `/api/me` answers the
+ * JSON the example's route answers, or 401 without a login.
+ */
+export function floorApp(store: session.Store): Express {
+  const app = sessionStackApp(store);
+  app.get('/login', (req, res) => {
+    (req.session as unknown as { user: object }).user = {
+      openId: String(req.query.openId ?? 'player-ada'),
+      entry: 'AAAAAAAAAAAAAAAAAAAAAA',
+    };
+    res.status(204).end();
+  });
+  const scope = ['user_info', 'basic_actions'];
+  app.get('/api/me', (req, res) => {
+    const user = (req.session as unknown as { user?: { openId: string } }).user;
+    if (user === undefined) {
+      res.status(401).json({ error: 'login_required' });
+      return;
+    }
+    res.json({ openId: user.openId, unionId: user.openId.replace('player-', 'union-'), scope });
+  });
+  return app;
+}

@@ -1,0 +1,90 @@
+// Starts the processes a section loads, each a Node process of its own on a free loopback port
+// (as a game backend runs behind a load balancer), with the CPU probe preloaded: the driver asks
+// it over IPC how much CPU the process has used, so nothing is measured from inside a request.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+const CPU_PROBE = join(__dirname, 'cpu-probe.ts');
+/** The package from its build, dist/, as `npm install` gives it (see built-package.ts). */
+const BUILT_PACKAGE = join(__dirname, 'built-package.ts');
+const START_TIMEOUT_MS = 60_000;
+
+export interface AppProcess {
+  name: string;
+  port: number;
+  /** What the process printed before it listened (the example prints its simulator's URL). */
+  output: string;
+  child: ChildProcess;
+  /** CPU time (µs, user + system) the process has used so far. */
+  cpuUs(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export interface AppSpec {
+  name: string;
+  /** The script to run (relative to the repository), with esbuild-register. */
+  script: string;
+  env: Record<string, string>;
+  /** How the process says which port it listens on: the first group of the first match. */
+  listening: RegExp;
+  /** Runs the package from dist/ for relative imports of lib/ too (the bench's own apps). */
+  builtPackage?: boolean;
+}
+
+export function startApp(spec: AppSpec): Promise<AppProcess> {
+  const preload = ['-r', 'esbuild-register', ...(spec.builtPackage ? ['-r', BUILT_PACKAGE] : [])];
+  const child = spawn(process.execPath, [...preload, '-r', CPU_PROBE, join(ROOT, spec.script)], {
+    cwd: ROOT,
+    env: { ...process.env, ...spec.env },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  const cpuUs = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${spec.name}: no CPU answer`)), 10_000);
+      child.once('message', (message: { cpuUs: number }) => {
+        clearTimeout(timer);
+        resolve(message.cpuUs);
+      });
+      child.send('cpu');
+    });
+  const stop = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    let errors = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      errors += chunk.toString();
+      process.stderr.write(chunk);
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${spec.name} did not start within 60 s`));
+    }, START_TIMEOUT_MS);
+    const onExit = (code: number | null): void => {
+      clearTimeout(timer);
+      const reason = /\w*Error: [^\n]*/.exec(errors)?.[0] ?? errors.trim().split('\n').pop();
+      reject(new Error(`${spec.name} exited with ${code} before listening: ${reason ?? output}`));
+    };
+    child.once('exit', onExit);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = spec.listening.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        child.off('exit', onExit);
+        child.stdout!.removeAllListeners('data');
+        child.stdout!.resume();
+        resolve({ name: spec.name, port: Number(match[1]), output, child, cpuUs, stop });
+      }
+    });
+  });
+}

@@ -1,0 +1,39 @@
+#!/bin/bash
+# The outside check, built apart from the bench the simple way: a redis-server, the example as
+# `npm run example` starts it (REDIS_URL set, its embedded simulator), the minimal floor beside it
+# (floor.js), one logged-in session each, autocannon -c 32 against GET /api/me in PAIRS alternating
+# pairs of DUR s windows; CPU per request from /proc (Linux). Run `npm run build` first.
+#   bench/outside-check/run.sh            # 7 pairs of 5 s, on ioredis (CLIENT=redis: node-redis)
+#   FLOOR_FLAGS="F_INSPECTOR=1" bench/outside-check/run.sh   # the floor with one suspect added
+set -e
+cd "$(dirname "$0")/../.."
+free_port() { node -e 's=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+RP=${RP:-$(free_port)}; EP=${EP:-$(free_port)}; FP=${FP:-$(free_port)}; PAIRS=${PAIRS:-7}; DUR=${DUR:-5}
+CLIENT=${CLIENT:-ioredis}
+TMP=$(mktemp -d)
+redis-server --port $RP --save '' --appendonly no --daemonize no >/dev/null & RPID=$!
+sleep 0.5
+REDIS_CLIENT=$CLIENT REDIS_URL=redis://127.0.0.1:$RP PORT=$EP node -r esbuild-register example-app/server.ts > $TMP/example.log 2>&1 & EPID=$!
+env $FLOOR_FLAGS CLIENT=$CLIENT REDIS_URL=redis://127.0.0.1:$RP PORT=$FP node bench/outside-check/floor.js > $TMP/floor.log 2>&1 & FPID=$!
+trap 'kill $EPID $FPID $RPID 2>/dev/null; rm -rf $TMP' EXIT
+for i in $(seq 50); do grep -q 'Example game backend' $TMP/example.log && grep -q listening $TMP/floor.log && break; sleep 0.2; done
+LOBBY=$(grep -o 'http://127.0.0.1:[0-9]*/$' $TMP/example.log | head -1); SIM=${LOBBY%/}
+LOC=$(curl -s -o /dev/null -w '%{redirect_url}' "$SIM/enter")
+ECOOKIE=$(curl -s -D - -o /dev/null -H "Referer: $SIM/" -H 'Sec-Fetch-Site: same-site' -H 'Sec-Fetch-Mode: navigate' -H 'Sec-Fetch-Dest: document' "${LOC/localhost/127.0.0.1}" | grep -i '^set-cookie: connect.sid' | sed 's/^[Ss]et-[Cc]ookie: //; s/;.*//')
+FCOOKIE=$(curl -s -D - -o /dev/null http://127.0.0.1:$FP/login | grep -i '^set-cookie: connect.sid' | sed 's/^[Ss]et-[Cc]ookie: //; s/;.*//')
+echo "example: $(curl -s -H "Cookie: $ECOOKIE" http://127.0.0.1:$EP/api/me)"
+echo "floor:   $(curl -s -H "Cookie: $FCOOKIE" http://127.0.0.1:$FP/api/me)"
+cpu() { awk '{print $14+$15}' /proc/$1/stat; }
+TCK=$(getconf CLK_TCK)
+run() { # port cookie pid -> "rps cpu_us_per_req"
+  local c0=$(cpu $3); local out=$(npx autocannon -c 32 -d $DUR -j -H "Cookie=$2" http://127.0.0.1:$1/api/me 2>/dev/null); local c1=$(cpu $3)
+  node -e 'const r=JSON.parse(process.argv[1]); const n=r.requests.total; const non2=r.non2xx; console.log((n/('$DUR')).toFixed(0), ((('$c1'-'$c0')/'$TCK')*1e6/n).toFixed(1), non2, r.latency.p99)' "$out"
+}
+# warm-up
+run $EP "$ECOOKIE" $EPID >/dev/null; run $FP "$FCOOKIE" $FPID >/dev/null
+for i in $(seq $PAIRS); do
+  if (( i % 2 )); then e=$(run $EP "$ECOOKIE" $EPID); f=$(run $FP "$FCOOKIE" $FPID); else f=$(run $FP "$FCOOKIE" $FPID); e=$(run $EP "$ECOOKIE" $EPID); fi
+  echo "pair $i example[rps cpu_us non2xx p99] $e | floor $f"
+  echo "$e $f" >> $TMP/pairs
+done
+awk '{er+=$1; ec+=$1*$2; fr+=$5; fc+=$5*$6} END {printf "example ÷ floor: req/s %.3f, CPU per request %.3f\n", er/fr, (ec/er)/(fc/fr)}' $TMP/pairs

@@ -1,0 +1,340 @@
+// Section "request-cost": what a logged-in `GET /api/me` costs behind the package and behind the
+// example app, against the floor (express + express-session + connect-redis alone) on the same
+// Redis client. Built as an outside check would be: each app a process of its own with nothing
+// of the harness in it (the CPU probe answers one IPC message per window), autocannon in a process
+// of its own as the load generator, one logged-in session, windows of the variants alternating.
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cannon, type CannonResult } from '../lib/autocannon';
+import { startApp, type AppProcess } from '../lib/app-process';
+import { entryHeaders } from '../lib/sessions';
+import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { count, median, ms, ratioFine } from '../lib/stats';
+import { BENCH_SESSION_SECRET } from '../lib/settings';
+import type { ClientChoice } from '../apps/session-stack';
+import { sessionCookieOf } from '../lib/sessions';
+
+const CONNECTIONS = 32;
+/** How close the bench's example ÷ floor must be to the outside check's (a ratio of ratios). */
+const AGREEMENT = 0.05;
+/** The share of the floor's capacity offered at the fixed rate (busy, not saturated). */
+const FIXED_RATE_SHARE = 0.25;
+const TARGETS = {
+  package: { rps: 0.95, cpu: 1.05 },
+  'package-sessions': { rps: 1.1, cpu: 0.9 },
+  example: { rps: 1.1, cpu: 0.9 },
+} as const;
+
+/**
+ * floor: express + express-session + connect-redis alone; package: the same with the package's
+ * middleware; package-sessions: the package with its RedisSessionStore in place of connect-redis;
+ * example: example-app as `npm run example` starts it.
+ */
+type Variant = 'floor' | 'package' | 'package-sessions' | 'example';
+
+interface Window {
+  result: CannonResult;
+  cpuUsPerRequest: number;
+}
+
+/** Logs in through the example's embedded simulator, as a player would: lobby, /enter, callback. */
+async function enterExample(app: AppProcess): Promise<string> {
+  const lobby = /Platform simulator \(lobby\): (\S+?)\/?\s/.exec(app.output)?.[1];
+  if (lobby === undefined) throw new Error('the example printed no simulator URL');
+  const entered = await fetch(`${lobby}/enter`, { redirect: 'manual' });
+  const callback = entered.headers.get('location')!.replace('//localhost:', '//127.0.0.1:');
+  const answer = await fetch(callback, {
+    redirect: 'manual',
+    headers: entryHeaders({ url: lobby }),
+  });
+  if (answer.status !== 303) throw new Error(`example entry answered ${answer.status}`);
+  return sessionCookieOf(answer.headers.getSetCookie());
+}
+
+/** Logs in to the floor or the package app (the package: a code from the driver's simulator). */
+async function enterBenchApp(
+  ctx: BenchContext,
+  variant: Variant,
+  app: AppProcess,
+): Promise<string> {
+  const url =
+    variant === 'floor'
+      ? `http://127.0.0.1:${app.port}/login`
+      : `http://127.0.0.1:${app.port}/platform/callback?code=${encodeURIComponent(
+          ctx.sim.issueCode({
+            openId: 'player-ada',
+            redirectUri: 'http://127.0.0.1:3999/platform/callback',
+          }),
+        )}`;
+  const answer = await fetch(url, { redirect: 'manual', headers: entryHeaders(ctx.sim) });
+  if (answer.status !== (variant === 'floor' ? 204 : 303)) {
+    throw new Error(`${variant} login answered ${answer.status}`);
+  }
+  return sessionCookieOf(answer.headers.getSetCookie());
+}
+
+function startVariant(
+  ctx: BenchContext,
+  variant: Variant,
+  client: ClientChoice,
+): Promise<AppProcess> {
+  if (variant === 'example') {
+    // As `npm run example` starts it (on Redis; its embedded simulator; its own defaults).
+    return startApp({
+      name: 'example',
+      script: 'example-app/server.ts',
+      env: {
+        REDIS_URL: ctx.redisUrl,
+        PORT: '0',
+        SESSION_SECRET: BENCH_SESSION_SECRET,
+        // The example names node-redis `redis`.
+        REDIS_CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
+      },
+      listening: /Example game backend: http:\/\/[^:]+:(\d+)/,
+    });
+  }
+  return startApp({
+    name: variant,
+    script: 'bench/apps/serve.ts',
+    env: {
+      BENCH_APP: variant,
+      BENCH_CLIENT: client,
+      REDIS_URL: ctx.redisUrl,
+      SIM_URL: ctx.sim.url,
+    },
+    listening: /listening (\d+)/,
+    builtPackage: true,
+  });
+}
+
+const VARIANTS: readonly Variant[] = ['floor', 'package', 'package-sessions', 'example'];
+
+/**
+ * Whether the example can be told which client to use (REDIS_CLIENT, DESIGN.md section 10): an
+ * example that does not read it would run on ioredis under a node-redis heading.
+ */
+const exampleTakesClient = (): boolean =>
+  readdirSync(join(__dirname, '..', '..', 'example-app')).some(
+    (file) =>
+      file.endsWith('.ts') &&
+      readFileSync(join(__dirname, '..', '..', 'example-app', file), 'utf8').includes(
+        'REDIS_CLIENT',
+      ),
+  );
+
+/**
+ * bench/outside-check/run.sh (Linux: it reads CPU time from /proc), run here so that its figures
+ * and the bench's sit side by side from one run: the example ÷ its own minimal floor.
+ */
+async function outsideCheck(
+  pairs: number,
+  seconds: number,
+  client: ClientChoice,
+): Promise<{ rps: number; cpu: number } | string> {
+  if (process.platform !== 'linux') return 'not run (it reads /proc)';
+  const script = join(__dirname, '..', 'outside-check', 'run.sh');
+  return new Promise((resolve) => {
+    execFile(
+      'bash',
+      [script],
+      {
+        env: {
+          ...process.env,
+          PAIRS: String(pairs),
+          DUR: String(seconds),
+          CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
+        },
+        timeout: 600_000,
+      },
+      (error, stdout) => {
+        const match = /req\/s ([\d.]+), CPU per request ([\d.]+)/.exec(stdout);
+        if (error || !match) resolve(`failed: ${error?.message ?? stdout.slice(-200)}`);
+        else resolve({ rps: Number(match[1]), cpu: Number(match[2]) });
+      },
+    );
+  });
+}
+
+export async function runRequestCost(
+  ctx: BenchContext,
+  client: ClientChoice,
+): Promise<SectionResult> {
+  const plan = ctx.quick
+    ? { warmUpS: 1, windowS: 2, pairs: 2, fixedS: 2, fixedPairs: 1 }
+    : { warmUpS: 3, windowS: 5, pairs: 7, fixedS: 5, fixedPairs: 3 };
+  const apps = new Map<Variant, AppProcess>();
+  const cookies = new Map<Variant, string>();
+  /** Variants that cannot run on this client yet, and why (the package before it takes node-redis). */
+  const notRun: string[] = [];
+  const variants: Variant[] = [];
+  try {
+    for (const variant of VARIANTS) {
+      if (variant === 'example' && client !== 'ioredis' && !exampleTakesClient()) {
+        notRun.push('example (it does not read REDIS_CLIENT yet)');
+        continue;
+      }
+      let app: AppProcess;
+      try {
+        app = await startVariant(ctx, variant, client);
+      } catch (error) {
+        if (variant === 'floor') throw error;
+        notRun.push(
+          `${variant} (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`,
+        );
+        continue;
+      }
+      variants.push(variant);
+      apps.set(variant, app);
+      cookies.set(
+        variant,
+        variant === 'example' ? await enterExample(app) : await enterBenchApp(ctx, variant, app),
+      );
+    }
+    const load = async (variant: Variant, seconds: number, rate?: number): Promise<Window> => {
+      const app = apps.get(variant)!;
+      const before = await app.cpuUs();
+      const result = await cannon({
+        port: app.port,
+        path: '/api/me',
+        headers: { cookie: cookies.get(variant)!, accept: 'application/json' },
+        connections: CONNECTIONS,
+        seconds,
+        ...(rate === undefined ? {} : { rate }),
+      });
+      const cpuUs = (await app.cpuUs()) - before;
+      if (result.failed > 0) throw new Error(`${variant}: ${result.failed} answers were not 2xx`);
+      return { result, cpuUsPerRequest: cpuUs / Math.max(1, result.ok) };
+    };
+    for (const variant of variants) {
+      ctx.log(`request-cost (${client}): warming up ${variant}`);
+      await load(variant, plan.warmUpS);
+    }
+    // Alternating windows: pair i runs the variants in one order, pair i+1 in the reverse, so a
+    // drift of the shared machine falls on every variant alike.
+    const saturated = new Map<Variant, Window[]>(variants.map((v) => [v, []]));
+    for (let pair = 0; pair < plan.pairs; pair += 1) {
+      const order = pair % 2 === 0 ? variants : [...variants].reverse();
+      for (const variant of order) {
+        ctx.log(
+          `request-cost (${client}): pair ${pair + 1}/${plan.pairs}, ${variant}, ${CONNECTIONS} connections`,
+        );
+        saturated.get(variant)!.push(await load(variant, plan.windowS));
+      }
+    }
+    let outside: { rps: number; cpu: number } | string | undefined;
+    if (variants.includes('example')) {
+      // Right after the bench's windows, in processes of its own (ours idle meanwhile).
+      ctx.log(`request-cost (${client}): the outside check (bench/outside-check/run.sh)`);
+      outside = await outsideCheck(plan.pairs, plan.windowS, client);
+    }
+    const floorRps = median(saturated.get('floor')!.map((w) => w.result.rps));
+    const rate = Math.max(50, Math.floor((floorRps * FIXED_RATE_SHARE) / 10) * 10);
+    const fixed = new Map<Variant, Window[]>(variants.map((v) => [v, []]));
+    for (let pair = 0; pair < plan.fixedPairs; pair += 1) {
+      const order = pair % 2 === 0 ? variants : [...variants].reverse();
+      for (const variant of order) {
+        ctx.log(
+          `request-cost (${client}): fixed ${rate} req/s, pair ${pair + 1}/${plan.fixedPairs}, ${variant}`,
+        );
+        fixed.get(variant)!.push(await load(variant, plan.fixedS, rate));
+      }
+    }
+
+    const total = (windows: readonly Window[]): number =>
+      windows.reduce((sum, w) => sum + w.result.ok, 0);
+    const cpuOf = (windows: readonly Window[]): number =>
+      windows.reduce((sum, w) => sum + w.cpuUsPerRequest * w.result.ok, 0) /
+      Math.max(1, total(windows));
+    const pairRatios = (variant: Variant): number[] =>
+      saturated.get(variant)!.map((w, i) => w.result.rps / saturated.get('floor')![i]!.result.rps);
+    const figures: Figure[] = [];
+    const rows: string[][] = [];
+    let example: { rps: number; cpu: number } | undefined;
+    for (const variant of variants) {
+      const windows = saturated.get(variant)!;
+      const rpsRatio = total(windows) / total(saturated.get('floor')!);
+      const cpuRatio = cpuOf(windows) / cpuOf(saturated.get('floor')!);
+      const p99Added = median(
+        fixed.get(variant)!.map((w, i) => w.result.p99Ms - fixed.get('floor')![i]!.result.p99Ms),
+      );
+      const ratios = pairRatios(variant);
+      rows.push([
+        variant,
+        windows.map((w) => count(w.result.rps)).join(' / '),
+        variant === 'floor'
+          ? '1'
+          : `${ratioFine(rpsRatio)} (pairs ${ratioFine(Math.min(...ratios))}–${ratioFine(Math.max(...ratios))})`,
+        `${cpuOf(windows).toFixed(0)} µs`,
+        variant === 'floor' ? '1' : ratioFine(cpuRatio),
+        `${ms(median(windows.map((w) => w.result.p99Ms)))}`,
+        `${ms(median(fixed.get(variant)!.map((w) => w.result.p99Ms)))}`,
+        variant === 'floor' ? '' : `${p99Added >= 0 ? '+' : ''}${ms(p99Added)}`,
+      ]);
+      if (variant === 'floor') continue;
+      if (variant === 'example') example = { rps: rpsRatio, cpu: cpuRatio };
+      const target = TARGETS[variant];
+      figures.push({
+        name: `request-cost (${client}): ${variant} ÷ floor, req/s and CPU per request (${CONNECTIONS} connections)`,
+        measured: `${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU`,
+        target: `≥ ${target.rps} req/s, ≤ ${target.cpu} CPU`,
+        met: rpsRatio >= target.rps && cpuRatio <= target.cpu,
+      });
+      if (variant === 'example') {
+        figures.push({
+          name: `request-cost (${client}): example p99 added at a fixed ${count(rate)} req/s (median of pairs)`,
+          measured: `${p99Added >= 0 ? '+' : ''}${ms(p99Added)} ms`,
+          target: '≤ 0 ms',
+          met: p99Added <= 0,
+        });
+      }
+    }
+    const markdown = [
+      `## request-cost (${client}): a logged-in GET /api/me`,
+      '',
+      `Each app one process, autocannon (${CONNECTIONS} connections, one logged-in session) in a process of its own; ` +
+        `${plan.pairs} alternating pairs of ${plan.windowS} s windows after a ${plan.warmUpS} s warm-up each; ratios of all windows' totals (and the range of the pairs). ` +
+        `CPU per request: the app process's user + system time over its windows ÷ the 2xx answers. ` +
+        `Fixed rate: ${count(rate)} req/s (${FIXED_RATE_SHARE * 100} % of the floor's capacity), ${plan.fixedPairs} alternating pairs of ${plan.fixedS} s; p99 added = median of the pairs' differences.`,
+      '',
+      ...table(
+        [
+          'app',
+          'req/s per window',
+          'req/s ÷ floor',
+          'CPU per request',
+          'CPU ÷ floor',
+          'p99 ms (saturated)',
+          `p99 ms at ${count(rate)} req/s`,
+          'p99 added ms',
+        ],
+        rows,
+      ),
+      ...(notRun.length === 0 ? [] : ['', `Not run on ${client}: ${notRun.join('; ')}.`]),
+    ];
+    if (outside !== undefined && example !== undefined) {
+      const agree =
+        typeof outside === 'string'
+          ? undefined
+          : Math.abs(example.rps / outside.rps - 1) <= AGREEMENT &&
+            Math.abs(example.cpu / outside.cpu - 1) <= AGREEMENT;
+      const theirs =
+        typeof outside === 'string'
+          ? outside
+          : `${ratioFine(outside.rps)} req/s, ${ratioFine(outside.cpu)} CPU`;
+      figures.push({
+        name: `request-cost (${client}): example ÷ floor, this bench vs the outside check (bench/outside-check/run.sh, same run)`,
+        measured: `${ratioFine(example.rps)} req/s, ${ratioFine(example.cpu)} CPU vs ${theirs}`,
+        target: `within ${AGREEMENT * 100} %`,
+        ...(agree === undefined ? {} : { met: agree }),
+      });
+      markdown.push(
+        '',
+        `The outside check, run right after these windows (its own redis-server, \`npm run example\`, a minimal floor, autocannon, ${plan.pairs} pairs of ${plan.windowS} s): example ÷ floor ${theirs}; this bench: ${ratioFine(example.rps)} req/s, ${ratioFine(example.cpu)} CPU.`,
+      );
+    }
+    return { figures, markdown };
+  } finally {
+    await Promise.all([...apps.values()].map((app) => app.stop()));
+  }
+}

@@ -1,0 +1,396 @@
+// RedisSessionStore on a private redis-server, behind express-session in two app instances on
+// clients of their own (two processes of one game): sessions served from memory with no Redis
+// command, and every way a session can change elsewhere seen by the other instance — logout
+// (destroy), the package's 401 for a login that ended, regenerate, a saved change, an operator's
+// DEL, FLUSHDB, expiry, the invalidation channel going down; renewal only past its point; the
+// memory bound; on ioredis 5/6 and node-redis 5/6; keys and JSON shared with connect-redis both ways.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import session from 'express-session';
+import { RedisStore as ConnectRedis8 } from 'connect-redis8';
+import { Redis } from 'ioredis';
+import request from 'supertest';
+import { platformLogin, RedisTokenStore } from 'express-platform-login';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { RedisSessionStore } from '../../lib/session-store';
+import { hashSessionId } from '../../lib/core/hash';
+import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
+import { loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
+import type { RedisSessionStoreOptions } from '../../lib/session-store';
+import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import { waitUntil } from '../helpers/wait-until';
+import { defaultClientKinds, type ClientKind } from '../helpers/redis-clients';
+
+/** How long another instance may take to see a change (DESIGN.md section 12 says 50 ms; a loaded CI machine gets slack). */
+const SEEN_WITHIN_MS = 1000;
+
+let server: TestRedisServer;
+let sim: PlatformSimulator;
+let raw: Redis;
+const closers: (() => Promise<unknown> | void)[] = [];
+
+beforeAll(async () => {
+  [server, sim] = await Promise.all([startRedisServer(), startSimulator()]);
+  raw = new Redis(server.url);
+});
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  await raw.flushdb();
+});
+afterAll(async () => {
+  raw.disconnect();
+  await Promise.all([server.stop(), sim.close()]);
+});
+
+interface Instance {
+  url: string;
+  store: RedisSessionStore | ConnectRedis8;
+}
+
+/** The client kind the instances of the running describe block use (connect-redis: ioredis). */
+let clientKind: ClientKind = defaultClientKinds[0]!;
+
+/** express-session on `store` with routes that log in, read, change, regenerate and log out. */
+async function startInstance(
+  options: Partial<RedisSessionStoreOptions> = {},
+  cookieMaxAgeMs?: number,
+  kind: 'ours' | 'connect-redis' = 'ours',
+): Promise<Instance> {
+  const client = kind === 'ours' ? await clientKind.connect({ port: server.port }) : undefined;
+  const ioClient = kind === 'ours' ? undefined : new Redis(server.url, { maxRetriesPerRequest: 1 });
+  const store =
+    kind === 'ours'
+      ? new RedisSessionStore({ redis: client!, ...options })
+      : new ConnectRedis8({ client: ioClient! });
+  const app = express();
+  app.use(
+    session({
+      store,
+      secret: 'session-store-test',
+      resave: false,
+      saveUninitialized: false,
+      ...(cookieMaxAgeMs === undefined ? {} : { cookie: { maxAge: cookieMaxAgeMs } }),
+    }),
+  );
+  type Data = { player?: string; level?: number };
+  app.get('/login', (req, res) => {
+    (req.session as Data).player = 'ada';
+    res.json({ ok: true });
+  });
+  app.get('/me', (req, res) => {
+    const { player, level } = req.session as Data;
+    if (player === undefined) res.status(401).json({ error: 'login_required' });
+    else res.json({ player, level: level ?? 0 });
+  });
+  app.get('/level-up', (req, res) => {
+    const data = req.session as Data;
+    data.level = (data.level ?? 0) + 1;
+    res.json({ level: data.level });
+  });
+  app.get('/regenerate', (req, res, next) => {
+    req.session.regenerate((error) => {
+      if (error) return next(error);
+      (req.session as Data).player = 'ada';
+      res.json({ ok: true });
+    });
+  });
+  app.get('/logout', (req, res, next) => {
+    req.session.destroy((error) => (error ? next(error) : res.json({ ok: true })));
+  });
+  const http: Server = createServer(app);
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  closers.push(async () => {
+    http.closeAllConnections();
+    await new Promise((resolve) => http.close(resolve));
+    if (store instanceof RedisSessionStore) await store.close();
+    if (client !== undefined) await clientKind.quit(client);
+    ioClient?.disconnect();
+  });
+  if (store instanceof RedisSessionStore && options.maxCachedSessions !== 0) {
+    await waitUntil(() => store.serving, 'the session cache to come on');
+  }
+  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, store };
+}
+
+async function get(
+  instance: Instance,
+  path: string,
+  cookie?: string,
+): Promise<{ status: number; body: Record<string, unknown>; cookie: string | undefined }> {
+  const answer = await fetch(`${instance.url}${path}`, {
+    headers: cookie === undefined ? {} : { cookie },
+  });
+  const setCookie = answer.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('connect.sid='))
+    ?.split(';')[0];
+  return {
+    status: answer.status,
+    body: (await answer.json()) as Record<string, unknown>,
+    cookie: setCookie,
+  };
+}
+
+async function login(instance: Instance): Promise<string> {
+  const answer = await get(instance, '/login');
+  expect(answer.cookie).toBeDefined();
+  return answer.cookie!;
+}
+
+/** The session keys in Redis (not the key tracking's database mark, `sess:~db`). */
+async function sessionKeys(): Promise<string[]> {
+  return (await raw.keys('sess:*')).filter((key) => key !== 'sess:~db');
+}
+
+/**
+ * The key tracking's heartbeat (PING and a read of its mark on its own connection, every 100 ms
+ * per process, whatever the traffic): not a request's command.
+ */
+const HEARTBEAT_COMMANDS = new Set(['ping', 'mget']);
+
+/** Redis commands of each name run since the last call (INFO commandstats). */
+async function commandCounts(): Promise<Record<string, number>> {
+  const info = await raw.info('commandstats');
+  return Object.fromEntries(
+    [...info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]),
+  );
+}
+async function commandsDuring(action: () => Promise<void>): Promise<Record<string, number>> {
+  const before = await commandCounts();
+  await action();
+  const after = await commandCounts();
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([name, calls]) => [name, calls - (before[name] ?? 0)] as const)
+      .filter(([name, calls]) => calls > 0 && name !== 'info' && !HEARTBEAT_COMMANDS.has(name)),
+  );
+}
+
+/** Warms both instances' memory with the session (a first read each). */
+async function seenByBoth(a: Instance, b: Instance, cookie: string): Promise<void> {
+  expect((await get(a, '/me', cookie)).status).toBe(200);
+  expect((await get(b, '/me', cookie)).status).toBe(200);
+}
+
+const loggedOutEverywhere = async (instances: Instance[], cookie: string): Promise<void> => {
+  for (const instance of instances) {
+    await waitUntil(
+      async () => (await get(instance, '/me', cookie)).status === 401,
+      'the session to end',
+      SEEN_WITHIN_MS,
+    );
+  }
+};
+
+test("keys and JSON are connect-redis's: sessions move both ways between the two stores", async () => {
+  const ours = await startInstance();
+  const theirs = await startInstance({}, undefined, 'connect-redis');
+  const fromOurs = await login(ours);
+  expect((await get(theirs, '/me', fromOurs)).body).toEqual({ player: 'ada', level: 0 });
+  const fromTheirs = await login(theirs);
+  expect((await get(ours, '/me', fromTheirs)).body).toEqual({ player: 'ada', level: 0 });
+  expect((await raw.keys('*')).every((key) => key.startsWith('sess:'))).toBe(true);
+  const keys = await sessionKeys();
+  expect(keys).toHaveLength(2);
+  expect(await raw.ttl(keys[0]!)).toBeGreaterThan(86_000);
+});
+
+test('unknown options and a wrong client are refused, naming the option', () => {
+  expect(() => new RedisSessionStore({ redis: raw, renewAfter: 2 })).toThrow(/renewAfter/);
+  expect(() => new RedisSessionStore({ redis: {} as Redis })).toThrow(/redis/);
+  expect(
+    () => new RedisSessionStore({ redis: raw, ttl: 5 } as unknown as RedisSessionStoreOptions),
+  ).toThrow(/ttl/);
+});
+
+describe.each(defaultClientKinds)('on $name', (kind) => {
+  beforeAll(() => {
+    clientKind = kind;
+  });
+  afterAll(() => {
+    clientKind = defaultClientKinds[0]!;
+  });
+
+  test('a logged-in request is served from memory: no Redis command at all', async () => {
+    const a = await startInstance();
+    const cookie = await login(a);
+    expect((await get(a, '/me', cookie)).status).toBe(200);
+    const sent = await commandsDuring(async () => {
+      for (let i = 0; i < 50; i += 1)
+        expect((await get(a, '/me', cookie)).body).toEqual({ player: 'ada', level: 0 });
+    });
+    expect(sent).toEqual({});
+  });
+
+  test('logout (destroy) on one instance: the other sees no session', async () => {
+    const [a, b] = [await startInstance(), await startInstance()];
+    const cookie = await login(a);
+    await seenByBoth(a, b, cookie);
+    expect((await get(a, '/logout', cookie)).status).toBe(200);
+    await loggedOutEverywhere([a, b], cookie);
+  });
+
+  test('regenerate on one instance: the old session id ends on the other, the new one works there', async () => {
+    const [a, b] = [await startInstance(), await startInstance()];
+    const cookie = await login(a);
+    await seenByBoth(a, b, cookie);
+    const renewed = await get(a, '/regenerate', cookie);
+    expect(renewed.cookie).toBeDefined();
+    expect(renewed.cookie).not.toBe(cookie);
+    await loggedOutEverywhere([a, b], cookie);
+    expect((await get(b, '/me', renewed.cookie)).status).toBe(200);
+  });
+
+  test('a change saved on one instance is what the other answers next', async () => {
+    const [a, b] = [await startInstance(), await startInstance()];
+    const cookie = await login(a);
+    await seenByBoth(a, b, cookie);
+    expect((await get(a, '/level-up', cookie)).body).toEqual({ level: 1 });
+    await waitUntil(
+      async () => (await get(b, '/me', cookie)).body.level === 1,
+      'the change on the other instance',
+      SEEN_WITHIN_MS,
+    );
+  });
+
+  test("an operator's DEL of the session key ends it on both instances", async () => {
+    const [a, b] = [await startInstance(), await startInstance()];
+    const cookie = await login(a);
+    await seenByBoth(a, b, cookie);
+    const [key] = await sessionKeys();
+    await raw.del(key!);
+    await loggedOutEverywhere([a, b], cookie);
+  });
+
+  test('FLUSHDB ends every session on both instances', async () => {
+    const [a, b] = [await startInstance(), await startInstance()];
+    const cookie = await login(a);
+    await seenByBoth(a, b, cookie);
+    await raw.flushdb();
+    await loggedOutEverywhere([a, b], cookie);
+  });
+
+  test('expiry: a session past its TTL is not served from memory', async () => {
+    // A 2 s cookie: the key gets a 2 s TTL; renewAfter 1 means no request renews it.
+    const [a, b] = [
+      await startInstance({ renewAfter: 1 }, 2000),
+      await startInstance({ renewAfter: 1 }, 2000),
+    ];
+    const cookie = await login(a);
+    await seenByBoth(a, b, cookie);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    expect((await get(a, '/me', cookie)).status).toBe(401);
+    expect((await get(b, '/me', cookie)).status).toBe(401);
+  });
+
+  test('the invalidation channel down: memory is not used, a DEL meanwhile is seen at once', async () => {
+    const [a, b] = [await startInstance(), await startInstance()];
+    const cookie = await login(a);
+    await seenByBoth(a, b, cookie);
+    // The tracking connections are the pub/sub clients; the DEL in the same transaction reaches no one.
+    const [key] = await sessionKeys();
+    await raw.multi().call('CLIENT', 'KILL', 'TYPE', 'pubsub').del(key!).exec();
+    expect((await get(a, '/me', cookie)).status).toBe(401);
+    expect((await get(b, '/me', cookie)).status).toBe(401);
+    // The channel comes back by itself, and the cache with it.
+    await waitUntil(() => (a.store as RedisSessionStore).serving, 'the cache to come back');
+  });
+
+  test('renewal: requests send no EXPIRE until renewAfter of the lifetime has passed, then one', async () => {
+    // 4 s sessions renewed past half their life.
+    const a = await startInstance({ renewAfter: 0.5 }, 4000);
+    const cookie = await login(a);
+    expect((await get(a, '/me', cookie)).status).toBe(200);
+    const early = await commandsDuring(async () => {
+      for (let i = 0; i < 10; i += 1) await get(a, '/me', cookie);
+    });
+    expect(early.expire).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    const late = await commandsDuring(async () => {
+      await get(a, '/me', cookie);
+    });
+    expect(late.expire).toBe(1);
+    const [key] = await sessionKeys();
+    expect(await raw.pttl(key!)).toBeGreaterThan(3000);
+  });
+
+  test('renewAfter 0 renews on every request, as connect-redis does', async () => {
+    const a = await startInstance({ renewAfter: 0 });
+    const cookie = await login(a);
+    await get(a, '/me', cookie);
+    const sent = await commandsDuring(async () => {
+      for (let i = 0; i < 5; i += 1) await get(a, '/me', cookie);
+    });
+    expect(sent.expire).toBe(5);
+  });
+
+  test("the package's 401 for a login that ended elsewhere ends the session on both instances", async () => {
+    /** A game backend as the quick start builds it, RedisSessionStore and RedisTokenStore on one client. */
+    const newApp = async () => {
+      const client = await clientKind.connect({ port: server.port });
+      const tokens = new RedisTokenStore({ redis: client, prefix: 'login:' });
+      const sessions = new RedisSessionStore({ redis: client });
+      closers.push(async () => {
+        await Promise.all([tokens.close(), sessions.close()]);
+        await clientKind.quit(client);
+      });
+      await waitUntil(() => tokens.recordCacheActive && sessions.serving, 'both caches on');
+      const login = platformLogin(loginOptions(sim, { store: tokens }));
+      const app = express();
+      app.use(
+        session({
+          store: sessions,
+          secret: 'session-store-test',
+          resave: false,
+          saveUninitialized: false,
+        }),
+      );
+      app.use('/platform/callback', login.callback);
+      app.use('/api', login.middleware());
+      app.get('/api/me', (req, res) => res.json(req.platformUser));
+      app.use(login.errorHandler());
+      return app;
+    };
+    const [a, b] = [await newApp(), await newApp()];
+    const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });
+    const entered = await request(a).get(`/platform/callback?code=${encodeURIComponent(code)}`);
+    expect(entered.status).toBe(303);
+    const [cookie, sessionId] = [sessionCookieFrom(entered), sessionIdFrom(entered)];
+    await request(a).get('/api/me').set('cookie', cookie).expect(200);
+    await request(b).get('/api/me').set('cookie', cookie).expect(200);
+    // The login ends elsewhere (its token record deleted); instance a answers 401 and ends the session.
+    const recordKey = `login:{${hashSessionId(sessionId)}}:t`;
+    const record = await raw.getBuffer(recordKey);
+    await raw.del(recordKey);
+    await waitUntil(
+      async () => (await request(a).get('/api/me').set('cookie', cookie)).status === 401,
+      'the 401',
+      SEEN_WITHIN_MS,
+    );
+    await waitUntil(
+      async () => (await raw.exists(`sess:${sessionId}`)) === 0,
+      'the session gone from Redis',
+      SEEN_WITHIN_MS,
+    );
+    // With the record put back, b still refuses: the session it held in memory has ended too.
+    await raw.set(recordKey, record!, 'PX', 60_000);
+    await waitUntil(
+      async () => (await request(b).get('/api/me').set('cookie', cookie)).status === 401,
+      'b to see the ended session',
+      SEEN_WITHIN_MS,
+    );
+  });
+
+  test('memory is bounded: at most maxCachedSessions are held, the others read Redis', async () => {
+    const a = await startInstance({ maxCachedSessions: 2 });
+    const cookies = [await login(a), await login(a), await login(a)];
+    for (const cookie of cookies) expect((await get(a, '/me', cookie)).status).toBe(200);
+    expect((a.store as RedisSessionStore).cachedSessions).toBe(2);
+    // The least recently used (the first) went: reading it sends a GET.
+    const sent = await commandsDuring(async () => {
+      await get(a, '/me', cookies[0]);
+    });
+    expect(sent.get).toBe(1);
+  });
+});
