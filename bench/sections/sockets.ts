@@ -1,0 +1,407 @@
+// Bench section, sockets (issue 26): WebSockets held open on 2 game backend processes sharing one
+// redis-server, each socket authenticated from its session cookie and watched for its login's end
+// (one Redis-tracking watch per session). Measures how many sockets a process holds and what each
+// costs in memory, how many Redis commands the processes send at rest with every socket open
+// (beside the same processes with none: the tracking channel's heartbeat), and how long from
+// `logoutPlayer` on one process to the 4401 close frame of the player's sockets on both.
+// Standalone: `node -r esbuild-register bench/sections/sockets.ts` (BENCH_QUICK=1 to try it).
+// The aliases first: the socket helpers load the test app, which imports the package by name.
+import '../../test/helpers/source-aliases';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { hashSessionId } from '../../lib/core/hash';
+import { DEMO_PLAYERS, startSimulator } from '../../lib/simulator';
+import { startRedisServer } from '../../test/helpers/redis-server';
+import {
+  enterAs,
+  openSocket,
+  startSocketProcess,
+  stopSocketProcesses,
+  type Browser,
+  type SocketProcess,
+  type TestSocket,
+} from '../../test/helpers/spawn-socket-backends';
+import {
+  commandCounts,
+  commandRate,
+  memoryOf,
+  openMany,
+  PROBE_ENV,
+  type ProcessMemory,
+} from '../lib/socket-load';
+import { table, verdict, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { count, ms, summarize, type LatencySummary } from '../lib/stats';
+
+const PROCESSES = 2;
+const PREFIX = 'bench-ws:';
+/** The issue's figures: 10,000 sockets at rest over the processes, p99 to the close frame. */
+const GOAL_SOCKETS = 10_000;
+const GOAL_P99_MS = 100;
+/**
+ * Commands per second beyond the 0-socket run still counted as "none": a 5 s window catches one
+ * heartbeat (PING + GET every 100 ms per process) more or less at either end.
+ */
+const REST_NOISE_PER_S = 1;
+const REST_SECONDS = 5;
+/** A close that has not come by then is a failed trial (the package's own bound is 1 s). */
+const CLOSE_GIVE_UP_MS = 2000;
+/**
+ * The simulator knows 3 players: the trials log out the last one (every login of it), so the held
+ * sessions are of the others (several sessions each) and must stay open through the trials.
+ */
+const TRIAL_PLAYER = DEMO_PLAYERS[DEMO_PLAYERS.length - 1]!.openId;
+const HELD_PLAYERS = DEMO_PLAYERS.slice(0, -1).map((player) => player.openId);
+const heldPlayer = (index: number): string => HELD_PLAYERS[index % HELD_PLAYERS.length]!;
+
+interface Plan {
+  /** Sockets per process at the memory reading and at the most. */
+  memoryStep: number;
+  mostPerProcess: number;
+  /** Logged-in sessions holding them (each with sockets on both processes). */
+  sessions: number;
+  trials: number;
+  /** Wall-clock budget for opening sockets, and for the trials. */
+  openBudgetMs: number;
+  trialBudgetMs: number;
+}
+
+const planFor = (quick: boolean): Plan =>
+  quick
+    ? {
+        memoryStep: 100,
+        mostPerProcess: 200,
+        sessions: 20,
+        trials: 40,
+        openBudgetMs: 60_000,
+        trialBudgetMs: 60_000,
+      }
+    : {
+        memoryStep: 2000,
+        mostPerProcess: GOAL_SOCKETS / PROCESSES,
+        sessions: 200,
+        trials: 200,
+        openBudgetMs: 300_000,
+        trialBudgetMs: 180_000,
+      };
+
+/** Memory per socket between two readings of the same process. */
+const perSocket = (from: ProcessMemory, to: ProcessMemory, sockets: number) => ({
+  rss: (to.rss - from.rss) / sockets,
+  heap: (to.heap - from.heap) / sockets,
+});
+const kib = (value: number): string => `${(value / 1024).toFixed(1)} KiB`;
+const mib = (value: number): string => `${(value / 1024 / 1024).toFixed(1)} MiB`;
+
+/** Commands per second over REST_SECONDS, with nothing happening but what the processes do. */
+async function restRate(ctx: BenchContext) {
+  const before = await commandCounts(ctx.redis);
+  await sleep(REST_SECONDS * 1000);
+  return commandRate(before, await commandCounts(ctx.redis), REST_SECONDS);
+}
+
+interface CloseTrials {
+  run: number;
+  times: LatencySummary;
+  failures: string[];
+}
+
+/**
+ * Up to `trials` times (until `deadline`): the trial player enters on one process and opens a
+ * socket on each; `end` ends the login through the other process (or Redis); the time from calling
+ * it to each socket's close event (4401 expected), on a sub-millisecond clock.
+ */
+async function closeTrials(
+  ctx: BenchContext,
+  backends: readonly SocketProcess[],
+  trials: number,
+  deadline: number,
+  end: (other: SocketProcess, browser: Browser) => Promise<string | undefined>,
+): Promise<CloseTrials> {
+  const latencies: number[] = [];
+  const failures: string[] = [];
+  let run = 0;
+  for (let trial = 0; trial < trials && Date.now() < deadline; trial += 1) {
+    run += 1;
+    const browser = await enterAs(backends[trial % PROCESSES]!.url, ctx.sim, TRIAL_PLAYER);
+    const sockets = await Promise.all(backends.map((b) => openSocket(b.url, browser.cookie)));
+    const closes = sockets.map(
+      (socket) =>
+        new Promise<{ code: number; at: number }>((resolve) =>
+          socket.ws.once('close', (code) => resolve({ code, at: performance.now() })),
+        ),
+    );
+    const startedAt = performance.now();
+    const refused = await end(backends[(trial + 1) % PROCESSES]!, browser);
+    if (refused !== undefined) failures.push(refused);
+    for (const [index, close] of closes.entries()) {
+      const closed = await Promise.race([close, sleep(CLOSE_GIVE_UP_MS).then(() => undefined)]);
+      if (closed === undefined) {
+        failures.push(`no close within ${CLOSE_GIVE_UP_MS} ms`);
+        sockets[index]!.ws.terminate();
+      } else if (closed.code !== 4401) {
+        failures.push(`closed with ${closed.code}`);
+      } else {
+        latencies.push(closed.at - startedAt);
+      }
+    }
+  }
+  return { run, times: summarize(latencies), failures };
+}
+
+export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
+  const plan = planFor(ctx.quick);
+  const env = { REDIS_URL: ctx.redisUrl, SIM_URL: ctx.sim.url, KEY_PREFIX: PREFIX, ...PROBE_ENV };
+  const backends: SocketProcess[] = await Promise.all(
+    Array.from({ length: PROCESSES }, () => startSocketProcess(env)),
+  );
+  const held: TestSocket[] = [];
+  try {
+    // Warm-up: each process's upgrade, watch and close path compiled once before anything counts.
+    for (let round = 0; round < 20; round += 1) {
+      const browser = await enterAs(backends[round % PROCESSES]!.url, ctx.sim, heldPlayer(round));
+      const sockets = await Promise.all(backends.map((b) => openSocket(b.url, browser.cookie)));
+      for (const socket of sockets) socket.ws.close();
+      await Promise.all(sockets.map((socket) => socket.closed));
+    }
+    await sleep(500);
+
+    ctx.log('sockets: at rest with no socket');
+    // Read twice: the first GC after start-up gives pages back, and the baseline would be high.
+    await Promise.all(backends.map(memoryOf));
+    const empty = await Promise.all(backends.map(memoryOf));
+    const idle = await restRate(ctx);
+
+    ctx.log(`sockets: ${plan.sessions} sessions`);
+    const browsers: Browser[] = [];
+    for (let i = 0; i < plan.sessions; i += 1) {
+      browsers.push(await enterAs(backends[i % PROCESSES]!.url, ctx.sim, heldPlayer(i)));
+    }
+    const cookies = browsers.map((browser) => browser.cookie);
+
+    const openDeadline = Date.now() + plan.openBudgetMs;
+    const openTo = async (perProcess: number): Promise<string | undefined> => {
+      const results = await Promise.all(
+        backends.map((backend, index) => {
+          const already = held.filter((_, i) => i % PROCESSES === index).length;
+          return openMany(openSocket, backend.url, cookies, perProcess - already, 16, openDeadline);
+        }),
+      );
+      // Interleaved so that held[i] is on backends[i % PROCESSES] (the count above relies on it).
+      const longest = Math.max(...results.map((result) => result.sockets.length));
+      for (let i = 0; i < longest; i += 1) {
+        for (const result of results) {
+          const socket = result.sockets[i];
+          if (socket !== undefined) held.push(socket);
+        }
+      }
+      return results.find((result) => result.stoppedBy !== undefined)?.stoppedBy;
+    };
+    const heldOn = (index: number): number => held.filter((_, i) => i % PROCESSES === index).length;
+
+    ctx.log(`sockets: opening ${plan.memoryStep} per process`);
+    let stoppedBy = await openTo(plan.memoryStep);
+    await sleep(500);
+    const atStepCounts = backends.map((_, index) => heldOn(index));
+    const atStep = await Promise.all(backends.map(memoryOf));
+    let atMost = atStep;
+    let atMostCounts = atStepCounts;
+    if (stoppedBy === undefined && plan.mostPerProcess > plan.memoryStep) {
+      ctx.log(`sockets: opening up to ${plan.mostPerProcess} per process`);
+      stoppedBy = await openTo(plan.mostPerProcess);
+      await sleep(500);
+      atMostCounts = backends.map((_, index) => heldOn(index));
+      atMost = await Promise.all(backends.map(memoryOf));
+    }
+    if (stoppedBy !== undefined) ctx.log(`sockets: opening stopped: ${stoppedBy}`);
+    const heldTotal = atMostCounts.reduce((sum, n) => sum + n, 0);
+
+    ctx.log(`sockets: at rest with ${heldTotal} sockets`);
+    await sleep(1000);
+    const loaded = await restRate(ctx);
+    const beyondIdle = loaded.perSecond - idle.perSecond;
+    const idleNames = new Set(idle.byCommand.map(([name]) => name));
+    const newCommands = loaded.byCommand.filter(([name]) => !idleNames.has(name));
+
+    const trialDeadline = Date.now() + plan.trialBudgetMs;
+    ctx.log(`sockets: ${plan.trials} logoutPlayer trials with every socket still open`);
+    const byLogout = await closeTrials(ctx, backends, plan.trials, trialDeadline, async (other) => {
+      const answer = await fetch(
+        `${other.url}/admin/logout-player?openId=${encodeURIComponent(TRIAL_PLAYER)}`,
+        { method: 'POST' },
+      );
+      return answer.ok ? undefined : `logoutPlayer answered ${answer.status}`;
+    });
+    ctx.log(`sockets: ${plan.trials / 2} trials of DEL of the record by hand`);
+    const byDel = await closeTrials(ctx, backends, plan.trials / 2, trialDeadline, async (_, b) => {
+      const deleted = await ctx.redis.del(`${PREFIX}t:{${hashSessionId(b.sessionId)}}:t`);
+      return deleted === 1 ? undefined : 'no record to delete';
+    });
+    const closeTimes = byLogout.times;
+    await sleep(200);
+    const heldClosed = held.filter((socket) => socket.ws.readyState !== socket.ws.OPEN).length;
+
+    const memory = backends.map((_, index) => ({
+      step: perSocket(empty[index]!, atStep[index]!, atStepCounts[index]!),
+      most: perSocket(empty[index]!, atMost[index]!, atMostCounts[index]!),
+    }));
+    const mostPerProcess = Math.min(...atMostCounts);
+    const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+    const rssPerSocket = mean(memory.map((m) => m.most.rss));
+    const heapPerSocket = mean(memory.map((m) => m.most.heap));
+    const goalSockets = ctx.quick ? plan.mostPerProcess * PROCESSES : GOAL_SOCKETS;
+
+    const figures: Figure[] = [
+      {
+        name: 'Sockets held per process, login-end watch on',
+        measured: `${count(mostPerProcess)} (${count(heldTotal)} over ${PROCESSES})`,
+        target: `${count(goalSockets / PROCESSES)} (${count(goalSockets)} over ${PROCESSES})`,
+        met: heldTotal >= goalSockets,
+      },
+      {
+        name: 'Memory per open socket (RSS / V8 heap)',
+        measured: `${kib(rssPerSocket)} / ${kib(heapPerSocket)}`,
+        target: 'reported',
+      },
+      {
+        name: `Redis commands/s at rest with ${count(heldTotal)} sockets, beyond 0 sockets`,
+        measured: `${beyondIdle.toFixed(1)}/s (heartbeat alone: ${idle.perSecond.toFixed(1)}/s)`,
+        target: `0 (±${REST_NOISE_PER_S}/s)`,
+        met: Math.abs(beyondIdle) <= REST_NOISE_PER_S && newCommands.length === 0,
+      },
+      {
+        name: `p99 logoutPlayer → 4401 close, ${PROCESSES} processes`,
+        measured: `${ms(closeTimes.p99)} ms`,
+        target: `≤ ${GOAL_P99_MS} ms`,
+        met: closeTimes.p99 <= GOAL_P99_MS && byLogout.failures.length === 0,
+      },
+    ];
+
+    const rates = (rate: typeof idle) =>
+      rate.byCommand.map(([name, perS]) => `${name} ${perS.toFixed(1)}`).join(', ') || '—';
+    const markdown = [
+      '## Sockets: held, memory, Redis at rest, time to close',
+      '',
+      `${PROCESSES} socket backends (test/helpers/socket-backend-program.ts: express-session on ` +
+        `connect-redis 8 + ioredis, the \`ws\` adapter of \`login.sockets()\`) share one ` +
+        `redis-server; ${plan.sessions} sessions each hold sockets on both processes. Memory is ` +
+        `read inside each process after a full GC (\`global.gc()\`), beside the same process ` +
+        `with no socket, and divided by the sockets it holds (the per-session watch included). ` +
+        `RSS moves by a few MiB as the allocator gives pages back: per socket it means something ` +
+        `only over thousands of sockets (not in a BENCH_QUICK run).`,
+      '',
+      ...table(
+        ['process', 'sockets', 'RSS', 'heap', 'RSS / socket', 'heap / socket'],
+        backends.flatMap((_, index) => [
+          [`${index + 1} (none)`, '0', mib(empty[index]!.rss), mib(empty[index]!.heap), '', ''],
+          [
+            `${index + 1}`,
+            count(atStepCounts[index]!),
+            mib(atStep[index]!.rss),
+            mib(atStep[index]!.heap),
+            kib(memory[index]!.step.rss),
+            kib(memory[index]!.step.heap),
+          ],
+          ...(atMost === atStep
+            ? []
+            : [
+                [
+                  `${index + 1}`,
+                  count(atMostCounts[index]!),
+                  mib(atMost[index]!.rss),
+                  mib(atMost[index]!.heap),
+                  kib(memory[index]!.most.rss),
+                  kib(memory[index]!.most.heap),
+                ],
+              ]),
+        ]),
+      ),
+      '',
+      stoppedBy === undefined
+        ? `Every socket asked for opened (${count(heldTotal)}).`
+        : `Opening stopped early: ${stoppedBy}.`,
+      '',
+      `Redis at rest (INFO \`total_commands_processed\` over ${REST_SECONDS} s, the reading's ` +
+        `own INFO taken out), all ${PROCESSES} processes together:`,
+      '',
+      ...table(
+        ['open sockets', 'commands/s', 'by command (/s)'],
+        [
+          ['0', idle.perSecond.toFixed(1), rates(idle)],
+          [count(heldTotal), loaded.perSecond.toFixed(1), rates(loaded)],
+        ],
+      ),
+      '',
+      `From ending the trial player's login to the 4401 close frame at the client, for its ` +
+        `socket on each process (entered on one, ended through the other), with the ` +
+        `${count(heldTotal)} sockets still open: \`POST /admin/logout-player\` to a process ` +
+        `(\`login.logoutPlayer\`, the HTTP round trip included), and a \`DEL\` of the token ` +
+        `record from another Redis connection.`,
+      '',
+      ...table(
+        ['ended by', 'trials', 'closes', 'p50', 'p90', 'p99', 'max', 'failed'],
+        [['logoutPlayer', byLogout] as const, ['DEL of the record', byDel] as const].map(
+          ([name, result]) => [
+            name,
+            count(result.run),
+            count(result.times.count),
+            `${ms(result.times.p50)} ms`,
+            `${ms(result.times.p90)} ms`,
+            `${ms(result.times.p99)} ms`,
+            `${ms(result.times.max)} ms`,
+            result.failures.length === 0
+              ? '0'
+              : `${result.failures.length} (${result.failures[0]})`,
+          ],
+        ),
+      ),
+      '',
+      `Held sockets of other players closed meanwhile: ${count(heldClosed)} (should be 0).`,
+      '',
+    ];
+    return { figures, markdown };
+  } finally {
+    for (const socket of held) socket.ws.terminate();
+    await stopSocketProcesses(backends);
+  }
+}
+
+if (require.main === module) {
+  void (async () => {
+    const startedAt = Date.now();
+    const server = await startRedisServer();
+    const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
+    const sim = await startSimulator();
+    try {
+      const result = await runSockets({
+        redisUrl: server.url,
+        redis,
+        redisServer: server,
+        sim,
+        quick: process.env.BENCH_QUICK === '1',
+        log: (line) =>
+          process.stderr.write(
+            `[sockets ${((Date.now() - startedAt) / 1000).toFixed(0)} s] ${line}\n`,
+          ),
+      });
+      console.log(
+        [
+          ...table(
+            ['figure', 'measured', 'target', ''],
+            result.figures.map((f) => [f.name, f.measured, f.target, verdict(f.met)]),
+          ),
+          '',
+          ...result.markdown,
+          `(section took ${((Date.now() - startedAt) / 1000).toFixed(0)} s)`,
+        ].join('\n'),
+      );
+    } finally {
+      redis.disconnect();
+      await sim.close();
+      await server.stop();
+    }
+  })().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
