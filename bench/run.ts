@@ -23,6 +23,7 @@ import { runInvalidation } from './sections/invalidation';
 import { runRefreshStorm } from './sections/refresh-storm';
 import { runRequestCost } from './sections/request-cost';
 import { runScale } from './sections/store-scale';
+import { runSockets } from './sections/sockets';
 
 type Section = (ctx: BenchContext, clients: readonly ClientChoice[]) => Promise<SectionResult[]>;
 const onIoredis =
@@ -41,6 +42,7 @@ const SECTIONS: Record<string, Section> = {
   entry: onIoredis(runEntry),
   invalidation: onIoredis(runInvalidation),
   faults: onIoredis(runLoadWithFaults),
+  sockets: onIoredis(runSockets),
 };
 
 function parseArguments(args: readonly string[]): { names: string[]; clients: ClientChoice[] } {
