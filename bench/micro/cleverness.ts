@@ -92,7 +92,7 @@ function memoised(id: string): string {
   return hash;
 }
 
-// 2. http/middleware.ts: the 401's error without a stack (stackTraceLimit zeroed) against a plain
+// 2. errors.ts (loginRequiredWithoutStack): the 401's error without a stack (stackTraceLimit zeroed) against a plain
 //    `new LoginRequiredError()`, made under 25 frames (Express's router and middleware stack).
 function stackless(): LoginRequiredError {
   const limit = Error.stackTraceLimit;
@@ -212,7 +212,7 @@ async function main(): Promise<void> {
     plain: (i) => shortHash(`session:${ids[i % 100]!}`),
   });
   await measure({
-    name: 'stackless 401 error (http/middleware.ts), 25 frames deep',
+    name: 'stackless 401 error (errors.ts loginRequiredWithoutStack), 25 frames deep',
     n: 20_000,
     clever: () => deep(25, stackless),
     plain: () => deep(25, () => new LoginRequiredError()),

@@ -9,7 +9,7 @@ import type { Request } from 'express';
 import {
   CrossOriginRequestError,
   isPlatformLoginError,
-  LoginRequiredError,
+  loginRequiredWithoutStack,
   SetupError,
   StoreUnavailableError,
 } from '../errors';
@@ -55,16 +55,6 @@ export interface SocketsDeps {
   isCrossOrigin: (headers: IncomingMessage['headers']) => boolean;
 }
 
-const stackless = (): LoginRequiredError => {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return new LoginRequiredError();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-};
-
 /** The sockets of one PlatformLogin: `login.sockets({ session })`. */
 export class PlatformSockets implements SocketGate {
   readonly #deps: SocketsDeps;
@@ -89,12 +79,13 @@ export class PlatformSockets implements SocketGate {
     }
     const session = await this.#sessionOf(req);
     const marker = session.platformLogin;
-    if (marker === undefined) throw stackless();
+    if (marker === undefined) throw loginRequiredWithoutStack();
     const { access, refresher, api, watch } = this.#deps;
     const sessionKey = access.keyOf((req as Request).sessionID);
     const sessionTtlMs = sessionTtlMsOf(session, api.sessionTtlMs);
     const state = await access.read(sessionKey);
-    if (state.status !== 'live' || state.record.openId !== marker.openId) throw stackless();
+    if (state.status !== 'live' || state.record.openId !== marker.openId)
+      throw loginRequiredWithoutStack();
     // A token near expiry is renewed before the socket opens, as a route's would be.
     const record = await refresher.forRequest(sessionKey, state.record, sessionTtlMs);
     const login = new SocketLogin(
