@@ -145,11 +145,12 @@ describe.each(clientKinds)('$name', (kind) => {
     },
   );
 
-  test('a change made elsewhere is reported within 50 ms, only under the prefix', async () => {
+  // How soon (the 50 ms bound) is measured by bench (`invalidation`) and test/measure/tracking-bounds.ts,
+  // not asserted here: a timing assertion fails on a loaded machine without a defect.
+  test('a change made elsewhere is reported, only under the prefix', async () => {
     const prefix = uniquePrefix();
     const { tracking, changed } = await track(seam, prefix);
     expect(tracking.live).toBe(true);
-    const sentAt = Date.now();
     await admin.set(`${prefix}a`, '1');
     await admin.set(`other-${prefix}b`, '1');
     await admin.del(`${prefix}a`);
@@ -158,7 +159,6 @@ describe.each(clientKinds)('$name', (kind) => {
       'reports',
     );
     expect(changed.every((entry) => entry.key === `${prefix}a`)).toBe(true);
-    expect(changed[1]!.at - sentAt).toBeLessThan(50);
   });
 
   test('FLUSHDB: every key may have changed', async () => {
