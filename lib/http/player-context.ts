@@ -128,9 +128,13 @@ export class PlayerContext implements RequestContext {
   async fetch(pathOrUrl: string | URL, init: OpenApiRequestInit = {}): Promise<Response> {
     const client = this.api.client;
     const url = client.resolve(pathOrUrl, init.api);
-    const first = await client.send(url, init, await this.token());
+    const token = await this.token();
+    // The record whose token is sent: a socket's watch may hand this context a newer one while the
+    // call is out, and a refresh asked for that newer one would repeat a refresh made elsewhere.
+    const sent = this.record;
+    const first = await client.send(url, init, token);
     if (first.status !== 401 || !isReplayable(init.body)) return first;
-    this.renewed(await this.refresher.refresh(this.sessionId, this.record, this.sessionTtlMs));
+    this.renewed(await this.refresher.refresh(this.sessionId, sent, this.sessionTtlMs));
     await first.body?.cancel();
     return client.send(url, init, this.record.accessToken);
   }
