@@ -432,7 +432,7 @@ export class SessionMissingError extends SetupError {
   }
 }
 
-/** An entry that did not come from the platform's pages, refused by `entry.context: { mode: 'enforce' }`. */
+/** An entry that did not come from the platform's pages, refused by `entry: { context: { mode: 'enforce' } }`. */
 export class EntryContextRefusedError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_ENTRY_CONTEXT';
   readonly status = 403;
