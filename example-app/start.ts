@@ -140,7 +140,7 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
   const metrics = createExampleMetrics();
   const login = platformLogin({
     authUrl,
-    ...(config.platformApiUrl ? { apiUrl: config.platformApiUrl } : {}),
+    ...(config.platformApiUrl ? { api: { url: config.platformApiUrl } } : {}),
     clientId: config.clientId,
     clientSecret: config.clientSecret,
     redirectUri,
@@ -150,7 +150,7 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
     // Entries must come from the platform's pages (login CSRF): with the embedded simulator its
     // lobby's origin; with a real platform PLATFORM_ORIGINS, or report only (the package warns).
     ...(platformOrigins ? { platformOrigins } : {}),
-    entryFailureLimit: config.entryFailureLimit,
+    entry: { failureLimit: config.entryFailureLimit },
     sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
   });
 

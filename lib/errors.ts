@@ -432,7 +432,7 @@ export class SessionMissingError extends SetupError {
   }
 }
 
-/** An entry that did not come from the platform's pages, refused by `entryContext: { mode: 'enforce' }`. */
+/** An entry that did not come from the platform's pages, refused by `entry: { context: { mode: 'enforce' } }`. */
 export class EntryContextRefusedError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_ENTRY_CONTEXT';
   readonly status = 403;
@@ -442,7 +442,7 @@ export class EntryContextRefusedError extends RequestRefusedError {
   constructor(reason: string) {
     super(
       `An entry was refused before its code was claimed: it did not come from the platform's pages (${reason}). ` +
-        'Check `platformOrigins` and `entryContext`; watch `entryContextViolation` events in report mode first.',
+        'Check `platformOrigins` and `entry.context`; watch `entryContextViolation` events in report mode first.',
     );
     this.reason = reason;
   }
@@ -476,7 +476,7 @@ export class CookiesRefusedError extends RequestRefusedError {
 
 /**
  * Too many failed entries (bad, used or refused codes) came from this client address: refused with
- * 429 before any code is claimed or sent, until the window ends (`entryFailureLimit`).
+ * 429 before any code is claimed or sent, until the window ends (`entry.failureLimit`).
  */
 export class TooManyEntriesError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_TOO_MANY_ENTRIES';
@@ -487,7 +487,7 @@ export class TooManyEntriesError extends RequestRefusedError {
   constructor(retryAfterSeconds: number) {
     super(
       'An entry was refused before its code was claimed: its client address has too many failed entries in the current window ' +
-        "(`entryFailureLimit`). Behind a proxy, check `trust proxy`: without it every player shares the proxy's address.",
+        "(`entry.failureLimit`). Behind a proxy, check `trust proxy`: without it every player shares the proxy's address.",
     );
     this.retryAfterSeconds = retryAfterSeconds;
   }
@@ -495,7 +495,7 @@ export class TooManyEntriesError extends RequestRefusedError {
 
 /**
  * The entry is refused with 503 before its code is claimed: this process already has
- * `maxExchangesInFlight` code exchanges waiting on the platform (a flood cannot open unbounded
+ * `entry.maxExchangesInFlight` code exchanges waiting on the platform (a flood cannot open unbounded
  * outbound requests), or the platform asked for no exchange until its `Retry-After` has passed.
  */
 export class PlatformBusyError extends RequestRefusedError {
@@ -508,7 +508,7 @@ export class PlatformBusyError extends RequestRefusedError {
     const held = options?.platformRetryAfterSeconds;
     super(
       held === undefined
-        ? 'An entry was refused before its code was claimed: too many code exchanges are in flight on this process (`maxExchangesInFlight`).'
+        ? 'An entry was refused before its code was claimed: too many code exchanges are in flight on this process (`entry.maxExchangesInFlight`).'
         : `The token endpoint asked (Retry-After) for no code exchange for ${held} seconds; until then entries are refused before their code is claimed.`,
       options,
     );

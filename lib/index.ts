@@ -3,7 +3,7 @@ import './http/express-augment';
 
 // The wiring root and its options.
 export { platformLogin, PlatformLogin } from './platform-login';
-export type { PlatformLoginOptions } from './options';
+export type { PlatformLoginOptions, RefreshOptions, EntryOptions, ApiOptions } from './options';
 export type { MiddlewareOptions } from './http/middleware';
 export type { LogoutOptions } from './http/logout';
 export type { EntryContextOptions } from './entry/entry-context';

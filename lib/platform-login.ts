@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import type { MeterProvider } from '@opentelemetry/api';
 import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
-import { createCallbackRouter } from './entry/callback';
+import { createCallbackRouter, type CallbackConfig } from './entry/callback';
 import { createHardening, type Hardening } from './cross-site/cross-site-protection';
 import { isCrossOrigin } from './cross-site/csrf-protection';
 import { isPlatformLoginError, StoreUnavailableError } from './errors';
@@ -129,8 +129,35 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       homePath: config.successRedirect,
     });
     this.fail = fail.request;
-    this.hardening = createHardening(config, this.fail);
-    this.callback = createCallbackRouter(config, {
+    this.hardening = createHardening(
+      {
+        authUrl: config.authUrl,
+        apiUrl: config.api.url,
+        redirectUri: config.redirectUri,
+        platformOrigins: config.platformOrigins,
+        gameOrigins: config.gameOrigins,
+        embedded: config.embedded,
+      },
+      this.fail,
+    );
+    const { entry } = config;
+    const callbackConfig: CallbackConfig = {
+      clientSecret: config.clientSecret,
+      logger: config.logger,
+      successRedirect: config.successRedirect,
+      platformOrigins: config.platformOrigins,
+      embedded: config.embedded,
+      sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
+      refreshTokenLifetimeSeconds: config.refresh.tokenLifetimeSeconds,
+      entryContext: entry.context,
+      entryFailureLimit: entry.failureLimit,
+      entryFailureWindowSeconds: entry.failureWindowSeconds,
+      entryFailureIpv6Subnet: entry.ipv6Subnet,
+      maxExchangesInFlight: entry.maxExchangesInFlight,
+      maxCodeLength: entry.maxCodeLength,
+      codeClaimTtlSeconds: entry.codeClaimTtlSeconds,
+    };
+    this.callback = createCallbackRouter(callbackConfig, {
       store: this.instrumentedStore,
       exchangeCode: (code) => this.client.exchangeCode(code),
       events: this,
@@ -302,31 +329,36 @@ function refreshSettings(config: PlatformLoginConfig, sessionTtlMs: number): Ref
   // The slowest refresh the client can make: every attempt timing out, plus backoff.
   const maxRefreshMs = PlatformTokenClient.longestRefreshMs(config.tokenClient);
   return {
-    refreshTokenLifetimeMs: config.refreshTokenLifetimeSeconds * 1000,
+    refreshTokenLifetimeMs: config.refresh.tokenLifetimeSeconds * 1000,
     maxRefreshMs,
     lockTtlMs: REFRESH_LOCK_TTL_MS,
     lockWaitDeadlineMs: lockWaitDeadlineMs(maxRefreshMs, REFRESH_LOCK_TTL_MS),
-    retryAfterSeconds: config.retryAfterSeconds,
-    failureCooldownMs: config.refreshFailureCooldownSeconds * 1000,
+    retryAfterSeconds: config.refresh.retryAfterSeconds,
+    failureCooldownMs: config.refresh.failureCooldownSeconds * 1000,
     sessionTtlMs,
     freshness: {
-      refreshSkewMs: config.refreshSkewSeconds * 1000,
-      refreshAheadFraction: config.refreshAheadFraction,
+      refreshSkewMs: config.refresh.skewSeconds * 1000,
+      refreshAheadFraction: config.refresh.aheadFraction,
     },
   };
 }
 
 /** How routes, sockets and jobs reach the open API, and the session lifetime their refreshes assume. */
 function apiSettings(config: PlatformLoginConfig, sessionTtlMs: number): ApiSettings {
-  const bases = Object.entries({ default: config.apiUrl ?? config.authUrl, ...config.apiUrls }).map(
-    ([name, href]) => ({ name, href: new URL(href).href.replace(/\/+$/, ''), url: new URL(href) }),
-  );
+  const bases = Object.entries({
+    default: config.api.url ?? config.authUrl,
+    ...config.api.urls,
+  }).map(([name, href]) => ({
+    name,
+    href: new URL(href).href.replace(/\/+$/, ''),
+    url: new URL(href),
+  }));
   const client = new OpenApiClient(
     {
       bases,
-      accessTokenPlacement: config.accessTokenPlacement,
-      accessTokenQueryParameter: config.accessTokenQueryParameter,
-      timeoutMs: config.apiTimeoutMs,
+      accessTokenPlacement: config.api.tokenPlacement,
+      accessTokenQueryParameter: config.api.tokenQueryParameter,
+      timeoutMs: config.api.timeoutMs,
       fetch: config.tokenClient.fetch,
     },
     new OpenApiMetrics(

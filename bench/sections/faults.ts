@@ -15,7 +15,7 @@ import { readRecord } from '../lib/records';
 const PLAYERS = 36;
 const ACCESS_TOKEN_SECONDS = 30;
 /** Refresh 10 s before expiry (refresh-ahead from 15 s): every player refreshes about twice a minute. */
-const LOGIN_OPTIONS = JSON.stringify({ refreshSkewSeconds: 10 });
+const LOGIN_OPTIONS = JSON.stringify({ refresh: { skewSeconds: 10 } });
 /** Errors are allowed this long after a fault ends: Redis reconnects, cooldowns after a failure run out. */
 const GRACE_MS = 8000;
 const THINK_MS = 150;
@@ -201,7 +201,7 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
       markdown: [
         '## faults: load with faults',
         '',
-        `Layout: 2 package processes (RedisTokenStore, \`refreshSkewSeconds: 10\`), one redis-server, the simulator with refresh-token rotation and ${ACCESS_TOKEN_SECONDS} s access tokens, so every player refreshes about twice a minute. ` +
+        `Layout: 2 package processes (RedisTokenStore, \`refresh: { skewSeconds: 10 }\`), one redis-server, the simulator with refresh-token rotation and ${ACCESS_TOKEN_SECONDS} s access tokens, so every player refreshes about twice a minute. ` +
           `${PLAYERS} players each send \`GET /api/token\` (which calls \`req.platformToken()\`), alternating between the processes, ${THINK_MS / 2}–${(THINK_MS * 3) / 2} ms apart, for ${seconds} s ` +
           `(\`BENCH_FAULTS_SECONDS\` changes it). Faults: at 15 % one process is SIGKILLed and started again 2 s later (its players go to the other meanwhile, as a load balancer would); ` +
           `at 40 % redis-server is stopped for 3 s (SIGSTOP, then SIGCONT); at 65 % the token endpoint answers 503 to refreshes for 5 s. An error counts as inside a window up to ${GRACE_MS / 1000} s after it ends.`,

@@ -15,7 +15,7 @@ export interface FreshnessPolicy {
 
 /**
  * The rule, written once: inside the skew before expiry a refresh must finish first; past
- * `refreshAheadFraction` of the token's lifetime (1 = never) a background refresh starts.
+ * `refresh.aheadFraction` of the token's lifetime (1 = never) a background refresh starts.
  */
 export function freshnessOf(record: TokenRecord, now: number, policy: FreshnessPolicy): Freshness {
   if (now >= record.accessExpiresAt - policy.refreshSkewMs) return 'refresh-now';

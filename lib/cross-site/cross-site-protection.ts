@@ -29,7 +29,7 @@ export interface Hardening {
 
 /** Builds the parts once; throws an InvalidOptionError for an http:// platform URL in production. */
 export function createHardening(config: HardeningConfig, fail: FailHandler): Hardening {
-  // `embedded` and `entryContext` without `platformOrigins` were refused by the options schema.
+  // `embedded` and `entry.context` without `platformOrigins` were refused by the options schema.
   checkPlatformUrls(config);
   const csrf = createCsrfProtection(config.gameOrigins ?? [], fail);
   let frameAncestors: RequestHandler | undefined;

@@ -16,7 +16,7 @@ import type { SameOptions } from '../util/parse-options';
 import { warnOnce } from '../setup/setup-checks';
 import { InvalidOptionError } from '../util/invalid-option-error';
 
-/** Options of the entry context check (`entryContext` of platformLogin()). */
+/** Options of the entry context check (`entry.context` of platformLogin()). */
 export interface EntryContextOptions {
   /**
    * `'off'`: no check (sub-resource loads are refused all the same). `'report'`: an
@@ -119,12 +119,12 @@ const WARNING =
   "[express-platform-login] Entries are not checked against the platform's pages, so any site can log a " +
   "visitor into another player's account with an unused code (login CSRF): set `platformOrigins` to the " +
   "origins of the platform's pages that open the game (e.g. ['https://platform.example']). Until then " +
-  '`entryContext` only reports (`entryContextViolation` events; their `refererOrigin` shows where entries come from).';
+  '`entry.context` only reports (`entryContextViolation` events; their `refererOrigin` shows where entries come from).';
 
 const PRODUCTION_REFUSAL =
   "platformLogin(): under NODE_ENV=production `platformOrigins` is required: without it any site can log a visitor into another player's " +
   "account with an unused code (login CSRF). List the origins of the platform's pages that open the game (e.g. ['https://platform.example']), " +
-  "or set `entryContext: { mode: 'report' }` to run without the check on purpose.";
+  "or set `entry: { context: { mode: 'report' } }` to run without the check on purpose.";
 
 /**
  * The check run on each GET to the callback, before anything else touches a code.
@@ -141,7 +141,7 @@ export function createEntryContextCheck(
   const mode = options?.mode ?? (platformOrigins === undefined ? 'report' : 'enforce');
   if (mode === 'enforce' && platformOrigins === undefined) {
     throw new TypeError(
-      "platformLogin(): `platformOrigins` is required when `entryContext.mode` is 'enforce': list the origins of the platform's pages that open the game, e.g. ['https://platform.example'].",
+      "platformLogin(): `platformOrigins` is required when `entry.context.mode` is 'enforce': list the origins of the platform's pages that open the game, e.g. ['https://platform.example'].",
     );
   }
   if (options?.mode === undefined && platformOrigins === undefined) {

@@ -5,7 +5,7 @@ import { PlatformBusyError } from '../errors';
 /** Runs `exchange` in one of `max` slots; throws PlatformBusyError (503) when all are taken. */
 export type ExchangeCap = <T>(exchange: () => Promise<T>) => Promise<T>;
 
-/** Builds the cap of one callback (`maxExchangesInFlight`). */
+/** Builds the cap of one callback (`entry.maxExchangesInFlight`). */
 export function createExchangeCap(max: number): ExchangeCap {
   let inFlight = 0;
   return async (exchange) => {

@@ -8,7 +8,7 @@ import type { OneTimeCounters } from '../core/token-store';
 import { TooManyEntriesError } from '../errors';
 import { warnOnce } from '../setup/setup-checks';
 
-/** The limit's settings (the `entryFailureLimit` options of platformLogin()). */
+/** The limit's settings (the `entry.failureLimit` options of platformLogin()). */
 export interface EntryFailureLimitConfig {
   /** Failed entries allowed per address per window; 0 turns the limit off. */
   entryFailureLimit: number;

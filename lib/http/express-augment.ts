@@ -30,8 +30,8 @@ declare global {
        */
       platformToken(): Promise<string>;
       /**
-       * Calls the platform's open API (`apiUrl` + path, or the `apiUrls` base named by `init.api`)
-       * with the player's token, within `apiTimeoutMs`. Resolves the open API's answer whatever its
+       * Calls the platform's open API (`api.url` + path, or the `api.urls` base named by `init.api`)
+       * with the player's token, within `api.timeoutMs`. Resolves the open API's answer whatever its
        * status. Rejects with `LoginRequiredError` on an optional route without a login,
        * `OpenApiTimeoutError` (504 `platform_timeout`), `OpenApiUnreachableError` (502
        * `platform_error`), or the refresh's errors.

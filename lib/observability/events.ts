@@ -94,7 +94,7 @@ export interface PlatformLoginEvents {
   playerLoggedOut: [{ openId: string; sessions: number }];
   /** A stored record could not be decrypted or parsed and was treated as absent. */
   unreadableRecord: [{ sessionHash: string; reason: string }];
-  /** An entry did not look like it came from the platform's pages (`entryContext`); never carries the code. */
+  /** An entry did not look like it came from the platform's pages (`entry.context`); never carries the code. */
   entryContextViolation: [EntryContextViolation];
   /** Embedded mode: a browser came back from an entry without its session cookie (diagnostic page shown). */
   cookiesRefused: [{ framed: boolean }];

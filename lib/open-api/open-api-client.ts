@@ -8,7 +8,7 @@ import { openApiSpan } from './open-api-span';
 
 /** One open-API base, computed once from the options. */
 export interface OpenApiBase {
-  /** The name a call picks it by (`{ api: name }`); `default` for `apiUrl`. */
+  /** The name a call picks it by (`{ api: name }`); `default` for `api.url`. */
   name: string;
   /** The base without a trailing slash. */
   href: string;
@@ -17,7 +17,7 @@ export interface OpenApiBase {
 
 /** How the open API is reached, computed once from the options. */
 export interface OpenApiSettings {
-  /** `apiUrl` (named `default`) first, then `apiUrls` in their order. */
+  /** `api.url` (named `default`) first, then `api.urls` in their order. */
   bases: readonly OpenApiBase[];
   accessTokenPlacement: 'header' | 'query';
   accessTokenQueryParameter: string;
@@ -29,8 +29,8 @@ export interface OpenApiSettings {
 /** `RequestInit` plus the open-API base a path is resolved against. */
 export interface OpenApiRequestInit extends RequestInit {
   /**
-   * Which of the configured bases a path (`'/userinfo'`) goes to: a key of `apiUrls`, or
-   * `'default'` (`apiUrl`). Absolute URLs need none: they must lie under one of the bases.
+   * Which of the configured bases a path (`'/userinfo'`) goes to: a key of `api.urls`, or
+   * `'default'` (`api.url`). Absolute URLs need none: they must lie under one of the bases.
    * Defaults to `'default'`.
    */
   api?: string;
@@ -70,7 +70,7 @@ export class OpenApiClient {
     const base = this.#byName.get(api);
     if (base === undefined) {
       throw new TypeError(
-        `platformFetch(): no open-API base is named "${api}"; name it in the \`apiUrls\` option (known: ${[...this.#byName.keys()].join(', ')}).`,
+        `platformFetch(): no open-API base is named "${api}"; name it in the \`api.urls\` option (known: ${[...this.#byName.keys()].join(', ')}).`,
       );
     }
     const isPath =
@@ -78,7 +78,7 @@ export class OpenApiClient {
     const url = isPath ? new URL(base.href + pathOrUrl) : new URL(pathOrUrl);
     if (isPath ? !isUnder(url, base) : !this.#settings.bases.some((b) => isUnder(url, b))) {
       throw new TypeError(
-        'platformFetch() only calls the open API under `apiUrl` (or `apiUrls`); pass a path such as "/userinfo".',
+        'platformFetch() only calls the open API under `api.url` (or `api.urls`); pass a path such as "/userinfo".',
       );
     }
     return url;

@@ -14,7 +14,7 @@ const PROXY_MESSAGE =
 
 const FORWARDED_FOR_MESSAGE =
   `${PREFIX} Entries arrive with X-Forwarded-For, but Express does not trust the peer that sent it (\`trust proxy\`), so \`req.ip\` is that peer's address: ` +
-  "behind a proxy every player shares it, and one client's failed entries (`entryFailureLimit`) lock every player behind that proxy out. " +
+  "behind a proxy every player shares it, and one client's failed entries (`entry.failureLimit`) lock every player behind that proxy out. " +
   "Set `app.set('trust proxy', 1)` (the number of proxies in front of the app) before the routes. If clients reach the app directly, their X-Forwarded-For is rightly ignored.";
 
 /** True when Express reads the client address from X-Forwarded-For past this request's peer. */

@@ -103,11 +103,13 @@ export function checkPlatformUrls(
     if (value === undefined) continue;
     const url = new URL(value);
     if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+      // The open API's base is given as `api.url`; the parts receive it as `apiUrl`.
+      const option = name === 'apiUrl' ? 'api.url' : name;
       throw new InvalidOptionError(
-        `platformLogin(): \`${name}\` must be an https:// URL in production (NODE_ENV=production): over http:// the ` +
+        `platformLogin(): \`${option}\` must be an https:// URL in production (NODE_ENV=production): over http:// the ` +
           (name === 'redirectUri' ? 'entry code' : 'client secret and the tokens') +
           ' would cross the network in the clear. Plain http:// is allowed for loopback hosts only.',
-        name,
+        option,
       );
     }
   }

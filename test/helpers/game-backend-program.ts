@@ -94,8 +94,8 @@ const login = platformLogin({
   store: tokenStore,
   // The simulator's lobby opens the game; the tests enter without browser headers (as test-app.ts).
   platformOrigins: [new URL(process.env.SIM_URL!).origin],
-  entryContext: { allowMissingHeaders: true },
   ...extraOptions,
+  entry: { context: { allowMissingHeaders: true }, ...(extraOptions.entry as object | undefined) },
 });
 let refreshes = 0;
 let reauths = 0;

@@ -39,10 +39,10 @@ export interface TestApp {
  */
 export function simulatorEntryContext(
   sim: PlatformSimulator,
-): Pick<PlatformLoginOptions, 'platformOrigins' | 'entryContext'> {
+): Pick<PlatformLoginOptions, 'platformOrigins' | 'entry'> {
   return {
     platformOrigins: [new URL(sim.url).origin],
-    entryContext: { allowMissingHeaders: true },
+    entry: { context: { allowMissingHeaders: true } },
   };
 }
 
@@ -50,14 +50,17 @@ export function loginOptions(
   sim: PlatformSimulator,
   extra: Partial<PlatformLoginOptions> = {},
 ): PlatformLoginOptions {
-  const saysItsOwn = 'platformOrigins' in extra || 'entryContext' in extra;
+  const saysItsOwn = 'platformOrigins' in extra || extra.entry?.context !== undefined;
+  const context = saysItsOwn ? {} : simulatorEntryContext(sim);
   return {
     authUrl: sim.url,
     clientId: DEMO_CLIENT_ID,
     clientSecret: DEMO_CLIENT_SECRET,
     redirectUri: TEST_REDIRECT_URI,
-    ...(saysItsOwn ? {} : simulatorEntryContext(sim)),
+    ...context,
     ...extra,
+    // A test's `entry` tuning (a failure limit) keeps the simulator's entry context.
+    entry: { ...context.entry, ...extra.entry },
   };
 }
 

@@ -110,7 +110,7 @@ async function startGame(platformOrigin: string, cookie: 'embedded' | 'default')
     redirectUri: `${url}/platform/callback`,
     platformOrigins: [platformOrigin],
     embedded: true,
-    entryContext: { mode: 'enforce' },
+    entry: { context: { mode: 'enforce' } },
   });
   const game: Game = { url, login, scores: [], posts: [], violations: [], server };
   login.on('entryContextViolation', (event) => game.violations.push(event));

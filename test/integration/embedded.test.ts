@@ -209,7 +209,10 @@ describe('frame-ancestors', () => {
 
   test('without platformOrigins: a TypeError naming it, for frameAncestors() and for embedded', () => {
     // The test helpers name the simulator's origins; left out here, the check chosen explicitly.
-    const noOrigins = { platformOrigins: undefined, entryContext: { mode: 'report' as const } };
+    const noOrigins = {
+      platformOrigins: undefined,
+      entry: { context: { mode: 'report' as const } },
+    };
     expect(() => platformLogin(loginOptions(sim, noOrigins)).frameAncestors()).toThrow(
       /`platformOrigins`/,
     );

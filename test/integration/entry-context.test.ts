@@ -29,7 +29,7 @@ const code = (): string => sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
 function appWith(mode: 'off' | 'report' | 'enforce', extra: Record<string, boolean> = {}) {
   const { app, login } = createTestApp({
     sim,
-    login: { platformOrigins: [PLATFORM], entryContext: { mode, ...extra } },
+    login: { platformOrigins: [PLATFORM], entry: { context: { mode, ...extra } } },
   });
   const violations: Violation[] = [];
   login.on('entryContextViolation', (event) => violations.push(event));
@@ -171,7 +171,7 @@ describe("mode 'off'", () => {
 });
 
 describe('the default mode', () => {
-  test("with platformOrigins: 'enforce', a foreign entry refused without any entryContext option", async () => {
+  test("with platformOrigins: 'enforce', a foreign entry refused without any entry.context option", async () => {
     const { app } = createTestApp({ sim, login: { platformOrigins: [PLATFORM] } });
     await request(app).get(`/platform/callback?code=${code()}`).set(FROM_ATTACKER).expect(403);
     await request(app).get(`/platform/callback?code=${code()}`).set(FROM_PLATFORM).expect(303);
@@ -200,7 +200,7 @@ describe('the default mode', () => {
     ]);
     expect(warnings).toHaveLength(1);
     // Chosen explicitly, no warning.
-    createTestApp({ sim, login: { logger, entryContext: { mode: 'off' } } });
+    createTestApp({ sim, login: { logger, entry: { context: { mode: 'off' } } } });
     expect(warnings).toHaveLength(1);
   });
 });
@@ -240,22 +240,22 @@ describe('NODE_ENV=production', () => {
       option: 'platformOrigins',
     });
     expect(String((refusal as Error).message)).toMatch(
-      /NODE_ENV=production `platformOrigins` is required.*login CSRF.*entryContext: \{ mode: 'report' \}/,
+      /NODE_ENV=production `platformOrigins` is required.*login CSRF.*entry: \{ context: \{ mode: 'report' \} \}/,
     );
   });
 
-  test("starts with platformOrigins, or with the explicit opt-out entryContext: { mode: 'report' }", () => {
+  test("starts with platformOrigins, or with the explicit opt-out entry: { context: { mode: 'report' } }", () => {
     expect(() => production({ platformOrigins: [PLATFORM] })).not.toThrow();
-    expect(() => production({ entryContext: { mode: 'report' } })).not.toThrow();
-    expect(() => production({ entryContext: { mode: 'off' } })).not.toThrow();
+    expect(() => production({ entry: { context: { mode: 'report' } } })).not.toThrow();
+    expect(() => production({ entry: { context: { mode: 'off' } } })).not.toThrow();
   });
 });
 
 describe('options', () => {
   test("'enforce' without platformOrigins is a TypeError naming it", () => {
-    expect(() => platformLogin(loginOptions(sim, { entryContext: { mode: 'enforce' } }))).toThrow(
-      /`platformOrigins` is required when `entryContext.mode` is 'enforce'/,
-    );
+    expect(() =>
+      platformLogin(loginOptions(sim, { entry: { context: { mode: 'enforce' } } })),
+    ).toThrow(/`platformOrigins` is required when `entry.context.mode` is 'enforce'/);
   });
 
   test('platformOrigins must be origins', () => {

@@ -100,9 +100,9 @@ describe('a page cannot lock its visitors out (issue 25 item 1)', () => {
 
   test.each([
     ['enforce (platformOrigins given)', {}],
-    ["report (entryContext: { mode: 'report' })", { entryContext: { mode: 'report' as const } }],
+    ["report (entry.context: { mode: 'report' })", { context: { mode: 'report' as const } }],
   ])('%s: 20× each codeless request, then the visitor still enters', async (_mode, login) => {
-    const { port, prefix } = await start({ entryFailureLimit: 3, ...login });
+    const { port, prefix } = await start({ entry: { failureLimit: 3, ...login } });
     for (const [how, query, headers] of CODELESS) {
       for (let i = 0; i < 20; i += 1) {
         const answer = await sendFrom('127.0.0.2', port, `/platform/callback${query}`, {
@@ -125,7 +125,7 @@ describe('a page cannot lock its visitors out (issue 25 item 1)', () => {
   });
 
   test('codes that passed the guards and failed still count: made-up codes reach the limit', async () => {
-    const { port } = await start({ entryFailureLimit: 3 });
+    const { port } = await start({ entry: { failureLimit: 3 } });
     for (let i = 0; i < 3; i += 1)
       expect((await enter('127.0.0.3', port, madeUp())).status).toBe(400);
     const refused = await enter('127.0.0.3', port, madeUp());
@@ -147,7 +147,7 @@ describe("the platform's refusals count, its outages do not (issue 25 item 2)", 
   ])(
     '%s: counted, so an address gets no more than the limit of platform calls',
     async (_how, fault) => {
-      const { port } = await start({ entryFailureLimit: 3 });
+      const { port } = await start({ entry: { failureLimit: 3 } });
       sim.injectFault(fault, { grant: 'authorization_code' });
       const statuses: number[] = [];
       for (let i = 0; i < 10; i += 1)
@@ -163,7 +163,7 @@ describe("the platform's refusals count, its outages do not (issue 25 item 2)", 
     ['a reset connection', { kind: 'reset' as const }],
     ['an HTML page with 200', { kind: 'html' as const }],
   ])("%s: the platform's outage is not held against the players' address", async (_how, fault) => {
-    const { port, prefix } = await start({ entryFailureLimit: 3 });
+    const { port, prefix } = await start({ entry: { failureLimit: 3 } });
     sim.injectFault(fault, { grant: 'authorization_code' });
     for (let i = 0; i < 6; i += 1) {
       const answer = await enter('127.0.0.5', port, issue());
@@ -178,8 +178,8 @@ describe("the platform's refusals count, its outages do not (issue 25 item 2)", 
 describe("the platform's Retry-After holds code exchanges (issue 25 item 2)", () => {
   test('429 with Retry-After: no process sends a code until then; entries get 503 platform_busy with the seconds left, their codes unclaimed', async () => {
     const prefix = newPrefix();
-    const a = await start({ entryFailureLimit: 5 }, { prefix });
-    const b = await start({ entryFailureLimit: 5 }, { prefix });
+    const a = await start({ entry: { failureLimit: 5 } }, { prefix });
+    const b = await start({ entry: { failureLimit: 5 } }, { prefix });
     sim.injectFault({ kind: 'throttle', retryAfterSeconds: 3 }, { grant: 'authorization_code' });
 
     const first = await enter('127.0.0.6', a.port, madeUp());
@@ -213,7 +213,7 @@ describe("the platform's Retry-After holds code exchanges (issue 25 item 2)", ()
   }, 60_000);
 
   test('503 with Retry-After holds as well, and counts against nobody', async () => {
-    const { port, prefix } = await start({ entryFailureLimit: 2 });
+    const { port, prefix } = await start({ entry: { failureLimit: 2 } });
     sim.injectFault(
       { kind: 'status', status: 503, retryAfterSeconds: 2 },
       { grant: 'authorization_code', times: 1 },
@@ -234,7 +234,7 @@ describe('client addresses (issue 25 items 9, 10, 12)', () => {
     enter('127.0.0.1', port, madeUp(), { 'X-Forwarded-For': forwardedFor });
 
   test('a port appended by the proxy gives no fresh counter: the limit holds', async () => {
-    const { port } = await start({ entryFailureLimit: 3 }, { trustProxy: 'loopback' });
+    const { port } = await start({ entry: { failureLimit: 3 } }, { trustProxy: 'loopback' });
     const statuses: number[] = [];
     for (let i = 0; i < 8; i += 1) {
       statuses.push((await viaProxy(port, `198.51.100.7:${40_000 + i}`)).status);
@@ -246,7 +246,7 @@ describe('client addresses (issue 25 items 9, 10, 12)', () => {
   });
 
   test('IPv4-mapped IPv6 in any spelling is its IPv4 address; IPv6 counts by its /56', async () => {
-    const { port } = await start({ entryFailureLimit: 3 }, { trustProxy: 'loopback' });
+    const { port } = await start({ entry: { failureLimit: 3 } }, { trustProxy: 'loopback' });
     for (const spelling of ['198.51.100.9', '::ffff:198.51.100.9', '::FFFF:C633:6409']) {
       expect((await viaProxy(port, spelling)).status).toBe(400);
     }
@@ -264,7 +264,7 @@ describe('client addresses (issue 25 items 9, 10, 12)', () => {
 
   test('entryFailureIpv6Subnet: 64 counts each /64 on its own', async () => {
     const { port } = await start(
-      { entryFailureLimit: 1, entryFailureIpv6Subnet: 64 },
+      { entry: { failureLimit: 1, ipv6Subnet: 64 } },
       { trustProxy: 'loopback' },
     );
     expect((await viaProxy(port, '2001:db8:bb:1::1')).status).toBe(400);
@@ -273,7 +273,10 @@ describe('client addresses (issue 25 items 9, 10, 12)', () => {
   });
 
   test('an address that does not parse is warned about once', async () => {
-    const { port, warnings } = await start({ entryFailureLimit: 5 }, { trustProxy: 'loopback' });
+    const { port, warnings } = await start(
+      { entry: { failureLimit: 5 } },
+      { trustProxy: 'loopback' },
+    );
     for (const value of ['unknown', 'proxy.internal', 'unknown']) await viaProxy(port, value);
     const found = warnings.filter((message) => message.includes('is not an IP address'));
     expect(found).toHaveLength(1);
@@ -301,7 +304,7 @@ describe('client addresses (issue 25 items 9, 10, 12)', () => {
   });
 
   test('the stored counter is keyed: neither the address nor a bare SHA-256 of it names it', async () => {
-    const { port, prefix } = await start({ entryFailureLimit: 3 });
+    const { port, prefix } = await start({ entry: { failureLimit: 3 } });
     await enter('127.0.0.11', port, madeUp());
     const keys = await counters(prefix);
     expect(keys).toHaveLength(1);

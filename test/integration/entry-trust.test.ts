@@ -220,7 +220,7 @@ describe('failed entries per client address', () => {
   });
 
   test('successful entries never count: a busy address behind one NAT keeps entering', async () => {
-    const { port } = await start({ entryFailureLimit: 3 });
+    const { port } = await start({ entry: { failureLimit: 3 } });
     for (let i = 0; i < 12; i += 1) {
       expect((await enter('127.0.0.4', port, issue())).status).toBe(303);
     }
@@ -231,8 +231,8 @@ describe('failed entries per client address', () => {
 
   test('the counts are shared by every process on the store', async () => {
     const prefix = newPrefix();
-    const a = await start({ entryFailureLimit: 4 }, prefix);
-    const b = await start({ entryFailureLimit: 4 }, prefix);
+    const a = await start({ entry: { failureLimit: 4 } }, prefix);
+    const b = await start({ entry: { failureLimit: 4 } }, prefix);
     for (const port of [a.port, b.port, a.port, b.port]) {
       expect((await enter('127.0.0.5', port, madeUp())).status).toBe(400);
     }
@@ -247,7 +247,7 @@ describe('failed entries per client address', () => {
   });
 
   test('used codes and malformed codes count; refused entry contexts do not (they cost nothing)', async () => {
-    const { port } = await start({ entryFailureLimit: 3 });
+    const { port } = await start({ entry: { failureLimit: 3 } });
     const code = issue();
     expect((await enter('127.0.0.6', port, code)).status).toBe(303);
     const fromElsewhere = await sendFrom('127.0.0.6', port, `/platform/callback?code=${code}`, {
@@ -273,12 +273,15 @@ describe('failed entries per client address', () => {
       counters: { claimOnce: inner.counters.claimOnce },
     } as unknown as TokenStore;
     expect(() =>
-      createTestApp({ sim, login: { platformOrigins: [PLATFORM], store, entryFailureLimit: 2 } }),
+      createTestApp({
+        sim,
+        login: { platformOrigins: [PLATFORM], store, entry: { failureLimit: 2 } },
+      }),
     ).toThrow(/`counters` part has no `countInWindow\(\)`/);
   });
 
   test('entryFailureLimit: 0 turns the limit off', async () => {
-    const { port } = await start({ entryFailureLimit: 0 });
+    const { port } = await start({ entry: { failureLimit: 0 } });
     for (let i = 0; i < 25; i += 1)
       expect((await enter('127.0.0.7', port, madeUp())).status).toBe(400);
     expect(sim.calls.authorization_code).toBe(25);
@@ -286,8 +289,8 @@ describe('failed entries per client address', () => {
 });
 
 describe('exchanges in flight per process', () => {
-  test('past maxExchangesInFlight: 503 platform_busy with Retry-After, the code unclaimed and still good', async () => {
-    const { port, prefix } = await start({ maxExchangesInFlight: 1, entryFailureLimit: 0 });
+  test('past entry.maxExchangesInFlight: 503 platform_busy with Retry-After, the code unclaimed and still good', async () => {
+    const { port, prefix } = await start({ entry: { maxExchangesInFlight: 1, failureLimit: 0 } });
     sim.injectFault({ kind: 'latency', ms: 1500 }, { times: 1 });
     const first = issue();
     const inFlight = sendFrom('127.0.0.1', port, `/platform/callback?code=${first}`, {
@@ -366,7 +369,7 @@ describe('logout answers POST only, wherever it is mounted', () => {
 describe('platformFetch stays under apiUrl by whole path segments', () => {
   test('/v1 admits /v1/userinfo, never /v1evil', async () => {
     const login = platformLogin(
-      loginOptions(sim, { apiUrl: `${sim.url}/v1`, entryFailureLimit: 0 }),
+      loginOptions(sim, { api: { url: `${sim.url}/v1` }, entry: { failureLimit: 0 } }),
     );
     const app = express();
     app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));

@@ -148,7 +148,7 @@ describe('at the refresh', () => {
    * after the outage tries again at once.
    */
   async function expiredRefreshFailing(fault: SimulatorFault) {
-    const { app, store } = await setUp({ refreshFailureCooldownSeconds: 0 });
+    const { app, store } = await setUp({ refresh: { failureCooldownSeconds: 0 } });
     const { cookie, sessionId } = await enter(app);
     const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
     sim.resetCalls();
@@ -216,7 +216,7 @@ describe('at the refresh', () => {
 
   test('platform down (nothing listening): 503 platform_unavailable, tokens kept, served by a process that reaches it', async () => {
     // No cooldown: with one, every process would hold back its refreshes for that long.
-    const { app, unreachable, store } = await setUp({ refreshFailureCooldownSeconds: 0 });
+    const { app, unreachable, store } = await setUp({ refresh: { failureCooldownSeconds: 0 } });
     const { cookie, sessionId } = await enter(app);
     const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
     const res = await get(unreachable, '/api/token', cookie);

@@ -49,7 +49,7 @@ beforeAll(async () => {
   client = await listenRaw(
     createTestApp({
       sim,
-      login: { store, entryFailureLimit: 0, entryContext: { mode: 'report' } },
+      login: { store, entry: { failureLimit: 0, context: { mode: 'report' } } },
     }).app,
   );
 });
@@ -244,7 +244,7 @@ test(
     const prefix = `fuzz-trust-${process.pid}-${Date.now()}:`;
     const login = { store: new RedisTokenStore({ redis, prefix }), platformOrigins: [PLATFORM] };
     const app = await listenRaw(
-      createTestApp({ sim, login: { ...login, entryFailureLimit: 0 } }).app,
+      createTestApp({ sim, login: { ...login, entry: { failureLimit: 0 } } }).app,
     );
     try {
       let claims = 0;
@@ -303,7 +303,7 @@ test(
           const app = await listenRaw(
             createTestApp({
               sim,
-              login: { store, platformOrigins: [PLATFORM], entryFailureLimit: LIMIT },
+              login: { store, platformOrigins: [PLATFORM], entry: { failureLimit: LIMIT } },
             }).app,
           );
           try {

@@ -115,7 +115,7 @@ describe('a fresh token', () => {
   });
 
   test('platformFetch can present the token as a query parameter', async () => {
-    const { app } = setUp({ accessTokenPlacement: 'query' });
+    const { app } = setUp({ api: { tokenPlacement: 'query' } });
     const { agent } = await enter(app, sim, 'player-ada');
     const res = await agent.get('/api/profile').expect(200);
     expect(res.body.open_id).toBe('player-ada');
@@ -208,7 +208,7 @@ describe('refresh before the handler', () => {
   });
 
   test('the skew is configurable', async () => {
-    const { app, store } = setUp({ refreshSkewSeconds: 10 });
+    const { app, store } = setUp({ refresh: { skewSeconds: 10 } });
     const { agent, sessionId } = await enter(app, sim);
     await rewriteRecord(store, sessionId, () => ({
       accessExpiresAt: Date.now() + 30 * SECOND,
@@ -285,7 +285,7 @@ describe('the failure table', () => {
     async (_name, fault) => {
       const { app, store } = setUp({
         tokenClient: { timeoutMs: 300, refreshRetries: 1 },
-        refreshFailureCooldownSeconds: 0,
+        refresh: { failureCooldownSeconds: 0 },
       });
       const { agent, sessionId } = await enter(app, sim);
       const before = await rewriteRecord(store, sessionId, expiringIn(-SECOND));
@@ -304,7 +304,7 @@ describe('the failure table', () => {
   test('during an outage a login is tried once per cooldown, not once per request', async () => {
     const { app, store } = setUp({
       tokenClient: { refreshRetries: 0 },
-      refreshFailureCooldownSeconds: 60,
+      refresh: { failureCooldownSeconds: 60 },
     });
     const { agent, sessionId } = await enter(app, sim);
     await rewriteRecord(store, sessionId, expiringIn(-SECOND));

@@ -59,7 +59,7 @@ async function appWith(login: Partial<PlatformLoginOptions>) {
 
 test('an open API nobody listens on: 502 platform_error in JSON, and a page without a stack for a browser', async () => {
   const closed = `http://127.0.0.1:${await freePort()}`;
-  const { agent } = await appWith({ apiUrl: closed });
+  const { agent } = await appWith({ api: { url: closed } });
   const json = await agent.get('/api/open?path=/userinfo').set('Accept', 'application/json');
   expect(json.status).toBe(502);
   expect(json.body).toEqual({ error: 'platform_error' });
@@ -69,7 +69,7 @@ test('an open API nobody listens on: 502 platform_error in JSON, and a page with
 });
 
 test('an open API that never answers: 504 platform_timeout after apiTimeoutMs', async () => {
-  const { agent } = await appWith({ apiUrl, apiTimeoutMs: 300 });
+  const { agent } = await appWith({ api: { url: apiUrl, timeoutMs: 300 } });
   const startedAt = Date.now();
   const res = await agent.get('/api/open?path=/hang').set('Accept', 'application/json');
   expect(res.status).toBe(504);
@@ -78,7 +78,7 @@ test('an open API that never answers: 504 platform_timeout after apiTimeoutMs', 
 });
 
 test('an open API that stalls in the middle of its body: reading it fails with 504 platform_timeout too', async () => {
-  const { agent } = await appWith({ apiUrl, apiTimeoutMs: 300 });
+  const { agent } = await appWith({ api: { url: apiUrl, timeoutMs: 300 } });
   const res = await agent.get('/api/open?path=/stall').set('Accept', 'application/json');
   expect(res.status).toBe(504);
   expect(res.body).toEqual({ error: 'platform_timeout' });
@@ -90,7 +90,7 @@ test("the app's tokenClient.fetch carries the open-API calls too", async () => {
     calls.push(String(input));
     return fetch(input, init);
   };
-  const { agent } = await appWith({ apiUrl, tokenClient: { fetch: counting } });
+  const { agent } = await appWith({ api: { url: apiUrl }, tokenClient: { fetch: counting } });
   const res = await agent.get('/api/open?path=/userinfo');
   expect(res.status).toBe(200);
   expect(calls).toContain(`${apiUrl}/userinfo`);
@@ -98,8 +98,7 @@ test("the app's tokenClient.fetch carries the open-API calls too", async () => {
 
 test('several open-API bases: a call picks one by name; the token goes to no other host', async () => {
   const { agent } = await appWith({
-    apiUrl: `${apiUrl}/social`,
-    apiUrls: { payments: `${apiUrl}/pay/v2` },
+    api: { url: `${apiUrl}/social`, urls: { payments: `${apiUrl}/pay/v2` } },
   });
   const paid = await agent.get('/api/open?path=/orders&api=payments');
   expect(paid.status).toBe(200);
@@ -118,7 +117,10 @@ test('several open-API bases: a call picks one by name; the token goes to no oth
 test('metrics: each call counted by base and outcome', async () => {
   const meter = createTestMeter();
   try {
-    const { agent } = await appWith({ apiUrl, apiTimeoutMs: 300, meterProvider: meter.provider });
+    const { agent } = await appWith({
+      api: { url: apiUrl, timeoutMs: 300 },
+      meterProvider: meter.provider,
+    });
     await agent.get('/api/open?path=/userinfo');
     await agent.get('/api/open?path=/hang');
     const text = await meter.scrape();

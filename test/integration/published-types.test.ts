@@ -74,7 +74,7 @@ test("with TypeScript's CommonJS default resolution (node10), every entry point 
 test('the published option types carry their docs, each ending "Defaults to …"', () => {
   const declarations = (file: string) => readFileSync(join(root, 'dist', file), 'utf8');
   for (const [file, option] of [
-    ['options.d.ts', 'refreshSkewSeconds'],
+    ['options.d.ts', 'skewSeconds'],
     ['client/token-client-options.d.ts', 'timeoutMs'],
     ['stores/redis-store-options.d.ts', 'operationTimeoutMs'],
     ['stores/memory-store-options.d.ts', 'maxEntries'],

@@ -165,7 +165,7 @@ function leakApp(
     ...simulatorEntryContext(sim),
     store,
     handleErrors,
-    refreshFailureCooldownSeconds: 0,
+    refresh: { failureCooldownSeconds: 0 },
     tokenClient: { timeoutMs: 200, refreshRetries: 1, retryBaseDelayMs: 5 },
     ...(extra.logger ? { logger: extra.logger } : {}),
     ...(extra.meter ? { meterProvider: extra.meter.provider } : {}),

@@ -150,8 +150,7 @@ async function job(): Promise<void> {
 void job;
 platformLogin({
   ...required,
-  apiUrls: { payments: 'https://pay.platform.example/v2' },
-  apiTimeoutMs: 3000,
+  api: { urls: { payments: 'https://pay.platform.example/v2' }, timeoutMs: 3000 },
   afterLogin: async ({ res, player }) => {
     if (player.user.scope.length === 0) return false;
     res.locals.firstEntry = true;

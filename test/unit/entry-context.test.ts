@@ -105,7 +105,7 @@ describe('a client that sends no Fetch Metadata', () => {
   });
 });
 
-describe('the entryContext option', () => {
+describe('the entry.context option', () => {
   test('leaves the mode to platformOrigins, with nothing allowed beyond the platform', () => {
     expect(entryContextSchema.parse({})).toEqual({
       allowMissingHeaders: false,

@@ -81,8 +81,13 @@ describe('unknown options are refused with a "did you mean"', () => {
   test.each<[string, () => unknown, string]>([
     [
       'platformLogin()',
-      () => platformLogin({ ...base, refreshSkew: 30 } as never),
-      'platformLogin(): unknown option `refreshSkew` (did you mean `refreshSkewSeconds`?).',
+      () => platformLogin({ ...base, refresh: { skew: 30 } } as never),
+      'platformLogin(): unknown option `refresh.skew` (did you mean `refresh.skewSeconds`?).',
+    ],
+    [
+      'platformLogin() api',
+      () => platformLogin({ ...base, api: { timeout: 300 } } as never),
+      'platformLogin(): unknown option `api.timeout` (did you mean `api.timeoutMs`?).',
     ],
     [
       'platformLogin() tokenClient',
@@ -90,9 +95,9 @@ describe('unknown options are refused with a "did you mean"', () => {
       'platformLogin(): unknown option `tokenClient.timeout` (did you mean `tokenClient.timeoutMs`?).',
     ],
     [
-      'platformLogin() entryContext',
-      () => platformLogin({ ...base, entryContext: { mdoe: 'report' } } as never),
-      'platformLogin(): unknown option `entryContext.mdoe` (did you mean `entryContext.mode`?).',
+      'platformLogin() entry.context',
+      () => platformLogin({ ...base, entry: { context: { mdoe: 'report' } } } as never),
+      'platformLogin(): unknown option `entry.context.mdoe` (did you mean `entry.context.mode`?).',
     ],
     [
       'login.middleware()',
@@ -111,6 +116,23 @@ describe('unknown options are refused with a "did you mean"', () => {
     ],
   ])('%s', (_entry, create, message) => {
     expect(refusal(create).message).toBe(message);
+  });
+
+  test('a flat option of 0.x says where it moved (CHANGELOG.md has the table)', () => {
+    const error = refusal(() =>
+      platformLogin({ ...base, refreshSkewSeconds: 30, apiUrl: 'https://api.example' } as never),
+    );
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error.option).toBe('refreshSkewSeconds');
+    expect(error.message).toBe(
+      'platformLogin(): `refreshSkewSeconds` moved to `refresh.skewSeconds`; `apiUrl` moved to `api.url` (see CHANGELOG.md).',
+    );
+  });
+
+  test("a grouped option's wrong value is named by its path", () => {
+    expect(() => platformLogin({ ...base, entry: { maxCodeLength: 8 } })).toThrow(
+      'platformLogin(): `entry.maxCodeLength` must be an integer from 16 to 4096.',
+    );
   });
 
   test('without a look-alike, the known options are listed', () => {

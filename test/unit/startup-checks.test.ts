@@ -22,7 +22,7 @@ const urls = (authUrl: string, extra: { apiUrl?: string; redirectUri?: string } 
 describe('checkPlatformUrls (run by platformLogin() at creation)', () => {
   test.each([
     ['authUrl', urls('http://auth.platform.example')],
-    ['apiUrl', urls('https://auth.platform.example', { apiUrl: 'http://api.platform.example' })],
+    ['api.url', urls('https://auth.platform.example', { apiUrl: 'http://api.platform.example' })],
     [
       'redirectUri',
       urls('https://auth.platform.example', { redirectUri: 'http://game.example/cb' }),
