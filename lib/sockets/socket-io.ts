@@ -21,7 +21,9 @@ export interface SocketIoSocket {
 export const LOGIN_ENDED_EVENT = 'platform:login_ended';
 
 /** The handshake's query, as engine.io parsed it before its middlewares run. */
-type EngineRequest = IncomingMessage & { _query?: Record<string, string | undefined> };
+/** True for a request of an engine session already open: its `sid` query parameter (the public URL). */
+const hasEngineSession = (req: IncomingMessage): boolean =>
+  new URL(req.url ?? '/', 'http://engine.invalid').searchParams.has('sid');
 
 /**
  * For `io.engine.use(...)`: a handshake without a live login is answered with the package's status
@@ -33,7 +35,7 @@ export function socketIoEngineMiddleware(
   sockets: SocketGate,
 ): (req: IncomingMessage, res: unknown, next: (error?: unknown) => void) => void {
   return (req, res, next) => {
-    if ((req as EngineRequest)._query?.sid !== undefined) return next();
+    if (hasEngineSession(req)) return next();
     sockets.authenticate(req).then(
       // Only a check here: the socket's own login is made by the socket middleware, once the
       // client joins a namespace (a handshake that never does must leave nothing followed).
