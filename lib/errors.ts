@@ -4,9 +4,6 @@
 // or the platform's raw response body.
 import { inspect } from 'node:util';
 
-/** Wrong options are thrown at creation as InvalidOptionError (`ERR_PLATFORM_INVALID_OPTION`). */
-export { InvalidOptionError } from './util/invalid-option-error';
-
 /** Stable machine-readable codes of every error class, for `switch (err.code)`. */
 export const PLATFORM_ERROR_CODES = [
   'ERR_PLATFORM_INVALID_GRANT',
@@ -31,6 +28,7 @@ export const PLATFORM_ERROR_CODES = [
   'ERR_PLATFORM_CROSS_ORIGIN',
   'ERR_PLATFORM_COOKIES_REFUSED',
   'ERR_PLATFORM_SETUP',
+  'ERR_PLATFORM_INVALID_OPTION',
   'ERR_PLATFORM_TOO_MANY_ENTRIES',
   'ERR_PLATFORM_BUSY',
   'ERR_PLATFORM_API_TIMEOUT',
@@ -410,15 +408,43 @@ export class CodeRejectedError extends RequestRefusedError {
   }
 }
 
+/** The codes of {@link SetupError}. */
+export type SetupErrorCode =
+  'ERR_PLATFORM_INVALID_OPTION' | 'ERR_PLATFORM_SETUP' | 'ERR_PLATFORM_SESSION_MISSING';
+
 /**
- * The setup around the package cannot work (found on a request), answered 500; the message names
- * the fix. `code`: `ERR_PLATFORM_SETUP`, or `ERR_PLATFORM_SESSION_MISSING` (no express-session in
- * front of the package).
+ * The setup cannot work; the message names the fix. The one error of every setup refusal:
+ * - `ERR_PLATFORM_INVALID_OPTION`: thrown at creation (platformLogin(), a store, the token client,
+ *   the simulator, `login.frameAncestors()`): an option is unknown, missing or wrong, or wrong for
+ *   this deployment (production); `option` names it.
+ * - `ERR_PLATFORM_SETUP`: the setup around the package cannot work (`checkSetup()` at start, or
+ *   found on a request, answered 500 `server_misconfigured`).
+ * - `ERR_PLATFORM_SESSION_MISSING`: no express-session in front of the package (on a request).
  */
 export class SetupError extends PlatformLoginError {
-  readonly code: 'ERR_PLATFORM_SETUP' | 'ERR_PLATFORM_SESSION_MISSING' = 'ERR_PLATFORM_SETUP';
+  readonly code: SetupErrorCode;
   readonly status = 500;
   readonly error = 'server_misconfigured';
+  /**
+   * Path of the first wrong option (`ERR_PLATFORM_INVALID_OPTION`), e.g. `tokenClient.timeoutMs`;
+   * `undefined` otherwise, or when the options value as a whole is wrong (not an object). Never the
+   * option's value: it may be a secret.
+   */
+  readonly option: string | undefined;
+
+  constructor(
+    message: string,
+    options: { code?: SetupErrorCode; option?: string | undefined; cause?: unknown } = {},
+  ) {
+    super(message, options);
+    this.code = options.code ?? 'ERR_PLATFORM_SETUP';
+    this.option = options.option;
+  }
+}
+
+/** A wrong option, refused at creation: SetupError `ERR_PLATFORM_INVALID_OPTION` naming `option`. */
+export function invalidOption(message: string, option?: string): SetupError {
+  return new SetupError(message, { code: 'ERR_PLATFORM_INVALID_OPTION', option });
 }
 
 /** The package runs without express-session in front of it: a setup mistake, answered 500. */

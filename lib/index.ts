@@ -92,7 +92,6 @@ export {
   type AnyPlatformLoginError,
   type PlatformErrorCode,
   // setup, at creation and on a request
-  InvalidOptionError,
   SetupError,
   // the token endpoint: its answer, its response, the network
   TokenEndpointError,

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { MeterProvider } from '@opentelemetry/api';
 import type { TokenStore } from './core/token-store';
 import { parseOptions, type SameOptions } from './util/parse-options';
-import { InvalidOptionError } from './util/invalid-option-error';
+import { invalidOption } from './errors';
 import {
   tokenClientOptionsSchema,
   tokenClientTuningSchema,
@@ -372,7 +372,7 @@ export function parsePlatformLoginOptions(options: PlatformLoginOptions): Platfo
     const moved = Object.keys(options).filter((key) => Object.hasOwn(MOVED, key));
     if (moved.length > 0) {
       const where = moved.map((key) => `\`${key}\` moved to \`${MOVED[key]}\``).join('; ');
-      throw new InvalidOptionError(`platformLogin(): ${where} (see CHANGELOG.md).`, moved[0]);
+      throw invalidOption(`platformLogin(): ${where} (see CHANGELOG.md).`, moved[0]);
     }
   }
   return parseOptions(platformLoginSchema, options, 'platformLogin()');

@@ -1,10 +1,11 @@
 // platformLogin(): connects the parts of one platform registration (the token client, the store,
-// the refresh coordinator, the HTTP handlers, logs and metrics). Each part builds itself from the
-// parsed options; everything is done here once, at creation.
+// the refresh coordinator, the HTTP handlers, logs and metrics). The options are turned into
+// settings once (settings.ts); each part is built here from its own slice, once, at creation.
 import { EventEmitter } from 'node:events';
 import type { MeterProvider } from '@opentelemetry/api';
 import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
-import { createCallbackRouter, type CallbackConfig } from './entry/callback';
+import { deriveSettings } from './settings';
+import { createCallbackRouter } from './entry/callback';
 import { createHardening, type Hardening } from './cross-site/cross-site-protection';
 import { isCrossOrigin } from './cross-site/csrf-protection';
 import { isPlatformLoginError, StoreUnavailableError } from './errors';
@@ -12,23 +13,16 @@ import { isRedisOutage } from './stores/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
 import { createMiddleware, type MiddlewareOptions } from './http/middleware';
-import {
-  parseLogoutOptions,
-  parseMiddlewareOptions,
-  parsePlatformLoginOptions,
-  type PlatformLoginConfig,
-  type PlatformLoginOptions,
-} from './options';
+import { parseLogoutOptions, parseMiddlewareOptions, type PlatformLoginOptions } from './options';
 import type { ApiSettings } from './http/player-context';
 import { OpenApiClient } from './open-api/open-api-client';
 import { OpenApiMetrics } from './open-api/open-api-metrics';
-import { lockWaitDeadlineMs, RefreshCoordinator, type RefreshSettings } from './core/refresh';
+import { RefreshCoordinator } from './core/refresh';
 import { respondWithError } from './http/respond-error';
 import { createFailHandlers, type FailHandler } from './http/fail-handler';
-import { MemoryTokenStore } from './stores/memory-store';
-import { checkStoreParts, type TokenStore } from './core/token-store';
+import type { TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
-import { debugLogger, type PlatformLogger } from './observability/logger';
+import type { PlatformLogger } from './observability/logger';
 import { PlatformMetrics } from './observability/metrics';
 import { observeEvents } from './observability/event-logging';
 import { requestFailure } from './observability/request-failure';
@@ -42,9 +36,6 @@ import { loginAccessOf, type LoginAccess } from './sockets/store-access';
 import { loginOfPlayer, type LoggedInPlayer } from './jobs/player-logins';
 import { bindAfterLogin } from './entry/after-login';
 import { requireScopes } from './http/require-scopes';
-
-/** The refresh lock's lifetime: renewed by its living holder, so a dead holder's frees in seconds. */
-const REFRESH_LOCK_TTL_MS = 5000;
 
 /** The package's parts for one platform registration. Emits {@link PlatformLoginEvents}. */
 export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
@@ -85,86 +76,55 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
   constructor(options: PlatformLoginOptions) {
     super();
-    const config = parsePlatformLoginOptions(options);
-    this.store = config.store ?? new MemoryTokenStore();
-    // A store lacking a part a feature needs is refused here, naming the part, not on a request.
-    checkStoreParts(this.store);
-    this.logger = config.logger ?? debugLogger();
-    this.meterProvider = config.meterProvider;
-    this.gameOrigins = new Set(config.gameOrigins ?? []);
-    // The session lifetime the records follow when the session cookie has no maxAge: derived once.
-    const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
-    const refresh = refreshSettings(config, sessionTtlMs);
-    const metrics = new PlatformMetrics(config.meterProvider, {
-      tokenTimeoutMs: config.tokenClient.timeoutMs,
-      maxLockWaitMs: refresh.lockWaitDeadlineMs,
-    });
+    // Parsed, checked and derived once; each part below receives its own slice.
+    const settings = deriveSettings(options);
+    this.store = settings.store;
+    this.logger = settings.logger;
+    this.meterProvider = settings.meterProvider;
+    this.gameOrigins = settings.crossSite.gameOrigins;
+    this.handleErrors = settings.handleErrors;
+    this.homePath = settings.homePath;
+    const metrics = new PlatformMetrics(settings.meterProvider, settings.metrics);
     this.instrumentedStore = new InstrumentedTokenStore(this.store, metrics);
     observeEvents(this, this.logger, metrics, this.health);
     this.forwardStoreEvents();
 
     this.client = new PlatformTokenClient({
-      authUrl: config.authUrl,
-      clientId: config.clientId,
-      clientSecret: config.clientSecret,
-      redirectUri: config.redirectUri,
-      ...config.tokenClient,
+      ...settings.tokenClient,
       onAttempt: (attempt) => this.emit('tokenAttempt', attempt),
     });
     this.refresher = new RefreshCoordinator(
       this.instrumentedStore,
       this.client,
-      refresh,
+      settings.refresh,
       this,
       (durationMs, outcome) => this.emit('lockWait', { durationMs, outcome }),
     );
-    this.api = apiSettings(config, sessionTtlMs);
+    const apiMetrics = new OpenApiMetrics(
+      settings.meterProvider,
+      settings.api.bases.map((base) => base.name),
+    );
+    this.api = {
+      client: new OpenApiClient(settings.api, apiMetrics),
+      sessionTtlMs: settings.sessionTtlMs,
+    };
     this.access = loginAccessOf(this.instrumentedStore);
-    this.handleErrors = config.handleErrors;
-    this.homePath = config.successRedirect;
     const fail = createFailHandlers({
       events: this,
-      appLogger: config.logger,
-      handleErrors: config.handleErrors,
-      homePath: config.successRedirect,
+      appLogger: settings.appLogger,
+      handleErrors: settings.handleErrors,
+      homePath: settings.homePath,
     });
     this.fail = fail.request;
-    this.hardening = createHardening(
-      {
-        authUrl: config.authUrl,
-        apiUrl: config.api.url,
-        redirectUri: config.redirectUri,
-        platformOrigins: config.platformOrigins,
-        gameOrigins: config.gameOrigins,
-        embedded: config.embedded,
-      },
-      this.fail,
-    );
-    const { entry } = config;
-    const callbackConfig: CallbackConfig = {
-      clientSecret: config.clientSecret,
-      logger: config.logger,
-      successRedirect: config.successRedirect,
-      platformOrigins: config.platformOrigins,
-      embedded: config.embedded,
-      sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
-      refreshTokenLifetimeSeconds: config.refresh.tokenLifetimeSeconds,
-      entryContext: entry.context,
-      entryFailureLimit: entry.failureLimit,
-      entryFailureWindowSeconds: entry.failureWindowSeconds,
-      entryFailureIpv6Subnet: entry.ipv6Subnet,
-      maxExchangesInFlight: entry.maxExchangesInFlight,
-      maxCodeLength: entry.maxCodeLength,
-      codeClaimTtlSeconds: entry.codeClaimTtlSeconds,
-    };
-    this.callback = createCallbackRouter(callbackConfig, {
+    this.hardening = createHardening(settings.crossSite, this.fail);
+    this.callback = createCallbackRouter(settings.entry, {
       store: this.instrumentedStore,
       exchangeCode: (code) => this.client.exchangeCode(code),
       events: this,
       fail: fail.entry,
       afterLogin:
-        config.afterLogin &&
-        bindAfterLogin(config.afterLogin, {
+        settings.afterLogin &&
+        bindAfterLogin(settings.afterLogin, {
           refresher: this.refresher,
           api: this.api,
         }),
@@ -274,7 +234,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
   /**
    * Middleware adding `Content-Security-Policy: frame-ancestors <platformOrigins>`: only the
-   * platform's pages may frame the game. Throws a TypeError without the `platformOrigins` option.
+   * platform's pages may frame the game. Throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`)
+   * without the `platformOrigins` option.
    */
   frameAncestors(): RequestHandler {
     return this.hardening.frameAncestors();
@@ -322,51 +283,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       next(err);
     };
   }
-}
-
-/** The refresh coordinator's settings: the lock outlives the slowest refresh the client can make. */
-function refreshSettings(config: PlatformLoginConfig, sessionTtlMs: number): RefreshSettings {
-  // The slowest refresh the client can make: every attempt timing out, plus backoff.
-  const maxRefreshMs = PlatformTokenClient.longestRefreshMs(config.tokenClient);
-  return {
-    refreshTokenLifetimeMs: config.refresh.tokenLifetimeSeconds * 1000,
-    maxRefreshMs,
-    lockTtlMs: REFRESH_LOCK_TTL_MS,
-    lockWaitDeadlineMs: lockWaitDeadlineMs(maxRefreshMs, REFRESH_LOCK_TTL_MS),
-    retryAfterSeconds: config.refresh.retryAfterSeconds,
-    failureCooldownMs: config.refresh.failureCooldownSeconds * 1000,
-    sessionTtlMs,
-    freshness: {
-      refreshSkewMs: config.refresh.skewSeconds * 1000,
-      refreshAheadFraction: config.refresh.aheadFraction,
-    },
-  };
-}
-
-/** How routes, sockets and jobs reach the open API, and the session lifetime their refreshes assume. */
-function apiSettings(config: PlatformLoginConfig, sessionTtlMs: number): ApiSettings {
-  const bases = Object.entries({
-    default: config.api.url ?? config.authUrl,
-    ...config.api.urls,
-  }).map(([name, href]) => ({
-    name,
-    href: new URL(href).href.replace(/\/+$/, ''),
-    url: new URL(href),
-  }));
-  const client = new OpenApiClient(
-    {
-      bases,
-      accessTokenPlacement: config.api.tokenPlacement,
-      accessTokenQueryParameter: config.api.tokenQueryParameter,
-      timeoutMs: config.api.timeoutMs,
-      fetch: config.tokenClient.fetch,
-    },
-    new OpenApiMetrics(
-      config.meterProvider,
-      bases.map((base) => base.name),
-    ),
-  );
-  return { client, sessionTtlMs };
 }
 
 /** Creates the package's parts for one platform registration; options are validated here. */

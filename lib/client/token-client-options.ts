@@ -164,7 +164,7 @@ const _tuningDocumented: SameOptions<
 /** The parsed options with every default filled in. */
 export type TokenClientConfig = z.output<typeof tokenClientOptionsSchema>;
 
-/** Parses and defaults the options; throws an InvalidOptionError naming each wrong option. */
+/** Parses and defaults the options; throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`) naming each wrong option. */
 export function parseTokenClientOptions(options: unknown): TokenClientConfig {
   return parseOptions(tokenClientOptionsSchema, options, 'PlatformTokenClient');
 }

@@ -42,7 +42,7 @@ export class PlatformTokenClient {
   readonly #clientParameters: TokenParameters;
   readonly #refreshClientParameters: TokenParameters;
 
-  /** Parses the options once; throws an InvalidOptionError naming a wrong or unknown option. */
+  /** Parses the options once; throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`) naming a wrong or unknown option. */
   constructor(options: PlatformTokenClientOptions) {
     const config = parseTokenClientOptions(options);
     this.#config = config;

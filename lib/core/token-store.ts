@@ -4,6 +4,7 @@
 // by the session key, `hashSessionId(req.sessionID)`, computed once by the caller: a store never
 // sees a raw session id, and a job holding only an openId reaches a login through the player index.
 import type { TokenRecord } from './token-record';
+import { invalidOption } from '../errors';
 
 /** What a read of a session's record found. */
 export type RecordRead =
@@ -171,22 +172,24 @@ const PART_USE: Record<keyof typeof PART_METHODS, string> = {
 };
 
 /**
- * Throws a TypeError naming the first part (and method) `store` lacks, so a store that cannot
- * serve a feature is refused when `platformLogin()` is created, not on a request. `changes` is
- * optional; when present it must have `watch`.
+ * Throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`, option `store`) naming the first part (and
+ * method) `store` lacks, so a store that cannot serve a feature is refused when `platformLogin()`
+ * is created, not on a request. `changes` is optional; when present it must have `watch`.
  */
 export function checkStoreParts(store: TokenStore): void {
   for (const part of Object.keys(PART_METHODS) as Array<keyof typeof PART_METHODS>) {
     const value = (store as unknown as Record<string, unknown>)[part];
     if (typeof value !== 'object' || value === null) {
-      throw new TypeError(
+      throw invalidOption(
         `The token store has no \`${part}\` part (${PART_METHODS[part].join(', ')}): ${PART_USE[part]}. See docs/stores.md.`,
+        'store',
       );
     }
     for (const method of PART_METHODS[part]) {
       if (typeof (value as Record<string, unknown>)[method] !== 'function') {
-        throw new TypeError(
+        throw invalidOption(
           `The token store's \`${part}\` part has no \`${method}()\`: ${PART_USE[part]}. See docs/stores.md.`,
+          'store',
         );
       }
     }
@@ -198,8 +201,9 @@ export function checkStoreParts(store: TokenStore): void {
       changes === null ||
       typeof (changes as RecordChanges).watch !== 'function')
   ) {
-    throw new TypeError(
+    throw invalidOption(
       "The token store's `changes` part has no `watch()`: leave `changes` out to have waiters poll. See docs/stores.md.",
+      'store',
     );
   }
 }

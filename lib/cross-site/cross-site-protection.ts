@@ -3,23 +3,20 @@
 import type { RequestHandler } from 'express';
 import { createCsrfProtection, withCsrfProtection } from './csrf-protection';
 import { createFrameAncestors } from './frame-ancestors';
-import { checkPlatformUrls } from '../setup/setup-checks';
 import type { FailHandler } from '../http/fail-handler';
-import { InvalidOptionError } from '../util/invalid-option-error';
+import { invalidOption } from '../errors';
 
-/** The options these parts read (a subset of the parsed platformLogin() options). */
-export interface HardeningConfig {
-  authUrl: string;
-  apiUrl?: string | undefined;
-  redirectUri: string;
-  platformOrigins?: string[] | undefined;
-  gameOrigins?: string[] | undefined;
-  embedded: boolean;
+/** The cross-site settings, derived once at creation (settings.ts). */
+export interface CrossSiteSettings {
+  /** `gameOrigins`: the game's own pages on other origins, trusted by CSRF protection and sockets. */
+  gameOrigins: ReadonlySet<string>;
+  /** `platformOrigins`: the only pages that may frame the game; `undefined` when not given. */
+  platformOrigins: readonly string[] | undefined;
 }
 
 /** The parts PlatformLogin uses. */
 export interface Hardening {
-  /** The frame-ancestors middleware; InvalidOptionError without `platformOrigins`. */
+  /** The frame-ancestors middleware; a SetupError (`ERR_PLATFORM_INVALID_OPTION`) without `platformOrigins`. */
   frameAncestors(): RequestHandler;
   /** The CSRF middleware for state-changing routes. */
   csrfProtection(): RequestHandler;
@@ -27,22 +24,21 @@ export interface Hardening {
   protectLogout(handler: RequestHandler): RequestHandler;
 }
 
-/** Builds the parts once; throws an InvalidOptionError for an http:// platform URL in production. */
-export function createHardening(config: HardeningConfig, fail: FailHandler): Hardening {
-  // `embedded` and `entry.context` without `platformOrigins` were refused by the options schema.
-  checkPlatformUrls(config);
-  const csrf = createCsrfProtection(config.gameOrigins ?? [], fail);
+/** Builds the parts once. */
+export function createHardening(settings: CrossSiteSettings, fail: FailHandler): Hardening {
+  const csrf = createCsrfProtection(settings.gameOrigins, fail);
   let frameAncestors: RequestHandler | undefined;
 
   return {
     frameAncestors() {
-      if (config.platformOrigins === undefined) {
-        throw new InvalidOptionError(
+      // Refused when the app asks for it, not at creation: without the middleware the option is not needed.
+      if (settings.platformOrigins === undefined) {
+        throw invalidOption(
           "login.frameAncestors() needs the `platformOrigins` option of platformLogin(): the origins of the platform's pages that frame the game.",
           'platformOrigins',
         );
       }
-      return (frameAncestors ??= createFrameAncestors(config.platformOrigins));
+      return (frameAncestors ??= createFrameAncestors(settings.platformOrigins));
     },
     csrfProtection: () => csrf,
     protectLogout: (handler) => withCsrfProtection(handler, csrf),

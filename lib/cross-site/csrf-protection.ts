@@ -40,10 +40,9 @@ export function isCrossOrigin(
 
 /** The check as middleware; refusals go to `fail` as CrossOriginRequestError (403). */
 export function createCsrfProtection(
-  trustedOrigins: readonly string[],
+  trusted: ReadonlySet<string>,
   fail: FailHandler,
 ): RequestHandler {
-  const trusted = new Set(trustedOrigins);
   return function csrfProtection(req, res, next) {
     if (!SAFE_METHODS.has(req.method) && isCrossOrigin(req.headers, trusted)) {
       fail(new CrossOriginRequestError(), req, res, next);

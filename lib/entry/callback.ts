@@ -11,15 +11,17 @@ import type { PlatformLogger } from '../observability/logger';
 import type { TokenStore } from '../core/token-store';
 import type { ReceivedTokens } from '../core/token-record';
 import { entryQuery, readEntryCode } from './entry-code';
-import { createEntryFailureLimit, type EntryFailureLimitConfig } from './entry-failure-limit';
-import { createEntryGuards, type EntryGuardsConfig } from './entry-guards';
+import { createEntryFailureLimit, type EntryFailureLimitSettings } from './entry-failure-limit';
+import { createEntryGuards, type EntryGuardsSettings } from './entry-guards';
 import { createExchangeHold } from './entry-exchange-hold';
-import { createCodeRedemption, type AfterLogin, type RedemptionConfig } from './entry-redemption';
+import { createCodeRedemption, type AfterLogin, type RedemptionSettings } from './entry-redemption';
 import { requireSession } from '../http/require-session';
 
-/** The options the callback reads (a subset of the parsed platformLogin() options). */
-export interface CallbackConfig
-  extends EntryGuardsConfig, EntryFailureLimitConfig, RedemptionConfig {
+/** The entry's settings, derived once at creation (settings.ts): a slice for each of its parts. */
+export interface EntrySettings {
+  guards: EntryGuardsSettings;
+  failureLimit: EntryFailureLimitSettings;
+  redemption: RedemptionSettings;
   maxCodeLength: number;
   /** The app's own logger, when it gave one: warnings go there instead of console.warn. */
   logger?: PlatformLogger | undefined;
@@ -38,17 +40,17 @@ export interface CallbackDeps {
 const consoleWarn = (message: string): void => console.warn(message);
 
 /**
- * The callback router of one PlatformLogin. Each part builds itself from the options once; the
+ * The callback router of one PlatformLogin. Each part builds itself from its settings once; the
  * entry flow runs them in order: method, session, guards, failure limit, the platform's hold, code,
  * redemption.
  */
-export function createCallbackRouter(config: CallbackConfig, deps: CallbackDeps): Router {
-  const logger = config.logger;
+export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps): Router {
+  const logger = settings.logger;
   const warn = logger === undefined ? consoleWarn : (message: string) => logger.warn({}, message);
-  const guards = createEntryGuards(config, deps.events, warn);
-  const failures = createEntryFailureLimit(config, deps.store.counters, warn);
+  const guards = createEntryGuards(settings.guards, deps.events, warn);
+  const failures = createEntryFailureLimit(settings.failureLimit, deps.store.counters, warn);
   const hold = createExchangeHold(deps.store.locks);
-  const redeem = createCodeRedemption(config, deps, guards.successRedirect);
+  const redeem = createCodeRedemption(settings.redemption, deps, guards.successRedirect);
 
   async function enter(req: Request, res: Response): Promise<void> {
     // Link previews and prefetchers send HEAD or other methods: they must never burn a code.
@@ -64,7 +66,7 @@ export function createCallbackRouter(config: CallbackConfig, deps: CallbackDeps)
       await hold.check();
     }
     try {
-      await redeem(req, res, readEntryCode(params, config.maxCodeLength));
+      await redeem(req, res, readEntryCode(params, settings.maxCodeLength));
     } catch (error) {
       throw await settleFailure(error, address);
     }

@@ -14,7 +14,6 @@ import type {
 import { originOf } from '../cross-site/origins';
 import type { SameOptions } from '../util/parse-options';
 import { warnOnce } from '../setup/setup-checks';
-import { InvalidOptionError } from '../util/invalid-option-error';
 
 /** Options of the entry context check (`entry.context` of platformLogin()). */
 export interface EntryContextOptions {
@@ -121,10 +120,37 @@ const WARNING =
   "origins of the platform's pages that open the game (e.g. ['https://platform.example']). Until then " +
   '`entry.context` only reports (`entryContextViolation` events; their `refererOrigin` shows where entries come from).';
 
-const PRODUCTION_REFUSAL =
-  "platformLogin(): under NODE_ENV=production `platformOrigins` is required: without it any site can log a visitor into another player's " +
-  "account with an unused code (login CSRF). List the origins of the platform's pages that open the game (e.g. ['https://platform.example']), " +
-  "or set `entry: { context: { mode: 'report' } }` to run without the check on purpose.";
+/** The entry context check's settings, derived once at creation (settings.ts). */
+export interface EntryContextCheckSettings {
+  mode: 'off' | 'report' | 'enforce';
+  /**
+   * Neither `platformOrigins` nor a mode was given: the check only reports, and says so once at
+   * start (in production that setup is refused before this: setup/creation-checks.ts).
+   */
+  unconfigured: boolean;
+  judge: EntryContextSettings;
+}
+
+/**
+ * The settings of the check from `entry.context`, `platformOrigins` and `embedded`: the mode
+ * defaults to `'enforce'` with `platformOrigins`, else `'report'`.
+ */
+export function entryContextSettings(
+  options: z.output<typeof entryContextSchema> | undefined,
+  platformOrigins: readonly string[] | undefined,
+  embedded: boolean,
+): EntryContextCheckSettings {
+  return {
+    mode: options?.mode ?? (platformOrigins === undefined ? 'report' : 'enforce'),
+    unconfigured: options?.mode === undefined && platformOrigins === undefined,
+    judge: {
+      platformOrigins: new Set(platformOrigins),
+      destinations: new Set(embedded ? ['document', 'iframe', 'frame'] : ['document']),
+      allowMissingHeaders: options?.allowMissingHeaders ?? false,
+      allowDirectNavigation: options?.allowDirectNavigation ?? false,
+    },
+  };
+}
 
 /**
  * The check run on each GET to the callback, before anything else touches a code.
@@ -132,31 +158,12 @@ const PRODUCTION_REFUSAL =
  * emits `entryContextViolation` for each suspicious entry (except in `'off'` mode).
  */
 export function createEntryContextCheck(
-  options: z.output<typeof entryContextSchema> | undefined,
-  platformOrigins: readonly string[] | undefined,
-  embedded: boolean,
+  settings: EntryContextCheckSettings,
   events: EventEmitter<PlatformLoginEvents>,
   warn: (message: string) => void,
 ): (req: Request) => void {
-  const mode = options?.mode ?? (platformOrigins === undefined ? 'report' : 'enforce');
-  if (mode === 'enforce' && platformOrigins === undefined) {
-    throw new TypeError(
-      "platformLogin(): `platformOrigins` is required when `entry.context.mode` is 'enforce': list the origins of the platform's pages that open the game, e.g. ['https://platform.example'].",
-    );
-  }
-  if (options?.mode === undefined && platformOrigins === undefined) {
-    // As with plaintext tokens: production does not start open to it unless the app says so.
-    if (process.env.NODE_ENV === 'production') {
-      throw new InvalidOptionError(PRODUCTION_REFUSAL, 'platformOrigins');
-    }
-    warnOnce(warn, WARNING);
-  }
-  const settings: EntryContextSettings = {
-    platformOrigins: new Set(platformOrigins),
-    destinations: new Set(embedded ? ['document', 'iframe', 'frame'] : ['document']),
-    allowMissingHeaders: options?.allowMissingHeaders ?? false,
-    allowDirectNavigation: options?.allowDirectNavigation ?? false,
-  };
+  const { mode } = settings;
+  if (settings.unconfigured) warnOnce(warn, WARNING);
   const refuseSubResource = (req: Request): void => {
     const dest = single(req.headers['sec-fetch-dest']);
     if (dest === undefined || NAVIGATIONS.has(dest)) return;
@@ -167,7 +174,7 @@ export function createEntryContextCheck(
   const refuse = mode === 'enforce';
   return (req) => {
     refuseSubResource(req);
-    const reason = judgeEntryContext(req.headers, settings);
+    const reason = judgeEntryContext(req.headers, settings.judge);
     if (reason === undefined) return;
     events.emit('entryContextViolation', describe(req.headers, reason, refuse));
     if (refuse) throw new EntryContextRefusedError(reason);

@@ -8,13 +8,13 @@ import type { OneTimeCounters } from '../core/token-store';
 import { TooManyEntriesError } from '../errors';
 import { warnOnce } from '../setup/setup-checks';
 
-/** The limit's settings (the `entry.failureLimit` options of platformLogin()). */
-export interface EntryFailureLimitConfig {
+/** The limit's settings (`entry.failureLimit` and its window), derived once at creation (settings.ts). */
+export interface EntryFailureLimitSettings {
   /** Failed entries allowed per address per window; 0 turns the limit off. */
-  entryFailureLimit: number;
-  entryFailureWindowSeconds: number;
+  limit: number;
+  windowMs: number;
   /** Prefix length an IPv6 client is counted under (its allocation). */
-  entryFailureIpv6Subnet: number;
+  ipv6Subnet: number;
   /** Shared by every process of the game: keys the hash of client addresses in the store. */
   clientSecret: string;
 }
@@ -36,14 +36,13 @@ const UNPARSABLE_MESSAGE =
 
 /** Builds the limit once, or `undefined` when it is off. */
 export function createEntryFailureLimit(
-  config: EntryFailureLimitConfig,
+  settings: EntryFailureLimitSettings,
   counters: OneTimeCounters,
   warn: (message: string) => void,
 ): EntryFailureLimit | undefined {
-  const limit = config.entryFailureLimit;
+  const { limit, windowMs } = settings;
   if (limit === 0) return undefined;
-  const windowMs = config.entryFailureWindowSeconds * 1000;
-  const addresses = createClientAddressKeys(config.clientSecret, config.entryFailureIpv6Subnet);
+  const addresses = createClientAddressKeys(settings.clientSecret, settings.ipv6Subnet);
   const blockedUntil = new Map<string, number>();
   /** The counter key of a request: `req.ip`, so Express's `trust proxy` decides whose address it is. */
   const keyOf = (req: Request): string => {

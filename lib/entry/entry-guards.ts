@@ -4,17 +4,16 @@
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import { COOKIE_CHECK_LOCATION, createCookieCheck, isCookieCheck } from './cookie-check';
-import { createEntryContextCheck, type entryContextSchema } from './entry-context';
+import { createEntryContextCheck, type EntryContextCheckSettings } from './entry-context';
 import type { PlatformLoginEvents } from '../observability/events';
 import { createFirstEntryChecks } from '../setup/entry-setup-checks';
-import type { z } from 'zod';
 
-/** The options the entry guards read (a subset of the parsed platformLogin() options). */
-export interface EntryGuardsConfig {
+/** The entry guards' settings, derived once at creation (settings.ts). */
+export interface EntryGuardsSettings {
+  /** Where a successful entry lands (`successRedirect`). */
   successRedirect: string;
-  platformOrigins?: string[] | undefined;
-  entryContext?: z.output<typeof entryContextSchema> | undefined;
   embedded: boolean;
+  context: EntryContextCheckSettings;
 }
 
 /** The guards of one callback. */
@@ -31,23 +30,17 @@ export interface EntryGuards {
 
 /** Builds the guards once; `warn` takes the setup and start-up warnings. */
 export function createEntryGuards(
-  config: EntryGuardsConfig,
+  settings: EntryGuardsSettings,
   events: EventEmitter<PlatformLoginEvents>,
   warn: (message: string) => void,
 ): EntryGuards {
-  const entryContext = createEntryContextCheck(
-    config.entryContext,
-    config.platformOrigins,
-    config.embedded,
-    events,
-    warn,
-  );
-  const cookieCheck = config.embedded
-    ? createCookieCheck(config.successRedirect, events)
+  const entryContext = createEntryContextCheck(settings.context, events, warn);
+  const cookieCheck = settings.embedded
+    ? createCookieCheck(settings.successRedirect, events)
     : undefined;
   const setupChecks = createFirstEntryChecks(warn);
   return {
-    successRedirect: config.embedded ? COOKIE_CHECK_LOCATION : config.successRedirect,
+    successRedirect: settings.embedded ? COOKIE_CHECK_LOCATION : settings.successRedirect,
     check(req, res, params) {
       setupChecks(req);
       if (cookieCheck !== undefined && isCookieCheck(params)) {

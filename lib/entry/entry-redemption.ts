@@ -20,15 +20,17 @@ import {
   type TokenRecord,
 } from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
-import { sessionTtlMsOf } from '../http/player-context';
+import { sessionTtlMsOf } from '../core/session-lifetime';
 
-/** The options redemption reads (a subset of the parsed platformLogin() options). */
-export interface RedemptionConfig {
-  codeClaimTtlSeconds: number;
-  refreshTokenLifetimeSeconds: number;
+/** Redemption's settings, derived once at creation (settings.ts). */
+export interface RedemptionSettings {
+  /** How long a redeemed code is remembered (`entry.codeClaimTtlSeconds`). */
+  claimTtlMs: number;
+  /** A refresh token's lifetime when the platform does not say (`refresh.tokenLifetimeSeconds`). */
+  refreshTokenLifetimeMs: number;
   maxExchangesInFlight: number;
   /** Session lifetime when the session cookie has no `maxAge`; the record never outlives it. */
-  sessionMaxAgeSeconds: number;
+  sessionTtlMs: number;
 }
 
 /**
@@ -67,15 +69,13 @@ const save = (req: Request): Promise<void> =>
 
 /** Builds the redemption of one callback. */
 export function createCodeRedemption(
-  config: RedemptionConfig,
+  settings: RedemptionSettings,
   deps: RedemptionDeps,
   successRedirect: string,
 ): RedeemCode {
   const { store, events } = deps;
-  const claimTtlMs = config.codeClaimTtlSeconds * 1000;
-  const refreshTokenLifetimeMs = config.refreshTokenLifetimeSeconds * 1000;
-  const sessionMaxAgeMs = config.sessionMaxAgeSeconds * 1000;
-  const withinCap = createExchangeCap(config.maxExchangesInFlight);
+  const { claimTtlMs, refreshTokenLifetimeMs, sessionTtlMs } = settings;
+  const withinCap = createExchangeCap(settings.maxExchangesInFlight);
 
   const landed = (res: Response): void => {
     res.setHeader('Cache-Control', 'no-store');
@@ -120,7 +120,7 @@ export function createCodeRedemption(
     await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
     const sessionKey = hashSessionId(req.sessionID);
     const record = newTokenRecord(tokens, refreshTokenLifetimeMs);
-    const ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionMaxAgeMs));
+    const ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionTtlMs));
     // false: logoutPlayer() ran for this player while the entry was under way; it wins.
     const putOptions = { expectedVersion: null, ttlMs, loginGeneration };
     if (!(await store.records.put(sessionKey, record, putOptions))) {

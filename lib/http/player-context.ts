@@ -1,7 +1,6 @@
 // What a route handler gets from the middleware for one request: the player, a fresh token on
 // demand, and a fetch to the open API that carries the token. One small object per request; its
 // methods live on the class, not in per-request closures.
-import type { Request } from 'express';
 import type { RefreshCoordinator } from '../core/refresh';
 import type { TokenRecord } from '../core/token-record';
 import { inspect } from 'node:util';
@@ -26,12 +25,6 @@ export interface ApiSettings {
   client: OpenApiClient;
   /** Session lifetime (`sessionMaxAgeSeconds`) when the session cookie has no `maxAge`. */
   sessionTtlMs: number;
-}
-
-/** The session's lifetime: the cookie's `maxAge` when it has one (the session store uses it), else the option. */
-export function sessionTtlMsOf(session: Request['session'], fallbackMs: number): number {
-  const maxAge = session.cookie?.originalMaxAge;
-  return typeof maxAge === 'number' && maxAge > 0 ? maxAge : fallbackMs;
 }
 
 /** A login as jobs and the `afterLogin` hook get it: what a route gets on `req`. */

@@ -1,5 +1,7 @@
-// Start-up checks that refuse a dangerous setup or warn loudly, naming the fix: platform URLs
-// (at creation), and the express-session / Express / Redis setup (`checkSetup()`, once at start).
+// Start-up checks that refuse a dangerous setup or warn loudly, naming the fix: the
+// express-session / Express / Redis setup (`checkSetup()`, once at start). The checks that need
+// only platformLogin()'s options are creation-checks.ts; those that need a request,
+// entry-setup-checks.ts.
 import type { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from '../stores/redis/redis-client';
 import { isIoRedis } from '../stores/redis/ioredis-commands';
@@ -13,7 +15,7 @@ import {
   type EncryptionKey,
 } from '../stores/encryption';
 import { RedisTokenStore } from '../stores/redis-store';
-import { InvalidOptionError } from '../util/invalid-option-error';
+import { SetupError } from '../errors';
 
 /** The names of the checks of {@link checkSetup}. */
 export type SetupCheckName =
@@ -75,44 +77,6 @@ export function warnOnce(warn: (message: string) => void, message: string): void
   if (seen.has(message)) return;
   seen.add(message);
   warn(message);
-}
-
-/** Loopback hosts, where plain http never leaves the machine. */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return (
-    host === 'localhost' ||
-    host.endsWith('.localhost') ||
-    host === '::1' ||
-    /^127(\.\d{1,3}){3}$/.test(host)
-  );
-}
-
-/**
- * Refuses (InvalidOptionError naming the option) an `http://` platform URL in production: the client secret,
- * codes and tokens would cross the network in the clear. Loopback hosts stay allowed (a sidecar
- * or the simulator on the same machine), since that traffic never leaves it.
- */
-export function checkPlatformUrls(
-  urls: { authUrl: string; apiUrl?: string | undefined; redirectUri: string },
-  production: boolean = process.env.NODE_ENV === 'production',
-): void {
-  if (!production) return;
-  for (const name of ['authUrl', 'apiUrl', 'redirectUri'] as const) {
-    const value = urls[name];
-    if (value === undefined) continue;
-    const url = new URL(value);
-    if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-      // The open API's base is given as `api.url`; the parts receive it as `apiUrl`.
-      const option = name === 'apiUrl' ? 'api.url' : name;
-      throw new InvalidOptionError(
-        `platformLogin(): \`${option}\` must be an https:// URL in production (NODE_ENV=production): over http:// the ` +
-          (name === 'redirectUri' ? 'entry code' : 'client secret and the tokens') +
-          ' would cross the network in the clear. Plain http:// is allowed for loopback hosts only.',
-        option,
-      );
-    }
-  }
 }
 
 /** A secret an attacker could guess or brute-force: short, or of few distinct characters. */
@@ -295,8 +259,9 @@ function tokenStoreProblems(input: SetupCheckInput, production: boolean): SetupP
 /**
  * Checks the setup around the package once at start: express-session's `secret` and `resave`,
  * a Secure cookie without `trust proxy`, connect-redis 9+ given ioredis, Redis's eviction
- * policy, a token store keeping tokens in the clear and a patterned encryption key. Warnings go to `warn` (each once); errors throw one TypeError naming every fix. Resolves
- * every problem found. Call it after configuring the app, before listening:
+ * policy, a token store keeping tokens in the clear and a patterned encryption key. Warnings go to
+ * `warn` (each once); errors throw one SetupError (`ERR_PLATFORM_SETUP`) naming every fix.
+ * Resolves every problem found. Call it after configuring the app, before listening:
  * `await checkSetup({ app, session: sessionOptions, redis })`.
  */
 export async function checkSetup(input: SetupCheckInput): Promise<SetupProblem[]> {
@@ -320,7 +285,7 @@ export async function checkSetup(input: SetupCheckInput): Promise<SetupProblem[]
   }
   const errors = problems.filter((problem) => problem.severity === 'error');
   if (errors.length > 0) {
-    throw new TypeError(`checkSetup(): ${errors.map((problem) => problem.message).join(' ')}`);
+    throw new SetupError(`checkSetup(): ${errors.map((problem) => problem.message).join(' ')}`);
   }
   return problems;
 }

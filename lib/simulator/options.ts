@@ -1,7 +1,6 @@
 // The simulator's options: one strict schema, parsed once by startSimulator. Defaults follow the
 // platform spec (7200 s `expires_in`, 90-day refresh tokens) and the demo client and players.
 import { z } from 'zod';
-import { InvalidOptionError } from '../util/invalid-option-error';
 import { parseOptions, type SameOptions } from '../util/parse-options';
 import { isRedirectUri } from '../util/redirect-uri';
 import {
@@ -62,35 +61,51 @@ const clientSchema = z.strictObject({
   redirectUris: z.array(redirectUri).optional(),
 });
 
-const optionsSchema = z.strictObject({
-  port: z
-    .number({ error: 'must be a whole number from 0 to 65535 (0 picks a free port)' })
-    .int()
-    .min(0)
-    .max(65535)
-    .default(0),
-  host: nonEmpty.default('127.0.0.1'),
-  clients: z
-    .array(clientSchema)
-    .min(1, { error: 'must list at least one client' })
-    .refine((list) => new Set(list.map((c) => c.clientId)).size === list.length, {
-      error: 'must not repeat a clientId',
-    })
-    .default(() => [{ clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET }]),
-  players: z
-    .array(playerSchema)
-    .min(1, { error: 'must list at least one player' })
-    .refine((list) => new Set(list.map((p) => p.openId)).size === list.length, {
-      error: 'must not repeat an openId',
-    })
-    .default(() => DEMO_PLAYERS.map((player) => ({ ...player, scope: [...player.scope] }))),
-  accessTokenLifetimeSeconds: seconds('the expires_in sent').default(7200),
-  refreshTokenLifetimeSeconds: seconds('90 days by default').default(90 * 24 * 3600),
-  codeLifetimeSeconds: seconds('300 by default').default(300),
-  rotateRefreshTokens: z.boolean({ error: 'must be true or false' }).default(false),
-  defaultRedirectUri: redirectUri.optional(),
-  includeUnionId: z.boolean({ error: 'must be true or false' }).default(true),
-});
+const optionsSchema = z
+  .strictObject({
+    port: z
+      .number({ error: 'must be a whole number from 0 to 65535 (0 picks a free port)' })
+      .int()
+      .min(0)
+      .max(65535)
+      .default(0),
+    host: nonEmpty.default('127.0.0.1'),
+    clients: z
+      .array(clientSchema)
+      .min(1, { error: 'must list at least one client' })
+      .refine((list) => new Set(list.map((c) => c.clientId)).size === list.length, {
+        error: 'must not repeat a clientId',
+      })
+      .default(() => [{ clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET }]),
+    players: z
+      .array(playerSchema)
+      .min(1, { error: 'must list at least one player' })
+      .refine((list) => new Set(list.map((p) => p.openId)).size === list.length, {
+        error: 'must not repeat an openId',
+      })
+      .default(() => DEMO_PLAYERS.map((player) => ({ ...player, scope: [...player.scope] }))),
+    accessTokenLifetimeSeconds: seconds('the expires_in sent').default(7200),
+    refreshTokenLifetimeSeconds: seconds('90 days by default').default(90 * 24 * 3600),
+    codeLifetimeSeconds: seconds('300 by default').default(300),
+    rotateRefreshTokens: z.boolean({ error: 'must be true or false' }).default(false),
+    defaultRedirectUri: redirectUri.optional(),
+    includeUnionId: z.boolean({ error: 'must be true or false' }).default(true),
+  })
+  .superRefine((config, ctx) => {
+    // The lobby enters the game for the first client, so its fallback must be an address it accepts.
+    const registered = config.clients[0]?.redirectUris ?? [];
+    if (
+      config.defaultRedirectUri !== undefined &&
+      registered.length > 0 &&
+      !registered.includes(config.defaultRedirectUri)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['defaultRedirectUri'],
+        message: 'must be one of the redirectUris registered for the first client',
+      });
+    }
+  });
 
 /** The simulator's configuration after parsing: every default filled in. */
 export type SimulatorConfig = z.output<typeof optionsSchema>;
@@ -99,20 +114,7 @@ export type SimulatorConfig = z.output<typeof optionsSchema>;
 // one of them gains an option the other lacks.
 const _optionsMatchSchema: SameOptions<SimulatorOptions, z.input<typeof optionsSchema>> = true;
 
-/** Parses startSimulator's options once, or throws an InvalidOptionError naming the wrong option. */
+/** Parses startSimulator's options once, or throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`) naming the wrong option. */
 export function parseSimulatorOptions(options: SimulatorOptions | undefined): SimulatorConfig {
-  const config = parseOptions(optionsSchema, options, 'startSimulator');
-  // The lobby enters the game for the first client, so its fallback must be an address it accepts.
-  const registered = config.clients[0]?.redirectUris ?? [];
-  if (
-    config.defaultRedirectUri !== undefined &&
-    registered.length > 0 &&
-    !registered.includes(config.defaultRedirectUri)
-  ) {
-    throw new InvalidOptionError(
-      'startSimulator: `defaultRedirectUri` must be one of the redirectUris registered for the first client.',
-      'defaultRedirectUri',
-    );
-  }
-  return config;
+  return parseOptions(optionsSchema, options, 'startSimulator');
 }

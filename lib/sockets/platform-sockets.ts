@@ -14,7 +14,8 @@ import {
   StoreUnavailableError,
 } from '../errors';
 import type { RefreshCoordinator } from '../core/refresh';
-import { PlayerContext, sessionTtlMsOf, type ApiSettings } from '../http/player-context';
+import { PlayerContext, type ApiSettings } from '../http/player-context';
+import { sessionTtlMsOf } from '../core/session-lifetime';
 import { hasSession } from '../http/require-session';
 import type { LoginWatch } from './login-watch';
 import { SocketLogin, type SocketGate } from './socket-login';

@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TokenRecord } from '../core/token-record';
 import type { RecordRead, TokenStore } from '../core/token-store';
-import { InvalidOptionError } from '../util/invalid-option-error';
+import { invalidOption } from '../errors';
 
 /** Short lifetimes for the expiry tests, and a wait long enough to pass them on a busy machine. */
 const SHORT_TTL_MS = 150;
@@ -55,7 +55,7 @@ function globalTestFunctions(): ContractTestFunctions {
   const runner = globalThis as { describe?: unknown; test?: unknown; it?: unknown };
   const test = runner.test ?? runner.it;
   if (typeof runner.describe !== 'function' || typeof test !== 'function') {
-    throw new InvalidOptionError(
+    throw invalidOption(
       "tokenStoreContract(): no global `describe` and `test`: pass your runner's as `{ testFunctions: { describe, test } }`.",
       'testFunctions',
     );

@@ -1,8 +1,8 @@
-// Option parsing for every entry point: a zod schema's failure becomes one InvalidOptionError that
+// Option parsing for every entry point: a zod schema's failure becomes one SetupError (`ERR_PLATFORM_INVALID_OPTION`) that
 // names each wrong option and says what is allowed (never the value: it may be a secret), with a
 // "did you mean" for a misspelt key.
 import type { z } from 'zod';
-import { InvalidOptionError } from './invalid-option-error';
+import { invalidOption } from '../errors';
 
 /**
  * `true` when a documented options interface and a schema's input have the same keys and each
@@ -168,7 +168,7 @@ function describeIssue(issue: z.core.$ZodIssue, schema: Schema, input: unknown):
 }
 
 /**
- * Parses `input` with `schema` (`undefined` reads as `{}`), or throws an InvalidOptionError
+ * Parses `input` with `schema` (`undefined` reads as `{}`), or throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`)
  * naming each wrong option, prefixed with `owner` (e.g. `platformLogin()`).
  */
 export function parseOptions<S extends z.ZodType>(
@@ -178,7 +178,7 @@ export function parseOptions<S extends z.ZodType>(
 ): z.output<S> {
   const given = input === undefined ? {} : input;
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
-    throw new InvalidOptionError(`${owner}: the options must be an object.`);
+    throw invalidOption(`${owner}: the options must be an object.`);
   }
   const result = schema.safeParse(given);
   if (result.success) return result.data;
@@ -193,5 +193,5 @@ export function parseOptions<S extends z.ZodType>(
         : first.path.length > 0
           ? pathName(first.path)
           : undefined;
-  throw new InvalidOptionError(`${owner}: ${problems.join('; ')}.`, option);
+  throw invalidOption(`${owner}: ${problems.join('; ')}.`, option);
 }

@@ -98,7 +98,7 @@ describe('embeddedSessionCookie()', () => {
     expect(embeddedSessionCookie({ name: '__Host-game' }).name).toBe('__Host-game');
   });
 
-  test('wrong options are a TypeError naming the option', () => {
+  test('wrong options are a SetupError naming the option', () => {
     expect(() => embeddedSessionCookie({ name: 'a b' })).toThrow(/`name`/);
     expect(() => embeddedSessionCookie({ domain: 'x' } as never)).toThrow(
       /unknown option `domain`/,
@@ -207,7 +207,7 @@ describe('frame-ancestors', () => {
     );
   });
 
-  test('without platformOrigins: a TypeError naming it, for frameAncestors() and for embedded', () => {
+  test('without platformOrigins: a SetupError naming it, for frameAncestors() and for embedded', () => {
     // The test helpers name the simulator's origins; left out here, the check chosen explicitly.
     const noOrigins = {
       platformOrigins: undefined,
@@ -215,6 +215,9 @@ describe('frame-ancestors', () => {
     };
     expect(() => platformLogin(loginOptions(sim, noOrigins)).frameAncestors()).toThrow(
       /`platformOrigins`/,
+    );
+    expect(() => platformLogin(loginOptions(sim, noOrigins)).frameAncestors()).toThrow(
+      expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'platformOrigins' }),
     );
     expect(() => platformLogin(loginOptions(sim, { ...noOrigins, embedded: true }))).toThrow(
       /`platformOrigins` is required when `embedded` is true/,

@@ -2,7 +2,7 @@
 // headers browsers send; a refused entry neither claims nor sends its code.
 import request from 'supertest';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { platformLogin, type PlatformLoginEvents } from 'express-platform-login';
+import { platformLogin, SetupError, type PlatformLoginEvents } from 'express-platform-login';
 import { createTestApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 
 const PLATFORM = 'https://platform.example';
@@ -234,7 +234,7 @@ describe('NODE_ENV=production', () => {
     } catch (error) {
       refusal = error;
     }
-    expect(refusal).toBeInstanceOf(TypeError);
+    expect(refusal).toBeInstanceOf(SetupError);
     expect(refusal).toMatchObject({
       code: 'ERR_PLATFORM_INVALID_OPTION',
       option: 'platformOrigins',
@@ -252,10 +252,13 @@ describe('NODE_ENV=production', () => {
 });
 
 describe('options', () => {
-  test("'enforce' without platformOrigins is a TypeError naming it", () => {
-    expect(() =>
-      platformLogin(loginOptions(sim, { entry: { context: { mode: 'enforce' } } })),
-    ).toThrow(/`platformOrigins` is required when `entry.context.mode` is 'enforce'/);
+  test("'enforce' without platformOrigins is a SetupError naming it", () => {
+    const create = () =>
+      platformLogin(loginOptions(sim, { entry: { context: { mode: 'enforce' } } }));
+    expect(create).toThrow(/`platformOrigins` is required when `entry.context.mode` is 'enforce'/);
+    expect(create).toThrow(
+      expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'platformOrigins' }),
+    );
   });
 
   test('platformOrigins must be origins', () => {

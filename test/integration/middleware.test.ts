@@ -4,7 +4,12 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import request from 'supertest';
 import session from 'express-session';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { MemoryTokenStore, platformLogin, type PlatformLoginEvents } from 'express-platform-login';
+import {
+  MemoryTokenStore,
+  platformLogin,
+  SetupError,
+  type PlatformLoginEvents,
+} from 'express-platform-login';
 import {
   createTestApp,
   loginOptions,
@@ -196,7 +201,7 @@ describe('refresh before the handler', () => {
     const { extend: _extend, ...locksWithoutExtend } = full.locks;
     expect(
       create({ records: full.records, locks: locksWithoutExtend, counters: full.counters }),
-    ).toThrow(TypeError);
+    ).toThrow(SetupError);
     expect(
       create({ records: full.records, locks: locksWithoutExtend, counters: full.counters }),
     ).toThrow(/`locks` part has no `extend\(\)`/);

@@ -97,7 +97,7 @@ const required = {
   clientSecret: 'y',
   redirectUri: 'https://g.example/cb',
 };
-// @ts-expect-error: unknown options are a type error (and an InvalidOptionError at run time)
+// @ts-expect-error: unknown options are a type error (and a SetupError at run time)
 platformLogin({ ...required, refreshSkew: 1 });
 // @ts-expect-error: so are a token client option's wrong type and a misspelt middleware option
 platformLogin({ ...required, tokenClient: { timeoutMs: '5000' } });

@@ -1,6 +1,7 @@
 // MemoryTokenStore: the shared store contract, then its own size bound, lazy expiry and options.
 import type { TokenStore } from 'express-platform-login';
 import { MemoryTokenStore } from '../../lib/stores/memory-store';
+import { SetupError } from '../../lib/errors';
 import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 
 describe('MemoryTokenStore contract', () => {
@@ -111,7 +112,7 @@ describe('MemoryTokenStore bounds and expiry', () => {
 
   test('options are checked at construction', () => {
     expect(() => new MemoryTokenStore({ maxEntries: 0 })).toThrow(/maxEntries/);
-    expect(() => new MemoryTokenStore({ maxEntries: 1.5 })).toThrow(TypeError);
+    expect(() => new MemoryTokenStore({ maxEntries: 1.5 })).toThrow(SetupError);
     expect(() => new MemoryTokenStore({ maxEntry: 5 } as never)).toThrow(
       /unknown option `maxEntry`/,
     );

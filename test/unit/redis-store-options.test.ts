@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
+import { SetupError } from '../../lib/errors';
 
 describe('RedisTokenStore options', () => {
   const redis = new Redis({ lazyConnect: true });
@@ -39,9 +40,9 @@ describe('RedisTokenStore options', () => {
     ],
     ['a key id with "|"', [{ id: 'a|b', key: randomBytes(32) }], /`encryptionKeys\.0\.id`/],
     ['an unknown key field', [{ id: 'a', key: randomBytes(32), alg: 'x' }], /alg/],
-  ])('%s is a TypeError naming encryptionKeys', (_label, encryptionKeys, message) => {
+  ])('%s is a SetupError naming encryptionKeys', (_label, encryptionKeys, message) => {
     const create = () => new RedisTokenStore({ redis, encryptionKeys: encryptionKeys as never });
-    expect(create).toThrow(TypeError);
+    expect(create).toThrow(SetupError);
     expect(create).toThrow(message);
   });
 
@@ -53,8 +54,10 @@ describe('RedisTokenStore options', () => {
     ['operationTimeoutMs', { redis, operationTimeoutMs: '1500' }],
     ['maxRecordTtlSeconds', { redis, maxRecordTtlSeconds: 1.5 }],
     ['commandTimeout', { redis, commandTimeout: 5 }],
-  ])('a wrong or unknown `%s` is a TypeError naming it', (name, options) => {
-    expect(() => new RedisTokenStore(options as never)).toThrow(TypeError);
+  ])('a wrong or unknown `%s` is a SetupError naming it', (name, options) => {
+    expect(() => new RedisTokenStore(options as never)).toThrow(
+      expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: name }),
+    );
     expect(() => new RedisTokenStore(options as never)).toThrow(new RegExp(`\`${name}\``));
   });
 

@@ -5,12 +5,12 @@ import { MemoryStore, type SessionOptions } from 'express-session';
 import { RedisStore } from 'connect-redis8';
 import { Redis } from 'ioredis';
 import {
-  checkPlatformUrls,
   checkSetup,
   isConnectRedisWithIoredis,
-  isLoopbackHost,
   type SetupProblem,
 } from '../../lib/setup/setup-checks';
+import { checkPlatformUrls, isLoopbackHost } from '../../lib/setup/creation-checks';
+import { SetupError } from '../../lib/errors';
 
 const STRONG = 'pW3x9Vq7LmZ2cR8tY6bN4jK1hG5fD0sA';
 const urls = (authUrl: string, extra: { apiUrl?: string; redirectUri?: string } = {}) => ({
@@ -27,8 +27,11 @@ describe('checkPlatformUrls (run by platformLogin() at creation)', () => {
       'redirectUri',
       urls('https://auth.platform.example', { redirectUri: 'http://game.example/cb' }),
     ],
-  ])('refuses an http:// %s in production with a TypeError naming it', (name, given) => {
-    expect(() => checkPlatformUrls(given, true)).toThrow(TypeError);
+  ])('refuses an http:// %s in production with a SetupError naming it', (name, given) => {
+    expect(() => checkPlatformUrls(given, true)).toThrow(SetupError);
+    expect(() => checkPlatformUrls(given, true)).toThrow(
+      expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: name }),
+    );
     expect(() => checkPlatformUrls(given, true)).toThrow(
       new RegExp(`\`${name}\` must be an https://`),
     );
@@ -91,9 +94,10 @@ describe('checkSetup: express-session secret', () => {
     'a %s secret is refused in production, naming the fix but not the secret',
     async (_n, secret) => {
       const error: unknown = await run({ ...sound, secret }, { production: true }).catch((e) => e);
-      expect(error).toBeInstanceOf(TypeError);
-      expect((error as TypeError).message).toMatch(/crypto\.randomBytes\(32\)/);
-      expect((error as TypeError).message).not.toContain(secret);
+      expect(error).toBeInstanceOf(SetupError);
+      expect((error as SetupError).code).toBe('ERR_PLATFORM_SETUP');
+      expect((error as SetupError).message).toMatch(/crypto\.randomBytes\(32\)/);
+      expect((error as SetupError).message).not.toContain(secret);
     },
   );
 

@@ -1,6 +1,7 @@
-// Option parsing of PlatformTokenClient: defaults, and an InvalidOptionError naming each wrong option.
+// Option parsing of PlatformTokenClient: defaults, and a SetupError (`ERR_PLATFORM_INVALID_OPTION`)
+// naming each wrong option.
 import { PlatformTokenClient } from '../../lib/client/token-client';
-import { InvalidOptionError } from '../../lib/util/invalid-option-error';
+import { SetupError } from '../../lib/errors';
 import {
   parseTokenClientOptions,
   type PlatformTokenClientOptions,
@@ -14,14 +15,13 @@ const base: PlatformTokenClientOptions = {
   redirectUri: 'https://game.example/platform/callback',
 };
 
-function typeErrorOf(options: unknown): InvalidOptionError {
+function refusalOf(options: unknown): SetupError {
   try {
     parseTokenClientOptions(options);
   } catch (error) {
-    expect(error).toBeInstanceOf(TypeError);
-    expect(error).toBeInstanceOf(InvalidOptionError);
-    expect((error as InvalidOptionError).code).toBe('ERR_PLATFORM_INVALID_OPTION');
-    return error as InvalidOptionError;
+    expect(error).toBeInstanceOf(SetupError);
+    expect((error as SetupError).code).toBe('ERR_PLATFORM_INVALID_OPTION');
+    return error as SetupError;
   }
   throw new Error('expected the options to be refused');
 }
@@ -57,11 +57,11 @@ describe('parseTokenClientOptions', () => {
 
   it('refuses something that is not an options object', () => {
     for (const options of [null, 'https://auth.example', []]) {
-      expect(typeErrorOf(options).message).toBe(
+      expect(refusalOf(options).message).toBe(
         'PlatformTokenClient: the options must be an object.',
       );
     }
-    expect(typeErrorOf(undefined).message).toContain('`authUrl` is required and must be');
+    expect(refusalOf(undefined).message).toContain('`authUrl` is required and must be');
   });
 
   it.each<[string, unknown, RegExp]>([
@@ -92,7 +92,7 @@ describe('parseTokenClientOptions', () => {
     ['maxRetryDelayMs', Number.NaN, /from 0 to 60000/],
     ['fetch', 'fetch', /fetch-compatible function/],
   ])('names %s when it is %p', (name, value, allowed) => {
-    const error = typeErrorOf({ ...base, [name]: value });
+    const error = refusalOf({ ...base, [name]: value });
     expect(error.message).toContain(`PlatformTokenClient: \`${name}\` must be`);
     expect(error.option).toBe(name);
     expect(error.message).toMatch(allowed);
@@ -103,12 +103,12 @@ describe('parseTokenClientOptions', () => {
     (name) => {
       const options: Record<string, unknown> = { ...base };
       delete options[name];
-      expect(typeErrorOf(options).message).toContain(`\`${name}\` is required and must be`);
+      expect(refusalOf(options).message).toContain(`\`${name}\` is required and must be`);
     },
   );
 
   it('refuses an unknown option, naming it and the likely intended one', () => {
-    const error = typeErrorOf({ ...base, timeout: 300 });
+    const error = refusalOf({ ...base, timeout: 300 });
     expect(error.message).toBe(
       'PlatformTokenClient: unknown option `timeout` (did you mean `timeoutMs`?).',
     );
@@ -116,22 +116,22 @@ describe('parseTokenClientOptions', () => {
   });
 
   it('refuses an unknown option with no look-alike, listing the known ones', () => {
-    const error = typeErrorOf({ ...base, colour: 'blue' });
+    const error = refusalOf({ ...base, colour: 'blue' });
     expect(error.message).toContain('unknown option `colour` (known options: authUrl, clientId');
     expect(error.message).not.toContain('did you mean');
     expect(error.message).toContain('redirectUri');
   });
 
   it('never quotes the value of a refused option', () => {
-    const error = typeErrorOf({ ...base, clientSecret: { value: SECRET } });
+    const error = refusalOf({ ...base, clientSecret: { value: SECRET } });
     expect(error.message).not.toContain(SECRET);
-    const badUrl = typeErrorOf({ ...base, authUrl: `https://x.example/?secret=${SECRET}` });
+    const badUrl = refusalOf({ ...base, authUrl: `https://x.example/?secret=${SECRET}` });
     expect(badUrl.message).not.toContain(SECRET);
   });
 });
 
 describe('PlatformTokenClient construction', () => {
-  it('throws the InvalidOptionError from its constructor', () => {
+  it('throws the SetupError from its constructor', () => {
     expect(() => new PlatformTokenClient({ ...base, bodyEncoding: 'xml' as 'json' })).toThrow(
       "PlatformTokenClient: `bodyEncoding` must be 'form' or 'json'.",
     );

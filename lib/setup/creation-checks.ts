@@ -1,0 +1,87 @@
+// The setup checks that need only platformLogin()'s options: a deployment that must not start,
+// refused once at creation by the settings derivation (settings.ts), each as a SetupError
+// `ERR_PLATFORM_INVALID_OPTION` naming the option. The checks that need a request are
+// entry-setup-checks.ts; those of the app around the package, `checkSetup()` (setup-checks.ts).
+import { invalidOption } from '../errors';
+import { checkStoreParts, type TokenStore } from '../core/token-store';
+
+/** What the creation checks read (of the parsed options, and the store in use). */
+export interface CreationCheckInput {
+  store: TokenStore;
+  authUrl: string;
+  /** `api.url` */
+  apiUrl?: string | undefined;
+  redirectUri: string;
+  platformOrigins?: readonly string[] | undefined;
+  /** `entry.context.mode`, when the app set one. */
+  entryContextMode?: 'off' | 'report' | 'enforce' | undefined;
+}
+
+/** Loopback hosts, where plain http never leaves the machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '::1' ||
+    /^127(\.\d{1,3}){3}$/.test(host)
+  );
+}
+
+/**
+ * Refuses an `http://` platform URL in production: the client secret, codes and tokens would
+ * cross the network in the clear. Loopback hosts stay allowed (a sidecar or the simulator on the
+ * same machine), since that traffic never leaves it.
+ */
+export function checkPlatformUrls(
+  urls: { authUrl: string; apiUrl?: string | undefined; redirectUri: string },
+  production: boolean = process.env.NODE_ENV === 'production',
+): void {
+  if (!production) return;
+  for (const name of ['authUrl', 'apiUrl', 'redirectUri'] as const) {
+    const value = urls[name];
+    if (value === undefined) continue;
+    const url = new URL(value);
+    if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+      // The open API's base is given as `api.url`; the check receives it as `apiUrl`.
+      const option = name === 'apiUrl' ? 'api.url' : name;
+      throw invalidOption(
+        `platformLogin(): \`${option}\` must be an https:// URL in production (NODE_ENV=production): over http:// the ` +
+          (name === 'redirectUri' ? 'entry code' : 'client secret and the tokens') +
+          ' would cross the network in the clear. Plain http:// is allowed for loopback hosts only.',
+        option,
+      );
+    }
+  }
+}
+
+const PRODUCTION_WITHOUT_ORIGINS =
+  "platformLogin(): under NODE_ENV=production `platformOrigins` is required: without it any site can log a visitor into another player's " +
+  "account with an unused code (login CSRF). List the origins of the platform's pages that open the game (e.g. ['https://platform.example']), " +
+  "or set `entry: { context: { mode: 'report' } }` to run without the check on purpose.";
+
+/**
+ * Refuses, in production, an entry left unchecked by default (no `platformOrigins`, no
+ * `entry.context.mode`): as with plaintext tokens, production does not start open to login CSRF
+ * unless the app says so. Elsewhere the entry context only reports, and warns once (entry-context.ts).
+ */
+function checkEntryTrust(input: CreationCheckInput, production: boolean): void {
+  if (!production || input.platformOrigins !== undefined) return;
+  if (input.entryContextMode === undefined) {
+    throw invalidOption(PRODUCTION_WITHOUT_ORIGINS, 'platformOrigins');
+  }
+}
+
+/**
+ * Every check that needs only the options, in the order a newcomer meets them: the store's parts,
+ * the platform's URLs, the entry's trust. Throws the first refusal. (`embedded` or an `'enforce'`
+ * entry context without `platformOrigins` are refused by the options schema itself.)
+ */
+export function checkCreation(
+  input: CreationCheckInput,
+  production: boolean = process.env.NODE_ENV === 'production',
+): void {
+  checkStoreParts(input.store);
+  checkPlatformUrls(input, production);
+  checkEntryTrust(input, production);
+}
