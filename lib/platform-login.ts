@@ -24,7 +24,7 @@ import type { TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
 import type { PlatformLogger } from './observability/logger';
 import { PlatformMetrics } from './observability/metrics';
-import { observeEvents } from './observability/event-logging';
+import { logStoreEvents, observeEvents } from './observability/event-logging';
 import { requestFailure } from './observability/request-failure';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
@@ -84,11 +84,16 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.gameOrigins = settings.crossSite.gameOrigins;
     this.handleErrors = settings.handleErrors;
     this.homePath = settings.homePath;
+    // The parts, each after those it uses: how failures end, the store, the client, refreshes, the API.
+    const fail = createFailHandlers({
+      events: this,
+      appLogger: settings.appLogger,
+      handleErrors: settings.handleErrors,
+      homePath: settings.homePath,
+    });
+    this.fail = fail.request;
     const metrics = new PlatformMetrics(settings.meterProvider, settings.metrics);
     this.instrumentedStore = new InstrumentedTokenStore(this.store, metrics);
-    observeEvents(this, this.logger, metrics, this.health);
-    this.forwardStoreEvents();
-
     this.client = new PlatformTokenClient({
       ...settings.tokenClient,
       onAttempt: (attempt) => this.emit('tokenAttempt', attempt),
@@ -108,14 +113,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       client: new OpenApiClient(settings.api, apiMetrics),
       sessionTtlMs: settings.sessionTtlMs,
     };
+    // Logs, metrics, spans and readiness follow the parts' events (none is emitted while building).
+    observeEvents(this, this.logger, metrics, this.health);
+    logStoreEvents(this.store, this.logger);
+
+    // What the app mounts and calls, on top of the parts.
     this.access = loginAccessOf(this.instrumentedStore);
-    const fail = createFailHandlers({
-      events: this,
-      appLogger: settings.appLogger,
-      handleErrors: settings.handleErrors,
-      homePath: settings.homePath,
-    });
-    this.fail = fail.request;
     this.hardening = createHardening(settings.crossSite, this.fail);
     this.callback = createCallbackRouter(settings.entry, {
       store: this.instrumentedStore,
@@ -129,19 +132,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
           api: this.api,
         }),
     });
-  }
-
-  /** A RedisTokenStore whose server refused client tracking: said once, as a warning. */
-  private forwardStoreEvents(): void {
-    const storeEvents = this.store as Partial<Pick<EventEmitter, 'on'>>;
-    if (typeof storeEvents.on !== 'function') return;
-    // Emitted at most once per store: the server refused CLIENT TRACKING.
-    storeEvents.on.call(this.store, 'recordCacheUnavailable', (e: { reason: string }) =>
-      this.logger.warn(
-        { event: 'recordCacheUnavailable', reason: e.reason },
-        'Redis refused client tracking: token records are read from Redis on every request (see docs/caching.md)',
-      ),
-    );
   }
 
   /**

@@ -88,3 +88,18 @@ function logFailure(logger: PlatformLogger, failure: RequestFailure): void {
     logger.warn(fields, 'request failed');
   else logger.debug(fields, 'request refused');
 }
+
+/**
+ * Logs what a store itself says (a RedisTokenStore emits `recordCacheUnavailable` at most once:
+ * its server refused client tracking), as a warning. A store without events says nothing.
+ */
+export function logStoreEvents(store: object, logger: PlatformLogger): void {
+  const storeEvents = store as Partial<Pick<EventEmitter, 'on'>>;
+  if (typeof storeEvents.on !== 'function') return;
+  storeEvents.on.call(store, 'recordCacheUnavailable', (e: { reason: string }) =>
+    logger.warn(
+      { event: 'recordCacheUnavailable', reason: e.reason },
+      'Redis refused client tracking: token records are read from Redis on every request (see docs/caching.md)',
+    ),
+  );
+}

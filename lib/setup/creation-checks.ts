@@ -73,15 +73,15 @@ function checkEntryTrust(input: CreationCheckInput, production: boolean): void {
 }
 
 /**
- * Every check that needs only the options, in the order a newcomer meets them: the store's parts,
- * the platform's URLs, the entry's trust. Throws the first refusal. (`embedded` or an `'enforce'`
- * entry context without `platformOrigins` are refused by the options schema itself.)
+ * Every check that needs only the options: what production refuses (the platform's URLs, the
+ * entry's trust), then the parts of the store given. Throws the first refusal. (`embedded` or an
+ * `'enforce'` entry context without `platformOrigins` are refused by the options schema itself.)
  */
 export function checkCreation(
   input: CreationCheckInput,
   production: boolean = process.env.NODE_ENV === 'production',
 ): void {
-  checkStoreParts(input.store);
   checkPlatformUrls(input, production);
   checkEntryTrust(input, production);
+  checkStoreParts(input.store);
 }
