@@ -1,4 +1,5 @@
-// Wrong options and wrong control calls fail at once with a TypeError that names what is wrong.
+// Wrong options fail at once with the package's SetupError (`ERR_PLATFORM_INVALID_OPTION`), wrong
+// control calls with a TypeError; each names what is wrong.
 import {
   DEMO_PLAYERS,
   startSimulator,
@@ -27,7 +28,10 @@ describe('startSimulator options', () => {
     ],
     [{ prot: 4000 }, /unknown option `prot`/],
   ])('%j is refused', async (options, message) => {
-    await expect(startSimulator(options as never)).rejects.toThrow(TypeError);
+    await expect(startSimulator(options as never)).rejects.toMatchObject({
+      name: 'SetupError',
+      code: 'ERR_PLATFORM_INVALID_OPTION',
+    });
     await expect(startSimulator(options as never)).rejects.toThrow(message);
   });
 
