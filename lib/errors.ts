@@ -440,6 +440,12 @@ export class SetupError extends PlatformLoginError {
     this.code = options.code ?? 'ERR_PLATFORM_SETUP';
     this.option = options.option;
   }
+
+  /** As every error's, with the option it names (a path, never its value). */
+  override toJSON(): Record<string, unknown> {
+    const json = super.toJSON();
+    return this.option === undefined ? json : { ...json, option: this.option };
+  }
 }
 
 /** A wrong option, refused at creation: SetupError `ERR_PLATFORM_INVALID_OPTION` naming `option`. */

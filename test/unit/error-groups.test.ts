@@ -8,6 +8,7 @@ import {
   EntryContextRefusedError,
   EntryDeniedError,
   IdentityChangedError,
+  invalidOption,
   InvalidRequestError,
   isPlatformLoginError,
   MethodNotAllowedError,
@@ -52,6 +53,14 @@ test('a changed identity ends the login as reauth_required; a missing session is
     error: 'server_misconfigured',
   });
   expect(new SetupError('x').code).toBe('ERR_PLATFORM_SETUP');
+});
+
+test('a refusal at creation is a SetupError naming the option, in its JSON too', () => {
+  const refusal = invalidOption('platformLogin(): `store` lacks a part.', 'store');
+  expect(refusal).toBeInstanceOf(SetupError);
+  expect(refusal).toMatchObject({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'store' });
+  expect(refusal.toJSON()).toMatchObject({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'store' });
+  expect(new SetupError('x').toJSON()).not.toHaveProperty('option');
 });
 
 test('switch (err.code) narrows to the class that carries the code', () => {
