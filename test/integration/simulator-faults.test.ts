@@ -240,8 +240,10 @@ test('faults apply in order of injection, and clearFaults removes them all', asy
   expect((await rawExchange()).status).toBe(200);
 });
 
-test('a wrong fault is a TypeError that says what is allowed', () => {
-  expect(() => simulator.injectFault({ kind: 'explode' } as never)).toThrow(TypeError);
+test('a wrong fault is a SetupError (a wrong option) that says what is allowed', () => {
+  expect(() => simulator.injectFault({ kind: 'explode' } as never)).toThrow(
+    expect.objectContaining({ name: 'SetupError', code: 'ERR_PLATFORM_INVALID_OPTION' }),
+  );
   expect(() => simulator.injectFault({ kind: 'explode' } as never)).toThrow(
     /latency, status, throttle, html/,
   );
