@@ -1,8 +1,9 @@
-// One bench app process: BENCH_APP=floor|package|package-sessions on BENCH_CLIENT=ioredis|node-redis, Redis at
+// One bench app process: BENCH_APP=floor|floor-in-memory|package|package-sessions on BENCH_CLIENT=ioredis|node-redis, Redis at
 // REDIS_URL, the simulator at SIM_URL (package). Prints "listening <port>"; SIGTERM ends it.
 // The example app is not started here: sections run example-app/server.ts as `npm run example` does.
 import { createServer } from 'node:http';
 import type { Express } from 'express';
+import session from 'express-session';
 import { RedisSessionStore } from '../../lib';
 import { packageApp } from './package-app';
 import {
@@ -21,14 +22,21 @@ async function main(): Promise<void> {
   const app: Express =
     kind === 'floor'
       ? floorApp(sessionStoreOn(redis))
-      : kind === 'package'
-        ? packageApp(redis, process.env.SIM_URL!).app
-        : kind === 'package-sessions'
-          ? packageApp(redis, process.env.SIM_URL!, new RedisSessionStore({ redis: redis.client }))
-              .app
-          : (() => {
-              throw new TypeError('BENCH_APP must be "floor", "package" or "package-sessions".');
-            })();
+      : kind === 'floor-in-memory'
+        ? floorApp(new session.MemoryStore())
+        : kind === 'package'
+          ? packageApp(redis, process.env.SIM_URL!).app
+          : kind === 'package-sessions'
+            ? packageApp(
+                redis,
+                process.env.SIM_URL!,
+                new RedisSessionStore({ redis: redis.client }),
+              ).app
+            : (() => {
+                throw new TypeError(
+                  'BENCH_APP must be "floor", "floor-in-memory", "package" or "package-sessions".',
+                );
+              })();
   const server = createServer(app);
   // The load generator keeps its connections open between windows.
   server.keepAliveTimeout = 120_000;

@@ -27,11 +27,13 @@ const TARGETS = {
 } as const;
 
 /**
- * floor: express + express-session + connect-redis alone; package: the same with the package's
- * middleware; package-sessions: the package with its RedisSessionStore in place of connect-redis;
- * example: example-app as `npm run example` starts it.
+ * floor: express + express-session + connect-redis alone; floor-in-memory: the same session stack
+ * on express-session's MemoryStore, no Redis at all (what any session store that sends no command
+ * can at best reach: the bound for package-sessions and the example); package: the floor with the
+ * package's middleware; package-sessions: the package with its RedisSessionStore in place of
+ * connect-redis; example: example-app as `npm run example` starts it.
  */
-type Variant = 'floor' | 'package' | 'package-sessions' | 'example';
+type Variant = 'floor' | 'floor-in-memory' | 'package' | 'package-sessions' | 'example';
 
 interface Window {
   result: CannonResult;
@@ -58,17 +60,17 @@ async function enterBenchApp(
   variant: Variant,
   app: AppProcess,
 ): Promise<string> {
-  const url =
-    variant === 'floor'
-      ? `http://127.0.0.1:${app.port}/login`
-      : `http://127.0.0.1:${app.port}/platform/callback?code=${encodeURIComponent(
-          ctx.sim.issueCode({
-            openId: 'player-ada',
-            redirectUri: 'http://127.0.0.1:3999/platform/callback',
-          }),
-        )}`;
+  const hasCallback = variant === 'package' || variant === 'package-sessions';
+  const url = !hasCallback
+    ? `http://127.0.0.1:${app.port}/login`
+    : `http://127.0.0.1:${app.port}/platform/callback?code=${encodeURIComponent(
+        ctx.sim.issueCode({
+          openId: 'player-ada',
+          redirectUri: 'http://127.0.0.1:3999/platform/callback',
+        }),
+      )}`;
   const answer = await fetch(url, { redirect: 'manual', headers: entryHeaders(ctx.sim) });
-  if (answer.status !== (variant === 'floor' ? 204 : 303)) {
+  if (answer.status !== (hasCallback ? 303 : 204)) {
     throw new Error(`${variant} login answered ${answer.status}`);
   }
   return sessionCookieOf(answer.headers.getSetCookie());
@@ -108,7 +110,13 @@ function startVariant(
   });
 }
 
-const VARIANTS: readonly Variant[] = ['floor', 'package', 'package-sessions', 'example'];
+const VARIANTS: readonly Variant[] = [
+  'floor',
+  'floor-in-memory',
+  'package',
+  'package-sessions',
+  'example',
+];
 
 /**
  * Whether the example can be told which client to use (REDIS_CLIENT, DESIGN.md section 10): an
@@ -273,6 +281,14 @@ export async function runRequestCost(
       ]);
       if (variant === 'floor') continue;
       if (variant === 'example') example = { rps: rpsRatio, cpu: cpuRatio };
+      if (variant === 'floor-in-memory') {
+        figures.push({
+          name: `request-cost (${client}): the bound — the session stack with no Redis at all (MemoryStore) ÷ floor`,
+          measured: `${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU`,
+          target: 'reported: what a store sending no command can at best reach',
+        });
+        continue;
+      }
       const target = TARGETS[variant];
       figures.push({
         name: `request-cost (${client}): ${variant} ÷ floor, req/s and CPU per request (${CONNECTIONS} connections)`,
