@@ -48,7 +48,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   /** The logger in use (the `logger` option, or `debug` under `express-platform-login:*`). */
   readonly logger: PlatformLogger;
 
-  /** The store as the package uses it: timed and counted for metrics and readiness. */
+  /** The store as the package uses it: each call emits a `storeCall` (the store metrics). */
   private readonly instrumentedStore: InstrumentedTokenStore;
   private readonly health: PlatformHealth = {
     platformLastAnsweredAt: 0,
@@ -93,7 +93,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     });
     this.fail = fail.request;
     const metrics = new PlatformMetrics(settings.meterProvider, settings.metrics);
-    this.instrumentedStore = new InstrumentedTokenStore(this.store, metrics);
+    this.instrumentedStore = new InstrumentedTokenStore(this.store, this);
     this.client = new PlatformTokenClient({
       ...settings.tokenClient,
       onAttempt: (attempt) => this.emit('tokenAttempt', attempt),

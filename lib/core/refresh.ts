@@ -193,6 +193,7 @@ export class RefreshCoordinator {
       }
       this.heldBack.delete(sessionKey);
     }
+    // Wrapped, not an event: only a call around the work can make the `epl.refresh` span active.
     const promise = traceRefresh(background, () =>
       this.run(sessionKey, seen, background, sessionTtlMs),
     ).finally(() => this.inFlight.delete(sessionKey));

@@ -1,12 +1,33 @@
 // The one path from what happened to what is observed: the package's events become log lines,
-// metrics, spans and the readiness report here. Subscribed once at creation; nothing here runs on a
-// request that went well.
+// metrics, spans and the readiness report here. Subscribed once at creation; of a request that went
+// well only its store calls' timings (`storeCall`) pass through here.
 import type { EventEmitter } from 'node:events';
-import type { PlatformLoginEvents, RequestFailure } from './events';
+import type { Attributes } from '@opentelemetry/api';
+import {
+  STORE_OPERATIONS,
+  type PlatformLoginEvents,
+  type RequestFailure,
+  type StoreOperation,
+} from './events';
 import type { PlatformLogger } from './logger';
 import { LABELS, type PlatformMetrics } from './metrics';
 import type { PlatformHealth } from './platform-health';
 import { tokenAttemptSpans } from './tracing';
+
+/**
+ * The store's labels by operation, looked up on every request (each reads the store): a property
+ * read, where `LABELS.…get()` joins its values into a new key string per call.
+ */
+const byOperation = (labels: (operation: StoreOperation) => Attributes) =>
+  Object.fromEntries(STORE_OPERATIONS.map((op) => [op, labels(op)])) as Record<
+    StoreOperation,
+    Attributes
+  >;
+const STORE_CALL_LABELS = {
+  ok: byOperation((op) => LABELS.storeCall.get(op, 'ok')),
+  error: byOperation((op) => LABELS.storeCall.get(op, 'error')),
+};
+const STORE_ERROR_LABELS = byOperation((op) => LABELS.storeError.get(op));
 
 /** Subscribes logs, metrics, spans and `health` (for `login.ready()`) to `events`. */
 export function observeEvents(
@@ -69,11 +90,15 @@ export function observeEvents(
     metrics.lockWaits.add(1, labels);
     metrics.lockWaitDuration.record(durationMs / 1000, labels);
   });
+  events.on('storeCall', ({ operation, outcome, durationMs }) => {
+    metrics.storeDuration.record(durationMs / 1000, STORE_CALL_LABELS[outcome][operation]);
+    if (outcome === 'error') metrics.storeErrors.add(1, STORE_ERROR_LABELS[operation]);
+  });
   events.on('requestFailed', (failure) => {
     if (failure.part === 'entry' && failure.code !== undefined) {
       metrics.entryFailures.add(1, LABELS.entryFailure.get(failure.code));
     }
-    // The token store's failures are counted where it is called; the session store's only here.
+    // The token store's failures are counted by `storeCall`; express-session's store's only here.
     if (failure.part === 'session-store')
       metrics.storeErrors.add(1, LABELS.storeError.get('session'));
     logFailure(logger, failure);

@@ -39,6 +39,32 @@ export const LOCK_WAIT_OUTCOMES = [
 /** How a wait for another holder of the refresh lock ended. */
 export type LockWaitOutcome = (typeof LOCK_WAIT_OUTCOMES)[number];
 
+/**
+ * The token store's operations as a `storeCall` names them: the names they had before the store
+ * was split into parts (`touch` is `records.renew`, `sessionsOf` is `records.loginsOf`, …), so the
+ * metric's `operation` label, and the dashboards on it, kept working.
+ */
+export const STORE_OPERATIONS = [
+  'get',
+  'put',
+  'delete',
+  'acquireLock',
+  'releaseLock',
+  'claimOnce',
+  'sessionsOf',
+  'deletePlayer',
+  'extendLock',
+  'holdBackRefreshes',
+  'refreshHeldBackMs',
+  'touch',
+  'countInWindow',
+  'loginGeneration',
+] as const;
+/** A token store operation, as a `storeCall` names it. */
+export type StoreOperation = (typeof STORE_OPERATIONS)[number];
+/** How a call to the token store ended: it answered, or it threw. */
+export const STORE_CALL_OUTCOMES = ['ok', 'error'] as const;
+
 /** What a refresh renewed: the same access token with a later expiry, or a new one. */
 export const RENEWALS = ['same-token', 'new-token'] as const;
 /** Why a stored record could not be read (and was treated as absent). */
@@ -104,4 +130,12 @@ export interface PlatformLoginEvents {
   tokenAttempt: [TokenAttempt];
   /** A request waited for another holder of the refresh lock; `outcome` says how it ended. */
   lockWait: [{ durationMs: number; outcome: LockWaitOutcome }];
+  /** One call to the token store (every request reads it once); `outcome: 'error'` when it threw. */
+  storeCall: [
+    {
+      operation: StoreOperation;
+      outcome: (typeof STORE_CALL_OUTCOMES)[number];
+      durationMs: number;
+    },
+  ];
 }

@@ -25,7 +25,13 @@ import {
 } from '@opentelemetry/api';
 import { TOKEN_ENDPOINT_FAILURE_CODES, type PlatformErrorCode } from '../errors';
 import { TOKEN_GRANTS } from '../client/token-response';
-import { LOCK_WAIT_OUTCOMES, RENEWALS, UNREADABLE_REASONS } from './events';
+import {
+  LOCK_WAIT_OUTCOMES,
+  RENEWALS,
+  STORE_CALL_OUTCOMES,
+  STORE_OPERATIONS,
+  UNREADABLE_REASONS,
+} from './events';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './package-identity';
 
 /** Attribute sets are shared frozen objects where they can be, so recording allocates nothing. */
@@ -91,25 +97,6 @@ const ENTRY_FAILURE_CODES = [
 /** `epl.store.errors`'s operation for express-session's store failing in front of the package. */
 const SESSION_STORE = 'session';
 
-/** The TokenStore operations the instrumented store times. */
-export const STORE_OPERATIONS = [
-  'get',
-  'put',
-  'delete',
-  'acquireLock',
-  'releaseLock',
-  'claimOnce',
-  'sessionsOf',
-  'deletePlayer',
-  'extendLock',
-  'holdBackRefreshes',
-  'refreshHeldBackMs',
-  'touch',
-  'countInWindow',
-  'loginGeneration',
-] as const;
-export type StoreOperation = (typeof STORE_OPERATIONS)[number];
-
 /** A table of shared label sets, built once, with a fallback for a value not known in advance. */
 class LabelTable {
   readonly #known = new Map<string, Attributes>();
@@ -146,8 +133,7 @@ for (const outcome of LOCK_WAIT_OUTCOMES) LABELS.lockWait.seed(outcome);
 for (const sameBrowser of [false, true]) LABELS.codeReplay.seed(sameBrowser);
 for (const reason of UNREADABLE_REASONS) LABELS.unreadable.seed(reason);
 for (const operation of STORE_OPERATIONS) {
-  LABELS.storeCall.seed(operation, 'ok');
-  LABELS.storeCall.seed(operation, 'error');
+  for (const outcome of STORE_CALL_OUTCOMES) LABELS.storeCall.seed(operation, outcome);
   LABELS.storeError.seed(operation);
 }
 LABELS.storeError.seed(SESSION_STORE);

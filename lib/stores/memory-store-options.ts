@@ -22,7 +22,7 @@ const _documented: SameOptions<
   z.input<typeof memoryTokenStoreOptionsSchema>
 > = true;
 
-/** Parses the options once; throws an InvalidOptionError naming a wrong or unknown option. */
+/** Parses the options once; throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`) naming a wrong or unknown option. */
 export function parseMemoryTokenStoreOptions(
   options: MemoryTokenStoreOptions | undefined,
 ): z.output<typeof memoryTokenStoreOptionsSchema> {

@@ -4,6 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { hashOpenId } from '../core/hash';
+import { invalidOption } from '../errors';
 import type { TokenRecord } from '../core/token-record';
 import type {
   DeleteOptions,
@@ -142,10 +143,11 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
       process.env.NODE_ENV === 'production' &&
       !config.allowPlaintextTokens
     ) {
-      throw new TypeError(
+      throw invalidOption(
         'RedisTokenStore: under NODE_ENV=production `encryptionKeys` is required, so that refresh ' +
           'tokens are not stored in the clear (make a key with `openssl rand -base64 32`). Set ' +
           '`allowPlaintextTokens: true` to store them in the clear anyway.',
+        'encryptionKeys',
       );
     }
     const direct: TrackedRecords = {

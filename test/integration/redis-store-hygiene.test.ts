@@ -10,6 +10,7 @@ import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { PUT_IF_VERSION } from '../../lib/stores/scripts';
 import { encodeRecordPayload } from '../../lib/stores/record-codec';
 import { checkSetup } from '../../lib/setup/setup-checks';
+import { SetupError } from '../../lib/errors';
 import { newSessionId, sampleRecord } from 'express-platform-login/testing';
 import { storedRecord } from '../helpers/records';
 
@@ -113,9 +114,13 @@ describe('NODE_ENV=production', () => {
   afterEach(() => (process.env.NODE_ENV = saved));
 
   test('refuses a RedisTokenStore without encryptionKeys, naming the fix and the opt-out', () => {
-    expect(() => new RedisTokenStore({ redis: client, prefix })).toThrow(
-      /encryptionKeys.*openssl rand -base64 32.*allowPlaintextTokens: true/,
+    const create = () => new RedisTokenStore({ redis: client, prefix });
+    expect(create).toThrow(/encryptionKeys.*openssl rand -base64 32.*allowPlaintextTokens: true/);
+    // A setup refusal like every other made at creation, naming the option.
+    expect(create).toThrow(
+      expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'encryptionKeys' }),
     );
+    expect(create).toThrow(SetupError);
     expect(
       () => new RedisTokenStore({ redis: client, prefix, allowPlaintextTokens: true }),
     ).not.toThrow();
