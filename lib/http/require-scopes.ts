@@ -1,14 +1,16 @@
 // Scopes a route needs: after `login.middleware()`, a player who did not grant one of them gets
 // 403 `insufficient_scope` (a login without them is still a login: no 401, nothing ends).
 import type { RequestHandler } from 'express';
-import { InsufficientScopeError } from '../errors';
+import { InsufficientScopeError, invalidOption } from '../errors';
 import type { FailHandler } from './fail-handler';
 
 /** The middleware of `login.requireScopes(...scopes)`; the scopes are checked once, here. */
 export function requireScopes(scopes: readonly string[], fail: FailHandler): RequestHandler {
   if (scopes.length === 0 || scopes.some((scope) => typeof scope !== 'string' || scope === '')) {
-    throw new TypeError(
+    // A setup refusal (the route is being mounted), as every other one is.
+    throw invalidOption(
       "login.requireScopes(...scopes): pass one or more scope names, e.g. login.requireScopes('user_info').",
+      'scopes',
     );
   }
   const needed = [...new Set(scopes)];

@@ -3,7 +3,7 @@
 // Against the real simulator, on express-session's memory store.
 import request from 'supertest';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import type { AfterLoginHook } from 'express-platform-login';
+import { SetupError, type AfterLoginHook } from 'express-platform-login';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { enter } from '../helpers/records';
 
@@ -110,5 +110,12 @@ describe('requireScopes', () => {
   test('no scope at all is a mistake named at setup', () => {
     const { login } = createTestApp({ sim });
     expect(() => login.requireScopes()).toThrow(/requireScopes\(\.\.\.scopes\)/);
+    expect(() => login.requireScopes('')).toThrow(SetupError);
+    try {
+      login.requireScopes();
+    } catch (error) {
+      expect(error).toMatchObject({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'scopes' });
+    }
+    expect.assertions(3);
   });
 });
