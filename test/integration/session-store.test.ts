@@ -223,6 +223,25 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
     expect(sent).toEqual({});
   });
 
+  test('a session served from memory is answered asynchronously, as every store answers', async () => {
+    const a = await startInstance();
+    const cookie = await login(a);
+    expect((await get(a, '/me', cookie)).status).toBe(200);
+    const store = a.store as RedisSessionStore;
+    const [sid] = (await sessionKeys()).map((key) => key.slice('sess:'.length));
+    let answered: unknown;
+    const answer = new Promise<void>((resolve) =>
+      store.get(sid!, (error, session) => {
+        answered = error ?? session;
+        resolve();
+      }),
+    );
+    expect(answered).toBeUndefined();
+    await answer;
+    expect(answered).toMatchObject({ player: 'ada' });
+    expect(store.cachedSessions).toBe(1);
+  });
+
   test('logout (destroy) on one instance: the other sees no session', async () => {
     const [a, b] = [await startInstance(), await startInstance()];
     const cookie = await login(a);
