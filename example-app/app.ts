@@ -11,7 +11,7 @@ export const SESSION_MIDDLEWARE = 'session middleware';
 /** What the routes are built from; start.ts assembles it from the configuration. */
 export interface ExampleAppParts {
   login: PlatformLogin;
-  /** express-session store (connect-redis); undefined: express-session's MemoryStore. */
+  /** express-session store (RedisSessionStore); undefined: express-session's MemoryStore. */
   sessionStore: session.Store | undefined;
   sessionSecret: string;
   /** Session lifetime (SESSION_MAX_AGE_SECONDS): the session store and the token records follow it. */
@@ -107,7 +107,7 @@ export function createExampleApp(parts: ExampleAppParts): Express {
   app.use((_req, res) => {
     res.status(404).json({ error: 'not_found' });
   });
-  // The package's errors, and a Redis outage seen by express-session (connect-redis), get the
+  // The package's errors, and a Redis outage seen by express-session (the session store), get the
   // package's documented answers; anything else is a plain 500 without details.
   app.use(login.errorHandler());
   app.use(((err, _req, res, _next) => {

@@ -28,7 +28,7 @@ export interface ExampleConfig {
   sessionMaxAgeSeconds: number;
   /** `NODE_ENV=production`: Redis without TOKEN_ENCRYPTION_KEY is refused. */
   production: boolean;
-  /** Which client talks to REDIS_URL: node-redis (sessions through connect-redis 10) or ioredis (connect-redis 8.1). */
+  /** Which client talks to REDIS_URL, for the session store and the token store: node-redis or ioredis. */
   redisClient: RedisClientKind;
   /** Express's `trust proxy` setting; undefined: not set (X-Forwarded-For not trusted). */
   trustProxy: TrustProxy | undefined;

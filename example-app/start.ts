@@ -1,17 +1,13 @@
 // Starts the example on its configuration: the embedded simulator when no platform is configured,
-// Redis stores when REDIS_URL is set (node-redis + connect-redis 10, or ioredis + connect-redis 8.1
-// with REDIS_CLIENT=ioredis), memory stores otherwise. Used by server.ts and by the tests.
+// Redis stores when REDIS_URL is set (on node-redis, or on ioredis with REDIS_CLIENT=ioredis),
+// memory stores otherwise. Used by server.ts and by the tests.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import type session from 'express-session';
-import { RedisStore } from 'connect-redis';
-// connect-redis 8.1, the last line that takes an ioredis client (installed under this alias here;
-// a game on ioredis installs `connect-redis@~8.1` and imports 'connect-redis').
-import { RedisStore as IoRedisStore } from 'connect-redis8';
 import {
   checkSetup,
   MemoryTokenStore,
+  RedisSessionStore,
   RedisTokenStore,
   platformLogin,
   type PlatformLogin,
@@ -22,7 +18,6 @@ import { createExampleApp, SESSION_MIDDLEWARE } from './app';
 import { attachGameSocket } from './game-socket';
 import type { ExampleConfig } from './config';
 import { COMMAND_TIMEOUT_MS, connectExampleRedis, type ExampleRedis } from './redis-client';
-import { SessionStoreDeadline } from './session-deadline';
 import { createExampleMetrics } from './metrics';
 
 /** The example, running. */
@@ -68,22 +63,12 @@ async function checkTokenEncryptionKey(config: ExampleConfig): Promise<void> {
   }
 }
 
-/**
- * express-session's store on the example's client: connect-redis 10 on node-redis (with a deadline:
- * node-redis has no reply timeout), 8.1 on ioredis (its commandTimeout fails a stalled command).
- */
-function sessionStoreOn(redis: ExampleRedis): session.Store {
-  const prefix = 'example:sess:';
-  return redis.kind === 'redis'
-    ? new SessionStoreDeadline(new RedisStore({ client: redis.client, prefix }), COMMAND_TIMEOUT_MS)
-    : new IoRedisStore({ client: redis.client, prefix });
-}
-
 /** What a start has opened so far: closed again when a later step fails. */
 interface Opened {
   server?: Server;
   simulator?: PlatformSimulator;
   redis?: ExampleRedis;
+  sessionStore?: RedisSessionStore;
 }
 
 /**
@@ -96,6 +81,7 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
     return await start(config, opened);
   } catch (error) {
     opened.server?.close();
+    await opened.sessionStore?.close();
     await opened.redis?.close();
     await opened.simulator?.close();
     throw error;
@@ -122,6 +108,15 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
   const encryptionKeys = config.tokenEncryptionKey
     ? [{ id: 'k1', key: config.tokenEncryptionKey }]
     : undefined;
+  // Sessions from memory, kept coherent by Redis (docs/session-store.md): a logged-in request with a
+  // fresh token sends no Redis command. Keys and values are connect-redis's.
+  const sessionStore = (opened.sessionStore = redis
+    ? new RedisSessionStore({
+        redis: redis.client,
+        prefix: 'example:sess:',
+        operationTimeoutMs: COMMAND_TIMEOUT_MS,
+      })
+    : undefined);
   const store: TokenStore = redis
     ? new RedisTokenStore({
         redis: redis.client,
@@ -156,7 +151,7 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
 
   const app = createExampleApp({
     login,
-    sessionStore: redis ? sessionStoreOn(redis) : undefined,
+    sessionStore,
     sessionSecret: config.sessionSecret,
     sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
     lobbyUrl: simulator
@@ -188,6 +183,7 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         gameSocket.close();
         await closed;
+        await sessionStore?.close();
         await redis?.close();
         await simulator?.close();
         await metrics.meterProvider.shutdown();

@@ -1,6 +1,6 @@
 // The example game backend's contract (docs/example-app.md, DESIGN.md section 6) over real HTTP:
 // embedded defaults, two instances sharing one Redis and a stalled Redis on each REDIS_CLIENT
-// (node-redis + connect-redis 10, ioredis + connect-redis 8.1), TRUST_PROXY, and graceful shutdown
+// (node-redis, ioredis; sessions on RedisSessionStore), TRUST_PROXY, and graceful shutdown
 // of `example-app/server.ts`.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -232,7 +232,7 @@ describe('with no environment: embedded simulator, memory stores', () => {
   });
 });
 
-/** The two Redis clients the example runs on (REDIS_CLIENT), each with its connect-redis. */
+/** The two Redis clients the example runs on (REDIS_CLIENT). */
 const REDIS_CLIENTS = ['redis', 'ioredis'] as const;
 
 describe.each(REDIS_CLIENTS)(
@@ -326,60 +326,109 @@ describe.each(REDIS_CLIENTS)(
   },
 );
 
-describe.each(REDIS_CLIENTS)('a stalled Redis, REDIS_CLIENT=%s', (redisClient) => {
-  let server: TestRedisServer;
-  let example: RunningExample;
+/**
+ * Commands that run whatever the traffic: the key tracking's heartbeat (PING and a read of its mark,
+ * every 100 ms per store) and this test's own INFO.
+ */
+const BACKGROUND_COMMANDS = new Set(['ping', 'mget', 'info']);
 
-  beforeAll(async () => {
-    server = await startRedisServer();
-    example = await startExample(
-      readConfig({ PORT: '0', REDIS_URL: server.url, REDIS_CLIENT: redisClient }),
-    );
-    await waitUntil(healthy(example), 'Redis to be ready');
-  });
-  afterAll(async () => {
-    server.resume();
-    await example?.close();
-    await server.stop();
-  });
+/** Redis commands of each name run so far (INFO commandstats). */
+async function commandCounts(raw: Redis): Promise<Record<string, number>> {
+  const info = await raw.info('commandstats');
+  return Object.fromEntries(
+    [...info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]),
+  );
+}
 
-  test('answers 503 store_unavailable within 2.5 s, and the same cookie works again after', async () => {
-    const browser = new Browser();
-    await enterFrom(example.simulator!, example, browser);
-    const me = new URL('/api/me', example.url).href;
-    expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200);
+/** `call`'s answer and how long it took, in milliseconds. */
+async function timed<T>(call: () => Promise<T>): Promise<[T, number]> {
+  const started = Date.now();
+  const answer = await call();
+  return [answer, Date.now() - started];
+}
 
-    server.pause();
-    const started = Date.now();
-    const stalled = await browser.fetch(me, { headers: JSON_ACCEPT });
-    const tookMs = Date.now() - started;
-    expect(stalled.status).toBe(503);
-    expect(await json(stalled)).toStrictEqual({ error: 'store_unavailable' });
-    expect(tookMs).toBeLessThan(2500);
+describe.each(REDIS_CLIENTS)(
+  'a Redis of its own, REDIS_CLIENT=%s: memory, then a stall',
+  (redisClient) => {
+    let server: TestRedisServer;
+    let example: RunningExample;
 
-    server.resume();
-    const recovered = await browser.fetch(me, { headers: JSON_ACCEPT });
-    expect(recovered.status).toBe(200);
-    expect(await json(recovered)).toStrictEqual(ADA);
-  });
-
-  test('/readyz says 503 with the reason while Redis is stalled, 200 after; /healthz stays a liveness check', async () => {
-    const readyz = new URL('/readyz', example.url).href;
-    expect((await fetch(readyz)).status).toBe(200);
-    server.pause();
-    const started = Date.now();
-    const stalled = await fetch(readyz);
-    expect(Date.now() - started).toBeLessThan(2500);
-    expect(stalled.status).toBe(503);
-    expect(await json(stalled)).toMatchObject({
-      error: 'store_unavailable',
-      ready: false,
-      store: { ok: false, error: 'ERR_PLATFORM_STORE_UNAVAILABLE' },
+    beforeAll(async () => {
+      server = await startRedisServer();
+      example = await startExample(
+        readConfig({ PORT: '0', REDIS_URL: server.url, REDIS_CLIENT: redisClient }),
+      );
+      await waitUntil(healthy(example), 'Redis to be ready');
     });
-    server.resume();
-    await waitUntil(async () => (await fetch(readyz)).status === 200, '/readyz to recover');
-  });
-});
+    afterAll(async () => {
+      server.resume();
+      await example?.close();
+      await server.stop();
+    });
+
+    test('a logged-in request with a fresh token sends Redis no command: the session and the record come from memory', async () => {
+      const browser = new Browser();
+      await enterFrom(example.simulator!, example, browser);
+      const me = new URL('/api/me', example.url).href;
+      expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200); // now in memory
+      const raw = new Redis(server.url);
+      try {
+        const before = await commandCounts(raw);
+        for (let i = 0; i < 20; i += 1) {
+          expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200);
+        }
+        const after = await commandCounts(raw);
+        const sent = Object.entries(after)
+          .map(([name, calls]) => [name, calls - (before[name] ?? 0)] as const)
+          .filter(([name, calls]) => calls > 0 && !BACKGROUND_COMMANDS.has(name));
+        expect(sent).toStrictEqual([]);
+      } finally {
+        raw.disconnect();
+      }
+    });
+
+    test('answers 503 store_unavailable within 2.5 s once memory may no longer serve, and the same cookie works again after', async () => {
+      const browser = new Browser();
+      await enterFrom(example.simulator!, example, browser);
+      const me = new URL('/api/me', example.url).href;
+      expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200);
+
+      server.pause();
+      // Within the invalidation channel's lease (250 ms after its last answered heartbeat) the
+      // session and the record may still come from memory; past it every request reads Redis.
+      const [first, firstMs] = await timed(() => browser.fetch(me, { headers: JSON_ACCEPT }));
+      expect([200, 503]).toContain(first.status);
+      expect(firstMs).toBeLessThan(2500);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const [stalled, tookMs] = await timed(() => browser.fetch(me, { headers: JSON_ACCEPT }));
+      expect(stalled.status).toBe(503);
+      expect(await json(stalled)).toStrictEqual({ error: 'store_unavailable' });
+      expect(tookMs).toBeLessThan(2500);
+
+      server.resume();
+      const recovered = await browser.fetch(me, { headers: JSON_ACCEPT });
+      expect(recovered.status).toBe(200);
+      expect(await json(recovered)).toStrictEqual(ADA);
+    });
+
+    test('/readyz says 503 with the reason while Redis is stalled, 200 after; /healthz stays a liveness check', async () => {
+      const readyz = new URL('/readyz', example.url).href;
+      expect((await fetch(readyz)).status).toBe(200);
+      server.pause();
+      const started = Date.now();
+      const stalled = await fetch(readyz);
+      expect(Date.now() - started).toBeLessThan(2500);
+      expect(stalled.status).toBe(503);
+      expect(await json(stalled)).toMatchObject({
+        error: 'store_unavailable',
+        ready: false,
+        store: { ok: false, error: 'ERR_PLATFORM_STORE_UNAVAILABLE' },
+      });
+      server.resume();
+      await waitUntil(async () => (await fetch(readyz)).status === 200, '/readyz to recover');
+    });
+  },
+);
 
 describe('/metrics', () => {
   test('lists the package families before the first request (counters at 0), `…_seconds` histograms after an entry, the service named, no secrets', async () => {

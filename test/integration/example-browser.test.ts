@@ -1,6 +1,6 @@
 // The example in a real browser (headless Chromium): lobby, Enter game, the game page, the open API
 // button, log out; the page never sees a token or a code. On memory stores and on Redis through
-// each REDIS_CLIENT (node-redis + connect-redis 10, ioredis + connect-redis 8.1). Takes the
+// each REDIS_CLIENT (node-redis, ioredis; sessions on RedisSessionStore). Takes the
 // README's screenshots. The example enforces the entry context (PLATFORM_ORIGINS defaults to the
 // simulator's origin): the lobby's entry passes, and a login-CSRF attempt from another origin's
 // page is refused.
