@@ -1,9 +1,9 @@
 // A new user's path, as the README writes it: `npm pack` of this checkout, a scratch game folder
 // outside the repository, the README's install lines (the tarball's path put in), `npm pkg set
 // type=module`, its tsconfig.json, then the quick start saved as server.ts, type-checked with tsc and
-// run with tsx against the simulator and a real Redis. Twice: on node-redis + connect-redis 10 +
-// Express 5 (the quick start as it stands) and on ioredis + connect-redis 8.1 + Express 4 (with
-// the changes its "On ioredis" section names). So the README cannot drift from what works.
+// run with tsx against the simulator and a real Redis. Twice: on node-redis + Express 5 (the quick
+// start as it stands) and on ioredis + Express 4 (with the changes its "On ioredis" section names),
+// sessions on RedisSessionStore both times. So the README cannot drift from what works.
 // Needs the built dist/ (`npm test` builds first) and the npm registry or npm's cache.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -86,12 +86,12 @@ interface Variant {
 
 const variants: Variant[] = [
   {
-    name: 'redis (node-redis) + connect-redis 10 + Express 5: the quick start as written',
+    name: 'redis (node-redis) + Express 5: the quick start as written',
     installLines: install,
     code: quickStart,
   },
   {
-    name: 'ioredis + connect-redis 8.1 + Express 4: as "On ioredis" says',
+    name: 'ioredis + Express 4: as "On ioredis" says',
     installLines: [
       // "Express 4 instead of 5: `express@4` in the install line".
       readmeBlock('install-ioredis', 'sh').replace(/ express /, ' express@4 '),
