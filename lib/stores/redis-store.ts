@@ -39,6 +39,7 @@ import {
   HELD_BACK_MS,
   INDEX_SESSION,
   PUT_IF_VERSION,
+  PUT_LOGIN,
   RAISE_LOGOUT,
   READ_WITH_TTL,
   RELEASE_IF_OWNER,
@@ -257,6 +258,8 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     checkPut(record, options);
     const ttlMs = Math.min(ttlMilliseconds(options.ttlMs), this.#maxTtlMs);
     const key = this.#recordKey(sessionKey);
+    if (this.#redis.topology !== 'cluster')
+      return this.#putAtOnce(sessionKey, key, record, options, ttlMs);
     // The player's index is written first: a member whose record never got written is pruned
     // later, while a record missing from the index would escape logoutPlayer().
     const loggedOutAt = await this.#index(record.openId, sessionKey, ttlMs);
@@ -283,6 +286,39 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
       }
     }
     return true;
+  }
+
+  /**
+   * {@link #put} where every key is on one server: the index, the log-out check and the write in one
+   * script (PUT_LOGIN), so nothing runs between them and no check after the write is needed.
+   */
+  async #putAtOnce(
+    sessionKey: string,
+    key: string,
+    record: TokenRecord,
+    options: PutOptions,
+    ttlMs: number,
+  ): Promise<boolean> {
+    const now = Date.now();
+    const playerKey = this.#playerKey(record.openId);
+    const since = options.expectedVersion === null ? (options.loginGeneration ?? '') : '';
+    const expected = options.expectedVersion === null ? '' : versionPrefix(options.expectedVersion);
+    const written = await this.#changing(key, () =>
+      this.#script(
+        PUT_LOGIN,
+        [playerKey, this.#logoutKey(record.openId), key],
+        [
+          String(now + ttlMs),
+          sessionKey,
+          String(now),
+          since,
+          expected,
+          this.#encode(record, key),
+          String(ttlMs),
+        ],
+      ),
+    );
+    return written === 1;
   }
 
   /** Indexes the session under its player until `ttlMs` from now; resolves the player's log-out mark. */

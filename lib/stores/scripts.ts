@@ -131,6 +131,41 @@ return redis.call('GET', KEYS[2]) or '0'
 );
 
 /**
+ * A fresh or compare-and-set login write in one command, where every key is on one server
+ * (standalone or Sentinel): {@link INDEX_SESSION}, then the log-out check, then
+ * {@link PUT_IF_VERSION}, atomically, so no logoutPlayer() can run between them (on a Cluster the
+ * keys live in different slots and RedisTokenStore makes the three calls, checking again after).
+ * KEYS[1] index key; KEYS[2] the player's logout generation; KEYS[3] record key;
+ * ARGV[1] expiry of the record (epoch ms); ARGV[2] session hash; ARGV[3] now (epoch ms);
+ * ARGV[4] the login generation read before the code exchange, or '' when none;
+ * ARGV[5] `<expected version>|` or ''; ARGV[6] the new stored value; ARGV[7] time to live (ms).
+ * Returns 1 when written; 0 when the stored version differs or the player was logged out since
+ * ARGV[4] (the index entry stays: a member whose record is missing is pruned later).
+ */
+export const PUT_LOGIN = script(
+  'putLogin',
+  `
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+if last[2] then redis.call('PEXPIREAT', KEYS[1], last[2]) end
+if ARGV[4] ~= '' then
+  local loggedOutAt = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+  if loggedOutAt > (tonumber(ARGV[4]) or 0) then return 0 end
+end
+local current = redis.call('GET', KEYS[3])
+local expected = ARGV[5]
+if expected == '' then
+  if current then return 0 end
+elseif not current or string.sub(current, 1, #expected) ~= expected then
+  return 0
+end
+redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[7])
+return 1
+`,
+);
+
+/**
  * Records the store-wide log-out generation at which a player was logged out everywhere, keeping
  * the highest (two concurrent log-outs may arrive in either order).
  * KEYS[1] the player's log-out key; ARGV[1] the generation; ARGV[2] time to live in milliseconds.

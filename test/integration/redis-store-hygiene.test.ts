@@ -4,10 +4,10 @@
 import { randomBytes, randomUUID, createCipheriv } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
-import { interceptCommands, storeClientKind } from '../helpers/redis-clients';
+import { interceptCommands, storeClientKind, testWhere } from '../helpers/redis-clients';
 import { hashOpenId, hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
-import { PUT_IF_VERSION } from '../../lib/stores/scripts';
+import { PUT_IF_VERSION, PUT_LOGIN } from '../../lib/stores/scripts';
 import { encodeRecordPayload } from '../../lib/stores/record-codec';
 import { checkSetup } from '../../lib/setup/setup-checks';
 import { SetupError } from '../../lib/errors';
@@ -52,13 +52,64 @@ test("a logout (delete with the openId) takes the session out of the player's in
   expect(await redis.zrange(indexKey(record.openId), '0', '-1')).toEqual([]);
 });
 
-test('a login whose record is written after logoutPlayer() scanned the index takes itself back', async () => {
-  // The login's record write waits, through a gate on this client, until the log-out has run.
+// On a Cluster a login's index, log-out check and record write are three calls (their keys live in
+// different slots): the race between them is played on an ioredis client that says it is one (the
+// seam then takes the Cluster's path; every key is on this one server all the same).
+testWhere(kind.library === 'ioredis')(
+  'on a Cluster, a login whose record is written after logoutPlayer() scanned the index takes itself back',
+  async () => {
+    // The login's record write waits, through a gate on this client, until the log-out has run.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const gated = interceptCommands(
+      client,
+      (args) => args[0] === 'EVALSHA' && args[1] === PUT_IF_VERSION.sha,
+      async (send) => {
+        await gate;
+        return send();
+      },
+    );
+    const asCluster = new Proxy(gated, {
+      get: (target, property) =>
+        property === 'isCluster' ? true : (Reflect.get(target, property, target) as unknown),
+    });
+    const loginStore = new RedisTokenStore({ redis: asCluster, prefix });
+    const logoutStore = new RedisTokenStore({ redis: client, prefix });
+    const record = sampleRecord(1);
+    const sessionId = newSessionId();
+
+    const login = loginStore.records.put(hashSessionId(sessionId), record, {
+      expectedVersion: null,
+      ttlMs: LONG_TTL_MS,
+    });
+    // The login has indexed itself (its record not written yet) when the log-out runs.
+    for (let i = 0; i < 100 && (await redis.zcard(indexKey(record.openId))) === 0; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(await logoutStore.records.deletePlayer(record.openId)).toBe(0);
+    open();
+    expect(await login).toBe(false);
+    expect(await storedRecord(logoutStore, sessionId)).toBeUndefined();
+    // A login after the log-out is kept.
+    const later = newSessionId();
+    expect(
+      await logoutStore.records.put(
+        hashSessionId(later),
+        { ...record },
+        { expectedVersion: null, ttlMs: LONG_TTL_MS },
+      ),
+    ).toBe(true);
+    expect(await storedRecord(logoutStore, later)).toBeDefined();
+  },
+);
+
+test('elsewhere a login is one script: a logoutPlayer() while it waits comes wholly before it', async () => {
+  // The login's one command waits, through a gate on this client, until the log-out has run.
   let open!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
   const gated = interceptCommands(
     client,
-    (args) => args[0] === 'EVALSHA' && args[1] === PUT_IF_VERSION.sha,
+    (args) => args[0] === 'EVALSHA' && args[1] === PUT_LOGIN.sha,
     async (send) => {
       await gate;
       return send();
@@ -67,29 +118,29 @@ test('a login whose record is written after logoutPlayer() scanned the index tak
   const loginStore = new RedisTokenStore({ redis: gated, prefix });
   const logoutStore = new RedisTokenStore({ redis: client, prefix });
   const record = sampleRecord(1);
-  const sessionId = newSessionId();
-
-  const login = loginStore.records.put(hashSessionId(sessionId), record, {
+  const [entering, later] = [newSessionId(), newSessionId()];
+  // One entry read the generation before its exchange; the other is a login without one.
+  const loginGeneration = await loginStore.records.loginGeneration();
+  const entry = loginStore.records.put(hashSessionId(entering), record, {
     expectedVersion: null,
     ttlMs: LONG_TTL_MS,
+    loginGeneration,
   });
-  // The login has indexed itself (its record not written yet) when the log-out runs.
-  for (let i = 0; i < 100 && (await redis.zcard(indexKey(record.openId))) === 0; i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  const plain = loginStore.records.put(
+    hashSessionId(later),
+    { ...record },
+    {
+      expectedVersion: null,
+      ttlMs: LONG_TTL_MS,
+    },
+  );
   expect(await logoutStore.records.deletePlayer(record.openId)).toBe(0);
   open();
-  expect(await login).toBe(false);
-  expect(await storedRecord(logoutStore, sessionId)).toBeUndefined();
-  // A login after the log-out is kept.
-  const later = newSessionId();
-  expect(
-    await logoutStore.records.put(
-      hashSessionId(later),
-      { ...record },
-      { expectedVersion: null, ttlMs: LONG_TTL_MS },
-    ),
-  ).toBe(true);
+  // The entry under way when the player was logged out everywhere is refused; a put that came
+  // wholly after the log-out is a later login, kept.
+  expect(await entry).toBe(false);
+  expect(await storedRecord(logoutStore, entering)).toBeUndefined();
+  expect(await plain).toBe(true);
   expect(await storedRecord(logoutStore, later)).toBeDefined();
 });
 
