@@ -77,9 +77,21 @@ export async function sendTokenRequest(
     }
     // A declared length over the cap fails before reading; an undeclared one is counted as it comes.
     let read: CappedBody;
-    if (Number(response.headers.get('content-length') ?? 0) > limits.maxResponseBytes) {
+    const declared = response.headers.get('content-length');
+    const declaredBytes = declared === null ? undefined : Number(declared);
+    if (declaredBytes !== undefined && declaredBytes > limits.maxResponseBytes) {
       discard(response);
       read = { tooLarge: true };
+    } else if (
+      declaredBytes !== undefined &&
+      Number.isInteger(declaredBytes) &&
+      response.headers.get('content-encoding') === null
+    ) {
+      // An unencoded body of a declared length within the cap is all fetch reads (a longer one
+      // fails as a network error): read in one go, without the chunk by chunk count that a body of
+      // unknown length, or one fetch decompresses (its length is the compressed one), needs.
+      const bytes = new Uint8Array(await raceAbort(response.arrayBuffer(), signal));
+      read = { tooLarge: false, bytes };
     } else {
       read = await readCappedBody(response.body, limits.maxResponseBytes, signal);
     }

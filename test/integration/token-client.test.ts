@@ -3,6 +3,7 @@
 // retry policy (counted by the simulator).
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import {
   DEMO_CLIENT_ID,
   DEMO_CLIENT_SECRET,
@@ -357,6 +358,32 @@ describe('faults of the platform', () => {
     const error = await rejectionOf(client().exchangeCode(issue()));
     expect(error).toBeInstanceOf(InvalidTokenResponseError);
     expect(error.message).toContain('maxResponseBytes (65536 bytes)');
+  });
+
+  it('a compressed body is counted as it decompresses: a small declared length does not pass the cap', async () => {
+    // 200 kB of JSON, gzipped to a few hundred bytes (Content-Length is the compressed size).
+    const json = JSON.stringify({ access_token: 'a', padding: 'x'.repeat(200_000) });
+    const gzipped = gzipSync(json);
+    const server = createServer((_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        'content-length': gzipped.length,
+      });
+      res.end(gzipped);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const error = await rejectionOf(
+        clientFor(`http://127.0.0.1:${port}`).exchangeCode('some-code'),
+      );
+      expect(error).toBeInstanceOf(InvalidTokenResponseError);
+      expect(error.message).toContain('maxResponseBytes (65536 bytes)');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('a padded body within maxResponseBytes is accepted, the unknown field ignored', async () => {
