@@ -1,7 +1,7 @@
 // The client address a failed entry is counted under: `req.ip` normalised as express-rate-limit 8
 // keys addresses (IPv4-mapped IPv6 back to IPv4, other IPv6 by its /56), with the port a proxy may
 // append stripped, then hashed with a key every process shares so the store holds no address.
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 
 /** `[v6]`, `[v6]:port` (RFC 3986 authority form, as some proxies write X-Forwarded-For). */
@@ -73,10 +73,14 @@ export function createClientAddressKeys(
   sharedSecret: string,
   ipv6Subnet: number,
 ): ClientAddressKeys {
-  // A key of its own, derived once, so the client secret itself never keys anything stored.
-  const hashKey = createHmac('sha256', sharedSecret)
-    .update('express-platform-login/entry-failure-address')
-    .digest();
+  // A key of its own, derived once, so the client secret itself never keys anything stored. Kept
+  // as a KeyObject: an HMAC keyed by one costs 1.7 µs on Node 24, by a Buffer 13 µs (the key is
+  // prepared again on every call), on every entry.
+  const hashKey = createSecretKey(
+    createHmac('sha256', sharedSecret)
+      .update('express-platform-login/entry-failure-address')
+      .digest(),
+  );
   return {
     keyOf(address) {
       const normalised = normaliseClientAddress(address, ipv6Subnet);
