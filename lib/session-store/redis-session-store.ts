@@ -108,6 +108,12 @@ export class RedisSessionStore extends Store {
   /**
    * Renews the key's TTL only when less than `1 - renewAfter` of it is left (known from the cached
    * entry); without an entry (cache off, or just changed), renews as connect-redis does.
+   *
+   * Answers at once, the renewal running on: express-session holds the end of the response until
+   * `touch` answers, and there is nothing a response could do with its outcome (a failed renewal
+   * is tried again by the next request, the session still holding at least `1 - renewAfter` of
+   * its lifetime). Waiting made a request that had already failed on a stalled Redis wait out a
+   * second deadline, and an answer on a later turn splits the response into two writes.
    */
   override touch(sid: string, session: SessionData, callback?: Callback): void {
     const key = this.#prefix + sid;
@@ -115,17 +121,15 @@ export class RedisSessionStore extends Store {
     const now = Date.now();
     const cached = this.#cache.active ? this.#cache.lookup(key, now) : undefined;
     // ttl <= 0 (a cookie already expired): EXPIRE deletes the key, as connect-redis's touch does.
-    if (ttl > 0 && cached !== undefined && cached.expiresAt - now > ttl * 1000 * this.#renewBelow) {
-      callback?.();
-      return;
+    const due =
+      ttl <= 0 || cached === undefined || cached.expiresAt - now <= ttl * 1000 * this.#renewBelow;
+    if (due) {
+      this.#deadline(this.#redis.run('EXPIRE', key, [String(ttl)]), 'a session renewal').then(
+        () => this.#cache.extend(key, now + ttl * 1000),
+        () => undefined,
+      );
     }
-    this.#deadline(this.#redis.run('EXPIRE', key, [String(ttl)]), 'a session renewal').then(
-      () => {
-        this.#cache.extend(key, now + ttl * 1000);
-        callback?.();
-      },
-      (error: unknown) => callback?.(error),
-    );
+    callback?.();
   }
 
   override destroy(sid: string, callback?: Callback): void {
@@ -138,7 +142,7 @@ export class RedisSessionStore extends Store {
   }
 
   #deadline<T>(operation: Promise<T>, what: string): Promise<T> {
-    return withDeadline(operation, this.#timeoutMs, what);
+    return withDeadline(operation, this.#timeoutMs, what, 'session store');
   }
 
   /** connect-redis's rule: the cookie's expiry when it has one, else the store's TTL. */

@@ -5,18 +5,20 @@ import { StoreUnavailableError } from '../../errors';
 /**
  * Resolves or rejects like `operation`, but rejects with `StoreUnavailableError` when it has not
  * settled within `timeoutMs`, and turns any rejection of `operation` into `StoreUnavailableError`.
- * `what` names the operation in the message (never a key, a token or a session id).
+ * `what` names the operation in the message (never a key, a token or a session id), `store` the
+ * store that made it.
  */
 export function withDeadline<T>(
   operation: Promise<T>,
   timeoutMs: number,
   what: string,
+  store: 'token store' | 'session store' = 'token store',
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {
       reject(
         new StoreUnavailableError(
-          `The token store did not answer ${what} within ${timeoutMs} ms; check that Redis is reachable.`,
+          `The ${store} did not answer ${what} within ${timeoutMs} ms; check that Redis is reachable.`,
         ),
       );
     }, timeoutMs);
@@ -33,7 +35,7 @@ export function withDeadline<T>(
           error instanceof StoreUnavailableError
             ? error
             : new StoreUnavailableError(
-                `The token store failed ${what}; check that Redis is reachable.`,
+                `The ${store} failed ${what}; check that Redis is reachable.`,
                 {
                   cause: error,
                 },
