@@ -479,9 +479,10 @@ test('CLIENT KILL of the invalidation connection: the cache is dropped, then set
   await writtenAndSeen([reader], sessionId, () =>
     put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
   );
-  // Served from memory again, within the wait: in about 1 run in 5 of this file, the first
-  // read after the set-up is dropped once more and the next read goes to Redis (seen since a
-  // login's put became one script; the cause is not yet known, and no stale record is served).
+  // Served from memory again, within the wait. `writtenAndSeen` returns on the store's own
+  // invalidation of its write; Redis's report of that write comes on the tracking connection and
+  // may arrive after the next read was answered, dropping what that read cached (one read more,
+  // never a stale record). Since a login's put is one script, nothing else delays the test past it.
   await waitUntil(async () => {
     expect((await get(reader, sessionId))?.version).toBe(1);
     const before = await getCalls();
