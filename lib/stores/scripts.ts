@@ -17,6 +17,36 @@ const script = (name: string, source: string): LuaScript => ({
 });
 
 /**
+ * Lua of a compare-and-set write, shared by the scripts that make one: the record at KEYS[key];
+ * from ARGV[arg] on, `<expected version>|` (or '' when no record may exist), the new stored value
+ * and its time to live in milliseconds. Returns 1 when written, 0 when the stored version differs.
+ */
+function compareAndSet(key: number, arg: number): string {
+  return `local current = redis.call('GET', KEYS[${key}])
+local expected = ARGV[${arg}]
+if expected == '' then
+  if current then return 0 end
+elseif not current or string.sub(current, 1, #expected) ~= expected then
+  return 0
+end
+redis.call('SET', KEYS[${key}], ARGV[${arg + 1}], 'PX', ARGV[${arg + 2}])
+return 1
+`;
+}
+
+/**
+ * Lua that adds a session to its player's index (a sorted set scored by record expiry), drops
+ * members that expired, and keeps the index alive as long as its longest-lived member: the index
+ * at KEYS[key]; from ARGV[arg] on, the record's expiry (epoch ms), the session hash, now (epoch ms).
+ */
+function indexSession(key: number, arg: number): string {
+  return `redis.call('ZADD', KEYS[${key}], ARGV[${arg}], ARGV[${arg + 1}])
+redis.call('ZREMRANGEBYSCORE', KEYS[${key}], '-inf', ARGV[${arg + 2}])
+local last = redis.call('ZRANGE', KEYS[${key}], -1, -1, 'WITHSCORES')
+if last[2] then redis.call('PEXPIREAT', KEYS[${key}], last[2]) end`;
+}
+
+/**
  * Compare-and-set write of a record.
  * KEYS[1] record key; ARGV[1] `<expected version>|`, or '' when no record may exist;
  * ARGV[2] the new stored value; ARGV[3] time to live in milliseconds.
@@ -25,16 +55,7 @@ const script = (name: string, source: string): LuaScript => ({
 export const PUT_IF_VERSION = script(
   'putIfVersion',
   `
-local current = redis.call('GET', KEYS[1])
-local expected = ARGV[1]
-if expected == '' then
-  if current then return 0 end
-elseif not current or string.sub(current, 1, #expected) ~= expected then
-  return 0
-end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1
-`,
+${compareAndSet(1, 1)}`,
 );
 
 /**
@@ -122,10 +143,7 @@ return 0
 export const INDEX_SESSION = script(
   'indexSession',
   `
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
-local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-if last[2] then redis.call('PEXPIREAT', KEYS[1], last[2]) end
+${indexSession(1, 1)}
 return redis.call('GET', KEYS[2]) or '0'
 `,
 );
@@ -145,24 +163,12 @@ return redis.call('GET', KEYS[2]) or '0'
 export const PUT_LOGIN = script(
   'putLogin',
   `
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
-local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-if last[2] then redis.call('PEXPIREAT', KEYS[1], last[2]) end
+${indexSession(1, 1)}
 if ARGV[4] ~= '' then
   local loggedOutAt = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
   if loggedOutAt > (tonumber(ARGV[4]) or 0) then return 0 end
 end
-local current = redis.call('GET', KEYS[3])
-local expected = ARGV[5]
-if expected == '' then
-  if current then return 0 end
-elseif not current or string.sub(current, 1, #expected) ~= expected then
-  return 0
-end
-redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[7])
-return 1
-`,
+${compareAndSet(3, 5)}`,
 );
 
 /**

@@ -52,6 +52,21 @@ test("a logout (delete with the openId) takes the session out of the player's in
   expect(await redis.zrange(indexKey(record.openId), '0', '-1')).toEqual([]);
 });
 
+/** `client`, with the script of `sha` held back until `open()` is called. */
+function gatedScript(sha: string): { gated: typeof client; open: () => void } {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const gated = interceptCommands(
+    client,
+    (args) => args[0] === 'EVALSHA' && args[1] === sha,
+    async (send) => {
+      await gate;
+      return send();
+    },
+  );
+  return { gated, open };
+}
+
 // On a Cluster a login's index, log-out check and record write are three calls (their keys live in
 // different slots): the race between them is played on an ioredis client that says it is one (the
 // seam then takes the Cluster's path; every key is on this one server all the same).
@@ -59,16 +74,7 @@ testWhere(kind.library === 'ioredis')(
   'on a Cluster, a login whose record is written after logoutPlayer() scanned the index takes itself back',
   async () => {
     // The login's record write waits, through a gate on this client, until the log-out has run.
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const gated = interceptCommands(
-      client,
-      (args) => args[0] === 'EVALSHA' && args[1] === PUT_IF_VERSION.sha,
-      async (send) => {
-        await gate;
-        return send();
-      },
-    );
+    const { gated, open } = gatedScript(PUT_IF_VERSION.sha);
     const asCluster = new Proxy(gated, {
       get: (target, property) =>
         property === 'isCluster' ? true : (Reflect.get(target, property, target) as unknown),
@@ -105,16 +111,7 @@ testWhere(kind.library === 'ioredis')(
 
 test('elsewhere a login is one script: a logoutPlayer() while it waits comes wholly before it', async () => {
   // The login's one command waits, through a gate on this client, until the log-out has run.
-  let open!: () => void;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  const gated = interceptCommands(
-    client,
-    (args) => args[0] === 'EVALSHA' && args[1] === PUT_LOGIN.sha,
-    async (send) => {
-      await gate;
-      return send();
-    },
-  );
+  const { gated, open } = gatedScript(PUT_LOGIN.sha);
   const loginStore = new RedisTokenStore({ redis: gated, prefix });
   const logoutStore = new RedisTokenStore({ redis: client, prefix });
   const record = sampleRecord(1);
