@@ -150,12 +150,12 @@ function entrySettings(config: PlatformLoginConfig, refresh: RefreshSettings): E
       clientSecret: config.clientSecret,
     },
     redemption: {
-      claimTtlMs: entry.codeClaimTtlSeconds * 1000,
       refreshTokenLifetimeMs: refresh.refreshTokenLifetimeMs,
       maxExchangesInFlight: entry.maxExchangesInFlight,
       sessionTtlMs: refresh.sessionTtlMs,
     },
     maxCodeLength: entry.maxCodeLength,
+    claimTtlMs: entry.codeClaimTtlSeconds * 1000,
     logger: config.logger,
   };
 }

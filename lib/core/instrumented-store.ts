@@ -6,6 +6,7 @@
 import type { EventEmitter } from 'node:events';
 import type { PlatformLoginEvents, StoreOperation as Operation } from '../observability/events';
 import type {
+  EntryChecks,
   OneTimeCounters,
   RecordChanges,
   RecordRead,
@@ -19,12 +20,13 @@ export class InstrumentedTokenStore implements TokenStore {
   readonly locks: RefreshLocks;
   readonly counters: OneTimeCounters;
   readonly changes: RecordChanges | undefined;
+  readonly entries: EntryChecks | undefined;
 
   constructor(
     readonly inner: TokenStore,
     private readonly events: EventEmitter<PlatformLoginEvents>,
   ) {
-    const { records, locks, counters } = inner;
+    const { records, locks, counters, entries } = inner;
     // The operation labels are the metric's (docs/metrics.md): kept as they were named before the
     // store was split into parts, so dashboards keep working.
     this.records = {
@@ -57,6 +59,9 @@ export class InstrumentedTokenStore implements TokenStore {
         this.#timed('countInWindow', () => counters.countInWindow(key, increment, windowMs)),
     };
     this.changes = inner.changes;
+    this.entries = entries && {
+      begin: (entry) => this.#timed('beginEntry', () => entries.begin(entry)),
+    };
   }
 
   // A fresh payload per call, like every event's: one reused per operation and outcome measured no

@@ -1,5 +1,5 @@
 // The storage contract the callback, the refresh and the middleware rely on, split by job: token
-// records, refresh locks, one-time counters, and (optional) change notices. Two implementations
+// records, refresh locks, one-time counters, and (optional) change notices and the entry's checks in one step. Two implementations
 // ship: MemoryTokenStore (one process) and RedisTokenStore (many processes). Every part is keyed
 // by the session key, `hashSessionId(req.sessionID)`, computed once by the caller: a store never
 // sees a raw session id, and a job holding only an openId reaches a login through the player index.
@@ -128,6 +128,48 @@ export interface OneTimeCounters {
   countInWindow(key: string, increment: 0 | 1, windowMs: number): Promise<WindowCount>;
 }
 
+/** What an entry reads and takes before its code is exchanged, in {@link EntryChecks.begin}. */
+export interface EntryBegin {
+  /**
+   * The client address's failure counter (a {@link OneTimeCounters.countInWindow} key), or
+   * `undefined` when the failure limit is off.
+   */
+  failureKey: string | undefined;
+  /** Failed entries at which the address is refused. */
+  failureLimit: number;
+  /** The counter's window. */
+  failureWindowMs: number;
+  /** The hold on code exchanges, as {@link RefreshLocks.hold} keeps it: its name and version. */
+  holdKey: string;
+  holdVersion: number;
+  /** The code's one-time key and how long it is remembered ({@link OneTimeCounters.claimOnce}). */
+  claimKey: string;
+  claimTtlMs: number;
+}
+
+/** What {@link EntryChecks.begin} found; a step that was not reached reads as not taken. */
+export interface EntryBeginning {
+  /** The address's failed entries (count 0 when the limit is off). */
+  failures: WindowCount;
+  /** Milliseconds left of the hold; 0 when none or not read (the failures stopped the entry). */
+  heldMs: number;
+  /** Whether this call claimed the code; `undefined` when the failures or the hold came first. */
+  claimed: boolean | undefined;
+  /** The login generation, read once the code was claimed ({@link TokenRecords.loginGeneration}). */
+  loginGeneration: string | undefined;
+}
+
+/**
+ * An entry's checks before its code exchange, in one step (optional). `begin` does what these
+ * calls do in order, each only when the one before let the entry on: `countInWindow(failureKey, 0)`
+ * (the count must be below `failureLimit`), `heldMs(holdKey, holdVersion)` (must be 0),
+ * `claimOnce(claimKey)`, and when claimed, `loginGeneration()`. A store without it gets those calls
+ * (core/entry-begin.ts); RedisTokenStore makes them one script, one round trip per entry.
+ */
+export interface EntryChecks {
+  begin(entry: EntryBegin): Promise<EntryBeginning>;
+}
+
 /**
  * Change notices (optional). Without them, a request waiting for another process's refresh polls
  * the record every 25–75 ms; with them it wakes on the change (and still re-reads at least every
@@ -153,6 +195,7 @@ export interface TokenStore {
   readonly locks: RefreshLocks;
   readonly counters: OneTimeCounters;
   readonly changes?: RecordChanges | undefined;
+  readonly entries?: EntryChecks | undefined;
   /** Releases what the store itself created (never a client it was given). */
   close?(): Promise<void>;
 }
@@ -194,15 +237,31 @@ export function checkStoreParts(store: TokenStore): void {
       }
     }
   }
-  const changes = store.changes as unknown;
+  checkOptionalPart(store, 'changes', 'watch', 'leave `changes` out to have waiters poll');
+  checkOptionalPart(
+    store,
+    'entries',
+    'begin',
+    'leave `entries` out to have the entry make its calls one by one',
+  );
+}
+
+/** An optional part, when present, must be an object with `method`. */
+function checkOptionalPart(
+  store: TokenStore,
+  part: 'changes' | 'entries',
+  method: string,
+  otherwise: string,
+): void {
+  const value = store[part] as unknown;
   if (
-    changes !== undefined &&
-    (typeof changes !== 'object' ||
-      changes === null ||
-      typeof (changes as RecordChanges).watch !== 'function')
+    value !== undefined &&
+    (typeof value !== 'object' ||
+      value === null ||
+      typeof (value as Record<string, unknown>)[method] !== 'function')
   ) {
     throw invalidOption(
-      "The token store's `changes` part has no `watch()`: leave `changes` out to have waiters poll. See docs/stores.md.",
+      `The token store's \`${part}\` part has no \`${method}()\`: ${otherwise}. See docs/stores.md.`,
       'store',
     );
   }

@@ -14,6 +14,7 @@ import { entryQuery, readEntryCode } from './entry-code';
 import { createEntryFailureLimit, type EntryFailureLimitSettings } from './entry-failure-limit';
 import { createEntryGuards, type EntryGuardsSettings } from './entry-guards';
 import { createExchangeHold } from './entry-exchange-hold';
+import { createCodeClaim } from './entry-claim';
 import { createCodeRedemption, type AfterLogin, type RedemptionSettings } from './entry-redemption';
 import { requireSession } from '../http/require-session';
 
@@ -23,6 +24,8 @@ export interface EntrySettings {
   failureLimit: EntryFailureLimitSettings;
   redemption: RedemptionSettings;
   maxCodeLength: number;
+  /** How long a redeemed code is remembered (`entry.codeClaimTtlSeconds`). */
+  claimTtlMs: number;
   /** The app's own logger, when it gave one: warnings go there instead of console.warn. */
   logger?: PlatformLogger | undefined;
 }
@@ -41,8 +44,8 @@ const consoleWarn = (message: string): void => console.warn(message);
 
 /**
  * The callback router of one PlatformLogin. Each part builds itself from its settings once; the
- * entry flow runs them in order: method, session, guards, failure limit, the platform's hold, code,
- * redemption.
+ * entry flow runs them in order: method, session, guards, the code, then in one store call the
+ * failure limit, the platform's hold and the code's claim, then redemption.
  */
 export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps): Router {
   const logger = settings.logger;
@@ -51,6 +54,7 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
   const failures = createEntryFailureLimit(settings.failureLimit, deps.store.counters, warn);
   const hold = createExchangeHold(deps.store.locks);
   const redeem = createCodeRedemption(settings.redemption, deps, guards.successRedirect);
+  const claimFor = createCodeClaim(deps.store, failures, hold, settings.claimTtlMs);
 
   async function enter(req: Request, res: Response): Promise<void> {
     // Link previews and prefetchers send HEAD or other methods: they must never burn a code.
@@ -60,13 +64,21 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
     if (guards.check(req, res, params)) return;
     // Only a code that passed the guards can fail an entry: a request without one (`?x=1`, an
     // <img> on any page) must never count, or any page could lock its visitors' address out.
-    let address: string | undefined;
-    if (params.has('code')) {
-      address = await failures?.admit(req);
-      await hold.check();
+    const hasCode = params.has('code');
+    // What this process already knows refuses the entry with no store call.
+    const address = hasCode ? failures?.keyOf(req) : undefined;
+    if (hasCode) hold.known();
+    let code: string;
+    try {
+      code = readEntryCode(params, settings.maxCodeLength);
+    } catch (error) {
+      // A malformed code gets what any entry from its address would get first (429, 503).
+      if (address !== undefined) await failures!.check(address);
+      if (hasCode) await hold.check();
+      throw await settleFailure(error, address);
     }
     try {
-      await redeem(req, res, readEntryCode(params, settings.maxCodeLength));
+      await redeem(req, res, code, claimFor(address));
     } catch (error) {
       throw await settleFailure(error, address);
     }

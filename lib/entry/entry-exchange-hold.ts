@@ -9,12 +9,16 @@ import { ignore } from '../util/ignore';
  * The hold lives among the store's refresh holds, under a name no session can take, so every process
  * sees it through the calls the refresh coordination already uses.
  */
-const EXCHANGE_HOLD_KEY = 'code-exchanges';
-const EXCHANGE_HOLD_VERSION = 1;
+export const EXCHANGE_HOLD_KEY = 'code-exchanges';
+export const EXCHANGE_HOLD_VERSION = 1;
 
 /** The hold of one callback. */
 export interface ExchangeHold {
-  /** Throws PlatformBusyError (with the seconds left) while a hold is on, in this process or any. */
+  /** Throws PlatformBusyError while this process knows a hold is on, with no store call. */
+  known(): void;
+  /** Throws PlatformBusyError (with the seconds left) when `leftMs`, the store's hold, is on. */
+  judge(leftMs: number): void;
+  /** Both, reading the store's hold: in this process or any. */
   check(): Promise<void>;
   /** Holds every exchange for `seconds` (the platform's Retry-After); never throws. */
   start(seconds: number): Promise<void>;
@@ -26,14 +30,21 @@ export function createExchangeHold(locks: RefreshLocks): ExchangeHold {
   let heldUntil = 0;
   const busy = (leftMs: number): PlatformBusyError =>
     new PlatformBusyError({ platformRetryAfterSeconds: Math.max(1, Math.ceil(leftMs / 1000)) });
+  const known = (): void => {
+    const leftMs = heldUntil - Date.now();
+    if (leftMs > 0) throw busy(leftMs);
+  };
+  const judge = (leftMs: number): void => {
+    if (leftMs <= 0) return;
+    heldUntil = Date.now() + leftMs;
+    throw busy(leftMs);
+  };
   return {
+    known,
+    judge,
     async check() {
-      const known = heldUntil - Date.now();
-      if (known > 0) throw busy(known);
-      const leftMs = await locks.heldMs(EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION);
-      if (leftMs <= 0) return;
-      heldUntil = Date.now() + leftMs;
-      throw busy(leftMs);
+      known();
+      judge(await locks.heldMs(EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION));
     },
     async start(seconds) {
       const holdMs = seconds * 1000;

@@ -4,7 +4,7 @@
 // back by each other's logins.
 import type { Request } from 'express';
 import { createClientAddressKeys } from './client-address';
-import type { OneTimeCounters } from '../core/token-store';
+import type { OneTimeCounters, WindowCount } from '../core/token-store';
 import { TooManyEntriesError } from '../errors';
 import { warnOnce } from '../setup/setup-checks';
 
@@ -21,8 +21,17 @@ export interface EntryFailureLimitSettings {
 
 /** The limit of one callback. */
 export interface EntryFailureLimit {
-  /** Throws TooManyEntriesError when the request's address is over its limit; resolves its key. */
-  admit(req: Request): Promise<string>;
+  readonly limit: number;
+  readonly windowMs: number;
+  /**
+   * The request's counter key. Throws TooManyEntriesError when this process already knows the
+   * address is over its limit, with no store call.
+   */
+  keyOf(req: Request): string;
+  /** Throws TooManyEntriesError when `failures`, the store's count for `key`, reached the limit. */
+  judge(key: string, failures: WindowCount): void;
+  /** Reads the store's count for `key` and judges it. */
+  check(key: string): Promise<void>;
   /** Counts one failed entry of the address `key` (never throws: the entry's own answer stands). */
   countFailure(key: string): Promise<void>;
 }
@@ -48,6 +57,11 @@ export function createEntryFailureLimit(
   const keyOf = (req: Request): string => {
     const { key, parsed } = addresses.keyOf(req.ip ?? req.socket.remoteAddress ?? 'unknown');
     if (!parsed) warnOnce(warn, UNPARSABLE_MESSAGE);
+    const until = blockedUntil.get(key);
+    if (until !== undefined) {
+      if (until > Date.now()) throw refuse(until - Date.now());
+      blockedUntil.delete(key);
+    }
     return key;
   };
 
@@ -58,21 +72,19 @@ export function createEntryFailureLimit(
   };
   const refuse = (resetInMs: number): TooManyEntriesError =>
     new TooManyEntriesError(Math.max(1, Math.ceil(resetInMs / 1000)));
+  const judge = (key: string, { count, resetInMs }: WindowCount): void => {
+    if (count < limit) return;
+    block(key, resetInMs);
+    throw refuse(resetInMs);
+  };
 
   return {
-    async admit(req) {
-      const key = keyOf(req);
-      const until = blockedUntil.get(key);
-      if (until !== undefined) {
-        if (until > Date.now()) throw refuse(until - Date.now());
-        blockedUntil.delete(key);
-      }
-      const { count, resetInMs } = await counters.countInWindow(key, 0, windowMs);
-      if (count >= limit) {
-        block(key, resetInMs);
-        throw refuse(resetInMs);
-      }
-      return key;
+    limit,
+    windowMs,
+    keyOf,
+    judge,
+    async check(key) {
+      judge(key, await counters.countInWindow(key, 0, windowMs));
     },
     async countFailure(key) {
       try {

@@ -21,11 +21,10 @@ import {
 } from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
 import { sessionTtlMsOf } from '../core/session-lifetime';
+import type { ClaimCode } from './entry-claim';
 
 /** Redemption's settings, derived once at creation (settings.ts). */
 export interface RedemptionSettings {
-  /** How long a redeemed code is remembered (`entry.codeClaimTtlSeconds`). */
-  claimTtlMs: number;
   /** A refresh token's lifetime when the platform does not say (`refresh.tokenLifetimeSeconds`). */
   refreshTokenLifetimeMs: number;
   maxExchangesInFlight: number;
@@ -53,8 +52,16 @@ export interface RedemptionDeps {
   afterLogin?: AfterLogin | undefined;
 }
 
-/** Redeems `code` for the browser of `req` and answers 303 to `successRedirect`, or throws. */
-export type RedeemCode = (req: Request, res: Response, code: string) => Promise<void>;
+/**
+ * Redeems `code` for the browser of `req`, claimed by `claim`, and answers 303 to
+ * `successRedirect`, or throws.
+ */
+export type RedeemCode = (
+  req: Request,
+  res: Response,
+  code: string,
+  claim: ClaimCode,
+) => Promise<void>;
 
 const sessionStoreFailed = (cause: unknown): StoreUnavailableError =>
   new StoreUnavailableError('The session store failed while starting the new session.', { cause });
@@ -74,7 +81,7 @@ export function createCodeRedemption(
   successRedirect: string,
 ): RedeemCode {
   const { store, events } = deps;
-  const { claimTtlMs, refreshTokenLifetimeMs, sessionTtlMs } = settings;
+  const { refreshTokenLifetimeMs, sessionTtlMs } = settings;
   const withinCap = createExchangeCap(settings.maxExchangesInFlight);
 
   const landed = (res: Response): void => {
@@ -84,8 +91,17 @@ export function createCodeRedemption(
   };
 
   /** The tokens for `code`, or `undefined` when this very browser repeats its own entry. */
-  const claimAndExchange = async (req: Request, code: string, codeHash: string) => {
-    if (!(await store.counters.claimOnce(`code:${codeHash}`, claimTtlMs))) {
+  const claimAndExchange = async (
+    req: Request,
+    code: string,
+    codeHash: string,
+    claim: ClaimCode,
+  ) => {
+    // The login generation is read with the claim, before the exchange (the player is not known
+    // before it): a logoutPlayer() of the player that comes while the code is being exchanged wins
+    // over this entry (see put).
+    const loginGeneration = await claim(codeHash);
+    if (loginGeneration === undefined) {
       // A reload or the back button repeats the entry that made this very session: land again.
       const sessionKey = hashSessionId(req.sessionID);
       const sameBrowser =
@@ -95,9 +111,6 @@ export function createCodeRedemption(
       if (sameBrowser) return undefined;
       throw new CodeAlreadyUsedError();
     }
-    // Read before the exchange (the player is not known before it): a logoutPlayer() of the
-    // player that comes while the code is being exchanged wins over this entry (see put).
-    const loginGeneration = await store.records.loginGeneration();
     try {
       return { tokens: await deps.exchangeCode(code), loginGeneration };
     } catch (error) {
@@ -106,11 +119,11 @@ export function createCodeRedemption(
     }
   };
 
-  return async (req, res, code) => {
+  return async (req, res, code, claim) => {
     const codeHash = hashCode(code);
     const previous = req.session.platformLogin;
     const startedAt = Date.now();
-    const exchanged = await withinCap(() => claimAndExchange(req, code, codeHash));
+    const exchanged = await withinCap(() => claimAndExchange(req, code, codeHash, claim));
     if (exchanged === undefined) return landed(res);
     const { tokens, loginGeneration } = exchanged;
 

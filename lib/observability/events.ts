@@ -59,6 +59,7 @@ export const STORE_OPERATIONS = [
   'touch',
   'countInWindow',
   'loginGeneration',
+  'beginEntry',
 ] as const;
 /** A token store operation, as a `storeCall` names it. */
 export type StoreOperation = (typeof STORE_OPERATIONS)[number];

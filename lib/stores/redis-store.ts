@@ -8,6 +8,9 @@ import { invalidOption } from '../errors';
 import type { TokenRecord } from '../core/token-record';
 import type {
   DeleteOptions,
+  EntryBegin,
+  EntryBeginning,
+  EntryChecks,
   OneTimeCounters,
   PlayerLogin,
   PutOptions,
@@ -33,6 +36,7 @@ import {
 import { parseOptions } from '../util/parse-options';
 import { redisTokenStoreOptionsSchema, type RedisTokenStoreOptions } from './redis-store-options';
 import {
+  BEGIN_ENTRY,
   COUNT_IN_WINDOW,
   DELETE_IF_VERSION,
   EXTEND_IF_OWNER,
@@ -121,6 +125,8 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
   readonly counters: OneTimeCounters;
   /** Present with the record cache: Redis's invalidations, reliable while the cache is active. */
   readonly changes: RecordChanges | undefined;
+  /** An entry's checks in one script; absent on a Cluster, where their keys are on several nodes. */
+  readonly entries: EntryChecks | undefined;
 
   readonly #redis: RedisCommands;
   readonly #prefix: string;
@@ -173,6 +179,10 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
       claimOnce: (key, ttlMs) => this.#claimOnce(key, ttlMs),
       countInWindow: (key, increment, windowMs) => this.#countInWindow(key, increment, windowMs),
     };
+    this.entries =
+      this.#redis.topology === 'cluster'
+        ? undefined
+        : { begin: (entry) => this.#beginEntry(entry) };
     let records: TokenRecords = direct;
     let changes: RecordChanges | undefined;
     // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
@@ -454,6 +464,38 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
       String(windowLengthMs),
     ])) as [number, number];
     return { count, resetInMs };
+  }
+
+  /** An entry's checks before its code exchange, in one script (BEGIN_ENTRY); see EntryChecks. */
+  async #beginEntry(entry: EntryBegin): Promise<EntryBeginning> {
+    const { failureKey, failureLimit, holdKey, holdVersion, claimKey } = entry;
+    const windowMs =
+      failureKey === undefined ? 1 : checkCount(failureKey, 0, entry.failureWindowMs);
+    checkSessionKey(holdKey);
+    checkExpectedVersion(holdVersion);
+    checkClaimKey(claimKey);
+    const [count, resetInMs, heldMs, claimed, generation] = (await this.#script(
+      BEGIN_ENTRY,
+      [
+        `${this.#prefix}n:${failureKey ?? ''}`,
+        this.#holdKey(holdKey),
+        `${this.#prefix}c:${claimKey}`,
+        this.#logoutsKey(),
+      ],
+      [
+        failureKey === undefined ? '' : String(failureLimit),
+        '0',
+        String(windowMs),
+        String(holdVersion),
+        String(ttlMilliseconds(entry.claimTtlMs)),
+      ],
+    )) as [number, number, number, string, string];
+    return {
+      failures: { count, resetInMs },
+      heldMs,
+      claimed: claimed === '' ? undefined : claimed === '1',
+      loginGeneration: generation === '' ? undefined : generation,
+    };
   }
 
   /** The player's live logins, latest expiry first; prunes index members whose record is gone. */

@@ -1,5 +1,6 @@
-// The Lua scripts of RedisTokenStore. Each touches one key, so on Redis Cluster it runs on the node
-// owning that key's slot. A stored record starts with `<version>|` (see record-codec.ts), which is
+// The Lua scripts of RedisTokenStore. Most touch one key, so on Redis Cluster they run on the node
+// owning that key's slot; PUT_LOGIN and BEGIN_ENTRY touch several and are sent only where every key
+// is on one server. A stored record starts with `<version>|` (see record-codec.ts), which is
 // what lets a script compare versions without decrypting anything.
 import { createHash } from 'node:crypto';
 
@@ -118,18 +119,27 @@ return 0
 );
 
 /**
- * Milliseconds left of a hold on refreshing one version of a record; 0 when none (or when the hold
- * is on another version: the record has changed since).
+ * Lua that sets `held` (declared by the caller) to the milliseconds left of a hold on one version
+ * of a record, leaving it 0 when there is none (or the hold is on another version: the record has
+ * changed since): the hold at KEYS[key]; ARGV[arg] the version.
+ */
+function heldBack(key: number, arg: number): string {
+  return `if redis.call('GET', KEYS[${key}]) == ARGV[${arg}] then
+  local left = redis.call('PTTL', KEYS[${key}])
+  if left > 0 then held = left end
+end`;
+}
+
+/**
+ * Milliseconds left of a hold on refreshing one version of a record; 0 when none.
  * KEYS[1] hold key; ARGV[1] the record version.
  */
 export const HELD_BACK_MS = script(
   'heldBackMs',
   `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  local left = redis.call('PTTL', KEYS[1])
-  if left > 0 then return left end
-end
-return 0
+local held = 0
+${heldBack(1, 1)}
+return held
 `,
 );
 
@@ -190,26 +200,64 @@ return 1
 );
 
 /**
- * A fixed-window counter: adds ARGV[1] (1, or 0 to only read) and opens the window (ARGV[2] ms) at
- * the first count, so the key is gone when the window ends.
- * KEYS[1] counter key. Returns { count, milliseconds left in the window (0 when none) }.
+ * Lua of a fixed-window counter that sets `count` and `left` (declared by the caller): adds
+ * ARGV[arg] (1, or 0 to only read) to the counter at KEYS[key] and opens the window (ARGV[arg + 1]
+ * ms) at the first count, so the key is gone when the window ends; `left` is the milliseconds left
+ * in the window (0 when none).
+ */
+function countInWindow(key: number, arg: number): string {
+  return `if ARGV[${arg}] == '1' then
+  count = redis.call('INCR', KEYS[${key}])
+  if count == 1 then redis.call('PEXPIRE', KEYS[${key}], ARGV[${arg + 1}]) end
+else
+  count = tonumber(redis.call('GET', KEYS[${key}]) or '0') or 0
+end
+left = redis.call('PTTL', KEYS[${key}])
+if left == -1 then
+  redis.call('PEXPIRE', KEYS[${key}], ARGV[${arg + 1}])
+  left = tonumber(ARGV[${arg + 1}])
+end
+if left < 0 then left = 0 end`;
+}
+
+/**
+ * A fixed-window counter (see countInWindow above).
+ * KEYS[1] counter key; ARGV[1] the increment; ARGV[2] the window (ms).
+ * Returns { count, milliseconds left in the window (0 when none) }.
  */
 export const COUNT_IN_WINDOW = script(
   'countInWindow',
   `
-local count = 0
-if ARGV[1] == '1' then
-  count = redis.call('INCR', KEYS[1])
-  if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-else
-  count = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
-end
-local left = redis.call('PTTL', KEYS[1])
-if left == -1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  left = tonumber(ARGV[2])
-end
-if left < 0 then left = 0 end
+local count, left = 0, 0
+${countInWindow(1, 1)}
 return { count, left }
+`,
+);
+
+/**
+ * An entry's checks before its code exchange, in one command where every key is on one server
+ * (TokenStore `entries`): the client address's failed entries, then the hold on code exchanges,
+ * then the code's claim, then the login generation, each only when the one before let the entry on.
+ * KEYS[1] the address's counter (unused when ARGV[1] is ''); KEYS[2] the hold; KEYS[3] the code's
+ * claim; KEYS[4] the store-wide log-out generation.
+ * ARGV[1] failed entries that refuse the address, or '' when the limit is off; ARGV[2] '0' (the
+ * counter is only read); ARGV[3] its window (ms); ARGV[4] the hold's version; ARGV[5] the claim's
+ * time to live (ms).
+ * Returns { count, ms left in its window, ms left of the hold, claimed ('1', '0', or '' when not
+ * tried), the login generation ('' when not read) }.
+ */
+export const BEGIN_ENTRY = script(
+  'beginEntry',
+  `
+local count, left = 0, 0
+if ARGV[1] ~= '' then
+${countInWindow(1, 2)}
+  if count >= tonumber(ARGV[1]) then return { count, left, 0, '', '' } end
+end
+local held = 0
+${heldBack(2, 4)}
+if held > 0 then return { count, left, held, '', '' } end
+if not redis.call('SET', KEYS[3], '1', 'PX', ARGV[5], 'NX') then return { count, left, 0, '0', '' } end
+return { count, left, 0, '1', redis.call('GET', KEYS[4]) or '0' }
 `,
 );

@@ -1,12 +1,13 @@
-// The TokenStore contract as one test suite, part by part (records, locks, counters, and changes
-// when the store has them), for the package's own stores and for a studio's own: declared with the
+// The TokenStore contract as one test suite, part by part (records, locks, counters, the entry's
+// checks, and changes when the store has them), for the package's own stores and for a studio's own: declared with the
 // test runner's `describe`/`test` (Jest's globals by default), checked with node:assert, so it runs
 // under Jest, Vitest, Mocha or node:test alike.
 import { strict as assert } from 'node:assert';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TokenRecord } from '../core/token-record';
-import type { RecordRead, TokenStore } from '../core/token-store';
+import type { EntryBegin, RecordRead, TokenStore } from '../core/token-store';
+import { beginEntry } from '../core/entry-begin';
 import { invalidOption } from '../errors';
 
 /** Short lifetimes for the expiry tests, and a wait long enough to pass them on a busy machine. */
@@ -448,6 +449,100 @@ export function tokenStoreContract(
       await assert.rejects(count('k', 1, 0), TypeError);
     });
   });
+
+  // Every store answers these (the parts' calls one by one when it has no `entries`); a store with
+  // `entries` is checked both ways, so its one-step `begin` gives what its parts give.
+  const beginWays: Array<[string, () => TokenStore]> = [
+    ["made of the parts' calls", () => ({ ...getStore(), entries: undefined })],
+    ["the store's own `entries.begin` (when it has one)", getStore],
+  ];
+  for (const [way, storeOf] of beginWays) {
+    describe(`entries: the checks before a code exchange, ${way}`, () => {
+      const HOLD = 'contract-hold';
+      const begin = (overrides: Partial<EntryBegin> = {}) =>
+        beginEntry(storeOf(), {
+          failureKey: `failures-${randomUUID()}`,
+          failureLimit: 3,
+          failureWindowMs: LONG_TTL_MS,
+          holdKey: `${HOLD}-${randomUUID()}`,
+          holdVersion: 1,
+          claimKey: `claim-${randomUUID()}`,
+          claimTtlMs: LONG_TTL_MS,
+          ...overrides,
+        });
+
+      test('a fresh code is claimed once, with the login generation as it is now', async () => {
+        const claimKey = `claim-${randomUUID()}`;
+        const first = await begin({ claimKey });
+        assert.deepEqual(first, {
+          failures: { count: 0, resetInMs: 0 },
+          heldMs: 0,
+          claimed: true,
+          loginGeneration: await records().loginGeneration(),
+        });
+        const again = await begin({ claimKey });
+        assert.equal(again.claimed, false);
+        assert.equal(again.loginGeneration, undefined);
+        assert.equal(await counters().claimOnce(claimKey, LONG_TTL_MS), false);
+        await records().deletePlayer(player());
+        const moved = await begin();
+        assert.equal(moved.loginGeneration, await records().loginGeneration());
+        assert.notEqual(moved.loginGeneration, first.loginGeneration);
+      });
+
+      test('an address at its limit of failures stops the entry before the claim and the hold', async () => {
+        const failureKey = `failures-${randomUUID()}`;
+        const holdKey = `${HOLD}-${randomUUID()}`;
+        await locks().hold(holdKey, 1, LONG_TTL_MS);
+        for (let i = 0; i < 2; i += 1) await counters().countInWindow(failureKey, 1, LONG_TTL_MS);
+        const under = await begin({ failureKey, claimKey: `claim-${randomUUID()}` });
+        assert.equal(under.failures.count, 2);
+        assert.ok(under.failures.resetInMs > 0 && under.failures.resetInMs <= LONG_TTL_MS);
+        await counters().countInWindow(failureKey, 1, LONG_TTL_MS);
+        const claimKey = `claim-${randomUUID()}`;
+        const stopped = await begin({ failureKey, holdKey, claimKey });
+        assert.equal(stopped.failures.count, 3);
+        assert.ok(stopped.failures.resetInMs > 0 && stopped.failures.resetInMs <= LONG_TTL_MS);
+        assert.equal(stopped.heldMs, 0);
+        assert.equal(stopped.claimed, undefined);
+        assert.equal(stopped.loginGeneration, undefined);
+        // Not claimed: the player's code stays good for another try.
+        assert.equal(await counters().claimOnce(claimKey, LONG_TTL_MS), true);
+        // Only read: the count did not move.
+        assert.equal((await counters().countInWindow(failureKey, 0, LONG_TTL_MS)).count, 3);
+        // Without an address (the limit off) the same entry goes on to the hold.
+        const noLimit = await begin({ failureKey: undefined, holdKey });
+        assert.deepEqual(noLimit.failures, { count: 0, resetInMs: 0 });
+        assert.ok(noLimit.heldMs > 0);
+      });
+
+      test('a hold on code exchanges stops the entry before the claim; a hold on another version does not', async () => {
+        const holdKey = `${HOLD}-${randomUUID()}`;
+        await locks().hold(holdKey, 1, 5_000);
+        const claimKey = `claim-${randomUUID()}`;
+        const held = await begin({ holdKey, claimKey });
+        assert.ok(held.heldMs > 0 && held.heldMs <= 5_000, `heldMs ${held.heldMs}`);
+        assert.equal(held.claimed, undefined);
+        assert.equal(await counters().claimOnce(claimKey, LONG_TTL_MS), true);
+        const other = await begin({ holdKey, holdVersion: 2 });
+        assert.equal(other.heldMs, 0);
+        assert.equal(other.claimed, true);
+      });
+
+      test('20 concurrent entries with one code: exactly one claims it', async () => {
+        const claimKey = `claim-${randomUUID()}`;
+        const results = await Promise.all(Array.from({ length: 20 }, () => begin({ claimKey })));
+        assert.equal(results.filter((r) => r.claimed === true).length, 1);
+        assert.equal(results.filter((r) => r.claimed === false).length, 19);
+      });
+
+      test('refuses a bad claim key, hold or window with a TypeError', async () => {
+        await assert.rejects(begin({ claimKey: '' }), TypeError);
+        await assert.rejects(begin({ holdVersion: -1 }), TypeError);
+        await assert.rejects(begin({ failureWindowMs: 0 }), TypeError);
+      });
+    });
+  }
 
   describe('concurrency', () => {
     test('50 concurrent compare-and-set writers on one version: exactly one wins', async () => {
