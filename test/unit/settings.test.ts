@@ -30,8 +30,8 @@ describe('deriveSettings', () => {
       freshness: { refreshSkewMs: 30_000, refreshAheadFraction: 0.5 },
     });
     expect(settings.entry.failureLimit).toMatchObject({ limit: 7, windowMs: 60_000 });
+    expect(settings.entry.claimTtlMs).toBe(1_200_000);
     expect(settings.entry.redemption).toEqual({
-      claimTtlMs: 1_200_000,
       refreshTokenLifetimeMs: 86_400_000,
       maxExchangesInFlight: 64,
       sessionTtlMs: 3_600_000,
