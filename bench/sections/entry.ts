@@ -129,7 +129,7 @@ export async function runEntry(ctx: BenchContext): Promise<SectionResult> {
       `Layout: **1 app process per variant**, one redis-server, the simulator and the load generator in the driver process. ` +
         `Each request is a new browser (no cookie) with its own code, issued in advance with \`sim.issueCode\`, sending what a browser sends when the platform's page opens the game (\`Referer\`, \`Sec-Fetch-*\`; the package app checks them against the simulator's origin, \`platformOrigins\`); ${CONCURRENCY} connections, ` +
         `${plan.rounds} rounds of ${plan.roundMs / 1000} s per variant, in alternating order, after a ${plan.warmUpMs / 1000} s warm-up. ` +
-        "Package: read the address's failure window, check the platform's hold, claim the code, read the login generation, exchange the code at the simulator, regenerate the session (a DEL), write the token record and the player's index (one script), save the session, 303: seven Redis commands. " +
+        "Package: in one script, read the address's failure window, check the platform's hold, claim the code and read the login generation; exchange the code at the simulator, regenerate the session (a DEL), write the token record and the player's index (one script), save the session, 303: four Redis commands. " +
         'Hand-written reference (bench/apps/hand-written-login.ts): exchange, regenerate, tokens into the session, save, 303: two Redis commands, and none of the entry checks. ' +
         "App CPU per entry: the app process's user + system time over its windows (from /proc, read by the driver), ÷ its answers; beside it, the share of one core the process used: a process near 100 % is bound by its own CPU, and its req/s follow its CPU per entry.",
       '',
