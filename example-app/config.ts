@@ -84,8 +84,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     .map((origin) => origin.trim())
     .filter((origin) => origin !== '');
   const sessionMaxAgeSeconds = Number(nonEmpty(env.SESSION_MAX_AGE_SECONDS) ?? 86_400);
-  if (!Number.isInteger(sessionMaxAgeSeconds) || sessionMaxAgeSeconds < 60) {
-    throw new TypeError('SESSION_MAX_AGE_SECONDS must be a whole number of seconds, 60 or more.');
+  if (
+    !Number.isInteger(sessionMaxAgeSeconds) ||
+    sessionMaxAgeSeconds < 60 ||
+    sessionMaxAgeSeconds > 31_536_000
+  ) {
+    throw new TypeError(
+      'SESSION_MAX_AGE_SECONDS must be a whole number of seconds from 60 to 31536000 (a year).',
+    );
   }
   const redisClient = (nonEmpty(env.REDIS_CLIENT) ?? 'redis') as RedisClientKind;
   if (!REDIS_CLIENTS.includes(redisClient)) {

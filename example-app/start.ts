@@ -114,6 +114,7 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
     ? new RedisSessionStore({
         redis: redis.client,
         prefix: 'example:sess:',
+        ttlSeconds: config.sessionMaxAgeSeconds,
         operationTimeoutMs: COMMAND_TIMEOUT_MS,
       })
     : undefined);
