@@ -53,6 +53,8 @@ interface Started {
   port: number;
   prefix: string;
   warnings: string[];
+  /** The store operations the app's entries made, as its `storeCall` events name them. */
+  storeCalls: string[];
 }
 
 /** A test app on a Redis token store of its own prefix, listening; `trustProxy` sets Express's. */
@@ -69,14 +71,16 @@ async function start(
     error: () => undefined,
   };
   const store = new RedisTokenStore({ redis, prefix });
-  const { app } = createTestApp({
+  const { app, login: platform } = createTestApp({
     sim,
     login: { platformOrigins: [PLATFORM], store, logger, ...login },
   });
+  const storeCalls: string[] = [];
+  platform.on('storeCall', ({ operation }) => storeCalls.push(operation));
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
   const listening = await listen(app);
   apps.push(listening);
-  return { port: listening.port, prefix, warnings };
+  return { port: listening.port, prefix, warnings, storeCalls };
 }
 
 const enter = (from: string, port: number, code: string, headers: Record<string, string> = {}) =>
@@ -132,6 +136,37 @@ describe('a page cannot lock its visitors out (issue 25 item 1)', () => {
     expect(refused.status).toBe(429);
     expect(errorOf(refused)).toBe('too_many_entries');
     expect(sim.calls.authorization_code).toBe(3);
+  });
+});
+
+describe('the checks before the exchange, in one store call (issue 27)', () => {
+  test('a fresh entry on Redis makes one store call before its code is sent, then the write', async () => {
+    const { port, storeCalls } = await start({ entry: { failureLimit: 3 } });
+    expect((await enter('127.0.0.20', port, issue())).status).toBe(303);
+    expect(storeCalls).toEqual(['beginEntry', 'put']);
+  });
+
+  test('an address at its limit in another process: 429 from that one call, the code neither claimed nor sent', async () => {
+    const prefix = newPrefix();
+    const first = await start({ entry: { failureLimit: 3 } }, { prefix });
+    for (let i = 0; i < 3; i += 1)
+      expect((await enter('127.0.0.21', first.port, madeUp())).status).toBe(400);
+    const other = await start({ entry: { failureLimit: 3 } }, { prefix });
+    const code = issue();
+    const claimsBefore = await claims(prefix);
+    sim.resetCalls();
+    const refused = await enter('127.0.0.21', other.port, code);
+    expect(refused.status).toBe(429);
+    expect(errorOf(refused)).toBe('too_many_entries');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(sim.calls.authorization_code).toBe(0);
+    expect(await claims(prefix)).toEqual(claimsBefore);
+    // A malformed code from that address gets the same 429 first, not its own 400 (in a process
+    // that has not refused the address yet either).
+    const third = await start({ entry: { failureLimit: 3 } }, { prefix });
+    expect((await enter('127.0.0.21', third.port, 'a b')).status).toBe(429);
+    // The player's code is still good, from an address that may enter.
+    expect((await enter('127.0.0.22', other.port, code)).status).toBe(303);
   });
 });
 
