@@ -3,12 +3,12 @@
 # `npm run example` starts it (REDIS_URL set, its embedded simulator), the minimal floor beside it
 # (floor.js), one logged-in session each, autocannon -c 32 against GET /api/me in PAIRS alternating
 # pairs of DUR s windows; CPU per request from /proc (Linux). Run `npm run build` first.
-#   bench/outside-check/run.sh            # 7 pairs of 5 s, on ioredis (CLIENT=redis: node-redis)
+#   bench/outside-check/run.sh            # 10 pairs of 5 s, on ioredis (CLIENT=redis: node-redis)
 #   FLOOR_FLAGS="F_INSPECTOR=1" bench/outside-check/run.sh   # the floor with one suspect added
 set -e
 cd "$(dirname "$0")/../.."
 free_port() { node -e 's=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-RP=${RP:-$(free_port)}; EP=${EP:-$(free_port)}; FP=${FP:-$(free_port)}; PAIRS=${PAIRS:-7}; DUR=${DUR:-5}
+RP=${RP:-$(free_port)}; EP=${EP:-$(free_port)}; FP=${FP:-$(free_port)}; PAIRS=${PAIRS:-10}; DUR=${DUR:-5}
 CLIENT=${CLIENT:-ioredis}
 TMP=$(mktemp -d)
 redis-server --port $RP --save '' --appendonly no --daemonize no >/dev/null & RPID=$!
@@ -36,4 +36,7 @@ for i in $(seq $PAIRS); do
   echo "pair $i example[rps cpu_us non2xx p99] $e | floor $f"
   echo "$e $f" >> $TMP/pairs
 done
-awk '{er+=$1; ec+=$1*$2; fr+=$5; fc+=$5*$6} END {printf "example ÷ floor: req/s %.3f, CPU per request %.3f\n", er/fr, (ec/er)/(fc/fr)}' $TMP/pairs
+# The ratios of all windows' totals, and the range of the pairs' own ratios (how far one pair can be off).
+awk '{er+=$1; ec+=$1*$2; fr+=$5; fc+=$5*$6; r=$1/$5; c=$2/$6
+  if (NR==1 || r<rmin) rmin=r; if (NR==1 || r>rmax) rmax=r; if (NR==1 || c<cmin) cmin=c; if (NR==1 || c>cmax) cmax=c}
+  END {printf "example ÷ floor: req/s %.3f, CPU per request %.3f (pairs: req/s %.3f–%.3f, CPU %.3f–%.3f)\n", er/fr, (ec/er)/(fc/fr), rmin, rmax, cmin, cmax}' $TMP/pairs

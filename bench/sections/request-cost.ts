@@ -131,6 +131,14 @@ const exampleTakesClient = (): boolean =>
       ),
   );
 
+/** The outside check's example ÷ floor: the ratios of its totals, and the range of its pairs'. */
+interface OutsideCheck {
+  rps: number;
+  cpu: number;
+  rpsPairs: [number, number];
+  cpuPairs: [number, number];
+}
+
 /**
  * bench/outside-check/run.sh (Linux: it reads CPU time from /proc), run here so that its figures
  * and the bench's sit side by side from one run: the example ÷ its own minimal floor.
@@ -139,7 +147,7 @@ async function outsideCheck(
   pairs: number,
   seconds: number,
   client: ClientChoice,
-): Promise<{ rps: number; cpu: number } | string> {
+): Promise<OutsideCheck | string> {
   if (process.platform !== 'linux') return 'not run (it reads /proc)';
   const script = join(__dirname, '..', 'outside-check', 'run.sh');
   return new Promise((resolve) => {
@@ -156,9 +164,22 @@ async function outsideCheck(
         timeout: 600_000,
       },
       (error, stdout) => {
-        const match = /req\/s ([\d.]+), CPU per request ([\d.]+)/.exec(stdout);
+        const match =
+          /req\/s ([\d.]+), CPU per request ([\d.]+) \(pairs: req\/s ([\d.]+)–([\d.]+), CPU ([\d.]+)–([\d.]+)\)/.exec(
+            stdout,
+          );
         if (error || !match) resolve(`failed: ${error?.message ?? stdout.slice(-200)}`);
-        else resolve({ rps: Number(match[1]), cpu: Number(match[2]) });
+        else {
+          const [rps, cpu, rpsLow, rpsHigh, cpuLow, cpuHigh] = match.slice(1).map(Number) as [
+            number,
+            number,
+            number,
+            number,
+            number,
+            number,
+          ];
+          resolve({ rps, cpu, rpsPairs: [rpsLow, rpsHigh], cpuPairs: [cpuLow, cpuHigh] });
+        }
       },
     );
   });
@@ -170,7 +191,7 @@ export async function runRequestCost(
 ): Promise<SectionResult> {
   const plan = ctx.quick
     ? { warmUpS: 1, windowS: 2, pairs: 2, fixedS: 2, fixedPairs: 1 }
-    : { warmUpS: 3, windowS: 5, pairs: 7, fixedS: 5, fixedPairs: 3 };
+    : { warmUpS: 3, windowS: 5, pairs: 10, fixedS: 5, fixedPairs: 3 };
   const apps = new Map<Variant, AppProcess>();
   const cookies = new Map<Variant, string>();
   /** Variants that cannot run on this client yet, and why (the package before it takes node-redis). */
@@ -230,7 +251,7 @@ export async function runRequestCost(
         saturated.get(variant)!.push(await load(variant, plan.windowS));
       }
     }
-    let outside: { rps: number; cpu: number } | string | undefined;
+    let outside: OutsideCheck | string | undefined;
     if (variants.includes('example')) {
       // Right after the bench's windows, in processes of its own (ours idle meanwhile).
       ctx.log(`request-cost (${client}): the outside check (bench/outside-check/run.sh)`);
@@ -256,6 +277,12 @@ export async function runRequestCost(
       Math.max(1, total(windows));
     const pairRatios = (variant: Variant): number[] =>
       saturated.get(variant)!.map((w, i) => w.result.rps / saturated.get('floor')![i]!.result.rps);
+    const pairCpuRatios = (variant: Variant): number[] =>
+      saturated
+        .get(variant)!
+        .map((w, i) => w.cpuUsPerRequest / saturated.get('floor')![i]!.cpuUsPerRequest);
+    const range = (values: readonly number[]): string =>
+      `${ratioFine(Math.min(...values))}–${ratioFine(Math.max(...values))}`;
     const figures: Figure[] = [];
     const rows: string[][] = [];
     let example: { rps: number; cpu: number } | undefined;
@@ -344,16 +371,17 @@ export async function runRequestCost(
       const theirs =
         typeof outside === 'string'
           ? outside
-          : `${ratioFine(outside.rps)} req/s, ${ratioFine(outside.cpu)} CPU`;
+          : `${ratioFine(outside.rps)} req/s, ${ratioFine(outside.cpu)} CPU (pairs ${range(outside.rpsPairs)}, ${range(outside.cpuPairs)})`;
+      const ours = `${ratioFine(example.rps)} req/s, ${ratioFine(example.cpu)} CPU (pairs ${range(pairRatios('example'))}, ${range(pairCpuRatios('example'))})`;
       figures.push({
         name: `request-cost (${client}): example ÷ floor, this bench vs the outside check (bench/outside-check/run.sh, same run)`,
-        measured: `${ratioFine(example.rps)} req/s, ${ratioFine(example.cpu)} CPU vs ${theirs}`,
+        measured: `${ours} vs ${theirs}`,
         target: `within ${AGREEMENT * 100} %`,
         ...(agree === undefined ? {} : { met: agree }),
       });
       markdown.push(
         '',
-        `The outside check, run right after these windows (its own redis-server, \`npm run example\`, a minimal floor, autocannon, ${plan.pairs} pairs of ${plan.windowS} s): example ÷ floor ${theirs}; this bench: ${ratioFine(example.rps)} req/s, ${ratioFine(example.cpu)} CPU.`,
+        `The outside check, run right after these windows (its own redis-server, \`npm run example\`, a minimal floor, autocannon, ${plan.pairs} pairs of ${plan.windowS} s): example ÷ floor ${theirs}; this bench: ${ours}. One pair's ratio can be off by the width of its range; the figure compares the ratios of all windows' totals.`,
       );
     }
     return { figures, markdown };
