@@ -1,6 +1,7 @@
 // The storage contract the callback, the refresh and the middleware rely on, split by job: token
-// records, refresh locks, one-time counters, and (optional) change notices and the entry's checks in one step. Two implementations
-// ship: MemoryTokenStore (one process) and RedisTokenStore (many processes). Every part is keyed
+// records, refresh locks, one-time counters, and two optional parts: change notices, and an
+// entry's checks before its code exchange in one step. Two implementations ship:
+// MemoryTokenStore (one process) and RedisTokenStore (many processes). Every part is keyed
 // by the session key, `hashSessionId(req.sessionID)`, computed once by the caller: a store never
 // sees a raw session id, and a job holding only an openId reaches a login through the player index.
 import type { TokenRecord } from './token-record';

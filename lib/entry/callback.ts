@@ -1,5 +1,6 @@
 // The router mounted at the redirect_uri path: one entry flow in which every request that can reach
-// a code passes the guards, then the failure limit, then redemption. Because the guards run inside
+// a code passes the guards, then the code's own checks, then redemption, whose first store call
+// holds the failure limit, the platform's hold and the code's claim. Because the guards run inside
 // the flow rather than in front of a path, no spelling of the path (`//`, `/CB`, …) skips them.
 import { Router, type Request, type Response } from 'express';
 import type { FailHandler } from '../http/fail-handler';

@@ -2,14 +2,23 @@
 // unbounded outbound requests. Past the cap an entry is refused before its code is claimed.
 import { PlatformBusyError } from '../errors';
 
-/** Runs `exchange` in one of `max` slots; throws PlatformBusyError (503) when all are taken. */
-export type ExchangeCap = <T>(exchange: () => Promise<T>) => Promise<T>;
+/**
+ * Runs `exchange` in one of `max` slots. When all are taken, awaits `whenFull` (which may throw
+ * the answer the entry gets first) and throws PlatformBusyError (503).
+ */
+export type ExchangeCap = <T>(
+  exchange: () => Promise<T>,
+  whenFull: () => Promise<void>,
+) => Promise<T>;
 
 /** Builds the cap of one callback (`entry.maxExchangesInFlight`). */
 export function createExchangeCap(max: number): ExchangeCap {
   let inFlight = 0;
-  return async (exchange) => {
-    if (inFlight >= max) throw new PlatformBusyError();
+  return async (exchange, whenFull) => {
+    if (inFlight >= max) {
+      await whenFull();
+      throw new PlatformBusyError();
+    }
     inFlight += 1;
     try {
       return await exchange();

@@ -21,7 +21,7 @@ import {
 } from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
 import { sessionTtlMsOf } from '../core/session-lifetime';
-import type { ClaimCode } from './entry-claim';
+import type { CodeClaim } from './entry-claim';
 
 /** Redemption's settings, derived once at creation (settings.ts). */
 export interface RedemptionSettings {
@@ -60,7 +60,7 @@ export type RedeemCode = (
   req: Request,
   res: Response,
   code: string,
-  claim: ClaimCode,
+  claim: CodeClaim,
 ) => Promise<void>;
 
 const sessionStoreFailed = (cause: unknown): StoreUnavailableError =>
@@ -95,12 +95,12 @@ export function createCodeRedemption(
     req: Request,
     code: string,
     codeHash: string,
-    claim: ClaimCode,
+    claim: CodeClaim,
   ) => {
     // The login generation is read with the claim, before the exchange (the player is not known
     // before it): a logoutPlayer() of the player that comes while the code is being exchanged wins
     // over this entry (see put).
-    const loginGeneration = await claim(codeHash);
+    const loginGeneration = await claim.claim(codeHash);
     if (loginGeneration === undefined) {
       // A reload or the back button repeats the entry that made this very session: land again.
       const sessionKey = hashSessionId(req.sessionID);
@@ -123,7 +123,10 @@ export function createCodeRedemption(
     const codeHash = hashCode(code);
     const previous = req.session.platformLogin;
     const startedAt = Date.now();
-    const exchanged = await withinCap(() => claimAndExchange(req, code, codeHash, claim));
+    const exchanged = await withinCap(
+      () => claimAndExchange(req, code, codeHash, claim),
+      () => claim.refuseFirst(),
+    );
     if (exchanged === undefined) return landed(res);
     const { tokens, loginGeneration } = exchanged;
 

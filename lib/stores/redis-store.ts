@@ -34,6 +34,7 @@ import {
   versionPrefix,
 } from './record-codec';
 import { parseOptions } from '../util/parse-options';
+import { checkEntryBegin } from '../core/entry-begin';
 import { redisTokenStoreOptionsSchema, type RedisTokenStoreOptions } from './redis-store-options';
 import {
   BEGIN_ENTRY,
@@ -468,13 +469,9 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
 
   /** An entry's checks before its code exchange, in one script (BEGIN_ENTRY); see EntryChecks. */
   async #beginEntry(entry: EntryBegin): Promise<EntryBeginning> {
-    const { failureKey, failureLimit, holdKey, holdVersion, claimKey } = entry;
-    const windowMs =
-      failureKey === undefined ? 1 : checkCount(failureKey, 0, entry.failureWindowMs);
-    checkSessionKey(holdKey);
-    checkExpectedVersion(holdVersion);
-    checkClaimKey(claimKey);
-    const [count, resetInMs, heldMs, claimed, generation] = (await this.#script(
+    checkEntryBegin(entry);
+    const { failureKey, holdKey, claimKey } = entry;
+    const reply = (await this.#script(
       BEGIN_ENTRY,
       [
         `${this.#prefix}n:${failureKey ?? ''}`,
@@ -483,18 +480,19 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
         this.#logoutsKey(),
       ],
       [
-        failureKey === undefined ? '' : String(failureLimit),
+        failureKey === undefined ? '' : String(entry.failureLimit),
         '0',
-        String(windowMs),
-        String(holdVersion),
-        String(ttlMilliseconds(entry.claimTtlMs)),
+        String(Math.ceil(entry.failureWindowMs)),
+        String(entry.holdVersion),
+        String(Math.ceil(entry.claimTtlMs)),
       ],
-    )) as [number, number, number, string, string];
+    )) as [unknown, unknown, unknown, unknown, unknown];
+    const [count, resetInMs, heldMs, claimed, generation] = reply;
     return {
-      failures: { count, resetInMs },
-      heldMs,
-      claimed: claimed === '' ? undefined : claimed === '1',
-      loginGeneration: generation === '' ? undefined : generation,
+      failures: { count: Number(count), resetInMs: Number(resetInMs) },
+      heldMs: Number(heldMs),
+      claimed: claimed === '' ? undefined : String(claimed) === '1',
+      loginGeneration: generation === '' ? undefined : String(generation),
     };
   }
 

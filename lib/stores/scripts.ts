@@ -125,8 +125,8 @@ return 0
  */
 function heldBack(key: number, arg: number): string {
   return `if redis.call('GET', KEYS[${key}]) == ARGV[${arg}] then
-  local left = redis.call('PTTL', KEYS[${key}])
-  if left > 0 then held = left end
+  local ms = redis.call('PTTL', KEYS[${key}])
+  if ms > 0 then held = ms end
 end`;
 }
 

@@ -1,4 +1,4 @@
-// The TokenStore contract as one test suite, part by part (records, locks, counters, the entry's
+// The TokenStore contract as one test suite, part by part (records, locks, counters, an entry's
 // checks, and changes when the store has them), for the package's own stores and for a studio's own: declared with the
 // test runner's `describe`/`test` (Jest's globals by default), checked with node:assert, so it runs
 // under Jest, Vitest, Mocha or node:test alike.
@@ -453,7 +453,13 @@ export function tokenStoreContract(
   // Every store answers these (the parts' calls one by one when it has no `entries`); a store with
   // `entries` is checked both ways, so its one-step `begin` gives what its parts give.
   const beginWays: Array<[string, () => TokenStore]> = [
-    ["made of the parts' calls", () => ({ ...getStore(), entries: undefined })],
+    [
+      "made of the parts' calls",
+      () => {
+        const store = getStore();
+        return { records: store.records, locks: store.locks, counters: store.counters };
+      },
+    ],
     ["the store's own `entries.begin` (when it has one)", getStore],
   ];
   for (const [way, storeOf] of beginWays) {
@@ -536,10 +542,15 @@ export function tokenStoreContract(
         assert.equal(results.filter((r) => r.claimed === false).length, 19);
       });
 
-      test('refuses a bad claim key, hold or window with a TypeError', async () => {
+      test('refuses a bad claim key, hold, limit or window with a TypeError, whichever step stops the entry', async () => {
         await assert.rejects(begin({ claimKey: '' }), TypeError);
         await assert.rejects(begin({ holdVersion: -1 }), TypeError);
         await assert.rejects(begin({ failureWindowMs: 0 }), TypeError);
+        await assert.rejects(begin({ failureLimit: 0 }), TypeError);
+        const failureKey = `failures-${randomUUID()}`;
+        await counters().countInWindow(failureKey, 1, LONG_TTL_MS);
+        // The address is at its limit (1): the claim is never reached, its lifetime still checked.
+        await assert.rejects(begin({ failureKey, failureLimit: 1, claimTtlMs: 0 }), TypeError);
       });
     });
   }

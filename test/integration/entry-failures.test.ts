@@ -170,6 +170,35 @@ describe('the checks before the exchange, in one store call (issue 27)', () => {
   });
 });
 
+describe('past the cap of exchanges in flight, the address and the hold answer first', () => {
+  test("an address at its limit in another process gets 429, not the cap's 503, its code unclaimed", async () => {
+    const prefix = newPrefix();
+    const counting = await start({ entry: { failureLimit: 3 } }, { prefix });
+    for (let i = 0; i < 3; i += 1)
+      expect((await enter('127.0.0.31', counting.port, madeUp())).status).toBe(400);
+    const capped = await start({ entry: { failureLimit: 3, maxExchangesInFlight: 1 } }, { prefix });
+    sim.resetCalls();
+    sim.injectFault({ kind: 'latency', ms: 1500 }, { times: 1 });
+    const inFlight = enter('127.0.0.32', capped.port, issue());
+    const deadline = Date.now() + 10_000;
+    while (sim.calls.authorization_code < 1) {
+      if (Date.now() > deadline) throw new Error('the first exchange never reached the platform');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const claimsBefore = await claims(prefix);
+    const refused = await enter('127.0.0.31', capped.port, issue());
+    expect(refused.status).toBe(429);
+    expect(errorOf(refused)).toBe('too_many_entries');
+    expect(await claims(prefix)).toEqual(claimsBefore);
+    // Another address, while the cap is still full: the cap's own 503.
+    const busy = await enter('127.0.0.33', capped.port, issue());
+    expect(busy.status).toBe(503);
+    expect(errorOf(busy)).toBe('platform_busy');
+    expect((await inFlight).status).toBe(303);
+    expect(sim.calls.authorization_code).toBe(1);
+  });
+});
+
 describe("the platform's refusals count, its outages do not (issue 25 item 2)", () => {
   test.each([
     ['429 throttling without Retry-After', { kind: 'throttle' as const, retryAfterSeconds: 0 }],
