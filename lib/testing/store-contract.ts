@@ -636,18 +636,28 @@ export function tokenStoreContract(
 
     test('an unsubscribed watcher is not told; a watch of another session is not told', async () => {
       await whenLive(async () => {
-        const sessionKey = newSessionKey();
-        let calls = 0;
-        const unwatch = getStore().changes!.watch(sessionKey, () => {
-          calls += 1;
-        });
-        unwatch();
-        const other = told(newSessionKey(), PAST_SHORT_TTL_MS);
-        const control = told(sessionKey);
-        await putNew(sessionKey, sampleRecord(1));
-        assert.equal(await control, true);
-        assert.equal(await other, false);
-        assert.equal(calls, 0);
+        // `onChange` may also be called spuriously: once for every watcher when notices were reset
+        // (a late heartbeat on a busy machine). A second unrelated watcher tells such a reset from a
+        // notice sent to the wrong session, and the check runs again after one (3 tries at most):
+        // a store that told every watcher of every change fails all three.
+        for (let attempt = 1; ; attempt += 1) {
+          const sessionKey = newSessionKey();
+          let calls = 0;
+          const unwatch = getStore().changes!.watch(sessionKey, () => {
+            calls += 1;
+          });
+          unwatch();
+          const other = told(newSessionKey(), PAST_SHORT_TTL_MS);
+          const witness = told(newSessionKey(), PAST_SHORT_TTL_MS);
+          const control = told(sessionKey);
+          await putNew(sessionKey, sampleRecord(1));
+          assert.equal(await control, true);
+          assert.equal(calls, 0);
+          const [otherTold, witnessTold] = [await other, await witness];
+          if (otherTold && witnessTold && attempt < 3) continue;
+          assert.equal(otherTold, false);
+          return;
+        }
       });
     });
   });
