@@ -69,17 +69,17 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
     // What this process already knows refuses the entry with no store call.
     const address = hasCode ? failures?.keyOf(req) : undefined;
     if (hasCode) hold.known();
+    const claim = claimFor(address);
     let code: string;
     try {
       code = readEntryCode(params, settings.maxCodeLength);
     } catch (error) {
       // A malformed code gets what any entry from its address would get first (429, 503).
-      if (address !== undefined) await failures!.check(address);
-      if (hasCode) await hold.check();
+      if (hasCode) await claim.refuseFirst();
       throw await settleFailure(error, address);
     }
     try {
-      await redeem(req, res, code, claimFor(address));
+      await redeem(req, res, code, claim);
     } catch (error) {
       throw await settleFailure(error, address);
     }
