@@ -1,42 +1,26 @@
-// One bench app process: BENCH_APP=floor|floor-in-memory|package|package-sessions on BENCH_CLIENT=ioredis|node-redis, Redis at
-// REDIS_URL, the simulator at SIM_URL (package). Prints "listening <port>"; SIGTERM ends it.
-// The example app is not started here: sections run example-app/server.ts as `npm run example` does.
+// One bench app process: BENCH_APP=package|package-sessions on BENCH_CLIENT=ioredis|node-redis, Redis
+// at REDIS_URL, the simulator at SIM_URL. Prints "listening <port>"; SIGTERM ends it. The floor is
+// apps/floor.js (plain JavaScript) and the example is example-app/server.ts as `npm run example`
+// starts it: neither runs here.
 import { createServer } from 'node:http';
 import type { Express } from 'express';
-import session from 'express-session';
 import { RedisSessionStore } from '../../lib';
 import { packageApp } from './package-app';
-import {
-  CLIENT_CHOICES,
-  connectRedis,
-  floorApp,
-  sessionStoreOn,
-  type ClientChoice,
-} from './session-stack';
+import { CLIENT_CHOICES, connectRedis, type ClientChoice } from './session-stack';
 
 async function main(): Promise<void> {
   const choice = (process.env.BENCH_CLIENT ?? 'ioredis') as ClientChoice;
   if (!CLIENT_CHOICES.includes(choice)) throw new TypeError(`BENCH_CLIENT: ${choice}`);
   const redis = await connectRedis(choice, process.env.REDIS_URL!);
   const kind = process.env.BENCH_APP;
-  const app: Express =
-    kind === 'floor'
-      ? floorApp(sessionStoreOn(redis))
-      : kind === 'floor-in-memory'
-        ? floorApp(new session.MemoryStore())
-        : kind === 'package'
-          ? packageApp(redis, process.env.SIM_URL!).app
-          : kind === 'package-sessions'
-            ? packageApp(
-                redis,
-                process.env.SIM_URL!,
-                new RedisSessionStore({ redis: redis.client }),
-              ).app
-            : (() => {
-                throw new TypeError(
-                  'BENCH_APP must be "floor", "floor-in-memory", "package" or "package-sessions".',
-                );
-              })();
+  if (kind !== 'package' && kind !== 'package-sessions') {
+    throw new TypeError('BENCH_APP must be "package" or "package-sessions".');
+  }
+  const app: Express = packageApp(
+    redis,
+    process.env.SIM_URL!,
+    kind === 'package-sessions' ? new RedisSessionStore({ redis: redis.client }) : undefined,
+  ).app;
   const server = createServer(app);
   // The load generator keeps its connections open between windows.
   server.keepAliveTimeout = 120_000;

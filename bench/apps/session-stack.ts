@@ -1,5 +1,5 @@
-// The floor every figure is measured against: express + express-session + connect-redis on one
-// Redis client, set up as their READMEs show (client defaults, no harness code in the process).
+// The session stack the package app is built on: express + express-session + connect-redis on one
+// Redis client, set up as their READMEs show (client defaults), as the floor (floor.js) has it.
 // `ioredis` uses connect-redis 8.1 (`connect-redis8`, the last line that takes ioredis);
 // `node-redis` uses connect-redis 10 with `redis` 6.
 import express, { type Express } from 'express';
@@ -46,31 +46,5 @@ export function sessionStackApp(store: session.Store): Express {
   app.use(
     session({ store, secret: BENCH_SESSION_SECRET, resave: false, saveUninitialized: false }),
   );
-  return app;
-}
-
-/**
- * The floor: the session stack with a hand-written login marker and a route that answers it.
- * `/login` is the login (a marker in the session, sized like the package's); `/api/me` answers the
- * JSON the example's route answers, or 401 without a login.
- */
-export function floorApp(store: session.Store): Express {
-  const app = sessionStackApp(store);
-  app.get('/login', (req, res) => {
-    (req.session as unknown as { user: object }).user = {
-      openId: String(req.query.openId ?? 'player-ada'),
-      entry: 'AAAAAAAAAAAAAAAAAAAAAA',
-    };
-    res.status(204).end();
-  });
-  const scope = ['user_info', 'basic_actions'];
-  app.get('/api/me', (req, res) => {
-    const user = (req.session as unknown as { user?: { openId: string } }).user;
-    if (user === undefined) {
-      res.status(401).json({ error: 'login_required' });
-      return;
-    }
-    res.json({ openId: user.openId, unionId: user.openId.replace('player-', 'union-'), scope });
-  });
   return app;
 }

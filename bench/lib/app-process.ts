@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
-const CPU_PROBE = join(__dirname, 'cpu-probe.ts');
+const CPU_PROBE = join(__dirname, 'cpu-probe.js');
 /** The package from its build, dist/, as `npm install` gives it (see built-package.ts). */
 const BUILT_PACKAGE = join(__dirname, 'built-package.ts');
 const START_TIMEOUT_MS = 60_000;
@@ -23,7 +23,7 @@ export interface AppProcess {
 
 export interface AppSpec {
   name: string;
-  /** The script to run (relative to the repository), with esbuild-register. */
+  /** The script to run (relative to the repository): TypeScript with esbuild-register, `.js` by node alone. */
   script: string;
   env: Record<string, string>;
   /** How the process says which port it listens on: the first group of the first match. */
@@ -33,7 +33,9 @@ export interface AppSpec {
 }
 
 export function startApp(spec: AppSpec): Promise<AppProcess> {
-  const preload = ['-r', 'esbuild-register', ...(spec.builtPackage ? ['-r', BUILT_PACKAGE] : [])];
+  const preload = spec.script.endsWith('.js')
+    ? []
+    : ['-r', 'esbuild-register', ...(spec.builtPackage ? ['-r', BUILT_PACKAGE] : [])];
   const child = spawn(process.execPath, [...preload, '-r', CPU_PROBE, join(ROOT, spec.script)], {
     cwd: ROOT,
     env: { ...process.env, ...spec.env },

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The outside check, built apart from the bench the simple way: a redis-server, the example as
 # `npm run example` starts it (REDIS_URL set, its embedded simulator), the minimal floor beside it
-# (floor.js), one logged-in session each, autocannon -c 32 against GET /api/me in PAIRS alternating
+# (bench/apps/floor.js, the bench's floor too), one logged-in session each, autocannon -c 32 against GET /api/me in PAIRS alternating
 # pairs of DUR s windows; CPU per request from /proc (Linux). Run `npm run build` first.
 #   bench/outside-check/run.sh            # 10 pairs of 5 s, on ioredis (CLIENT=redis: node-redis)
 #   FLOOR_FLAGS="F_INSPECTOR=1" bench/outside-check/run.sh   # the floor with one suspect added
@@ -14,7 +14,7 @@ TMP=$(mktemp -d)
 redis-server --port $RP --save '' --appendonly no --daemonize no >/dev/null & RPID=$!
 sleep 0.5
 REDIS_CLIENT=$CLIENT REDIS_URL=redis://127.0.0.1:$RP PORT=$EP node -r esbuild-register example-app/server.ts > $TMP/example.log 2>&1 & EPID=$!
-env $FLOOR_FLAGS CLIENT=$CLIENT REDIS_URL=redis://127.0.0.1:$RP PORT=$FP node bench/outside-check/floor.js > $TMP/floor.log 2>&1 & FPID=$!
+env $FLOOR_FLAGS CLIENT=$CLIENT REDIS_URL=redis://127.0.0.1:$RP PORT=$FP node bench/apps/floor.js > $TMP/floor.log 2>&1 & FPID=$!
 trap 'kill $EPID $FPID $RPID 2>/dev/null; rm -rf $TMP' EXIT
 for i in $(seq 50); do grep -q 'Example game backend' $TMP/example.log && grep -q listening $TMP/floor.log && break; sleep 0.2; done
 LOBBY=$(grep -o 'http://127.0.0.1:[0-9]*/$' $TMP/example.log | head -1); SIM=${LOBBY%/}

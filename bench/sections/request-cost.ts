@@ -27,11 +27,12 @@ const TARGETS = {
 } as const;
 
 /**
- * floor: express + express-session + connect-redis alone; floor-in-memory: the same session stack
- * on express-session's MemoryStore, no Redis at all (what any session store that sends no command
- * can at best reach: the bound for package-sessions and the example); package: the floor with the
- * package's middleware; package-sessions: the package with its RedisSessionStore in place of
- * connect-redis; example: example-app as `npm run example` starts it.
+ * floor: express + express-session + connect-redis alone (apps/floor.js, the outside check's floor
+ * too); floor-in-memory: the same on express-session's MemoryStore, no Redis at all (what any
+ * session store that sends no command can at best reach: the bound for package-sessions and the
+ * example); package: the session stack with the package's middleware; package-sessions: the package
+ * with its RedisSessionStore in place of connect-redis; example: example-app as `npm run example`
+ * starts it.
  */
 type Variant = 'floor' | 'floor-in-memory' | 'package' | 'package-sessions' | 'example';
 
@@ -70,7 +71,7 @@ async function enterBenchApp(
         }),
       )}`;
   const answer = await fetch(url, { redirect: 'manual', headers: entryHeaders(ctx.sim) });
-  if (answer.status !== (hasCallback ? 303 : 204)) {
+  if (answer.status !== (hasCallback ? 303 : 200)) {
     throw new Error(`${variant} login answered ${answer.status}`);
   }
   return sessionCookieOf(answer.headers.getSetCookie());
@@ -94,6 +95,19 @@ function startVariant(
         REDIS_CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
       },
       listening: /Example game backend: http:\/\/[^:]+:(\d+)/,
+    });
+  }
+  if (variant === 'floor' || variant === 'floor-in-memory') {
+    return startApp({
+      name: variant,
+      script: 'bench/apps/floor.js',
+      env: {
+        CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
+        REDIS_URL: ctx.redisUrl,
+        PORT: '0',
+        F_MEMORY: variant === 'floor-in-memory' ? '1' : '0',
+      },
+      listening: /floor listening (\d+)/,
     });
   }
   return startApp({

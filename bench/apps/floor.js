@@ -1,17 +1,21 @@
-/* eslint-disable @typescript-eslint/no-require-imports -- plain CommonJS on purpose: run by node alone, as an outsider would */
+/* eslint-disable @typescript-eslint/no-require-imports -- plain CommonJS on purpose: run by node alone, as an outsider would write it */
 /* global require, process, console */
-// The outside check's floor, written apart from the bench on purpose: express + express-session +
-// connect-redis 8.1 on ioredis from the same node_modules, nothing else. Toggles, to test one
-// suspect at a time: F_LOOPDELAY=1 an event-loop-delay sampler at 1 ms; F_INSPECTOR=1 a connected
-// inspector session; F_CMDTIMEOUT=1 ioredis commandTimeout 1000 + maxRetriesPerRequest 1;
-// F_MAXAGE=1 a session cookie with maxAge (1 day).
-// CLIENT=redis: node-redis with connect-redis 10 (ioredis with connect-redis 8.1 otherwise).
+// The floor every request-cost figure is measured against, in the bench and in the outside check
+// alike: express + express-session + connect-redis from the same node_modules, set up as their
+// READMEs show, nothing else, run by `node` as plain JavaScript. CLIENT=redis: node-redis with
+// connect-redis 10; otherwise ioredis with connect-redis 8.1 (`connect-redis8`, the last line that
+// takes ioredis). F_MEMORY=1: express-session's MemoryStore, no Redis at all (the bound a session
+// store that sends no command can reach). Toggles that add one suspect, to test it alone:
+// F_LOOPDELAY=1 an event-loop-delay sampler at 1 ms; F_INSPECTOR=1 a connected inspector session;
+// F_CMDTIMEOUT=1 ioredis commandTimeout 1000 + maxRetriesPerRequest 1; F_MAXAGE=1 a cookie maxAge.
+// PORT=0 (or unset) takes a free port; it prints "floor listening <port>".
 const express = require('express');
 const session = require('express-session');
 const T = (n) => process.env[n] === '1';
 if (T('F_LOOPDELAY')) require('node:perf_hooks').monitorEventLoopDelay({ resolution: 1 }).enable();
 if (T('F_INSPECTOR')) new (require('node:inspector/promises').Session)().connect();
 function sessionStore() {
+  if (T('F_MEMORY')) return new session.MemoryStore();
   if (process.env.CLIENT === 'redis') {
     const { RedisStore } = require('connect-redis');
     const client = require('redis').createClient({ url: process.env.REDIS_URL });
@@ -41,7 +45,8 @@ app.get('/api/me', (req, res) => {
   if (!req.session.user) return res.status(401).json({ error: 'login_required' });
   res.json({ openId: req.session.user.openId, unionId: null, scope: ['user_info'] });
 });
-const server = app.listen(Number(process.env.PORT), '127.0.0.1', () =>
-  console.log('floor listening', process.env.PORT),
+const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () =>
+  console.log('floor listening', server.address().port),
 );
+// The load generator keeps its connections open between windows.
 server.keepAliveTimeout = 120000;
