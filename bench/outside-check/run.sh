@@ -1,38 +1,49 @@
 #!/bin/bash
 # The outside check, built apart from the bench the simple way: a redis-server, the example as
-# `npm run example` starts it (REDIS_URL set, its embedded simulator), the minimal floor beside it
-# (bench/apps/floor.js, the bench's floor too), one logged-in session each, autocannon -c 32 against GET /api/me in PAIRS alternating
-# pairs of DUR s windows; CPU per request from /proc (Linux). Run `npm run build` first.
-#   bench/outside-check/run.sh            # 10 pairs of 5 s, on ioredis (CLIENT=redis: node-redis)
+# `npm run example` starts it (REDIS_URL set, its embedded simulator), the floor beside it
+# (bench/apps/floor.js, the bench's floor too), one logged-in session each, autocannon -c 32
+# against GET /api/me in PAIRS alternating pairs of DUR s windows; CPU per request from /proc
+# (Linux). Every pair starts both apps afresh: a process keeps its speed for life, and two started
+# alike differ by 5–9 % on a small VM. Run `npm run build` first.
+#   bench/outside-check/run.sh            # 10 pairs of 4 s, on ioredis (CLIENT=redis: node-redis)
 #   FLOOR_FLAGS="F_INSPECTOR=1" bench/outside-check/run.sh   # the floor with one suspect added
 set -e
 cd "$(dirname "$0")/../.."
 free_port() { node -e 's=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-RP=${RP:-$(free_port)}; EP=${EP:-$(free_port)}; FP=${FP:-$(free_port)}; PAIRS=${PAIRS:-10}; DUR=${DUR:-5}
+RP=${RP:-$(free_port)}; PAIRS=${PAIRS:-10}; DUR=${DUR:-4}
 CLIENT=${CLIENT:-ioredis}
 TMP=$(mktemp -d)
 redis-server --port $RP --save '' --appendonly no --daemonize no >/dev/null & RPID=$!
-sleep 0.5
-REDIS_CLIENT=$CLIENT REDIS_URL=redis://127.0.0.1:$RP PORT=$EP node -r esbuild-register example-app/server.ts > $TMP/example.log 2>&1 & EPID=$!
-env $FLOOR_FLAGS CLIENT=$CLIENT REDIS_URL=redis://127.0.0.1:$RP PORT=$FP node bench/apps/floor.js > $TMP/floor.log 2>&1 & FPID=$!
+EPID=; FPID=
 trap 'kill $EPID $FPID $RPID 2>/dev/null; rm -rf $TMP' EXIT
-for i in $(seq 50); do grep -q 'Example game backend' $TMP/example.log && grep -q listening $TMP/floor.log && break; sleep 0.2; done
-LOBBY=$(grep -o 'http://127.0.0.1:[0-9]*/$' $TMP/example.log | head -1); SIM=${LOBBY%/}
-LOC=$(curl -s -o /dev/null -w '%{redirect_url}' "$SIM/enter")
-ECOOKIE=$(curl -s -D - -o /dev/null -H "Referer: $SIM/" -H 'Sec-Fetch-Site: same-site' -H 'Sec-Fetch-Mode: navigate' -H 'Sec-Fetch-Dest: document' "${LOC/localhost/127.0.0.1}" | grep -i '^set-cookie: connect.sid' | sed 's/^[Ss]et-[Cc]ookie: //; s/;.*//')
-FCOOKIE=$(curl -s -D - -o /dev/null http://127.0.0.1:$FP/login | grep -i '^set-cookie: connect.sid' | sed 's/^[Ss]et-[Cc]ookie: //; s/;.*//')
-echo "example: $(curl -s -H "Cookie: $ECOOKIE" http://127.0.0.1:$EP/api/me)"
-echo "floor:   $(curl -s -H "Cookie: $FCOOKIE" http://127.0.0.1:$FP/api/me)"
+sleep 0.5
+start_apps() { # sets EP FP EPID FPID ECOOKIE FCOOKIE
+  EP=$(free_port); FP=$(free_port)
+  REDIS_CLIENT=$CLIENT REDIS_URL=redis://127.0.0.1:$RP PORT=$EP node -r esbuild-register example-app/server.ts > $TMP/example.log 2>&1 & EPID=$!
+  env $FLOOR_FLAGS CLIENT=$CLIENT REDIS_URL=redis://127.0.0.1:$RP PORT=$FP node bench/apps/floor.js > $TMP/floor.log 2>&1 & FPID=$!
+  local i; for i in $(seq 100); do grep -q 'Example game backend' $TMP/example.log && grep -q listening $TMP/floor.log && break; sleep 0.2; done
+  local lobby=$(grep -o 'http://127.0.0.1:[0-9]*/$' $TMP/example.log | head -1); local sim=${lobby%/}
+  local loc=$(curl -s -o /dev/null -w '%{redirect_url}' "$sim/enter")
+  ECOOKIE=$(curl -s -D - -o /dev/null -H "Referer: $sim/" -H 'Sec-Fetch-Site: same-site' -H 'Sec-Fetch-Mode: navigate' -H 'Sec-Fetch-Dest: document' "${loc/localhost/127.0.0.1}" | grep -i '^set-cookie: connect.sid' | sed 's/^[Ss]et-[Cc]ookie: //; s/;.*//')
+  FCOOKIE=$(curl -s -D - -o /dev/null http://127.0.0.1:$FP/login | grep -i '^set-cookie: connect.sid' | sed 's/^[Ss]et-[Cc]ookie: //; s/;.*//')
+}
+stop_apps() { kill $EPID $FPID 2>/dev/null; wait $EPID $FPID 2>/dev/null || true; EPID=; FPID=; }
 cpu() { awk '{print $14+$15}' /proc/$1/stat; }
 TCK=$(getconf CLK_TCK)
-run() { # port cookie pid -> "rps cpu_us_per_req"
+run() { # port cookie pid -> "rps cpu_us_per_req non2xx p99"
   local c0=$(cpu $3); local out=$(npx autocannon -c 32 -d $DUR -j -H "Cookie=$2" http://127.0.0.1:$1/api/me 2>/dev/null); local c1=$(cpu $3)
   node -e 'const r=JSON.parse(process.argv[1]); const n=r.requests.total; const non2=r.non2xx; console.log((n/('$DUR')).toFixed(0), ((('$c1'-'$c0')/'$TCK')*1e6/n).toFixed(1), non2, r.latency.p99)' "$out"
 }
-# warm-up
-run $EP "$ECOOKIE" $EPID >/dev/null; run $FP "$FCOOKIE" $FPID >/dev/null
 for i in $(seq $PAIRS); do
+  start_apps
+  if (( i == 1 )); then
+    echo "example: $(curl -s -H "Cookie: $ECOOKIE" http://127.0.0.1:$EP/api/me)"
+    echo "floor:   $(curl -s -H "Cookie: $FCOOKIE" http://127.0.0.1:$FP/api/me)"
+  fi
+  # warm-up (2 s each)
+  DUR=2 run $EP "$ECOOKIE" $EPID >/dev/null; DUR=2 run $FP "$FCOOKIE" $FPID >/dev/null
   if (( i % 2 )); then e=$(run $EP "$ECOOKIE" $EPID); f=$(run $FP "$FCOOKIE" $FPID); else f=$(run $FP "$FCOOKIE" $FPID); e=$(run $EP "$ECOOKIE" $EPID); fi
+  stop_apps
   echo "pair $i example[rps cpu_us non2xx p99] $e | floor $f"
   echo "$e $f" >> $TMP/pairs
 done

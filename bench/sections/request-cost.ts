@@ -199,207 +199,245 @@ async function outsideCheck(
   });
 }
 
+/** A variant's process of one generation and its logged-in session. */
+interface Running {
+  app: AppProcess;
+  cookie: string;
+}
+
+/**
+ * Starts a fresh process of each variant and logs each in. A process keeps its speed for its
+ * whole life: two processes of the same app, started alike, differ by 5–9 % on this 2-core VM, the
+ * same way in every window (measured: probe A/B of the package app, 8 pairs, twice, one faster in
+ * all 8 pairs of each run, the other one the second time). Alternating windows cancel the
+ * machine's drift, not that, so every pair runs on processes of its own.
+ */
+async function startGeneration(
+  ctx: BenchContext,
+  variants: readonly Variant[],
+  client: ClientChoice,
+): Promise<Map<Variant, Running>> {
+  const started = await Promise.allSettled(variants.map((v) => startVariant(ctx, v, client)));
+  const running = new Map<Variant, Running>();
+  try {
+    for (const [i, variant] of variants.entries()) {
+      const outcome = started[i]!;
+      if (outcome.status === 'rejected') throw outcome.reason;
+      const app = outcome.value;
+      const cookie =
+        variant === 'example' ? await enterExample(app) : await enterBenchApp(ctx, variant, app);
+      running.set(variant, { app, cookie });
+    }
+  } catch (error) {
+    await Promise.all(
+      started.map((o) => (o.status === 'fulfilled' ? o.value.stop() : Promise.resolve())),
+    );
+    throw error;
+  }
+  return running;
+}
+
+const stopGeneration = (running: Map<Variant, Running>): Promise<unknown> =>
+  Promise.all([...running.values()].map(({ app }) => app.stop()));
+
 export async function runRequestCost(
   ctx: BenchContext,
   client: ClientChoice,
 ): Promise<SectionResult> {
   const plan = ctx.quick
     ? { warmUpS: 1, windowS: 2, pairs: 2, fixedS: 2, fixedPairs: 1 }
-    : { warmUpS: 3, windowS: 5, pairs: 10, fixedS: 5, fixedPairs: 3 };
-  const apps = new Map<Variant, AppProcess>();
-  const cookies = new Map<Variant, string>();
-  /** Variants that cannot run on this client yet, and why (the package before it takes node-redis). */
+    : { warmUpS: 2, windowS: 4, pairs: 10, fixedS: 4, fixedPairs: 3 };
+  /** Variants that cannot run on this client, and why. */
   const notRun: string[] = [];
   const variants: Variant[] = [];
-  try {
-    for (const variant of VARIANTS) {
-      if (variant === 'example' && client !== 'ioredis' && !exampleTakesClient()) {
-        notRun.push('example (it does not read REDIS_CLIENT yet)');
-        continue;
-      }
-      let app: AppProcess;
-      try {
-        app = await startVariant(ctx, variant, client);
-      } catch (error) {
-        if (variant === 'floor') throw error;
-        notRun.push(
-          `${variant} (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`,
-        );
-        continue;
-      }
+  // Which variants start here at all, one at a time so that a failure names its variant.
+  for (const variant of VARIANTS) {
+    if (variant === 'example' && client !== 'ioredis' && !exampleTakesClient()) {
+      notRun.push('example (it does not read REDIS_CLIENT yet)');
+      continue;
+    }
+    try {
+      await (await startVariant(ctx, variant, client)).stop();
       variants.push(variant);
-      apps.set(variant, app);
-      cookies.set(
-        variant,
-        variant === 'example' ? await enterExample(app) : await enterBenchApp(ctx, variant, app),
+    } catch (error) {
+      if (variant === 'floor') throw error;
+      notRun.push(
+        `${variant} (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`,
       );
     }
-    const load = async (variant: Variant, seconds: number, rate?: number): Promise<Window> => {
-      const app = apps.get(variant)!;
-      const before = await app.cpuUs();
-      const result = await cannon({
-        port: app.port,
-        path: '/api/me',
-        headers: { cookie: cookies.get(variant)!, accept: 'application/json' },
-        connections: CONNECTIONS,
-        seconds,
-        ...(rate === undefined ? {} : { rate }),
-      });
-      const cpuUs = (await app.cpuUs()) - before;
-      if (result.failed > 0) throw new Error(`${variant}: ${result.failed} answers were not 2xx`);
-      return { result, cpuUsPerRequest: cpuUs / Math.max(1, result.ok) };
-    };
-    for (const variant of variants) {
-      ctx.log(`request-cost (${client}): warming up ${variant}`);
-      await load(variant, plan.warmUpS);
-    }
-    // Alternating windows: pair i runs the variants in one order, pair i+1 in the reverse, so a
-    // drift of the shared machine falls on every variant alike.
-    const saturated = new Map<Variant, Window[]>(variants.map((v) => [v, []]));
-    for (let pair = 0; pair < plan.pairs; pair += 1) {
-      const order = pair % 2 === 0 ? variants : [...variants].reverse();
-      for (const variant of order) {
-        ctx.log(
-          `request-cost (${client}): pair ${pair + 1}/${plan.pairs}, ${variant}, ${CONNECTIONS} connections`,
-        );
-        saturated.get(variant)!.push(await load(variant, plan.windowS));
-      }
-    }
-    let outside: OutsideCheck | string | undefined;
-    if (variants.includes('example')) {
-      // Right after the bench's windows, in processes of its own (ours idle meanwhile).
-      ctx.log(`request-cost (${client}): the outside check (bench/outside-check/run.sh)`);
-      outside = await outsideCheck(plan.pairs, plan.windowS, client);
-    }
-    const floorRps = median(saturated.get('floor')!.map((w) => w.result.rps));
-    const rate = Math.max(50, Math.floor((floorRps * FIXED_RATE_SHARE) / 10) * 10);
-    const fixed = new Map<Variant, Window[]>(variants.map((v) => [v, []]));
-    for (let pair = 0; pair < plan.fixedPairs; pair += 1) {
-      const order = pair % 2 === 0 ? variants : [...variants].reverse();
-      for (const variant of order) {
-        ctx.log(
-          `request-cost (${client}): fixed ${rate} req/s, pair ${pair + 1}/${plan.fixedPairs}, ${variant}`,
-        );
-        fixed.get(variant)!.push(await load(variant, plan.fixedS, rate));
-      }
-    }
-
-    const total = (windows: readonly Window[]): number =>
-      windows.reduce((sum, w) => sum + w.result.ok, 0);
-    const cpuOf = (windows: readonly Window[]): number =>
-      windows.reduce((sum, w) => sum + w.cpuUsPerRequest * w.result.ok, 0) /
-      Math.max(1, total(windows));
-    const pairRatios = (variant: Variant): number[] =>
-      saturated.get(variant)!.map((w, i) => w.result.rps / saturated.get('floor')![i]!.result.rps);
-    const pairCpuRatios = (variant: Variant): number[] =>
-      saturated
-        .get(variant)!
-        .map((w, i) => w.cpuUsPerRequest / saturated.get('floor')![i]!.cpuUsPerRequest);
-    const range = (values: readonly number[]): string =>
-      `${ratioFine(Math.min(...values))}–${ratioFine(Math.max(...values))}`;
-    const figures: Figure[] = [];
-    const rows: string[][] = [];
-    let example: { rps: number; cpu: number } | undefined;
-    for (const variant of variants) {
-      const windows = saturated.get(variant)!;
-      const rpsRatio = total(windows) / total(saturated.get('floor')!);
-      const cpuRatio = cpuOf(windows) / cpuOf(saturated.get('floor')!);
-      const p99Added = median(
-        fixed.get(variant)!.map((w, i) => w.result.p99Ms - fixed.get('floor')![i]!.result.p99Ms),
-      );
-      const ratios = pairRatios(variant);
-      rows.push([
-        variant,
-        windows.map((w) => count(w.result.rps)).join(' / '),
-        variant === 'floor'
-          ? '1'
-          : `${ratioFine(rpsRatio)} (pairs ${ratioFine(Math.min(...ratios))}–${ratioFine(Math.max(...ratios))})`,
-        `${cpuOf(windows).toFixed(0)} µs`,
-        variant === 'floor' ? '1' : ratioFine(cpuRatio),
-        `${ms(median(windows.map((w) => w.result.p99Ms)))}`,
-        `${ms(median(fixed.get(variant)!.map((w) => w.result.p99Ms)))}`,
-        variant === 'floor' ? '' : `${p99Added >= 0 ? '+' : ''}${ms(p99Added)}`,
-      ]);
-      if (variant === 'floor') continue;
-      if (variant === 'example') example = { rps: rpsRatio, cpu: cpuRatio };
-      if (variant === 'floor-in-memory') {
-        figures.push({
-          name: `request-cost (${client}): the bound — the session stack with no Redis at all (MemoryStore) ÷ floor`,
-          measured: `${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU`,
-          target: 'reported: what a store sending no command can at best reach',
-        });
-        continue;
-      }
-      const target = TARGETS[variant];
-      // Against the bound, what the package itself costs: the whole-stack targets leave it the
-      // room between the bound and ≤ 0.90 of the floor, which differs between the clients.
-      const bound = saturated.get('floor-in-memory');
-      const aboveBound =
-        variant !== 'package' && bound !== undefined
-          ? `; ${(cpuOf(windows) - cpuOf(bound)).toFixed(0)} µs per request above the bound`
-          : '';
-      figures.push({
-        name: `request-cost (${client}): ${variant} ÷ floor, req/s and CPU per request (${CONNECTIONS} connections)`,
-        measured: `${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU${aboveBound}`,
-        target: `≥ ${target.rps} req/s, ≤ ${target.cpu} CPU`,
-        met: rpsRatio >= target.rps && cpuRatio <= target.cpu,
-      });
-      if (variant === 'example') {
-        figures.push({
-          name: `request-cost (${client}): example p99 added at a fixed ${count(rate)} req/s (median of pairs)`,
-          measured: `${p99Added >= 0 ? '+' : ''}${ms(p99Added)} ms`,
-          target: '≤ 0 ms',
-          met: p99Added <= 0,
-        });
-      }
-    }
-    const markdown = [
-      `## request-cost (${client}): a logged-in GET /api/me`,
-      '',
-      `Each app one process, autocannon (${CONNECTIONS} connections, one logged-in session) in a process of its own; ` +
-        `${plan.pairs} alternating pairs of ${plan.windowS} s windows after a ${plan.warmUpS} s warm-up each; ratios of all windows' totals (and the range of the pairs). ` +
-        `CPU per request: the app process's user + system time over its windows ÷ the 2xx answers. ` +
-        `Fixed rate: ${count(rate)} req/s (${FIXED_RATE_SHARE * 100} % of the floor's capacity), ${plan.fixedPairs} alternating pairs of ${plan.fixedS} s; p99 added = median of the pairs' differences.`,
-      '',
-      ...table(
-        [
-          'app',
-          'req/s per window',
-          'req/s ÷ floor',
-          'CPU per request',
-          'CPU ÷ floor',
-          'p99 ms (saturated)',
-          `p99 ms at ${count(rate)} req/s`,
-          'p99 added ms',
-        ],
-        rows,
-      ),
-      ...(notRun.length === 0 ? [] : ['', `Not run on ${client}: ${notRun.join('; ')}.`]),
-    ];
-    if (outside !== undefined && example !== undefined) {
-      const agree =
-        typeof outside === 'string'
-          ? undefined
-          : Math.abs(example.rps / outside.rps - 1) <= AGREEMENT &&
-            Math.abs(example.cpu / outside.cpu - 1) <= AGREEMENT;
-      const theirs =
-        typeof outside === 'string'
-          ? outside
-          : `${ratioFine(outside.rps)} req/s, ${ratioFine(outside.cpu)} CPU (pairs ${range(outside.rpsPairs)}, ${range(outside.cpuPairs)})`;
-      const ours = `${ratioFine(example.rps)} req/s, ${ratioFine(example.cpu)} CPU (pairs ${range(pairRatios('example'))}, ${range(pairCpuRatios('example'))})`;
-      figures.push({
-        name: `request-cost (${client}): example ÷ floor, this bench vs the outside check (bench/outside-check/run.sh, same run)`,
-        measured: `${ours} vs ${theirs}`,
-        target: `within ${AGREEMENT * 100} %`,
-        ...(agree === undefined ? {} : { met: agree }),
-      });
-      markdown.push(
-        '',
-        `The outside check, run right after these windows (its own redis-server, \`npm run example\`, a minimal floor, autocannon, ${plan.pairs} pairs of ${plan.windowS} s): example ÷ floor ${theirs}; this bench: ${ours}. One pair's ratio can be off by the width of its range; the figure compares the ratios of all windows' totals.`,
-      );
-    }
-    return { figures, markdown };
-  } finally {
-    await Promise.all([...apps.values()].map((app) => app.stop()));
   }
+  const load = async (
+    variant: Variant,
+    { app, cookie }: Running,
+    seconds: number,
+    rate?: number,
+  ): Promise<Window> => {
+    const before = await app.cpuUs();
+    const result = await cannon({
+      port: app.port,
+      path: '/api/me',
+      headers: { cookie, accept: 'application/json' },
+      connections: CONNECTIONS,
+      seconds,
+      ...(rate === undefined ? {} : { rate }),
+    });
+    const cpuUs = (await app.cpuUs()) - before;
+    if (result.failed > 0) throw new Error(`${variant}: ${result.failed} answers were not 2xx`);
+    return { result, cpuUsPerRequest: cpuUs / Math.max(1, result.ok) };
+  };
+  /**
+   * One pair: fresh processes, each warmed up, then one window of each in `order` (pair i in one
+   * order, pair i+1 in the reverse, so a drift of the shared machine falls on every variant alike).
+   */
+  const runPair = async (
+    pair: number,
+    pairs: number,
+    into: Map<Variant, Window[]>,
+    seconds: number,
+    rate?: number,
+  ): Promise<void> => {
+    const order = pair % 2 === 0 ? variants : [...variants].reverse();
+    const what = rate === undefined ? `${CONNECTIONS} connections` : `fixed ${rate} req/s`;
+    const running = await startGeneration(ctx, order, client);
+    try {
+      for (const variant of order) await load(variant, running.get(variant)!, plan.warmUpS);
+      for (const variant of order) {
+        ctx.log(`request-cost (${client}): pair ${pair + 1}/${pairs}, ${variant}, ${what}`);
+        into.get(variant)!.push(await load(variant, running.get(variant)!, seconds, rate));
+      }
+    } finally {
+      await stopGeneration(running);
+    }
+  };
+  const saturated = new Map<Variant, Window[]>(variants.map((v) => [v, []]));
+  for (let pair = 0; pair < plan.pairs; pair += 1) {
+    await runPair(pair, plan.pairs, saturated, plan.windowS);
+  }
+  let outside: OutsideCheck | string | undefined;
+  if (variants.includes('example')) {
+    // Right after the bench's windows, in processes of its own.
+    ctx.log(`request-cost (${client}): the outside check (bench/outside-check/run.sh)`);
+    outside = await outsideCheck(plan.pairs, plan.windowS, client);
+  }
+  const floorRps = median(saturated.get('floor')!.map((w) => w.result.rps));
+  const rate = Math.max(50, Math.floor((floorRps * FIXED_RATE_SHARE) / 10) * 10);
+  const fixed = new Map<Variant, Window[]>(variants.map((v) => [v, []]));
+  for (let pair = 0; pair < plan.fixedPairs; pair += 1) {
+    await runPair(pair, plan.fixedPairs, fixed, plan.fixedS, rate);
+  }
+  const total = (windows: readonly Window[]): number =>
+    windows.reduce((sum, w) => sum + w.result.ok, 0);
+  const cpuOf = (windows: readonly Window[]): number =>
+    windows.reduce((sum, w) => sum + w.cpuUsPerRequest * w.result.ok, 0) /
+    Math.max(1, total(windows));
+  const pairRatios = (variant: Variant): number[] =>
+    saturated.get(variant)!.map((w, i) => w.result.rps / saturated.get('floor')![i]!.result.rps);
+  const pairCpuRatios = (variant: Variant): number[] =>
+    saturated
+      .get(variant)!
+      .map((w, i) => w.cpuUsPerRequest / saturated.get('floor')![i]!.cpuUsPerRequest);
+  const range = (values: readonly number[]): string =>
+    `${ratioFine(Math.min(...values))}–${ratioFine(Math.max(...values))}`;
+  const figures: Figure[] = [];
+  const rows: string[][] = [];
+  let example: { rps: number; cpu: number } | undefined;
+  for (const variant of variants) {
+    const windows = saturated.get(variant)!;
+    const rpsRatio = total(windows) / total(saturated.get('floor')!);
+    const cpuRatio = cpuOf(windows) / cpuOf(saturated.get('floor')!);
+    const p99Added = median(
+      fixed.get(variant)!.map((w, i) => w.result.p99Ms - fixed.get('floor')![i]!.result.p99Ms),
+    );
+    const ratios = pairRatios(variant);
+    rows.push([
+      variant,
+      windows.map((w) => count(w.result.rps)).join(' / '),
+      variant === 'floor'
+        ? '1'
+        : `${ratioFine(rpsRatio)} (pairs ${ratioFine(Math.min(...ratios))}–${ratioFine(Math.max(...ratios))})`,
+      `${cpuOf(windows).toFixed(0)} µs`,
+      variant === 'floor' ? '1' : ratioFine(cpuRatio),
+      `${ms(median(windows.map((w) => w.result.p99Ms)))}`,
+      `${ms(median(fixed.get(variant)!.map((w) => w.result.p99Ms)))}`,
+      variant === 'floor' ? '' : `${p99Added >= 0 ? '+' : ''}${ms(p99Added)}`,
+    ]);
+    if (variant === 'floor') continue;
+    if (variant === 'example') example = { rps: rpsRatio, cpu: cpuRatio };
+    if (variant === 'floor-in-memory') {
+      figures.push({
+        name: `request-cost (${client}): the bound — the session stack with no Redis at all (MemoryStore) ÷ floor`,
+        measured: `${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU`,
+        target: 'reported: what a store sending no command can at best reach',
+      });
+      continue;
+    }
+    const target = TARGETS[variant];
+    // Against the bound, what the package itself costs: the whole-stack targets leave it the
+    // room between the bound and ≤ 0.90 of the floor, which differs between the clients.
+    const bound = saturated.get('floor-in-memory');
+    const aboveBound =
+      variant !== 'package' && bound !== undefined
+        ? `; ${(cpuOf(windows) - cpuOf(bound)).toFixed(0)} µs per request above the bound`
+        : '';
+    figures.push({
+      name: `request-cost (${client}): ${variant} ÷ floor, req/s and CPU per request (${CONNECTIONS} connections)`,
+      measured: `${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU${aboveBound}`,
+      target: `≥ ${target.rps} req/s, ≤ ${target.cpu} CPU`,
+      met: rpsRatio >= target.rps && cpuRatio <= target.cpu,
+    });
+    if (variant === 'example') {
+      figures.push({
+        name: `request-cost (${client}): example p99 added at a fixed ${count(rate)} req/s (median of pairs)`,
+        measured: `${p99Added >= 0 ? '+' : ''}${ms(p99Added)} ms`,
+        target: '≤ 0 ms',
+        met: p99Added <= 0,
+      });
+    }
+  }
+  const markdown = [
+    `## request-cost (${client}): a logged-in GET /api/me`,
+    '',
+    `Each app one process, autocannon (${CONNECTIONS} connections, one logged-in session) in a process of its own; ` +
+      `${plan.pairs} alternating pairs of ${plan.windowS} s windows after a ${plan.warmUpS} s warm-up each; ratios of all windows' totals (and the range of the pairs). ` +
+      `CPU per request: the app process's user + system time over its windows ÷ the 2xx answers. ` +
+      `Fixed rate: ${count(rate)} req/s (${FIXED_RATE_SHARE * 100} % of the floor's capacity), ${plan.fixedPairs} alternating pairs of ${plan.fixedS} s; p99 added = median of the pairs' differences.`,
+    '',
+    ...table(
+      [
+        'app',
+        'req/s per window',
+        'req/s ÷ floor',
+        'CPU per request',
+        'CPU ÷ floor',
+        'p99 ms (saturated)',
+        `p99 ms at ${count(rate)} req/s`,
+        'p99 added ms',
+      ],
+      rows,
+    ),
+    ...(notRun.length === 0 ? [] : ['', `Not run on ${client}: ${notRun.join('; ')}.`]),
+  ];
+  if (outside !== undefined && example !== undefined) {
+    const agree =
+      typeof outside === 'string'
+        ? undefined
+        : Math.abs(example.rps / outside.rps - 1) <= AGREEMENT &&
+          Math.abs(example.cpu / outside.cpu - 1) <= AGREEMENT;
+    const theirs =
+      typeof outside === 'string'
+        ? outside
+        : `${ratioFine(outside.rps)} req/s, ${ratioFine(outside.cpu)} CPU (pairs ${range(outside.rpsPairs)}, ${range(outside.cpuPairs)})`;
+    const ours = `${ratioFine(example.rps)} req/s, ${ratioFine(example.cpu)} CPU (pairs ${range(pairRatios('example'))}, ${range(pairCpuRatios('example'))})`;
+    figures.push({
+      name: `request-cost (${client}): example ÷ floor, this bench vs the outside check (bench/outside-check/run.sh, same run)`,
+      measured: `${ours} vs ${theirs}`,
+      target: `within ${AGREEMENT * 100} %`,
+      ...(agree === undefined ? {} : { met: agree }),
+    });
+    markdown.push(
+      '',
+      `The outside check, run right after these windows (its own redis-server, \`npm run example\`, a minimal floor, autocannon, ${plan.pairs} pairs of ${plan.windowS} s): example ÷ floor ${theirs}; this bench: ${ours}. One pair's ratio can be off by the width of its range; the figure compares the ratios of all windows' totals.`,
+    );
+  }
+  return { figures, markdown };
 }
