@@ -8,7 +8,9 @@
 // store that sends no command can reach). Toggles that add one suspect, to test it alone:
 // F_LOOPDELAY=1 an event-loop-delay sampler at 1 ms; F_INSPECTOR=1 a connected inspector session;
 // F_CMDTIMEOUT=1 ioredis commandTimeout 1000 + maxRetriesPerRequest 1; F_MAXAGE=1 a cookie maxAge.
-// PORT=0 (or unset) takes a free port; it prints "floor listening <port>".
+// PORT=0 (or unset) takes a free port; it prints "floor listening <port>". Its session holds
+// `{ openId }` and it answers one scope, a little less than the package's marker and the example's
+// answer; a copy holding and answering as much measured the same (A/B of 8 pairs: within 1.5 %).
 const express = require('express');
 const session = require('express-session');
 const T = (n) => process.env[n] === '1';

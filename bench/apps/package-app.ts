@@ -1,6 +1,8 @@
-// The floor plus this package: the same session stack and client, `login.middleware()` on a
-// RedisTokenStore (records in the clear, served from the record cache as by default), and the
-// route answering `req.platformUser`. What the package costs on top of the floor is the difference.
+// The session stack as the floor (floor.js) has it plus this package: the same client defaults,
+// `login.middleware()` on a RedisTokenStore (records in the clear, served from the record cache as
+// by default), and the route answering `req.platformUser`. What the package costs on top of the
+// floor is the difference (this process runs TypeScript through esbuild-register, the floor plain
+// JavaScript; bench/README.md says what that may weigh).
 import type { Express } from 'express';
 import type session from 'express-session';
 import { platformLogin, RedisTokenStore, type PlatformLogin } from '../../lib';
@@ -15,7 +17,7 @@ export interface PackageApp {
 
 /**
  * `simUrl`: the platform simulator the callback exchanges codes at. `sessionStore`: express-session's
- * store; connect-redis (the floor's) unless given (the package's RedisSessionStore).
+ * store; connect-redis (as the floor's) unless given (the package's RedisSessionStore).
  */
 export function packageApp(
   redis: BenchRedis,

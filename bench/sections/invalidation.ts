@@ -455,7 +455,7 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
     '',
     `Layout: four pairs of app processes, started side by side, each pair with one session logged in: ` +
       'the package with records served from memory (its default), the package with every record read from Redis (`recordCache: false`), ' +
-      'and the session stack alone (express + express-session + connect-redis, the request-cost floor), where the key deleted is the session itself, and the same stack on RedisSessionStore (sessions served from memory). ' +
+      'and the session stack alone (express + express-session + connect-redis, client defaults), where the key deleted is the session itself, and the same stack on RedisSessionStore (sessions served from memory). ' +
       `Each process first answers ${count(WARM_UP_REQUESTS)} requests on each path a trial takes (200 and 401), so that the trials time compiled code. ` +
       `Then ${count(trials)} trials of each layout, one of each in turn: put the key back (and, for the package, the session, which its 401 ends as a logout does), have each process answer \`GET /api/me\` twice (200, the record now in its memory), ` +
       "send `DEL <key>` from the driver's own Redis connection and, as soon as Redis has answered it (the next request after the DEL), keep one request in flight to each process (each sent when the previous one is answered) until each answers 401. " +

@@ -8,12 +8,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cannon, type CannonResult } from '../lib/autocannon';
 import { startApp, type AppProcess } from '../lib/app-process';
-import { entryHeaders } from '../lib/sessions';
+import { entryHeaders, sessionCookieOf } from '../lib/sessions';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { count, median, ms, ratioFine } from '../lib/stats';
 import { BENCH_SESSION_SECRET } from '../lib/settings';
 import type { ClientChoice } from '../apps/session-stack';
-import { sessionCookieOf } from '../lib/sessions';
 
 const CONNECTIONS = 32;
 /** How close the bench's example ÷ floor must be to the outside check's (a ratio of ratios). */
@@ -155,7 +154,8 @@ interface OutsideCheck {
 
 /**
  * bench/outside-check/run.sh (Linux: it reads CPU time from /proc), run here so that its figures
- * and the bench's sit side by side from one run: the example ÷ its own minimal floor.
+ * and the bench's sit side by side from one run: the example ÷ the floor (apps/floor.js), measured
+ * its own way.
  */
 async function outsideCheck(
   pairs: number,
@@ -352,9 +352,7 @@ export async function runRequestCost(
     rows.push([
       variant,
       windows.map((w) => count(w.result.rps)).join(' / '),
-      variant === 'floor'
-        ? '1'
-        : `${ratioFine(rpsRatio)} (pairs ${ratioFine(Math.min(...ratios))}–${ratioFine(Math.max(...ratios))})`,
+      variant === 'floor' ? '1' : `${ratioFine(rpsRatio)} (pairs ${range(ratios)})`,
       `${cpuOf(windows).toFixed(0)} µs`,
       variant === 'floor' ? '1' : ratioFine(cpuRatio),
       `${ms(median(windows.map((w) => w.result.p99Ms)))}`,
@@ -397,10 +395,10 @@ export async function runRequestCost(
   const markdown = [
     `## request-cost (${client}): a logged-in GET /api/me`,
     '',
-    `Each app one process, autocannon (${CONNECTIONS} connections, one logged-in session) in a process of its own; ` +
-      `${plan.pairs} alternating pairs of ${plan.windowS} s windows after a ${plan.warmUpS} s warm-up each; ratios of all windows' totals (and the range of the pairs). ` +
+    `Each app a process of its own, started afresh for every pair and warmed up for ${plan.warmUpS} s; autocannon (${CONNECTIONS} connections, one logged-in session) in a process of its own; ` +
+      `${plan.pairs} alternating pairs of ${plan.windowS} s windows; ratios of all windows' totals (and the range of the pairs). ` +
       `CPU per request: the app process's user + system time over its windows ÷ the 2xx answers. ` +
-      `Fixed rate: ${count(rate)} req/s (${FIXED_RATE_SHARE * 100} % of the floor's capacity), ${plan.fixedPairs} alternating pairs of ${plan.fixedS} s; p99 added = median of the pairs' differences.`,
+      `Fixed rate: ${count(rate)} req/s (${FIXED_RATE_SHARE * 100} % of the floor's capacity), ${plan.fixedPairs} alternating pairs of ${plan.fixedS} s on fresh processes; p99 added = median of the pairs' differences.`,
     '',
     ...table(
       [
@@ -436,7 +434,7 @@ export async function runRequestCost(
     });
     markdown.push(
       '',
-      `The outside check, run right after these windows (its own redis-server, \`npm run example\`, a minimal floor, autocannon, ${plan.pairs} pairs of ${plan.windowS} s): example ÷ floor ${theirs}; this bench: ${ours}. One pair's ratio can be off by the width of its range; the figure compares the ratios of all windows' totals.`,
+      `The outside check, run right after these windows (its own redis-server, \`npm run example\` and apps/floor.js started afresh every pair, autocannon's command line, ${plan.pairs} pairs of ${plan.windowS} s): example ÷ floor ${theirs}; this bench: ${ours}. One pair's ratio can be off by the width of its range; the figure compares the ratios of all windows' totals.`,
     );
   }
   return { figures, markdown };
