@@ -158,8 +158,7 @@ interface OutsideCheck {
  * its own way.
  */
 async function outsideCheck(
-  pairs: number,
-  seconds: number,
+  plan: { pairs: number; windowS: number; warmUpS: number },
   client: ClientChoice,
 ): Promise<OutsideCheck | string> {
   if (process.platform !== 'linux') return 'not run (it reads /proc)';
@@ -171,8 +170,9 @@ async function outsideCheck(
       {
         env: {
           ...process.env,
-          PAIRS: String(pairs),
-          DUR: String(seconds),
+          PAIRS: String(plan.pairs),
+          DUR: String(plan.windowS),
+          WARM: String(plan.warmUpS),
           CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
         },
         timeout: 600_000,
@@ -317,7 +317,7 @@ export async function runRequestCost(
   if (variants.includes('example')) {
     // Right after the bench's windows, in processes of its own.
     ctx.log(`request-cost (${client}): the outside check (bench/outside-check/run.sh)`);
-    outside = await outsideCheck(plan.pairs, plan.windowS, client);
+    outside = await outsideCheck(plan, client);
   }
   const floorRps = median(saturated.get('floor')!.map((w) => w.result.rps));
   const rate = Math.max(50, Math.floor((floorRps * FIXED_RATE_SHARE) / 10) * 10);
