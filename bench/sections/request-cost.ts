@@ -4,7 +4,6 @@
 // of the harness in it (the CPU probe answers one IPC message per window), autocannon in a process
 // of its own as the load generator, one logged-in session, windows of the variants alternating.
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cannon, type CannonResult } from '../lib/autocannon';
 import { startApp, type AppProcess } from '../lib/app-process';
@@ -131,19 +130,6 @@ const VARIANTS: readonly Variant[] = [
   'example',
 ];
 
-/**
- * Whether the example can be told which client to use (REDIS_CLIENT, DESIGN.md section 10): an
- * example that does not read it would run on ioredis under a node-redis heading.
- */
-const exampleTakesClient = (): boolean =>
-  readdirSync(join(__dirname, '..', '..', 'example-app')).some(
-    (file) =>
-      file.endsWith('.ts') &&
-      readFileSync(join(__dirname, '..', '..', 'example-app', file), 'utf8').includes(
-        'REDIS_CLIENT',
-      ),
-  );
-
 /** The outside check's example ÷ floor: the ratios of its totals, and the range of its pairs'. */
 interface OutsideCheck {
   rps: number;
@@ -247,25 +233,7 @@ export async function runRequestCost(
   const plan = ctx.quick
     ? { warmUpS: 1, windowS: 2, pairs: 2, fixedS: 2, fixedPairs: 1 }
     : { warmUpS: 2, windowS: 4, pairs: 10, fixedS: 4, fixedPairs: 3 };
-  /** Variants that cannot run on this client, and why. */
-  const notRun: string[] = [];
-  const variants: Variant[] = [];
-  // Which variants start here at all, one at a time so that a failure names its variant.
-  for (const variant of VARIANTS) {
-    if (variant === 'example' && client !== 'ioredis' && !exampleTakesClient()) {
-      notRun.push('example (it does not read REDIS_CLIENT yet)');
-      continue;
-    }
-    try {
-      await (await startVariant(ctx, variant, client)).stop();
-      variants.push(variant);
-    } catch (error) {
-      if (variant === 'floor') throw error;
-      notRun.push(
-        `${variant} (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`,
-      );
-    }
-  }
+  const variants = VARIANTS;
   const load = async (
     variant: Variant,
     { app, cookie }: Running,
@@ -413,7 +381,6 @@ export async function runRequestCost(
       ],
       rows,
     ),
-    ...(notRun.length === 0 ? [] : ['', `Not run on ${client}: ${notRun.join('; ')}.`]),
   ];
   if (outside !== undefined && example !== undefined) {
     const agree =
