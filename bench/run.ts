@@ -5,8 +5,8 @@
 //   node -r esbuild-register bench/run.ts [section …] [--client=ioredis|node-redis|both]
 //
 // Named sections are printed instead of written; BENCH_QUICK=1 shortens every window (to try the
-// harness, not to record). --client picks the Redis client of the sections that take one
-// (request-cost; the others run on ioredis until the package's node-redis support lands).
+// harness, not to record). --client picks the Redis client of request-cost; the sections that
+// load the harness app (apps/harness-app.ts) run on ioredis.
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';

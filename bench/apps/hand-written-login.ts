@@ -1,7 +1,10 @@
-// The comparison for the refresh storm: the pattern most apps write by hand. Tokens live in
-// req.session; each request that finds its access token near expiry refreshes it inline.
+// Logins written by hand, the references the bench compares the package with: the pattern most apps
+// write (tokens in req.session, refreshed inline by the request that finds them near expiry), and
+// an entry that does the package's two core jobs by hand (the code claimed once, tokens server-side).
+import { hash } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import type { Session, SessionData } from 'express-session';
+import type { Redis } from 'ioredis';
 
 /** What the hand-written pattern keeps in the session. */
 export interface NaiveTokens {
@@ -38,18 +41,10 @@ interface TokenAnswer {
   error?: string;
 }
 
-/**
- * The callback and the middleware of the hand-written pattern. What it does is what a typical app
- * does, on purpose: no lock, no single-flight, the whole session written back by express-session at
- * the end of the request, and on `invalid_grant` the tokens are dropped (the player must log in
- * again), since the refresh token is dead as far as this request can tell.
- */
-export function naiveSessionRefresh(settings: NaiveSettings): {
-  callback: RequestHandler;
-  middleware: RequestHandler;
-} {
+/** POSTs `parameters` with the client's credentials to the token endpoint; its JSON answer. */
+function tokenEndpointOf(settings: NaiveSettings) {
   const tokenEndpoint = `${settings.authUrl}/token`;
-  const postToken = async (parameters: Record<string, string>): Promise<TokenAnswer> => {
+  return async (parameters: Record<string, string>): Promise<TokenAnswer> => {
     const res = await fetch(tokenEndpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
@@ -61,12 +56,35 @@ export function naiveSessionRefresh(settings: NaiveSettings): {
     });
     return (await res.json()) as TokenAnswer;
   };
-  const tokensOf = (answer: TokenAnswer, previous?: NaiveTokens): NaiveTokens => ({
-    accessToken: answer.access_token!,
-    refreshToken: answer.refresh_token ?? previous!.refreshToken,
-    expiresAt: Date.now() + Number(answer.expires_in) * 1000,
-    openId: answer.open_id ?? previous!.openId,
-  });
+}
+
+const tokensOf = (answer: TokenAnswer, previous?: NaiveTokens): NaiveTokens => ({
+  accessToken: answer.access_token!,
+  refreshToken: answer.refresh_token ?? previous!.refreshToken,
+  expiresAt: Date.now() + Number(answer.expires_in) * 1000,
+  openId: answer.open_id ?? previous!.openId,
+});
+
+const regenerate = (req: Request): Promise<void> =>
+  new Promise((resolve, reject) =>
+    req.session.regenerate((err: unknown) => (err ? reject(err) : resolve())),
+  );
+const save = (req: Request): Promise<void> =>
+  new Promise((resolve, reject) =>
+    req.session.save((err: unknown) => (err ? reject(err) : resolve())),
+  );
+
+/**
+ * The callback and the middleware of the hand-written pattern. What it does is what a typical app
+ * does, on purpose: no lock, no single-flight, the whole session written back by express-session at
+ * the end of the request, and on `invalid_grant` the tokens are dropped (the player must log in
+ * again), since the refresh token is dead as far as this request can tell.
+ */
+export function naiveSessionRefresh(settings: NaiveSettings): {
+  callback: RequestHandler;
+  middleware: RequestHandler;
+} {
+  const postToken = tokenEndpointOf(settings);
 
   const callback: RequestHandler = async (req, res, next) => {
     try {
@@ -79,13 +97,9 @@ export function naiveSessionRefresh(settings: NaiveSettings): {
         res.status(400).json({ error: answer.error });
         return;
       }
-      await new Promise<void>((resolve, reject) =>
-        req.session.regenerate((err: unknown) => (err ? reject(err) : resolve())),
-      );
+      await regenerate(req);
       (req.session as NaiveSession).tokens = tokensOf(answer);
-      await new Promise<void>((resolve, reject) =>
-        req.session.save((err: unknown) => (err ? reject(err) : resolve())),
-      );
+      await save(req);
       res.redirect(303, '/');
     } catch (error) {
       next(error);
@@ -126,4 +140,47 @@ export function naiveSessionRefresh(settings: NaiveSettings): {
   };
 
   return { callback, middleware };
+}
+
+/**
+ * The entry of a hand-written login that does the package's two core jobs and nothing more: the
+ * code is claimed once across processes (`SET NX`, so a replay never reaches the platform) and the
+ * tokens are kept server-side in Redis under the new session's id, the session holding only the
+ * player's openId. Four Redis commands, as the package's entry: the claim, the regenerate's DEL,
+ * the tokens' SET and the session's SET. None of the package's other checks (the platform's
+ * origin, the address's failure window, the platform's hold, the answer's validation, the login
+ * generation, events).
+ */
+export function serverSideCallback(
+  settings: NaiveSettings & { redis: Redis; prefix: string; tokenTtlMs: number },
+): RequestHandler {
+  const postToken = tokenEndpointOf(settings);
+  const { redis, prefix, tokenTtlMs } = settings;
+  return async (req, res, next) => {
+    try {
+      const code = String(req.query.code);
+      const claimKey = `${prefix}code:${hash('sha256', code, 'base64url')}`;
+      if ((await redis.set(claimKey, '1', 'PX', 600_000, 'NX')) === null) {
+        res.status(409).json({ error: 'code_already_used' });
+        return;
+      }
+      const answer = await postToken({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: settings.redirectUri,
+      });
+      if (answer.error !== undefined) {
+        res.status(400).json({ error: answer.error });
+        return;
+      }
+      await regenerate(req);
+      const tokens = tokensOf(answer);
+      await redis.set(`${prefix}tokens:${req.sessionID}`, JSON.stringify(tokens), 'PX', tokenTtlMs);
+      (req.session as NaiveSession & { openId?: string }).openId = tokens.openId;
+      await save(req);
+      res.redirect(303, '/');
+    } catch (error) {
+      next(error);
+    }
+  };
 }

@@ -1,10 +1,12 @@
 // The app process the refresh-storm, entry, faults and invalidation sections load, started by
 // bench/lib/processes.ts. BENCH_APP picks what sits in front of /api: `baseline` (express +
-// express-session + connect-redis only), `package` (this package on RedisTokenStore) or `naive`
-// (tokens in req.session, apps/hand-written-login.ts). Also read: REDIS_URL, SIM_URL, KEY_PREFIX,
-// BENCH_LOGIN_OPTIONS, BENCH_STORE_CACHE, BENCH_SESSION_STORE, BENCH_TRACE, BENCH_TIME_401. Prints "listening <port>"
-// when ready; SIGTERM ends it. /bench/refresh-durations and /bench/times-401 report what the
-// process saw. (The request-cost section runs apps/serve.ts instead: nothing of this harness in it.)
+// express-session + connect-redis only), `package` (this package on RedisTokenStore), `naive`
+// (tokens in req.session, apps/hand-written-login.ts) or `server-side` (the entry only: a
+// hand-written callback that claims the code once and keeps the tokens in Redis). Also read:
+// REDIS_URL, SIM_URL, KEY_PREFIX, BENCH_LOGIN_OPTIONS, BENCH_STORE_CACHE, BENCH_SESSION_STORE,
+// BENCH_TRACE, BENCH_TIME_401. Prints "listening <port>" when ready; SIGTERM ends it.
+// /bench/refresh-durations and /bench/times-401 report what the process saw. (The request-cost
+// section runs apps/serve.ts instead: nothing of this harness in it.)
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import express, { type Express } from 'express';
@@ -12,7 +14,7 @@ import session from 'express-session';
 import { RedisStore } from 'connect-redis8';
 import { Redis } from 'ioredis';
 import { platformLogin, RedisSessionStore, RedisTokenStore } from '../../lib';
-import { naiveAccessToken, naiveSessionRefresh } from './hand-written-login';
+import { naiveAccessToken, naiveSessionRefresh, serverSideCallback } from './hand-written-login';
 import { BENCH_CLIENT, BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from '../lib/settings';
 
 const kind = process.env.BENCH_APP;
@@ -172,8 +174,22 @@ if (kind === 'baseline') {
   app.get('/api/token', (req, res) => {
     res.json({ accessToken: naiveAccessToken(req) });
   });
+} else if (kind === 'server-side') {
+  // The entry only (section "entry"): a hand-written callback doing the package's core jobs.
+  app.get(
+    '/platform/callback',
+    serverSideCallback({
+      authUrl: simUrl,
+      ...BENCH_CLIENT,
+      redirectUri: BENCH_REDIRECT_URI,
+      refreshSkewMs: 60_000,
+      redis,
+      prefix: `${prefix}h:`,
+      tokenTtlMs: 86_400_000,
+    }),
+  );
 } else {
-  throw new TypeError('BENCH_APP must be "baseline", "package" or "naive".');
+  throw new TypeError('BENCH_APP must be "baseline", "package", "naive" or "server-side".');
 }
 
 async function listen(): Promise<Server> {

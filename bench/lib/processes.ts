@@ -4,8 +4,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
-/** Which app a process runs; see bench-app.ts. */
-export type BenchAppKind = 'baseline' | 'package' | 'naive';
+/** Which app a process runs; see apps/harness-app.ts. */
+export type BenchAppKind = 'baseline' | 'package' | 'naive' | 'server-side';
 
 /** A running app process. */
 export interface BenchApp {
@@ -18,7 +18,7 @@ const APP_FILE = join(__dirname, '..', 'apps', 'harness-app.ts');
 /** The package runs from its build (dist/), as `npm install` gives it (built-package.ts). */
 const BUILT_PACKAGE = join(__dirname, 'built-package.ts');
 const START_TIMEOUT_MS = 60_000;
-/** What an app process is told through its environment (see bench-app.ts). */
+/** What an app process is told through its environment (see apps/harness-app.ts). */
 export interface BenchAppEnv {
   REDIS_URL: string;
   SIM_URL: string;
