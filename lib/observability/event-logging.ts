@@ -55,14 +55,18 @@ export function observeEvents(
     metrics.codeReplays.add(1, LABELS.codeReplay.get(e.sameBrowser));
     const fields = { event: 'codeReplay', ...e };
     if (e.sameBrowser) logger.debug(fields, 'entry repeated by the same browser');
-    else logger.warn(fields, 'a used entry code was presented by another browser');
+    // A code is claimed before the platform sees it, so this also covers a code the platform
+    // refused the first time: "presented before", not "used".
+    else logger.warn(fields, 'an entry code presented before came again from another browser');
   });
   events.on('identitySwitch', (e) =>
     logger.info({ event: 'identitySwitch', ...e }, 'a browser switched players'),
   );
   events.on('logout', (e) => {
     metrics.logouts.add(1);
-    logger.info({ event: 'logout', ...e }, 'player logged out');
+    const message =
+      e.openId === undefined ? 'a session without a login was logged out' : 'player logged out';
+    logger.info({ event: 'logout', ...e }, message);
   });
   events.on('playerLoggedOut', (e) =>
     logger.info({ event: 'playerLoggedOut', ...e }, 'player logged out everywhere'),

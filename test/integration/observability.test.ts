@@ -293,6 +293,37 @@ describe('the logger option', () => {
     }
   });
 
+  test('a logout line names the player, or says the session held no login', async () => {
+    const { logger, lines } = recordingLogger();
+    const { app } = createTestApp({ sim, login: { store: new MemoryTokenStore(), logger } });
+    const { agent } = await enter(app, sim, 'player-ada');
+    await agent.post('/logout').expect(204);
+    // The same browser again: its session is gone, so there is no player to name.
+    await agent.post('/logout').expect(204);
+    expect(
+      lines
+        .filter((line) => line.fields.event === 'logout')
+        .map((line) => [line.fields.openId, line.message]),
+    ).toEqual([
+      ['player-ada', 'player logged out'],
+      [undefined, 'a session without a login was logged out'],
+    ]);
+  });
+
+  test('a code presented again by another browser is a warning that does not say "used"', async () => {
+    const { logger, lines } = recordingLogger();
+    const { app } = createTestApp({ sim, login: { store: new MemoryTokenStore(), logger } });
+    const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+    await request(app).get(`/platform/callback?code=${code}`).expect(303);
+    await request(app).get(`/platform/callback?code=${code}`).expect(400);
+    const replay = lines.find((line) => line.fields.event === 'codeReplay');
+    expect(replay).toMatchObject({
+      level: 'warn',
+      message: 'an entry code presented before came again from another browser',
+      fields: { sameBrowser: false },
+    });
+  });
+
   test('a logger without the four methods is refused by name', () => {
     expect(() => createTestApp({ sim, login: { logger: console.log as never } })).toThrow(/logger/);
   });
