@@ -388,6 +388,25 @@ describe.each(variants)('a new game on $name', ({ installLines, code }) => {
     }
   }, 40_000);
 
+  test('with NODE_ENV=production a weak SESSION_SECRET stops it at start (checkSetup), never "Game on"', async () => {
+    const weak = startQuickStart(folder, { ...env(), NODE_ENV: 'production', SESSION_SECRET: 'x' });
+    try {
+      let timer: NodeJS.Timeout | undefined;
+      const status = await Promise.race([
+        weak.exited,
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve('still running after 30 s'), 30_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      expect(status).toBe(1);
+      expect(weak.output()).toContain('An express-session `secret` is weak');
+      expect(weak.output()).not.toContain('Game on');
+    } finally {
+      await stop(weak);
+    }
+  }, 40_000);
+
   test('the platform unreachable: /api/profile fails with a 5xx and the game keeps running', async () => {
     const entered = await fetch(
       sim.enterUrl({ openId: 'player-ada', redirectUri: `${url}/platform/callback` }),
