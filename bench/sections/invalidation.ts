@@ -405,11 +405,15 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
   const wakeTrials = ctx.quick ? 20 : 200;
   ctx.log(`invalidation: ${wakeTrials} trials of a refresh waiter, woken vs polling`);
   const wake = await waiterWake(ctx, wakeTrials);
+  // The 200s served from memory after Redis ran the DEL, before its message reached the process:
+  // the figure's p99 bounds how long that lasts.
+  const stale = (layout: { staleAnswers: number }): string =>
+    `${count(layout.staleAnswers)} stale 200s (served from memory after the DEL, before Redis's message arrived)`;
   const figures: Figure[] = [
     {
       name: 'invalidation: DEL by hand → first 401 in both of 2 processes (records from memory), p50 / p99',
       measured:
-        `${msFine(memory.untilBoth.p50)} / ${msFine(memory.untilBoth.p99)} ms over ${count(trials)} trials ` +
+        `${msFine(memory.untilBoth.p50)} / ${msFine(memory.untilBoth.p99)} ms over ${count(trials)} trials, ${stale(memory)} ` +
         `(reading Redis each time: ${msFine(redis.untilBoth.p50)} / ${msFine(redis.untilBoth.p99)} ms; ` +
         `the session stack alone, its session deleted: ${msFine(baseline.untilBoth.p50)} / ${msFine(baseline.untilBoth.p99)} ms)`,
       target: `p99 ≤ ${GOAL_P99_MS} ms`,
@@ -417,7 +421,7 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
     },
     {
       name: 'invalidation: DEL of a session key → first 401 in both of 2 processes (RedisSessionStore, sessions from memory), p50 / p99',
-      measured: `${msFine(sessions.untilBoth.p50)} / ${msFine(sessions.untilBoth.p99)} ms over ${count(trials)} trials (connect-redis: ${msFine(baseline.untilBoth.p50)} / ${msFine(baseline.untilBoth.p99)} ms)`,
+      measured: `${msFine(sessions.untilBoth.p50)} / ${msFine(sessions.untilBoth.p99)} ms over ${count(trials)} trials, ${stale(sessions)} (connect-redis: ${msFine(baseline.untilBoth.p50)} / ${msFine(baseline.untilBoth.p99)} ms)`,
       target: `p99 ≤ ${GOAL_P99_MS} ms`,
       met: sessions.untilBoth.p99 <= GOAL_P99_MS,
     },

@@ -361,7 +361,6 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
     "Where the package's added latency comes from: one request per session (in one process) holds the Redis lock and calls the platform; " +
       "the others, in every process, wait for the new record. RedisTokenStore wakes them when Redis reports the record's (or the lock's) key changed " +
       "(`waitForChange`, server-assisted client-side caching, docs/caching.md) instead of polling every 25–75 ms, so a waiter pays the platform's latency and one Redis read, not a poll interval. " +
-      'Before that change the same storm added +157 ms p50 / +294 ms p99 (bench/RESULTS.md of commit b4b5500). ' +
       `The platform's own latency in these storms is not the simulator's idle few milliseconds: it answers from the driver process while 1,000 requests load both cores. ` +
       `Each app reports the \`durationMs\` of its \`refresh\` events (from sending the token request to the new record written): p50 ${ms(platformLatency.p50)}, p90 ${ms(platformLatency.p90)}, p99 ${ms(platformLatency.p99)} ms over ${count(platformLatency.count)} refreshes. ` +
       'The target counts as met when the added p50 is within 25 % of that p50: what a request pays beyond the platform call is then the lock, a Redis read and the wake-up.',
