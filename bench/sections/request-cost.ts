@@ -49,7 +49,13 @@ async function enterExample(app: AppProcess): Promise<string> {
     redirect: 'manual',
     headers: entryHeaders({ url: lobby }),
   });
-  if (answer.status !== 303) throw new Error(`example entry answered ${answer.status}`);
+  if (answer.status !== 303) {
+    // The package's error answer (its code, a Retry-After), never a secret: what went wrong.
+    const retryAfter = answer.headers.get('retry-after');
+    throw new Error(
+      `example entry answered ${answer.status} ${await answer.text()}${retryAfter === null ? '' : ` (Retry-After: ${retryAfter})`}`,
+    );
+  }
   return sessionCookieOf(answer.headers.getSetCookie());
 }
 
@@ -70,7 +76,7 @@ async function enterBenchApp(
       )}`;
   const answer = await fetch(url, { redirect: 'manual', headers: entryHeaders(ctx.sim) });
   if (answer.status !== (hasCallback ? 303 : 200)) {
-    throw new Error(`${variant} login answered ${answer.status}`);
+    throw new Error(`${variant} login answered ${answer.status} ${await answer.text()}`);
   }
   return sessionCookieOf(answer.headers.getSetCookie());
 }
