@@ -110,7 +110,9 @@ async function main(): Promise<void> {
     ...machine,
     `- Load average at the end: ${loadavg()
       .map((value) => value.toFixed(2))
-      .join(' / ')} (above the core count means something else ran beside the benchmark)`,
+      .join(
+        ' / ',
+      )} (includes the bench's own load; the figure at start is the one that says whether something else ran)`,
     '',
     '## Figures beside their targets',
     '',
