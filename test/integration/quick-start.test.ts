@@ -215,6 +215,19 @@ async function stop(started: Started | undefined): Promise<void> {
   clearTimeout(timer);
 }
 
+/** How `started` exited, or 'still running after …' when it has not within `ms`. */
+async function exitStatusWithin(started: Started, ms: number): Promise<number | null | string> {
+  let timer: NodeJS.Timeout | undefined;
+  const status = await Promise.race([
+    started.exited,
+    new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`still running after ${ms / 1000} s`), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return status;
+}
+
 async function waitForOutput(started: Started, pattern: RegExp, ms: number): Promise<string> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -371,15 +384,7 @@ describe.each(variants)('a new game on $name', ({ installLines, code }) => {
   test('a second copy on the same port says the port is taken and exits, never "Game on"', async () => {
     const second = startQuickStart(folder, env());
     try {
-      let timer: NodeJS.Timeout | undefined;
-      const status = await Promise.race([
-        second.exited,
-        new Promise((resolve) => {
-          timer = setTimeout(() => resolve('still running after 30 s'), 30_000);
-        }),
-      ]);
-      clearTimeout(timer);
-      expect(status).toBe(1);
+      expect(await exitStatusWithin(second, 30_000)).toBe(1);
       expect(second.output()).toContain(`Cannot listen on port ${port}`);
       expect(second.output()).toContain('EADDRINUSE');
       expect(second.output()).not.toContain('Game on');
@@ -391,15 +396,7 @@ describe.each(variants)('a new game on $name', ({ installLines, code }) => {
   test('with NODE_ENV=production a weak SESSION_SECRET stops it at start (checkSetup), never "Game on"', async () => {
     const weak = startQuickStart(folder, { ...env(), NODE_ENV: 'production', SESSION_SECRET: 'x' });
     try {
-      let timer: NodeJS.Timeout | undefined;
-      const status = await Promise.race([
-        weak.exited,
-        new Promise((resolve) => {
-          timer = setTimeout(() => resolve('still running after 30 s'), 30_000);
-        }),
-      ]);
-      clearTimeout(timer);
-      expect(status).toBe(1);
+      expect(await exitStatusWithin(weak, 30_000)).toBe(1);
       expect(weak.output()).toContain('An express-session `secret` is weak');
       expect(weak.output()).not.toContain('Game on');
     } finally {
