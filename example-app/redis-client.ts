@@ -1,6 +1,7 @@
 // The example's Redis client, node-redis or ioredis (REDIS_CLIENT), set up so that a stalled or
 // absent Redis fails a request within about 2 s (503 store_unavailable) instead of hanging it, and
 // reconnects by itself. One client serves the session store and the token store.
+import type { EventEmitter } from 'node:events';
 import { createClient } from 'redis';
 import { Redis } from 'ioredis';
 import type { RedisClientKind } from './config';
@@ -12,6 +13,8 @@ import type { RedisClientKind } from './config';
  * store's own.)
  */
 export const COMMAND_TIMEOUT_MS = 1000;
+/** How long a connection attempt may take; also how long a start waits for the first one. */
+export const CONNECT_TIMEOUT_MS = 2000;
 /** Reconnect forever, at most a second apart, so the app recovers when Redis returns. */
 const reconnectDelayMs = (attempt: number): number => Math.min(attempt * 100, 1000);
 
@@ -21,7 +24,7 @@ function createNodeRedisClient(url: string) {
     url,
     // While disconnected, a command fails at once instead of waiting in a queue for the reconnect.
     disableOfflineQueue: true,
-    socket: { connectTimeout: 2000, reconnectStrategy: reconnectDelayMs },
+    socket: { connectTimeout: CONNECT_TIMEOUT_MS, reconnectStrategy: reconnectDelayMs },
   });
 }
 
@@ -35,7 +38,7 @@ export function createRedisClient(url: string): Redis {
     commandTimeout: COMMAND_TIMEOUT_MS,
     // While disconnected, a queued command fails after one reconnect attempt instead of twenty.
     maxRetriesPerRequest: 1,
-    connectTimeout: 2000,
+    connectTimeout: CONNECT_TIMEOUT_MS,
     retryStrategy: reconnectDelayMs,
   });
 }
@@ -46,11 +49,13 @@ export type ExampleRedis = (
 ) & {
   /** True once the client has connected (until it is closed): /healthz says 503 before. */
   isReady(): boolean;
+  /** Resolves true once the client is ready, false if `timeoutMs` passes first. */
+  whenReady(timeoutMs: number): Promise<boolean>;
   /** Quits (waiting for the replies in flight), or drops the connection when it is not up. */
   close(): Promise<void>;
 };
 
-/** The client REDIS_CLIENT names, connecting to `url`; the example starts without waiting for it. */
+/** The client REDIS_CLIENT names, connecting to `url` (whenReady() tells when it has). */
 export function connectExampleRedis(kind: RedisClientKind, url: string): ExampleRedis {
   let ready = false;
   if (kind === 'ioredis') {
@@ -63,6 +68,7 @@ export function connectExampleRedis(kind: RedisClientKind, url: string): Example
       kind,
       client,
       isReady: () => ready,
+      whenReady: (timeoutMs) => readyWithin(client, () => ready, timeoutMs),
       close: async () => {
         await client.quit().catch(() => client.disconnect());
       },
@@ -79,9 +85,29 @@ export function connectExampleRedis(kind: RedisClientKind, url: string): Example
     kind,
     client,
     isReady: () => ready,
+    whenReady: (timeoutMs) => readyWithin(client, () => ready, timeoutMs),
     close: async () => {
       if (client.isReady) await client.close().catch(() => client.destroy());
       else if (client.isOpen) client.destroy();
     },
   };
+}
+
+/** Both clients emit `ready` once connected (and again after each reconnect). */
+function readyWithin(
+  client: Pick<EventEmitter, 'once' | 'off'>,
+  isReady: () => boolean,
+  timeoutMs: number,
+): Promise<boolean> {
+  if (isReady()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const settle = (ready: boolean): void => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      resolve(ready);
+    };
+    const onReady = (): void => settle(true);
+    const timer = setTimeout(() => settle(false), timeoutMs);
+    client.once('ready', onReady);
+  });
 }

@@ -17,7 +17,12 @@ import { startSimulator, type PlatformSimulator } from 'express-platform-login/s
 import { createExampleApp, SESSION_MIDDLEWARE } from './app';
 import { attachGameSocket } from './game-socket';
 import type { ExampleConfig } from './config';
-import { COMMAND_TIMEOUT_MS, connectExampleRedis, type ExampleRedis } from './redis-client';
+import {
+  COMMAND_TIMEOUT_MS,
+  CONNECT_TIMEOUT_MS,
+  connectExampleRedis,
+  type ExampleRedis,
+} from './redis-client';
 import { createExampleMetrics } from './metrics';
 
 /** The example, running. */
@@ -72,8 +77,10 @@ interface Opened {
 }
 
 /**
- * Starts the example game backend; resolves once it listens. A failed start (a store refusing its
- * client, say) closes what it had opened, so it leaves no port, connection or timer behind.
+ * Starts the example game backend; resolves once it listens and its Redis client has connected (or
+ * failed to for CONNECT_TIMEOUT_MS: it then starts and keeps trying). A failed start (a store
+ * refusing its client, say) closes what it had opened, so it leaves no port, connection or timer
+ * behind.
  */
 export async function startExample(config: ExampleConfig): Promise<RunningExample> {
   const opened: Opened = {};
@@ -171,6 +178,15 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
   server.on('request', (_req, res) => {
     res.on('finish', () => closing && server.closeIdleConnections());
   });
+
+  // Started means ready: on node-redis (no offline queue) a request before the first connection
+  // would answer 503. Redis still down after a connection attempt's time: start anyway, /healthz
+  // saying 503 until it answers, as it does after any disconnection.
+  if (redis && !(await redis.whenReady(CONNECT_TIMEOUT_MS))) {
+    console.warn(
+      '[example-app] Redis is not answering yet: /healthz and requests that need Redis answer 503 until it does (the client keeps reconnecting).',
+    );
+  }
 
   return {
     url: `http://${new URL(redirectUri).hostname}:${port}/`,

@@ -430,6 +430,52 @@ describe.each(REDIS_CLIENTS)(
   },
 );
 
+describe.each(REDIS_CLIENTS)('starting, REDIS_CLIENT=%s', (redisClient) => {
+  let warn: jest.SpyInstance;
+  beforeEach(() => {
+    warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+  });
+  afterEach(() => warn.mockRestore());
+
+  test('started while its Redis is frozen, it is started only once Redis answers: then ready at once, and the first entry lands', async () => {
+    const server = await startRedisServer();
+    server.pause();
+    let started = false;
+    const starting = startExample(
+      readConfig({ PORT: '0', REDIS_URL: server.url, REDIS_CLIENT: redisClient }),
+    ).then((running) => {
+      started = true;
+      return running;
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(started).toBe(false);
+      server.resume();
+      const example = await starting;
+      expect((await fetch(new URL('/healthz', example.url))).status).toBe(200);
+      await enterFrom(example.simulator!, example, new Browser());
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      server.resume();
+      await (await starting).close();
+      await server.stop();
+    }
+  });
+
+  test('with no Redis at its URL it still starts, says so, and answers /healthz 503', async () => {
+    const port = await freePort();
+    const example = await startExample(
+      readConfig({ PORT: '0', REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_CLIENT: redisClient }),
+    );
+    try {
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('Redis is not answering yet'));
+      expect((await fetch(new URL('/healthz', example.url))).status).toBe(503);
+    } finally {
+      await example.close();
+    }
+  });
+});
+
 describe('/metrics', () => {
   test('lists the package families before the first request (counters at 0), `…_seconds` histograms after an entry, the service named, no secrets', async () => {
     const example = await startExample(readConfig({ PORT: '0' }));
