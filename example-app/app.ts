@@ -37,6 +37,12 @@ async function nicknameOf(req: express.Request): Promise<string | undefined> {
   }
 }
 
+/** For answers that are one player's, or true only now. */
+const noStore: express.RequestHandler = (_req, res, next) => {
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+};
+
 /** The example's Express app: health check, game page, callback, API and logout. */
 export function createExampleApp(parts: ExampleAppParts): Express {
   const { login } = parts;
@@ -50,9 +56,8 @@ export function createExampleApp(parts: ExampleAppParts): Express {
     else res.status(503).json({ error: 'starting' });
   });
   // Readiness (for a load balancer): 503 with the reason while the token store does not answer.
-  app.get('/readyz', async (_req, res) => {
+  app.get('/readyz', noStore, async (_req, res) => {
     const report = await parts.login.ready();
-    res.setHeader('Cache-Control', 'no-store');
     if (report.ready) res.json(report);
     else res.status(503).json({ error: 'store_unavailable', ...report });
   });
@@ -87,13 +92,12 @@ export function createExampleApp(parts: ExampleAppParts): Express {
 
   app.use('/platform/callback', login.callback);
 
-  app.get('/', login.middleware({ optional: true }), async (req, res) => {
-    res.setHeader('Cache-Control', 'no-store');
+  app.get('/', noStore, login.middleware({ optional: true }), async (req, res) => {
     if (!req.hasPlatformLogin) return void res.type('html').send(visitorPage(parts.lobbyUrl));
     res.type('html').send(playerPage(req.platformUser, await nicknameOf(req)));
   });
 
-  app.use('/api', login.middleware());
+  app.use('/api', noStore, login.middleware());
   app.get('/api/me', (req, res) => {
     const { openId, unionId, scope } = req.platformUser;
     // Always the same three keys: a player without a unionid gets null.

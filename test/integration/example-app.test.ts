@@ -174,6 +174,8 @@ describe('with no environment: embedded simulator, memory stores', () => {
     const me = await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT });
     expect(me.status).toBe(200);
     expect(await json(me)).toStrictEqual(ADA);
+    // A player's answers are never kept by a cache between the game and the browser.
+    expect(me.headers.get('cache-control')).toBe('no-store');
 
     // What the open API says when asked directly with the player's token.
     const record = (await storedRecord(example.login.store, browser.sessionId())) as TokenRecord;
@@ -186,6 +188,7 @@ describe('with no environment: embedded simulator, memory stores', () => {
     const profile = await browser.fetch(url('/api/profile'), { headers: JSON_ACCEPT });
     expect(profile.status).toBe(200);
     expect(await json(profile)).toStrictEqual(userinfo);
+    expect(profile.headers.get('cache-control')).toBe('no-store');
     expect(sim.calls.userinfo).toBe(1);
     expect(html).not.toContain(record.accessToken);
     expect(html).not.toContain(record.refreshToken);
