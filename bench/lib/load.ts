@@ -112,13 +112,11 @@ export async function closedLoop(options: {
  * counts each latency from the moment the request was due, so queueing in the server or the
  * agent shows up in the figure instead of silently lowering the rate.
  */
-async function fixedRate(options: {
+export async function fixedRate(options: {
   agent: Agent;
   rate: number;
   durationMs: number;
   next: (index: number) => Target;
-  /** Told of each answer (the request's index, its latency from when it was due, the status). */
-  onAnswer?: (index: number, latencyMs: number, status: number) => void;
 }): Promise<LoadResult> {
   const latencies: number[] = [];
   const statuses = new Map<number, number>();
@@ -131,13 +129,10 @@ async function fixedRate(options: {
     const now = performance.now();
     while (sent < total && startedAt + sent * intervalMs <= now) {
       const dueAt = startedAt + sent * intervalMs;
-      const index = sent;
       pending.push(
-        send(options.agent, options.next(index)).then((answer) => {
-          const latencyMs = performance.now() - dueAt;
-          latencies.push(latencyMs);
+        send(options.agent, options.next(sent)).then((answer) => {
+          latencies.push(performance.now() - dueAt);
           tally(statuses, answer.status);
-          options.onAnswer?.(index, latencyMs, answer.status);
         }),
       );
       sent += 1;
@@ -147,39 +142,6 @@ async function fixedRate(options: {
   }
   await Promise.all(pending);
   return result(latencies, statuses, startedAt);
-}
-
-/**
- * {@link fixedRate} for several apps at once: `rate` requests per second to each, interleaved in
- * one schedule (one to each in turn), so that whatever slows the machine for a moment slows every
- * app's requests alike and a latency difference between them is theirs.
- */
-export async function fixedRateInterleaved<K extends string>(options: {
-  agent: Agent;
-  rate: number;
-  durationMs: number;
-  next: Record<K, (index: number) => Target>;
-}): Promise<Record<K, LoadResult>> {
-  const keys = Object.keys(options.next) as K[];
-  const latencies = new Map<K, number[]>(keys.map((key) => [key, []]));
-  const statuses = new Map<K, Map<number, number>>(keys.map((key) => [key, new Map()]));
-  const both = await fixedRate({
-    agent: options.agent,
-    rate: options.rate * keys.length,
-    durationMs: options.durationMs,
-    next: (index) => options.next[keys[index % keys.length]!](Math.floor(index / keys.length)),
-    onAnswer: (index, latencyMs, status) => {
-      const key = keys[index % keys.length]!;
-      latencies.get(key)!.push(latencyMs);
-      tally(statuses.get(key)!, status);
-    },
-  });
-  return Object.fromEntries(
-    keys.map((key) => [
-      key,
-      result(latencies.get(key)!, statuses.get(key)!, performance.now() - both.elapsedMs),
-    ]),
-  ) as Record<K, LoadResult>;
 }
 
 /** Sends every target at once and resolves each answer (with its body), in target order. */

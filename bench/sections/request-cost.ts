@@ -2,14 +2,16 @@
 // example app, against the floor (express + express-session + connect-redis alone) on the same
 // Redis client. Built as an outside check would be: each app a process of its own with nothing
 // of the harness in it (the CPU probe answers one IPC message per window), autocannon in a process
-// of its own as the load generator, one logged-in session, windows of the variants alternating.
+// of its own as the load generator (at a fixed rate, the driver's evenly spaced open loop), one
+// logged-in session, windows of the variants alternating.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { cannon, type CannonResult } from '../lib/autocannon';
 import { startApp, type AppProcess } from '../lib/app-process';
 import { entryHeaders, sessionCookieOf } from '../lib/sessions';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
-import { count, median, ms, ratioFine } from '../lib/stats';
+import { count, median, ms, ratioFine, summarize } from '../lib/stats';
+import { fixedRate, keepAliveAgent, type Target } from '../lib/load';
 import { BENCH_SESSION_SECRET } from '../lib/settings';
 import type { ClientChoice } from '../apps/session-stack';
 
@@ -191,6 +193,31 @@ async function outsideCheck(
   });
 }
 
+/**
+ * `rate` requests a second, evenly spaced, each latency counted from when it was due (an open loop,
+ * bench/lib/load.ts). Not autocannon's -R: it lets each connection send its quota for the second
+ * back to back and then wait for the next second, and corrects for coordinated omission as if a
+ * request were due every millisecond, so its "fixed-rate" p99 is the time a burst takes to drain
+ * (14–29 ms at a quarter of the floor's capacity, above its saturated p99 of 7–10 ms).
+ */
+async function evenlySpaced(target: Target, rate: number, seconds: number): Promise<CannonResult> {
+  const agent = keepAliveAgent(CONNECTIONS);
+  try {
+    const run = await fixedRate({ agent, rate, durationMs: seconds * 1000, next: () => target });
+    const ok = run.statuses.get(200) ?? 0;
+    const { p50, p99 } = summarize(run.latencies);
+    return {
+      ok,
+      failed: run.latencies.length - ok,
+      rps: (ok / run.elapsedMs) * 1000,
+      p50Ms: p50,
+      p99Ms: p99,
+    };
+  } finally {
+    agent.destroy();
+  }
+}
+
 /** A variant's process of one generation and its logged-in session. */
 interface Running {
   app: AppProcess;
@@ -247,14 +274,15 @@ export async function runRequestCost(
     rate?: number,
   ): Promise<Window> => {
     const before = await app.cpuUs();
-    const result = await cannon({
+    const target = {
       port: app.port,
       path: '/api/me',
       headers: { cookie, accept: 'application/json' },
-      connections: CONNECTIONS,
-      seconds,
-      ...(rate === undefined ? {} : { rate }),
-    });
+    };
+    const result =
+      rate === undefined
+        ? await cannon({ ...target, connections: CONNECTIONS, seconds })
+        : await evenlySpaced(target, rate, seconds);
     const cpuUs = (await app.cpuUs()) - before;
     if (result.failed > 0) throw new Error(`${variant}: ${result.failed} answers were not 2xx`);
     return { result, cpuUsPerRequest: cpuUs / Math.max(1, result.ok) };
@@ -372,7 +400,7 @@ export async function runRequestCost(
     `Each app a process of its own, started afresh for every pair and warmed up for ${plan.warmUpS} s; autocannon (${CONNECTIONS} connections, one logged-in session) in a process of its own; ` +
       `${plan.pairs} alternating pairs of ${plan.windowS} s windows; ratios of all windows' totals (and the range of the pairs). ` +
       `CPU per request: the app process's user + system time over its windows ÷ the 2xx answers. ` +
-      `Fixed rate: ${count(rate)} req/s (${FIXED_RATE_SHARE * 100} % of the floor's capacity), ${plan.fixedPairs} alternating pairs of ${plan.fixedS} s on fresh processes; p99 added = median of the pairs' differences.`,
+      `Fixed rate: ${count(rate)} req/s (${FIXED_RATE_SHARE * 100} % of the floor's capacity) from the driver, evenly spaced, each latency from when its request was due; ${plan.fixedPairs} alternating pairs of ${plan.fixedS} s on fresh processes; p99 added = median of the pairs' differences.`,
     '',
     ...table(
       [
