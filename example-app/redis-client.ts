@@ -13,7 +13,7 @@ import type { RedisClientKind } from './config';
  * store's own.)
  */
 export const COMMAND_TIMEOUT_MS = 1000;
-/** How long a connection attempt may take; also how long a start waits for the first one. */
+/** How long a TCP connection may take to open; also how long a start waits for the first one. */
 export const CONNECT_TIMEOUT_MS = 2000;
 /** Reconnect forever, at most a second apart, so the app recovers when Redis returns. */
 const reconnectDelayMs = (attempt: number): number => Math.min(attempt * 100, 1000);

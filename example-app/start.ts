@@ -78,7 +78,7 @@ interface Opened {
 
 /**
  * Starts the example game backend; resolves once it listens and its Redis client has connected (or
- * failed to for CONNECT_TIMEOUT_MS: it then starts and keeps trying). A failed start (a store
+ * not within CONNECT_TIMEOUT_MS: it then starts, and the client keeps trying). A failed start (a store
  * refusing its client, say) closes what it had opened, so it leaves no port, connection or timer
  * behind.
  */
@@ -180,8 +180,8 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
   });
 
   // Started means ready: on node-redis (no offline queue) a request before the first connection
-  // would answer 503. Redis still down after a connection attempt's time: start anyway, /healthz
-  // saying 503 until it answers, as it does after any disconnection.
+  // would answer 503. Redis still not there after CONNECT_TIMEOUT_MS: start anyway, /healthz
+  // saying 503 until it first answers, the client reconnecting meanwhile.
   if (redis && !(await redis.whenReady(CONNECT_TIMEOUT_MS))) {
     console.warn(
       '[example-app] Redis is not answering yet: /healthz and requests that need Redis answer 503 until it does (the client keeps reconnecting).',

@@ -23,16 +23,12 @@ export interface CannonOptions {
   headers?: Record<string, string>;
   connections: number;
   seconds: number;
-  /** Requests per second over all connections (open loop); unset: as fast as answered. */
-  rate?: number;
 }
 
 export function cannon(options: CannonOptions): Promise<CannonResult> {
   const args = ['-j', '-c', String(options.connections), '-d', String(options.seconds)];
   for (const [name, value] of Object.entries(options.headers ?? {}))
     args.push('-H', `${name}=${value}`);
-  // -R is the rate over all connections (-r would be per connection): autocannon spreads it.
-  if (options.rate !== undefined) args.push('-R', String(options.rate));
   args.push(`http://127.0.0.1:${options.port}${options.path}`);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [AUTOCANNON, ...args], {

@@ -35,6 +35,9 @@ export interface LoadResult {
 export const keepAliveAgent = (maxSockets: number): Agent =>
   new Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'fifo' });
 
+/** As autocannon's default: no answer in 10 s is a failure. */
+const ANSWER_TIMEOUT_MS = 10_000;
+
 /** Sends one GET; resolves (never rejects) with the status, headers, body and latency. */
 export function send(agent: Agent, target: Target, keepBody = false): Promise<Answer> {
   const started = performance.now();
@@ -61,6 +64,8 @@ export function send(agent: Agent, target: Target, keepBody = false): Promise<An
     req.on('error', () =>
       resolve({ status: 0, headers: {}, body: '', ms: performance.now() - started }),
     );
+    // An answer that never comes fails the request (status 0) instead of holding the run forever.
+    req.setTimeout(ANSWER_TIMEOUT_MS, () => req.destroy());
     req.end();
   });
 }
@@ -108,9 +113,10 @@ export async function closedLoop(options: {
 }
 
 /**
- * Sends `rate` requests per second for `durationMs`, whatever the answers do (an open loop), and
- * counts each latency from the moment the request was due, so queueing in the server or the
- * agent shows up in the figure instead of silently lowering the rate.
+ * Sends `rate` requests per second for `durationMs`, whatever the answers do (an open loop): one
+ * due every 1/rate s, sent on the next timer tick (1 ms at the finest, so at thousands a second a
+ * few go together). Each latency counts from the moment its request was due, so queueing in the
+ * server, the agent or this process's own event loop shows up instead of silently lowering the rate.
  */
 export async function fixedRate(options: {
   agent: Agent;

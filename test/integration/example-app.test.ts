@@ -167,6 +167,7 @@ describe('with no environment: embedded simulator, memory stores', () => {
 
     const game = await browser.fetch(url('/'));
     expect(game.status).toBe(200);
+    expect(game.headers.get('cache-control')).toBe('no-store');
     const html = await game.text();
     expect(html).toContain('<span id="open-id">player-ada</span>');
     expect(html).toContain('id="logout"');
@@ -416,12 +417,16 @@ describe.each(REDIS_CLIENTS)(
 
     test('/readyz says 503 with the reason while Redis is stalled, 200 after; /healthz stays a liveness check', async () => {
       const readyz = new URL('/readyz', example.url).href;
-      expect((await fetch(readyz)).status).toBe(200);
+      const ready = await fetch(readyz);
+      expect(ready.status).toBe(200);
+      // True only now: never kept by a cache on the way.
+      expect(ready.headers.get('cache-control')).toBe('no-store');
       server.pause();
       const started = Date.now();
       const stalled = await fetch(readyz);
       expect(Date.now() - started).toBeLessThan(2500);
       expect(stalled.status).toBe(503);
+      expect(stalled.headers.get('cache-control')).toBe('no-store');
       expect(await json(stalled)).toMatchObject({
         error: 'store_unavailable',
         ready: false,
@@ -460,7 +465,7 @@ describe.each(REDIS_CLIENTS)('starting, REDIS_CLIENT=%s', (redisClient) => {
       expect(warn).not.toHaveBeenCalled();
     } finally {
       server.resume();
-      await (await starting).close();
+      await (await starting.catch(() => undefined))?.close();
       await server.stop();
     }
   });
