@@ -74,6 +74,7 @@ interface Opened {
   simulator?: PlatformSimulator;
   redis?: ExampleRedis;
   sessionStore?: RedisSessionStore;
+  tokenStore?: RedisTokenStore;
 }
 
 /**
@@ -89,6 +90,7 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
   } catch (error) {
     opened.server?.close();
     await opened.sessionStore?.close();
+    await opened.tokenStore?.close();
     await opened.redis?.close();
     await opened.simulator?.close();
     throw error;
@@ -125,13 +127,14 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
         operationTimeoutMs: COMMAND_TIMEOUT_MS,
       })
     : undefined);
-  const store: TokenStore = redis
+  const tokenStore = (opened.tokenStore = redis
     ? new RedisTokenStore({
         redis: redis.client,
         prefix: 'example:tokens:',
         ...(encryptionKeys ? { encryptionKeys } : {}),
       })
-    : new MemoryTokenStore();
+    : undefined);
+  const store: TokenStore = tokenStore ?? new MemoryTokenStore();
   if (!redis && encryptionKeys) {
     console.warn(
       '[example-app] TOKEN_ENCRYPTION_KEY is ignored without REDIS_URL: memory tokens never leave the process.',
@@ -200,7 +203,10 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         gameSocket.close();
         await closed;
+        // The stores' own connections first: an ioredis client closed while it was still
+        // reconnecting (Redis down) stops without an `end` event, so they would not follow it.
         await sessionStore?.close();
+        await tokenStore?.close();
         await redis?.close();
         await simulator?.close();
         await metrics.meterProvider.shutdown();

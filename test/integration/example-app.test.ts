@@ -5,6 +5,8 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { MemoryTokenStore, RedisTokenStore, type TokenRecord } from 'express-platform-login';
@@ -470,16 +472,37 @@ describe.each(REDIS_CLIENTS)('starting, REDIS_CLIENT=%s', (redisClient) => {
     }
   });
 
-  test('with no Redis at its URL it still starts, says so, and answers /healthz 503', async () => {
-    const port = await freePort();
-    const example = await startExample(
-      readConfig({ PORT: '0', REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_CLIENT: redisClient }),
-    );
+  test('with no Redis answering it still starts, says so, answers /healthz 503, and once closed nothing of it reconnects', async () => {
+    // Takes every connection and drops it at once: a Redis that never answers.
+    let connections = 0;
+    const dropper = createServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    dropper.listen(0, '127.0.0.1');
+    await once(dropper, 'listening');
+    const { port } = dropper.address() as AddressInfo;
     try {
-      expect(warn).toHaveBeenCalledWith(expect.stringContaining('Redis is not answering yet'));
-      expect((await fetch(new URL('/healthz', example.url))).status).toBe(503);
+      const example = await startExample(
+        readConfig({
+          PORT: '0',
+          REDIS_URL: `redis://127.0.0.1:${port}`,
+          REDIS_CLIENT: redisClient,
+        }),
+      );
+      try {
+        expect(warn).toHaveBeenCalledWith(expect.stringContaining('Redis is not answering yet'));
+        expect((await fetch(new URL('/healthz', example.url))).status).toBe(503);
+      } finally {
+        await example.close();
+      }
+      expect(connections).toBeGreaterThan(0);
+      // Every client reconnects at most 1 s apart: a connection left trying would show within 2.5 s.
+      const afterClose = connections;
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(connections - afterClose).toBe(0);
     } finally {
-      await example.close();
+      dropper.close();
     }
   });
 });
