@@ -68,6 +68,13 @@ export interface TokenRecords {
   /** Reads the session's record: found, absent, or unreadable by this process. */
   get(sessionKey: string): Promise<RecordRead>;
   /**
+   * Optional, for a store that serves records from this process's memory: what `get` would answer
+   * from memory, or `undefined` when the read would reach the backend. The package times and counts
+   * only reads that reach the backend (`storeCall`, `epl_store_duration_seconds`), so the store's
+   * latency is the backend's, and a read from memory costs no timing.
+   */
+  cachedRead?(sessionKey: string): Promise<RecordRead> | undefined;
+  /**
    * Writes `record` only if the stored version equals `options.expectedVersion` (`null`: no record
    * stored, and with `loginGeneration`, the player's generation unchanged). Indexes the session
    * under `record.openId`. Resolves `true` when written, `false` when another writer got there first.

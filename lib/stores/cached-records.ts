@@ -40,13 +40,15 @@ export class CachedRecords implements TokenRecords {
    * `unreadable` included.
    */
   get(sessionKey: string): Promise<RecordRead> {
-    const cache = this.cache;
     // A wrong key is the records' own TypeError, as a rejection.
-    if (cache.active !== true || typeof sessionKey !== 'string' || sessionKey === '')
+    if (this.cache.active !== true || typeof sessionKey !== 'string' || sessionKey === '')
       return this.#inner.get(sessionKey);
-    const entry = cache.entryOf(sessionKey);
-    if (entry !== undefined) return entry.answer;
-    return this.#readThrough(sessionKey);
+    return this.cache.entryOf(sessionKey)?.answer ?? this.#readThrough(sessionKey);
+  }
+
+  /** The answer memory holds for the session, while the cache is active; else `undefined`. */
+  cachedRead(sessionKey: string): Promise<RecordRead> | undefined {
+    return this.cache.active === true ? this.cache.entryOf(sessionKey)?.answer : undefined;
   }
 
   put(sessionKey: string, record: TokenRecord, options: PutOptions): Promise<boolean> {

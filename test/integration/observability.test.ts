@@ -14,6 +14,27 @@ import { enter, expiringIn, rewriteRecord, storedRecord } from '../helpers/recor
 import { bucketBounds, createTestMeter, sample, series, type TestMeter } from '../helpers/metrics';
 import { startRedisServer } from '../helpers/redis-server';
 import { hashSessionId } from '../../lib/core/hash';
+import { waitUntil } from '../helpers/wait-until';
+
+/**
+ * How many record reads Redis has executed: the store reads a record with `GET`, or, with the
+ * record cache, with a script (`EVALSHA`, or `EVAL` the first time); nothing else here sends those.
+ */
+async function redisReads(url: string): Promise<number> {
+  const redis = new Redis(url);
+  try {
+    const stats = String(await redis.call('INFO', 'commandstats'));
+    const succeeded = (command: string) => {
+      const line = new RegExp(`^cmdstat_${command}:calls=(\\d+).*failed_calls=(\\d+)`, 'm').exec(
+        stats,
+      );
+      return line ? Number(line[1]) - Number(line[2]) : 0;
+    };
+    return succeeded('get') + succeeded('evalsha') + succeeded('eval');
+  } finally {
+    redis.disconnect();
+  }
+}
 
 let sim: PlatformSimulator;
 let meter: TestMeter;
@@ -200,6 +221,45 @@ describe('metrics', () => {
       await server.stop();
     }
   });
+
+  test.each([
+    ['on', true],
+    ['off', false],
+  ])(
+    'with the record cache %s, the store-get histogram counts the reads that reached Redis',
+    async (_name, recordCache) => {
+      const server = await startRedisServer();
+      const redis = new Redis(server.url);
+      const store = new RedisTokenStore({ redis, recordCache });
+      try {
+        if (recordCache) await waitUntil(() => store.recordCacheActive, 'the record cache');
+        const { app } = createTestApp({ sim, login: { store, meterProvider: meter.provider } });
+        const { agent } = await enter(app, sim);
+        const before = await redisReads(server.url);
+        for (let request = 0; request < 20; request += 1) await agent.get('/api/me').expect(200);
+        const reads = (await redisReads(server.url)) - before;
+        const counted = sample(await meter.scrape(), 'epl_store_duration_seconds_count', {
+          operation: 'get',
+          outcome: 'ok',
+        });
+        // Off, each request reads Redis and is counted. On, the first request reads Redis and
+        // the rest are answered from memory, uncounted; Redis's report of the entry's own write may
+        // come after that read and have the record read once more, by the cache, not a request.
+        if (recordCache) {
+          expect(counted).toBe(1);
+          expect(reads).toBeGreaterThanOrEqual(1);
+          expect(reads).toBeLessThanOrEqual(2);
+        } else {
+          expect(counted).toBe(20);
+          expect(reads).toBe(20);
+        }
+      } finally {
+        await store.close();
+        redis.disconnect();
+        await server.stop();
+      }
+    },
+  );
 
   test('durations are `…_seconds` histograms with buckets fitted to each: sub-millisecond for the store, up to the timeout for the token endpoint', async () => {
     const store = new MemoryTokenStore();

@@ -1,5 +1,6 @@
 // InstrumentedTokenStore: each call to the store is one `storeCall` event, named as the store
-// metrics name it, with how it ended; the call's result or error passes through unchanged.
+// metrics name it, with how it ended; the call's result or error passes through unchanged. A read
+// the store answers from memory (`cachedRead`) is no store call.
 import { EventEmitter } from 'node:events';
 import { InstrumentedTokenStore } from '../../lib/core/instrumented-store';
 import type { PlatformLoginEvents } from '../../lib/observability/events';
@@ -8,8 +9,7 @@ import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
 
 type StoreCall = PlatformLoginEvents['storeCall'][0];
 
-function instrumented() {
-  const inner = new MemoryTokenStore();
+function instrumented(inner = new MemoryTokenStore()) {
   const events = new EventEmitter<PlatformLoginEvents>();
   const calls: StoreCall[] = [];
   events.on('storeCall', (call) => calls.push(call));
@@ -42,4 +42,19 @@ test('a call that throws is one storeCall, error, and the error reaches the call
     ['get', 'error'],
     ['acquireLock', 'error'],
   ]);
+});
+
+test('a read the store answers from memory is that answer, and no storeCall; one it does not is timed', async () => {
+  const memory = new MemoryTokenStore();
+  const held = newSessionKey();
+  const notHeld = newSessionKey();
+  await memory.records.put(notHeld, sampleRecord(2), { expectedVersion: null, ttlMs: 60_000 });
+  const fromMemory = Promise.resolve({ status: 'found', record: sampleRecord(1) } as const);
+  memory.records.cachedRead = (sessionKey) => (sessionKey === held ? fromMemory : undefined);
+  const { store, calls } = instrumented(memory);
+
+  expect(store.records.get(held)).toBe(fromMemory);
+  expect(store.records.cachedRead?.(held)).toBe(fromMemory);
+  expect(await store.records.get(notHeld)).toMatchObject({ status: 'found' });
+  expect(calls.map(({ operation }) => operation)).toEqual(['get']);
 });
