@@ -48,7 +48,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   /** The logger in use (the `logger` option, or `debug` under `express-platform-login:*`). */
   readonly logger: PlatformLogger;
 
-  /** The store as the package uses it: each call emits a `storeCall` (the store metrics). */
+  /** The store as the package uses it: each call that reaches the backend emits a `storeCall` (the store metrics). */
   private readonly instrumentedStore: InstrumentedTokenStore;
   private readonly health: PlatformHealth = {
     platformLastAnsweredAt: 0,

@@ -34,7 +34,6 @@ export class InstrumentedTokenStore implements TokenStore {
     this.records = {
       get: (sessionKey) =>
         cachedRead?.(sessionKey) ?? this.#timed('get', () => records.get(sessionKey)),
-      ...(cachedRead ? { cachedRead } : {}),
       put: (sessionKey, record, options) =>
         this.#timed('put', () => records.put(sessionKey, record, options)),
       delete: (sessionKey, options) =>

@@ -68,10 +68,12 @@ export interface TokenRecords {
   /** Reads the session's record: found, absent, or unreadable by this process. */
   get(sessionKey: string): Promise<RecordRead>;
   /**
-   * Optional, for a store that serves records from this process's memory: what `get` would answer
-   * from memory, or `undefined` when the read would reach the backend. The package times and counts
-   * only reads that reach the backend (`storeCall`, `epl_store_duration_seconds`), so the store's
-   * latency is the backend's, and a read from memory costs no timing.
+   * Optional, for a store that serves records from this process's memory: the answer `get` would
+   * give, from memory, or `undefined` when only the backend can answer (then the package calls
+   * `get`); `undefined` for a key `get` would refuse. Never calls the backend, never throws. The
+   * package times and counts only reads that reach the backend (`storeCall`,
+   * `epl_store_duration_seconds`), so the store's latency is the backend's, and a read from memory
+   * costs no timing.
    */
   cachedRead?(sessionKey: string): Promise<RecordRead> | undefined;
   /**
@@ -244,6 +246,13 @@ export function checkStoreParts(store: TokenStore): void {
         );
       }
     }
+  }
+  const { cachedRead } = store.records as { cachedRead?: unknown };
+  if (cachedRead !== undefined && typeof cachedRead !== 'function') {
+    throw invalidOption(
+      "The token store's `records.cachedRead` is not a function: leave it out to have every read go to `get`. See docs/stores.md.",
+      'store',
+    );
   }
   checkOptionalPart(store, 'changes', 'watch', 'leave `changes` out to have waiters poll');
   checkOptionalPart(

@@ -131,7 +131,7 @@ export interface PlatformLoginEvents {
   tokenAttempt: [TokenAttempt];
   /** A request waited for another holder of the refresh lock; `outcome` says how it ended. */
   lockWait: [{ durationMs: number; outcome: LockWaitOutcome }];
-  /** One call to the token store (every request reads it once); `outcome: 'error'` when it threw. */
+  /** One call that reaches the token store's backend (not a read answered from memory); `outcome: 'error'` when it threw. */
   storeCall: [
     {
       operation: StoreOperation;

@@ -41,14 +41,20 @@ export class CachedRecords implements TokenRecords {
    */
   get(sessionKey: string): Promise<RecordRead> {
     // A wrong key is the records' own TypeError, as a rejection.
-    if (this.cache.active !== true || typeof sessionKey !== 'string' || sessionKey === '')
-      return this.#inner.get(sessionKey);
-    return this.cache.entryOf(sessionKey)?.answer ?? this.#readThrough(sessionKey);
+    if (!this.#fromMemory(sessionKey)) return this.#inner.get(sessionKey);
+    const entry = this.cache.entryOf(sessionKey);
+    if (entry !== undefined) return entry.answer;
+    return this.#readThrough(sessionKey);
   }
 
-  /** The answer memory holds for the session, while the cache is active; else `undefined`. */
+  /** The answer memory holds for the session; `undefined` when a read would go to Redis. */
   cachedRead(sessionKey: string): Promise<RecordRead> | undefined {
-    return this.cache.active === true ? this.cache.entryOf(sessionKey)?.answer : undefined;
+    return this.#fromMemory(sessionKey) ? this.cache.entryOf(sessionKey)?.answer : undefined;
+  }
+
+  /** While the cache is active, for a key the records would accept. */
+  #fromMemory(sessionKey: string): boolean {
+    return this.cache.active === true && typeof sessionKey === 'string' && sessionKey !== '';
   }
 
   put(sessionKey: string, record: TokenRecord, options: PutOptions): Promise<boolean> {

@@ -594,6 +594,29 @@ export function tokenStoreContract(
     });
   });
 
+  describe('records.cachedRead (optional: tested when the store has it)', () => {
+    test('answers as get would, from memory, or not at all: never an old version after a write or a delete', async () => {
+      const cachedRead = records().cachedRead?.bind(records());
+      if (cachedRead === undefined) return; // the optional method is absent: nothing to hold it to
+      /** Memory's answer for `sessionKey` equals `expected`, or memory does not answer. */
+      const heldAs = async (sessionKey: string, expected: RecordRead) => {
+        const held = cachedRead(sessionKey);
+        if (held !== undefined) assert.deepEqual(await held, expected);
+      };
+      assert.equal(cachedRead(''), undefined, 'a key get refuses is never held');
+      const sessionKey = newSessionKey();
+      await heldAs(sessionKey, { status: 'absent' });
+      await putNew(sessionKey, sampleRecord(1));
+      await heldAs(sessionKey, await read(sessionKey)); // memory may hold it from here on
+      const cas = { expectedVersion: 1, ttlMs: LONG_TTL_MS };
+      const second = sampleRecord(2);
+      assert.equal(await records().put(sessionKey, second, cas), true);
+      await heldAs(sessionKey, { status: 'found', record: second });
+      await records().delete(sessionKey);
+      await heldAs(sessionKey, { status: 'absent' });
+    });
+  });
+
   describe('changes (optional: tested when the store has them)', () => {
     /** Resolves true once `onChange` was called, false after `ms`. */
     const told = (sessionKey: string, ms = 2000) =>

@@ -16,6 +16,7 @@ import { startExample, type RunningExample } from '../../example-app/start';
 import { freePort } from '../helpers/free-port';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import { commandCounts } from '../helpers/command-counts';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
@@ -337,14 +338,6 @@ describe.each(REDIS_CLIENTS)(
  * every 100 ms per store) and this test's own INFO.
  */
 const BACKGROUND_COMMANDS = new Set(['ping', 'mget', 'info']);
-
-/** Redis commands of each name run so far (INFO commandstats). */
-async function commandCounts(raw: Redis): Promise<Record<string, number>> {
-  const info = await raw.info('commandstats');
-  return Object.fromEntries(
-    [...info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]),
-  );
-}
 
 /** `call`'s answer and how long it took, in milliseconds. */
 async function timed<T>(call: () => Promise<T>): Promise<[T, number]> {

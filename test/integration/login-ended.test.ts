@@ -17,6 +17,7 @@ import { enter } from '../helpers/records';
 import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { waitUntil } from '../helpers/wait-until';
+import { commandCount } from '../helpers/command-counts';
 
 const prefix = 'ended:';
 const sessionKey = (sessionId: string): string => `${prefix}s:${sessionId}`;
@@ -107,9 +108,8 @@ async function newApp({
 }
 
 /** Calls of one Redis command the server has run so far. */
-async function calls(command: string): Promise<number> {
-  const stats = await raw.info('commandstats');
-  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+function calls(command: string): Promise<number> {
+  return commandCount(raw, command);
 }
 
 /** Token-record reads (a cache miss runs one script; a direct read is a GET) and session renewals. */

@@ -205,6 +205,10 @@ describe('refresh before the handler', () => {
     expect(
       create({ records: full.records, locks: locksWithoutExtend, counters: full.counters }),
     ).toThrow(/`locks` part has no `extend\(\)`/);
+    const records = { ...full.records, cachedRead: 'yes' };
+    expect(create({ records, locks: full.locks, counters: full.counters })).toThrow(
+      /`records.cachedRead` is not a function/,
+    );
     // The old single-object shape is refused the same way.
     expect(create({ get: () => undefined, put: () => true })).toThrow(/no `records` part/);
     expect(

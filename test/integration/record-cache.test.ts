@@ -19,6 +19,7 @@ import { READ_WITH_TTL } from '../../lib/stores/scripts';
 import { interceptCommands, storeClientKind, testWhere } from '../helpers/redis-clients';
 import { startTcpProxy } from '../helpers/tcp-proxy';
 import { TRACKING_TIMING } from '../../lib/stores/redis/key-tracking';
+import { commandCount } from '../helpers/command-counts';
 
 /** The client the stores run on (ioredis, or node-redis in the `node-redis` projects). */
 const kind = storeClientKind();
@@ -74,9 +75,8 @@ async function newStore(
 }
 
 /** GET commands the server has run so far. */
-async function getCalls(client: Redis = raw): Promise<number> {
-  const stats = await client.info('commandstats');
-  return Number(/cmdstat_get:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+function getCalls(client: Redis = raw): Promise<number> {
+  return commandCount(client, 'get');
 }
 
 /** The store reads `version` of the record, and reads it again from memory (no GET reaches Redis). */

@@ -20,6 +20,7 @@ import { loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import type { RedisSessionStoreOptions } from '../../lib/session-store';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { waitUntil } from '../helpers/wait-until';
+import { commandCount, commandCounts } from '../helpers/command-counts';
 import { defaultClientKinds, type ClientKind } from '../helpers/redis-clients';
 
 /** How long another instance may take to see a change (DESIGN.md section 12 says 50 ms; a loaded CI machine gets slack). */
@@ -149,17 +150,10 @@ async function sessionKeys(): Promise<string[]> {
  */
 const HEARTBEAT_COMMANDS = new Set(['ping', 'mget']);
 
-/** Redis commands of each name run since the last call (INFO commandstats). */
-async function commandCounts(): Promise<Record<string, number>> {
-  const info = await raw.info('commandstats');
-  return Object.fromEntries(
-    [...info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]),
-  );
-}
 async function commandsDuring(action: () => Promise<void>): Promise<Record<string, number>> {
-  const before = await commandCounts();
+  const before = await commandCounts(raw);
   await action();
-  const after = await commandCounts();
+  const after = await commandCounts(raw);
   return Object.fromEntries(
     Object.entries(after)
       .map(([name, calls]) => [name, calls - (before[name] ?? 0)] as const)
@@ -339,7 +333,7 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
     const a = await startInstance({ renewAfter: 0 });
     const cookie = await login(a);
     await get(a, '/me', cookie);
-    const expires = async (): Promise<number> => (await commandCounts()).expire ?? 0;
+    const expires = async (): Promise<number> => commandCount(raw, 'expire');
     const before = await expires();
     for (let i = 0; i < 5; i += 1) await get(a, '/me', cookie);
     await waitUntil(async () => (await expires()) - before >= 5, 'five renewals');

@@ -54,7 +54,6 @@ test('a read the store answers from memory is that answer, and no storeCall; one
   const { store, calls } = instrumented(memory);
 
   expect(store.records.get(held)).toBe(fromMemory);
-  expect(store.records.cachedRead?.(held)).toBe(fromMemory);
   expect(await store.records.get(notHeld)).toMatchObject({ status: 'found' });
   expect(calls.map(({ operation }) => operation)).toEqual(['get']);
 });
