@@ -19,7 +19,12 @@ async function main(): Promise<void> {
   const app: Express = packageApp(
     redis,
     process.env.SIM_URL!,
-    kind === 'package-sessions' ? new RedisSessionStore({ redis: redis.client }) : undefined,
+    // A prefix of its own: RedisSessionStore hears every write under its prefix (broadcast
+    // tracking), and connect-redis's `sess:` is written on every request of the floor's and the
+    // package's windows while this process sits idle beside them.
+    kind === 'package-sessions'
+      ? new RedisSessionStore({ redis: redis.client, prefix: 'bench:sessions:' })
+      : undefined,
   ).app;
   const server = createServer(app);
   // The load generator keeps its connections open between windows.
