@@ -29,11 +29,18 @@ export class InstrumentedTokenStore implements TokenStore {
   ) {
     const { records, locks, counters, entries } = inner;
     const cachedRead = records.cachedRead?.bind(records);
+    const timedGet = (sessionKey: string) => this.#timed('get', () => records.get(sessionKey));
     // The operation labels are the metric's (docs/metrics.md): kept as they were named before the
     // store was split into parts, so dashboards keep working.
     this.records = {
-      get: (sessionKey) =>
-        cachedRead?.(sessionKey) ?? this.#timed('get', () => records.get(sessionKey)),
+      get:
+        cachedRead === undefined
+          ? timedGet
+          : (sessionKey) => {
+              const held = cachedRead(sessionKey);
+              return held === undefined ? timedGet(sessionKey) : Promise.resolve(held);
+            },
+      ...(cachedRead && { cachedRead }),
       put: (sessionKey, record, options) =>
         this.#timed('put', () => records.put(sessionKey, record, options)),
       delete: (sessionKey, options) =>

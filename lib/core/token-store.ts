@@ -69,13 +69,13 @@ export interface TokenRecords {
   get(sessionKey: string): Promise<RecordRead>;
   /**
    * Optional, for a store that serves records from this process's memory: the answer `get` would
-   * give, from memory, or `undefined` when only the backend can answer (then the package calls
-   * `get`); `undefined` for a key `get` would refuse. Never calls the backend, never throws. The
-   * package times and counts only reads that reach the backend (`storeCall`,
-   * `epl_store_duration_seconds`), so the store's latency is the backend's, and a read from memory
-   * costs no timing.
+   * give, at once, from memory, or `undefined` when only the backend can answer (then the package
+   * calls `get`); `undefined` for a key `get` would refuse. Never calls the backend, never throws.
+   * Synchronous, so that a request served from memory waits for nothing. The package times and
+   * counts only reads that reach the backend (`storeCall`, `epl_store_duration_seconds`), so the
+   * store's latency is the backend's, and a read from memory costs no timing.
    */
-  cachedRead?(sessionKey: string): Promise<RecordRead> | undefined;
+  cachedRead?(sessionKey: string): RecordRead | undefined;
   /**
    * Writes `record` only if the stored version equals `options.expectedVersion` (`null`: no record
    * stored, and with `loginGeneration`, the player's generation unchanged). Indexes the session

@@ -51,6 +51,7 @@ export function createMiddleware(
   // Read once: the path below then touches the session, the record and nothing else of the
   // package's objects (each one more object read is a likely cache miss in a busy server).
   const isFresh = refresher.isFresh;
+  const cachedRead = records.cachedRead?.bind(records);
   const fallbackSessionTtlMs = api.sessionTtlMs;
 
   const noLogin = (req: Request, res: Response, next: NextFunction): void => {
@@ -175,6 +176,9 @@ export function createMiddleware(
     if (marker === undefined) return noLogin(req, res, next);
     // The session key, hashed once here: the store, the refresh and the events all use it.
     const sessionKey = hashSessionId(req.sessionID);
+    // What memory holds serves at once; only a read that goes to the store waits.
+    const held = cachedRead?.(sessionKey);
+    if (held !== undefined) return serve(req, res, next, marker, sessionKey, held);
     records.get(sessionKey).then(
       (read) => serve(req, res, next, marker, sessionKey, read),
       (error: unknown) => fail(error, req, res, next),

@@ -48,8 +48,8 @@ export class CachedRecords implements TokenRecords {
   }
 
   /** The answer memory holds for the session; `undefined` when a read would go to Redis. */
-  cachedRead(sessionKey: string): Promise<RecordRead> | undefined {
-    return this.#fromMemory(sessionKey) ? this.cache.entryOf(sessionKey)?.answer : undefined;
+  cachedRead(sessionKey: string): RecordRead | undefined {
+    return this.#fromMemory(sessionKey) ? this.cache.entryOf(sessionKey)?.read : undefined;
   }
 
   /** While the cache is active, for a key the records would accept. */

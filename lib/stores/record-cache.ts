@@ -8,10 +8,9 @@ import { ChangeWatchers } from './change-waiters';
 /** A record held in memory; `record` is `undefined` where Redis has none (a known absence). */
 export interface CachedRecord {
   readonly record: TokenRecord | undefined;
-  /**
-   * The answer of a read served from this entry, made once: a hit hands out the same settled
-   * promise (and frozen answer) to every request, allocating nothing.
-   */
+  /** The answer of a read served from this entry, made once and frozen: shared by every hit. */
+  readonly read: RecordRead;
+  /** The same answer settled, for `get`: a hit allocates nothing. */
   readonly answer: Promise<RecordRead>;
   /** Read since the eviction scan last passed it: it gets a second chance (see #evictOne). */
   used: boolean;
@@ -165,11 +164,12 @@ export class RecordCache {
     if (previous !== undefined) this.#remove(sessionKey, previous.key);
     if (this.#entries.size >= this.#maxEntries) this.#evictOne();
     const held = record === undefined ? undefined : frozen(record);
+    const read: RecordRead =
+      held === undefined ? ABSENT : Object.freeze({ status: 'found' as const, record: held });
     const entry: CachedRecord = {
       record: held,
-      answer: Promise.resolve(
-        held === undefined ? ABSENT : Object.freeze({ status: 'found' as const, record: held }),
-      ),
+      read,
+      answer: Promise.resolve(read),
       used: false,
       key: ticket.key,
       expiresAt: ttlMs >= 0 ? now + ttlMs : Infinity,

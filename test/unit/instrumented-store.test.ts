@@ -49,11 +49,13 @@ test('a read the store answers from memory is that answer, and no storeCall; one
   const held = newSessionKey();
   const notHeld = newSessionKey();
   await memory.records.put(notHeld, sampleRecord(2), { expectedVersion: null, ttlMs: 60_000 });
-  const fromMemory = Promise.resolve({ status: 'found', record: sampleRecord(1) } as const);
+  const fromMemory = { status: 'found', record: sampleRecord(1) } as const;
   memory.records.cachedRead = (sessionKey) => (sessionKey === held ? fromMemory : undefined);
   const { store, calls } = instrumented(memory);
 
-  expect(store.records.get(held)).toBe(fromMemory);
+  expect(store.records.cachedRead?.(held)).toBe(fromMemory);
+  expect(store.records.cachedRead?.(notHeld)).toBeUndefined();
+  expect(await store.records.get(held)).toBe(fromMemory);
   expect(await store.records.get(notHeld)).toMatchObject({ status: 'found' });
   expect(calls.map(({ operation }) => operation)).toEqual(['get']);
 });
