@@ -5,10 +5,9 @@ import type { TokenRecord } from '../core/token-record';
 import type { RecordRead } from '../core/token-store';
 import { ChangeWatchers } from './change-waiters';
 
-/** A record held in memory; `record` is `undefined` where Redis has none (a known absence). */
+/** A record held in memory, or a known absence (Redis has no record). */
 export interface CachedRecord {
-  readonly record: TokenRecord | undefined;
-  /** The answer of a read served from this entry, made once and frozen: shared by every hit. */
+  /** The answer of a read served from this entry (`found` or `absent`), made once and frozen. */
   readonly read: RecordRead;
   /** The same answer settled, for `get`: a hit allocates nothing. */
   readonly answer: Promise<RecordRead>;
@@ -96,12 +95,13 @@ export class RecordCache {
    * `now`: epoch milliseconds; the middleware passes the time it has already read for the request.
    */
   lookup(sessionKey: string, now: number = Date.now()): TokenRecord | undefined {
-    return this.entryOf(sessionKey, now)?.record;
+    const read = this.entryOf(sessionKey, now)?.read;
+    return read?.status === 'found' ? read.record : undefined;
   }
 
   /**
-   * What the cache knows of a session: its entry, whose `record` is `undefined` where Redis has
-   * none; `undefined` when it knows nothing (then read Redis).
+   * What the cache knows of a session: its entry, whose `read` is `absent` where Redis has none;
+   * `undefined` when it knows nothing (then read Redis).
    */
   entryOf(sessionKey: string, now: number = Date.now()): CachedRecord | undefined {
     const entry = this.#byId[sessionKey];
@@ -167,7 +167,6 @@ export class RecordCache {
     const read: RecordRead =
       held === undefined ? ABSENT : Object.freeze({ status: 'found' as const, record: held });
     const entry: CachedRecord = {
-      record: held,
       read,
       answer: Promise.resolve(read),
       used: false,

@@ -131,7 +131,7 @@ test('an absent record found by the read again after a report is held until its 
   const ticket = cache.beginRead('key-s1');
   cache.endRead(ticket, 's1', undefined, -2, NOW, true);
   expect(cache.size).toBe(1);
-  expect(cache.entryOf('s1')).toMatchObject({ record: undefined });
+  expect(cache.entryOf('s1')).toMatchObject({ read: { status: 'absent' } });
   expect(cache.lookup('s1')).toBeUndefined(); // the middleware's fast path sees no record
   cache.reported('key-s1');
   expect(cache.entryOf('s1')).toBeUndefined();
