@@ -3,7 +3,6 @@
 import { hashSessionId } from '../../lib/core/hash';
 import type { TokenRecord } from '../../lib/core/token-record';
 import type { PutOptions, TokenStore } from '../../lib/core/token-store';
-import { CachedRecords } from '../../lib/stores/cached-records';
 
 /** The session's record; `undefined` when absent or unreadable. */
 export async function readRecord(
@@ -37,7 +36,6 @@ export function nextChange(store: TokenStore, sessionId: string, ms: number): Pr
 
 /** The record this process holds in memory for the session (RedisTokenStore's cache), if any. */
 export function heldRecord(store: TokenStore, sessionId: string): TokenRecord | undefined {
-  return store.records instanceof CachedRecords
-    ? store.records.cache.lookup(hashSessionId(sessionId))
-    : undefined;
+  const read = store.records.cachedRead?.(hashSessionId(sessionId));
+  return read?.status === 'found' ? read.record : undefined;
 }

@@ -35,15 +35,15 @@ export class CachedRecords implements TokenRecords {
   }
 
   /**
-   * A hit costs no clock read beyond the expiry check, no round trip and no decoding, and hands out
-   * the entry's one settled answer. Every request sharing a read in flight gets its answer,
-   * `unreadable` included.
+   * A hit costs no clock read beyond the expiry check, no round trip and no decoding: the entry's
+   * one frozen answer. Every request sharing a read in flight gets its answer, `unreadable`
+   * included. (The middleware asks `cachedRead` first, which answers a hit without a promise.)
    */
   get(sessionKey: string): Promise<RecordRead> {
     // A wrong key is the records' own TypeError, as a rejection.
     if (!this.#fromMemory(sessionKey)) return this.#inner.get(sessionKey);
     const entry = this.cache.entryOf(sessionKey);
-    if (entry !== undefined) return entry.answer;
+    if (entry !== undefined) return Promise.resolve(entry.read);
     return this.#readThrough(sessionKey);
   }
 

@@ -9,8 +9,6 @@ import { ChangeWatchers } from './change-waiters';
 export interface CachedRecord {
   /** The answer of a read served from this entry (`found` or `absent`), made once and frozen. */
   readonly read: RecordRead;
-  /** The same answer settled, for `get`: a hit allocates nothing. */
-  readonly answer: Promise<RecordRead>;
   /** Read since the eviction scan last passed it: it gets a second chance (see #evictOne). */
   used: boolean;
   /** The record's Redis key, to find the entry again when Redis reports that key changed. */
@@ -91,15 +89,6 @@ export class RecordCache {
   }
 
   /**
-   * The cached record of a session, or `undefined` (then read Redis through beginRead/endRead).
-   * `now`: epoch milliseconds; the middleware passes the time it has already read for the request.
-   */
-  lookup(sessionKey: string, now: number = Date.now()): TokenRecord | undefined {
-    const read = this.entryOf(sessionKey, now)?.read;
-    return read?.status === 'found' ? read.record : undefined;
-  }
-
-  /**
    * What the cache knows of a session: its entry, whose `read` is `absent` where Redis has none;
    * `undefined` when it knows nothing (then read Redis).
    */
@@ -168,7 +157,6 @@ export class RecordCache {
       held === undefined ? ABSENT : Object.freeze({ status: 'found' as const, record: held });
     const entry: CachedRecord = {
       read,
-      answer: Promise.resolve(read),
       used: false,
       key: ticket.key,
       expiresAt: ttlMs >= 0 ? now + ttlMs : Infinity,
