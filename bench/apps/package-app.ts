@@ -18,11 +18,14 @@ export interface PackageApp {
 /**
  * `simUrl`: the platform simulator the callback exchanges codes at. `sessionStore`: express-session's
  * store; connect-redis (as the floor's) unless given (the package's RedisSessionStore).
+ * `middleware: false`: everything but `login.middleware()`, the route answering from the session's
+ * marker as the floor answers from its session: what the middleware itself costs is the difference.
  */
 export function packageApp(
   redis: BenchRedis,
   simUrl: string,
   sessionStore: session.Store = sessionStoreOn(redis),
+  middleware = true,
 ): PackageApp {
   // RedisTokenStore takes node-redis once the client seam lands (DESIGN.md section 10).
   const tokenStore = new RedisTokenStore({
@@ -39,11 +42,19 @@ export function packageApp(
   });
   const app = sessionStackApp(sessionStore);
   app.use('/platform/callback', login.callback);
-  app.use('/api', login.middleware());
-  app.get('/api/me', (req, res) => {
-    const { openId, unionId, scope } = req.platformUser;
-    res.json({ openId, unionId: unionId ?? null, scope });
-  });
+  if (middleware) {
+    app.use('/api', login.middleware());
+    app.get('/api/me', (req, res) => {
+      const { openId, unionId, scope } = req.platformUser;
+      res.json({ openId, unionId: unionId ?? null, scope });
+    });
+  } else {
+    app.get('/api/me', (req, res) => {
+      const marker = req.session.platformLogin;
+      if (marker === undefined) return void res.status(401).json({ error: 'login_required' });
+      res.json({ openId: marker.openId, unionId: null, scope: ['user_info'] });
+    });
+  }
   app.use(login.errorHandler());
   return { app, login, tokenStore };
 }

@@ -1,4 +1,4 @@
-// One bench app process: BENCH_APP=package|package-sessions on BENCH_CLIENT=ioredis|node-redis, Redis
+// One bench app process: BENCH_APP=package|package-sessions|package-without-middleware on BENCH_CLIENT=ioredis|node-redis, Redis
 // at REDIS_URL, the simulator at SIM_URL. Prints "listening <port>"; SIGTERM ends it. The floor is
 // apps/floor.js (plain JavaScript) and the example is example-app/server.ts as `npm run example`
 // starts it: neither runs here.
@@ -13,8 +13,10 @@ async function main(): Promise<void> {
   if (!CLIENT_CHOICES.includes(choice)) throw new TypeError(`BENCH_CLIENT: ${choice}`);
   const redis = await connectRedis(choice, process.env.REDIS_URL!);
   const kind = process.env.BENCH_APP;
-  if (kind !== 'package' && kind !== 'package-sessions') {
-    throw new TypeError('BENCH_APP must be "package" or "package-sessions".');
+  if (kind !== 'package' && kind !== 'package-sessions' && kind !== 'package-without-middleware') {
+    throw new TypeError(
+      'BENCH_APP must be "package", "package-sessions" or "package-without-middleware".',
+    );
   }
   const app: Express = packageApp(
     redis,
@@ -25,6 +27,7 @@ async function main(): Promise<void> {
     kind === 'package-sessions'
       ? new RedisSessionStore({ redis: redis.client, prefix: 'bench:sessions:' })
       : undefined,
+    kind !== 'package-without-middleware',
   ).app;
   const server = createServer(app);
   // The load generator keeps its connections open between windows.

@@ -30,11 +30,19 @@ const TARGETS = {
  * floor: express + express-session + connect-redis alone (apps/floor.js, the outside check's floor
  * too); floor-in-memory: the same on express-session's MemoryStore, no Redis at all (what any
  * session store that sends no command can at best reach: the bound for package-sessions and the
- * example); package: the session stack with the package's middleware; package-sessions: the package
+ * example); package-without-middleware: the package app with login.middleware() left out, the route
+ * reading the session's marker (package minus it: what the middleware itself costs); package: the
+ * session stack with the package's middleware; package-sessions: the package
  * with its RedisSessionStore in place of connect-redis; example: example-app as `npm run example`
  * starts it.
  */
-type Variant = 'floor' | 'floor-in-memory' | 'package' | 'package-sessions' | 'example';
+type Variant =
+  | 'floor'
+  | 'floor-in-memory'
+  | 'package-without-middleware'
+  | 'package'
+  | 'package-sessions'
+  | 'example';
 
 interface Window {
   result: CannonResult;
@@ -67,7 +75,10 @@ async function enterBenchApp(
   variant: Variant,
   app: AppProcess,
 ): Promise<string> {
-  const hasCallback = variant === 'package' || variant === 'package-sessions';
+  const hasCallback =
+    variant === 'package' ||
+    variant === 'package-sessions' ||
+    variant === 'package-without-middleware';
   const url = !hasCallback
     ? `http://127.0.0.1:${app.port}/login`
     : `http://127.0.0.1:${app.port}/platform/callback?code=${encodeURIComponent(
@@ -133,6 +144,7 @@ function startVariant(
 const VARIANTS: readonly Variant[] = [
   'floor',
   'floor-in-memory',
+  'package-without-middleware',
   'package',
   'package-sessions',
   'example',
@@ -369,6 +381,16 @@ export async function runRequestCost(
         name: `request-cost (${client}): the bound — the session stack with no Redis at all (MemoryStore) ÷ floor`,
         measured: `${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU`,
         target: 'reported: what a store sending no command can at best reach',
+      });
+      continue;
+    }
+    if (variant === 'package-without-middleware') {
+      const own = cpuOf(saturated.get('package')!) - cpuOf(windows);
+      const floorCpu = cpuOf(saturated.get('floor')!);
+      figures.push({
+        name: `request-cost (${client}): what the middleware itself costs — package − the same app without login.middleware()`,
+        measured: `${own.toFixed(1)} µs per request (${((own / floorCpu) * 100).toFixed(1)} % of the floor's ${floorCpu.toFixed(0)} µs); without it ÷ floor: ${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU`,
+        target: 'reported',
       });
       continue;
     }
