@@ -1,7 +1,7 @@
-// One bench app process: BENCH_APP=package|package-sessions|package-without-middleware on BENCH_CLIENT=ioredis|node-redis, Redis
-// at REDIS_URL, the simulator at SIM_URL. Prints "listening <port>"; SIGTERM ends it. The floor is
-// apps/floor.js (plain JavaScript) and the example is example-app/server.ts as `npm run example`
-// starts it: neither runs here.
+// One bench app process: BENCH_APP=package|package-sessions|package-without-middleware on
+// BENCH_CLIENT=ioredis|node-redis, Redis at REDIS_URL, the simulator at SIM_URL. Prints
+// "listening <port>"; SIGTERM ends it. The floor is apps/floor.js (plain JavaScript) and the example
+// is example-app/server.ts as `npm run example` starts it: neither runs here.
 import { createServer } from 'node:http';
 import type { Express } from 'express';
 import { RedisSessionStore } from '../../lib';

@@ -30,11 +30,10 @@ const TARGETS = {
  * floor: express + express-session + connect-redis alone (apps/floor.js, the outside check's floor
  * too); floor-in-memory: the same on express-session's MemoryStore, no Redis at all (what any
  * session store that sends no command can at best reach: the bound for package-sessions and the
- * example); package-without-middleware: the package app with login.middleware() left out, the route
- * reading the session's marker (package minus it: what the middleware itself costs); package: the
- * session stack with the package's middleware; package-sessions: the package
- * with its RedisSessionStore in place of connect-redis; example: example-app as `npm run example`
- * starts it.
+ * example); package: the session stack with the package's middleware; package-without-middleware:
+ * the same app with login.middleware() left out, the route reading the session's marker (package
+ * minus it: what the middleware itself costs); package-sessions: the package with its
+ * RedisSessionStore in place of connect-redis; example: example-app as `npm run example` starts it.
  */
 type Variant =
   | 'floor'
