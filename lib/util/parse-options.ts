@@ -17,13 +17,13 @@ export type SameOptions<A, B> = [keyof A, keyof B] extends [keyof B, keyof A]
     : false
   : false;
 
-type Schema = z.core.$ZodType;
+type Schema = z.ZodType;
 
 /** The schema under its wrappers (optional, default, transform…), where its keys are. */
 function unwrap(schema: Schema): Schema {
   let node = schema;
   for (;;) {
-    const def = node._zod.def as { type: string; innerType?: Schema; in?: Schema };
+    const def = node.def as { type: string; innerType?: Schema; in?: Schema };
     if (def.innerType !== undefined) node = def.innerType;
     else if (def.type === 'pipe' && def.in !== undefined) node = def.in;
     else return node;
@@ -39,8 +39,8 @@ function membersFor(
   if (discriminator === undefined || typeof value !== 'object' || value === null) return members;
   const tag = (value as Record<string, unknown>)[discriminator];
   const matching = members.filter((member) => {
-    const def = unwrap(member)._zod.def as { shape?: Record<string, Schema> };
-    const literal = def.shape?.[discriminator]?._zod.def as { values?: unknown[] } | undefined;
+    const def = unwrap(member).def as { shape?: Record<string, Schema> };
+    const literal = def.shape?.[discriminator]?.def as { values?: unknown[] } | undefined;
     return literal?.values?.includes(tag) === true;
   });
   return matching.length > 0 ? matching : members;
@@ -49,7 +49,7 @@ function membersFor(
 /** The object schemas found at `path` in `value` (more than one under a union). */
 function objectsAt(schema: Schema, path: readonly PropertyKey[], value: unknown): Schema[] {
   const node = unwrap(schema);
-  const def = node._zod.def as {
+  const def = node.def as {
     type: string;
     shape?: Record<string, Schema>;
     element?: Schema;
@@ -79,7 +79,7 @@ function objectsAt(schema: Schema, path: readonly PropertyKey[], value: unknown)
 /** The option names accepted at `path` in `input`. */
 function knownOptions(schema: Schema, path: readonly PropertyKey[], input: unknown): string[] {
   const names = objectsAt(schema, path, input).flatMap((object) =>
-    Object.keys((object._zod.def as unknown as { shape: Record<string, Schema> }).shape),
+    Object.keys((object.def as unknown as { shape: Record<string, Schema> }).shape),
   );
   return [...new Set(names)];
 }
