@@ -146,6 +146,15 @@ export interface EntryOptions {
    */
   ipv6Subnet?: number;
   /**
+   * Code exchanges per second, across all processes, that may come from client addresses already
+   * counted in their window (a failed entry, or one still under way); past it such an entry gets
+   * 429 `too_many_entries` for the rest of the second, before its code is claimed or sent. Addresses
+   * with nothing counted are never held by it. Set it to a third of the platform's limit of token
+   * calls per second or less (a one-second window lets two budgets through at its edge, and your
+   * players' own entries and refreshes need the rest). `0` turns it off. Defaults to `3`.
+   */
+  failedExchangesPerSecond?: number;
+  /**
    * Code exchanges one process may have waiting on the platform; past it an entry is refused with
    * 503 `platform_busy` before its code is claimed. Defaults to `64`.
    */
@@ -236,6 +245,11 @@ const entrySchema = z.strictObject({
     .min(32)
     .max(128)
     .default(56),
+  failedExchangesPerSecond: number('must be an integer from 0 to 100000')
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(3),
   maxExchangesInFlight: number('must be an integer from 1 to 10000')
     .int()
     .min(1)

@@ -148,6 +148,7 @@ function entrySettings(config: PlatformLoginConfig, refresh: RefreshSettings): E
       windowMs: entry.failureWindowSeconds * 1000,
       ipv6Subnet: entry.ipv6Subnet,
       clientSecret: config.clientSecret,
+      budgetPerSecond: entry.failedExchangesPerSecond,
     },
     redemption: {
       refreshTokenLifetimeMs: refresh.refreshTokenLifetimeMs,

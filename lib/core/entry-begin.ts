@@ -1,9 +1,19 @@
 // An entry's checks before its code exchange: the store's own `entries.begin` when it has one (one
-// round trip), else the same calls one by one. Both give the same answers (the store contract),
-// and both refuse the same wrong arguments, checked here once, whichever step would use them.
-import type { EntryBegin, EntryBeginning, TokenStore } from './token-store';
-
-const NO_FAILURES = { count: 0, resetInMs: 0 } as const;
+// round trip), else the same steps made with the store's parts. Both give the same answers (the
+// store contract), and both refuse the same wrong arguments, checked here once.
+//
+// The steps, each only when the one before let the entry on:
+// 1. the client address's count (failed entries and entries in flight) must be below the limit;
+// 2. while exchanges are held (the platform's Retry-After), only an address with no failed entry
+//    may go on, and only as the one probe of its probe time: a made-up code cannot hold real
+//    players for the whole Retry-After, and the held platform sees a trickle;
+// 3. an address with failed entries takes one of the budget of this second (given back when its
+//    entry does not fail on its code), so outsiders cannot push the game's failed calls to the
+//    platform past the budget, while players behind an address with a failure still enter;
+// 4. the address's count takes one for this entry before its exchange (given back when it
+//    succeeds), so a concurrent burst cannot pass the limit;
+// 5. the code is claimed once; when claimed, the login generation is read.
+import type { EntryBegin, EntryBeginning, EntryStop, TokenStore } from './token-store';
 
 const isKey = (value: unknown): boolean =>
   typeof value === 'string' && value.length > 0 && value.length <= 512;
@@ -17,6 +27,7 @@ export function checkEntryBegin(entry: EntryBegin): void {
   };
   if (entry.failureKey !== undefined) {
     if (!isKey(entry.failureKey)) wrong('failureKey', 'a string of 1 to 512 characters');
+    if (!isKey(entry.failedKey)) wrong('failedKey', 'a string of 1 to 512 characters');
     if (!Number.isInteger(entry.failureLimit) || entry.failureLimit < 1)
       wrong('failureLimit', 'a whole number, 1 or more');
     if (!isPositive(entry.failureWindowMs))
@@ -25,32 +36,80 @@ export function checkEntryBegin(entry: EntryBegin): void {
   if (!isKey(entry.holdKey)) wrong('holdKey', 'a string of 1 to 512 characters');
   if (!Number.isInteger(entry.holdVersion) || entry.holdVersion < 0)
     wrong('holdVersion', 'a whole number, 0 or more');
+  if (!isKey(entry.probeKey)) wrong('probeKey', 'a string of 1 to 512 characters');
+  if (!isPositive(entry.probeTtlMs)) wrong('probeTtlMs', 'a positive number of milliseconds');
+  if (entry.budgetKey !== undefined) {
+    if (!isKey(entry.budgetKey)) wrong('budgetKey', 'a string of 1 to 512 characters');
+    if (!Number.isInteger(entry.budgetPerSecond) || entry.budgetPerSecond < 1)
+      wrong('budgetPerSecond', 'a whole number, 1 or more');
+  }
   if (!isKey(entry.claimKey)) wrong('claimKey', 'a string of 1 to 512 characters');
   if (!isPositive(entry.claimTtlMs)) wrong('claimTtlMs', 'a positive number of milliseconds');
 }
 
-/** Runs `entry`'s checks on `store` (see EntryChecks). */
+/** Runs `entry`'s checks on `store` (the steps above). */
 export async function beginEntry(store: TokenStore, entry: EntryBegin): Promise<EntryBeginning> {
   checkEntryBegin(entry);
   return store.entries !== undefined ? store.entries.begin(entry) : beginWithParts(store, entry);
 }
 
-/** The checks as the store's parts make them, each only when the one before let the entry on. */
+const stop = (reason: EntryStop, retryInMs: number): EntryBeginning => ({
+  stopped: { reason, retryInMs: Math.max(1, retryInMs) },
+  reserved: false,
+  probing: false,
+  budgeted: false,
+  claimed: undefined,
+  loginGeneration: undefined,
+});
+
+/**
+ * The steps with the store's parts. Calls can interleave with other entries' here, so the address
+ * is counted first and given back when a later step stops the entry: two entries can never both
+ * pass on one count below the limit.
+ */
 async function beginWithParts(store: TokenStore, entry: EntryBegin): Promise<EntryBeginning> {
-  const stopped = { heldMs: 0, claimed: undefined, loginGeneration: undefined };
-  const failures =
-    entry.failureKey === undefined
-      ? NO_FAILURES
-      : await store.counters.countInWindow(entry.failureKey, 0, entry.failureWindowMs);
-  if (entry.failureKey !== undefined && failures.count >= entry.failureLimit)
-    return { failures, ...stopped };
+  const { counters } = store;
+  const { failureKey, failureWindowMs } = entry;
+  const giveBack = async (): Promise<void> => {
+    if (failureKey !== undefined) await counters.countInWindow(failureKey, -1, failureWindowMs);
+  };
+  let clean = true;
+  if (failureKey !== undefined) {
+    const taken = await counters.countInWindow(failureKey, 1, failureWindowMs);
+    if (taken.count > entry.failureLimit) {
+      await giveBack();
+      return stop('failures', taken.resetInMs);
+    }
+    clean = (await counters.countInWindow(entry.failedKey!, 0, failureWindowMs)).count === 0;
+  }
   const heldMs = await store.locks.heldMs(entry.holdKey, entry.holdVersion);
-  if (heldMs > 0) return { failures, ...stopped, heldMs };
-  if (!(await store.counters.claimOnce(entry.claimKey, entry.claimTtlMs)))
-    return { failures, heldMs, claimed: false, loginGeneration: undefined };
+  let probing = false;
+  if (heldMs > 0) {
+    if (!clean) {
+      await giveBack();
+      return stop('held', heldMs);
+    }
+    probing = await counters.claimOnce(entry.probeKey, entry.probeTtlMs);
+    if (!probing) {
+      await giveBack();
+      return stop('probed', entry.probeTtlMs);
+    }
+  }
+  const budgeted = !clean && entry.budgetKey !== undefined;
+  if (budgeted) {
+    const spent = await counters.countInWindow(entry.budgetKey!, 1, 1000);
+    if (spent.count > entry.budgetPerSecond) {
+      await counters.countInWindow(entry.budgetKey!, -1, 1000);
+      await giveBack();
+      return stop('budget', spent.resetInMs);
+    }
+  }
+  const reserved = failureKey !== undefined;
+  const went = { stopped: undefined, reserved, probing, budgeted };
+  if (!(await counters.claimOnce(entry.claimKey, entry.claimTtlMs)))
+    return { ...went, claimed: false, loginGeneration: undefined };
   return {
-    failures,
-    heldMs,
+    ...went,
     claimed: true,
     loginGeneration: await store.records.loginGeneration(),
   };

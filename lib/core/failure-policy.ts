@@ -85,10 +85,11 @@ export function answerForTokenFailure(
 
 /**
  * True when an entry failed on its code, which the failed-entry limit counts against the client's
- * address: malformed or used here, or refused by the platform — any answer of the token endpoint
- * below 500 (`invalid_grant`, `invalid_request`, a 429 …) except a refusal of the game's own client
- * credentials. The platform's outages (5xx, timeouts, no connection, a broken 200) never count: a
- * player is not held back for the platform's trouble.
+ * address: malformed or used here, or any answer of the token endpoint that is not tokens — an
+ * OAuth error (`invalid_grant`, a 429 …), an error object in a 200 body, a redirect — except a
+ * refusal of the game's own client credentials. Only the platform's outages (a 5xx, a timeout, no
+ * connection) never count: a player is not held back for the platform's trouble, and a made-up
+ * code costs its address a count whatever the platform answers it with.
  */
 export function failedOnItsCode(error: unknown): boolean {
   if (
@@ -101,10 +102,7 @@ export function failedOnItsCode(error: unknown): boolean {
   if (error instanceof TokenEndpointError) {
     return error.httpStatus < 500 && error.code !== 'ERR_PLATFORM_INVALID_CLIENT';
   }
-  if (error instanceof InvalidTokenResponseError) {
-    const status = error.httpStatus ?? 200;
-    return status >= 400 && status < 500;
-  }
+  if (error instanceof InvalidTokenResponseError) return (error.httpStatus ?? 200) < 500;
   return false;
 }
 

@@ -132,49 +132,83 @@ export interface OneTimeCounters {
    */
   claimOnce(key: string, ttlMs: number): Promise<boolean>;
   /**
-   * Adds `increment` (1, or 0 to only read) to the counter `key`. A window of `windowMs` opens with
-   * the counter's first count; when it ends the counter is gone.
+   * Adds `increment` (1, 0 to only read, or -1 to give back a count taken in this window) to the
+   * counter `key`. A window of `windowMs` opens with the counter's first count; when it ends the
+   * counter is gone; a give-back that leaves 0 ends the window too, and none opens a window.
    */
-  countInWindow(key: string, increment: 0 | 1, windowMs: number): Promise<WindowCount>;
+  countInWindow(key: string, increment: -1 | 0 | 1, windowMs: number): Promise<WindowCount>;
 }
 
 /** What an entry reads and takes before its code is exchanged, in {@link EntryChecks.begin}. */
 export interface EntryBegin {
   /**
-   * The client address's failure counter (a {@link OneTimeCounters.countInWindow} key), or
-   * `undefined` when the failure limit is off.
+   * The client address's counter (a {@link OneTimeCounters.countInWindow} key), or `undefined`
+   * when the failure limit is off. An entry that goes on reserves one count on it, which the
+   * package gives back (increment -1) when the entry succeeds or fails on the platform's account.
    */
   failureKey: string | undefined;
-  /** Failed entries at which the address is refused. */
+  /**
+   * The address's counter of failed entries alone (the package counts them after the fact), read
+   * to tell an address with failures from one with none; set whenever `failureKey` is.
+   */
+  failedKey: string | undefined;
+  /** Counts (failed and reserved entries) at which the address is refused. */
   failureLimit: number;
   /** The counter's window. */
   failureWindowMs: number;
   /** The hold on code exchanges, as {@link RefreshLocks.hold} keeps it: its name and version. */
   holdKey: string;
   holdVersion: number;
+  /**
+   * While the hold is on, an entry from an address with no failed entry may still probe the platform: one per `probeTtlMs` across processes
+   * ({@link OneTimeCounters.claimOnce} of `probeKey`).
+   */
+  probeKey: string;
+  probeTtlMs: number;
+  /**
+   * The budget of exchanges per second for addresses with failed entries (a
+   * {@link OneTimeCounters.countInWindow} key with a 1 s window), or `undefined` when off: such an
+   * entry takes one of it before its exchange, and the package gives it back unless the entry
+   * fails on its code, so the budget bounds failed exchanges and exchanges in flight alike.
+   */
+  budgetKey: string | undefined;
+  budgetPerSecond: number;
   /** The code's one-time key and how long it is remembered ({@link OneTimeCounters.claimOnce}). */
   claimKey: string;
   claimTtlMs: number;
 }
 
+/** Why {@link EntryChecks.begin} stopped an entry before its code was claimed. */
+export type EntryStop =
+  /** The address reached its limit; `retryInMs`: what is left of its window. */
+  | 'failures'
+  /** Exchanges are held and this entry may not probe; `retryInMs`: what is left of the hold. */
+  | 'held'
+  /** Held, and another entry probes the platform now; `retryInMs`: until the next probe. */
+  | 'probed'
+  /** The budget for addresses with failures is spent this second; `retryInMs`: until the next. */
+  | 'budget';
+
 /** What {@link EntryChecks.begin} found; a step that was not reached reads as not taken. */
 export interface EntryBeginning {
-  /** The address's failed entries (count 0 when the limit is off). */
-  failures: WindowCount;
-  /** Milliseconds left of the hold; 0 when none or not read (the failures stopped the entry). */
-  heldMs: number;
-  /** Whether this call claimed the code; `undefined` when the failures or the hold came first. */
+  /** Set when the entry was stopped before its claim, with the milliseconds until it may retry. */
+  stopped: { reason: EntryStop; retryInMs: number } | undefined;
+  /** Whether the address's counter holds one count for this entry (to give back unless it fails). */
+  reserved: boolean;
+  /** Whether this entry probes a held platform (its success ends the hold). */
+  probing: boolean;
+  /** Whether the budget holds one for this entry (to give back unless it fails on its code). */
+  budgeted: boolean;
+  /** Whether this call claimed the code; `undefined` when stopped first. */
   claimed: boolean | undefined;
   /** The login generation, read once the code was claimed ({@link TokenRecords.loginGeneration}). */
   loginGeneration: string | undefined;
 }
 
 /**
- * An entry's checks before its code exchange, in one step (optional). `begin` does what these
- * calls do in order, each only when the one before let the entry on: `countInWindow(failureKey, 0)`
- * (the count must be below `failureLimit`), `heldMs(holdKey, holdVersion)` (must be 0),
- * `claimOnce(claimKey)`, and when claimed, `loginGeneration()`. A store without it gets those calls
- * (core/entry-begin.ts); RedisTokenStore makes them one script, one round trip per entry.
+ * An entry's checks before its code exchange, in one step (optional): what core/entry-begin.ts
+ * does with the calls of the other parts, atomically. RedisTokenStore makes them one script, one
+ * round trip per entry.
  */
 export interface EntryChecks {
   begin(entry: EntryBegin): Promise<EntryBeginning>;

@@ -1,11 +1,17 @@
 // The router mounted at the redirect_uri path: one entry flow in which every request that can reach
 // a code passes the guards, then the code's own checks, then redemption, whose first store call
-// holds the failure limit, the platform's hold and the code's claim. Because the guards run inside
+// holds the failure limit, the platform's hold, the budget and the code's claim. Because the guards run inside
 // the flow rather than in front of a path, no spelling of the path (`//`, `/CB`, …) skips them.
 import { Router, type Request, type Response } from 'express';
 import type { FailHandler } from '../http/fail-handler';
 import type { EventEmitter } from 'node:events';
-import { CodeRejectedError, MethodNotAllowedError, PlatformBusyError } from '../errors';
+import {
+  CodeRejectedError,
+  InvalidTokenResponseError,
+  MethodNotAllowedError,
+  PlatformBusyError,
+  TokenEndpointError,
+} from '../errors';
 import { failedOnItsCode, platformRetryAfterSeconds } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import type { PlatformLogger } from '../observability/logger';
@@ -15,7 +21,7 @@ import { entryQuery, readEntryCode } from './entry-code';
 import { createEntryFailureLimit, type EntryFailureLimitSettings } from './entry-failure-limit';
 import { createEntryGuards, type EntryGuardsSettings } from './entry-guards';
 import { createExchangeHold } from './entry-exchange-hold';
-import { createCodeClaim } from './entry-claim';
+import { createCodeClaim, type CodeClaim } from './entry-claim';
 import { createCodeRedemption, type AfterLogin, type RedemptionSettings } from './entry-redemption';
 import { requireSession } from '../http/require-session';
 
@@ -53,7 +59,7 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
   const warn = logger === undefined ? consoleWarn : (message: string) => logger.warn({}, message);
   const guards = createEntryGuards(settings.guards, deps.events, warn);
   const failures = createEntryFailureLimit(settings.failureLimit, deps.store.counters, warn);
-  const hold = createExchangeHold(deps.store.locks);
+  const hold = createExchangeHold(deps.store.locks, deps.events);
   const redeem = createCodeRedemption(settings.redemption, deps, guards.successRedirect);
   const claimFor = createCodeClaim(deps.store, failures, hold, settings.claimTtlMs);
 
@@ -66,9 +72,8 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
     // Only a code that passed the guards can fail an entry: a request without one (`?x=1`, an
     // <img> on any page) must never count, or any page could lock its visitors' address out.
     const hasCode = params.has('code');
-    // What this process already knows refuses the entry with no store call.
+    // An address this process already knows is over its limit is refused with no store call.
     const address = hasCode ? failures?.keyOf(req) : undefined;
-    if (hasCode) hold.known();
     const claim = claimFor(address);
     let code: string;
     try {
@@ -76,25 +81,44 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
     } catch (error) {
       // A malformed code gets what any entry from its address would get first (429, 503).
       if (hasCode) await claim.refuseFirst();
-      throw await settleFailure(error, address);
+      throw await settleFailure(error, address, claim);
     }
     try {
       await redeem(req, res, code, claim);
     } catch (error) {
-      throw await settleFailure(error, address);
+      throw await settleFailure(error, address, claim);
     }
+    await claim.settle(false, true);
   }
 
-  /** Records what a failed entry means (the platform's hold, the address's count); resolves its answer. */
-  async function settleFailure(error: unknown, address: string | undefined): Promise<unknown> {
+  /**
+   * Records what a failed entry means (the platform's hold, the address's count, a probe's answer);
+   * resolves its answer.
+   */
+  async function settleFailure(
+    error: unknown,
+    address: string | undefined,
+    claim: CodeClaim,
+  ): Promise<unknown> {
     const holdSeconds = platformRetryAfterSeconds(error) ?? 0;
     if (holdSeconds > 0) await hold.start(holdSeconds);
-    if (address !== undefined && failedOnItsCode(error)) await failures!.countFailure(address);
+    const counted = failedOnItsCode(error);
+    await claim.settle(counted, holdSeconds === 0 && counted && platformAnswered(error));
+    // A throttled answer counts against the address's limit, but says nothing of its code: it does
+    // not stop the address probing the held platform.
+    if (address !== undefined && counted)
+      await failures!.countFailure(address, claim.reserved, holdSeconds === 0);
     // Throttled: the player is told when to come back, as the entries held after it are.
     return holdSeconds > 0 && !(error instanceof CodeRejectedError)
       ? new PlatformBusyError({ platformRetryAfterSeconds: holdSeconds, cause: error })
       : error;
   }
+
+  /** The platform itself answered the exchange (a refusal of the code), rather than this process. */
+  const platformAnswered = (error: unknown): boolean =>
+    error instanceof CodeRejectedError ||
+    error instanceof TokenEndpointError ||
+    error instanceof InvalidTokenResponseError;
 
   const router = Router();
   router.all('/', (req, res, next) => {

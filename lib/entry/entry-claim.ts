@@ -1,25 +1,47 @@
-// Claims an entry's code once the client address's failed entries and the platform's hold let it
-// through: the four checks before an exchange (failures, hold, claim, login generation) are one
-// store call (beginEntry), one round trip on a store that makes them one step (RedisTokenStore off
-// a Cluster).
+// Claims an entry's code once the client address's count, the platform's hold and the budget of
+// suspect exchanges let it through: the checks before an exchange are one store call (beginEntry),
+// one round trip on a store that makes them one step (RedisTokenStore off a Cluster). The claim then
+// follows the entry to its end, to give back the address's count when the entry did not fail on its
+// code, and to end the hold when it probed the platform and got an answer.
 import { beginEntry } from '../core/entry-begin';
 import type { TokenStore } from '../core/token-store';
-import type { EntryFailureLimit } from './entry-failure-limit';
-import { EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION, type ExchangeHold } from './entry-exchange-hold';
+import { TooManyEntriesError } from '../errors';
+import { ignore } from '../util/ignore';
+import { failedKeyOf, type EntryFailureLimit } from './entry-failure-limit';
+import {
+  EXCHANGE_HOLD_KEY,
+  EXCHANGE_HOLD_VERSION,
+  EXCHANGE_PROBE_KEY,
+  EXCHANGE_PROBE_MS,
+  type ExchangeHold,
+} from './entry-exchange-hold';
+
+/** The counter of the budget of exchanges for addresses with failed entries (1 s windows). */
+const BUDGET_KEY = 'code-exchange-budget';
 
 /** The claim of one entry's code. */
 export interface CodeClaim {
   /**
    * Claims the code of hash `codeHash`: resolves the login generation to hand to the record's
    * write, or `undefined` when the code was claimed before. Throws TooManyEntriesError (429) or
-   * PlatformBusyError (503) when the address's failures or the hold stop the entry first.
+   * PlatformBusyError (503) when the address's count, the budget or the hold stop the entry first.
    */
   claim(codeHash: string): Promise<string | undefined>;
   /**
-   * Throws what `claim` would throw before claiming (429, 503), claiming nothing: for an entry
-   * refused on other grounds, so it gets the same answer first as before the checks were one call.
+   * Throws what an entry of this address would get first (429, 503), claiming nothing: for an
+   * entry refused on other grounds (a malformed code).
    */
   refuseFirst(): Promise<void>;
+  /** Whether the address's count holds one for this entry (`claim` took it). */
+  readonly reserved: boolean;
+  /** Whether this entry probes a held platform. */
+  readonly probing: boolean;
+  /**
+   * The entry ended: unless it `failedOnItsCode`, gives back its count; when this entry probed the
+   * held platform and the platform answered it (tokens or a refusal of the code, no Retry-After),
+   * ends the hold. Never throws.
+   */
+  settle(failedOnItsCode: boolean, platformAnswered: boolean): Promise<void>;
 }
 
 /** Builds the claims of one callback; `address` is the request's counter key (none: limit off). */
@@ -29,27 +51,67 @@ export function createCodeClaim(
   hold: ExchangeHold,
   claimTtlMs: number,
 ): (address: string | undefined) => CodeClaim {
-  return (address) => ({
-    async claim(codeHash) {
-      const found = await beginEntry(store, {
-        failureKey: address,
-        failureLimit: failures?.limit ?? 1,
-        failureWindowMs: failures?.windowMs ?? 1,
-        holdKey: EXCHANGE_HOLD_KEY,
-        holdVersion: EXCHANGE_HOLD_VERSION,
-        claimKey: `code:${codeHash}`,
-        claimTtlMs,
-      });
-      if (address !== undefined) failures!.judge(address, found.failures);
-      hold.judge(found.heldMs);
-      if (found.claimed !== true) return undefined;
-      // The contract reads the generation with the claim; a store that left it out still gets the
-      // check against logoutPlayer(), read now.
-      return found.loginGeneration ?? (await store.records.loginGeneration());
-    },
-    async refuseFirst() {
-      if (address !== undefined) await failures!.check(address);
-      await hold.check();
-    },
-  });
+  const budgetPerSecond = failures?.budgetPerSecond ?? 0;
+  return (address) => {
+    let reserved = false;
+    let probing = false;
+    let budgeted = false;
+    return {
+      get reserved() {
+        return reserved;
+      },
+      get probing() {
+        return probing;
+      },
+      async claim(codeHash) {
+        const found = await beginEntry(store, {
+          failureKey: address,
+          failedKey: address === undefined ? undefined : failedKeyOf(address),
+          failureLimit: failures?.limit ?? 1,
+          failureWindowMs: failures?.windowMs ?? 1,
+          holdKey: EXCHANGE_HOLD_KEY,
+          holdVersion: EXCHANGE_HOLD_VERSION,
+          probeKey: EXCHANGE_PROBE_KEY,
+          probeTtlMs: EXCHANGE_PROBE_MS,
+          budgetKey: budgetPerSecond > 0 ? BUDGET_KEY : undefined,
+          budgetPerSecond: Math.max(1, budgetPerSecond),
+          claimKey: `code:${codeHash}`,
+          claimTtlMs,
+        });
+        reserved = found.reserved;
+        probing = found.probing;
+        budgeted = found.budgeted;
+        const { stopped } = found;
+        if (stopped !== undefined) {
+          const { reason, retryInMs } = stopped;
+          if (reason === 'failures') throw failures!.refuse(address!, retryInMs);
+          if (reason === 'budget')
+            throw new TooManyEntriesError(Math.max(1, Math.ceil(retryInMs / 1000)));
+          throw hold.busy(retryInMs);
+        }
+        if (found.claimed !== true) return undefined;
+        // The contract reads the generation with the claim; a store that left it out still gets the
+        // check against logoutPlayer(), read now.
+        return found.loginGeneration ?? (await store.records.loginGeneration());
+      },
+      async refuseFirst() {
+        if (address !== undefined) await failures!.check(address);
+        await hold.check();
+      },
+      async settle(failedOnItsCode, platformAnswered) {
+        if (budgeted && !failedOnItsCode) {
+          budgeted = false;
+          await store.counters.countInWindow(BUDGET_KEY, -1, 1000).catch(ignore);
+        }
+        if (reserved && !failedOnItsCode) {
+          reserved = false;
+          await failures!.giveBack(address!);
+        }
+        if (probing && platformAnswered) {
+          probing = false;
+          await hold.lift();
+        }
+      },
+    };
+  };
 }

@@ -1,8 +1,13 @@
-// The platform's Retry-After at the code exchange, held as refreshes hold it: once the token endpoint
-// asks the game to wait, no process sends a code until then, and entries meanwhile get 503
-// `platform_busy` with the seconds left before their code is claimed (so the player's code stays good).
+// The platform's Retry-After at the code exchange, held across processes: once the token endpoint
+// asks the game to wait, entries from addresses with failed or unfinished entries get 503
+// `platform_busy` with the seconds left before their code is claimed (so the player's code stays
+// good), while entries from addresses with none keep probing the platform at a trickle (one per
+// second across processes, core/entry-begin.ts); a probe the platform answers ends the hold. So a
+// made-up code's throttled answer cannot hold every real player for the whole Retry-After.
+import type { EventEmitter } from 'node:events';
 import type { RefreshLocks } from '../core/token-store';
 import { PlatformBusyError } from '../errors';
+import type { PlatformLoginEvents } from '../observability/events';
 import { ignore } from '../util/ignore';
 
 /**
@@ -11,45 +16,43 @@ import { ignore } from '../util/ignore';
  */
 export const EXCHANGE_HOLD_KEY = 'code-exchanges';
 export const EXCHANGE_HOLD_VERSION = 1;
+/** The one-time key of a probe through the hold, and how often one may go. */
+export const EXCHANGE_PROBE_KEY = 'code-exchange-probe';
+export const EXCHANGE_PROBE_MS = 1000;
 
 /** The hold of one callback. */
 export interface ExchangeHold {
-  /** Throws PlatformBusyError while this process knows a hold is on, with no store call. */
-  known(): void;
-  /** Throws PlatformBusyError (with the seconds left) when `leftMs`, the store's hold, is on. */
-  judge(leftMs: number): void;
-  /** Both, reading the store's hold: in this process or any. */
+  /** The answer to an entry the hold stopped, `leftMs` before it may come back. */
+  busy(leftMs: number): PlatformBusyError;
+  /** Throws PlatformBusyError (with the seconds left) when the store's hold is on. */
   check(): Promise<void>;
   /** Holds every exchange for `seconds` (the platform's Retry-After); never throws. */
   start(seconds: number): Promise<void>;
+  /** Ends the hold: a probe was answered by the platform. Never throws. */
+  lift(): Promise<void>;
 }
 
 /** Builds the hold once, on the store's refresh holds. */
-export function createExchangeHold(locks: RefreshLocks): ExchangeHold {
-  /** Until when this process knows exchanges are held, so a flood while held costs no store call. */
-  let heldUntil = 0;
+export function createExchangeHold(
+  locks: RefreshLocks,
+  events: EventEmitter<PlatformLoginEvents>,
+): ExchangeHold {
   const busy = (leftMs: number): PlatformBusyError =>
     new PlatformBusyError({ platformRetryAfterSeconds: Math.max(1, Math.ceil(leftMs / 1000)) });
-  const known = (): void => {
-    const leftMs = heldUntil - Date.now();
-    if (leftMs > 0) throw busy(leftMs);
-  };
-  const judge = (leftMs: number): void => {
-    if (leftMs <= 0) return;
-    heldUntil = Date.now() + leftMs;
-    throw busy(leftMs);
-  };
   return {
-    known,
-    judge,
+    busy,
     async check() {
-      known();
-      judge(await locks.heldMs(EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION));
+      const leftMs = await locks.heldMs(EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION);
+      if (leftMs > 0) throw busy(leftMs);
     },
     async start(seconds) {
-      const holdMs = seconds * 1000;
-      heldUntil = Math.max(heldUntil, Date.now() + holdMs);
-      await locks.hold(EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION, holdMs).catch(ignore);
+      events.emit('exchangeHold', { held: true, retryAfterSeconds: seconds });
+      await locks.hold(EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION, seconds * 1000).catch(ignore);
+    },
+    async lift() {
+      events.emit('exchangeHold', { held: false, retryAfterSeconds: 0 });
+      // A hold of 1 ms is no hold: the contract has no other way to end one early.
+      await locks.hold(EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION, 1).catch(ignore);
     },
   };
 }

@@ -1,12 +1,14 @@
 // Bounds the failed entries (malformed, used or refused codes) of one client address, counted in
 // the shared store so every process sees them; past the limit an entry is refused before its code
-// is claimed or sent. Successful entries are never counted, so players behind one NAT are not held
-// back by each other's logins.
+// is claimed or sent. An entry takes its count before its exchange (a burst cannot pass the limit)
+// and gives it back when it succeeds, so players behind one NAT are not held back by each other's
+// logins.
 import type { Request } from 'express';
 import { createClientAddressKeys } from './client-address';
 import type { OneTimeCounters, WindowCount } from '../core/token-store';
 import { TooManyEntriesError } from '../errors';
 import { warnOnce } from '../setup/setup-checks';
+import { ignore } from '../util/ignore';
 
 /** The limit's settings (`entry.failureLimit` and its window), derived once at creation (settings.ts). */
 export interface EntryFailureLimitSettings {
@@ -17,24 +19,36 @@ export interface EntryFailureLimitSettings {
   ipv6Subnet: number;
   /** Shared by every process of the game: keys the hash of client addresses in the store. */
   clientSecret: string;
+  /** Exchanges per second across processes from addresses already counted; 0: no budget. */
+  budgetPerSecond: number;
 }
 
 /** The limit of one callback. */
 export interface EntryFailureLimit {
   readonly limit: number;
   readonly windowMs: number;
+  readonly budgetPerSecond: number;
   /**
    * The request's counter key. Throws TooManyEntriesError when this process already knows the
    * address is over its limit, with no store call.
    */
   keyOf(req: Request): string;
-  /** Throws TooManyEntriesError when `failures`, the store's count for `key`, reached the limit. */
-  judge(key: string, failures: WindowCount): void;
+  /** The answer to an entry of `key` the store found over the limit; this process remembers it. */
+  refuse(key: string, resetInMs: number): TooManyEntriesError;
   /** Reads the store's count for `key` and judges it. */
   check(key: string): Promise<void>;
-  /** Counts one failed entry of the address `key` (never throws: the entry's own answer stands). */
-  countFailure(key: string): Promise<void>;
+  /**
+   * Counts one failed entry of the address `key`: on its count when the entry took none before
+   * (`reserved` false), and when `failed` on its count of failures alone (which stops the address
+   * probing a held platform and spends the budget). Never throws: the entry's answer stands.
+   */
+  countFailure(key: string, reserved: boolean, failed: boolean): Promise<void>;
+  /** Gives back the count an entry of `key` took before its exchange (never throws). */
+  giveBack(key: string): Promise<void>;
 }
+
+/** The counter of an address's failed entries alone, beside its count (see core/entry-begin.ts). */
+export const failedKeyOf = (key: string): string => `${key}:failed`;
 
 /** Addresses known to be over their limit, per process, so a flood costs no store call at all. */
 const MAX_BLOCKED = 10_000;
@@ -81,14 +95,23 @@ export function createEntryFailureLimit(
   return {
     limit,
     windowMs,
+    budgetPerSecond: settings.budgetPerSecond,
     keyOf,
-    judge,
+    refuse(key, resetInMs) {
+      block(key, resetInMs);
+      return refuse(resetInMs);
+    },
     async check(key) {
       judge(key, await counters.countInWindow(key, 0, windowMs));
     },
-    async countFailure(key) {
+    async giveBack(key) {
+      await counters.countInWindow(key, -1, windowMs).catch(ignore);
+    },
+    async countFailure(key, reserved, failed) {
       try {
-        const { count, resetInMs } = await counters.countInWindow(key, 1, windowMs);
+        const marked = failed && counters.countInWindow(failedKeyOf(key), 1, windowMs);
+        const { count, resetInMs } = await counters.countInWindow(key, reserved ? 0 : 1, windowMs);
+        await marked;
         if (count >= limit) block(key, resetInMs);
       } catch {
         // The store failed: the entry already failed on its own account; its answer stands.

@@ -59,6 +59,16 @@ export function observeEvents(
     // refused the first time: "presented before", not "used".
     else logger.warn(fields, 'an entry code presented before came again from another browser');
   });
+  events.on('exchangeHold', (e) => {
+    metrics.exchangeHolds.add(1, LABELS.exchangeHold.get(e.held));
+    const fields = { event: 'exchangeHold', ...e };
+    if (e.held)
+      logger.warn(
+        fields,
+        'the token endpoint throttled a code exchange: entries from addresses with failed entries wait, others probe it once a second',
+      );
+    else logger.info(fields, 'the token endpoint answered a probe: code exchanges resume');
+  });
   events.on('identitySwitch', (e) =>
     logger.info({ event: 'identitySwitch', ...e }, 'a browser switched players'),
   );

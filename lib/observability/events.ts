@@ -115,6 +115,12 @@ export interface PlatformLoginEvents {
   identitySwitch: [{ previousOpenId: string; openId: string; sessionHash: string }];
   /** A code that was already redeemed came back. `sameBrowser`: a reload of the entry, answered without a call. */
   codeReplay: [{ sessionHash: string; sameBrowser: boolean }];
+  /**
+   * The platform throttled a code exchange (`held: true`, its Retry-After in seconds, capped at
+   * 300): entries from addresses with failed or unfinished entries are refused 503 until it ends,
+   * others probe the platform one a second. `held: false`: a probe was answered, the hold ended.
+   */
+  exchangeHold: [{ held: boolean; retryAfterSeconds: number }];
   /** A player logged out. */
   logout: [{ openId: string | undefined; sessionHash: string }];
   /** Every session of a player was ended by `login.logoutPlayer()`; `sessions` says how many. */

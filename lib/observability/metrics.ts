@@ -118,6 +118,7 @@ export const LABELS = {
   refreshFailure: new LabelTable((code, background) => ({ code, background })),
   lockWait: new LabelTable((outcome) => ({ outcome })),
   codeReplay: new LabelTable((sameBrowser) => ({ same_browser: sameBrowser })),
+  exchangeHold: new LabelTable((held) => ({ held })),
   unreadable: new LabelTable((reason) => ({ reason })),
   storeCall: new LabelTable((operation, outcome) => ({ operation, outcome })),
   storeError: new LabelTable((operation) => ({ operation })),
@@ -131,6 +132,7 @@ for (const background of [false, true]) {
 }
 for (const outcome of LOCK_WAIT_OUTCOMES) LABELS.lockWait.seed(outcome);
 for (const sameBrowser of [false, true]) LABELS.codeReplay.seed(sameBrowser);
+for (const held of [false, true]) LABELS.exchangeHold.seed(held);
 for (const reason of UNREADABLE_REASONS) LABELS.unreadable.seed(reason);
 for (const operation of STORE_OPERATIONS) {
   for (const outcome of STORE_CALL_OUTCOMES) LABELS.storeCall.seed(operation, outcome);
@@ -172,6 +174,8 @@ export class PlatformMetrics {
   readonly lockWaitDuration: Histogram;
   /** `epl.code_replays` {same_browser}. */
   readonly codeReplays: Counter;
+  /** `epl.entry.exchange_holds` {held}: the platform's throttle started (`true`) or a probe ended it. */
+  readonly exchangeHolds: Counter;
   /** `epl.store.errors` {operation}: the token store's calls, and `session` for express-session's store. */
   readonly storeErrors: Counter;
   /** `epl.entry.failures` {code}: entries refused or failed, by the code answered. */
@@ -233,6 +237,12 @@ export class PlatformMetrics {
       LABELS.codeReplay.get(false),
       LABELS.codeReplay.get(true),
     ]);
+    this.exchangeHolds = counter(
+      meter,
+      'epl.entry.exchange_holds',
+      'Holds of the code exchange: started by a throttled answer (held=true), ended by a probe (held=false)',
+      [LABELS.exchangeHold.get(false), LABELS.exchangeHold.get(true)],
+    );
     this.storeErrors = counter(
       meter,
       'epl.store.errors',

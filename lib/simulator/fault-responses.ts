@@ -67,6 +67,9 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
     case 'empty':
       sendBody(res, 200, JSON_TYPE, '');
       return;
+    case 'platform-error':
+      sendJson(res, 200, { err_no: fault.errNo, err_msg: fault.errMsg ?? 'invalid code' });
+      return;
     case 'error-body-200':
       sendJson(
         res,

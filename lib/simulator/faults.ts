@@ -19,6 +19,11 @@ export type SimulatorFault =
   | { kind: 'empty' }
   /** 200 with an OAuth error body `{ error, error_description }`; the request is not processed. */
   | { kind: 'error-body-200'; error: string; errorDescription?: string }
+  /**
+   * 200 with a platform's own error object `{ err_no, err_msg }` (not OAuth's shape), as platforms
+   * that answer every call with 200 send for a bad code; the request is not processed.
+   */
+  | { kind: 'platform-error'; errNo: number; errMsg?: string }
   /** The normal answer padded with an unknown `padding` field to `bytes` bytes, sent chunked (no Content-Length). */
   | { kind: 'oversized'; bytes: number }
   /** Never answers: no headers, the socket stays open until close(). */
@@ -73,6 +78,11 @@ const faultSchema = z.discriminatedUnion(
       errorDescription: z.string({ error: 'must be a string' }).optional(),
     }),
     z.strictObject({
+      kind: z.literal('platform-error'),
+      errNo: count('any').min(-2_147_483_648).max(2_147_483_647),
+      errMsg: z.string({ error: 'must be a string' }).optional(),
+    }),
+    z.strictObject({
       kind: z.literal('oversized'),
       bytes: count('1 to 104857600')
         .min(1)
@@ -100,7 +110,7 @@ const faultSchema = z.discriminatedUnion(
   ],
   {
     error:
-      'must be one of latency, status, throttle, html, malformed-json, empty, error-body-200, oversized, hang, slow-body, reset, redirect, field',
+      'must be one of latency, status, throttle, html, malformed-json, empty, error-body-200, platform-error, oversized, hang, slow-body, reset, redirect, field',
   },
 );
 

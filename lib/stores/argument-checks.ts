@@ -30,7 +30,8 @@ export function checkClaimKey(key: unknown, what = 'claim key'): asserts key is 
 /** Checks the arguments of `countInWindow`; resolves the window as whole milliseconds. */
 export function checkCount(key: unknown, increment: unknown, windowMs: unknown): number {
   checkClaimKey(key, 'counter key');
-  if (increment !== 0 && increment !== 1) throw new TypeError('`increment` must be 0 or 1.');
+  if (increment !== 0 && increment !== 1 && increment !== -1)
+    throw new TypeError('`increment` must be -1, 0 or 1.');
   return ttlMilliseconds(windowMs, 'windowMs');
 }
 

@@ -353,7 +353,7 @@ export class MemoryTokenStore implements TokenStore {
     return true;
   }
 
-  #countInWindow(key: string, increment: 0 | 1, windowMs: number): WindowCount {
+  #countInWindow(key: string, increment: -1 | 0 | 1, windowMs: number): WindowCount {
     const windowLengthMs = checkCount(key, increment, windowMs);
     let counter = this.#counters.get(key);
     if (counter === undefined && increment === 1) {
@@ -361,7 +361,12 @@ export class MemoryTokenStore implements TokenStore {
       this.#counters.set(key, counter, windowLengthMs);
     }
     if (counter === undefined) return { count: 0, resetInMs: 0 };
-    counter.count += increment;
+    counter.count = Math.max(0, counter.count + increment);
+    if (counter.count === 0) {
+      // Every count given back: no window is left, as in Redis.
+      this.#counters.delete(key);
+      return { count: 0, resetInMs: 0 };
+    }
     return { count: counter.count, resetInMs: Math.max(0, counter.endsAt - Date.now()) };
   }
 

@@ -10,6 +10,7 @@ import type {
   DeleteOptions,
   EntryBegin,
   EntryBeginning,
+  EntryStop,
   EntryChecks,
   OneTimeCounters,
   PlayerLogin,
@@ -458,7 +459,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
   }
 
   /** Adds `increment` to the counter `key` (one Lua call); its window of `windowMs` opens with its first count. */
-  async #countInWindow(key: string, increment: 0 | 1, windowMs: number): Promise<WindowCount> {
+  async #countInWindow(key: string, increment: -1 | 0 | 1, windowMs: number): Promise<WindowCount> {
     const windowLengthMs = checkCount(key, increment, windowMs);
     const [count, resetInMs] = (await this.#script(COUNT_IN_WINDOW, `${this.#prefix}n:${key}`, [
       String(increment),
@@ -470,29 +471,36 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
   /** An entry's checks before its code exchange, in one script (BEGIN_ENTRY); see EntryChecks. */
   async #beginEntry(entry: EntryBegin): Promise<EntryBeginning> {
     checkEntryBegin(entry);
-    const { failureKey, holdKey, claimKey } = entry;
+    const { failureKey, budgetKey } = entry;
     const reply = (await this.#script(
       BEGIN_ENTRY,
       [
         `${this.#prefix}n:${failureKey ?? ''}`,
-        this.#holdKey(holdKey),
-        `${this.#prefix}c:${claimKey}`,
+        this.#holdKey(entry.holdKey),
+        `${this.#prefix}c:${entry.claimKey}`,
         this.#logoutsKey(),
+        `${this.#prefix}c:${entry.probeKey}`,
+        `${this.#prefix}n:${budgetKey ?? ''}`,
+        `${this.#prefix}n:${entry.failedKey ?? ''}`,
       ],
       [
         failureKey === undefined ? '' : String(entry.failureLimit),
-        '0',
         String(Math.ceil(entry.failureWindowMs)),
         String(entry.holdVersion),
         String(Math.ceil(entry.claimTtlMs)),
+        String(Math.ceil(entry.probeTtlMs)),
+        budgetKey === undefined ? '' : String(entry.budgetPerSecond),
       ],
-    )) as [unknown, unknown, unknown, unknown, unknown];
-    const [count, resetInMs, heldMs, claimed, generation] = reply;
+    )) as unknown[];
+    const [stop, retryInMs, probing, claimed, generation, reserved, budgeted] = reply.map(String);
     return {
-      failures: { count: Number(count), resetInMs: Number(resetInMs) },
-      heldMs: Number(heldMs),
-      claimed: claimed === '' ? undefined : String(claimed) === '1',
-      loginGeneration: generation === '' ? undefined : String(generation),
+      stopped:
+        stop === '' ? undefined : { reason: stop as EntryStop, retryInMs: Number(retryInMs) },
+      reserved: reserved === '1',
+      probing: probing === '1',
+      budgeted: budgeted === '1',
+      claimed: claimed === '' ? undefined : claimed === '1',
+      loginGeneration: generation === '' ? undefined : generation,
     };
   }
 

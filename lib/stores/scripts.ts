@@ -201,9 +201,10 @@ return 1
 
 /**
  * Lua of a fixed-window counter that sets `count` and `left` (declared by the caller): adds
- * ARGV[arg] (1, or 0 to only read) to the counter at KEYS[key] and opens the window (ARGV[arg + 1]
- * ms) at the first count, so the key is gone when the window ends; `left` is the milliseconds left
- * in the window (0 when none).
+ * ARGV[arg] ('1', '0' to only read, '-1' to give back a count of the open window) to the counter
+ * at KEYS[key] and opens the window (ARGV[arg + 1] ms) at the first count, so the key is gone when
+ * the window ends, or when its counts are all given back; `left` is the milliseconds left in the
+ * window (0 when none).
  */
 function countInWindow(key: number, arg: number): string {
   return `if ARGV[${arg}] == '1' then
@@ -211,6 +212,10 @@ function countInWindow(key: number, arg: number): string {
   if count == 1 then redis.call('PEXPIRE', KEYS[${key}], ARGV[${arg + 1}]) end
 else
   count = tonumber(redis.call('GET', KEYS[${key}]) or '0') or 0
+  if ARGV[${arg}] == '-1' and count > 0 then
+    count = redis.call('DECR', KEYS[${key}])
+    if count == 0 then redis.call('DEL', KEYS[${key}]) end
+  end
 end
 left = redis.call('PTTL', KEYS[${key}])
 if left == -1 then
@@ -236,28 +241,64 @@ return { count, left }
 
 /**
  * An entry's checks before its code exchange, in one command where every key is on one server
- * (TokenStore `entries`): the client address's failed entries, then the hold on code exchanges,
- * then the code's claim, then the login generation, each only when the one before let the entry on.
+ * (TokenStore `entries`; the steps and answers of core/entry-begin.ts): the client address's count,
+ * the hold on code exchanges (an address with no failed entry may probe through it, one per probe
+ * time to live), the budget of addresses with failed entries, the address's reservation, the
+ * code's claim, the login generation — each only when the one before let the entry on.
  * KEYS[1] the address's counter (unused when ARGV[1] is ''); KEYS[2] the hold; KEYS[3] the code's
- * claim; KEYS[4] the store-wide log-out generation.
- * ARGV[1] failed entries that refuse the address, or '' when the limit is off; ARGV[2] '0' (the
- * counter is only read); ARGV[3] its window (ms); ARGV[4] the hold's version; ARGV[5] the claim's
- * time to live (ms).
- * Returns { count, ms left in its window, ms left of the hold, claimed ('1', '0', or '' when not
- * tried), the login generation ('' when not read) }.
+ * claim; KEYS[4] the store-wide log-out generation; KEYS[5] the probe's claim; KEYS[6] the budget's
+ * counter (unused when ARGV[6] is ''); KEYS[7] the address's counter of failed entries alone.
+ * ARGV[1] the count that refuses the address, or '' when the limit is off; ARGV[2] its window (ms);
+ * ARGV[3] the hold's version; ARGV[4] the claim's time to live (ms); ARGV[5] the probe's (ms);
+ * ARGV[6] the budget per second, or '' when off.
+ * Returns { why it stopped ('' when it did not), ms until it may retry, probing (1/0), claimed ('1',
+ * '0', or '' when not tried), the login generation ('' when not read), reserved (1/0), budgeted
+ * (1/0) }.
  */
 export const BEGIN_ENTRY = script(
   'beginEntry',
   `
-local count, left = 0, 0
-if ARGV[1] ~= '' then
-${countInWindow(1, 2)}
-  if count >= tonumber(ARGV[1]) then return { count, left, 0, '', '' } end
+local function leftOf(key)
+  local ms = redis.call('PTTL', key)
+  if ms < 1 then return 1 end
+  return ms
 end
+local clean = true
+if ARGV[1] ~= '' then
+  local count = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+  if count >= tonumber(ARGV[1]) then return { 'failures', leftOf(KEYS[1]), 0, '', '', 0 } end
+  clean = (tonumber(redis.call('GET', KEYS[7]) or '0') or 0) == 0
+end
+local probing = 0
 local held = 0
-${heldBack(2, 4)}
-if held > 0 then return { count, left, held, '', '' } end
-if not redis.call('SET', KEYS[3], '1', 'PX', ARGV[5], 'NX') then return { count, left, 0, '0', '' } end
-return { count, left, 0, '1', redis.call('GET', KEYS[4]) or '0' }
+${heldBack(2, 3)}
+if held > 0 then
+  if not clean then return { 'held', held, 0, '', '', 0 } end
+  if not redis.call('SET', KEYS[5], '1', 'PX', ARGV[5], 'NX') then
+    return { 'probed', leftOf(KEYS[5]), 0, '', '', 0 }
+  end
+  probing = 1
+end
+local budgeted = 0
+if not clean and ARGV[6] ~= '' then
+  local spent = redis.call('INCR', KEYS[6])
+  if spent == 1 then redis.call('PEXPIRE', KEYS[6], 1000) end
+  if spent > tonumber(ARGV[6]) then
+    redis.call('DECR', KEYS[6])
+    return { 'budget', leftOf(KEYS[6]), 0, '', '', 0, 0 }
+  end
+  budgeted = 1
+end
+local reserved = 0
+if ARGV[1] ~= '' then
+  if redis.call('INCR', KEYS[1]) == 1 or redis.call('PTTL', KEYS[1]) == -1 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  end
+  reserved = 1
+end
+if not redis.call('SET', KEYS[3], '1', 'PX', ARGV[4], 'NX') then
+  return { '', 0, probing, '0', '', reserved, budgeted }
+end
+return { '', 0, probing, '1', redis.call('GET', KEYS[4]) or '0', reserved, budgeted }
 `,
 );

@@ -409,7 +409,7 @@ export function tokenStoreContract(
       assert.equal(await counters().claimOnce(key, LONG_TTL_MS), false);
     });
 
-    const count = (key: string, increment: 0 | 1, windowMs = LONG_TTL_MS) =>
+    const count = (key: string, increment: -1 | 0 | 1, windowMs = LONG_TTL_MS) =>
       counters().countInWindow(key, increment, windowMs);
 
     test('a window count reads 0 without opening a window, counts up, and ends with its window', async () => {
@@ -443,6 +443,22 @@ export function tokenStoreContract(
       );
     });
 
+    test('a give-back (-1) takes one count back, never below 0, and opens no window', async () => {
+      const key = `count-${randomUUID()}`;
+      assert.deepEqual(await count(key, -1), { count: 0, resetInMs: 0 });
+      assert.deepEqual(await count(key, 0), { count: 0, resetInMs: 0 });
+      await count(key, 1);
+      await count(key, 1);
+      const back = await count(key, -1);
+      assert.equal(back.count, 1);
+      assert.ok(back.resetInMs > 0 && back.resetInMs <= LONG_TTL_MS);
+      assert.deepEqual(await count(key, -1), { count: 0, resetInMs: 0 });
+      assert.deepEqual(await count(key, -1), { count: 0, resetInMs: 0 });
+      const reopened = await count(key, 1, 5_000);
+      assert.equal(reopened.count, 1);
+      assert.ok(reopened.resetInMs > 0 && reopened.resetInMs <= 5_000);
+    });
+
     test('refuses a bad key, increment or window with a TypeError', async () => {
       await assert.rejects(count('', 1), TypeError);
       await assert.rejects(counters().countInWindow('k', 2 as 1, 1000), TypeError);
@@ -468,71 +484,140 @@ export function tokenStoreContract(
       const begin = (overrides: Partial<EntryBegin> = {}) =>
         beginEntry(storeOf(), {
           failureKey: `failures-${randomUUID()}`,
+          failedKey: `failed-${randomUUID()}`,
           failureLimit: 3,
           failureWindowMs: LONG_TTL_MS,
           holdKey: `${HOLD}-${randomUUID()}`,
           holdVersion: 1,
+          probeKey: `probe-${randomUUID()}`,
+          probeTtlMs: LONG_TTL_MS,
+          budgetKey: `budget-${randomUUID()}`,
+          budgetPerSecond: 1000,
           claimKey: `claim-${randomUUID()}`,
           claimTtlMs: LONG_TTL_MS,
           ...overrides,
         });
+      const countOf = async (key: string) =>
+        (await counters().countInWindow(key, 0, LONG_TTL_MS)).count;
 
-      test('a fresh code is claimed once, with the login generation as it is now', async () => {
+      test('a fresh code is claimed once, its address counted, with the login generation as it is now', async () => {
         const claimKey = `claim-${randomUUID()}`;
-        const first = await begin({ claimKey });
+        const failureKey = `failures-${randomUUID()}`;
+        const first = await begin({ claimKey, failureKey });
         assert.deepEqual(first, {
-          failures: { count: 0, resetInMs: 0 },
-          heldMs: 0,
+          stopped: undefined,
+          reserved: true,
+          probing: false,
+          budgeted: false,
           claimed: true,
           loginGeneration: await records().loginGeneration(),
         });
+        assert.equal(await countOf(failureKey), 1);
         const again = await begin({ claimKey });
         assert.equal(again.claimed, false);
+        assert.equal(again.reserved, true);
         assert.equal(again.loginGeneration, undefined);
         assert.equal(await counters().claimOnce(claimKey, LONG_TTL_MS), false);
         await records().deletePlayer(player());
         const moved = await begin();
         assert.equal(moved.loginGeneration, await records().loginGeneration());
         assert.notEqual(moved.loginGeneration, first.loginGeneration);
+        const noLimit = await begin({ failureKey: undefined });
+        assert.equal(noLimit.reserved, false);
+        assert.equal(noLimit.claimed, true);
       });
 
-      test('an address at its limit of failures stops the entry before the claim and the hold', async () => {
+      test('an address at its limit is stopped before the hold and the claim, its count unchanged', async () => {
         const failureKey = `failures-${randomUUID()}`;
         const holdKey = `${HOLD}-${randomUUID()}`;
         await locks().hold(holdKey, 1, LONG_TTL_MS);
-        for (let i = 0; i < 2; i += 1) await counters().countInWindow(failureKey, 1, LONG_TTL_MS);
-        const under = await begin({ failureKey, claimKey: `claim-${randomUUID()}` });
-        assert.equal(under.failures.count, 2);
-        assert.ok(under.failures.resetInMs > 0 && under.failures.resetInMs <= LONG_TTL_MS);
-        await counters().countInWindow(failureKey, 1, LONG_TTL_MS);
+        for (let i = 0; i < 3; i += 1) await counters().countInWindow(failureKey, 1, LONG_TTL_MS);
         const claimKey = `claim-${randomUUID()}`;
         const stopped = await begin({ failureKey, holdKey, claimKey });
-        assert.equal(stopped.failures.count, 3);
-        assert.ok(stopped.failures.resetInMs > 0 && stopped.failures.resetInMs <= LONG_TTL_MS);
-        assert.equal(stopped.heldMs, 0);
+        assert.equal(stopped.stopped?.reason, 'failures');
+        assert.ok(stopped.stopped.retryInMs > 0 && stopped.stopped.retryInMs <= LONG_TTL_MS);
+        assert.equal(stopped.reserved, false);
         assert.equal(stopped.claimed, undefined);
-        assert.equal(stopped.loginGeneration, undefined);
         // Not claimed: the player's code stays good for another try.
         assert.equal(await counters().claimOnce(claimKey, LONG_TTL_MS), true);
-        // Only read: the count did not move.
-        assert.equal((await counters().countInWindow(failureKey, 0, LONG_TTL_MS)).count, 3);
-        // Without an address (the limit off) the same entry goes on to the hold.
-        const noLimit = await begin({ failureKey: undefined, holdKey });
-        assert.deepEqual(noLimit.failures, { count: 0, resetInMs: 0 });
-        assert.ok(noLimit.heldMs > 0);
+        assert.equal(await countOf(failureKey), 3);
       });
 
-      test('a hold on code exchanges stops the entry before the claim; a hold on another version does not', async () => {
+      test('a concurrent burst from one address: exactly the limit goes on', async () => {
+        const failureKey = `failures-${randomUUID()}`;
+        const results = await Promise.all(Array.from({ length: 12 }, () => begin({ failureKey })));
+        assert.equal(results.filter((r) => r.claimed === true).length, 3);
+        assert.equal(results.filter((r) => r.stopped?.reason === 'failures').length, 9);
+        assert.equal(await countOf(failureKey), 3);
+      });
+
+      test('while held, an address with failed entries is stopped; one with none probes, one per probe time', async () => {
         const holdKey = `${HOLD}-${randomUUID()}`;
+        const probeKey = `probe-${randomUUID()}`;
         await locks().hold(holdKey, 1, 5_000);
+        const failedKey = `failed-${randomUUID()}`;
+        await counters().countInWindow(failedKey, 1, LONG_TTL_MS);
+        const failed = { failureKey: `failures-${randomUUID()}`, failedKey };
         const claimKey = `claim-${randomUUID()}`;
-        const held = await begin({ holdKey, claimKey });
-        assert.ok(held.heldMs > 0 && held.heldMs <= 5_000, `heldMs ${held.heldMs}`);
+        const held = await begin({ holdKey, probeKey, ...failed, claimKey });
+        assert.equal(held.stopped?.reason, 'held');
+        assert.ok(held.stopped.retryInMs > 0 && held.stopped.retryInMs <= 5_000);
         assert.equal(held.claimed, undefined);
+        assert.equal(await countOf(failed.failureKey), 0);
         assert.equal(await counters().claimOnce(claimKey, LONG_TTL_MS), true);
-        const other = await begin({ holdKey, holdVersion: 2 });
-        assert.equal(other.heldMs, 0);
+        const probe = await begin({ holdKey, probeKey });
+        assert.equal(probe.stopped, undefined);
+        assert.equal(probe.probing, true);
+        assert.equal(probe.claimed, true);
+        const second = `failures-${randomUUID()}`;
+        const late = await begin({ holdKey, probeKey, failureKey: second });
+        assert.equal(late.stopped?.reason, 'probed');
+        assert.equal(await countOf(second), 0);
+        const other = await begin({ holdKey, holdVersion: 2, ...failed });
+        assert.equal(other.stopped, undefined);
+        assert.equal(other.probing, false);
         assert.equal(other.claimed, true);
+      });
+
+      test('addresses with failed entries share the budget of the second; others do not spend it', async () => {
+        const budgetKey = `budget-${randomUUID()}`;
+        const failedKey = `failed-${randomUUID()}`;
+        await counters().countInWindow(failedKey, 1, LONG_TTL_MS);
+        const failureKey = `failures-${randomUUID()}`;
+        const within = { budgetKey, budgetPerSecond: 2, failureKey, failedKey, failureLimit: 10 };
+        const firstTwo = [await begin(within), await begin(within)];
+        assert.deepEqual(
+          firstTwo.map((r) => [r.claimed, r.budgeted]),
+          [
+            [true, true],
+            [true, true],
+          ],
+        );
+        const spent = await begin(within);
+        assert.equal(spent.stopped?.reason, 'budget');
+        assert.ok(spent.stopped.retryInMs > 0 && spent.stopped.retryInMs <= 1000);
+        assert.equal(await countOf(failureKey), 2);
+        assert.equal((await counters().countInWindow(budgetKey, 0, 1000)).count, 2);
+        // A unit given back (the entry did not fail on its code) lets the next one go.
+        await counters().countInWindow(budgetKey, -1, 1000);
+        assert.equal((await begin(within)).claimed, true);
+        // Entries in flight from one address with no failure (players behind one NAT) never wait.
+        const busy = `failures-${randomUUID()}`;
+        const together = await Promise.all(
+          Array.from({ length: 3 }, () =>
+            begin({ budgetKey, budgetPerSecond: 2, failureKey: busy }),
+          ),
+        );
+        assert.deepEqual(
+          together.map((r) => [r.claimed, r.budgeted]),
+          [
+            [true, false],
+            [true, false],
+            [true, false],
+          ],
+        );
+        const off = await begin({ ...within, budgetKey: undefined });
+        assert.equal(off.claimed, true);
       });
 
       test('20 concurrent entries with one code: exactly one claims it', async () => {
@@ -542,11 +627,13 @@ export function tokenStoreContract(
         assert.equal(results.filter((r) => r.claimed === false).length, 19);
       });
 
-      test('refuses a bad claim key, hold, limit or window with a TypeError, whichever step stops the entry', async () => {
+      test('refuses a bad claim key, hold, probe, budget, limit or window with a TypeError', async () => {
         await assert.rejects(begin({ claimKey: '' }), TypeError);
         await assert.rejects(begin({ holdVersion: -1 }), TypeError);
         await assert.rejects(begin({ failureWindowMs: 0 }), TypeError);
         await assert.rejects(begin({ failureLimit: 0 }), TypeError);
+        await assert.rejects(begin({ probeTtlMs: 0 }), TypeError);
+        await assert.rejects(begin({ budgetPerSecond: 0 }), TypeError);
         const failureKey = `failures-${randomUUID()}`;
         await counters().countInWindow(failureKey, 1, LONG_TTL_MS);
         // The address is at its limit (1): the claim is never reached, its lifetime still checked.

@@ -192,7 +192,8 @@ describe('failed entries per client address', () => {
     });
 
   test('made-up codes: 20 sent to the platform, then 429 too_many_entries with Retry-After, nothing claimed or sent; another address is unaffected', async () => {
-    const { port, prefix } = await start();
+    // The budget of failed exchanges per second off: this is the per-address limit alone.
+    const { port, prefix } = await start({ entry: { failedExchangesPerSecond: 0 } });
     const answers: Answer[] = [];
     for (let i = 0; i < 30; i += 1) answers.push(await enter('127.0.0.2', port, madeUp()));
     expect(answers.slice(0, 20).map((a) => a.status)).toEqual(Array(20).fill(400));
@@ -239,11 +240,18 @@ describe('failed entries per client address', () => {
     expect((await enter('127.0.0.5', a.port, madeUp())).status).toBe(429);
     expect((await enter('127.0.0.5', b.port, madeUp())).status).toBe(429);
     expect(sim.calls.authorization_code).toBe(4);
-    // What Redis holds for it: one counter, with its window's expiry, and no address in the key.
-    const counters = await redis.keys(`${prefix}n:*`);
-    expect(counters).toHaveLength(1);
-    expect(counters[0]).not.toContain('127.0.0.5');
-    expect(await redis.pttl(counters[0]!)).toBeGreaterThan(0);
+    // What Redis holds for it: its count and its count of failures alone, each with its window's
+    // expiry, and no address in the keys; and the second's budget of exchanges from addresses with
+    // failures, which the three after the first spent.
+    const budget = `${prefix}n:code-exchange-budget`;
+    const counters = (await redis.keys(`${prefix}n:*`)).filter((key) => key !== budget).sort();
+    expect(counters).toHaveLength(2);
+    expect(counters[1]).toBe(`${counters[0]}:failed`);
+    for (const key of counters) {
+      expect(key).not.toContain('127.0.0.5');
+      expect(await redis.pttl(key)).toBeGreaterThan(0);
+    }
+    expect(await redis.get(counters[0]!)).toBe('4');
   });
 
   test('used codes and malformed codes count; refused entry contexts do not (they cost nothing)', async () => {

@@ -47,7 +47,14 @@ beforeEach(() => {
 async function setUp(extra: Partial<PlatformLoginOptions> = {}) {
   const store = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
   const sessionStore = new session.MemoryStore();
-  const options = { store, tokenClient: CLIENT, ...extra };
+  // Every entry comes from 127.0.0.1, and an answer that is not tokens counts against its address:
+  // the limit is raised and the budget off, so that the faults, not they, give each test its answers.
+  const options = {
+    store,
+    tokenClient: CLIENT,
+    entry: { failureLimit: 10_000, failedExchangesPerSecond: 0 },
+    ...extra,
+  };
   const { app } = createTestApp({ sim, sessionStore, login: options });
   const deadUrl = `http://127.0.0.1:${await freePort()}`;
   const unreachable = createTestApp({ sim, sessionStore, login: { ...options, authUrl: deadUrl } });

@@ -139,11 +139,14 @@ describe('failedOnItsCode: what the failed-entry limit counts', () => {
     ["invalid_client: the game's own setup", refused('invalid_client', 401), false],
     ['a 503 with an OAuth body', refused('temporarily_unavailable', 503), false],
     ['a 500 with a text body', new InvalidTokenResponseError('x', { httpStatus: 500 }), false],
+    // An error object in a 200 body ({errcode, errmsg}, {err_no, err_msg}) is the platform's
+    // refusal of the code, not its outage: a made-up code costs its address a count either way.
     [
       'a 200 that is not a token response',
       new InvalidTokenResponseError('x', { httpStatus: 200 }),
-      false,
+      true,
     ],
+    ['a redirect', new InvalidTokenResponseError('x', { httpStatus: 302 }), true],
     ['a timeout', new TokenEndpointTimeoutError('slow'), false],
     ['no connection', new TokenEndpointNetworkError('down'), false],
     ['a store outage', new StoreUnavailableError('down'), false],
