@@ -34,6 +34,14 @@ export type SessionMiddleware = (
   next: (error?: unknown) => void,
 ) => void;
 
+/** An upgrade request's live login, before a SocketLogin holds it. */
+interface CheckedLogin {
+  sessionKey: string;
+  context: PlayerContext;
+  /** When the record leaves the store, epoch ms, when known. */
+  expiresAt: number | undefined;
+}
+
 /** Options of `login.sockets()`. */
 export interface SocketsOptions {
   /**
@@ -73,6 +81,30 @@ export class PlatformSockets implements SocketGate {
    * The returned login is followed until its `close()`: call it when the socket closes.
    */
   async authenticate(req: IncomingMessage): Promise<SocketLogin> {
+    const checked = await this.#check(req);
+    const login = new SocketLogin(checked.context);
+    this.#follow(login, checked);
+    return login;
+  }
+
+  /**
+   * The login of a socket its library resumed with the old, closed login (socket.io's connection
+   * state recovery, which skips the app's socket middlewares): a login of the same player, given
+   * at once (the app's handlers read it synchronously) but unusable until the upgrade request is
+   * authenticated again — its session cookie, the session's marker, the record — and ended when
+   * that fails or finds another player. Followed again from then on.
+   */
+  reauthenticate(req: IncomingMessage, previous: SocketLogin): SocketLogin {
+    return previous.reopened(async (login) => {
+      const checked = await this.#check(req);
+      if (checked.context.user.openId !== login.user.openId) throw loginRequiredWithoutStack();
+      login.resume(checked.context);
+      this.#follow(login, checked);
+    });
+  }
+
+  /** What an upgrade request's session and record say: its live login, or the package's error. */
+  async #check(req: IncomingMessage): Promise<CheckedLogin> {
     // Before the session is read: a page of another site must not open a socket with the player's
     // cookie and read what it carries.
     if (this.#deps.isCrossOrigin(req.headers)) {
@@ -81,7 +113,7 @@ export class PlatformSockets implements SocketGate {
     const session = await this.#sessionOf(req);
     const marker = session.platformLogin;
     if (marker === undefined) throw loginRequiredWithoutStack();
-    const { access, refresher, api, watch } = this.#deps;
+    const { access, refresher, api } = this.#deps;
     const sessionKey = access.keyOf((req as Request).sessionID);
     const sessionTtlMs = sessionTtlMsOf(session, api.sessionTtlMs);
     const state = await access.read(sessionKey);
@@ -89,13 +121,23 @@ export class PlatformSockets implements SocketGate {
       throw loginRequiredWithoutStack();
     // A token near expiry is renewed before the socket opens, as a route's would be.
     const record = await refresher.forRequest(sessionKey, state.record, sessionTtlMs);
-    const login = new SocketLogin(
-      new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs),
+    // When the record leaves the store: the session's marker says when it was last set (free);
+    // a session without one asks the store.
+    const expiresAt = marker.recordExpiresAt ?? (await access.expiryOf(sessionKey, record.openId));
+    return {
+      sessionKey,
+      context: new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs),
+      expiresAt,
+    };
+  }
+
+  /** Follows the login until its `close()`; one more read catches an end before the watch began. */
+  #follow(login: SocketLogin, { sessionKey, expiresAt }: CheckedLogin): void {
+    const { watch } = this.#deps;
+    login.following(watch.follow(sessionKey, login.listener, expiresAt), () =>
+      watch.confirm(sessionKey),
     );
-    login.following(watch.follow(sessionKey, login.listener));
-    // A login that ended between the read and the watch's start is caught by one more read.
     watch.check(sessionKey);
-    return login;
   }
 
   /**
