@@ -20,6 +20,7 @@ import { hasSession } from '../http/require-session';
 import type { LoginWatch } from './login-watch';
 import { SocketLogin, type SocketGate } from './socket-login';
 import type { LoginAccess } from './store-access';
+import { SessionFollow } from './session-follow';
 import { wsUpgrade, type WsServer, type WsSocket, type WsUpgradeOptions } from './ws-upgrade';
 import { socketIoEngineMiddleware, socketIoMiddleware, type SocketIoSocket } from './socket-io';
 
@@ -68,10 +69,15 @@ export interface SocketsDeps {
 export class PlatformSockets implements SocketGate {
   readonly #deps: SocketsDeps;
   readonly #session: SessionMiddleware | undefined;
+  readonly #sessionFollow: SessionFollow;
 
   constructor(deps: SocketsDeps, options: SocketsOptions) {
     this.#deps = deps;
     this.#session = options.session;
+    this.#sessionFollow = new SessionFollow(async (sessionKey, openId) => {
+      await deps.access.end(sessionKey, openId);
+      deps.watch.check(sessionKey); // this process's sockets at once, without the notice
+    });
   }
 
   /**
@@ -83,7 +89,7 @@ export class PlatformSockets implements SocketGate {
   async authenticate(req: IncomingMessage): Promise<SocketLogin> {
     const checked = await this.#check(req);
     const login = new SocketLogin(checked.context);
-    this.#follow(login, checked);
+    this.#follow(login, checked, req);
     return login;
   }
 
@@ -99,7 +105,7 @@ export class PlatformSockets implements SocketGate {
       const checked = await this.#check(req);
       if (checked.context.user.openId !== login.user.openId) throw loginRequiredWithoutStack();
       login.resume(checked.context);
-      this.#follow(login, checked);
+      this.#follow(login, checked, req);
     });
   }
 
@@ -132,10 +138,24 @@ export class PlatformSockets implements SocketGate {
   }
 
   /** Follows the login until its `close()`; one more read catches an end before the watch began. */
-  #follow(login: SocketLogin, { sessionKey, expiresAt }: CheckedLogin): void {
+  #follow(login: SocketLogin, checked: CheckedLogin, req: IncomingMessage): void {
+    const { sessionKey, expiresAt } = checked;
     const { watch } = this.#deps;
-    login.following(watch.follow(sessionKey, login.listener, expiresAt), () =>
-      watch.confirm(sessionKey),
+    const unfollowRecord = watch.follow(sessionKey, login.listener, expiresAt);
+    // The session too, where its store can tell: a session ended outside logout() ends the login.
+    const { sessionStore, sessionID } = req as Request;
+    const unfollowSession = this.#sessionFollow.follow(
+      sessionStore,
+      sessionID,
+      sessionKey,
+      login.user.openId,
+    );
+    login.following(
+      () => {
+        unfollowRecord();
+        unfollowSession();
+      },
+      () => watch.confirm(sessionKey),
     );
     watch.check(sessionKey);
   }

@@ -15,6 +15,8 @@ export interface LoginAccess {
    * every write and renewal of the record sets with it); `undefined` when it lists none.
    */
   expiryOf(sessionKey: string, openId: string): Promise<number | undefined>;
+  /** Deletes the session's record: its login ends on every process (a session ended without logout). */
+  end(sessionKey: string, openId: string): Promise<void>;
   /** Change notices, when the store has them (else the watch polls). */
   changes: RecordChanges | undefined;
   /** The player's live logins, freshest first. */
@@ -36,6 +38,9 @@ export function loginAccessOf(store: TokenStore): LoginAccess {
     },
     expiryOf: async (sessionKey, openId) =>
       (await records.loginsOf(openId)).find((login) => login.sessionKey === sessionKey)?.expiresAt,
+    end: async (sessionKey, openId) => {
+      await records.delete(sessionKey, { openId });
+    },
     changes,
     loginsOf: (openId) => records.loginsOf(openId),
   };
