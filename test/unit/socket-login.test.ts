@@ -54,19 +54,20 @@ test('after the login ended (the watch said so) token() and fetch() reject login
 test("past the record's known expiry: refused unless the store, asked then, knows a later one", async () => {
   const login = newLogin();
   let asked = 0;
-  let later: number | undefined;
+  /** The expiry the store knows when asked. */
+  const store = { expiresAt: undefined as number | undefined };
   login.following(
     () => undefined,
     async () => {
       asked += 1;
-      if (later !== undefined) login.listener.expires?.(later);
+      if (store.expiresAt !== undefined) login.listener.expires?.(store.expiresAt);
     },
   );
   login.listener.expires?.(Date.now() - 1); // the timer has not fired yet
   await expect(login.token()).rejects.toMatchObject(refused);
   await expect(login.fetch('/userinfo')).rejects.toMatchObject(refused);
   expect(asked).toBe(2);
-  later = Date.now() + 60_000; // a renewal elsewhere moved it
+  store.expiresAt = Date.now() + 60_000; // a renewal elsewhere moved it
   await expect(login.token()).resolves.toBe('access-1');
   await expect(login.token()).resolves.toBe('access-1');
   expect(asked).toBe(3); // known again: not asked twice
