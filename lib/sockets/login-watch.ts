@@ -55,7 +55,7 @@ export const POLL_INTERVAL_MS = 500;
  * At its known expiry a record may still be read for a few ms (its index entry and the key get
  * their TTL in two steps): read again this soon, until it is gone or a later expiry is known.
  */
-export const EXPIRY_RECHECK_MS = 100;
+const EXPIRY_RECHECK_MS = 100;
 
 /** setTimeout's longest delay; a later expiry is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -10,7 +10,7 @@ import { ignore } from '../util/ignore';
 import { POLL_INTERVAL_MS } from './login-watch';
 
 /** A session store that reports changes to a session (RedisSessionStore). */
-export interface WatchableSessionStore extends Store {
+interface WatchableSessionStore extends Store {
   /** `onChange` is called (maybe spuriously) whenever session `sid` may have changed anywhere. */
   watchSession(sid: string, onChange: () => void): () => void;
   /** True while the reports are reliable; false: the followed sessions are read every 500 ms. */

@@ -13,7 +13,7 @@ import {
 import type { SocketIoNamespace, SocketIoSocket } from './socket-io';
 
 /** What the adapter does with a socket's login: attach it, or end the socket without one. */
-export interface SocketIoBinding {
+interface SocketIoBinding {
   attach(socket: SocketIoSocket, login: SocketLogin): void;
   end(socket: SocketIoSocket, end: LoginEnd): void;
 }
