@@ -104,6 +104,8 @@ export class PlatformSockets implements SocketGate {
     return previous.reopened(async (login) => {
       const checked = await this.#check(req);
       if (checked.context.user.openId !== login.user.openId) throw loginRequiredWithoutStack();
+      // The socket went again while it was checked: nothing to follow (close() ran already).
+      if (login.ended) return;
       login.resume(checked.context);
       this.#follow(login, checked, req);
     });
