@@ -19,7 +19,11 @@ export type {
 } from './sockets/platform-sockets';
 export { SocketLogin, LOGIN_ENDED_CLOSE_CODE, type LoginEnd } from './sockets/socket-login';
 export type { WsServer, WsSocket, WsUpgradeOptions } from './sockets/ws-upgrade';
-export { LOGIN_ENDED_EVENT, type SocketIoSocket } from './sockets/socket-io';
+export {
+  LOGIN_ENDED_EVENT,
+  type SocketIoNamespace,
+  type SocketIoSocket,
+} from './sockets/socket-io';
 
 // Jobs: a player's login by openId, with no request.
 export type { LoggedInPlayer } from './jobs/player-logins';

@@ -6,6 +6,7 @@
 import { Store, type SessionData } from 'express-session';
 import { withDeadline } from '../stores/redis/with-deadline';
 import { KeyTracking } from '../stores/redis/key-tracking';
+import { ChangeWatchers } from '../stores/change-waiters';
 import { redisCommands, type RedisCommands } from '../stores/redis/redis-client';
 import { READ_WITH_TTL } from '../stores/scripts';
 import { parseOptions } from '../util/parse-options';
@@ -26,6 +27,8 @@ export class RedisSessionStore extends Store {
   readonly #timeoutMs: number;
   readonly #cache: SessionCache;
   readonly #tracking: KeyTracking | undefined;
+  /** Who follows a session (the sockets of it: lib/sockets/session-follow.ts), by key. */
+  readonly #watchers = new ChangeWatchers();
 
   constructor(options: RedisSessionStoreOptions) {
     super();
@@ -39,10 +42,20 @@ export class RedisSessionStore extends Store {
     // The record cache's key tracking, on a prefix of its own (lib/stores/redis/key-tracking.ts):
     // memory serves only while Redis's reports are live; on a Cluster it never is.
     if (config.maxCachedSessions > 0 && this.#redis.topology !== 'cluster') {
+      const watchers = this.#watchers;
       this.#tracking = new KeyTracking(this.#redis, this.#prefix, {
-        changed: (key) => cache.reported(key),
-        allChanged: () => cache.invalidateAll(),
-        liveChanged: (live) => cache.setActive(live),
+        changed: (key) => {
+          cache.reported(key);
+          watchers.wake(key);
+        },
+        allChanged: () => {
+          cache.invalidateAll();
+          watchers.wakeAll();
+        },
+        liveChanged: (live) => {
+          cache.setActive(live);
+          watchers.wakeAll(); // changes may have been missed meanwhile
+        },
         unavailable: (reason) => this.emit('cacheUnavailable', { reason }),
       });
     }
@@ -50,6 +63,20 @@ export class RedisSessionStore extends Store {
 
   /** True while sessions are served from memory (the invalidation channel is up). */
   get serving(): boolean {
+    return this.#cache.active;
+  }
+
+  /**
+   * Calls `onChange` (maybe spuriously) whenever session `sid` may have changed anywhere — a
+   * write, `destroy()`, a `DEL` by hand — while {@link sessionWatchLive}. What sockets use to end
+   * a login whose session ended outside `login.logout()`. Costs no Redis command.
+   */
+  watchSession(sid: string, onChange: () => void): () => void {
+    return this.#watchers.watch([this.#prefix + sid], onChange);
+  }
+
+  /** True while {@link watchSession} is told of every change (the invalidation channel is up). */
+  get sessionWatchLive(): boolean {
     return this.#cache.active;
   }
 
@@ -136,7 +163,11 @@ export class RedisSessionStore extends Store {
     const key = this.#prefix + sid;
     this.#cache.reported(key);
     this.#deadline(this.#redis.run('DEL', key), 'a session delete').then(
-      () => callback?.(),
+      () => {
+        // Told here at once, not when Redis's report comes back.
+        this.#watchers.wake(key);
+        callback?.();
+      },
       (error: unknown) => callback?.(error),
     );
   }

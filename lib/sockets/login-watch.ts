@@ -1,7 +1,9 @@
 // Tells the sockets of this process when their login ends anywhere: one store watch per session (not
 // per socket); on a notice the session's record is read again once, however many sockets it has. No
 // Redis traffic per socket while nothing changes. Where the store cannot tell (no `changes`, or its
-// channel is down), every watched session is read again every POLL_INTERVAL_MS.
+// channel is down), every watched session is read again every POLL_INTERVAL_MS. A record's lifetime
+// in the store ends at a known time: one timer per session reads the record again then, since Redis
+// tells of an expiry only once its own sampling (or a read) removes the key — minutes later, at worst.
 import type { TokenRecord } from '../core/token-record';
 import { ignore } from '../util/ignore';
 
@@ -23,6 +25,11 @@ export type LoginState =
 /** What the watch needs: a read of a session's record by key, and the store's notices. */
 export interface LoginWatchSource {
   read(sessionKey: string): Promise<LoginState>;
+  /**
+   * When the session's record leaves the store (epoch ms), `undefined` when the store cannot say.
+   * Asked only when a known expiry is reached, so renewals moving it cost no read on their own.
+   */
+  expiryOf?(sessionKey: string, openId: string): Promise<number | undefined>;
   changes: ChangeNotices | undefined;
 }
 
@@ -32,6 +39,8 @@ export interface LoginListener {
   readonly openId: string;
   /** A newer record of the login was read (a refresh elsewhere). */
   renewed(record: TokenRecord): void;
+  /** The record's lifetime in the store ends at `expiresAt` (epoch ms), as last read. */
+  expires?(expiresAt: number): void;
   /** The login ended; called once, after which the listener is dropped. */
   ended(): void;
 }
@@ -42,12 +51,27 @@ export interface LoginListener {
  */
 export const POLL_INTERVAL_MS = 500;
 
+/**
+ * At its known expiry a record may still be read for a few ms (its index entry and the key get
+ * their TTL in two steps): read again this soon, until it is gone or a later expiry is known.
+ */
+const EXPIRY_RECHECK_MS = 100;
+
+/** setTimeout's longest delay; a later expiry is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 interface Watched {
   listeners: Set<LoginListener>;
   unwatch: () => void;
   /** A re-read is in flight; `again`: a notice came meanwhile, so read once more after it. */
   reading: boolean;
   again: boolean;
+  /** When the record leaves the store, as last known (`Infinity`: not known). */
+  expiresAt: number;
+  /** Fires at `expiresAt` (or a recheck after it). */
+  timer: NodeJS.Timeout | undefined;
+  /** The expiry check in flight, which `confirm()` callers share. */
+  confirming: Promise<void> | undefined;
 }
 
 /** The sessions this process has sockets for, each watched once. */
@@ -72,8 +96,11 @@ export class LoginWatch {
     return count;
   }
 
-  /** Follows the login of `sessionKey` for `listener`; returns the unfollow. */
-  follow(sessionKey: string, listener: LoginListener): () => void {
+  /**
+   * Follows the login of `sessionKey` for `listener`; returns the unfollow. `expiresAt`: when the
+   * record leaves the store, as the caller knows it (the session's marker); the latest known wins.
+   */
+  follow(sessionKey: string, listener: LoginListener, expiresAt?: number): () => void {
     let watched = this.#sessions.get(sessionKey);
     if (watched === undefined) {
       const changes = this.#source.changes;
@@ -82,12 +109,33 @@ export class LoginWatch {
         unwatch: changes?.watch(sessionKey, () => this.check(sessionKey)) ?? ignore,
         reading: false,
         again: false,
+        expiresAt: Infinity,
+        timer: undefined,
+        confirming: undefined,
       };
       this.#sessions.set(sessionKey, watched);
       this.#startPolling();
     }
     watched.listeners.add(listener);
+    if (
+      expiresAt !== undefined &&
+      (watched.expiresAt === Infinity || expiresAt > watched.expiresAt)
+    )
+      this.#expireAt(sessionKey, watched, expiresAt);
+    else if (watched.expiresAt !== Infinity) listener.expires?.(watched.expiresAt);
     return () => this.#unfollow(sessionKey, listener);
+  }
+
+  /**
+   * Reads the record and, while it lives, its expiry, now: what a socket past its login's known
+   * expiry waits for before it uses the token. Resolves once the listeners were told.
+   */
+  confirm(sessionKey: string): Promise<void> {
+    const watched = this.#sessions.get(sessionKey);
+    if (watched === undefined) return Promise.resolve();
+    return (watched.confirming ??= this.#confirm(sessionKey, watched).finally(() => {
+      watched.confirming = undefined;
+    }));
   }
 
   /** Reads the session's record again and tells its listeners; one read in flight per session. */
@@ -114,7 +162,10 @@ export class LoginWatch {
 
   /** Stops every watch (shutdown); listeners are not told. */
   close(): void {
-    for (const watched of this.#sessions.values()) watched.unwatch();
+    for (const watched of this.#sessions.values()) {
+      watched.unwatch();
+      clearTimeout(watched.timer);
+    }
     this.#sessions.clear();
     this.#stopPolling();
   }
@@ -131,11 +182,62 @@ export class LoginWatch {
     }
   }
 
+  /** The known expiry moved to `expiresAt`: the listeners are told, the timer set to it. */
+  #expireAt(sessionKey: string, watched: Watched, expiresAt: number): void {
+    watched.expiresAt = expiresAt;
+    for (const listener of watched.listeners) listener.expires?.(expiresAt);
+    this.#schedule(sessionKey, watched, expiresAt - Date.now());
+  }
+
+  #schedule(sessionKey: string, watched: Watched, delayMs: number): void {
+    clearTimeout(watched.timer);
+    watched.timer = setTimeout(
+      () => {
+        watched.timer = undefined;
+        // A delay longer than a timer takes is waited for in steps.
+        if (Date.now() < watched.expiresAt)
+          this.#schedule(sessionKey, watched, watched.expiresAt - Date.now());
+        else void this.confirm(sessionKey);
+      },
+      Math.min(Math.max(0, delayMs), MAX_TIMER_MS),
+    );
+    watched.timer.unref();
+  }
+
+  /**
+   * The known expiry is reached (or a socket asks): the record is read — Redis removes an expired
+   * key when it is read, so a record past its TTL reads as ended — and, while it lives, the store
+   * is asked how long (a renewal or a refresh elsewhere moved it).
+   */
+  async #confirm(sessionKey: string, watched: Watched): Promise<void> {
+    clearTimeout(watched.timer);
+    watched.timer = undefined;
+    const state = await this.#source
+      .read(sessionKey)
+      .catch((): LoginState => ({ status: 'unknown' }));
+    if (this.#sessions.get(sessionKey) !== watched) return;
+    if (state.status === 'live') {
+      const expiresAt = await this.#source
+        .expiryOf?.(sessionKey, state.record.openId)
+        .catch(() => undefined);
+      if (this.#sessions.get(sessionKey) !== watched) return;
+      if (expiresAt !== undefined && expiresAt > Date.now())
+        this.#expireAt(sessionKey, watched, expiresAt);
+      else if (watched.expiresAt !== Infinity)
+        this.#schedule(sessionKey, watched, EXPIRY_RECHECK_MS);
+    } else if (state.status === 'unknown') {
+      // The store cannot tell now: ask again at the polling bound; a store outage ends no login.
+      this.#schedule(sessionKey, watched, POLL_INTERVAL_MS);
+    }
+    this.#settle(sessionKey, watched, state);
+  }
+
   #unfollow(sessionKey: string, listener: LoginListener): void {
     const watched = this.#sessions.get(sessionKey);
     if (watched === undefined || !watched.listeners.delete(listener)) return;
     if (watched.listeners.size > 0) return;
     watched.unwatch();
+    clearTimeout(watched.timer);
     this.#sessions.delete(sessionKey);
     if (this.#sessions.size === 0) this.#stopPolling();
   }

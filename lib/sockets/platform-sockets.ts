@@ -20,6 +20,7 @@ import { hasSession } from '../http/require-session';
 import type { LoginWatch } from './login-watch';
 import { SocketLogin, type SocketGate } from './socket-login';
 import type { LoginAccess } from './store-access';
+import { SessionFollow } from './session-follow';
 import { wsUpgrade, type WsServer, type WsSocket, type WsUpgradeOptions } from './ws-upgrade';
 import { socketIoEngineMiddleware, socketIoMiddleware, type SocketIoSocket } from './socket-io';
 
@@ -33,6 +34,14 @@ export type SessionMiddleware = (
   res: never,
   next: (error?: unknown) => void,
 ) => void;
+
+/** An upgrade request's live login, before a SocketLogin holds it. */
+interface CheckedLogin {
+  sessionKey: string;
+  context: PlayerContext;
+  /** When the record leaves the store, epoch ms, when known. */
+  expiresAt: number | undefined;
+}
 
 /** Options of `login.sockets()`. */
 export interface SocketsOptions {
@@ -60,10 +69,15 @@ export interface SocketsDeps {
 export class PlatformSockets implements SocketGate {
   readonly #deps: SocketsDeps;
   readonly #session: SessionMiddleware | undefined;
+  readonly #sessionFollow: SessionFollow;
 
   constructor(deps: SocketsDeps, options: SocketsOptions) {
     this.#deps = deps;
     this.#session = options.session;
+    this.#sessionFollow = new SessionFollow(async (sessionKey, openId) => {
+      await deps.access.end(sessionKey, openId);
+      deps.watch.check(sessionKey); // this process's sockets at once, without the notice
+    });
   }
 
   /**
@@ -73,6 +87,32 @@ export class PlatformSockets implements SocketGate {
    * The returned login is followed until its `close()`: call it when the socket closes.
    */
   async authenticate(req: IncomingMessage): Promise<SocketLogin> {
+    const checked = await this.#check(req);
+    const login = new SocketLogin(checked.context);
+    this.#follow(login, checked, req);
+    return login;
+  }
+
+  /**
+   * The login of a socket its library resumed with the old, closed login (socket.io's connection
+   * state recovery, which skips the app's socket middlewares): a login of the same player, given
+   * at once (the app's handlers read it synchronously) but unusable until the upgrade request is
+   * authenticated again — its session cookie, the session's marker, the record — and ended when
+   * that fails or finds another player. Followed again from then on.
+   */
+  reauthenticate(req: IncomingMessage, previous: SocketLogin): SocketLogin {
+    return previous.reopened(async (login) => {
+      const checked = await this.#check(req);
+      if (checked.context.user.openId !== login.user.openId) throw loginRequiredWithoutStack();
+      // The socket went again while it was checked: nothing to follow (close() ran already).
+      if (login.ended) return;
+      login.resume(checked.context);
+      this.#follow(login, checked, req);
+    });
+  }
+
+  /** What an upgrade request's session and record say: its live login, or the package's error. */
+  async #check(req: IncomingMessage): Promise<CheckedLogin> {
     // Before the session is read: a page of another site must not open a socket with the player's
     // cookie and read what it carries.
     if (this.#deps.isCrossOrigin(req.headers)) {
@@ -81,7 +121,7 @@ export class PlatformSockets implements SocketGate {
     const session = await this.#sessionOf(req);
     const marker = session.platformLogin;
     if (marker === undefined) throw loginRequiredWithoutStack();
-    const { access, refresher, api, watch } = this.#deps;
+    const { access, refresher, api } = this.#deps;
     const sessionKey = access.keyOf((req as Request).sessionID);
     const sessionTtlMs = sessionTtlMsOf(session, api.sessionTtlMs);
     const state = await access.read(sessionKey);
@@ -89,13 +129,37 @@ export class PlatformSockets implements SocketGate {
       throw loginRequiredWithoutStack();
     // A token near expiry is renewed before the socket opens, as a route's would be.
     const record = await refresher.forRequest(sessionKey, state.record, sessionTtlMs);
-    const login = new SocketLogin(
-      new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs),
+    // When the record leaves the store: the session's marker says when it was last set (free);
+    // a session without one asks the store.
+    const expiresAt = marker.recordExpiresAt ?? (await access.expiryOf(sessionKey, record.openId));
+    return {
+      sessionKey,
+      context: new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs),
+      expiresAt,
+    };
+  }
+
+  /** Follows the login until its `close()`; one more read catches an end before the watch began. */
+  #follow(login: SocketLogin, checked: CheckedLogin, req: IncomingMessage): void {
+    const { sessionKey, expiresAt } = checked;
+    const { watch } = this.#deps;
+    const unfollowRecord = watch.follow(sessionKey, login.listener, expiresAt);
+    // The session too, where its store can tell: a session ended outside logout() ends the login.
+    const { sessionStore, sessionID } = req as Request;
+    const unfollowSession = this.#sessionFollow.follow(
+      sessionStore,
+      sessionID,
+      sessionKey,
+      login.user.openId,
     );
-    login.following(watch.follow(sessionKey, login.listener));
-    // A login that ended between the read and the watch's start is caught by one more read.
+    login.following(
+      () => {
+        unfollowRecord();
+        unfollowSession();
+      },
+      () => watch.confirm(sessionKey),
+    );
     watch.check(sessionKey);
-    return login;
   }
 
   /**

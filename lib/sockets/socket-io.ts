@@ -6,6 +6,7 @@ import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { isPlatformLoginError } from '../errors';
 import type { LoginEnd, SocketGate, SocketLogin } from './socket-login';
+import { SocketIoRecovery } from './socket-io-recovery';
 
 /** The part of a socket.io Socket the adapter uses. */
 export interface SocketIoSocket {
@@ -15,6 +16,18 @@ export interface SocketIoSocket {
   emit(event: string, ...args: unknown[]): unknown;
   disconnect(close?: boolean): unknown;
   once(event: 'disconnect', listener: () => void): unknown;
+  /** False once the socket disconnected. */
+  readonly connected?: boolean;
+  /** True for a socket socket.io resumed (connection state recovery), its `data` restored. */
+  readonly recovered?: boolean;
+  /** The socket's namespace, whose `connection` event a resumed socket still fires. */
+  readonly nsp?: SocketIoNamespace;
+}
+
+/** The part of a socket.io Namespace the adapter uses. */
+export interface SocketIoNamespace {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- EventEmitter's own listener type
+  prependListener(event: 'connection', listener: (...args: any[]) => void): unknown;
 }
 
 /** The event a socket is sent before it is disconnected at the end of its login. */
@@ -54,20 +67,21 @@ export function socketIoEngineMiddleware(
 /**
  * For `io.use(...)`: sets `socket.data.platformLogin` (a SocketLogin) and, when the login ends
  * anywhere, emits `platform:login_ended` `{ code: 4401, error }` and disconnects the socket. A
- * socket without a login fails its connection (`connect_error` with `data.error`).
+ * socket without a login fails its connection (`connect_error` with `data.error`). A socket that
+ * socket.io resumes past its middlewares (connection state recovery) is checked again on its
+ * namespace's `connection` event (socket-io-recovery.ts).
  */
 export function socketIoMiddleware(
   sockets: SocketGate,
 ): (socket: SocketIoSocket, next: (error?: Error) => void) => void {
+  const recovery = new SocketIoRecovery(sockets, { attach, end: endSocket });
   return (socket, next) => {
+    recovery.watch(socket);
     sockets.authenticate(socket.request).then(
       (login: SocketLogin) => {
-        socket.data.platformLogin = login;
-        socket.once('disconnect', () => login.close());
-        login.onEnd((end: LoginEnd) => {
-          socket.emit(LOGIN_ENDED_EVENT, end);
-          socket.disconnect(true);
-        });
+        // A resumed socket whose middlewares run (`skipMiddlewares: false`) drops its old login.
+        recovery.checked(socket);
+        attach(socket, login);
         next();
       },
       (error: unknown) => {
@@ -77,6 +91,22 @@ export function socketIoMiddleware(
       },
     );
   };
+}
+
+/**
+ * Gives `socket` its login: `socket.data.platformLogin`, closed when the socket disconnects, and
+ * at the login's end `platform:login_ended` `{ code: 4401, error }` then a disconnect.
+ */
+function attach(socket: SocketIoSocket, login: SocketLogin): void {
+  socket.data.platformLogin = login;
+  socket.once('disconnect', () => login.close());
+  login.onEnd((end: LoginEnd) => endSocket(socket, end));
+}
+
+/** socket.io has no close codes: the end is told in an event, then the socket disconnected. */
+function endSocket(socket: SocketIoSocket, end: LoginEnd): void {
+  socket.emit(LOGIN_ENDED_EVENT, end);
+  socket.disconnect(true);
 }
 
 function answer(res: ServerResponse, error: unknown): void {

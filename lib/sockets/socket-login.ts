@@ -3,7 +3,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { inspect } from 'node:util';
-import { LoginRequiredError, ReauthRequiredError, type PlatformLoginError } from '../errors';
+import {
+  LoginRequiredError,
+  loginRequiredWithoutStack,
+  ReauthRequiredError,
+  type PlatformLoginError,
+} from '../errors';
 import { endsLogin } from '../core/failure-policy';
 import type { PlayerContext, PlatformUser } from '../http/player-context';
 import type { OpenApiRequestInit } from '../open-api/open-api-client';
@@ -26,16 +31,27 @@ export interface LoginEnd {
  */
 export interface SocketGate {
   authenticate(req: IncomingMessage): Promise<SocketLogin>;
+  reauthenticate(req: IncomingMessage, previous: SocketLogin): SocketLogin;
   refuse(socket: Duplex, error: unknown): void;
 }
 
 /** The login behind one socket. Call `close()` when the socket closes. */
 export class SocketLogin {
-  readonly #context: PlayerContext;
+  #context: PlayerContext;
   readonly #abort = new AbortController();
   readonly #endListeners = new Set<(end: LoginEnd) => void>();
   #end: LoginEnd | undefined;
   #unfollow: (() => void) | undefined;
+  /**
+   * When the token record leaves the store, as last read (`Infinity`: not known). Past it the
+   * token is not used until the store confirms a later one: Redis may keep an expired key for
+   * minutes, and nothing would tell the socket meanwhile.
+   */
+  #expiresAt = Infinity;
+  /** Asks the login watch to read the record and its expiry now. */
+  #confirm: (() => Promise<void>) | undefined;
+  /** While set, the login is being checked again (a recovered socket): token()/fetch() wait. */
+  #checking: Promise<void> | undefined;
   /** What the login watch calls: not part of the public members. */
   readonly listener: LoginListener;
 
@@ -43,15 +59,44 @@ export class SocketLogin {
     this.#context = context;
     this.listener = {
       openId: context.user.openId,
-      renewed: (record) => context.renewed(record),
+      renewed: (record) => this.#context.renewed(record),
+      expires: (expiresAt) => void (this.#expiresAt = expiresAt),
       ended: () => this.#ended('login_required'),
     };
   }
 
-  /** @internal Binds the watch's unfollow, called on `close()` and at the end. */
-  following(unfollow: () => void): void {
+  /**
+   * @internal Binds the watch's unfollow, called on `close()` and at the end, and its confirm,
+   * called when the token is asked for past the record's known expiry.
+   */
+  following(unfollow: () => void, confirm?: () => Promise<void>): void {
     this.#unfollow = unfollow;
+    this.#confirm = confirm;
     if (this.#end !== undefined) unfollow();
+  }
+
+  /**
+   * @internal A login of the same player for a socket its library resumed (socket.io's connection
+   * state recovery hands the resumed socket the old, closed login): not followed, and unusable
+   * until `recheck` settles; a failed check ends it.
+   */
+  reopened(recheck: (login: SocketLogin) => Promise<void>): SocketLogin {
+    const login = new SocketLogin(this.#context);
+    login.#checking = recheck(login).then(
+      () => {
+        login.#checking = undefined;
+      },
+      () => {
+        login.#checking = undefined;
+        login.#ended('login_required');
+      },
+    );
+    return login;
+  }
+
+  /** @internal The recheck's fresh context (the same player, the record as read now). */
+  resume(context: PlayerContext): void {
+    this.#context = context;
   }
 
   /** The player, as `req.platformUser`. */
@@ -77,12 +122,16 @@ export class SocketLogin {
    * `req.platformToken()`). A refusal that ends the login also ends this socket's login.
    */
   token(): Promise<string> {
-    return this.#context.token().catch((error: unknown) => this.#failed(error));
+    return this.#usable().then(() =>
+      this.#context.token().catch((error: unknown) => this.#failed(error)),
+    );
   }
 
   /** Calls the open API with the player's token (as `req.platformFetch()`). */
   fetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<Response> {
-    return this.#context.fetch(pathOrUrl, init).catch((error: unknown) => this.#failed(error));
+    return this.#usable().then(() =>
+      this.#context.fetch(pathOrUrl, init).catch((error: unknown) => this.#failed(error)),
+    );
   }
 
   /** Calls `listener` once when the login ends (at once if it has ended already). */
@@ -106,6 +155,20 @@ export class SocketLogin {
   }
   toJSON(): { openId: string } {
     return { openId: this.user.openId };
+  }
+
+  /**
+   * Resolves when the token may be used: the login has not ended or been closed, is not being
+   * checked again, and its record has not passed its known expiry — or the store, asked now,
+   * knows a later one. Rejects with LoginRequiredError otherwise.
+   */
+  async #usable(): Promise<void> {
+    if (this.#checking !== undefined) await this.#checking;
+    if (this.ended) throw loginRequiredWithoutStack();
+    if (Date.now() < this.#expiresAt) return;
+    // Past the known expiry, before (or while) the watch's timer reads the record: ask now.
+    await this.#confirm?.();
+    if (this.ended || Date.now() >= this.#expiresAt) throw loginRequiredWithoutStack();
   }
 
   #failed(error: unknown): never {

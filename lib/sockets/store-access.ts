@@ -10,6 +10,13 @@ export interface LoginAccess {
   keyOf(sessionId: string): string;
   /** The session's record: live, ended (absent), or unknown (this process cannot read it). */
   read(sessionKey: string): Promise<LoginState>;
+  /**
+   * When the session's record leaves the store (epoch ms), from the player's index (whose entry
+   * every write and renewal of the record sets with it); `undefined` when it lists none.
+   */
+  expiryOf(sessionKey: string, openId: string): Promise<number | undefined>;
+  /** Deletes the session's record: its login ends on every process (a session ended without logout). */
+  end(sessionKey: string, openId: string): Promise<void>;
   /** Change notices, when the store has them (else the watch polls). */
   changes: RecordChanges | undefined;
   /** The player's live logins, freshest first. */
@@ -28,6 +35,11 @@ export function loginAccessOf(store: TokenStore): LoginAccess {
       return read.status === 'found'
         ? { status: 'live', record: read.record }
         : { status: 'ended' };
+    },
+    expiryOf: async (sessionKey, openId) =>
+      (await records.loginsOf(openId)).find((login) => login.sessionKey === sessionKey)?.expiresAt,
+    end: async (sessionKey, openId) => {
+      await records.delete(sessionKey, { openId });
     },
     changes,
     loginsOf: (openId) => records.loginsOf(openId),

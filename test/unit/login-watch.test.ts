@@ -134,3 +134,29 @@ test(`notices down (live false) or no notices at all: every session is read ever
   expect(source.reads).toBe(3);
   withoutNotices.close();
 });
+
+test("the record's known expiry: one read then, though no notice came; a later expiry moves the timer, the record gone ends the login", async () => {
+  jest.useFakeTimers({ now: 1_000_000 });
+  const source = fakeSource({ s1: { status: 'live', record: record('ada') } });
+  const expiries: number[] = [];
+  const withExpiry = {
+    ...source,
+    expiryOf: async () => 1_000_000 + 5000, // a renewal elsewhere gave the record 5 s in all
+  };
+  const watch = new LoginWatch(withExpiry);
+  const a = { ...listener('ada'), expires: (at: number) => void expiries.push(at) };
+  watch.follow('s1', a, 1_000_000 + 2000);
+  expect(expiries).toEqual([1_002_000]);
+  jest.advanceTimersByTime(1999);
+  expect(source.reads).toBe(0);
+  jest.advanceTimersByTime(1);
+  await jest.advanceTimersByTimeAsync(0);
+  expect(source.reads).toBe(1);
+  expect(expiries).toEqual([1_002_000, 1_005_000]); // still live: the later expiry is waited for
+  expect(a.seen.ended).toBe(0);
+  source.set('s1', { status: 'ended' }); // Redis drops the expired key when it is read
+  await jest.advanceTimersByTimeAsync(3000);
+  expect(source.reads).toBe(2);
+  expect(a.seen.ended).toBe(1);
+  expect(watch.size).toBe(0);
+});

@@ -1,0 +1,152 @@
+// The bounds an attack round found open (issue #41, items 2–4), on a real redis-server and the
+// simulator: a socket closes with 4401 within a second of its token record's known expiry even
+// while Redis has not removed the key; a session ended outside `login.logout()` (the app's own
+// `req.session.destroy()`, `DEL sess:<id>`) closes its sockets; and a socket.io socket resumed by
+// connection state recovery, on polling and on websocket, is followed again: a logout disconnects
+// it, where it used to go on answering the player's profile.
+import request from 'supertest';
+import { Redis } from 'ioredis';
+import { io as socketIoClient, type Socket as ClientSocket } from 'socket.io-client';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { hashSessionId } from '../../lib/core/hash';
+import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import { enterAs, openSocket, type TestSocket } from '../helpers/spawn-socket-backends';
+import { startSocketBoundsApp, type SocketBoundsApp } from '../helpers/socket-bounds-app';
+
+const PREFIX = 'wsb:';
+/** The bound docs/sockets.md states from a login's end to the close frame. */
+const CLOSE_WITHIN_MS = 1000;
+/** The short session (and so token record) lifetime of the expiry test. */
+const SHORT_SESSION_MS = 3000;
+
+let redisServer: TestRedisServer;
+let sim: PlatformSimulator;
+let raw: Redis;
+let app: SocketBoundsApp;
+let shortApp: SocketBoundsApp;
+const opened: TestSocket[] = [];
+const clients: ClientSocket[] = [];
+
+beforeAll(async () => {
+  [redisServer, sim] = await Promise.all([
+    startRedisServer(['--enable-debug-command', 'yes']),
+    startSimulator(),
+  ]);
+  raw = new Redis(redisServer.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+  [app, shortApp] = await Promise.all([
+    startSocketBoundsApp({ sim, redis: raw, prefix: PREFIX }),
+    startSocketBoundsApp({ sim, redis: raw, prefix: PREFIX, sessionMaxAgeMs: SHORT_SESSION_MS }),
+  ]);
+}, 30_000);
+afterAll(async () => {
+  for (const socket of opened) socket.ws.terminate();
+  for (const client of clients) client.close();
+  await Promise.all([app?.close(), shortApp?.close()]);
+  raw?.disconnect();
+  await Promise.all([redisServer?.stop(), sim?.close()]);
+});
+
+const open = async (url: string, cookie: string): Promise<TestSocket> => {
+  const socket = await openSocket(url, cookie);
+  opened.push(socket);
+  return socket;
+};
+
+/** Resolves how the socket closed, failing if it did not within `ms` of `since`. */
+async function closedWithin(socket: TestSocket, since: number, ms = CLOSE_WITHIN_MS) {
+  const closed = await Promise.race([
+    socket.closed,
+    new Promise<undefined>((resolve) => setTimeout(resolve, ms + 500)),
+  ]);
+  if (closed === undefined) throw new Error(`the socket was still open ${ms + 500} ms later`);
+  expect(closed.at - since).toBeLessThanOrEqual(ms);
+  return closed;
+}
+
+const recordKey = (sessionId: string) => `${PREFIX}t:{${hashSessionId(sessionId)}}:t`;
+
+describe("a socket ends at its token record's known expiry, whether or not Redis removed the key", () => {
+  afterEach(async () => {
+    await raw.call('DEBUG', 'SET-ACTIVE-EXPIRE', '1');
+  });
+
+  test('Redis expiring nothing on its own: the socket closes 4401 within a second of the expiry', async () => {
+    // What many keys with TTLs make of Redis's sampling: an expired key stays until it is read.
+    await raw.call('DEBUG', 'SET-ACTIVE-EXPIRE', '0');
+    const browser = await enterAs(shortApp.url, sim, 'player-ada');
+    const socket = await open(shortApp.url, browser.cookie);
+    const expiresAt = Date.now() + (await raw.pttl(recordKey(browser.sessionId)));
+    expect(expiresAt - Date.now()).toBeGreaterThan(1000); // the record has most of its 3 s left
+    expect(await socket.profile()).toMatchObject({ type: 'profile', status: 200 });
+    const closed = await closedWithin(socket, expiresAt, CLOSE_WITHIN_MS + SHORT_SESSION_MS);
+    expect(closed).toMatchObject({ code: 4401, reason: 'login_required' });
+    // Not before the record's end, and within a second of it.
+    expect(closed.at).toBeGreaterThanOrEqual(expiresAt - 50);
+    expect(closed.at - expiresAt).toBeLessThanOrEqual(CLOSE_WITHIN_MS);
+    // No profile frame answered past the expiry.
+    expect(socket.frames.filter((frame) => frame.type === 'profile')).toHaveLength(1);
+  });
+});
+
+describe('a session ended outside login.logout() closes its sockets with 4401 within a second', () => {
+  test("the app's own req.session.destroy()", async () => {
+    const browser = await enterAs(app.url, sim, 'player-bo');
+    const socket = await open(app.url, browser.cookie);
+    const since = Date.now();
+    await request(app.url).post('/destroy').set('Cookie', browser.cookie).expect(204);
+    expect(await closedWithin(socket, since)).toMatchObject({
+      code: 4401,
+      reason: 'login_required',
+    });
+  });
+
+  test('the session deleted in Redis by hand (DEL sess:<id>)', async () => {
+    const browser = await enterAs(app.url, sim, 'player-cy');
+    const socket = await open(app.url, browser.cookie);
+    expect(await socket.profile()).toMatchObject({ type: 'profile', status: 200 });
+    const since = Date.now();
+    expect(await raw.del(`${PREFIX}s:${browser.sessionId}`)).toBe(1);
+    expect(await closedWithin(socket, since)).toMatchObject({
+      code: 4401,
+      reason: 'login_required',
+    });
+  });
+});
+
+describe.each(['polling', 'websocket'] as const)(
+  'socket.io connection state recovery (%s): a resumed socket is followed again',
+  (transport) => {
+    test('resumed, it answers the profile; after a logout it is told and disconnected within a second', async () => {
+      const browser = await enterAs(app.url, sim, 'player-ada');
+      const client = socketIoClient(app.url, {
+        extraHeaders: { Cookie: browser.cookie },
+        transports: [transport],
+        reconnectionDelay: 50,
+        reconnectionDelayMax: 50,
+      });
+      clients.push(client);
+      await new Promise((resolve) => client.once('hello', resolve));
+      expect(client.recovered).toBe(false);
+      // The transport drops for a moment (a network blip): socket.io resumes the socket.
+      const resumed = new Promise((resolve) => client.once('hello', resolve));
+      client.io.engine.close();
+      await resumed;
+      expect(client.recovered).toBe(true);
+      expect(await client.emitWithAck('profile')).toMatchObject({ status: 200 });
+
+      const ended = new Promise<unknown>((resolve) => client.once('platform:login_ended', resolve));
+      const gone = new Promise<string>((resolve) => client.once('disconnect', resolve));
+      const since = Date.now();
+      await request(app.url).post('/logout').set('Cookie', browser.cookie).expect(204);
+      const told = await Promise.race([
+        ended,
+        new Promise((resolve) =>
+          setTimeout(() => resolve('still connected'), CLOSE_WITHIN_MS + 500),
+        ),
+      ]);
+      expect(told).toEqual({ code: 4401, error: 'login_required' });
+      expect(await gone).toBe('io server disconnect');
+      expect(Date.now() - since).toBeLessThanOrEqual(CLOSE_WITHIN_MS);
+    });
+  },
+);
