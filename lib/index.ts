@@ -52,21 +52,10 @@ export type {
 } from './client/token-client-options';
 export { TokenSet, type TokenSetFields } from './client/token-set';
 
-// Token stores and the contract a studio's own store implements.
+// Token stores; what a studio's own store implements is TokenStore (express-platform-login/testing
+// has its types and the suite that checks it).
 export type { TokenRecord } from './core/token-record';
-export type {
-  TokenStore,
-  TokenRecords,
-  RefreshLocks,
-  OneTimeCounters,
-  RecordChanges,
-  RecordRead,
-  UnreadableReason,
-  PlayerLogin,
-  PutOptions,
-  DeleteOptions,
-  WindowCount,
-} from './core/token-store';
+export type { TokenStore } from './core/token-store';
 export { MemoryTokenStore } from './stores/memory-store';
 export type { MemoryTokenStoreOptions } from './stores/memory-store-options';
 export { RedisTokenStore, type RedisTokenStoreEvents } from './stores/redis-store';

@@ -194,7 +194,7 @@ const httpUrl = z
   .string({ error: 'must be an absolute http(s) URL' })
   .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol));
 
-/** An object; which parts it has is checked when platformLogin() wires it (checkStoreParts). */
+/** An object; which methods it has is checked when platformLogin() wires it (checkTokenStore). */
 const isTokenStore = (value: unknown): value is TokenStore =>
   typeof value === 'object' && value !== null;
 

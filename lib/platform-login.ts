@@ -29,6 +29,7 @@ import { requestFailure } from './observability/request-failure';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './core/instrumented-store';
+import { engineOf } from './core/derived-engine';
 import { LoginWatch } from './sockets/login-watch';
 import { observeSockets } from './sockets/socket-metrics';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
@@ -93,7 +94,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     });
     this.fail = fail.request;
     const metrics = new PlatformMetrics(settings.meterProvider, settings.metrics);
-    this.instrumentedStore = new InstrumentedTokenStore(this.store, this);
+    this.instrumentedStore = new InstrumentedTokenStore(engineOf(this.store), this);
     this.client = new PlatformTokenClient({
       ...settings.tokenClient,
       onAttempt: (attempt) => this.emit('tokenAttempt', attempt),

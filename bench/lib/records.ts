@@ -2,14 +2,16 @@
 // hash of the id, which the middleware computes once per request).
 import { hashSessionId } from '../../lib/core/hash';
 import type { TokenRecord } from '../../lib/core/token-record';
-import type { PutOptions, TokenStore } from '../../lib/core/token-store';
+import type { TokenStore } from '../../lib/core/token-store';
+import type { PutOptions } from '../../lib/core/store-engine';
+import { engineOf } from '../../lib/core/derived-engine';
 
 /** The session's record; `undefined` when absent or unreadable. */
 export async function readRecord(
   store: TokenStore,
   sessionId: string,
 ): Promise<TokenRecord | undefined> {
-  const read = await store.records.get(hashSessionId(sessionId));
+  const read = await engineOf(store).records.get(hashSessionId(sessionId));
   return read.status === 'found' ? read.record : undefined;
 }
 
@@ -19,7 +21,7 @@ export const writeRecord = (
   sessionId: string,
   record: TokenRecord,
   options: PutOptions,
-): Promise<boolean> => store.records.put(hashSessionId(sessionId), record, options);
+): Promise<boolean> => engineOf(store).records.put(hashSessionId(sessionId), record, options);
 
 /** Resolves once the store's change notices tell of the session, or after `ms` (a poll without them). */
 export function nextChange(store: TokenStore, sessionId: string, ms: number): Promise<void> {
@@ -30,12 +32,12 @@ export function nextChange(store: TokenStore, sessionId: string, ms: number): Pr
       resolve();
     };
     const timer = setTimeout(done, ms);
-    const unwatch = store.changes?.watch(hashSessionId(sessionId), done);
+    const unwatch = engineOf(store).changes?.watch(hashSessionId(sessionId), done);
   });
 }
 
 /** The record this process holds in memory for the session (RedisTokenStore's cache), if any. */
 export function heldRecord(store: TokenStore, sessionId: string): TokenRecord | undefined {
-  const read = store.records.cachedRead?.(hashSessionId(sessionId));
+  const read = engineOf(store).records.cachedRead?.(hashSessionId(sessionId));
   return read?.status === 'found' ? read.record : undefined;
 }

@@ -13,7 +13,7 @@
 // 4. the address's count takes one for this entry before its exchange (given back when it
 //    succeeds), so a concurrent burst cannot pass the limit;
 // 5. the code is claimed once; when claimed, the login generation is read.
-import type { EntryBegin, EntryBeginning, EntryStop, TokenStore } from './token-store';
+import type { EntryBegin, EntryBeginning, EntryStop, StoreEngine } from './store-engine';
 
 const isKey = (value: unknown): boolean =>
   typeof value === 'string' && value.length > 0 && value.length <= 512;
@@ -48,7 +48,7 @@ export function checkEntryBegin(entry: EntryBegin): void {
 }
 
 /** Runs `entry`'s checks on `store` (the steps above). */
-export async function beginEntry(store: TokenStore, entry: EntryBegin): Promise<EntryBeginning> {
+export async function beginEntry(store: StoreEngine, entry: EntryBegin): Promise<EntryBeginning> {
   checkEntryBegin(entry);
   return store.entries !== undefined ? store.entries.begin(entry) : beginWithParts(store, entry);
 }
@@ -67,7 +67,7 @@ const stop = (reason: EntryStop, retryInMs: number): EntryBeginning => ({
  * is counted first and given back when a later step stops the entry: two entries can never both
  * pass on one count below the limit.
  */
-async function beginWithParts(store: TokenStore, entry: EntryBegin): Promise<EntryBeginning> {
+async function beginWithParts(store: StoreEngine, entry: EntryBegin): Promise<EntryBeginning> {
   const { counters } = store;
   const { failureKey, failureWindowMs } = entry;
   const giveBack = async (): Promise<void> => {

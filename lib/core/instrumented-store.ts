@@ -1,4 +1,4 @@
-// Wraps a TokenStore so every call to the backend is timed and emitted as a `storeCall` event
+// Wraps a StoreEngine so every call to the backend is timed and emitted as a `storeCall` event
 // (metrics subscribe to it in observability/event-logging.ts, like every other observation). The
 // wrapped store is unchanged. Change notices are passed through untimed: a watch is no backend call;
 // so are reads the store answers from memory (`cachedRead`), which would otherwise fill the
@@ -13,10 +13,10 @@ import type {
   RecordChanges,
   RefreshLocks,
   TokenRecords,
-  TokenStore,
-} from './token-store';
+  StoreEngine,
+} from './store-engine';
 
-export class InstrumentedTokenStore implements TokenStore {
+export class InstrumentedTokenStore implements StoreEngine {
   readonly records: TokenRecords;
   readonly locks: RefreshLocks;
   readonly counters: OneTimeCounters;
@@ -24,7 +24,7 @@ export class InstrumentedTokenStore implements TokenStore {
   readonly entries: EntryChecks | undefined;
 
   constructor(
-    readonly inner: TokenStore,
+    readonly inner: StoreEngine,
     private readonly events: EventEmitter<PlatformLoginEvents>,
   ) {
     const { records, locks, counters, entries } = inner;

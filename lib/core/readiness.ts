@@ -2,7 +2,7 @@
 // key that never exists); the platform is judged by when it last answered, since probing the token
 // endpoint would cost the platform a call per check.
 import { hashSessionId } from './hash';
-import type { TokenStore } from './token-store';
+import type { StoreEngine } from './store-engine';
 import type { PlatformHealth } from '../observability/platform-health';
 
 /** What `login.ready()` reports. */
@@ -22,7 +22,7 @@ export interface ReadinessReport {
 const PROBE_SESSION_KEY = `readiness-probe:${hashSessionId('express-platform-login')}`;
 
 export async function checkReadiness(
-  store: TokenStore,
+  store: StoreEngine,
   health: PlatformHealth,
 ): Promise<ReadinessReport> {
   const startedAt = performance.now();

@@ -19,7 +19,7 @@ import {
 } from './failure-policy';
 import { freshnessOf, freshTest, isUsable, type FreshnessPolicy } from './freshness';
 import { traceRefresh } from '../observability/tracing';
-import type { RecordRead, TokenStore } from './token-store';
+import type { RecordRead, StoreEngine } from './store-engine';
 import {
   recordTtlMs,
   renewedTokenRecord,
@@ -124,7 +124,7 @@ export class RefreshCoordinator {
   readonly isFresh: (record: TokenRecord, now: number) => boolean;
 
   constructor(
-    private readonly store: TokenStore,
+    private readonly store: StoreEngine,
     private readonly client: Refresher,
     private readonly settings: RefreshSettings,
     private readonly events: EventEmitter<PlatformLoginEvents>,

@@ -15,7 +15,7 @@ import {
 import { failedOnItsCode, platformRetryAfterSeconds } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import type { PlatformLogger } from '../observability/logger';
-import type { TokenStore } from '../core/token-store';
+import type { StoreEngine } from '../core/store-engine';
 import type { ReceivedTokens } from '../core/token-record';
 import { entryQuery, readEntryCode } from './entry-code';
 import { createEntryFailureLimit, type EntryFailureLimitSettings } from './entry-failure-limit';
@@ -39,7 +39,7 @@ export interface EntrySettings {
 
 /** What the callback works with. */
 export interface CallbackDeps {
-  store: TokenStore;
+  store: StoreEngine;
   exchangeCode: (code: string) => Promise<ReceivedTokens>;
   events: EventEmitter<PlatformLoginEvents>;
   fail: FailHandler;

@@ -4,7 +4,7 @@
 // follows the entry to its end, to give back the address's count when the entry did not fail on its
 // code, and to end the hold when it probed the platform and got an answer.
 import { beginEntry } from '../core/entry-begin';
-import type { TokenStore } from '../core/token-store';
+import type { StoreEngine } from '../core/store-engine';
 import { TooManyEntriesError } from '../errors';
 import { ignore } from '../util/ignore';
 import { failedKeyOf, type EntryFailureLimit } from './entry-failure-limit';
@@ -46,7 +46,7 @@ export interface CodeClaim {
 
 /** Builds the claims of one callback; `address` is the request's counter key (none: limit off). */
 export function createCodeClaim(
-  store: TokenStore,
+  store: StoreEngine,
   failures: EntryFailureLimit | undefined,
   hold: ExchangeHold,
   claimTtlMs: number,

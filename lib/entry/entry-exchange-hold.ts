@@ -5,7 +5,7 @@
 // second across processes, core/entry-begin.ts); a probe the platform answers ends the hold. So a
 // made-up code's throttled answer cannot hold every real player for the whole Retry-After.
 import type { EventEmitter } from 'node:events';
-import type { RefreshLocks } from '../core/token-store';
+import type { RefreshLocks } from '../core/store-engine';
 import { PlatformBusyError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { ignore } from '../util/ignore';

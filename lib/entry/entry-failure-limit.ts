@@ -5,7 +5,7 @@
 // logins.
 import type { Request } from 'express';
 import { createClientAddressKeys } from './client-address';
-import type { OneTimeCounters, WindowCount } from '../core/token-store';
+import type { OneTimeCounters, WindowCount } from '../core/store-engine';
 import { TooManyEntriesError } from '../errors';
 import { warnOnce } from '../setup/setup-checks';
 import { ignore } from '../util/ignore';

@@ -12,7 +12,7 @@ import {
 import { answerForTokenFailure } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashCode, hashSessionId } from '../core/hash';
-import type { TokenStore } from '../core/token-store';
+import type { StoreEngine } from '../core/store-engine';
 import {
   newTokenRecord,
   recordTtlMs,
@@ -46,7 +46,7 @@ export type AfterLogin = (
 
 /** What redemption works with. */
 export interface RedemptionDeps {
-  store: TokenStore;
+  store: StoreEngine;
   exchangeCode: (code: string) => Promise<ReceivedTokens>;
   events: EventEmitter<PlatformLoginEvents>;
   afterLogin?: AfterLogin | undefined;

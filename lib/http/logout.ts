@@ -7,7 +7,7 @@ import { MethodNotAllowedError, StoreUnavailableError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashSessionId } from '../core/hash';
 import { requireSession } from './require-session';
-import type { TokenStore } from '../core/token-store';
+import type { StoreEngine } from '../core/store-engine';
 
 /** Options of `login.logout()`. */
 export interface LogoutOptions {
@@ -18,7 +18,7 @@ export interface LogoutOptions {
 }
 
 export interface LogoutDeps {
-  store: TokenStore;
+  store: StoreEngine;
   events: EventEmitter<PlatformLoginEvents>;
   fail: FailHandler;
 }

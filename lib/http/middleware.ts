@@ -15,7 +15,7 @@ import { setRequestContext } from './request-accessors';
 import { hasSession } from './require-session';
 import { ignore } from '../util/ignore';
 import { hashSessionId } from '../core/hash';
-import type { RecordRead, TokenRecords } from '../core/token-store';
+import type { RecordRead, TokenRecords } from '../core/store-engine';
 
 /** Options of `login.middleware()`. */
 export interface MiddlewareOptions {

@@ -3,7 +3,8 @@
 // `ERR_PLATFORM_INVALID_OPTION` naming the option. The checks that need a request are
 // entry-setup-checks.ts; those of the app around the package, `checkSetup()` (setup-checks.ts).
 import { invalidOption } from '../errors';
-import { checkStoreParts, type TokenStore } from '../core/token-store';
+import { checkTokenStore, type TokenStore } from '../core/token-store';
+import { STORE_ENGINE } from '../core/store-engine';
 
 /** What the creation checks read (of the parsed options, and the store in use). */
 export interface CreationCheckInput {
@@ -83,5 +84,6 @@ export function checkCreation(
 ): void {
   checkPlatformUrls(input, production);
   checkEntryTrust(input, production);
-  checkStoreParts(input.store);
+  // A shipped store brings its own engine; any other store must have the contract's methods.
+  if (!(STORE_ENGINE in input.store)) checkTokenStore(input.store);
 }

@@ -1,7 +1,7 @@
 // What sockets and jobs need of the token store, in one place: the key a login is stored under,
 // a read that says live / ended / unknown, the store's change notices and a player's logins.
 import { hashSessionId } from '../core/hash';
-import type { PlayerLogin, RecordChanges, TokenStore } from '../core/token-store';
+import type { PlayerLogin, RecordChanges, StoreEngine } from '../core/store-engine';
 import type { LoginState } from './login-watch';
 
 /** The store as sockets and jobs use it. */
@@ -24,7 +24,7 @@ export interface LoginAccess {
 }
 
 /** The store's parts as sockets and jobs read them. */
-export function loginAccessOf(store: TokenStore): LoginAccess {
+export function loginAccessOf(store: StoreEngine): LoginAccess {
   const { records, changes } = store;
   return {
     keyOf: hashSessionId,

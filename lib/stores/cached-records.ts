@@ -2,7 +2,7 @@
 // while the backend's invalidations reach the RecordCache, shared while in flight, and read through
 // otherwise. Writes go to the records underneath, which drop their own keys from the cache.
 import type { TokenRecord } from '../core/token-record';
-import type { PutOptions, RecordRead, TokenRecords } from '../core/token-store';
+import type { PutOptions, RecordRead, TokenRecords } from '../core/store-engine';
 import { ignore } from '../util/ignore';
 import { RecordCache, type ReadTicket } from './record-cache';
 

@@ -5,16 +5,16 @@ import { parseOptions, type SameOptions } from '../util/parse-options';
 /** Options of `new MemoryTokenStore(options)`. */
 export interface MemoryTokenStoreOptions {
   /**
-   * Most records kept (and, separately, most locks, code claims and counters). When the records are
-   * full the oldest written goes; when the claims are full (and none has expired) a new claim is
-   * refused with `StoreUnavailableError` (the entry answers 503 `store_unavailable`), since
-   * dropping an unexpired claim would let a code be sent twice. Defaults to `10000`.
+   * Most values kept: records, the players' logins, locks, code claims and counters together (a
+   * login takes about three). When it is full and none has expired, a new value is refused with
+   * `StoreUnavailableError` (503 `store_unavailable`): dropping an unexpired claim or lock would let
+   * a code be sent twice or a refresh run twice. Defaults to `100000`.
    */
   maxEntries?: number;
 }
 
 const memoryTokenStoreOptionsSchema = z.strictObject({
-  maxEntries: z.number({ error: 'must be an integer, at least 1' }).int().min(1).default(10_000),
+  maxEntries: z.number({ error: 'must be an integer, at least 1' }).int().min(1).default(100_000),
 });
 
 const _documented: SameOptions<

@@ -2,7 +2,7 @@
 // session key, emptied key by key as Redis reports changes, guarded against the in-flight read race.
 // CachedRecords (cached-records.ts) serves reads from it.
 import type { TokenRecord } from '../core/token-record';
-import type { RecordRead } from '../core/token-store';
+import type { RecordRead } from '../core/store-engine';
 import { ChangeWatchers } from './change-waiters';
 
 /** A record held in memory, or a known absence (Redis has no record). */

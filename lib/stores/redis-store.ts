@@ -18,11 +18,13 @@ import type {
   RecordChanges,
   RecordRead,
   RefreshLocks,
+  StoreEngine,
   TokenRecords,
-  TokenStore,
   UnreadableReason,
   WindowCount,
-} from '../core/token-store';
+} from '../core/store-engine';
+import { STORE_ENGINE } from '../core/store-engine';
+import type { StorePutOptions, StoredValue, TokenStore } from '../core/token-store';
 import { RecordKeyRing } from './encryption';
 import {
   decodeRecordPayload,
@@ -65,7 +67,7 @@ import {
   checkPut,
   checkSessionKey,
   ttlMilliseconds,
-} from './argument-checks';
+} from '../core/engine-arguments';
 
 /** Events of a RedisTokenStore. */
 export interface RedisTokenStoreEvents {
@@ -120,7 +122,13 @@ const unreadable = (reason: UnreadableReason): RecordRead => ({ status: 'unreada
  * Records read are served from this process's memory afterwards, dropped the moment Redis reports
  * their key changed (`recordCache`, one extra connection; not on a Cluster): docs/caching.md.
  */
-export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> implements TokenStore {
+export class RedisTokenStore
+  extends EventEmitter<RedisTokenStoreEvents>
+  implements TokenStore, StoreEngine
+{
+  // The engine the package works with (core/store-engine.ts): its own parts, with their fast paths
+  // (Lua, the entry's one round trip, the record cache); the public contract's methods below are
+  // what the contract suite checks, for a store like any other.
   /** Token records and the player index; served from memory when the record cache is on. */
   readonly records: TokenRecords;
   readonly locks: RefreshLocks;
@@ -215,6 +223,64 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     }
     this.records = records;
     this.changes = changes;
+  }
+
+  /** The package's engine: this store's own parts. */
+  get [STORE_ENGINE](): StoreEngine {
+    return this;
+  }
+
+  /** The contract's value at `key` (core/token-store.ts), stored as `<version>|<value>`. */
+  async get(key: string): Promise<StoredValue | undefined> {
+    checkClaimKey(key, 'store key');
+    const [stored, ttlMs] = (await this.#script(READ_WITH_TTL, this.#valueKey(key), [])) as [
+      string | null,
+      number,
+    ];
+    if (stored === null) return undefined;
+    const bar = stored.indexOf('|');
+    return {
+      value: stored.slice(bar + 1),
+      version: Number(stored.slice(0, bar)),
+      expiresAt: Date.now() + Math.max(0, ttlMs),
+    };
+  }
+
+  /** The contract's compare-and-set write (PUT_IF_VERSION): the new version, or `undefined`. */
+  async put(key: string, value: string, options: StorePutOptions): Promise<number | undefined> {
+    checkClaimKey(key, 'store key');
+    if (typeof value !== 'string') throw new TypeError('The value must be a string.');
+    const { expectedVersion } = options;
+    if (expectedVersion !== null) checkExpectedVersion(expectedVersion);
+    const ttlMs = ttlMilliseconds(options.ttlMs);
+    const version = (expectedVersion ?? 0) + 1;
+    const written = await this.#script(PUT_IF_VERSION, this.#valueKey(key), [
+      expectedVersion === null ? '' : versionPrefix(expectedVersion),
+      `${versionPrefix(version)}${value}`,
+      String(ttlMs),
+    ]);
+    return written === 1 ? version : undefined;
+  }
+
+  /** The contract's delete; with `expectedVersion`, only while the value still has it. */
+  async delete(key: string, expectedVersion?: number): Promise<boolean> {
+    checkClaimKey(key, 'store key');
+    checkExpectedVersion(expectedVersion);
+    const valueKey = this.#valueKey(key);
+    const deleted =
+      expectedVersion === undefined
+        ? await this.#run('DEL', valueKey, [], 'a delete')
+        : await this.#script(DELETE_IF_VERSION, valueKey, [versionPrefix(expectedVersion)]);
+    return deleted === 1;
+  }
+
+  /** The contract's renewal: PEXPIRE. */
+  async renew(key: string, ttlMs: number): Promise<boolean> {
+    checkClaimKey(key, 'store key');
+    const lifetimeMs = ttlMilliseconds(ttlMs);
+    return (
+      (await this.#run('PEXPIRE', this.#valueKey(key), [String(lifetimeMs)], 'a renewal')) === 1
+    );
   }
 
   /** True while records are served from this process's memory (see `recordCache`). */
@@ -622,6 +688,11 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     const keys = typeof key === 'string' ? [key] : key;
     const run = this.#redis.script(script, keys, args, replies);
     return withDeadline(run, this.#timeoutMs, `the ${script.name} script`);
+  }
+
+  /** Where the contract's values live: apart from the engine's keys. */
+  #valueKey(key: string): string {
+    return `${this.#prefix}v:${key}`;
   }
 
   /** AAD of a sealed record: its key and version, so neither can be swapped under the ciphertext. */

@@ -1,10 +1,10 @@
-// express-platform-login/testing: the TokenStore contract suite, to check a studio's own store
-// against the same tests as the package's MemoryTokenStore and RedisTokenStore.
+// express-platform-login/testing: what a studio's own token store needs: the contract's types and
+// the suite that checks a store against it (the same one the package's stores pass), with values
+// for a store's own tests.
 export {
   tokenStoreContract,
-  newSessionId,
-  newSessionKey,
-  sampleRecord,
   type ContractTestFunctions,
   type TokenStoreContractOptions,
 } from './store-contract';
+export { newSessionKey, sampleRecord } from './samples';
+export type { TokenStore, StoredValue, StorePutOptions } from '../core/token-store';

@@ -1,41 +1,18 @@
-// The TokenStore contract as one test suite, part by part (records, locks, counters, an entry's
-// checks, and changes when the store has them), for the package's own stores and for a studio's own: declared with the
-// test runner's `describe`/`test` (Jest's globals by default), checked with node:assert, so it runs
-// under Jest, Vitest, Mocha or node:test alike.
+// The TokenStore contract (core/token-store.ts) as one test suite, for a studio's own store and the
+// package's: versioned reads, compare-and-set writes, deletes, renewals, lifetimes, concurrency and,
+// when the store has it, `watch`. Declared with the test runner's `describe`/`test` (Jest's globals
+// by default), checked with node:assert, so it runs under Jest, Vitest, Mocha or node:test alike.
+// No fixed sleep: a lifetime is checked by polling the store, within a bound.
 import { strict as assert } from 'node:assert';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TokenRecord } from '../core/token-record';
-import type { EntryBegin, RecordRead, TokenStore } from '../core/token-store';
-import { beginEntry } from '../core/entry-begin';
+import type { TokenStore } from '../core/token-store';
 import { invalidOption } from '../errors';
 
-/** Short lifetimes for the expiry tests, and a wait long enough to pass them on a busy machine. */
-const SHORT_TTL_MS = 150;
-const PAST_SHORT_TTL_MS = 400;
+/** A lifetime short enough to pass at once, and how long a store may take to drop it. */
+const SHORT_TTL_MS = 30;
+const EXPIRY_BOUND_MS = 2_000;
 const LONG_TTL_MS = 60_000;
-
-/** A session key no other test uses (what `hashSessionId(req.sessionID)` gives the store). */
-export const newSessionKey = (): string => `contract-${randomUUID()}`;
-/** @deprecated The store is keyed by session keys now: {@link newSessionKey}. */
-export const newSessionId = newSessionKey;
-
-/** A record with unique random tokens (so a test can look for them verbatim). */
-export function sampleRecord(version: number, overrides: Partial<TokenRecord> = {}): TokenRecord {
-  const now = Date.now();
-  return {
-    accessToken: `at-${randomBytes(24).toString('base64url')}`,
-    refreshToken: `rt-${randomBytes(24).toString('base64url')}`,
-    accessExpiresAt: now + 7_200_000,
-    refreshExpiresAt: now + 90 * 86_400_000,
-    openId: `open-${randomBytes(8).toString('hex')}`,
-    unionId: `union-${randomBytes(8).toString('hex')}`,
-    scope: ['user_info', 'SCOPE'],
-    version,
-    obtainedAt: now,
-    ...overrides,
-  };
-}
 
 /** The test runner functions the suite declares its tests with. */
 export interface ContractTestFunctions {
@@ -64,19 +41,24 @@ function globalTestFunctions(): ContractTestFunctions {
   return { describe: runner.describe, test } as ContractTestFunctions;
 }
 
-/** The record of a read that must have found one. */
-function found(read: RecordRead): TokenRecord {
-  assert.equal(read.status, 'found', `expected a record, the read was ${read.status}`);
-  return (read as Extract<RecordRead, { status: 'found' }>).record;
+/** A key no other test uses, shaped as the package's keys are. */
+const newKey = (): string => `t:contract-${randomUUID()}`;
+
+/** Resolves once `key` reads as absent; fails after {@link EXPIRY_BOUND_MS}. */
+async function expectGone(store: TokenStore, key: string, what: string): Promise<void> {
+  const giveUpAt = Date.now() + EXPIRY_BOUND_MS;
+  while ((await store.get(key)) !== undefined) {
+    assert.ok(
+      Date.now() < giveUpAt,
+      `${what}: still there ${EXPIRY_BOUND_MS} ms after its lifetime`,
+    );
+    await sleep(10);
+  }
 }
 
 /**
- * Declares the TokenStore contract tests where it is called (inside a `describe` of your own), one
- * group per part: `records` (found/absent reads, compare-and-set writes, expiry, renew, the player
- * index, deletePlayer and the login generation), `locks` (exclusive, owner-only, expiring,
- * extendable, holds), `counters` (one-time claims, windows), concurrency, and `changes` when the
- * store has that optional part. `getStore` is called in each test, so a store built in your
- * `beforeAll` is seen. Keys are random; the expiry tests wait about half a second.
+ * Declares the TokenStore contract tests where it is called (inside a `describe` of your own).
+ * `getStore` is called in each test, so a store built in your `beforeAll` is seen. Keys are random.
  *
  * ```ts
  * import { tokenStoreContract } from 'express-platform-login/testing';
@@ -93,683 +75,193 @@ export function tokenStoreContract(
   options: TokenStoreContractOptions = {},
 ): void {
   const { describe, test } = options.testFunctions ?? globalTestFunctions();
-  const records = () => getStore().records;
-  const locks = () => getStore().locks;
-  const counters = () => getStore().counters;
-  const putNew = async (sessionKey: string, record: TokenRecord, ttlMs = LONG_TTL_MS) =>
-    records().put(sessionKey, record, { expectedVersion: null, ttlMs });
-  const read = async (sessionKey: string) => records().get(sessionKey);
-  const player = (): string => `player-${randomUUID()}`;
+  const store = (): TokenStore => getStore();
+  const putNew = (key: string, value: string, ttlMs = LONG_TTL_MS) =>
+    store().put(key, value, { expectedVersion: null, ttlMs });
 
-  describe('records: get and put', () => {
-    test('a session without a record reads as absent', async () => {
-      assert.deepEqual(await read(newSessionKey()), { status: 'absent' });
+  describe('get and put', () => {
+    test('a key never written reads as undefined', async () => {
+      assert.equal(await store().get(newKey()), undefined);
     });
 
-    test('a first write (expected version null) is stored and read back field for field', async () => {
-      const sessionKey = newSessionKey();
-      const record = sampleRecord(1);
-      assert.equal(await putNew(sessionKey, record), true);
-      assert.deepEqual(await read(sessionKey), { status: 'found', record });
-    });
-
-    test('a record without unionId reads back without one, and unicode survives', async () => {
-      const sessionKey = newSessionKey();
-      const { unionId: _unionId, ...record } = sampleRecord(1, {
-        accessToken: 'tøken-✓-|-"quoted"-\\',
-        scope: [],
-      });
-      assert.equal(await putNew(sessionKey, record), true);
-      const stored = found(await read(sessionKey));
-      assert.deepEqual(stored, record);
-      assert.ok(!Object.hasOwn(stored, 'unionId'));
-    });
-
-    test('a first write over an existing record is refused and leaves it unchanged', async () => {
-      const sessionKey = newSessionKey();
-      const first = sampleRecord(1);
-      await putNew(sessionKey, first);
-      assert.equal(await putNew(sessionKey, sampleRecord(1)), false);
-      assert.deepEqual(found(await read(sessionKey)), first);
-    });
-
-    test('compare-and-set: the expected version writes, a stale one is refused', async () => {
-      const sessionKey = newSessionKey();
-      await putNew(sessionKey, sampleRecord(1));
-      const second = sampleRecord(2);
-      const cas = { expectedVersion: 1, ttlMs: LONG_TTL_MS };
-      assert.equal(await records().put(sessionKey, second, cas), true);
-      assert.deepEqual(found(await read(sessionKey)), second);
-      assert.equal(await records().put(sessionKey, sampleRecord(2), cas), false);
-      assert.deepEqual(found(await read(sessionKey)), second);
-    });
-
-    test('a version 1 does not match a stored version 11 (versions compare whole)', async () => {
-      const sessionKey = newSessionKey();
-      const eleven = sampleRecord(11);
-      await putNew(sessionKey, eleven);
-      const cas = { expectedVersion: 1, ttlMs: LONG_TTL_MS };
-      assert.equal(await records().put(sessionKey, sampleRecord(2), cas), false);
-      assert.deepEqual(found(await read(sessionKey)), eleven);
-    });
-
-    test('an expected version on a session without a record writes nothing', async () => {
-      const sessionKey = newSessionKey();
-      const cas = { expectedVersion: 1, ttlMs: LONG_TTL_MS };
-      assert.equal(await records().put(sessionKey, sampleRecord(2), cas), false);
-      assert.equal((await read(sessionKey)).status, 'absent');
-    });
-
-    test("sessions do not see each other's records", async () => {
-      const [a, b] = [newSessionKey(), newSessionKey()];
-      const recordA = sampleRecord(1);
-      await putNew(a, recordA);
-      assert.equal((await read(b)).status, 'absent');
-      assert.deepEqual(found(await read(a)), recordA);
-    });
-
-    test('changing a record after put, or a record read, does not change what is stored', async () => {
-      const sessionKey = newSessionKey();
-      const record = sampleRecord(1);
-      const original = { ...record, scope: [...record.scope] };
-      await putNew(sessionKey, record);
-      record.accessToken = 'changed';
-      record.scope.push('admin');
-      const stored = found(await read(sessionKey));
-      // A store may hand out a copy, or a frozen record (RedisTokenStore's cache): either way the
-      // change does not reach what is stored.
-      try {
-        stored.refreshToken = 'changed';
-        stored.scope.push('admin');
-      } catch (error) {
-        assert.ok(error instanceof TypeError);
-        assert.ok(Object.isFrozen(stored) && Object.isFrozen(stored.scope));
-      }
-      assert.deepEqual(found(await read(sessionKey)), original);
-    });
-
-    test('wrong arguments are TypeErrors, not outages', async () => {
-      const sessionKey = newSessionKey();
-      await assert.rejects(
-        records().put(sessionKey, sampleRecord(1), { expectedVersion: null, ttlMs: 0 }),
-        TypeError,
-      );
-      await assert.rejects(
-        records().put(sessionKey, sampleRecord(0), { expectedVersion: null, ttlMs: 1000 }),
-        TypeError,
-      );
-      await assert.rejects(records().get(''), TypeError);
-      assert.equal((await read(sessionKey)).status, 'absent');
-    });
-  });
-
-  describe('records: delete, expiry, renew', () => {
-    test('delete without a version deletes whatever is stored', async () => {
-      const sessionKey = newSessionKey();
-      await putNew(sessionKey, sampleRecord(3));
-      assert.equal(await records().delete(sessionKey), true);
-      assert.equal((await read(sessionKey)).status, 'absent');
-      assert.equal(await records().delete(sessionKey), false);
-    });
-
-    test('delete with a version deletes only that version', async () => {
-      const sessionKey = newSessionKey();
-      const record = sampleRecord(2);
-      await putNew(sessionKey, record);
-      assert.equal(await records().delete(sessionKey, { expectedVersion: 1 }), false);
-      assert.deepEqual(found(await read(sessionKey)), record);
-      assert.equal(await records().delete(sessionKey, { expectedVersion: 2 }), true);
-      assert.equal((await read(sessionKey)).status, 'absent');
-    });
-
-    test('a record is gone after its TTL while a longer-lived one stays', async () => {
-      const [short, long] = [newSessionKey(), newSessionKey()];
-      const kept = sampleRecord(1);
-      await putNew(short, sampleRecord(1), SHORT_TTL_MS);
-      await putNew(long, kept, LONG_TTL_MS);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.equal((await read(short)).status, 'absent');
-      assert.deepEqual(found(await read(long)), kept);
-      // An expired record counts as absent for compare-and-set too.
-      assert.equal(await putNew(short, sampleRecord(1)), true);
-    });
-
-    test('renew gives an existing record (and its index entry) a new lifetime, a missing one none', async () => {
-      const sessionKey = newSessionKey();
-      const record = sampleRecord(1);
-      await putNew(sessionKey, record, SHORT_TTL_MS);
-      assert.equal(await records().renew(sessionKey, record.openId, LONG_TTL_MS), true);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.deepEqual(found(await read(sessionKey)), record);
-      const logins = await records().loginsOf(record.openId);
-      assert.deepEqual(
-        logins.map((login) => login.sessionKey),
-        [sessionKey],
-      );
-      assert.equal(await records().renew(newSessionKey(), record.openId, LONG_TTL_MS), false);
-    });
-  });
-
-  describe('records: the player index, deletePlayer, the login generation', () => {
-    test("lists a player's live logins freshest first, pruning deleted and expired ones", async () => {
-      const ada = player();
-      const bo = player();
-      const [a1, a2, a3, b1] = [newSessionKey(), newSessionKey(), newSessionKey(), newSessionKey()];
-      await putNew(a1, sampleRecord(1, { openId: ada }), LONG_TTL_MS);
-      await putNew(a2, sampleRecord(1, { openId: ada }), LONG_TTL_MS * 2);
-      await putNew(a3, sampleRecord(1, { openId: ada }), SHORT_TTL_MS);
-      await putNew(b1, sampleRecord(1, { openId: bo }));
-      const logins = await records().loginsOf(ada);
-      assert.deepEqual(
-        logins.map((login) => login.sessionKey),
-        [a2, a1, a3],
-      );
-      const now = Date.now();
+    test('a first write is version 1, read back with its value and the end of its lifetime', async () => {
+      const key = newKey();
+      const value = '{"accessToken":"tøken-✓-|-\\"quoted\\"-\\\\","scope":[]}';
+      const before = Date.now();
+      assert.equal(await putNew(key, value), 1);
+      const stored = await store().get(key);
+      assert.ok(stored !== undefined, 'the value written is read back');
+      assert.equal(stored.value, value);
+      assert.equal(stored.version, 1);
       assert.ok(
-        logins[0]!.expiresAt > now + LONG_TTL_MS && logins[0]!.expiresAt <= now + LONG_TTL_MS * 2,
+        stored.expiresAt >= before + LONG_TTL_MS - 1_000 &&
+          stored.expiresAt <= Date.now() + LONG_TTL_MS + 1_000,
+        `expiresAt ${stored.expiresAt} is about ${LONG_TTL_MS} ms from the write`,
       );
-      assert.equal((await records().loginsOf(bo)).length, 1);
-      await records().delete(a1);
-      await sleep(PAST_SHORT_TTL_MS);
+    });
+
+    test('a first write over a value is refused and changes nothing', async () => {
+      const key = newKey();
+      await putNew(key, 'first');
+      assert.equal(await putNew(key, 'second'), undefined);
       assert.deepEqual(
-        (await records().loginsOf(ada)).map((login) => login.sessionKey),
-        [a2],
+        [(await store().get(key))?.value, (await store().get(key))?.version],
+        ['first', 1],
       );
-      // A refresh (a compare-and-set rewrite) does not list the session twice.
-      const current = found(await read(a2));
-      await records().put(
-        a2,
-        { ...current, version: 2 },
-        { expectedVersion: 1, ttlMs: LONG_TTL_MS },
-      );
-      assert.equal((await records().loginsOf(ada)).length, 1);
     });
 
-    test('deletePlayer ends every login of that player and no other', async () => {
-      const ada = player();
-      const bo = player();
-      const adaSessions = [newSessionKey(), newSessionKey(), newSessionKey()];
-      const boSession = newSessionKey();
-      for (const sessionKey of adaSessions)
-        await putNew(sessionKey, sampleRecord(1, { openId: ada }));
-      await putNew(boSession, sampleRecord(1, { openId: bo }));
-      assert.equal(await records().deletePlayer(ada), 3);
-      for (const sessionKey of adaSessions) assert.equal((await read(sessionKey)).status, 'absent');
-      assert.equal((await read(boSession)).status, 'found');
-      assert.deepEqual(await records().loginsOf(ada), []);
-      assert.equal(await records().deletePlayer(ada), 0);
+    test('a write on the version read is the next version; on another version it is refused', async () => {
+      const key = newKey();
+      await putNew(key, 'v1');
+      const ttl = { ttlMs: LONG_TTL_MS };
+      assert.equal(await store().put(key, 'v2', { expectedVersion: 1, ...ttl }), 2);
+      assert.equal(await store().put(key, 'stale', { expectedVersion: 1, ...ttl }), undefined);
+      assert.equal(await store().put(key, 'ahead', { expectedVersion: 5, ...ttl }), undefined);
+      assert.equal(await store().put(newKey(), 'none', { expectedVersion: 1, ...ttl }), undefined);
+      const stored = await store().get(key);
+      assert.deepEqual([stored?.value, stored?.version], ['v2', 2]);
     });
 
-    test('a login after deletePlayer is kept; a record deleted with its openId leaves the index', async () => {
-      const ada = player();
-      await records().deletePlayer(ada);
-      const [kept, gone] = [newSessionKey(), newSessionKey()];
-      assert.equal(await putNew(kept, sampleRecord(1, { openId: ada })), true);
-      assert.equal(await putNew(gone, sampleRecord(1, { openId: ada })), true);
-      assert.equal(await records().delete(gone, { openId: ada }), true);
-      assert.equal((await records().loginsOf(ada)).length, 1);
-      assert.equal((await read(kept)).status, 'found');
+    test('a write sets the lifetime anew', async () => {
+      const key = newKey();
+      await putNew(key, 'short', SHORT_TTL_MS);
+      assert.equal(await store().put(key, 'long', { expectedVersion: 1, ttlMs: LONG_TTL_MS }), 2);
+      const stored = await store().get(key);
+      assert.ok(stored !== undefined && stored.expiresAt > Date.now() + LONG_TTL_MS / 2);
     });
 
-    test('a login whose generation was read before a deletePlayer of its player is refused', async () => {
-      const ada = player();
-      const bo = player();
-      const generation = await records().loginGeneration();
-      assert.equal(typeof generation, 'string');
-      await records().deletePlayer(ada);
-      const options = { expectedVersion: null, ttlMs: LONG_TTL_MS, loginGeneration: generation };
-      const refused = newSessionKey();
-      assert.equal(await records().put(refused, sampleRecord(1, { openId: ada }), options), false);
-      assert.equal((await read(refused)).status, 'absent');
-      assert.deepEqual(await records().loginsOf(ada), []);
-      // Another player's login under way is not affected, nor is a login that began after.
-      assert.equal(
-        await records().put(newSessionKey(), sampleRecord(1, { openId: bo }), options),
-        true,
-      );
-      const after = { ...options, loginGeneration: await records().loginGeneration() };
-      assert.equal(
-        await records().put(newSessionKey(), sampleRecord(1, { openId: ada }), after),
-        true,
-      );
+    test('keys are independent; a value of 64 KiB survives', async () => {
+      const [a, b] = [newKey(), newKey()];
+      const big = 'x'.repeat(64 * 1024);
+      await putNew(a, big);
+      await putNew(b, 'b');
+      assert.equal((await store().get(a))?.value, big);
+      assert.equal((await store().get(b))?.value, 'b');
     });
   });
 
-  describe('locks', () => {
-    test('a lock is exclusive and released only by its owner', async () => {
-      const sessionKey = newSessionKey();
-      const owner = await locks().acquire(sessionKey, LONG_TTL_MS);
-      assert.equal(typeof owner, 'string');
-      assert.ok(owner!.length >= 16);
-      assert.equal(await locks().acquire(sessionKey, LONG_TTL_MS), undefined);
-      assert.equal(await locks().release(sessionKey, 'someone-else'), false);
-      assert.equal(await locks().acquire(sessionKey, LONG_TTL_MS), undefined);
-      assert.equal(await locks().release(sessionKey, owner!), true);
-      assert.equal(await locks().release(sessionKey, owner!), false);
-      const next = await locks().acquire(sessionKey, LONG_TTL_MS);
-      assert.equal(typeof next, 'string');
-      assert.notEqual(next, owner);
+  describe('lifetimes', () => {
+    test('a value is gone once its lifetime ends, and its key can be written afresh', async () => {
+      const key = newKey();
+      assert.equal(await putNew(key, 'brief', SHORT_TTL_MS), 1);
+      await expectGone(store(), key, 'a value');
+      assert.equal(await putNew(key, 'again'), 1);
     });
 
-    test('locks of different sessions are independent, and a lock does not block writes', async () => {
-      const [a, b] = [newSessionKey(), newSessionKey()];
-      assert.equal(typeof (await locks().acquire(a, LONG_TTL_MS)), 'string');
-      assert.equal(typeof (await locks().acquire(b, LONG_TTL_MS)), 'string');
-      assert.equal(await putNew(a, sampleRecord(1)), true);
-    });
-
-    test('the lock of an owner that died expires, and its late release frees nothing', async () => {
-      const sessionKey = newSessionKey();
-      const dead = await locks().acquire(sessionKey, SHORT_TTL_MS);
-      assert.equal(typeof dead, 'string');
-      await sleep(PAST_SHORT_TTL_MS);
-      const next = await locks().acquire(sessionKey, LONG_TTL_MS);
-      assert.equal(typeof next, 'string');
-      assert.equal(await locks().release(sessionKey, dead!), false);
-      assert.equal(await locks().acquire(sessionKey, LONG_TTL_MS), undefined);
-    });
-
-    test('only the owner extends a lock, and an extended lock outlives its first lifetime', async () => {
-      const sessionKey = newSessionKey();
-      const owner = await locks().acquire(sessionKey, SHORT_TTL_MS);
-      assert.equal(await locks().extend(sessionKey, 'someone-else', LONG_TTL_MS), false);
-      assert.equal(await locks().extend(sessionKey, owner!, LONG_TTL_MS), true);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.equal(await locks().acquire(sessionKey, LONG_TTL_MS), undefined);
-      assert.equal(await locks().release(sessionKey, owner!), true);
-      // A lock that expired is not brought back by its former owner.
-      const lapsed = await locks().acquire(sessionKey, SHORT_TTL_MS);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.equal(await locks().extend(sessionKey, lapsed!, LONG_TTL_MS), false);
-    });
-
-    test('a refresh hold applies to its record version, for its lifetime', async () => {
-      const sessionKey = newSessionKey();
-      assert.equal(await locks().heldMs(sessionKey, 1), 0);
-      await locks().hold(sessionKey, 1, LONG_TTL_MS);
-      const left = await locks().heldMs(sessionKey, 1);
-      assert.ok(left > LONG_TTL_MS - 5000, `a fresh hold has ${left} ms left`);
-      assert.ok(left <= LONG_TTL_MS, `a fresh hold has ${left} ms left`);
-      assert.equal(await locks().heldMs(sessionKey, 2), 0);
-      await locks().hold(sessionKey, 2, SHORT_TTL_MS);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.equal(await locks().heldMs(sessionKey, 2), 0);
+    test('renew gives a value more time, unchanged; a missing key cannot be renewed', async () => {
+      const key = newKey();
+      await putNew(key, 'kept', 2_000);
+      assert.equal(await store().renew(key, LONG_TTL_MS), true);
+      const stored = await store().get(key);
+      assert.deepEqual([stored?.value, stored?.version], ['kept', 1]);
+      assert.ok(stored !== undefined && stored.expiresAt > Date.now() + LONG_TTL_MS / 2);
+      assert.equal(await store().renew(newKey(), LONG_TTL_MS), false);
+      const brief = newKey();
+      await putNew(brief, 'brief', LONG_TTL_MS);
+      assert.equal(await store().renew(brief, SHORT_TTL_MS), true);
+      await expectGone(store(), brief, 'a value renewed short');
     });
   });
 
-  describe('counters', () => {
-    test('a key is claimed once; other keys are independent; a claim expires', async () => {
-      const key = `claim-${randomUUID()}`;
-      const shortKey = `claim-${randomUUID()}`;
-      assert.equal(await counters().claimOnce(key, LONG_TTL_MS), true);
-      assert.equal(await counters().claimOnce(key, LONG_TTL_MS), false);
-      assert.equal(await counters().claimOnce(shortKey, SHORT_TTL_MS), true);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.equal(await counters().claimOnce(shortKey, LONG_TTL_MS), true);
-      assert.equal(await counters().claimOnce(key, LONG_TTL_MS), false);
+  describe('delete', () => {
+    test('deletes a value; a missing key deletes nothing', async () => {
+      const key = newKey();
+      await putNew(key, 'v');
+      assert.equal(await store().delete(key), true);
+      assert.equal(await store().get(key), undefined);
+      assert.equal(await store().delete(key), false);
     });
 
-    const count = (key: string, increment: -1 | 0 | 1, windowMs = LONG_TTL_MS) =>
-      counters().countInWindow(key, increment, windowMs);
-
-    test('a window count reads 0 without opening a window, counts up, and ends with its window', async () => {
-      const key = `count-${randomUUID()}`;
-      assert.deepEqual(await count(key, 0), { count: 0, resetInMs: 0 });
-      assert.deepEqual(await count(key, 0), { count: 0, resetInMs: 0 });
-      const first = await count(key, 1);
-      assert.equal(first.count, 1);
-      assert.ok(first.resetInMs > 0);
-      assert.ok(first.resetInMs <= LONG_TTL_MS);
-      assert.equal((await count(key, 1)).count, 2);
-      assert.equal((await count(key, 0)).count, 2);
-      const short = `count-${randomUUID()}`;
-      await count(short, 1, SHORT_TTL_MS);
-      await count(short, 1, SHORT_TTL_MS);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.deepEqual(await count(short, 0, SHORT_TTL_MS), { count: 0, resetInMs: 0 });
-      assert.equal((await count(short, 1, SHORT_TTL_MS)).count, 1);
-    });
-
-    test('a later count does not stretch the window; 30 concurrent counts are all kept', async () => {
-      const key = `count-${randomUUID()}`;
-      const first = await count(key, 1, 5_000);
-      await sleep(50);
-      const later = await count(key, 1, 60_000);
-      assert.ok(later.resetInMs <= first.resetInMs);
-      const results = await Promise.all(Array.from({ length: 30 }, () => count(key, 1)));
-      assert.deepEqual(
-        results.map((r) => r.count).sort((a, b) => a - b),
-        Array.from({ length: 30 }, (_, i) => i + 3),
-      );
-    });
-
-    test('a give-back (-1) takes one count back, never below 0, and opens no window', async () => {
-      const key = `count-${randomUUID()}`;
-      assert.deepEqual(await count(key, -1), { count: 0, resetInMs: 0 });
-      assert.deepEqual(await count(key, 0), { count: 0, resetInMs: 0 });
-      await count(key, 1);
-      await count(key, 1);
-      const back = await count(key, -1);
-      assert.equal(back.count, 1);
-      assert.ok(back.resetInMs > 0 && back.resetInMs <= LONG_TTL_MS);
-      assert.deepEqual(await count(key, -1), { count: 0, resetInMs: 0 });
-      assert.deepEqual(await count(key, -1), { count: 0, resetInMs: 0 });
-      const reopened = await count(key, 1, 5_000);
-      assert.equal(reopened.count, 1);
-      assert.ok(reopened.resetInMs > 0 && reopened.resetInMs <= 5_000);
-    });
-
-    test('refuses a bad key, increment or window with a TypeError', async () => {
-      await assert.rejects(count('', 1), TypeError);
-      await assert.rejects(counters().countInWindow('k', 2 as 1, 1000), TypeError);
-      await assert.rejects(count('k', 1, 0), TypeError);
+    test('with a version: only while the value still has it', async () => {
+      const key = newKey();
+      await putNew(key, 'v1');
+      await store().put(key, 'v2', { expectedVersion: 1, ttlMs: LONG_TTL_MS });
+      assert.equal(await store().delete(key, 1), false);
+      assert.equal((await store().get(key))?.value, 'v2');
+      assert.equal(await store().delete(key, 2), true);
+      assert.equal(await store().get(key), undefined);
     });
   });
-
-  // Every store answers these (the parts' calls one by one when it has no `entries`); a store with
-  // `entries` is checked both ways, so its one-step `begin` gives what its parts give.
-  const beginWays: Array<[string, () => TokenStore]> = [
-    [
-      "made of the parts' calls",
-      () => {
-        const store = getStore();
-        return { records: store.records, locks: store.locks, counters: store.counters };
-      },
-    ],
-    ["the store's own `entries.begin` (when it has one)", getStore],
-  ];
-  for (const [way, storeOf] of beginWays) {
-    describe(`entries: the checks before a code exchange, ${way}`, () => {
-      const HOLD = 'contract-hold';
-      const begin = (overrides: Partial<EntryBegin> = {}) =>
-        beginEntry(storeOf(), {
-          failureKey: `failures-${randomUUID()}`,
-          failedKey: `failed-${randomUUID()}`,
-          failureLimit: 3,
-          failureWindowMs: LONG_TTL_MS,
-          holdKey: `${HOLD}-${randomUUID()}`,
-          holdVersion: 1,
-          probeKey: `probe-${randomUUID()}`,
-          probeTtlMs: LONG_TTL_MS,
-          budgetKey: `budget-${randomUUID()}`,
-          budgetPerSecond: 1000,
-          claimKey: `claim-${randomUUID()}`,
-          claimTtlMs: LONG_TTL_MS,
-          ...overrides,
-        });
-      const countOf = async (key: string) =>
-        (await counters().countInWindow(key, 0, LONG_TTL_MS)).count;
-
-      test('a fresh code is claimed once, its address counted, with the login generation as it is now', async () => {
-        const claimKey = `claim-${randomUUID()}`;
-        const failureKey = `failures-${randomUUID()}`;
-        const first = await begin({ claimKey, failureKey });
-        assert.deepEqual(first, {
-          stopped: undefined,
-          reserved: true,
-          probing: false,
-          budgeted: false,
-          claimed: true,
-          loginGeneration: await records().loginGeneration(),
-        });
-        assert.equal(await countOf(failureKey), 1);
-        const again = await begin({ claimKey });
-        assert.equal(again.claimed, false);
-        assert.equal(again.reserved, true);
-        assert.equal(again.loginGeneration, undefined);
-        assert.equal(await counters().claimOnce(claimKey, LONG_TTL_MS), false);
-        await records().deletePlayer(player());
-        const moved = await begin();
-        assert.equal(moved.loginGeneration, await records().loginGeneration());
-        assert.notEqual(moved.loginGeneration, first.loginGeneration);
-        const noLimit = await begin({ failureKey: undefined });
-        assert.equal(noLimit.reserved, false);
-        assert.equal(noLimit.claimed, true);
-      });
-
-      test('an address at its limit is stopped before the hold and the claim, its count unchanged', async () => {
-        const failureKey = `failures-${randomUUID()}`;
-        const holdKey = `${HOLD}-${randomUUID()}`;
-        await locks().hold(holdKey, 1, LONG_TTL_MS);
-        for (let i = 0; i < 3; i += 1) await counters().countInWindow(failureKey, 1, LONG_TTL_MS);
-        const claimKey = `claim-${randomUUID()}`;
-        const stopped = await begin({ failureKey, holdKey, claimKey });
-        assert.equal(stopped.stopped?.reason, 'failures');
-        assert.ok(stopped.stopped.retryInMs > 0 && stopped.stopped.retryInMs <= LONG_TTL_MS);
-        assert.equal(stopped.reserved, false);
-        assert.equal(stopped.claimed, undefined);
-        // Not claimed: the player's code stays good for another try.
-        assert.equal(await counters().claimOnce(claimKey, LONG_TTL_MS), true);
-        assert.equal(await countOf(failureKey), 3);
-      });
-
-      test('a concurrent burst from one address: exactly the limit goes on', async () => {
-        const failureKey = `failures-${randomUUID()}`;
-        const results = await Promise.all(Array.from({ length: 12 }, () => begin({ failureKey })));
-        assert.equal(results.filter((r) => r.claimed === true).length, 3);
-        assert.equal(results.filter((r) => r.stopped?.reason === 'failures').length, 9);
-        assert.equal(await countOf(failureKey), 3);
-      });
-
-      test('while held, an address with failed entries is stopped; one with none probes, one per probe time', async () => {
-        const holdKey = `${HOLD}-${randomUUID()}`;
-        const probeKey = `probe-${randomUUID()}`;
-        await locks().hold(holdKey, 1, 5_000);
-        const failedKey = `failed-${randomUUID()}`;
-        await counters().countInWindow(failedKey, 1, LONG_TTL_MS);
-        const failed = { failureKey: `failures-${randomUUID()}`, failedKey };
-        const claimKey = `claim-${randomUUID()}`;
-        const held = await begin({ holdKey, probeKey, ...failed, claimKey });
-        assert.equal(held.stopped?.reason, 'held');
-        assert.ok(held.stopped.retryInMs > 0 && held.stopped.retryInMs <= 5_000);
-        assert.equal(held.claimed, undefined);
-        assert.equal(await countOf(failed.failureKey), 0);
-        assert.equal(await counters().claimOnce(claimKey, LONG_TTL_MS), true);
-        const probe = await begin({ holdKey, probeKey });
-        assert.equal(probe.stopped, undefined);
-        assert.equal(probe.probing, true);
-        assert.equal(probe.claimed, true);
-        const second = `failures-${randomUUID()}`;
-        const late = await begin({ holdKey, probeKey, failureKey: second });
-        assert.equal(late.stopped?.reason, 'probed');
-        assert.equal(await countOf(second), 0);
-        const other = await begin({ holdKey, holdVersion: 2, ...failed });
-        assert.equal(other.stopped, undefined);
-        assert.equal(other.probing, false);
-        assert.equal(other.claimed, true);
-      });
-
-      test('addresses with failed entries share the budget of the second; others do not spend it', async () => {
-        const budgetKey = `budget-${randomUUID()}`;
-        const failedKey = `failed-${randomUUID()}`;
-        await counters().countInWindow(failedKey, 1, LONG_TTL_MS);
-        const failureKey = `failures-${randomUUID()}`;
-        const within = { budgetKey, budgetPerSecond: 2, failureKey, failedKey, failureLimit: 10 };
-        const firstTwo = [await begin(within), await begin(within)];
-        assert.deepEqual(
-          firstTwo.map((r) => [r.claimed, r.budgeted]),
-          [
-            [true, true],
-            [true, true],
-          ],
-        );
-        const spent = await begin(within);
-        assert.equal(spent.stopped?.reason, 'budget');
-        assert.ok(spent.stopped.retryInMs > 0 && spent.stopped.retryInMs <= 1000);
-        assert.equal(await countOf(failureKey), 2);
-        assert.equal((await counters().countInWindow(budgetKey, 0, 1000)).count, 2);
-        // A unit given back (the entry did not fail on its code) lets the next one go.
-        await counters().countInWindow(budgetKey, -1, 1000);
-        assert.equal((await begin(within)).claimed, true);
-        // Entries in flight from one address with no failure (players behind one NAT) never wait.
-        const busy = `failures-${randomUUID()}`;
-        const together = await Promise.all(
-          Array.from({ length: 3 }, () =>
-            begin({ budgetKey, budgetPerSecond: 2, failureKey: busy }),
-          ),
-        );
-        assert.deepEqual(
-          together.map((r) => [r.claimed, r.budgeted]),
-          [
-            [true, false],
-            [true, false],
-            [true, false],
-          ],
-        );
-        const off = await begin({ ...within, budgetKey: undefined });
-        assert.equal(off.claimed, true);
-      });
-
-      test('20 concurrent entries with one code: exactly one claims it', async () => {
-        const claimKey = `claim-${randomUUID()}`;
-        const results = await Promise.all(Array.from({ length: 20 }, () => begin({ claimKey })));
-        assert.equal(results.filter((r) => r.claimed === true).length, 1);
-        assert.equal(results.filter((r) => r.claimed === false).length, 19);
-      });
-
-      test('refuses a bad claim key, hold, probe, budget, limit or window with a TypeError', async () => {
-        await assert.rejects(begin({ claimKey: '' }), TypeError);
-        await assert.rejects(begin({ holdVersion: -1 }), TypeError);
-        await assert.rejects(begin({ failureWindowMs: 0 }), TypeError);
-        await assert.rejects(begin({ failureLimit: 0 }), TypeError);
-        await assert.rejects(begin({ probeTtlMs: 0 }), TypeError);
-        await assert.rejects(begin({ budgetPerSecond: 0 }), TypeError);
-        const failureKey = `failures-${randomUUID()}`;
-        await counters().countInWindow(failureKey, 1, LONG_TTL_MS);
-        // The address is at its limit (1): the claim is never reached, its lifetime still checked.
-        await assert.rejects(begin({ failureKey, failureLimit: 1, claimTtlMs: 0 }), TypeError);
-      });
-    });
-  }
 
   describe('concurrency', () => {
-    test('50 concurrent compare-and-set writers on one version: exactly one wins', async () => {
-      const sessionKey = newSessionKey();
-      await putNew(sessionKey, sampleRecord(1));
-      const candidates = Array.from({ length: 50 }, () => sampleRecord(2));
+    test('50 concurrent first writes of one key: exactly one wins', async () => {
+      const key = newKey();
       const results = await Promise.all(
-        candidates.map((record) =>
-          records().put(sessionKey, record, { expectedVersion: 1, ttlMs: LONG_TTL_MS }),
+        Array.from({ length: 50 }, (_, i) => putNew(key, `writer-${i}`)),
+      );
+      const winners = results.filter((version) => version !== undefined);
+      assert.deepEqual(winners, [1]);
+      assert.equal((await store().get(key))?.value, `writer-${results.indexOf(1)}`);
+    });
+
+    test('50 concurrent writes on one version: exactly one wins, and its value is stored', async () => {
+      const key = newKey();
+      await putNew(key, 'base');
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          store().put(key, `writer-${i}`, { expectedVersion: 1, ttlMs: LONG_TTL_MS }),
         ),
       );
-      assert.equal(results.filter(Boolean).length, 1);
-      assert.deepEqual(found(await read(sessionKey)), candidates[results.indexOf(true)]);
+      assert.deepEqual(
+        results.filter((version) => version !== undefined),
+        [2],
+      );
+      assert.equal((await store().get(key))?.value, `writer-${results.indexOf(2)}`);
     });
 
-    test('50 concurrent first writes on one session: exactly one wins', async () => {
-      const sessionKey = newSessionKey();
-      const results = await Promise.all(
-        Array.from({ length: 50 }, () => putNew(sessionKey, sampleRecord(1))),
-      );
-      assert.equal(results.filter(Boolean).length, 1);
-    });
-
-    test('20 concurrent lock takers: exactly one owner', async () => {
-      const sessionKey = newSessionKey();
-      const owners = await Promise.all(
-        Array.from({ length: 20 }, () => locks().acquire(sessionKey, LONG_TTL_MS)),
-      );
-      assert.equal(owners.filter((owner) => owner !== undefined).length, 1);
-    });
-
-    test('20 concurrent claims of one key: exactly one succeeds', async () => {
-      const key = `claim-${randomUUID()}`;
-      const results = await Promise.all(
-        Array.from({ length: 20 }, () => counters().claimOnce(key, LONG_TTL_MS)),
-      );
+    test('20 concurrent deletes on one version: exactly one deletes', async () => {
+      const key = newKey();
+      await putNew(key, 'v');
+      const results = await Promise.all(Array.from({ length: 20 }, () => store().delete(key, 1)));
       assert.equal(results.filter(Boolean).length, 1);
     });
   });
 
-  describe('records.cachedRead (optional: tested when the store has it)', () => {
-    test('answers as get would, from memory, or not at all: never an old version after a write or a delete', async () => {
-      const cachedRead = records().cachedRead?.bind(records());
-      if (cachedRead === undefined) return; // the optional method is absent: nothing to hold it to
-      /** Memory's answer for `sessionKey` equals `expected`, or memory does not answer. */
-      const heldAs = async (sessionKey: string, expected: RecordRead) => {
-        const held = cachedRead(sessionKey);
-        assert.ok(!(held instanceof Promise), 'cachedRead answers at once, not with a promise');
-        if (held !== undefined) assert.deepEqual(held, expected);
+  describe('arguments', () => {
+    test('a wrong key, version or lifetime is a TypeError', async () => {
+      await assert.rejects(store().get(''), TypeError);
+      await assert.rejects(putNew('', 'v'), TypeError);
+      await assert.rejects(
+        store().put(newKey(), 'v', { expectedVersion: 0, ttlMs: 1000 }),
+        TypeError,
+      );
+      await assert.rejects(
+        store().put(newKey(), 'v', { expectedVersion: null, ttlMs: 0 }),
+        TypeError,
+      );
+      await assert.rejects(store().delete(newKey(), 0), TypeError);
+      await assert.rejects(store().renew(newKey(), -1), TypeError);
+    });
+  });
+
+  describe('watch (optional: tested when the store has it)', () => {
+    test('is told of a write and a delete of its key, and of nothing after unsubscribing', async () => {
+      const watch = getStore().watch?.bind(getStore());
+      if (watch === undefined) return; // the optional method is absent: nothing to hold it to
+      const key = newKey();
+      let told = 0;
+      const unwatch = watch(key, () => (told += 1));
+      const toldWithin = async (what: string) => {
+        const before = told;
+        const giveUpAt = Date.now() + EXPIRY_BOUND_MS;
+        return async () => {
+          while (told === before) {
+            assert.ok(Date.now() < giveUpAt, `watch was not told of ${what}`);
+            await sleep(5);
+          }
+        };
       };
-      assert.equal(cachedRead(''), undefined, 'a key get refuses is never held');
-      const sessionKey = newSessionKey();
-      await heldAs(sessionKey, { status: 'absent' });
-      await putNew(sessionKey, sampleRecord(1));
-      await heldAs(sessionKey, await read(sessionKey)); // memory may hold it from here on
-      const cas = { expectedVersion: 1, ttlMs: LONG_TTL_MS };
-      const second = sampleRecord(2);
-      assert.equal(await records().put(sessionKey, second, cas), true);
-      await heldAs(sessionKey, { status: 'found', record: second });
-      await records().delete(sessionKey);
-      await heldAs(sessionKey, { status: 'absent' });
-    });
-  });
-
-  describe('changes (optional: tested when the store has them)', () => {
-    /** Resolves true once `onChange` was called, false after `ms`. */
-    const told = (sessionKey: string, ms = 2000) =>
-      new Promise<boolean>((resolve) => {
-        const changes = getStore().changes!;
-        const timer = setTimeout(() => {
-          unwatch();
-          resolve(false);
-        }, ms);
-        const unwatch = changes.watch(sessionKey, () => {
-          clearTimeout(timer);
-          unwatch();
-          resolve(true);
-        });
-      });
-    /** Runs `body` once the store's notices are live (a store may take a moment to connect). */
-    const whenLive = async (body: () => Promise<void>) => {
-      const changes = getStore().changes;
-      if (changes === undefined) return; // the optional part is absent: nothing to hold it to
-      for (let waited = 0; !changes.live && waited < 2000; waited += 50) await sleep(50);
-      if (!changes.live) return; // never reliable here (e.g. tracking refused): callers poll
-      await body();
-    };
-
-    test("a watcher is told of its session's write, delete and lock release", async () => {
-      await whenLive(async () => {
-        const sessionKey = newSessionKey();
-        let wait = told(sessionKey);
-        await putNew(sessionKey, sampleRecord(1));
-        assert.equal(await wait, true, 'not told of a write');
-        wait = told(sessionKey);
-        await records().delete(sessionKey);
-        assert.equal(await wait, true, 'not told of a delete');
-        const owner = await locks().acquire(sessionKey, LONG_TTL_MS);
-        wait = told(sessionKey);
-        await locks().release(sessionKey, owner!);
-        assert.equal(await wait, true, 'not told of a lock release');
-      });
-    });
-
-    test('an unsubscribed watcher is not told; a watch of another session is not told', async () => {
-      await whenLive(async () => {
-        // `onChange` may also be called spuriously: once for every watcher when notices were reset
-        // (a late heartbeat on a busy machine). A second unrelated watcher tells such a reset from a
-        // notice sent to the wrong session, and the check runs again after one (3 tries at most):
-        // a store that told every watcher of every change fails all three.
-        for (let attempt = 1; ; attempt += 1) {
-          const sessionKey = newSessionKey();
-          let calls = 0;
-          const unwatch = getStore().changes!.watch(sessionKey, () => {
-            calls += 1;
-          });
-          unwatch();
-          const other = told(newSessionKey(), PAST_SHORT_TTL_MS);
-          const witness = told(newSessionKey(), PAST_SHORT_TTL_MS);
-          const control = told(sessionKey);
-          await putNew(sessionKey, sampleRecord(1));
-          assert.equal(await control, true);
-          assert.equal(calls, 0);
-          const [otherTold, witnessTold] = [await other, await witness];
-          if (otherTold && witnessTold && attempt < 3) continue;
-          assert.equal(otherTold, false);
-          return;
-        }
-      });
+      const afterWrite = await toldWithin('a write');
+      await putNew(key, 'v');
+      await afterWrite();
+      const afterDelete = await toldWithin('a delete');
+      await store().delete(key);
+      await afterDelete();
+      unwatch();
+      const quiet = told;
+      await putNew(key, 'again');
+      await store().delete(key);
+      assert.equal(told, quiet);
     });
   });
 }

@@ -7,6 +7,7 @@ import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { TEST_REDIRECT_URI } from './test-app';
 import { sessionIdFrom } from './session-cookie';
 import { hashSessionId } from '../../lib/core/hash';
+import { engineOf } from '../../lib/core/derived-engine';
 
 const HOUR = 3600_000;
 
@@ -15,7 +16,7 @@ export async function recordAt(
   store: TokenStore,
   sessionKey: string,
 ): Promise<TokenRecord | undefined> {
-  const read = await store.records.get(sessionKey);
+  const read = await engineOf(store).records.get(sessionKey);
   return read.status === 'found' ? read.record : undefined;
 }
 
@@ -34,7 +35,7 @@ export async function rewriteRecord(
   const record = await storedRecord(store, sessionId);
   if (!record) throw new Error('no record to rewrite');
   const next = { ...record, ...change(record), version: record.version + 1 };
-  await store.records.put(hashSessionId(sessionId), next, {
+  await engineOf(store).records.put(hashSessionId(sessionId), next, {
     expectedVersion: record.version,
     ttlMs: HOUR,
   });

@@ -273,19 +273,25 @@ describe('failed entries per client address', () => {
     expect((await enter('127.0.0.6', port, madeUp())).status).toBe(429);
   });
 
-  test("a studio's own store without countInWindow is refused at creation, naming the part", () => {
+  test("a studio's own store counts failed entries through the contract's four methods", async () => {
     const inner = new MemoryTokenStore();
-    const store = {
-      records: inner.records,
-      locks: inner.locks,
-      counters: { claimOnce: inner.counters.claimOnce },
-    } as unknown as TokenStore;
-    expect(() =>
-      createTestApp({
-        sim,
-        login: { platformOrigins: [PLATFORM], store, entry: { failureLimit: 2 } },
-      }),
-    ).toThrow(/`counters` part has no `countInWindow\(\)`/);
+    const store: TokenStore = {
+      get: (key) => inner.get(key),
+      put: (key, value, options) => inner.put(key, value, options),
+      delete: (key, version) => inner.delete(key, version),
+      renew: (key, ttlMs) => inner.renew(key, ttlMs),
+    };
+    const { app } = createTestApp({
+      sim,
+      login: { platformOrigins: [PLATFORM], store, entry: { failureLimit: 2 } },
+    });
+    const listening = await listen(app);
+    apps.push(listening);
+    for (let i = 0; i < 2; i += 1)
+      expect((await enter('127.0.0.12', listening.port, madeUp())).status).toBe(400);
+    expect((await enter('127.0.0.12', listening.port, madeUp())).status).toBe(429);
+    expect(sim.calls.authorization_code).toBe(2);
+    expect((await enter('127.0.0.13', listening.port, issue())).status).toBe(303);
   });
 
   test('entryFailureLimit: 0 turns the limit off', async () => {

@@ -303,7 +303,13 @@ test(
           const app = await listenRaw(
             createTestApp({
               sim,
-              login: { store, platformOrigins: [PLATFORM], entry: { failureLimit: LIMIT } },
+              // The per-address limit alone (the budget of failed exchanges per second, which
+              // would refuse a quick run of failures for a second, has its own tests).
+              login: {
+                store,
+                platformOrigins: [PLATFORM],
+                entry: { failureLimit: LIMIT, failedExchangesPerSecond: 0 },
+              },
             }).app,
           );
           try {

@@ -1,5 +1,6 @@
 // The middleware in front of the game's routes, against the real simulator. Every row of the
 // failure answers of the README's "Errors" section that concern an authenticated request is here.
+import { engineOf } from '../../lib/core/derived-engine';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
 import session from 'express-session';
@@ -94,7 +95,7 @@ describe('no login', () => {
   test('a record gone from the store is 401 login_required', async () => {
     const { app, store } = setUp();
     const { agent, sessionId } = await enter(app, sim);
-    await store.records.delete(hashSessionId(sessionId));
+    await engineOf(store).records.delete(hashSessionId(sessionId));
     const res = await agent.get('/api/me').set('Accept', 'application/json');
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'login_required' });
@@ -170,8 +171,8 @@ describe('refresh before the handler', () => {
   test('the refresh lock lives 5 s, renewed by its holder', async () => {
     const lockTtls: number[] = [];
     const store = new MemoryTokenStore();
-    const acquire = store.locks.acquire;
-    store.locks.acquire = (sessionKey, ttlMs) => {
+    const acquire = engineOf(store).locks.acquire;
+    engineOf(store).locks.acquire = (sessionKey, ttlMs) => {
       lockTtls.push(ttlMs);
       return acquire(sessionKey, ttlMs);
     };
@@ -195,25 +196,19 @@ describe('refresh before the handler', () => {
         redirectUri: 'https://game.example/cb',
         store: store as never,
       });
-    expect(create({ records: full.records, counters: full.counters })).toThrow(
-      /The token store has no `locks` part \(acquire, extend, release, hold, heldMs\)/,
-    );
-    const { extend: _extend, ...locksWithoutExtend } = full.locks;
-    expect(
-      create({ records: full.records, locks: locksWithoutExtend, counters: full.counters }),
-    ).toThrow(SetupError);
-    expect(
-      create({ records: full.records, locks: locksWithoutExtend, counters: full.counters }),
-    ).toThrow(/`locks` part has no `extend\(\)`/);
-    const records = { ...full.records, cachedRead: 'yes' };
-    expect(create({ records, locks: full.locks, counters: full.counters })).toThrow(
-      /`records.cachedRead` is not a function/,
-    );
-    // The old single-object shape is refused the same way.
-    expect(create({ get: () => undefined, put: () => true })).toThrow(/no `records` part/);
-    expect(
-      create({ records: full.records, locks: full.locks, counters: full.counters }),
-    ).not.toThrow();
+    const methods = {
+      get: (key: string) => full.get(key),
+      put: full.put.bind(full),
+      delete: full.delete.bind(full),
+      renew: full.renew.bind(full),
+    };
+    const { renew: _renew, ...withoutRenew } = methods;
+    expect(create(withoutRenew)).toThrow(SetupError);
+    expect(create(withoutRenew)).toThrow(/The token store has no `renew\(\)`/);
+    expect(create({ ...methods, watch: 'yes' })).toThrow(/`watch` is not a function/);
+    // The 0.1 shape (records, locks, counters parts) is refused, naming what is missing.
+    expect(create(engineOf(full))).toThrow(/no `get\(\)`/);
+    expect(create(methods)).not.toThrow();
   });
 
   test('the skew is configurable', async () => {

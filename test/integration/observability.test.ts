@@ -1,4 +1,5 @@
 // Operations: metrics through the OpenTelemetry API, the logger option, and login.ready().
+import { engineOf } from '../../lib/core/derived-engine';
 import request from 'supertest';
 import { Redis } from 'ioredis';
 import { RedisStore as SessionRedisStore } from 'connect-redis8';
@@ -90,11 +91,11 @@ describe('metrics', () => {
     const { app } = createTestApp({ sim, login: { store, meterProvider: meter.provider } });
     const { agent, sessionId } = await enter(app, sim);
     await rewriteRecord(store, sessionId, expiringIn(-1000));
-    const owner = await store.locks.acquire(hashSessionId(sessionId), 60_000); // "another process" refreshing
+    const owner = await engineOf(store).locks.acquire(hashSessionId(sessionId), 60_000); // "another process" refreshing
     const waiting = agent.get('/api/me').then((res) => res); // supertest starts a request on then()
     await new Promise((resolve) => setTimeout(resolve, 200));
     await rewriteRecord(store, sessionId, expiringIn(3_600_000)); // …which then writes its result
-    await store.locks.release(hashSessionId(sessionId), owner!);
+    await engineOf(store).locks.release(hashSessionId(sessionId), owner!);
     expect((await waiting).status).toBe(200);
     const text = await meter.scrape();
     expect(sample(text, 'epl_lock_waits_total', { outcome: 'refreshed-elsewhere' })).toBe(1);

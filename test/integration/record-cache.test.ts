@@ -10,8 +10,8 @@ import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { loginOptions } from '../helpers/test-app';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
-import { newSessionId, sampleRecord } from 'express-platform-login/testing';
-import type { PutOptions } from '../../lib/core/token-store';
+import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
+import type { PutOptions } from '../../lib/core/store-engine';
 import type { TokenRecord } from '../../lib/core/token-record';
 import { waitUntil } from '../helpers/wait-until';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
@@ -138,7 +138,7 @@ afterAll(async () => {
 describe('served from memory', () => {
   test('a record read once is served without a Redis read, decoded and with no GET', async () => {
     const [store, writer] = [await newStore(), await newStore()];
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     await writtenAndSeen([store], sessionId, () =>
       put(writer, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
     );
@@ -151,7 +151,7 @@ describe('served from memory', () => {
   test('encrypted records too: the cache holds the decrypted record', async () => {
     const encryptionKeys = [{ id: 'k1', key: randomBytes(32) }];
     const store = await newStore({ encryptionKeys });
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     const record = sampleRecord(1);
     await writtenAndSeen([store], sessionId, () =>
       put(store, sessionId, record, { expectedVersion: null, ttlMs: TTL_MS }),
@@ -164,7 +164,7 @@ describe('served from memory', () => {
 
   test('this store’s own writes and deletes are seen at once', async () => {
     const store = await newStore();
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
     expect((await get(store, sessionId))?.version).toBe(1);
     await put(store, sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
@@ -186,7 +186,7 @@ describe('a change made elsewhere is seen', () => {
   });
 
   beforeEach(async () => {
-    sessionId = newSessionId();
+    sessionId = newSessionKey();
     first = sampleRecord(1);
     await writtenAndSeen([reader], sessionId, () =>
       put(other, sessionId, first, { expectedVersion: null, ttlMs: TTL_MS }),
@@ -221,7 +221,7 @@ describe('a change made elsewhere is seen', () => {
   });
 
   test('FLUSHDB typed by an operator', async () => {
-    const second = newSessionId();
+    const second = newSessionKey();
     await put(other, second, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
     expect((await get(reader, second))?.version).toBe(1);
     await raw.flushdb();
@@ -232,7 +232,7 @@ describe('a change made elsewhere is seen', () => {
 
 test('a record read with a short TTL is gone from the cache when Redis expires it', async () => {
   const store = await newStore();
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 300 });
   expect((await get(store, sessionId))?.version).toBe(1);
   await untilRead(store, sessionId, undefined);
@@ -240,7 +240,7 @@ test('a record read with a short TTL is gone from the cache when Redis expires i
 
 test('SWAPDB (which Redis does not report): a cached record is not served once it left the database', async () => {
   const reader = await newStore();
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   await put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   await expectServedFromMemory(reader, sessionId, 1);
   const swappedAt = Date.now();
@@ -261,7 +261,7 @@ test('a silent (half-open) tracking connection: a record deleted meanwhile is se
   const reader = new RedisTokenStore({ redis: client, prefix, operationTimeoutMs: 200 });
   try {
     await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     await put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
     expect((await get(reader, sessionId))?.version).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 100));
@@ -314,12 +314,12 @@ test('the in-flight read race: a change arriving while a read is in flight is no
   stores.push(reader);
   await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
   const writer = await newStore();
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   await put(writer, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
 
   // A first read loads the read's script into Redis: the held read is then one EVALSHA, not a
   // NOSCRIPT answer followed by an EVAL that the gate does not hold.
-  await get(reader, newSessionId());
+  await get(reader, newSessionKey());
   holdNextRead = true;
   const inFlight = get(reader, sessionId);
   await kind.ping(client); // the read (sent before this PING on the same connection) has run: it read version 1
@@ -352,14 +352,14 @@ async function countingStore(): Promise<{
   const store = new RedisTokenStore({ redis: counted, prefix });
   stores.push(store);
   await waitUntil(() => store.recordCacheActive, 'the record cache to come on');
-  await get(store, newSessionId()); // loads the read's script: one EVALSHA per read from here on
+  await get(store, newSessionKey()); // loads the read's script: one EVALSHA per read from here on
   return { store, reads: () => reads, client };
 }
 
 test('requests that miss the same record at once share one read', async () => {
   const writer = await newStore({ recordCache: false });
   const { store: reader, reads } = await countingStore();
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   await put(writer, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   const before = reads();
   const answers = await Promise.all(Array.from({ length: 10 }, () => get(reader, sessionId)));
@@ -383,8 +383,8 @@ test('a shared read that fails fails every request that shared it, and the next 
   const reader = new RedisTokenStore({ redis: client, prefix });
   stores.push(reader);
   await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
-  await get(reader, newSessionId()); // loads the read's script: one EVALSHA per read from here on
-  const sessionId = newSessionId();
+  await get(reader, newSessionKey()); // loads the read's script: one EVALSHA per read from here on
+  const sessionId = newSessionKey();
   await put(writer, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   reads = 0;
   failNext = true;
@@ -398,7 +398,7 @@ test('a shared read that fails fails every request that shared it, and the next 
 test('no read again on a client the app is quitting: its QUIT is the last command it sends', async () => {
   const writer = await newStore({ recordCache: false });
   const { store: reader, reads, client } = await countingStore();
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   await put(writer, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   expect((await get(reader, sessionId))?.version).toBe(1);
   const before = reads();
@@ -413,7 +413,7 @@ test('no read again on a client the app is quitting: its QUIT is the last comman
 test('a held record another process changes or deletes is read by the next request only, once', async () => {
   const writer = await newStore({ recordCache: false });
   const { store: reader, reads } = await countingStore();
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   await put(writer, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   expect((await get(reader, sessionId))?.version).toBe(1);
 
@@ -441,7 +441,7 @@ test('a held record another process changes or deletes is read by the next reque
 
 test('holds at most recordCacheSize records, least recently used out first', async () => {
   const store = await newStore({ recordCacheSize: 2 });
-  const [a, b, c] = [newSessionId(), newSessionId(), newSessionId()];
+  const [a, b, c] = [newSessionKey(), newSessionKey(), newSessionKey()];
   for (const id of [a, b, c]) {
     await writtenAndSeen([store], id, () =>
       put(store, id, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
@@ -461,7 +461,7 @@ test('holds at most recordCacheSize records, least recently used out first', asy
 
 test('CLIENT KILL of the invalidation connection: the cache is dropped, then set up again', async () => {
   const reader = await newStore();
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   await put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   expect((await get(reader, sessionId))?.version).toBe(1);
   // Kill every subscriber connection and delete the record in one transaction: the invalidation
@@ -500,7 +500,7 @@ testWhere(kind.keyPrefixes)(
     const reader = new RedisTokenStore({ redis: client, prefix });
     stores.push(reader);
     await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     await writtenAndSeen([reader], sessionId, () =>
       put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
     );
@@ -515,7 +515,7 @@ test('cache off by option: every read goes to Redis and no connection is opened'
     .trim()
     .split('\n').length;
   const store = await newStore({ recordCache: false });
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   const before = await getCalls();
   await get(store, sessionId);
@@ -531,7 +531,7 @@ test('cache off by option: every read goes to Redis and no connection is opened'
 
 test('changes.watch tells of another process’s write, lock release and delete', async () => {
   const [waiter, holder] = [await newStore(), await newStore()];
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   await put(holder, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   const woken = async (change: () => Promise<unknown>): Promise<void> => {
     let done = false;
@@ -548,7 +548,7 @@ test('changes.watch tells of another process’s write, lock release and delete'
 
 test('a Redis restart on the same port: reads fail while it is down, then are correct', async () => {
   const reader = await newStore();
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   await put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   expect((await get(reader, sessionId))?.version).toBe(1);
   await server.kill();
@@ -591,7 +591,7 @@ describe('where the server refuses CLIENT', () => {
     await waitUntil(() => reasons.length > 0, 'the refusal to be reported');
     expect(warnings.filter((message) => /refused client tracking/.test(message))).toHaveLength(1);
     expect(reasons[0]).toMatch(/unknown command/i);
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
     const before = await getCalls(refusingRaw);
     expect((await get(store, sessionId))?.version).toBe(1);

@@ -2,6 +2,7 @@
 // store contract (in the clear and encrypted), one slot per session, and sessions spread over nodes.
 // The stores run on the Cluster client of storeClientKind() (ioredis `Cluster`, or node-redis
 // `createCluster()` in the `node-redis` projects); `redis` is an ioredis Cluster for looking inside.
+import { storeEngineContract } from '../helpers/engine-contract';
 import { randomBytes } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
@@ -40,6 +41,7 @@ describe('RedisTokenStore contract on Redis Cluster, in the clear', () => {
     store = new RedisTokenStore({ redis: client, prefix });
   });
   tokenStoreContract(() => store);
+  storeEngineContract(() => store);
 });
 
 describe('RedisTokenStore contract on Redis Cluster, encrypted', () => {
@@ -52,6 +54,7 @@ describe('RedisTokenStore contract on Redis Cluster, encrypted', () => {
     });
   });
   tokenStoreContract(() => store);
+  storeEngineContract(() => store);
 });
 
 describe('RedisTokenStore keys on Redis Cluster', () => {

@@ -3,6 +3,7 @@
 // master and the store works on it exactly as on a standalone server. The record cache runs on
 // ioredis; node-redis's Sentinel does not surface its connections' invalidation pushes, so there
 // every read goes to Redis and the store says why once.
+import { storeEngineContract } from '../helpers/engine-contract';
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
@@ -12,7 +13,7 @@ import {
   type TestRedisSentinel,
 } from '../helpers/redis-sentinel';
 import { hashSessionId } from '../../lib/core/hash';
-import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
+import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { waitUntil } from '../helpers/wait-until';
 import { storedRecord } from '../helpers/records';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
@@ -43,6 +44,7 @@ describe('RedisTokenStore contract through Sentinel, encrypted', () => {
     });
   });
   tokenStoreContract(() => store);
+  storeEngineContract(() => store);
 
   test('the records land on the master the sentinel names', async () => {
     const master = new Redis(sentinel.master.url);
@@ -61,7 +63,7 @@ describeWhere(kind.library === 'ioredis')('record cache through Sentinel', () =>
     const master = new Redis(sentinel.master.url, { maxRetriesPerRequest: 1 });
     try {
       await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
-      const sessionId = newSessionId();
+      const sessionId = newSessionKey();
       const key = `${prefix}{${hashSessionId(sessionId)}}:t`;
       await reader.records.put(hashSessionId(sessionId), sampleRecord(1), {
         expectedVersion: null,
@@ -93,7 +95,7 @@ describeWhere(kind.library === 'node-redis')('record cache through node-redis Se
     try {
       await waitUntil(() => reasons.length === 1, 'the reason');
       expect(reasons[0]).toMatch(/Sentinel/);
-      const sessionId = newSessionId();
+      const sessionId = newSessionKey();
       await reader.records.put(hashSessionId(sessionId), sampleRecord(1), {
         expectedVersion: null,
         ttlMs: 60_000,

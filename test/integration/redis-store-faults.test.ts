@@ -9,7 +9,7 @@ import { storeClientKind } from '../helpers/redis-clients';
 import { StoreUnavailableError } from '../../lib/errors';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
-import { newSessionId, sampleRecord } from 'express-platform-login/testing';
+import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
 import { recordAt } from '../helpers/records';
 
 const OPERATION_TIMEOUT_MS = 1000;
@@ -40,7 +40,7 @@ async function everyCall(): Promise<{
   outcomes: PromiseSettledResult<unknown>[];
   elapsedMs: number;
 }> {
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   const started = Date.now();
   const outcomes = await Promise.allSettled([
     store.records.get(sessionId),
@@ -67,7 +67,7 @@ function expectAllUnavailable(outcomes: PromiseSettledResult<unknown>[]): void {
 async function roundTripWhenBack(timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     const record = sampleRecord(1);
     try {
       expect(
@@ -98,7 +98,7 @@ test('Redis frozen (SIGSTOP): every call fails with store_unavailable within the
 });
 
 test('after SIGCONT the store works again by itself', async () => {
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   const record = sampleRecord(1);
   expect(await store.records.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 })).toBe(
     true,

@@ -11,7 +11,7 @@ import { PUT_IF_VERSION, PUT_LOGIN } from '../../lib/stores/scripts';
 import { encodeRecordPayload } from '../../lib/stores/record-codec';
 import { checkSetup } from '../../lib/setup/setup-checks';
 import { SetupError } from '../../lib/errors';
-import { newSessionId, sampleRecord } from 'express-platform-login/testing';
+import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
 import { storedRecord } from '../helpers/records';
 
 const prefix = `hyg-${randomUUID().slice(0, 8)}:`;
@@ -40,7 +40,7 @@ const indexKey = (openId: string): string => `${prefix}p:{${hashOpenId(openId)}}
 test("a logout (delete with the openId) takes the session out of the player's index at once", async () => {
   const store = new RedisTokenStore({ redis: client, prefix });
   const record = sampleRecord(1);
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   await store.records.put(hashSessionId(sessionId), record, {
     expectedVersion: null,
     ttlMs: LONG_TTL_MS,
@@ -82,7 +82,7 @@ testWhere(kind.library === 'ioredis')(
     const loginStore = new RedisTokenStore({ redis: asCluster, prefix });
     const logoutStore = new RedisTokenStore({ redis: client, prefix });
     const record = sampleRecord(1);
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
 
     const login = loginStore.records.put(hashSessionId(sessionId), record, {
       expectedVersion: null,
@@ -97,7 +97,7 @@ testWhere(kind.library === 'ioredis')(
     expect(await login).toBe(false);
     expect(await storedRecord(logoutStore, sessionId)).toBeUndefined();
     // A login after the log-out is kept.
-    const later = newSessionId();
+    const later = newSessionKey();
     expect(
       await logoutStore.records.put(
         hashSessionId(later),
@@ -115,7 +115,7 @@ test('elsewhere a login is one script: a logoutPlayer() while it waits comes who
   const loginStore = new RedisTokenStore({ redis: gated, prefix });
   const logoutStore = new RedisTokenStore({ redis: client, prefix });
   const record = sampleRecord(1);
-  const [entering, later] = [newSessionId(), newSessionId()];
+  const [entering, later] = [newSessionKey(), newSessionKey()];
   // One entry read the generation before its exchange; the other is a login without one.
   const loginGeneration = await loginStore.records.loginGeneration();
   const entry = loginStore.records.put(hashSessionId(entering), record, {
@@ -144,7 +144,7 @@ test('elsewhere a login is one script: a logoutPlayer() while it waits comes who
 test('a record sealed under the ring key itself (before per-record keys) still reads', async () => {
   const key = randomBytes(32);
   const store = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [{ id: 'k1', key }] });
-  const sessionId = newSessionId();
+  const sessionId = newSessionKey();
   const record = sampleRecord(3);
   const redisKey = `${prefix}{${hashSessionId(sessionId)}}:t`;
   const nonce = randomBytes(12);

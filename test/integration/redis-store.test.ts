@@ -2,13 +2,14 @@
 // clear and encrypted, the key layout, the TTL cap, and what an attacker with Redis access sees.
 // The stores run on the client of storeClientKind() (ioredis, or node-redis in the `node-redis`
 // projects); `redis` below is a plain ioredis connection for looking at Redis from outside.
+import { storeEngineContract } from '../helpers/engine-contract';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
-import type { PutOptions } from '../../lib/core/token-store';
+import type { PutOptions } from '../../lib/core/store-engine';
 import type { TokenRecord } from '../../lib/core/token-record';
-import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
+import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { storeClientKind } from '../helpers/redis-clients';
 
@@ -75,6 +76,7 @@ describe(`RedisTokenStore contract on ${kind.name}, in the clear`, () => {
     store = new RedisTokenStore({ redis: client, prefix });
   });
   tokenStoreContract(() => store);
+  storeEngineContract(() => store);
 });
 
 describe(`RedisTokenStore contract on ${kind.name}, encrypted`, () => {
@@ -83,6 +85,7 @@ describe(`RedisTokenStore contract on ${kind.name}, encrypted`, () => {
     store = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [key1] });
   });
   tokenStoreContract(() => store);
+  storeEngineContract(() => store);
 });
 
 describe('RedisTokenStore keys and lifetimes', () => {
@@ -92,7 +95,7 @@ describe('RedisTokenStore keys and lifetimes', () => {
   });
 
   test('keys hold a hash of the session id in a hash tag, never the id itself', async () => {
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 30_000 });
     await store.locks.acquire(hashSessionId(sessionId), 30_000);
     const keys = (await redis.keys(`${prefix}{${hashSessionId(sessionId)}}*`)).sort();
@@ -101,7 +104,7 @@ describe('RedisTokenStore keys and lifetimes', () => {
   });
 
   test('a record lives for its TTL, capped at maxRecordTtlSeconds', async () => {
-    const [short, long] = [newSessionId(), newSessionId()];
+    const [short, long] = [newSessionKey(), newSessionKey()];
     await put(store, short, sampleRecord(1), { expectedVersion: null, ttlMs: 20_000 });
     await put(store, long, sampleRecord(1), { expectedVersion: null, ttlMs: 90 * 86_400_000 });
     const shortTtl = await redis.pttl(recordKey(short));
@@ -119,7 +122,7 @@ describe('RedisTokenStore keys and lifetimes', () => {
   });
 
   test('the scripts are loaded again when Redis lost them (NOSCRIPT)', async () => {
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     await redis.script('FLUSH');
     expect(
       await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 30_000 }),
@@ -133,7 +136,7 @@ describe('RedisTokenStore keys and lifetimes', () => {
 
   test('a corrupted record reads as unreadable (parse), not as absent', async () => {
     const events = watchUnreadable(store);
-    const [garbage, badPayload] = [newSessionId(), newSessionId()];
+    const [garbage, badPayload] = [newSessionKey(), newSessionKey()];
     await redis.set(recordKey(garbage), 'not a record', 'PX', 30_000);
     await redis.set(recordKey(badPayload), '3|p{"accessToken":"x"}', 'PX', 30_000);
     expect(await get(store, garbage)).toBeUndefined();
@@ -145,7 +148,7 @@ describe('RedisTokenStore keys and lifetimes', () => {
   });
 
   test('the store never closes the client it was given', async () => {
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     await get(store, sessionId);
     await store.close();
     expect(await kind.ping(client)).toBe('PONG');
@@ -162,7 +165,7 @@ describe('RedisTokenStore encryption at rest', () => {
 
   test('no token, openId or session id appears in plain anywhere in the keyspace', async () => {
     const written = Array.from({ length: 5 }, () => ({
-      id: newSessionId(),
+      id: newSessionKey(),
       record: sampleRecord(1),
     }));
     for (const { id, record } of written) {
@@ -197,7 +200,7 @@ describe('RedisTokenStore encryption at rest', () => {
   });
 
   test('a tampered ciphertext reads as unreadable (decrypt)', async () => {
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
     const stored = (await redis.getBuffer(recordKey(sessionId)))!;
     const tampered = Buffer.from(stored);
@@ -208,7 +211,7 @@ describe('RedisTokenStore encryption at rest', () => {
   });
 
   test('a changed version prefix does not open either (the version is authenticated)', async () => {
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
     const stored = (await redis.getBuffer(recordKey(sessionId)))!;
     await redis.set(recordKey(sessionId), Buffer.concat([Buffer.from('9'), stored.subarray(1)]));
@@ -217,7 +220,7 @@ describe('RedisTokenStore encryption at rest', () => {
   });
 
   test("a record copied or renamed to another session's key does not read there", async () => {
-    const [victim, attacker, other] = [newSessionId(), newSessionId(), newSessionId()];
+    const [victim, attacker, other] = [newSessionKey(), newSessionKey(), newSessionKey()];
     const record = sampleRecord(1);
     await put(store, victim, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
     await redis.copy(recordKey(victim), recordKey(attacker));
@@ -233,7 +236,7 @@ describe('RedisTokenStore encryption at rest', () => {
   });
 
   test('rotation: the old key still reads, the next write uses the new key', async () => {
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     const first = sampleRecord(1);
     await put(store, sessionId, first, { expectedVersion: null, ttlMs: LONG_TTL_MS });
     const rotated = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [key2, key1] });
@@ -253,7 +256,7 @@ describe('RedisTokenStore encryption at rest', () => {
   test('a record stored in the clear is refused by an encrypting store, and the reverse', async () => {
     const plainStore = new RedisTokenStore({ redis: client, prefix });
     const plainEvents = watchUnreadable(plainStore);
-    const [plain, sealed] = [newSessionId(), newSessionId()];
+    const [plain, sealed] = [newSessionKey(), newSessionKey()];
     await put(plainStore, plain, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
     await put(store, sealed, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
     expect(await get(store, plain)).toBeUndefined();
@@ -263,7 +266,7 @@ describe('RedisTokenStore encryption at rest', () => {
   });
 
   test('compare-and-set still works on sealed records: the version is readable by Lua', async () => {
-    const sessionId = newSessionId();
+    const sessionId = newSessionKey();
     await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: LONG_TTL_MS });
     expect(
       await put(store, sessionId, sampleRecord(2), { expectedVersion: 2, ttlMs: LONG_TTL_MS }),

@@ -1,6 +1,7 @@
 // What a route handler sees on `req` (docs/handlers.md): `platformUser`, `hasPlatformLogin`,
 // `platformToken()` and `platformFetch()` are always there; without a login they throw or reject
 // with the package's errors, answered as documented. Against the real simulator, on Express 5 and 4.
+import { engineOf } from '../../lib/core/derived-engine';
 import { inspect } from 'node:util';
 import express, { type Express, type Request } from 'express';
 import session from 'express-session';
@@ -10,9 +11,9 @@ import {
   MemoryTokenStore,
   platformLogin,
   type PlatformLogin,
-  type RecordRead,
   type TokenStore,
 } from 'express-platform-login';
+import type { RecordRead } from '../../lib/core/store-engine';
 import { enter } from '../helpers/records';
 import { loginOptions, SESSION_SECRET } from '../helpers/test-app';
 
@@ -213,10 +214,10 @@ describe('where the members come from', () => {
   test("a store's in-memory record serves the request without a backend read, and is not changed by a handler", async () => {
     /** A store whose records answer from memory after the first read, as a client-side cache would. */
     const store = new MemoryTokenStore();
-    const backend = store.records.get;
+    const backend = engineOf(store).records.get;
     const cached = new Map<string, RecordRead>();
     let reads = 0;
-    store.records.get = async (sessionKey) => {
+    engineOf(store).records.get = async (sessionKey) => {
       const hit = cached.get(sessionKey);
       if (hit !== undefined) return hit;
       reads += 1;

@@ -166,6 +166,13 @@ function leakApp(
     store,
     handleErrors,
     refresh: { failureCooldownSeconds: 0 },
+    // Every fault's answer from one address, in quick succession: the failure limits stay out of
+    // the way so that each answer is the fault's own.
+    entry: {
+      ...simulatorEntryContext(sim).entry,
+      failureLimit: 10_000,
+      failedExchangesPerSecond: 0,
+    },
     tokenClient: { timeoutMs: 200, refreshRetries: 1, retryBaseDelayMs: 5 },
     ...(extra.logger ? { logger: extra.logger } : {}),
     ...(extra.meter ? { meterProvider: extra.meter.provider } : {}),

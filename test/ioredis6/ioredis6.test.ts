@@ -2,6 +2,7 @@
 // could change: the store's replies (Lua, SET NX, sorted sets) and connect-redis 8.1's calls, with
 // ioredis 6's default reply mapping and with `replyMapping: 'resp3'` (maps as objects, doubles as
 // numbers), and the start-up check that reads CONFIG GET (a map reply under RESP3).
+import { storeEngineContract } from '../helpers/engine-contract';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import ioredisPackage from 'ioredis/package.json';
@@ -9,7 +10,7 @@ import { RedisStore } from 'connect-redis8';
 import type { SessionData } from 'express-session';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { checkSetup } from '../../lib/setup/setup-checks';
-import { newSessionId, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
+import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { startRedisServer } from '../helpers/redis-server';
 
 const prefix = `epl-io6-${randomUUID().slice(0, 8)}:`;
@@ -42,10 +43,11 @@ describe.each(Object.keys(clients) as Array<keyof typeof clients>)(
       store = new RedisTokenStore({ redis: clients[mapping], prefix: `${prefix}${mapping}:` });
     });
     tokenStoreContract(() => store);
+    storeEngineContract(() => store);
 
     test('the player index (sorted set, Lua) counts and logs out sessions', async () => {
       const openId = `io6-${randomUUID()}`;
-      const sessions = [newSessionId(), newSessionId()];
+      const sessions = [newSessionKey(), newSessionKey()];
       for (const sessionKey of sessions) {
         await store.records.put(sessionKey, sampleRecord(1, { openId }), {
           expectedVersion: null,

@@ -15,7 +15,7 @@ import {
   SEALED_DERIVED_MARK,
   splitStoredValue,
 } from '../../lib/stores/record-codec';
-import { sampleRecord } from '../../lib/testing/store-contract';
+import { sampleRecord } from '../../lib/testing/samples';
 import { startRedisServer } from '../helpers/redis-server';
 
 const HITS = 20_000;

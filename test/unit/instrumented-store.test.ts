@@ -1,6 +1,7 @@
 // InstrumentedTokenStore: each call to the store is one `storeCall` event, named as the store
 // metrics name it, with how it ended; the call's result or error passes through unchanged. A read
 // the store answers from memory (`cachedRead`) is no store call.
+import { engineOf } from '../../lib/core/derived-engine';
 import { EventEmitter } from 'node:events';
 import { InstrumentedTokenStore } from '../../lib/core/instrumented-store';
 import type { PlatformLoginEvents } from '../../lib/observability/events';
@@ -9,7 +10,7 @@ import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
 
 type StoreCall = PlatformLoginEvents['storeCall'][0];
 
-function instrumented(inner = new MemoryTokenStore()) {
+function instrumented(inner = engineOf(new MemoryTokenStore())) {
   const events = new EventEmitter<PlatformLoginEvents>();
   const calls: StoreCall[] = [];
   events.on('storeCall', (call) => calls.push(call));
@@ -48,10 +49,14 @@ test('a read the store answers from memory is that answer, and no storeCall; one
   const memory = new MemoryTokenStore();
   const held = newSessionKey();
   const notHeld = newSessionKey();
-  await memory.records.put(notHeld, sampleRecord(2), { expectedVersion: null, ttlMs: 60_000 });
+  await engineOf(memory).records.put(notHeld, sampleRecord(2), {
+    expectedVersion: null,
+    ttlMs: 60_000,
+  });
   const fromMemory = { status: 'found', record: sampleRecord(1) } as const;
-  memory.records.cachedRead = (sessionKey) => (sessionKey === held ? fromMemory : undefined);
-  const { store, calls } = instrumented(memory);
+  engineOf(memory).records.cachedRead = (sessionKey) =>
+    sessionKey === held ? fromMemory : undefined;
+  const { store, calls } = instrumented(engineOf(memory));
 
   expect(store.records.cachedRead?.(held)).toBe(fromMemory);
   expect(store.records.cachedRead?.(notHeld)).toBeUndefined();

@@ -1,94 +1,93 @@
-// MemoryTokenStore: the shared store contract, then its own size bound, lazy expiry and options.
-import type { TokenStore } from 'express-platform-login';
+// MemoryTokenStore: the public contract, the engine the package derives from it (as for a studio's
+// own store), then its own size bound, lazy expiry and options.
+import type { TokenStore } from 'express-platform-login/testing';
 import { MemoryTokenStore } from '../../lib/stores/memory-store';
+import { engineOf } from '../../lib/core/derived-engine';
 import { SetupError } from '../../lib/errors';
 import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
+import { storeEngineContract } from '../helpers/engine-contract';
 
-describe('MemoryTokenStore contract', () => {
+describe('MemoryTokenStore: the contract', () => {
   const store = new MemoryTokenStore();
   tokenStoreContract(() => store);
 });
 
-describe("a studio's own store: the three required parts, no changes", () => {
-  // What a studio writes: its own object of parts, checked with the runner's functions passed in.
-  const inner = new MemoryTokenStore();
-  const store: TokenStore = {
-    records: inner.records,
-    locks: inner.locks,
-    counters: inner.counters,
-  };
-  tokenStoreContract(() => store, { testFunctions: { describe, test: it } });
+describe('MemoryTokenStore: the engine derived from it', () => {
+  const store = new MemoryTokenStore();
+  storeEngineContract(() => engineOf(store));
 });
 
+describe("a studio's own store: the four methods, no watch", () => {
+  // What a studio writes: an object with get, put, delete and renew, checked with the runner's
+  // functions passed in; the package derives its engine from it.
+  const inner = new MemoryTokenStore();
+  const store: TokenStore = {
+    get: (key) => inner.get(key),
+    put: (key, value, options) => inner.put(key, value, options),
+    delete: (key, expectedVersion) => inner.delete(key, expectedVersion),
+    renew: (key, ttlMs) => inner.renew(key, ttlMs),
+  };
+  tokenStoreContract(() => store, { testFunctions: { describe, test: it } });
+  storeEngineContract(() => engineOf(store));
+});
+
+const engine = (store: MemoryTokenStore) => engineOf(store);
 const put = (store: MemoryTokenStore, key: string, version = 1, ttlMs = 60_000) =>
-  store.records.put(key, sampleRecord(version), {
+  engine(store).records.put(key, sampleRecord(version), {
     expectedVersion: version === 1 ? null : version - 1,
     ttlMs,
   });
 const status = async (store: MemoryTokenStore, key: string) =>
-  (await store.records.get(key)).status;
+  (await engine(store).records.get(key)).status;
 
 describe('MemoryTokenStore bounds and expiry', () => {
   afterEach(() => {
     jest.useRealTimers();
   });
 
-  test('when full, the oldest written record is dropped', async () => {
-    const store = new MemoryTokenStore({ maxEntries: 3 });
-    const keys = [newSessionKey(), newSessionKey(), newSessionKey(), newSessionKey()];
-    for (const key of keys.slice(0, 3)) await put(store, key);
-    // Rewriting the first makes it the newest, so the second is now the oldest.
-    await put(store, keys[0]!, 2);
-    await put(store, keys[3]!);
-    expect(await status(store, keys[1]!)).toBe('absent');
-    for (const key of [keys[0]!, keys[2]!, keys[3]!])
-      expect(await status(store, key)).toBe('found');
-  });
-
-  test('locks and claims are bounded too', async () => {
+  test('when full, an unexpired value is never dropped (a code could be sent twice): new ones are refused', async () => {
     const store = new MemoryTokenStore({ maxEntries: 2 });
-    expect(await store.counters.claimOnce('a', 60_000)).toBe(true);
-    expect(await store.counters.claimOnce('b', 60_000)).toBe(true);
-    // Full: an unexpired claim is never dropped (a code could be sent twice); new ones are refused.
-    await expect(store.counters.claimOnce('c', 60_000)).rejects.toMatchObject({
+    const { counters, locks } = engine(store);
+    expect(await counters.claimOnce('a', 60_000)).toBe(true);
+    expect(await counters.claimOnce('b', 60_000)).toBe(true);
+    await expect(counters.claimOnce('c', 60_000)).rejects.toMatchObject({
       status: 503,
       error: 'store_unavailable',
     });
-    expect(await store.counters.claimOnce('a', 60_000)).toBe(false);
-    expect(await store.counters.claimOnce('b', 60_000)).toBe(false);
-    const keys = [newSessionKey(), newSessionKey(), newSessionKey()];
-    const [first] = await Promise.all(keys.map((key) => store.locks.acquire(key, 60_000)));
-    expect(await store.locks.release(keys[0]!, first!)).toBe(false);
+    await expect(locks.acquire(newSessionKey(), 60_000)).rejects.toMatchObject({ status: 503 });
+    expect(await counters.claimOnce('a', 60_000)).toBe(false);
+    expect(await counters.claimOnce('b', 60_000)).toBe(false);
   });
 
-  test('a full claim table takes new claims again once old ones expire', async () => {
+  test('a full store takes new values again once old ones expire', async () => {
     jest.useFakeTimers({ now: 1_700_000_000_000 });
     const store = new MemoryTokenStore({ maxEntries: 3 });
     for (const key of ['a', 'b', 'c'])
-      expect(await store.counters.claimOnce(key, 1_000)).toBe(true);
-    await expect(store.counters.claimOnce('d', 1_000)).rejects.toThrow(/maxEntries/);
+      expect(await engine(store).counters.claimOnce(key, 1_000)).toBe(true);
+    await expect(engine(store).counters.claimOnce('d', 1_000)).rejects.toThrow(/maxEntries/);
     jest.setSystemTime(1_700_000_001_000);
-    expect(await store.counters.claimOnce('d', 1_000)).toBe(true);
+    expect(await engine(store).counters.claimOnce('d', 1_000)).toBe(true);
   });
 
   test('expiry follows the clock, to the millisecond', async () => {
     jest.useFakeTimers({ now: 1_700_000_000_000 });
     const store = new MemoryTokenStore();
+    const { counters, locks } = engine(store);
     const key = newSessionKey();
     await put(store, key, 1, 10_000);
-    const owner = await store.locks.acquire(key, 5_000);
-    await store.counters.claimOnce('code', 20_000);
+    const owner = await locks.acquire(key, 5_000);
+    await counters.claimOnce('code', 20_000);
     jest.setSystemTime(1_700_000_004_999);
-    expect(await store.locks.acquire(key, 5_000)).toBeUndefined();
+    expect(await locks.acquire(key, 5_000)).toBeUndefined();
     jest.setSystemTime(1_700_000_005_000);
-    expect(await store.locks.release(key, owner!)).toBe(false);
+    expect(await locks.release(key, owner!)).toBe(false);
     jest.setSystemTime(1_700_000_009_999);
     expect(await status(store, key)).toBe('found');
     jest.setSystemTime(1_700_000_010_000);
     expect(await status(store, key)).toBe('absent');
-    expect(await store.counters.claimOnce('code', 20_000)).toBe(false);
+    expect(await counters.claimOnce('code', 20_000)).toBe(false);
     jest.setSystemTime(1_700_000_020_000);
-    expect(await store.counters.claimOnce('code', 20_000)).toBe(true);
+    expect(await counters.claimOnce('code', 20_000)).toBe(true);
   });
 
   test('no timer is left running: using the store creates no pending handle', async () => {
@@ -96,8 +95,8 @@ describe('MemoryTokenStore bounds and expiry', () => {
     const store = new MemoryTokenStore();
     const key = newSessionKey();
     await put(store, key);
-    await store.locks.acquire(key, 60_000);
-    await store.counters.claimOnce('k', 60_000);
+    await engine(store).locks.acquire(key, 60_000);
+    await engine(store).counters.claimOnce('k', 60_000);
     const after = process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
     expect(after).toBe(before);
   });
@@ -119,46 +118,36 @@ describe('MemoryTokenStore bounds and expiry', () => {
   });
 });
 
-describe('MemoryTokenStore per-player index stays bounded', () => {
-  test('logouts and evictions take sessions out of the index', async () => {
-    const store = new MemoryTokenStore({ maxEntries: 10 });
-    const putFor = (key: string, openId: string) =>
-      store.records.put(key, sampleRecord(1, { openId }), { expectedVersion: null, ttlMs: 60_000 });
-    for (let i = 0; i < 50; i += 1) await putFor(`s-${i}`, `player-${i}`);
-    // Only the 10 newest records are kept; the 40 evicted players have no index entry left.
-    expect(store.indexedPlayerCount).toBe(10);
-    expect(await store.records.loginsOf('player-0')).toEqual([]);
-    expect((await store.records.loginsOf('player-49')).length).toBe(1);
-    await store.records.delete('s-49');
-    expect(store.indexedPlayerCount).toBe(9);
-    expect(await store.records.loginsOf('player-49')).toEqual([]);
-  });
-});
-
 describe('MemoryTokenStore changes', () => {
   test('watchers are told synchronously of a write, a lock release and a delete of their session only', async () => {
     const store = new MemoryTokenStore();
-    expect(store.changes.live).toBe(true);
-    const calls: string[] = [];
-    const unwatch = store.changes.watch('s1', () => calls.push('s1'));
-    store.changes.watch('s2', () => calls.push('s2'));
-    await put(store, 's1');
-    const owner = (await store.locks.acquire('s1', 60_000))!;
-    await store.locks.release('s1', owner);
-    await store.records.delete('s1');
-    expect(calls).toEqual(['s1', 's1', 's1']);
+    const { changes, locks, records } = engine(store);
+    expect(changes?.live).toBe(true);
+    let s1 = 0;
+    let s2 = 0;
+    const unwatch = changes!.watch('s1', () => (s1 += 1));
+    changes!.watch('s2', () => (s2 += 1));
+    const toldOf = async (change: () => Promise<unknown>) => {
+      const before = s1;
+      await change();
+      return s1 > before;
+    };
+    expect(await toldOf(() => put(store, 's1'))).toBe(true);
+    const owner = (await locks.acquire('s1', 60_000))!;
+    expect(await toldOf(() => locks.release('s1', owner))).toBe(true);
+    expect(await toldOf(() => records.delete('s1'))).toBe(true);
+    expect(s2).toBe(0);
     unwatch();
-    await put(store, 's1');
-    expect(calls).toEqual(['s1', 's1', 's1']);
+    expect(await toldOf(() => put(store, 's1'))).toBe(false);
   });
 
   test('a watcher that throws does not keep the others from being told', async () => {
     const store = new MemoryTokenStore();
     let told = false;
-    store.changes.watch('s1', () => {
+    store.watch('t:s1', () => {
       throw new Error('boom');
     });
-    store.changes.watch('s1', () => (told = true));
+    store.watch('t:s1', () => (told = true));
     await put(store, 's1');
     expect(told).toBe(true);
   });

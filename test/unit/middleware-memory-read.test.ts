@@ -2,12 +2,13 @@
 // whose record memory holds goes on within the middleware call itself, without the store's `get`;
 // one whose record memory does not hold is read with `get` and goes on once that read answers.
 // express + express-session's MemoryStore over real HTTP (supertest); no Redis.
+import { engineOf } from '../../lib/core/derived-engine';
 import express, { type RequestHandler } from 'express';
 import session from 'express-session';
 import request from 'supertest';
 import { MemoryTokenStore, platformLogin } from 'express-platform-login';
 import { sampleRecord } from 'express-platform-login/testing';
-import type { RecordRead } from '../../lib/core/token-store';
+import type { RecordRead } from '../../lib/core/store-engine';
 import { hashSessionId } from '../../lib/core/hash';
 
 function setup() {
@@ -15,12 +16,12 @@ function setup() {
   /** What memory holds, by session key (the stand-in for a record cache). */
   const held = new Map<string, RecordRead>();
   const gets: string[] = [];
-  const get = store.records.get.bind(store.records);
-  store.records.get = (sessionKey) => {
+  const get = engineOf(store).records.get.bind(engineOf(store).records);
+  engineOf(store).records.get = (sessionKey) => {
     gets.push(sessionKey);
     return get(sessionKey);
   };
-  store.records.cachedRead = (sessionKey) => held.get(sessionKey);
+  engineOf(store).records.cachedRead = (sessionKey) => held.get(sessionKey);
   const login = platformLogin({
     authUrl: 'https://auth.platform.example',
     clientId: 'demo-game',
@@ -48,7 +49,7 @@ function setup() {
   // Logs the browser in as the entry would: the record in the store, the marker in the session.
   app.post('/login', async (req, res) => {
     const sessionKey = hashSessionId(req.sessionID);
-    await store.records.put(sessionKey, record, { expectedVersion: null, ttlMs: 60_000 });
+    await engineOf(store).records.put(sessionKey, record, { expectedVersion: null, ttlMs: 60_000 });
     req.session.platformLogin = {
       openId: record.openId,
       entry: 'entry-hash',

@@ -2,6 +2,7 @@
 // (two processes), a scripted token client whose answers the test releases, and Jest's fake clock
 // (Date.now and every timer, the store's expiry included), so each race is played out step by step
 // and every run is the same.
+import { engineOf } from '../../lib/core/derived-engine';
 import { EventEmitter } from 'node:events';
 import {
   RefreshCoordinator,
@@ -9,7 +10,7 @@ import {
   type RefreshSettings,
 } from '../../lib/core/refresh';
 import type { ReceivedTokens, TokenRecord } from '../../lib/core/token-record';
-import type { TokenStore } from '../../lib/core/token-store';
+import type { StoreEngine } from '../../lib/core/store-engine';
 import {
   PlatformUnavailableError,
   ReauthRequiredError,
@@ -85,7 +86,8 @@ interface Process {
 }
 
 /** One "process": its own coordinator and events over the shared store (or a view of it). */
-function process_(store: TokenStore, client: ScriptedClient): Process {
+function process_(given: StoreEngine | MemoryTokenStore, client: ScriptedClient): Process {
+  const store = given instanceof MemoryTokenStore ? engineOf(given) : given;
   const events = new EventEmitter<PlatformLoginEvents>();
   const waits: LockWaitOutcome[] = [];
   const coordinator = new RefreshCoordinator(store, client, settings, events, (_ms, outcome) =>
@@ -113,14 +115,14 @@ beforeEach(async () => {
   store = new MemoryTokenStore();
   client = new ScriptedClient();
   seen = expiredRecord();
-  await store.records.put(KEY, seen, { expectedVersion: null, ttlMs: 24 * HOUR });
+  await engineOf(store).records.put(KEY, seen, { expectedVersion: null, ttlMs: 24 * HOUR });
 });
 afterEach(() => {
   jest.useRealTimers();
 });
 
 const stored = async (): Promise<TokenRecord | undefined> => {
-  const read = await store.records.get(KEY);
+  const read = await engineOf(store).records.get(KEY);
   return read.status === 'found' ? read.record : undefined;
 };
 
@@ -167,7 +169,7 @@ test('a response without a refresh token keeps the old one and its expiry', asyn
 });
 
 test('a waiter outlives a dead holder: once its lock expires, the waiter refreshes, not before', async () => {
-  const dead = await store.locks.acquire(KEY, LOCK_TTL_MS); // taken, then never renewed nor released
+  const dead = await engineOf(store).locks.acquire(KEY, LOCK_TTL_MS); // taken, then never renewed nor released
   expect(dead).toBeDefined();
   const b = process_(store, client);
   const result = settled(b.coordinator.refresh(KEY, seen));
@@ -185,12 +187,11 @@ test('a waiter outlives a dead holder: once its lock expires, the waiter refresh
 
 test('lock expiry mid-refresh: the holder’s lock lapses (renewals fail), a waiter takes over; its invalid_grant waits for the first holder’s rotated record', async () => {
   // Process A cannot renew its lock (a stalled connection): it lapses while A's call is out.
-  const stalled: TokenStore = {
-    ...store,
-    records: store.records,
-    counters: store.counters,
-    changes: store.changes,
-    locks: { ...store.locks, extend: async () => false },
+  const stalled: StoreEngine = {
+    records: engineOf(store).records,
+    counters: engineOf(store).counters,
+    changes: engineOf(store).changes,
+    locks: { ...engineOf(store).locks, extend: async () => false },
   };
   const a = process_(stalled, client);
   const b = process_(store, client);
@@ -232,7 +233,9 @@ test('a lost compare-and-set: a write by someone else during the platform call w
   // A login (or another writer the lock does not guard) replaces the record meanwhile.
   const theirs = { ...expiredRecord(), accessToken: 'at-theirs', version: 2 };
   theirs.accessExpiresAt = Date.now() + HOUR;
-  expect(await store.records.put(KEY, theirs, { expectedVersion: 1, ttlMs: HOUR })).toBe(true);
+  expect(await engineOf(store).records.put(KEY, theirs, { expectedVersion: 1, ttlMs: HOUR })).toBe(
+    true,
+  );
   client.calls[0]!.answer(tokens('at-mine', 'rt-mine'));
   await jest.advanceTimersByTimeAsync(1);
   expect(result()).toMatchObject({ done: true, value: { version: 2, accessToken: 'at-theirs' } });
@@ -254,7 +257,7 @@ test('a Retry-After hold: no process calls the platform while it lasts, each ans
   await jest.advanceTimersByTimeAsync(1);
   expect(first().error).toBeInstanceOf(PlatformUnavailableError);
   expect(first().error).toMatchObject({ retryAfterSeconds: 30 });
-  expect(await store.locks.heldMs(KEY, 1)).toBeGreaterThan(29_000);
+  expect(await engineOf(store).locks.heldMs(KEY, 1)).toBeGreaterThan(29_000);
 
   // Ten seconds on, the other process is held back too (from the store), without a call.
   await jest.advanceTimersByTimeAsync(10_000);

@@ -81,8 +81,9 @@ describe('checkCreation (the checks that need only the options)', () => {
     expect(() => checkCreation(open, false)).not.toThrow();
   });
 
-  test('a store lacking a part is refused, naming the store', () => {
-    const { locks: _locks, ...partial } = new MemoryTokenStore();
+  test('a store lacking a method of the contract is refused, naming the store', () => {
+    const store = new MemoryTokenStore();
+    const partial = { get: store.get.bind(store), put: store.put.bind(store) };
     expect(() => checkCreation({ ...input, store: partial as never }, false)).toThrow(
       expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'store' }),
     );

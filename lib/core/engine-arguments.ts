@@ -1,7 +1,7 @@
-// Checks of the arguments both token stores receive. A wrong argument is a bug in the caller, so
+// Checks of the arguments every store engine receives. A wrong argument is a bug in the caller, so
 // it is a TypeError, never a StoreUnavailableError that would read as an outage.
-import type { TokenRecord } from '../core/token-record';
-import type { PutOptions } from '../core/token-store';
+import type { TokenRecord } from './token-record';
+import type { PutOptions } from './store-engine';
 
 const isVersion = (value: unknown): value is number =>
   typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;

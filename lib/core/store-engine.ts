@@ -1,0 +1,250 @@
+// The storage the callback, the refresh and the middleware work with (the engine), split by job:
+// token records, refresh locks, one-time counters, and two optional parts: change notices, and an
+// entry's checks before its code exchange in one step. RedisTokenStore makes it with its own fast
+// paths; any other store gets it derived from the public contract (token-store.ts). Every part is
+// keyed by the session key, `hashSessionId(req.sessionID)`, computed once by the caller: a store
+// never sees a raw session id, and a job holding only an openId reaches a login through the player
+// index.
+import type { TokenRecord } from './token-record';
+
+/** What a read of a session's record found. */
+export type RecordRead =
+  /** The record; it may be frozen and shared between requests: read-only. */
+  | { status: 'found'; record: TokenRecord }
+  /** No record: the login ended (or never was). */
+  | { status: 'absent' }
+  /**
+   * A record this process cannot read (a key it lacks, a record it cannot decrypt or parse).
+   * Not an ended login: another process may read it.
+   */
+  | { status: 'unreadable'; reason: UnreadableReason };
+
+/** Why a stored record could not be read. */
+export type UnreadableReason = 'decrypt' | 'parse' | 'unknown_key';
+
+/** Options of a compare-and-set write. */
+export interface PutOptions {
+  /**
+   * The version the stored record must have for the write to happen, or `null` when no record
+   * may exist yet (a fresh login).
+   */
+  expectedVersion: number | null;
+  /** Time to live of the record in milliseconds (the store may cap it). */
+  ttlMs: number;
+  /**
+   * A fresh login only: {@link TokenRecords.loginGeneration} as read before the code was exchanged
+   * (the player is not known before). The write is refused (`false`) when `deletePlayer` ran for
+   * `record.openId` since that read, i.e. while the entry was under way. Without it, a write that
+   * races a `deletePlayer` is still either refused or deleted by it.
+   */
+  loginGeneration?: string;
+}
+
+/** Options of a delete. */
+export interface DeleteOptions {
+  /** Delete only while the stored record still has this version. */
+  expectedVersion?: number;
+  /** The player the record belongs to: its per-player index entry goes at once too. */
+  openId?: string;
+}
+
+/** A live login of a player, as {@link TokenRecords.loginsOf} lists it. */
+export interface PlayerLogin {
+  sessionKey: string;
+  /** When the record's lifetime in the store ends, epoch milliseconds. */
+  expiresAt: number;
+}
+
+/** A fixed-window counter as {@link OneTimeCounters.countInWindow} resolves it. */
+export interface WindowCount {
+  /** Counts in the current window (0 when none). */
+  count: number;
+  /** Milliseconds until the window ends (0 when no window is open). */
+  resetInMs: number;
+}
+
+/** Token records and the per-player index. Required. */
+export interface TokenRecords {
+  /** Reads the session's record: found, absent, or unreadable by this process. */
+  get(sessionKey: string): Promise<RecordRead>;
+  /**
+   * Optional, for a store that serves records from this process's memory: the answer `get` would
+   * give, at once, from memory, or `undefined` when only the backend can answer (then the package
+   * calls `get`); `undefined` for a key `get` would refuse. Never calls the backend, never throws.
+   * Synchronous, so that a request served from memory waits for nothing. The package times and
+   * counts only reads that reach the backend (`storeCall`, `epl_store_duration_seconds`), so the
+   * store's latency is the backend's, and a read from memory costs no timing.
+   */
+  cachedRead?(sessionKey: string): RecordRead | undefined;
+  /**
+   * Writes `record` only if the stored version equals `options.expectedVersion` (`null`: no record
+   * stored, and with `loginGeneration`, the player's generation unchanged). Indexes the session
+   * under `record.openId`. Resolves `true` when written, `false` when another writer got there first.
+   */
+  put(sessionKey: string, record: TokenRecord, options: PutOptions): Promise<boolean>;
+  /**
+   * Deletes the session's record; with `expectedVersion`, only while it still has that version.
+   * Resolves `true` when a record was deleted.
+   */
+  delete(sessionKey: string, options?: DeleteOptions): Promise<boolean>;
+  /**
+   * The record and its index entry live `ttlMs` more from now, without rewriting the record.
+   * Resolves `false` when there is no record.
+   */
+  renew(sessionKey: string, openId: string, ttlMs: number): Promise<boolean>;
+  /** The player's live logins, freshest (latest expiry, i.e. last written or renewed) first. */
+  loginsOf(openId: string): Promise<PlayerLogin[]>;
+  /**
+   * Deletes every record of the player, on every process at once; resolves how many. First moves
+   * the {@link loginGeneration} and marks the player logged out at it, so a login of this player
+   * that read the generation before is refused at its `put`.
+   */
+  deletePlayer(openId: string): Promise<number>;
+  /**
+   * The store's log-out generation now, an opaque string to hand back in `PutOptions`: read before
+   * a code exchange, when the player is not yet known.
+   */
+  loginGeneration(): Promise<string>;
+}
+
+/** Refresh coordination: one refresh of a session at a time, across processes. Required. */
+export interface RefreshLocks {
+  /** Takes the session's lock for `ttlMs`; resolves a random owner, `undefined` when held. */
+  acquire(sessionKey: string, ttlMs: number): Promise<string | undefined>;
+  /** Gives the lock `ttlMs` more from now, only if `owner` still holds it. */
+  extend(sessionKey: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Releases the lock only if `owner` still holds it. Resolves `true` when released. */
+  release(sessionKey: string, owner: string): Promise<boolean>;
+  /**
+   * No process may call the platform to refresh version `version` of the session's record for
+   * `ttlMs` (the platform's Retry-After, or a cooldown after a failure).
+   */
+  hold(sessionKey: string, version: number, ttlMs: number): Promise<void>;
+  /** Milliseconds left of a hold on `version`; 0 when none. */
+  heldMs(sessionKey: string, version: number): Promise<number>;
+}
+
+/** One-time claims and failure counters. Required. */
+export interface OneTimeCounters {
+  /**
+   * Claims a one-time key (a hash of an authorization code) for `ttlMs`. Resolves `true` for the
+   * first claim, `false` when the key was claimed before.
+   */
+  claimOnce(key: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Adds `increment` (1, 0 to only read, or -1 to give back a count taken in this window) to the
+   * counter `key`. A window of `windowMs` opens with the counter's first count; when it ends the
+   * counter is gone; a give-back that leaves 0 ends the window too, and none opens a window.
+   */
+  countInWindow(key: string, increment: -1 | 0 | 1, windowMs: number): Promise<WindowCount>;
+}
+
+/** What an entry reads and takes before its code is exchanged, in {@link EntryChecks.begin}. */
+export interface EntryBegin {
+  /**
+   * The client address's counter (a {@link OneTimeCounters.countInWindow} key), or `undefined`
+   * when the failure limit is off. An entry that goes on reserves one count on it, which the
+   * package gives back (increment -1) when the entry succeeds or fails on the platform's account.
+   */
+  failureKey: string | undefined;
+  /**
+   * The address's counter of failed entries alone (the package counts them after the fact), read
+   * to tell an address with failures from one with none; set whenever `failureKey` is.
+   */
+  failedKey: string | undefined;
+  /** Counts (failed and reserved entries) at which the address is refused. */
+  failureLimit: number;
+  /** The counter's window. */
+  failureWindowMs: number;
+  /** The hold on code exchanges, as {@link RefreshLocks.hold} keeps it: its name and version. */
+  holdKey: string;
+  holdVersion: number;
+  /**
+   * While the hold is on, an entry from an address with no failed entry may still probe the platform: one per `probeTtlMs` across processes
+   * ({@link OneTimeCounters.claimOnce} of `probeKey`).
+   */
+  probeKey: string;
+  probeTtlMs: number;
+  /**
+   * The budget of exchanges per second for addresses with failed entries (a
+   * {@link OneTimeCounters.countInWindow} key with a 1 s window), or `undefined` when off: such an
+   * entry takes one of it before its exchange, and the package gives it back unless the entry
+   * fails on its code, so the budget bounds failed exchanges and exchanges in flight alike.
+   */
+  budgetKey: string | undefined;
+  budgetPerSecond: number;
+  /** The code's one-time key and how long it is remembered ({@link OneTimeCounters.claimOnce}). */
+  claimKey: string;
+  claimTtlMs: number;
+}
+
+/** Why {@link EntryChecks.begin} stopped an entry before its code was claimed. */
+export type EntryStop =
+  /** The address reached its limit; `retryInMs`: what is left of its window. */
+  | 'failures'
+  /** Exchanges are held and this entry may not probe; `retryInMs`: what is left of the hold. */
+  | 'held'
+  /** Held, and another entry probes the platform now; `retryInMs`: until the next probe. */
+  | 'probed'
+  /** The budget for addresses with failures is spent this second; `retryInMs`: until the next. */
+  | 'budget';
+
+/** What {@link EntryChecks.begin} found; a step that was not reached reads as not taken. */
+export interface EntryBeginning {
+  /** Set when the entry was stopped before its claim, with the milliseconds until it may retry. */
+  stopped: { reason: EntryStop; retryInMs: number } | undefined;
+  /** Whether the address's counter holds one count for this entry (to give back unless it fails). */
+  reserved: boolean;
+  /** Whether this entry probes a held platform (its success ends the hold). */
+  probing: boolean;
+  /** Whether the budget holds one for this entry (to give back unless it fails on its code). */
+  budgeted: boolean;
+  /** Whether this call claimed the code; `undefined` when stopped first. */
+  claimed: boolean | undefined;
+  /** The login generation, read once the code was claimed ({@link TokenRecords.loginGeneration}). */
+  loginGeneration: string | undefined;
+}
+
+/**
+ * An entry's checks before its code exchange, in one step (optional): what core/entry-begin.ts
+ * does with the calls of the other parts, atomically. RedisTokenStore makes them one script, one
+ * round trip per entry.
+ */
+export interface EntryChecks {
+  begin(entry: EntryBegin): Promise<EntryBeginning>;
+}
+
+/**
+ * Change notices (optional). Without them, a request waiting for another process's refresh polls
+ * the record every 25–75 ms; with them it wakes on the change (and still re-reads at least every
+ * 250 ms).
+ */
+export interface RecordChanges {
+  /**
+   * `onChange` is called (possibly spuriously) whenever the session's record or lock may have
+   * changed anywhere, and once for every watcher when changes may have been missed (channel
+   * down/up, FLUSHDB, SWAPDB). Never throws. Returns an unsubscribe. No per-watch backend traffic.
+   */
+  watch(sessionKey: string, onChange: () => void): () => void;
+  /** True while notices are reliable; false: callers poll. */
+  readonly live: boolean;
+}
+
+/**
+ * What the package works with, whatever the store: token records, refresh locks, one-time counters,
+ * and two optional parts (change notices, an entry's checks in one step). Every method rejects with
+ * `StoreUnavailableError` when the backend fails or does not answer in time; it never hangs. A
+ * wrong argument is a `TypeError`. The shipped stores make it themselves, with their fast paths (Lua,
+ * one round trip per entry, the record cache); a studio's own store implements the small public
+ * contract (token-store.ts) and gets it derived (derived-engine.ts). Not part of the public API.
+ */
+export interface StoreEngine {
+  readonly records: TokenRecords;
+  readonly locks: RefreshLocks;
+  readonly counters: OneTimeCounters;
+  readonly changes?: RecordChanges | undefined;
+  readonly entries?: EntryChecks | undefined;
+}
+
+/** Where a shipped store keeps its own engine: a store without it gets one derived. */
+export const STORE_ENGINE = Symbol.for('express-platform-login.store-engine');
