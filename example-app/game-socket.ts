@@ -4,7 +4,7 @@
 // closes the socket with 4401.
 import type { Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { PlatformLogin, SessionMiddleware, SocketLogin } from 'express-platform-login';
+import type { PlatformLogin, SocketLogin, SocketsOptions } from 'express-platform-login';
 
 /** What the socket answers a `profile` message with (the open API's status and JSON, as it answered). */
 async function profileFrame(player: SocketLogin): Promise<Record<string, unknown>> {
@@ -41,7 +41,7 @@ function onOpen(ws: WebSocket, player: SocketLogin): void {
 export function attachGameSocket(
   server: Server,
   login: PlatformLogin,
-  session: SessionMiddleware,
+  session: SocketsOptions['session'],
 ): { close(): void } {
   const wss = new WebSocketServer({ noServer: true });
   const upgrade = login.sockets({ session }).ws(wss, onOpen);

@@ -1,81 +1,47 @@
-// express-platform-login: named re-exports only. Nothing is exported that a user cannot use.
+// express-platform-login: named re-exports only. Nothing is exported that a user cannot use; the
+// types of a part's options and answers are reached from what is exported
+// (`PlatformLoginOptions['entry']`, `ConstructorParameters<typeof RedisTokenStore>[0]`,
+// `PlatformLoginEvents['login'][0]`). What only a store's author needs is in
+// express-platform-login/testing.
 import './http/express-augment';
 
 // The wiring root and its options.
 export { platformLogin, PlatformLogin } from './platform-login';
-export type { PlatformLoginOptions, RefreshOptions, EntryOptions, ApiOptions } from './options';
+export type { PlatformLoginOptions } from './options';
 export type { MiddlewareOptions } from './http/middleware';
 export type { LogoutOptions } from './http/logout';
-export type { EntryContextOptions } from './entry/entry-context';
 export type { PlatformUser } from './http/player-context';
-export type { OpenApiRequestInit } from './open-api/open-api-client';
-export type { AfterLoginHook, AfterLoginContext } from './entry/after-login';
+export type { AfterLoginHook } from './entry/after-login';
 
 // Sockets: the same login on a WebSocket, told when it ends.
-export type {
-  PlatformSockets,
-  SocketsOptions,
-  SessionMiddleware,
-} from './sockets/platform-sockets';
-export { SocketLogin, LOGIN_ENDED_CLOSE_CODE, type LoginEnd } from './sockets/socket-login';
-export type { WsServer, WsSocket, WsUpgradeOptions } from './sockets/ws-upgrade';
-export {
-  LOGIN_ENDED_EVENT,
-  type SocketIoNamespace,
-  type SocketIoSocket,
-} from './sockets/socket-io';
+export type { PlatformSockets, SocketsOptions } from './sockets/platform-sockets';
+export { SocketLogin, LOGIN_ENDED_CLOSE_CODE } from './sockets/socket-login';
+export type { WsUpgradeOptions } from './sockets/ws-upgrade';
+export { LOGIN_ENDED_EVENT } from './sockets/socket-io';
 
 // Jobs: a player's login by openId, with no request.
 export type { LoggedInPlayer } from './jobs/player-logins';
 
-// Events, logs, metrics, readiness.
-export type {
-  PlatformLoginEvents,
-  EntryContextViolation,
-  EntryContextViolationReason,
-  LockWaitOutcome,
-} from './observability/events';
-export {
-  debugLogger,
-  redactUrl,
-  type PlatformLogger,
-  type LogFields,
-} from './observability/logger';
-export type { ReadinessReport } from './core/readiness';
+// Events, logs, metrics.
+export type { PlatformLoginEvents } from './observability/events';
+export { debugLogger, redactUrl, type PlatformLogger } from './observability/logger';
 
 // The token endpoint client, usable on its own.
 export { PlatformTokenClient } from './client/token-client';
-export type {
-  PlatformTokenClientOptions,
-  TokenClientTuning,
-  TokenAttempt,
-} from './client/token-client-options';
-export { TokenSet, type TokenSetFields } from './client/token-set';
+export type { PlatformTokenClientOptions } from './client/token-client-options';
+export { TokenSet } from './client/token-set';
 
 // Token stores; what a studio's own store implements is TokenStore (express-platform-login/testing
 // has its types and the suite that checks it).
 export type { TokenRecord } from './core/token-record';
 export type { TokenStore } from './core/token-store';
 export { MemoryTokenStore } from './stores/memory-store';
-export type { MemoryTokenStoreOptions } from './stores/memory-store-options';
-export { RedisTokenStore, type RedisTokenStoreEvents } from './stores/redis-store';
-export type { RedisTokenStoreOptions } from './stores/redis-store-options';
+export { RedisTokenStore } from './stores/redis-store';
 export { RedisSessionStore } from './session-store';
-export type { RedisSessionStoreOptions } from './session-store';
-export type { EncryptionKey } from './stores/encryption';
 
 // Embedded mode and setup checks.
-export {
-  embeddedSessionCookie,
-  type EmbeddedSessionCookie,
-  type EmbeddedSessionCookieOptions,
-} from './entry/embedded-cookie';
-export {
-  checkSetup,
-  type SetupCheckInput,
-  type SetupCheckName,
-  type SetupProblem,
-} from './setup/setup-checks';
+export { embeddedSessionCookie } from './entry/embedded-cookie';
+export { checkSetup } from './setup/setup-checks';
 
 // Errors, by where they failed; each class carries its stable `code`s, and `switch (err.code)`
 // narrows AnyPlatformLoginError.

@@ -30,6 +30,7 @@ import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './core/instrumented-store';
 import { engineOf } from './core/derived-engine';
+import { installRequestAccessors } from './http/request-accessors';
 import { LoginWatch } from './sockets/login-watch';
 import { observeSockets } from './sockets/socket-metrics';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
@@ -79,6 +80,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     super();
     // Parsed, checked and derived once; each part below receives its own slice.
     const settings = deriveSettings(options);
+    installRequestAccessors();
     this.store = settings.store;
     this.logger = settings.logger;
     this.meterProvider = settings.meterProvider;

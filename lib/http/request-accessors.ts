@@ -1,5 +1,5 @@
 // Defines `req.platformUser`, `req.hasPlatformLogin`, `req.platformToken()` and `req.platformFetch()`
-// once, on Express's request prototype: the middleware then writes one slot per request (in
+// once, on Express's request prototype, when an app creates its login (not on import): the middleware then writes one slot per request (in
 // res.locals) instead of three properties and two closures. Each accessor reads that slot.
 import { IncomingMessage } from 'node:http';
 import express from 'express';
@@ -106,9 +106,14 @@ function install(target: object): void {
   Object.defineProperties(target, ACCESSORS);
 }
 
-// Express's own request prototype (4 and 5 alike) gets them when the package loads, so a handler
-// on a route the middleware does not cover gets the SetupError above rather than `undefined`.
-install(express.request);
+/**
+ * Gives Express's own request prototype (4 and 5 alike) the accessors, so a handler on a route the
+ * middleware does not cover gets the SetupError above rather than `undefined`. Called when an app
+ * creates its `platformLogin()`, never on import: importing the package changes nothing.
+ */
+export function installRequestAccessors(): void {
+  install(express.request);
+}
 
 /** Gives `req` its context, for the accessors to read. */
 export function setRequestContext(req: object, res: object, context: RequestContext): void {

@@ -4,12 +4,7 @@ import request from 'supertest';
 import { Redis } from 'ioredis';
 import { RedisStore as SessionRedisStore } from 'connect-redis8';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import {
-  MemoryTokenStore,
-  RedisTokenStore,
-  type LogFields,
-  type PlatformLogger,
-} from 'express-platform-login';
+import { MemoryTokenStore, RedisTokenStore, type PlatformLogger } from 'express-platform-login';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { bucketBounds, createTestMeter, sample, series, type TestMeter } from '../helpers/metrics';
@@ -32,13 +27,13 @@ afterEach(() => meter.shutdown());
 
 interface LogLine {
   level: string;
-  fields: LogFields;
+  fields: Record<string, unknown>;
   message: string;
 }
 
 function recordingLogger(): { logger: PlatformLogger; lines: LogLine[] } {
   const lines: LogLine[] = [];
-  const at = (level: string) => (fields: LogFields, message: string) =>
+  const at = (level: string) => (fields: Record<string, unknown>, message: string) =>
     lines.push({ level, fields, message });
   return {
     logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') },
