@@ -33,6 +33,7 @@ export type {
 } from './observability/events';
 export {
   debugLogger,
+  defaultLogger,
   redactUrl,
   type PlatformLogger,
   type LogFields,
@@ -66,6 +67,7 @@ export type {
 export { MemoryTokenStore } from './stores/memory-store';
 export type { MemoryTokenStoreOptions } from './stores/memory-store-options';
 export { RedisTokenStore, type RedisTokenStoreEvents } from './stores/redis-store';
+export { reportRedisErrors, type RedisErrorReportOptions } from './stores/redis-error-report';
 export type { RedisTokenStoreOptions } from './stores/redis-store-options';
 export { RedisSessionStore } from './session-store';
 export type { RedisSessionStoreOptions } from './session-store';

@@ -261,7 +261,11 @@ export function interpretTokenAnswer(
     const oauthError = decoded.kind === 'json' ? parseOAuthErrorBody(decoded.value) : undefined;
     if (oauthError !== undefined) throw refused(oauthError, withStatus);
     throw new InvalidTokenResponseError(
-      `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${describe(decoded)}.`,
+      `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${describe(decoded)}.` +
+        // No token endpoint there at all: the base URL is the likely mistake.
+        (answer.status === 404 || answer.status === 405
+          ? ' Check authUrl (e.g. PLATFORM_AUTH_URL): the token endpoint is `${authUrl}/token`.'
+          : ''),
       { httpStatus: answer.status, platformRetryAfterSeconds: context.platformRetryAfterSeconds },
     );
   }
