@@ -106,6 +106,10 @@ export abstract class PlatformLoginError extends Error {
   }
 }
 
+/** Said of a 404 or 405 from the token endpoint: nothing answers token requests at that address. */
+export const CHECK_AUTH_URL =
+  ' Check authUrl (e.g. PLATFORM_AUTH_URL): the token endpoint is `${authUrl}/token`.';
+
 type OAuthErrorCode = 'invalid_grant' | 'invalid_client' | (string & {});
 
 /** The token endpoint answered with an OAuth error (`invalid_grant`, `invalid_client`, …). */
@@ -139,7 +143,9 @@ export class TokenEndpointError extends PlatformLoginError {
         (description === undefined ? '.' : `: "${description}".`) +
         (oauthError === 'invalid_client'
           ? ' Check clientId, clientSecret and redirectUri against the platform registration.'
-          : ''),
+          : '') +
+        // No token endpoint at that address: the base URL is the likely mistake.
+        (fields.httpStatus === 404 || fields.httpStatus === 405 ? CHECK_AUTH_URL : ''),
     );
     this.oauthError = oauthError;
     this.oauthErrorDescription = description;
