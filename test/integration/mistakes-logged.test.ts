@@ -80,7 +80,11 @@ describe('entries that fail on the setup', () => {
       .spyOn(console, 'error')
       .mockImplementation((line: unknown) => void written.push(String(line)));
     try {
-      const login = platformLogin({ ...loginOptions(sim), authUrl: `${sim.url}/wrong` });
+      const login = platformLogin({
+        ...loginOptions(sim),
+        authUrl: `${sim.url}/wrong`,
+        logger: undefined, // the default
+      });
       const app = express();
       app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
       app.use('/platform/callback', login.callback);
