@@ -53,7 +53,7 @@ export function simulatorEntryContext(
  * output. A test about what is logged passes a logger of its own and asserts its lines; one about
  * the default passes `logger: undefined`.
  */
-const QUIET: PlatformLogger = {
+export const QUIET: PlatformLogger = {
   debug: () => undefined,
   info: () => undefined,
   warn: () => undefined,
