@@ -21,7 +21,17 @@ export interface CallbackMountCheck {
 interface Layer {
   handle?: unknown;
   rawPath?: unknown;
+  regexp?: unknown;
   match?: (path: string) => boolean;
+}
+
+/** A layer's mount path when it is a plain one: Express 5's `rawPath`, or read back from Express 4's regexp. */
+function mountPathOf(layer: Layer): string | undefined {
+  if (typeof layer.rawPath === 'string') return layer.rawPath;
+  if (!(layer.regexp instanceof RegExp)) return undefined;
+  // Express 4 (path-to-regexp 0.1) mounts `/a/b` as /^\/a\/b\/?(?=\/|$)/i.
+  const plain = /^\^((?:\\\/[\w.~-]+)+)\\\/\?\(\?=\\\/\|\$\)$/.exec(layer.regexp.source);
+  return plain === null ? undefined : plain[1]!.replace(/\\\//g, '/');
 }
 
 /** A path without its trailing slash (Express matches `/a` and `/a/` alike), `/` for the root. */
@@ -43,8 +53,13 @@ function layersHolding(app: unknown, router: unknown): Layer[] {
       else visit((layer.handle as { stack?: unknown } | undefined)?.stack, depth + 1);
     }
   };
-  // Express 5 has `app.router`; Express 4 `app._router` (made at the first route).
-  visit((base?.router ?? base?._router)?.stack, 0);
+  // Express 4 has `app._router` (and an `app.router` getter that throws); Express 5 `app.router`.
+  // A check must never fail the request it looks at: an app unlike these is simply not looked at.
+  try {
+    visit((base?._router ?? base?.router)?.stack, 0);
+  } catch {
+    return [];
+  }
   return found;
 }
 
@@ -86,7 +101,7 @@ export function createCallbackMountCheck(
         const layers = layersHolding(req.app, router);
         const reaches = layers.some((layer) => layer.match?.call(layer, expected) !== false);
         if (layers.length > 0 && !reaches) {
-          const paths = layers.map((layer) => layer.rawPath).filter((p) => typeof p === 'string');
+          const paths = layers.map(mountPathOf).filter((p) => p !== undefined);
           const where = paths.length > 0 ? `at ${paths.join(', ')}` : 'elsewhere';
           say(
             { mountPath: paths[0] },
