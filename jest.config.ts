@@ -39,7 +39,7 @@ const config: Config = {
       testEnvironment: 'node',
       testMatch: [
         '<rootDir>/test/express4/**/*.test.ts',
-        '<rootDir>/test/integration/{callback,middleware,example-app,request-accessors,entry-trust,entry-context,entry-failures,login-ended,open-api-fetch,route-needs}.test.ts',
+        '<rootDir>/test/integration/{callback,middleware,example-app,request-accessors,entry-trust,entry-context,entry-failures,login-ended,open-api-fetch,route-needs,mistakes-logged}.test.ts',
       ],
       transform,
       moduleNameMapper: {

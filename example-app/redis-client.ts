@@ -7,8 +7,9 @@ import { Redis } from 'ioredis';
 import type { RedisClientKind } from './config';
 
 /**
- * A command not answered in 1 s fails: with the session read and a token read in one request, a
- * stalled Redis is a 503 within about 2 s. (ioredis: commandTimeout; node-redis, which times out
+ * A command not answered in 1 s fails: a request ends at its first failed read, the session's (1 s)
+ * or, with the session served from memory, the token store's (its own 1.5 s deadline), so a stalled
+ * Redis is a 503 within 1.5 s. (ioredis: commandTimeout; node-redis, which times out
  * only a command still waiting to be sent: a deadline around the session store, and the token
  * store's own.)
  */

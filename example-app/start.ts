@@ -10,6 +10,7 @@ import {
   RedisSessionStore,
   RedisTokenStore,
   platformLogin,
+  type PlatformLogger,
   type PlatformLogin,
   type TokenStore,
 } from 'express-platform-login';
@@ -83,10 +84,13 @@ interface Opened {
  * refusing its client, say) closes what it had opened, so it leaves no port, connection or timer
  * behind.
  */
-export async function startExample(config: ExampleConfig): Promise<RunningExample> {
+export async function startExample(
+  config: ExampleConfig,
+  options: StartOptions = {},
+): Promise<RunningExample> {
   const opened: Opened = {};
   try {
-    return await start(config, opened);
+    return await start(config, opened, options);
   } catch (error) {
     opened.server?.close();
     await opened.sessionStore?.close();
@@ -97,7 +101,17 @@ export async function startExample(config: ExampleConfig): Promise<RunningExampl
   }
 }
 
-async function start(config: ExampleConfig, opened: Opened): Promise<RunningExample> {
+/** What a program embedding the example (its tests) sets beside the environment's config. */
+export interface StartOptions {
+  /** The package's logger; defaults to its own (warnings and errors on the console). */
+  logger?: PlatformLogger;
+}
+
+async function start(
+  config: ExampleConfig,
+  opened: Opened,
+  options: StartOptions,
+): Promise<RunningExample> {
   await checkTokenEncryptionKey(config);
   // Listen first: the default redirect_uri names the port, which PORT=0 only tells once bound.
   const server = (opened.server = createServer());
@@ -158,6 +172,7 @@ async function start(config: ExampleConfig, opened: Opened): Promise<RunningExam
     ...(platformOrigins ? { platformOrigins } : {}),
     entry: { failureLimit: config.entryFailureLimit },
     sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
+    ...(options.logger ? { logger: options.logger } : {}),
   });
 
   const app = createExampleApp({

@@ -106,6 +106,10 @@ export abstract class PlatformLoginError extends Error {
   }
 }
 
+/** Said of a 404 or 405 from the token endpoint: nothing answers token requests at that address. */
+export const CHECK_AUTH_URL =
+  ' Check authUrl (e.g. PLATFORM_AUTH_URL): the token endpoint is `${authUrl}/token`.';
+
 type OAuthErrorCode = 'invalid_grant' | 'invalid_client' | (string & {});
 
 /** The token endpoint answered with an OAuth error (`invalid_grant`, `invalid_client`, …). */
@@ -131,14 +135,20 @@ export class TokenEndpointError extends PlatformLoginError {
     platformRetryAfterSeconds?: number | undefined;
   }) {
     const oauthError = sanitizePlatformText(fields.oauthError, 64) ?? 'unknown_error';
+    // The platform's own words say what was wrong (a redirect_uri mismatch, a wrong secret): kept,
+    // sanitised, capped, and already cleared of what the request sent (token-response.ts).
+    const description = sanitizePlatformText(fields.oauthErrorDescription, 200);
     super(
-      `The token endpoint refused the ${fields.grant} request with "${oauthError}" (HTTP ${fields.httpStatus}).` +
+      `The token endpoint refused the ${fields.grant} request with "${oauthError}" (HTTP ${fields.httpStatus})` +
+        (description === undefined ? '.' : `: "${description}".`) +
         (oauthError === 'invalid_client'
           ? ' Check clientId, clientSecret and redirectUri against the platform registration.'
-          : ''),
+          : '') +
+        // No token endpoint at that address: the base URL is the likely mistake.
+        (fields.httpStatus === 404 || fields.httpStatus === 405 ? CHECK_AUTH_URL : ''),
     );
     this.oauthError = oauthError;
-    this.oauthErrorDescription = sanitizePlatformText(fields.oauthErrorDescription, 200);
+    this.oauthErrorDescription = description;
     this.httpStatus = fields.httpStatus;
     this.platformRetryAfterSeconds = fields.platformRetryAfterSeconds;
     this.code =
@@ -400,12 +410,28 @@ export class CodeRejectedError extends RequestRefusedError {
   readonly code = 'ERR_PLATFORM_CODE_REJECTED';
   readonly status = 400;
   readonly error = 'code_rejected';
+  /** What the platform said of the code (its `error_description`, sanitised, at most 200 characters). */
+  readonly platformDescription: string | undefined;
   constructor(options?: { cause?: unknown }) {
-    super(
-      'The platform refused this entry code (expired or already used); the player must enter the game again.',
-      options,
-    );
+    const cause = options?.cause;
+    const said = cause instanceof TokenEndpointError ? cause.oauthErrorDescription : undefined;
+    super(codeRejectedMessage(said), options);
+    this.platformDescription = said;
   }
+}
+
+/**
+ * The platform's description when it gave one: "expired or already used" is only a guess, and a
+ * redirect_uri mismatch (a setup mistake every entry hits) must not read as the player's.
+ */
+function codeRejectedMessage(said: string | undefined): string {
+  if (said === undefined) {
+    return 'The platform refused this entry code (expired or already used); the player must enter the game again.';
+  }
+  const fix = /redirect_uri/i.test(said)
+    ? ' Check that `redirectUri` is exactly the redirect_uri the platform sent the player to (scheme, host, port and path).'
+    : ' The player must enter the game again.';
+  return `The platform refused this entry code: "${said}".${fix}`;
 }
 
 /** The codes of {@link SetupError}. */

@@ -37,6 +37,7 @@ export type { TokenRecord } from './core/token-record';
 export type { TokenStore } from './core/token-store';
 export { MemoryTokenStore } from './stores/memory-store';
 export { RedisTokenStore } from './stores/redis-store';
+export { reportRedisErrors } from './stores/redis-error-report';
 export { RedisSessionStore } from './session-store';
 
 // Embedded mode and setup checks.

@@ -69,8 +69,9 @@ export interface PlatformLoginOptions {
    */
   handleErrors?: boolean;
   /**
-   * A pino-compatible logger (`debug/info/warn/error(fields, message)`). Defaults to the `debug`
-   * package: `DEBUG=express-platform-login:*` shows every line.
+   * A pino-compatible logger (`debug/info/warn/error(fields, message)`). Defaults to
+   * defaultLogger(): warnings and errors (setup mistakes, 5xx answers) on the console, debug and
+   * info lines only with `DEBUG=express-platform-login:*`.
    */
   logger?: PlatformLogger;
   /**

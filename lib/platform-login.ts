@@ -3,7 +3,7 @@
 // settings once (settings.ts); each part is built here from its own slice, once, at creation.
 import { EventEmitter } from 'node:events';
 import type { MeterProvider } from '@opentelemetry/api';
-import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
+import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { deriveSettings } from './settings';
 import { createCallbackRouter } from './entry/callback';
 import { createHardening, type Hardening } from './cross-site/cross-site-protection';
@@ -38,6 +38,8 @@ import { loginAccessOf, type LoginAccess } from './sockets/store-access';
 import { loginOfPlayer, type LoggedInPlayer } from './jobs/player-logins';
 import { bindAfterLogin } from './entry/after-login';
 import { requireScopes } from './http/require-scopes';
+import { reportUnhandledRequestsTo } from './http/unhandled-request-report';
+import { createCallbackMountCheck, type CallbackMountCheck } from './setup/callback-mount-check';
 
 /** The package's parts for one platform registration. Emits {@link PlatformLoginEvents}. */
 export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
@@ -73,6 +75,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private loginWatch: LoginWatch | undefined;
   /** The `meterProvider` option, for the sockets' gauges. */
   private readonly meterProvider: MeterProvider | undefined;
+  /** Whether the app mounted `callback` where redirectUri's path reaches it (setup/callback-mount-check.ts). */
+  private readonly mountCheck: CallbackMountCheck;
   /** `gameOrigins`: the game's own pages on other origins, trusted by logout, csrfProtection() and sockets. */
   private readonly gameOrigins: ReadonlySet<string>;
 
@@ -119,11 +123,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     // Logs, metrics, spans and readiness follow the parts' events (none is emitted while building).
     observeEvents(this, this.logger, metrics, this.health);
     logStoreEvents(this.store, this.logger);
+    reportUnhandledRequestsTo(this.logger);
 
     // What the app mounts and calls, on top of the parts.
     this.access = loginAccessOf(this.instrumentedStore);
     this.hardening = createHardening(settings.crossSite, this.fail);
-    this.callback = createCallbackRouter(settings.entry, {
+    const entry = createCallbackRouter(settings.entry, {
       store: this.instrumentedStore,
       exchangeCode: (code) => this.client.exchangeCode(code),
       events: this,
@@ -135,6 +140,18 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
           api: this.api,
         }),
     });
+    // The entry behind a router of its own, which checks where the app mounted it (a path other
+    // than redirectUri's is a 404 the package never sees): said once, on the logger.
+    this.callback = Router();
+    this.mountCheck = createCallbackMountCheck(
+      settings.tokenClient.redirectUri,
+      this.callback,
+      (fields, message) => this.logger.warn(fields, message),
+    );
+    this.callback.use((req, _res, next) => {
+      this.mountCheck.atCallback(req);
+      next();
+    }, entry);
   }
 
   /**
@@ -145,16 +162,19 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const { optional } = parseMiddlewareOptions(options);
     let handler = this.middlewares.get(optional);
     if (handler === undefined) {
-      handler = createMiddleware(
-        {
-          records: this.instrumentedStore.records,
-          refresher: this.refresher,
-          api: this.api,
-          events: this,
-          fail: this.fail,
-          handleErrors: this.handleErrors,
-        },
-        { optional },
+      handler = checkingMount(
+        this.mountCheck,
+        createMiddleware(
+          {
+            records: this.instrumentedStore.records,
+            refresher: this.refresher,
+            api: this.api,
+            events: this,
+            fail: this.fail,
+            handleErrors: this.handleErrors,
+          },
+          { optional },
+        ),
       );
       this.middlewares.set(optional, handler);
     }
@@ -276,6 +296,17 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       next(err);
     };
   }
+}
+
+/**
+ * `handler` with the mount check in front: until the callback has been reached, each request is
+ * looked at (a path comparison); after that, one boolean read.
+ */
+function checkingMount(check: CallbackMountCheck, handler: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    check.atRequest(req);
+    return handler(req, res, next);
+  };
 }
 
 /** Creates the package's parts for one platform registration; options are validated here. */

@@ -10,7 +10,7 @@ import {
 import { checkCreation } from './setup/creation-checks';
 import type { TokenStore } from './core/token-store';
 import { MemoryTokenStore } from './stores/memory-store';
-import { debugLogger, type PlatformLogger } from './observability/logger';
+import { defaultLogger, type PlatformLogger } from './observability/logger';
 import type { MetricsSettings } from './observability/metrics';
 import type { PlatformTokenClientOptions } from './client/token-client-options';
 import { PlatformTokenClient } from './client/token-client';
@@ -28,7 +28,7 @@ const REFRESH_LOCK_TTL_MS = 5000;
 export interface PlatformLoginSettings {
   /** The token store in use (`store`, or a MemoryTokenStore). */
   store: TokenStore;
-  /** The logger in use (`logger`, or `debug` under `express-platform-login:*`). */
+  /** The logger in use (`logger`, or defaultLogger(): `debug`, warnings and errors on the console). */
   logger: PlatformLogger;
   /** The app's own logger, when it gave one: failures and warnings are also said there. */
   appLogger: PlatformLogger | undefined;
@@ -68,7 +68,7 @@ export function deriveSettings(options: PlatformLoginOptions): PlatformLoginSett
   const refresh = refreshSettings(config, sessionTtlMs);
   return {
     store,
-    logger: config.logger ?? debugLogger(),
+    logger: config.logger ?? defaultLogger(),
     appLogger: config.logger,
     meterProvider: config.meterProvider,
     handleErrors: config.handleErrors,

@@ -2,7 +2,7 @@
 // checked with zod and only known fields are picked; messages name the field, never its value, and
 // never quote the body.
 import { z } from 'zod';
-import { InvalidTokenResponseError, TokenEndpointError } from '../errors';
+import { CHECK_AUTH_URL, InvalidTokenResponseError, TokenEndpointError } from '../errors';
 import { TokenSet } from './token-set';
 
 /** The grants the token endpoint is called with. */
@@ -261,7 +261,9 @@ export function interpretTokenAnswer(
     const oauthError = decoded.kind === 'json' ? parseOAuthErrorBody(decoded.value) : undefined;
     if (oauthError !== undefined) throw refused(oauthError, withStatus);
     throw new InvalidTokenResponseError(
-      `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${describe(decoded)}.`,
+      `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${describe(decoded)}.` +
+        // No token endpoint there at all: the base URL is the likely mistake.
+        (answer.status === 404 || answer.status === 405 ? CHECK_AUTH_URL : ''),
       { httpStatus: answer.status, platformRetryAfterSeconds: context.platformRetryAfterSeconds },
     );
   }

@@ -6,6 +6,7 @@ import express from 'express';
 import { SetupError } from '../errors';
 import type { RequestContext } from './player-context';
 import type { OpenApiRequestInit } from '../open-api/open-api-client';
+import { reportUnhandledRequest } from './unhandled-request-report';
 
 /*
  * Where a request's context lives: `res.locals`, under a symbol. Not a property of `req`: Express
@@ -25,12 +26,17 @@ const INSTALLED = Symbol.for('express-platform-login.accessors');
 type Holder = { [SLOT]?: RequestContext };
 type WithContext = Holder & { res?: { locals?: Holder }; [INSTALLED]?: true };
 
-const notHandled = (member: string): SetupError =>
-  new SetupError(
-    `req.${member} was used on a request that login.middleware() did not handle: mount it in front of this route, ` +
-      "e.g. `app.use('/api', login.middleware())`, or `login.middleware({ optional: true })` where visitors without a login are welcome. " +
-      '(Its context lives in res.locals: a handler that assigns a new object to res.locals loses it; add to res.locals instead.)',
-  );
+const notHandledMessage = (member: string): string =>
+  `req.${member} was used on a request that login.middleware() did not handle: mount it in front of this route, ` +
+  "e.g. `app.use('/api', login.middleware())`, or `login.middleware({ optional: true })` where visitors without a login are welcome. " +
+  '(Its context lives in res.locals: a handler that assigns a new object to res.locals loses it; add to res.locals instead.)';
+
+/** The 500 of a route without the middleware, said on the logger too (once per route). */
+function notHandled(req: object, member: string): SetupError {
+  const message = notHandledMessage(member);
+  reportUnhandledRequest(req, member, message);
+  return new SetupError(message);
+}
 
 /** The context of `req`; throws when the middleware did not run or the method was called detached. */
 function contextOf(req: WithContext | undefined, member: string): RequestContext {
@@ -40,7 +46,7 @@ function contextOf(req: WithContext | undefined, member: string): RequestContext
     );
   }
   const context = req.res?.locals?.[SLOT] ?? req[SLOT];
-  if (context === undefined) throw notHandled(member);
+  if (context === undefined) throw notHandled(req, member);
   return context;
 }
 

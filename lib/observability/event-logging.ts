@@ -9,6 +9,8 @@ import {
   type RequestFailure,
   type StoreOperation,
 } from './events';
+import { failureLevel } from './failure-level';
+import { createLogThrottle } from './log-throttle';
 import type { PlatformLogger } from './logger';
 import { LABELS, type PlatformMetrics } from './metrics';
 import type { PlatformHealth } from './platform-health';
@@ -108,6 +110,7 @@ export function observeEvents(
     metrics.storeDuration.record(durationMs / 1000, STORE_CALL_LABELS[outcome][operation]);
     if (outcome === 'error') metrics.storeErrors.add(1, STORE_ERROR_LABELS[operation]);
   });
+  const logFailure = failureLogger(logger);
   events.on('requestFailed', (failure) => {
     if (failure.part === 'entry' && failure.code !== undefined) {
       metrics.entryFailures.add(1, LABELS.entryFailure.get(failure.code));
@@ -115,17 +118,32 @@ export function observeEvents(
     // The token store's failures are counted by `storeCall`; express-session's store's only here.
     if (failure.part === 'session-store')
       metrics.storeErrors.add(1, LABELS.storeError.get('session'));
-    logFailure(logger, failure);
+    logFailure(failure);
   });
 }
 
-/** Request mistakes at debug, trouble at warn, errors not of the package (bugs) at error. */
-function logFailure(logger: PlatformLogger, failure: RequestFailure): void {
-  const fields = { event: 'requestFailed', ...failure };
-  if (failure.code === undefined) logger.error(fields, 'unexpected error');
-  else if (failure.status !== undefined && failure.status >= 500)
-    logger.warn(fields, 'request failed');
-  else logger.debug(fields, 'request refused');
+/** A repeated warning or error is written once per code per this interval (the rest at debug). */
+const REPEAT_INTERVAL_MS = 10_000;
+
+/**
+ * Setup mistakes at warn, 5xx answers and errors not of the package (bugs) at error, each code at
+ * most once per {@link REPEAT_INTERVAL_MS}; a request's own mistake at debug (failure-level.ts).
+ */
+function failureLogger(logger: PlatformLogger): (failure: RequestFailure) => void {
+  const throttle = createLogThrottle(REPEAT_INTERVAL_MS);
+  return (failure) => {
+    const fields = { event: 'requestFailed', ...failure };
+    const level = failureLevel(failure);
+    if (level === 'debug') return logger.debug(fields, 'request refused');
+    const heldBack = throttle(`${level}:${failure.code ?? failure.message}`);
+    const what =
+      failure.code === undefined
+        ? `unexpected error (${failure.message}) on ${failure.method} ${failure.url}`
+        : `${failure.method} ${failure.url} answered ${failure.status} (${failure.code}): ${failure.message}`;
+    if (heldBack === undefined) return logger.debug(fields, what);
+    const repeated = heldBack > 0 ? { ...fields, heldBack } : fields;
+    logger[level](repeated, what);
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
-// The package's logging: one `logger` option taking a pino-compatible logger, the `debug` package
-// under `express-platform-login:*` by default. Fields are structured; the session id appears only as
-// a hash, and codes and tokens are redacted from any URL before it is logged.
+// The package's logging: one `logger` option taking a pino-compatible logger; by default debug and
+// info lines go to the `debug` package under `express-platform-login:*` and warnings and errors to
+// the console, so a setup mistake is seen without `DEBUG` set. Fields are structured; the session id
+// appears only as a hash, and codes and tokens are redacted from any URL before it is logged.
 import createDebug from 'debug';
 
 /** Fields of a log line. Never a token, a code, a secret or a raw session id. */
@@ -23,6 +24,24 @@ export function debugLogger(namespace = 'express-platform-login'): PlatformLogge
     const write = createDebug(`${namespace}:${level}`);
     logger[level] = (fields, message) => {
       if (write.enabled) write('%s %o', message, fields);
+    };
+  }
+  return logger;
+}
+
+/**
+ * The logger used when the app gives none: debug and info only with `DEBUG=express-platform-login:*`;
+ * warn and error always, on `console.warn` / `console.error` (or, when `DEBUG` enables their
+ * namespace, there instead, so a line is never written twice). A mistake the package sees — a
+ * refused entry, a 5xx answer — must not need `DEBUG` to be found.
+ */
+export function defaultLogger(namespace = 'express-platform-login'): PlatformLogger {
+  const logger = debugLogger(namespace);
+  for (const level of ['warn', 'error'] as const) {
+    const write = createDebug(`${namespace}:${level}`);
+    logger[level] = (fields, message) => {
+      if (write.enabled) write('%s %o', message, fields);
+      else console[level](`[${namespace}] ${message}`, fields);
     };
   }
   return logger;

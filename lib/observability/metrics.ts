@@ -47,7 +47,7 @@ export interface MetricsSettings {
 
 /**
  * Store calls: a Redis round trip is ~0.1–1 ms, a memory store far less; the top bucket is past
- * the store's deadline (`operationTimeoutMs`, 1–2 s by default).
+ * the store's deadline (`operationTimeoutMs`, 1.5 s by default).
  */
 const STORE_BUCKETS: readonly number[] = [
   0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,

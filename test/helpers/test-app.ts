@@ -5,6 +5,7 @@ import session, { type Store } from 'express-session';
 import {
   platformLogin,
   type PlatformLogin,
+  type PlatformLogger,
   type PlatformLoginOptions,
 } from 'express-platform-login';
 import {
@@ -46,6 +47,19 @@ export function simulatorEntryContext(
   };
 }
 
+/**
+ * The logger of a test app that names none: the package's default writes its warnings and errors
+ * (the 5xx and refusals tests cause on purpose) to the console, which would bury a failing test's
+ * output. A test about what is logged passes a logger of its own and asserts its lines; one about
+ * the default passes `logger: undefined`.
+ */
+export const QUIET: PlatformLogger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+
 export function loginOptions(
   sim: PlatformSimulator,
   extra: Partial<PlatformLoginOptions> = {},
@@ -57,6 +71,7 @@ export function loginOptions(
     clientId: DEMO_CLIENT_ID,
     clientSecret: DEMO_CLIENT_SECRET,
     redirectUri: TEST_REDIRECT_URI,
+    logger: QUIET,
     ...context,
     ...extra,
     // A test's `entry` tuning (a failure limit) keeps the simulator's entry context.

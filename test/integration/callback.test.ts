@@ -256,7 +256,8 @@ describe('a broken platform at the exchange', () => {
 describe('set-up mistakes', () => {
   test('without express-session the entry says what is missing', async () => {
     const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
-    const { app } = createTestApp({ sim, withoutSession: true });
+    // The default logger: the mistake must reach the console with no logger given.
+    const { app } = createTestApp({ sim, withoutSession: true, login: { logger: undefined } });
     const res = await request(app)
       .get(`/platform/callback?code=${code()}`)
       .set('Accept', 'application/json');

@@ -12,7 +12,12 @@ import { Redis } from 'ioredis';
 import { MemoryTokenStore, RedisTokenStore, type TokenRecord } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { readConfig } from '../../example-app/config';
-import { startExample, type RunningExample } from '../../example-app/start';
+import { startExample as startWithLogs, type RunningExample } from '../../example-app/start';
+import { QUIET } from '../helpers/test-app';
+
+/** The example as its tests start it: the refusals they cause on purpose are not printed. */
+const startExample = (config: Parameters<typeof startWithLogs>[0]) =>
+  startWithLogs(config, { logger: QUIET });
 import { freePort } from '../helpers/free-port';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';

@@ -194,6 +194,8 @@ describe('refresh before the handler', () => {
         clientId: 'c',
         clientSecret: 's',
         redirectUri: 'https://game.example/cb',
+        // Entries checked: the one store that is accepted builds no unchecked-entry warning.
+        platformOrigins: [new URL(sim.url).origin],
         store: store as never,
       });
     const methods = {

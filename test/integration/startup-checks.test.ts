@@ -101,7 +101,8 @@ test('a Redis with CONFIG disabled (managed services) is skipped without a findi
 describe('checks on an entry, before the code is claimed', () => {
   /** The game's entry: express-session set up as given, then the package's callback. */
   function callbackApp(sessionOptions: SessionOptions, trustProxy?: string): Express {
-    const login = platformLogin(loginOptions(sim));
+    // The default logger: these warnings must reach the console with no logger given.
+    const login = platformLogin(loginOptions(sim, { logger: undefined }));
     const app = express();
     if (trustProxy !== undefined) app.set('trust proxy', trustProxy);
     app.use(session(sessionOptions));

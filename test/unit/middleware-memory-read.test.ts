@@ -27,6 +27,8 @@ function setup() {
     clientId: 'demo-game',
     clientSecret: 'demo-secret',
     redirectUri: 'https://game.example/platform/callback',
+    // Entries checked, as in production: no warning about unchecked ones on the test's output.
+    platformOrigins: ['https://platform.example'],
     store,
   });
   const middleware = login.middleware();

@@ -14,6 +14,8 @@ const base: PlatformLoginOptions = {
   clientId: 'demo-game',
   clientSecret: SECRET,
   redirectUri: 'https://game.example/platform/callback',
+  // Report mode said on purpose: no warning about unchecked entries on the tests' output.
+  entry: { context: { mode: 'report' } },
 };
 
 /** The SetupError that `create` throws. */
