@@ -1,6 +1,7 @@
 // Importing the package changes nothing of Express: the request accessors are installed when an app
 // creates its login, explicitly (issue #42 item 4).
 import express from 'express';
+import request from 'supertest';
 
 test('import leaves express.request alone; platformLogin() installs req.platformUser and the others', async () => {
   const pkg = await import('express-platform-login');
@@ -15,7 +16,15 @@ test('import leaves express.request alone; platformLogin() installs req.platform
   });
   expect(members.filter((name) => name in express.request)).toEqual(members);
   // A route the middleware does not cover gets the package's explanation, not `undefined`.
-  expect(() => (express.request as unknown as { platformUser: unknown }).platformUser).toThrow(
-    /login\.middleware\(\)/,
-  );
+  const app = express();
+  app.get('/uncovered', (req, res) => {
+    try {
+      res.json({ user: req.platformUser });
+    } catch (error) {
+      res.status(500).json({ message: (error as Error).message });
+    }
+  });
+  const answer = await request(app).get('/uncovered');
+  expect(answer.status).toBe(500);
+  expect(answer.body.message).toMatch(/login\.middleware\(\)/);
 });
