@@ -292,7 +292,7 @@ const apiSchema = z.strictObject({
 const _apiDocumented: SameOptions<ApiOptions, z.input<typeof apiSchema>> = true;
 
 /** The schema of {@link PlatformLoginOptions}; its fields are documented there. */
-const platformLoginSchema = z
+export const platformLoginSchema = z
   .strictObject({
     authUrl: client.authUrl,
     clientId: client.clientId,
