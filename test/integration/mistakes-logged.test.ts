@@ -193,8 +193,11 @@ describe('a callback mounted away from redirectUri', () => {
   const BOTH =
     /login\.callback is mounted at \/auth\/callback, but redirectUri's path is \/platform\/callback/;
 
-  test('the first request the middleware sees warns once, naming both paths', async () => {
+  test('mounting it warns at start, once, naming both paths', async () => {
     const { app, seen } = misMounted();
+    expect(seen()).toEqual([
+      expect.objectContaining({ level: 'warn', message: expect.stringMatching(BOTH) }),
+    ]);
     await request(app).get('/api/me').expect(401);
     await request(app).get('/api/me').expect(401);
     expect(seen()).toEqual([
