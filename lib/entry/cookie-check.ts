@@ -5,7 +5,7 @@
 // through the platform that would burn a code on every round.
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
-import { CookiesRefusedError } from '../errors';
+import { cookiesRefused } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { requireSession } from '../http/require-session';
 
@@ -39,7 +39,7 @@ export function createCookieCheck(
       events.emit('cookiesRefused', {
         framed: dest === 'iframe' || dest === 'frame',
       });
-      throw new CookiesRefusedError();
+      throw cookiesRefused();
     }
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Referrer-Policy', 'no-referrer');

@@ -1,6 +1,6 @@
 // express-session must run before the package; without it there is no session to key tokens by.
 import type { Request } from 'express';
-import { SessionMissingError } from '../errors';
+import { sessionMissing } from '../errors';
 
 /** True when `session` is an express-session session (it has `regenerate`). */
 export const hasSession = (
@@ -10,5 +10,5 @@ export const hasSession = (
 
 /** Throws SessionMissingError (with the fix in its message) when express-session is not mounted. */
 export function requireSession(req: Request): void {
-  if (!hasSession(req.session)) throw new SessionMissingError();
+  if (!hasSession(req.session)) throw sessionMissing();
 }

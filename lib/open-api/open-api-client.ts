@@ -2,7 +2,7 @@
 // (`req.platformFetch`), sockets and jobs alike: the URL checked against the configured bases, the
 // app's fetch (`tokenClient.fetch`), a deadline over headers and body, typed errors instead of
 // undici's raw TypeError, a metric and a span.
-import { OpenApiTimeoutError, OpenApiUnreachableError } from '../errors';
+import { hasCode, PlatformError } from '../errors';
 import type { OpenApiMetrics, OpenApiOutcome } from './open-api-metrics';
 import { openApiSpan } from './open-api-span';
 
@@ -108,8 +108,11 @@ export class OpenApiClient {
       if (callerSignal?.aborted === true) return callerSignal.reason as unknown;
       const where = `${method} ${url.origin}${url.pathname}`;
       return deadline.signal.aborted
-        ? new OpenApiTimeoutError(`The open API did not answer within ${timeoutMs} ms (${where}).`)
-        : new OpenApiUnreachableError(`The open API could not be reached (${where}).`, {
+        ? new PlatformError(`The open API did not answer within ${timeoutMs} ms (${where}).`, {
+            code: 'ERR_PLATFORM_API_TIMEOUT',
+          })
+        : new PlatformError(`The open API could not be reached (${where}).`, {
+            code: 'ERR_PLATFORM_API_UNREACHABLE',
             cause: error,
           });
     };
@@ -131,7 +134,7 @@ export class OpenApiClient {
     } catch (error) {
       clearTimeout(timer);
       const typed = failure(error);
-      finish(typed instanceof OpenApiTimeoutError ? 'timeout' : 'unreachable');
+      finish(hasCode(typed, 'ERR_PLATFORM_API_TIMEOUT') ? 'timeout' : 'unreachable');
       throw typed;
     }
     finish(outcomeOf(answer.status), answer.status);
