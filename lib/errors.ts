@@ -63,7 +63,7 @@ export type LoginRequiredErrorCode = CodeOf<'login'>;
 /** The codes of {@link RequestRefusedError}. */
 export type RequestRefusedErrorCode = CodeOf<'refused'>;
 /** The codes of {@link PlatformError}. */
-export type PlatformErrorErrorCode = CodeOf<'platform'>;
+export type PlatformFailureCode = CodeOf<'platform'>;
 
 /** The codes a token-endpoint call fails with (the token client's errors, before the failure policy). */
 export const TOKEN_ENDPOINT_FAILURE_CODES = [
@@ -421,7 +421,7 @@ type OAuthErrorCode = 'invalid_grant' | 'invalid_client' | (string & {});
  * refresh it could not serve (`UNAVAILABLE`, tokens kept; `MISCONFIGURED`, our client credentials),
  * or its open API (`API_TIMEOUT`, `API_UNREACHABLE`).
  */
-export class PlatformError extends PlatformLoginError<PlatformErrorErrorCode> {
+export class PlatformError extends PlatformLoginError<PlatformFailureCode> {
   /** The OAuth `error` value (sanitised), e.g. `invalid_grant` (an OAuth error's codes). */
   declare readonly oauthError?: OAuthErrorCode;
   /** The OAuth `error_description`, sanitised and at most 200 characters (an OAuth error's codes). */
@@ -438,7 +438,7 @@ export class PlatformError extends PlatformLoginError<PlatformErrorErrorCode> {
   constructor(
     message: string,
     options: {
-      code: PlatformErrorErrorCode;
+      code: PlatformFailureCode;
       cause?: unknown;
       oauthError?: OAuthErrorCode;
       oauthErrorDescription?: string | undefined;

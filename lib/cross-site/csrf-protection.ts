@@ -38,7 +38,7 @@ export function isCrossOrigin(
   return !URL.canParse(origin) || host === undefined || new URL(origin).host !== host;
 }
 
-/** The check as middleware; refusals go to `fail` as CrossOriginRequestError (403). */
+/** The check as middleware; refusals go to `fail` as RequestRefusedError `ERR_PLATFORM_CROSS_ORIGIN` (403). */
 export function createCsrfProtection(
   trusted: ReadonlySet<string>,
   fail: FailHandler,

@@ -26,7 +26,7 @@ export function isCookieCheck(params: URLSearchParams): boolean {
 
 /**
  * Answers the landing hop: 303 to `successRedirect` when the session came back with its login,
- * else throws CookiesRefusedError (the diagnostic page) and emits `cookiesRefused`.
+ * else throws RequestRefusedError `ERR_PLATFORM_COOKIES_REFUSED` (the diagnostic page) and emits `cookiesRefused`.
  */
 export function createCookieCheck(
   successRedirect: string,

@@ -14,7 +14,7 @@ export function entryQuery(originalUrl: string): URLSearchParams {
   return new URLSearchParams(queryStart === -1 ? '' : originalUrl.slice(queryStart + 1));
 }
 
-/** The single valid code of a callback query; throws InvalidRequestError or EntryDeniedError. */
+/** The single valid code of a callback query; throws RequestRefusedError `ERR_PLATFORM_INVALID_REQUEST` or `ERR_PLATFORM_ENTRY_DENIED`. */
 export function readEntryCode(params: URLSearchParams, maxCodeLength: number): string {
   const errors = params.getAll('error');
   if (errors.length > 0) throw entryDenied(errors[0]);

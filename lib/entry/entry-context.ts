@@ -154,7 +154,7 @@ export function entryContextSettings(
 
 /**
  * The check run on each GET to the callback, before anything else touches a code.
- * Throws EntryContextRefusedError in `'enforce'` mode, and for a sub-resource load in every mode;
+ * Throws RequestRefusedError `ERR_PLATFORM_ENTRY_CONTEXT` in `'enforce'` mode, and for a sub-resource load in every mode;
  * emits `entryContextViolation` for each suspicious entry (except in `'off'` mode).
  */
 export function createEntryContextCheck(

@@ -8,7 +8,7 @@ export const hasSession = (
 ): session is Request['session'] =>
   session !== undefined && typeof session.regenerate === 'function';
 
-/** Throws SessionMissingError (with the fix in its message) when express-session is not mounted. */
+/** Throws SetupError `ERR_PLATFORM_SESSION_MISSING` (with the fix in its message) when express-session is not mounted. */
 export function requireSession(req: Request): void {
   if (!hasSession(req.session)) throw sessionMissing();
 }

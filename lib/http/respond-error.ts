@@ -48,7 +48,7 @@ function page(status: number, text: string, homePath: string | undefined): strin
 }
 
 /** The HTTP answer to `err`: from the error table for a package error, else a plain 500. */
-export interface ErrorAnswer {
+interface ErrorAnswer {
   status: number;
   /** The JSON body's `error`. */
   error: string;

@@ -86,8 +86,8 @@ export class OpenApiClient {
 
   /**
    * Sends one call with `accessToken`. Resolves the open API's answer whatever its status (the
-   * caller judges a 4xx/5xx); rejects with OpenApiTimeoutError when headers and body take longer
-   * than the deadline, OpenApiUnreachableError when the connection fails, and the caller's own
+   * caller judges a 4xx/5xx); rejects with PlatformError `ERR_PLATFORM_API_TIMEOUT` when headers and body take longer
+   * than the deadline, `ERR_PLATFORM_API_UNREACHABLE` when the connection fails, and the caller's own
    * abort reason when its `signal` aborts. Reading the returned body fails the same typed way.
    */
   async send(url: URL, init: OpenApiRequestInit, accessToken: string): Promise<Response> {
