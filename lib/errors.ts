@@ -1,44 +1,69 @@
-// Every error the package raises, in one place. Each class has a stable `code` (for `switch`), the
-// HTTP `status` the package answers with, and the `error` string that goes into response bodies.
+// Every error the package raises, from one table: each code's HTTP `status`, the `error` string of
+// response bodies, and its family — the class, named for what the caller does next. A code is
+// written once, in PLATFORM_ERRORS; the classes carry the data of their codes.
 // Messages are written for the developer reading a log and never contain a secret, a token, a code
 // or the platform's raw response body.
 import { inspect } from 'node:util';
 
-/** Stable machine-readable codes of every error class, for `switch (err.code)`. */
-export const PLATFORM_ERROR_CODES = [
-  'ERR_PLATFORM_INVALID_GRANT',
-  'ERR_PLATFORM_INVALID_CLIENT',
-  'ERR_PLATFORM_REFUSED',
-  'ERR_PLATFORM_INVALID_RESPONSE',
-  'ERR_PLATFORM_TIMEOUT',
-  'ERR_PLATFORM_NETWORK',
-  'ERR_PLATFORM_STORE_UNAVAILABLE',
-  'ERR_PLATFORM_LOGIN_REQUIRED',
-  'ERR_PLATFORM_REAUTH_REQUIRED',
-  'ERR_PLATFORM_UNAVAILABLE',
-  'ERR_PLATFORM_MISCONFIGURED',
-  'ERR_PLATFORM_INVALID_REQUEST',
-  'ERR_PLATFORM_CODE_USED',
-  'ERR_PLATFORM_ENTRY_DENIED',
-  'ERR_PLATFORM_METHOD_NOT_ALLOWED',
-  'ERR_PLATFORM_IDENTITY_CHANGED',
-  'ERR_PLATFORM_CODE_REJECTED',
-  'ERR_PLATFORM_SESSION_MISSING',
-  'ERR_PLATFORM_ENTRY_CONTEXT',
-  'ERR_PLATFORM_CROSS_ORIGIN',
-  'ERR_PLATFORM_COOKIES_REFUSED',
-  'ERR_PLATFORM_SETUP',
-  'ERR_PLATFORM_INVALID_OPTION',
-  'ERR_PLATFORM_TOO_MANY_ENTRIES',
-  'ERR_PLATFORM_BUSY',
-  'ERR_PLATFORM_API_TIMEOUT',
-  'ERR_PLATFORM_API_UNREACHABLE',
-  'ERR_PLATFORM_INSUFFICIENT_SCOPE',
-  'ERR_PLATFORM_ENTRY_REFUSED',
-] as const;
+/** What the caller does next, one class each. */
+type Family = 'setup' | 'login' | 'refused' | 'platform' | 'store';
 
-/** Stable machine-readable codes of every error class, for `switch (err.code)`. */
-export type PlatformErrorCode = (typeof PLATFORM_ERROR_CODES)[number];
+/**
+ * Every code, once: the HTTP `status` the package answers with, the JSON body's `error`, and its
+ * family (its class). `ERR_PLATFORM_ENTRY_DENIED` is answered with the platform's own `error`
+ * (see {@link httpAnswer}); its row holds the answer when the platform's says nothing usable.
+ */
+export const PLATFORM_ERRORS = {
+  ERR_PLATFORM_INVALID_GRANT: { status: 502, error: 'platform_error', family: 'platform' },
+  ERR_PLATFORM_INVALID_CLIENT: { status: 502, error: 'platform_error', family: 'platform' },
+  ERR_PLATFORM_REFUSED: { status: 502, error: 'platform_error', family: 'platform' },
+  ERR_PLATFORM_INVALID_RESPONSE: { status: 502, error: 'platform_error', family: 'platform' },
+  ERR_PLATFORM_TIMEOUT: { status: 504, error: 'platform_timeout', family: 'platform' },
+  ERR_PLATFORM_NETWORK: { status: 502, error: 'platform_error', family: 'platform' },
+  ERR_PLATFORM_STORE_UNAVAILABLE: { status: 503, error: 'store_unavailable', family: 'store' },
+  ERR_PLATFORM_LOGIN_REQUIRED: { status: 401, error: 'login_required', family: 'login' },
+  ERR_PLATFORM_REAUTH_REQUIRED: { status: 401, error: 'reauth_required', family: 'login' },
+  ERR_PLATFORM_UNAVAILABLE: { status: 503, error: 'platform_unavailable', family: 'platform' },
+  ERR_PLATFORM_MISCONFIGURED: { status: 503, error: 'platform_misconfigured', family: 'platform' },
+  ERR_PLATFORM_INVALID_REQUEST: { status: 400, error: 'invalid_request', family: 'refused' },
+  ERR_PLATFORM_CODE_USED: { status: 400, error: 'code_already_used', family: 'refused' },
+  ERR_PLATFORM_ENTRY_DENIED: { status: 403, error: 'access_denied', family: 'refused' },
+  ERR_PLATFORM_METHOD_NOT_ALLOWED: { status: 405, error: 'method_not_allowed', family: 'refused' },
+  ERR_PLATFORM_IDENTITY_CHANGED: { status: 401, error: 'reauth_required', family: 'login' },
+  ERR_PLATFORM_CODE_REJECTED: { status: 400, error: 'code_rejected', family: 'refused' },
+  ERR_PLATFORM_SESSION_MISSING: { status: 500, error: 'server_misconfigured', family: 'setup' },
+  ERR_PLATFORM_ENTRY_CONTEXT: { status: 403, error: 'entry_context_refused', family: 'refused' },
+  ERR_PLATFORM_CROSS_ORIGIN: { status: 403, error: 'cross_origin_refused', family: 'refused' },
+  ERR_PLATFORM_COOKIES_REFUSED: { status: 400, error: 'cookies_blocked', family: 'refused' },
+  ERR_PLATFORM_SETUP: { status: 500, error: 'server_misconfigured', family: 'setup' },
+  ERR_PLATFORM_INVALID_OPTION: { status: 500, error: 'server_misconfigured', family: 'setup' },
+  ERR_PLATFORM_TOO_MANY_ENTRIES: { status: 429, error: 'too_many_entries', family: 'refused' },
+  ERR_PLATFORM_BUSY: { status: 503, error: 'platform_busy', family: 'refused' },
+  ERR_PLATFORM_API_TIMEOUT: { status: 504, error: 'platform_timeout', family: 'platform' },
+  ERR_PLATFORM_API_UNREACHABLE: { status: 502, error: 'platform_error', family: 'platform' },
+  ERR_PLATFORM_INSUFFICIENT_SCOPE: { status: 403, error: 'insufficient_scope', family: 'refused' },
+  ERR_PLATFORM_ENTRY_REFUSED: { status: 403, error: 'entry_refused', family: 'refused' },
+} as const satisfies Record<string, { status: number; error: string; family: Family }>;
+
+/** Stable machine-readable codes of every error, for `switch (err.code)`. */
+export type PlatformErrorCode = keyof typeof PLATFORM_ERRORS;
+
+/** Every code, in the table's order. */
+export const PLATFORM_ERROR_CODES = Object.keys(PLATFORM_ERRORS) as readonly PlatformErrorCode[];
+
+/** The codes of one family. */
+type CodeOf<F extends Family> = {
+  [C in PlatformErrorCode]: (typeof PLATFORM_ERRORS)[C]['family'] extends F ? C : never;
+}[PlatformErrorCode];
+
+/** The codes of {@link SetupError}. */
+export type SetupErrorCode = CodeOf<'setup'>;
+/** The codes of {@link LoginRequiredError}. */
+export type LoginRequiredErrorCode = CodeOf<'login'>;
+/** The codes of {@link RequestRefusedError}. */
+export type RequestRefusedErrorCode = CodeOf<'refused'>;
+/** The codes of {@link PlatformError}. */
+export type PlatformFailureCode = CodeOf<'platform'>;
 
 /** The codes a token-endpoint call fails with (the token client's errors, before the failure policy). */
 export const TOKEN_ENDPOINT_FAILURE_CODES = [
@@ -49,6 +74,13 @@ export const TOKEN_ENDPOINT_FAILURE_CODES = [
   'ERR_PLATFORM_TIMEOUT',
   'ERR_PLATFORM_NETWORK',
 ] as const satisfies readonly PlatformErrorCode[];
+
+/** The codes of an OAuth error answered by the token endpoint (they carry `oauthError`). */
+const OAUTH_REFUSAL_CODES: ReadonlySet<PlatformErrorCode> = new Set([
+  'ERR_PLATFORM_INVALID_GRANT',
+  'ERR_PLATFORM_INVALID_CLIENT',
+  'ERR_PLATFORM_REFUSED',
+]);
 
 /** Only these characters survive into a copied platform `error`/`error_description` (RFC 6749 5.2). */
 const OAUTH_TEXT = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/g;
@@ -74,20 +106,52 @@ function safeCause(cause: unknown): { name: string; code?: string } | undefined 
   return code === undefined ? { name } : { name, code };
 }
 
-/** Base class of every error this package raises. */
-export abstract class PlatformLoginError extends Error {
-  /** Stable machine-readable code, e.g. `ERR_PLATFORM_TIMEOUT`. */
-  abstract readonly code: PlatformErrorCode;
-  /** HTTP status the package answers with when this error ends a request. */
-  abstract readonly status: number;
-  /** The `error` value of the JSON body sent to API clients, e.g. `login_required`. */
-  abstract readonly error: string;
+/** The platform's `?error=` values answered with their own status at an entry (RFC 6749 4.1.2.1). */
+const ENTRY_ERROR_STATUS: Record<string, number> = {
+  access_denied: 403,
+  server_error: 502,
+  temporarily_unavailable: 503,
+};
 
-  constructor(message: string, options?: { cause?: unknown }) {
+/**
+ * The HTTP answer for a package error: its code's row of {@link PLATFORM_ERRORS}, except an entry
+ * the platform denied, answered with the platform's own `error` (its trouble, 502/503, is not the
+ * player's mistake; any other value is 400).
+ */
+export function httpAnswer(err: { code: PlatformErrorCode; platformError?: string | undefined }): {
+  status: number;
+  error: string;
+} {
+  if (err.code === 'ERR_PLATFORM_ENTRY_DENIED' && err.platformError !== undefined) {
+    return { status: ENTRY_ERROR_STATUS[err.platformError] ?? 400, error: err.platformError };
+  }
+  const { status, error } = PLATFORM_ERRORS[err.code];
+  return { status, error };
+}
+
+/** Base class of every error this package raises; `code` says which, the table says the rest. */
+export abstract class PlatformLoginError<
+  C extends PlatformErrorCode = PlatformErrorCode,
+> extends Error {
+  /** Stable machine-readable code, e.g. `ERR_PLATFORM_TIMEOUT`. */
+  readonly code: C;
+
+  constructor(code: C, message: string, options?: { cause?: unknown }) {
     // The cause is reduced to its name and errno code: a raw cause (a fetch error, a Redis reply)
     // could carry a URL with a token in its query string.
     super(message, options?.cause === undefined ? undefined : { cause: safeCause(options.cause) });
     this.name = new.target.name;
+    this.code = code;
+  }
+
+  /** HTTP status the package answers with when this error ends a request. */
+  get status(): number {
+    return httpAnswer(this).status;
+  }
+
+  /** The `error` value of the JSON body sent to API clients, e.g. `login_required`. */
+  get error(): string {
+    return httpAnswer(this).error;
   }
 
   /** What is safe to show or log: no stack, no secrets. */
@@ -106,128 +170,70 @@ export abstract class PlatformLoginError extends Error {
   }
 }
 
-/** Said of a 404 or 405 from the token endpoint: nothing answers token requests at that address. */
-export const CHECK_AUTH_URL =
-  ' Check authUrl (e.g. PLATFORM_AUTH_URL): the token endpoint is `${authUrl}/token`.';
-
-type OAuthErrorCode = 'invalid_grant' | 'invalid_client' | (string & {});
-
-/** The token endpoint answered with an OAuth error (`invalid_grant`, `invalid_client`, …). */
-export class TokenEndpointError extends PlatformLoginError {
-  readonly code:
-    'ERR_PLATFORM_INVALID_GRANT' | 'ERR_PLATFORM_INVALID_CLIENT' | 'ERR_PLATFORM_REFUSED';
-  readonly status = 502;
-  readonly error = 'platform_error';
-  /** The OAuth `error` value (sanitised), e.g. `invalid_grant`. */
-  readonly oauthError: OAuthErrorCode;
-  /** The OAuth `error_description`, sanitised and at most 200 characters. */
-  readonly oauthErrorDescription: string | undefined;
-  /** The HTTP status the platform answered with. */
-  readonly httpStatus: number;
-  /** The platform's `Retry-After`, in whole seconds, when its answer carried one (429, 503). */
-  readonly platformRetryAfterSeconds: number | undefined;
-
-  constructor(fields: {
-    oauthError: unknown;
-    oauthErrorDescription?: unknown;
-    httpStatus: number;
-    grant: string;
-    platformRetryAfterSeconds?: number | undefined;
-  }) {
-    const oauthError = sanitizePlatformText(fields.oauthError, 64) ?? 'unknown_error';
-    // The platform's own words say what was wrong (a redirect_uri mismatch, a wrong secret): kept,
-    // sanitised, capped, and already cleared of what the request sent (token-response.ts).
-    const description = sanitizePlatformText(fields.oauthErrorDescription, 200);
-    super(
-      `The token endpoint refused the ${fields.grant} request with "${oauthError}" (HTTP ${fields.httpStatus})` +
-        (description === undefined ? '.' : `: "${description}".`) +
-        (oauthError === 'invalid_client'
-          ? ' Check clientId, clientSecret and redirectUri against the platform registration.'
-          : '') +
-        // No token endpoint at that address: the base URL is the likely mistake.
-        (fields.httpStatus === 404 || fields.httpStatus === 405 ? CHECK_AUTH_URL : ''),
-    );
-    this.oauthError = oauthError;
-    this.oauthErrorDescription = description;
-    this.httpStatus = fields.httpStatus;
-    this.platformRetryAfterSeconds = fields.platformRetryAfterSeconds;
-    this.code =
-      oauthError === 'invalid_grant'
-        ? 'ERR_PLATFORM_INVALID_GRANT'
-        : oauthError === 'invalid_client' || oauthError === 'unauthorized_client'
-          ? 'ERR_PLATFORM_INVALID_CLIENT'
-          : 'ERR_PLATFORM_REFUSED';
-  }
-
-  override toJSON(): Record<string, unknown> {
-    return {
-      ...super.toJSON(),
-      oauthError: this.oauthError,
-      oauthErrorDescription: this.oauthErrorDescription,
-      httpStatus: this.httpStatus,
-    };
-  }
-}
-
-/** The token endpoint answered something that is not a valid token response. */
-export class InvalidTokenResponseError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_INVALID_RESPONSE';
-  readonly status = 502;
-  readonly error = 'platform_error';
-  /** The response field that failed validation, when one did. */
-  readonly field: string | undefined;
-  /** The HTTP status the platform answered with. */
-  readonly httpStatus: number | undefined;
-  /** The platform's `Retry-After`, in whole seconds, when its answer carried one (429, 503). */
-  readonly platformRetryAfterSeconds: number | undefined;
+/**
+ * The setup cannot work: fix the configuration; the message names the fix.
+ * - `ERR_PLATFORM_INVALID_OPTION`: thrown at creation (platformLogin(), a store, the token client,
+ *   the simulator, `login.frameAncestors()`): an option is unknown, missing or wrong, or wrong for
+ *   this deployment (production); `option` names it.
+ * - `ERR_PLATFORM_SETUP`: the setup around the package cannot work (`checkSetup()` at start, or
+ *   found on a request, answered 500 `server_misconfigured`).
+ * - `ERR_PLATFORM_SESSION_MISSING`: no express-session in front of the package (on a request).
+ */
+export class SetupError extends PlatformLoginError<SetupErrorCode> {
+  /**
+   * Path of the first wrong option (`ERR_PLATFORM_INVALID_OPTION`), e.g. `tokenClient.timeoutMs`;
+   * `undefined` otherwise, or when the options value as a whole is wrong (not an object). Never the
+   * option's value: it may be a secret.
+   */
+  readonly option: string | undefined;
 
   constructor(
     message: string,
-    options?: {
-      field?: string;
-      httpStatus?: number;
-      platformRetryAfterSeconds?: number | undefined;
-      cause?: unknown;
-    },
+    options: { code?: SetupErrorCode; option?: string | undefined; cause?: unknown } = {},
   ) {
-    super(message, options);
-    this.field = options?.field;
-    this.httpStatus = options?.httpStatus;
-    this.platformRetryAfterSeconds = options?.platformRetryAfterSeconds;
+    super(options.code ?? 'ERR_PLATFORM_SETUP', message, options);
+    this.option = options.option;
+  }
+
+  /** As every error's, with the option it names (a path, never its value). */
+  override toJSON(): Record<string, unknown> {
+    const json = super.toJSON();
+    return this.option === undefined ? json : { ...json, option: this.option };
   }
 }
 
-/** The token endpoint did not answer (headers and body) within the per-attempt timeout. */
-export class TokenEndpointTimeoutError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_TIMEOUT';
-  readonly status = 504;
-  readonly error = 'platform_timeout';
+/** A wrong option, refused at creation: SetupError `ERR_PLATFORM_INVALID_OPTION` naming `option`. */
+export function invalidOption(message: string, option?: string): SetupError {
+  return new SetupError(message, { code: 'ERR_PLATFORM_INVALID_OPTION', option });
 }
 
-/** The token endpoint could not be reached (connection refused or reset, DNS, TLS). */
-export class TokenEndpointNetworkError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_NETWORK';
-  readonly status = 502;
-  readonly error = 'platform_error';
-}
+/** The package runs without express-session in front of it: a setup mistake, answered 500. */
+export const sessionMissing = (): SetupError =>
+  new SetupError(
+    'express-platform-login needs express-session in front of it: did you forget ' +
+      '`app.use(session({ store, secret, resave: false, saveUninitialized: false }))` before mounting the callback and middleware?',
+    { code: 'ERR_PLATFORM_SESSION_MISSING' },
+  );
 
-/** The token store (Redis) did not answer in time or failed. Compare-and-set writes keep the stored record consistent whatever happened to the call. */
-export class StoreUnavailableError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_STORE_UNAVAILABLE';
-  readonly status = 503;
-  readonly error = 'store_unavailable';
-  readonly retryAfterSeconds = 2;
-}
+const LOGIN_MESSAGES: Record<LoginRequiredErrorCode, string> = {
+  ERR_PLATFORM_LOGIN_REQUIRED:
+    'No player is logged in on this session; the player must enter the game from the platform.',
+  ERR_PLATFORM_REAUTH_REQUIRED:
+    'The platform no longer accepts this login; the player must enter the game again.',
+  ERR_PLATFORM_IDENTITY_CHANGED:
+    'A refresh returned another open_id than the login it renewed; the record was deleted.',
+};
 
-/** The request has no player login (no session, or no token record for it). */
-export class LoginRequiredError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_LOGIN_REQUIRED';
-  readonly status = 401;
-  readonly error = 'login_required';
-  constructor(
-    message = 'No player is logged in on this session; the player must enter the game from the platform.',
-  ) {
-    super(message);
+/**
+ * The player must enter the game again (401): `ERR_PLATFORM_LOGIN_REQUIRED` (no session, or no
+ * token record for it: `login_required`), `ERR_PLATFORM_REAUTH_REQUIRED` (the platform rejected the
+ * refresh token) or `ERR_PLATFORM_IDENTITY_CHANGED` (a refresh returned another player); on the
+ * last two the record was deleted (`reauth_required`).
+ */
+export class LoginRequiredError extends PlatformLoginError<LoginRequiredErrorCode> {
+  constructor(message?: string, options: { code?: LoginRequiredErrorCode; cause?: unknown } = {}) {
+    const code = options.code ?? 'ERR_PLATFORM_LOGIN_REQUIRED';
+    super(code, message ?? LOGIN_MESSAGES[code], options);
   }
 }
 
@@ -246,178 +252,96 @@ export function loginRequiredWithoutStack(): LoginRequiredError {
   }
 }
 
+/** The login ended: the platform no longer accepts it (`reauth_required`). */
+export const reauthRequired = (options?: { cause?: unknown }): LoginRequiredError =>
+  new LoginRequiredError(undefined, { ...options, code: 'ERR_PLATFORM_REAUTH_REQUIRED' });
+
+/** A refresh returned another `open_id` than the login's: refused, the player must enter again. */
+export const identityChanged = (): LoginRequiredError =>
+  new LoginRequiredError(undefined, { code: 'ERR_PLATFORM_IDENTITY_CHANGED' });
+
 /**
- * The login ended: the player must enter again (401 `reauth_required`). `code`:
- * `ERR_PLATFORM_REAUTH_REQUIRED` (the platform rejected the refresh token) or
- * `ERR_PLATFORM_IDENTITY_CHANGED` (a refresh returned another player). The record was deleted.
+ * This request is refused as sent, before any token change: a malformed, used or refused entry, an
+ * entry from outside the platform's pages, too many entries, a busy platform, a wrong method, a
+ * state change started by another origin, a scope the player did not grant, an entry the app's
+ * `afterLogin` hook refused. `code` says which (`switch (err.code)`).
  */
-export class ReauthRequiredError extends PlatformLoginError {
-  readonly code: 'ERR_PLATFORM_REAUTH_REQUIRED' | 'ERR_PLATFORM_IDENTITY_CHANGED' =
-    'ERR_PLATFORM_REAUTH_REQUIRED';
-  readonly status = 401;
-  readonly error = 'reauth_required';
+export class RequestRefusedError extends PlatformLoginError<RequestRefusedErrorCode> {
+  /** Seconds to send in `Retry-After` (`ERR_PLATFORM_TOO_MANY_ENTRIES`, `ERR_PLATFORM_BUSY`). */
+  declare readonly retryAfterSeconds?: number;
+  /** The one method the route accepts, for the `Allow` header (`ERR_PLATFORM_METHOD_NOT_ALLOWED`). */
+  declare readonly allow?: 'GET' | 'POST';
+  /** Why the entry was judged foreign (`ERR_PLATFORM_ENTRY_CONTEXT`; see `entryContextViolation`). */
+  declare readonly reason?: string;
+  /** The platform's `?error=` at the callback, sanitised (`ERR_PLATFORM_ENTRY_DENIED`). */
+  declare readonly platformError?: string;
+  /** The scopes the route needs that the player's login lacks (`ERR_PLATFORM_INSUFFICIENT_SCOPE`). */
+  declare readonly missingScopes?: readonly string[];
+
   constructor(
-    message = 'The platform no longer accepts this login; the player must enter the game again.',
-    options?: { cause?: unknown },
+    message: string,
+    options: {
+      code: RequestRefusedErrorCode;
+      cause?: unknown;
+      retryAfterSeconds?: number;
+      allow?: 'GET' | 'POST';
+      reason?: string;
+      platformError?: string;
+      missingScopes?: readonly string[];
+    },
   ) {
-    super(message, options);
+    super(options.code, message, options);
+    const { retryAfterSeconds, allow, reason, platformError, missingScopes } = options;
+    if (retryAfterSeconds !== undefined) this.retryAfterSeconds = retryAfterSeconds;
+    if (allow !== undefined) this.allow = allow;
+    if (reason !== undefined) this.reason = reason;
+    if (platformError !== undefined) this.platformError = platformError;
+    if (missingScopes !== undefined) this.missingScopes = missingScopes;
   }
-}
-
-/** The platform is down, slow or broken and the access token has expired. Tokens are kept. */
-export class PlatformUnavailableError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_UNAVAILABLE';
-  readonly status = 503;
-  readonly error = 'platform_unavailable';
-  /** Seconds to send in `Retry-After`. */
-  readonly retryAfterSeconds: number;
-  constructor(message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
-    super(message, options);
-    this.retryAfterSeconds = options?.retryAfterSeconds ?? 5;
-  }
-}
-
-/** The platform rejected our client credentials (`invalid_client`): a configuration problem. */
-export class PlatformMisconfiguredError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_MISCONFIGURED';
-  readonly status = 503;
-  readonly error = 'platform_misconfigured';
-}
-
-/**
- * The package refused the request itself, before any platform call or token change: a malformed,
- * used or refused entry, an entry from outside the platform's pages, too many entries, a wrong
- * method, a state change started by another origin. `code` says which (`switch (err.code)`).
- */
-export abstract class RequestRefusedError extends PlatformLoginError {
-  abstract override readonly code:
-    | 'ERR_PLATFORM_INVALID_REQUEST'
-    | 'ERR_PLATFORM_CODE_USED'
-    | 'ERR_PLATFORM_ENTRY_DENIED'
-    | 'ERR_PLATFORM_CODE_REJECTED'
-    | 'ERR_PLATFORM_ENTRY_CONTEXT'
-    | 'ERR_PLATFORM_COOKIES_REFUSED'
-    | 'ERR_PLATFORM_TOO_MANY_ENTRIES'
-    | 'ERR_PLATFORM_BUSY'
-    | 'ERR_PLATFORM_METHOD_NOT_ALLOWED'
-    | 'ERR_PLATFORM_CROSS_ORIGIN';
 }
 
 /** The request itself is malformed (e.g. a missing or invalid `code`). */
-export class InvalidRequestError extends RequestRefusedError {
-  readonly code = 'ERR_PLATFORM_INVALID_REQUEST';
-  readonly status = 400;
-  readonly error = 'invalid_request';
-}
+export const invalidRequest = (message: string): RequestRefusedError =>
+  new RequestRefusedError(message, { code: 'ERR_PLATFORM_INVALID_REQUEST' });
 
 /** The entry carried a code that was already used by another browser. */
-export class CodeAlreadyUsedError extends RequestRefusedError {
-  readonly code = 'ERR_PLATFORM_CODE_USED';
-  readonly status = 400;
-  readonly error = 'code_already_used';
-  constructor() {
-    super(
-      'This entry code was already used; the player must enter the game again from the platform.',
-    );
-  }
-}
-
-const ENTRY_ERROR_STATUS: Record<string, number> = {
-  access_denied: 403,
-  server_error: 502,
-  temporarily_unavailable: 503,
-};
+export const codeAlreadyUsed = (): RequestRefusedError =>
+  new RequestRefusedError(
+    'This entry code was already used; the player must enter the game again from the platform.',
+    { code: 'ERR_PLATFORM_CODE_USED' },
+  );
 
 /** The platform opened the callback with an `error` parameter instead of a code. */
-export class EntryDeniedError extends RequestRefusedError {
-  readonly code = 'ERR_PLATFORM_ENTRY_DENIED';
-  readonly status: number;
-  readonly error: string;
-  constructor(oauthError: unknown) {
-    const error =
-      sanitizePlatformText(oauthError, 64)?.replace(/[^a-z0-9_]/gi, '') || 'access_denied';
-    super(`The platform sent the player back with error "${error}" instead of a code.`);
-    this.error = error;
-    // The platform's own trouble (RFC 6749 4.1.2.1) is not the player's mistake.
-    this.status = ENTRY_ERROR_STATUS[error] ?? 400;
-  }
+export function entryDenied(oauthError: unknown): RequestRefusedError {
+  const error =
+    sanitizePlatformText(oauthError, 64)?.replace(/[^a-z0-9_]/gi, '') || 'access_denied';
+  return new RequestRefusedError(
+    `The platform sent the player back with error "${error}" instead of a code.`,
+    { code: 'ERR_PLATFORM_ENTRY_DENIED', platformError: error },
+  );
 }
 
 /**
  * The callback answers GET only (link previews and prefetches must not burn a code); logout answers
  * POST only (a GET could be started by any page: an `<img>` would log the player out).
  */
-export class MethodNotAllowedError extends RequestRefusedError {
-  readonly code = 'ERR_PLATFORM_METHOD_NOT_ALLOWED';
-  readonly status = 405;
-  readonly error = 'method_not_allowed';
-  /** The one method the route accepts, for the `Allow` header. */
-  readonly allow: 'GET' | 'POST';
-  constructor(allow: 'GET' | 'POST' = 'GET') {
-    super(
-      allow === 'GET'
-        ? 'The platform callback accepts GET only.'
-        : 'logout() accepts POST only; mount it with app.post().',
-    );
-    this.allow = allow;
-  }
-}
-
-/** A refresh returned another `open_id` than the login's: refused, the player must enter again. */
-export class IdentityChangedError extends ReauthRequiredError {
-  override readonly code = 'ERR_PLATFORM_IDENTITY_CHANGED';
-  constructor() {
-    super('A refresh returned another open_id than the login it renewed; the record was deleted.');
-  }
-}
-
-/** Any error this package raises; `switch (err.code)` narrows it. */
-export type AnyPlatformLoginError =
-  | TokenEndpointError
-  | InvalidTokenResponseError
-  | TokenEndpointTimeoutError
-  | TokenEndpointNetworkError
-  | StoreUnavailableError
-  | LoginRequiredError
-  | ReauthRequiredError
-  | PlatformUnavailableError
-  | PlatformMisconfiguredError
-  | InvalidRequestError
-  | CodeAlreadyUsedError
-  | EntryDeniedError
-  | MethodNotAllowedError
-  | IdentityChangedError
-  | CodeRejectedError
-  | SessionMissingError
-  | EntryContextRefusedError
-  | CrossOriginRequestError
-  | CookiesRefusedError
-  | SetupError
-  | TooManyEntriesError
-  | PlatformBusyError
-  | OpenApiTimeoutError
-  | OpenApiUnreachableError
-  | InsufficientScopeError
-  | EntryRefusedError;
-
-/** True for any error raised by this package. */
-export function isPlatformLoginError(value: unknown): value is AnyPlatformLoginError {
-  return value instanceof PlatformLoginError;
-}
+export const methodNotAllowed = (allow: 'GET' | 'POST' = 'GET'): RequestRefusedError =>
+  new RequestRefusedError(
+    allow === 'GET'
+      ? 'The platform callback accepts GET only.'
+      : 'logout() accepts POST only; mount it with app.post().',
+    { code: 'ERR_PLATFORM_METHOD_NOT_ALLOWED', allow },
+  );
 
 /** The platform refused the entry code at the exchange (`invalid_grant`: expired, unknown or used). */
-export class CodeRejectedError extends RequestRefusedError {
-  readonly code = 'ERR_PLATFORM_CODE_REJECTED';
-  readonly status = 400;
-  readonly error = 'code_rejected';
-  /** What the platform said of the code (its `error_description`, sanitised, at most 200 characters). */
-  readonly platformDescription: string | undefined;
-  constructor(options?: { cause?: unknown }) {
-    const cause = options?.cause;
-    const said = cause instanceof TokenEndpointError ? cause.oauthErrorDescription : undefined;
-    super(codeRejectedMessage(said), options);
-    this.platformDescription = said;
-  }
+export function codeRejected(options?: { cause?: unknown }): RequestRefusedError {
+  const cause = options?.cause as { oauthErrorDescription?: unknown } | undefined;
+  const said =
+    typeof cause?.oauthErrorDescription === 'string' ? cause.oauthErrorDescription : undefined;
+  return new RequestRefusedError(codeRejectedMessage(said), {
+    ...options,
+    code: 'ERR_PLATFORM_CODE_REJECTED',
+  });
 }
 
 /**
@@ -434,189 +358,230 @@ function codeRejectedMessage(said: string | undefined): string {
   return `The platform refused this entry code: "${said}".${fix}`;
 }
 
-/** The codes of {@link SetupError}. */
-export type SetupErrorCode =
-  'ERR_PLATFORM_INVALID_OPTION' | 'ERR_PLATFORM_SETUP' | 'ERR_PLATFORM_SESSION_MISSING';
-
-/**
- * The setup cannot work; the message names the fix. The one error of every setup refusal:
- * - `ERR_PLATFORM_INVALID_OPTION`: thrown at creation (platformLogin(), a store, the token client,
- *   the simulator, `login.frameAncestors()`): an option is unknown, missing or wrong, or wrong for
- *   this deployment (production); `option` names it.
- * - `ERR_PLATFORM_SETUP`: the setup around the package cannot work (`checkSetup()` at start, or
- *   found on a request, answered 500 `server_misconfigured`).
- * - `ERR_PLATFORM_SESSION_MISSING`: no express-session in front of the package (on a request).
- */
-export class SetupError extends PlatformLoginError {
-  readonly code: SetupErrorCode;
-  readonly status = 500;
-  readonly error = 'server_misconfigured';
-  /**
-   * Path of the first wrong option (`ERR_PLATFORM_INVALID_OPTION`), e.g. `tokenClient.timeoutMs`;
-   * `undefined` otherwise, or when the options value as a whole is wrong (not an object). Never the
-   * option's value: it may be a secret.
-   */
-  readonly option: string | undefined;
-
-  constructor(
-    message: string,
-    options: { code?: SetupErrorCode; option?: string | undefined; cause?: unknown } = {},
-  ) {
-    super(message, options);
-    this.code = options.code ?? 'ERR_PLATFORM_SETUP';
-    this.option = options.option;
-  }
-
-  /** As every error's, with the option it names (a path, never its value). */
-  override toJSON(): Record<string, unknown> {
-    const json = super.toJSON();
-    return this.option === undefined ? json : { ...json, option: this.option };
-  }
-}
-
-/** A wrong option, refused at creation: SetupError `ERR_PLATFORM_INVALID_OPTION` naming `option`. */
-export function invalidOption(message: string, option?: string): SetupError {
-  return new SetupError(message, { code: 'ERR_PLATFORM_INVALID_OPTION', option });
-}
-
-/** The package runs without express-session in front of it: a setup mistake, answered 500. */
-export class SessionMissingError extends SetupError {
-  override readonly code = 'ERR_PLATFORM_SESSION_MISSING';
-  constructor() {
-    super(
-      'express-platform-login needs express-session in front of it: did you forget ' +
-        '`app.use(session({ store, secret, resave: false, saveUninitialized: false }))` before mounting the callback and middleware?',
-    );
-  }
-}
-
 /** An entry that did not come from the platform's pages, refused by `entry: { context: { mode: 'enforce' } }`. */
-export class EntryContextRefusedError extends RequestRefusedError {
-  readonly code = 'ERR_PLATFORM_ENTRY_CONTEXT';
-  readonly status = 403;
-  readonly error = 'entry_context_refused';
-  /** Why the entry was judged foreign (see `entryContextViolation`). */
-  readonly reason: string;
-  constructor(reason: string) {
-    super(
-      `An entry was refused before its code was claimed: it did not come from the platform's pages (${reason}). ` +
-        'Check `platformOrigins` and `entry.context`; watch `entryContextViolation` events in report mode first.',
-    );
-    this.reason = reason;
-  }
-}
+export const entryContextRefused = (reason: string): RequestRefusedError =>
+  new RequestRefusedError(
+    `An entry was refused before its code was claimed: it did not come from the platform's pages (${reason}). ` +
+      'Check `platformOrigins` and `entry.context`; watch `entryContextViolation` events in report mode first.',
+    { code: 'ERR_PLATFORM_ENTRY_CONTEXT', reason },
+  );
 
 /** A state-changing request started by a page of another origin (CSRF), refused by `csrfProtection()`. */
-export class CrossOriginRequestError extends RequestRefusedError {
-  readonly code = 'ERR_PLATFORM_CROSS_ORIGIN';
-  readonly status = 403;
-  readonly error = 'cross_origin_refused';
-  constructor(what = 'A state-changing request') {
-    super(
-      `${what} from another origin was refused (Sec-Fetch-Site / Origin). ` +
-        'If it came from your own front end on another origin, list that origin in `gameOrigins`.',
-    );
-  }
-}
+export const crossOriginRequest = (what = 'A state-changing request'): RequestRefusedError =>
+  new RequestRefusedError(
+    `${what} from another origin was refused (Sec-Fetch-Site / Origin). ` +
+      'If it came from your own front end on another origin, list that origin in `gameOrigins`.',
+    { code: 'ERR_PLATFORM_CROSS_ORIGIN' },
+  );
 
 /** After an entry the browser came back without the new session: it refuses the session cookie. */
-export class CookiesRefusedError extends RequestRefusedError {
-  readonly code = 'ERR_PLATFORM_COOKIES_REFUSED';
-  readonly status = 400;
-  readonly error = 'cookies_blocked';
-  constructor() {
-    super(
-      'The browser came back from an entry without the session cookie: it refuses it (third-party cookies ' +
-        'blocked, or a cookie without SameSite=None; Secure; Partitioned inside an iframe — see embeddedSessionCookie()).',
-    );
-  }
-}
+export const cookiesRefused = (): RequestRefusedError =>
+  new RequestRefusedError(
+    'The browser came back from an entry without the session cookie: it refuses it (third-party cookies ' +
+      'blocked, or a cookie without SameSite=None; Secure; Partitioned inside an iframe — see embeddedSessionCookie()).',
+    { code: 'ERR_PLATFORM_COOKIES_REFUSED' },
+  );
 
 /**
  * Too many failed entries (bad, used or refused codes) came from this client address: refused with
- * 429 before any code is claimed or sent, until the window ends (`entry.failureLimit`).
+ * 429 before any code is claimed or sent, until the window ends (`entry.failureLimit`);
+ * `retryAfterSeconds`: until the address's window ends.
  */
-export class TooManyEntriesError extends RequestRefusedError {
-  readonly code = 'ERR_PLATFORM_TOO_MANY_ENTRIES';
-  readonly status = 429;
-  readonly error = 'too_many_entries';
-  /** Seconds to send in `Retry-After`: until the address's window ends. */
-  readonly retryAfterSeconds: number;
-  constructor(retryAfterSeconds: number) {
-    super(
-      'An entry was refused before its code was claimed: its client address has too many failed entries in the current window ' +
-        "(`entry.failureLimit`). Behind a proxy, check `trust proxy`: without it every player shares the proxy's address.",
-    );
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
-}
+export const tooManyEntries = (retryAfterSeconds: number): RequestRefusedError =>
+  new RequestRefusedError(
+    'An entry was refused before its code was claimed: its client address has too many failed entries in the current window ' +
+      "(`entry.failureLimit`). Behind a proxy, check `trust proxy`: without it every player shares the proxy's address.",
+    { code: 'ERR_PLATFORM_TOO_MANY_ENTRIES', retryAfterSeconds },
+  );
 
 /**
  * The entry is refused with 503 before its code is claimed: this process already has
  * `entry.maxExchangesInFlight` code exchanges waiting on the platform (a flood cannot open unbounded
  * outbound requests), or the platform asked for no exchange until its `Retry-After` has passed.
+ * `retryAfterSeconds`: 1 for the cap, what is left of the platform's figure for its hold.
  */
-export class PlatformBusyError extends RequestRefusedError {
-  readonly code = 'ERR_PLATFORM_BUSY';
-  readonly status = 503;
-  readonly error = 'platform_busy';
-  /** Seconds to send in `Retry-After`: 1 for the cap, what is left of the platform's figure for its hold. */
-  readonly retryAfterSeconds: number;
-  constructor(options?: { platformRetryAfterSeconds?: number; cause?: unknown }) {
-    const held = options?.platformRetryAfterSeconds;
-    super(
-      held === undefined
-        ? 'An entry was refused before its code was claimed: too many code exchanges are in flight on this process (`entry.maxExchangesInFlight`).'
-        : `The token endpoint asked (Retry-After) for no code exchange for ${held} seconds; until then entries are refused before their code is claimed.`,
-      options,
-    );
-    this.retryAfterSeconds = held ?? 1;
-  }
-}
-
-/**
- * The open API (`platformFetch`, a socket's or a job's `fetch`) did not answer, headers and body,
- * within `openApi.timeoutMs`. Its answer, when it came, is not the package's to judge: a 4xx/5xx
- * of the open API is returned to the caller as a Response.
- */
-export class OpenApiTimeoutError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_API_TIMEOUT';
-  readonly status = 504;
-  readonly error = 'platform_timeout';
-}
-
-/** The open API could not be reached, or its connection broke mid-answer (refused, reset, DNS, TLS). */
-export class OpenApiUnreachableError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_API_UNREACHABLE';
-  readonly status = 502;
-  readonly error = 'platform_error';
+export function platformBusy(options?: {
+  platformRetryAfterSeconds?: number;
+  cause?: unknown;
+}): RequestRefusedError {
+  const held = options?.platformRetryAfterSeconds;
+  return new RequestRefusedError(
+    held === undefined
+      ? 'An entry was refused before its code was claimed: too many code exchanges are in flight on this process (`entry.maxExchangesInFlight`).'
+      : `The token endpoint asked (Retry-After) for no code exchange for ${held} seconds; until then entries are refused before their code is claimed.`,
+    { code: 'ERR_PLATFORM_BUSY', cause: options?.cause, retryAfterSeconds: held ?? 1 },
+  );
 }
 
 /** The player did not grant a scope this route needs (`login.requireScopes()`). */
-export class InsufficientScopeError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_INSUFFICIENT_SCOPE';
-  readonly status = 403;
-  readonly error = 'insufficient_scope';
-  /** The scopes the route needs that the player's login lacks. */
-  readonly missingScopes: readonly string[];
-  constructor(missingScopes: readonly string[]) {
-    super(
-      `The player's login lacks the scope(s) this route needs: ${missingScopes.join(', ')}. ` +
-        'The player must grant them on the platform and enter again.',
-    );
-    this.missingScopes = missingScopes;
-  }
-}
+export const insufficientScope = (missingScopes: readonly string[]): RequestRefusedError =>
+  new RequestRefusedError(
+    `The player's login lacks the scope(s) this route needs: ${missingScopes.join(', ')}. ` +
+      'The player must grant them on the platform and enter again.',
+    { code: 'ERR_PLATFORM_INSUFFICIENT_SCOPE', missingScopes },
+  );
 
 /**
  * The app's `afterLogin` hook refused an entry: no login was kept (token record deleted, session
  * without a login), answered 403 `entry_refused`.
  */
-export class EntryRefusedError extends PlatformLoginError {
-  readonly code = 'ERR_PLATFORM_ENTRY_REFUSED';
-  readonly status = 403;
-  readonly error = 'entry_refused';
-  constructor(options?: { cause?: unknown }) {
-    super('The afterLogin hook refused this entry; no login was kept.', options);
+export const entryRefused = (options?: { cause?: unknown }): RequestRefusedError =>
+  new RequestRefusedError('The afterLogin hook refused this entry; no login was kept.', {
+    ...options,
+    code: 'ERR_PLATFORM_ENTRY_REFUSED',
+  });
+
+type OAuthErrorCode = 'invalid_grant' | 'invalid_client' | (string & {});
+
+/**
+ * The platform failed or answered wrongly: its token endpoint (an OAuth error `INVALID_GRANT`,
+ * `INVALID_CLIENT`, `REFUSED`; an invalid response `INVALID_RESPONSE`; `TIMEOUT`; `NETWORK`), a
+ * refresh it could not serve (`UNAVAILABLE`, tokens kept; `MISCONFIGURED`, our client credentials),
+ * or its open API (`API_TIMEOUT`, `API_UNREACHABLE`).
+ */
+export class PlatformError extends PlatformLoginError<PlatformFailureCode> {
+  /** The OAuth `error` value (sanitised), e.g. `invalid_grant` (an OAuth error's codes). */
+  declare readonly oauthError?: OAuthErrorCode;
+  /** The OAuth `error_description`, sanitised and at most 200 characters (an OAuth error's codes). */
+  declare readonly oauthErrorDescription?: string | undefined;
+  /** The HTTP status the token endpoint answered with (an OAuth error, an invalid response). */
+  declare readonly httpStatus?: number | undefined;
+  /** The platform's `Retry-After`, in whole seconds, when its token endpoint's answer carried one (429, 503). */
+  declare readonly platformRetryAfterSeconds?: number | undefined;
+  /** The response field that failed validation, when one did (`ERR_PLATFORM_INVALID_RESPONSE`). */
+  declare readonly field?: string | undefined;
+  /** Seconds to send in `Retry-After` (`ERR_PLATFORM_UNAVAILABLE`). */
+  declare readonly retryAfterSeconds?: number;
+
+  constructor(
+    message: string,
+    options: {
+      code: PlatformFailureCode;
+      cause?: unknown;
+      oauthError?: OAuthErrorCode;
+      oauthErrorDescription?: string | undefined;
+      httpStatus?: number | undefined;
+      platformRetryAfterSeconds?: number | undefined;
+      field?: string | undefined;
+      retryAfterSeconds?: number;
+    },
+  ) {
+    super(options.code, message, options);
+    if (OAUTH_REFUSAL_CODES.has(options.code)) {
+      this.oauthError = options.oauthError ?? 'unknown_error';
+      this.oauthErrorDescription = options.oauthErrorDescription;
+    }
+    if (OAUTH_REFUSAL_CODES.has(options.code) || options.code === 'ERR_PLATFORM_INVALID_RESPONSE') {
+      this.httpStatus = options.httpStatus;
+      this.platformRetryAfterSeconds = options.platformRetryAfterSeconds;
+    }
+    if (options.code === 'ERR_PLATFORM_INVALID_RESPONSE') this.field = options.field;
+    if (options.code === 'ERR_PLATFORM_UNAVAILABLE') {
+      this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
+    }
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return OAUTH_REFUSAL_CODES.has(this.code)
+      ? {
+          ...super.toJSON(),
+          oauthError: this.oauthError,
+          oauthErrorDescription: this.oauthErrorDescription,
+          httpStatus: this.httpStatus,
+        }
+      : super.toJSON();
   }
 }
+
+/** Said of a 404 or 405 from the token endpoint: nothing answers token requests at that address. */
+export const CHECK_AUTH_URL =
+  ' Check authUrl (e.g. PLATFORM_AUTH_URL): the token endpoint is `${authUrl}/token`.';
+
+/** The token endpoint answered with an OAuth error (`invalid_grant`, `invalid_client`, …). */
+
+export function tokenEndpointRefused(fields: {
+  oauthError: unknown;
+  oauthErrorDescription?: unknown;
+  httpStatus: number;
+  grant: string;
+  platformRetryAfterSeconds?: number | undefined;
+}): PlatformError {
+  const oauthError = sanitizePlatformText(fields.oauthError, 64) ?? 'unknown_error';
+  // The platform's own words say what was wrong (a redirect_uri mismatch, a wrong secret): kept,
+  // sanitised, capped, and already cleared of what the request sent (token-response.ts).
+  const description = sanitizePlatformText(fields.oauthErrorDescription, 200);
+  return new PlatformError(
+    `The token endpoint refused the ${fields.grant} request with "${oauthError}" (HTTP ${fields.httpStatus})` +
+      (description === undefined ? '.' : `: "${description}".`) +
+      (oauthError === 'invalid_client'
+        ? ' Check clientId, clientSecret and redirectUri against the platform registration.'
+        : '') +
+      // No token endpoint at that address: the base URL is the likely mistake.
+      (fields.httpStatus === 404 || fields.httpStatus === 405 ? CHECK_AUTH_URL : ''),
+    {
+      code:
+        oauthError === 'invalid_grant'
+          ? 'ERR_PLATFORM_INVALID_GRANT'
+          : oauthError === 'invalid_client' || oauthError === 'unauthorized_client'
+            ? 'ERR_PLATFORM_INVALID_CLIENT'
+            : 'ERR_PLATFORM_REFUSED',
+      oauthError,
+      oauthErrorDescription: description,
+      httpStatus: fields.httpStatus,
+      platformRetryAfterSeconds: fields.platformRetryAfterSeconds,
+    },
+  );
+}
+
+/** The token store (Redis) did not answer in time or failed: try again shortly (`Retry-After: 2`). Compare-and-set writes keep the stored record consistent whatever happened to the call. */
+export class StoreUnavailableError extends PlatformLoginError<'ERR_PLATFORM_STORE_UNAVAILABLE'> {
+  readonly retryAfterSeconds = 2;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_PLATFORM_STORE_UNAVAILABLE', message, options);
+  }
+}
+
+/** Any error this package raises; `switch (err.code)` narrows it to the family that carries the code. */
+export type AnyPlatformLoginError =
+  SetupError | LoginRequiredError | RequestRefusedError | PlatformError | StoreUnavailableError;
+
+/** True for any error raised by this package. */
+export function isPlatformLoginError(value: unknown): value is AnyPlatformLoginError {
+  return value instanceof PlatformLoginError;
+}
+
+/** True when `value` is a package error with one of `codes`. */
+export function hasCode<C extends PlatformErrorCode>(
+  value: unknown,
+  ...codes: readonly C[]
+): value is AnyPlatformLoginError & { code: C } {
+  return value instanceof PlatformLoginError && (codes as readonly string[]).includes(value.code);
+}
+
+/** The platform is down, slow or broken and the access token has expired. Tokens are kept. */
+export const platformUnavailable = (
+  message: string,
+  options?: { cause?: unknown; retryAfterSeconds?: number },
+): PlatformError => new PlatformError(message, { ...options, code: 'ERR_PLATFORM_UNAVAILABLE' });
+
+/** A token-endpoint OAuth error (`INVALID_GRANT`, `INVALID_CLIENT`, `REFUSED`): `oauthError` and `httpStatus` set. */
+export const isOAuthRefusal = (
+  value: unknown,
+): value is PlatformError & { oauthError: OAuthErrorCode; httpStatus: number } =>
+  value instanceof PlatformError && OAUTH_REFUSAL_CODES.has(value.code);
+
+/** An answer of the token endpoint that is not tokens: an OAuth error, or an invalid response. */
+export const isTokenEndpointAnswer = (value: unknown): value is PlatformError =>
+  isOAuthRefusal(value) || hasCode(value, 'ERR_PLATFORM_INVALID_RESPONSE');
+
+/** The token endpoint answered something that is not a valid token response. */
+export const invalidTokenResponse = (
+  message: string,
+  options?: {
+    field?: string;
+    httpStatus?: number;
+    platformRetryAfterSeconds?: number | undefined;
+    cause?: unknown;
+  },
+): PlatformError =>
+  new PlatformError(message, { ...options, code: 'ERR_PLATFORM_INVALID_RESPONSE' });

@@ -44,33 +44,21 @@ export { RedisSessionStore } from './session-store';
 export { embeddedSessionCookie } from './entry/embedded-cookie';
 export { checkSetup } from './setup/setup-checks';
 
-// Errors, by where they failed; each class carries its stable `code`s, and `switch (err.code)`
-// narrows AnyPlatformLoginError.
+// Errors, one class per thing the caller does next; `code` says which (`switch (err.code)` narrows
+// AnyPlatformLoginError to the class that carries it).
 export {
   PlatformLoginError,
   isPlatformLoginError,
   type AnyPlatformLoginError,
   type PlatformErrorCode,
-  // setup, at creation and on a request
+  // fix the configuration
   SetupError,
-  // the token endpoint: its answer, its response, the network
-  TokenEndpointError,
-  InvalidTokenResponseError,
-  TokenEndpointTimeoutError,
-  TokenEndpointNetworkError,
+  // the player must enter again
+  LoginRequiredError,
+  // this request is refused as sent
+  RequestRefusedError,
+  // the platform failed or answered wrongly
+  PlatformError,
   // the token store
   StoreUnavailableError,
-  // the login: none, or ended
-  LoginRequiredError,
-  ReauthRequiredError,
-  // a refresh the platform could not serve
-  PlatformUnavailableError,
-  PlatformMisconfiguredError,
-  // the request itself (entries, method, origin)
-  RequestRefusedError,
-  // the open API (routes, sockets, jobs), scopes and the afterLogin hook
-  OpenApiTimeoutError,
-  OpenApiUnreachableError,
-  InsufficientScopeError,
-  EntryRefusedError,
 } from './errors';

@@ -1,11 +1,6 @@
 // When a failed refresh is tried again, and after how long: transient failures only, exponential
 // backoff with full jitter, and a server's Retry-After honoured only when it fits the wait budget.
-import {
-  TokenEndpointError,
-  InvalidTokenResponseError,
-  TokenEndpointNetworkError,
-  TokenEndpointTimeoutError,
-} from '../errors';
+import { hasCode, isOAuthRefusal } from '../errors';
 
 /** How a refresh is retried. */
 export interface RetryPolicy {
@@ -35,14 +30,14 @@ const isTransientStatus = (status: number | undefined): boolean =>
  * never are, whatever the status, and neither is a 2xx with a broken body.
  */
 export function isTransientFailure(error: unknown): boolean {
-  if (error instanceof TokenEndpointNetworkError || error instanceof TokenEndpointTimeoutError) {
+  if (hasCode(error, 'ERR_PLATFORM_NETWORK', 'ERR_PLATFORM_TIMEOUT')) {
     return true;
   }
-  if (error instanceof TokenEndpointError) {
+  if (isOAuthRefusal(error)) {
     if (error.code !== 'ERR_PLATFORM_REFUSED') return false;
     return isTransientStatus(error.httpStatus) || TRANSIENT_OAUTH_ERRORS.has(error.oauthError);
   }
-  if (error instanceof InvalidTokenResponseError) return isTransientStatus(error.httpStatus);
+  if (hasCode(error, 'ERR_PLATFORM_INVALID_RESPONSE')) return isTransientStatus(error.httpStatus);
   return false;
 }
 

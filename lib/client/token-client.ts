@@ -87,8 +87,8 @@ export class PlatformTokenClient {
   /**
    * Exchanges an entry code for tokens (grant_type=authorization_code). One attempt only, never
    * retried once sent.
-   * Rejects with TokenEndpointError (e.g. `invalid_grant` for a used or expired code),
-   * InvalidTokenResponseError, TokenEndpointTimeoutError or TokenEndpointNetworkError.
+   * Rejects with a PlatformError: an OAuth error (`ERR_PLATFORM_INVALID_GRANT` for a used or expired
+   * code, …), `ERR_PLATFORM_INVALID_RESPONSE`, `ERR_PLATFORM_TIMEOUT` or `ERR_PLATFORM_NETWORK`.
    */
   async exchangeCode(code: string): Promise<TokenSet> {
     requireToken(code, 'PlatformTokenClient.exchangeCode(code)');

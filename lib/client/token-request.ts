@@ -1,11 +1,6 @@
 // One attempt at the token endpoint over HTTP: POST, no redirect followed, one deadline for the
 // headers and the whole body, the body capped while it streams. Failures leave as typed errors.
-import {
-  InvalidTokenResponseError,
-  PlatformLoginError,
-  TokenEndpointNetworkError,
-  TokenEndpointTimeoutError,
-} from '../errors';
+import { invalidTokenResponse, PlatformError, PlatformLoginError } from '../errors';
 import { raceAbort, readCappedBody, type CappedBody } from './read-capped-body';
 import type { TokenEndpointAnswer, TokenGrant } from './token-response';
 
@@ -42,7 +37,7 @@ function discard(response: Response): void {
 
 /**
  * Sends one token request and collects its answer within `timeoutMs`. Rejects with
- * TokenEndpointTimeoutError, TokenEndpointNetworkError, or InvalidTokenResponseError for a body
+ * PlatformError `ERR_PLATFORM_TIMEOUT`, `ERR_PLATFORM_NETWORK`, or `ERR_PLATFORM_INVALID_RESPONSE` for a body
  * beyond `maxResponseBytes`; whatever the status, an answer that arrived in time resolves.
  */
 export async function sendTokenRequest(
@@ -96,7 +91,7 @@ export async function sendTokenRequest(
       read = await readCappedBody(response.body, limits.maxResponseBytes, signal);
     }
     if (read.tooLarge) {
-      throw new InvalidTokenResponseError(
+      throw invalidTokenResponse(
         `The token endpoint's answer to the ${request.grant} request is larger than ` +
           `maxResponseBytes (${limits.maxResponseBytes} bytes); reading was stopped there.`,
         { httpStatus: response.status },
@@ -106,15 +101,16 @@ export async function sendTokenRequest(
   } catch (error) {
     if (error instanceof PlatformLoginError) throw error;
     if (signal.aborted && signal.reason === DEADLINE) {
-      throw new TokenEndpointTimeoutError(
+      throw new PlatformError(
         `The token endpoint ${limits.tokenEndpoint} did not answer the ${request.grant} request ` +
           `within ${limits.timeoutMs} ms (timeoutMs).`,
+        { code: 'ERR_PLATFORM_TIMEOUT' },
       );
     }
-    throw new TokenEndpointNetworkError(
+    throw new PlatformError(
       `The token endpoint ${limits.tokenEndpoint} could not be reached for the ${request.grant} ` +
         'request, or dropped the connection. Check authUrl and the network.',
-      { cause: error },
+      { code: 'ERR_PLATFORM_NETWORK', cause: error },
     );
   } finally {
     clearTimeout(timer);

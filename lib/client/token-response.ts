@@ -2,7 +2,7 @@
 // checked with zod and only known fields are picked; messages name the field, never its value, and
 // never quote the body.
 import { z } from 'zod';
-import { CHECK_AUTH_URL, InvalidTokenResponseError, TokenEndpointError } from '../errors';
+import { CHECK_AUTH_URL, invalidTokenResponse, tokenEndpointRefused } from '../errors';
 import { TokenSet } from './token-set';
 
 /** The grants the token endpoint is called with. */
@@ -128,7 +128,7 @@ function withoutSecrets(text: unknown, secrets: readonly string[] | undefined): 
 }
 
 const refused = (oauthError: OAuthErrorBody, context: TokenResponseContext) =>
-  new TokenEndpointError({
+  tokenEndpointRefused({
     oauthError: oauthError.error,
     oauthErrorDescription: withoutSecrets(oauthError.errorDescription, context.secretsSent),
     httpStatus: context.httpStatus ?? 200,
@@ -137,7 +137,7 @@ const refused = (oauthError: OAuthErrorBody, context: TokenResponseContext) =>
   });
 
 const invalid = (context: TokenResponseContext, problem: string, field?: TokenField) =>
-  new InvalidTokenResponseError(
+  invalidTokenResponse(
     `The token endpoint's answer to the ${context.grant} request is invalid: ${problem}.`,
     {
       httpStatus: context.httpStatus ?? 200,
@@ -148,7 +148,7 @@ const invalid = (context: TokenResponseContext, problem: string, field?: TokenFi
 
 /**
  * Validates a parsed token response body and builds the TokenSet. An `error` field makes it a
- * TokenEndpointError even with HTTP 200. `expiresAt` counts from `requestStartedAt`, the moment the
+ * PlatformError (an OAuth error's code) even with HTTP 200. `expiresAt` counts from `requestStartedAt`, the moment the
  * request was sent, so time spent on the wire shortens the token's life rather than lengthening it.
  */
 export function parseTokenResponse(
@@ -250,7 +250,7 @@ export function interpretTokenAnswer(
 ): TokenSet {
   const withStatus = { ...context, httpStatus: answer.status };
   if (answer.status >= 300 && answer.status < 400) {
-    throw new InvalidTokenResponseError(
+    throw invalidTokenResponse(
       `The token endpoint answered the ${context.grant} request with a redirect (HTTP ${answer.status}), ` +
         'which is not followed. Check authUrl: it must be the exact base of the token service.',
       { httpStatus: answer.status, platformRetryAfterSeconds: context.platformRetryAfterSeconds },
@@ -260,7 +260,7 @@ export function interpretTokenAnswer(
   if (answer.status < 200 || answer.status >= 300) {
     const oauthError = decoded.kind === 'json' ? parseOAuthErrorBody(decoded.value) : undefined;
     if (oauthError !== undefined) throw refused(oauthError, withStatus);
-    throw new InvalidTokenResponseError(
+    throw invalidTokenResponse(
       `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${describe(decoded)}.` +
         // No token endpoint there at all: the base URL is the likely mistake.
         (answer.status === 404 || answer.status === 405 ? CHECK_AUTH_URL : ''),

@@ -1,17 +1,13 @@
 // The package's one failure policy: what a failed call to the token endpoint becomes, which
 // answers end a login, and when a request goes on with the token it already has.
 import {
-  CodeAlreadyUsedError,
-  CodeRejectedError,
-  IdentityChangedError,
-  InvalidRequestError,
-  InvalidTokenResponseError,
-  LoginRequiredError,
-  PlatformMisconfiguredError,
-  PlatformUnavailableError,
-  ReauthRequiredError,
-  StoreUnavailableError,
-  TokenEndpointError,
+  codeRejected,
+  hasCode,
+  isOAuthRefusal,
+  isTokenEndpointAnswer,
+  PlatformError,
+  platformUnavailable,
+  reauthRequired,
   type PlatformLoginError,
 } from '../errors';
 import type { TokenRecord } from './token-record';
@@ -27,10 +23,7 @@ export type FailedGrant = 'authorization_code' | 'refresh_token';
  * {@link MAX_PLATFORM_RETRY_AFTER_SECONDS}); `undefined` when it sent none.
  */
 export function platformRetryAfterSeconds(error: unknown): number | undefined {
-  const seconds =
-    error instanceof TokenEndpointError || error instanceof InvalidTokenResponseError
-      ? error.platformRetryAfterSeconds
-      : undefined;
+  const seconds = isTokenEndpointAnswer(error) ? error.platformRetryAfterSeconds : undefined;
   return seconds === undefined ? undefined : Math.min(seconds, MAX_PLATFORM_RETRY_AFTER_SECONDS);
 }
 
@@ -60,27 +53,26 @@ export function answerForTokenFailure(
   grant: FailedGrant,
   retryAfterSeconds: number,
 ): unknown {
-  if (error instanceof TokenEndpointError && error.code === 'ERR_PLATFORM_INVALID_GRANT') {
+  if (hasCode(error, 'ERR_PLATFORM_INVALID_GRANT')) {
     return grant === 'authorization_code'
-      ? new CodeRejectedError({ cause: error })
-      : new ReauthRequiredError(undefined, { cause: error });
+      ? codeRejected({ cause: error })
+      : reauthRequired({ cause: error });
   }
-  if (error instanceof TokenEndpointError && error.code === 'ERR_PLATFORM_INVALID_CLIENT') {
-    return new PlatformMisconfiguredError(
+  if (hasCode(error, 'ERR_PLATFORM_INVALID_CLIENT')) {
+    return new PlatformError(
       grant === 'authorization_code'
         ? 'The platform rejected our client credentials at the code exchange; check clientId, clientSecret and redirectUri.'
         : 'The platform rejected our client credentials while refreshing; check clientId and clientSecret. The tokens were kept.',
-      { cause: error },
+      { code: 'ERR_PLATFORM_MISCONFIGURED', cause: error },
     );
   }
-  if (grant === 'authorization_code' || error instanceof StoreUnavailableError) return error;
-  return new PlatformUnavailableError(
-    'The platform could not refresh the tokens; they were kept.',
-    {
-      cause: error,
-      retryAfterSeconds: platformRetryAfterSeconds(error) ?? retryAfterSeconds,
-    },
-  );
+  if (grant === 'authorization_code' || hasCode(error, 'ERR_PLATFORM_STORE_UNAVAILABLE')) {
+    return error;
+  }
+  return platformUnavailable('The platform could not refresh the tokens; they were kept.', {
+    cause: error,
+    retryAfterSeconds: platformRetryAfterSeconds(error) ?? retryAfterSeconds,
+  });
 }
 
 /**
@@ -93,24 +85,30 @@ export function answerForTokenFailure(
  */
 export function failedOnItsCode(error: unknown): boolean {
   if (
-    error instanceof InvalidRequestError ||
-    error instanceof CodeAlreadyUsedError ||
-    error instanceof CodeRejectedError
+    hasCode(
+      error,
+      'ERR_PLATFORM_INVALID_REQUEST',
+      'ERR_PLATFORM_CODE_USED',
+      'ERR_PLATFORM_CODE_REJECTED',
+    )
   ) {
     return true;
   }
-  if (error instanceof TokenEndpointError) {
+  if (isOAuthRefusal(error)) {
     return error.httpStatus < 500 && error.code !== 'ERR_PLATFORM_INVALID_CLIENT';
   }
-  if (error instanceof InvalidTokenResponseError) return (error.httpStatus ?? 200) < 500;
+  if (hasCode(error, 'ERR_PLATFORM_INVALID_RESPONSE')) return (error.httpStatus ?? 200) < 500;
   return false;
 }
 
 /** True when the error ends the login: the player must enter the game again (401). */
 export const endsLogin = (error: unknown): boolean =>
-  error instanceof LoginRequiredError ||
-  error instanceof ReauthRequiredError ||
-  error instanceof IdentityChangedError;
+  hasCode(
+    error,
+    'ERR_PLATFORM_LOGIN_REQUIRED',
+    'ERR_PLATFORM_REAUTH_REQUIRED',
+    'ERR_PLATFORM_IDENTITY_CHANGED',
+  );
 
 /**
  * True when a refresh that failed with `error` leaves the request able to go on with `record`:
@@ -121,4 +119,4 @@ export const servesWithCurrentToken = (error: unknown, record: TokenRecord, now:
 
 /** True for failures worth holding every process back for (platform trouble, not a lost login). */
 export const holdsRefreshesBack = (error: PlatformLoginError): boolean =>
-  error instanceof PlatformUnavailableError || error instanceof PlatformMisconfiguredError;
+  hasCode(error, 'ERR_PLATFORM_UNAVAILABLE', 'ERR_PLATFORM_MISCONFIGURED');

@@ -4,10 +4,10 @@
 // request whose token still works waits about a second at most, then goes on with it.
 import type { EventEmitter } from 'node:events';
 import {
-  IdentityChangedError,
+  hasCode,
+  identityChanged,
   LoginRequiredError,
-  PlatformUnavailableError,
-  ReauthRequiredError,
+  platformUnavailable,
   type PlatformLoginError,
 } from '../errors';
 import type { LockWaitOutcome, PlatformLoginEvents } from '../observability/events';
@@ -84,8 +84,8 @@ function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
 
 /** The error of a hold, telling how long is left of it. */
 const heldError = (error: PlatformLoginError, leftMs: number): PlatformLoginError =>
-  error instanceof PlatformUnavailableError
-    ? new PlatformUnavailableError(error.message, {
+  hasCode(error, 'ERR_PLATFORM_UNAVAILABLE')
+    ? platformUnavailable(error.message, {
         retryAfterSeconds: Math.max(1, Math.ceil(leftMs / 1000)),
       })
     : error;
@@ -167,9 +167,9 @@ export class RefreshCoordinator {
 
   /**
    * Resolves the session's record after a refresh: one made here, or by another request or process
-   * since `seen` was read (its version changed). Rejects with LoginRequiredError,
-   * ReauthRequiredError, IdentityChangedError, PlatformMisconfiguredError,
-   * PlatformUnavailableError or StoreUnavailableError; tokens are kept except on the reauth errors.
+   * since `seen` was read (its version changed). Rejects with LoginRequiredError
+   * (`LOGIN_REQUIRED`, `REAUTH_REQUIRED`, `IDENTITY_CHANGED`), PlatformError (`MISCONFIGURED`,
+   * `UNAVAILABLE`) or StoreUnavailableError; tokens are kept except on the reauth codes.
    */
   refresh(sessionKey: string, seen: TokenRecord, sessionTtlMs?: number): Promise<TokenRecord> {
     return this.start(sessionKey, seen, false, sessionTtlMs).promise;
@@ -238,10 +238,9 @@ export class RefreshCoordinator {
       }
       if (Date.now() - startedAt > this.settings.lockWaitDeadlineMs) {
         this.onLockWait?.(Date.now() - startedAt, 'gave-up');
-        throw new PlatformUnavailableError(
-          'Gave up waiting for another process to refresh the tokens.',
-          { retryAfterSeconds: this.settings.retryAfterSeconds },
-        );
+        throw platformUnavailable('Gave up waiting for another process to refresh the tokens.', {
+          retryAfterSeconds: this.settings.retryAfterSeconds,
+        });
       }
     }
   }
@@ -358,7 +357,7 @@ export class RefreshCoordinator {
     background: boolean,
   ): void {
     if (heldMs <= 0) return;
-    const failure = new PlatformUnavailableError(
+    const failure = platformUnavailable(
       'Another process has just failed to refresh these tokens and the platform asked to wait; they were kept.',
       { retryAfterSeconds: Math.max(1, Math.ceil(heldMs / 1000)) },
     );
@@ -375,7 +374,7 @@ export class RefreshCoordinator {
   ): Promise<TokenRecord> {
     const { background } = run;
     const failure = answerForTokenFailure(error, 'refresh_token', this.settings.retryAfterSeconds);
-    if (failure instanceof ReauthRequiredError) {
+    if (hasCode(failure, 'ERR_PLATFORM_REAUTH_REQUIRED', 'ERR_PLATFORM_IDENTITY_CHANGED')) {
       // Taken over from a holder whose lock lapsed (a Redis stall, a starved process)? It may have
       // rotated this refresh token a moment ago and be about to write: its record wins.
       const newer = run.tookOver
@@ -415,7 +414,7 @@ export class RefreshCoordinator {
         expectedVersion: current.version,
         openId: current.openId,
       });
-      throw this.reported(sessionKey, current, new IdentityChangedError(), run.background);
+      throw this.reported(sessionKey, current, identityChanged(), run.background);
     }
     const next = renewedTokenRecord(current, tokens, this.settings.refreshTokenLifetimeMs);
     const written = await this.store.records.put(sessionKey, next, {

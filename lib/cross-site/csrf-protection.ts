@@ -8,7 +8,7 @@
 // in the session, and it works for fetch() and plain HTML forms alike.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler } from 'express';
-import { CrossOriginRequestError } from '../errors';
+import { crossOriginRequest } from '../errors';
 import type { FailHandler } from '../http/fail-handler';
 
 /** Methods that must not change state (RFC 9110 safe methods): never checked. */
@@ -38,14 +38,14 @@ export function isCrossOrigin(
   return !URL.canParse(origin) || host === undefined || new URL(origin).host !== host;
 }
 
-/** The check as middleware; refusals go to `fail` as CrossOriginRequestError (403). */
+/** The check as middleware; refusals go to `fail` as RequestRefusedError `ERR_PLATFORM_CROSS_ORIGIN` (403). */
 export function createCsrfProtection(
   trusted: ReadonlySet<string>,
   fail: FailHandler,
 ): RequestHandler {
   return function csrfProtection(req, res, next) {
     if (!SAFE_METHODS.has(req.method) && isCrossOrigin(req.headers, trusted)) {
-      fail(new CrossOriginRequestError(), req, res, next);
+      fail(crossOriginRequest(), req, res, next);
     } else {
       next();
     }

@@ -5,13 +5,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { FailHandler } from '../http/fail-handler';
 import type { EventEmitter } from 'node:events';
-import {
-  CodeRejectedError,
-  InvalidTokenResponseError,
-  MethodNotAllowedError,
-  PlatformBusyError,
-  TokenEndpointError,
-} from '../errors';
+import { hasCode, isTokenEndpointAnswer, methodNotAllowed, platformBusy } from '../errors';
 import { failedOnItsCode, platformRetryAfterSeconds } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import type { PlatformLogger } from '../observability/logger';
@@ -65,7 +59,7 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
 
   async function enter(req: Request, res: Response): Promise<void> {
     // Link previews and prefetchers send HEAD or other methods: they must never burn a code.
-    if (req.method !== 'GET') throw new MethodNotAllowedError();
+    if (req.method !== 'GET') throw methodNotAllowed();
     requireSession(req);
     const params = entryQuery(req.originalUrl);
     if (guards.check(req, res, params)) return;
@@ -109,16 +103,14 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
     if (address !== undefined && counted)
       await failures!.countFailure(address, claim.reserved, holdSeconds === 0);
     // Throttled: the player is told when to come back, as the entries held after it are.
-    return holdSeconds > 0 && !(error instanceof CodeRejectedError)
-      ? new PlatformBusyError({ platformRetryAfterSeconds: holdSeconds, cause: error })
+    return holdSeconds > 0 && !hasCode(error, 'ERR_PLATFORM_CODE_REJECTED')
+      ? platformBusy({ platformRetryAfterSeconds: holdSeconds, cause: error })
       : error;
   }
 
   /** The platform itself answered the exchange (a refusal of the code), rather than this process. */
   const platformAnswered = (error: unknown): boolean =>
-    error instanceof CodeRejectedError ||
-    error instanceof TokenEndpointError ||
-    error instanceof InvalidTokenResponseError;
+    hasCode(error, 'ERR_PLATFORM_CODE_REJECTED') || isTokenEndpointAnswer(error);
 
   const router = Router();
   router.all('/', (req, res, next) => {

@@ -5,7 +5,7 @@
 // through the platform that would burn a code on every round.
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
-import { CookiesRefusedError } from '../errors';
+import { cookiesRefused } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { requireSession } from '../http/require-session';
 
@@ -26,7 +26,7 @@ export function isCookieCheck(params: URLSearchParams): boolean {
 
 /**
  * Answers the landing hop: 303 to `successRedirect` when the session came back with its login,
- * else throws CookiesRefusedError (the diagnostic page) and emits `cookiesRefused`.
+ * else throws RequestRefusedError `ERR_PLATFORM_COOKIES_REFUSED` (the diagnostic page) and emits `cookiesRefused`.
  */
 export function createCookieCheck(
   successRedirect: string,
@@ -39,7 +39,7 @@ export function createCookieCheck(
       events.emit('cookiesRefused', {
         framed: dest === 'iframe' || dest === 'frame',
       });
-      throw new CookiesRefusedError();
+      throw cookiesRefused();
     }
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Referrer-Policy', 'no-referrer');

@@ -5,7 +5,7 @@
 // code, and to end the hold when it probed the platform and got an answer.
 import { beginEntry } from '../core/entry-begin';
 import type { StoreEngine } from '../core/store-engine';
-import { TooManyEntriesError } from '../errors';
+import { tooManyEntries } from '../errors';
 import { ignore } from '../util/ignore';
 import { failedKeyOf, type EntryFailureLimit } from './entry-failure-limit';
 import {
@@ -23,8 +23,8 @@ const BUDGET_KEY = 'code-exchange-budget';
 export interface CodeClaim {
   /**
    * Claims the code of hash `codeHash`: resolves the login generation to hand to the record's
-   * write, or `undefined` when the code was claimed before. Throws TooManyEntriesError (429) or
-   * PlatformBusyError (503) when the address's count, the budget or the hold stop the entry first.
+   * write, or `undefined` when the code was claimed before. Throws RequestRefusedError (429 `ERR_PLATFORM_TOO_MANY_ENTRIES`) or
+   * (503 `ERR_PLATFORM_BUSY`) when the address's count, the budget or the hold stop the entry first.
    */
   claim(codeHash: string): Promise<string | undefined>;
   /**
@@ -85,8 +85,7 @@ export function createCodeClaim(
         if (stopped !== undefined) {
           const { reason, retryInMs } = stopped;
           if (reason === 'failures') throw failures!.refuse(address!, retryInMs);
-          if (reason === 'budget')
-            throw new TooManyEntriesError(Math.max(1, Math.ceil(retryInMs / 1000)));
+          if (reason === 'budget') throw tooManyEntries(Math.max(1, Math.ceil(retryInMs / 1000)));
           throw hold.busy(retryInMs);
         }
         if (found.claimed !== true) return undefined;

@@ -1,6 +1,6 @@
 // Reads the `code` (or `error`) the platform appended to the redirect_uri, strictly: exactly one
 // non-empty value of printable ASCII within a bounded length, or a clear 400 before any platform call.
-import { EntryDeniedError, InvalidRequestError } from '../errors';
+import { entryDenied, invalidRequest } from '../errors';
 
 const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 
@@ -14,13 +14,13 @@ export function entryQuery(originalUrl: string): URLSearchParams {
   return new URLSearchParams(queryStart === -1 ? '' : originalUrl.slice(queryStart + 1));
 }
 
-/** The single valid code of a callback query; throws InvalidRequestError or EntryDeniedError. */
+/** The single valid code of a callback query; throws RequestRefusedError `ERR_PLATFORM_INVALID_REQUEST` or `ERR_PLATFORM_ENTRY_DENIED`. */
 export function readEntryCode(params: URLSearchParams, maxCodeLength: number): string {
   const errors = params.getAll('error');
-  if (errors.length > 0) throw new EntryDeniedError(errors[0]);
+  if (errors.length > 0) throw entryDenied(errors[0]);
   const codes = params.getAll('code');
   if (codes.length !== 1) {
-    throw new InvalidRequestError(
+    throw invalidRequest(
       codes.length === 0
         ? 'The entry has no `code` parameter.'
         : 'The entry has more than one `code` parameter.',
@@ -28,7 +28,7 @@ export function readEntryCode(params: URLSearchParams, maxCodeLength: number): s
   }
   const code = codes[0]!;
   if (code.length === 0 || code.length > maxCodeLength || !PRINTABLE_ASCII.test(code)) {
-    throw new InvalidRequestError(
+    throw invalidRequest(
       `The entry \`code\` must be 1 to ${maxCodeLength} printable ASCII characters.`,
     );
   }

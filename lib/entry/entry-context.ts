@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { EventEmitter } from 'node:events';
 import type { Request } from 'express';
 import { z } from 'zod';
-import { EntryContextRefusedError } from '../errors';
+import { entryContextRefused } from '../errors';
 import type {
   EntryContextViolation,
   EntryContextViolationReason,
@@ -154,7 +154,7 @@ export function entryContextSettings(
 
 /**
  * The check run on each GET to the callback, before anything else touches a code.
- * Throws EntryContextRefusedError in `'enforce'` mode, and for a sub-resource load in every mode;
+ * Throws RequestRefusedError `ERR_PLATFORM_ENTRY_CONTEXT` in `'enforce'` mode, and for a sub-resource load in every mode;
  * emits `entryContextViolation` for each suspicious entry (except in `'off'` mode).
  */
 export function createEntryContextCheck(
@@ -168,7 +168,7 @@ export function createEntryContextCheck(
     const dest = single(req.headers['sec-fetch-dest']);
     if (dest === undefined || NAVIGATIONS.has(dest)) return;
     events.emit('entryContextViolation', describe(req.headers, 'unexpected-destination', true));
-    throw new EntryContextRefusedError('unexpected-destination');
+    throw entryContextRefused('unexpected-destination');
   };
   if (mode === 'off') return refuseSubResource;
   const refuse = mode === 'enforce';
@@ -177,6 +177,6 @@ export function createEntryContextCheck(
     const reason = judgeEntryContext(req.headers, settings.judge);
     if (reason === undefined) return;
     events.emit('entryContextViolation', describe(req.headers, reason, refuse));
-    if (refuse) throw new EntryContextRefusedError(reason);
+    if (refuse) throw entryContextRefused(reason);
   };
 }

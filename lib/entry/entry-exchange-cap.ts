@@ -1,10 +1,10 @@
 // Caps the code exchanges one process has waiting on the platform: a flood of entries cannot open
 // unbounded outbound requests. Past the cap an entry is refused before its code is claimed.
-import { PlatformBusyError } from '../errors';
+import { platformBusy } from '../errors';
 
 /**
  * Runs `exchange` in one of `max` slots. When all are taken, awaits `whenFull` (which may throw
- * the answer the entry gets first) and throws PlatformBusyError (503).
+ * the answer the entry gets first) and throws RequestRefusedError `ERR_PLATFORM_BUSY` (503).
  */
 export type ExchangeCap = <T>(
   exchange: () => Promise<T>,
@@ -17,7 +17,7 @@ export function createExchangeCap(max: number): ExchangeCap {
   return async (exchange, whenFull) => {
     if (inFlight >= max) {
       await whenFull();
-      throw new PlatformBusyError();
+      throw platformBusy();
     }
     inFlight += 1;
     try {

@@ -6,7 +6,7 @@
 // made-up code's throttled answer cannot hold every real player for the whole Retry-After.
 import type { EventEmitter } from 'node:events';
 import type { RefreshLocks } from '../core/store-engine';
-import { PlatformBusyError } from '../errors';
+import { platformBusy, type RequestRefusedError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { ignore } from '../util/ignore';
 
@@ -23,8 +23,8 @@ export const EXCHANGE_PROBE_MS = 1000;
 /** The hold of one callback. */
 export interface ExchangeHold {
   /** The answer to an entry the hold stopped, `leftMs` before it may come back. */
-  busy(leftMs: number): PlatformBusyError;
-  /** Throws PlatformBusyError (with the seconds left) when the store's hold is on. */
+  busy(leftMs: number): RequestRefusedError;
+  /** Throws RequestRefusedError `ERR_PLATFORM_BUSY` (with the seconds left) when the store's hold is on. */
   check(): Promise<void>;
   /** Holds every exchange for `seconds` (the platform's Retry-After); never throws. */
   start(seconds: number): Promise<void>;
@@ -37,8 +37,8 @@ export function createExchangeHold(
   locks: RefreshLocks,
   events: EventEmitter<PlatformLoginEvents>,
 ): ExchangeHold {
-  const busy = (leftMs: number): PlatformBusyError =>
-    new PlatformBusyError({ platformRetryAfterSeconds: Math.max(1, Math.ceil(leftMs / 1000)) });
+  const busy = (leftMs: number): RequestRefusedError =>
+    platformBusy({ platformRetryAfterSeconds: Math.max(1, Math.ceil(leftMs / 1000)) });
   return {
     busy,
     async check() {

@@ -6,7 +6,7 @@
 import type { Request } from 'express';
 import { createClientAddressKeys } from './client-address';
 import type { OneTimeCounters, WindowCount } from '../core/store-engine';
-import { TooManyEntriesError } from '../errors';
+import { tooManyEntries, type RequestRefusedError } from '../errors';
 import { warnOnce } from '../setup/setup-checks';
 import { ignore } from '../util/ignore';
 
@@ -29,12 +29,12 @@ export interface EntryFailureLimit {
   readonly windowMs: number;
   readonly budgetPerSecond: number;
   /**
-   * The request's counter key. Throws TooManyEntriesError when this process already knows the
+   * The request's counter key. Throws RequestRefusedError `ERR_PLATFORM_TOO_MANY_ENTRIES` when this process already knows the
    * address is over its limit, with no store call.
    */
   keyOf(req: Request): string;
   /** The answer to an entry of `key` the store found over the limit; this process remembers it. */
-  refuse(key: string, resetInMs: number): TooManyEntriesError;
+  refuse(key: string, resetInMs: number): RequestRefusedError;
   /** Reads the store's count for `key` and judges it. */
   check(key: string): Promise<void>;
   /**
@@ -84,8 +84,8 @@ export function createEntryFailureLimit(
     blockedUntil.set(key, Date.now() + resetInMs);
     if (blockedUntil.size > MAX_BLOCKED) blockedUntil.delete(blockedUntil.keys().next().value!);
   };
-  const refuse = (resetInMs: number): TooManyEntriesError =>
-    new TooManyEntriesError(Math.max(1, Math.ceil(resetInMs / 1000)));
+  const refuse = (resetInMs: number): RequestRefusedError =>
+    tooManyEntries(Math.max(1, Math.ceil(resetInMs / 1000)));
   const judge = (key: string, { count, resetInMs }: WindowCount): void => {
     if (count < limit) return;
     block(key, resetInMs);

@@ -4,8 +4,8 @@
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import {
-  CodeAlreadyUsedError,
-  EntryRefusedError,
+  codeAlreadyUsed,
+  entryRefused,
   LoginRequiredError,
   StoreUnavailableError,
 } from '../errors';
@@ -109,7 +109,7 @@ export function createCodeRedemption(
         (await store.records.get(sessionKey)).status === 'found';
       events.emit('codeReplay', { sessionHash: sessionKey, sameBrowser });
       if (sameBrowser) return undefined;
-      throw new CodeAlreadyUsedError();
+      throw codeAlreadyUsed();
     }
     try {
       return { tokens: await deps.exchangeCode(code), loginGeneration };
@@ -183,7 +183,7 @@ export function createCodeRedemption(
     let failure: unknown;
     try {
       if (await afterLogin(req, res, sessionKey, record, ttlMs)) return;
-      failure = new EntryRefusedError();
+      failure = entryRefused();
     } catch (error) {
       failure = error;
     }

@@ -2,7 +2,7 @@
 // (`handleErrors: true`) or passed to `next(err)` for the app's own error middleware.
 import type { EventEmitter } from 'node:events';
 import type { NextFunction, Request, Response } from 'express';
-import { isPlatformLoginError, SessionMissingError } from '../errors';
+import { hasCode, isPlatformLoginError } from '../errors';
 import type { PlatformLoginEvents, RequestFailure } from '../observability/events';
 import type { PlatformLogger } from '../observability/logger';
 import { requestFailure } from '../observability/request-failure';
@@ -36,7 +36,7 @@ export function createFailHandlers(
     (part: RequestFailure['part']): FailHandler =>
     (err, req, res, next) => {
       events.emit('requestFailed', requestFailure(err, req, part));
-      if (err instanceof SessionMissingError && !reportedSessionMissing) {
+      if (hasCode(err, 'ERR_PLATFORM_SESSION_MISSING') && !reportedSessionMissing) {
         reportedSessionMissing = true;
         const message = `[express-platform-login] ${err.message}`;
         if (appLogger !== undefined) appLogger.error({ code: err.code }, message);

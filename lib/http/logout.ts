@@ -3,7 +3,7 @@
 import type { RequestHandler } from 'express';
 import type { FailHandler } from './fail-handler';
 import type { EventEmitter } from 'node:events';
-import { MethodNotAllowedError, StoreUnavailableError } from '../errors';
+import { methodNotAllowed, StoreUnavailableError } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashSessionId } from '../core/hash';
 import { requireSession } from './require-session';
@@ -32,7 +32,7 @@ export function createLogoutHandler(
 
   return async function platformLogout(req, res, next) {
     try {
-      if (req.method !== 'POST') throw new MethodNotAllowedError('POST');
+      if (req.method !== 'POST') throw methodNotAllowed('POST');
       requireSession(req);
       const sessionKey = hashSessionId(req.sessionID);
       const openId = req.session.platformLogin?.openId;

@@ -3,7 +3,7 @@
 // hasPlatformLogin / platformToken() / platformFetch() (defined once, in request-accessors.ts).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { EventEmitter } from 'node:events';
-import { loginRequiredWithoutStack, SessionMissingError } from '../errors';
+import { loginRequiredWithoutStack, sessionMissing } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { endsLogin } from '../core/failure-policy';
 import { recordRenewalDue, type TokenRecord } from '../core/token-record';
@@ -170,7 +170,7 @@ export function createMiddleware(
     // Each property of `req` read once: Express gives every request a hidden class of its own, so
     // each first read of a name is a lookup V8 cannot cache.
     const session = req.session;
-    if (!hasSession(session)) return fail(new SessionMissingError(), req, res, next);
+    if (!hasSession(session)) return fail(sessionMissing(), req, res, next);
     // Sessions that never logged in carry no marker: answer them without a store read.
     const marker = session.platformLogin;
     if (marker === undefined) return noLogin(req, res, next);

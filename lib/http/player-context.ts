@@ -33,7 +33,7 @@ export interface LoggedInPlayer {
   readonly user: PlatformUser;
   /**
    * The access token, refreshed first when it is near expiry (once across processes). Rejects with
-   * ReauthRequiredError / LoginRequiredError when the login ended meanwhile, PlatformUnavailableError, …
+   * LoginRequiredError when the login ended meanwhile, PlatformError `ERR_PLATFORM_UNAVAILABLE`, …
    */
   token(): Promise<string>;
   /** Calls the open API with the player's token, as `req.platformFetch()`. */
@@ -116,7 +116,7 @@ export class PlayerContext implements RequestContext {
   /**
    * Calls the open API with the player's token. A 401 forces one refresh and one retry, because the
    * platform may have ended the token before its stated expiry. Rejects with the refresh's errors,
-   * OpenApiTimeoutError (504 `platform_timeout`) or OpenApiUnreachableError (502 `platform_error`).
+   * PlatformError `ERR_PLATFORM_API_TIMEOUT` (504 `platform_timeout`) or `ERR_PLATFORM_API_UNREACHABLE` (502 `platform_error`).
    */
   async fetch(pathOrUrl: string | URL, init: OpenApiRequestInit = {}): Promise<Response> {
     const client = this.api.client;

@@ -1,7 +1,7 @@
 // Scopes a route needs: after `login.middleware()`, a player who did not grant one of them gets
 // 403 `insufficient_scope` (a login without them is still a login: no 401, nothing ends).
 import type { RequestHandler } from 'express';
-import { InsufficientScopeError, invalidOption } from '../errors';
+import { insufficientScope, invalidOption } from '../errors';
 import type { FailHandler } from './fail-handler';
 
 /** The middleware of `login.requireScopes(...scopes)`; the scopes are checked once, here. */
@@ -20,7 +20,7 @@ export function requireScopes(scopes: readonly string[], fail: FailHandler): Req
       const granted = req.platformUser.scope;
       const missing = needed.filter((scope) => !granted.includes(scope));
       if (missing.length === 0) return next();
-      fail(new InsufficientScopeError(missing), req, res, next);
+      fail(insufficientScope(missing), req, res, next);
     } catch (error) {
       fail(error, req, res, next);
     }

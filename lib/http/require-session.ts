@@ -1,6 +1,6 @@
 // express-session must run before the package; without it there is no session to key tokens by.
 import type { Request } from 'express';
-import { SessionMissingError } from '../errors';
+import { sessionMissing } from '../errors';
 
 /** True when `session` is an express-session session (it has `regenerate`). */
 export const hasSession = (
@@ -8,7 +8,7 @@ export const hasSession = (
 ): session is Request['session'] =>
   session !== undefined && typeof session.regenerate === 'function';
 
-/** Throws SessionMissingError (with the fix in its message) when express-session is not mounted. */
+/** Throws SetupError `ERR_PLATFORM_SESSION_MISSING` (with the fix in its message) when express-session is not mounted. */
 export function requireSession(req: Request): void {
-  if (!hasSession(req.session)) throw new SessionMissingError();
+  if (!hasSession(req.session)) throw sessionMissing();
 }

@@ -3,7 +3,7 @@
 // message that could carry internals.
 import type { Request, Response } from 'express';
 import { escapeHtml } from '../util/escape-html';
-import { isPlatformLoginError } from '../errors';
+import { httpAnswer, isPlatformLoginError } from '../errors';
 
 /** What a player is told, per error code; the JSON `error` code is for programs. */
 const PLAYER_TEXT: Record<string, string> = {
@@ -47,6 +47,30 @@ function page(status: number, text: string, homePath: string | undefined): strin
   );
 }
 
+/** The HTTP answer to `err`: from the error table for a package error, else a plain 500. */
+interface ErrorAnswer {
+  status: number;
+  /** The JSON body's `error`. */
+  error: string;
+  /** Seconds for `Retry-After`, when the error carries them. */
+  retryAfterSeconds?: number;
+  /** The one method the route accepts, for `Allow` (`ERR_PLATFORM_METHOD_NOT_ALLOWED`). */
+  allow?: 'GET' | 'POST';
+}
+
+/** How the package answers `err` over HTTP (and on a refused socket upgrade). */
+export function answerFor(err: unknown): ErrorAnswer {
+  if (!isPlatformLoginError(err)) return { status: 500, error: 'internal_error' };
+  const answer: ErrorAnswer = httpAnswer(err);
+  if ('retryAfterSeconds' in err && err.retryAfterSeconds !== undefined) {
+    answer.retryAfterSeconds = err.retryAfterSeconds;
+  }
+  if (err.code === 'ERR_PLATFORM_METHOD_NOT_ALLOWED' && err.allow !== undefined) {
+    answer.allow = err.allow;
+  }
+  return answer;
+}
+
 /**
  * Writes the answer for `err` (a package error, or anything else as a plain 500). `homePath`: where
  * a player whose login is missing or ended can enter again (the HTML page links to it on a 401).
@@ -61,15 +85,11 @@ export function respondWithError(
     res.destroy();
     return;
   }
-  const known = isPlatformLoginError(err) ? err : undefined;
-  const status = known?.status ?? 500;
-  const error = known?.error ?? 'internal_error';
+  const { status, error, retryAfterSeconds, allow } = answerFor(err);
   res.status(status);
   res.setHeader('Cache-Control', 'no-store');
-  if (known !== undefined && 'retryAfterSeconds' in known) {
-    res.setHeader('Retry-After', String(known.retryAfterSeconds));
-  }
-  if (known?.code === 'ERR_PLATFORM_METHOD_NOT_ALLOWED') res.setHeader('Allow', known.allow);
+  if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
+  if (allow !== undefined) res.setHeader('Allow', allow);
   if (req.method === 'HEAD') {
     res.end();
     return;

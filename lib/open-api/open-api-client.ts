@@ -2,7 +2,7 @@
 // (`req.platformFetch`), sockets and jobs alike: the URL checked against the configured bases, the
 // app's fetch (`tokenClient.fetch`), a deadline over headers and body, typed errors instead of
 // undici's raw TypeError, a metric and a span.
-import { OpenApiTimeoutError, OpenApiUnreachableError } from '../errors';
+import { hasCode, PlatformError } from '../errors';
 import type { OpenApiMetrics, OpenApiOutcome } from './open-api-metrics';
 import { openApiSpan } from './open-api-span';
 
@@ -86,8 +86,8 @@ export class OpenApiClient {
 
   /**
    * Sends one call with `accessToken`. Resolves the open API's answer whatever its status (the
-   * caller judges a 4xx/5xx); rejects with OpenApiTimeoutError when headers and body take longer
-   * than the deadline, OpenApiUnreachableError when the connection fails, and the caller's own
+   * caller judges a 4xx/5xx); rejects with PlatformError `ERR_PLATFORM_API_TIMEOUT` when headers and body take longer
+   * than the deadline, `ERR_PLATFORM_API_UNREACHABLE` when the connection fails, and the caller's own
    * abort reason when its `signal` aborts. Reading the returned body fails the same typed way.
    */
   async send(url: URL, init: OpenApiRequestInit, accessToken: string): Promise<Response> {
@@ -108,8 +108,11 @@ export class OpenApiClient {
       if (callerSignal?.aborted === true) return callerSignal.reason as unknown;
       const where = `${method} ${url.origin}${url.pathname}`;
       return deadline.signal.aborted
-        ? new OpenApiTimeoutError(`The open API did not answer within ${timeoutMs} ms (${where}).`)
-        : new OpenApiUnreachableError(`The open API could not be reached (${where}).`, {
+        ? new PlatformError(`The open API did not answer within ${timeoutMs} ms (${where}).`, {
+            code: 'ERR_PLATFORM_API_TIMEOUT',
+          })
+        : new PlatformError(`The open API could not be reached (${where}).`, {
+            code: 'ERR_PLATFORM_API_UNREACHABLE',
             cause: error,
           });
     };
@@ -131,7 +134,7 @@ export class OpenApiClient {
     } catch (error) {
       clearTimeout(timer);
       const typed = failure(error);
-      finish(typed instanceof OpenApiTimeoutError ? 'timeout' : 'unreachable');
+      finish(hasCode(typed, 'ERR_PLATFORM_API_TIMEOUT') ? 'timeout' : 'unreachable');
       throw typed;
     }
     finish(outcomeOf(answer.status), answer.status);

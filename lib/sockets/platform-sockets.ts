@@ -7,12 +7,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Request } from 'express';
 import {
-  CrossOriginRequestError,
-  isPlatformLoginError,
+  crossOriginRequest,
   loginRequiredWithoutStack,
   SetupError,
   StoreUnavailableError,
 } from '../errors';
+import { answerFor } from '../http/respond-error';
 import type { RefreshCoordinator } from '../core/refresh';
 import { PlayerContext, type ApiSettings } from '../http/player-context';
 import { sessionTtlMsOf } from '../core/session-lifetime';
@@ -116,7 +116,7 @@ export class PlatformSockets implements SocketGate {
     // Before the session is read: a page of another site must not open a socket with the player's
     // cookie and read what it carries.
     if (this.#deps.isCrossOrigin(req.headers)) {
-      throw new CrossOriginRequestError('A socket');
+      throw crossOriginRequest('A socket');
     }
     const session = await this.#sessionOf(req);
     const marker = session.platformLogin;
@@ -169,13 +169,10 @@ export class PlatformSockets implements SocketGate {
    */
   refuse(socket: Duplex, error: unknown): void {
     if (socket.destroyed) return;
-    const known = isPlatformLoginError(error) ? error : undefined;
-    const status = known?.status ?? 500;
-    const body = JSON.stringify({ error: known?.error ?? 'internal_error' });
+    const { status, error: code, retryAfterSeconds } = answerFor(error);
+    const body = JSON.stringify({ error: code });
     const retryAfter =
-      known !== undefined && 'retryAfterSeconds' in known
-        ? `Retry-After: ${known.retryAfterSeconds}\r\n`
-        : '';
+      retryAfterSeconds !== undefined ? `Retry-After: ${retryAfterSeconds}\r\n` : '';
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +

@@ -4,7 +4,7 @@
 // structurally: the package does not import socket.io.
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { isPlatformLoginError } from '../errors';
+import { answerFor } from '../http/respond-error';
 import type { LoginEnd, SocketGate, SocketLogin } from './socket-login';
 import { SocketIoRecovery } from './socket-io-recovery';
 
@@ -85,7 +85,7 @@ export function socketIoMiddleware(
         next();
       },
       (error: unknown) => {
-        const code = isPlatformLoginError(error) ? error.error : 'internal_error';
+        const code = answerFor(error).error;
         // The client sees the code only: a message could carry internals.
         next(Object.assign(new Error(code), { data: { error: code } }));
       },
@@ -110,14 +110,12 @@ function endSocket(socket: SocketIoSocket, end: LoginEnd): void {
 }
 
 function answer(res: ServerResponse, error: unknown): void {
-  const known = isPlatformLoginError(error) ? error : undefined;
-  const body = JSON.stringify({ error: known?.error ?? 'internal_error' });
-  res.writeHead(known?.status ?? 500, {
+  const { status, error: code, retryAfterSeconds } = answerFor(error);
+  const body = JSON.stringify({ error: code });
+  res.writeHead(status, {
     'Content-Type': 'application/json; charset=utf-8',
     'Cache-Control': 'no-store',
-    ...(known !== undefined && 'retryAfterSeconds' in known
-      ? { 'Retry-After': String(known.retryAfterSeconds) }
-      : {}),
+    ...(retryAfterSeconds !== undefined ? { 'Retry-After': String(retryAfterSeconds) } : {}),
   });
   res.end(body);
 }

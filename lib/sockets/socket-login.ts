@@ -4,9 +4,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { inspect } from 'node:util';
 import {
+  hasCode,
   LoginRequiredError,
   loginRequiredWithoutStack,
-  ReauthRequiredError,
+  reauthRequired,
   type PlatformLoginError,
 } from '../errors';
 import { endsLogin } from '../core/failure-policy';
@@ -110,7 +111,7 @@ export class SocketLogin {
   }
 
   /**
-   * Aborted when the login ends, with the LoginRequiredError / ReauthRequiredError as its reason:
+   * Aborted when the login ends, with the LoginRequiredError (`LOGIN_REQUIRED` / `REAUTH_REQUIRED`) as its reason:
    * pass it to long work on the player's behalf.
    */
   get signal(): AbortSignal {
@@ -173,7 +174,9 @@ export class SocketLogin {
 
   #failed(error: unknown): never {
     if (endsLogin(error)) {
-      this.#ended(error instanceof LoginRequiredError ? 'login_required' : 'reauth_required');
+      this.#ended(
+        hasCode(error, 'ERR_PLATFORM_LOGIN_REQUIRED') ? 'login_required' : 'reauth_required',
+      );
     }
     throw error;
   }
@@ -185,7 +188,7 @@ export class SocketLogin {
     this.#unfollow?.();
     this.#unfollow = undefined;
     const reason: PlatformLoginError =
-      error === 'reauth_required' ? new ReauthRequiredError() : new LoginRequiredError();
+      error === 'reauth_required' ? reauthRequired() : new LoginRequiredError();
     if (!this.#abort.signal.aborted) this.#abort.abort(reason);
     const listeners = [...this.#endListeners];
     this.#endListeners.clear();

@@ -1,13 +1,7 @@
 // No secret, token, code or raw platform body reaches a message, util.inspect, JSON or String of a
 // TokenSet or of any error the token client raises. Canary strings stand in for the secrets.
 import { inspect } from 'node:util';
-import {
-  InvalidTokenResponseError,
-  PlatformLoginError,
-  TokenEndpointError,
-  TokenEndpointNetworkError,
-  TokenEndpointTimeoutError,
-} from '../../lib/errors';
+import { PlatformError, type PlatformErrorCode } from '../../lib/errors';
 import { PlatformTokenClient } from '../../lib/client/token-client';
 import type { PlatformTokenClientOptions } from '../../lib/client/token-client-options';
 import { parseTokenResponse } from '../../lib/client/token-response';
@@ -104,46 +98,46 @@ describe('redaction of a TokenSet', () => {
 });
 
 describe('redaction of the errors the token client raises', () => {
-  it.each<[string, typeof fetch, new (...args: never[]) => PlatformLoginError]>([
+  it.each<[string, typeof fetch, PlatformErrorCode]>([
     [
       'an OAuth error body that also carries tokens',
       answering(JSON.stringify({ error: 'invalid_grant', ...tokenBody }), 400),
-      TokenEndpointError,
+      'ERR_PLATFORM_INVALID_GRANT',
     ],
     [
       'an error field with HTTP 200',
       answering(JSON.stringify({ ...tokenBody, error: 'invalid_client' })),
-      TokenEndpointError,
+      'ERR_PLATFORM_INVALID_CLIENT',
     ],
     [
       'an HTML page',
       answering(`<html>${CANARY.body}</html>`, 200, 'text/html'),
-      InvalidTokenResponseError,
+      'ERR_PLATFORM_INVALID_RESPONSE',
     ],
     [
       'garbage',
       answering(`{"access_token":"${CANARY.access}",${CANARY.body}`),
-      InvalidTokenResponseError,
+      'ERR_PLATFORM_INVALID_RESPONSE',
     ],
     [
       'a 503 text body',
       answering(`down ${CANARY.body}`, 503, 'text/plain'),
-      InvalidTokenResponseError,
+      'ERR_PLATFORM_INVALID_RESPONSE',
     ],
     [
       'an invalid field next to valid tokens',
       answering(JSON.stringify({ ...tokenBody, expires_in: CANARY.body })),
-      InvalidTokenResponseError,
+      'ERR_PLATFORM_INVALID_RESPONSE',
     ],
     [
       'a numeric open_id next to valid tokens',
       answering(JSON.stringify({ ...tokenBody, open_id: 12345 })),
-      InvalidTokenResponseError,
+      'ERR_PLATFORM_INVALID_RESPONSE',
     ],
     [
       'an oversized body',
       answering(JSON.stringify({ ...tokenBody, padding: CANARY.body.repeat(10_000) })),
-      InvalidTokenResponseError,
+      'ERR_PLATFORM_INVALID_RESPONSE',
     ],
     [
       'a fetch failure whose message quotes the request',
@@ -155,16 +149,17 @@ describe('redaction of the errors the token client raises', () => {
         });
         throw failure;
       }) as typeof fetch,
-      TokenEndpointNetworkError,
+      'ERR_PLATFORM_NETWORK',
     ],
     [
       'a fetch that never answers',
       (() => new Promise<Response>(() => undefined)) as typeof fetch,
-      TokenEndpointTimeoutError,
+      'ERR_PLATFORM_TIMEOUT',
     ],
-  ])('%s', async (_label, fetchFn, errorClass) => {
+  ])('%s', async (_label, fetchFn, code) => {
     for (const error of await failuresOf(fetchFn)) {
-      expect(error).toBeInstanceOf(errorClass);
+      expect(error).toBeInstanceOf(PlatformError);
+      expect(error).toHaveProperty('code', code);
       expectNoCanary(error);
     }
   });

@@ -8,24 +8,23 @@ import {
   servesWithCurrentToken,
 } from '../../lib/core/failure-policy';
 import {
-  CodeAlreadyUsedError,
-  CodeRejectedError,
-  IdentityChangedError,
-  InvalidRequestError,
-  InvalidTokenResponseError,
+  codeAlreadyUsed,
+  codeRejected,
+  identityChanged,
+  invalidRequest,
+  invalidTokenResponse,
   LoginRequiredError,
-  PlatformUnavailableError,
+  PlatformError,
   type PlatformLoginError,
-  ReauthRequiredError,
+  platformUnavailable,
+  reauthRequired,
   StoreUnavailableError,
-  TokenEndpointError,
-  TokenEndpointNetworkError,
-  TokenEndpointTimeoutError,
+  tokenEndpointRefused,
 } from '../../lib/errors';
 import { sampleRecord } from 'express-platform-login/testing';
 
-const refused = (oauthError: string, httpStatus = 400): TokenEndpointError =>
-  new TokenEndpointError({ oauthError, httpStatus, grant: 'refresh_token' });
+const refused = (oauthError: string, httpStatus = 400): PlatformError =>
+  tokenEndpointRefused({ oauthError, httpStatus, grant: 'refresh_token' });
 
 describe('answerForTokenFailure', () => {
   test.each([
@@ -59,14 +58,14 @@ describe('answerForTokenFailure', () => {
     ],
     [
       'a timeout at an entry',
-      new TokenEndpointTimeoutError('slow'),
+      new PlatformError('slow', { code: 'ERR_PLATFORM_TIMEOUT' }),
       'authorization_code',
       504,
       'platform_timeout',
     ],
     [
       'a timeout on a refresh',
-      new TokenEndpointTimeoutError('slow'),
+      new PlatformError('slow', { code: 'ERR_PLATFORM_TIMEOUT' }),
       'refresh_token',
       503,
       'platform_unavailable',
@@ -84,11 +83,12 @@ describe('answerForTokenFailure', () => {
 
   test("a refresh's answer is typed as the package's error (no cast at the caller)", () => {
     const answer: PlatformLoginError = answerForTokenFailure(new Error('x'), 'refresh_token', 5);
-    expect(answer).toBeInstanceOf(PlatformUnavailableError);
+    expect(answer).toBeInstanceOf(PlatformError);
+    expect(answer).toHaveProperty('code', 'ERR_PLATFORM_UNAVAILABLE');
   });
 
   test("a refresh failure carries the platform's Retry-After (capped at 300 s), else the configured one", () => {
-    const throttled = new TokenEndpointError({
+    const throttled = tokenEndpointRefused({
       oauthError: 'temporarily_unavailable',
       httpStatus: 429,
       grant: 'refresh_token',
@@ -97,7 +97,7 @@ describe('answerForTokenFailure', () => {
     expect(answerForTokenFailure(throttled, 'refresh_token', 5)).toMatchObject({
       retryAfterSeconds: 30,
     });
-    const garbage = new InvalidTokenResponseError('not JSON', {
+    const garbage = invalidTokenResponse('not JSON', {
       httpStatus: 503,
       platformRetryAfterSeconds: 86_400,
     });
@@ -110,9 +110,9 @@ describe('answerForTokenFailure', () => {
 
 test('endsLogin: only the errors after which the player must enter again', () => {
   expect(endsLogin(new LoginRequiredError())).toBe(true);
-  expect(endsLogin(new ReauthRequiredError())).toBe(true);
-  expect(endsLogin(new IdentityChangedError())).toBe(true);
-  expect(endsLogin(new PlatformUnavailableError('down'))).toBe(false);
+  expect(endsLogin(reauthRequired())).toBe(true);
+  expect(endsLogin(identityChanged())).toBe(true);
+  expect(endsLogin(platformUnavailable('down'))).toBe(false);
   expect(endsLogin(new StoreUnavailableError('down'))).toBe(false);
   expect(endsLogin({ status: 401 })).toBe(false);
 });
@@ -121,34 +121,30 @@ test('servesWithCurrentToken: platform trouble with a token that has not expired
   const now = Date.now();
   const valid = { ...sampleRecord(1), accessExpiresAt: now + 30_000 };
   const expired = { ...sampleRecord(1), accessExpiresAt: now - 1 };
-  const down = new PlatformUnavailableError('down');
+  const down = platformUnavailable('down');
   expect(servesWithCurrentToken(down, valid, now)).toBe(true);
   expect(servesWithCurrentToken(down, expired, now)).toBe(false);
-  expect(servesWithCurrentToken(new ReauthRequiredError(), valid, now)).toBe(false);
+  expect(servesWithCurrentToken(reauthRequired(), valid, now)).toBe(false);
 });
 
 describe('failedOnItsCode: what the failed-entry limit counts', () => {
   test.each([
-    ['a malformed code', new InvalidRequestError('bad'), true],
-    ['a used code', new CodeAlreadyUsedError(), true],
-    ['invalid_grant', new CodeRejectedError(), true],
+    ['a malformed code', invalidRequest('bad'), true],
+    ['a used code', codeAlreadyUsed(), true],
+    ['invalid_grant', codeRejected(), true],
     ['invalid_request (400)', refused('invalid_request'), true],
     ['a 429 with an OAuth body', refused('temporarily_unavailable', 429), true],
     ['an OAuth error in a 200', refused('invalid_request', 200), true],
-    ['a 403 with a text body', new InvalidTokenResponseError('x', { httpStatus: 403 }), true],
+    ['a 403 with a text body', invalidTokenResponse('x', { httpStatus: 403 }), true],
     ["invalid_client: the game's own setup", refused('invalid_client', 401), false],
     ['a 503 with an OAuth body', refused('temporarily_unavailable', 503), false],
-    ['a 500 with a text body', new InvalidTokenResponseError('x', { httpStatus: 500 }), false],
+    ['a 500 with a text body', invalidTokenResponse('x', { httpStatus: 500 }), false],
     // An error object in a 200 body ({errcode, errmsg}, {err_no, err_msg}) is the platform's
     // refusal of the code, not its outage: a made-up code costs its address a count either way.
-    [
-      'a 200 that is not a token response',
-      new InvalidTokenResponseError('x', { httpStatus: 200 }),
-      true,
-    ],
-    ['a redirect', new InvalidTokenResponseError('x', { httpStatus: 302 }), true],
-    ['a timeout', new TokenEndpointTimeoutError('slow'), false],
-    ['no connection', new TokenEndpointNetworkError('down'), false],
+    ['a 200 that is not a token response', invalidTokenResponse('x', { httpStatus: 200 }), true],
+    ['a redirect', invalidTokenResponse('x', { httpStatus: 302 }), true],
+    ['a timeout', new PlatformError('slow', { code: 'ERR_PLATFORM_TIMEOUT' }), false],
+    ['no connection', new PlatformError('down', { code: 'ERR_PLATFORM_NETWORK' }), false],
     ['a store outage', new StoreUnavailableError('down'), false],
   ])('%s: %s', (_name, error, counts) => {
     expect(failedOnItsCode(error)).toBe(counts);

@@ -11,11 +11,7 @@ import {
 } from '../../lib/core/refresh';
 import type { ReceivedTokens, TokenRecord } from '../../lib/core/token-record';
 import type { StoreEngine } from '../../lib/core/store-engine';
-import {
-  PlatformUnavailableError,
-  ReauthRequiredError,
-  TokenEndpointError,
-} from '../../lib/errors';
+import { LoginRequiredError, PlatformError, tokenEndpointRefused } from '../../lib/errors';
 import type { LockWaitOutcome, PlatformLoginEvents } from '../../lib/observability/events';
 import { MemoryTokenStore } from '../../lib/stores/memory-store';
 
@@ -62,8 +58,8 @@ const tokens = (accessToken: string, refreshToken?: string): ReceivedTokens => (
   scope: ['user_info'],
 });
 
-const invalidGrant = (): TokenEndpointError =>
-  new TokenEndpointError({ oauthError: 'invalid_grant', httpStatus: 400, grant: 'refresh_token' });
+const invalidGrant = (): PlatformError =>
+  tokenEndpointRefused({ oauthError: 'invalid_grant', httpStatus: 400, grant: 'refresh_token' });
 
 /** An expired record (version 1), as the middleware would have read it. */
 function expiredRecord(): TokenRecord {
@@ -221,7 +217,8 @@ test('invalid_grant with nobody else writing: reauth_required, the record is del
   await jest.advanceTimersByTimeAsync(1);
   client.calls[0]!.fail(invalidGrant());
   await jest.advanceTimersByTimeAsync(1);
-  expect(result().error).toBeInstanceOf(ReauthRequiredError);
+  expect(result().error).toBeInstanceOf(LoginRequiredError);
+  expect(result().error).toHaveProperty('code', 'ERR_PLATFORM_REAUTH_REQUIRED');
   expect(await stored()).toBeUndefined();
   expect(failed).toEqual(['ERR_PLATFORM_REAUTH_REQUIRED']);
 });
@@ -247,7 +244,7 @@ test('a Retry-After hold: no process calls the platform while it lasts, each ans
   const b = process_(store, client);
   const first = settled(a.coordinator.refresh(KEY, seen));
   await jest.advanceTimersByTimeAsync(1);
-  const throttled = new TokenEndpointError({
+  const throttled = tokenEndpointRefused({
     oauthError: 'slow_down',
     httpStatus: 429,
     grant: 'refresh_token',
@@ -255,7 +252,8 @@ test('a Retry-After hold: no process calls the platform while it lasts, each ans
   });
   client.calls[0]!.fail(throttled);
   await jest.advanceTimersByTimeAsync(1);
-  expect(first().error).toBeInstanceOf(PlatformUnavailableError);
+  expect(first().error).toBeInstanceOf(PlatformError);
+  expect(first().error).toHaveProperty('code', 'ERR_PLATFORM_UNAVAILABLE');
   expect(first().error).toMatchObject({ retryAfterSeconds: 30 });
   expect(await engineOf(store).locks.heldMs(KEY, 1)).toBeGreaterThan(29_000);
 
@@ -263,7 +261,8 @@ test('a Retry-After hold: no process calls the platform while it lasts, each ans
   await jest.advanceTimersByTimeAsync(10_000);
   const second = settled(b.coordinator.refresh(KEY, seen));
   await jest.advanceTimersByTimeAsync(1);
-  expect(second().error).toBeInstanceOf(PlatformUnavailableError);
+  expect(second().error).toBeInstanceOf(PlatformError);
+  expect(second().error).toHaveProperty('code', 'ERR_PLATFORM_UNAVAILABLE');
   expect(second().error).toMatchObject({ retryAfterSeconds: 20 });
   // …and so is the first, from its own memory.
   const again = settled(a.coordinator.refresh(KEY, seen));
@@ -290,7 +289,8 @@ test('a holder that lives but never answers: the waiter gives up at the lock-wai
   await jest.advanceTimersByTimeAsync(settings.lockWaitDeadlineMs - 300);
   expect(waiting().done).toBe(false);
   await jest.advanceTimersByTimeAsync(600);
-  expect(waiting().error).toBeInstanceOf(PlatformUnavailableError);
+  expect(waiting().error).toBeInstanceOf(PlatformError);
+  expect(waiting().error).toHaveProperty('code', 'ERR_PLATFORM_UNAVAILABLE');
   expect(b.waits).toEqual(['gave-up']);
   expect(client.calls).toHaveLength(1);
 });

@@ -1,7 +1,7 @@
 // The requestFailed event's payload: a request id to join the app's log lines, never a forged or
 // oversized one, and never the entry code or an unknown error's message.
 import type { Request } from 'express';
-import { CodeAlreadyUsedError } from '../../lib/errors';
+import { codeAlreadyUsed } from '../../lib/errors';
 import { requestFailure, requestIdOf } from '../../lib/observability/request-failure';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -23,7 +23,7 @@ test('an id that could forge or flood a log line is replaced by a new one', () =
 
 test('the payload redacts the code and keeps only the name of an error that is not the package’s', () => {
   const entry = req({ originalUrl: '/platform/callback?code=secret-code' });
-  expect(requestFailure(new CodeAlreadyUsedError(), entry, 'entry')).toMatchObject({
+  expect(requestFailure(codeAlreadyUsed(), entry, 'entry')).toMatchObject({
     part: 'entry',
     url: '/platform/callback?code=[redacted]',
     code: 'ERR_PLATFORM_CODE_USED',

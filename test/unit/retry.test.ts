@@ -1,12 +1,7 @@
 // The retry policy of refresh: what is transient, how Retry-After is read, the jittered backoff, and
 // the client's retry loop driven through an injected fetch.
 import fc from 'fast-check';
-import {
-  InvalidTokenResponseError,
-  TokenEndpointError,
-  TokenEndpointNetworkError,
-  TokenEndpointTimeoutError,
-} from '../../lib/errors';
+import { invalidTokenResponse, PlatformError, tokenEndpointRefused } from '../../lib/errors';
 import {
   backoffDelayMs,
   isTransientFailure,
@@ -17,14 +12,14 @@ import {
 import { PlatformTokenClient } from '../../lib/client/token-client';
 
 const refused = (oauthError: string, httpStatus: number) =>
-  new TokenEndpointError({ oauthError, httpStatus, grant: 'refresh_token' });
+  tokenEndpointRefused({ oauthError, httpStatus, grant: 'refresh_token' });
 const invalid = (httpStatus: number) =>
-  new InvalidTokenResponseError('The token endpoint answered badly.', { httpStatus });
+  invalidTokenResponse('The token endpoint answered badly.', { httpStatus });
 
 describe('isTransientFailure', () => {
   it.each<[string, unknown, boolean]>([
-    ['a network error', new TokenEndpointNetworkError('unreachable'), true],
-    ['a timeout', new TokenEndpointTimeoutError('slow'), true],
+    ['a network error', new PlatformError('unreachable', { code: 'ERR_PLATFORM_NETWORK' }), true],
+    ['a timeout', new PlatformError('slow', { code: 'ERR_PLATFORM_TIMEOUT' }), true],
     ['HTTP 503 without an OAuth body', invalid(503), true],
     ['HTTP 500 without an OAuth body', invalid(500), true],
     ['HTTP 429 without an OAuth body', invalid(429), true],

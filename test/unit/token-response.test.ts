@@ -1,5 +1,5 @@
 // Validation of the token endpoint's answers: every field rule, every kind of broken body.
-import { InvalidTokenResponseError, TokenEndpointError } from '../../lib/errors';
+import { PlatformError } from '../../lib/errors';
 import { TokenSet } from '../../lib/client/token-set';
 import {
   interpretTokenAnswer,
@@ -40,9 +40,22 @@ function thrownBy<E extends Error>(
   throw new Error(`expected a ${errorClass.name}`);
 }
 
-const refusal = (run: () => unknown): InvalidTokenResponseError =>
-  thrownBy(InvalidTokenResponseError, run);
-const endpointError = (run: () => unknown): TokenEndpointError => thrownBy(TokenEndpointError, run);
+/** An invalid token response: PlatformError `ERR_PLATFORM_INVALID_RESPONSE`. */
+const refusal = (run: () => unknown): PlatformError => {
+  const error = thrownBy(PlatformError, run);
+  expect(error.code).toBe('ERR_PLATFORM_INVALID_RESPONSE');
+  return error;
+};
+/** An OAuth error of the token endpoint: PlatformError with an OAuth error's code. */
+const endpointError = (run: () => unknown): PlatformError => {
+  const error = thrownBy(PlatformError, run);
+  expect([
+    'ERR_PLATFORM_INVALID_GRANT',
+    'ERR_PLATFORM_INVALID_CLIENT',
+    'ERR_PLATFORM_REFUSED',
+  ]).toContain(error.code);
+  return error;
+};
 
 const encoder = new TextEncoder();
 const answer = (status: number, body: string | Uint8Array, contentType = 'application/json') => ({
@@ -201,7 +214,7 @@ describe('parseTokenResponse', () => {
     expect(error.field).toBeUndefined();
   });
 
-  it('turns an error field into a TokenEndpointError even with HTTP 200', () => {
+  it('turns an error field into an OAuth-error PlatformError even with HTTP 200', () => {
     const error = endpointError(() =>
       parseTokenResponse(
         { ...valid, error: 'invalid_grant', error_description: 'code expired' },
@@ -275,7 +288,7 @@ describe('interpretTokenAnswer', () => {
     [400, 'invalid_request', 'ERR_PLATFORM_REFUSED'],
     [503, 'temporarily_unavailable', 'ERR_PLATFORM_REFUSED'],
   ])(
-    'turns HTTP %i with an OAuth %s body into a TokenEndpointError',
+    'turns HTTP %i with an OAuth %s body into an OAuth-error PlatformError',
     (status, oauthError, code) => {
       const error = endpointError(() =>
         interpretTokenAnswer(
@@ -320,7 +333,7 @@ describe('interpretTokenAnswer', () => {
     [429, '[1,2]', 'application/json', /HTTP 429 and JSON that is not an object/],
     [404, 'Not Found', '', /HTTP 404 and a body that is not JSON \(content-type none\)/],
   ])(
-    'turns HTTP %i without an OAuth error body into an InvalidTokenResponseError',
+    'turns HTTP %i without an OAuth error body into an ERR_PLATFORM_INVALID_RESPONSE PlatformError',
     (status, body, type, message) => {
       const error = refusal(() =>
         interpretTokenAnswer(answer(status, body, type), STARTED_AT, refresh),
@@ -361,7 +374,7 @@ describe('interpretTokenAnswer', () => {
     expect(error.message).toMatch(message);
   });
 
-  it('turns a 200 with an error field into a TokenEndpointError', () => {
+  it('turns a 200 with an error field into an OAuth-error PlatformError', () => {
     const error = endpointError(() =>
       interpretTokenAnswer(answer(200, '{"error":"invalid_client"}'), STARTED_AT, exchange),
     );
