@@ -32,9 +32,9 @@ declare global {
       /**
        * Calls the platform's open API (`api.url` + path, or the `api.urls` base named by `init.api`)
        * with the player's token, within `api.timeoutMs`. Resolves the open API's answer whatever its
-       * status. Rejects with `LoginRequiredError` on an optional route without a login,
-       * `OpenApiTimeoutError` (504 `platform_timeout`), `OpenApiUnreachableError` (502
-       * `platform_error`), or the refresh's errors.
+       * status. Rejects with `LoginRequiredError` on an optional route without a login, a
+       * `PlatformError`: `ERR_PLATFORM_API_TIMEOUT` (504 `platform_timeout`) or
+       * `ERR_PLATFORM_API_UNREACHABLE` (502 `platform_error`), or the refresh's errors.
        */
       platformFetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<FetchResponse>;
     }
