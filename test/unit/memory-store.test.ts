@@ -20,6 +20,65 @@ describe("a studio's own store: the three required parts, no changes", () => {
   tokenStoreContract(() => store, { testFunctions: { describe, test: it } });
 });
 
+describe('the contract catches a store that never expires anything', () => {
+  // Every lifetime under a second (the contract's expiry tests use 40 to 150 ms) is kept for 30 s
+  // instead: the expiry tests must fail on it, each once its poll gives up, and no other test.
+  const inner = new MemoryTokenStore();
+  const kept = (ttlMs: number): number => (ttlMs > 0 && ttlMs < 1000 ? 30_000 : ttlMs);
+  const store: TokenStore = {
+    records: {
+      get: (key) => inner.records.get(key),
+      put: (key, record, options) =>
+        inner.records.put(key, record, { ...options, ttlMs: kept(options.ttlMs) }),
+      delete: (key, options) => inner.records.delete(key, options),
+      renew: (key, openId, ttlMs) => inner.records.renew(key, openId, kept(ttlMs)),
+      loginsOf: (openId) => inner.records.loginsOf(openId),
+      deletePlayer: (openId) => inner.records.deletePlayer(openId),
+      loginGeneration: () => inner.records.loginGeneration(),
+    },
+    locks: {
+      acquire: (key, ttlMs) => inner.locks.acquire(key, kept(ttlMs)),
+      extend: (key, owner, ttlMs) => inner.locks.extend(key, owner, kept(ttlMs)),
+      release: (key, owner) => inner.locks.release(key, owner),
+      hold: (key, version, ttlMs) => inner.locks.hold(key, version, kept(ttlMs)),
+      heldMs: (key, version) => inner.locks.heldMs(key, version),
+    },
+    counters: {
+      claimOnce: (key, ttlMs) => inner.counters.claimOnce(key, kept(ttlMs)),
+      countInWindow: (key, increment, windowMs) =>
+        inner.counters.countInWindow(key, increment, kept(windowMs)),
+    },
+  };
+
+  test('its expiry tests fail (each after its poll of 200 ms), every other test passes', async () => {
+    const tests: Array<{ name: string; body: () => Promise<void> }> = [];
+    tokenStoreContract(() => store, {
+      testFunctions: {
+        describe: (_name, body) => body(),
+        test: (name, body) => tests.push({ name, body }),
+      },
+      expiryTimeoutMs: 200,
+    });
+    expect(tests.length).toBeGreaterThan(30);
+    const outcomes = await Promise.allSettled(tests.map(({ body }) => body()));
+    const failed = tests
+      .filter((_, i) => outcomes[i]!.status === 'rejected')
+      .map(({ name }) => name);
+    expect(failed.sort()).toEqual(
+      [
+        'a record is gone after its TTL while a longer-lived one stays',
+        'renew gives an existing record (and its index entry) a new lifetime, a missing one none',
+        "lists a player's live logins freshest first, pruning deleted and expired ones",
+        'the lock of an owner that died expires, and its late release frees nothing',
+        'only the owner extends a lock, and an extended lock outlives its first lifetime',
+        'a refresh hold applies to its record version, for its lifetime',
+        'a key is claimed once; other keys are independent; a claim expires',
+        'a window count reads 0 without opening a window, counts up, and ends with its window',
+      ].sort(),
+    );
+  });
+});
+
 const put = (store: MemoryTokenStore, key: string, version = 1, ttlMs = 60_000) =>
   store.records.put(key, sampleRecord(version), {
     expectedVersion: version === 1 ? null : version - 1,
