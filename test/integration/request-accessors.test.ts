@@ -1,6 +1,7 @@
 // What a route handler sees on `req` (docs/handlers.md): `platformUser`, `hasPlatformLogin`,
 // `platformToken()` and `platformFetch()` are always there; without a login they throw or reject
-// with the package's errors, answered as documented. Against the real simulator, on Express 5 and 4.
+// with the package's errors, answered as documented. Against the real simulator, on Express 5 (and
+// an app on Express 4 below; the express4 project runs a whole login on Express 4).
 import { inspect } from 'node:util';
 import express, { type Express, type Request } from 'express';
 import session from 'express-session';
