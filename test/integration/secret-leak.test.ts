@@ -163,6 +163,10 @@ function leakApp(
     clientSecret: CLIENT_SECRET,
     redirectUri: TEST_REDIRECT_URI,
     ...simulatorEntryContext(sim),
+    // Every flow runs back to back from one address, failed entries included, twice on one store:
+    // the address's failure limit and the budget of addresses with a failed entry (entry-trust and
+    // entry-throttle test both) would answer the later entries 429 instead of the flow's answer.
+    entry: { ...simulatorEntryContext(sim).entry, failureLimit: 0, failedExchangesPerSecond: 0 },
     store,
     handleErrors,
     refresh: { failureCooldownSeconds: 0 },
