@@ -51,10 +51,12 @@ const modulePathIgnorePatterns = ['<rootDir>/.tmp/', '<rootDir>/dist/'];
 //   redis-store-faults per kind and redis-seam's fault tests per kind.
 // - The encrypted contract runs once per topology on ioredis 5 (encryption is above the command
 //   seam); the contract in the clear runs on every kind.
+/** Projects that use Redis: one redis-server per worker (global-setup.ts, worker-redis.ts). */
 const withRedis = {
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
 };
+const WORKER_REDIS = '<rootDir>/test/helpers/worker-redis.ts';
 
 /** The Redis store suites, run once per client kind. */
 const STORE_SUITES =
@@ -79,6 +81,7 @@ const config: Config = {
       ],
       transform,
       moduleNameMapper,
+      setupFiles: [WORKER_REDIS],
       modulePathIgnorePatterns,
       ...withRedis,
     },
@@ -109,11 +112,15 @@ const config: Config = {
       testMatch: [STORE_SUITES],
       transform,
       moduleNameMapper,
-      setupFiles: [`<rootDir>/test/helpers/${setup}`],
+      setupFiles: [WORKER_REDIS, `<rootDir>/test/helpers/${setup}`],
       modulePathIgnorePatterns,
       ...withRedis,
     })),
   ],
+  // The suite mostly waits (on Redis, child processes, timers): on 2 cores Jest's default of one
+  // worker (cores - 1) leaves the CPU idle more than half the time. Three workers, each on its own
+  // redis-server (global-setup.ts), keep it busy. `--maxWorkers=N` on the command line overrides.
+  maxWorkers: 3,
   testTimeout: 30_000,
 };
 
