@@ -7,7 +7,7 @@
 //   spelling that reaches the entry is guarded there, and a genuine entry is served on them;
 // - mounting: the callback router under `app.use(path)`, logout under `app.use/get/all`;
 // - the request and response APIs the package calls (the accessors on Express 4's request
-//   prototype, redirects, `res.format`-style answers, cookies): one whole login on Express 4.
+//   prototype, the entry's redirect and session cookie, JSON answers, logout): one whole login.
 import express from 'express';
 import expressPackage from 'express/package.json';
 import session from 'express-session';
