@@ -11,10 +11,38 @@ import type { EntryBegin, RecordRead, StoreEngine } from '../../lib/core/store-e
 import { beginEntry } from '../../lib/core/entry-begin';
 import { newSessionKey, sampleRecord } from '../../lib/testing/samples';
 
-/** Short lifetimes for the expiry tests, and a wait long enough to pass them on a busy machine. */
+/**
+ * Lifetimes for the expiry tests. No test sleeps for a fixed time: each polls the store until what
+ * should end has ended (the store's own clock decides), so a test takes about the lifetime it waits
+ * for, and a store that never expires anything fails when the poll gives up.
+ *
+ * - EXPIRING_TTL_MS: a lifetime meant to end during the test, with nothing to do before it ends.
+ * - SHORT_TTL_MS: a lifetime that must outlast a step or two (a renew, an extend) first, on a busy
+ *   machine, and then end.
+ * - EXPIRY_POLL_MS: how long a poll waits for a lifetime to end before the test fails.
+ */
+const EXPIRING_TTL_MS = 40;
 const SHORT_TTL_MS = 150;
-const PAST_SHORT_TTL_MS = 400;
+const EXPIRY_POLL_MS = 5000;
 const LONG_TTL_MS = 60_000;
+
+/**
+ * Reads `read()` every 10 ms until `done(value)` holds, or for `timeoutMs` at most; resolves
+ * the last value read either way, for the caller to assert on (so a store that never gets there
+ * fails on the assertion, with the value it had).
+ */
+async function pollUntil<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = EXPIRY_POLL_MS,
+): Promise<T> {
+  const giveUpAt = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > giveUpAt) return value;
+    await sleep(10);
+  }
+}
 
 /** The record of a read that must have found one. */
 function found(read: RecordRead): TokenRecord {
@@ -24,6 +52,9 @@ function found(read: RecordRead): TokenRecord {
 
 /** Declares the engine's tests where it is called; `getStore` is called in each test. */
 export function storeEngineContract(getStore: () => StoreEngine): void {
+  /** Polls until what should have ended has ended (see pollUntil). */
+  const untilEnded = <T>(read: () => Promise<T>, done: (value: T) => boolean) =>
+    pollUntil(read, done);
   const records = () => getStore().records;
   const locks = () => getStore().locks;
   const counters = () => getStore().counters;
@@ -156,10 +187,13 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
     test('a record is gone after its TTL while a longer-lived one stays', async () => {
       const [short, long] = [newSessionKey(), newSessionKey()];
       const kept = sampleRecord(1);
-      await putNew(short, sampleRecord(1), SHORT_TTL_MS);
+      await putNew(short, sampleRecord(1), EXPIRING_TTL_MS);
       await putNew(long, kept, LONG_TTL_MS);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.equal((await read(short)).status, 'absent');
+      const expired = await untilEnded(
+        () => read(short),
+        (r) => r.status === 'absent',
+      );
+      assert.equal(expired.status, 'absent', 'the record outlived its TTL');
       assert.deepEqual(found(await read(long)), kept);
       // An expired record counts as absent for compare-and-set too.
       assert.equal(await putNew(short, sampleRecord(1)), true);
@@ -170,7 +204,15 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
       const record = sampleRecord(1);
       await putNew(sessionKey, record, SHORT_TTL_MS);
       assert.equal(await records().renew(sessionKey, record.openId, LONG_TTL_MS), true);
-      await sleep(PAST_SHORT_TTL_MS);
+      // A witness written after it with the same first lifetime: once the witness is gone, so is
+      // the record's first lifetime.
+      const witness = newSessionKey();
+      await putNew(witness, sampleRecord(1), SHORT_TTL_MS);
+      const witnessRead = await untilEnded(
+        () => read(witness),
+        (r) => r.status === 'absent',
+      );
+      assert.equal(witnessRead.status, 'absent', 'the witness outlived its TTL');
       assert.deepEqual(found(await read(sessionKey)), record);
       const logins = await records().loginsOf(record.openId);
       assert.deepEqual(
@@ -201,11 +243,11 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
       );
       assert.equal((await records().loginsOf(bo)).length, 1);
       await records().delete(a1);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.deepEqual(
-        (await records().loginsOf(ada)).map((login) => login.sessionKey),
-        [a2],
+      const left = await untilEnded(
+        async () => (await records().loginsOf(ada)).map((login) => login.sessionKey),
+        (sessionKeys) => !sessionKeys.includes(a3),
       );
+      assert.deepEqual(left, [a2]);
       // A refresh (a compare-and-set rewrite) does not list the session twice.
       const current = found(await read(a2));
       await records().put(
@@ -291,11 +333,13 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
 
     test('the lock of an owner that died expires, and its late release frees nothing', async () => {
       const sessionKey = newSessionKey();
-      const dead = await locks().acquire(sessionKey, SHORT_TTL_MS);
+      const dead = await locks().acquire(sessionKey, EXPIRING_TTL_MS);
       assert.equal(typeof dead, 'string');
-      await sleep(PAST_SHORT_TTL_MS);
-      const next = await locks().acquire(sessionKey, LONG_TTL_MS);
-      assert.equal(typeof next, 'string');
+      const next = await untilEnded(
+        () => locks().acquire(sessionKey, LONG_TTL_MS),
+        (owner) => owner !== undefined,
+      );
+      assert.equal(typeof next, 'string', 'the lock outlived its TTL');
       assert.equal(await locks().release(sessionKey, dead!), false);
       assert.equal(await locks().acquire(sessionKey, LONG_TTL_MS), undefined);
     });
@@ -305,13 +349,26 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
       const owner = await locks().acquire(sessionKey, SHORT_TTL_MS);
       assert.equal(await locks().extend(sessionKey, 'someone-else', LONG_TTL_MS), false);
       assert.equal(await locks().extend(sessionKey, owner!, LONG_TTL_MS), true);
-      await sleep(PAST_SHORT_TTL_MS);
+      // Witness locks taken after a lock, with the same lifetime: once a witness lock can be taken
+      // again, that lock's lifetime is over too.
+      const pastLifetimeOf = async (ttlMs: number) => {
+        const witness = newSessionKey();
+        assert.equal(typeof (await locks().acquire(witness, ttlMs)), 'string');
+        const again = await untilEnded(
+          () => locks().acquire(witness, LONG_TTL_MS),
+          (taken) => taken !== undefined,
+        );
+        assert.equal(typeof again, 'string', 'the witness lock outlived its TTL');
+      };
+      await pastLifetimeOf(SHORT_TTL_MS);
       assert.equal(await locks().acquire(sessionKey, LONG_TTL_MS), undefined);
       assert.equal(await locks().release(sessionKey, owner!), true);
       // A lock that expired is not brought back by its former owner.
-      const lapsed = await locks().acquire(sessionKey, SHORT_TTL_MS);
-      await sleep(PAST_SHORT_TTL_MS);
+      const lapsed = await locks().acquire(sessionKey, EXPIRING_TTL_MS);
+      assert.equal(typeof lapsed, 'string');
+      await pastLifetimeOf(EXPIRING_TTL_MS);
       assert.equal(await locks().extend(sessionKey, lapsed!, LONG_TTL_MS), false);
+      assert.equal(typeof (await locks().acquire(sessionKey, LONG_TTL_MS)), 'string');
     });
 
     test('a refresh hold applies to its record version, for its lifetime', async () => {
@@ -322,9 +379,12 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
       assert.ok(left > LONG_TTL_MS - 5000, `a fresh hold has ${left} ms left`);
       assert.ok(left <= LONG_TTL_MS, `a fresh hold has ${left} ms left`);
       assert.equal(await locks().heldMs(sessionKey, 2), 0);
-      await locks().hold(sessionKey, 2, SHORT_TTL_MS);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.equal(await locks().heldMs(sessionKey, 2), 0);
+      await locks().hold(sessionKey, 2, EXPIRING_TTL_MS);
+      const after = await untilEnded(
+        () => locks().heldMs(sessionKey, 2),
+        (ms) => ms === 0,
+      );
+      assert.equal(after, 0, 'the hold outlived its lifetime');
     });
   });
 
@@ -334,9 +394,13 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
       const shortKey = `claim-${randomUUID()}`;
       assert.equal(await counters().claimOnce(key, LONG_TTL_MS), true);
       assert.equal(await counters().claimOnce(key, LONG_TTL_MS), false);
-      assert.equal(await counters().claimOnce(shortKey, SHORT_TTL_MS), true);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.equal(await counters().claimOnce(shortKey, LONG_TTL_MS), true);
+      assert.equal(await counters().claimOnce(shortKey, EXPIRING_TTL_MS), true);
+      const claimedAgain = await untilEnded(
+        () => counters().claimOnce(shortKey, LONG_TTL_MS),
+        (claimed) => claimed,
+      );
+      assert.equal(claimedAgain, true, 'the claim outlived its TTL');
+      assert.equal(await counters().claimOnce(shortKey, LONG_TTL_MS), false);
       assert.equal(await counters().claimOnce(key, LONG_TTL_MS), false);
     });
 
@@ -354,17 +418,25 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
       assert.equal((await count(key, 1)).count, 2);
       assert.equal((await count(key, 0)).count, 2);
       const short = `count-${randomUUID()}`;
-      await count(short, 1, SHORT_TTL_MS);
-      await count(short, 1, SHORT_TTL_MS);
-      await sleep(PAST_SHORT_TTL_MS);
-      assert.deepEqual(await count(short, 0, SHORT_TTL_MS), { count: 0, resetInMs: 0 });
-      assert.equal((await count(short, 1, SHORT_TTL_MS)).count, 1);
+      await count(short, 1, EXPIRING_TTL_MS);
+      await count(short, 1, EXPIRING_TTL_MS);
+      const ended = await untilEnded(
+        () => count(short, 0, EXPIRING_TTL_MS),
+        (window) => window.count === 0,
+      );
+      assert.deepEqual(ended, { count: 0, resetInMs: 0 }, 'the window outlived its length');
+      assert.equal((await count(short, 1, EXPIRING_TTL_MS)).count, 1);
     });
 
     test('a later count does not stretch the window; 30 concurrent counts are all kept', async () => {
       const key = `count-${randomUUID()}`;
       const first = await count(key, 1, 5_000);
-      await sleep(50);
+      // Until the store's own clock has moved on (the window's time left goes down).
+      const read = await untilEnded(
+        () => count(key, 0, 5_000),
+        (window) => window.resetInMs < first.resetInMs,
+      );
+      assert.ok(read.resetInMs < first.resetInMs, "the window's time left never went down");
       const later = await count(key, 1, 60_000);
       assert.ok(later.resetInMs <= first.resetInMs);
       const results = await Promise.all(Array.from({ length: 30 }, () => count(key, 1)));
@@ -655,7 +727,11 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
     const whenLive = async (body: () => Promise<void>) => {
       const changes = getStore().changes;
       if (changes === undefined) return; // the optional part is absent: nothing to hold it to
-      for (let waited = 0; !changes.live && waited < 2000; waited += 50) await sleep(50);
+      await pollUntil(
+        async () => changes.live,
+        (live) => live,
+        2000,
+      );
       if (!changes.live) return; // never reliable here (e.g. tracking refused): callers poll
       await body();
     };
@@ -681,23 +757,36 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
         // `onChange` may also be called spuriously: once for every watcher when notices were reset
         // (a late heartbeat on a busy machine). A second unrelated watcher tells such a reset from a
         // notice sent to the wrong session, and the check runs again after one (3 tries at most):
-        // a store that told every watcher of every change fails all three.
+        // a store that told every watcher of every change fails all three. No fixed wait for a
+        // notice that should not come: a write to a third session, watched, comes after the first
+        // write, and its notice after the first write's (notices arrive in order).
+        const changes = getStore().changes!;
+        /** Counts the calls of a watch of `sessionKey` until `stop()`. */
+        const counted = (sessionKey: string) => {
+          const watch = { calls: 0, stop: () => undefined as void };
+          watch.stop = changes.watch(sessionKey, () => {
+            watch.calls += 1;
+          });
+          return watch;
+        };
         for (let attempt = 1; ; attempt += 1) {
           const sessionKey = newSessionKey();
-          let calls = 0;
-          const unwatch = getStore().changes!.watch(sessionKey, () => {
-            calls += 1;
-          });
-          unwatch();
-          const other = told(newSessionKey(), PAST_SHORT_TTL_MS);
-          const witness = told(newSessionKey(), PAST_SHORT_TTL_MS);
+          const unsubscribed = counted(sessionKey);
+          unsubscribed.stop();
+          const other = counted(newSessionKey());
+          const witness = counted(newSessionKey());
           const control = told(sessionKey);
           await putNew(sessionKey, sampleRecord(1));
-          assert.equal(await control, true);
-          assert.equal(calls, 0);
-          const [otherTold, witnessTold] = [await other, await witness];
-          if (otherTold && witnessTold && attempt < 3) continue;
-          assert.equal(otherTold, false);
+          assert.equal(await control, true, 'not told of a write');
+          const barrier = newSessionKey();
+          const afterwards = told(barrier);
+          await putNew(barrier, sampleRecord(1));
+          assert.equal(await afterwards, true, 'not told of a write');
+          other.stop();
+          witness.stop();
+          assert.equal(unsubscribed.calls, 0, 'an unsubscribed watcher was told');
+          if (other.calls > 0 && witness.calls > 0 && attempt < 3) continue;
+          assert.equal(other.calls, 0, 'a watch of another session was told');
           return;
         }
       });

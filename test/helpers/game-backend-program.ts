@@ -2,8 +2,9 @@
 // on RedisTokenStore, both on the shared Redis. Started with `node -r esbuild-register`; prints
 // "listening <port>" when ready. Configured by environment: REDIS_URL, SIM_URL, KEY_PREFIX, and
 // for the fault tests LOGIN_OPTIONS, REDIS_FAIL_FAST and KILL_BEFORE_REFRESH_WRITE (see below).
-// EPL_TEST_REDIS_CLIENT (set by the `node-redis` Jest projects, inherited): node-redis for both the
-// token store and the session store (connect-redis 10), instead of ioredis (connect-redis 8.1).
+// EPL_TEST_REDIS_CLIENT (a client kind's name; the suites that spawn this leave it unset, and the
+// `node-redis` projects no longer run them): node-redis for both the token store and the session
+// store (connect-redis 10), instead of ioredis (connect-redis 8.1), for a run by hand.
 import express from 'express';
 import session from 'express-session';
 import { RedisStore as RedisStore8 } from 'connect-redis8';

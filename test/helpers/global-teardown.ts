@@ -1,4 +1,7 @@
-// Stops the redis-server started by global-setup.ts.
+// Stops the redis-servers started by global-setup.ts (once, whichever project's teardown runs first:
+// teardowns run after every test file of the run).
 export default async function globalTeardown(): Promise<void> {
-  await globalThis.__EPL_REDIS__?.stop();
+  const servers = globalThis.__EPL_REDIS__ ?? [];
+  globalThis.__EPL_REDIS__ = undefined;
+  await Promise.all(servers.map((server) => server.stop()));
 }

@@ -190,13 +190,15 @@ export const defaultClientKinds: ClientKind[] = clientKinds.filter((kind) =>
   ].includes(kind.name),
 );
 
+/** The client the behaviour suites run on (the `integration` Jest project). */
+export const DEFAULT_CLIENT_KIND = 'ioredis 5 (RESP2)';
+
 /**
  * The client kind the Redis store suites run on: `EPL_TEST_REDIS_CLIENT` (a kind's name, set by the
- * `node-redis` and `node-redis5` Jest projects), else ioredis (ioredis 6 in the `ioredis6` project,
- * which maps `ioredis` to it).
+ * `ioredis6`, `node-redis` and `node-redis5` Jest projects), else the default, ioredis 5.
  */
 export function storeClientKind(): ClientKind {
-  const name = process.env.EPL_TEST_REDIS_CLIENT ?? 'ioredis 5 (RESP2)';
+  const name = process.env.EPL_TEST_REDIS_CLIENT ?? DEFAULT_CLIENT_KIND;
   const kind = clientKinds.find((candidate) => candidate.name === name);
   if (kind === undefined) throw new Error(`EPL_TEST_REDIS_CLIENT: no client kind named ${name}`);
   return kind;

@@ -2,7 +2,7 @@
 // connect-redis and the package on RedisTokenStore (shared Redis), `GET /ws` through the `ws`
 // adapter and socket.io on /socket.io, each answering `hello` and `profile` as DESIGN.md section 6
 // says. Started by spawn-socket-backends.ts; prints "listening <port>" when ready. Environment:
-// REDIS_URL, SIM_URL, KEY_PREFIX, and EPL_TEST_REDIS_CLIENT (set by the node-redis Jest projects:
+// REDIS_URL, SIM_URL, KEY_PREFIX, and EPL_TEST_REDIS_CLIENT (unset by the suites, for a run by hand:
 // node-redis 6 or 5 with connect-redis 10; else ioredis with connect-redis 8.1). Every line it
 // logs goes to stdout, for the leak scan.
 import { URL } from 'node:url';

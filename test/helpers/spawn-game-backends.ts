@@ -12,7 +12,7 @@ export interface AppProcess {
 export function startAppProcess(env: Record<string, string>): Promise<AppProcess> {
   const child = spawn(
     process.execPath,
-    // source-aliases.ts: the same `ioredis` as the test (5, or 6 under the ioredis6 project).
+    // source-aliases.ts: the package's names resolve to lib/ sources, as in the test.
     [
       '-r',
       'esbuild-register',

@@ -1,3 +1,3 @@
-// Setup file of the `ioredis6` Jest project: processes a test spawns (game backends, the example)
-// inherit this variable, and source-aliases.ts then resolves `ioredis` to ioredis 6 in them too.
-process.env.EPL_TEST_IOREDIS = '6';
+// Setup file of the `ioredis6` Jest project: the Redis store suites run their stores on an
+// ioredis 6 client at its default protocol (RESP3). See storeClientKind() in redis-clients.ts.
+process.env.EPL_TEST_REDIS_CLIENT = 'ioredis 6 (RESP3)';

@@ -2,7 +2,8 @@
 // spelling and from sub-resources claim nothing, send nothing and leave the victim's login as it
 // was; made-up codes are bounded per client address across processes; the exchanges in flight are
 // capped; logout answers POST only; platformFetch stays under apiUrl by whole path segments.
-// Runs on Express 5 (integration) and Express 4 (express4).
+// Runs on Express 5 (integration); the path spellings and logout mounting run on Express 4 too,
+// in test/express4/express-version.test.ts.
 import express from 'express';
 import session from 'express-session';
 import { randomBytes } from 'node:crypto';

@@ -22,6 +22,7 @@ import { freePort } from '../helpers/free-port';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { commandCounts } from '../helpers/command-counts';
+import { valueOnce } from '../helpers/wait-until';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
@@ -433,7 +434,11 @@ describe.each(REDIS_CLIENTS)(
         store: { ok: false, error: 'ERR_PLATFORM_STORE_UNAVAILABLE' },
       });
       server.resume();
-      await waitUntil(async () => (await fetch(readyz)).status === 200, '/readyz to recover');
+      const recovered = await valueOnce(
+        async () => (await fetch(readyz)).status,
+        (status) => status === 200,
+      );
+      expect(recovered).toBe(200);
     });
   },
 );

@@ -303,8 +303,9 @@ test(
           const app = await listenRaw(
             createTestApp({
               sim,
-              // The per-address limit alone (the budget of failed exchanges per second, which
-              // would refuse a quick run of failures for a second, has its own tests).
+              // The model is the failure limit alone: the budget of addresses with a failed entry
+              // (3 exchanges a second, entry-throttle.test.ts) is off, or a genuine entry right
+              // after made-up ones would be 429 within the limit (since c548af0).
               login: {
                 store,
                 platformOrigins: [PLATFORM],

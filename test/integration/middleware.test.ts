@@ -18,6 +18,7 @@ import {
   TEST_REDIRECT_URI,
 } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
+import { waitUntil } from '../helpers/wait-until';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { hashSessionId } from '../../lib/core/hash';
 
@@ -434,9 +435,10 @@ describe('the express-session write-back race', () => {
       obtainedAt: Date.now(),
     }));
     sim.advanceClock(3 * 3600);
+    const reads = jest.spyOn(engineOf(store).records, 'get');
     const slow = agent.get('/api/slow?ms=600').then((res) => res); // then() starts the request now
     // Let the slow request load the record first, then refresh through a second request.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitUntil(() => reads.mock.calls.length > 0, 'the slow request to read the record');
     await rewriteRecord(store, sessionId, expiringIn(-SECOND));
     const refreshed = await agent.get('/api/token').expect(200);
     expect(refreshed.body.accessToken).not.toBe(old.accessToken);

@@ -10,7 +10,7 @@ import { enter, expiringIn, rewriteRecord, storedRecord } from '../helpers/recor
 import { bucketBounds, createTestMeter, sample, series, type TestMeter } from '../helpers/metrics';
 import { startRedisServer } from '../helpers/redis-server';
 import { hashSessionId } from '../../lib/core/hash';
-import { waitUntil } from '../helpers/wait-until';
+import { valueOnce, waitUntil } from '../helpers/wait-until';
 import { commandCount } from '../helpers/command-counts';
 
 let sim: PlatformSimulator;
@@ -88,6 +88,7 @@ describe('metrics', () => {
     await rewriteRecord(store, sessionId, expiringIn(-1000));
     const owner = await engineOf(store).locks.acquire(hashSessionId(sessionId), 60_000); // "another process" refreshing
     const waiting = agent.get('/api/me').then((res) => res); // supertest starts a request on then()
+    // Not a wait for a condition: the time the request waits, which the histogram must show.
     await new Promise((resolve) => setTimeout(resolve, 200));
     await rewriteRecord(store, sessionId, expiringIn(3_600_000)); // …which then writes its result
     await engineOf(store).locks.release(hashSessionId(sessionId), owner!);
@@ -401,8 +402,12 @@ describe('login.ready()', () => {
         store: { ok: false, error: 'ERR_PLATFORM_STORE_UNAVAILABLE' },
       });
       server.resume();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect((await login.ready()).ready).toBe(true);
+      const readyAgain = await valueOnce(
+        async () => (await login.ready()).ready,
+        (ready) => ready,
+        5000,
+      );
+      expect(readyAgain).toBe(true);
     } finally {
       server.resume();
       redis.disconnect();

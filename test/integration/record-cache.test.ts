@@ -13,7 +13,7 @@ import { startRedisServer, type TestRedisServer } from '../helpers/redis-server'
 import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
 import type { PutOptions } from '../../lib/core/store-engine';
 import type { TokenRecord } from '../../lib/core/token-record';
-import { waitUntil } from '../helpers/wait-until';
+import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { READ_WITH_TTL } from '../../lib/stores/scripts';
 import { interceptCommands, storeClientKind, testWhere } from '../helpers/redis-clients';
@@ -92,22 +92,25 @@ async function expectServedFromMemory(
 }
 
 /** Reads until the store answers `expected` version (`undefined`: no record); errors count as not yet. */
-async function untilRead(
+/**
+ * The version `store` reads for `sessionId` once it is `expected` (`undefined`: no record), or the
+ * last one it read after the wait: for the test to assert on.
+ */
+const versionOnceRead = (
   store: RedisTokenStore,
   sessionId: string,
   expected: number | undefined,
-): Promise<void> {
-  await waitUntil(
+): Promise<number | undefined | 'failed'> =>
+  valueOnce(
     async () => {
       try {
-        return (await get(store, sessionId))?.version === expected;
+        return (await get(store, sessionId))?.version;
       } catch {
-        return false;
+        return 'failed' as const;
       }
     },
-    `the store to read version ${String(expected)}`,
+    (version) => version === expected,
   );
-}
 
 /**
  * Runs `write` and resolves once each reader has had Redis's message about the session's key: a
@@ -197,27 +200,27 @@ describe('a change made elsewhere is seen', () => {
 
   test("another process's refresh (a compare-and-set put)", async () => {
     await put(other, sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
-    await untilRead(reader, sessionId, 2);
+    expect(await versionOnceRead(reader, sessionId, 2)).toBe(2);
   });
 
   test("another process's logout (delete)", async () => {
     await other.records.delete(hashSessionId(sessionId), { expectedVersion: 1 });
-    await untilRead(reader, sessionId, undefined);
+    expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
   });
 
   test('logoutPlayer (deletePlayer) in another process', async () => {
     expect(await other.records.deletePlayer(first.openId)).toBe(1);
-    await untilRead(reader, sessionId, undefined);
+    expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
   });
 
   test('DEL typed by an operator', async () => {
     await raw.del(recordKey(sessionId));
-    await untilRead(reader, sessionId, undefined);
+    expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
   });
 
   test('expiry of the key in Redis (PEXPIRE set by hand)', async () => {
     await raw.pexpire(recordKey(sessionId), 50);
-    await untilRead(reader, sessionId, undefined);
+    expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
   });
 
   test('FLUSHDB typed by an operator', async () => {
@@ -225,8 +228,8 @@ describe('a change made elsewhere is seen', () => {
     await put(other, second, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
     expect((await get(reader, second))?.version).toBe(1);
     await raw.flushdb();
-    await untilRead(reader, sessionId, undefined);
-    await untilRead(reader, second, undefined);
+    expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
+    expect(await versionOnceRead(reader, second, undefined)).toBeUndefined();
   });
 });
 
@@ -235,7 +238,7 @@ test('a record read with a short TTL is gone from the cache when Redis expires i
   const sessionId = newSessionKey();
   await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 300 });
   expect((await get(store, sessionId))?.version).toBe(1);
-  await untilRead(store, sessionId, undefined);
+  expect(await versionOnceRead(store, sessionId, undefined)).toBeUndefined();
 });
 
 test('SWAPDB (which Redis does not report): a cached record is not served once it left the database', async () => {
@@ -246,13 +249,13 @@ test('SWAPDB (which Redis does not report): a cached record is not served once i
   const swappedAt = Date.now();
   await raw.swapdb(0, 1);
   try {
-    await untilRead(reader, sessionId, undefined);
+    expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
     // The bound: the next heartbeat's mark check (100 ms) within the 250 ms lease.
     expect(Date.now() - swappedAt).toBeLessThan(TRACKING_TIMING.leaseMs + 100);
   } finally {
     await raw.swapdb(0, 1);
   }
-  await untilRead(reader, sessionId, 1);
+  expect(await versionOnceRead(reader, sessionId, 1)).toBe(1);
 });
 
 test('a silent (half-open) tracking connection: a record deleted meanwhile is served no longer than the lease', async () => {
@@ -278,7 +281,7 @@ test('a silent (half-open) tracking connection: a record deleted meanwhile is se
     // The bound (docs/caching.md): the 250 ms lease, plus timer lag on a busy test machine.
     expect(lastServedAt - frozenAt).toBeLessThan(TRACKING_TIMING.leaseMs + 100);
     proxy.thaw();
-    await untilRead(reader, sessionId, undefined);
+    expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
   } finally {
     await reader.close();
     await kind.quit(client);
@@ -473,7 +476,7 @@ test('CLIENT KILL of the invalidation connection: the cache is dropped, then set
   const kill = raw.multi();
   for (const id of tracking) kill.call('CLIENT', 'KILL', 'ID', id);
   await kill.del(recordKey(sessionId)).exec();
-  await untilRead(reader, sessionId, undefined);
+  expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
   await waitUntil(() => reader.recordCacheActive, 'the record cache to come back');
   // Tracking is set up again: a later change is seen, and records are cached again.
   await writtenAndSeen([reader], sessionId, () =>
@@ -490,7 +493,7 @@ test('CLIENT KILL of the invalidation connection: the cache is dropped, then set
     return (await getCalls()) === before;
   }, 'the record to be served from memory again');
   await raw.del(recordKey(sessionId));
-  await untilRead(reader, sessionId, undefined);
+  expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
 });
 
 testWhere(kind.keyPrefixes)(
@@ -506,7 +509,7 @@ testWhere(kind.keyPrefixes)(
     );
     await expectServedFromMemory(reader, sessionId, 1);
     expect(await raw.del(`app1:${recordKey(sessionId)}`)).toBe(1);
-    await untilRead(reader, sessionId, undefined);
+    expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
   },
 );
 
@@ -533,17 +536,27 @@ test('changes.watch tells of another process’s write, lock release and delete'
   const [waiter, holder] = [await newStore(), await newStore()];
   const sessionId = newSessionKey();
   await put(holder, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
-  const woken = async (change: () => Promise<unknown>): Promise<void> => {
-    let done = false;
-    const wait = nextChange(waiter, sessionId, 60_000).then(() => (done = true));
-    await change();
-    await waitUntil(() => done, 'the waiter to wake', 5_000);
-    await wait;
+  /** Whether the waiter is told of `change` within 5 s. */
+  const woken = async (change: () => Promise<unknown>): Promise<boolean> => {
+    let told = false;
+    const unwatch = waiter.changes!.watch(hashSessionId(sessionId), () => {
+      told = true;
+    });
+    try {
+      await change();
+      return await eventually(() => told, 5_000);
+    } finally {
+      unwatch();
+    }
   };
   const owner = (await holder.locks.acquire(hashSessionId(sessionId), 30_000))!;
-  await woken(() => put(holder, sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS }));
-  await woken(() => holder.locks.release(hashSessionId(sessionId), owner));
-  await woken(() => holder.records.delete(hashSessionId(sessionId)));
+  expect(
+    await woken(() =>
+      put(holder, sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS }),
+    ),
+  ).toBe(true);
+  expect(await woken(() => holder.locks.release(hashSessionId(sessionId), owner))).toBe(true);
+  expect(await woken(() => holder.records.delete(hashSessionId(sessionId)))).toBe(true);
 });
 
 test('a Redis restart on the same port: reads fail while it is down, then are correct', async () => {
@@ -556,12 +569,12 @@ test('a Redis restart on the same port: reads fail while it is down, then are co
   await expect(get(reader, sessionId)).rejects.toThrow();
   server = await startRedisServer([], { port: server.port });
   // The restarted server is empty: the record is gone for every reader.
-  await untilRead(reader, sessionId, undefined);
+  expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
   await waitUntil(() => reader.recordCacheActive, 'the record cache to come back');
   await put(reader, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS });
   expect((await get(reader, sessionId))?.version).toBe(1);
   await raw.del(recordKey(sessionId));
-  await untilRead(reader, sessionId, undefined);
+  expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
 }, 60_000);
 
 describe('where the server refuses CLIENT', () => {

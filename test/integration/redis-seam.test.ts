@@ -15,7 +15,7 @@ import { PUT_IF_VERSION, READ_WITH_TTL } from '../../lib/stores/scripts';
 import { clientKinds, testWhere } from '../helpers/redis-clients';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { startTcpProxy } from '../helpers/tcp-proxy';
-import { waitUntil } from '../helpers/wait-until';
+import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 
 let server: TestRedisServer;
 let admin: Redis;
@@ -138,7 +138,7 @@ describe.each(clientKinds)('$name', (kind) => {
         expect(await admin.get(`${own}scripted`)).toBe('1|x');
         const { changed } = await track(commands, 'rec:');
         await admin.set(`${own}rec:a`, '1');
-        await waitUntil(() => changed.some((entry) => entry.key === 'rec:a'), 'the report');
+        expect(await eventually(() => changed.some((entry) => entry.key === 'rec:a'))).toBe(true);
       } finally {
         await kind.quit(prefixed);
       }
@@ -163,10 +163,15 @@ describe.each(clientKinds)('$name', (kind) => {
 
   test('FLUSHDB: every key may have changed', async () => {
     const prefix = uniquePrefix();
-    const { all, tracking } = await track(seam, prefix);
+    const { all, tracking, changed } = await track(seam, prefix);
     await admin.flushdb();
-    await waitUntil(() => all.length > 0, 'allChanged');
-    await waitUntil(() => tracking.live, 'tracking to stay or come back on', 5000);
+    expect(await eventually(() => all.length > 0)).toBe(true);
+    expect(await eventually(() => tracking.live, 5000)).toBe(true);
+    // And changes after it are reported again.
+    await admin.set(`${prefix}after`, '1');
+    expect(await eventually(() => changed.some((entry) => entry.key === `${prefix}after`))).toBe(
+      true,
+    );
   });
 
   test('SWAPDB (which Redis does not report): every key, within the lease', async () => {
@@ -178,7 +183,7 @@ describe.each(clientKinds)('$name', (kind) => {
       await waitUntil(() => all.length > 0, 'allChanged after SWAPDB', 5000);
       expect(all[0]! - swappedAt).toBeLessThanOrEqual(TRACKING_TIMING.leaseMs + 50);
       expect(live.some((entry) => !entry.live)).toBe(true);
-      await waitUntil(() => tracking.live, 'tracking back on the new database', 5000);
+      expect(await eventually(() => tracking.live, 5000)).toBe(true); // on the new database
     } finally {
       await admin.swapdb(0, 1);
     }
@@ -189,10 +194,12 @@ describe.each(clientKinds)('$name', (kind) => {
     const { tracking, live, changed } = await track(seam, prefix);
     const [id] = await trackingClientIds();
     await admin.call('CLIENT', 'KILL', 'ID', id!);
-    await waitUntil(() => live.some((entry) => !entry.live), 'tracking to go off', 2000);
-    await waitUntil(() => tracking.live, 'tracking back on', 5000);
+    expect(await eventually(() => live.some((entry) => !entry.live), 2000)).toBe(true);
+    expect(await eventually(() => tracking.live, 5000)).toBe(true);
     await admin.set(`${prefix}after`, '1');
-    await waitUntil(() => changed.some((entry) => entry.key === `${prefix}after`), 'a report');
+    expect(await eventually(() => changed.some((entry) => entry.key === `${prefix}after`))).toBe(
+      true,
+    );
   });
 
   testWhere(kind.library === 'ioredis')(
@@ -205,11 +212,14 @@ describe.each(clientKinds)('$name', (kind) => {
         .split('\n')
         .find((line) => /\bsub=1\b/.test(line))
         ?.match(/\bid=(\d+)/)?.[1];
+      expect(subscriber).toBeDefined();
       await admin.call('CLIENT', 'KILL', 'ID', subscriber!);
-      await waitUntil(() => live.some((entry) => !entry.live), 'tracking to go off', 2000);
-      await waitUntil(() => tracking.live, 'tracking back on', 5000);
+      expect(await eventually(() => live.some((entry) => !entry.live), 2000)).toBe(true);
+      expect(await eventually(() => tracking.live, 5000)).toBe(true);
       await admin.set(`${prefix}after`, '1');
-      await waitUntil(() => changed.some((entry) => entry.key === `${prefix}after`), 'a report');
+      expect(await eventually(() => changed.some((entry) => entry.key === `${prefix}after`))).toBe(
+        true,
+      );
     },
   );
 
@@ -220,7 +230,7 @@ describe.each(clientKinds)('$name', (kind) => {
     await waitUntil(() => !tracking.live, 'tracking off while Redis sleeps', 1000);
     expect(live.at(-1)!.live).toBe(false);
     await sleeping;
-    await waitUntil(() => tracking.live, 'tracking back on after the stall', 8000);
+    expect(await eventually(() => tracking.live, 8000)).toBe(true); // after the stall
   });
 
   test('refused CLIENT (renamed): unavailable, never live, commands still work', async () => {
@@ -249,12 +259,14 @@ describe.each(clientKinds)('$name', (kind) => {
     const before = (await trackingClientIds()).length;
     await kind.quit(own);
     // ioredis says 'ready' until the socket has closed, a moment after QUIT is answered.
-    await waitUntil(() => !commands.takesCommands, 'the client to say it takes no commands', 1000);
-    await waitUntil(() => !tracking.live, 'tracking off');
-    await waitUntil(
-      async () => (await trackingClientIds()).length === before - 1,
-      'its connection closed',
-    );
+    expect(await eventually(() => !commands.takesCommands, 1000)).toBe(true);
+    expect(await eventually(() => !tracking.live)).toBe(true);
+    expect(
+      await valueOnce(
+        async () => (await trackingClientIds()).length,
+        (count) => count === before - 1,
+      ),
+    ).toBe(before - 1);
   });
 });
 
@@ -276,7 +288,7 @@ describe.each(clientKinds)('$name through a proxy that goes silent (half-open)',
       // test machine), which the allowance covers.
       expect(offAt - frozenAt).toBeLessThanOrEqual(TRACKING_TIMING.leaseMs + 100);
       proxy.thaw();
-      await waitUntil(() => tracking.live, 'tracking back on', 8000);
+      expect(await eventually(() => tracking.live, 8000)).toBe(true);
     } finally {
       await tracking.close();
       await kind.quit(client);

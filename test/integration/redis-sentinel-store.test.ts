@@ -14,7 +14,7 @@ import {
 } from '../helpers/redis-sentinel';
 import { hashSessionId } from '../../lib/core/hash';
 import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
-import { waitUntil } from '../helpers/wait-until';
+import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 import { storedRecord } from '../helpers/records';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { describeWhere, storeClientKind } from '../helpers/redis-clients';
@@ -62,22 +62,21 @@ describeWhere(kind.library === 'ioredis')('record cache through Sentinel', () =>
     const reader = new RedisTokenStore({ redis, prefix });
     const master = new Redis(sentinel.master.url, { maxRetriesPerRequest: 1 });
     try {
-      await waitUntil(() => reader.recordCacheActive, 'the record cache to come on');
+      expect(await eventually(() => reader.recordCacheActive)).toBe(true);
       const sessionId = newSessionKey();
       const key = `${prefix}{${hashSessionId(sessionId)}}:t`;
       await reader.records.put(hashSessionId(sessionId), sampleRecord(1), {
         expectedVersion: null,
         ttlMs: 60_000,
       });
-      await waitUntil(
-        async () => (await storedRecord(reader, sessionId))?.version === 1,
-        'the record to be read',
-      );
+      expect((await storedRecord(reader, sessionId))?.version).toBe(1);
       await master.del(key);
-      await waitUntil(
-        async () => (await storedRecord(reader, sessionId)) === undefined,
-        'the DEL to be seen',
-      );
+      expect(
+        await valueOnce(
+          () => storedRecord(reader, sessionId),
+          (record) => record === undefined,
+        ),
+      ).toBeUndefined();
     } finally {
       master.disconnect();
       await reader.close();

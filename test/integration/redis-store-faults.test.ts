@@ -11,6 +11,7 @@ import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
 import { recordAt } from '../helpers/records';
+import type { TokenRecord } from '../../lib/core/token-record';
 
 const OPERATION_TIMEOUT_MS = 1000;
 /** The behaviour under test: an answer within about 1–2 s, never a hang. */
@@ -63,8 +64,13 @@ function expectAllUnavailable(outcomes: PromiseSettledResult<unknown>[]): void {
   }
 }
 
-/** Retries a write-then-read round trip until Redis answers again (reconnection takes a moment). */
-async function roundTripWhenBack(timeoutMs: number): Promise<void> {
+/**
+ * Retries a write-then-read round trip until Redis answers again (reconnection takes a moment);
+ * resolves what was written and what was read back, for the test to compare.
+ */
+async function roundTripWhenBack(
+  timeoutMs: number,
+): Promise<{ written: TokenRecord; read: TokenRecord | undefined }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const sessionId = newSessionKey();
@@ -73,8 +79,7 @@ async function roundTripWhenBack(timeoutMs: number): Promise<void> {
       expect(
         await store.records.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 }),
       ).toBe(true);
-      expect(await recordAt(store, sessionId)).toEqual(record);
-      return;
+      return { written: record, read: await recordAt(store, sessionId) };
     } catch (error) {
       if (!(error instanceof StoreUnavailableError) || Date.now() > deadline) throw error;
       await sleep(100);
@@ -83,7 +88,8 @@ async function roundTripWhenBack(timeoutMs: number): Promise<void> {
 }
 
 test('works while Redis is healthy', async () => {
-  await roundTripWhenBack(5000);
+  const { written, read } = await roundTripWhenBack(5000);
+  expect(read).toEqual(written);
 });
 
 test('Redis frozen (SIGSTOP): every call fails with store_unavailable within the bound', async () => {
@@ -114,7 +120,8 @@ test('Redis killed: calls fail within the bound; restarted on the same port: wor
   expect(elapsedMs).toBeLessThan(BOUND_MS);
 
   restarted = await startRedisServer([], { port });
-  await roundTripWhenBack(10_000);
+  const { written, read } = await roundTripWhenBack(10_000);
+  expect(read).toEqual(written);
   // The commands that were waiting when Redis died settle late; give them the time to do so
   // inside this test, where Jest would report any of them as an unhandled rejection.
   await sleep(300);

@@ -1,7 +1,7 @@
 // What a route handler sees on `req` (docs/handlers.md): `platformUser`, `hasPlatformLogin`,
 // `platformToken()` and `platformFetch()` are always there; without a login they throw or reject
-// with the package's errors, answered as documented. Against the real simulator, on Express 5 and 4.
-import { engineOf } from '../../lib/core/derived-engine';
+// with the package's errors, answered as documented. Against the real simulator, on Express 5 (and
+// an app on Express 4 below; the express4 project runs a whole login on Express 4).
 import { inspect } from 'node:util';
 import express, { type Express, type Request } from 'express';
 import session from 'express-session';
@@ -14,6 +14,7 @@ import {
   type TokenStore,
 } from 'express-platform-login';
 import type { RecordRead } from '../../lib/core/store-engine';
+import { engineOf } from '../../lib/core/derived-engine';
 import { enter } from '../helpers/records';
 import { loginOptions, SESSION_SECRET } from '../helpers/test-app';
 
@@ -214,10 +215,11 @@ describe('where the members come from', () => {
   test("a store's in-memory record serves the request without a backend read, and is not changed by a handler", async () => {
     /** A store whose records answer from memory after the first read, as a client-side cache would. */
     const store = new MemoryTokenStore();
-    const backend = engineOf(store).records.get;
+    const records = engineOf(store).records;
+    const backend = records.get.bind(records);
     const cached = new Map<string, RecordRead>();
     let reads = 0;
-    engineOf(store).records.get = async (sessionKey) => {
+    records.get = async (sessionKey) => {
       const hit = cached.get(sessionKey);
       if (hit !== undefined) return hit;
       reads += 1;

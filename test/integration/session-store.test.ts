@@ -19,7 +19,7 @@ import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import type { RedisSessionStoreOptions } from '../../lib/session-store';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
-import { waitUntil } from '../helpers/wait-until';
+import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 import { commandCount, commandCounts } from '../helpers/command-counts';
 import { defaultClientKinds, type ClientKind } from '../helpers/redis-clients';
 
@@ -167,14 +167,19 @@ async function seenByBoth(a: Instance, b: Instance, cookie: string): Promise<voi
   expect((await get(b, '/me', cookie)).status).toBe(200);
 }
 
-const loggedOutEverywhere = async (instances: Instance[], cookie: string): Promise<void> => {
+/** What each instance answers the cookie once it answers 401 (its session ended), or after SEEN_WITHIN_MS. */
+const statusesOnceLoggedOut = async (instances: Instance[], cookie: string): Promise<number[]> => {
+  const statuses: number[] = [];
   for (const instance of instances) {
-    await waitUntil(
-      async () => (await get(instance, '/me', cookie)).status === 401,
-      'the session to end',
-      SEEN_WITHIN_MS,
+    statuses.push(
+      await valueOnce(
+        async () => (await get(instance, '/me', cookie)).status,
+        (answered) => answered === 401,
+        SEEN_WITHIN_MS,
+      ),
     );
   }
+  return statuses;
 };
 
 test("keys and JSON are connect-redis's: sessions move both ways between the two stores", async () => {
@@ -241,7 +246,7 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
     const cookie = await login(a);
     await seenByBoth(a, b, cookie);
     expect((await get(a, '/logout', cookie)).status).toBe(200);
-    await loggedOutEverywhere([a, b], cookie);
+    expect(await statusesOnceLoggedOut([a, b], cookie)).toEqual([401, 401]);
   });
 
   test('regenerate on one instance: the old session id ends on the other, the new one works there', async () => {
@@ -251,7 +256,7 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
     const renewed = await get(a, '/regenerate', cookie);
     expect(renewed.cookie).toBeDefined();
     expect(renewed.cookie).not.toBe(cookie);
-    await loggedOutEverywhere([a, b], cookie);
+    expect(await statusesOnceLoggedOut([a, b], cookie)).toEqual([401, 401]);
     expect((await get(b, '/me', renewed.cookie)).status).toBe(200);
   });
 
@@ -260,11 +265,12 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
     const cookie = await login(a);
     await seenByBoth(a, b, cookie);
     expect((await get(a, '/level-up', cookie)).body).toEqual({ level: 1 });
-    await waitUntil(
-      async () => (await get(b, '/me', cookie)).body.level === 1,
-      'the change on the other instance',
+    const level = await valueOnce(
+      async () => (await get(b, '/me', cookie)).body.level,
+      (seen) => seen === 1,
       SEEN_WITHIN_MS,
     );
+    expect(level).toBe(1);
   });
 
   test("an operator's DEL of the session key ends it on both instances", async () => {
@@ -273,7 +279,7 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
     await seenByBoth(a, b, cookie);
     const [key] = await sessionKeys();
     await raw.del(key!);
-    await loggedOutEverywhere([a, b], cookie);
+    expect(await statusesOnceLoggedOut([a, b], cookie)).toEqual([401, 401]);
   });
 
   test('FLUSHDB ends every session on both instances', async () => {
@@ -281,7 +287,7 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
     const cookie = await login(a);
     await seenByBoth(a, b, cookie);
     await raw.flushdb();
-    await loggedOutEverywhere([a, b], cookie);
+    expect(await statusesOnceLoggedOut([a, b], cookie)).toEqual([401, 401]);
   });
 
   test('expiry: a session past its TTL is not served from memory', async () => {
@@ -307,7 +313,7 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
     expect((await get(a, '/me', cookie)).status).toBe(401);
     expect((await get(b, '/me', cookie)).status).toBe(401);
     // The channel comes back by itself, and the cache with it.
-    await waitUntil(() => (a.store as RedisSessionStore).serving, 'the cache to come back');
+    expect(await eventually(() => (a.store as RedisSessionStore).serving)).toBe(true);
   });
 
   test('renewal: requests send no EXPIRE until renewAfter of the lifetime has passed, then one', async () => {
@@ -420,11 +426,12 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
     );
     // With the record put back, b still refuses: the session it held in memory has ended too.
     await raw.set(recordKey, record!, 'PX', 60_000);
-    await waitUntil(
-      async () => (await request(b).get('/api/me').set('cookie', cookie)).status === 401,
-      'b to see the ended session',
+    const status = await valueOnce(
+      async () => (await request(b).get('/api/me').set('cookie', cookie)).status,
+      (answered) => answered === 401,
       SEEN_WITHIN_MS,
     );
+    expect(status).toBe(401);
   });
 
   test('memory is bounded: at most maxCachedSessions are held, the others read Redis', async () => {
