@@ -210,12 +210,18 @@ function countInWindow(key: number, arg: number): string {
   return `if ARGV[${arg}] == '1' then
   count = redis.call('INCR', KEYS[${key}])
   if count == 1 then redis.call('PEXPIRE', KEYS[${key}], ARGV[${arg + 1}]) end
+elseif ARGV[${arg}] == '-1' then
+  -- No GET here: a give-back reads no value (Redis's command counts tell reads by GET apart).
+  count = 0
+  if redis.call('EXISTS', KEYS[${key}]) == 1 then
+    count = redis.call('DECR', KEYS[${key}])
+    if count <= 0 then
+      redis.call('DEL', KEYS[${key}])
+      count = 0
+    end
+  end
 else
   count = tonumber(redis.call('GET', KEYS[${key}]) or '0') or 0
-  if ARGV[${arg}] == '-1' and count > 0 then
-    count = redis.call('DECR', KEYS[${key}])
-    if count == 0 then redis.call('DEL', KEYS[${key}]) end
-  end
 end
 left = redis.call('PTTL', KEYS[${key}])
 if left == -1 then

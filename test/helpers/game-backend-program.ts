@@ -95,6 +95,13 @@ const login = platformLogin({
   store: tokenStore,
   // The simulator's lobby opens the game; the tests enter without browser headers (as test-app.ts).
   platformOrigins: [new URL(process.env.SIM_URL!).origin],
+  // The refusals and 5xx the tests cause on purpose would print on the test run's output.
+  logger: {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: () => undefined,
+    error: () => undefined,
+  },
   ...extraOptions,
   entry: { context: { allowMissingHeaders: true }, ...(extraOptions.entry as object | undefined) },
 });

@@ -21,7 +21,7 @@ import {
 import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from 'express-platform-login/simulator';
 import { embeddedSessionCookie } from '../../lib/entry/embedded-cookie';
 import { launchChromium } from '../helpers/browser';
-import { SESSION_SECRET } from '../helpers/test-app';
+import { QUIET, SESSION_SECRET } from '../helpers/test-app';
 
 interface Game {
   url: string;
@@ -111,6 +111,7 @@ async function startGame(platformOrigin: string, cookie: 'embedded' | 'default')
     platformOrigins: [platformOrigin],
     embedded: true,
     entry: { context: { mode: 'enforce' } },
+    logger: QUIET,
   });
   const game: Game = { url, login, scores: [], posts: [], violations: [], server };
   login.on('entryContextViolation', (event) => game.violations.push(event));

@@ -4,6 +4,7 @@
 // README's screenshots. The example enforces the entry context (PLATFORM_ORIGINS defaults to the
 // simulator's origin): the lobby's entry passes, and a login-CSRF attempt from another origin's
 // page is refused.
+import { QUIET } from '../helpers/test-app';
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,7 +37,7 @@ afterAll(async () => {
 
 /** The example on `env`, once its stores answer (/healthz). */
 async function startReady(env: NodeJS.ProcessEnv): Promise<RunningExample> {
-  const example = await startExample(readConfig({ PORT: '0', ...env }));
+  const example = await startExample(readConfig({ PORT: '0', ...env }), { logger: QUIET });
   const deadline = Date.now() + 10_000;
   while ((await fetch(new URL('/healthz', example.url))).status !== 200) {
     if (Date.now() > deadline) {
