@@ -3,6 +3,7 @@
 // section 6 (401 without a login, hello within 3 s, `profile`, 4401 within 1 s of a logout on the
 // other process), and in headless Chromium the page's live panel reacting to that logout, the
 // nickname, a readable expiry, the favicon and the 401 page's way back.
+import { QUIET } from '../helpers/test-app';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
@@ -71,7 +72,7 @@ beforeAll(async () => {
     REDIS_URL: redis.url,
     SESSION_SECRET: randomBytes(24).toString('base64url'),
   };
-  [a, b] = await Promise.all([startExample(readConfig(env)), spawnExample(env)]);
+  [a, b] = await Promise.all([startExample(readConfig(env), { logger: QUIET }), spawnExample(env)]);
   await waitUntil(async () => (await fetch(`${a.url}healthz`)).ok, 'the example to be ready');
 }, 60_000);
 afterAll(async () => {

@@ -13,6 +13,12 @@ test('import leaves express.request alone; platformLogin() installs req.platform
     clientSecret: 's',
     redirectUri: 'http://127.0.0.1:3000/platform/callback',
     platformOrigins: ['http://127.0.0.1:9'],
+    logger: {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: () => undefined,
+    },
   });
   expect(members.filter((name) => name in express.request)).toEqual(members);
   // A route the middleware does not cover gets the package's explanation, not `undefined`.
