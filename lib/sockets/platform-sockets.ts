@@ -22,7 +22,8 @@ import { SocketLogin, type SocketGate } from './socket-login';
 import type { LoginAccess } from './store-access';
 import { SessionFollow } from './session-follow';
 import { wsUpgrade, type WsServer, type WsSocket, type WsUpgradeOptions } from './ws-upgrade';
-import { socketIoEngineMiddleware, socketIoMiddleware, type SocketIoSocket } from './socket-io';
+import { socketIoEngineMiddleware, socketIoMiddleware } from './socket-io';
+import type { SocketIoSocket } from './socket-io-types';
 
 /**
  * express-session's middleware (what `session({...})` returns), run on an upgrade request that has

@@ -10,7 +10,7 @@ import {
   type LoginEnd,
   type SocketGate,
 } from './socket-login';
-import type { SocketIoNamespace, SocketIoSocket } from './socket-io';
+import type { SocketIoNamespace, SocketIoSocket } from './socket-io-types';
 
 /** What the adapter does with a socket's login: attach it, or end the socket without one. */
 interface SocketIoBinding {

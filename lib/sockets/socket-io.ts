@@ -7,28 +7,7 @@ import type { Duplex } from 'node:stream';
 import { answerFor } from '../http/respond-error';
 import type { LoginEnd, SocketGate, SocketLogin } from './socket-login';
 import { SocketIoRecovery } from './socket-io-recovery';
-
-/** The part of a socket.io Socket the adapter uses. */
-export interface SocketIoSocket {
-  readonly request: IncomingMessage;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- socket.io's own type for it
-  data: any;
-  emit(event: string, ...args: unknown[]): unknown;
-  disconnect(close?: boolean): unknown;
-  once(event: 'disconnect', listener: () => void): unknown;
-  /** False once the socket disconnected. */
-  readonly connected?: boolean;
-  /** True for a socket socket.io resumed (connection state recovery), its `data` restored. */
-  readonly recovered?: boolean;
-  /** The socket's namespace, whose `connection` event a resumed socket still fires. */
-  readonly nsp?: SocketIoNamespace;
-}
-
-/** The part of a socket.io Namespace the adapter uses. */
-export interface SocketIoNamespace {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- EventEmitter's own listener type
-  prependListener(event: 'connection', listener: (...args: any[]) => void): unknown;
-}
+import type { SocketIoSocket } from './socket-io-types';
 
 /** The event a socket is sent before it is disconnected at the end of its login. */
 export const LOGIN_ENDED_EVENT = 'platform:login_ended';
