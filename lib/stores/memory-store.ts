@@ -28,7 +28,9 @@ export class MemoryTokenStore implements TokenStore {
 
   async get(key: string): Promise<StoredValue | undefined> {
     checkKey(key);
-    return this.#live(key);
+    const stored = this.#live(key);
+    // A copy: what the caller does with it never changes the store.
+    return stored && { ...stored };
   }
 
   async put(key: string, value: string, options: StorePutOptions): Promise<number | undefined> {
