@@ -3,7 +3,7 @@
 // settings once (settings.ts); each part is built here from its own slice, once, at creation.
 import { EventEmitter } from 'node:events';
 import type { MeterProvider } from '@opentelemetry/api';
-import express, { type Express, type ErrorRequestHandler, type RequestHandler } from 'express';
+import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { deriveSettings } from './settings';
 import { createCallbackRouter } from './entry/callback';
 import { createHardening, type Hardening } from './cross-site/cross-site-protection';
@@ -44,7 +44,7 @@ import { createCallbackMountCheck, type CallbackMountCheck } from './setup/callb
 /** The package's parts for one platform registration. Emits {@link PlatformLoginEvents}. */
 export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   /** The entry, for the redirect_uri path: `app.use('/platform/callback', login.callback)`. */
-  readonly callback: Express;
+  readonly callback: Router;
   /** The token store in use. */
   readonly store: TokenStore;
   /** The token endpoint client in use. */
@@ -140,22 +140,18 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
           api: this.api,
         }),
     });
-    // The entry behind an app of its own, mounted by the app (`app.use(path, login.callback)`):
-    // Express tells a sub-app where it is mounted, so a path other than redirectUri's (a 404 the
-    // package would never see) is said at start, on the logger.
+    // The entry behind a router of its own, which checks where the app mounted it (a path other
+    // than redirectUri's is a 404 the package never sees): said once, on the logger. A Router, not
+    // a sub-app: however the app mounts it, `req.ip` and every other setting stay the app's own.
     this.mountCheck = createCallbackMountCheck(
       settings.tokenClient.redirectUri,
       (fields, message) => this.logger.warn(fields, message),
     );
-    const callback = express();
-    // Its answers carry what the app's own settings say (X-Powered-By is the app's to send).
-    callback.disable('x-powered-by');
-    callback.on('mount', () => this.mountCheck.atMount(callback.mountpath));
-    callback.use((req, _res, next) => {
+    this.callback = Router();
+    this.callback.use((req, _res, next) => {
       this.mountCheck.atCallback(req);
       next();
     }, entry);
-    this.callback = callback;
   }
 
   /**

@@ -3,8 +3,8 @@
 // 404 never reaches the package, so the check looks from where it can, through Express's public
 // request fields only: the first request the callback router sees (its mount path, req.baseUrl),
 // and each request the middleware sees until the callback has been reached (one at redirectUri's
-// path means no callback caught it); and at start, the path the app mounts the callback at
-// (Express's `mount` event and `mountpath` of a sub-app). Each finding is said once.
+// path means no callback caught it). Each finding is said once. (Where the app mounted a Router
+// is not said by any public member of Express before a request reaches it.)
 import type { Request } from 'express';
 
 /** Says a finding once; the message names both paths. */
@@ -12,8 +12,6 @@ export type MountWarn = (fields: Record<string, unknown>, message: string) => vo
 
 /** What the callback router and the middleware call on their requests. */
 export interface CallbackMountCheck {
-  /** When the app mounts the callback (`app.use(path, login.callback)`): at redirectUri's path? */
-  atMount(mountPath: unknown): void;
   /** At the callback router, before its entry: is it mounted at redirectUri's path? */
   atCallback(req: Request): void;
   /** At login.middleware(): did a request for redirectUri's path pass by no callback? */
@@ -45,11 +43,6 @@ export function createCallbackMountCheck(redirectUri: string, warn: MountWarn): 
         `which answers 404. Mount it there — app.use('${expected}', login.callback) — or change redirectUri (and the platform's registration).`,
     );
   return {
-    atMount(mountPath) {
-      // A plain path only: an app mounting it under a pattern or several paths knows what it does.
-      if (typeof mountPath === 'string' && normal(mountPath) !== expected)
-        mountedAway(normal(mountPath));
-    },
     atCallback(req) {
       if (reached) return;
       reached = true;
