@@ -152,3 +152,32 @@ describe('MemoryTokenStore changes', () => {
     expect(told).toBe(true);
   });
 });
+
+describe('the contract suite catches a store that never expires anything', () => {
+  // Every lifetime under a second (the suite's lifetime tests use 30 ms) is kept for 30 s instead:
+  // exactly the lifetime tests must fail on it, each once its bounded poll gives up.
+  const inner = new MemoryTokenStore();
+  const kept = (ttlMs: number): number => (ttlMs > 0 && ttlMs < 1000 ? 30_000 : ttlMs);
+  const store: TokenStore = {
+    get: (key) => inner.get(key),
+    put: (key, value, options) => inner.put(key, value, { ...options, ttlMs: kept(options.ttlMs) }),
+    delete: (key, expectedVersion) => inner.delete(key, expectedVersion),
+    renew: (key, ttlMs) => inner.renew(key, kept(ttlMs)),
+  };
+
+  test('its lifetime tests fail, every other test passes', async () => {
+    const tests: Array<{ name: string; body: () => Promise<void> }> = [];
+    tokenStoreContract(() => store, {
+      testFunctions: {
+        describe: (_name, body) => body(),
+        test: (name, body) => tests.push({ name, body }),
+      },
+    });
+    const outcomes = await Promise.allSettled(tests.map(({ body }) => body()));
+    const failed = tests.filter((_, i) => outcomes[i]!.status === 'rejected').map((t) => t.name);
+    expect(failed).toEqual([
+      'a value is gone once its lifetime ends, and its key can be written afresh',
+      'renew gives a value more time, unchanged; a missing key cannot be renewed',
+    ]);
+  }, 20_000);
+});
