@@ -21,14 +21,17 @@ export interface CallbackMountCheck {
 /** A path without its trailing slash (Express matches `/a` and `/a/` alike), `/` for the root. */
 const normal = (path: string): string => path.replace(/\/+$/, '') || '/';
 
-const pathOf = (url: string): string => {
-  const end = url.search(/[?#]/);
-  return end === -1 ? url : url.slice(0, end);
-};
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The check of one PlatformLogin; `redirectUri`: the address the platform sends players to. */
 export function createCallbackMountCheck(redirectUri: string, warn: MountWarn): CallbackMountCheck {
   const expected = normal(new URL(redirectUri).pathname);
+  // A URL at that path, as Express matches it (any case, trailing slashes, a query): one test per
+  // request, no allocation, since a process that never serves the callback checks every request.
+  const atRedirectPath = new RegExp(
+    `^${escapeRegExp(expected.replace(/\/$/, ''))}/*(?:[?#]|$)`,
+    'i',
+  );
   let reached = false;
   let warned = false;
   const say = (fields: Record<string, unknown>, message: string): void => {
@@ -51,7 +54,7 @@ export function createCallbackMountCheck(redirectUri: string, warn: MountWarn): 
     },
     atRequest(req) {
       if (reached || warned) return;
-      if (normal(pathOf(req.originalUrl ?? req.url ?? '')) === expected) {
+      if (atRedirectPath.test(req.originalUrl ?? req.url ?? '')) {
         say(
           {},
           `A request for redirectUri's path ${expected} reached login.middleware() without passing login.callback: ` +
