@@ -20,36 +20,13 @@ import {
   TEST_REDIRECT_URI,
 } from '../helpers/test-app';
 import { listen, sendFrom, type Answer, type Listening } from '../helpers/http-from';
-
-const PLATFORM = 'https://platform.example';
-const FROM_PLATFORM = {
-  'Sec-Fetch-Site': 'cross-site',
-  'Sec-Fetch-Mode': 'navigate',
-  'Sec-Fetch-Dest': 'document',
-  Referer: `${PLATFORM}/`,
-};
-/** An entry a victim's browser sends from an attacker's page. */
-const FORGED = { ...FROM_PLATFORM, Referer: 'https://attacker.example/' };
-const JSON_ACCEPT = { Accept: 'application/json' };
-
-/** Spellings of the callback path a router may still match (as in entry-trust.test.ts). */
-const SPELLINGS = [
-  '/platform/callback',
-  '/platform/callback/',
-  '/platform/callback//',
-  '/platform/callback///',
-  '/PLATFORM/CALLBACK',
-  '/Platform/Callback/',
-  '/platform/callback/.',
-  '/platform/callback/./',
-  '/platform/./callback',
-  '/platform//callback',
-  '//platform/callback',
-  '/platform%2Fcallback',
-  '/platform/callback%2F',
-  '/platform/callback%2f%2f',
-  '/platform/%63allback',
-];
+import {
+  FROM_ATTACKER,
+  FROM_PLATFORM,
+  JSON_ACCEPT,
+  PLATFORM,
+  SPELLINGS,
+} from '../helpers/entry-requests';
 
 let sim: PlatformSimulator;
 const apps: Listening[] = [];
@@ -114,7 +91,7 @@ describe('the callback path on every spelling Express 4 matches', () => {
     const reached: string[] = [];
     for (const path of SPELLINGS) {
       const answer = await sendFrom('127.0.0.1', port, `${path}?code=${issue('player-cy')}`, {
-        headers: { ...FORGED, ...JSON_ACCEPT },
+        headers: { ...FROM_ATTACKER, ...JSON_ACCEPT },
       });
       expect({ path, status: answer.status }).toEqual({
         path,

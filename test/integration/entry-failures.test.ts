@@ -14,23 +14,14 @@ import {
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { listen, sendFrom, type Answer, type Listening } from '../helpers/http-from';
 import { waitUntil } from '../helpers/wait-until';
+import { PLATFORM, FROM_PLATFORM, FROM_ATTACKER, JSON_ACCEPT } from '../helpers/entry-requests';
 
-const PLATFORM = 'https://platform.example';
-const FROM_PLATFORM = {
-  'Sec-Fetch-Site': 'cross-site',
-  'Sec-Fetch-Mode': 'navigate',
-  'Sec-Fetch-Dest': 'document',
-  Referer: `${PLATFORM}/`,
-};
 /** What an `<img>` on any page sends. */
 const AS_IMAGE = {
   'Sec-Fetch-Site': 'cross-site',
   'Sec-Fetch-Mode': 'no-cors',
   'Sec-Fetch-Dest': 'image',
 };
-/** A top-level navigation started by another site's page (a link, `location = …`). */
-const FROM_ATTACKER = { ...FROM_PLATFORM, Referer: 'https://attacker.example/' };
-const JSON_ACCEPT = { Accept: 'application/json' };
 
 let sim: PlatformSimulator;
 let redis: Redis;

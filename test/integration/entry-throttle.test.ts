@@ -15,15 +15,7 @@ import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { listen, sendFrom, type Answer, type Listening } from '../helpers/http-from';
 import { startThrottlingPlatform, type ThrottlingPlatform } from '../helpers/throttling-platform';
 import { waitUntil } from '../helpers/wait-until';
-
-const PLATFORM = 'https://platform.example';
-const FROM_PLATFORM = {
-  'Sec-Fetch-Site': 'cross-site',
-  'Sec-Fetch-Mode': 'navigate',
-  'Sec-Fetch-Dest': 'document',
-  Referer: `${PLATFORM}/`,
-  Accept: 'application/json',
-};
+import { FROM_PLATFORM, JSON_ACCEPT, PLATFORM } from '../helpers/entry-requests';
 
 let sim: PlatformSimulator;
 let redis: Redis;
@@ -68,7 +60,7 @@ async function startProcess(prefix: string, login: Partial<PlatformLoginOptions>
 
 const enter = (from: string, process: Process, code: string) =>
   sendFrom(from, process.port, `/platform/callback?code=${encodeURIComponent(code)}`, {
-    headers: FROM_PLATFORM,
+    headers: { ...FROM_PLATFORM, ...JSON_ACCEPT },
   });
 
 /** How many of the platform's calls carried each outsider address's made-up codes. */

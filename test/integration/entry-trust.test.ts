@@ -23,15 +23,7 @@ import {
   TEST_REDIRECT_URI,
 } from '../helpers/test-app';
 import { listen, sendFrom, type Answer, type Listening } from '../helpers/http-from';
-
-const PLATFORM = 'https://platform.example';
-const FROM_PLATFORM = {
-  'Sec-Fetch-Site': 'cross-site',
-  'Sec-Fetch-Mode': 'navigate',
-  'Sec-Fetch-Dest': 'document',
-  Referer: `${PLATFORM}/`,
-};
-const JSON_ACCEPT = { Accept: 'application/json' };
+import { PLATFORM, FROM_PLATFORM, JSON_ACCEPT, SPELLINGS } from '../helpers/entry-requests';
 
 /** How an attacker gets a victim's browser to send an entry. */
 const FORGERIES: [string, Record<string, string>][] = [
@@ -56,25 +48,6 @@ const FORGERIES: [string, Record<string, string>][] = [
     { 'Sec-Fetch-Site': 'none', 'Sec-Fetch-Mode': 'navigate', 'Sec-Fetch-Dest': 'document' },
   ],
   ['a client that sends no context', {}],
-];
-
-/** Spellings of the callback path a router may still match (case, slashes, dot segments, escapes). */
-const SPELLINGS = [
-  '/platform/callback',
-  '/platform/callback/',
-  '/platform/callback//',
-  '/platform/callback///',
-  '/PLATFORM/CALLBACK',
-  '/Platform/Callback/',
-  '/platform/callback/.',
-  '/platform/callback/./',
-  '/platform/./callback',
-  '/platform//callback',
-  '//platform/callback',
-  '/platform%2Fcallback',
-  '/platform/callback%2F',
-  '/platform/callback%2f%2f',
-  '/platform/%63allback',
 ];
 
 let sim: PlatformSimulator;

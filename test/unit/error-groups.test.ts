@@ -33,23 +33,25 @@ import {
   tooManyEntries,
 } from '../../lib/errors';
 
+/** One of each refusal of the request itself, as the package makes them. */
+const refusals = (): RequestRefusedError[] => [
+  invalidRequest('no code'),
+  codeAlreadyUsed(),
+  entryDenied('access_denied'),
+  codeRejected(),
+  entryContextRefused('direct-navigation'),
+  cookiesRefused(),
+  tooManyEntries(60),
+  platformBusy(),
+  methodNotAllowed('POST'),
+  crossOriginRequest(),
+  insufficientScope(['friends']),
+  entryRefused(),
+];
+
 test('every refusal of the request itself is a RequestRefusedError, told apart by its code', () => {
-  const refusals: RequestRefusedError[] = [
-    invalidRequest('no code'),
-    codeAlreadyUsed(),
-    entryDenied('access_denied'),
-    codeRejected(),
-    entryContextRefused('direct-navigation'),
-    cookiesRefused(),
-    tooManyEntries(60),
-    platformBusy(),
-    methodNotAllowed('POST'),
-    crossOriginRequest(),
-    insufficientScope(['friends']),
-    entryRefused(),
-  ];
-  for (const error of refusals) expect(error).toBeInstanceOf(RequestRefusedError);
-  expect(new Set(refusals.map((error) => error.code)).size).toBe(refusals.length);
+  for (const error of refusals()) expect(error).toBeInstanceOf(RequestRefusedError);
+  expect(new Set(refusals().map((error) => error.code)).size).toBe(refusals().length);
 });
 
 test('a changed identity ends the login as reauth_required; a missing session is a setup error', () => {
@@ -116,18 +118,7 @@ test('every family class takes the codes of its family in the table, and only th
     new LoginRequiredError(),
     reauthRequired(),
     identityChanged(),
-    invalidRequest('x'),
-    codeAlreadyUsed(),
-    entryDenied('access_denied'),
-    codeRejected(),
-    entryContextRefused('direct-navigation'),
-    cookiesRefused(),
-    tooManyEntries(60),
-    platformBusy(),
-    methodNotAllowed('POST'),
-    crossOriginRequest(),
-    insufficientScope(['friends']),
-    entryRefused(),
+    ...refusals(),
     tokenEndpointRefused({ oauthError: 'invalid_grant', httpStatus: 400, grant: 'refresh_token' }),
     tokenEndpointRefused({ oauthError: 'invalid_client', httpStatus: 401, grant: 'refresh_token' }),
     tokenEndpointRefused({ oauthError: 'slow_down', httpStatus: 400, grant: 'refresh_token' }),
