@@ -46,13 +46,14 @@ export function createExchangeHold(
       if (leftMs > 0) throw busy(leftMs);
     },
     async start(seconds) {
-      events.emit('exchangeHold', { held: true, retryAfterSeconds: seconds });
       await locks.hold(EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION, seconds * 1000).catch(ignore);
+      events.emit('exchangeHold', { held: true, retryAfterSeconds: seconds });
     },
     async lift() {
-      events.emit('exchangeHold', { held: false, retryAfterSeconds: 0 });
-      // A hold of 1 ms is no hold: the contract has no other way to end one early.
+      // A hold of 1 ms is no hold: the contract has no other way to end one early. The event
+      // follows the write, so a listener that reacts to it finds the hold over on every process.
       await locks.hold(EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION, 1).catch(ignore);
+      events.emit('exchangeHold', { held: false, retryAfterSeconds: 0 });
     },
   };
 }
