@@ -14,8 +14,8 @@ export interface ExampleConfig {
   clientSecret: string;
   /** Unset: `http://localhost:<listening port>/platform/callback`, known once the server listens (PORT=0). */
   redirectUri: string | undefined;
-  /** Unset: memory stores. */
-  redisUrl: string | undefined;
+  /** Where Redis is (REDIS_URL, REDIS_SENTINELS + REDIS_SENTINEL_NAME or REDIS_CLUSTER_NODES); unset: memory stores. */
+  redis: RedisTarget | undefined;
   sessionSecret: string;
   sessionSecretGenerated: boolean;
   /** base64 of 32 bytes; set: tokens encrypted at rest. */
@@ -28,11 +28,27 @@ export interface ExampleConfig {
   sessionMaxAgeSeconds: number;
   /** `NODE_ENV=production`: Redis without TOKEN_ENCRYPTION_KEY is refused. */
   production: boolean;
-  /** Which client talks to REDIS_URL, for the session store and the token store: node-redis or ioredis. */
+  /** Which client talks to Redis, for the session store and the token store: node-redis or ioredis. */
   redisClient: RedisClientKind;
   /** Express's `trust proxy` setting; undefined: not set (X-Forwarded-For not trusted). */
   trustProxy: TrustProxy | undefined;
 }
+
+/** A Redis node's address, as `host:port` (`[v6 address]:port`) in REDIS_SENTINELS and REDIS_CLUSTER_NODES. */
+export interface RedisAddress {
+  host: string;
+  port: number;
+}
+
+/**
+ * The Redis the example uses, from one of REDIS_URL (one server), REDIS_SENTINELS with
+ * REDIS_SENTINEL_NAME (the master those sentinels watch under that name) or REDIS_CLUSTER_NODES
+ * (a Cluster, found from these seed nodes).
+ */
+export type RedisTarget =
+  | { topology: 'standalone'; url: string }
+  | { topology: 'sentinel'; sentinels: RedisAddress[]; name: string }
+  | { topology: 'cluster'; nodes: RedisAddress[] };
 
 /** REDIS_CLIENT: `redis` (node-redis 5/6) or `ioredis` (ioredis 5/6). */
 export type RedisClientKind = 'redis' | 'ioredis';
@@ -65,6 +81,80 @@ function readTrustProxy(value: string | undefined): TrustProxy | undefined {
 
 const nonEmpty = (value: string | undefined): string | undefined =>
   value === undefined || value === '' ? undefined : value;
+
+/** `host:port` or `[IPv6 address]:port`, port 1-65535; null for anything else. */
+function readAddress(text: string): RedisAddress | null {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:/[\]@,]+)):(\d{1,5})$/.exec(text);
+  const port = Number(match?.[3]);
+  if (!match || port < 1 || port > 65535) return null;
+  return { host: (match[1] ?? match[2])!, port };
+}
+
+/**
+ * A comma-separated list of `host:port` (REDIS_SENTINELS, REDIS_CLUSTER_NODES); an empty entry (a
+ * trailing comma) is skipped, anything else that is not `host:port` refused naming the variable.
+ */
+function readAddresses(variable: string, value: string): RedisAddress[] {
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const shape = `comma-separated host:port (e.g. 10.0.0.1:${variable === 'REDIS_SENTINELS' ? '26379,10.0.0.2:26379' : '7000,10.0.0.2:7000'}; an IPv6 address in brackets, [::1]:${variable === 'REDIS_SENTINELS' ? '26379' : '7000'})`;
+  if (entries.length === 0) throw new TypeError(`${variable} must be ${shape}; it has no address.`);
+  return entries.map((entry) => {
+    const address = readAddress(entry);
+    if (address === null) {
+      throw new TypeError(
+        `${variable} must be ${shape}; "${entry}" is not a host:port with a port from 1 to 65535.`,
+      );
+    }
+    return address;
+  });
+}
+
+/**
+ * Where Redis is: REDIS_URL, REDIS_SENTINELS with REDIS_SENTINEL_NAME, or REDIS_CLUSTER_NODES; more
+ * than one of them, a sentinel list without the master's name (or the name without the list), or
+ * an address that is not `host:port` is refused naming the variable.
+ */
+function readRedisTarget(env: NodeJS.ProcessEnv): RedisTarget | undefined {
+  const url = nonEmpty(env.REDIS_URL);
+  const sentinels = nonEmpty(env.REDIS_SENTINELS);
+  const sentinelName = nonEmpty(env.REDIS_SENTINEL_NAME);
+  const clusterNodes = nonEmpty(env.REDIS_CLUSTER_NODES);
+  const given = [
+    ...(url === undefined ? [] : ['REDIS_URL']),
+    ...(sentinels === undefined ? [] : ['REDIS_SENTINELS']),
+    ...(clusterNodes === undefined ? [] : ['REDIS_CLUSTER_NODES']),
+  ];
+  if (given.length > 1) {
+    throw new TypeError(
+      `${given.slice(0, -1).join(', ')} and ${given.at(-1)} are ${given.length === 2 ? 'both' : 'all'} set: set only one of REDIS_URL (one Redis server), REDIS_SENTINELS (with REDIS_SENTINEL_NAME) or REDIS_CLUSTER_NODES (a Cluster).`,
+    );
+  }
+  if (sentinels !== undefined && sentinelName === undefined) {
+    throw new TypeError(
+      'REDIS_SENTINELS needs REDIS_SENTINEL_NAME: the name the sentinels know the master by (`sentinel monitor <name> …` in their configuration).',
+    );
+  }
+  if (sentinelName !== undefined && sentinels === undefined) {
+    throw new TypeError(
+      "REDIS_SENTINEL_NAME is set without REDIS_SENTINELS: set REDIS_SENTINELS to the sentinels' comma-separated host:port as well, or unset REDIS_SENTINEL_NAME.",
+    );
+  }
+  if (url !== undefined) return { topology: 'standalone', url };
+  if (sentinels !== undefined) {
+    return {
+      topology: 'sentinel',
+      sentinels: readAddresses('REDIS_SENTINELS', sentinels),
+      name: sentinelName!,
+    };
+  }
+  if (clusterNodes !== undefined) {
+    return { topology: 'cluster', nodes: readAddresses('REDIS_CLUSTER_NODES', clusterNodes) };
+  }
+  return undefined;
+}
 
 /** Reads the example's settings from `env` (process.env by default); an empty variable counts as unset. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig {
@@ -107,7 +197,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     clientId: nonEmpty(env.PLATFORM_CLIENT_ID) ?? 'demo-game',
     clientSecret: nonEmpty(env.PLATFORM_CLIENT_SECRET) ?? 'demo-secret',
     redirectUri: nonEmpty(env.PLATFORM_REDIRECT_URI),
-    redisUrl: nonEmpty(env.REDIS_URL),
+    redis: readRedisTarget(env),
     sessionSecret: sessionSecret ?? randomBytes(32).toString('base64url'),
     sessionSecretGenerated: sessionSecret === undefined,
     tokenEncryptionKey: nonEmpty(env.TOKEN_ENCRYPTION_KEY),

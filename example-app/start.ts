@@ -1,6 +1,6 @@
 // Starts the example on its configuration: the embedded simulator when no platform is configured,
-// Redis stores when REDIS_URL is set (on node-redis, or on ioredis with REDIS_CLIENT=ioredis),
-// memory stores otherwise. Used by server.ts and by the tests.
+// Redis stores when REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES is set (on node-redis, or on
+// ioredis with REDIS_CLIENT=ioredis), memory stores otherwise. Used by server.ts and by the tests.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
@@ -36,13 +36,20 @@ export interface RunningExample {
   login: PlatformLogin;
   /** The embedded simulator, when no platform URL was configured. */
   simulator: PlatformSimulator | undefined;
-  /** The Redis client (REDIS_CLIENT's kind) when REDIS_URL is set. */
+  /** The Redis client (REDIS_CLIENT's kind) when REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES is set. */
   redis: ExampleRedis | undefined;
   /** Stops accepting, lets requests in flight finish, then closes Redis and the simulator. */
   close(): Promise<void>;
 }
 
 const MAKE_A_KEY = 'make one with `openssl rand -base64 32`';
+
+/** The variable that set Redis, for messages. */
+const REDIS_VARIABLE = {
+  standalone: 'REDIS_URL',
+  sentinel: 'REDIS_SENTINELS',
+  cluster: 'REDIS_CLUSTER_NODES',
+} as const;
 
 /**
  * Refuses, naming the variable, a TOKEN_ENCRYPTION_KEY that is not 32 random-looking bytes
@@ -51,9 +58,9 @@ const MAKE_A_KEY = 'make one with `openssl rand -base64 32`';
 async function checkTokenEncryptionKey(config: ExampleConfig): Promise<void> {
   const key = config.tokenEncryptionKey;
   if (key === undefined) {
-    if (config.production && config.redisUrl !== undefined) {
+    if (config.production && config.redis !== undefined) {
       throw new TypeError(
-        `NODE_ENV=production with REDIS_URL needs TOKEN_ENCRYPTION_KEY (base64 of 32 random bytes), so that refresh tokens are not stored in Redis in the clear: ${MAKE_A_KEY}.`,
+        `NODE_ENV=production with Redis (${REDIS_VARIABLE[config.redis.topology]}) needs TOKEN_ENCRYPTION_KEY (base64 of 32 random bytes), so that refresh tokens are not stored in Redis in the clear: ${MAKE_A_KEY}.`,
       );
     }
     return;
@@ -125,8 +132,8 @@ async function start(
     : await startSimulator({ defaultRedirectUri: redirectUri }));
   const authUrl = config.platformAuthUrl ?? simulator!.url;
 
-  const redis = (opened.redis = config.redisUrl
-    ? connectExampleRedis(config.redisClient, config.redisUrl)
+  const redis = (opened.redis = config.redis
+    ? connectExampleRedis(config.redisClient, config.redis)
     : undefined);
   const encryptionKeys = config.tokenEncryptionKey
     ? [{ id: 'k1', key: config.tokenEncryptionKey }]
@@ -151,7 +158,7 @@ async function start(
   const store: TokenStore = tokenStore ?? new MemoryTokenStore();
   if (!redis && encryptionKeys) {
     console.warn(
-      '[example-app] TOKEN_ENCRYPTION_KEY is ignored without REDIS_URL: memory tokens never leave the process.',
+      '[example-app] TOKEN_ENCRYPTION_KEY is ignored without Redis (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): memory tokens never leave the process.',
     );
   }
 

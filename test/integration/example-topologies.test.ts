@@ -1,0 +1,309 @@
+// The example game backend (`example-app/server.ts`, spawned as `npm run example` runs it) on Redis
+// through Sentinel (REDIS_SENTINELS + REDIS_SENTINEL_NAME) and on a Redis Cluster
+// (REDIS_CLUSTER_NODES), on each REDIS_CLIENT: ready, a whole login through the embedded simulator
+// with the token record and the session on the Redis behind it, the logout removing both, and a
+// clean SIGTERM; with no Redis answering, started all the same, /healthz 503, and nothing left
+// reconnecting once closed. Also: a start with two Redis variables set is refused, naming them.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Cluster, Redis } from 'ioredis';
+import { hashSessionId } from '../../lib/core/hash';
+import { readConfig } from '../../example-app/config';
+import { startExample } from '../../example-app/start';
+import { QUIET } from '../helpers/test-app';
+import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster';
+import {
+  SENTINEL_MASTER_NAME,
+  startRedisSentinel,
+  type TestRedisSentinel,
+} from '../helpers/redis-sentinel';
+import { waitUntil } from '../helpers/wait-until';
+
+const ROOT = join(__dirname, '../..');
+const JSON_ACCEPT = { Accept: 'application/json' };
+const ADA = { openId: 'player-ada', unionId: 'union-ada', scope: ['user_info', 'basic_actions'] };
+
+/** A spawned example: its output so far, and its addresses once it has printed them. */
+interface SpawnedExample {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<[number | null, NodeJS.Signals | null]>;
+}
+
+/** Starts `example-app/server.ts` with `env` and none of this process's Redis variables. */
+function spawnExample(env: Record<string, string>): SpawnedExample {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of [
+    'NODE_OPTIONS',
+    'REDIS_URL',
+    'REDIS_SENTINELS',
+    'REDIS_SENTINEL_NAME',
+    'REDIS_CLUSTER_NODES',
+    'REDIS_CLIENT',
+  ]) {
+    delete childEnv[name];
+  }
+  // Sources, not dist/: the package's names resolve to lib/ (see the helper).
+  const child = spawn(
+    process.execPath,
+    [
+      '-r',
+      'esbuild-register',
+      '-r',
+      join(ROOT, 'test/helpers/source-aliases.ts'),
+      'example-app/server.ts',
+    ],
+    { cwd: ROOT, env: { ...childEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output, exited };
+}
+
+/** The example's URL and its embedded simulator's, once it says it has started. */
+async function started(example: SpawnedExample): Promise<{ url: string; lobby: string }> {
+  await waitUntil(
+    () => {
+      if (example.child.exitCode !== null)
+        throw new Error(`the example exited at start:\n${example.output()}`);
+      return /Example game backend: (\S+)/.test(example.output());
+    },
+    'the example to start',
+    30_000,
+  );
+  const output = example.output();
+  return {
+    url: /Example game backend: (\S+)/.exec(output)![1]!.replace(/\/$/, ''),
+    lobby: /Platform simulator \(lobby\): (\S+)/.exec(output)![1]!.replace(/\/$/, ''),
+  };
+}
+
+async function stop(example: SpawnedExample | undefined): Promise<void> {
+  if (example === undefined) return;
+  if (example.child.exitCode === null && example.child.signalCode === null) {
+    example.child.kill('SIGKILL');
+  }
+  await example.exited;
+}
+
+/** The name=value of the session cookie a response sets. */
+function sessionCookieOf(res: Response): string {
+  const cookie = res.headers.getSetCookie().find((line) => line.startsWith('connect.sid='));
+  if (cookie === undefined) throw new Error('the entry set no session cookie');
+  return cookie.split(';')[0]!;
+}
+
+/** The express-session id behind a signed `connect.sid=s:<id>.<signature>` cookie. */
+function sessionIdOf(cookie: string): string {
+  const id = /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(cookie.slice('connect.sid='.length)))?.[1];
+  if (id === undefined) throw new Error(`not a signed session cookie: ${cookie}`);
+  return id;
+}
+
+/** What Redis holds for a login: its token record and its session, by the example's prefixes. */
+async function keysOfLogin(redis: Redis | Cluster, sessionId: string) {
+  const recordKey = `example:tokens:{${hashSessionId(sessionId)}}:t`;
+  const sessionKey = `example:sess:${sessionId}`;
+  const [record, session, sessionTtl] = await Promise.all([
+    redis.exists(recordKey),
+    redis.get(sessionKey),
+    redis.pttl(sessionKey),
+  ]);
+  return { record: record === 1, session, sessionTtl };
+}
+
+type Topology = 'sentinel' | 'cluster';
+
+/** Each topology on each client, named by the variables that set it. */
+const RUNS: Array<[string, 'redis' | 'ioredis', Topology]> = [
+  ['REDIS_SENTINELS + REDIS_SENTINEL_NAME', 'redis', 'sentinel'],
+  ['REDIS_SENTINELS + REDIS_SENTINEL_NAME', 'ioredis', 'sentinel'],
+  ['REDIS_CLUSTER_NODES', 'redis', 'cluster'],
+  ['REDIS_CLUSTER_NODES', 'ioredis', 'cluster'],
+];
+
+let sentinel: TestRedisSentinel;
+let cluster: TestRedisCluster;
+/** The Redis behind each topology, read directly: the Sentinel's master, the Cluster. */
+let master: Redis;
+let clusterClient: Cluster;
+
+beforeAll(async () => {
+  [sentinel, cluster] = await Promise.all([startRedisSentinel(), startRedisCluster()]);
+  master = new Redis(sentinel.master.url);
+  clusterClient = new Cluster(cluster.nodes);
+}, 60_000);
+afterAll(async () => {
+  master?.disconnect();
+  clusterClient?.disconnect();
+  await Promise.all([sentinel?.stop(), cluster?.stop()]);
+});
+
+/** The environment naming each topology, as an operator would write it. */
+function redisEnv(topology: Topology): Record<string, string> {
+  return topology === 'sentinel'
+    ? {
+        REDIS_SENTINELS: sentinel.sentinels.map(({ host, port }) => `${host}:${port}`).join(','),
+        REDIS_SENTINEL_NAME: SENTINEL_MASTER_NAME,
+      }
+    : { REDIS_CLUSTER_NODES: cluster.nodes.map(({ host, port }) => `${host}:${port}`).join(', ') };
+}
+
+describe.each(RUNS)('%s, REDIS_CLIENT=%s', (_, redisClient, topology) => {
+  let example: SpawnedExample | undefined;
+  afterEach(() => stop(example));
+
+  test('ready; a whole login through the embedded simulator, kept on the Redis behind it; logout removes it; SIGTERM exits 0', async () => {
+    const redis = topology === 'sentinel' ? master : clusterClient;
+    example = spawnExample({ PORT: '0', REDIS_CLIENT: redisClient, ...redisEnv(topology) });
+    const { url, lobby } = await started(example);
+    // Started means ready: the example waits for its first connection before it says so.
+    expect(example.output()).not.toContain('Redis is not answering yet');
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(200);
+    const readyz = await fetch(`${url}/readyz`);
+    expect(readyz.status).toBe(200);
+
+    // The lobby's Enter game (its /enter) sends the browser to the callback with a code.
+    const redirectUri = `${url}/platform/callback`;
+    const entry = await fetch(
+      `${lobby}/enter?open_id=player-ada&redirect_uri=${encodeURIComponent(redirectUri)}`,
+      { redirect: 'manual' },
+    );
+    expect(entry.status).toBe(302);
+    const callback = entry.headers.get('location')!;
+    expect(callback.startsWith(`${redirectUri}?code=`)).toBe(true);
+    const landing = await fetch(callback, {
+      redirect: 'manual',
+      headers: {
+        Referer: `${lobby}/`,
+        'Sec-Fetch-Site': 'cross-site',
+        'Sec-Fetch-Mode': 'navigate',
+        'Sec-Fetch-Dest': 'document',
+      },
+    });
+    expect(landing.status).toBe(303);
+    expect(landing.headers.get('location')).toBe('/');
+    const cookie = sessionCookieOf(landing);
+    const sessionId = sessionIdOf(cookie);
+
+    const me = await fetch(`${url}/api/me`, { headers: { ...JSON_ACCEPT, Cookie: cookie } });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toStrictEqual(ADA);
+    const profile = await fetch(`${url}/api/profile`, {
+      headers: { ...JSON_ACCEPT, Cookie: cookie },
+    });
+    expect(profile.status).toBe(200);
+    expect(await profile.json()).toEqual({
+      open_id: 'player-ada',
+      unionid: 'union-ada',
+      nickname: 'Ada',
+    });
+
+    // The token record and the session (connect-redis's JSON, expiring) are on this Redis.
+    const held = await keysOfLogin(redis, sessionId);
+    expect(held.record).toBe(true);
+    expect(held.session).not.toBeNull();
+    expect(JSON.parse(held.session!)).toHaveProperty('cookie');
+    expect(held.sessionTtl).toBeGreaterThan(0);
+
+    const logout = await fetch(`${url}/logout`, {
+      method: 'POST',
+      headers: { ...JSON_ACCEPT, Cookie: cookie },
+    });
+    expect(logout.status).toBe(204);
+    const after = await fetch(`${url}/api/me`, { headers: { ...JSON_ACCEPT, Cookie: cookie } });
+    expect(after.status).toBe(401);
+    expect(await after.json()).toStrictEqual({ error: 'login_required' });
+    expect(await keysOfLogin(redis, sessionId)).toMatchObject({ record: false, session: null });
+
+    // close(): the server, the stores and the client end, and the process exits by itself.
+    example.child.kill('SIGTERM');
+    expect(await example.exited).toEqual([0, null]);
+  }, 60_000);
+
+  test('with no Redis answering it still starts, says so, answers /healthz 503, and once closed nothing of it reconnects', async () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    // Takes every connection and drops it at once: sentinels, or Cluster nodes, that never answer.
+    let connections = 0;
+    const dropper = createServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    dropper.listen(0, '127.0.0.1');
+    await once(dropper, 'listening');
+    const address = `127.0.0.1:${(dropper.address() as AddressInfo).port}`;
+    try {
+      const running = await startExample(
+        readConfig({
+          PORT: '0',
+          REDIS_CLIENT: redisClient,
+          ...(topology === 'sentinel'
+            ? { REDIS_SENTINELS: address, REDIS_SENTINEL_NAME: SENTINEL_MASTER_NAME }
+            : { REDIS_CLUSTER_NODES: address }),
+        }),
+        { logger: QUIET },
+      );
+      try {
+        expect(running.redis?.topology).toBe(topology);
+        expect(running.redis?.kind).toBe(redisClient);
+        expect(warn).toHaveBeenCalledWith(expect.stringContaining('Redis is not answering yet'));
+        expect((await fetch(new URL('/healthz', running.url))).status).toBe(503);
+      } finally {
+        await running.close();
+      }
+      expect(connections).toBeGreaterThan(0);
+      // ioredis's Sentinel connector, closed while it waits to ask the sentinels again, asks once
+      // more before it sees it is closed (one connection per client: the example's and the stores'
+      // duplicates), within its retry delay (1 s at most). Past that, and on every other client at
+      // once: every client reconnects at most 1 s apart, so one left trying would show within 2.5 s.
+      if (redisClient === 'ioredis' && topology === 'sentinel') {
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+      }
+      const afterClose = connections;
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(connections - afterClose).toBe(0);
+    } finally {
+      dropper.close();
+      warn.mockRestore();
+    }
+  }, 30_000);
+});
+
+describe('refusals at start', () => {
+  let example: SpawnedExample | undefined;
+  afterEach(() => stop(example));
+
+  test.each([
+    [
+      'REDIS_URL and REDIS_CLUSTER_NODES both set',
+      { REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: '127.0.0.1:7000' },
+      /REDIS_URL and REDIS_CLUSTER_NODES are both set: set only one of/,
+    ],
+    [
+      'REDIS_SENTINELS without REDIS_SENTINEL_NAME',
+      { REDIS_SENTINELS: '127.0.0.1:26379' },
+      /REDIS_SENTINELS needs REDIS_SENTINEL_NAME/,
+    ],
+    [
+      'a REDIS_CLUSTER_NODES entry that is not host:port',
+      { REDIS_CLUSTER_NODES: '127.0.0.1:7000,redis://127.0.0.1:7001' },
+      /REDIS_CLUSTER_NODES must be comma-separated host:port .*"redis:\/\/127\.0\.0\.1:7001"/,
+    ],
+  ])(
+    '%s: exits 1 with one line naming the variable',
+    async (_, env, message) => {
+      example = spawnExample({ PORT: '0', ...env });
+      expect(await example.exited).toEqual([1, null]);
+      const output = example.output();
+      expect(output).toMatch(/^\[example-app\] could not start: /m);
+      expect(output).toMatch(message);
+      expect(output).not.toContain('Example game backend:');
+    },
+    30_000,
+  );
+});
