@@ -1,0 +1,666 @@
+// Failover test beds on loopback: a Sentinel group (a primary, replicas, three sentinels) and a
+// Redis Cluster with replicas, where each replica can lag its master by a set delay. A test kills a
+// master (SIGKILL), waits for the promotion and sees what the new master kept and what it lost: the
+// writes still held in the delay when the master died never reach the replica.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  createConnection,
+  createServer,
+  type AddressInfo,
+  type Server,
+  type Socket,
+} from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { freePort } from './free-port';
+import { startRedisServer, waitForPort, type TestRedisServer } from './redis-server';
+
+const HOST = '127.0.0.1';
+
+export interface Address {
+  host: string;
+  port: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The delaying proxy
+
+/** A TCP proxy that holds what a master sends down a replication link for `delayMs`. */
+export interface ReplicationDelayProxy {
+  port: number;
+  /** Delay for what the master sends from now on (what is held keeps its time and order). */
+  setDelay(ms: number): void;
+  close(): Promise<void>;
+}
+
+// A replica asks for its stream with PSYNC (or SYNC): the element right after a `*N` header.
+const SYNC_COMMAND = /\*\d+\r\n\$5\r\npsync\r\n|\*\d+\r\n\$4\r\nsync\r\n/i;
+
+/**
+ * Forwards a free loopback port to `targetPort`. Only connections that asked for a
+ * replication stream are delayed, in the target→client direction, so clients can share the proxy
+ * with replicas. When the target's side closes (the master died), what is still held is dropped:
+ * the replica never got it, as after a crash.
+ */
+export async function startReplicationDelayProxy(
+  targetPort: number,
+  delayMs = 0,
+): Promise<ReplicationDelayProxy> {
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  let delay = delayMs;
+  const server: Server = createServer((inbound) => {
+    const outbound = createConnection({ host: HOST, port: targetPort });
+    let replicating = false;
+    let tail = '';
+    const held: Array<{ chunk: Buffer; due: number }> = [];
+    let timer: NodeJS.Timeout | undefined;
+    let lastDue = 0;
+    const release = (): void => {
+      if (timer) timers.delete(timer);
+      timer = undefined;
+      const now = Date.now();
+      while (held[0] && held[0].due <= now) inbound.write(held.shift()!.chunk);
+      if (held[0]) {
+        timer = setTimeout(release, held[0].due - now);
+        timers.add(timer);
+      }
+    };
+    for (const socket of [inbound, outbound]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        sockets.delete(socket);
+        held.length = 0;
+        if (timer) {
+          clearTimeout(timer);
+          timers.delete(timer);
+        }
+        timer = undefined;
+        inbound.destroy();
+        outbound.destroy();
+      });
+    }
+    inbound.on('data', (chunk: Buffer) => {
+      if (!replicating) {
+        // The tail catches a command split across two chunks.
+        const text = tail + chunk.toString('latin1');
+        replicating = SYNC_COMMAND.test(text);
+        tail = text.slice(-16);
+      }
+      outbound.write(chunk);
+    });
+    outbound.on('data', (chunk: Buffer) => {
+      if (!replicating || (delay === 0 && held.length === 0)) {
+        inbound.write(chunk);
+        return;
+      }
+      // Never before an earlier chunk: order is kept when the delay is lowered.
+      const due = Math.max(Date.now() + delay, lastDue);
+      lastDue = due;
+      held.push({ chunk, due });
+      if (!timer) {
+        timer = setTimeout(release, due - Date.now());
+        timers.add(timer);
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    // Port 0: the kernel's pick, taken at once (no race with other servers being started).
+    server.listen(0, HOST, resolve);
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    setDelay(ms) {
+      delay = ms;
+    },
+    async close() {
+      for (const timer of timers) clearTimeout(timer);
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Talking to the servers
+
+/** One command on a fresh connection. */
+async function command(
+  port: number,
+  name: string,
+  ...args: Array<string | number>
+): Promise<unknown> {
+  const client = new Redis({
+    host: HOST,
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1_000,
+    enableReadyCheck: false,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await client.call(name, ...args);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** For polling: undefined if the server does not answer (e.g. it is dead or still starting). */
+const ask = (port: number, name: string, ...args: Array<string | number>): Promise<unknown> =>
+  command(port, name, ...args).catch(() => undefined);
+
+async function info(port: number, section: string): Promise<string> {
+  return String((await ask(port, 'INFO', section)) ?? '');
+}
+
+const infoField = (text: string, field: string): string | undefined =>
+  new RegExp(`^${field}:(.*)\\r?$`, 'm').exec(text)?.[1];
+
+async function role(port: number): Promise<string | undefined> {
+  const reply = (await ask(port, 'ROLE')) as unknown[] | undefined;
+  return reply ? String(reply[0]) : undefined;
+}
+
+/** Polls `check` every 50 ms until it gives a value; rejects naming `what` after `timeoutMs`. */
+async function pollFor<T>(
+  check: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Whether a replica has its link up and has caught up with its master's offset. */
+async function inSync(masterPort: number, replicaPort: number): Promise<boolean> {
+  const [master, replica] = await Promise.all([
+    info(masterPort, 'replication'),
+    info(replicaPort, 'replication'),
+  ]);
+  return (
+    infoField(replica, 'master_link_status') === 'up' &&
+    infoField(replica, 'slave_repl_offset') === infoField(master, 'master_repl_offset')
+  );
+}
+
+// Diskless full syncs start at once (the default waits 5 s for more replicas to join).
+const REPLICATION_ARGS = ['--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0'];
+
+/** Stops everything given, whatever fails, and throws the first failure. */
+async function stopAll(stops: Array<() => Promise<void>>): Promise<void> {
+  const results = await Promise.allSettled(stops.map((stop) => stop()));
+  const failed = results.find((result) => result.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sentinel bed
+
+export interface SentinelBedOptions {
+  /** How long each replica lags its primary (ms). Default 0. */
+  replicationDelayMs?: number;
+  /** Replicas of the primary, each through the delaying proxy. Default 1. */
+  replicas?: number;
+}
+
+export interface SentinelBed {
+  /** For `new Redis({ sentinels, name: masterName })`. */
+  masterName: string;
+  sentinels: Address[];
+  /** The first master; the bed does not restart it after killPrimary(). */
+  primary: TestRedisServer;
+  /**
+   * Replicas of the primary through the delaying proxy. After a failover the sentinels point the
+   * others at the promoted one directly: from then on they do not lag.
+   */
+  replicas: TestRedisServer[];
+  /** Changes the replicas' lag (ms) for what the primary sends from now on. */
+  setReplicationDelay(ms: number): void;
+  /** SIGKILLs the current master (the primary, or the replica promoted after it). */
+  killPrimary(): Promise<void>;
+  /** Resolves the new master once every sentinel names it and it answers ROLE master. */
+  waitForPromotion(timeoutMs?: number): Promise<Address>;
+  stop(): Promise<void>;
+}
+
+const SENTINEL_BED_MASTER_NAME = 'epl-failover';
+// Long, so the sentinels leave the replicas on the proxy: they re-point a replica that replicates
+// from another address than the master's only after failover-timeout. It also spaces failover
+// attempts (2 × failover-timeout), hence one slow sentinel below so an election cannot split.
+const FAILOVER_TIMEOUT_MS = 180_000;
+const DOWN_AFTER_MS = 1_000;
+// The third sentinel only votes: it does not see the master down within a test, so it never stands
+// for leader, and of the two that do one always gets its vote (2 of 3).
+const WITNESS_DOWN_AFTER_MS = 60_000;
+
+interface SentinelProcess {
+  port: number;
+  stop(): Promise<void>;
+}
+
+async function startSentinel(port: number, lines: string[]): Promise<SentinelProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'epl-sentinel-'));
+  const config = join(dir, 'sentinel.conf');
+  // Sentinel rewrites its config file, so it must be a file of its own.
+  writeFileSync(config, [`port ${port}`, `bind ${HOST}`, `dir ${dir}`, ...lines].join('\n') + '\n');
+  const child = spawn('redis-server', [config, '--sentinel'], { stdio: 'ignore' });
+  const exited = once(child, 'exit');
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitForPort(port, 10_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { port, stop };
+}
+
+/** Flat [key, value, …] replies of SENTINEL REPLICAS / SENTINELS as objects. */
+function records(reply: unknown): Array<Record<string, string>> {
+  if (!Array.isArray(reply)) return [];
+  return reply.map((flat: string[]) => {
+    const record: Record<string, string> = {};
+    for (let index = 0; index + 1 < flat.length; index += 2)
+      record[flat[index]!] = flat[index + 1]!;
+    return record;
+  });
+}
+
+async function masterAddress(sentinelPort: number, name: string): Promise<Address | undefined> {
+  const reply = (await ask(sentinelPort, 'SENTINEL', 'get-master-addr-by-name', name)) as
+    string[] | null | undefined;
+  return reply ? { host: reply[0]!, port: Number(reply[1]) } : undefined;
+}
+
+/** Ready: the sentinel names the master, knows the other sentinels and every replica, all up. */
+async function sentinelReady(
+  sentinelPort: number,
+  name: string,
+  masterPort: number,
+  peers: number,
+  replicaPorts: number[],
+): Promise<boolean> {
+  const address = await masterAddress(sentinelPort, name);
+  if (address?.port !== masterPort) return false;
+  const others = records(await ask(sentinelPort, 'SENTINEL', 'SENTINELS', name));
+  if (others.length !== peers || others.some((other) => other.flags !== 'sentinel')) return false;
+  const replicas = records(await ask(sentinelPort, 'SENTINEL', 'REPLICAS', name));
+  return replicaPorts.every((port) =>
+    replicas.some(
+      (replica) =>
+        replica.port === String(port) &&
+        replica.flags === 'slave' &&
+        replica['master-link-status'] === 'ok',
+    ),
+  );
+}
+
+/**
+ * A primary, `replicas` replicas each replicating through a delaying proxy
+ * (`replicaof 127.0.0.1 <proxy>`), and three sentinels (quorum 2), all on free loopback ports.
+ */
+export async function startSentinelBed(options: SentinelBedOptions = {}): Promise<SentinelBed> {
+  const name = SENTINEL_BED_MASTER_NAME;
+  const stops: Array<() => Promise<void>> = [];
+  const stop = (): Promise<void> => stopAll(stops.splice(0));
+  try {
+    const primary = await startRedisServer(REPLICATION_ARGS);
+    stops.push(() => primary.stop());
+    // Undelayed until the replicas are in sync: the handshake takes several round trips.
+    const proxy = await startReplicationDelayProxy(primary.port);
+    stops.push(() => proxy.close());
+    const replicas = await Promise.all(
+      Array.from({ length: options.replicas ?? 1 }, async () => {
+        const replica = await startRedisServer([
+          ...REPLICATION_ARGS,
+          '--replicaof',
+          HOST,
+          String(proxy.port),
+          // The primary lists a replica at the port it reports (its own) and its announced IP, not
+          // at the proxy's side of the link: where the sentinels, learning from its INFO, reach it.
+          '--replica-announce-ip',
+          HOST,
+        ]);
+        stops.push(() => replica.stop());
+        return replica;
+      }),
+    );
+    for (const replica of replicas)
+      await pollFor(
+        async () => ((await inSync(primary.port, replica.port)) ? true : undefined),
+        `replica ${replica.port} to sync with primary ${primary.port}`,
+        10_000,
+      );
+
+    const ports = [await freePort(), await freePort(), await freePort()];
+    const ids = ports.map(() => randomBytes(20).toString('hex'));
+    // Each sentinel is told of the others, so none waits for their hello messages (every 2 s).
+    await Promise.all(
+      ports.map(async (port, index) => {
+        const sentinel = await startSentinel(port, [
+          `sentinel myid ${ids[index]}`,
+          `sentinel monitor ${name} ${HOST} ${primary.port} 2`,
+          `sentinel down-after-milliseconds ${name} ${index === 2 ? WITNESS_DOWN_AFTER_MS : DOWN_AFTER_MS}`,
+          `sentinel failover-timeout ${name} ${FAILOVER_TIMEOUT_MS}`,
+          ...ports
+            .map((other, at) => `sentinel known-sentinel ${name} ${HOST} ${other} ${ids[at]}`)
+            .filter((_, at) => at !== index),
+        ]);
+        stops.push(() => sentinel.stop());
+      }),
+    );
+    const replicaPorts = replicas.map((replica) => replica.port);
+    await pollFor(
+      async () => {
+        const ready = await Promise.all(
+          ports.map((port) => sentinelReady(port, name, primary.port, 2, replicaPorts)),
+        );
+        return ready.every(Boolean) ? true : undefined;
+      },
+      'the sentinels to know the primary, each other and the replicas',
+      15_000,
+    );
+    proxy.setDelay(options.replicationDelayMs ?? 0);
+
+    const servers = [primary, ...replicas];
+    let masterPort = primary.port;
+    return {
+      masterName: name,
+      sentinels: ports.map((port) => ({ host: HOST, port })),
+      primary,
+      replicas,
+      setReplicationDelay: (ms) => proxy.setDelay(ms),
+      async killPrimary() {
+        await servers.find((server) => server.port === masterPort)!.kill();
+      },
+      async waitForPromotion(timeoutMs = 20_000) {
+        const address = await pollFor(
+          async () => {
+            const named = await Promise.all(ports.map((port) => masterAddress(port, name)));
+            const first = named[0];
+            if (!first || first.port === masterPort) return undefined;
+            if (named.some((address) => address?.port !== first.port)) return undefined;
+            return (await role(first.port)) === 'master' ? first : undefined;
+          },
+          `the sentinels to agree on a new master after ${masterPort}`,
+          timeoutMs,
+        );
+        masterPort = address.port;
+        return address;
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cluster bed
+
+export interface ClusterBedOptions {
+  /** Masters (at least 3 for a failover: a majority of masters must vote). Default 3. */
+  masters?: number;
+  /** Replicas of each master. Default 1. */
+  replicasPerMaster?: number;
+  /** How long each replica lags its master (ms). Default 0. */
+  replicationDelayMs?: number;
+}
+
+/** A node of the cluster bed. */
+export interface ClusterBedNode extends Address {
+  /** `port` is what the cluster announces (the node's proxy); the server listens on server.port. */
+  server: TestRedisServer;
+  id: string;
+  /** Index of the master this node started as or under (its shard). */
+  shard: number;
+  /** The slots of the shard, first and last. */
+  slots: [number, number];
+}
+
+export interface ClusterBed {
+  /** Start-up nodes for `new Cluster(nodes)`. */
+  nodes: Address[];
+  /** The masters the cluster started with (masters[i] serves shard i until killed). */
+  masters: ClusterBedNode[];
+  /** Every replica; `shard` names its master. */
+  replicas: ClusterBedNode[];
+  /** SIGKILLs the current master of shard `index` and closes its proxy (connections are refused). */
+  killMaster(index: number): Promise<void>;
+  /** Resolves the new master of shard `index` once every live node sees it and the cluster is ok. */
+  waitForPromotion(index: number, timeoutMs?: number): Promise<Address>;
+  /** Changes the replicas' lag (ms) for what masters send from now on. */
+  setReplicationDelay(ms: number): void;
+  stop(): Promise<void>;
+}
+
+const CLUSTER_SLOTS = 16_384;
+
+interface ClusterProcess {
+  server: TestRedisServer;
+  proxy: ReplicationDelayProxy;
+  busPort: number;
+}
+
+/**
+ * A cluster node behind its own delaying proxy: the node announces the proxy's port, so clients
+ * (undelayed) and replicas (delayed) of this node all come through it; the bus is direct.
+ */
+async function startClusterProcess(): Promise<ClusterProcess> {
+  const port = await freePort();
+  // The bus port must be given: the default (port + 10000) may be taken or beyond 65535.
+  const busPort = await freePort();
+  const proxy = await startReplicationDelayProxy(port);
+  try {
+    const server = await startRedisServer(
+      [
+        ...REPLICATION_ARGS,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-port',
+        String(busPort),
+        '--cluster-node-timeout',
+        '1000',
+        '--cluster-announce-ip',
+        HOST,
+        '--cluster-announce-port',
+        String(proxy.port),
+        '--cluster-announce-bus-port',
+        String(busPort),
+      ],
+      { port },
+    );
+    return { server, proxy, busPort };
+  } catch (error) {
+    await proxy.close();
+    throw error;
+  }
+}
+
+/** One node's CLUSTER NODES, by node id: flags and master id. */
+type ClusterView = Map<string, { flags: string[]; master: string }>;
+
+async function clusterView(port: number): Promise<ClusterView | undefined> {
+  const text = (await ask(port, 'CLUSTER', 'NODES')) as string | undefined;
+  if (text === undefined) return undefined;
+  const view: ClusterView = new Map();
+  for (const line of text.trim().split('\n')) {
+    const [id, , flags, master] = line.split(' ');
+    view.set(id!, { flags: flags!.split(','), master: master! });
+  }
+  return view;
+}
+
+async function clusterStateOk(port: number): Promise<boolean> {
+  return /cluster_state:ok/.test(String((await ask(port, 'CLUSTER', 'INFO')) ?? ''));
+}
+
+/**
+ * A Redis Cluster of `masters` masters with `replicasPerMaster` replicas each (built by hand:
+ * ADDSLOTSRANGE, MEET, REPLICATE), node timeout 1 s, every replica lagging by `replicationDelayMs`.
+ */
+export async function startClusterBed(options: ClusterBedOptions = {}): Promise<ClusterBed> {
+  const masterCount = options.masters ?? 3;
+  const perMaster = options.replicasPerMaster ?? 1;
+  const stops: Array<() => Promise<void>> = [];
+  const stop = (): Promise<void> => stopAll(stops.splice(0));
+  try {
+    const processes = await Promise.all(
+      Array.from({ length: masterCount * (1 + perMaster) }, async () => {
+        const started = await startClusterProcess();
+        stops.push(async () => {
+          await started.proxy.close();
+          await started.server.stop();
+        });
+        return started;
+      }),
+    );
+    const ids = await Promise.all(
+      processes.map(async ({ server }) => String(await command(server.port, 'CLUSTER', 'MYID'))),
+    );
+    const nodes: ClusterBedNode[] = processes.map(({ server, proxy }, at) => {
+      const shard = at < masterCount ? at : (at - masterCount) % masterCount;
+      const first = Math.floor((shard * CLUSTER_SLOTS) / masterCount);
+      const last = Math.floor(((shard + 1) * CLUSTER_SLOTS) / masterCount) - 1;
+      return { host: HOST, port: proxy.port, server, id: ids[at]!, shard, slots: [first, last] };
+    });
+    const masters = nodes.slice(0, masterCount);
+    const replicas = nodes.slice(masterCount);
+
+    // Distinct config epochs up front (as redis-cli does), so no collision has to be resolved.
+    for (const [index, master] of masters.entries()) {
+      await command(master.server.port, 'CLUSTER', 'SET-CONFIG-EPOCH', index + 1);
+      await command(master.server.port, 'CLUSTER', 'ADDSLOTSRANGE', ...master.slots);
+    }
+    for (const [at, node] of nodes.entries())
+      if (at > 0)
+        await command(
+          nodes[0]!.server.port,
+          'CLUSTER',
+          'MEET',
+          HOST,
+          node.port,
+          processes[at]!.busPort,
+        );
+    const everyView = async (holds: (view: ClusterView) => boolean): Promise<true | undefined> => {
+      const views = await Promise.all(nodes.map((node) => clusterView(node.server.port)));
+      return views.every((view) => view !== undefined && holds(view)) ? true : undefined;
+    };
+    await pollFor(
+      () =>
+        everyView(
+          (view) =>
+            view.size === nodes.length &&
+            [...view.values()].every((node) => !node.flags.includes('handshake')),
+        ),
+      'every cluster node to know every other',
+      15_000,
+    );
+    for (const replica of replicas)
+      await command(replica.server.port, 'CLUSTER', 'REPLICATE', masters[replica.shard]!.id);
+    // Failover needs every master to know whose replica a node is (they vote only for those).
+    await pollFor(
+      () =>
+        everyView((view) =>
+          replicas.every((replica) => {
+            const seen = view.get(replica.id);
+            return seen?.flags.includes('slave') && seen.master === masters[replica.shard]!.id;
+          }),
+        ),
+      'every node to see the replicas under their masters',
+      15_000,
+    );
+    for (const replica of replicas)
+      await pollFor(
+        async () =>
+          (await inSync(masters[replica.shard]!.server.port, replica.server.port))
+            ? true
+            : undefined,
+        `replica ${replica.port} to sync`,
+        10_000,
+      );
+    await pollFor(
+      async () => {
+        const states = await Promise.all(nodes.map((node) => clusterStateOk(node.server.port)));
+        return states.every(Boolean) ? true : undefined;
+      },
+      'cluster_state:ok on every node',
+      15_000,
+    );
+
+    const setReplicationDelay = (ms: number): void => {
+      for (const { proxy } of processes) proxy.setDelay(ms);
+    };
+    setReplicationDelay(options.replicationDelayMs ?? 0);
+    const current = masters.slice();
+    const dead = new Set<ClusterBedNode>();
+    const processOf = (node: ClusterBedNode): ClusterProcess => processes[nodes.indexOf(node)]!;
+    return {
+      nodes: nodes.map(({ host, port }) => ({ host, port })),
+      masters,
+      replicas,
+      async killMaster(index) {
+        const master = current[index]!;
+        dead.add(master);
+        await master.server.kill();
+        // Closed too, so a client is refused as by a dead node rather than accepted and dropped.
+        await processOf(master).proxy.close();
+      },
+      async waitForPromotion(index, timeoutMs = 20_000) {
+        const old = current[index]!;
+        const live = nodes.filter((node) => !dead.has(node));
+        const promoted = await pollFor(
+          async () => {
+            for (const candidate of live.filter((node) => node.shard === index && node !== old))
+              if ((await role(candidate.server.port)) === 'master') return candidate;
+            return undefined;
+          },
+          `a replica of shard ${index} to be promoted`,
+          timeoutMs,
+        );
+        await pollFor(
+          async () => {
+            const views = await Promise.all(live.map((node) => clusterView(node.server.port)));
+            const agreed = views.every((view) => view?.get(promoted.id)?.flags.includes('master'));
+            const states = await Promise.all(live.map((node) => clusterStateOk(node.server.port)));
+            return agreed && states.every(Boolean) ? true : undefined;
+          },
+          `every live node to see ${promoted.port} as master with cluster_state:ok`,
+          timeoutMs,
+        );
+        current[index] = promoted;
+        return { host: promoted.host, port: promoted.port };
+      },
+      setReplicationDelay,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
