@@ -122,7 +122,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     };
     // Logs, metrics, spans and readiness follow the parts' events (none is emitted while building).
     observeEvents(this, this.logger, metrics, this.health);
-    logStoreEvents(this.store, this.logger);
+    logStoreEvents(this.store, this.logger, metrics);
     reportUnhandledRequestsTo(this.logger);
 
     // What the app mounts and calls, on top of the parts.

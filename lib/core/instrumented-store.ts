@@ -8,6 +8,7 @@
 import type { EventEmitter } from 'node:events';
 import type { PlatformLoginEvents, StoreOperation as Operation } from '../observability/events';
 import type {
+  Durability,
   EntryChecks,
   OneTimeCounters,
   RecordChanges,
@@ -22,6 +23,8 @@ export class InstrumentedTokenStore implements StoreEngine {
   readonly counters: OneTimeCounters;
   readonly changes: RecordChanges | undefined;
   readonly entries: EntryChecks | undefined;
+  /** Passed through: a replica's acknowledgement is no call the store's latency should count. */
+  readonly durability: Durability | undefined;
 
   constructor(
     readonly inner: StoreEngine,
@@ -69,6 +72,7 @@ export class InstrumentedTokenStore implements StoreEngine {
         this.#timed('countInWindow', () => counters.countInWindow(key, increment, windowMs)),
     };
     this.changes = inner.changes;
+    this.durability = inner.durability;
     this.entries = entries && {
       begin: (entry) => this.#timed('beginEntry', () => entries.begin(entry)),
     };

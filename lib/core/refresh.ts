@@ -375,11 +375,13 @@ export class RefreshCoordinator {
     const { background } = run;
     const failure = answerForTokenFailure(error, 'refresh_token', this.settings.retryAfterSeconds);
     if (hasCode(failure, 'ERR_PLATFORM_REAUTH_REQUIRED', 'ERR_PLATFORM_IDENTITY_CHANGED')) {
-      // Taken over from a holder whose lock lapsed (a Redis stall, a starved process)? It may have
-      // rotated this refresh token a moment ago and be about to write: its record wins.
-      const newer = run.tookOver
-        ? await this.recordWrittenWithin(sessionKey, current, ROTATION_GRACE_MS)
-        : undefined;
+      // Taken over from a holder whose lock lapsed (a Redis stall, a starved process), or just
+      // after a failover? The holder may have rotated this refresh token a moment ago and be
+      // about to write (back): its record wins.
+      const newer =
+        run.tookOver || this.store.durability?.unsettled === true
+          ? await this.recordWrittenWithin(sessionKey, current, ROTATION_GRACE_MS)
+          : undefined;
       if (newer !== undefined) return newer;
       const options = { expectedVersion: current.version, openId: current.openId };
       if (!(await this.store.records.delete(sessionKey, options))) {

@@ -231,6 +231,24 @@ export interface RecordChanges {
 }
 
 /**
+ * Durability through a failover (optional; RedisTokenStore's, DESIGN section 13). The store makes
+ * a refresh's write and a deletion durable itself; the entry asks once its session is saved too.
+ */
+export interface Durability {
+  /**
+   * Resolves once a replica holds every write made so far where the session's record lives (at
+   * once when there is no replica; after the timeout when none answers). Rejects with
+   * `StoreUnavailableError` when the server went away first: the writes may be lost with it.
+   */
+  confirm(sessionKey: string): Promise<void>;
+  /**
+   * True for a while after the store lost its server: a refresh token the platform refuses may
+   * have been retired by a refresh whose record another process is writing back.
+   */
+  readonly unsettled: boolean;
+}
+
+/**
  * What the package works with, whatever the store: token records, refresh locks, one-time counters,
  * and two optional parts (change notices, an entry's checks in one step). Every method rejects with
  * `StoreUnavailableError` when the backend fails or does not answer in time; it never hangs. A
@@ -244,6 +262,7 @@ export interface StoreEngine {
   readonly counters: OneTimeCounters;
   readonly changes?: RecordChanges | undefined;
   readonly entries?: EntryChecks | undefined;
+  readonly durability?: Durability | undefined;
 }
 
 /** Where a shipped store keeps its own engine: a store without it gets one derived. */

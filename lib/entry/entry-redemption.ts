@@ -150,6 +150,9 @@ export function createCodeRedemption(
       recordExpiresAt: Date.now() + ttlMs,
     };
     await save(req);
+    // The record and the session on a replica before the player is answered: a failover now
+    // must not take the new login with the primary (DESIGN section 13).
+    await store.durability?.confirm(sessionKey);
     if (deps.afterLogin !== undefined) {
       await askApp(deps.afterLogin, { req, res, sessionKey, record, ttlMs });
     }

@@ -147,16 +147,45 @@ function failureLogger(logger: PlatformLogger): (failure: RequestFailure) => voi
 }
 
 /**
- * Logs what a store itself says (a RedisTokenStore emits `recordCacheUnavailable` at most once:
- * its server refused client tracking), as a warning. A store without events says nothing.
+ * Logs and counts what a store itself says: a RedisTokenStore emits `recordCacheUnavailable` and
+ * `durabilityUnavailable` at most once (warnings), `replicaWait` for each wait for replicas and
+ * `reassert` for each write settled after a failover. A store without events says nothing.
  */
-export function logStoreEvents(store: object, logger: PlatformLogger): void {
+export function logStoreEvents(
+  store: object,
+  logger: PlatformLogger,
+  metrics: PlatformMetrics,
+): void {
   const storeEvents = store as Partial<Pick<EventEmitter, 'on'>>;
   if (typeof storeEvents.on !== 'function') return;
-  storeEvents.on.call(store, 'recordCacheUnavailable', (e: { reason: string }) =>
+  const on = <T>(event: string, listener: (e: T) => void): void =>
+    void storeEvents.on!.call(store, event, listener);
+  on<{ reason: string }>('recordCacheUnavailable', (e) =>
     logger.warn(
       { event: 'recordCacheUnavailable', reason: e.reason },
       'Redis refused client tracking: token records are read from Redis on every request (see docs/caching.md)',
     ),
   );
+  on<{ reason: string }>('durabilityUnavailable', (e) =>
+    logger.warn(
+      { event: 'durabilityUnavailable', reason: e.reason },
+      'writes are not waited for on a replica: a failover may lose the latest logins (see docs/operations.md)',
+    ),
+  );
+  on<{ outcome: string; durationMs: number }>('replicaWait', (e) => {
+    metrics.replicaWaits.add(1, LABELS.replicaWait.get(e.outcome));
+    metrics.replicaWaitDuration.record(e.durationMs / 1000);
+    if (e.outcome === 'timeout' || e.outcome === 'failed') {
+      logger.warn(
+        { event: 'replicaWait', ...e },
+        e.outcome === 'timeout'
+          ? 'no replica acknowledged in time: the write is on the primary alone'
+          : 'Redis went away while waiting for a replica: the write is kept and written again',
+      );
+    }
+  });
+  on<{ outcome: string }>('reassert', (e) => {
+    metrics.reasserts.add(1, LABELS.reassert.get(e.outcome));
+    logger.info({ event: 'reassert', ...e }, 'a write kept through a failover was settled');
+  });
 }

@@ -123,7 +123,15 @@ export const LABELS = {
   storeCall: new LabelTable((operation, outcome) => ({ operation, outcome })),
   storeError: new LabelTable((operation) => ({ operation })),
   entryFailure: new LabelTable((code) => ({ code })),
+  replicaWait: new LabelTable((outcome) => ({ outcome })),
+  reassert: new LabelTable((outcome) => ({ outcome })),
 };
+/** How a wait for replicas ended (stores/replica-acks.ts). */
+export const REPLICA_WAIT_OUTCOMES = ['acknowledged', 'no-replica', 'timeout', 'failed'] as const;
+/** How a write kept through a failover was settled (stores/durable-writes.ts). */
+export const REASSERT_OUTCOMES = ['written', 'present', 'superseded'] as const;
+for (const outcome of REPLICA_WAIT_OUTCOMES) LABELS.replicaWait.seed(outcome);
+for (const outcome of REASSERT_OUTCOMES) LABELS.reassert.seed(outcome);
 for (const grant of TOKEN_GRANTS)
   for (const outcome of TOKEN_OUTCOMES) LABELS.token.seed(grant, outcome);
 for (const background of [false, true]) {
@@ -184,6 +192,12 @@ export class PlatformMetrics {
   readonly storeDuration: Histogram;
   /** `epl.records.unreadable` {reason}. */
   readonly unreadableRecords: Counter;
+  /** `epl.replica.waits` {outcome}: writes confirmed on a replica before the player was answered. */
+  readonly replicaWaits: Counter;
+  /** `epl.replica.wait_duration_seconds`: how long those waits took. */
+  readonly replicaWaitDuration: Histogram;
+  /** `epl.replica.reasserts` {outcome}: writes kept through a failover, settled on the new primary. */
+  readonly reasserts: Counter;
   /** `epl.logins` and `epl.logouts`. */
   readonly logins: Counter;
   readonly logouts: Counter;
@@ -266,6 +280,24 @@ export class PlatformMetrics {
       'epl.records.unreadable',
       'Stored records that did not decrypt or parse (read as logged out)',
       UNREADABLE_REASONS.map((reason) => LABELS.unreadable.get(reason)),
+    );
+    this.replicaWaits = counter(
+      meter,
+      'epl.replica.waits',
+      'Waits for a replica to acknowledge the writes a login depends on, by outcome',
+      REPLICA_WAIT_OUTCOMES.map((outcome) => LABELS.replicaWait.get(outcome)),
+    );
+    this.replicaWaitDuration = seconds(
+      meter,
+      'epl.replica.wait_duration_seconds',
+      'How long waits for a replica took',
+      bucketsUpTo(0.001, 60_000),
+    );
+    this.reasserts = counter(
+      meter,
+      'epl.replica.reasserts',
+      'Writes kept through a failover and settled on the new primary, by outcome',
+      REASSERT_OUTCOMES.map((outcome) => LABELS.reassert.get(outcome)),
     );
     this.logins = counter(meter, 'epl.logins', 'Players who entered', [NO_LABELS]);
     this.logouts = counter(meter, 'epl.logouts', 'Players who logged out', [NO_LABELS]);

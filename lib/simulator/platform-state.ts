@@ -56,6 +56,10 @@ export class SimulatorState {
   private readonly grantsByRefreshToken = new Map<string, GrantRecord>();
   private readonly grantsByAccessToken = new Map<string, GrantRecord>();
   private sweepAt = SWEEP_THRESHOLD;
+  /** Refresh tokens retired by a rotation, to count their reuse (a platform may call it theft). */
+  private readonly retired = new Set<string>();
+  /** How many refresh calls presented a token already retired by a rotation. */
+  retiredTokenReuses = 0;
 
   constructor(readonly config: SimulatorConfig) {
     this.accessTokenLifetimeSeconds = config.accessTokenLifetimeSeconds;
@@ -134,9 +138,18 @@ export class SimulatorState {
   /** A new refresh token with a fresh lifetime; the old one is forgotten, so it is rejected from now on. */
   rotateRefreshToken(grant: GrantRecord): void {
     this.grantsByRefreshToken.delete(grant.refreshToken);
+    if (this.retired.size >= SWEEP_THRESHOLD * 64) this.retired.clear();
+    this.retired.add(grant.refreshToken);
     grant.refreshToken = newToken();
     grant.refreshExpiresAt = this.now() + this.config.refreshTokenLifetimeSeconds * 1000;
     this.grantsByRefreshToken.set(grant.refreshToken, grant);
+  }
+
+  /** Counts a refresh token presented after its rotation retired it; true when it was one. */
+  noteRetired(refreshToken: string): boolean {
+    if (!this.retired.has(refreshToken)) return false;
+    this.retiredTokenReuses += 1;
+    return true;
   }
 
   /** Forgets a grant's refresh token (expired or revoked); its access token lives until it expires. */

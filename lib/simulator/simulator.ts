@@ -59,6 +59,14 @@ export class PlatformSimulator {
     return new PlatformSimulator(state, faults, timers, server);
   }
 
+  /**
+   * How many refresh calls presented a refresh token that a rotation had already retired (a
+   * platform that treats reuse as theft would revoke the grant).
+   */
+  get retiredTokenReuses(): number {
+    return this.state.retiredTokenReuses;
+  }
+
   /** Sets every call count back to 0 (the `calls` object stays the same). */
   resetCalls(): void {
     for (const key of Object.keys(this.calls) as (keyof SimulatorCallCounts)[]) this.calls[key] = 0;

@@ -128,6 +128,7 @@ export function refreshTokens(state: SimulatorState, params: TokenParams): Token
 
   const grant = state.findGrantByRefreshToken(params.refresh_token!);
   if (grant === undefined) {
+    state.noteRetired(params.refresh_token!);
     return oauthError('invalid_grant', 'refresh token is unknown, revoked or rotated');
   }
   if (state.now() >= grant.refreshExpiresAt) {

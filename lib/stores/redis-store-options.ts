@@ -82,6 +82,16 @@ export interface RedisTokenStoreOptions {
    * app whose Redis is itself encrypted and access-controlled). Defaults to `false`.
    */
   allowPlaintextTokens?: boolean;
+  /**
+   * Durable before answered (docs/operations.md, "Failover"): a refresh's new record, a new
+   * login and a deletion are acknowledged by `replicas` replicas (at most the connected ones)
+   * before the player is answered, waiting at most `timeoutMs` (then the player is answered and
+   * the write is on the primary alone). The waits run on connections of their own; where the
+   * primary has no replica there is nothing to wait for. A refreshed record whose wait fails
+   * (the primary died) is written again on the new primary. `false` waits for nothing. Defaults
+   * to `{ replicas: 1, timeoutMs: 1000 }`.
+   */
+  durability?: false | { replicas?: number; timeoutMs?: number };
 }
 
 /** The schema of {@link RedisTokenStoreOptions}; its fields are documented there. */
@@ -121,6 +131,20 @@ export const redisTokenStoreOptionsSchema = z.strictObject({
     .max(10_000_000)
     .default(10_000),
   allowPlaintextTokens: z.boolean({ error: 'must be true or false' }).default(false),
+  durability: z
+    .union(
+      [
+        z.literal(false),
+        z.strictObject({
+          replicas: z.number().int().min(1).max(16).default(1),
+          timeoutMs: z.number().int().min(1).max(60_000).default(1000),
+        }),
+      ],
+      {
+        error: 'must be false or { replicas: 1–16, timeoutMs: 1–60000 } (each optional)',
+      },
+    )
+    .default({ replicas: 1, timeoutMs: 1000 }),
 });
 
 const _documented: SameOptions<

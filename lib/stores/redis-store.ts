@@ -8,6 +8,7 @@ import { invalidOption } from '../errors';
 import type { TokenRecord } from '../core/token-record';
 import type {
   DeleteOptions,
+  Durability,
   EntryBegin,
   EntryBeginning,
   EntryStop,
@@ -49,6 +50,7 @@ import {
   PUT_IF_VERSION,
   PUT_LOGIN,
   RAISE_LOGOUT,
+  REASSERT_RECORD,
   READ_WITH_TTL,
   RELEASE_IF_OWNER,
   type LuaScript,
@@ -59,6 +61,9 @@ import type { RecordCache } from './record-cache';
 import type { Argument, RedisCommands, Replies } from './redis/commands';
 import { KeyTracking } from './redis/key-tracking';
 import { redisCommands } from './redis/redis-client';
+import { ReplicaAcks, type ReplicaWaitOutcome } from './replica-acks';
+import { DurableWrites, watchingLosses, type ReassertOutcome } from './durable-writes';
+import { StoreUnavailableError } from '../errors';
 import {
   checkClaimKey,
   checkCount,
@@ -73,6 +78,12 @@ import {
 export interface RedisTokenStoreEvents {
   /** The server refused client tracking: records are read from Redis each time. */
   recordCacheUnavailable: [{ reason: string }];
+  /** This client cannot have connections of its own for WAIT: writes are not waited for. */
+  durabilityUnavailable: [{ reason: string }];
+  /** A wait for replicas ended (see `durability`). */
+  replicaWait: [{ outcome: ReplicaWaitOutcome; durationMs: number }];
+  /** A refreshed record or a deletion kept through a failover was settled on the new primary. */
+  reassert: [{ outcome: ReassertOutcome }];
 }
 
 const ABSENT: RecordRead = Object.freeze({ status: 'absent' });
@@ -137,6 +148,8 @@ export class RedisTokenStore
   readonly changes: RecordChanges | undefined;
   /** An entry's checks in one script; absent on a Cluster, where their keys are on several nodes. */
   readonly entries: EntryChecks | undefined;
+  /** Writes that wait for a replica (`durability`); absent when off. */
+  readonly durability: Durability | undefined;
 
   readonly #redis: RedisCommands;
   readonly #prefix: string;
@@ -146,11 +159,53 @@ export class RedisTokenStore
   /** Records served from memory while Redis's reports reach `#tracking` (docs/caching.md). */
   readonly #cache: RecordCache | undefined;
   readonly #tracking: KeyTracking | undefined;
+  readonly #durable: DurableWrites | undefined;
+  readonly #acks: ReplicaAcks | undefined;
 
   constructor(options: RedisTokenStoreOptions) {
     super();
     const config = parseOptions(redisTokenStoreOptionsSchema, options, 'RedisTokenStore');
-    this.#redis = redisCommands(config.redis);
+    const redis = redisCommands(config.redis);
+    const link = config.durability === false ? undefined : redis.replicaLink();
+    if (typeof link === 'string') {
+      // Told once the app can listen (platformLogin() subscribes its logger at creation).
+      queueMicrotask(() => this.emit('durabilityUnavailable', { reason: link }));
+    } else if (link !== undefined && config.durability !== false) {
+      this.#acks = new ReplicaAcks(link, config.durability, (outcome, durationMs) =>
+        this.emit('replicaWait', { outcome, durationMs }),
+      );
+      const durable = new DurableWrites({
+        acks: this.#acks,
+        reassert: (sessionKey, record, replaced, ttlMs) => {
+          const key = this.#recordKey(sessionKey);
+          return this.#script(REASSERT_RECORD, key, [
+            versionPrefix(replaced),
+            versionPrefix(record.version),
+            this.#encode(record, key),
+            String(ttlMs),
+          ]).then(Number);
+        },
+        redelete: (sessionKey) => this.#run('DEL', this.#recordKey(sessionKey), [], 'a delete'),
+        markKey: (sessionKey) => this.#markKey(sessionKey),
+        onReassert: (outcome) => this.emit('reassert', { outcome }),
+      });
+      this.#durable = durable;
+      this.durability = {
+        confirm: async (sessionKey) => {
+          checkSessionKey(sessionKey);
+          if ((await durable.confirm(sessionKey)) === 'failed') {
+            throw new StoreUnavailableError(
+              'Redis went away before a replica acknowledged the new login; the player must enter again.',
+            );
+          }
+        },
+        get unsettled() {
+          return durable.unsettled;
+        },
+      };
+    }
+    const durable = this.#durable;
+    this.#redis = durable === undefined ? redis : watchingLosses(redis, () => durable.lost());
     this.#prefix = config.prefix;
     this.#timeoutMs = config.operationTimeoutMs;
     this.#maxTtlMs = config.maxRecordTtlSeconds * 1000;
@@ -204,7 +259,10 @@ export class RedisTokenStore
       this.#tracking = new KeyTracking(this.#redis, this.#prefix, {
         changed: (key) => cache.reported(key),
         allChanged: () => cache.invalidateAll(),
-        liveChanged: (live) => cache.setActive(live),
+        liveChanged: (live) => {
+          cache.setActive(live);
+          if (!live) this.#durable?.lost();
+        },
         unavailable: (reason) => this.emit('recordCacheUnavailable', { reason }),
       });
       this.#cache = cache;
@@ -288,8 +346,10 @@ export class RedisTokenStore
     return this.#cache?.active === true;
   }
 
-  /** Closes the connection the record cache opened; the client given is left open. */
+  /** Closes the connections the record cache and `durability` opened; the client given is left open. */
   async close(): Promise<void> {
+    this.#durable?.close();
+    this.#acks?.close();
     await this.#tracking?.close();
   }
 
@@ -303,7 +363,8 @@ export class RedisTokenStore
     checkSessionKey(sessionKey);
     const key = this.#recordKey(sessionKey);
     const value = (await this.#run('GET', key, [], 'a read', 'bytes')) as Buffer | null;
-    return value === null ? ABSENT : this.#decode(value, key);
+    const read = value === null ? ABSENT : this.#decode(value, key);
+    return this.#durable === undefined ? read : this.#durable.overlay(sessionKey, read);
   }
 
   /** The record and its PTTL (so the cache's copy goes when Redis expires the key). */
@@ -314,7 +375,8 @@ export class RedisTokenStore
       Buffer | null,
       number,
     ];
-    return { read: value === null ? ABSENT : this.#decode(value, key), ttlMs };
+    const read = value === null ? ABSENT : this.#decode(value, key);
+    return { read: this.#durable?.overlay(sessionKey, read) ?? read, ttlMs };
   }
 
   /**
@@ -336,6 +398,32 @@ export class RedisTokenStore
     checkPut(record, options);
     const ttlMs = Math.min(ttlMilliseconds(options.ttlMs), this.#maxTtlMs);
     const key = this.#recordKey(sessionKey);
+    const replaced = options.expectedVersion;
+    if (this.#durable === undefined || replaced === null)
+      return this.#written(sessionKey, key, record, options, ttlMs);
+    // A refresh: the platform has retired the refresh token this write replaces.
+    const durable = this.#durable;
+    durable.forget(sessionKey);
+    let written: boolean;
+    try {
+      written = await this.#written(sessionKey, key, record, options, ttlMs);
+    } catch (error) {
+      // The write may or may not have landed: kept, and written again over `replaced` only.
+      await durable.recordWritten(sessionKey, record, replaced, ttlMs, true);
+      throw error;
+    }
+    if (written) await durable.recordWritten(sessionKey, record, replaced, ttlMs);
+    return written;
+  }
+
+  /** The write of {@link #put}, one script where every key is on one server. */
+  async #written(
+    sessionKey: string,
+    key: string,
+    record: TokenRecord,
+    options: PutOptions,
+    ttlMs: number,
+  ): Promise<boolean> {
     if (this.#redis.topology !== 'cluster')
       return this.#putAtOnce(sessionKey, key, record, options, ttlMs);
     // The player's index is written first: a member whose record never got written is pruned
@@ -435,6 +523,7 @@ export class RedisTokenStore
     if (deleted === 1 && typeof openId === 'string' && openId.length > 0) {
       await this.#run('ZREM', this.#playerKey(openId), [sessionKey], 'a delete');
     }
+    if (deleted === 1) await this.#durable?.recordDeleted(sessionKey, this.#maxTtlMs);
     return deleted === 1;
   }
 
@@ -442,6 +531,10 @@ export class RedisTokenStore
   async #acquire(sessionKey: string, ttlMs: number): Promise<string | undefined> {
     checkSessionKey(sessionKey);
     const lockTtlMs = ttlMilliseconds(ttlMs);
+    // Just after the server was lost, the lock may be on a primary that died, and the refresh
+    // token in the record the new one holds already retired: its owner writes the newer record
+    // back first (durable-writes.ts).
+    if (this.#durable?.settling === true) return undefined;
     const owner = randomBytes(16).toString('base64url');
     const key = this.#lockKey(sessionKey);
     const taken = await withDeadline(
@@ -607,6 +700,10 @@ export class RedisTokenStore
     if (members.length > 0) {
       await this.#run('ZREM', indexKey, members, 'a player logout');
     }
+    const durable = this.#durable;
+    if (durable !== undefined) {
+      await Promise.all(members.map((member) => durable.recordDeleted(member, this.#maxTtlMs)));
+    }
     return deleted.reduce((sum, count) => sum + count, 0);
   }
 
@@ -660,6 +757,11 @@ export class RedisTokenStore
 
   #recordKey(sessionKey: string): string {
     return `${this.#prefix}{${sessionKey}}:t`;
+  }
+
+  /** Where the writes of a session's record are confirmed: a key of its own in the record's slot. */
+  #markKey(sessionKey: string): string {
+    return `${this.#prefix}{${sessionKey}}:w`;
   }
 
   #lockKey(sessionKey: string): string {

@@ -88,6 +88,26 @@ return 0
 );
 
 /**
+ * Writes a refreshed record again after a failover (DESIGN section 13): the promoted replica may
+ * hold the version it replaced, whose refresh token the platform has retired. Written only over
+ * that version; a record already at the new version is left as it is, and anything else (deleted,
+ * logged in again, refreshed by another process) wins.
+ * KEYS[1] record key; ARGV[1] `<replaced version>|`; ARGV[2] `<new version>|`; ARGV[3] the stored
+ * value; ARGV[4] time to live in milliseconds. Returns 1 when written, 2 when already there, else 0.
+ */
+export const REASSERT_RECORD = script(
+  'reassertRecord',
+  `
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+if string.sub(current, 1, #ARGV[2]) == ARGV[2] then return 2 end
+if string.sub(current, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+return 1
+`,
+);
+
+/**
  * Releases a lock only if the caller still owns it: a holder whose lock expired must not release
  * the lock a later owner took.
  * KEYS[1] lock key; ARGV[1] the owner value. Returns 1 when released, else 0.

@@ -46,7 +46,65 @@ export interface RedisCommands {
    * client cannot have one (a Cluster: each node tracks only its own keys).
    */
   trackingLink(): TrackingLink | string;
+  /**
+   * Connections of their own for WAIT, opened on first use (see ReplicaLink), or a sentence saying
+   * why this client cannot have them.
+   */
+  replicaLink(): ReplicaLink | string;
 }
+
+/**
+ * Connections of their own for WAIT, which blocks the connection it runs on: no command of the app
+ * queues behind a replica's acknowledgement. WAIT counts the writes of its own connection, so a
+ * round first writes a mark (beside the key, on the same master): the replication stream is one
+ * ordered log, and a replica that acknowledged the mark holds every write the master took before it.
+ */
+export interface ReplicaLink {
+  /** The master a key's writes go to: '' off a Cluster, else the master's address. */
+  routeOf(key: string): string;
+  /**
+   * The replicas connected to the master owning `markKey` (ROLE, on the app's own connection: no
+   * connection is opened where there is no replica). Rejects when the server is no master.
+   */
+  replicas(markKey: string): Promise<number>;
+  /**
+   * On connection `lane` (0, 1, …) to the master owning `markKey`: `SET markKey` and `WAIT
+   * replicas timeoutMs`; resolves the replicas that acknowledged. Rejects when the connection
+   * fails or the server is no master (a failover under way).
+   */
+  confirm(lane: number, markKey: string, replicas: number, timeoutMs: number): Promise<number>;
+  /** Closes every connection it opened. */
+  close(): void;
+}
+
+/** The number of connected replicas in a ROLE reply (`['master', offset, [[ip, port, offset], …]]`). */
+export function replicasInRole(reply: unknown): number {
+  if (!Array.isArray(reply) || String(reply[0]) !== 'master') {
+    throw new Error('The server is not a master (a failover may be under way).');
+  }
+  return Array.isArray(reply[2]) ? reply[2].length : 0;
+}
+
+/** CRC16 (XMODEM) of Redis Cluster's key slots, over the key's hash tag when it has one. */
+export function keySlot(key: string): number {
+  const open = key.indexOf('{');
+  let hashed = key;
+  if (open !== -1) {
+    const close = key.indexOf('}', open + 1);
+    if (close > open + 1) hashed = key.slice(open + 1, close);
+  }
+  let crc = 0;
+  for (const byte of Buffer.from(hashed, 'utf8')) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit += 1) {
+      crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+    }
+  }
+  return crc % 16384;
+}
+
+/** How long a confirmation mark lives: long enough to be replicated, short enough to leave no trace. */
+export const MARK_TTL_MS = 60_000;
 
 /** Events of a tracking link. */
 export interface TrackingLinkEvents {

@@ -5,9 +5,13 @@ import { ignore } from '../../util/ignore';
 import type { LuaScript } from '../scripts';
 import {
   isNoScript,
+  keySlot,
+  MARK_TTL_MS,
+  replicasInRole,
   type Argument,
   type RedisCommands,
   type Replies,
+  type ReplicaLink,
   type TrackingLink,
   type TrackingLinkEvents,
 } from './commands';
@@ -107,6 +111,89 @@ export class IoRedisCommands implements RedisCommands {
       return 'a Cluster spreads keys over nodes that each track only their own keys';
     }
     return new IoRedisTrackingLink(this.#client as unknown as Redis);
+  }
+
+  replicaLink(): ReplicaLink | string {
+    return new IoRedisReplicaLink(this.#client, this.keyPrefix);
+  }
+}
+
+/**
+ * Duplicates of the client (of the master node's client on a Cluster), one per lane and master,
+ * made on first use and dropped after a failure, so the next round finds the master anew.
+ */
+class IoRedisReplicaLink implements ReplicaLink {
+  readonly #client: IoRedisClient;
+  readonly #keyPrefix: string;
+  readonly #connections = new Map<string, Redis>();
+
+  constructor(client: IoRedisClient, keyPrefix: string) {
+    this.#client = client;
+    this.#keyPrefix = keyPrefix;
+  }
+
+  routeOf(key: string): string {
+    if (!this.#client.isCluster) return '';
+    const slots = (this.#client as unknown as Partial<Cluster>).slots;
+    return String(slots?.[keySlot(this.#keyPrefix + key)]?.[0] ?? '');
+  }
+
+  async replicas(markKey: string): Promise<number> {
+    return replicasInRole(await this.#master(this.routeOf(markKey)).call('ROLE'));
+  }
+
+  async confirm(
+    lane: number,
+    markKey: string,
+    replicas: number,
+    timeoutMs: number,
+  ): Promise<number> {
+    const route = this.routeOf(markKey);
+    const name = `${route}#${lane}`;
+    try {
+      const connection = this.#connections.get(name) ?? this.#open(name, route);
+      const [, acknowledged] = await Promise.all([
+        connection.call('SET', this.#keyPrefix + markKey, '1', 'PX', String(MARK_TTL_MS)),
+        connection.call('WAIT', String(replicas), String(timeoutMs)),
+      ]);
+      return Number(acknowledged);
+    } catch (error) {
+      this.#drop(name);
+      throw error;
+    }
+  }
+
+  close(): void {
+    for (const name of [...this.#connections.keys()]) this.#drop(name);
+  }
+
+  /** The app's own connection to the master of `route`. */
+  #master(route: string): Redis {
+    const master = this.#client.isCluster
+      ? (this.#client as unknown as Cluster)
+          .nodes('master')
+          .find((node) => `${node.options.host}:${node.options.port}` === route)
+      : (this.#client as unknown as Redis);
+    if (master === undefined) throw new Error('No connection to the master of this key.');
+    return master;
+  }
+
+  #open(name: string, route: string): Redis {
+    const connection = this.#master(route).duplicate({
+      keyPrefix: '',
+      // The store's own deadline bounds a round; the client's would cut a WAIT short.
+      commandTimeout: undefined,
+      maxRetriesPerRequest: 1,
+      autoResendUnfulfilledCommands: false,
+    } as RedisOptions);
+    connection.on('error', ignore);
+    this.#connections.set(name, connection);
+    return connection;
+  }
+
+  #drop(name: string): void {
+    this.#connections.get(name)?.disconnect();
+    this.#connections.delete(name);
   }
 }
 

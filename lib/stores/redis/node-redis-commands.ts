@@ -5,9 +5,13 @@ import type { LuaScript } from '../scripts';
 import {
   isNoScript,
   isRefusal,
+  keySlot,
+  MARK_TTL_MS,
+  replicasInRole,
   type Argument,
   type RedisCommands,
   type Replies,
+  type ReplicaLink,
   type TrackingLink,
   type TrackingLinkEvents,
 } from './commands';
@@ -47,6 +51,9 @@ export interface NodeRedisCluster extends Emitter {
     options?: object,
   ): Promise<unknown>;
   getSlotMaster(slot: number): unknown;
+  duplicate(overrides?: object): NodeRedisCluster;
+  connect(): Promise<unknown>;
+  destroy(): void;
   /** node-redis 6 only; 5 has `isOpen` alone. */
   readonly isReady?: boolean;
   readonly isOpen: boolean;
@@ -60,6 +67,10 @@ export interface NodeRedisSentinel extends Emitter {
     options?: object,
   ): Promise<unknown>;
   getMasterNode(): unknown;
+  /** node-redis 6 only. */
+  duplicate?(overrides?: object): NodeRedisSentinel;
+  connect(): Promise<unknown>;
+  destroy(): void;
   readonly isReady: boolean;
   readonly isOpen: boolean;
 }
@@ -160,6 +171,118 @@ export class NodeRedisCommands implements RedisCommands {
       return "node-redis's Sentinel does not surface its master connection's invalidation pushes";
     }
     return new NodeRedisTrackingLink(client);
+  }
+
+  replicaLink(): ReplicaLink | string {
+    const client = this.#client;
+    if (isSentinel(client) && client.duplicate === undefined) {
+      return "node-redis 5's Sentinel has no duplicate() for a connection of its own (node-redis 6 has)";
+    }
+    return new NodeRedisReplicaLink(client, this.keyPrefix);
+  }
+}
+
+/** Sends one command on a duplicate, routed by `key` on a Cluster. */
+type Send = (key: string, args: Argument[]) => Promise<unknown>;
+
+/**
+ * A duplicate of the client per lane (a Sentinel's follows the failover itself; a Cluster's has a
+ * connection per master and routes by the mark's key), made on first use and dropped after a
+ * failure.
+ */
+class NodeRedisReplicaLink implements ReplicaLink {
+  readonly #client: NodeRedisAny;
+  readonly #keyPrefix: string;
+  readonly #lanes = new Map<number, { send: Send; destroy: () => void }>();
+
+  constructor(client: NodeRedisAny, keyPrefix: string) {
+    this.#client = client;
+    this.#keyPrefix = keyPrefix;
+  }
+
+  routeOf(key: string): string {
+    const client = this.#client;
+    if (!isCluster(client)) return '';
+    const master = client.getSlotMaster(keySlot(this.#keyPrefix + key)) as
+      { address?: string } | undefined;
+    return master?.address ?? '';
+  }
+
+  async replicas(markKey: string): Promise<number> {
+    const client = this.#client;
+    const role = ['ROLE'];
+    const key = this.#keyPrefix + markKey;
+    let reply: unknown;
+    if (isCluster(client)) reply = await client.sendCommand(key, false, role, AS_TEXT);
+    else if (isSentinel(client)) reply = await client.sendCommand(false, role, AS_TEXT);
+    else reply = await client.sendCommand(role, AS_TEXT);
+    return replicasInRole(reply);
+  }
+
+  async confirm(
+    lane: number,
+    markKey: string,
+    replicas: number,
+    timeoutMs: number,
+  ): Promise<number> {
+    const key = this.#keyPrefix + markKey;
+    try {
+      const connection = this.#lanes.get(lane) ?? this.#open(lane);
+      const [, acknowledged] = await Promise.all([
+        connection.send(key, ['SET', key, '1', 'PX', String(MARK_TTL_MS)]),
+        connection.send(key, ['WAIT', String(replicas), String(timeoutMs)]),
+      ]);
+      return Number(acknowledged);
+    } catch (error) {
+      this.#lanes.get(lane)?.destroy();
+      this.#lanes.delete(lane);
+      throw error;
+    }
+  }
+
+  close(): void {
+    for (const connection of this.#lanes.values()) connection.destroy();
+    this.#lanes.clear();
+  }
+
+  #open(lane: number): { send: Send; destroy: () => void } {
+    const client = this.#client;
+    // No key prefix or per-command options of the app's: the mark's key is given whole.
+    const overrides = { keyPrefix: undefined, commandOptions: undefined };
+    let send: Send;
+    let duplicate: { connect(): Promise<unknown>; destroy(): void; on: Emitter['on'] };
+    if (isCluster(client)) {
+      const cluster = client.duplicate({ defaults: { ...overrides } });
+      send = (key, args) => cluster.sendCommand(key, false, args, AS_TEXT);
+      duplicate = cluster;
+    } else if (isSentinel(client)) {
+      const sentinel = client.duplicate!();
+      send = (_key, args) => sentinel.sendCommand(false, args, AS_TEXT);
+      duplicate = sentinel;
+    } else {
+      const single = client.duplicate(overrides);
+      send = (_key, args) => single.sendCommand(args, AS_TEXT);
+      duplicate = single;
+    }
+    duplicate.on('error', ignore);
+    const connecting = duplicate.connect();
+    connecting.catch(ignore);
+    const destroy = (): void => {
+      try {
+        duplicate.destroy();
+      } catch {
+        // already closed
+      }
+    };
+    const opened = {
+      send: async (key: string, args: Argument[]) => {
+        await connecting;
+        return send(key, args);
+      },
+      destroy,
+    };
+    this.#lanes.set(lane, opened);
+    return opened;
   }
 }
 

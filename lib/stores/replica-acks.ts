@@ -1,0 +1,128 @@
+// Durable before answered (DESIGN section 13): waits until a replica holds the writes a login
+// depends on. Writes that finish while a wait is under way share the next one (group commit), on
+// a few connections of their own per master, so a wait never holds up another request's commands
+// and many writes cost one WAIT.
+import type { ReplicaLink } from './redis/commands';
+import { ignore } from '../util/ignore';
+
+/** How a wait for replicas ended. */
+export type ReplicaWaitOutcome =
+  /** The replicas asked for (or every connected one, when fewer) acknowledged. */
+  | 'acknowledged'
+  /** The master has no replica: nothing to wait for. */
+  | 'no-replica'
+  /** Fewer replicas acknowledged within the timeout; the write is on the master only. */
+  | 'timeout'
+  /** The connection failed or the server was no master: the write may be lost with it. */
+  | 'failed';
+
+export interface ReplicaWaitSettings {
+  /** Replicas that must acknowledge (at most the connected ones). */
+  replicas: number;
+  /** Longest WAIT, milliseconds. */
+  timeoutMs: number;
+}
+
+/** Waits in flight per master: more would only add connections, fewer would queue writes. */
+const LANES = 3;
+/** A master with no replica is asked again after this long, not at every write. */
+const NO_REPLICA_RECHECK_MS = 1000;
+/** Beyond the WAIT's own timeout: a round the server never answers fails after this much more. */
+const ROUND_MARGIN_MS = 1000;
+
+interface Round {
+  markKey: string;
+  promise: Promise<ReplicaWaitOutcome>;
+  resolve(outcome: ReplicaWaitOutcome): void;
+}
+
+interface Master {
+  busy: Set<number>;
+  /** The round the next writes join: not started yet, so its mark comes after their writes. */
+  next: Round | undefined;
+  noReplicaUntil: number;
+}
+
+export class ReplicaAcks {
+  readonly #link: ReplicaLink;
+  readonly #settings: ReplicaWaitSettings;
+  readonly #onWait: (outcome: ReplicaWaitOutcome, durationMs: number) => void;
+  readonly #masters = new Map<string, Master>();
+
+  constructor(
+    link: ReplicaLink,
+    settings: ReplicaWaitSettings,
+    onWait: (outcome: ReplicaWaitOutcome, durationMs: number) => void,
+  ) {
+    this.#link = link;
+    this.#settings = settings;
+    this.#onWait = onWait;
+  }
+
+  /**
+   * Resolves once a replica holds every write this process saw completed on `markKey`'s master
+   * before the call (the mark is written after them, beside `markKey`). Never rejects.
+   */
+  confirm(markKey: string): Promise<ReplicaWaitOutcome> {
+    const route = this.#link.routeOf(markKey);
+    let master = this.#masters.get(route);
+    if (master === undefined) {
+      master = { busy: new Set(), next: undefined, noReplicaUntil: 0 };
+      this.#masters.set(route, master);
+    }
+    if (master.noReplicaUntil > Date.now()) return Promise.resolve('no-replica');
+    if (master.next !== undefined) return master.next.promise;
+    let resolve!: (outcome: ReplicaWaitOutcome) => void;
+    const promise = new Promise<ReplicaWaitOutcome>((settle) => (resolve = settle));
+    const round: Round = { markKey, promise, resolve };
+    master.next = round;
+    const lane = this.#freeLane(master);
+    if (lane !== undefined) this.#start(master, round, lane);
+    return promise;
+  }
+
+  close(): void {
+    this.#link.close();
+  }
+
+  /** ROLE, then (with a replica connected) the mark and WAIT for as many as are connected, at most those asked. */
+  async #round(markKey: string, lane: number): Promise<ReplicaWaitOutcome> {
+    const connected = await this.#link.replicas(markKey);
+    if (connected === 0) return 'no-replica';
+    const wanted = Math.min(this.#settings.replicas, connected);
+    const acknowledged = await this.#link.confirm(lane, markKey, wanted, this.#settings.timeoutMs);
+    return acknowledged >= wanted ? 'acknowledged' : 'timeout';
+  }
+
+  #freeLane(master: Master): number | undefined {
+    for (let lane = 0; lane < LANES; lane += 1) if (!master.busy.has(lane)) return lane;
+    return undefined;
+  }
+
+  #start(master: Master, round: Round, lane: number): void {
+    master.next = undefined;
+    master.busy.add(lane);
+    const startedAt = Date.now();
+    const { timeoutMs } = this.#settings;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('late')), timeoutMs + ROUND_MARGIN_MS);
+    });
+    const asked = this.#round(round.markKey, lane);
+    asked.catch(ignore);
+    Promise.race([asked, late])
+      .then((outcome) => {
+        if (outcome === 'no-replica') master.noReplicaUntil = Date.now() + NO_REPLICA_RECHECK_MS;
+        return outcome;
+      })
+      .catch((): ReplicaWaitOutcome => 'failed')
+      .then((outcome) => {
+        clearTimeout(timer);
+        master.busy.delete(lane);
+        this.#onWait(outcome, Date.now() - startedAt);
+        round.resolve(outcome);
+        if (master.next !== undefined) this.#start(master, master.next, lane);
+      })
+      .catch(ignore);
+  }
+}

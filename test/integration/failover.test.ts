@@ -1,0 +1,253 @@
+// A Redis failover loses no login (DESIGN section 13): a real primary, a replica whose replication
+// stream runs a second behind, three sentinels, and two "processes" (two apps, each with its own
+// Sentinel client, token store and session store), killed (SIGKILL) at the worst moments, on both
+// clients. The platform (the simulator) rotates refresh tokens and counts a retired one presented.
+import express, { type Express } from 'express';
+import session from 'express-session';
+import request from 'supertest';
+import { Redis } from 'ioredis';
+import { createSentinel } from 'redis';
+import {
+  platformLogin,
+  RedisSessionStore,
+  RedisTokenStore,
+  type PlatformLogin,
+} from 'express-platform-login';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { startSentinelBed, type SentinelBed } from '../helpers/failover-bed';
+import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { sessionCookieFrom } from '../helpers/session-cookie';
+import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
+import { expiringIn, recordAt } from '../helpers/records';
+import { hashSessionId } from '../../lib/core/hash';
+import { engineOf } from '../../lib/core/derived-engine';
+import type { ReplicaWaitOutcome } from '../../lib/stores/replica-acks';
+
+jest.setTimeout(60_000);
+
+const LAG_MS = 1000;
+
+type Kind = 'ioredis' | 'node-redis';
+
+/** A Sentinel client with the fail-fast options RedisTokenStore's documentation asks for. */
+async function sentinelClient(kind: Kind, bed: SentinelBed) {
+  const retry = (attempt: number): number => Math.min(attempt * 100, 500);
+  if (kind === 'ioredis') {
+    const client = new Redis({
+      sentinels: bed.sentinels,
+      name: bed.masterName,
+      maxRetriesPerRequest: 1,
+      commandTimeout: 1000,
+      connectTimeout: 2000,
+      retryStrategy: retry,
+      sentinelRetryStrategy: retry,
+    });
+    client.on('error', () => undefined);
+    await new Promise((resolve) => client.once('ready', resolve));
+    return { client, close: () => client.disconnect() };
+  }
+  const client = createSentinel({
+    name: bed.masterName,
+    sentinelRootNodes: bed.sentinels,
+    nodeClientOptions: {
+      disableOfflineQueue: true,
+      socket: { connectTimeout: 2000, reconnectStrategy: retry },
+    },
+  });
+  client.on('error', () => undefined);
+  await client.connect();
+  return { client, close: () => client.destroy() };
+}
+
+/** One game backend process: its own client, token store, session store and platformLogin. */
+interface Backend {
+  app: Express;
+  login: PlatformLogin;
+  store: RedisTokenStore;
+  waits: ReplicaWaitOutcome[];
+  close(): Promise<void>;
+}
+
+async function backend(kind: Kind, bed: SentinelBed, sim: PlatformSimulator): Promise<Backend> {
+  const { client, close } = await sentinelClient(kind, bed);
+  const store = new RedisTokenStore({ redis: client, prefix: 'fo:' });
+  const waits: ReplicaWaitOutcome[] = [];
+  store.on('replicaWait', (e) => waits.push(e.outcome));
+  const login = platformLogin(loginOptions(sim, { store }));
+  const app = express();
+  app.use(
+    session({
+      secret: SESSION_SECRET,
+      resave: false,
+      saveUninitialized: false,
+      store: new RedisSessionStore({ redis: client }),
+    }),
+  );
+  app.use('/platform/callback', login.callback);
+  app.use('/api', login.middleware());
+  app.get('/api/token', async (req, res, next) => {
+    try {
+      res.json({ accessToken: await req.platformToken() });
+    } catch (error) {
+      next(error);
+    }
+  });
+  app.post('/logout', login.logout());
+  app.use(login.errorHandler());
+  return {
+    app,
+    login,
+    store,
+    waits,
+    close: async () => {
+      await store.close();
+      close();
+    },
+  };
+}
+
+/** Enters through `through`; resolves the session cookie and the session key. */
+async function enter(
+  through: Backend,
+  sim: PlatformSimulator,
+): Promise<{ status: number; cookie: string; sessionKey: string }> {
+  const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });
+  const res = await request(through.app).get(`/platform/callback?code=${code}`);
+  if (res.status !== 303) return { status: res.status, cookie: '', sessionKey: '' };
+  const cookie = sessionCookieFrom(res);
+  const id = /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(cookie.split('=')[1]!))![1]!;
+  return { status: 303, cookie, sessionKey: hashSessionId(id) };
+}
+
+const tokenOf = (through: Backend, cookie: string) =>
+  request(through.app).get('/api/token').set('Cookie', cookie);
+
+/** Statuses a logged-in player gets from `through`, asked every 50 ms until `stop()`. */
+function keepAsking(through: Backend, cookie: string) {
+  const statuses: number[] = [];
+  let asking = true;
+  const done = (async () => {
+    while (asking) {
+      statuses.push((await tokenOf(through, cookie)).status);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  return {
+    statuses,
+    stop: async () => {
+      asking = false;
+      await done;
+    },
+  };
+}
+
+describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kind) => {
+  let bed: SentinelBed;
+  let sim: PlatformSimulator;
+  let a: Backend;
+  let b: Backend;
+
+  beforeEach(async () => {
+    bed = await startSentinelBed({ replicationDelayMs: LAG_MS });
+    sim = await startSimulator({ rotateRefreshTokens: true });
+    a = await backend(kind, bed, sim);
+    b = await backend(kind, bed, sim);
+  });
+
+  afterEach(async () => {
+    await a.close();
+    await b.close();
+    await sim.close();
+    await bed.stop();
+  });
+
+  test('a refresh killed before the replica has its record: the record is written back, no retired token is spent, no 401', async () => {
+    const player = await enter(a, sim);
+    expect(player.status).toBe(303);
+    // The login is on the replica by now, whatever the store waited for.
+    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 500));
+    // The access token is due; its refresh is acknowledged on the replica like any other write.
+    const due = await recordAt(a.store, player.sessionKey);
+    await engineOf(a.store).records.put(
+      player.sessionKey,
+      { ...due!, ...expiringIn(-1000)(), version: due!.version + 1 },
+      { expectedVersion: due!.version, ttlMs: 3600_000 },
+    );
+    const replaced = (await recordAt(a.store, player.sessionKey))!;
+    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 500));
+
+    // The platform rotates the refresh token; the primary dies before the new record reaches the
+    // replica (it is a second behind).
+    const refreshing = tokenOf(a, player.cookie).then((res) => res);
+    await waitUntil(() => sim.calls.refresh_token === 1, 'the platform to rotate');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await bed.killPrimary();
+    const answered = await refreshing;
+    // Answered with the new token (the record is kept in this process and written back), or 503.
+    expect([200, 503]).toContain(answered.status);
+
+    const other = keepAsking(b, player.cookie);
+    const own = keepAsking(a, player.cookie);
+    await bed.waitForPromotion();
+    // Both processes serve the player again, with the rotated token.
+    expect(
+      await eventually(async () => (await tokenOf(b, player.cookie)).status === 200, 20_000),
+    ).toBe(true);
+    await other.stop();
+    await own.stop();
+    const stored = await valueOnce(
+      () => recordAt(b.store, player.sessionKey),
+      (record) => record !== undefined && record.version > replaced.version,
+    );
+    expect(stored?.version).toBe(replaced.version + 1);
+    expect(sim.retiredTokenReuses).toBe(0);
+    expect(
+      [...other.statuses, ...own.statuses].filter((s) => s === 401 || (s >= 500 && s !== 503)),
+    ).toEqual([]);
+    expect((await tokenOf(a, player.cookie)).body.accessToken).toBe(stored?.accessToken);
+  });
+
+  test('an entry whose writes did not reach the replica is not answered 303: the player enters again', async () => {
+    const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });
+    const entering = request(a.app)
+      .get(`/platform/callback?code=${code}`)
+      .then((res) => res);
+    await waitUntil(() => sim.calls.authorization_code === 1, 'the code exchange');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await bed.killPrimary();
+    const answer = await entering;
+    expect(answer.status).toBe(503);
+    expect(answer.body.error).toBe('store_unavailable');
+    await bed.waitForPromotion();
+    expect(await eventually(async () => (await enter(b, sim)).status === 303, 20_000)).toBe(true);
+  });
+
+  test('a logout killed before the replica has the deletion stays a logout', async () => {
+    const player = await enter(a, sim);
+    expect(player.status).toBe(303);
+    const out = request(a.app)
+      .post('/logout')
+      .set('Cookie', player.cookie)
+      .then((res) => res);
+    // The deletion is made at once; its wait for the replica takes the lag.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await bed.killPrimary();
+    await out;
+    await bed.waitForPromotion();
+    expect(
+      await eventually(
+        async () => (await recordAt(b.store, player.sessionKey)) === undefined,
+        20_000,
+      ),
+    ).toBe(true);
+    expect((await tokenOf(b, player.cookie)).status).toBe(401);
+  });
+
+  test('with the replica too far behind, the player is answered after the timeout, and the wait is counted', async () => {
+    bed.setReplicationDelay(5000);
+    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 200));
+    const player = await enter(a, sim);
+    expect(player.status).toBe(303);
+    expect(a.waits.at(-1)).toBe('timeout');
+  });
+});
