@@ -24,7 +24,6 @@ const boolean = z.boolean({ error: 'must be a boolean' });
 
 /** The quick start's handful first, then the tuning grouped by what it tunes. */
 const platformLoginShape = {
-  ...credentialsShape,
   /** Where token records live. Defaults to a `MemoryTokenStore` (one process only). */
   store: z
     .custom<TokenStore>(isTokenStore, {
@@ -98,39 +97,44 @@ const platformLoginShape = {
     })
     .optional(),
   /** How the token endpoint client talks to the platform (timeouts, retries, encoding, fetch). Defaults to `{}`. */
-  tokenClient: tokenClientTuningSchema.prefault({}),
+  tokenClient: tokenClientTuningSchema.prefault({}) as z.ZodPrefault<
+    typeof tokenClientTuningSchema
+  >,
   /** When and how a login's access token is refreshed. Defaults to `{}`. */
-  refresh: refreshOptionsSchema.prefault({}),
+  refresh: refreshOptionsSchema.prefault({}) as z.ZodPrefault<typeof refreshOptionsSchema>,
   /** The entry (the callback the platform sends players to): its checks and limits. Defaults to `{}`. */
-  entry: entryOptionsSchema.prefault({}),
+  entry: entryOptionsSchema.prefault({}) as z.ZodPrefault<typeof entryOptionsSchema>,
   /** The platform's open API, called by `req.platformFetch()`, sockets and jobs. Defaults to `{}`. */
-  api: apiOptionsSchema.prefault({}),
+  api: apiOptionsSchema.prefault({}) as z.ZodPrefault<typeof apiOptionsSchema>,
 };
 
-/** The schema of platformLogin()'s options. */
-export const platformLoginSchema: OptionsSchema<typeof platformLoginShape> = z
-  .strictObject(platformLoginShape)
-  .superRefine((config, ctx) => {
-    // Options that only make sense together: said at creation, not on the first entry.
-    if (config.platformOrigins !== undefined) return;
-    const needs = (why: string, example: string) =>
-      ctx.addIssue({
-        code: 'custom',
-        path: ['platformOrigins'],
-        message: `is required when ${why}, e.g. ['https://platform.example']${example}`,
-      });
-    if (config.embedded) {
-      needs('`embedded` is true', ': it limits which pages may frame the game (frame-ancestors)');
-    }
-    // Without origins the entry context defaults to 'report' (with a start-up warning).
-    const mode = config.entry.context?.mode;
-    if (mode === 'enforce') {
-      needs(
-        `\`entry.context.mode\` is '${mode}'`,
-        ": the origins of the platform's pages that open the game",
-      );
-    }
-  });
+/**
+ * The schema of platformLogin()'s options. Typed as the shapes it joins, and each group as its own
+ * schema (the `as` above), so the built types point at the documented fields (see OptionsSchema).
+ */
+export const platformLoginSchema: OptionsSchema<
+  typeof credentialsShape & typeof platformLoginShape
+> = z.strictObject({ ...credentialsShape, ...platformLoginShape }).superRefine((config, ctx) => {
+  // Options that only make sense together: said at creation, not on the first entry.
+  if (config.platformOrigins !== undefined) return;
+  const needs = (why: string, example: string) =>
+    ctx.addIssue({
+      code: 'custom',
+      path: ['platformOrigins'],
+      message: `is required when ${why}, e.g. ['https://platform.example']${example}`,
+    });
+  if (config.embedded) {
+    needs('`embedded` is true', ': it limits which pages may frame the game (frame-ancestors)');
+  }
+  // Without origins the entry context defaults to 'report' (with a start-up warning).
+  const mode = config.entry.context?.mode;
+  if (mode === 'enforce') {
+    needs(
+      `\`entry.context.mode\` is '${mode}'`,
+      ": the origins of the platform's pages that open the game",
+    );
+  }
+});
 
 /** Options of {@link platformLogin}: the quick start's handful, then the tuning grouped by what it tunes. */
 export type PlatformLoginOptions = z.input<typeof platformLoginSchema>;

@@ -120,9 +120,8 @@ export const credentialsShape = {
     .refine(isRedirectUri),
 };
 
-const clientShape = {
-  ...credentialsShape,
-  ...tuningShape,
+/** What only the client on its own takes. */
+const clientOnlyShape = {
   /**
    * Called after every attempt (retries included) with its grant, outcome, start and duration —
    * for metrics, traces, logs and readiness — in the caller's async context (so a tracer sees the
@@ -136,8 +135,10 @@ const clientShape = {
 };
 
 /** The schema of `new PlatformTokenClient(options)`. */
-export const tokenClientOptionsSchema: OptionsSchema<typeof clientShape> =
-  z.strictObject(clientShape);
+// Typed as the shapes it joins, so the built types keep each field's TSDoc (see OptionsSchema).
+export const tokenClientOptionsSchema: OptionsSchema<
+  typeof credentialsShape & typeof tuningShape & typeof clientOnlyShape
+> = z.strictObject({ ...credentialsShape, ...tuningShape, ...clientOnlyShape });
 
 /** Options of `new PlatformTokenClient(options)`. */
 export type PlatformTokenClientOptions = z.input<typeof tokenClientOptionsSchema>;

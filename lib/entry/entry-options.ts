@@ -14,7 +14,7 @@ const entryShape = {
    * to `{ mode: 'enforce' }` with `platformOrigins`, else `{ mode: 'report' }` and a start-up warning;
    * under NODE_ENV=production, no `platformOrigins` refuses the start unless a mode is set here.
    */
-  context: entryContextSchema.optional(),
+  context: entryContextSchema.optional() as z.ZodOptional<typeof entryContextSchema>,
   /**
    * Failed entries (malformed, used or refused codes) allowed per client address (`req.ip`: set
    * Express's `trust proxy` behind a proxy) per window, counted across processes in the store; then
