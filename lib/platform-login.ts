@@ -1,19 +1,28 @@
 // platformLogin(): connects the parts of one platform registration (the token client, the store,
-// the refresh coordinator, the HTTP handlers, logs and metrics). The options are turned into
-// settings once (settings.ts); each part is built here from its own slice, once, at creation.
+// the refresh coordinator, the HTTP handlers, logs and metrics). The options are parsed once
+// (options.ts); each part is built here from its own group, and derives its own settings from it.
 import { EventEmitter } from 'node:events';
 import type { MeterProvider } from '@opentelemetry/api';
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
-import { deriveSettings } from './settings';
 import { createCallbackRouter } from './entry/callback';
 import { createHardening, type Hardening } from './cross-site/cross-site-protection';
-import { isCrossOrigin } from './cross-site/csrf-protection';
 import { isPlatformLoginError, StoreUnavailableError } from './errors';
 import { isRedisOutage } from './stores/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
-import { createMiddleware, type MiddlewareOptions } from './http/middleware';
-import { parseLogoutOptions, parseMiddlewareOptions, type PlatformLoginOptions } from './options';
+import {
+  createMiddleware,
+  parseMiddlewareOptions,
+  type MiddlewareOptions,
+} from './http/middleware';
+import { parsePlatformLoginOptions, type PlatformLoginOptions } from './options';
+import { checkCreation } from './setup/creation-checks';
+import { MemoryTokenStore } from './stores/memory-store';
+import { defaultLogger } from './observability/logger';
+import { refreshSettings } from './core/refresh-options';
+import { entrySettings } from './entry/entry-options';
+import { openApiSettings } from './open-api/open-api-options';
+import { fallbackSessionTtlMs } from './core/session-lifetime';
 import type { ApiSettings } from './http/player-context';
 import { OpenApiClient } from './open-api/open-api-client';
 import { OpenApiMetrics } from './open-api/open-api-metrics';
@@ -77,75 +86,87 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly meterProvider: MeterProvider | undefined;
   /** Whether the app mounted `callback` where redirectUri's path reaches it (setup/callback-mount-check.ts). */
   private readonly mountCheck: CallbackMountCheck;
-  /** `gameOrigins`: the game's own pages on other origins, trusted by logout, csrfProtection() and sockets. */
-  private readonly gameOrigins: ReadonlySet<string>;
 
   constructor(options: PlatformLoginOptions) {
     super();
-    // Parsed, checked and derived once; each part below receives its own slice.
-    const settings = deriveSettings(options);
+    // Parsed and checked once; each part below receives its own group.
+    const config = parsePlatformLoginOptions(options);
+    this.store = config.store ?? new MemoryTokenStore();
+    checkCreation({ ...config, store: this.store });
     installRequestAccessors();
-    this.store = settings.store;
-    this.logger = settings.logger;
-    this.meterProvider = settings.meterProvider;
-    this.gameOrigins = settings.crossSite.gameOrigins;
-    this.handleErrors = settings.handleErrors;
-    this.homePath = settings.homePath;
+    this.logger = config.logger ?? defaultLogger();
+    this.meterProvider = config.meterProvider;
+    this.handleErrors = config.handleErrors;
+    this.homePath = config.successRedirect;
+    const sessionTtlMs = fallbackSessionTtlMs(config.sessionMaxAgeSeconds);
     // The parts, each after those it uses: how failures end, the store, the client, refreshes, the API.
     const fail = createFailHandlers({
       events: this,
-      appLogger: settings.appLogger,
-      handleErrors: settings.handleErrors,
-      homePath: settings.homePath,
+      appLogger: config.logger,
+      handleErrors: config.handleErrors,
+      homePath: config.successRedirect,
     });
     this.fail = fail.request;
-    const metrics = new PlatformMetrics(settings.meterProvider, settings.metrics);
     this.instrumentedStore = new InstrumentedTokenStore(engineOf(this.store), this);
     this.client = new PlatformTokenClient({
-      ...settings.tokenClient,
+      authUrl: config.authUrl,
+      clientId: config.clientId,
+      clientSecret: config.clientSecret,
+      redirectUri: config.redirectUri,
+      ...config.tokenClient,
       onAttempt: (attempt) => this.emit('tokenAttempt', attempt),
     });
+    const refresh = refreshSettings(config.refresh, this.client.longestRefreshMs, sessionTtlMs);
     this.refresher = new RefreshCoordinator(
       this.instrumentedStore,
       this.client,
-      settings.refresh,
+      refresh,
       this,
       (durationMs, outcome) => this.emit('lockWait', { durationMs, outcome }),
     );
+    const api = openApiSettings(config.api, config.authUrl, config.tokenClient.fetch);
     const apiMetrics = new OpenApiMetrics(
-      settings.meterProvider,
-      settings.api.bases.map((base) => base.name),
+      config.meterProvider,
+      api.bases.map((base) => base.name),
     );
-    this.api = {
-      client: new OpenApiClient(settings.api, apiMetrics),
-      sessionTtlMs: settings.sessionTtlMs,
-    };
+    this.api = { client: new OpenApiClient(api, apiMetrics), sessionTtlMs };
     // Logs, metrics, spans and readiness follow the parts' events (none is emitted while building).
+    const metrics = new PlatformMetrics(config.meterProvider, {
+      tokenTimeoutMs: config.tokenClient.timeoutMs,
+      maxLockWaitMs: refresh.lockWaitDeadlineMs,
+    });
     observeEvents(this, this.logger, metrics, this.health);
     logStoreEvents(this.store, this.logger, metrics);
     reportUnhandledRequestsTo(this.logger);
 
     // What the app mounts and calls, on top of the parts.
     this.access = loginAccessOf(this.instrumentedStore);
-    this.hardening = createHardening(settings.crossSite, this.fail);
-    const entry = createCallbackRouter(settings.entry, {
-      store: this.instrumentedStore,
-      exchangeCode: (code) => this.client.exchangeCode(code),
-      events: this,
-      fail: fail.entry,
-      afterLogin:
-        settings.afterLogin &&
-        bindAfterLogin(settings.afterLogin, {
-          refresher: this.refresher,
-          api: this.api,
-        }),
-    });
+    this.hardening = createHardening(config, this.fail);
+    const entry = createCallbackRouter(
+      entrySettings(config.entry, {
+        successRedirect: config.successRedirect,
+        embedded: config.embedded,
+        platformOrigins: config.platformOrigins,
+        clientSecret: config.clientSecret,
+        logger: config.logger,
+        refreshTokenLifetimeMs: refresh.refreshTokenLifetimeMs,
+        sessionTtlMs,
+      }),
+      {
+        store: this.instrumentedStore,
+        exchangeCode: (code) => this.client.exchangeCode(code),
+        events: this,
+        fail: fail.entry,
+        afterLogin:
+          config.afterLogin &&
+          bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api }),
+      },
+    );
     // The entry behind a router of its own, which checks where the app mounted it (a path other
     // than redirectUri's is a 404 the package never sees): said once, on the logger. A Router, not
     // a sub-app: however the app mounts it, `req.ip` and every other setting stay the app's own.
-    this.mountCheck = createCallbackMountCheck(
-      settings.tokenClient.redirectUri,
-      (fields, message) => this.logger.warn(fields, message),
+    this.mountCheck = createCallbackMountCheck(config.redirectUri, (fields, message) =>
+      this.logger.warn(fields, message),
     );
     this.callback = Router();
     this.callback.use((req, _res, next) => {
@@ -198,7 +219,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         refresher: this.refresher,
         api: this.api,
         watch: this.loginWatch,
-        isCrossOrigin: (headers) => isCrossOrigin(headers, this.gameOrigins),
+        isCrossOrigin: (headers) => this.hardening.isCrossOrigin(headers),
       },
       options,
     );
@@ -230,7 +251,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     return this.hardening.protectLogout(
       createLogoutHandler(
         { store: this.instrumentedStore, events: this, fail: this.fail },
-        parseLogoutOptions(options),
+        options,
       ),
     );
   }

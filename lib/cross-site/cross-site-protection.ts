@@ -1,17 +1,18 @@
 // Protection of the game's pages and state-changing routes, built once at creation: frame-ancestors
 // (which pages may frame the game) and CSRF protection for state-changing routes and logout.
 import type { RequestHandler } from 'express';
-import { createCsrfProtection, withCsrfProtection } from './csrf-protection';
+import type { IncomingHttpHeaders } from 'node:http';
+import { createCsrfProtection, isCrossOrigin, withCsrfProtection } from './csrf-protection';
 import { createFrameAncestors } from './frame-ancestors';
 import type { FailHandler } from '../http/fail-handler';
 import { invalidOption } from '../errors';
 
-/** The cross-site settings, derived once at creation (settings.ts). */
-export interface CrossSiteSettings {
+/** The options of platformLogin() that cross-site protection reads (parsed: origins normalised). */
+export interface CrossSiteOptions {
   /** `gameOrigins`: the game's own pages on other origins, trusted by CSRF protection and sockets. */
-  gameOrigins: ReadonlySet<string>;
+  gameOrigins?: readonly string[] | undefined;
   /** `platformOrigins`: the only pages that may frame the game; `undefined` when not given. */
-  platformOrigins: readonly string[] | undefined;
+  platformOrigins?: readonly string[] | undefined;
 }
 
 /** The parts PlatformLogin uses. */
@@ -22,25 +23,30 @@ export interface Hardening {
   csrfProtection(): RequestHandler;
   /** `handler` (logout) behind the CSRF check. */
   protectLogout(handler: RequestHandler): RequestHandler;
+  /** Whether a page of an origin other than this one and `gameOrigins` started the request (sockets' handshake). */
+  isCrossOrigin(headers: IncomingHttpHeaders): boolean;
 }
 
 /** Builds the parts once. */
-export function createHardening(settings: CrossSiteSettings, fail: FailHandler): Hardening {
-  const csrf = createCsrfProtection(settings.gameOrigins, fail);
+export function createHardening(options: CrossSiteOptions, fail: FailHandler): Hardening {
+  const gameOrigins: ReadonlySet<string> = new Set(options.gameOrigins);
+  const { platformOrigins } = options;
+  const csrf = createCsrfProtection(gameOrigins, fail);
   let frameAncestors: RequestHandler | undefined;
 
   return {
     frameAncestors() {
       // Refused when the app asks for it, not at creation: without the middleware the option is not needed.
-      if (settings.platformOrigins === undefined) {
+      if (platformOrigins === undefined) {
         throw invalidOption(
           "login.frameAncestors() needs the `platformOrigins` option of platformLogin(): the origins of the platform's pages that frame the game.",
           'platformOrigins',
         );
       }
-      return (frameAncestors ??= createFrameAncestors(settings.platformOrigins));
+      return (frameAncestors ??= createFrameAncestors(platformOrigins));
     },
     csrfProtection: () => csrf,
     protectLogout: (handler) => withCsrfProtection(handler, csrf),
+    isCrossOrigin: (headers) => isCrossOrigin(headers, gameOrigins),
   };
 }

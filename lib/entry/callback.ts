@@ -19,7 +19,7 @@ import { createCodeClaim, type CodeClaim } from './entry-claim';
 import { createCodeRedemption, type AfterLogin, type RedemptionSettings } from './entry-redemption';
 import { requireSession } from '../http/require-session';
 
-/** The entry's settings, derived once at creation (settings.ts): a slice for each of its parts. */
+/** The entry's settings, derived once at creation (entry-options.ts): a slice for each of its parts. */
 export interface EntrySettings {
   guards: EntryGuardsSettings;
   failureLimit: EntryFailureLimitSettings;

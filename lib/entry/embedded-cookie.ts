@@ -2,35 +2,31 @@
 // spread into express-session: `app.use(session({ ...embeddedSessionCookie(), store, secret, … }))`.
 import type { CookieOptions } from 'express-session';
 import { z } from 'zod';
-import { parseOptions, type SameOptions } from '../util/parse-options';
+import { parseOptions, type OptionsSchema } from '../util/parse-options';
 
 /** RFC 6265 cookie-name characters (a token), without the `__Host-` prefix the helper adds. */
 const COOKIE_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
 
-/** Options of {@link embeddedSessionCookie}. */
-export interface EmbeddedSessionCookieOptions {
+const embeddedSessionCookieShape = {
   /** Cookie name after the `__Host-` prefix. Defaults to `'sid'` (the cookie is `__Host-sid`). */
-  name?: string;
-  /** Lifetime of the cookie in milliseconds; none: a browser-session cookie. Defaults to none. */
-  maxAgeMs?: number;
-}
-
-const embeddedSessionCookieSchema = z.strictObject({
   name: z
     .string({ error: 'must be 1–64 cookie-name characters (letters, digits, -._~…)' })
     .regex(COOKIE_NAME)
     .default('sid'),
+  /** Lifetime of the cookie in milliseconds; none: a browser-session cookie. Defaults to none. */
   maxAgeMs: z
     .number({ error: 'must be a positive integer number of milliseconds' })
     .int()
     .positive()
     .optional(),
-});
+};
 
-const _documented: SameOptions<
-  EmbeddedSessionCookieOptions,
-  z.input<typeof embeddedSessionCookieSchema>
-> = true;
+/** The schema of {@link embeddedSessionCookie}'s options. */
+const embeddedSessionCookieSchema: OptionsSchema<typeof embeddedSessionCookieShape> =
+  z.strictObject(embeddedSessionCookieShape);
+
+/** Options of {@link embeddedSessionCookie}. */
+export type EmbeddedSessionCookieOptions = z.input<typeof embeddedSessionCookieSchema>;
 
 /** The `name` and `cookie` options of express-session for the embedded profile. */
 export interface EmbeddedSessionCookie {

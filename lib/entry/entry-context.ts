@@ -12,11 +12,10 @@ import type {
   PlatformLoginEvents,
 } from '../observability/events';
 import { originOf } from '../cross-site/origins';
-import type { SameOptions } from '../util/parse-options';
+import type { OptionsSchema } from '../util/parse-options';
 import { warnOnce } from '../setup/setup-checks';
 
-/** Options of the entry context check (`entry.context` of platformLogin()). */
-export interface EntryContextOptions {
+const entryContextShape = {
   /**
    * `'off'`: no check (sub-resource loads are refused all the same). `'report'`: an
    * `entryContextViolation` event per suspicious entry, which is still served. `'enforce'`: the
@@ -27,30 +26,25 @@ export interface EntryContextOptions {
    * apps may open the game in webviews that send none of these headers: see `allowMissingHeaders`
    * and `allowDirectNavigation`.
    */
-  mode?: 'off' | 'report' | 'enforce';
+  mode: z
+    .enum(['off', 'report', 'enforce'], { error: "must be 'off', 'report' or 'enforce'" })
+    .optional(),
   /**
    * Accept entries that carry neither Fetch Metadata (`Sec-Fetch-*`) nor a `Referer` — what
    * webviews and old browsers send. Such an entry cannot be told from a forged one. Defaults to `false`.
    */
-  allowMissingHeaders?: boolean;
+  allowMissingHeaders: z.boolean({ error: 'must be a boolean' }).default(false),
   /**
    * Accept `Sec-Fetch-Site: none`: a navigation the user started outside any page (address bar,
    * bookmark, another app opening the link) — which is also what a link in an e-mail looks like.
    * Turn on only when the platform opens the game from a native app. Defaults to `false`.
    */
-  allowDirectNavigation?: boolean;
-}
-
-/** The schema of {@link EntryContextOptions}; its fields are documented there. */
-export const entryContextSchema = z.strictObject({
-  mode: z
-    .enum(['off', 'report', 'enforce'], { error: "must be 'off', 'report' or 'enforce'" })
-    .optional(),
-  allowMissingHeaders: z.boolean({ error: 'must be a boolean' }).default(false),
   allowDirectNavigation: z.boolean({ error: 'must be a boolean' }).default(false),
-});
+};
 
-const _documented: SameOptions<EntryContextOptions, z.input<typeof entryContextSchema>> = true;
+/** Options of the entry context check (`entry.context` of platformLogin()). */
+export const entryContextSchema: OptionsSchema<typeof entryContextShape> =
+  z.strictObject(entryContextShape);
 
 /** The settings a judgement needs, computed once. */
 export interface EntryContextSettings {
@@ -120,7 +114,7 @@ const WARNING =
   "origins of the platform's pages that open the game (e.g. ['https://platform.example']). Until then " +
   '`entry.context` only reports (`entryContextViolation` events; their `refererOrigin` shows where entries come from).';
 
-/** The entry context check's settings, derived once at creation (settings.ts). */
+/** The entry context check's settings, derived once at creation (entry-options.ts). */
 export interface EntryContextCheckSettings {
   mode: 'off' | 'report' | 'enforce';
   /**

@@ -10,7 +10,7 @@ import { tooManyEntries, type RequestRefusedError } from '../errors';
 import { warnOnce } from '../setup/setup-checks';
 import { ignore } from '../util/ignore';
 
-/** The limit's settings (`entry.failureLimit` and its window), derived once at creation (settings.ts). */
+/** The limit's settings (`entry.failureLimit` and its window), derived once at creation (entry-options.ts). */
 export interface EntryFailureLimitSettings {
   /** Failed entries allowed per address per window; 0 turns the limit off. */
   limit: number;

@@ -8,7 +8,7 @@ import { createEntryContextCheck, type EntryContextCheckSettings } from './entry
 import type { PlatformLoginEvents } from '../observability/events';
 import { createFirstEntryChecks } from '../setup/entry-setup-checks';
 
-/** The entry guards' settings, derived once at creation (settings.ts). */
+/** The entry guards' settings, derived once at creation (entry-options.ts). */
 export interface EntryGuardsSettings {
   /** Where a successful entry lands (`successRedirect`). */
   successRedirect: string;

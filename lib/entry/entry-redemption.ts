@@ -23,7 +23,7 @@ import { createExchangeCap } from './entry-exchange-cap';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import type { CodeClaim } from './entry-claim';
 
-/** Redemption's settings, derived once at creation (settings.ts). */
+/** Redemption's settings, derived once at creation (entry-options.ts). */
 export interface RedemptionSettings {
   /** A refresh token's lifetime when the platform does not say (`refresh.tokenLifetimeSeconds`). */
   refreshTokenLifetimeMs: number;

@@ -1,6 +1,7 @@
 // Ends a player's login: deletes the token record, destroys the session and clears its cookie.
 // POST only, wherever it is mounted: a GET logout could be started by any page (an `<img>`).
 import type { RequestHandler } from 'express';
+import { z } from 'zod';
 import type { FailHandler } from './fail-handler';
 import type { EventEmitter } from 'node:events';
 import { methodNotAllowed, StoreUnavailableError } from '../errors';
@@ -8,14 +9,20 @@ import type { PlatformLoginEvents } from '../observability/events';
 import { hashSessionId } from '../core/hash';
 import { requireSession } from './require-session';
 import type { StoreEngine } from '../core/store-engine';
+import { sameSitePath } from '../util/same-site-path';
+import { parseOptions, type OptionsSchema } from '../util/parse-options';
+
+const logoutShape = {
+  /** Where to send the browser afterwards (303). A path on this site. Defaults to none: 204 No Content. */
+  redirectTo: sameSitePath.optional(),
+  /** The session cookie's name as given to express-session. Defaults to `'connect.sid'`. */
+  cookieName: z.string({ error: 'must be a non-empty string' }).min(1).default('connect.sid'),
+};
+
+const logoutOptionsSchema: OptionsSchema<typeof logoutShape> = z.strictObject(logoutShape);
 
 /** Options of `login.logout()`. */
-export interface LogoutOptions {
-  /** Where to send the browser afterwards (303). A path on this site. Defaults to none: 204 No Content. */
-  redirectTo?: string;
-  /** The session cookie's name as given to express-session. Defaults to `'connect.sid'`. */
-  cookieName?: string;
-}
+export type LogoutOptions = z.input<typeof logoutOptionsSchema>;
 
 export interface LogoutDeps {
   store: StoreEngine;
@@ -23,12 +30,12 @@ export interface LogoutDeps {
   fail: FailHandler;
 }
 
-/** The handler, for options already parsed (a same-site `redirectTo`, the cookie name defaulted). */
+/** The handler; its options are parsed here, once (a same-site `redirectTo`, the cookie name defaulted). */
 export function createLogoutHandler(
   deps: LogoutDeps,
-  options: LogoutOptions & { cookieName: string },
+  options: LogoutOptions | undefined,
 ): RequestHandler {
-  const { cookieName, redirectTo } = options;
+  const { cookieName, redirectTo } = parseOptions(logoutOptionsSchema, options, 'login.logout()');
 
   return async function platformLogout(req, res, next) {
     try {

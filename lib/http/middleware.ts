@@ -2,6 +2,7 @@
 // refreshes them when needed, and leaves the request's context for req.platformUser /
 // hasPlatformLogin / platformToken() / platformFetch() (defined once, in request-accessors.ts).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { z } from 'zod';
 import type { EventEmitter } from 'node:events';
 import { loginRequiredWithoutStack, sessionMissing } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
@@ -16,14 +17,27 @@ import { hasSession } from './require-session';
 import { ignore } from '../util/ignore';
 import { hashSessionId } from '../core/hash';
 import type { RecordRead, TokenRecords } from '../core/store-engine';
+import { parseOptions, type OptionsSchema } from '../util/parse-options';
 
-/** Options of `login.middleware()`. */
-export interface MiddlewareOptions {
+const middlewareShape = {
   /**
    * `true`: a request without a login goes on (`req.hasPlatformLogin` is `false`) instead of
    * getting a 401. Defaults to `false`.
    */
-  optional?: boolean;
+  optional: z.boolean({ error: 'must be a boolean' }).default(false),
+};
+
+const middlewareOptionsSchema: OptionsSchema<typeof middlewareShape> =
+  z.strictObject(middlewareShape);
+
+/** Options of `login.middleware()`. */
+export type MiddlewareOptions = z.input<typeof middlewareOptionsSchema>;
+
+/** Parses the options of `login.middleware()`, once per call of it. */
+export function parseMiddlewareOptions(
+  options: MiddlewareOptions | undefined,
+): z.output<typeof middlewareOptionsSchema> {
+  return parseOptions(middlewareOptionsSchema, options, 'login.middleware()');
 }
 
 /** What the session remembers of its login (set by the callback). */
@@ -42,24 +56,28 @@ export interface MiddlewareDeps {
   handleErrors: boolean;
 }
 
+/** One request through the middleware, once its session's record is read. */
+interface Visit {
+  req: Request;
+  res: Response;
+  next: NextFunction;
+  marker: LoginMarker;
+  sessionKey: string;
+}
+
 export function createMiddleware(
   deps: MiddlewareDeps,
-  options: MiddlewareOptions = {},
+  options: z.output<typeof middlewareOptionsSchema>,
 ): RequestHandler {
-  const optional = options.optional === true;
+  const { optional } = options;
   const { records, refresher, api, fail, events, handleErrors } = deps;
-  // Read once: the path below then touches the session, the record and nothing else of the
-  // package's objects (each one more object read is a likely cache miss in a busy server).
-  const isFresh = refresher.isFresh;
-  const cachedRead = records.cachedRead?.bind(records);
-  const fallbackSessionTtlMs = api.sessionTtlMs;
 
-  const noLogin = (req: Request, res: Response, next: NextFunction): void => {
-    if (optional) {
-      setRequestContext(req, res, NO_LOGIN);
-      next();
-    } else fail(loginRequiredWithoutStack(), req, res, next);
-  };
+  /** No login on this request: a visitor on an optional route, else 401 `login_required`. */
+  function withoutLogin(req: Request, res: Response, next: NextFunction): void {
+    if (!optional) return fail(loginRequiredWithoutStack(), req, res, next);
+    setRequestContext(req, res, NO_LOGIN);
+    next();
+  }
 
   /**
    * A session whose login has ended elsewhere: its record is gone (logout, `logoutPlayer`,
@@ -69,118 +87,88 @@ export function createMiddleware(
    * client's later requests are refused from one session read. An optional route keeps the
    * session for the visitor, without the stale marker (express-session saves it).
    */
-  const loginEnded = (req: Request, res: Response, next: NextFunction): void => {
-    if (optional) {
-      delete req.session.platformLogin;
-      return noLogin(req, res, next);
-    }
+  function loginEnded({ req, res, next }: Visit): void {
+    if (optional) delete req.session.platformLogin;
     // Not awaited: the answer does not depend on it. A failed delete leaves a session without a
     // record, refused the same way on its next request, and gone at its TTL.
-    if (handleErrors) req.session.destroy(ignore);
-    fail(loginRequiredWithoutStack(), req, res, next);
-  };
-
-  /**
-   * A record this process cannot read (a key it lacks, mid key rotation) ends nothing: another
-   * process may read it. 401 on a required route, a visitor on an optional one; the session and
-   * its marker stay. Every request that sees it answers so, however many share one read.
-   */
-  const unreadable = (
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    read: Extract<RecordRead, { status: 'unreadable' }>,
-    sessionKey: string,
-  ): void => {
-    events.emit('unreadableRecord', { sessionHash: sessionKey, reason: read.reason });
-    if (optional) return noLogin(req, res, next);
-    fail(loginRequiredWithoutStack(), req, res, next);
-  };
-
-  /** A found record that does not serve as it is, or needs its lifetime renewed. */
-  async function load(
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    marker: LoginMarker,
-    sessionKey: string,
-    found: TokenRecord,
-    sessionTtlMs: number,
-  ): Promise<void> {
-    try {
-      let record = found;
-      try {
-        record = await refresher.forRequest(sessionKey, record, sessionTtlMs);
-      } catch (error) {
-        // The login ended (reauth_required, login_required): in optional mode, a visitor again.
-        if (optional && endsLogin(error)) return noLogin(req, res, next);
-        throw error;
-      }
-      // An active session keeps its tokens: the record's lifetime follows the session's, renewed
-      // once half of it has passed (the session marker remembers when, so no extra read).
-      const now = Date.now();
-      if (recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)) {
-        const ttlMs = Math.min(sessionTtlMs, record.refreshExpiresAt - now);
-        // A failed renewal is tried again on the next request; the record has half its life left.
-        const renewed =
-          ttlMs > 0 && (await records.renew(sessionKey, record.openId, ttlMs).catch(() => false));
-        if (renewed) marker.recordExpiresAt = now + ttlMs;
-      }
-
-      setRequestContext(
-        req,
-        res,
-        new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs),
-      );
-      next();
-    } catch (error) {
-      fail(error, req, res, next);
-    }
+    else if (handleErrors) req.session.destroy(ignore);
+    withoutLogin(req, res, next);
   }
 
-  /** What the read found decides: a fresh record needing no renewal passes on at once. */
-  function serve(
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    marker: LoginMarker,
-    sessionKey: string,
-    read: RecordRead,
-  ): void {
-    if (read.status === 'unreadable') return unreadable(req, res, next, read, sessionKey);
-    if (read.status === 'absent' || read.record.openId !== marker.openId)
-      return loginEnded(req, res, next);
-    const record = read.record;
-    const session = req.session;
-    const sessionTtlMs = sessionTtlMsOf(session, fallbackSessionTtlMs);
+  /** What the read found decides; a fresh record needing no renewal passes on at once. */
+  function serve(visit: Visit, read: RecordRead): void {
+    const { req, res, next, marker, sessionKey } = visit;
+    if (read.status === 'unreadable') {
+      // A record this process cannot read (a key it lacks, mid key rotation) ends nothing: another
+      // process may read it. The session and its marker stay.
+      events.emit('unreadableRecord', { sessionHash: sessionKey, reason: read.reason });
+      return withoutLogin(req, res, next);
+    }
+    if (read.status === 'absent' || read.record.openId !== marker.openId) return loginEnded(visit);
+    const sessionTtlMs = sessionTtlMsOf(req.session, api.sessionTtlMs);
     const now = Date.now();
-    if (isFresh(record, now) && !recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)) {
+    if (
+      refresher.isFresh(read.record, now) &&
+      !recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)
+    ) {
       setRequestContext(
         req,
         res,
-        new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs),
+        new PlayerContext(sessionKey, read.record, refresher, api, sessionTtlMs),
       );
       return next();
     }
-    void load(req, res, next, marker, sessionKey, record, sessionTtlMs);
+    refreshAndRenew(visit, read.record, sessionTtlMs).catch((error: unknown) =>
+      fail(error, req, res, next),
+    );
   }
 
-  // Not async: the read's answer is handled in one callback; Express 5 watches no promise.
+  /** A found record that does not serve as it is: refreshed, or its lifetime renewed, first. */
+  async function refreshAndRenew(
+    { req, res, next, marker, sessionKey }: Visit,
+    found: TokenRecord,
+    sessionTtlMs: number,
+  ): Promise<void> {
+    let record: TokenRecord;
+    try {
+      record = await refresher.forRequest(sessionKey, found, sessionTtlMs);
+    } catch (error) {
+      // The login ended (reauth_required, login_required): in optional mode, a visitor again.
+      if (optional && endsLogin(error)) return withoutLogin(req, res, next);
+      throw error;
+    }
+    // An active session keeps its tokens: the record's lifetime follows the session's, renewed
+    // once half of it has passed (the session marker remembers when, so no extra read).
+    const now = Date.now();
+    if (recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)) {
+      const ttlMs = Math.min(sessionTtlMs, record.refreshExpiresAt - now);
+      // A failed renewal is tried again on the next request; the record has half its life left.
+      const renewed =
+        ttlMs > 0 && (await records.renew(sessionKey, record.openId, ttlMs).catch(() => false));
+      if (renewed) marker.recordExpiresAt = now + ttlMs;
+    }
+    setRequestContext(
+      req,
+      res,
+      new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs),
+    );
+    next();
+  }
+
+  // Not async: a read that memory answers is served in the same tick; Express 5 watches no promise.
   return function platformLoginMiddleware(req, res, next): void {
-    // Each property of `req` read once: Express gives every request a hidden class of its own, so
-    // each first read of a name is a lookup V8 cannot cache.
     const session = req.session;
     if (!hasSession(session)) return fail(sessionMissing(), req, res, next);
-    // Sessions that never logged in carry no marker: answer them without a store read.
+    // Sessions that never logged in carry no marker: answered without a store read.
     const marker = session.platformLogin;
-    if (marker === undefined) return noLogin(req, res, next);
+    if (marker === undefined) return withoutLogin(req, res, next);
     // The session key, hashed once here: the store, the refresh and the events all use it.
-    const sessionKey = hashSessionId(req.sessionID);
+    const visit: Visit = { req, res, next, marker, sessionKey: hashSessionId(req.sessionID) };
     // What memory holds serves at once; only a read that goes to the store waits.
-    const held = cachedRead?.(sessionKey);
-    if (held !== undefined) return serve(req, res, next, marker, sessionKey, held);
-    records.get(sessionKey).then(
-      (read) => serve(req, res, next, marker, sessionKey, read),
+    const held = records.cachedRead?.(visit.sessionKey);
+    if (held !== undefined) return serve(visit, held);
+    records.get(visit.sessionKey).then(
+      (read) => serve(visit, read),
       (error: unknown) => fail(error, req, res, next),
     );
   };

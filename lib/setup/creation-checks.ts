@@ -1,21 +1,20 @@
 // The setup checks that need only platformLogin()'s options: a deployment that must not start,
-// refused once at creation by the settings derivation (settings.ts), each as a SetupError
+// refused once at creation by platformLogin() (platform-login.ts), each as a SetupError
 // `ERR_PLATFORM_INVALID_OPTION` naming the option. The checks that need a request are
 // entry-setup-checks.ts; those of the app around the package, `checkSetup()` (setup-checks.ts).
 import { invalidOption } from '../errors';
 import { checkTokenStore, type TokenStore } from '../core/token-store';
 import { STORE_ENGINE } from '../core/store-engine';
 
-/** What the creation checks read (of the parsed options, and the store in use). */
+/** What the creation checks read of platformLogin()'s parsed options, with the store in use. */
 export interface CreationCheckInput {
   store: TokenStore;
   authUrl: string;
-  /** `api.url` */
-  apiUrl?: string | undefined;
   redirectUri: string;
   platformOrigins?: readonly string[] | undefined;
+  api: { url?: string | undefined };
   /** `entry.context.mode`, when the app set one. */
-  entryContextMode?: 'off' | 'report' | 'enforce' | undefined;
+  entry: { context?: { mode?: 'off' | 'report' | 'enforce' | undefined } | undefined };
 }
 
 /** Loopback hosts, where plain http never leaves the machine. */
@@ -68,7 +67,7 @@ const PRODUCTION_WITHOUT_ORIGINS =
  */
 function checkEntryTrust(input: CreationCheckInput, production: boolean): void {
   if (!production || input.platformOrigins !== undefined) return;
-  if (input.entryContextMode === undefined) {
+  if (input.entry.context?.mode === undefined) {
     throw invalidOption(PRODUCTION_WITHOUT_ORIGINS, 'platformOrigins');
   }
 }
@@ -82,7 +81,7 @@ export function checkCreation(
   input: CreationCheckInput,
   production: boolean = process.env.NODE_ENV === 'production',
 ): void {
-  checkPlatformUrls(input, production);
+  checkPlatformUrls({ ...input, apiUrl: input.api.url }, production);
   checkEntryTrust(input, production);
   // A shipped store brings its own engine; any other store must have the contract's methods.
   if (!(STORE_ENGINE in input.store)) checkTokenStore(input.store);

@@ -1,49 +1,7 @@
 // Fault knobs of POST /token: what a test can switch on, checked once when injected, and the queue
 // that hands the next matching fault to each call. fault-responses.ts puts them on the wire.
 import { z } from 'zod';
-import { parseOptions, type SameOptions } from '../util/parse-options';
-
-/** A way for the token endpoint to misbehave. */
-export type SimulatorFault =
-  /** Answer normally, after `ms` milliseconds. */
-  | { kind: 'latency'; ms: number }
-  /** This HTTP status with a short text/plain body (and `Retry-After` when given); the request is not processed. */
-  | { kind: 'status'; status: number; retryAfterSeconds?: number }
-  /** 429 with `Retry-After: retryAfterSeconds` and an OAuth `temporarily_unavailable` body: a platform throttling us. */
-  | { kind: 'throttle'; retryAfterSeconds: number }
-  /** 200 with an HTML page, as a captive portal or a login wall would send. */
-  | { kind: 'html' }
-  /** 200 `application/json` whose body is not JSON (cut off mid-object). */
-  | { kind: 'malformed-json' }
-  /** 200 `application/json` with an empty body. */
-  | { kind: 'empty' }
-  /** 200 with an OAuth error body `{ error, error_description }`; the request is not processed. */
-  | { kind: 'error-body-200'; error: string; errorDescription?: string }
-  /**
-   * 200 with a platform's own error object `{ err_no, err_msg }` (not OAuth's shape), as platforms
-   * that answer every call with 200 send for a bad code; the request is not processed.
-   */
-  | { kind: 'platform-error'; errNo: number; errMsg?: string }
-  /** The normal answer padded with an unknown `padding` field to `bytes` bytes, sent chunked (no Content-Length). */
-  | { kind: 'oversized'; bytes: number }
-  /** Never answers: no headers, the socket stays open until close(). */
-  | { kind: 'hang' }
-  /** Headers at once, then the normal body trickled at `bytesPerSecond`. */
-  | { kind: 'slow-body'; bytesPerSecond: number }
-  /** The TCP connection is reset without an answer. */
-  | { kind: 'reset' }
-  /** 302 to `location`. */
-  | { kind: 'redirect'; location: string }
-  /** The normal answer with `field` set to `value` (any JSON value), or removed when `remove` is true. */
-  | { kind: 'field'; field: string; value?: unknown; remove?: boolean };
-
-/** Which calls a fault applies to and how many times. */
-export interface FaultOptions {
-  /** Only calls with this grant_type. Defaults to every call of POST /token. */
-  grant?: 'authorization_code' | 'refresh_token';
-  /** How many calls it applies to. Defaults to every call until clearFaults(). */
-  times?: number;
-}
+import { parseOptions, type OptionsSchema } from '../util/parse-options';
 
 function isJsonValue(value: unknown): boolean {
   try {
@@ -59,45 +17,62 @@ const count = (what: string) => z.number({ error: `must be a whole number, ${wha
 const faultSchema = z.discriminatedUnion(
   'kind',
   [
+    /** Answer normally, after `ms` milliseconds. */
     z.strictObject({ kind: z.literal('latency'), ms: count('0 to 600000').min(0).max(600_000) }),
+    /** This HTTP status with a short text/plain body (and `Retry-After` when given); the request is not processed. */
     z.strictObject({
       kind: z.literal('status'),
       status: count('an HTTP status from 200 to 599').min(200).max(599),
       retryAfterSeconds: count('0 or more').min(0).optional(),
     }),
+    /** 429 with `Retry-After: retryAfterSeconds` and an OAuth `temporarily_unavailable` body: a platform throttling us. */
     z.strictObject({
       kind: z.literal('throttle'),
       retryAfterSeconds: count('0 or more').min(0),
     }),
+    /** 200 with an HTML page, as a captive portal or a login wall would send. */
     z.strictObject({ kind: z.literal('html') }),
+    /** 200 `application/json` whose body is not JSON (cut off mid-object). */
     z.strictObject({ kind: z.literal('malformed-json') }),
+    /** 200 `application/json` with an empty body. */
     z.strictObject({ kind: z.literal('empty') }),
+    /** 200 with an OAuth error body `{ error, error_description }`; the request is not processed. */
     z.strictObject({
       kind: z.literal('error-body-200'),
       error: z.string({ error: 'must be a non-empty string' }).min(1),
       errorDescription: z.string({ error: 'must be a string' }).optional(),
     }),
+    /**
+     * 200 with a platform's own error object `{ err_no, err_msg }` (not OAuth's shape), as platforms
+     * that answer every call with 200 send for a bad code; the request is not processed.
+     */
     z.strictObject({
       kind: z.literal('platform-error'),
       errNo: count('any').min(-2_147_483_648).max(2_147_483_647),
       errMsg: z.string({ error: 'must be a string' }).optional(),
     }),
+    /** The normal answer padded with an unknown `padding` field to `bytes` bytes, sent chunked (no Content-Length). */
     z.strictObject({
       kind: z.literal('oversized'),
       bytes: count('1 to 104857600')
         .min(1)
         .max(100 * 1024 * 1024),
     }),
+    /** Never answers: no headers, the socket stays open until close(). */
     z.strictObject({ kind: z.literal('hang') }),
+    /** Headers at once, then the normal body trickled at `bytesPerSecond`. */
     z.strictObject({
       kind: z.literal('slow-body'),
       bytesPerSecond: count('1 or more').min(1),
     }),
+    /** The TCP connection is reset without an answer. */
     z.strictObject({ kind: z.literal('reset') }),
+    /** 302 to `location`. */
     z.strictObject({
       kind: z.literal('redirect'),
       location: z.string({ error: 'must be a non-empty string' }).min(1),
     }),
+    /** The normal answer with `field` set to `value` (any JSON value), or removed when `remove` is true. */
     z.strictObject({
       kind: z.literal('field'),
       field: z.string({ error: 'must be a non-empty string' }).min(1),
@@ -114,18 +89,25 @@ const faultSchema = z.discriminatedUnion(
   },
 );
 
-const faultOptionsSchema = z.strictObject({
+const faultOptionsShape = {
+  /** Only calls with this grant_type. Defaults to every call of POST /token. */
   grant: z
     .enum(['authorization_code', 'refresh_token'], {
       error: "must be 'authorization_code' or 'refresh_token'",
     })
     .optional(),
+  /** How many calls it applies to. Defaults to every call until clearFaults(). */
   times: count('1 or more').min(1).optional(),
-});
+};
 
-// The documented types and the schemas must accept the same input.
-const _faultMatchesSchema: SameOptions<SimulatorFault, z.input<typeof faultSchema>> = true;
-const _optionsMatchSchema: SameOptions<FaultOptions, z.input<typeof faultOptionsSchema>> = true;
+const faultOptionsSchema: OptionsSchema<typeof faultOptionsShape> =
+  z.strictObject(faultOptionsShape);
+
+/** Which calls a fault applies to and how many times. */
+export type FaultOptions = z.input<typeof faultOptionsSchema>;
+
+/** A way for the token endpoint to misbehave: one of the kinds above, each with its own fields. */
+export type SimulatorFault = z.input<typeof faultSchema>;
 
 /** The grant a call is counted under: its grant_type, or `invalid` for anything else. */
 export type CallKind = 'authorization_code' | 'refresh_token' | 'invalid';

@@ -1,39 +1,9 @@
 // The simulator's options: one strict schema, parsed once by startSimulator. Defaults follow the
 // platform spec (7200 s `expires_in`, 90-day refresh tokens) and the demo client and players.
 import { z } from 'zod';
-import { parseOptions, type SameOptions } from '../util/parse-options';
+import { parseOptions, type OptionsSchema } from '../util/parse-options';
 import { isRedirectUri } from '../util/redirect-uri';
-import {
-  DEMO_CLIENT_ID,
-  DEMO_CLIENT_SECRET,
-  DEMO_PLAYERS,
-  type SimulatorClient,
-  type SimulatorPlayer,
-} from './demo-data';
-
-/** Options of startSimulator; every one is optional. */
-export interface SimulatorOptions {
-  /** TCP port to listen on; 0 picks a free one. Defaults to 0. */
-  port?: number;
-  /** Address to listen on. Defaults to '127.0.0.1'. */
-  host?: string;
-  /** Registered applications. Defaults to the demo client (`demo-game` / `demo-secret`), any redirect_uri. */
-  clients?: SimulatorClient[];
-  /** Players shown in the lobby; `open_id`s must be unique. Defaults to DEMO_PLAYERS. */
-  players?: SimulatorPlayer[];
-  /** Access token lifetime, sent as `expires_in`. Defaults to 7200 (the platform's sample value). */
-  accessTokenLifetimeSeconds?: number;
-  /** Refresh token lifetime. Defaults to 90 days (7 776 000 s), as the platform documents. */
-  refreshTokenLifetimeSeconds?: number;
-  /** How long an authorization code can be exchanged. Defaults to 300. */
-  codeLifetimeSeconds?: number;
-  /** A new refresh token on every refresh, the old one rejected from then on. Defaults to false (the same one is returned). */
-  rotateRefreshTokens?: boolean;
-  /** Where the lobby sends the browser when its URL has no `?redirect_uri=`. Defaults to the client's first registered one. */
-  defaultRedirectUri?: string;
-  /** Send `unionid` in token and `/userinfo` responses (for players that have one). Defaults to true. */
-  includeUnionId?: boolean;
-}
+import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_PLAYERS } from './demo-data';
 
 const redirectUri = z.string().refine(isRedirectUri, {
   error: 'must be an absolute http(s) URL without a #fragment',
@@ -61,36 +31,49 @@ const clientSchema = z.strictObject({
   redirectUris: z.array(redirectUri).optional(),
 });
 
-const optionsSchema = z
-  .strictObject({
-    port: z
-      .number({ error: 'must be a whole number from 0 to 65535 (0 picks a free port)' })
-      .int()
-      .min(0)
-      .max(65535)
-      .default(0),
-    host: nonEmpty.default('127.0.0.1'),
-    clients: z
-      .array(clientSchema)
-      .min(1, { error: 'must list at least one client' })
-      .refine((list) => new Set(list.map((c) => c.clientId)).size === list.length, {
-        error: 'must not repeat a clientId',
-      })
-      .default(() => [{ clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET }]),
-    players: z
-      .array(playerSchema)
-      .min(1, { error: 'must list at least one player' })
-      .refine((list) => new Set(list.map((p) => p.openId)).size === list.length, {
-        error: 'must not repeat an openId',
-      })
-      .default(() => DEMO_PLAYERS.map((player) => ({ ...player, scope: [...player.scope] }))),
-    accessTokenLifetimeSeconds: seconds('the expires_in sent').default(7200),
-    refreshTokenLifetimeSeconds: seconds('90 days by default').default(90 * 24 * 3600),
-    codeLifetimeSeconds: seconds('300 by default').default(300),
-    rotateRefreshTokens: z.boolean({ error: 'must be true or false' }).default(false),
-    defaultRedirectUri: redirectUri.optional(),
-    includeUnionId: z.boolean({ error: 'must be true or false' }).default(true),
-  })
+const simulatorShape = {
+  /** TCP port to listen on; 0 picks a free one. Defaults to 0. */
+  port: z
+    .number({ error: 'must be a whole number from 0 to 65535 (0 picks a free port)' })
+    .int()
+    .min(0)
+    .max(65535)
+    .default(0),
+  /** Address to listen on. Defaults to '127.0.0.1'. */
+  host: nonEmpty.default('127.0.0.1'),
+  /** Registered applications. Defaults to the demo client (`demo-game` / `demo-secret`), any redirect_uri. */
+  clients: z
+    .array(clientSchema)
+    .min(1, { error: 'must list at least one client' })
+    .refine((list) => new Set(list.map((c) => c.clientId)).size === list.length, {
+      error: 'must not repeat a clientId',
+    })
+    .default(() => [{ clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET }]),
+  /** Players shown in the lobby; `open_id`s must be unique. Defaults to DEMO_PLAYERS. */
+  players: z
+    .array(playerSchema)
+    .min(1, { error: 'must list at least one player' })
+    .refine((list) => new Set(list.map((p) => p.openId)).size === list.length, {
+      error: 'must not repeat an openId',
+    })
+    .default(() => DEMO_PLAYERS.map((player) => ({ ...player, scope: [...player.scope] }))),
+  /** Access token lifetime, sent as `expires_in`. Defaults to 7200 (the platform's sample value). */
+  accessTokenLifetimeSeconds: seconds('the expires_in sent').default(7200),
+  /** Refresh token lifetime. Defaults to 90 days (7 776 000 s), as the platform documents. */
+  refreshTokenLifetimeSeconds: seconds('90 days by default').default(90 * 24 * 3600),
+  /** How long an authorization code can be exchanged. Defaults to 300. */
+  codeLifetimeSeconds: seconds('300 by default').default(300),
+  /** A new refresh token on every refresh, the old one rejected from then on. Defaults to false (the same one is returned). */
+  rotateRefreshTokens: z.boolean({ error: 'must be true or false' }).default(false),
+  /** Where the lobby sends the browser when its URL has no `?redirect_uri=`. Defaults to the client's first registered one. */
+  defaultRedirectUri: redirectUri.optional(),
+  /** Send `unionid` in token and `/userinfo` responses (for players that have one). Defaults to true. */
+  includeUnionId: z.boolean({ error: 'must be true or false' }).default(true),
+};
+
+/** The schema of startSimulator's options. */
+const optionsSchema: OptionsSchema<typeof simulatorShape> = z
+  .strictObject(simulatorShape)
   .superRefine((config, ctx) => {
     // The lobby enters the game for the first client, so its fallback must be an address it accepts.
     const registered = config.clients[0]?.redirectUris ?? [];
@@ -110,9 +93,8 @@ const optionsSchema = z
 /** The simulator's configuration after parsing: every default filled in. */
 export type SimulatorConfig = z.output<typeof optionsSchema>;
 
-// The documented interface and the schema must describe the same input; this fails to compile if
-// one of them gains an option the other lacks.
-const _optionsMatchSchema: SameOptions<SimulatorOptions, z.input<typeof optionsSchema>> = true;
+/** Options of startSimulator; every one is optional. */
+export type SimulatorOptions = z.input<typeof optionsSchema>;
 
 /** Parses startSimulator's options once, or throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`) naming the wrong option. */
 export function parseSimulatorOptions(options: SimulatorOptions | undefined): SimulatorConfig {

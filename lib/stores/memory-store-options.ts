@@ -1,26 +1,22 @@
-// Options of MemoryTokenStore: the documented interface and the strict schema that parses them once.
+// Options of MemoryTokenStore: one strict schema, documented field by field, parsed once.
 import { z } from 'zod';
-import { parseOptions, type SameOptions } from '../util/parse-options';
+import { parseOptions, type OptionsSchema } from '../util/parse-options';
 
-/** Options of `new MemoryTokenStore(options)`. */
-export interface MemoryTokenStoreOptions {
+const memoryTokenStoreShape = {
   /**
    * Most values kept: records, the players' logins, locks, code claims and counters together (a
    * login takes about three). When it is full and none has expired, a new value is refused with
    * `StoreUnavailableError` (503 `store_unavailable`): dropping an unexpired claim or lock would let
    * a code be sent twice or a refresh run twice. Defaults to `100000`.
    */
-  maxEntries?: number;
-}
-
-const memoryTokenStoreOptionsSchema = z.strictObject({
   maxEntries: z.number({ error: 'must be an integer, at least 1' }).int().min(1).default(100_000),
-});
+};
 
-const _documented: SameOptions<
-  MemoryTokenStoreOptions,
-  z.input<typeof memoryTokenStoreOptionsSchema>
-> = true;
+const memoryTokenStoreOptionsSchema: OptionsSchema<typeof memoryTokenStoreShape> =
+  z.strictObject(memoryTokenStoreShape);
+
+/** Options of `new MemoryTokenStore(options)`. */
+export type MemoryTokenStoreOptions = z.input<typeof memoryTokenStoreOptionsSchema>;
 
 /** Parses the options once; throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`) naming a wrong or unknown option. */
 export function parseMemoryTokenStoreOptions(

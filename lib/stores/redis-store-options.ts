@@ -1,14 +1,8 @@
-// Options of RedisTokenStore: the documented interface and the strict schema that parses them once
+// Options of RedisTokenStore: one strict schema, documented field by field, that parses them once
 // at construction.
 import { z } from 'zod';
-import type { SameOptions } from '../util/parse-options';
-import {
-  decodeEncryptionKey,
-  KEY_ID_PATTERN,
-  keyPatternProblem,
-  MAKE_A_KEY,
-  type EncryptionKey,
-} from './encryption';
+import type { OptionsSchema } from '../util/parse-options';
+import { decodeEncryptionKey, KEY_ID_PATTERN, keyPatternProblem, MAKE_A_KEY } from './encryption';
 
 import type { RedisClient } from './redis/redis-client';
 import { isIoRedis } from './redis/ioredis-commands';
@@ -35,8 +29,7 @@ const encryptionKeySchema = z.strictObject({
     }),
 });
 
-/** Options of `new RedisTokenStore(options)`. */
-export interface RedisTokenStoreOptions {
+const redisTokenStoreShape = {
   /**
    * The Redis client, either library, RESP2 or RESP3:
    * - node-redis 5 or 6 (`redis`): `createClient()`, `createCluster()` or `createSentinel()`;
@@ -44,16 +37,46 @@ export interface RedisTokenStoreOptions {
    * Connected (node-redis: after `await client.connect()`). The store never closes it. See
    * RedisTokenStore for the client options the request path needs. Required.
    */
-  redis: RedisClient;
+  redis: z.custom<RedisClient>(isRedisClient, {
+    error:
+      "must be a node-redis client (`createClient()`, `createCluster()` or `createSentinel()` from 'redis' 5 or 6) " +
+      "or an ioredis client (`new Redis(…)` or `new Cluster(…)` from 'ioredis' 5 or 6)",
+  }),
   /** Prepended to every key; no `{` or `}` (they would break the Cluster hash tag). Defaults to `'epl:'`. */
-  prefix?: string;
+  prefix: z
+    .string({ error: 'must be a string without "{" or "}"' })
+    .regex(/^[^{}]*$/)
+    .default('epl:'),
   /**
    * Longest time a store call may take before it fails with `StoreUnavailableError`, in
    * milliseconds (1 to 60000). Defaults to `1500`.
    */
-  operationTimeoutMs?: number;
+  operationTimeoutMs: z
+    .number({ error: 'must be an integer number of milliseconds from 1 to 60000' })
+    .int()
+    .min(1)
+    .max(60_000)
+    .default(1500),
   /** Cap of a record's time to live, in seconds. Defaults to 90 days (`7776000`). */
-  maxRecordTtlSeconds?: number;
+  maxRecordTtlSeconds: z
+    .number({ error: 'must be an integer number of seconds, at least 1' })
+    .int()
+    .min(1)
+    .default(90 * 24 * 60 * 60),
+  /**
+   * Turns encryption at rest on. The first key seals new writes; every key opens records, so a new
+   * key goes first and the old one stays second until records have been rewritten or expired.
+   * Keys that are obviously not random (one byte repeated, few distinct bytes) are refused.
+   * Defaults to none (records stored in the clear), which `NODE_ENV=production` refuses unless
+   * `allowPlaintextTokens` is `true`.
+   */
+  encryptionKeys: z
+    .array(encryptionKeySchema)
+    .min(1, { error: 'must hold at least one key when given' })
+    .refine((keys) => new Set(keys.map((key) => key.id)).size === keys.length, {
+      error: 'must not repeat a key id',
+    })
+    .optional(),
   /**
    * Serve token records from this process's memory, kept coherent by Redis itself
    * (server-assisted client-side caching: `CLIENT TRACKING` in BCAST mode on `prefix`, on one
@@ -63,25 +86,22 @@ export interface RedisTokenStoreOptions {
    * Redis. `false` reads every record from Redis and opens no extra connection. See
    * docs/caching.md. Defaults to `true`.
    */
-  recordCache?: boolean;
+  recordCache: z.boolean({ error: 'must be true or false' }).default(true),
   /**
    * Most records the cache holds in this process (about 1 KB each); when full, one not read
    * recently goes first. Defaults to `10000`.
    */
-  recordCacheSize?: number;
-  /**
-   * Turns encryption at rest on. The first key seals new writes; every key opens records, so a new
-   * key goes first and the old one stays second until records have been rewritten or expired.
-   * Keys that are obviously not random (one byte repeated, few distinct bytes) are refused.
-   * Defaults to none (records stored in the clear), which `NODE_ENV=production` refuses unless
-   * `allowPlaintextTokens` is `true`.
-   */
-  encryptionKeys?: EncryptionKey[];
+  recordCacheSize: z
+    .number({ error: 'must be an integer from 1 to 10000000' })
+    .int()
+    .min(1)
+    .max(10_000_000)
+    .default(10_000),
   /**
    * `true`: store refresh and access tokens in the clear even under `NODE_ENV=production` (for an
    * app whose Redis is itself encrypted and access-controlled). Defaults to `false`.
    */
-  allowPlaintextTokens?: boolean;
+  allowPlaintextTokens: z.boolean({ error: 'must be true or false' }).default(false),
   /**
    * Durable before answered (docs/operations.md, "Failover"): a refresh's new record, a new
    * login and a deletion are acknowledged by `replicas` replicas (at most the connected ones)
@@ -91,46 +111,6 @@ export interface RedisTokenStoreOptions {
    * (the primary died) is written again on the new primary. `false` waits for nothing. Defaults
    * to `{ replicas: 1, timeoutMs: 1000 }`.
    */
-  durability?: false | { replicas?: number; timeoutMs?: number };
-}
-
-/** The schema of {@link RedisTokenStoreOptions}; its fields are documented there. */
-export const redisTokenStoreOptionsSchema = z.strictObject({
-  redis: z.custom<RedisClient>(isRedisClient, {
-    error:
-      "must be a node-redis client (`createClient()`, `createCluster()` or `createSentinel()` from 'redis' 5 or 6) " +
-      "or an ioredis client (`new Redis(…)` or `new Cluster(…)` from 'ioredis' 5 or 6)",
-  }),
-  prefix: z
-    .string({ error: 'must be a string without "{" or "}"' })
-    .regex(/^[^{}]*$/)
-    .default('epl:'),
-  operationTimeoutMs: z
-    .number({ error: 'must be an integer number of milliseconds from 1 to 60000' })
-    .int()
-    .min(1)
-    .max(60_000)
-    .default(1500),
-  maxRecordTtlSeconds: z
-    .number({ error: 'must be an integer number of seconds, at least 1' })
-    .int()
-    .min(1)
-    .default(90 * 24 * 60 * 60),
-  encryptionKeys: z
-    .array(encryptionKeySchema)
-    .min(1, { error: 'must hold at least one key when given' })
-    .refine((keys) => new Set(keys.map((key) => key.id)).size === keys.length, {
-      error: 'must not repeat a key id',
-    })
-    .optional(),
-  recordCache: z.boolean({ error: 'must be true or false' }).default(true),
-  recordCacheSize: z
-    .number({ error: 'must be an integer from 1 to 10000000' })
-    .int()
-    .min(1)
-    .max(10_000_000)
-    .default(10_000),
-  allowPlaintextTokens: z.boolean({ error: 'must be true or false' }).default(false),
   durability: z
     .union(
       [
@@ -145,9 +125,11 @@ export const redisTokenStoreOptionsSchema = z.strictObject({
       },
     )
     .default({ replicas: 1, timeoutMs: 1000 }),
-});
+};
 
-const _documented: SameOptions<
-  RedisTokenStoreOptions,
-  z.input<typeof redisTokenStoreOptionsSchema>
-> = true;
+/** The schema of `new RedisTokenStore(options)`. */
+export const redisTokenStoreOptionsSchema: OptionsSchema<typeof redisTokenStoreShape> =
+  z.strictObject(redisTokenStoreShape);
+
+/** Options of `new RedisTokenStore(options)`. */
+export type RedisTokenStoreOptions = z.input<typeof redisTokenStoreOptionsSchema>;

@@ -5,17 +5,11 @@ import type { z } from 'zod';
 import { invalidOption } from '../errors';
 
 /**
- * `true` when a documented options interface and a schema's input have the same keys and each
- * accepts the other. Used as `const _check: SameOptions<Options, z.input<typeof schema>> = true`,
- * so that an option added to one but not the other fails the type check.
+ * The type of a strict options schema, written out where a schema is declared so that the built
+ * `.d.ts` names its shape (`typeof shape`) instead of spelling it out: the shape keeps each field's
+ * TSDoc, which an editor then shows on hover over the option in `z.input<typeof schema>`.
  */
-export type SameOptions<A, B> = [keyof A, keyof B] extends [keyof B, keyof A]
-  ? [A] extends [B]
-    ? [B] extends [A]
-      ? true
-      : false
-    : false
-  : false;
+export type OptionsSchema<Shape extends z.ZodRawShape> = z.ZodObject<Shape, z.core.$strict>;
 
 type Schema = z.ZodType;
 

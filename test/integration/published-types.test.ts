@@ -71,18 +71,72 @@ test("with TypeScript's CommonJS default resolution (node10), every entry point 
   }
 }, 120_000);
 
-test('the published option types carry their docs, each ending "Defaults to …"', () => {
+test('the published option schemas carry their docs, each ending "Defaults to …"', () => {
   const declarations = (file: string) => readFileSync(join(root, 'dist', file), 'utf8');
   for (const [file, option] of [
-    ['options.d.ts', 'skewSeconds'],
+    ['options.d.ts', 'sessionMaxAgeSeconds'],
+    ['core/refresh-options.d.ts', 'skewSeconds'],
     ['client/token-client-options.d.ts', 'timeoutMs'],
     ['stores/redis-store-options.d.ts', 'operationTimeoutMs'],
     ['stores/memory-store-options.d.ts', 'maxEntries'],
   ] as const) {
-    // The TSDoc block right above the declaration, as an editor shows it on hover.
+    // The TSDoc block right above the field of the schema's shape, which the option types point at.
     const docBeforeOption = new RegExp(
-      `/\\*\\*(?:(?!\\*/)[\\s\\S])*Defaults to[^*]*\\*/\\s*${option}\\?:`,
+      `/\\*\\*(?:(?!\\*/)[\\s\\S])*Defaults to[^*]*\\*/\\s*${option}:`,
     );
     expect(declarations(file)).toMatch(docBeforeOption);
   }
 });
+
+test("in a consumer's editor, hovering an option shows its doc, nested groups included", () => {
+  const consumer = mkdtempSync(join(tmpdir(), 'epl-hover-'));
+  try {
+    mkdirSync(join(consumer, 'node_modules'));
+    symlinkSync(root, join(consumer, 'node_modules', 'express-platform-login'), 'dir');
+    const app = join(consumer, 'app.ts');
+    const source = [
+      "import { platformLogin, PlatformTokenClient } from 'express-platform-login';",
+      'platformLogin({',
+      "  authUrl: 'https://auth.example', clientId: 'c', clientSecret: 's',",
+      "  redirectUri: 'https://game.example/cb', sessionMaxAgeSeconds: 3600,",
+      '  refresh: { skewSeconds: 30 }, entry: { context: { allowMissingHeaders: true } },',
+      '});',
+      "new PlatformTokenClient({ authUrl: 'https://auth.example', clientId: 'c', clientSecret: 's', redirectUri: 'https://game.example/cb', refreshRetries: 1 });",
+      "const middlewareOptions: Parameters<ReturnType<typeof platformLogin>['middleware']>[0] = { optional: true };",
+      'void middlewareOptions;',
+    ].join('\n');
+    writeFileSync(app, source);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiler API, loaded only here
+    const ts = require('typescript') as typeof import('typescript');
+    const service = ts.createLanguageService({
+      getScriptFileNames: () => [app],
+      getScriptVersion: () => '1',
+      getScriptSnapshot: (file) =>
+        ts.sys.fileExists(file) ? ts.ScriptSnapshot.fromString(ts.sys.readFile(file)!) : undefined,
+      getCurrentDirectory: () => consumer,
+      getCompilationSettings: () => ({
+        strict: true,
+        module: ts.ModuleKind.CommonJS,
+        moduleResolution: ts.ModuleResolutionKind.Node10,
+        target: ts.ScriptTarget.ES2022,
+        types: [],
+      }),
+      getDefaultLibFileName: (options) => ts.getDefaultLibFilePath(options),
+      fileExists: ts.sys.fileExists,
+      readFile: ts.sys.readFile,
+      readDirectory: ts.sys.readDirectory,
+    });
+    const hover = (name: string, from = 0): string => {
+      const info = service.getQuickInfoAtPosition(app, source.indexOf(name, from));
+      return ts.displayPartsToString(info?.documentation);
+    };
+    expect(hover('authUrl')).toMatch(/token service.*Required\./s);
+    expect(hover('sessionMaxAgeSeconds')).toMatch(/Defaults to `86400`\./);
+    expect(hover('skewSeconds')).toMatch(/Defaults to `60`\./);
+    expect(hover('allowMissingHeaders')).toMatch(/Defaults to `false`\./);
+    expect(hover('refreshRetries')).toMatch(/Defaults to `2`\./);
+    expect(hover('optional')).toMatch(/Defaults to `false`\./);
+  } finally {
+    rmSync(consumer, { recursive: true, force: true });
+  }
+}, 120_000);

@@ -1,5 +1,5 @@
 // The one rule for where the package may redirect a browser (successRedirect, logout redirectTo).
-import { isSameSitePath } from '../../lib/cross-site/same-site-path';
+import { isSameSitePath } from '../../lib/util/same-site-path';
 
 test.each([
   ['/', true],

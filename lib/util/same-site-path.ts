@@ -1,4 +1,5 @@
 // Where the package may send a browser after an entry or a logout: a path on this site only.
+import { z } from 'zod';
 
 const SAME_SITE_PATH = /^\/(?![/\\])[\x21-\x7e]*$/;
 
@@ -9,3 +10,11 @@ const SAME_SITE_PATH = /^\/(?![/\\])[\x21-\x7e]*$/;
 export function isSameSitePath(value: string): boolean {
   return SAME_SITE_PATH.test(value);
 }
+
+/** An option that names such a path (`successRedirect`, logout's `redirectTo`). */
+export const sameSitePath = z
+  .string({
+    error:
+      'must be a path on this site starting with a single "/" (not an absolute or protocol-relative URL)',
+  })
+  .refine(isSameSitePath);
