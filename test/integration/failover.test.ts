@@ -216,6 +216,29 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
     expect((await tokenOf(a, player.cookie)).body.accessToken).toBe(stored?.accessToken);
   });
 
+  test('a request whose token is usable never waits for a replica, while a refresh waits for one', async () => {
+    const due = await enter(a, sim);
+    const fresh = await enter(a, sim);
+    expect([due.status, fresh.status]).toEqual([303, 303]);
+    const record = (await recordAt(a.store, due.sessionKey))!;
+    await engineOf(a.store).records.put(
+      due.sessionKey,
+      { ...record, ...expiringIn(-1000)(), version: record.version + 1 },
+      { expectedVersion: record.version, ttlMs: 3600_000 },
+    );
+    const order: string[] = [];
+    const refreshing = tokenOf(a, due.cookie).then((res) => order.push(`refresh ${res.status}`));
+    await waitUntil(() => sim.calls.refresh_token === 1, 'the platform to rotate');
+    // The refresh now waits about a second for the replica; the other player is served meanwhile.
+    const served = await tokenOf(a, fresh.cookie);
+    order.push(`fresh ${served.status}`);
+    await refreshing;
+    expect(order).toEqual(['fresh 200', 'refresh 200']);
+    expect(a.waits.filter((outcome) => outcome === 'acknowledged').length).toBeGreaterThanOrEqual(
+      3,
+    );
+  });
+
   test('an entry whose writes did not reach the replica is not answered 303: the player enters again', async () => {
     const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });
     const entering = request(a.app)
