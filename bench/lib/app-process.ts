@@ -93,8 +93,14 @@ export function startApp(spec: AppSpec): Promise<AppProcess> {
       if (onLine === undefined) process.stderr.write(chunk);
     });
     if (onLine !== undefined) {
-      child.stderr!.on('data', lineSplitter((line) => onLine(line, 'stderr')));
-      child.stdout!.on('data', lineSplitter((line) => onLine(line, 'stdout')));
+      child.stderr!.on(
+        'data',
+        lineSplitter((line) => onLine(line, 'stderr')),
+      );
+      child.stdout!.on(
+        'data',
+        lineSplitter((line) => onLine(line, 'stdout')),
+      );
     }
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
