@@ -74,6 +74,8 @@ interface Player {
   sessionHash?: string;
   /** Cluster: its token record or session lives on the shard whose master is killed. */
   onKilledShard?: boolean;
+  /** Cluster: which of its keys live there. */
+  keysOnKilledShard?: { record: boolean; session: boolean };
   /** The final check after the run: each process's status for GET /api/me. */
   finalStatuses?: number[];
 }
@@ -122,6 +124,10 @@ interface RunResult {
   /** The driver's event-loop delay (ms) from the start of the load to the kill: p99 and max. The
    * delaying proxies run in this process, so a late timer here lengthens the replication lag. */
   driverDelay: { p99: number; max: number };
+  /** Final-check answers that took over 2 s (the driver gives up at 10 s: status 0). */
+  slowFinal: string[];
+  /** The final check's GET /api/me latency per setting. */
+  finalLatency: string;
   /** Cluster: the killed master's slot range. */
   killedSlots?: [number, number];
 }
@@ -329,9 +335,12 @@ async function runOnce(
           const slot = keySlot(key);
           return slot >= killedSlots[0] && slot <= killedSlots[1];
         };
-        player.onKilledShard =
-          inKilled(recordKeyOf(TOKEN_PREFIX, session.sessionId)) ||
-          inKilled(`${SESSION_PREFIX}${session.sessionId}`);
+        const keys = {
+          record: inKilled(recordKeyOf(TOKEN_PREFIX, session.sessionId)),
+          session: inKilled(`${SESSION_PREFIX}${session.sessionId}`),
+        };
+        player.keysOnKilledShard = keys;
+        player.onKilledShard = keys.record || keys.session;
       }
       await play(player);
     };
@@ -366,8 +375,11 @@ async function runOnce(
     const endMs = now();
 
     // After the promotion settled: every player answered 303 asks /api/me of both processes.
-    for (const player of players) {
-      if (player.cookie === undefined) continue;
+    // Eight players at a time, each asking its two processes one after the other.
+    const slowFinal: string[] = [];
+    const finalMs: Record<Setting, number[]> = { on: [], off: [] };
+    const checked = players.filter((player) => player.cookie !== undefined);
+    const check = async (player: Player): Promise<void> => {
       player.finalStatuses = [];
       for (const app of apps[player.setting]) {
         const answer = await send(
@@ -380,11 +392,26 @@ async function runOnce(
           true,
         );
         player.finalStatuses.push(answer.status);
+        finalMs[player.setting].push(answer.ms);
+        if (answer.ms > 2000)
+          slowFinal.push(
+            `${player.openId} ${app.name}: ${answer.status} after ${(answer.ms / 1000).toFixed(1)} s`,
+          );
       }
-    }
+    };
+    for (let at = 0; at < checked.length; at += 8)
+      await Promise.all(checked.slice(at, at + 8).map(check));
+    const finalLatency = SETTINGS.map(
+      (setting) =>
+        `${setting} p50 ${ms(p50(finalMs[setting]))} / max ${ms(Math.max(...finalMs[setting]))} ms`,
+    ).join(', ');
+    if (slowFinal.length > 0)
+      ctx.log(
+        `failover (${client}, ${topology}): final /api/me slower than 2 s: ${slowFinal.join('; ')}`,
+      );
 
     ctx.log(
-      `failover (${client}, ${topology}): load ended at ${(endMs / 1000).toFixed(1)} s, final check done ${((now() - endMs) / 1000).toFixed(1)} s later`,
+      `failover (${client}, ${topology}): load ended at ${(endMs / 1000).toFixed(1)} s, final check done ${((now() - endMs) / 1000).toFixed(1)} s later (${finalLatency})`,
     );
     // A request carried a refresh when one of its player's refresh calls ran inside it.
     const calls = recorder.calls.map((call) => ({
@@ -419,6 +446,8 @@ async function runOnce(
       client,
       topology,
       timeline: { killMs, promotedMs, endMs, doneMs },
+      slowFinal,
+      finalLatency,
       driverDelay,
       bySetting,
       retiredBySimulator: sim.retiredTokenReuses,
@@ -459,6 +488,8 @@ interface Summary {
   socketErrors: Outcome[];
   entriesRefused: Map<string, number>;
   before: { all: number[]; fresh: number[]; refreshing: number[] };
+  /** The slowest requests before the kill that carried no refresh (the hot path's tail). */
+  slowestFresh: Outcome[];
   entryBefore: number[];
   platformRefreshBefore: number[];
 }
@@ -510,6 +541,10 @@ function summarize(result: SettingResult, timeline: Timeline): Summary {
       fresh: before.filter((o) => !o.refreshed).map((o) => o.endMs - o.sentMs),
       refreshing: before.filter((o) => o.refreshed).map((o) => o.endMs - o.sentMs),
     },
+    slowestFresh: before
+      .filter((o) => !o.refreshed)
+      .sort((a, b) => b.endMs - b.sentMs - (a.endMs - a.sentMs))
+      .slice(0, 3),
     entryBefore: enteredBefore
       .filter((p) => p.sentMs >= MEASURE_FROM_MS)
       .map((p) => p.endMs - p.sentMs),
@@ -534,6 +569,7 @@ function lostPlayerLines(
   result: SettingResult,
   timeline: Timeline,
   logs: readonly LogLine[],
+  maxLines: number,
 ): string[] {
   const at = (ms: number): string => `${((ms - timeline.killMs) / 1000).toFixed(3)} s`;
   const calls = result.tokenCalls.filter(
@@ -541,19 +577,30 @@ function lostPlayerLines(
   );
   const theirs = result.outcomes.filter((o) => o.player === player);
   const firstBad = theirs.find((o) => o.status === 401);
+  const appName = (app: number): string => `${player.setting}${app === 0 ? 'A' : 'B'}`;
   const lines = logs.filter(
     (line) =>
-      (line.text.includes(player.openId) ||
+      (((line.text.includes(player.openId) ||
         (player.sessionHash !== undefined && line.text.includes(player.sessionHash))) &&
-      line.atMs >= timeline.killMs - 3000 &&
+        line.atMs >= timeline.killMs - 3000) ||
+        // What the process that answered the first 401 logged while it did.
+        (firstBad !== undefined &&
+          line.app === appName(firstBad.app) &&
+          line.atMs >= firstBad.sentMs &&
+          line.atMs <= firstBad.endMs + 5)) &&
       line.atMs <= timeline.doneMs,
   );
+  const keys = player.keysOnKilledShard;
+  const where =
+    keys === undefined
+      ? ''
+      : `, token record on ${keys.record ? 'the killed shard' : 'a live shard'}, session on ${keys.session ? 'the killed shard' : 'a live shard'}`;
   return [
-    `- \`${player.openId}\` (durability ${player.setting}${player.onKilledShard === undefined ? '' : player.onKilledShard ? ', keys on the killed shard' : ', keys on other shards'}): entered through process ${player.entryApp === 0 ? 'A' : 'B'}, answered 303 at ${at(player.endMs)} from the kill; ` +
-      `refresh calls from 4 s before the kill: ${calls.length === 0 ? 'none' : calls.map((c) => `${at(c.startMs)}→${at(c.endMs)} ${c.status}${c.error ? ` ${c.error}` : ''}${c.retired ? ' (retired token)' : ''}`).join('; ')}; ` +
+    `- \`${player.openId}\` (durability ${player.setting}${where}): entry sent to process ${player.entryApp === 0 ? 'A' : 'B'} at ${at(player.sentMs)} from the kill, answered 303 at ${at(player.endMs)}; ` +
+      `token calls from 4 s before the kill: ${calls.length === 0 ? 'none' : calls.map((c) => `${c.grant === 'authorization_code' ? 'code exchange' : c.grant === 'refresh_token' ? 'refresh' : 'other'} ${at(c.startMs)}→${at(c.endMs)} ${c.status}${c.error ? ` ${c.error}` : ''}${c.retired ? ' (retired token)' : ''}`).join('; ')}; ` +
       `first 401: ${firstBad ? `${at(firstBad.sentMs)} on process ${firstBad.app === 0 ? 'A' : 'B'} (${firstBad.path}, ${firstBad.error})` : 'none during the load'}; final /api/me: ${player.finalStatuses?.join(' / ')}`,
     ...lines
-      .slice(0, 14)
+      .slice(0, maxLines)
       .map((line) => `  - ${at(line.atMs)} ${line.app}: \`${line.text.slice(0, 300)}\``),
   ];
 }
@@ -677,6 +724,10 @@ function report(run: RunResult): SectionResult {
     `Master killed (SIGKILL) ${seconds(timeline.killMs)} into the load${run.killedSlots ? ` (shard 0, slots ${run.killedSlots[0]}–${run.killedSlots[1]})` : ''}; ` +
       `the promotion seen by ${topology === 'sentinel' ? 'all three sentinels (and ROLE master)' : 'every live node (cluster_state:ok)'} ${seconds(timeline.promotedMs - timeline.killMs)} later; load until ${seconds(timeline.endMs)}. ` +
       `Retired refresh tokens presented, as the simulator counts them: ${run.retiredBySimulator}. ` +
+      `The final check's GET /api/me (sequential, after the load): ${run.finalLatency}. ` +
+      (run.slowFinal.length > 0
+        ? `Final /api/me answers slower than 2 s (10 s: the driver gave up, status 0): ${run.slowFinal.join('; ')}. `
+        : '') +
       `The driver's event-loop delay before the kill (the delaying proxies run there: it adds to the lag): p99 ${ms(run.driverDelay.p99)} ms, max ${ms(run.driverDelay.max)} ms.`,
     '',
     ...table(
@@ -700,6 +751,17 @@ function report(run: RunResult): SectionResult {
     ),
     '',
   ];
+  const tail = (s: Summary): string =>
+    s.slowestFresh
+      .map(
+        (o) =>
+          `${ms(o.endMs - o.sentMs)} ms (${o.player.openId} ${o.path} on ${o.player.setting}${o.app === 0 ? 'A' : 'B'} at ${seconds(o.sentMs)}, ${o.status}; its entry answered at ${seconds(o.player.endMs)})`,
+      )
+      .join('; ');
+  markdown.push(
+    `Slowest requests before the kill without a refresh: on ${tail(on)}; off ${tail(off)}.`,
+    '',
+  );
   if (topology === 'cluster') {
     const shard = (s: Summary): string =>
       `${[...s.enteredBefore, ...s.enteredAfter].filter((p) => p.onKilledShard).length} of ${s.enteredBefore.length + s.enteredAfter.length}`;
@@ -710,13 +772,15 @@ function report(run: RunResult): SectionResult {
   }
   if (lost.length > 0) {
     markdown.push(
-      `Players logged out${onLost.length > 0 ? ' — **with durability on too**' : ''} (times from the kill; at most 5 per setting):`,
+      `Players logged out${onLost.length > 0 ? ' — **with durability on too**' : ''} (times from the kill; with durability on at most 5 and their log lines, with it off the first 2, 3 lines each):`,
       '',
       ...SETTINGS.flatMap((setting) =>
         lost
           .filter(({ p }) => p.setting === setting)
-          .slice(0, 5)
-          .flatMap(({ p, r }) => lostPlayerLines(p, r, timeline, run.logs)),
+          .slice(0, setting === 'on' ? 5 : 2)
+          .flatMap(({ p, r }) =>
+            lostPlayerLines(p, r, timeline, run.logs, setting === 'on' ? 14 : 3),
+          ),
       ),
       '',
     );
