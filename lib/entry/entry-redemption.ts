@@ -219,7 +219,11 @@ export function createCodeRedemption(
       sessionKey = hashSessionId(req.sessionID);
       record = newTokenRecord(tokens, refreshTokenLifetimeMs);
       ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionTtlMs));
-      const marker = { openId: record.openId, entry: codeHash, recordExpiresAt: Date.now() + ttlMs };
+      const marker = {
+        openId: record.openId,
+        entry: codeHash,
+        recordExpiresAt: Date.now() + ttlMs,
+      };
       const login = { sessionKey, record, ttlMs, loginGeneration, marker };
       const written =
         join === undefined

@@ -282,7 +282,8 @@ export class RedisSessionStore extends Store {
   #joined(key: string, joining: Joining, session: SessionData, callback?: Callback): boolean {
     const write = joining.write;
     if (write === undefined) {
-      if (joining.written === undefined || joining.written !== JSON.stringify(session)) return false;
+      if (joining.written === undefined || joining.written !== JSON.stringify(session))
+        return false;
       joining.written = undefined;
       callback?.();
       return true;
