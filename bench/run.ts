@@ -5,8 +5,8 @@
 //   node -r esbuild-register bench/run.ts [section …] [--client=ioredis|node-redis|both]
 //
 // Named sections are printed instead of written; BENCH_QUICK=1 shortens every window (to try the
-// harness, not to record). --client picks the Redis client of request-cost and entry; the other
-// sections that load the harness app (apps/harness-app.ts) run on ioredis.
+// harness, not to record). --client picks the Redis client of request-cost, entry and failover;
+// the other sections that load the harness app (apps/harness-app.ts) run on ioredis.
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { CLIENT_CHOICES, type ClientChoice } from './apps/session-stack';
 import { describeMachine } from './lib/machine';
 import { table, verdict, type BenchContext, type SectionResult } from './lib/report';
 import { runEntry } from './sections/entry';
+import { runFailover } from './sections/failover';
 import { runLoadWithFaults } from './sections/faults';
 import { runInvalidation } from './sections/invalidation';
 import { runRefreshStorm } from './sections/refresh-storm';
@@ -47,6 +48,7 @@ const SECTIONS: Record<string, Section> = {
   invalidation: onIoredis(runInvalidation),
   faults: onIoredis(runLoadWithFaults),
   sockets: onIoredis(runSockets),
+  failover: runFailover,
 };
 
 function parseArguments(args: readonly string[]): { names: string[]; clients: ClientChoice[] } {

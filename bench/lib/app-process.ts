@@ -30,12 +30,34 @@ export interface AppSpec {
   listening: RegExp;
   /** Runs the package from dist/ for relative imports of lib/ too (the bench's own apps). */
   builtPackage?: boolean;
+  /** More modules to preload (after esbuild-register and the built package), e.g. a bench-only switch. */
+  preload?: string[];
+  /**
+   * Every line the process writes, stdout and stderr, from its start to its end; given, stderr is
+   * not echoed to the driver's (the caller keeps what it wants).
+   */
+  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+}
+
+/** Calls `onLine` for each complete line of a stream's chunks. */
+function lineSplitter(onLine: (line: string) => void): (chunk: Buffer) => void {
+  let rest = '';
+  return (chunk) => {
+    const lines = (rest + chunk.toString()).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) onLine(line);
+  };
 }
 
 export function startApp(spec: AppSpec): Promise<AppProcess> {
   const preload = spec.script.endsWith('.js')
     ? []
-    : ['-r', 'esbuild-register', ...(spec.builtPackage ? ['-r', BUILT_PACKAGE] : [])];
+    : [
+        '-r',
+        'esbuild-register',
+        ...(spec.builtPackage ? ['-r', BUILT_PACKAGE] : []),
+        ...(spec.preload ?? []).flatMap((file) => ['-r', file]),
+      ];
   const child = spawn(process.execPath, [...preload, '-r', CPU_PROBE, join(ROOT, spec.script)], {
     cwd: ROOT,
     env: { ...process.env, ...spec.env },
@@ -63,10 +85,23 @@ export function startApp(spec: AppSpec): Promise<AppProcess> {
   return new Promise((resolve, reject) => {
     let output = '';
     let errors = '';
+    let started = false;
+    const { onLine } = spec;
     child.stderr!.on('data', (chunk: Buffer) => {
-      errors += chunk.toString();
-      process.stderr.write(chunk);
+      // Kept for the message of a failed start only.
+      if (!started) errors += chunk.toString();
+      if (onLine === undefined) process.stderr.write(chunk);
     });
+    if (onLine !== undefined) {
+      child.stderr!.on(
+        'data',
+        lineSplitter((line) => onLine(line, 'stderr')),
+      );
+      child.stdout!.on(
+        'data',
+        lineSplitter((line) => onLine(line, 'stdout')),
+      );
+    }
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${spec.name} did not start within 60 s`));
@@ -77,16 +112,19 @@ export function startApp(spec: AppSpec): Promise<AppProcess> {
       reject(new Error(`${spec.name} exited with ${code} before listening: ${reason ?? output}`));
     };
     child.once('exit', onExit);
-    child.stdout!.on('data', (chunk: Buffer) => {
+    const watch = (chunk: Buffer): void => {
       output += chunk.toString();
       const match = spec.listening.exec(output);
       if (match) {
+        started = true;
         clearTimeout(timer);
         child.off('exit', onExit);
-        child.stdout!.removeAllListeners('data');
-        child.stdout!.resume();
+        child.stdout!.off('data', watch);
+        // Read on and dropped, unless the caller takes the lines.
+        if (onLine === undefined) child.stdout!.resume();
         resolve({ name: spec.name, port: Number(match[1]), output, child, cpuUs, stop });
       }
-    });
+    };
+    child.stdout!.on('data', watch);
   });
 }

@@ -27,7 +27,10 @@ type Pending =
 
 export interface DurableWritesDeps {
   acks: ReplicaAcks;
-  /** Writes the record over version `replaced` (REASSERT_RECORD): 1 written, 2 there, 0 superseded. */
+  /**
+   * Writes the record over any version from `replaced` up to its own (REASSERT_RECORD): 1
+   * written, 2 there, 0 superseded.
+   */
   reassert(
     sessionKey: string,
     record: TokenRecord,
@@ -74,6 +77,28 @@ export class DurableWrites {
   }
 
   /**
+   * The version a refresh of `expected` is written over: `expected` itself, or, when `expected` is
+   * a record kept here (refreshed again before the new primary had it), the oldest version that
+   * record replaced; `chained` then says to write it with {@link reassertNow}.
+   */
+  writeOver(sessionKey: string, expected: number): { replaced: number; chained: boolean } {
+    const kept = this.#pending.get(sessionKey);
+    return kept?.kind === 'record' && kept.record.version === expected
+      ? { replaced: kept.replaced, chained: true }
+      : { replaced: expected, chained: false };
+  }
+
+  /** Writes `record` over any version from `replaced` up to its own, now: 1 written, 2 there, 0 not. */
+  reassertNow(
+    sessionKey: string,
+    record: TokenRecord,
+    replaced: number,
+    ttlMs: number,
+  ): Promise<number> {
+    return this.#deps.reassert(sessionKey, record, replaced, ttlMs);
+  }
+
+  /**
    * A refreshed record was written over `replaced` (or its write failed on the way): resolves once
    * a replica holds it, or once it is kept here to be written again on the new primary.
    */
@@ -84,7 +109,13 @@ export class DurableWrites {
     ttlMs: number,
     writeFailed = false,
   ): Promise<void> {
-    if (!writeFailed && (await this.confirm(sessionKey)) !== 'failed') return;
+    if (!writeFailed && (await this.confirm(sessionKey)) !== 'failed') {
+      const kept = this.#pending.get(sessionKey);
+      if (kept?.kind === 'record' && kept.record.version <= record.version) {
+        this.#pending.delete(sessionKey);
+      }
+      return;
+    }
     this.lost();
     this.#keep(sessionKey, {
       kind: 'record',
@@ -108,11 +139,6 @@ export class DurableWrites {
     if (kept.kind === 'delete') return read.status === 'found' ? { status: 'absent' } : read;
     if (read.status === 'found' && read.record.version > kept.replaced) return read;
     return { status: 'found', record: kept.record };
-  }
-
-  /** A newer write of this process replaces what was kept. */
-  forget(sessionKey: string): void {
-    this.#pending.delete(sessionKey);
   }
 
   close(): void {

@@ -184,8 +184,8 @@ export class RedisTokenStore
         reassert: (sessionKey, record, replaced, ttlMs) => {
           const key = this.#recordKey(sessionKey);
           return this.#script(REASSERT_RECORD, key, [
-            versionPrefix(replaced),
-            versionPrefix(record.version),
+            String(replaced),
+            String(record.version),
             this.#encode(record, key),
             String(ttlMs),
           ]).then(Number);
@@ -416,16 +416,18 @@ export class RedisTokenStore
       return this.#written(sessionKey, key, record, options, ttlMs);
     // A refresh: the platform has retired the refresh token this write replaces.
     const durable = this.#durable;
-    durable.forget(sessionKey);
+    const { replaced: over, chained } = durable.writeOver(sessionKey, replaced);
     let written: boolean;
     try {
-      written = await this.#written(sessionKey, key, record, options, ttlMs);
+      written = chained
+        ? (await durable.reassertNow(sessionKey, record, over, ttlMs)) !== 0
+        : await this.#written(sessionKey, key, record, options, ttlMs);
     } catch (error) {
-      // The write may or may not have landed: kept, and written again over `replaced` only.
-      await durable.recordWritten(sessionKey, record, replaced, ttlMs, true);
+      // The write may or may not have landed: kept, and written again over `over` only.
+      await durable.recordWritten(sessionKey, record, over, ttlMs, true);
       throw error;
     }
-    if (written) await durable.recordWritten(sessionKey, record, replaced, ttlMs);
+    if (written) await durable.recordWritten(sessionKey, record, over, ttlMs);
     return written;
   }
 

@@ -5,8 +5,9 @@
 import express, { type Express } from 'express';
 import session from 'express-session';
 import request from 'supertest';
-import { Redis } from 'ioredis';
-import { createSentinel } from 'redis';
+import { randomBytes } from 'node:crypto';
+import { Cluster, Redis } from 'ioredis';
+import { createCluster, createSentinel } from 'redis';
 import {
   platformLogin,
   RedisSessionStore,
@@ -14,7 +15,13 @@ import {
   type PlatformLogin,
 } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { startSentinelBed, type SentinelBed } from '../helpers/failover-bed';
+import {
+  startClusterBed,
+  startSentinelBed,
+  type ClusterBed,
+  type ClusterBedNode,
+  type SentinelBed,
+} from '../helpers/failover-bed';
 import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { sessionCookieFrom } from '../helpers/session-cookie';
 import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
@@ -22,6 +29,8 @@ import { expiringIn, recordAt } from '../helpers/records';
 import { hashSessionId } from '../../lib/core/hash';
 import { engineOf } from '../../lib/core/derived-engine';
 import type { ReplicaWaitOutcome } from '../../lib/stores/replica-acks';
+import { keySlot } from '../../lib/stores/redis/commands';
+import { sampleRecord } from '../../lib/testing/samples';
 
 jest.setTimeout(60_000);
 
@@ -207,6 +216,28 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
     expect((await tokenOf(a, player.cookie)).body.accessToken).toBe(stored?.accessToken);
   });
 
+  test('a request whose token is usable never waits for a replica, while a refresh waits for one', async () => {
+    const due = await enter(a, sim);
+    const fresh = await enter(a, sim);
+    expect([due.status, fresh.status]).toEqual([303, 303]);
+    const record = (await recordAt(a.store, due.sessionKey))!;
+    await engineOf(a.store).records.put(
+      due.sessionKey,
+      { ...record, ...expiringIn(-1000)(), version: record.version + 1 },
+      { expectedVersion: record.version, ttlMs: 3600_000 },
+    );
+    const order: string[] = [];
+    const refreshing = tokenOf(a, due.cookie).then((res) => order.push(`refresh ${res.status}`));
+    await waitUntil(() => sim.calls.refresh_token === 1, 'the platform to rotate');
+    // The refresh now waits about a second for the replica; the other player is served meanwhile.
+    const served = await tokenOf(a, fresh.cookie);
+    order.push(`fresh ${served.status}`);
+    await refreshing;
+    expect(order).toEqual(['fresh 200', 'refresh 200']);
+    // The refresh's write was the last to wait, and a replica acknowledged it.
+    expect(a.waits.at(-1)).toBe('acknowledged');
+  });
+
   test('an entry whose writes did not reach the replica is not answered 303: the player enters again', async () => {
     const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });
     const entering = request(a.app)
@@ -249,5 +280,73 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
     const player = await enter(a, sim);
     expect(player.status).toBe(303);
     expect(a.waits.at(-1)).toBe('timeout');
+  });
+});
+
+/** A Cluster client of either library, fail-fast as RedisTokenStore's documentation asks. */
+async function clusterClient(kind: Kind, bed: ClusterBed) {
+  if (kind === 'ioredis') {
+    const client = new Cluster(bed.nodes, {
+      redisOptions: { maxRetriesPerRequest: 1, commandTimeout: 1000, connectTimeout: 2000 },
+      clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 500),
+    });
+    client.on('error', () => undefined);
+    await new Promise((resolve) => client.once('ready', resolve));
+    return { client, close: () => client.disconnect() };
+  }
+  const client = createCluster({
+    rootNodes: bed.nodes.map(({ host, port }) => ({ socket: { host, port } })),
+    defaults: { socket: { connectTimeout: 2000, reconnectStrategy: () => 200 } },
+  });
+  client.on('error', () => undefined);
+  await client.connect();
+  return { client, close: () => client.destroy() };
+}
+
+/** A session key whose record lives in the slots of `master`. */
+function sessionKeyOn(master: ClusterBedNode): string {
+  for (;;) {
+    const sessionKey = hashSessionId(randomBytes(16).toString('hex'));
+    const slot = keySlot(sessionKey);
+    if (slot >= master.slots[0] && slot <= master.slots[1]) return sessionKey;
+  }
+}
+
+describe.each<Kind>(['ioredis', 'node-redis'])('a Cluster master failover on %s', (kind) => {
+  test('a refreshed record whose master died before its replica had it is written back on the promoted replica', async () => {
+    const bed = await startClusterBed({ replicationDelayMs: LAG_MS });
+    const one = await clusterClient(kind, bed);
+    const two = await clusterClient(kind, bed);
+    const writer = new RedisTokenStore({ redis: one.client, prefix: 'fo:' });
+    const reader = new RedisTokenStore({ redis: two.client, prefix: 'fo:', recordCache: false });
+    try {
+      const sessionKey = sessionKeyOn(bed.masters[0]!);
+      const first = sampleRecord(1);
+      const records = engineOf(writer).records;
+      expect(await records.put(sessionKey, first, { expectedVersion: null, ttlMs: 3600_000 })).toBe(
+        true,
+      );
+      await new Promise((resolve) => setTimeout(resolve, LAG_MS + 500));
+      // The refresh's write reaches the master; the master dies while its replica is a second behind.
+      const second = { ...first, refreshToken: 'rotated-refresh-token', version: 2 };
+      const writing = records.put(sessionKey, second, { expectedVersion: 1, ttlMs: 3600_000 });
+      writing.catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await bed.killMaster(0);
+      await writing.catch(() => undefined);
+      await bed.waitForPromotion(0);
+      const stored = await valueOnce(
+        () => recordAt(reader, sessionKey).catch(() => undefined),
+        (record) => record?.version === 2,
+        20_000,
+      );
+      expect(stored?.refreshToken).toBe('rotated-refresh-token');
+    } finally {
+      await writer.close();
+      await reader.close();
+      one.close();
+      two.close();
+      await bed.stop();
+    }
   });
 });

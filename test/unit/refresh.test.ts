@@ -294,3 +294,37 @@ test('a holder that lives but never answers: the waiter gives up at the lock-wai
   expect(b.waits).toEqual(['gave-up']);
   expect(client.calls).toHaveLength(1);
 });
+
+test('just after a failover, an invalid_grant waits for the record the refreshing process writes back instead of ending the login', async () => {
+  // The store lost its server a moment ago (durability.unsettled): the promoted replica held
+  // version 1, whose refresh token another process has already rotated and is writing back.
+  const unsettled: StoreEngine = {
+    ...engineOf(store),
+    durability: { confirm: async () => undefined, unsettled: true },
+  };
+  const { coordinator } = process_(unsettled, client);
+  const result = settled(coordinator.refresh(KEY, seen));
+  await jest.advanceTimersByTimeAsync(1);
+  client.calls[0]!.fail(invalidGrant());
+  await jest.advanceTimersByTimeAsync(300);
+  expect(result().done).toBe(false);
+  // The other process writes its rotated record back on the new primary.
+  const rotated = { ...expiredRecord(), accessToken: 'at-2', refreshToken: 'rt-2', version: 2 };
+  await engineOf(store).records.put(KEY, rotated, { expectedVersion: 1, ttlMs: HOUR });
+  await jest.advanceTimersByTimeAsync(300);
+  expect(result()).toMatchObject({ done: true, value: { version: 2, refreshToken: 'rt-2' } });
+  expect(await stored()).toMatchObject({ version: 2 });
+});
+
+test('settled, the same invalid_grant ends the login at once', async () => {
+  const settledStore: StoreEngine = {
+    ...engineOf(store),
+    durability: { confirm: async () => undefined, unsettled: false },
+  };
+  const { coordinator } = process_(settledStore, client);
+  const result = settled(coordinator.refresh(KEY, seen));
+  await jest.advanceTimersByTimeAsync(1);
+  client.calls[0]!.fail(invalidGrant());
+  await jest.advanceTimersByTimeAsync(1);
+  expect(result().error).toHaveProperty('code', 'ERR_PLATFORM_REAUTH_REQUIRED');
+});

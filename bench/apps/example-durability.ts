@@ -1,0 +1,38 @@
+// Preload for the example processes of the `failover` section (`-r bench/apps/example-durability.ts`):
+// BENCH_DURABILITY=off gives the example's RedisTokenStore `durability: false`; unset or `on`,
+// the example runs exactly as `npm run example` starts it (durability on, the store's default).
+// The example has no switch for it and its documented contract (DESIGN section 6) stays as it is:
+// only this bench-only preload reads the variable. It hands `require('express-platform-login')`
+// a copy of the package's exports whose RedisTokenStore is a subclass that adds the option, so
+// every other part of the example (its client, session store, routes) is the example's own.
+import Module from 'node:module';
+
+const setting = process.env.BENCH_DURABILITY ?? 'on';
+if (setting !== 'on' && setting !== 'off') {
+  throw new TypeError(`BENCH_DURABILITY must be "on" or "off"; it is "${setting}".`);
+}
+
+if (setting === 'off') {
+  type Load = (request: string, ...rest: unknown[]) => unknown;
+  const loader = Module as unknown as { _load: Load };
+  const load = loader._load;
+  let patched: Record<string, unknown> | undefined;
+  loader._load = function (request, ...rest) {
+    const exported = load.call(this, request, ...rest);
+    if (request !== 'express-platform-login') return exported;
+    if (patched === undefined) {
+      const real = exported as Record<string, unknown> & {
+        RedisTokenStore: new (options: object) => object;
+      };
+      const Base = real.RedisTokenStore;
+      class RedisTokenStoreWithoutDurability extends Base {
+        constructor(options: object) {
+          super({ ...options, durability: false });
+        }
+      }
+      patched = { ...real, RedisTokenStore: RedisTokenStoreWithoutDurability };
+      Object.defineProperty(patched, '__esModule', { value: true });
+    }
+    return patched;
+  };
+}

@@ -1,0 +1,774 @@
+// Section "failover" (issue #43, DESIGN section 13): a Redis primary whose replica's replication
+// stream runs 1 s behind is SIGKILLed under load, and the replica promoted (three sentinels; or a
+// Cluster master and its replica). Four processes of the example game backend, started as
+// `npm run example` starts it, on Sentinel (REDIS_SENTINELS + REDIS_SENTINEL_NAME) or on the
+// Cluster (REDIS_CLUSTER_NODES): two with durability on (the RedisTokenStore default, the example
+// as it is) and two with it off (bench/apps/example-durability.ts), side by side on the same beds,
+// each pair with players of its own. The platform (the simulator, in this process, behind a
+// recording proxy: lib/platform-recorder.ts) rotates refresh tokens and issues 62 s access tokens,
+// which the example refreshes 60 s before they end: a refresh every ~2 s per player. New players
+// enter all along; each logged-in player asks GET /api/me and /api/profile in turn of both
+// processes of its pair. After the warm-up the master is killed; the load goes on until some
+// seconds after the promotion. Counted per pair: players answered (303) who are logged out after
+// the promotion settled, retired refresh tokens presented, 5xx other than 503, 401s to logged-in
+// players, the latency of logged-in requests before the kill, and what durability adds to a
+// refresh and to an entry.
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { hashSessionId } from '../../lib/core/hash';
+import { keySlot } from '../../lib/stores/redis/commands';
+import { startSimulator, type PlatformSimulator } from '../../lib/simulator';
+import type { SimulatorPlayer } from '../../lib/simulator/demo-data';
+import {
+  startClusterBed,
+  startSentinelBed,
+  type ClusterBed,
+  type SentinelBed,
+} from '../../test/helpers/failover-bed';
+import type { ClientChoice } from '../apps/session-stack';
+import { startApp, type AppProcess } from '../lib/app-process';
+import { keepAliveAgent, send, type Answer } from '../lib/load';
+import {
+  startPlatformRecorder,
+  type PlatformRecorder,
+  type TokenCall,
+} from '../lib/platform-recorder';
+import { recordKeyOf } from '../lib/redis-keys';
+import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { entryHeaders } from '../lib/sessions';
+import { BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from '../lib/settings';
+import { count, ms, percentile } from '../lib/stats';
+
+/** How far the replica's replication stream runs behind its master (BENCH_FAILOVER_LAG_MS). */
+const LAG_MS = Number(process.env.BENCH_FAILOVER_LAG_MS ?? 1000);
+/** The example refreshes 60 s before expiry (its default `refresh.skewSeconds`): ~2 s of use each. */
+const ACCESS_TOKEN_SECONDS = 62;
+/** A new player per durability setting this often, all along. */
+const ENTRY_INTERVAL_MS = 250;
+/** Between a player's requests: THINK_MS × (0.5 … 1.5). */
+const THINK_MS = 250;
+/** Latencies before the kill count from here on (the processes' first seconds are their slowest). */
+const MEASURE_FROM_MS = 3000;
+const PLAYERS_PER_SETTING = 400;
+/** The example's key prefixes (example-app/start.ts). */
+const TOKEN_PREFIX = 'example:tokens:';
+const SESSION_PREFIX = 'example:sess:';
+const EXAMPLE = 'example-app/server.ts';
+const DURABILITY_SWITCH = join(__dirname, '..', 'apps', 'example-durability.ts');
+
+type Topology = 'sentinel' | 'cluster';
+type Setting = 'on' | 'off';
+const SETTINGS: readonly Setting[] = ['on', 'off'];
+
+interface Player {
+  setting: Setting;
+  openId: string;
+  /** Which of the pair's two processes it entered through. */
+  entryApp: number;
+  sentMs: number;
+  endMs: number;
+  entryStatus: number;
+  entryError: string;
+  cookie?: string;
+  sessionHash?: string;
+  /** Cluster: its token record or session lives on the shard whose master is killed. */
+  onKilledShard?: boolean;
+  /** The final check after the run: each process's status for GET /api/me. */
+  finalStatuses?: number[];
+}
+
+interface Outcome {
+  player: Player;
+  app: number;
+  path: string;
+  sentMs: number;
+  endMs: number;
+  status: number;
+  error: string;
+  refreshed: boolean;
+}
+
+interface LogLine {
+  atMs: number;
+  app: string;
+  setting: Setting;
+  text: string;
+}
+
+interface Timeline {
+  killMs: number;
+  promotedMs: number;
+  endMs: number;
+  /** The final check and the metrics done, the processes about to be stopped. */
+  doneMs: number;
+}
+
+interface SettingResult {
+  setting: Setting;
+  players: Player[];
+  outcomes: Outcome[];
+  tokenCalls: TokenCall[];
+  metrics: Map<string, number>;
+}
+
+interface RunResult {
+  client: ClientChoice;
+  topology: Topology;
+  timeline: Timeline;
+  bySetting: Record<Setting, SettingResult>;
+  retiredBySimulator: number;
+  logs: LogLine[];
+  /** The driver's event-loop delay (ms) from the start of the load to the kill: p99 and max. The
+   * delaying proxies run in this process, so a late timer here lengthens the replication lag. */
+  driverDelay: { p99: number; max: number };
+  /** Cluster: the killed master's slot range. */
+  killedSlots?: [number, number];
+}
+
+const errorOf = (answer: Answer): string => {
+  if (answer.status === 0) return 'socket';
+  try {
+    return (JSON.parse(answer.body) as { error?: string }).error ?? '';
+  } catch {
+    return '';
+  }
+};
+
+/** The session id out of an answer's express-session cookie (`s:<id>.<signature>`). */
+function sessionOf(answer: Answer): { cookie: string; sessionId: string } | undefined {
+  const cookie = ([] as string[])
+    .concat(answer.headers['set-cookie'] ?? [])
+    .find((c) => c.startsWith('connect.sid='))
+    ?.split(';')[0];
+  const match =
+    cookie && /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(cookie.slice('connect.sid='.length)));
+  return cookie && match ? { cookie, sessionId: match[1]! } : undefined;
+}
+
+/** The simulator's players: a set of its own for each durability setting. */
+function playersFor(): SimulatorPlayer[] {
+  return SETTINGS.flatMap((setting) =>
+    Array.from({ length: PLAYERS_PER_SETTING }, (_, index) => ({
+      openId: `${setting}-${String(index).padStart(4, '0')}`,
+      nickname: `Player ${setting} ${index}`,
+      scope: ['user_info', 'basic_actions'],
+    })),
+  );
+}
+
+/** Sums the package's failover metrics (`epl_replica_*`, `epl_refresh_failures`) of one process. */
+async function scrapeMetrics(port: number, into: Map<string, number>): Promise<void> {
+  const answer = await fetch(`http://127.0.0.1:${port}/metrics`).catch(() => undefined);
+  if (answer?.ok !== true) return;
+  for (const line of (await answer.text()).split('\n')) {
+    const match =
+      /^(epl_replica_waits|epl_replica_reasserts|epl_refresh_failures)\w*\{([^}]*)\} ([\d.e+-]+)/.exec(
+        line,
+      );
+    if (!match) continue;
+    const labels = match[2]!
+      .split(',')
+      .filter((pair) => /^(outcome|code)=/.test(pair))
+      .map((pair) => pair.replace(/"/g, ''))
+      .join(',');
+    const key = `${match[1]}{${labels}}`;
+    into.set(key, (into.get(key) ?? 0) + Number(match[3]));
+  }
+}
+
+async function runOnce(
+  ctx: BenchContext,
+  client: ClientChoice,
+  topology: Topology,
+  order: readonly Setting[],
+): Promise<RunResult> {
+  const warmupMs = ctx.quick ? 6000 : 10_000;
+  const afterMs = ctx.quick ? 5000 : 10_000;
+  const stops: Array<() => Promise<void>> = [];
+  const running: AppProcess[] = [];
+  const agent = keepAliveAgent(256);
+  const logs: LogLine[] = [];
+  try {
+    const bedStart = performance.now();
+    let sentinel: SentinelBed | undefined;
+    let cluster: ClusterBed | undefined;
+    if (topology === 'sentinel') {
+      sentinel = await startSentinelBed({ replicationDelayMs: LAG_MS });
+      stops.push(() => sentinel!.stop());
+    } else {
+      cluster = await startClusterBed({ replicationDelayMs: LAG_MS });
+      stops.push(() => cluster!.stop());
+    }
+    const sim: PlatformSimulator = await startSimulator({
+      rotateRefreshTokens: true,
+      accessTokenLifetimeSeconds: ACCESS_TOKEN_SECONDS,
+      players: playersFor(),
+    });
+    stops.push(() => sim.close());
+    const recorder: PlatformRecorder = await startPlatformRecorder(sim.url);
+    stops.push(() => recorder.close());
+    const redisEnv: Record<string, string> = sentinel
+      ? {
+          REDIS_SENTINELS: sentinel.sentinels.map((a) => `${a.host}:${a.port}`).join(','),
+          REDIS_SENTINEL_NAME: sentinel.masterName,
+        }
+      : { REDIS_CLUSTER_NODES: cluster!.nodes.map((a) => `${a.host}:${a.port}`).join(',') };
+    ctx.log(
+      `failover (${client}, ${topology}): bed up in ${((performance.now() - bedStart) / 1000).toFixed(1)} s; starting 4 example processes`,
+    );
+
+    const apps: Record<Setting, AppProcess[]> = { on: [], off: [] };
+    // Started in turn (on, off, on, off; off first every other run: a process keeps the speed it
+    // was born with), one at a time: parallel starts thrash 2 cores.
+    for (const index of [0, 1])
+      for (const setting of order) {
+        const name = `${setting}${index === 0 ? 'A' : 'B'}`;
+        const app = await startApp({
+          name: `example (durability ${setting}, ${name})`,
+          script: EXAMPLE,
+          preload: [DURABILITY_SWITCH],
+          env: {
+            ...redisEnv,
+            REDIS_URL: '',
+            REDIS_CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
+            PORT: '0',
+            HOST: '127.0.0.1',
+            PLATFORM_AUTH_URL: recorder.url,
+            PLATFORM_ORIGINS: recorder.url,
+            PLATFORM_REDIRECT_URI: BENCH_REDIRECT_URI,
+            SESSION_SECRET: BENCH_SESSION_SECRET,
+            ENTRY_FAILURE_LIMIT: '0',
+            NODE_ENV: '',
+            BENCH_DURABILITY: setting,
+            // Every line of the package, debug included (each refresh and token call, each 401
+            // with its reason, which process): for the story of a lost login. DEBUG=…:warn sends
+            // warnings there instead of console.warn, never twice.
+            DEBUG: 'express-platform-login:*',
+            DEBUG_COLORS: '0',
+          },
+          listening: /Example game backend: http:\/\/[^:]+:(\d+)/,
+          onLine: (text) => {
+            if (text.trim() !== '')
+              logs.push({ atMs: performance.now(), app: name, setting, text });
+          },
+        });
+        running.push(app);
+        apps[setting].push(app);
+      }
+
+    const players: Player[] = [];
+    const outcomes: Outcome[] = [];
+    const loops: Promise<void>[] = [];
+    let loading = true;
+    let killMs = Number.POSITIVE_INFINITY;
+    const origin = performance.now();
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+    const now = (): number => performance.now() - origin;
+    const killedSlots = cluster?.masters[0]!.slots;
+
+    const play = async (player: Player): Promise<void> => {
+      for (let turn = player.entryApp + 1; loading; turn += 1) {
+        const app = turn % 2;
+        const path = Math.floor(turn / 2) % 2 === 0 ? '/api/me' : '/api/profile';
+        const sentMs = now();
+        const answer = await send(
+          agent,
+          {
+            port: apps[player.setting][app]!.port,
+            path,
+            headers: { cookie: player.cookie, accept: 'application/json' },
+          },
+          true,
+        );
+        outcomes.push({
+          player,
+          app,
+          path,
+          sentMs,
+          endMs: now(),
+          status: answer.status,
+          error: answer.status === 200 ? '' : errorOf(answer),
+          refreshed: false,
+        });
+        await sleep(THINK_MS * (0.5 + Math.random()));
+      }
+    };
+
+    const enter = async (setting: Setting, index: number): Promise<void> => {
+      const openId = `${setting}-${String(index).padStart(4, '0')}`;
+      const entryApp = index % 2;
+      const code = sim.issueCode({ openId, redirectUri: BENCH_REDIRECT_URI });
+      const sentMs = now();
+      const answer = await send(
+        agent,
+        {
+          port: apps[setting][entryApp]!.port,
+          path: `/platform/callback?code=${encodeURIComponent(code)}`,
+          headers: entryHeaders({ url: recorder.url }),
+        },
+        true,
+      );
+      const player: Player = {
+        setting,
+        openId,
+        entryApp,
+        sentMs,
+        endMs: now(),
+        entryStatus: answer.status,
+        entryError: answer.status === 303 ? '' : errorOf(answer),
+      };
+      players.push(player);
+      const session = answer.status === 303 ? sessionOf(answer) : undefined;
+      if (session === undefined) return;
+      player.cookie = session.cookie;
+      player.sessionHash = hashSessionId(session.sessionId);
+      if (killedSlots) {
+        const inKilled = (key: string): boolean => {
+          const slot = keySlot(key);
+          return slot >= killedSlots[0] && slot <= killedSlots[1];
+        };
+        player.onKilledShard =
+          inKilled(recordKeyOf(TOKEN_PREFIX, session.sessionId)) ||
+          inKilled(`${SESSION_PREFIX}${session.sessionId}`);
+      }
+      await play(player);
+    };
+
+    const entering = (async () => {
+      for (let index = 0; loading && index < PLAYERS_PER_SETTING; index += 1) {
+        for (const setting of SETTINGS) loops.push(enter(setting, index));
+        await sleep(ENTRY_INTERVAL_MS);
+      }
+    })();
+
+    ctx.log(
+      `failover (${client}, ${topology}): load running; the master dies in ${warmupMs / 1000} s`,
+    );
+    await sleep(warmupMs);
+    loopDelay.disable();
+    const driverDelay = { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
+    killMs = now();
+    if (sentinel) await sentinel.killPrimary();
+    else await cluster!.killMaster(0);
+    const promoted = sentinel
+      ? await sentinel.waitForPromotion(30_000)
+      : await cluster!.waitForPromotion(0, 30_000);
+    const promotedMs = now();
+    ctx.log(
+      `failover (${client}, ${topology}): master killed at ${(killMs / 1000).toFixed(1)} s, ${promoted.port} promoted ${((promotedMs - killMs) / 1000).toFixed(1)} s later`,
+    );
+    await sleep(afterMs);
+    loading = false;
+    await entering;
+    await Promise.all(loops);
+    const endMs = now();
+
+    // After the promotion settled: every player answered 303 asks /api/me of both processes.
+    for (const player of players) {
+      if (player.cookie === undefined) continue;
+      player.finalStatuses = [];
+      for (const app of apps[player.setting]) {
+        const answer = await send(
+          agent,
+          {
+            port: app.port,
+            path: '/api/me',
+            headers: { cookie: player.cookie, accept: 'application/json' },
+          },
+          true,
+        );
+        player.finalStatuses.push(answer.status);
+      }
+    }
+
+    ctx.log(
+      `failover (${client}, ${topology}): load ended at ${(endMs / 1000).toFixed(1)} s, final check done ${((now() - endMs) / 1000).toFixed(1)} s later`,
+    );
+    // A request carried a refresh when one of its player's refresh calls ran inside it.
+    const calls = recorder.calls.map((call) => ({
+      ...call,
+      startMs: call.startMs - origin,
+      endMs: call.endMs - origin,
+    }));
+    const refreshesOf = new Map<string, TokenCall[]>();
+    for (const call of calls)
+      if (call.grant === 'refresh_token' && call.openId !== undefined)
+        refreshesOf.set(call.openId, [...(refreshesOf.get(call.openId) ?? []), call]);
+    for (const outcome of outcomes)
+      outcome.refreshed = (refreshesOf.get(outcome.player.openId) ?? []).some(
+        (call) => call.startMs >= outcome.sentMs && call.endMs <= outcome.endMs,
+      );
+
+    const bySetting = {} as Record<Setting, SettingResult>;
+    for (const setting of SETTINGS) {
+      const metrics = new Map<string, number>();
+      for (const app of apps[setting]) await scrapeMetrics(app.port, metrics);
+      bySetting[setting] = {
+        setting,
+        players: players.filter((p) => p.setting === setting),
+        outcomes: outcomes.filter((o) => o.player.setting === setting),
+        tokenCalls: calls.filter((c) => c.openId?.startsWith(`${setting}-`) === true),
+        metrics,
+      };
+    }
+    const doneMs = now();
+    for (const line of logs) line.atMs -= origin;
+    return {
+      client,
+      topology,
+      timeline: { killMs, promotedMs, endMs, doneMs },
+      driverDelay,
+      bySetting,
+      retiredBySimulator: sim.retiredTokenReuses,
+      logs,
+      ...(killedSlots ? { killedSlots } : {}),
+    };
+  } finally {
+    agent.destroy();
+    const stopping = performance.now();
+    await Promise.all(running.map((app) => app.stop()));
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    ctx.log(
+      `failover (${client}, ${topology}): processes and bed stopped in ${((performance.now() - stopping) / 1000).toFixed(1)} s`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a run shows
+
+const seconds = (value: number): string => `${(value / 1000).toFixed(2)} s`;
+
+/** p50 of a latency list (ms). */
+const p50 = (values: number[]): number => percentile(Float64Array.from(values).sort(), 50);
+const p99 = (values: number[]): number => percentile(Float64Array.from(values).sort(), 99);
+
+interface Summary {
+  enteredBefore: Player[];
+  enteredAfter: Player[];
+  lostBefore: Player[];
+  lostAfter: Player[];
+  /** Players answered 303 whose final /api/me answered neither 200 nor 401 on some process. */
+  unsure: Player[];
+  retired: TokenCall[];
+  unauthorized: Outcome[];
+  serverErrors: Outcome[];
+  unavailable: Outcome[];
+  socketErrors: Outcome[];
+  entriesRefused: Map<string, number>;
+  before: { all: number[]; fresh: number[]; refreshing: number[] };
+  entryBefore: number[];
+  platformRefreshBefore: number[];
+}
+
+function summarize(result: SettingResult, timeline: Timeline): Summary {
+  const answered = result.players.filter((p) => p.cookie !== undefined);
+  const enteredBefore = answered.filter((p) => p.endMs < timeline.killMs);
+  const enteredAfter = answered.filter((p) => p.endMs >= timeline.killMs);
+  const lost = (p: Player): boolean => p.finalStatuses?.includes(401) === true;
+  const entriesRefused = new Map<string, number>();
+  for (const p of result.players)
+    if (p.entryStatus !== 303) {
+      const key = `${p.entryStatus === 0 ? 'socket' : p.entryStatus} ${p.entryError}`.trim();
+      entriesRefused.set(key, (entriesRefused.get(key) ?? 0) + 1);
+    }
+  const before = result.outcomes.filter(
+    (o) => o.endMs < timeline.killMs && o.sentMs >= MEASURE_FROM_MS,
+  );
+  return {
+    enteredBefore,
+    enteredAfter,
+    lostBefore: enteredBefore.filter(lost),
+    lostAfter: enteredAfter.filter(lost),
+    unsure: answered.filter(
+      (p) => !lost(p) && p.finalStatuses?.every((status) => status === 200) !== true,
+    ),
+    retired: result.tokenCalls.filter((c) => c.retired),
+    unauthorized: result.outcomes.filter((o) => o.status === 401),
+    serverErrors: [
+      ...result.outcomes.filter((o) => o.status >= 500 && o.status !== 503),
+      ...result.players
+        .filter((p) => p.entryStatus >= 500 && p.entryStatus !== 503)
+        .map((p): Outcome => ({
+          player: p,
+          app: p.entryApp,
+          path: '/platform/callback',
+          sentMs: p.sentMs,
+          endMs: p.endMs,
+          status: p.entryStatus,
+          error: p.entryError,
+          refreshed: false,
+        })),
+    ],
+    unavailable: result.outcomes.filter((o) => o.status === 503),
+    socketErrors: result.outcomes.filter((o) => o.status === 0),
+    entriesRefused,
+    before: {
+      all: before.map((o) => o.endMs - o.sentMs),
+      fresh: before.filter((o) => !o.refreshed).map((o) => o.endMs - o.sentMs),
+      refreshing: before.filter((o) => o.refreshed).map((o) => o.endMs - o.sentMs),
+    },
+    entryBefore: enteredBefore
+      .filter((p) => p.sentMs >= MEASURE_FROM_MS)
+      .map((p) => p.endMs - p.sentMs),
+    platformRefreshBefore: result.tokenCalls
+      .filter((c) => c.grant === 'refresh_token' && c.endMs < timeline.killMs)
+      .map((c) => c.endMs - c.startMs),
+  };
+}
+
+const kinds = (outcomes: readonly Outcome[]): string => {
+  const byKind = new Map<string, number>();
+  for (const o of outcomes) {
+    const key = `${o.status === 0 ? 'socket' : o.status}${o.error ? ` ${o.error}` : ''}`;
+    byKind.set(key, (byKind.get(key) ?? 0) + 1);
+  }
+  return [...byKind].map(([key, n]) => `${key}: ${n}`).join(', ');
+};
+
+/** The story of one lost player: entry, refresh calls around the kill, first 401, log lines. */
+function lostPlayerLines(
+  player: Player,
+  result: SettingResult,
+  timeline: Timeline,
+  logs: readonly LogLine[],
+): string[] {
+  const at = (ms: number): string => `${((ms - timeline.killMs) / 1000).toFixed(3)} s`;
+  const calls = result.tokenCalls.filter(
+    (c) => c.openId === player.openId && c.endMs > timeline.killMs - 4000,
+  );
+  const theirs = result.outcomes.filter((o) => o.player === player);
+  const firstBad = theirs.find((o) => o.status === 401);
+  const lines = logs.filter(
+    (line) =>
+      (line.text.includes(player.openId) ||
+        (player.sessionHash !== undefined && line.text.includes(player.sessionHash))) &&
+      line.atMs >= timeline.killMs - 3000 &&
+      line.atMs <= timeline.doneMs,
+  );
+  return [
+    `- \`${player.openId}\` (durability ${player.setting}${player.onKilledShard === undefined ? '' : player.onKilledShard ? ', keys on the killed shard' : ', keys on other shards'}): entered through process ${player.entryApp === 0 ? 'A' : 'B'}, answered 303 at ${at(player.endMs)} from the kill; ` +
+      `refresh calls from 4 s before the kill: ${calls.length === 0 ? 'none' : calls.map((c) => `${at(c.startMs)}→${at(c.endMs)} ${c.status}${c.error ? ` ${c.error}` : ''}${c.retired ? ' (retired token)' : ''}`).join('; ')}; ` +
+      `first 401: ${firstBad ? `${at(firstBad.sentMs)} on process ${firstBad.app === 0 ? 'A' : 'B'} (${firstBad.path}, ${firstBad.error})` : 'none during the load'}; final /api/me: ${player.finalStatuses?.join(' / ')}`,
+    ...lines
+      .slice(0, 14)
+      .map((line) => `  - ${at(line.atMs)} ${line.app}: \`${line.text.slice(0, 300)}\``),
+  ];
+}
+
+/** The package's warnings and errors (and re-asserts, logouts), grouped by message, from 1 s before the kill. */
+function logSummary(logs: readonly LogLine[], setting: Setting, timeline: Timeline): string[] {
+  const byMessage = new Map<string, { n: number; first: LogLine }>();
+  for (const line of logs) {
+    if (line.setting !== setting || line.atMs < timeline.killMs - 1000) continue;
+    if (line.atMs > timeline.doneMs) continue;
+    if (/player entered|tokens refreshed|token endpoint attempt/.test(line.text)) continue;
+    // The message without the timestamp, the namespace's level and the fields.
+    const message = line.text
+      .replace(/^\S+Z\s+/, '')
+      .replace(/\s*\{.*$/, '')
+      .slice(0, 200);
+    const seen = byMessage.get(message);
+    if (seen) seen.n += 1;
+    else byMessage.set(message, { n: 1, first: line });
+  }
+  return [...byMessage].map(
+    ([message, { n, first }]) =>
+      `- ${n} × \`${message}\` (first at ${((first.atMs - timeline.killMs) / 1000).toFixed(3)} s from the kill, ${first.app})`,
+  );
+}
+
+/** Replica waits of a setting's processes (their metrics), of one outcome or all. */
+const waitsOf = (result: SettingResult, outcome?: string): number =>
+  [...result.metrics]
+    .filter(
+      ([key]) =>
+        key.startsWith('epl_replica_waits{') &&
+        (outcome === undefined || key.includes(`outcome=${outcome}`)),
+    )
+    .reduce((sum, [, n]) => sum + n, 0);
+
+function report(run: RunResult): SectionResult {
+  const { client, topology, timeline } = run;
+  const label = `failover (${client}, ${topology === 'sentinel' ? 'Sentinel' : 'Cluster'})`;
+  const on = summarize(run.bySetting.on, timeline);
+  const off = summarize(run.bySetting.off, timeline);
+  const figures: Figure[] = [];
+  const lossLine = (s: Summary): string =>
+    `logged out: ${s.lostBefore.length} of ${s.enteredBefore.length} answered before the kill, ${s.lostAfter.length} of ${s.enteredAfter.length} after; ` +
+    `retired refresh tokens presented: ${s.retired.length}; 5xx other than 503: ${s.serverErrors.length}; 401 to logged-in players: ${s.unauthorized.length}`;
+  const clean = (s: Summary): boolean =>
+    s.lostBefore.length +
+      s.lostAfter.length +
+      s.retired.length +
+      s.serverErrors.length +
+      s.unauthorized.length ===
+    0;
+  figures.push({
+    name: `${label}, durability on: logins lost, retired tokens presented, 5xx ≠ 503, 401s`,
+    measured: lossLine(on),
+    target: '0, 0, 0, 0',
+    met: clean(on),
+  });
+  figures.push({
+    name: `${label}, durability off (the same run, other players): the same`,
+    measured: lossLine(off),
+    target: 'reported (what durability prevents)',
+  });
+  const ratio = p50(on.before.all) / p50(off.before.all);
+  const refreshAdded = p50(on.before.refreshing) - p50(off.before.refreshing);
+  const entryAdded = p50(on.entryBefore) - p50(off.entryBefore);
+  const share = (s: Summary): string =>
+    `${((s.before.refreshing.length / s.before.all.length) * 100).toFixed(0)} %`;
+  figures.push({
+    name: `${label}: p50 of logged-in requests before the kill, on ÷ off (p50 / p99 ms; share carrying a refresh)`,
+    measured: `${ratio.toFixed(2)} (on ${ms(p50(on.before.all))} / ${ms(p99(on.before.all))}, ${share(on)}; off ${ms(p50(off.before.all))} / ${ms(p99(off.before.all))}, ${share(off)})`,
+    target: '≤ 1.05',
+    met: ratio <= 1.05,
+  });
+  const freshRatio = p50(on.before.fresh) / p50(off.before.fresh);
+  figures.push({
+    name: `${label}: the hot path — p50 of requests before the kill that carried no refresh, on ÷ off (p50 / p99 ms)`,
+    measured: `${freshRatio.toFixed(2)} (on ${ms(p50(on.before.fresh))} / ${ms(p99(on.before.fresh))}, off ${ms(p50(off.before.fresh))} / ${ms(p99(off.before.fresh))})`,
+    target: '≤ 1.05 (a usable token never waits for a replica)',
+    met: freshRatio <= 1.05,
+  });
+  figures.push({
+    name: `${label}: latency durability adds to a refresh and to an entry (p50 on − off, before the kill)`,
+    measured: `refresh +${ms(refreshAdded)} ms (${ms(p50(on.before.refreshing))} vs ${ms(p50(off.before.refreshing))}), entry +${ms(entryAdded)} ms (${ms(p50(on.entryBefore))} vs ${ms(p50(off.entryBefore))}); replication lag ${LAG_MS} ms; replica waits that timed out (answered on the primary alone): ${waitsOf(run.bySetting.on, 'timeout')} of ${waitsOf(run.bySetting.on)}`,
+    target: `≈ the lag (${LAG_MS} ms), not more`,
+    met: refreshAdded <= LAG_MS * 1.25 && entryAdded <= LAG_MS * 1.25,
+  });
+
+  const row = (s: Summary, result: SettingResult): string[] => {
+    const waits = [...result.metrics]
+      .filter(([key, n]) => key.startsWith('epl_replica') && n > 0)
+      .map(([key, n]) => `${key.replace(/^epl_replica_/, '')}: ${count(n)}`)
+      .join(', ');
+    const refused = [...s.entriesRefused].map(([key, n]) => `${key}: ${n}`).join(', ');
+    return [
+      result.setting,
+      `${s.enteredBefore.length} + ${s.enteredAfter.length}${refused ? ` (refused: ${refused})` : ''}`,
+      `${s.lostBefore.length} + ${s.lostAfter.length}${s.unsure.length ? ` (neither 200 nor 401 at the end: ${s.unsure.map((p) => `${p.openId} ${p.finalStatuses?.join('/')}`).join(', ')})` : ''}`,
+      String(s.retired.length),
+      `${s.unauthorized.length}${s.unauthorized.length ? ` (${new Set(s.unauthorized.map((o) => o.player)).size} players)` : ''}`,
+      s.serverErrors.length ? `${s.serverErrors.length} (${kinds(s.serverErrors)})` : '0',
+      `${s.unavailable.length}${s.unavailable.length ? ` (${kinds(s.unavailable)})` : ''}${s.socketErrors.length ? `; socket errors ${s.socketErrors.length}` : ''}`,
+      `${count(result.outcomes.length)}`,
+      `${ms(p50(s.before.all))} / ${ms(p99(s.before.all))}`,
+      `${ms(p50(s.before.fresh))} / ${ms(p99(s.before.fresh))}`,
+      `${ms(p50(s.before.refreshing))} / ${ms(p99(s.before.refreshing))} (${s.before.refreshing.length})`,
+      `${ms(p50(s.entryBefore))} / ${ms(p99(s.entryBefore))}`,
+      ms(p50(s.platformRefreshBefore)),
+      waits || '—',
+    ];
+  };
+
+  const lost = [
+    ...[...on.lostBefore, ...on.lostAfter].map((p) => ({ p, r: run.bySetting.on })),
+    ...[...off.lostBefore, ...off.lostAfter].map((p) => ({ p, r: run.bySetting.off })),
+  ];
+  const onLost = lost.filter(({ p }) => p.setting === 'on');
+  const markdown = [
+    `### ${label}`,
+    '',
+    `Master killed (SIGKILL) ${seconds(timeline.killMs)} into the load${run.killedSlots ? ` (shard 0, slots ${run.killedSlots[0]}–${run.killedSlots[1]})` : ''}; ` +
+      `the promotion seen by ${topology === 'sentinel' ? 'all three sentinels (and ROLE master)' : 'every live node (cluster_state:ok)'} ${seconds(timeline.promotedMs - timeline.killMs)} later; load until ${seconds(timeline.endMs)}. ` +
+      `Retired refresh tokens presented, as the simulator counts them: ${run.retiredBySimulator}. ` +
+      `The driver's event-loop delay before the kill (the delaying proxies run there: it adds to the lag): p99 ${ms(run.driverDelay.p99)} ms, max ${ms(run.driverDelay.max)} ms.`,
+    '',
+    ...table(
+      [
+        'durability',
+        'players answered 303 before + after the kill',
+        'logged out at the end, before + after',
+        'retired tokens presented',
+        '401 during load',
+        '5xx ≠ 503',
+        '503',
+        'requests',
+        'before the kill p50 / p99 ms',
+        'no refresh p50 / p99',
+        'with a refresh p50 / p99 (n)',
+        'entry p50 / p99',
+        'platform refresh call p50',
+        'replica waits, re-asserts (metrics)',
+      ],
+      [row(on, run.bySetting.on), row(off, run.bySetting.off)],
+    ),
+    '',
+  ];
+  if (topology === 'cluster') {
+    const shard = (s: Summary): string =>
+      `${[...s.enteredBefore, ...s.enteredAfter].filter((p) => p.onKilledShard).length} of ${s.enteredBefore.length + s.enteredAfter.length}`;
+    markdown.push(
+      `Players with their token record or session on the killed shard: on ${shard(on)}, off ${shard(off)}.`,
+      '',
+    );
+  }
+  if (lost.length > 0) {
+    markdown.push(
+      `Players logged out${onLost.length > 0 ? ' — **with durability on too**' : ''} (times from the kill; at most 5 per setting):`,
+      '',
+      ...SETTINGS.flatMap((setting) =>
+        lost
+          .filter(({ p }) => p.setting === setting)
+          .slice(0, 5)
+          .flatMap(({ p, r }) => lostPlayerLines(p, r, timeline, run.logs)),
+      ),
+      '',
+    );
+  }
+  for (const setting of SETTINGS) {
+    const lines = logSummary(run.logs, setting, timeline);
+    if (lines.length > 0)
+      markdown.push(
+        `What the durability-${setting} processes logged from 1 s before the kill (entries, refreshes and token calls left out), by message:`,
+        '',
+        ...lines.slice(0, 15),
+        ...(lines.length > 15 ? [`- … ${lines.length - 15} more messages`] : []),
+        '',
+      );
+  }
+  return { figures, markdown };
+}
+
+export async function runFailover(
+  ctx: BenchContext,
+  clients: readonly ClientChoice[],
+): Promise<SectionResult[]> {
+  const topologies = (process.env.BENCH_FAILOVER_TOPOLOGIES ?? 'sentinel,cluster')
+    .split(',')
+    .map((name) => name.trim()) as Topology[];
+  for (const topology of topologies)
+    if (topology !== 'sentinel' && topology !== 'cluster')
+      throw new TypeError('BENCH_FAILOVER_TOPOLOGIES must list sentinel and/or cluster.');
+  const results: SectionResult[] = [];
+  const started = performance.now();
+  let run = 0;
+  for (const topology of topologies)
+    for (const client of clients) {
+      const order: readonly Setting[] = run++ % 2 === 0 ? ['on', 'off'] : ['off', 'on'];
+      results.push(report(await runOnce(ctx, client, topology, order)));
+    }
+  const intro = [
+    `## failover: a Redis master killed under load, the replica ${LAG_MS} ms behind`,
+    '',
+    `Layout per run: ${`a fresh failover bed (test/helpers/failover-bed.ts): Sentinel — a primary, one replica whose replication stream runs ${LAG_MS} ms behind (a delaying TCP proxy), three sentinels; Cluster — three masters with one such replica each`}; ` +
+      `four processes of the example game backend (\`example-app/server.ts\`, as \`npm run example\` starts it, with REDIS_SENTINELS + REDIS_SENTINEL_NAME or REDIS_CLUSTER_NODES and REDIS_CLIENT): two with durability on (the package's default, the example unchanged) and two with \`durability: false\` (bench/apps/example-durability.ts, a preload read only by the bench), side by side on the same bed, each pair with players of its own. ` +
+      `The platform: the simulator (in the driver's process, behind a recording proxy that tells which player each token call was for) with refresh-token rotation and ${ACCESS_TOKEN_SECONDS} s access tokens, which the example refreshes 60 s before their end: a blocking refresh about every 2 s per player. ` +
+      `A new player enters every ${ENTRY_INTERVAL_MS} ms per setting (a code from the simulator, the callback on one process of the pair) all along; each logged-in player asks GET /api/me and /api/profile in turn, of both processes alternately, ${THINK_MS / 2}–${(THINK_MS * 3) / 2} ms apart. ` +
+      `After ${ctx.quick ? 6 : 10} s the master (Sentinel: the primary; Cluster: shard 0's) is SIGKILLed; the load goes on ${ctx.quick ? 5 : 10} s past the promotion. Then every player answered 303 asks GET /api/me of both processes of its pair: a 401 there is a login lost. ` +
+      `"Before the kill" latencies are of requests (and entries) sent ${MEASURE_FROM_MS / 1000} s or more into the load and answered before the kill; a request "with a refresh" is one during which a refresh call of its player ran at the platform. The section took ${((performance.now() - started) / 1000).toFixed(0)} s. ` +
+      'Everything shares a 2-core machine (the bed, four app processes, the driver, the simulator): latencies are noisy, the loss counts are not.',
+    '',
+  ];
+  return [
+    {
+      figures: results.flatMap((r) => r.figures),
+      markdown: [...intro, ...results.flatMap((r) => r.markdown)],
+    },
+  ];
+}

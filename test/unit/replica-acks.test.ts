@@ -1,0 +1,83 @@
+// Group commit of the waits for a replica (stores/replica-acks.ts), on a scripted link: writes that
+// finish while a wait is under way share the next one, a master with no replica is not waited for,
+// and a failed connection is told, never thrown.
+import { ReplicaAcks, type ReplicaWaitOutcome } from '../../lib/stores/replica-acks';
+import type { ReplicaLink } from '../../lib/stores/redis/commands';
+
+interface Round {
+  lane: number;
+  markKey: string;
+  answer(acknowledged: number): void;
+  fail(error: Error): void;
+}
+
+/** A link whose WAITs the test answers; `connected` replicas per ROLE. */
+function scriptedLink(connected: () => number) {
+  const rounds: Round[] = [];
+  let roles = 0;
+  const link: ReplicaLink = {
+    routeOf: (key) => (key.startsWith('b:') ? 'b' : 'a'),
+    replicas: async () => {
+      roles += 1;
+      return connected();
+    },
+    confirm: (lane, markKey) =>
+      new Promise((resolve, reject) =>
+        rounds.push({ lane, markKey, answer: resolve, fail: reject }),
+      ),
+    close: () => undefined,
+  };
+  return { link, rounds, roles: () => roles };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+test('writes that finish during a wait share the next one; up to three waits per master at once', async () => {
+  const { link, rounds } = scriptedLink(() => 1);
+  const outcomes: ReplicaWaitOutcome[] = [];
+  const acks = new ReplicaAcks(link, { replicas: 1, timeoutMs: 1000 }, (o) => outcomes.push(o));
+  const waits = Array.from({ length: 10 }, (_, i) => acks.confirm(`a:${i}`));
+  await tick();
+  // The first three start at once on three connections; the other seven join one queued round.
+  expect(rounds.map((round) => round.lane)).toEqual([0, 1, 2]);
+  rounds[1]!.answer(1);
+  await tick();
+  await tick();
+  expect(rounds.map((round) => round.lane)).toEqual([0, 1, 2, 1]);
+  for (const round of rounds) round.answer(1);
+  expect(await Promise.all(waits)).toEqual(Array(10).fill('acknowledged'));
+  expect(outcomes).toEqual(Array(4).fill('acknowledged'));
+});
+
+test('another master has rounds of its own', async () => {
+  const { link, rounds } = scriptedLink(() => 1);
+  const acks = new ReplicaAcks(link, { replicas: 1, timeoutMs: 1000 }, () => undefined);
+  const first = acks.confirm('a:1');
+  const second = acks.confirm('b:1');
+  await tick();
+  expect(rounds.map((round) => round.markKey)).toEqual(['a:1', 'b:1']);
+  rounds.forEach((round) => round.answer(1));
+  expect(await Promise.all([first, second])).toEqual(['acknowledged', 'acknowledged']);
+});
+
+test('no replica: nothing waits, and ROLE is asked again only after a second', async () => {
+  const { link, rounds, roles } = scriptedLink(() => 0);
+  const acks = new ReplicaAcks(link, { replicas: 1, timeoutMs: 1000 }, () => undefined);
+  expect(await acks.confirm('a:1')).toBe('no-replica');
+  expect(await acks.confirm('a:2')).toBe('no-replica');
+  expect(rounds).toEqual([]);
+  expect(roles()).toBe(1);
+});
+
+test('fewer acknowledgements than asked is a timeout; a failed connection is "failed", not a throw', async () => {
+  const { link, rounds } = scriptedLink(() => 2);
+  const acks = new ReplicaAcks(link, { replicas: 2, timeoutMs: 1000 }, () => undefined);
+  const short = acks.confirm('a:1');
+  await tick();
+  rounds[0]!.answer(1);
+  expect(await short).toBe('timeout');
+  const lost = acks.confirm('a:2');
+  await tick();
+  rounds[1]!.fail(new Error('connection lost'));
+  expect(await lost).toBe('failed');
+});
