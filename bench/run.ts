@@ -5,8 +5,8 @@
 //   node -r esbuild-register bench/run.ts [section …] [--client=ioredis|node-redis|both]
 //
 // Named sections are printed instead of written; BENCH_QUICK=1 shortens every window (to try the
-// harness, not to record). --client picks the Redis client of request-cost and failover; the
-// sections that load the harness app (apps/harness-app.ts) run on ioredis.
+// harness, not to record). --client picks the Redis client of request-cost, entry and failover;
+// the other sections that load the harness app (apps/harness-app.ts) run on ioredis.
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +40,11 @@ const SECTIONS: Record<string, Section> = {
   },
   'refresh-storm': onIoredis(runRefreshStorm),
   'store-scale': onIoredis(runScale),
-  entry: onIoredis(runEntry),
+  entry: async (ctx, clients) => {
+    const results: SectionResult[] = [];
+    for (const client of clients) results.push(await runEntry(ctx, client));
+    return results;
+  },
   invalidation: onIoredis(runInvalidation),
   faults: onIoredis(runLoadWithFaults),
   sockets: onIoredis(runSockets),

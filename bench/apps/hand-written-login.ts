@@ -4,7 +4,6 @@
 import { hash } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import type { Session, SessionData } from 'express-session';
-import type { Redis } from 'ioredis';
 
 /** What the hand-written pattern keeps in the session. */
 export interface NaiveTokens {
@@ -152,15 +151,22 @@ export function naiveSessionRefresh(settings: NaiveSettings): {
  * generation, events).
  */
 export function serverSideCallback(
-  settings: NaiveSettings & { redis: Redis; prefix: string; tokenTtlMs: number },
+  settings: NaiveSettings & {
+    /** `SET key 1 PX ttlMs NX` on the app's client: true when set. */
+    claimOnce: (key: string, ttlMs: number) => Promise<boolean>;
+    /** `SET key value PX ttlMs` on the app's client. */
+    setWithTtl: (key: string, value: string, ttlMs: number) => Promise<void>;
+    prefix: string;
+    tokenTtlMs: number;
+  },
 ): RequestHandler {
   const postToken = tokenEndpointOf(settings);
-  const { redis, prefix, tokenTtlMs } = settings;
+  const { claimOnce, setWithTtl, prefix, tokenTtlMs } = settings;
   return async (req, res, next) => {
     try {
       const code = String(req.query.code);
       const claimKey = `${prefix}code:${hash('sha256', code, 'base64url')}`;
-      if ((await redis.set(claimKey, '1', 'PX', 600_000, 'NX')) === null) {
+      if (!(await claimOnce(claimKey, 600_000))) {
         res.status(409).json({ error: 'code_already_used' });
         return;
       }
@@ -175,7 +181,7 @@ export function serverSideCallback(
       }
       await regenerate(req);
       const tokens = tokensOf(answer);
-      await redis.set(`${prefix}tokens:${req.sessionID}`, JSON.stringify(tokens), 'PX', tokenTtlMs);
+      await setWithTtl(`${prefix}tokens:${req.sessionID}`, JSON.stringify(tokens), tokenTtlMs);
       (req.session as NaiveSession & { openId?: string }).openId = tokens.openId;
       await save(req);
       res.redirect(303, '/');

@@ -4,7 +4,8 @@
 // (tokens in req.session, apps/hand-written-login.ts) or `server-side` (the entry only: a
 // hand-written callback that claims the code once and keeps the tokens in Redis). Also read:
 // REDIS_URL, SIM_URL, KEY_PREFIX, BENCH_LOGIN_OPTIONS, BENCH_STORE_CACHE, BENCH_SESSION_STORE,
-// BENCH_TRACE, BENCH_TIME_401. Prints "listening <port>" when ready; SIGTERM ends it.
+// BENCH_TRACE, BENCH_TIME_401, BENCH_REDIS_CLIENT (`node-redis`: node-redis 6 and connect-redis 10
+// in place of ioredis and connect-redis 8, for every app kind). Prints "listening <port>" when ready; SIGTERM ends it.
 // /bench/refresh-durations and /bench/times-401 report what the process saw. (The request-cost
 // section runs apps/serve.ts instead: nothing of this harness in it.)
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -12,7 +13,9 @@ import { performance } from 'node:perf_hooks';
 import express, { type Express } from 'express';
 import session from 'express-session';
 import { RedisStore } from 'connect-redis8';
+import { RedisStore as RedisStore10 } from 'connect-redis';
 import { Redis } from 'ioredis';
+import { createClient } from 'redis';
 import { platformLogin, RedisSessionStore, RedisTokenStore } from '../../lib';
 import { naiveAccessToken, naiveSessionRefresh, serverSideCallback } from './hand-written-login';
 import { BENCH_CLIENT, BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from '../lib/settings';
@@ -24,7 +27,21 @@ const simUrl = process.env.SIM_URL ?? 'http://127.0.0.1:9';
 const redis = new Redis(process.env.REDIS_URL!, {
   maxRetriesPerRequest: 1,
   commandTimeout: 1000,
+  lazyConnect: process.env.BENCH_REDIS_CLIENT === 'node-redis',
 });
+// node-redis with the options RedisTokenStore documents for it; connected before listening.
+const nodeRedis =
+  process.env.BENCH_REDIS_CLIENT === 'node-redis'
+    ? createClient({
+        url: process.env.REDIS_URL!,
+        socket: { connectTimeout: 2000, socketTimeout: 1500 },
+        pingInterval: 500,
+        disableOfflineQueue: true,
+      })
+    : undefined;
+nodeRedis?.on('error', () => undefined);
+/** The client every store of this process is on. */
+const client = nodeRedis ?? redis;
 
 /**
  * BENCH_TIME_401=1: how long each request answered 401 spent in this process, from its arrival to
@@ -77,8 +94,10 @@ app.use(
     // BENCH_SESSION_STORE=memory: the package's RedisSessionStore instead of connect-redis.
     store:
       process.env.BENCH_SESSION_STORE === 'memory'
-        ? new RedisSessionStore({ redis, prefix: `${prefix}s:` })
-        : new RedisStore({ client: redis, prefix: `${prefix}s:` }),
+        ? new RedisSessionStore({ redis: client, prefix: `${prefix}s:` })
+        : nodeRedis !== undefined
+          ? new RedisStore10({ client: nodeRedis, prefix: `${prefix}s:` })
+          : new RedisStore({ client: redis, prefix: `${prefix}s:` }),
     secret: BENCH_SESSION_SECRET,
     resave: false,
     saveUninitialized: false,
@@ -126,7 +145,7 @@ if (kind === 'baseline') {
   };
   // Records in the clear, as measured (NODE_ENV=production asks for that choice to be explicit).
   const tokenStore = new RedisTokenStore({
-    redis,
+    redis: client,
     prefix: `${prefix}t:`,
     allowPlaintextTokens: true,
     recordCache,
@@ -183,7 +202,15 @@ if (kind === 'baseline') {
       ...BENCH_CLIENT,
       redirectUri: BENCH_REDIRECT_URI,
       refreshSkewMs: 60_000,
-      redis,
+      claimOnce: (key, ttlMs) =>
+        nodeRedis === undefined
+          ? redis.set(key, '1', 'PX', ttlMs, 'NX').then((ok) => ok !== null)
+          : nodeRedis.set(key, '1', { PX: ttlMs, NX: true }).then((ok) => ok !== null),
+      setWithTtl: (key, value, ttlMs) =>
+        (nodeRedis === undefined
+          ? redis.set(key, value, 'PX', ttlMs)
+          : nodeRedis.set(key, value, { PX: ttlMs })
+        ).then(() => undefined),
       prefix: `${prefix}h:`,
       tokenTtlMs: 86_400_000,
     }),
@@ -193,6 +220,7 @@ if (kind === 'baseline') {
 }
 
 async function listen(): Promise<Server> {
+  await nodeRedis?.connect();
   const server = withBenchRoutes(createServer(app));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return server;
@@ -212,6 +240,7 @@ void listen().then((server) => {
 
 process.on('SIGTERM', () => {
   redis.disconnect();
+  nodeRedis?.destroy();
   // Anything still holding the loop open must not keep a finished benchmark waiting.
   setTimeout(() => process.exit(0), 2000).unref();
 });

@@ -31,6 +31,8 @@ export interface BenchAppEnv {
   BENCH_SESSION_STORE?: 'memory';
   /** `'1'`: the app times each request it answers 401 (read by /bench/times-401). */
   BENCH_TIME_401?: '1';
+  /** `'node-redis'`: node-redis 6 (and connect-redis 10) in place of ioredis. */
+  BENCH_REDIS_CLIENT?: 'node-redis';
 }
 
 /** Starts one app process. */

@@ -10,6 +10,7 @@ import type { PlatformLoginEvents, StoreOperation as Operation } from '../observ
 import type {
   Durability,
   EntryChecks,
+  LoginWrites,
   OneTimeCounters,
   RecordChanges,
   RefreshLocks,
@@ -25,12 +26,13 @@ export class InstrumentedTokenStore implements StoreEngine {
   readonly entries: EntryChecks | undefined;
   /** Passed through: a replica's acknowledgement is no call the store's latency should count. */
   readonly durability: Durability | undefined;
+  readonly logins: LoginWrites | undefined;
 
   constructor(
     readonly inner: StoreEngine,
     private readonly events: EventEmitter<PlatformLoginEvents>,
   ) {
-    const { records, locks, counters, entries } = inner;
+    const { records, locks, counters, entries, logins } = inner;
     const cachedRead = records.cachedRead?.bind(records);
     const timedGet = (sessionKey: string) => this.#timed('get', () => records.get(sessionKey));
     // The operation labels are the metric's (docs/metrics.md): kept as they were named before the
@@ -75,6 +77,11 @@ export class InstrumentedTokenStore implements StoreEngine {
     this.durability = inner.durability;
     this.entries = entries && {
       begin: (entry) => this.#timed('beginEntry', () => entries.begin(entry)),
+    };
+    // Timed as the record's write it makes ('put'), the session and the give-back riding along.
+    this.logins = logins && {
+      put: (write) => this.#timed('put', () => logins.put(write)),
+      sharesClient: (client) => logins.sharesClient(client),
     };
   }
 

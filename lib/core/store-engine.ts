@@ -214,6 +214,56 @@ export interface EntryChecks {
   begin(entry: EntryBegin): Promise<EntryBeginning>;
 }
 
+/** A counter count to give back, as {@link OneTimeCounters.countInWindow} with increment -1. */
+export interface CountGiveBack {
+  key: string;
+  windowMs: number;
+}
+
+/**
+ * The session a new login is written with, as the session store would write it itself: the Redis
+ * key (the session store's prefix and the session id, before the client's own key prefix), the
+ * stored value, and its lifetime in seconds (0 or less: the session is deleted, as the store's own
+ * write would). `replaces`: the key of the session it replaces (express-session's `regenerate`),
+ * deleted in the same step whatever the outcome of the record's write.
+ */
+export interface LoginSessionWrite {
+  key: string;
+  value: string;
+  ttlSeconds: number;
+  replaces: string | undefined;
+}
+
+/** A new login's writes, made in one step by {@link LoginWrites.put}. */
+export interface LoginWrite {
+  sessionKey: string;
+  record: TokenRecord;
+  /** Time to live of the record in milliseconds (the store may cap it). */
+  ttlMs: number;
+  /** {@link PutOptions.loginGeneration}: the write is refused when the player was logged out since. */
+  loginGeneration: string;
+  /** The entry's reservation on the address's counter, given back when the record is written. */
+  giveBack: CountGiveBack | undefined;
+  /** The new session, written only when the record is; the session it replaces deleted anyway. */
+  session: LoginSessionWrite | undefined;
+}
+
+/**
+ * A new login's writes in one step (optional; RedisTokenStore where every key is on one server):
+ * {@link TokenRecords.put} of a fresh record with its login generation, and with it the entry's
+ * count given back and the session written, the old one deleted. One round trip after the code
+ * exchange instead of one per write.
+ */
+export interface LoginWrites {
+  /** Resolves `true` when the record (and the session) were written, `false` as `put` would. */
+  put(write: LoginWrite): Promise<boolean>;
+  /**
+   * Whether a session store on `client` (the Redis client it was given) writes where this store
+   * does, so that its session can go into {@link put}: the same client object.
+   */
+  sharesClient(client: object): boolean;
+}
+
 /**
  * Change notices (optional). Without them, a request waiting for another process's refresh polls
  * the record every 25–75 ms; with them it wakes on the change (and still re-reads at least every
@@ -263,6 +313,7 @@ export interface StoreEngine {
   readonly changes?: RecordChanges | undefined;
   readonly entries?: EntryChecks | undefined;
   readonly durability?: Durability | undefined;
+  readonly logins?: LoginWrites | undefined;
 }
 
 /** Where a shipped store keeps its own engine: a store without it gets one derived. */

@@ -4,7 +4,7 @@
 // follows the entry to its end, to give back the address's count when the entry did not fail on its
 // code, and to end the hold when it probed the platform and got an answer.
 import { beginEntry } from '../core/entry-begin';
-import type { StoreEngine } from '../core/store-engine';
+import type { CountGiveBack, StoreEngine } from '../core/store-engine';
 import { tooManyEntries } from '../errors';
 import { ignore } from '../util/ignore';
 import { failedKeyOf, type EntryFailureLimit } from './entry-failure-limit';
@@ -37,6 +37,13 @@ export interface CodeClaim {
   /** Whether this entry probes a held platform. */
   readonly probing: boolean;
   /**
+   * The count this entry holds on its address's counter, for the login's write to give back in the
+   * same step (TokenStore `logins`); `undefined` when it holds none.
+   */
+  reservation(): CountGiveBack | undefined;
+  /** The login's write gave back {@link reservation}: `settle` does not. */
+  gaveBack(): void;
+  /**
    * The entry ended: unless it `failedOnItsCode`, gives back its count; when this entry probed the
    * held platform and the platform answered it (tokens or a refusal of the code, no Retry-After),
    * ends the hold. Never throws.
@@ -62,6 +69,12 @@ export function createCodeClaim(
       },
       get probing() {
         return probing;
+      },
+      reservation() {
+        return reserved ? { key: address!, windowMs: failures!.windowMs } : undefined;
+      },
+      gaveBack() {
+        reserved = false;
       },
       async claim(codeHash) {
         const found = await beginEntry(store, {

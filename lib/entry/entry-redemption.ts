@@ -3,6 +3,7 @@
 // in the store. A code is never sent twice.
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
+import type { SessionData } from 'express-session';
 import {
   codeAlreadyUsed,
   entryRefused,
@@ -12,7 +13,12 @@ import {
 import { answerForTokenFailure } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashCode, hashSessionId } from '../core/hash';
-import type { StoreEngine } from '../core/store-engine';
+import type { LoginWrite, StoreEngine } from '../core/store-engine';
+import {
+  SESSION_JOINS,
+  type SessionJoin,
+  type SessionJoins,
+} from '../session-store/redis-session-store';
 import {
   newTokenRecord,
   recordTtlMs,
@@ -22,6 +28,9 @@ import {
 import { createExchangeCap } from './entry-exchange-cap';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import type { CodeClaim } from './entry-claim';
+
+/** What the session holds of its login (lib/http/express-augment.ts). */
+type PlatformLoginMarker = NonNullable<SessionData['platformLogin']>;
 
 /** Redemption's settings, derived once at creation (entry-options.ts). */
 export interface RedemptionSettings {
@@ -119,6 +128,73 @@ export function createCodeRedemption(
     }
   };
 
+  /**
+   * The record, then the session, each its own store's write; the entry's count given back with the
+   * record where the store can (TokenStore `logins`).
+   */
+  const writeApart = async (
+    req: Request,
+    claim: CodeClaim,
+    login: Omit<LoginWrite, 'session' | 'giveBack'> & { marker: PlatformLoginMarker },
+  ): Promise<boolean> => {
+    const { marker, ...write } = login;
+    const { sessionKey, record, ttlMs, loginGeneration } = write;
+    const logins = store.logins;
+    const giveBack = logins && claim.reservation();
+    const written =
+      logins === undefined
+        ? await store.records.put(sessionKey, record, {
+            expectedVersion: null,
+            ttlMs,
+            loginGeneration,
+          })
+        : await logins.put({ ...write, giveBack, session: undefined });
+    if (!written) return false;
+    if (giveBack !== undefined) claim.gaveBack();
+    req.session.platformLogin = marker;
+    await save(req);
+    return true;
+  };
+
+  /**
+   * The record, the session, the replaced session's delete and the entry's count given back, in
+   * one store call: the session store hands its write of the session to the token store's.
+   */
+  const writeJoined = async (
+    req: Request,
+    join: SessionJoin,
+    claim: CodeClaim,
+    login: Omit<LoginWrite, 'session' | 'giveBack'> & { marker: PlatformLoginMarker },
+  ): Promise<boolean> => {
+    const { marker, ...write } = login;
+    const giveBack = claim.reservation();
+    let written: boolean | undefined;
+    join.writeWith(req.sessionID, async (session) => {
+      written = await store.logins!.put({ ...write, giveBack, session });
+      return written;
+    });
+    req.session.platformLogin = marker;
+    try {
+      await save(req);
+    } catch (error) {
+      // The record's write failed (Redis, not the session store as such): its own error.
+      throw join.error ?? error;
+    }
+    if (written === undefined) throw sessionStoreFailed(new Error('The session was not saved.'));
+    if (written && giveBack !== undefined) claim.gaveBack();
+    return written;
+  };
+
+  /** The joined writes of the request's session store, when it shares the token store's client. */
+  const joinsOf = (req: Request): SessionJoins | undefined => {
+    const logins = store.logins;
+    if (logins === undefined) return undefined;
+    const joins = (req.sessionStore as { [SESSION_JOINS]?: SessionJoins | undefined })[
+      SESSION_JOINS
+    ];
+    return joins !== undefined && logins.sharesClient(joins.client) ? joins : undefined;
+  };
+
   return async (req, res, code, claim) => {
     const codeHash = hashCode(code);
     const previous = req.session.platformLogin;
@@ -133,23 +209,36 @@ export function createCodeRedemption(
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
     if (previous !== undefined)
       await store.records.delete(hashSessionId(req.sessionID), { openId: previous.openId });
-    await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
-    const sessionKey = hashSessionId(req.sessionID);
-    const record = newTokenRecord(tokens, refreshTokenLifetimeMs);
-    const ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionTtlMs));
-    // false: logoutPlayer() ran for this player while the entry was under way; it wins.
-    const putOptions = { expectedVersion: null, ttlMs, loginGeneration };
-    if (!(await store.records.put(sessionKey, record, putOptions))) {
-      throw new LoginRequiredError(
-        'The player was logged out everywhere while this entry was under way; they must enter again.',
-      );
+    const joins = joinsOf(req);
+    const join = joins?.join(req.sessionID, res);
+    let sessionKey: string;
+    let record: TokenRecord;
+    let ttlMs: number;
+    try {
+      await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
+      sessionKey = hashSessionId(req.sessionID);
+      record = newTokenRecord(tokens, refreshTokenLifetimeMs);
+      ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionTtlMs));
+      const marker = {
+        openId: record.openId,
+        entry: codeHash,
+        recordExpiresAt: Date.now() + ttlMs,
+      };
+      const login = { sessionKey, record, ttlMs, loginGeneration, marker };
+      const written =
+        join === undefined
+          ? await writeApart(req, claim, login)
+          : await writeJoined(req, join, claim, login);
+      // false: logoutPlayer() ran for this player while the entry was under way; it wins.
+      if (!written) {
+        delete req.session.platformLogin;
+        throw new LoginRequiredError(
+          'The player was logged out everywhere while this entry was under way; they must enter again.',
+        );
+      }
+    } finally {
+      await join?.end();
     }
-    req.session.platformLogin = {
-      openId: record.openId,
-      entry: codeHash,
-      recordExpiresAt: Date.now() + ttlMs,
-    };
-    await save(req);
     // The record and the session on a replica before the player is answered: a failover now
     // must not take the new login with the primary (DESIGN section 13).
     await store.durability?.confirm(sessionKey);

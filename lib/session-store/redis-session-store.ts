@@ -3,13 +3,16 @@
 // token record cache is (the same KeyTracking), and renews a session's TTL only once part
 // of its lifetime has passed: a logged-in request then sends no Redis command at all. Keys and
 // values are connect-redis's (`sess:<id>`, the session as JSON), so a rolling deploy can switch.
+import type { ServerResponse } from 'node:http';
 import { Store, type SessionData } from 'express-session';
+import type { LoginSessionWrite } from '../core/store-engine';
 import { withDeadline } from '../stores/redis/with-deadline';
 import { KeyTracking } from '../stores/redis/key-tracking';
 import { ChangeWatchers } from '../stores/change-waiters';
 import { redisCommands, type RedisCommands } from '../stores/redis/redis-client';
 import { READ_WITH_TTL } from '../stores/scripts';
 import { parseOptions } from '../util/parse-options';
+import { ignore } from '../util/ignore';
 import { SessionCache } from './session-cache';
 import {
   redisSessionStoreOptionsSchema,
@@ -17,6 +20,50 @@ import {
 } from './session-store-options';
 
 type Callback<T = void> = (error?: unknown, value?: T) => void;
+
+/**
+ * Where the entry finds a RedisSessionStore's joined writes (lib/entry/entry-redemption.ts): a
+ * symbol, so that they stay out of the store's public API.
+ */
+export const SESSION_JOINS = Symbol.for('express-platform-login.session-joins');
+
+/** A write of the session handed to the login's own write: resolves whether it was written. */
+type JoinedWrite = (session: LoginSessionWrite) => Promise<boolean>;
+
+/**
+ * A new login's session, written with its token record in one step (TokenStore `logins`), from
+ * `regenerate` to the end of the request. Until {@link end}, `destroy` of the session replaced
+ * sends nothing (its key goes with the joined write), and the first `set` of the new session hands
+ * its write to {@link writeWith}'s function instead of sending it. express-session writes a
+ * regenerated session again when the request ends (it does not know the explicit save happened):
+ * a `set` of exactly the value just written sends nothing either.
+ */
+export interface SessionJoin {
+  /** Hands the next write of session `sid` to `write`. */
+  writeWith(sid: string, write: JoinedWrite): void;
+  /** The joined write's error, when it failed (the `set` answers it too). */
+  readonly error: unknown;
+  /** Ends the join; deletes the replaced session if no joined write took it. Never rejects. */
+  end(): Promise<void>;
+}
+
+/** What a RedisSessionStore offers the entry under {@link SESSION_JOINS}. */
+export interface SessionJoins {
+  /** The client the store was given: joined only with a token store on the very same client. */
+  readonly client: object;
+  /** Joins the writes of the request that answers with `res`, whose session is `sid` now. */
+  join(sid: string, res: ServerResponse): SessionJoin;
+}
+
+/** One join's state, by the session keys it concerns. */
+interface Joining {
+  /** The session replaced, while its delete waits for the joined write. */
+  replaces: string | undefined;
+  write: JoinedWrite | undefined;
+  /** The value the joined write stored, while a repeat of it may come. */
+  written: string | undefined;
+  error: unknown;
+}
 
 export class RedisSessionStore extends Store {
   readonly #redis: RedisCommands;
@@ -29,11 +76,15 @@ export class RedisSessionStore extends Store {
   readonly #tracking: KeyTracking | undefined;
   /** Who follows a session (the sockets of it: lib/sockets/session-follow.ts), by key. */
   readonly #watchers = new ChangeWatchers();
+  /** The joins under way, by the keys of the sessions they replace and write. */
+  readonly #joins = new Map<string, Joining>();
+  readonly #client: object;
 
   constructor(options: RedisSessionStoreOptions) {
     super();
     const config = parseOptions(redisSessionStoreOptionsSchema, options, 'RedisSessionStore');
     this.#redis = redisCommands(config.redis);
+    this.#client = config.redis;
     this.#prefix = config.prefix;
     this.#ttlSeconds = config.ttlSeconds;
     this.#renewBelow = 1 - config.renewAfter;
@@ -85,6 +136,12 @@ export class RedisSessionStore extends Store {
     return this.#cache.size;
   }
 
+  /** The joined writes of a new login's session; none on a Cluster (keys on several nodes). */
+  get [SESSION_JOINS](): SessionJoins | undefined {
+    if (this.#redis.topology === 'cluster') return undefined;
+    return { client: this.#client, join: (sid, res) => this.#join(sid, res) };
+  }
+
   /** Closes the tracking connection (the client itself is the app's). */
   async close(): Promise<void> {
     await this.#tracking?.close();
@@ -119,6 +176,8 @@ export class RedisSessionStore extends Store {
 
   override set(sid: string, session: SessionData, callback?: Callback): void {
     const key = this.#prefix + sid;
+    const joining = this.#joins.size === 0 ? undefined : this.#joins.get(key);
+    if (joining !== undefined && this.#joined(key, joining, session, callback)) return;
     const ttl = this.#ttlOf(session);
     // This process's own write: the entry goes now, not when Redis's message comes back.
     this.#cache.reported(key);
@@ -162,6 +221,13 @@ export class RedisSessionStore extends Store {
   override destroy(sid: string, callback?: Callback): void {
     const key = this.#prefix + sid;
     this.#cache.reported(key);
+    const joining = this.#joins.size === 0 ? undefined : this.#joins.get(key);
+    if (joining !== undefined && joining.replaces === undefined) {
+      // regenerate's delete: it goes with the joined write (or at the join's end).
+      joining.replaces = key;
+      callback?.();
+      return;
+    }
     this.#deadline(this.#redis.run('DEL', key), 'a session delete').then(
       () => {
         // Told here at once, not when Redis's report comes back.
@@ -170,6 +236,78 @@ export class RedisSessionStore extends Store {
       },
       (error: unknown) => callback?.(error),
     );
+  }
+
+  #join(sid: string, res: ServerResponse): SessionJoin {
+    const joining: Joining = {
+      replaces: undefined,
+      write: undefined,
+      written: undefined,
+      error: undefined,
+    };
+    const keys = [this.#prefix + sid];
+    this.#joins.set(keys[0]!, joining);
+    const forget = (): void => {
+      for (const key of keys) if (this.#joins.get(key) === joining) this.#joins.delete(key);
+    };
+    // A repeat of the joined write comes before the response ends, or never.
+    res.once('close', forget);
+    return {
+      writeWith: (newSid, write) => {
+        const key = this.#prefix + newSid;
+        keys.push(key);
+        joining.write = write;
+        this.#joins.set(key, joining);
+      },
+      get error() {
+        return joining.error;
+      },
+      end: async () => {
+        const replaced = joining.replaces;
+        joining.replaces = undefined;
+        joining.write = undefined;
+        // Only the replaced session's key is done with: a repeat of the joined write may follow.
+        if (this.#joins.get(keys[0]!) === joining) this.#joins.delete(keys[0]!);
+        if (replaced === undefined) return;
+        await this.#deadline(this.#redis.run('DEL', replaced), 'a session delete').catch(ignore);
+        this.#watchers.wake(replaced);
+      },
+    };
+  }
+
+  /**
+   * A `set` of a session a join concerns: resolves true when the join answered it (handed it to
+   * the joined write, or found it a repeat of what that write stored).
+   */
+  #joined(key: string, joining: Joining, session: SessionData, callback?: Callback): boolean {
+    const write = joining.write;
+    if (write === undefined) {
+      if (joining.written === undefined || joining.written !== JSON.stringify(session))
+        return false;
+      joining.written = undefined;
+      callback?.();
+      return true;
+    }
+    joining.write = undefined;
+    const value = JSON.stringify(session);
+    const replaces = joining.replaces;
+    joining.replaces = undefined;
+    this.#cache.reported(key);
+    if (replaces !== undefined) this.#cache.reported(replaces);
+    write({ key, value, ttlSeconds: this.#ttlOf(session), replaces }).then(
+      (written) => {
+        if (written) joining.written = value;
+        if (replaces !== undefined) this.#watchers.wake(replaces);
+        callback?.();
+      },
+      (error: unknown) => {
+        // The replaced session may be there still: the join's end deletes it.
+        joining.replaces = replaces;
+        joining.error = error;
+        callback?.(error);
+      },
+    );
+    return true;
   }
 
   #deadline<T>(operation: Promise<T>, what: string): Promise<T> {

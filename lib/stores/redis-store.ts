@@ -13,6 +13,8 @@ import type {
   EntryBeginning,
   EntryStop,
   EntryChecks,
+  LoginWrite,
+  LoginWrites,
   OneTimeCounters,
   PlayerLogin,
   PutOptions,
@@ -49,6 +51,7 @@ import {
   INDEX_SESSION,
   PUT_IF_VERSION,
   PUT_LOGIN,
+  PUT_NEW_LOGIN,
   RAISE_LOGOUT,
   REASSERT_RECORD,
   READ_WITH_TTL,
@@ -150,6 +153,8 @@ export class RedisTokenStore
   readonly entries: EntryChecks | undefined;
   /** Writes that wait for a replica (`durability`); absent when off. */
   readonly durability: Durability | undefined;
+  /** A new login's writes in one script; absent on a Cluster, where their keys are on several nodes. */
+  readonly logins: LoginWrites | undefined;
 
   readonly #redis: RedisCommands;
   readonly #prefix: string;
@@ -248,6 +253,14 @@ export class RedisTokenStore
       this.#redis.topology === 'cluster'
         ? undefined
         : { begin: (entry) => this.#beginEntry(entry) };
+    const client: object = config.redis;
+    this.logins =
+      this.#redis.topology === 'cluster'
+        ? undefined
+        : {
+            put: (write) => this.#putNewLogin(write),
+            sharesClient: (other) => other === client,
+          };
     let records: TokenRecords = direct;
     let changes: RecordChanges | undefined;
     // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
@@ -483,6 +496,44 @@ export class RedisTokenStore
           expected,
           this.#encode(record, key),
           String(ttlMs),
+        ],
+      ),
+    );
+    return written === 1;
+  }
+
+  /** A new login's writes in one script (PUT_NEW_LOGIN); see LoginWrites. */
+  async #putNewLogin(write: LoginWrite): Promise<boolean> {
+    const { sessionKey, record, loginGeneration, giveBack, session } = write;
+    checkSessionKey(sessionKey);
+    checkPut(record, { expectedVersion: null, ttlMs: write.ttlMs, loginGeneration });
+    const ttlMs = Math.min(ttlMilliseconds(write.ttlMs), this.#maxTtlMs);
+    if (giveBack !== undefined) checkCount(giveBack.key, -1, giveBack.windowMs);
+    const key = this.#recordKey(sessionKey);
+    const now = Date.now();
+    const written = await this.#changing(key, () =>
+      this.#script(
+        PUT_NEW_LOGIN,
+        [
+          this.#playerKey(record.openId),
+          this.#logoutKey(record.openId),
+          key,
+          `${this.#prefix}n:${giveBack?.key ?? ''}`,
+          session?.key ?? '',
+          session?.replaces ?? '',
+        ],
+        [
+          String(now + ttlMs),
+          sessionKey,
+          String(now),
+          loginGeneration,
+          this.#encode(record, key),
+          String(ttlMs),
+          giveBack === undefined ? '' : '-1',
+          String(Math.ceil(giveBack?.windowMs ?? 1)),
+          session?.value ?? '',
+          String(session?.ttlSeconds ?? 0),
+          session?.replaces === undefined ? '' : '1',
         ],
       ),
     );

@@ -332,3 +332,44 @@ end
 return { '', 0, probing, '1', redis.call('GET', KEYS[4]) or '0', reserved, budgeted }
 `,
 );
+
+/**
+ * A new login's writes after its code exchange, in one command where every key is on one server
+ * (TokenStore `logins`): the session it replaces deleted (express-session's `regenerate`), then
+ * {@link PUT_LOGIN}'s index, log-out check and write of a fresh record, and only when the record
+ * was written, the entry's count given back and the new session written. What were four round
+ * trips (the DEL, the record, the session, the give-back) is one.
+ * KEYS[1] index key; KEYS[2] the player's logout generation; KEYS[3] record key; KEYS[4] the
+ * address's counter (unused when ARGV[7] is ''); KEYS[5] the new session (unused when ARGV[9] is
+ * ''); KEYS[6] the session replaced (unused when ARGV[11] is '').
+ * ARGV[1] expiry of the record (epoch ms); ARGV[2] session hash; ARGV[3] now (epoch ms);
+ * ARGV[4] the login generation read before the code exchange; ARGV[5] the new stored value;
+ * ARGV[6] its time to live (ms); ARGV[7] '-1' to give a count back, else ''; ARGV[8] the
+ * counter's window (ms); ARGV[9] the session's value, or '' when the session is not written here;
+ * ARGV[10] its time to live in seconds (0 or less: deleted, as the session store's own write
+ * does); ARGV[11] '1' to delete the replaced session, else ''.
+ * Returns 1 when written; 0 when a record exists already or the player was logged out since
+ * ARGV[4] (then neither the count nor the session is touched, and the replaced session is gone).
+ */
+export const PUT_NEW_LOGIN = script(
+  'putNewLogin',
+  `
+if ARGV[11] == '1' then redis.call('DEL', KEYS[6]) end
+${indexSession(1, 1)}
+local loggedOutAt = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+if loggedOutAt > (tonumber(ARGV[4]) or 0) then return 0 end
+if not redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6], 'NX') then return 0 end
+if ARGV[7] == '-1' then
+  local count, left = 0, 0
+${countInWindow(4, 7)}
+end
+if ARGV[9] ~= '' then
+  if tonumber(ARGV[10]) > 0 then
+    redis.call('SET', KEYS[5], ARGV[9], 'EX', ARGV[10])
+  else
+    redis.call('DEL', KEYS[5])
+  end
+end
+return 1
+`,
+);

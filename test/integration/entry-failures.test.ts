@@ -137,11 +137,12 @@ describe('a page cannot lock its visitors out (issue 25 item 1)', () => {
 });
 
 describe('the checks before the exchange, in one store call (issue 27)', () => {
-  test('a fresh entry on Redis makes one store call before its code is sent, then the write, and gives its count back after the answer', async () => {
+  test('a fresh entry on Redis makes one store call before its code is sent, then one write that gives its count back too (issue 44)', async () => {
     const { port, prefix, storeCalls } = await start({ entry: { failureLimit: 3 } });
     expect((await enter('127.0.0.20', port, issue())).status).toBe(303);
-    await waitUntil(() => storeCalls.length === 3, 'the count to be given back');
-    expect(storeCalls).toEqual(['beginEntry', 'put', 'countInWindow']);
+    // Nothing more after the answer: the count went back with the record's write.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(storeCalls).toEqual(['beginEntry', 'put']);
     // A successful entry leaves nothing counted against its address.
     expect(await counters(prefix)).toEqual([]);
   });

@@ -1,0 +1,177 @@
+// The round trips an entry makes to Redis (issue 44): the checks, the claim and the login
+// generation in one script before the code exchange, and after it one script that deletes the
+// replaced session and writes the record, its index, the session and the address's count given
+// back. Counted on a real redis-server with MONITOR, which tells the commands a client sent from
+// those its scripts ran (source `lua`); INFO commandstats counts both alike.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import session from 'express-session';
+import { Redis } from 'ioredis';
+import { RedisStore as ConnectRedis8 } from 'connect-redis8';
+import { platformLogin, RedisSessionStore, RedisTokenStore } from 'express-platform-login';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import { defaultClientKinds, type ClientKind } from '../helpers/redis-clients';
+import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { waitUntil } from '../helpers/wait-until';
+import { commandCounts } from '../helpers/command-counts';
+
+let server: TestRedisServer;
+let sim: PlatformSimulator;
+let raw: Redis;
+const closers: (() => Promise<unknown> | void)[] = [];
+
+beforeAll(async () => {
+  [server, sim] = await Promise.all([startRedisServer(), startSimulator()]);
+  raw = new Redis(server.url);
+});
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  await raw.flushdb();
+});
+afterAll(async () => {
+  raw.disconnect();
+  await Promise.all([server.stop(), sim.close()]);
+});
+
+/** The key tracking's heartbeat and its connection's setup: not an entry's commands. */
+const NOT_THE_ENTRY = new Set(['ping', 'mget', 'client', 'info', 'hello', 'select', 'monitor']);
+
+/** The commands clients sent (not those scripts ran) while `action` ran, lower-case. */
+async function sentDuring(action: () => Promise<void>): Promise<string[]> {
+  const monitor = await raw.monitor();
+  const sent: string[] = [];
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    const name = String(args[0]).toLowerCase();
+    if (source !== 'lua' && !NOT_THE_ENTRY.has(name)) sent.push(name);
+  });
+  try {
+    await action();
+    // MONITOR's feed trails the commands it reports: one more command after them marks its end.
+    await raw.ping();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  } finally {
+    monitor.disconnect();
+  }
+  return sent;
+}
+
+interface Game {
+  url: string;
+  prefix: string;
+}
+
+/** The package on `kind`'s client, sessions in RedisSessionStore on that client or in connect-redis. */
+async function startGame(kind: ClientKind, sessions: 'ours' | 'connect-redis'): Promise<Game> {
+  const client = await kind.connect({ port: server.port });
+  const ioClient = sessions === 'connect-redis' ? new Redis(server.url) : undefined;
+  const sessionStore =
+    sessions === 'ours'
+      ? new RedisSessionStore({ redis: client })
+      : new ConnectRedis8({ client: ioClient! });
+  const prefix = 'rt:';
+  const store = new RedisTokenStore({ redis: client, prefix, allowPlaintextTokens: true });
+  const login = platformLogin(loginOptions(sim, { store }));
+  const app = express();
+  app.use(
+    session({
+      store: sessionStore,
+      secret: SESSION_SECRET,
+      resave: false,
+      saveUninitialized: false,
+    }),
+  );
+  app.use('/platform/callback', login.callback);
+  app.use('/api', login.middleware());
+  app.get('/api/me', (req, res) => {
+    res.json(req.platformUser);
+  });
+  app.use(login.errorHandler());
+  const http: Server = createServer(app);
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  closers.push(async () => {
+    http.closeAllConnections();
+    await new Promise((resolve) => http.close(resolve));
+    await store.close();
+    if (sessionStore instanceof RedisSessionStore) await sessionStore.close();
+    await kind.quit(client);
+    ioClient?.disconnect();
+  });
+  if (sessionStore instanceof RedisSessionStore)
+    await waitUntil(() => sessionStore.serving, 'the session cache to come on');
+  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, prefix };
+}
+
+/** One entry with a fresh code, as the browser holding `cookie` (none: a new browser). */
+async function enter(game: Game, cookie?: string): Promise<{ status: number; cookie: string }> {
+  const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+  const answer = await fetch(`${game.url}/platform/callback?code=${encodeURIComponent(code)}`, {
+    redirect: 'manual',
+    headers: cookie === undefined ? {} : { cookie },
+  });
+  const set = answer.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('connect.sid='))
+    ?.split(';')[0];
+  return { status: answer.status, cookie: set ?? '' };
+}
+
+const sessionIdOf = (cookie: string): string =>
+  /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(cookie.slice('connect.sid='.length)))![1]!;
+
+describe.each(defaultClientKinds.map((kind) => [kind.name, kind] as const))('on %s', (_, kind) => {
+  test('with RedisSessionStore on the same client, an entry is two round trips besides the exchange', async () => {
+    const game = await startGame(kind, 'ours');
+    await enter(game); // the scripts loaded (a first EVALSHA may be answered NOSCRIPT)
+    let landed = { status: 0, cookie: '' };
+    const sent = await sentDuring(async () => {
+      landed = await enter(game);
+    });
+    expect(landed.status).toBe(303);
+    expect(sent).toEqual(['evalsha', 'evalsha']);
+    // What the two left behind: the session with its login, the record, no count on the address.
+    const sid = sessionIdOf(landed.cookie);
+    const stored = JSON.parse((await raw.get(`sess:${sid}`))!) as {
+      platformLogin?: { openId: string };
+    };
+    expect(stored.platformLogin?.openId).toEqual(expect.any(String));
+    expect(await raw.keys(`${game.prefix}n:*`)).toEqual([]);
+    expect(await raw.keys(`${game.prefix}{*}:t`)).toHaveLength(2);
+    const me = await fetch(`${game.url}/api/me`, { headers: { cookie: landed.cookie } });
+    expect(me.status).toBe(200);
+  });
+
+  test('a browser that enters again: its old session is deleted in the same write, and the new id is new', async () => {
+    const game = await startGame(kind, 'ours');
+    const first = await enter(game);
+    const before = await commandCounts(raw);
+    const again = await enter(game, first.cookie);
+    expect(again.status).toBe(303);
+    expect(sessionIdOf(again.cookie)).not.toBe(sessionIdOf(first.cookie));
+    expect(await raw.exists(`sess:${sessionIdOf(first.cookie)}`)).toBe(0);
+    expect(await raw.exists(`sess:${sessionIdOf(again.cookie)}`)).toBe(1);
+    // The session is written once: express-session's save at the request's end sends nothing.
+    const after = await commandCounts(raw);
+    // Three SETs, all in the scripts: the code's claim, the record and the session.
+    expect((after.set ?? 0) - (before.set ?? 0)).toBe(3);
+    const old = await fetch(`${game.url}/api/me`, { headers: { cookie: first.cookie } });
+    expect(old.status).toBe(401);
+  });
+});
+
+test('with connect-redis, the entry keeps working with its own writes (five round trips)', async () => {
+  const game = await startGame(defaultClientKinds[0]!, 'connect-redis');
+  await enter(game);
+  let landed = { status: 0, cookie: '' };
+  const sent = await sentDuring(async () => {
+    landed = await enter(game);
+  });
+  expect(landed.status).toBe(303);
+  // regenerate's DEL, and the session written twice: by the entry, and again by express-session
+  // at the request's end (a regenerated session is not known to be saved).
+  expect(sent).toEqual(['evalsha', 'del', 'evalsha', 'set', 'set']);
+  expect(await raw.keys(`${game.prefix}n:*`)).toEqual([]);
+  const me = await fetch(`${game.url}/api/me`, { headers: { cookie: landed.cookie } });
+  expect(me.status).toBe(200);
+});
