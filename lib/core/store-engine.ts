@@ -286,11 +286,12 @@ export interface RecordChanges {
  */
 export interface Durability {
   /**
-   * Resolves once a replica holds every write made so far where the session's record lives (at
-   * once when there is no replica; after the timeout when none answers). Rejects with
+   * Resolves once a replica holds every write made so far where the session's record lives, and
+   * where `session` (express-session's store and the session id) keeps it when that store is on
+   * the same Redis client (at once when there is no replica; after the timeout when none answers). Rejects with
    * `StoreUnavailableError` when the server went away first: the writes may be lost with it.
    */
-  confirm(sessionKey: string): Promise<void>;
+  confirm(sessionKey: string, session?: { store: unknown; sid: string }): Promise<void>;
   /**
    * True for a while after the store lost its server: a refresh token the platform refuses may
    * have been retired by a refresh whose record another process is writing back.
@@ -315,6 +316,15 @@ export interface StoreEngine {
   readonly durability?: Durability | undefined;
   readonly logins?: LoginWrites | undefined;
 }
+
+/** Where a session store on Redis keeps a session (RedisSessionStore says so under this symbol). */
+export interface SessionRedisKeys {
+  /** The Redis client the session store was given. */
+  readonly client: object;
+  /** The session's key, as the store names it (the client's own key prefix not included). */
+  keyOf(sid: string): string;
+}
+export const SESSION_REDIS_KEYS = Symbol.for('express-platform-login.session-redis-keys');
 
 /** Where a shipped store keeps its own engine: a store without it gets one derived. */
 export const STORE_ENGINE = Symbol.for('express-platform-login.store-engine');

@@ -5,7 +5,11 @@
 // values are connect-redis's (`sess:<id>`, the session as JSON), so a rolling deploy can switch.
 import type { ServerResponse } from 'node:http';
 import { Store, type SessionData } from 'express-session';
-import type { LoginSessionWrite } from '../core/store-engine';
+import {
+  SESSION_REDIS_KEYS,
+  type LoginSessionWrite,
+  type SessionRedisKeys,
+} from '../core/store-engine';
 import { withDeadline } from '../stores/redis/with-deadline';
 import { KeyTracking } from '../stores/redis/key-tracking';
 import { ChangeWatchers } from '../stores/change-waiters';
@@ -140,6 +144,11 @@ export class RedisSessionStore extends Store {
   get [SESSION_JOINS](): SessionJoins | undefined {
     if (this.#redis.topology === 'cluster') return undefined;
     return { client: this.#client, join: (sid, res) => this.#join(sid, res) };
+  }
+
+  /** Where a session lives, for a new login's wait for a replica (RedisTokenStore's durability). */
+  get [SESSION_REDIS_KEYS](): SessionRedisKeys {
+    return { client: this.#client, keyOf: (sid) => this.#prefix + sid };
   }
 
   /** Closes the tracking connection (the client itself is the app's). */

@@ -39,8 +39,20 @@ export interface DurableWritesDeps {
   ): Promise<number>;
   /** Deletes the record again. */
   redelete(sessionKey: string): Promise<unknown>;
-  /** Where the session's writes are confirmed (a key in its record's slot). */
-  markKey(sessionKey: string): string;
+  /** Where the writes beside `key` (a Redis key as the store names it) are confirmed: its slot. */
+  markKey(key: string): string;
+  /** The Redis key of the session's record. */
+  recordKey(sessionKey: string): string;
+  /**
+   * Whether the server that answers now holds a write: the key present at `version` or later
+   * (a record), present (`0`: any value), or absent (`null`).
+   */
+  holds(key: string, version: number | null): Promise<boolean>;
+  /**
+   * The client follows failovers (Sentinel, Cluster): "no replica" may be the answer of a
+   * promoted replica that lacks the write, so the write is looked for.
+   */
+  followsFailovers: boolean;
   onReassert(outcome: ReassertOutcome): void;
 }
 
@@ -69,11 +81,36 @@ export class DurableWrites {
     return Date.now() - this.#lostAt < UNSETTLED_MS;
   }
 
-  /** Waits for a replica to hold the session's writes so far. */
-  async confirm(sessionKey: string): Promise<ReplicaWaitOutcome> {
-    const outcome = await this.#deps.acks.confirm(this.#deps.markKey(sessionKey));
+  /**
+   * Waits for a replica to hold the write of `key` (see {@link DurableWritesDeps.holds} for
+   * `version`), then, wherever a failover may have come in between, looks for it on the server
+   * that answers now: a wait answered by a promoted replica that lacks it is `failed`.
+   */
+  async confirm(key: string, version: number | null): Promise<ReplicaWaitOutcome> {
+    const deps = this.#deps;
+    const outcome = await deps.acks.confirm(deps.markKey(key));
+    const look = outcome === 'acknowledged' || (outcome === 'no-replica' && deps.followsFailovers);
+    if (look && !(await deps.holds(key, version).catch(() => false))) {
+      this.lost();
+      return 'failed';
+    }
     if (outcome === 'failed') this.lost();
     return outcome;
+  }
+
+  /**
+   * A new login's record and session (`sessionRedisKey`, when the session store is on this Redis):
+   * resolves the worse outcome of the two.
+   */
+  async loginWritten(
+    sessionKey: string,
+    sessionRedisKey: string | undefined,
+  ): Promise<ReplicaWaitOutcome> {
+    const outcomes = await Promise.all([
+      this.confirm(this.#deps.recordKey(sessionKey), 1),
+      sessionRedisKey === undefined ? 'no-replica' : this.confirm(sessionRedisKey, 0),
+    ]);
+    return outcomes.includes('failed') ? 'failed' : outcomes[0];
   }
 
   /**
@@ -109,14 +146,19 @@ export class DurableWrites {
     ttlMs: number,
     writeFailed = false,
   ): Promise<void> {
-    if (!writeFailed && (await this.confirm(sessionKey)) !== 'failed') {
+    const outcome = writeFailed
+      ? 'failed'
+      : await this.confirm(this.#deps.recordKey(sessionKey), record.version);
+    if (outcome === 'acknowledged' || outcome === 'no-replica') {
       const kept = this.#pending.get(sessionKey);
       if (kept?.kind === 'record' && kept.record.version <= record.version) {
         this.#pending.delete(sessionKey);
       }
       return;
     }
-    this.lost();
+    // Not on a replica yet (a slow one, or none reachable): kept until one holds it, and
+    // written again if the primary goes first.
+    if (outcome === 'failed') this.lost();
     this.#keep(sessionKey, {
       kind: 'record',
       record,
@@ -128,7 +170,8 @@ export class DurableWrites {
 
   /** A login's record was deleted: resolves once a replica holds the deletion, or it is kept. */
   async recordDeleted(sessionKey: string, ttlMs: number): Promise<void> {
-    if ((await this.confirm(sessionKey)) !== 'failed') return;
+    const outcome = await this.confirm(this.#deps.recordKey(sessionKey), null);
+    if (outcome === 'acknowledged' || outcome === 'no-replica') return;
     this.#keep(sessionKey, { kind: 'delete', expiresAt: Date.now() + ttlMs });
   }
 
@@ -185,7 +228,11 @@ export class DurableWrites {
           this.lost();
           return; // still no primary: next time
         }
-        if (outcome !== 'superseded' && (await this.confirm(sessionKey)) === 'failed') return;
+        if (outcome !== 'superseded') {
+          const version = pending.kind === 'delete' ? null : pending.record.version;
+          const held = await this.confirm(this.#deps.recordKey(sessionKey), version);
+          if (held !== 'acknowledged' && held !== 'no-replica') return; // next time
+        }
         // Unless a newer write of this process replaced it meanwhile.
         if (this.#pending.get(sessionKey) === pending) this.#pending.delete(sessionKey);
         if (outcome !== undefined) this.#deps.onReassert(outcome);

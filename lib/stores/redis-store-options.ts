@@ -107,9 +107,10 @@ const redisTokenStoreShape = {
    * login and a deletion are acknowledged by `replicas` replicas (at most the connected ones)
    * before the player is answered, waiting at most `timeoutMs` (then the player is answered and
    * the write is on the primary alone). The waits run on connections of their own; where the
-   * primary has no replica there is nothing to wait for. A refreshed record whose wait fails
-   * (the primary died) is written again on the new primary. `false` waits for nothing. Defaults
-   * to `{ replicas: 1, timeoutMs: 1000 }`.
+   * primary has no replica there is nothing to wait for. A refreshed record or a deletion whose
+   * wait fails or times out is kept in memory until a replica holds it, and written again on the
+   * new primary if the old one dies first. `false` waits for nothing. Defaults to
+   * `{ replicas: 1, timeoutMs: 2000 }`.
    */
   durability: z
     .union(
@@ -117,14 +118,14 @@ const redisTokenStoreShape = {
         z.literal(false),
         z.strictObject({
           replicas: z.number().int().min(1).max(16).default(1),
-          timeoutMs: z.number().int().min(1).max(60_000).default(1000),
+          timeoutMs: z.number().int().min(1).max(60_000).default(2000),
         }),
       ],
       {
         error: 'must be false or { replicas: 1–16, timeoutMs: 1–60000 } (each optional)',
       },
     )
-    .default({ replicas: 1, timeoutMs: 1000 }),
+    .default({ replicas: 1, timeoutMs: 2000 }),
 };
 
 /** The schema of `new RedisTokenStore(options)`. */

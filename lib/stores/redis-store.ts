@@ -26,7 +26,7 @@ import type {
   UnreadableReason,
   WindowCount,
 } from '../core/store-engine';
-import { STORE_ENGINE } from '../core/store-engine';
+import { SESSION_REDIS_KEYS, STORE_ENGINE, type SessionRedisKeys } from '../core/store-engine';
 import type { StorePutOptions, StoredValue, TokenStore } from '../core/token-store';
 import { RecordKeyRing } from './encryption';
 import {
@@ -61,7 +61,7 @@ import {
 import { withDeadline } from './redis/with-deadline';
 import { CachedRecords, type TrackedRecords } from './cached-records';
 import type { RecordCache } from './record-cache';
-import type { Argument, RedisCommands, Replies } from './redis/commands';
+import { hashTag, type Argument, type RedisCommands, type Replies } from './redis/commands';
 import { KeyTracking } from './redis/key-tracking';
 import { redisCommands } from './redis/redis-client';
 import { ReplicaAcks, type ReplicaWaitOutcome } from './replica-acks';
@@ -157,6 +157,8 @@ export class RedisTokenStore
   readonly logins: LoginWrites | undefined;
 
   readonly #redis: RedisCommands;
+  /** The client the app gave, to know a session store on the same one. */
+  readonly #client: object;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #maxTtlMs: number;
@@ -171,6 +173,7 @@ export class RedisTokenStore
     super();
     const config = parseOptions(redisTokenStoreOptionsSchema, options, 'RedisTokenStore');
     const redis = redisCommands(config.redis);
+    this.#client = config.redis;
     const link = config.durability === false ? undefined : redis.replicaLink();
     if (typeof link === 'string') {
       // Told once the app can listen (platformLogin() subscribes its logger at creation).
@@ -191,14 +194,18 @@ export class RedisTokenStore
           ]).then(Number);
         },
         redelete: (sessionKey) => this.#run('DEL', this.#recordKey(sessionKey), [], 'a delete'),
-        markKey: (sessionKey) => this.#markKey(sessionKey),
+        markKey: (key) => `${this.#prefix}{${hashTag(key)}}:w`,
+        recordKey: (sessionKey) => this.#recordKey(sessionKey),
+        holds: (key, version) => this.#holds(key, version),
+        followsFailovers: redis.topology !== 'standalone',
         onReassert: (outcome) => this.emit('reassert', { outcome }),
       });
       this.#durable = durable;
       this.durability = {
-        confirm: async (sessionKey) => {
+        confirm: async (sessionKey, session) => {
           checkSessionKey(sessionKey);
-          if ((await durable.confirm(sessionKey)) === 'failed') {
+          const sessionRedisKey = session && this.#sessionRedisKey(session.store, session.sid);
+          if ((await durable.loginWritten(sessionKey, sessionRedisKey)) === 'failed') {
             throw new StoreUnavailableError(
               'Redis went away before a replica acknowledged the new login; the player must enter again.',
             );
@@ -812,9 +819,30 @@ export class RedisTokenStore
     return `${this.#prefix}{${sessionKey}}:t`;
   }
 
-  /** Where the writes of a session's record are confirmed: a key of its own in the record's slot. */
-  #markKey(sessionKey: string): string {
-    return `${this.#prefix}{${sessionKey}}:w`;
+  /**
+   * Where express-session's `store` keeps session `sid`, when it is on this store's client: a
+   * RedisSessionStore says so; connect-redis shows its `client` and `prefix`.
+   */
+  #sessionRedisKey(store: unknown, sid: string): string | undefined {
+    if (typeof store !== 'object' || store === null) return undefined;
+    const keys = (store as { [SESSION_REDIS_KEYS]?: SessionRedisKeys })[SESSION_REDIS_KEYS];
+    if (keys !== undefined) return keys.client === this.#client ? keys.keyOf(sid) : undefined;
+    const { client, prefix } = store as { client?: unknown; prefix?: unknown };
+    return client === this.#client && typeof prefix === 'string' ? prefix + sid : undefined;
+  }
+
+  /**
+   * Whether the server answering now holds a write of `key`: a record at `version` or later (its
+   * stored value starts `<version>|`), any value (`0`), or none (`null`).
+   */
+  async #holds(key: string, version: number | null): Promise<boolean> {
+    if (version === null || version === 0) {
+      const exists = Number(await this.#run('EXISTS', key, [], 'a durability check'));
+      return version === null ? exists === 0 : exists === 1;
+    }
+    const head = await this.#run('GETRANGE', key, ['0', '19'], 'a durability check');
+    const stored = Number(/^(\d+)\|/.exec(String(head ?? ''))?.[1] ?? 0);
+    return stored >= version;
   }
 
   #lockKey(sessionKey: string): string {

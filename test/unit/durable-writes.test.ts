@@ -20,7 +20,10 @@ function durableWrites(outcomes: ReplicaWaitOutcome[]) {
       return 1;
     },
     redelete: async () => undefined,
-    markKey: (sessionKey) => `{${sessionKey}}:w`,
+    markKey: (key) => `{${key}}:w`,
+    recordKey: (sessionKey) => `{${sessionKey}}:t`,
+    holds: async () => primary === 'up',
+    followsFailovers: true,
     onReassert: (outcome) => settled.push(outcome),
   });
   return { durable, writes, settled, primaryUp: () => (primary = 'up') };
@@ -69,8 +72,9 @@ test('after the server was lost, locks wait for SETTLE_MS; a refused refresh tok
   expect([durable.settling, durable.unsettled]).toEqual([false, true]);
 });
 
-test('an acknowledged write keeps nothing', async () => {
-  const { durable } = durableWrites(['acknowledged']);
+test('an acknowledged write the primary holds keeps nothing', async () => {
+  const { durable, primaryUp } = durableWrites(['acknowledged']);
+  primaryUp();
   await durable.recordWritten('s', sampleRecord(2), 1, HOUR);
   const stored = sampleRecord(1);
   expect(durable.overlay('s', { status: 'found', record: stored })).toEqual({
@@ -78,4 +82,25 @@ test('an acknowledged write keeps nothing', async () => {
     record: stored,
   });
   expect(durable.settling).toBe(false);
+});
+
+test('a wait answered by a promoted replica that lacks the write is a failed one: the record is kept', async () => {
+  // The new primary has no replica ("no-replica") and no record at version 2.
+  const { durable } = durableWrites(['no-replica']);
+  const second = sampleRecord(2);
+  await durable.recordWritten('s', second, 1, HOUR);
+  expect(durable.overlay('s', { status: 'found', record: sampleRecord(1) })).toEqual({
+    status: 'found',
+    record: second,
+  });
+  expect(durable.settling).toBe(true);
+});
+
+test('a timed-out wait keeps the record until a replica holds it, without holding locks back', async () => {
+  const { durable, writes, primaryUp } = durableWrites(['timeout']);
+  primaryUp();
+  await durable.recordWritten('s', sampleRecord(2), 1, HOUR);
+  expect(durable.settling).toBe(false);
+  await jest.advanceTimersByTimeAsync(200);
+  expect(writes).toEqual([{ version: 2, over: 1 }]);
 });

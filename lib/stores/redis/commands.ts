@@ -85,14 +85,17 @@ export function replicasInRole(reply: unknown): number {
   return Array.isArray(reply[2]) ? reply[2].length : 0;
 }
 
+/** The part of `key` Redis Cluster hashes: its hash tag when it has one, else all of it. */
+export function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  if (open === -1) return key;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
 /** CRC16 (XMODEM) of Redis Cluster's key slots, over the key's hash tag when it has one. */
 export function keySlot(key: string): number {
-  const open = key.indexOf('{');
-  let hashed = key;
-  if (open !== -1) {
-    const close = key.indexOf('}', open + 1);
-    if (close > open + 1) hashed = key.slice(open + 1, close);
-  }
+  const hashed = hashTag(key);
   let crc = 0;
   for (const byte of Buffer.from(hashed, 'utf8')) {
     crc ^= byte << 8;
