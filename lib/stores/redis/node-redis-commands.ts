@@ -9,6 +9,7 @@ import {
   MARK_TTL_MS,
   replicasInRole,
   type Argument,
+  type ClusterLinks,
   type RedisCommands,
   type Replies,
   type ReplicaLink,
@@ -42,6 +43,11 @@ export interface NodeRedisClient extends Emitter {
   readonly options?: object | undefined;
 }
 
+/** A node of node-redis's slot map (its `masters`, a shard's `master`). */
+interface ClusterNode {
+  readonly address: string;
+}
+
 /** A node-redis 5/6 Cluster from `createCluster()`. */
 export interface NodeRedisCluster extends Emitter {
   sendCommand(
@@ -51,6 +57,12 @@ export interface NodeRedisCluster extends Emitter {
     options?: object,
   ): Promise<unknown>;
   getSlotMaster(slot: number): unknown;
+  /** The slot map: per slot its shard, whose master has an address (`host:port`). */
+  readonly slots: ReadonlyArray<{ master?: ClusterNode } | undefined>;
+  /** The masters, for nodeClient(). */
+  readonly masters: readonly ClusterNode[];
+  /** The (connected) client of a node: a Promise in node-redis 6, a client or a Promise in 5. */
+  nodeClient(node: ClusterNode): NodeRedisClient | Promise<NodeRedisClient>;
   duplicate(overrides?: object): NodeRedisCluster;
   connect(): Promise<unknown>;
   destroy(): void;
@@ -69,6 +81,8 @@ export interface NodeRedisSentinel extends Emitter {
   getMasterNode(): unknown;
   /** node-redis 6 only. */
   duplicate?(overrides?: object): NodeRedisSentinel;
+  /** node-redis 6: the client-side cache made from the `clientSideCache` option (an EventEmitter). */
+  readonly clientSideCache?: Emitter | undefined;
   connect(): Promise<unknown>;
   destroy(): void;
   readonly isReady: boolean;
@@ -168,9 +182,17 @@ export class NodeRedisCommands implements RedisCommands {
     if (isCluster(client))
       return 'a Cluster spreads keys over nodes that each track only their own keys';
     if (isSentinel(client)) {
-      return "node-redis's Sentinel does not surface its master connection's invalidation pushes";
+      if (client.duplicate === undefined) {
+        return "node-redis 5's Sentinel has no duplicate() for a connection of its own (node-redis 6 has)";
+      }
+      return new NodeRedisSentinelTrackingLink(client);
     }
-    return new NodeRedisTrackingLink(client);
+    return new NodeRedisTrackingLink(() => client);
+  }
+
+  clusterLinks(): ClusterLinks | undefined {
+    const client = this.#client;
+    return isCluster(client) ? new NodeRedisClusterLinks(client) : undefined;
   }
 
   replicaLink(): ReplicaLink | string {
@@ -286,21 +308,91 @@ class NodeRedisReplicaLink implements ReplicaLink {
   }
 }
 
+/** How long a tracking link waits to look again for a Cluster master's client. */
+const PARENT_RETRY_MS = 250;
+
+/**
+ * node-redis's Cluster, publicly: `slots` (per slot its shard and the shard's `master`), `masters`
+ * and `nodeClient(master)` (the node's client, which the link duplicates: the Cluster's `defaults`,
+ * its password and TLS, the node's address after `nodeAddressMap`). It has no event for a topology
+ * change, but replaces `slots` with a new array on every rediscovery (after a MOVED, or a node
+ * reconnecting), so the map's version is the array itself; its node events help.
+ */
+class NodeRedisClusterLinks implements ClusterLinks {
+  readonly #cluster: NodeRedisCluster;
+
+  constructor(cluster: NodeRedisCluster) {
+    this.#cluster = cluster;
+  }
+
+  slotOwners(): ReadonlyArray<string | undefined> {
+    const slots = this.#cluster.slots;
+    const owners = new Array<string | undefined>(16_384);
+    for (let slot = 0; slot < owners.length; slot += 1) owners[slot] = slots[slot]?.master?.address;
+    return owners;
+  }
+
+  mapVersion(): unknown {
+    return this.#cluster.slots;
+  }
+
+  trackingLink(address: string): TrackingLink {
+    const cluster = this.#cluster;
+    // Found again at every (re)connection: a rediscovery makes new node objects.
+    return new NodeRedisTrackingLink(() => {
+      const master = cluster.masters.find((node) => node.address === address);
+      return master === undefined ? undefined : cluster.nodeClient(master);
+    });
+  }
+
+  onTopology(listener: () => void): () => void {
+    const cluster = this.#cluster;
+    const events = ['connect', 'node-connect', 'node-ready', 'node-disconnect'];
+    for (const event of events) cluster.on(event, listener);
+    return () => {
+      for (const event of events) cluster.off(event, listener);
+    };
+  }
+}
+
 /**
  * A duplicate of the client speaking RESP3 with `emitInvalidate`: Redis pushes the reports on the
  * tracking connection itself (no redirect, no subscribed mode, so PING and CLIENT stay allowed),
- * and node-redis (5.x and 6.x) emits each reported key as an `invalidate` event.
+ * and node-redis (5.x and 6.x) emits each reported key as an `invalidate` event. `parent`: the
+ * client duplicated (a Cluster master's client, looked up when opening: while node-redis has none
+ * for that address, or cannot connect it, the link waits and looks again).
  */
 class NodeRedisTrackingLink implements TrackingLink {
-  readonly #parent: NodeRedisClient;
+  readonly #parent: () => NodeRedisClient | Promise<NodeRedisClient> | undefined;
   #connection: NodeRedisClient | undefined;
+  #retry: NodeJS.Timeout | undefined;
+  #closed = false;
 
-  constructor(parent: NodeRedisClient) {
+  constructor(parent: () => NodeRedisClient | Promise<NodeRedisClient> | undefined) {
     this.#parent = parent;
   }
 
   open(events: TrackingLinkEvents): void {
-    const connection = this.#parent.duplicate({
+    const retry = (): void => {
+      if (this.#closed) return;
+      this.#retry = setTimeout(() => this.open(events), PARENT_RETRY_MS);
+      this.#retry.unref();
+    };
+    let parent: NodeRedisClient | Promise<NodeRedisClient> | undefined;
+    try {
+      parent = this.#parent();
+    } catch {
+      parent = undefined;
+    }
+    if (parent === undefined) retry();
+    else if (parent instanceof Promise) {
+      parent.then((client) => this.#openOn(client, events), retry);
+    } else this.#openOn(parent, events);
+  }
+
+  #openOn(parent: NodeRedisClient, events: TrackingLinkEvents): void {
+    if (this.#closed) return;
+    const connection = parent.duplicate({
       RESP: 3,
       emitInvalidate: true,
       // A client-side cache of the app's own would take the pushes before `invalidate` is emitted.
@@ -339,11 +431,107 @@ class NodeRedisTrackingLink implements TrackingLink {
   }
 
   close(): void {
+    this.#closed = true;
+    clearTimeout(this.#retry);
     this.#connection?.destroy();
   }
 
   #open(): NodeRedisClient {
     if (this.#connection === undefined) throw new Error('The tracking link is not open.');
     return this.#connection;
+  }
+}
+
+/** The `flags` of a CLIENT TRACKINGINFO reply (a RESP3 map: an object, or a flat array). */
+function trackingFlags(reply: unknown): string[] {
+  let flags: unknown;
+  if (Array.isArray(reply)) {
+    const at = reply.findIndex((item) => String(item) === 'flags');
+    flags = at === -1 ? undefined : reply[at + 1];
+  } else if (reply instanceof Map) flags = reply.get('flags');
+  else if (typeof reply === 'object' && reply !== null) flags = (reply as { flags?: unknown }).flags;
+  return Array.isArray(flags) ? flags.map(String) : [];
+}
+
+/**
+ * node-redis 6's Sentinel: a Sentinel of its own (`duplicate()`: the same sentinels, master name,
+ * password, TLS and `nodeAddressMap`), with one master connection (`masterPoolSize: 1`, so the
+ * tracking commands, the heartbeat and the reports all travel on it) speaking RESP3 with a
+ * `clientSideCache`. The Sentinel surfaces nothing else of its connections' pushes, but its
+ * (public) `clientSideCache` emits `invalidate` for each reported key; that cache itself holds
+ * nothing, as only its typed cacheable commands fill it and the link sends none. It follows the
+ * master through a failover like the app's client (`reconnecting`, then `ready` on the new one).
+ * The master connection reconnecting by itself turns tracking back to node-redis's default mode
+ * (not BCAST) without a `ready`, so the heartbeat asks CLIENT TRACKINGINFO: no `bcast` flag, and
+ * the link says it is down, then ready again to be set up.
+ */
+class NodeRedisSentinelTrackingLink implements TrackingLink {
+  readonly #parent: NodeRedisSentinel;
+  #sentinel: NodeRedisSentinel | undefined;
+  #events: TrackingLinkEvents | undefined;
+
+  constructor(parent: NodeRedisSentinel) {
+    this.#parent = parent;
+  }
+
+  open(events: TrackingLinkEvents): void {
+    this.#events = events;
+    const sentinel = this.#parent.duplicate!({
+      RESP: 3,
+      clientSideCache: { maxEntries: 1 },
+      masterPoolSize: 1,
+      replicaPoolSize: 0,
+      useReplicas: false,
+      reserveClient: false,
+      keyPrefix: undefined,
+      commandOptions: undefined,
+    });
+    this.#sentinel = sentinel;
+    sentinel.on('error', ignore);
+    sentinel.on('ready', () => events.ready());
+    sentinel.on('reconnecting', () => events.down());
+    sentinel.on('end', () => events.down());
+    // The master connection failed (node-redis reconnects it, or the Sentinel moves to a new master).
+    sentinel.on('client-error', ((event: { type?: string }) => {
+      if (event.type === 'MASTER') events.down();
+    }) as Listener);
+    sentinel.clientSideCache?.on('invalidate', ((key: Buffer | string | null) =>
+      events.invalidated(key === null ? null : [String(key)])) as Listener);
+    sentinel.connect().catch(ignore);
+  }
+
+  async track(prefix: string): Promise<void> {
+    const sentinel = this.#open();
+    // The client-side cache turned tracking on (default mode) while connecting.
+    await sentinel.sendCommand(false, ['CLIENT', 'TRACKING', 'OFF']);
+    await sentinel.sendCommand(false, ['CLIENT', 'TRACKING', 'ON', 'BCAST', 'PREFIX', prefix]);
+  }
+
+  async ping(): Promise<unknown> {
+    const reply = await this.#open().sendCommand(false, ['CLIENT', 'TRACKINGINFO'], AS_TEXT);
+    if (!trackingFlags(reply).includes('bcast')) {
+      const events = this.#events;
+      events?.down();
+      setImmediate(() => events?.ready());
+      throw new Error('The tracking connection reconnected without its tracking.');
+    }
+    return reply;
+  }
+
+  send(args: readonly string[]): Promise<unknown> {
+    return this.#open().sendCommand(false, [...args], AS_TEXT);
+  }
+
+  close(): void {
+    try {
+      this.#sentinel?.destroy();
+    } catch {
+      // already closed
+    }
+  }
+
+  #open(): NodeRedisSentinel {
+    if (this.#sentinel === undefined) throw new Error('The tracking link is not open.');
+    return this.#sentinel;
   }
 }
