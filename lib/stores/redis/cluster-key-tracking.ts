@@ -135,7 +135,6 @@ export class ClusterKeyTracking implements KeyTracker {
     const first = this.#owners.length === 0;
     this.#owners = owners;
     if (!first) this.#listener.allChanged();
-    if (process.env.EPL_DEBUG) console.log('follow: map changed', first);
     const marks = markNames(owners, this.#redis.keyPrefix + this.#prefix + MARK_SUFFIX);
     for (const [address, master] of this.#masters) {
       if (marks.get(address) === master.mark) continue;
@@ -165,10 +164,7 @@ export class ClusterKeyTracking implements KeyTracker {
         this.#prefix,
         {
           changed: (key) => this.#listener.changed(key),
-          allChanged: () => {
-            if (process.env.EPL_DEBUG) console.log('node allChanged', address);
-            this.#listener.allChanged();
-          },
+          allChanged: () => this.#listener.allChanged(),
           liveChanged: (live) => {
             if (this.#masters.get(address) !== master) return;
             master.live = live;
@@ -193,7 +189,6 @@ export class ClusterKeyTracking implements KeyTracker {
   #setLive(live: boolean): void {
     if (live === this.#live) return;
     this.#live = live;
-    if (process.env.EPL_DEBUG) console.log('cluster live', live, [...this.#masters.values()].map((m) => m.live));
     if (!live) this.#listener.allChanged();
     this.#listener.liveChanged(live);
   }
