@@ -188,7 +188,12 @@ describe.each(kinds)('on $name', (kind) => {
     const login = platformLogin(loginOptions(sim, { store: tokens }));
     const app = express();
     app.use(
-      session({ store: sessions, secret: 'cluster-cache', resave: false, saveUninitialized: false }),
+      session({
+        store: sessions,
+        secret: 'cluster-cache',
+        resave: false,
+        saveUninitialized: false,
+      }),
     );
     app.use('/platform/callback', login.callback);
     app.use('/api', login.middleware());
@@ -303,10 +308,19 @@ describe.each(kinds)('on $name', (kind) => {
           ttlMs: TTL_MS,
         });
       expect(await put(1)).toBe(true);
-      expect(await valueOnce(() => versionOf(reader, sessionKey), (v) => v === 1)).toBe(1);
+      expect(
+        await valueOnce(
+          () => versionOf(reader, sessionKey),
+          (v) => v === 1,
+        ),
+      ).toBe(1);
       expect(await put(2)).toBe(true);
       expect(
-        await valueOnce(() => versionOf(reader, sessionKey), (v) => v === 2, SEEN_WITHIN_MS),
+        await valueOnce(
+          () => versionOf(reader, sessionKey),
+          (v) => v === 2,
+          SEEN_WITHIN_MS,
+        ),
       ).toBe(2);
     }
     expect(masters.size).toBe(3);
@@ -361,22 +375,30 @@ describe.each(kinds)('on $name', (kind) => {
     const shard = master.shard;
     failedShards.add(shard);
     expect(
-      await writer.records.put(sessionKey, sampleRecord(1), { expectedVersion: null, ttlMs: TTL_MS }),
+      await writer.records.put(sessionKey, sampleRecord(1), {
+        expectedVersion: null,
+        ttlMs: TTL_MS,
+      }),
     ).toBe(true);
     // Version 1 reached the replica; version 2 is held back on its way there, read and kept in memory.
-    await waitUntil(
-      async () => {
-        const replica = bed.replicas.find((node) => node.shard === shard)!;
-        return (await onNodeAs(true, replica, 'EXISTS', recordKey).catch(() => 0)) === 1;
-      },
-      'version 1 on the replica',
-    );
+    await waitUntil(async () => {
+      const replica = bed.replicas.find((node) => node.shard === shard)!;
+      return (await onNodeAs(true, replica, 'EXISTS', recordKey).catch(() => 0)) === 1;
+    }, 'version 1 on the replica');
     bed.setReplicationDelay(10_000);
     try {
       expect(
-        await writer.records.put(sessionKey, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS }),
+        await writer.records.put(sessionKey, sampleRecord(2), {
+          expectedVersion: 1,
+          ttlMs: TTL_MS,
+        }),
       ).toBe(true);
-      expect(await valueOnce(() => versionOf(reader, sessionKey), (v) => v === 2)).toBe(2);
+      expect(
+        await valueOnce(
+          () => versionOf(reader, sessionKey),
+          (v) => v === 2,
+        ),
+      ).toBe(2);
       await bed.killMaster(shard);
       await bed.waitForPromotion(shard);
     } finally {

@@ -38,10 +38,7 @@ export function trackKeys(
  * every key of the prefix to one slot: then only that slot's master can hold any, and only it is
  * tracked.
  */
-function markNames(
-  owners: ReadonlyArray<string | undefined>,
-  base: string,
-): Map<string, string> {
+function markNames(owners: ReadonlyArray<string | undefined>, base: string): Map<string, string> {
   const wanted = new Set(owners.filter((owner): owner is string => owner !== undefined));
   const names = new Map<string, string>();
   const pinned = keySlot(`${base}{0}`) === keySlot(`${base}{1}`);
@@ -98,10 +95,7 @@ export class ClusterKeyTracking implements KeyTracker {
     this.#links = links;
     this.#prefix = prefix;
     this.#listener = listener;
-    this.#unfollow = [
-      redis.onEnd(() => void this.close()),
-      links.onTopology(() => this.#follow()),
-    ];
+    this.#unfollow = [redis.onEnd(() => void this.close()), links.onTopology(() => this.#follow())];
     this.#timer = setInterval(() => {
       this.#beats += 1;
       if (this.#beats % FULL_CHECK_EVERY === 0 || links.mapVersion() !== this.#version)
@@ -145,8 +139,7 @@ export class ClusterKeyTracking implements KeyTracker {
       if (!this.#masters.has(address)) this.#track(address, mark);
     }
     const pinned = marks.size === 1 && owners.some((owner) => owner !== undefined);
-    this.#uncovered =
-      !pinned && owners.some((owner) => owner !== undefined && !marks.has(owner));
+    this.#uncovered = !pinned && owners.some((owner) => owner !== undefined && !marks.has(owner));
     this.#update();
   }
 

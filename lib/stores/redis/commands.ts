@@ -185,4 +185,6 @@ export const isNoScript = (error: unknown): boolean =>
 export const isRefusal = (error: unknown): boolean =>
   isServerReply(error) &&
   // MOVED and ASK: a Cluster's slot moved under a command sent straight to a node (key tracking).
-  !/^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|NOSCRIPT|MOVED|ASK)/.test(error.message);
+  !/^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|NOSCRIPT|MOVED|ASK)/.test(
+    error.message,
+  );

@@ -226,7 +226,9 @@ class IoRedisReplicaLink implements ReplicaLink {
   /** The app's own connection to the master of `route`. */
   #master(route: string): Redis {
     const master = this.#client.isCluster
-      ? (this.#client as unknown as Cluster).nodes('master').find((node) => addressOf(node) === route)
+      ? (this.#client as unknown as Cluster)
+          .nodes('master')
+          .find((node) => addressOf(node) === route)
       : (this.#client as unknown as Redis);
     if (master === undefined) throw new Error('No connection to the master of this key.');
     return master;

@@ -449,7 +449,8 @@ function trackingFlags(reply: unknown): string[] {
     const at = reply.findIndex((item) => String(item) === 'flags');
     flags = at === -1 ? undefined : reply[at + 1];
   } else if (reply instanceof Map) flags = reply.get('flags');
-  else if (typeof reply === 'object' && reply !== null) flags = (reply as { flags?: unknown }).flags;
+  else if (typeof reply === 'object' && reply !== null)
+    flags = (reply as { flags?: unknown }).flags;
   return Array.isArray(flags) ? flags.map(String) : [];
 }
 
