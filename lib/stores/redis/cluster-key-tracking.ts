@@ -41,7 +41,7 @@ export function trackKeys(
 function markNames(owners: ReadonlyArray<string | undefined>, base: string): Map<string, string> {
   const wanted = new Set(owners.filter((owner): owner is string => owner !== undefined));
   const names = new Map<string, string>();
-  const pinned = keySlot(`${base}{0}`) === keySlot(`${base}{1}`);
+  const pinned = pinsOneSlot(base);
   for (let n = 0; n < MARK_SEARCH_LIMIT && names.size < wanted.size; n += 1) {
     const name = `${base}{${n}}`;
     const owner = owners[keySlot(name)];
@@ -50,6 +50,9 @@ function markNames(owners: ReadonlyArray<string | undefined>, base: string): Map
   }
   return names;
 }
+
+/** True when a hash tag in `base` (the prefix) puts every key under it in one slot. */
+const pinsOneSlot = (base: string): boolean => keySlot(`${base}{0}`) === keySlot(`${base}{1}`);
 
 interface MasterTracking {
   readonly tracking: KeyTracking;
@@ -129,7 +132,8 @@ export class ClusterKeyTracking implements KeyTracker {
     const first = this.#owners.length === 0;
     this.#owners = owners;
     if (!first) this.#listener.allChanged();
-    const marks = markNames(owners, this.#redis.keyPrefix + this.#prefix + MARK_SUFFIX);
+    const base = this.#redis.keyPrefix + this.#prefix + MARK_SUFFIX;
+    const marks = markNames(owners, base);
     for (const [address, master] of this.#masters) {
       if (marks.get(address) === master.mark) continue;
       this.#masters.delete(address);
@@ -138,8 +142,9 @@ export class ClusterKeyTracking implements KeyTracker {
     for (const [address, mark] of marks) {
       if (!this.#masters.has(address)) this.#track(address, mark);
     }
-    const pinned = marks.size === 1 && owners.some((owner) => owner !== undefined);
-    this.#uncovered = !pinned && owners.some((owner) => owner !== undefined && !marks.has(owner));
+    // Every master serving slots has a mark (a pinned prefix needs only its slot's master).
+    this.#uncovered =
+      !pinsOneSlot(base) && owners.some((owner) => owner !== undefined && !marks.has(owner));
     this.#update();
   }
 

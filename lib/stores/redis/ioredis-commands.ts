@@ -147,9 +147,10 @@ class IoRedisClusterLinks implements ClusterLinks {
   }
 
   slotOwners(): ReadonlyArray<string | undefined> {
-    const slots = this.#cluster.slots;
+    // None on a client that only says it is a Cluster (a wrapper): then no master, never live.
+    const slots = this.#cluster.slots as Cluster['slots'] | undefined;
     const owners = new Array<string | undefined>(16_384);
-    for (let slot = 0; slot < owners.length; slot += 1) owners[slot] = slots[slot]?.[0];
+    for (let slot = 0; slot < owners.length; slot += 1) owners[slot] = slots?.[slot]?.[0];
     return owners;
   }
 

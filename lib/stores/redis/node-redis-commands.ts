@@ -325,9 +325,11 @@ class NodeRedisClusterLinks implements ClusterLinks {
   }
 
   slotOwners(): ReadonlyArray<string | undefined> {
-    const slots = this.#cluster.slots;
+    // None on a client that only says it is a Cluster (a wrapper): then no master, never live.
+    const slots = this.#cluster.slots as NodeRedisCluster['slots'] | undefined;
     const owners = new Array<string | undefined>(16_384);
-    for (let slot = 0; slot < owners.length; slot += 1) owners[slot] = slots[slot]?.master?.address;
+    for (let slot = 0; slot < owners.length; slot += 1)
+      owners[slot] = slots?.[slot]?.master?.address;
     return owners;
   }
 
