@@ -146,6 +146,13 @@ function failureLogger(logger: PlatformLogger): (failure: RequestFailure) => voi
   };
 }
 
+/** Why keys cannot be tracked, by whose limit it is (KeyChangeListener.unavailable's `by`). */
+const UNTRACKED: Record<string, string> = {
+  refused: 'Redis refused client tracking',
+  silent: 'Redis accepted client tracking but its reports never arrive',
+  client: 'this Redis client cannot have a tracking connection of its own',
+};
+
 /**
  * Logs and counts what a store itself says: a RedisTokenStore emits `recordCacheUnavailable` and
  * `durabilityUnavailable` at most once (warnings), `replicaWait` for each wait for replicas and
@@ -160,10 +167,10 @@ export function logStoreEvents(
   if (typeof storeEvents.on !== 'function') return;
   const on = <T>(event: string, listener: (e: T) => void): void =>
     void storeEvents.on!.call(store, event, listener);
-  on<{ reason: string }>('recordCacheUnavailable', (e) =>
+  on<{ reason: string; by?: string }>('recordCacheUnavailable', (e) =>
     logger.warn(
-      { event: 'recordCacheUnavailable', reason: e.reason },
-      'Redis refused client tracking: token records are read from Redis on every request (see docs/caching.md)',
+      { event: 'recordCacheUnavailable', reason: e.reason, by: e.by },
+      `${UNTRACKED[e.by ?? 'refused'] ?? UNTRACKED.refused!}: token records are read from Redis on every request (see docs/caching.md)`,
     ),
   );
   on<{ reason: string }>('durabilityUnavailable', (e) =>

@@ -11,7 +11,8 @@ import {
   type SessionRedisKeys,
 } from '../core/store-engine';
 import { withDeadline } from '../stores/redis/with-deadline';
-import { KeyTracking } from '../stores/redis/key-tracking';
+import type { KeyTracker } from '../stores/redis/key-tracking';
+import { trackKeys } from '../stores/redis/cluster-key-tracking';
 import { ChangeWatchers } from '../stores/change-waiters';
 import { redisCommands, type RedisCommands } from '../stores/redis/redis-client';
 import { READ_WITH_TTL } from '../stores/scripts';
@@ -77,7 +78,7 @@ export class RedisSessionStore extends Store {
   readonly #renewBelow: number;
   readonly #timeoutMs: number;
   readonly #cache: SessionCache;
-  readonly #tracking: KeyTracking | undefined;
+  readonly #tracking: KeyTracker | undefined;
   /** Who follows a session (the sockets of it: lib/sockets/session-follow.ts), by key. */
   readonly #watchers = new ChangeWatchers();
   /** The joins under way, by the keys of the sessions they replace and write. */
@@ -94,11 +95,12 @@ export class RedisSessionStore extends Store {
     this.#renewBelow = 1 - config.renewAfter;
     this.#timeoutMs = config.operationTimeoutMs;
     const cache = (this.#cache = new SessionCache(config.maxCachedSessions));
-    // The record cache's key tracking, on a prefix of its own (lib/stores/redis/key-tracking.ts):
-    // memory serves only while Redis's reports are live; on a Cluster it never is.
-    if (config.maxCachedSessions > 0 && this.#redis.topology !== 'cluster') {
+    // The record cache's key tracking, on a prefix of its own (lib/stores/redis/key-tracking.ts; on
+    // a Cluster one per master, cluster-key-tracking.ts): memory serves only while Redis's reports
+    // are live.
+    if (config.maxCachedSessions > 0) {
       const watchers = this.#watchers;
-      this.#tracking = new KeyTracking(this.#redis, this.#prefix, {
+      this.#tracking = trackKeys(this.#redis, this.#prefix, {
         changed: (key) => {
           cache.reported(key);
           watchers.wake(key);
@@ -111,7 +113,7 @@ export class RedisSessionStore extends Store {
           cache.setActive(live);
           watchers.wakeAll(); // changes may have been missed meanwhile
         },
-        unavailable: (reason) => this.emit('cacheUnavailable', { reason }),
+        unavailable: (reason, by) => this.emit('cacheUnavailable', { reason, by }),
       });
     }
   }

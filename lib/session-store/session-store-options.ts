@@ -8,8 +8,9 @@ import { isNodeRedis } from '../stores/redis/node-redis-commands';
 
 const redisSessionStoreShape = {
   /**
-   * The client, as RedisTokenStore takes it: node-redis 5/6 (`createClient()`, `createSentinel()`;
-   * connected) or ioredis 5/6 (`new Redis(…)`). The store never closes it. Required.
+   * The client, as RedisTokenStore takes it: node-redis 5/6 (`createClient()`, `createCluster()`,
+   * `createSentinel()`; connected) or ioredis 5/6 (`new Redis(…)`, `new Cluster(…)`). The store
+   * never closes it. Required.
    */
   redis: z.custom<RedisClient>(
     (value) =>

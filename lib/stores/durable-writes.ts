@@ -259,6 +259,7 @@ export function watchingLosses(redis: RedisCommands, lost: () => void): RedisCom
       redis.script(script, keys, args, replies).catch(noticed),
     onEnd: (listener) => redis.onEnd(listener),
     trackingLink: () => redis.trackingLink(),
+    clusterLinks: () => redis.clusterLinks(),
     replicaLink: () => redis.replicaLink(),
   };
 }

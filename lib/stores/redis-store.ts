@@ -62,7 +62,8 @@ import { withDeadline } from './redis/with-deadline';
 import { CachedRecords, type TrackedRecords } from './cached-records';
 import type { RecordCache } from './record-cache';
 import { hashTag, type Argument, type RedisCommands, type Replies } from './redis/commands';
-import { KeyTracking } from './redis/key-tracking';
+import type { KeyTracker, UnavailableBy } from './redis/key-tracking';
+import { trackKeys } from './redis/cluster-key-tracking';
 import { redisCommands } from './redis/redis-client';
 import { ReplicaAcks, type ReplicaWaitOutcome } from './replica-acks';
 import { DurableWrites, watchingLosses, type ReassertOutcome } from './durable-writes';
@@ -79,8 +80,12 @@ import {
 
 /** Events of a RedisTokenStore. */
 export interface RedisTokenStoreEvents {
-  /** The server refused client tracking: records are read from Redis each time. */
-  recordCacheUnavailable: [{ reason: string }];
+  /**
+   * Keys cannot be tracked, so records are read from Redis each time. `by`: Redis refused client
+   * tracking (`refused`), accepted it but sends no reports (`silent`), or the Redis client has no
+   * way to a tracking connection (`client`).
+   */
+  recordCacheUnavailable: [{ reason: string; by: UnavailableBy }];
   /** This client cannot have connections of its own for WAIT: writes are not waited for. */
   durabilityUnavailable: [{ reason: string }];
   /** A wait for replicas ended (see `durability`). */
@@ -134,7 +139,8 @@ const unreadable = (reason: UnreadableReason): RecordRead => ({ status: 'unreada
  * 401 and keeps its session, which a process holding the key can still serve.
  *
  * Records read are served from this process's memory afterwards, dropped the moment Redis reports
- * their key changed (`recordCache`, one extra connection; not on a Cluster): docs/caching.md.
+ * their key changed (`recordCache`: one extra connection, ioredis two; on a Cluster as many per
+ * master, and memory serves only while every master's tracking is live): docs/caching.md.
  */
 export class RedisTokenStore
   extends EventEmitter<RedisTokenStoreEvents>
@@ -165,7 +171,7 @@ export class RedisTokenStore
   readonly #keyRing: RecordKeyRing | undefined;
   /** Records served from memory while Redis's reports reach `#tracking` (docs/caching.md). */
   readonly #cache: RecordCache | undefined;
-  readonly #tracking: KeyTracking | undefined;
+  readonly #tracking: KeyTracker | undefined;
   readonly #durable: DurableWrites | undefined;
   readonly #acks: ReplicaAcks | undefined;
 
@@ -270,20 +276,20 @@ export class RedisTokenStore
           };
     let records: TokenRecords = direct;
     let changes: RecordChanges | undefined;
-    // On a Cluster the keys live on several nodes, each with its own tracking: reads go to Redis.
-    if (config.recordCache && this.#redis.topology !== 'cluster') {
+    // On a Cluster the keys live on several nodes: one tracking per master (cluster-key-tracking.ts).
+    if (config.recordCache) {
       // No read is sent on a report (the next request reads): a read written after the app's QUIT
       // breaks the socket under that QUIT, and ioredis says nothing public of a QUIT under way.
       const cached = new CachedRecords(direct, config.recordCacheSize, () => false);
       const cache = cached.cache;
-      this.#tracking = new KeyTracking(this.#redis, this.#prefix, {
+      this.#tracking = trackKeys(this.#redis, this.#prefix, {
         changed: (key) => cache.reported(key),
         allChanged: () => cache.invalidateAll(),
         liveChanged: (live) => {
           cache.setActive(live);
           if (!live) this.#durable?.lost();
         },
-        unavailable: (reason) => this.emit('recordCacheUnavailable', { reason }),
+        unavailable: (reason, by) => this.emit('recordCacheUnavailable', { reason, by }),
       });
       this.#cache = cache;
       records = cached;

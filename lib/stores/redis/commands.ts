@@ -43,9 +43,11 @@ export interface RedisCommands {
   onEnd(listener: () => void): () => void;
   /**
    * A connection of its own for key tracking (see key-tracking.ts), or a sentence saying why this
-   * client cannot have one (a Cluster: each node tracks only its own keys).
+   * client cannot have one (a Cluster: each node tracks only its own keys, see clusterLinks()).
    */
   trackingLink(): TrackingLink | string;
+  /** On a Cluster: its slot map and a tracking link per master (cluster-key-tracking.ts). */
+  clusterLinks(): ClusterLinks | undefined;
   /**
    * Connections of their own for WAIT, opened on first use (see ReplicaLink), or a sentence saying
    * why this client cannot have them.
@@ -139,6 +141,28 @@ export interface TrackingLink {
   close(): void;
 }
 
+/**
+ * A Cluster client's public view of its masters, for key tracking per master: each node reports
+ * changes of its own keys only, so every master that serves slots gets a tracking link.
+ */
+export interface ClusterLinks {
+  /**
+   * The address of the master serving each slot (index = slot, `undefined` where none), as the
+   * client's slot map says now: the client routes by this map, so it names every node that
+   * answers the store's reads.
+   */
+  slotOwners(): ReadonlyArray<string | undefined>;
+  /**
+   * Something that is a different object whenever the client rebuilt its slot map (node-redis
+   * replaces it on every rediscovery), compared at each heartbeat: cheap, so polled often.
+   */
+  mapVersion(): unknown;
+  /** A tracking link to the master at `address` (one of slotOwners()), or why there is none. */
+  trackingLink(address: string): TrackingLink | string;
+  /** Calls `listener` on the client's own events that may follow a topology change. */
+  onTopology(listener: () => void): () => void;
+}
+
 /** A reply of the server (as opposed to a connection or client failure), on either client. */
 export function isServerReply(error: unknown): error is Error {
   if (!(error instanceof Error)) return false;
@@ -163,4 +187,7 @@ export const isNoScript = (error: unknown): boolean =>
  */
 export const isRefusal = (error: unknown): boolean =>
   isServerReply(error) &&
-  !/^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|NOSCRIPT)/.test(error.message);
+  // MOVED and ASK: a Cluster's slot moved under a command sent straight to a node (key tracking).
+  !/^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|READONLY|NOSCRIPT|MOVED|ASK)/.test(
+    error.message,
+  );

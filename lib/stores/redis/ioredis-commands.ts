@@ -9,12 +9,16 @@ import {
   MARK_TTL_MS,
   replicasInRole,
   type Argument,
+  type ClusterLinks,
   type RedisCommands,
   type Replies,
   type ReplicaLink,
   type TrackingLink,
   type TrackingLinkEvents,
 } from './commands';
+
+/** How long a tracking link waits to look again for a Cluster master's connection. */
+const PARENT_RETRY_MS = 250;
 
 /** Where RESP2 delivers the reports of a tracking connection redirected to itself. */
 const INVALIDATE_CHANNEL = '__redis__:invalidate';
@@ -110,11 +114,64 @@ export class IoRedisCommands implements RedisCommands {
     if (this.#client.isCluster) {
       return 'a Cluster spreads keys over nodes that each track only their own keys';
     }
-    return new IoRedisTrackingLink(this.#client as unknown as Redis);
+    const client = this.#client as unknown as Redis;
+    return new IoRedisTrackingLink(() => client);
+  }
+
+  clusterLinks(): ClusterLinks | undefined {
+    return this.#client.isCluster
+      ? new IoRedisClusterLinks(this.#client as unknown as Cluster)
+      : undefined;
   }
 
   replicaLink(): ReplicaLink | string {
     return new IoRedisReplicaLink(this.#client, this.keyPrefix);
+  }
+}
+
+/** The address ioredis names a node by in its slot map (after its `natMap`). */
+const addressOf = (node: Redis): string => `${node.options.host}:${node.options.port}`;
+
+/**
+ * ioredis's Cluster, publicly: `slots` (the slot map, an address list per slot, master first),
+ * `nodes('master')` (a connection per master, which the link duplicates: same options, TLS and
+ * password, NAT mapping applied) and the `+node`, `-node` and `refresh` events. It mutates `slots`
+ * in place on MOVED (then refreshes it and emits `refresh`), so the map's version is the map
+ * itself and its events do the rest.
+ */
+class IoRedisClusterLinks implements ClusterLinks {
+  readonly #cluster: Cluster;
+
+  constructor(cluster: Cluster) {
+    this.#cluster = cluster;
+  }
+
+  slotOwners(): ReadonlyArray<string | undefined> {
+    // None on a client that only says it is a Cluster (a wrapper): then no master, never live.
+    const slots = this.#cluster.slots as Cluster['slots'] | undefined;
+    const owners = new Array<string | undefined>(16_384);
+    for (let slot = 0; slot < owners.length; slot += 1) owners[slot] = slots?.[slot]?.[0];
+    return owners;
+  }
+
+  mapVersion(): unknown {
+    return this.#cluster.slots;
+  }
+
+  trackingLink(address: string): TrackingLink {
+    // Found again at every (re)connection: a node ioredis dropped and made again is another object.
+    return new IoRedisTrackingLink(() =>
+      this.#cluster.nodes('master').find((node) => addressOf(node) === address),
+    );
+  }
+
+  onTopology(listener: () => void): () => void {
+    const cluster = this.#cluster;
+    const events = ['+node', '-node', 'refresh'];
+    for (const event of events) cluster.on(event, listener);
+    return () => {
+      for (const event of events) cluster.off(event, listener);
+    };
   }
 }
 
@@ -172,7 +229,7 @@ class IoRedisReplicaLink implements ReplicaLink {
     const master = this.#client.isCluster
       ? (this.#client as unknown as Cluster)
           .nodes('master')
-          .find((node) => `${node.options.host}:${node.options.port}` === route)
+          .find((node) => addressOf(node) === route)
       : (this.#client as unknown as Redis);
     if (master === undefined) throw new Error('No connection to the master of this key.');
     return master;
@@ -204,19 +261,30 @@ class IoRedisReplicaLink implements ReplicaLink {
  * handler passes on only pub/sub pushes), while a redirected report reaches the documented
  * `messageBuffer` event on both versions (`message` would flatten a list of keys into one string).
  * Two connections because a RESP2 subscriber may send nothing but (UN)SUBSCRIBE and PING.
+ * `parent`: the client duplicated (a Cluster master's connection, looked up when opening: while
+ * ioredis has none for that address, the link waits and looks again).
  */
 class IoRedisTrackingLink implements TrackingLink {
-  readonly #parent: Redis;
+  readonly #parent: () => Redis | undefined;
   #commands: Redis | undefined;
   #reports: Redis | undefined;
   /** The subscriber's CLIENT ID once it is subscribed on its current connection. */
   #subscriberId: string | undefined;
+  #retry: NodeJS.Timeout | undefined;
+  #closed = false;
 
-  constructor(parent: Redis) {
+  constructor(parent: () => Redis | undefined) {
     this.#parent = parent;
   }
 
   open(events: TrackingLinkEvents): void {
+    if (this.#closed) return;
+    const parent = this.#parent();
+    if (parent === undefined) {
+      this.#retry = setTimeout(() => this.open(events), PARENT_RETRY_MS);
+      this.#retry.unref();
+      return;
+    }
     // `protocol` and `replyMapping` are ioredis 6 options; ioredis 5 speaks RESP2 and ignores them.
     // Nothing is queued or resent across a reconnect: the tracking is set up again every time.
     const overrides = {
@@ -229,8 +297,8 @@ class IoRedisTrackingLink implements TrackingLink {
       maxRetriesPerRequest: 1,
       keyPrefix: '',
     } as RedisOptions;
-    const commands = this.#parent.duplicate(overrides);
-    const reports = this.#parent.duplicate(overrides);
+    const commands = parent.duplicate(overrides);
+    const reports = parent.duplicate(overrides);
     this.#commands = commands;
     this.#reports = reports;
     for (const connection of [commands, reports]) {
@@ -287,6 +355,8 @@ class IoRedisTrackingLink implements TrackingLink {
   }
 
   close(): void {
+    this.#closed = true;
+    clearTimeout(this.#retry);
     this.#commands?.disconnect();
     this.#reports?.disconnect();
   }

@@ -4,7 +4,7 @@
 // each keep one.
 import { randomBytes } from 'node:crypto';
 import { ignore } from '../../util/ignore';
-import { isRefusal, type RedisCommands, type TrackingLink } from './commands';
+import { isRefusal, isServerReply, type RedisCommands, type TrackingLink } from './commands';
 
 /** What a KeyTracking tells. No method may throw. */
 export interface KeyChangeListener {
@@ -17,9 +17,28 @@ export interface KeyChangeListener {
    * serve copies only while live.
    */
   liveChanged(live: boolean): void;
-  /** Told once when this client or server cannot track keys (refused CLIENT, a Cluster): never live. */
-  unavailable?(reason: string): void;
+  /**
+   * Told once when keys cannot be tracked: never live. `by` says whose limit it is: Redis refused
+   * CLIENT TRACKING (`refused`: renamed or forbidden CLIENT, an ACL, a Redis before 6), accepted it
+   * but its reports never arrive (`silent`), or the Redis client has no way to a connection of its
+   * own (`client`: node-redis's Sentinel).
+   */
+  unavailable?(reason: string, by: UnavailableBy): void;
 }
+
+/** Whose limit keeps keys from being tracked (see KeyChangeListener.unavailable). */
+export type UnavailableBy = 'refused' | 'silent' | 'client';
+
+/** What tracks the keys of a prefix: one KeyTracking, or one per master on a Cluster. */
+export interface KeyTracker {
+  /** True while reports are reliable: copies may be served. */
+  readonly live: boolean;
+  /** Closes its connections; never live again. */
+  close(): Promise<void>;
+}
+
+/** Where a KeyTracking gets its connection: the seam, or one master of a Cluster. */
+export type TrackingSource = Pick<RedisCommands, 'keyPrefix' | 'trackingLink' | 'onEnd'>;
 
 /** The timings of every KeyTracking, in milliseconds (docs/caching.md states the bounds they give). */
 export const TRACKING_TIMING = {
@@ -42,7 +61,7 @@ export const TRACKING_TIMING = {
 } as const;
 
 /** The database mark, under the tracked prefix (so that ACLs on the prefix cover it). */
-const MARK_SUFFIX = '~db';
+export const MARK_SUFFIX = '~db';
 
 /**
  * Keeps `listener` told of changes to keys starting with `prefix`. Set up on every (re)connection:
@@ -51,8 +70,8 @@ const MARK_SUFFIX = '~db';
  * must come back as a report, proving the channel end to end. Live from then on while every
  * heartbeat (PING on the tracking connection + GET of the mark) is answered within the lease.
  */
-export class KeyTracking {
-  readonly #redis: RedisCommands;
+export class KeyTracking implements KeyTracker {
+  readonly #redis: TrackingSource;
   readonly #listener: KeyChangeListener;
   /** The prefix as Redis names the keys (the client's own key prefix, then the tracked prefix). */
   readonly #trackedPrefix: string;
@@ -76,16 +95,25 @@ export class KeyTracking {
   #expiry: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(redis: RedisCommands, prefix: string, listener: KeyChangeListener) {
+  /**
+   * `markName`: the mark's full name (as Redis names it), where it must be a key of one node (a
+   * Cluster's master: see cluster-key-tracking.ts); by default `<keyPrefix><prefix>~db`.
+   */
+  constructor(
+    redis: TrackingSource,
+    prefix: string,
+    listener: KeyChangeListener,
+    markName: string = redis.keyPrefix + prefix + MARK_SUFFIX,
+  ) {
     this.#redis = redis;
     this.#listener = listener;
     this.#trackedPrefix = redis.keyPrefix + prefix;
-    this.#markName = redis.keyPrefix + prefix + MARK_SUFFIX;
+    this.#markName = markName;
     const link = redis.trackingLink();
     if (typeof link === 'string') {
       this.#closed = true;
       // On the next tick, so that a listener attached right after construction hears it.
-      process.nextTick(() => listener.unavailable?.(link));
+      process.nextTick(() => listener.unavailable?.(link, 'client'));
       return;
     }
     this.#unfollow = redis.onEnd(() => void this.close());
@@ -126,7 +154,7 @@ export class KeyTracking {
         if (this.#link === link) this.#reported(keys);
       },
       refused: (reason) => {
-        if (this.#link === link && !this.#closed) this.#unavailable(reason);
+        if (this.#link === link && !this.#closed) this.#unavailable(reason, 'refused');
       },
     });
   }
@@ -187,7 +215,7 @@ export class KeyTracking {
     } catch (error) {
       if (epoch === this.#epoch && isRefusal(error)) {
         // Renamed or forbidden CLIENT (some managed services), or a Redis before 6.
-        this.#unavailable(error instanceof Error ? error.message : String(error));
+        this.#unavailable(error instanceof Error ? error.message : String(error), 'refused');
       }
       // Anything else (a connection lost, Redis away): the heartbeat sets up again.
       this.#nextSetUpAt = Date.now() + TRACKING_TIMING.heartbeatMs * 5;
@@ -221,7 +249,7 @@ export class KeyTracking {
     if (!proven) {
       this.#failedProofs += 1;
       if (this.#failedProofs >= TRACKING_TIMING.proofAttempts) {
-        this.#unavailable('Redis accepted CLIENT TRACKING but its reports do not arrive');
+        this.#unavailable('Redis accepted CLIENT TRACKING but its reports do not arrive', 'silent');
       }
       return;
     }
@@ -240,9 +268,9 @@ export class KeyTracking {
     return value === null || value === undefined ? null : String(value);
   }
 
-  #unavailable(reason: string): void {
+  #unavailable(reason: string, by: UnavailableBy): void {
     void this.close();
-    this.#listener.unavailable?.(reason);
+    this.#listener.unavailable?.(reason, by);
   }
 
   #reported(keys: readonly string[] | null): void {
@@ -306,8 +334,17 @@ export class KeyTracking {
         }
         this.#renew(sentAt);
       },
-      () => {
-        if (this.#probe === probe) this.#probe = undefined;
+      (error: unknown) => {
+        if (this.#probe !== probe || epoch !== this.#epoch) return;
+        this.#probe = undefined;
+        // A server's refusal of the mark's read (MOVED or ASK: a Cluster's slot moved away from
+        // this node; LOADING: a restarted node) says the channel no longer covers what it did:
+        // off now, not at the lease's end, and set up again.
+        if (isServerReply(error)) {
+          this.#mark = undefined;
+          this.#nextSetUpAt = 0;
+          this.#off();
+        }
       },
     );
   }

@@ -1,0 +1,211 @@
+// Key tracking on a Redis Cluster: a KeyTracking per master, following the client's slot map. Each
+// node reports changes of its own keys only (CLIENT TRACKING is per node), so every master that
+// serves slots gets its own tracking connection, heartbeat, lease and mark; copies are served only
+// while every one of them is live, and every copy goes when the slot map changes.
+import { ignore } from '../../util/ignore';
+import { keySlot, type ClusterLinks, type RedisCommands } from './commands';
+import {
+  KeyTracking,
+  MARK_SUFFIX,
+  TRACKING_TIMING,
+  type KeyChangeListener,
+  type KeyTracker,
+  type UnavailableBy,
+} from './key-tracking';
+
+/** Redis Cluster's slot count. */
+const SLOTS = 16_384;
+/** Hash tags tried for the marks: a master serving one slot in 16 384 is found well within it. */
+const MARK_SEARCH_LIMIT = 200_000;
+/** A full comparison of the slot map, besides its version at every heartbeat (in heartbeats). */
+const FULL_CHECK_EVERY = 10;
+
+/** Key tracking for `prefix` on whatever `redis` is: one connection, or one per Cluster master. */
+export function trackKeys(
+  redis: RedisCommands,
+  prefix: string,
+  listener: KeyChangeListener,
+): KeyTracker {
+  const links = redis.clusterLinks();
+  return links === undefined
+    ? new KeyTracking(redis, prefix, listener)
+    : new ClusterKeyTracking(redis, links, prefix, listener);
+}
+
+/**
+ * The mark's name for each master: `<keyPrefix><prefix>~db{n}`, the first n whose slot that master
+ * serves (the mark must be a key of the node it proves). A prefix with a hash tag of its own pins
+ * every key of the prefix to one slot: then only that slot's master can hold any, and only it is
+ * tracked.
+ */
+function markNames(owners: ReadonlyArray<string | undefined>, base: string): Map<string, string> {
+  const wanted = new Set(owners.filter((owner): owner is string => owner !== undefined));
+  const names = new Map<string, string>();
+  const pinned = pinsOneSlot(base);
+  for (let n = 0; n < MARK_SEARCH_LIMIT && names.size < wanted.size; n += 1) {
+    const name = `${base}{${n}}`;
+    const owner = owners[keySlot(name)];
+    if (owner !== undefined && !names.has(owner)) names.set(owner, name);
+    if (pinned) break;
+  }
+  return names;
+}
+
+/** True when a hash tag in `base` (the prefix) puts every key under it in one slot. */
+const pinsOneSlot = (base: string): boolean => keySlot(`${base}{0}`) === keySlot(`${base}{1}`);
+
+interface MasterTracking {
+  readonly tracking: KeyTracking;
+  readonly mark: string;
+  live: boolean;
+}
+
+/**
+ * Live while every master of the slot map has a live KeyTracking (its own lease): a master's link
+ * down turns memory off for every slot, not only its own. By default (`cluster-require-full-coverage
+ * yes`) a Cluster with a master down refuses every command anyway, and one switch keeps the
+ * record and session caches' per-key API and their in-flight read guards as they are on one server.
+ *
+ * The slot map is the client's (it routes the store's reads by it, so it names every node that
+ * answers one). Read again on the client's topology events, whenever the map object changes
+ * (checked every heartbeat) and every second; any change empties the caches (a moved slot may hold
+ * copies its new master never reported on), closes the links of masters that left and opens links
+ * to new ones, which serve only once proved.
+ */
+export class ClusterKeyTracking implements KeyTracker {
+  readonly #links: ClusterLinks;
+  readonly #redis: RedisCommands;
+  readonly #prefix: string;
+  readonly #listener: KeyChangeListener;
+  readonly #masters = new Map<string, MasterTracking>();
+  readonly #unfollow: Array<() => void>;
+  readonly #timer: NodeJS.Timeout;
+  #owners: ReadonlyArray<string | undefined> = [];
+  #version: unknown;
+  #beats = 0;
+  /** Masters serve slots that no tracked master covers (no mark found): never live then. */
+  #uncovered = false;
+  #live = false;
+  #closed = false;
+
+  constructor(
+    redis: RedisCommands,
+    links: ClusterLinks,
+    prefix: string,
+    listener: KeyChangeListener,
+  ) {
+    this.#redis = redis;
+    this.#links = links;
+    this.#prefix = prefix;
+    this.#listener = listener;
+    this.#unfollow = [redis.onEnd(() => void this.close()), links.onTopology(() => this.#follow())];
+    this.#timer = setInterval(() => {
+      this.#beats += 1;
+      if (this.#beats % FULL_CHECK_EVERY === 0 || links.mapVersion() !== this.#version)
+        this.#follow();
+    }, TRACKING_TIMING.heartbeatMs);
+    this.#timer.unref();
+    this.#follow();
+  }
+
+  get live(): boolean {
+    return this.#live;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    for (const unfollow of this.#unfollow) unfollow();
+    this.#setLive(false);
+    const closing = [...this.#masters.values()].map(({ tracking }) => tracking.close());
+    this.#masters.clear();
+    await Promise.all(closing);
+  }
+
+  /** Reads the slot map; on a change, drops every copy and tracks the masters it names now. */
+  #follow(): void {
+    if (this.#closed) return;
+    this.#version = this.#links.mapVersion();
+    const owners = this.#links.slotOwners();
+    if (sameOwners(owners, this.#owners)) return;
+    const first = this.#owners.length === 0;
+    this.#owners = owners;
+    if (!first) this.#listener.allChanged();
+    const base = this.#redis.keyPrefix + this.#prefix + MARK_SUFFIX;
+    const marks = markNames(owners, base);
+    for (const [address, master] of this.#masters) {
+      if (marks.get(address) === master.mark) continue;
+      this.#masters.delete(address);
+      void master.tracking.close();
+    }
+    for (const [address, mark] of marks) {
+      if (!this.#masters.has(address)) this.#track(address, mark);
+    }
+    // Every master serving slots has a mark (a pinned prefix needs only its slot's master).
+    this.#uncovered =
+      !pinsOneSlot(base) && owners.some((owner) => owner !== undefined && !marks.has(owner));
+    this.#update();
+  }
+
+  #track(address: string, mark: string): void {
+    const master: MasterTracking = {
+      mark,
+      live: false,
+      tracking: new KeyTracking(
+        {
+          keyPrefix: this.#redis.keyPrefix,
+          trackingLink: () => this.#links.trackingLink(address),
+          // The Cluster client's end closes every master's tracking (see the constructor).
+          onEnd: () => ignore,
+        },
+        this.#prefix,
+        {
+          changed: (key) => this.#listener.changed(key),
+          allChanged: () => this.#listener.allChanged(),
+          liveChanged: (live) => {
+            if (this.#masters.get(address) !== master) return;
+            master.live = live;
+            this.#update();
+            // A master's link lost may be a failover: the client's map may have moved on.
+            if (!live) this.#follow();
+          },
+          unavailable: (reason, by) => this.#unavailable(reason, by),
+        },
+        mark,
+      ),
+    };
+    this.#masters.set(address, master);
+  }
+
+  #update(): void {
+    let live = this.#masters.size > 0 && !this.#uncovered;
+    for (const master of this.#masters.values()) live &&= master.live;
+    this.#setLive(live);
+  }
+
+  #setLive(live: boolean): void {
+    if (live === this.#live) return;
+    this.#live = live;
+    if (!live) this.#listener.allChanged();
+    this.#listener.liveChanged(live);
+  }
+
+  /** One master refused tracking (renamed CLIENT, an ACL): the others are of no use alone. */
+  #unavailable(reason: string, by: UnavailableBy): void {
+    if (this.#closed) return;
+    void this.close();
+    this.#listener.unavailable?.(reason, by);
+  }
+}
+
+function sameOwners(
+  a: ReadonlyArray<string | undefined>,
+  b: ReadonlyArray<string | undefined>,
+): boolean {
+  if (a.length !== b.length) return false;
+  for (let slot = 0; slot < SLOTS && slot < a.length; slot += 1) {
+    if (a[slot] !== b[slot]) return false;
+  }
+  return true;
+}
