@@ -63,9 +63,6 @@ export interface NodeRedisCluster extends Emitter {
   readonly masters: readonly ClusterNode[];
   /** The (connected) client of a node: a Promise in node-redis 6, a client or a Promise in 5. */
   nodeClient(node: ClusterNode): NodeRedisClient | Promise<NodeRedisClient>;
-  duplicate(overrides?: object): NodeRedisCluster;
-  connect(): Promise<unknown>;
-  destroy(): void;
   /** node-redis 6 only; 5 has `isOpen` alone. */
   readonly isReady?: boolean;
   readonly isOpen: boolean;
@@ -203,8 +200,8 @@ export class NodeRedisCommands implements RedisCommands {
   }
 }
 
-/** Sends one command on a duplicate, routed by `key` on a Cluster. */
-type Send = (key: string, args: Argument[]) => Promise<unknown>;
+/** Sends one command on a connection of its own. */
+type Send = (args: Argument[]) => Promise<unknown>;
 
 /**
  * A duplicate of the client per lane (a Sentinel's follows the failover itself; a Cluster's has a
@@ -214,7 +211,8 @@ type Send = (key: string, args: Argument[]) => Promise<unknown>;
 class NodeRedisReplicaLink implements ReplicaLink {
   readonly #client: NodeRedisAny;
   readonly #keyPrefix: string;
-  readonly #lanes = new Map<number, { send: Send; destroy: () => void }>();
+  /** By master (its address on a Cluster, '' elsewhere) and lane. */
+  readonly #lanes = new Map<string, { send: Send; destroy: () => void }>();
 
   constructor(client: NodeRedisAny, keyPrefix: string) {
     this.#client = client;
@@ -222,11 +220,8 @@ class NodeRedisReplicaLink implements ReplicaLink {
   }
 
   routeOf(key: string): string {
-    const client = this.#client;
-    if (!isCluster(client)) return '';
-    const master = client.getSlotMaster(keySlot(this.#keyPrefix + key)) as
-      { address?: string } | undefined;
-    return master?.address ?? '';
+    const master = this.#masterOf(key);
+    return (master as { address?: string } | undefined)?.address ?? '';
   }
 
   async replicas(markKey: string): Promise<number> {
@@ -247,16 +242,17 @@ class NodeRedisReplicaLink implements ReplicaLink {
     timeoutMs: number,
   ): Promise<number> {
     const key = this.#keyPrefix + markKey;
+    const name = `${this.routeOf(markKey)}#${lane}`;
     try {
-      const connection = this.#lanes.get(lane) ?? this.#open(lane);
+      const connection = this.#lanes.get(name) ?? this.#open(name, markKey);
       const [, acknowledged] = await Promise.all([
-        connection.send(key, ['SET', key, '1', 'PX', String(MARK_TTL_MS)]),
-        connection.send(key, ['WAIT', String(replicas), String(timeoutMs)]),
+        connection.send(['SET', key, '1', 'PX', String(MARK_TTL_MS)]),
+        connection.send(['WAIT', String(replicas), String(timeoutMs)]),
       ]);
       return Number(acknowledged);
     } catch (error) {
-      this.#lanes.get(lane)?.destroy();
-      this.#lanes.delete(lane);
+      this.#lanes.get(name)?.destroy();
+      this.#lanes.delete(name);
       throw error;
     }
   }
@@ -266,45 +262,63 @@ class NodeRedisReplicaLink implements ReplicaLink {
     this.#lanes.clear();
   }
 
-  #open(lane: number): { send: Send; destroy: () => void } {
+  /** On a Cluster, the master owning `key`'s slot (as the cluster's slot map has it now). */
+  #masterOf(key: string): unknown {
+    const client = this.#client;
+    return isCluster(client) ? client.getSlotMaster(keySlot(this.#keyPrefix + key)) : undefined;
+  }
+
+  /**
+   * A connection of its own to the master of `markKey`: a duplicate of the client (of the
+   * cluster's client of that master on a Cluster; a Sentinel's follows the failover itself).
+   */
+  #open(name: string, markKey: string): { send: Send; destroy: () => void } {
     const client = this.#client;
     // No key prefix or per-command options of the app's: the mark's key is given whole.
     const overrides = { keyPrefix: undefined, commandOptions: undefined };
-    let send: Send;
-    let duplicate: { connect(): Promise<unknown>; destroy(): void; on: Emitter['on'] };
-    if (isCluster(client)) {
-      const cluster = client.duplicate({ defaults: { ...overrides } });
-      send = (key, args) => cluster.sendCommand(key, false, args, AS_TEXT);
-      duplicate = cluster;
-    } else if (isSentinel(client)) {
+    let opening: Promise<{ send: (args: Argument[]) => Promise<unknown>; destroy(): void }>;
+    if (isSentinel(client)) {
       const sentinel = client.duplicate!();
-      send = (_key, args) => sentinel.sendCommand(false, args, AS_TEXT);
-      duplicate = sentinel;
+      opening = connected(sentinel, (args) => sentinel.sendCommand(false, args, AS_TEXT));
     } else {
-      const single = client.duplicate(overrides);
-      send = (_key, args) => single.sendCommand(args, AS_TEXT);
-      duplicate = single;
+      const base = isCluster(client)
+        ? Promise.resolve(client.nodeClient(this.#masterOf(markKey) as ClusterNode))
+        : Promise.resolve(client as NodeRedisClient);
+      opening = base.then((node) => {
+        const single = node.duplicate(overrides);
+        return connected(single, (args) => single.sendCommand(args, AS_TEXT));
+      });
     }
-    duplicate.on('error', ignore);
-    const connecting = duplicate.connect();
-    connecting.catch(ignore);
-    const destroy = (): void => {
-      try {
-        duplicate.destroy();
-      } catch {
-        // already closed
-      }
-    };
+    opening.catch(ignore);
     const opened = {
-      send: async (key: string, args: Argument[]) => {
-        await connecting;
-        return send(key, args);
-      },
-      destroy,
+      send: async (args: Argument[]) => (await opening).send(args),
+      destroy: () => void opening.then((connection) => connection.destroy(), ignore),
     };
-    this.#lanes.set(lane, opened);
+    this.#lanes.set(name, opened);
     return opened;
   }
+}
+
+/** Connects `duplicate`; resolves how to send on it and how to end it. */
+async function connected(
+  duplicate: { connect(): Promise<unknown>; destroy(): void; on: Emitter['on'] },
+  send: (args: Argument[]) => Promise<unknown>,
+): Promise<{ send: (args: Argument[]) => Promise<unknown>; destroy(): void }> {
+  duplicate.on('error', ignore);
+  const destroy = (): void => {
+    try {
+      duplicate.destroy();
+    } catch {
+      // already closed
+    }
+  };
+  try {
+    await duplicate.connect();
+  } catch (error) {
+    destroy();
+    throw error;
+  }
+  return { send, destroy };
 }
 
 /** How long a tracking link waits to look again for a Cluster master's client. */
