@@ -600,9 +600,13 @@ export class RedisTokenStore
     // Just after the server was lost, the lock may be on a primary that died, and the refresh
     // token in the record the new one holds already retired: its owner writes the newer record
     // back first (durable-writes.ts).
-    if (this.#durable?.settling === true) return undefined;
-    const owner = randomBytes(16).toString('base64url');
     const key = this.#lockKey(sessionKey);
+    if (this.#durable?.settling === true) {
+      // Held, by the failover; a Redis that still does not answer fails the call as always.
+      await this.#run('PTTL', key, [], 'a lock');
+      return undefined;
+    }
+    const owner = randomBytes(16).toString('base64url');
     const taken = await withDeadline(
       this.#redis.run('SET', key, [owner, 'PX', String(lockTtlMs), 'NX']),
       this.#timeoutMs,
