@@ -31,6 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   server.resume();
+  await store.close();
   await kind.quit(redis);
   await server.stop();
   await restarted?.stop();
