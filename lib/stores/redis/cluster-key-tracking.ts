@@ -3,7 +3,7 @@
 // serves slots gets its own tracking connection, heartbeat, lease and mark; copies are served only
 // while every one of them is live, and every copy goes when the slot map changes.
 import { ignore } from '../../util/ignore';
-import { keySlot, type ClusterLinks, type RedisCommands } from './commands';
+import { CLUSTER_SLOTS, keySlot, type ClusterLinks, type RedisCommands } from './commands';
 import {
   KeyTracking,
   MARK_SUFFIX,
@@ -13,8 +13,6 @@ import {
   type UnavailableBy,
 } from './key-tracking';
 
-/** Redis Cluster's slot count. */
-const SLOTS = 16_384;
 /** Hash tags tried for the marks: a master serving one slot in 16 384 is found well within it. */
 const MARK_SEARCH_LIMIT = 200_000;
 /** A full comparison of the slot map, besides its version at every heartbeat (in heartbeats). */
@@ -204,7 +202,7 @@ function sameOwners(
   b: ReadonlyArray<string | undefined>,
 ): boolean {
   if (a.length !== b.length) return false;
-  for (let slot = 0; slot < SLOTS && slot < a.length; slot += 1) {
+  for (let slot = 0; slot < CLUSTER_SLOTS && slot < a.length; slot += 1) {
     if (a[slot] !== b[slot]) return false;
   }
   return true;

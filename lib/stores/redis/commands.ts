@@ -105,7 +105,19 @@ export function keySlot(key: string): number {
       crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
     }
   }
-  return crc % 16384;
+  return crc % CLUSTER_SLOTS;
+}
+
+/** Redis Cluster's number of hash slots. */
+export const CLUSTER_SLOTS = 16_384;
+
+/** The master address of every slot, as `ownerOf(slot)` names it (`undefined`: no master known). */
+export function slotOwners(
+  ownerOf: (slot: number) => string | undefined,
+): Array<string | undefined> {
+  const owners = new Array<string | undefined>(CLUSTER_SLOTS);
+  for (let slot = 0; slot < CLUSTER_SLOTS; slot += 1) owners[slot] = ownerOf(slot);
+  return owners;
 }
 
 /** How long a confirmation mark lives: long enough to be replicated, short enough to leave no trace. */

@@ -6,6 +6,7 @@ import type { LuaScript } from '../scripts';
 import {
   isNoScript,
   keySlot,
+  slotOwners,
   MARK_TTL_MS,
   replicasInRole,
   type Argument,
@@ -149,9 +150,7 @@ class IoRedisClusterLinks implements ClusterLinks {
   slotOwners(): ReadonlyArray<string | undefined> {
     // None on a client that only says it is a Cluster (a wrapper): then no master, never live.
     const slots = this.#cluster.slots as Cluster['slots'] | undefined;
-    const owners = new Array<string | undefined>(16_384);
-    for (let slot = 0; slot < owners.length; slot += 1) owners[slot] = slots?.[slot]?.[0];
-    return owners;
+    return slotOwners((slot) => slots?.[slot]?.[0]);
   }
 
   mapVersion(): unknown {

@@ -6,6 +6,7 @@ import {
   isNoScript,
   isRefusal,
   keySlot,
+  slotOwners,
   MARK_TTL_MS,
   replicasInRole,
   type Argument,
@@ -341,10 +342,7 @@ class NodeRedisClusterLinks implements ClusterLinks {
   slotOwners(): ReadonlyArray<string | undefined> {
     // None on a client that only says it is a Cluster (a wrapper): then no master, never live.
     const slots = this.#cluster.slots as NodeRedisCluster['slots'] | undefined;
-    const owners = new Array<string | undefined>(16_384);
-    for (let slot = 0; slot < owners.length; slot += 1)
-      owners[slot] = slots?.[slot]?.master?.address;
-    return owners;
+    return slotOwners((slot) => slots?.[slot]?.master?.address);
   }
 
   mapVersion(): unknown {
