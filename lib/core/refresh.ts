@@ -99,7 +99,10 @@ interface RefreshRun {
 }
 
 interface Flight {
+  /** The record once it is durable: on a replica, or kept to be written again (Durability). */
   promise: Promise<TokenRecord>;
+  /** The record once written: what a request with a usable token goes on with (DESIGN section 13). */
+  written: Promise<TokenRecord>;
   startedAt: number;
 }
 
@@ -138,8 +141,9 @@ export class RefreshCoordinator {
    * The record a request goes on with: the one place that decides "serve with the current token".
    * Fresh: as it is. Past the refresh-ahead point: as it is, refreshed in the background. Near
    * expiry: refreshed, but a token that still works waits at most {@link MAX_WAIT_WITH_USABLE_TOKEN_MS}
-   * (counted from the start of the refresh) and goes on when the refresh fails on platform trouble.
-   * Only an expired token waits for the platform. Rejects as {@link refresh} does.
+   * (counted from the start of the refresh) for the new record to be written, never for a replica
+   * to hold it, and goes on when the refresh fails on platform trouble. Only an expired token waits
+   * for the platform and for the store's durability. Rejects as {@link refresh} does.
    */
   async forRequest(
     sessionKey: string,
@@ -158,7 +162,7 @@ export class RefreshCoordinator {
     if (!isUsable(record, now)) return flight.promise;
     const waitMs = flight.startedAt + MAX_WAIT_WITH_USABLE_TOKEN_MS - now;
     try {
-      return waitMs > 0 ? await within(flight.promise, waitMs, record) : record;
+      return waitMs > 0 ? await within(flight.written, waitMs, record) : record;
     } catch (error) {
       if (servesWithCurrentToken(error, record, Date.now())) return record;
       throw error;
@@ -189,17 +193,24 @@ export class RefreshCoordinator {
       if (held.version === seen.version && leftMs > 0) {
         const promise = Promise.reject(heldError(held.error, leftMs));
         promise.catch(ignore); // handled: a request with a usable token does not look at it
-        return { promise, startedAt: 0 };
+        return { promise, written: promise, startedAt: 0 };
       }
       this.heldBack.delete(sessionKey);
     }
     // Wrapped, not an event: only a call around the work can make the `epl.refresh` span active.
-    const promise = traceRefresh(background, () =>
+    const written = traceRefresh(background, () =>
       this.run(sessionKey, seen, background, sessionTtlMs),
+    );
+    const durability = this.store.durability;
+    const promise = (
+      durability === undefined
+        ? written
+        : written.then((record) => durability.settled(sessionKey).then(() => record))
     ).finally(() => this.inFlight.delete(sessionKey));
-    // Marks the rejection handled: a request that stopped waiting must not leave it unhandled.
+    // Marks the rejections handled: a request that stopped waiting must not leave them unhandled.
+    written.catch(ignore);
     promise.catch(ignore);
-    const flight = { promise, startedAt: Date.now() };
+    const flight = { promise, written, startedAt: Date.now() };
     this.inFlight.set(sessionKey, flight);
     return flight;
   }

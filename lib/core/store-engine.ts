@@ -282,7 +282,8 @@ export interface RecordChanges {
 
 /**
  * Durability through a failover (optional; RedisTokenStore's, DESIGN section 13). The store makes
- * a refresh's write and a deletion durable itself; the entry asks once its session is saved too.
+ * a refresh's write and a deletion durable itself; the entry asks once its session is saved too,
+ * and a refresh that a request must wait for asks with {@link Durability.settled}.
  */
 export interface Durability {
   /**
@@ -292,6 +293,12 @@ export interface Durability {
    * `StoreUnavailableError` when the server went away first: the writes may be lost with it.
    */
   confirm(sessionKey: string, session?: { store: unknown; sid: string }): Promise<void>;
+  /**
+   * Resolves once this process's last refreshed record of the session is on a replica, or kept in
+   * memory to be written again on a new primary (at once when none is waiting). `records.put`
+   * of a refresh resolves before that, so a request with a usable token never waits for a replica.
+   */
+  settled(sessionKey: string): Promise<void>;
   /**
    * True for a while after the store lost its server: a refresh token the platform refuses may
    * have been retired by a refresh whose record another process is writing back.

@@ -23,7 +23,15 @@ export type ReassertOutcome = 'written' | 'present' | 'superseded';
 
 /** A write kept in memory until a replica holds it. */
 type Pending =
-  | { kind: 'record'; record: TokenRecord; replaced: number; ttlMs: number; expiresAt: number }
+  | {
+      kind: 'record';
+      record: TokenRecord;
+      replaced: number;
+      ttlMs: number;
+      expiresAt: number;
+      /** Its first wait for a replica is still running: served here, not written again yet. */
+      waiting: boolean;
+    }
   | { kind: 'delete'; expiresAt: number };
 
 export interface DurableWritesDeps {
@@ -60,6 +68,8 @@ export interface DurableWritesDeps {
 export class DurableWrites {
   readonly #deps: DurableWritesDeps;
   readonly #pending = new Map<string, Pending>();
+  /** The running waits for a replica of refreshed records, by session. */
+  readonly #waits = new Map<string, Promise<void>>();
   #retry: NodeJS.Timeout | undefined;
   #lostAt = Number.NEGATIVE_INFINITY;
 
@@ -137,36 +147,62 @@ export class DurableWrites {
   }
 
   /**
-   * A refreshed record was written over `replaced` (or its write failed on the way): resolves once
-   * a replica holds it, or once it is kept here to be written again on the new primary.
+   * A refreshed record was written over `replaced` (or its write failed on the way): served to
+   * this process's reads until a replica holds it, and kept to be written again on a new primary
+   * when its wait fails or times out. Resolves when that is decided; {@link settled} tells the same
+   * to whoever needs the record durable, while requests with a usable token go on without it.
    */
-  async recordWritten(
+  recordWritten(
     sessionKey: string,
     record: TokenRecord,
     replaced: number,
     ttlMs: number,
     writeFailed = false,
   ): Promise<void> {
+    const pending = {
+      kind: 'record' as const,
+      record,
+      replaced,
+      ttlMs,
+      expiresAt: Date.now() + ttlMs,
+      waiting: true,
+    };
+    this.#pending.set(sessionKey, pending);
+    const wait = this.#settle(sessionKey, pending, writeFailed).finally(() => {
+      if (this.#waits.get(sessionKey) === wait) this.#waits.delete(sessionKey);
+    });
+    this.#waits.set(sessionKey, wait);
+    return wait;
+  }
+
+  /**
+   * Resolves once this process's last refreshed record of the session is on a replica, or kept to
+   * be written again; at once when none is waiting.
+   */
+  settled(sessionKey: string): Promise<void> {
+    return this.#waits.get(sessionKey) ?? Promise.resolve();
+  }
+
+  async #settle(
+    sessionKey: string,
+    pending: Extract<Pending, { kind: 'record' }>,
+    writeFailed: boolean,
+  ): Promise<void> {
+    const { record } = pending;
     const outcome = writeFailed
       ? 'failed'
       : await this.confirm(this.#deps.recordKey(sessionKey), record.version);
+    // A later write of this process took its place meanwhile: that one decides.
+    if (this.#pending.get(sessionKey) !== pending) return;
     if (outcome === 'acknowledged' || outcome === 'no-replica') {
-      const kept = this.#pending.get(sessionKey);
-      if (kept?.kind === 'record' && kept.record.version <= record.version) {
-        this.#pending.delete(sessionKey);
-      }
+      this.#pending.delete(sessionKey);
       return;
     }
     // Not on a replica yet (a slow one, or none reachable): kept until one holds it, and
     // written again if the primary goes first.
     if (outcome === 'failed') this.lost();
-    this.#keep(sessionKey, {
-      kind: 'record',
-      record,
-      replaced,
-      ttlMs,
-      expiresAt: Date.now() + ttlMs,
-    });
+    pending.waiting = false;
+    this.#schedule();
   }
 
   /** A login's record was deleted: resolves once a replica holds the deletion, or it is kept. */
@@ -211,6 +247,7 @@ export class DurableWrites {
     const now = Date.now();
     await Promise.all(
       [...this.#pending].map(async ([sessionKey, pending]) => {
+        if (pending.kind === 'record' && pending.waiting) return; // its own wait decides
         if (pending.expiresAt <= now) {
           this.#pending.delete(sessionKey);
           return;

@@ -217,6 +217,7 @@ export class RedisTokenStore
             );
           }
         },
+        settled: (sessionKey) => durable.settled(sessionKey),
         get unsettled() {
           return durable.unsettled;
         },
@@ -440,7 +441,8 @@ export class RedisTokenStore
       await durable.recordWritten(sessionKey, record, over, ttlMs, true);
       throw error;
     }
-    if (written) await durable.recordWritten(sessionKey, record, over, ttlMs);
+    // The wait for a replica runs on: requests with a usable token go on (durability.settled).
+    if (written) void durable.recordWritten(sessionKey, record, over, ttlMs);
     return written;
   }
 

@@ -274,6 +274,36 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
     expect((await tokenOf(b, player.cookie)).status).toBe(401);
   });
 
+  test('a player whose due token still works is served with the refreshed record before a replica holds it; the wait ends after', async () => {
+    const player = await enter(a, sim);
+    expect(player.status).toBe(303);
+    const record = (await recordAt(a.store, player.sessionKey))!;
+    // 30 s left: usable, and inside the 60 s refresh window, so this request refreshes.
+    const waitsBeforePut = a.waits.length;
+    await engineOf(a.store).records.put(
+      player.sessionKey,
+      { ...record, ...expiringIn(30_000)(), accessToken: 'at-before', version: record.version + 1 },
+      { expectedVersion: record.version, ttlMs: 3600_000 },
+    );
+    await waitUntil(
+      () => a.waits.length > waitsBeforePut,
+      "the test's own write to be acknowledged",
+    );
+    const waitsBefore = a.waits.length;
+    const served = await tokenOf(a, player.cookie);
+    expect(served.status).toBe(200);
+    expect(sim.calls.refresh_token).toBe(1);
+    // Answered while the refresh's wait (a second of lag) was still running...
+    const stored = (await recordAt(a.store, player.sessionKey))!;
+    expect(stored.version).toBe(record.version + 2);
+    expect(served.body.accessToken).toBe(stored.accessToken);
+    expect(served.body.accessToken).not.toBe('at-before');
+    expect(a.waits.length).toBe(waitsBefore);
+    // ...which a replica then acknowledged.
+    await waitUntil(() => a.waits.length > waitsBefore, "the refresh's wait to end");
+    expect(a.waits.at(-1)).toBe('acknowledged');
+  });
+
   test('with the replica too far behind, the player is answered after the timeout, and the wait is counted', async () => {
     bed.setReplicationDelay(5000);
     await new Promise((resolve) => setTimeout(resolve, LAG_MS + 200));

@@ -300,7 +300,7 @@ test('just after a failover, an invalid_grant waits for the record the refreshin
   // version 1, whose refresh token another process has already rotated and is writing back.
   const unsettled: StoreEngine = {
     ...engineOf(store),
-    durability: { confirm: async () => undefined, unsettled: true },
+    durability: { confirm: async () => undefined, settled: async () => undefined, unsettled: true },
   };
   const { coordinator } = process_(unsettled, client);
   const result = settled(coordinator.refresh(KEY, seen));
@@ -319,7 +319,11 @@ test('just after a failover, an invalid_grant waits for the record the refreshin
 test('settled, the same invalid_grant ends the login at once', async () => {
   const settledStore: StoreEngine = {
     ...engineOf(store),
-    durability: { confirm: async () => undefined, unsettled: false },
+    durability: {
+      confirm: async () => undefined,
+      settled: async () => undefined,
+      unsettled: false,
+    },
   };
   const { coordinator } = process_(settledStore, client);
   const result = settled(coordinator.refresh(KEY, seen));
@@ -327,4 +331,30 @@ test('settled, the same invalid_grant ends the login at once', async () => {
   client.calls[0]!.fail(invalidGrant());
   await jest.advanceTimersByTimeAsync(1);
   expect(result().error).toHaveProperty('code', 'ERR_PLATFORM_REAUTH_REQUIRED');
+});
+
+test('a usable token goes on once the new record is written; only an expired one waits for a replica to hold it', async () => {
+  // The store's wait for a replica (durability.settled) ends when the test says.
+  let acknowledge = (): void => undefined;
+  const acknowledged = new Promise<void>((resolve) => (acknowledge = resolve));
+  const durable: StoreEngine = {
+    ...engineOf(store),
+    durability: { confirm: async () => undefined, settled: () => acknowledged, unsettled: false },
+  };
+  const { coordinator } = process_(durable, client);
+  // 30 s left of a token refreshed 60 s ahead: usable, and due.
+  const usable = { ...expiredRecord(), accessExpiresAt: Date.now() + 30_000 };
+  const served = settled(coordinator.forRequest(KEY, usable));
+  await jest.advanceTimersByTimeAsync(1);
+  client.calls[0]!.answer(tokens('at-2', 'rt-2'));
+  await jest.advanceTimersByTimeAsync(1);
+  expect(served()).toMatchObject({ done: true, value: { version: 2, accessToken: 'at-2' } });
+  // A request of the same process whose token has expired shares the refresh but waits for the replica.
+  const expired = settled(coordinator.forRequest(KEY, expiredRecord()));
+  await jest.advanceTimersByTimeAsync(500);
+  expect(expired().done).toBe(false);
+  acknowledge();
+  await jest.advanceTimersByTimeAsync(1);
+  expect(expired()).toMatchObject({ done: true, value: { version: 2 } });
+  expect(client.calls).toHaveLength(1);
 });
