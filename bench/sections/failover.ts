@@ -42,6 +42,11 @@ import { count, ms, percentile } from '../lib/stats';
 
 /** How far the replica's replication stream runs behind its master (BENCH_FAILOVER_LAG_MS). */
 const LAG_MS = Number(process.env.BENCH_FAILOVER_LAG_MS ?? 1000);
+/**
+ * BENCH_FAILOVER_CONTROL=1: both groups run with durability off (an A/A run), so the on ÷ off
+ * ratios show how far two groups alike drift apart on this machine: the resolution of the p50 target.
+ */
+const CONTROL = process.env.BENCH_FAILOVER_CONTROL === '1';
 /** The example refreshes 60 s before expiry (its default `refresh.skewSeconds`): ~2 s of use each. */
 const ACCESS_TOKEN_SECONDS = 62;
 /** A new player per durability setting this often, all along. */
@@ -246,7 +251,7 @@ async function runOnce(
             SESSION_SECRET: BENCH_SESSION_SECRET,
             ENTRY_FAILURE_LIMIT: '0',
             NODE_ENV: '',
-            BENCH_DURABILITY: setting,
+            BENCH_DURABILITY: CONTROL ? 'off' : setting,
             // Every line of the package, debug included (each refresh and token call, each 401
             // with its reason, which process): for the story of a lost login. DEBUG=…:warn sends
             // warnings there instead of console.warn, never twice.
@@ -827,6 +832,12 @@ export async function runFailover(
   const intro = [
     `## failover: a Redis master killed under load, the replica ${LAG_MS} ms behind`,
     '',
+    ...(CONTROL
+      ? [
+          '**A control run (BENCH_FAILOVER_CONTROL=1): both groups run with durability off.** The "on" group is a second "off" group; its ratios show how far two groups alike drift apart here, and its loss counts are what durability off loses.',
+          '',
+        ]
+      : []),
     `Layout per run: ${`a fresh failover bed (test/helpers/failover-bed.ts): Sentinel — a primary, one replica whose replication stream runs ${LAG_MS} ms behind (a delaying TCP proxy), three sentinels; Cluster — three masters with one such replica each`}; ` +
       `four processes of the example game backend (\`example-app/server.ts\`, as \`npm run example\` starts it, with REDIS_SENTINELS + REDIS_SENTINEL_NAME or REDIS_CLUSTER_NODES and REDIS_CLIENT): two with durability on (the package's default, the example unchanged) and two with \`durability: false\` (bench/apps/example-durability.ts, a preload read only by the bench), side by side on the same bed, each pair with players of its own. ` +
       `The platform: the simulator (in the driver's process, behind a recording proxy that tells which player each token call was for) with refresh-token rotation and ${ACCESS_TOKEN_SECONDS} s access tokens, which the example refreshes 60 s before their end: a blocking refresh about every 2 s per player. ` +
