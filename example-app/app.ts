@@ -93,13 +93,15 @@ export function createExampleApp(parts: ExampleAppParts): Express {
   app.use('/platform/callback', login.callback);
 
   app.get('/', noStore, login.middleware({ optional: true }), async (req, res) => {
-    if (!req.hasPlatformLogin) return void res.type('html').send(visitorPage(parts.lobbyUrl));
-    res.type('html').send(playerPage(req.platformUser, await nicknameOf(req)));
+    const player = req.platformUser; // undefined for a visitor: the route is optional
+    if (!player) return void res.type('html').send(visitorPage(parts.lobbyUrl));
+    res.type('html').send(playerPage(player, await nicknameOf(req)));
   });
 
   app.use('/api', noStore, login.middleware());
   app.get('/api/me', (req, res) => {
-    const { openId, unionId, scope } = req.platformUser;
+    // `!`: the middleware above answered 401 to any request without a login.
+    const { openId, unionId, scope } = req.platformUser!;
     // Always the same three keys: a player without a unionid gets null.
     res.json({ openId, unionId: unionId ?? null, scope });
   });

@@ -45,7 +45,7 @@ export function packageApp(
   if (middleware) {
     app.use('/api', login.middleware());
     app.get('/api/me', (req, res) => {
-      const { openId, unionId, scope } = req.platformUser;
+      const { openId, unionId, scope } = req.platformUser!;
       res.json({ openId, unionId: unionId ?? null, scope });
     });
   } else {

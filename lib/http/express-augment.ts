@@ -1,7 +1,9 @@
 // Adds the package's members to Express's Request and to express-session's SessionData, so apps get
-// them typed. Imported by index.ts so the built .d.ts carries the augmentation. The members are
-// always present (request-accessors.ts defines them on Express's request prototype), so handlers
-// type-check under `--strict` without `!`; without a login they throw or reject instead.
+// them typed. Imported by index.ts so the built .d.ts carries the augmentation. The augmentation is
+// global, so it cannot know which routes the middleware covers: each member is typed for what it
+// is on every route. `platformUser` is optional because an optional route's visitor has none; the
+// methods are always there (request-accessors.ts defines them on Express's request prototype) and
+// reject without a login.
 import type {} from 'express-session';
 import type { PlatformUser } from './player-context';
 import type { OpenApiRequestInit } from '../open-api/open-api-client';
@@ -13,15 +15,20 @@ declare global {
   namespace Express {
     interface Request {
       /**
-       * The logged-in player (no token in it). Behind `login.middleware()` it is always there; on
-       * an optional route without a login, reading it throws `LoginRequiredError` (401
-       * `login_required` through the error handler): check {@link hasPlatformLogin} first there.
-       * On a route the middleware does not cover it throws `SetupError`.
+       * The logged-in player (no token in it), or `undefined` for a visitor without a login on a
+       * route behind `login.middleware({ optional: true })`: `if (!req.platformUser)` narrows it.
+       * Behind the default `login.middleware()` it is always there (a request without a login was
+       * answered 401 before the handler), so `req.platformUser!` states what the mount guarantees.
+       *
+       * On a route the middleware does not cover, reading it throws `SetupError` (500
+       * `server_misconfigured`): that is a mount mistake, reported loudly rather than looking like
+       * a visitor.
        */
-      readonly platformUser: PlatformUser;
+      readonly platformUser?: PlatformUser;
       /**
        * Whether `login.middleware()` found a login on this request: always `true` behind the
-       * default middleware, `true` or `false` behind `login.middleware({ optional: true })`.
+       * default middleware, `true` or `false` behind `login.middleware({ optional: true })`. The
+       * same as `req.platformUser !== undefined`, which also narrows the player's type.
        */
       readonly hasPlatformLogin: boolean;
       /**

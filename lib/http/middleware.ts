@@ -21,7 +21,7 @@ import { parseOptions, type OptionsSchema } from '../util/parse-options';
 
 const middlewareShape = {
   /**
-   * `true`: a request without a login goes on (`req.hasPlatformLogin` is `false`) instead of
+   * `true`: a request without a login goes on (`req.platformUser` is `undefined`) instead of
    * getting a 401. Defaults to `false`.
    */
   optional: z.boolean({ error: 'must be a boolean' }).default(false),

@@ -47,7 +47,7 @@ export interface LoggedInPlayer {
  */
 export interface RequestContext {
   readonly loggedIn: boolean;
-  readonly user: PlatformUser;
+  readonly user: PlatformUser | undefined;
   token(): Promise<string>;
   fetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<Response>;
 }
@@ -145,17 +145,19 @@ export class PlayerContext implements RequestContext {
   }
 }
 
-const loginRequired = (): LoginRequiredError =>
+/** What a visitor on an optional route gets from a member that needs a player. */
+export const loginRequired = (): LoginRequiredError =>
   new LoginRequiredError(
-    'This request has no logged-in player (an optional route): check `req.hasPlatformLogin` before using `req.platformUser`, `platformToken()` or `platformFetch()`.',
+    'This request has no logged-in player (a visitor on an optional route): `req.platformToken()`, `req.platformFetch()` and `login.requireScopes()` need one; check `req.platformUser` first.',
   );
 
-/** The context of a request without a login on an optional route: one shared object. */
+/**
+ * The context of a request without a login on an optional route: one shared object. Its player is
+ * `undefined` (a visitor is a normal answer there, not an error); what needs a token rejects.
+ */
 export const NO_LOGIN: RequestContext = Object.freeze({
   loggedIn: false,
-  get user(): PlatformUser {
-    throw loginRequired();
-  },
+  user: undefined,
   token: (): Promise<string> => Promise.reject(loginRequired()),
   fetch: (): Promise<Response> => Promise.reject(loginRequired()),
 });

@@ -3,6 +3,7 @@
 import type { RequestHandler } from 'express';
 import { insufficientScope, invalidOption } from '../errors';
 import type { FailHandler } from './fail-handler';
+import { loginRequired } from './player-context';
 
 /** The middleware of `login.requireScopes(...scopes)`; the scopes are checked once, here. */
 export function requireScopes(scopes: readonly string[], fail: FailHandler): RequestHandler {
@@ -16,9 +17,11 @@ export function requireScopes(scopes: readonly string[], fail: FailHandler): Req
   const needed = [...new Set(scopes)];
   return (req, res, next) => {
     try {
-      // Throws LoginRequiredError / SetupError without the middleware's login, answered as such.
-      const granted = req.platformUser.scope;
-      const missing = needed.filter((scope) => !granted.includes(scope));
+      // Throws SetupError where the middleware did not run; a visitor on an optional route has no
+      // scopes to check, so a login is what the route needs first (401, not 403).
+      const player = req.platformUser;
+      if (player === undefined) throw loginRequired();
+      const missing = needed.filter((scope) => !player.scope.includes(scope));
       if (missing.length === 0) return next();
       fail(insufficientScope(missing), req, res, next);
     } catch (error) {

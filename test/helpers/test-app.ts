@@ -94,7 +94,7 @@ export function createTestApp(options: TestAppOptions): TestApp {
   }
   app.use('/platform/callback', login.callback);
   app.get('/optional', login.middleware({ optional: true }), (req, res) => {
-    res.json({ player: req.hasPlatformLogin ? req.platformUser : null });
+    res.json({ player: req.platformUser ?? null });
   });
   app.use('/api', login.middleware());
   app.get('/api/me', (req, res) => {

@@ -129,7 +129,7 @@ async function startGame(platformOrigin: string, cookie: 'embedded' | 'default')
   app.use('/platform/callback', login.callback);
   app.get('/', login.middleware({ optional: true }), (req, res) => {
     res.send(
-      req.hasPlatformLogin
+      req.platformUser
         ? `<p id="player">${req.platformUser.openId}</p>`
         : '<p id="enter">Enter from the platform</p>',
     );

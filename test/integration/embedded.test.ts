@@ -50,7 +50,7 @@ function embeddedApp(extra: Partial<PlatformLoginOptions> = {}): EmbeddedApp {
   app.use('/platform/callback', login.callback);
   app.get('/', login.middleware({ optional: true }), (req, res) => {
     res.send(
-      req.hasPlatformLogin ? `playing as ${req.platformUser.openId}` : 'Enter from the platform',
+      req.platformUser ? `playing as ${req.platformUser.openId}` : 'Enter from the platform',
     );
   });
   app.use('/api', login.csrfProtection(), login.middleware());

@@ -85,7 +85,7 @@ async function newApp({
   );
   app.use('/platform/callback', login.callback);
   app.get('/optional', login.middleware({ optional: true }), (req, res) => {
-    res.json({ player: req.hasPlatformLogin ? req.platformUser : null });
+    res.json({ player: req.platformUser ?? null });
   });
   app.use('/api', login.middleware());
   app.get('/api/me', (req, res) => res.json(req.platformUser));

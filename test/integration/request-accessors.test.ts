@@ -1,7 +1,8 @@
-// What a route handler sees on `req` (docs/handlers.md): `platformUser`, `hasPlatformLogin`,
-// `platformToken()` and `platformFetch()` are always there; without a login they throw or reject
-// with the package's errors, answered as documented. Against the real simulator, on Express 5 (and
-// an app on Express 4 below; the express4 project runs a whole login on Express 4).
+// What a route handler sees on `req` (docs/handlers.md): `platformUser` (undefined for a visitor on
+// an optional route), `hasPlatformLogin`, `platformToken()` and `platformFetch()` (which reject
+// without a login); off the middleware each one throws or rejects with SetupError. Against the real
+// simulator, on Express 5 (and an app on Express 4 below; the express4 project runs a whole login
+// on Express 4).
 import { inspect } from 'node:util';
 import express, { type Express, type Request } from 'express';
 import session from 'express-session';
@@ -27,13 +28,14 @@ beforeEach(() => sim.resetCalls());
 
 /** What a handler reports about its request. */
 const describeRequest = async (req: Request) => {
-  if (!req.hasPlatformLogin) return { loggedIn: false };
+  const player = req.platformUser;
+  if (player === undefined) return { loggedIn: req.hasPlatformLogin, player: typeof player };
   const token = await req.platformToken();
   const profile = (await (await req.platformFetch('/userinfo')).json()) as { open_id: string };
   return {
-    loggedIn: true,
-    openId: req.platformUser.openId,
-    sameUserObject: req.platformUser === req.platformUser,
+    loggedIn: req.hasPlatformLogin,
+    openId: player.openId,
+    sameUserObject: req.platformUser === player,
     tokenLength: token.length,
     profileOpenId: profile.open_id,
   };
@@ -53,10 +55,10 @@ function buildApp(login: PlatformLogin, makeApp: () => Express = () => express()
   };
   app.get('/required', login.middleware(), answer);
   app.get('/optional', login.middleware({ optional: true }), answer);
-  // Handlers that use a member without checking hasPlatformLogin, or without the middleware at all.
+  // Handlers that use a member without checking for a player, or without the middleware at all.
   const member: express.RequestHandler = async (req, res, next) => {
     try {
-      if (req.query.use === 'user') res.json(req.platformUser);
+      if (req.query.use === 'user') res.json({ player: typeof req.platformUser });
       else if (req.query.use === 'token') res.json({ length: (await req.platformToken()).length });
       else if (req.query.use === 'fetch')
         res.json({ status: (await req.platformFetch('/userinfo')).status });
@@ -140,11 +142,20 @@ describe('behind login.middleware()', () => {
 });
 
 describe('optional routes', () => {
-  test('a visitor: hasPlatformLogin is false and nothing is called at the platform', async () => {
+  test('a visitor: platformUser is undefined, hasPlatformLogin false, nothing is called at the platform', async () => {
     const { app } = setUp();
     const res = await request(app).get('/optional').expect(200);
-    expect(res.body).toEqual({ loggedIn: false });
+    expect(res.body).toEqual({ loggedIn: false, player: 'undefined' });
     expect(sim.calls.userinfo).toBe(0);
+  });
+
+  test("a visitor's handler that reads platformUser without checking gets undefined, not an error", async () => {
+    const { app } = setUp();
+    const res = await request(app)
+      .get('/optional/member?use=user')
+      .set('Accept', 'application/json')
+      .expect(200);
+    expect(res.body).toEqual({ player: 'undefined' });
   });
 
   test('a logged-in player: the same members as on a required route', async () => {
@@ -158,7 +169,7 @@ describe('optional routes', () => {
     });
   });
 
-  test.each(['user', 'token', 'fetch'])(
+  test.each(['token', 'fetch'])(
     'a visitor whose handler uses %s anyway gets 401 login_required, and the platform is not called',
     async (use) => {
       const { app } = setUp();
@@ -209,7 +220,7 @@ describe('where the members come from', () => {
       profileOpenId: 'player-ada',
     });
     const visitor = await request(app).get('/optional').expect(200);
-    expect(visitor.body).toEqual({ loggedIn: false });
+    expect(visitor.body).toEqual({ loggedIn: false, player: 'undefined' });
   });
 
   test("a store's in-memory record serves the request without a backend read, and is not changed by a handler", async () => {
@@ -239,9 +250,10 @@ describe('where the members come from', () => {
     app.use('/platform/callback', login.callback);
     // A handler that changes the player it was given must not change the next request's player.
     app.get('/api/me', login.middleware(), (req, res) => {
-      const scope = [...req.platformUser.scope];
-      req.platformUser.scope.push('tampered');
-      res.json({ openId: req.platformUser.openId, scope });
+      const player = req.platformUser!;
+      const scope = [...player.scope];
+      player.scope.push('tampered');
+      res.json({ openId: player.openId, scope });
     });
     const { agent } = await enter(app, sim, 'player-ada');
     const first = await agent.get('/api/me').expect(200);
@@ -277,7 +289,7 @@ describe('where the context is kept (res.locals, under a symbol)', () => {
       async (req, res, next) => {
         try {
           await bothPassed;
-          res.json({ openId: req.platformUser.openId, theme: res.locals.theme ?? null });
+          res.json({ openId: req.platformUser!.openId, theme: res.locals.theme ?? null });
         } catch (error) {
           next(error);
         }
@@ -335,7 +347,7 @@ describe('where the context is kept (res.locals, under a symbol)', () => {
       (req, res) => {
         res.json({
           added: Reflect.ownKeys(req).length - ownKeys.before,
-          openId: req.platformUser.openId,
+          openId: req.platformUser!.openId,
         });
       },
     );

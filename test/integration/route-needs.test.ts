@@ -87,6 +87,15 @@ describe('requireScopes', () => {
     built.app.get('/api/pay', built.login.requireScopes('user_info', 'payments'), (_req, res) => {
       res.json({ ok: true });
     });
+    built.app.get(
+      '/lobby/pay',
+      built.login.middleware({ optional: true }),
+      built.login.requireScopes('user_info'),
+      (_req, res) => res.json({ ok: true }),
+    );
+    built.app.get('/unmounted/pay', built.login.requireScopes('user_info'), (_req, res) => {
+      res.json({ ok: true });
+    });
     built.app.use(built.login.errorHandler());
     return built;
   };
@@ -105,6 +114,23 @@ describe('requireScopes', () => {
     const res = await request(app).get('/api/pay').set('Accept', 'application/json');
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'login_required' });
+  });
+
+  test('a visitor on an optional route is 401 login_required (a login comes before its scopes)', async () => {
+    const { app } = build();
+    const res = await request(app).get('/lobby/pay').set('Accept', 'application/json');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'login_required' });
+    const { agent } = await enter(app, sim);
+    expect((await agent.get('/lobby/pay')).status).toBe(200);
+  });
+
+  test('without login.middleware() in front it is 500 server_misconfigured', async () => {
+    const { app } = build();
+    const { agent } = await enter(app, sim);
+    const res = await agent.get('/unmounted/pay').set('Accept', 'application/json');
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ error: 'server_misconfigured' });
   });
 
   test('no scope at all is a mistake named at setup', () => {

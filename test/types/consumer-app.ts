@@ -39,12 +39,19 @@ const app = express();
 app.use(session({ secret: 'secret', resave: false, saveUninitialized: false }));
 app.use('/platform/callback', login.callback);
 app.use('/api', login.middleware());
-// Under `strict`, the members need no `!`: they are always there after login.middleware().
+// The player is typed as what it is on every route: possibly undefined (a visitor on an optional
+// route). Behind the required middleware, `!` states what the mount guarantees.
+type Equals<A, B> =
+  (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+const playerIsOptional: Equals<express.Request['platformUser'], PlatformUser | undefined> = true;
+const loginIsBoolean: Equals<express.Request['hasPlatformLogin'], boolean> = true;
+void [playerIsOptional, loginIsBoolean];
 app.get('/api/me', (req, res) => {
-  const player: PlatformUser = req.platformUser;
-  const openId: string = req.platformUser.openId;
+  // @ts-expect-error: possibly undefined, as for a visitor on an optional route
+  void req.platformUser.openId;
+  const player: PlatformUser = req.platformUser!;
   const marker: string | undefined = req.session.platformLogin?.openId;
-  res.json({ player, openId, marker, scope: req.platformUser.scope.join(' ') });
+  res.json({ player, openId: player.openId, marker, scope: player.scope.join(' ') });
 });
 app.get('/api/profile', async (req, res) => {
   const answer: Response = await req.platformFetch('/userinfo');
@@ -52,8 +59,10 @@ app.get('/api/profile', async (req, res) => {
   res.json({ status: answer.status, tokenLength: token.length });
 });
 app.get('/', login.middleware({ optional: true }), (req, res) => {
-  const loggedIn: boolean = req.hasPlatformLogin;
-  res.send(loggedIn ? `Welcome, ${req.platformUser.openId}` : 'Enter from the platform');
+  // Checking the player narrows it: no `!`, no second flag to keep in step.
+  if (!req.platformUser) return void res.send('Enter from the platform');
+  const openId: string = req.platformUser.openId;
+  res.send(`Welcome, ${openId}`);
 });
 app.get('/api/misuse', (req, res) => {
   // @ts-expect-error: the player is read-only (the middleware sets it)

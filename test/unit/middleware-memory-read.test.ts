@@ -61,7 +61,7 @@ function setup() {
     res.json({ sessionKey });
   });
   app.get('/api/me', watched, (req, res) => {
-    res.json({ openId: req.platformUser.openId });
+    res.json({ openId: req.platformUser!.openId });
   });
   app.use(login.errorHandler());
   return { app, held, gets, settledAtOnce, record };
