@@ -91,10 +91,18 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     super();
     // Parsed and checked once; each part below receives its own group.
     const config = parsePlatformLoginOptions(options);
+    checkCreation(config);
     this.store = config.store ?? new MemoryTokenStore();
-    checkCreation({ ...config, store: this.store });
-    installRequestAccessors();
     this.logger = config.logger ?? defaultLogger();
+    // Where the app mounts `callback` is held against redirectUri's path (a path other than
+    // redirectUri's is a 404 the package never sees): said once, on the logger.
+    this.mountCheck = createCallbackMountCheck(config.redirectUri, (fields, message) =>
+      this.logger.warn(fields, message),
+    );
+    // The request accessors (`req.platformToken()` …), and the logger they tell when a route
+    // reads one where login.middleware() did not run.
+    installRequestAccessors();
+    reportUnhandledRequestsTo(this.logger);
     this.meterProvider = config.meterProvider;
     this.handleErrors = config.handleErrors;
     this.homePath = config.successRedirect;
@@ -137,37 +145,30 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     });
     observeEvents(this, this.logger, metrics, this.health);
     logStoreEvents(this.store, this.logger, metrics);
-    reportUnhandledRequestsTo(this.logger);
 
     // What the app mounts and calls, on top of the parts.
     this.access = loginAccessOf(this.instrumentedStore);
     this.hardening = createHardening(config, this.fail);
-    const entry = createCallbackRouter(
-      entrySettings(config.entry, {
-        successRedirect: config.successRedirect,
-        embedded: config.embedded,
-        platformOrigins: config.platformOrigins,
-        clientSecret: config.clientSecret,
-        logger: config.logger,
-        refreshTokenLifetimeMs: refresh.refreshTokenLifetimeMs,
-        sessionTtlMs,
-      }),
-      {
-        store: this.instrumentedStore,
-        exchangeCode: (code) => this.client.exchangeCode(code),
-        events: this,
-        fail: fail.entry,
-        afterLogin:
-          config.afterLogin &&
-          bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api }),
-      },
-    );
-    // The entry behind a router of its own, which checks where the app mounted it (a path other
-    // than redirectUri's is a 404 the package never sees): said once, on the logger. A Router, not
+    const entrySetup = entrySettings(config.entry, {
+      successRedirect: config.successRedirect,
+      embedded: config.embedded,
+      platformOrigins: config.platformOrigins,
+      clientSecret: config.clientSecret,
+      logger: config.logger,
+      refreshTokenLifetimeMs: refresh.refreshTokenLifetimeMs,
+      sessionTtlMs,
+    });
+    const entry = createCallbackRouter(entrySetup, {
+      store: this.instrumentedStore,
+      exchangeCode: (code) => this.client.exchangeCode(code),
+      events: this,
+      fail: fail.entry,
+      afterLogin:
+        config.afterLogin &&
+        bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api }),
+    });
+    // The entry behind a router of its own, which checks where the app mounted it. A Router, not
     // a sub-app: however the app mounts it, `req.ip` and every other setting stay the app's own.
-    this.mountCheck = createCallbackMountCheck(config.redirectUri, (fields, message) =>
-      this.logger.warn(fields, message),
-    );
     this.callback = Router();
     this.callback.use((req, _res, next) => {
       this.mountCheck.atCallback(req);

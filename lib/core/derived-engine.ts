@@ -24,7 +24,7 @@ import {
   type StoreEngine,
   type TokenRecords,
 } from './store-engine';
-import type { StoredValue, TokenStore } from './token-store';
+import { checkTokenStore, type StoredValue, type TokenStore } from './token-store';
 import type { TokenRecord } from './token-record';
 
 /** How long a player's log-out mark is kept: far longer than a code exchange takes. */
@@ -37,12 +37,19 @@ const MAX_ROUNDS = 64;
 /** The engines derived so far: one per store, so every part of an app works with the same one. */
 const derived = new WeakMap<TokenStore, StoreEngine>();
 
-/** The engine of `store`: its own when it ships one, else one derived from the contract. */
+/**
+ * The engine of `store`: its own when it ships one, else one derived from the contract. A store
+ * without an engine of its own must have the contract's methods: one that lacks any is refused here,
+ * when platformLogin() is created (checkTokenStore), not on a request.
+ */
 export function engineOf(store: TokenStore): StoreEngine {
   const own = (store as { [STORE_ENGINE]?: StoreEngine })[STORE_ENGINE];
   if (own !== undefined) return own;
   let engine = derived.get(store);
-  if (engine === undefined) derived.set(store, (engine = deriveEngine(store)));
+  if (engine === undefined) {
+    checkTokenStore(store);
+    derived.set(store, (engine = deriveEngine(store)));
+  }
   return engine;
 }
 

@@ -3,12 +3,9 @@
 // `ERR_PLATFORM_INVALID_OPTION` naming the option. The checks that need a request are
 // entry-setup-checks.ts; those of the app around the package, `checkSetup()` (setup-checks.ts).
 import { invalidOption } from '../errors';
-import { checkTokenStore, type TokenStore } from '../core/token-store';
-import { STORE_ENGINE } from '../core/store-engine';
 
-/** What the creation checks read of platformLogin()'s parsed options, with the store in use. */
+/** What the creation checks read of platformLogin()'s parsed options. */
 export interface CreationCheckInput {
-  store: TokenStore;
   authUrl: string;
   redirectUri: string;
   platformOrigins?: readonly string[] | undefined;
@@ -74,8 +71,9 @@ function checkEntryTrust(input: CreationCheckInput, production: boolean): void {
 
 /**
  * Every check that needs only the options: what production refuses (the platform's URLs, the
- * entry's trust), then the parts of the store given. Throws the first refusal. (`embedded` or an
- * `'enforce'` entry context without `platformOrigins` are refused by the options schema itself.)
+ * entry's trust). Throws the first refusal. (`embedded` or an `'enforce'` entry context without
+ * `platformOrigins` are refused by the options schema itself; a store lacking a method of the
+ * contract, where its engine is made: core/derived-engine.ts.)
  */
 export function checkCreation(
   input: CreationCheckInput,
@@ -83,6 +81,4 @@ export function checkCreation(
 ): void {
   checkPlatformUrls({ ...input, apiUrl: input.api.url }, production);
   checkEntryTrust(input, production);
-  // A shipped store brings its own engine; any other store must have the contract's methods.
-  if (!(STORE_ENGINE in input.store)) checkTokenStore(input.store);
 }

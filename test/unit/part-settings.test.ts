@@ -6,6 +6,7 @@ import { entrySettings } from '../../lib/entry/entry-options';
 import { openApiSettings } from '../../lib/open-api/open-api-options';
 import { PlatformTokenClient } from '../../lib/client/token-client';
 import { checkCreation } from '../../lib/setup/creation-checks';
+import { engineOf } from '../../lib/core/derived-engine';
 import { SetupError } from '../../lib/errors';
 import { MemoryTokenStore } from '../../lib/stores/memory-store';
 
@@ -96,10 +97,8 @@ test('a wrong option is a SetupError naming it', () => {
 });
 
 describe('checkCreation (the checks that need only the options)', () => {
-  const parsed = (options: Partial<PlatformLoginOptions> = {}) => ({
-    ...parsePlatformLoginOptions({ ...base, ...options }),
-    store: new MemoryTokenStore(),
-  });
+  const parsed = (options: Partial<PlatformLoginOptions> = {}) =>
+    parsePlatformLoginOptions({ ...base, ...options });
 
   test('production refuses a start without platformOrigins unless a mode is chosen', () => {
     const open = { ...parsed(), platformOrigins: undefined };
@@ -118,12 +117,13 @@ describe('checkCreation (the checks that need only the options)', () => {
       expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'api.url' }),
     );
   });
+});
 
-  test('a store lacking a method of the contract is refused, naming the store', () => {
-    const store = new MemoryTokenStore();
-    const partial = { get: store.get.bind(store), put: store.put.bind(store) };
-    expect(() => checkCreation({ ...parsed(), store: partial as never }, false)).toThrow(
-      expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'store' }),
-    );
-  });
+test('a store lacking a method of the contract is refused where its engine is made, naming the store', () => {
+  const store = new MemoryTokenStore();
+  const partial = { get: store.get.bind(store), put: store.put.bind(store) };
+  expect(() => engineOf(partial as never)).toThrow(
+    expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'store' }),
+  );
+  expect(() => engineOf(store)).not.toThrow();
 });
