@@ -83,7 +83,7 @@ const redisTokenStoreShape = {
    * extra connection the store opens with `redis.duplicate()`, on a Cluster one per master): a
    * record changed or deleted anywhere is dropped here as soon as Redis says so, and while that
    * connection (on a Cluster, any master's) is down every read goes to Redis. Where the server
-   * refuses `CLIENT TRACKING`, or on node-redis's Sentinel, every read goes to Redis. `false`
+   * refuses `CLIENT TRACKING`, or on node-redis 5's Sentinel, every read goes to Redis. `false`
    * reads every record from Redis and opens no extra connection. See docs/caching.md. Defaults to
    * `true`.
    */

@@ -1,6 +1,6 @@
 // The warning a store's `recordCacheUnavailable` is logged with names whose limit keeps records out
 // of memory: Redis refusing client tracking, Redis accepting it without reporting, or the Redis
-// client having no tracking connection of its own (node-redis's Sentinel).
+// client having no tracking connection of its own (node-redis 5's Sentinel).
 import { EventEmitter } from 'node:events';
 import { logStoreEvents } from '../../lib/observability/event-logging';
 import type { PlatformMetrics } from '../../lib/observability/metrics';

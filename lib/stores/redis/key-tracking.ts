@@ -21,7 +21,7 @@ export interface KeyChangeListener {
    * Told once when keys cannot be tracked: never live. `by` says whose limit it is: Redis refused
    * CLIENT TRACKING (`refused`: renamed or forbidden CLIENT, an ACL, a Redis before 6), accepted it
    * but its reports never arrive (`silent`), or the Redis client has no way to a connection of its
-   * own (`client`: node-redis's Sentinel).
+   * own (`client`: node-redis 5's Sentinel).
    */
   unavailable?(reason: string, by: UnavailableBy): void;
 }

@@ -79,6 +79,8 @@ export interface NodeRedisSentinel extends Emitter {
   getMasterNode(): unknown;
   /** node-redis 6 only. */
   duplicate?(overrides?: object): NodeRedisSentinel;
+  /** node-redis 6: the client-side cache made from the `clientSideCache` option (an EventEmitter). */
+  readonly clientSideCache?: Emitter | undefined;
   connect(): Promise<unknown>;
   destroy(): void;
   readonly isReady: boolean;
@@ -178,11 +180,10 @@ export class NodeRedisCommands implements RedisCommands {
     if (isCluster(client))
       return 'a Cluster spreads keys over nodes that each track only their own keys';
     if (isSentinel(client)) {
-      // A Sentinel of its own (node-redis 6's duplicate(), RESP3, one master connection) with a
-      // clientSideCache whose public `invalidate` events carry the reports does track keys, but
-      // the durability suite's refresh killed with the primary spent a retired refresh token with
-      // it on (test/integration/failover.test.ts): off until that is understood.
-      return "node-redis's Sentinel does not surface its master connection's invalidation pushes";
+      if (client.duplicate === undefined) {
+        return "node-redis 5's Sentinel has no duplicate() for a connection of its own (node-redis 6 has)";
+      }
+      return new NodeRedisSentinelTrackingLink(client);
     }
     return new NodeRedisTrackingLink(() => client);
   }
@@ -452,5 +453,100 @@ class NodeRedisTrackingLink implements TrackingLink {
   #open(): NodeRedisClient {
     if (this.#connection === undefined) throw new Error('The tracking link is not open.');
     return this.#connection;
+  }
+}
+
+/** The `flags` of a CLIENT TRACKINGINFO reply (a RESP3 map: an object, or a flat array). */
+function trackingFlags(reply: unknown): string[] {
+  let flags: unknown;
+  if (Array.isArray(reply)) {
+    const at = reply.findIndex((item) => String(item) === 'flags');
+    flags = at === -1 ? undefined : reply[at + 1];
+  } else if (reply instanceof Map) flags = reply.get('flags');
+  else if (typeof reply === 'object' && reply !== null)
+    flags = (reply as { flags?: unknown }).flags;
+  return Array.isArray(flags) ? flags.map(String) : [];
+}
+
+/**
+ * node-redis 6's Sentinel: a Sentinel of its own (`duplicate()`: the same sentinels, master name,
+ * password, TLS and `nodeAddressMap`), with one master connection (`masterPoolSize: 1`, so the
+ * tracking commands, the heartbeat and the reports all travel on it) speaking RESP3 with a
+ * `clientSideCache`. The Sentinel surfaces nothing else of its connections' pushes, but its
+ * (public) `clientSideCache` emits `invalidate` for each reported key; that cache itself holds
+ * nothing, as only its typed cacheable commands fill it and the link sends none. It follows the
+ * master through a failover like the app's client (`reconnecting`, then `ready` on the new one).
+ * The master connection reconnecting by itself turns tracking back to node-redis's default mode
+ * (not BCAST) without a `ready`, so the heartbeat asks CLIENT TRACKINGINFO: no `bcast` flag, and
+ * the link says it is down, then ready again to be set up.
+ */
+class NodeRedisSentinelTrackingLink implements TrackingLink {
+  readonly #parent: NodeRedisSentinel;
+  #sentinel: NodeRedisSentinel | undefined;
+  #events: TrackingLinkEvents | undefined;
+
+  constructor(parent: NodeRedisSentinel) {
+    this.#parent = parent;
+  }
+
+  open(events: TrackingLinkEvents): void {
+    this.#events = events;
+    const sentinel = this.#parent.duplicate!({
+      RESP: 3,
+      clientSideCache: { maxEntries: 1 },
+      masterPoolSize: 1,
+      replicaPoolSize: 0,
+      useReplicas: false,
+      reserveClient: false,
+      keyPrefix: undefined,
+      commandOptions: undefined,
+    });
+    this.#sentinel = sentinel;
+    sentinel.on('error', ignore);
+    sentinel.on('ready', () => events.ready());
+    sentinel.on('reconnecting', () => events.down());
+    sentinel.on('end', () => events.down());
+    // The master connection failed (node-redis reconnects it, or the Sentinel moves to a new master).
+    sentinel.on('client-error', ((event: { type?: string }) => {
+      if (event.type === 'MASTER') events.down();
+    }) as Listener);
+    sentinel.clientSideCache?.on('invalidate', ((key: Buffer | string | null) =>
+      events.invalidated(key === null ? null : [String(key)])) as Listener);
+    sentinel.connect().catch(ignore);
+  }
+
+  async track(prefix: string): Promise<void> {
+    const sentinel = this.#open();
+    // The client-side cache turned tracking on (default mode) while connecting.
+    await sentinel.sendCommand(false, ['CLIENT', 'TRACKING', 'OFF']);
+    await sentinel.sendCommand(false, ['CLIENT', 'TRACKING', 'ON', 'BCAST', 'PREFIX', prefix]);
+  }
+
+  async ping(): Promise<unknown> {
+    const reply = await this.#open().sendCommand(false, ['CLIENT', 'TRACKINGINFO'], AS_TEXT);
+    if (!trackingFlags(reply).includes('bcast')) {
+      const events = this.#events;
+      events?.down();
+      setImmediate(() => events?.ready());
+      throw new Error('The tracking connection reconnected without its tracking.');
+    }
+    return reply;
+  }
+
+  send(args: readonly string[]): Promise<unknown> {
+    return this.#open().sendCommand(false, [...args], AS_TEXT);
+  }
+
+  close(): void {
+    try {
+      this.#sentinel?.destroy();
+    } catch {
+      // already closed
+    }
+  }
+
+  #open(): NodeRedisSentinel {
+    if (this.#sentinel === undefined) throw new Error('The tracking link is not open.');
+    return this.#sentinel;
   }
 }
