@@ -104,3 +104,74 @@ test('a timed-out wait keeps the record until a replica holds it, without holdin
   await jest.advanceTimersByTimeAsync(200);
   expect(writes).toEqual([{ version: 2, over: 1 }]);
 });
+
+test('while its wait runs, a refreshed record is served here and not written again; settled() tells when the wait ends', async () => {
+  let answer: (outcome: ReplicaWaitOutcome) => void = () => undefined;
+  const writes: number[] = [];
+  const durable = new DurableWrites({
+    acks: {
+      confirm: () => new Promise<ReplicaWaitOutcome>((resolve) => (answer = resolve)),
+    } as unknown as ReplicaAcks,
+    reassert: async (_key, record) => {
+      writes.push(record.version);
+      return 1;
+    },
+    redelete: async () => undefined,
+    markKey: (key) => `{${key}}:w`,
+    recordKey: (sessionKey) => `{${sessionKey}}:t`,
+    holds: async () => true,
+    followsFailovers: false,
+    onReassert: () => undefined,
+  });
+  const second = sampleRecord(2);
+  void durable.recordWritten('s', second, 1, HOUR);
+  let settled = false;
+  void durable.settled('s').then(() => (settled = true));
+  // A read that comes back with the replaced version (a promoted replica) gets the new record.
+  expect(durable.overlay('s', { status: 'found', record: sampleRecord(1) })).toEqual({
+    status: 'found',
+    record: second,
+  });
+  await jest.advanceTimersByTimeAsync(1000);
+  expect([settled, writes]).toEqual([false, []]);
+  answer('acknowledged');
+  await jest.advanceTimersByTimeAsync(1);
+  expect(settled).toBe(true);
+  expect(durable.overlay('s', { status: 'absent' })).toEqual({ status: 'absent' });
+  // Nothing waits any more: settled() answers at once.
+  await expect(durable.settled('s')).resolves.toBeUndefined();
+});
+
+test('a later write of the same session decides: the earlier wait failing keeps nothing of the older record', async () => {
+  const answers: Array<(outcome: ReplicaWaitOutcome) => void> = [];
+  const durable = new DurableWrites({
+    acks: {
+      confirm: () => new Promise<ReplicaWaitOutcome>((resolve) => answers.push(resolve)),
+    } as unknown as ReplicaAcks,
+    reassert: async () => 1,
+    redelete: async () => undefined,
+    markKey: (key) => `{${key}}:w`,
+    recordKey: (sessionKey) => `{${sessionKey}}:t`,
+    holds: async () => true,
+    followsFailovers: false,
+    onReassert: () => undefined,
+  });
+  const second = sampleRecord(2);
+  const third = sampleRecord(3);
+  void durable.recordWritten('s', second, 1, HOUR);
+  void durable.recordWritten('s', third, 1, HOUR);
+  answers[0]!('failed');
+  await jest.advanceTimersByTimeAsync(1);
+  expect(durable.overlay('s', { status: 'found', record: sampleRecord(1) })).toEqual({
+    status: 'found',
+    record: third,
+  });
+  answers[1]!('acknowledged');
+  await jest.advanceTimersByTimeAsync(1);
+  // Acknowledged: nothing is kept, reads are Redis's again.
+  const stored = sampleRecord(1);
+  expect(durable.overlay('s', { status: 'found', record: stored })).toEqual({
+    status: 'found',
+    record: stored,
+  });
+});
