@@ -1,8 +1,8 @@
 // What RedisTokenStore does so that a failover loses no login (DESIGN section 13): the writes a
 // login depends on wait for a replica (replica-acks.ts) and are looked for where a failover may
-// have come in between; a refreshed record whose wait failed or timed out stays in this process's
-// memory, is served to this process, and is written again until a replica holds it, over the
-// versions it replaced only; and for a while after the server was lost, no refresh lock is handed
+// have come in between; a refreshed record is served to this process from its write until a
+// replica holds it, and when its wait fails or times out it is written again until one does, over
+// the versions it replaced only; and for a while after the server was lost, no refresh lock is handed
 // out, so no process spends the refresh token the platform has just retired before its owner has
 // written the new one back.
 import type { TokenRecord } from '../core/token-record';
