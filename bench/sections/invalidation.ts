@@ -28,6 +28,8 @@ const GOAL_P99_MS = 5;
  * time V8's compiler, and a p99 over 1,000 trials is their 10th slowest.
  */
 const WARM_UP_REQUESTS = 2000;
+/** At most this long for the processes' deletes of an ended session to reach Redis (ms). */
+const SETTLE_MS = 100;
 
 /**
  * The three layouts measured side by side, a trial of each in turn: the package serving records
@@ -47,6 +49,12 @@ interface Layout {
   /** The same with the cookie of a session whose key is gone: the 401 path, for the warm-up. */
   loggedOut: Target[];
   key: string;
+  /**
+   * Before `restore`: waits until the processes' own deletes of the session (the package ends the
+   * session of a gone record after its 401, not awaited) have reached Redis. On a Cluster they can
+   * land after the driver has put the session back, and log the next trial out.
+   */
+  settle: () => Promise<void>;
   restore: () => Promise<void>;
   /** Puts back what a 401 of `loggedOut` removes, so that each warm-up 401 takes a trial's path. */
   restoreLoggedOut: () => Promise<void>;
@@ -122,6 +130,7 @@ async function startLayout(
     let key: string;
     let restore: () => Promise<void>;
     let restoreLoggedOut = async (): Promise<void> => {};
+    let settle = async (): Promise<void> => {};
     if (sessionOnly(name)) {
       session = await loginBaseline(agent, port, playerOf(0));
       gone = await loginBaseline(agent, port, playerOf(1));
@@ -155,6 +164,14 @@ async function startLayout(
       restoreLoggedOut = async () => {
         await redis.set(goneKey, goneValue, 'PX', HOUR_MS);
       };
+      settle = async () => {
+        const deadline = performance.now() + SETTLE_MS;
+        while ((await redis.exists(sessionKey)) === 1 && performance.now() < deadline) {
+          await sleep(1);
+        }
+        // The other process's delete, when it sent one, went out as early.
+        await sleep(1);
+      };
       // Refused only while the record is still there (the first trial); the reads that follow
       // the put check that it is.
       restore = async () => {
@@ -177,6 +194,7 @@ async function startLayout(
       targets: to(session.cookie),
       loggedOut: to(gone.cookie),
       key,
+      settle,
       restore,
       restoreLoggedOut,
     };
@@ -228,13 +246,16 @@ async function trial(
   layout: Layout,
   into: Samples,
 ): Promise<void> {
+  await layout.settle();
   await layout.restore();
   // Let the put's own invalidation reach both processes, then have each read (and cache) it.
   await sleep(2);
   for (const target of layout.targets) {
     for (let read = 0; read < 2; read += 1) {
       const answer = await send(agent, target);
-      if (answer.status !== 200) throw new Error(`a warm-up read answered ${answer.status}`);
+      if (answer.status !== 200) {
+        throw new Error(`${layout.name} (${on.name}): a warm-up read answered ${answer.status}`);
+      }
       into.requests.push(answer.ms);
     }
   }
