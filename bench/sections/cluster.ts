@@ -104,7 +104,11 @@ async function commandsPerRequest(
     const idle = deltaOf(afterBurst, afterIdle);
     const names = [...new Set([...Object.keys(burst), ...Object.keys(idle)])].sort();
     const added = (name: string): number => (burst[name] ?? 0) - (idle[name] ?? 0);
-    const perRequest = Math.max(0, names.reduce((sum, name) => sum + added(name), 0)) / requests;
+    const perRequest =
+      Math.max(
+        0,
+        names.reduce((sum, name) => sum + added(name), 0),
+      ) / requests;
     /** A command scales with requests when the burst ran it at least once per 100 requests more. */
     const scales = (name: string): boolean => added(name) >= requests / 100;
     const scaling = names.filter(scales);
@@ -131,7 +135,13 @@ async function commandsPerRequest(
         `The driver's own INFO calls are left out. A command "scales with requests" when the burst ran it at least once per 100 requests more than the idle window.`,
       '',
       ...table(
-        ['command', `burst (${count(requests)} requests)`, 'idle window', 'burst − idle', 'per request'],
+        [
+          'command',
+          `burst (${count(requests)} requests)`,
+          'idle window',
+          'burst − idle',
+          'per request',
+        ],
         names.map((name) => [
           name,
           count(burst[name] ?? 0),
