@@ -5,7 +5,8 @@
 //   node -r esbuild-register bench/run.ts [section …] [--client=ioredis|node-redis|both]
 //
 // Named sections are printed instead of written; BENCH_QUICK=1 shortens every window (to try the
-// harness, not to record). --client picks the Redis client of request-cost, entry and failover;
+// harness, not to record). --client picks the Redis client of request-cost, entry, failover and
+// cluster (request-cost, commands per request and invalidation on a 3-master Redis Cluster);
 // the other sections that load the harness app (apps/harness-app.ts) run on ioredis.
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -17,6 +18,7 @@ import { startRedisServer } from '../test/helpers/redis-server';
 import { CLIENT_CHOICES, type ClientChoice } from './apps/session-stack';
 import { describeMachine } from './lib/machine';
 import { table, verdict, type BenchContext, type SectionResult } from './lib/report';
+import { runCluster } from './sections/cluster';
 import { runEntry } from './sections/entry';
 import { runFailover } from './sections/failover';
 import { runLoadWithFaults } from './sections/faults';
@@ -49,6 +51,7 @@ const SECTIONS: Record<string, Section> = {
   faults: onIoredis(runLoadWithFaults),
   sockets: onIoredis(runSockets),
   failover: runFailover,
+  cluster: runCluster,
 };
 
 function parseArguments(args: readonly string[]): { names: string[]; clients: ClientChoice[] } {

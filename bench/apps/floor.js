@@ -8,6 +8,9 @@
 // store that sends no command can reach). Toggles that add one suspect, to test it alone:
 // F_LOOPDELAY=1 an event-loop-delay sampler at 1 ms; F_INSPECTOR=1 a connected inspector session;
 // F_CMDTIMEOUT=1 ioredis commandTimeout 1000 + maxRetriesPerRequest 1; F_MAXAGE=1 a cookie maxAge.
+// REDIS_CLUSTER_NODES=host:port,…: a Redis Cluster found from these seed nodes instead of REDIS_URL,
+// on the same library (node-redis createCluster with connect-redis 10, ioredis Cluster with
+// connect-redis 8.1), each with its defaults, as the bench's `cluster` section measures it.
 // PORT=0 (or unset) takes a free port; it prints "floor listening <port>". Its session holds
 // `{ openId }` and it answers one scope, a little less than the package's marker and the example's
 // answer; a copy holding and answering as much measured the same (A/B of 8 pairs: within 1.5 %).
@@ -16,18 +19,38 @@ const session = require('express-session');
 const T = (n) => process.env[n] === '1';
 if (T('F_LOOPDELAY')) require('node:perf_hooks').monitorEventLoopDelay({ resolution: 1 }).enable();
 if (T('F_INSPECTOR')) new (require('node:inspector/promises').Session)().connect();
+/** REDIS_CLUSTER_NODES as `{ host, port }` seeds, or undefined when it is unset or empty. */
+function clusterNodes() {
+  const list = (process.env.REDIS_CLUSTER_NODES ?? '').split(',').filter((node) => node !== '');
+  if (list.length === 0) return undefined;
+  return list.map((node) => {
+    const at = node.lastIndexOf(':');
+    return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+  });
+}
+/** A node-redis client's connect(): the floor listens once it is done (a Cluster has found its slots). */
+let connecting = Promise.resolve();
 function sessionStore() {
   if (T('F_MEMORY')) return new session.MemoryStore();
+  const nodes = clusterNodes();
   if (process.env.CLIENT === 'redis') {
     const { RedisStore } = require('connect-redis');
-    const client = require('redis').createClient({ url: process.env.REDIS_URL });
-    client.connect();
+    const redis = require('redis');
+    const client =
+      nodes === undefined
+        ? redis.createClient({ url: process.env.REDIS_URL })
+        : redis.createCluster({ rootNodes: nodes.map((socket) => ({ socket })) });
+    connecting = client.connect();
     return new RedisStore({ client });
   }
   const { RedisStore } = require('connect-redis8');
-  const { Redis } = require('ioredis');
+  const { Redis, Cluster } = require('ioredis');
   const options = T('F_CMDTIMEOUT') ? { commandTimeout: 1000, maxRetriesPerRequest: 1 } : {};
-  return new RedisStore({ client: new Redis(process.env.REDIS_URL, options) });
+  const client =
+    nodes === undefined
+      ? new Redis(process.env.REDIS_URL, options)
+      : new Cluster(nodes, { redisOptions: options });
+  return new RedisStore({ client });
 }
 const app = express();
 app.use(
@@ -47,8 +70,10 @@ app.get('/api/me', (req, res) => {
   if (!req.session.user) return res.status(401).json({ error: 'login_required' });
   res.json({ openId: req.session.user.openId, unionId: null, scope: ['user_info'] });
 });
-const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () =>
-  console.log('floor listening', server.address().port),
-);
-// The load generator keeps its connections open between windows.
-server.keepAliveTimeout = 120000;
+connecting.then(() => {
+  const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () =>
+    console.log('floor listening', server.address().port),
+  );
+  // The load generator keeps its connections open between windows.
+  server.keepAliveTimeout = 120000;
+});

@@ -3,7 +3,8 @@
 // express-session + connect-redis only), `package` (this package on RedisTokenStore), `naive`
 // (tokens in req.session, apps/hand-written-login.ts) or `server-side` (the entry only: a
 // hand-written callback that claims the code once and keeps the tokens in Redis). Also read:
-// REDIS_URL, SIM_URL, KEY_PREFIX, BENCH_LOGIN_OPTIONS, BENCH_STORE_CACHE, BENCH_SESSION_STORE,
+// REDIS_URL (or REDIS_CLUSTER_NODES, `host:port,…`: a Redis Cluster found from these seeds, on
+// either client), SIM_URL, KEY_PREFIX, BENCH_LOGIN_OPTIONS, BENCH_STORE_CACHE, BENCH_SESSION_STORE,
 // BENCH_TRACE, BENCH_TIME_401, BENCH_REDIS_CLIENT (`node-redis`: node-redis 6 and connect-redis 10
 // in place of ioredis and connect-redis 8, for every app kind). Prints "listening <port>" when ready; SIGTERM ends it.
 // /bench/refresh-durations and /bench/times-401 report what the process saw. (The request-cost
@@ -14,8 +15,8 @@ import express, { type Express } from 'express';
 import session from 'express-session';
 import { RedisStore } from 'connect-redis8';
 import { RedisStore as RedisStore10 } from 'connect-redis';
-import { Redis } from 'ioredis';
-import { createClient } from 'redis';
+import { Cluster, Redis } from 'ioredis';
+import { createClient, createCluster } from 'redis';
 import { platformLogin, RedisSessionStore, RedisTokenStore } from '../../lib';
 import { naiveAccessToken, naiveSessionRefresh, serverSideCallback } from './hand-written-login';
 import { BENCH_CLIENT, BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from '../lib/settings';
@@ -23,22 +24,35 @@ import { BENCH_CLIENT, BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from '../lib/s
 const kind = process.env.BENCH_APP;
 const prefix = process.env.KEY_PREFIX ?? 'bench:';
 const simUrl = process.env.SIM_URL ?? 'http://127.0.0.1:9';
+/** REDIS_CLUSTER_NODES as seed addresses; empty: one redis-server at REDIS_URL. */
+const clusterNodes = (process.env.REDIS_CLUSTER_NODES ?? '')
+  .split(',')
+  .filter((node) => node !== '')
+  .map((node) => {
+    const at = node.lastIndexOf(':');
+    return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+  });
+const onNodeRedis = process.env.BENCH_REDIS_CLIENT === 'node-redis';
 // The client options the package's documentation asks for on the request path; both apps share them.
-const redis = new Redis(process.env.REDIS_URL!, {
-  maxRetriesPerRequest: 1,
-  commandTimeout: 1000,
-  lazyConnect: process.env.BENCH_REDIS_CLIENT === 'node-redis',
-});
+const ioredisOptions = { maxRetriesPerRequest: 1, commandTimeout: 1000 };
+const redis: Redis | Cluster =
+  clusterNodes.length === 0
+    ? new Redis(process.env.REDIS_URL!, { ...ioredisOptions, lazyConnect: onNodeRedis })
+    : new Cluster(clusterNodes, { redisOptions: ioredisOptions, lazyConnect: onNodeRedis });
 // node-redis with the options RedisTokenStore documents for it; connected before listening.
-const nodeRedis =
-  process.env.BENCH_REDIS_CLIENT === 'node-redis'
-    ? createClient({
-        url: process.env.REDIS_URL!,
-        socket: { connectTimeout: 2000, socketTimeout: 1500 },
-        pingInterval: 500,
-        disableOfflineQueue: true,
-      })
-    : undefined;
+const nodeRedisOptions = {
+  socket: { connectTimeout: 2000, socketTimeout: 1500 },
+  pingInterval: 500,
+  disableOfflineQueue: true,
+};
+const nodeRedis = !onNodeRedis
+  ? undefined
+  : clusterNodes.length === 0
+    ? createClient({ url: process.env.REDIS_URL!, ...nodeRedisOptions })
+    : createCluster({
+        rootNodes: clusterNodes.map((socket) => ({ socket })),
+        defaults: nodeRedisOptions,
+      });
 nodeRedis?.on('error', () => undefined);
 /** The client every store of this process is on. */
 const client = nodeRedis ?? redis;

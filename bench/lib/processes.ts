@@ -21,6 +21,8 @@ const START_TIMEOUT_MS = 60_000;
 /** What an app process is told through its environment (see apps/harness-app.ts). */
 export interface BenchAppEnv {
   REDIS_URL: string;
+  /** `host:port,…`: a Redis Cluster found from these seed nodes (REDIS_URL then empty). */
+  REDIS_CLUSTER_NODES?: string;
   SIM_URL: string;
   KEY_PREFIX: string;
   /** JSON of extra platformLogin() options for the package app. */

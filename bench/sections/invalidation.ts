@@ -6,7 +6,9 @@ import type { Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TokenRecord } from '../../lib/core/token-record';
-import { createClient } from 'redis';
+import type { Cluster, Redis } from 'ioredis';
+import { createClient, createCluster } from 'redis';
+import type { ClientChoice } from '../apps/session-stack';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { keepAliveAgent, send, type Target } from '../lib/load';
 import { startBenchApps, stopBenchApps, type BenchApp } from '../lib/processes';
@@ -26,6 +28,8 @@ const GOAL_P99_MS = 5;
  * time V8's compiler, and a p99 over 1,000 trials is their 10th slowest.
  */
 const WARM_UP_REQUESTS = 2000;
+/** At most this long for the processes' deletes of an ended session to reach Redis (ms). */
+const SETTLE_MS = 100;
 
 /**
  * The three layouts measured side by side, a trial of each in turn: the package serving records
@@ -45,6 +49,12 @@ interface Layout {
   /** The same with the cookie of a session whose key is gone: the 401 path, for the warm-up. */
   loggedOut: Target[];
   key: string;
+  /**
+   * Before `restore`: waits until the processes' own deletes of the session (the package ends the
+   * session of a gone record after its 401, not awaited) have reached Redis. On a Cluster they can
+   * land after the driver has put the session back, and log the next trial out.
+   */
+  settle: () => Promise<void>;
   restore: () => Promise<void>;
   /** Puts back what a 401 of `loggedOut` removes, so that each warm-up 401 takes a trial's path. */
   restoreLoggedOut: () => Promise<void>;
@@ -61,6 +71,32 @@ interface Variant {
   inApp401: LatencySummary;
 }
 
+/**
+ * Where the keys live: the driver's redis-server (as `npm run bench` has it) or a Redis Cluster
+ * (the `cluster` section), what the app processes are told of it, and the driver's own connection.
+ */
+export interface InvalidationRedis {
+  /** `standalone` or `cluster`: named in the figures. */
+  name: string;
+  /** The app processes' REDIS_URL, or REDIS_CLUSTER_NODES with REDIS_URL empty. */
+  env: { REDIS_URL: string; REDIS_CLUSTER_NODES?: string };
+  /** The driver's connection: it deletes and puts back keys, never through the apps. */
+  driver: Redis | Cluster;
+  /** The apps' client (ioredis, or node-redis with connect-redis 10). */
+  client: ClientChoice;
+  /** A node-redis client of the same Redis, not yet connected (the store-level drop). */
+  nodeRedis: () => ReturnType<typeof createClient> | ReturnType<typeof createCluster>;
+}
+
+/** The driver's redis-server, on ioredis: the invalidation section as it always ran. */
+const standaloneOf = (ctx: BenchContext): InvalidationRedis => ({
+  name: 'standalone',
+  env: { REDIS_URL: ctx.redisUrl },
+  driver: ctx.redis,
+  client: 'ioredis',
+  nodeRedis: () => createClient({ url: ctx.redisUrl }),
+});
+
 const PREFIXES: Record<LayoutName, string> = {
   memory: 'inv:',
   redis: 'invd:',
@@ -70,10 +106,17 @@ const PREFIXES: Record<LayoutName, string> = {
 /** The layouts whose deleted key is the session (no package in front of /api). */
 const sessionOnly = (name: LayoutName): boolean => name === 'baseline' || name === 'sessions';
 
-async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): Promise<Layout> {
+async function startLayout(
+  ctx: BenchContext,
+  on: InvalidationRedis,
+  name: LayoutName,
+  agent: Agent,
+): Promise<Layout> {
   const prefix = PREFIXES[name];
+  const redis = on.driver;
   const apps = await startBenchApps(sessionOnly(name) ? 'baseline' : 'package', PROCESSES, {
-    REDIS_URL: ctx.redisUrl,
+    ...on.env,
+    ...(on.client === 'node-redis' ? { BENCH_REDIS_CLIENT: 'node-redis' as const } : {}),
     SIM_URL: ctx.sim.url,
     KEY_PREFIX: prefix,
     BENCH_TIME_401: '1',
@@ -87,20 +130,21 @@ async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): P
     let key: string;
     let restore: () => Promise<void>;
     let restoreLoggedOut = async (): Promise<void> => {};
+    let settle = async (): Promise<void> => {};
     if (sessionOnly(name)) {
       session = await loginBaseline(agent, port, playerOf(0));
       gone = await loginBaseline(agent, port, playerOf(1));
       key = sessionKeyOf(prefix, session.sessionId);
-      const value = await ctx.redis.getBuffer(key);
+      const value = await redis.getBuffer(key);
       if (value === null) throw new Error('no session in Redis after the baseline login');
-      await ctx.redis.del(sessionKeyOf(prefix, gone.sessionId));
+      await redis.del(sessionKeyOf(prefix, gone.sessionId));
       restore = async () => {
-        await ctx.redis.set(key, value, 'PX', HOUR_MS);
+        await redis.set(key, value, 'PX', HOUR_MS);
       };
     } else {
       // The driver's own store reads Redis directly: it only puts the record back between trials.
       const store = new RedisTokenStore({
-        redis: ctx.redis,
+        redis,
         prefix: `${prefix}t:`,
         recordCache: false,
       });
@@ -111,19 +155,27 @@ async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): P
       key = recordKeyOf(`${prefix}t:`, session.sessionId);
       // A 401 for a gone record also ends the session (as logout does): put both back per trial.
       const sessionKey = sessionKeyOf(prefix, session.sessionId);
-      const sessionValue = await ctx.redis.getBuffer(sessionKey);
+      const sessionValue = await redis.getBuffer(sessionKey);
       if (sessionValue === null) throw new Error('no session in Redis after the entry');
-      await ctx.redis.del(recordKeyOf(`${prefix}t:`, gone.sessionId));
+      await redis.del(recordKeyOf(`${prefix}t:`, gone.sessionId));
       const goneKey = sessionKeyOf(prefix, gone.sessionId);
-      const goneValue = await ctx.redis.getBuffer(goneKey);
+      const goneValue = await redis.getBuffer(goneKey);
       if (goneValue === null) throw new Error('no session in Redis after the entry');
       restoreLoggedOut = async () => {
-        await ctx.redis.set(goneKey, goneValue, 'PX', HOUR_MS);
+        await redis.set(goneKey, goneValue, 'PX', HOUR_MS);
+      };
+      settle = async () => {
+        const deadline = performance.now() + SETTLE_MS;
+        while ((await redis.exists(sessionKey)) === 1 && performance.now() < deadline) {
+          await sleep(1);
+        }
+        // The other process's delete, when it sent one, went out as early.
+        await sleep(1);
       };
       // Refused only while the record is still there (the first trial); the reads that follow
       // the put check that it is.
       restore = async () => {
-        await ctx.redis.set(sessionKey, sessionValue, 'PX', HOUR_MS);
+        await redis.set(sessionKey, sessionValue, 'PX', HOUR_MS);
         await writeRecord(store, session.sessionId, record, {
           expectedVersion: null,
           ttlMs: HOUR_MS,
@@ -142,6 +194,7 @@ async function startLayout(ctx: BenchContext, name: LayoutName, agent: Agent): P
       targets: to(session.cookie),
       loggedOut: to(gone.cookie),
       key,
+      settle,
       restore,
       restoreLoggedOut,
     };
@@ -189,24 +242,27 @@ interface Samples {
  */
 async function trial(
   agent: Agent,
-  ctx: BenchContext,
+  on: InvalidationRedis,
   layout: Layout,
   into: Samples,
 ): Promise<void> {
+  await layout.settle();
   await layout.restore();
   // Let the put's own invalidation reach both processes, then have each read (and cache) it.
   await sleep(2);
   for (const target of layout.targets) {
     for (let read = 0; read < 2; read += 1) {
       const answer = await send(agent, target);
-      if (answer.status !== 200) throw new Error(`a warm-up read answered ${answer.status}`);
+      if (answer.status !== 200) {
+        throw new Error(`${layout.name} (${on.name}): a warm-up read answered ${answer.status}`);
+      }
       into.requests.push(answer.ms);
     }
   }
   const sentAt = performance.now();
   // The requests go out once Redis has run the DEL: "the next request" after it. Sent alongside
   // it, a request could reach a process before Redis had even run the DEL, and be counted stale.
-  await ctx.redis.del(layout.key);
+  await on.driver.del(layout.key);
   const firsts = await Promise.all(
     layout.targets.map(async (target) => {
       for (;;) {
@@ -220,11 +276,16 @@ async function trial(
   into.untilBoth.push(Math.max(...firsts));
 }
 
-async function measure(ctx: BenchContext, trials: number): Promise<Record<LayoutName, Variant>> {
+async function measure(
+  ctx: BenchContext,
+  trials: number,
+  on: InvalidationRedis = standaloneOf(ctx),
+  names: readonly LayoutName[] = LAYOUTS,
+): Promise<Partial<Record<LayoutName, Variant>>> {
   const agent = keepAliveAgent(1);
   const layouts: Layout[] = [];
   try {
-    for (const name of LAYOUTS) layouts.push(await startLayout(ctx, name, agent));
+    for (const name of names) layouts.push(await startLayout(ctx, on, name, agent));
     for (const layout of layouts) await warmUp(agent, layout);
     for (const layout of layouts) await times401Of(agent, layout); // the warm-up's own 401s
     const samples = layouts.map((): Samples => ({ untilBoth: [], requests: [], staleAnswers: 0 }));
@@ -233,10 +294,10 @@ async function measure(ctx: BenchContext, trials: number): Promise<Record<Layout
     for (let round = 0; round < trials; round += 1) {
       for (let step = 0; step < layouts.length; step += 1) {
         const index = (round + step) % layouts.length;
-        await trial(agent, ctx, layouts[index]!, samples[index]!);
+        await trial(agent, on, layouts[index]!, samples[index]!);
       }
     }
-    const result = {} as Record<LayoutName, Variant>;
+    const result: Partial<Record<LayoutName, Variant>> = {};
     for (const [index, layout] of layouts.entries()) {
       const { untilBoth, requests, staleAnswers } = samples[index]!;
       result[layout.name] = {
@@ -328,12 +389,15 @@ type DropClient = 'ioredis' | 'node-redis';
 
 /** Two connections of `kind` to the bench's Redis, and how to end them. */
 async function dropClients(
-  ctx: BenchContext,
+  on: InvalidationRedis,
   kind: DropClient,
 ): Promise<{ stores: RedisTokenStore[]; end: () => Promise<void> }> {
   const prefix = `drop-${kind}:`;
   if (kind === 'ioredis') {
-    const clients = [ctx.redis.duplicate(), ctx.redis.duplicate()];
+    // Redis's and Cluster's duplicate() take different arguments: a union of them is not callable.
+    const duplicate = (): Redis | Cluster =>
+      on.driver.isCluster ? (on.driver as Cluster).duplicate() : (on.driver as Redis).duplicate();
+    const clients = [duplicate(), duplicate()];
     return {
       stores: clients.map((client) => new RedisTokenStore({ redis: client, prefix })),
       end: async () => {
@@ -341,7 +405,7 @@ async function dropClients(
       },
     };
   }
-  const clients = [createClient({ url: ctx.redisUrl }), createClient({ url: ctx.redisUrl })];
+  const clients = [on.nodeRedis(), on.nodeRedis()];
   await Promise.all(clients.map((client) => client.connect()));
   return {
     stores: clients.map((client) => new RedisTokenStore({ redis: client, prefix })),
@@ -357,13 +421,13 @@ async function dropClients(
  * (their change notice fires when the cache handles Redis's report of the key). On either client.
  */
 async function storesDrop(
-  ctx: BenchContext,
+  on: InvalidationRedis,
   trials: number,
   kind: DropClient,
 ): Promise<LatencySummary> {
   const prefix = `drop-${kind}:`;
-  const { stores, end } = await dropClients(ctx, kind);
-  const writer = new RedisTokenStore({ redis: ctx.redis, prefix, recordCache: false });
+  const { stores, end } = await dropClients(on, kind);
+  const writer = new RedisTokenStore({ redis: on.driver, prefix, recordCache: false });
   try {
     while (!stores.every((store) => store.recordCacheActive)) await sleep(10);
     const record = sampleRecord('player-drop');
@@ -380,7 +444,7 @@ async function storesDrop(
       }
       const dropped = stores.map((store) => nextChange(store, sessionId, 1000));
       const sentAt = performance.now();
-      await Promise.all([ctx.redis.del(key), ...dropped]);
+      await Promise.all([on.driver.del(key), ...dropped]);
       times.push(performance.now() - sentAt);
       if (stores.some((store) => heldRecord(store, sessionId) !== undefined)) {
         throw new Error('a store still held the record after its wake-up');
@@ -398,10 +462,17 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
   ctx.log(
     `invalidation: ${trials} trials of each layout (records from memory, from Redis, the session stack alone)`,
   );
-  const { memory, redis, baseline, sessions } = await measure(ctx, trials);
+  const measured = await measure(ctx, trials);
+  const [memory, redis, baseline, sessions] = LAYOUTS.map((name) => measured[name]!) as [
+    Variant,
+    Variant,
+    Variant,
+    Variant,
+  ];
   ctx.log(`invalidation: ${trials} trials, DEL → dropped from two stores' memory (no HTTP)`);
-  const drop = await storesDrop(ctx, trials, 'ioredis');
-  const dropNodeRedis = await storesDrop(ctx, trials, 'node-redis');
+  const on = standaloneOf(ctx);
+  const drop = await storesDrop(on, trials, 'ioredis');
+  const dropNodeRedis = await storesDrop(on, trials, 'node-redis');
   const wakeTrials = ctx.quick ? 20 : 200;
   ctx.log(`invalidation: ${wakeTrials} trials of a refresh waiter, woken vs polling`);
   const wake = await waiterWake(ctx, wakeTrials);
@@ -517,6 +588,82 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
           ms(wake.polled.p99),
           ms(wake.polled.max),
         ],
+      ],
+    ),
+  ];
+  return { figures, markdown };
+}
+
+/**
+ * The same on a Redis Cluster (the `cluster` section), on one client: the package with records
+ * from memory and the session stack alone, two processes each (`measure` as above, on `on`), and
+ * the drop from two stores' memory without HTTP. A record's key and its session's live on
+ * whichever masters their slots say; each store tracks keys on every master it reads from.
+ */
+export async function runInvalidationOn(
+  ctx: BenchContext,
+  on: InvalidationRedis,
+): Promise<SectionResult> {
+  const trials = ctx.quick ? 100 : 1000;
+  const label = `${on.client}, ${on.name}`;
+  ctx.log(
+    `invalidation (${label}): ${trials} trials of each layout (records from memory, the session stack alone)`,
+  );
+  const measured = await measure(ctx, trials, on, ['memory', 'baseline']);
+  const memory = measured.memory!;
+  const baseline = measured.baseline!;
+  ctx.log(`invalidation (${label}): ${trials} trials, DEL → dropped from two stores' memory`);
+  const drop = await storesDrop(on, trials, on.client);
+  const stale = `${count(memory.staleAnswers)} stale 200s`;
+  const figures: Figure[] = [
+    {
+      name: `invalidation (${label}): DEL by hand → first 401 in both of 2 processes (records from memory), p50 / p99`,
+      measured:
+        `${msFine(memory.untilBoth.p50)} / ${msFine(memory.untilBoth.p99)} ms over ${count(trials)} trials, ${stale} ` +
+        `(the session stack alone, its session deleted: ${msFine(baseline.untilBoth.p50)} / ${msFine(baseline.untilBoth.p99)} ms)`,
+      target: `p99 ≤ ${GOAL_P99_MS} ms`,
+      met: memory.untilBoth.p99 <= GOAL_P99_MS,
+    },
+    {
+      name: `invalidation itself (${label}): DEL → the record dropped from the memory of 2 stores (no HTTP), p50 / p99`,
+      measured: `${msFine(drop.p50)} / ${msFine(drop.p99)} ms over ${count(trials)} trials (max ${msFine(drop.max)} ms)`,
+      target: `p99 ≤ ${GOAL_P99_MS} ms`,
+      met: drop.p99 <= GOAL_P99_MS,
+    },
+  ];
+  const row = (name: string, variant: Variant): string[] => [
+    name,
+    msFine(variant.untilBoth.p50),
+    msFine(variant.untilBoth.p99),
+    msFine(variant.untilBoth.max),
+    String(variant.staleAnswers),
+    ms(variant.request.p50),
+    ms(variant.request.p99),
+    msFine(variant.inApp401.p50),
+    msFine(variant.inApp401.p99),
+  ];
+  const markdown = [
+    `## invalidation (${label})`,
+    '',
+    `As the invalidation section on one redis-server, on the Cluster: two pairs of harness app processes (REDIS_CLUSTER_NODES, ${on.client === 'ioredis' ? 'ioredis `Cluster` and connect-redis 8.1' : 'node-redis `createCluster` and connect-redis 10'}), ` +
+      `the package with records from memory and the session stack alone; ${count(trials)} trials of each in turn; the driver's DEL goes through its own ioredis Cluster connection to the key's master. ` +
+      `Without HTTP: two RedisTokenStores on ${on.client} Cluster clients of their own hold the record, a DEL from the driver, the time until both dropped it: p50 ${msFine(drop.p50)}, p90 ${msFine(drop.p90)}, p99 ${msFine(drop.p99)}, max ${msFine(drop.max)} ms.`,
+    '',
+    ...table(
+      [
+        'layout',
+        'DEL → 401 in both, p50 ms',
+        'p99 ms',
+        'max ms',
+        'stale 200s',
+        'one request p50 ms',
+        'one request p99 ms',
+        "the 401's time in its process, p50 ms",
+        'p99 ms',
+      ],
+      [
+        row('package, records from memory (default)', memory),
+        row('session stack alone, its session deleted', baseline),
       ],
     ),
   ];

@@ -25,6 +25,25 @@ const TARGETS = {
   'package-sessions': { rps: 1.1, cpu: 0.9 },
   example: { rps: 1.1, cpu: 0.9 },
 } as const;
+/** On a Cluster (issue 44): the example's req/s ÷ the bound's (floor-in-memory, no Redis at all). */
+const CLUSTER_BOUND_TARGET = 0.9;
+
+/**
+ * Where the apps' Redis is: the driver's one redis-server (`standalone`, ctx.redisUrl), or a Redis
+ * Cluster found from its seed `nodes` (`host:port,…`, as REDIS_CLUSTER_NODES takes them). On a
+ * Cluster only the floor, the bound and the example run (the example and the floor are the apps
+ * that take REDIS_CLUSTER_NODES), and the outside check (standalone only) does not.
+ */
+export type RequestCostLayout = { name: 'standalone' } | { name: 'cluster'; nodes: string };
+const STANDALONE: RequestCostLayout = { name: 'standalone' };
+/** `ioredis`, `node-redis, cluster`: what the figures' names and the log lines say. */
+const labelOf = (client: ClientChoice, layout: RequestCostLayout): string =>
+  layout.name === 'standalone' ? client : `${client}, ${layout.name}`;
+/** The app's Redis in its environment: REDIS_URL, or REDIS_CLUSTER_NODES (REDIS_URL left empty). */
+const redisEnvOf = (ctx: BenchContext, layout: RequestCostLayout): Record<string, string> =>
+  layout.name === 'standalone'
+    ? { REDIS_URL: ctx.redisUrl }
+    : { REDIS_URL: '', REDIS_CLUSTER_NODES: layout.nodes };
 
 /**
  * floor: express + express-session + connect-redis alone (apps/floor.js, the outside check's floor
@@ -49,7 +68,7 @@ interface Window {
 }
 
 /** Logs in through the example's embedded simulator, as a player would: lobby, /enter, callback. */
-async function enterExample(app: AppProcess): Promise<string> {
+export async function enterExample(app: AppProcess): Promise<string> {
   const lobby = /Platform simulator \(lobby\): (\S+?)\/?\s/.exec(app.output)?.[1];
   if (lobby === undefined) throw new Error('the example printed no simulator URL');
   const entered = await fetch(`${lobby}/enter`, { redirect: 'manual' });
@@ -93,18 +112,20 @@ async function enterBenchApp(
   return sessionCookieOf(answer.headers.getSetCookie());
 }
 
-function startVariant(
+export function startVariant(
   ctx: BenchContext,
   variant: Variant,
   client: ClientChoice,
+  layout: RequestCostLayout = STANDALONE,
 ): Promise<AppProcess> {
+  const redisEnv = redisEnvOf(ctx, layout);
   if (variant === 'example') {
     // As `npm run example` starts it (on Redis; its embedded simulator; its own defaults).
     return startApp({
       name: 'example',
       script: 'example-app/server.ts',
       env: {
-        REDIS_URL: ctx.redisUrl,
+        ...redisEnv,
         PORT: '0',
         SESSION_SECRET: BENCH_SESSION_SECRET,
         // The example names node-redis `redis`.
@@ -119,12 +140,15 @@ function startVariant(
       script: 'bench/apps/floor.js',
       env: {
         CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
-        REDIS_URL: ctx.redisUrl,
+        ...redisEnv,
         PORT: '0',
         F_MEMORY: variant === 'floor-in-memory' ? '1' : '0',
       },
       listening: /floor listening (\d+)/,
     });
+  }
+  if (layout.name !== 'standalone') {
+    throw new TypeError(`request-cost: ${variant} runs on one redis-server only`);
   }
   return startApp({
     name: variant,
@@ -148,6 +172,8 @@ const VARIANTS: readonly Variant[] = [
   'package-sessions',
   'example',
 ];
+/** On a Cluster: the apps that take REDIS_CLUSTER_NODES, and the bound. */
+const CLUSTER_VARIANTS: readonly Variant[] = ['floor', 'floor-in-memory', 'example'];
 
 /** The outside check's example ÷ floor: the ratios of its totals, and the range of its pairs'. */
 interface OutsideCheck {
@@ -247,8 +273,11 @@ async function startGeneration(
   ctx: BenchContext,
   variants: readonly Variant[],
   client: ClientChoice,
+  layout: RequestCostLayout,
 ): Promise<Map<Variant, Running>> {
-  const started = await Promise.allSettled(variants.map((v) => startVariant(ctx, v, client)));
+  const started = await Promise.allSettled(
+    variants.map((v) => startVariant(ctx, v, client, layout)),
+  );
   const running = new Map<Variant, Running>();
   try {
     for (const [i, variant] of variants.entries()) {
@@ -274,11 +303,14 @@ const stopGeneration = (running: Map<Variant, Running>): Promise<unknown> =>
 export async function runRequestCost(
   ctx: BenchContext,
   client: ClientChoice,
+  layout: RequestCostLayout = STANDALONE,
 ): Promise<SectionResult> {
   const plan = ctx.quick
     ? { warmUpS: 1, windowS: 2, pairs: 2, fixedS: 2, fixedPairs: 1 }
     : { warmUpS: 2, windowS: 4, pairs: 10, fixedS: 4, fixedPairs: 3 };
-  const variants = VARIANTS;
+  const onCluster = layout.name === 'cluster';
+  const variants = onCluster ? CLUSTER_VARIANTS : VARIANTS;
+  const label = labelOf(client, layout);
   const load = async (
     variant: Variant,
     { app, cookie }: Running,
@@ -312,11 +344,11 @@ export async function runRequestCost(
   ): Promise<void> => {
     const order = pair % 2 === 0 ? variants : [...variants].reverse();
     const what = rate === undefined ? `${CONNECTIONS} connections` : `fixed ${rate} req/s`;
-    const running = await startGeneration(ctx, order, client);
+    const running = await startGeneration(ctx, order, client, layout);
     try {
       for (const variant of order) await load(variant, running.get(variant)!, plan.warmUpS);
       for (const variant of order) {
-        ctx.log(`request-cost (${client}): pair ${pair + 1}/${pairs}, ${variant}, ${what}`);
+        ctx.log(`request-cost (${label}): pair ${pair + 1}/${pairs}, ${variant}, ${what}`);
         into.get(variant)!.push(await load(variant, running.get(variant)!, seconds, rate));
       }
     } finally {
@@ -328,9 +360,9 @@ export async function runRequestCost(
     await runPair(pair, plan.pairs, saturated, plan.windowS);
   }
   let outside: OutsideCheck | string | undefined;
-  if (variants.includes('example')) {
+  if (variants.includes('example') && !onCluster) {
     // Right after the bench's windows, in processes of its own.
-    ctx.log(`request-cost (${client}): the outside check (bench/outside-check/run.sh)`);
+    ctx.log(`request-cost (${label}): the outside check (bench/outside-check/run.sh)`);
     outside = await outsideCheck(plan, client);
   }
   const floorRps = median(saturated.get('floor')!.map((w) => w.result.rps));
@@ -377,7 +409,7 @@ export async function runRequestCost(
     if (variant === 'example') example = { rps: rpsRatio, cpu: cpuRatio };
     if (variant === 'floor-in-memory') {
       figures.push({
-        name: `request-cost (${client}): the bound — the session stack with no Redis at all (MemoryStore) ÷ floor`,
+        name: `request-cost (${label}): the bound — the session stack with no Redis at all (MemoryStore) ÷ floor`,
         measured: `${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU`,
         target: 'reported: what a store sending no command can at best reach',
       });
@@ -387,7 +419,7 @@ export async function runRequestCost(
       const own = cpuOf(saturated.get('package')!) - cpuOf(windows);
       const floorCpu = cpuOf(saturated.get('floor')!);
       figures.push({
-        name: `request-cost (${client}): what the middleware itself costs — package − the same app without login.middleware()`,
+        name: `request-cost (${label}): what the middleware itself costs — package − the same app without login.middleware()`,
         measured: `${own.toFixed(1)} µs per request (${((own / floorCpu) * 100).toFixed(1)} % of the floor's ${floorCpu.toFixed(0)} µs); without it ÷ floor: ${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU`,
         target: 'reported',
       });
@@ -402,14 +434,23 @@ export async function runRequestCost(
         ? `; ${(cpuOf(windows) - cpuOf(bound)).toFixed(0)} µs per request above the bound`
         : '';
     figures.push({
-      name: `request-cost (${client}): ${variant} ÷ floor, req/s and CPU per request (${CONNECTIONS} connections)`,
+      name: `request-cost (${label}): ${variant} ÷ floor, req/s and CPU per request (${CONNECTIONS} connections)`,
       measured: `${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU${aboveBound}`,
       target: `≥ ${target.rps} req/s, ≤ ${target.cpu} CPU`,
       met: rpsRatio >= target.rps && cpuRatio <= target.cpu,
     });
+    if (variant === 'example' && bound !== undefined && onCluster) {
+      const boundRatio = total(windows) / total(bound);
+      figures.push({
+        name: `request-cost (${label}): example ÷ the bound (floor-in-memory, no Redis at all), req/s (${CONNECTIONS} connections)`,
+        measured: `${ratioFine(boundRatio)} req/s, ${ratioFine(cpuOf(windows) / cpuOf(bound))} CPU`,
+        target: `≥ ${CLUSTER_BOUND_TARGET} req/s`,
+        met: boundRatio >= CLUSTER_BOUND_TARGET,
+      });
+    }
     if (variant === 'example') {
       figures.push({
-        name: `request-cost (${client}): example p99 added at a fixed ${count(rate)} req/s (median of pairs)`,
+        name: `request-cost (${label}): example p99 added at a fixed ${count(rate)} req/s (median of pairs)`,
         measured: `${p99Added >= 0 ? '+' : ''}${ms(p99Added)} ms`,
         target: '≤ 0 ms',
         met: p99Added <= 0,
@@ -417,8 +458,15 @@ export async function runRequestCost(
     }
   }
   const markdown = [
-    `## request-cost (${client}): a logged-in GET /api/me`,
+    `## request-cost (${label}): a logged-in GET /api/me`,
     '',
+    ...(onCluster
+      ? [
+          `On a Redis Cluster of 3 masters without replicas (the \`cluster\` section's bed, one redis-server per master, on loopback): the floor on a Cluster client of the same library (ioredis \`Cluster\` with connect-redis 8.1, node-redis \`createCluster\` with connect-redis 10), the bound (no Redis), and the example started with REDIS_CLUSTER_NODES. ` +
+            'Without replicas the durability of entries (WAIT for a replica) has nothing to wait for; it never touches a logged-in request with a fresh token anyway, which this measures.',
+          '',
+        ]
+      : []),
     `Each app a process of its own, started afresh for every pair and warmed up for ${plan.warmUpS} s; autocannon (${CONNECTIONS} connections, one logged-in session) in a process of its own; ` +
       `${plan.pairs} alternating pairs of ${plan.windowS} s windows; ratios of all windows' totals (and the range of the pairs). ` +
       `CPU per request: the app process's user + system time over its windows ÷ the 2xx answers. ` +
@@ -450,7 +498,7 @@ export async function runRequestCost(
         : `${ratioFine(outside.rps)} req/s, ${ratioFine(outside.cpu)} CPU (pairs ${range(outside.rpsPairs)}, ${range(outside.cpuPairs)})`;
     const ours = `${ratioFine(example.rps)} req/s, ${ratioFine(example.cpu)} CPU (pairs ${range(pairRatios('example'))}, ${range(pairCpuRatios('example'))})`;
     figures.push({
-      name: `request-cost (${client}): example ÷ floor, this bench vs the outside check (bench/outside-check/run.sh, same run)`,
+      name: `request-cost (${label}): example ÷ floor, this bench vs the outside check (bench/outside-check/run.sh, same run)`,
       measured: `${ours} vs ${theirs}`,
       target: `within ${AGREEMENT * 100} %`,
       ...(agree === undefined ? {} : { met: agree }),
