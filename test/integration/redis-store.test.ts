@@ -75,6 +75,7 @@ describe(`RedisTokenStore contract on ${kind.name}, in the clear`, () => {
   beforeAll(() => {
     store = new RedisTokenStore({ redis: client, prefix });
   });
+  afterAll(() => store.close());
   tokenStoreContract(() => store);
   storeEngineContract(() => store);
 });
@@ -87,6 +88,7 @@ describeWhere(kind.name === DEFAULT_CLIENT_KIND)(
     beforeAll(() => {
       store = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [key1] });
     });
+    afterAll(() => store.close());
     tokenStoreContract(() => store);
     storeEngineContract(() => store);
   },
@@ -97,6 +99,7 @@ describe('RedisTokenStore keys and lifetimes', () => {
   beforeAll(() => {
     store = new RedisTokenStore({ redis: client, prefix, maxRecordTtlSeconds: 60 });
   });
+  afterAll(() => store.close());
 
   test('keys hold a hash of the session id in a hash tag, never the id itself', async () => {
     const sessionId = newSessionKey();
@@ -166,6 +169,8 @@ describe('RedisTokenStore encryption at rest', () => {
     store = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [key1] });
     events = watchUnreadable(store);
   });
+  // Each store follows the shared client's end (one listener each): closed, it lets go.
+  afterEach(() => store.close());
 
   test('no token, openId or session id appears in plain anywhere in the keyspace', async () => {
     const written = Array.from({ length: 5 }, () => ({
@@ -255,6 +260,7 @@ describe('RedisTokenStore encryption at rest', () => {
     // A process still on the old ring cannot open it, and says why.
     expect(await get(store, sessionId)).toBeUndefined();
     expect(events).toEqual([{ sessionHash: hashSessionId(sessionId), reason: 'unknown_key' }]);
+    await rotated.close();
   });
 
   test('a record stored in the clear is refused by an encrypting store, and the reverse', async () => {
@@ -267,6 +273,7 @@ describe('RedisTokenStore encryption at rest', () => {
     expect(await get(plainStore, sealed)).toBeUndefined();
     expect(events).toEqual([{ sessionHash: hashSessionId(plain), reason: 'decrypt' }]);
     expect(plainEvents).toEqual([{ sessionHash: hashSessionId(sealed), reason: 'unknown_key' }]);
+    await plainStore.close();
   });
 
   test('compare-and-set still works on sealed records: the version is readable by Lua', async () => {
