@@ -31,6 +31,15 @@ beforeAll(async () => {
   sim = await startSimulator();
   redis = new Redis(process.env.REDIS_URL!);
 });
+
+/** The stores a test opened on the shared client, closed after it (each follows the client's end). */
+const openStores: RedisTokenStore[] = [];
+function opened(store: RedisTokenStore): RedisTokenStore {
+  openStores.push(store);
+  return store;
+}
+afterEach(() => Promise.all(openStores.splice(0).map((store) => store.close())));
+
 afterAll(async () => {
   await Promise.all(apps.map((app) => app.close()));
   redis.disconnect();
@@ -67,7 +76,7 @@ async function start(
     warn: (_fields: unknown, message: string) => warnings.push(message),
     error: () => undefined,
   };
-  const store = new RedisTokenStore({ redis, prefix });
+  const store = opened(new RedisTokenStore({ redis, prefix }));
   const { app, login: platform } = createTestApp({
     sim,
     login: { platformOrigins: [PLATFORM], store, logger, ...login },

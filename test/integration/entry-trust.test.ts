@@ -58,6 +58,15 @@ beforeAll(async () => {
   sim = await startSimulator();
   redis = new Redis(process.env.REDIS_URL!);
 });
+
+/** The stores a test opened on the shared client, closed after it (each follows the client's end). */
+const openStores: RedisTokenStore[] = [];
+function opened(store: RedisTokenStore): RedisTokenStore {
+  openStores.push(store);
+  return store;
+}
+afterEach(() => Promise.all(openStores.splice(0).map((store) => store.close())));
+
 afterAll(async () => {
   await Promise.all(apps.map((app) => app.close()));
   redis.disconnect();
@@ -71,7 +80,7 @@ const madeUp = (): string => `made-up-${randomBytes(12).toString('base64url')}`;
 
 /** A test app on a Redis token store of its own prefix; resolves it listening, and its prefix. */
 async function start(login: Partial<PlatformLoginOptions> = {}, prefix = newPrefix()) {
-  const store = new RedisTokenStore({ redis, prefix });
+  const store = opened(new RedisTokenStore({ redis, prefix }));
   const { app } = createTestApp({ sim, login: { platformOrigins: [PLATFORM], store, ...login } });
   const listening = await listen(app);
   apps.push(listening);

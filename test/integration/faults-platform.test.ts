@@ -31,6 +31,15 @@ beforeAll(async () => {
   sim = await startSimulator();
   redis = new Redis(process.env.REDIS_URL!);
 });
+
+/** The stores a test opened on the shared client, closed after it (each follows the client's end). */
+const openStores: RedisTokenStore[] = [];
+function opened(store: RedisTokenStore): RedisTokenStore {
+  openStores.push(store);
+  return store;
+}
+afterEach(() => Promise.all(openStores.splice(0).map((store) => store.close())));
+
 afterAll(async () => {
   redis.disconnect();
   await sim.close();
@@ -45,7 +54,7 @@ beforeEach(() => {
  * token store: `app` talks to the simulator, `unreachable` to a port where nothing listens.
  */
 async function setUp(extra: Partial<PlatformLoginOptions> = {}) {
-  const store = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
+  const store = opened(new RedisTokenStore({ redis, prefix: `${prefix}t:` }));
   const sessionStore = new session.MemoryStore();
   // Every entry comes from 127.0.0.1, and an answer that is not tokens counts against its address:
   // the limit is raised and the budget off, so that the faults, not they, give each test its answers.
