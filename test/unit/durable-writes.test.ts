@@ -105,12 +105,13 @@ test('a timed-out wait keeps the record until a replica holds it, without holdin
   expect(writes).toEqual([{ version: 2, over: 1 }]);
 });
 
-test('while its wait runs, a refreshed record is served here and not written again; settled() tells when the wait ends', async () => {
-  let answer: (outcome: ReplicaWaitOutcome) => void = () => undefined;
+/** Durable writes whose waits for a replica the test answers, in order; the primary answers. */
+function waitsAnsweredByTest() {
+  const answers: Array<(outcome: ReplicaWaitOutcome) => void> = [];
   const writes: number[] = [];
   const durable = new DurableWrites({
     acks: {
-      confirm: () => new Promise<ReplicaWaitOutcome>((resolve) => (answer = resolve)),
+      confirm: () => new Promise<ReplicaWaitOutcome>((resolve) => answers.push(resolve)),
     } as unknown as ReplicaAcks,
     reassert: async (_key, record) => {
       writes.push(record.version);
@@ -123,6 +124,11 @@ test('while its wait runs, a refreshed record is served here and not written aga
     followsFailovers: false,
     onReassert: () => undefined,
   });
+  return { durable, answers, writes };
+}
+
+test('while its wait runs, a refreshed record is served here and not written again; settled() tells when the wait ends', async () => {
+  const { durable, answers, writes } = waitsAnsweredByTest();
   const second = sampleRecord(2);
   void durable.recordWritten('s', second, 1, HOUR);
   let settled = false;
@@ -134,7 +140,7 @@ test('while its wait runs, a refreshed record is served here and not written aga
   });
   await jest.advanceTimersByTimeAsync(1000);
   expect([settled, writes]).toEqual([false, []]);
-  answer('acknowledged');
+  answers[0]!('acknowledged');
   await jest.advanceTimersByTimeAsync(1);
   expect(settled).toBe(true);
   expect(durable.overlay('s', { status: 'absent' })).toEqual({ status: 'absent' });
@@ -143,19 +149,7 @@ test('while its wait runs, a refreshed record is served here and not written aga
 });
 
 test('a later write of the same session decides: the earlier wait failing keeps nothing of the older record', async () => {
-  const answers: Array<(outcome: ReplicaWaitOutcome) => void> = [];
-  const durable = new DurableWrites({
-    acks: {
-      confirm: () => new Promise<ReplicaWaitOutcome>((resolve) => answers.push(resolve)),
-    } as unknown as ReplicaAcks,
-    reassert: async () => 1,
-    redelete: async () => undefined,
-    markKey: (key) => `{${key}}:w`,
-    recordKey: (sessionKey) => `{${sessionKey}}:t`,
-    holds: async () => true,
-    followsFailovers: false,
-    onReassert: () => undefined,
-  });
+  const { durable, answers } = waitsAnsweredByTest();
   const second = sampleRecord(2);
   const third = sampleRecord(3);
   void durable.recordWritten('s', second, 1, HOUR);
