@@ -28,17 +28,26 @@ export function sessionCookieOf(setCookie: readonly string[]): string {
   return cookie;
 }
 
-/** Reads the express-session cookie (`s:<id>.<signature>`) out of an answer's Set-Cookie. */
-function sessionOf(answer: Answer): BenchSession {
+/**
+ * The express-session cookie (`s:<id>.<signature>`) of an answer's Set-Cookie and the session id
+ * in it; `undefined` when the answer set none.
+ */
+export function sessionIn(answer: Answer): BenchSession | undefined {
   const cookie = ([] as string[])
     .concat(answer.headers['set-cookie'] ?? [])
     .find((c) => c.startsWith('connect.sid='))
     ?.split(';')[0];
   const match =
     cookie && /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(cookie.slice('connect.sid='.length)));
-  if (!cookie || !match)
+  return cookie && match ? { cookie, sessionId: match[1]! } : undefined;
+}
+
+/** {@link sessionIn}, for an answer that must have set one. */
+function sessionOf(answer: Answer): BenchSession {
+  const session = sessionIn(answer);
+  if (session === undefined)
     throw new Error(`no session cookie in an answer with status ${answer.status}`);
-  return { cookie, sessionId: match[1]! };
+  return session;
 }
 
 /**

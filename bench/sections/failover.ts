@@ -36,7 +36,7 @@ import {
 } from '../lib/platform-recorder';
 import { recordKeyOf } from '../lib/redis-keys';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
-import { entryHeaders } from '../lib/sessions';
+import { entryHeaders, sessionIn } from '../lib/sessions';
 import { BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from '../lib/settings';
 import { count, ms, percentile } from '../lib/stats';
 
@@ -145,17 +145,6 @@ const errorOf = (answer: Answer): string => {
     return '';
   }
 };
-
-/** The session id out of an answer's express-session cookie (`s:<id>.<signature>`). */
-function sessionOf(answer: Answer): { cookie: string; sessionId: string } | undefined {
-  const cookie = ([] as string[])
-    .concat(answer.headers['set-cookie'] ?? [])
-    .find((c) => c.startsWith('connect.sid='))
-    ?.split(';')[0];
-  const match =
-    cookie && /^s:(.+)\.[^.]+$/.exec(decodeURIComponent(cookie.slice('connect.sid='.length)));
-  return cookie && match ? { cookie, sessionId: match[1]! } : undefined;
-}
 
 /** The simulator's players: a set of its own for each durability setting. */
 function playersFor(): SimulatorPlayer[] {
@@ -331,7 +320,7 @@ async function runOnce(
         entryError: answer.status === 303 ? '' : errorOf(answer),
       };
       players.push(player);
-      const session = answer.status === 303 ? sessionOf(answer) : undefined;
+      const session = answer.status === 303 ? sessionIn(answer) : undefined;
       if (session === undefined) return;
       player.cookie = session.cookie;
       player.sessionHash = hashSessionId(session.sessionId);

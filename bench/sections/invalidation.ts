@@ -75,6 +75,32 @@ interface Variant {
  * Where the keys live: the driver's redis-server (as `npm run bench` has it) or a Redis Cluster
  * (the `cluster` section), what the app processes are told of it, and the driver's own connection.
  */
+/** The columns of a layout's row ({@link layoutRow}), on one redis-server and on a Cluster alike. */
+const LAYOUT_COLUMNS = [
+  'layout',
+  'DEL → 401 in both, p50 ms',
+  'p99 ms',
+  'max ms',
+  'stale 200s',
+  'one request p50 ms',
+  'one request p99 ms',
+  "the 401's time in its process, p50 ms",
+  'p99 ms',
+];
+
+/** A layout's row under {@link LAYOUT_COLUMNS}. */
+const layoutRow = (name: string, variant: Variant): string[] => [
+  name,
+  msFine(variant.untilBoth.p50),
+  msFine(variant.untilBoth.p99),
+  msFine(variant.untilBoth.max),
+  String(variant.staleAnswers),
+  ms(variant.request.p50),
+  ms(variant.request.p99),
+  msFine(variant.inApp401.p50),
+  msFine(variant.inApp401.p99),
+];
+
 export interface InvalidationRedis {
   /** `standalone` or `cluster`: named in the figures. */
   name: string;
@@ -514,17 +540,6 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
       target: 'reported',
     },
   ];
-  const row = (name: string, variant: Variant): string[] => [
-    name,
-    msFine(variant.untilBoth.p50),
-    msFine(variant.untilBoth.p99),
-    msFine(variant.untilBoth.max),
-    String(variant.staleAnswers),
-    ms(variant.request.p50),
-    ms(variant.request.p99),
-    msFine(variant.inApp401.p50),
-    msFine(variant.inApp401.p99),
-  ];
   const markdown = [
     '## invalidation',
     '',
@@ -539,28 +554,15 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
       "The last two columns: the time each trial's 401 spent in its app process, from its arrival to its answer (the Redis reads included); the rest of the figure is the trip between the processes and waiting for a core. " +
       '"Stale" counts the 200 answers given after Redis had run the DEL: served from memory before Redis\'s message about the key reached that process.',
     '',
-    ...table(
-      [
-        'layout',
-        'DEL → 401 in both, p50 ms',
-        'p99 ms',
-        'max ms',
-        'stale 200s',
-        'one request p50 ms',
-        'one request p99 ms',
-        "the 401's time in its process, p50 ms",
-        'p99 ms',
-      ],
-      [
-        row('package, records from memory (default)', memory),
-        row('package, records read from Redis each time', redis),
-        row('session stack alone, its session deleted', baseline),
-        row(
-          'session stack on RedisSessionStore (sessions from memory), its session deleted',
-          sessions,
-        ),
-      ],
-    ),
+    ...table(LAYOUT_COLUMNS, [
+      layoutRow('package, records from memory (default)', memory),
+      layoutRow('package, records read from Redis each time', redis),
+      layoutRow('session stack alone, its session deleted', baseline),
+      layoutRow(
+        'session stack on RedisSessionStore (sessions from memory), its session deleted',
+        sessions,
+      ),
+    ]),
     '',
     `What the cache adds is the invalidation itself, measured without HTTP: ` +
       `two RedisTokenStores in the driver, each on its own connection with its own invalidation connection (as two processes have), hold the record; ` +
@@ -631,17 +633,6 @@ export async function runInvalidationOn(
       met: drop.p99 <= GOAL_P99_MS,
     },
   ];
-  const row = (name: string, variant: Variant): string[] => [
-    name,
-    msFine(variant.untilBoth.p50),
-    msFine(variant.untilBoth.p99),
-    msFine(variant.untilBoth.max),
-    String(variant.staleAnswers),
-    ms(variant.request.p50),
-    ms(variant.request.p99),
-    msFine(variant.inApp401.p50),
-    msFine(variant.inApp401.p99),
-  ];
   const markdown = [
     `## invalidation (${label})`,
     '',
@@ -649,23 +640,10 @@ export async function runInvalidationOn(
       `the package with records from memory and the session stack alone; ${count(trials)} trials of each in turn; the driver's DEL goes through its own ioredis Cluster connection to the key's master. ` +
       `Without HTTP: two RedisTokenStores on ${on.client} Cluster clients of their own hold the record, a DEL from the driver, the time until both dropped it: p50 ${msFine(drop.p50)}, p90 ${msFine(drop.p90)}, p99 ${msFine(drop.p99)}, max ${msFine(drop.max)} ms.`,
     '',
-    ...table(
-      [
-        'layout',
-        'DEL → 401 in both, p50 ms',
-        'p99 ms',
-        'max ms',
-        'stale 200s',
-        'one request p50 ms',
-        'one request p99 ms',
-        "the 401's time in its process, p50 ms",
-        'p99 ms',
-      ],
-      [
-        row('package, records from memory (default)', memory),
-        row('session stack alone, its session deleted', baseline),
-      ],
-    ),
+    ...table(LAYOUT_COLUMNS, [
+      layoutRow('package, records from memory (default)', memory),
+      layoutRow('session stack alone, its session deleted', baseline),
+    ]),
   ];
   return { figures, markdown };
 }
