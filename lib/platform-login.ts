@@ -132,7 +132,11 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       this,
       (durationMs, outcome) => this.emit('lockWait', { durationMs, outcome }),
     );
-    const api = openApiSettings(config.api, config.authUrl, config.tokenClient.fetch);
+    const api = openApiSettings(
+      config.api,
+      config.authUrl,
+      config.tokenClient.fetch ?? globalThis.fetch,
+    );
     const apiMetrics = new OpenApiMetrics(
       config.meterProvider,
       api.bases.map((base) => base.name),

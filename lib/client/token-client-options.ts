@@ -74,12 +74,16 @@ const tuningShape = {
    * for (the refresh fails at once): a player's request is waiting behind it. Defaults to `2000`.
    */
   maxRetryDelayMs: integer(0, 60_000, ' number of milliseconds').default(2000),
-  /** The fetch implementation to use. Defaults to `globalThis.fetch`. */
+  /**
+   * A fetch to send the token requests and `platformFetch()` through (a proxy's, a test's). By
+   * default token requests go over node:http/https (Node's global agents), which costs a third of
+   * fetch's CPU, and `platformFetch()` uses `globalThis.fetch`.
+   */
   fetch: z
     .custom<typeof fetch>((value) => typeof value === 'function', {
       error: 'must be a fetch-compatible function',
     })
-    .default(() => globalThis.fetch),
+    .optional(),
 };
 
 /** The client's tuning options, as platformLogin() takes them under `tokenClient`. */

@@ -8,7 +8,8 @@ import {
   type TokenClientConfig,
 } from './token-client-options';
 import { interpretTokenAnswer, type TokenGrant } from './token-response';
-import { sendTokenRequest, type TokenRequest, type TokenRequestLimits } from './token-request';
+import { sendTokenRequest, type TokenRequestLimits } from './token-request';
+import type { TokenRequest } from './token-transport';
 import { parseRetryAfterMs, retryDelayMs, type FailedAttempt, type RetryPolicy } from './retry';
 
 type TokenParameters = ReadonlyArray<readonly [string, string]>;

@@ -3,7 +3,7 @@
 // retry policy (counted by the simulator).
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import {
   DEMO_CLIENT_ID,
   DEMO_CLIENT_SECRET,
@@ -520,5 +520,99 @@ describe('retries', () => {
     sim.injectFault({ kind: 'status', status: 429, retryAfterSeconds: 0 }, { times: 1 });
     await expect(client().refresh(refreshToken)).resolves.toMatchObject({ openId: 'player-ada' });
     expect(sim.calls.refresh_token).toBe(2);
+  });
+});
+
+describe('the transport', () => {
+  const TOKEN_JSON = JSON.stringify({
+    access_token: 'access-token-1',
+    expires_in: 7200,
+    refresh_token: 'refresh-token-1',
+    open_id: 'player-grace',
+    scope: 'user_info',
+  });
+
+  /** A token endpoint answering each request with `answer`; counts the TCP connections it accepts. */
+  async function startEndpoint(
+    answer: (res: import('node:http').ServerResponse) => void,
+  ): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+    let connections = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => answer(res));
+    });
+    server.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}`,
+      connections: () => connections,
+      close: async () => {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      },
+    };
+  }
+
+  it('keeps the connection alive: five exchanges in a row reach the platform over one', async () => {
+    const endpoint = await startEndpoint((res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(TOKEN_JSON),
+    );
+    try {
+      for (let i = 0; i < 5; i += 1)
+        await expect(clientFor(endpoint.url).exchangeCode(`code-${i}`)).resolves.toMatchObject({
+          openId: 'player-grace',
+        });
+      expect(endpoint.connections()).toBe(1);
+    } finally {
+      await endpoint.close();
+    }
+  });
+
+  it.each([
+    ['gzip', gzipSync],
+    ['deflate', deflateSync],
+    ['br', brotliCompressSync],
+  ])('a %s-coded answer within the cap is decoded', async (coding, encode) => {
+    const endpoint = await startEndpoint((res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'content-encoding': coding })
+        .end(encode(TOKEN_JSON)),
+    );
+    try {
+      await expect(clientFor(endpoint.url).exchangeCode('some-code')).resolves.toMatchObject({
+        accessToken: 'access-token-1',
+        openId: 'player-grace',
+      });
+    } finally {
+      await endpoint.close();
+    }
+  });
+
+  it('an answer cut off before its declared length is an ERR_PLATFORM_NETWORK', async () => {
+    const endpoint = await startEndpoint((res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+      res.write(TOKEN_JSON.slice(0, 20));
+      setTimeout(() => res.destroy(), 20);
+    });
+    try {
+      const error = await rejectionOf(clientFor(endpoint.url).exchangeCode('some-code'));
+      expectPlatformError(error, 'ERR_PLATFORM_NETWORK');
+    } finally {
+      await endpoint.close();
+    }
+  });
+
+  it('a fetch passed in carries the token requests', async () => {
+    const urls: string[] = [];
+    const fetchSpy: typeof fetch = (input, init) => {
+      urls.push(String(input));
+      return fetch(input, init);
+    };
+    await expect(client({ fetch: fetchSpy }).exchangeCode(issue())).resolves.toMatchObject({
+      openId: 'player-ada',
+    });
+    expect(urls).toEqual([`${sim.url}/token`]);
+    expect(sim.calls.authorization_code).toBe(1);
   });
 });

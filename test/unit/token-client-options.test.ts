@@ -40,7 +40,6 @@ describe('parseTokenClientOptions', () => {
       refreshRetries: 2,
       retryBaseDelayMs: 200,
       maxRetryDelayMs: 2000,
-      fetch: globalThis.fetch,
     });
   });
 

@@ -1,0 +1,63 @@
+// What one code exchange costs the app process's CPU over each transport of PlatformTokenClient:
+// node:http (the default) and fetch (`tokenClient.fetch: globalThis.fetch`). The token endpoint runs
+// in a child process, so the CPU measured (process.cpuUsage) is the client's alone; the two
+// variants alternate, 16 exchanges in flight, and the figure is the median over rounds.
+// Run: node -r esbuild-register bench/micro/token-transport.ts (ROUNDS=n)
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { PlatformTokenClient } from '../../lib/client/token-client';
+import { median } from '../lib/stats';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 9);
+const PER_ROUND = 4000;
+const IN_FLIGHT = 16;
+
+/** A token endpoint answering every POST with the same token set, in a process of its own. */
+const ENDPOINT = `
+const body = JSON.stringify({ access_token: 'a'.repeat(43), expires_in: 7200, refresh_token: 'r'.repeat(43), open_id: 'o'.repeat(32), scope: 'user_info' });
+require('node:http').createServer((req, res) => { req.resume(); req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)); })
+  .listen(0, '127.0.0.1', function () { process.stdout.write(this.address().port + '\\n'); });
+process.stdin.on('end', () => process.exit(0)).resume();`;
+
+async function main(): Promise<void> {
+  const endpoint = spawn(process.execPath, ['-e', ENDPOINT], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const [portLine] = (await once(endpoint.stdout, 'data')) as [Buffer];
+  const authUrl = `http://127.0.0.1:${portLine.toString().trim()}`;
+  const clientOf = (fetch?: typeof globalThis.fetch) =>
+    new PlatformTokenClient({
+      authUrl,
+      clientId: 'demo-game',
+      clientSecret: 'demo-secret',
+      redirectUri: 'http://127.0.0.1/platform/callback',
+      ...(fetch === undefined ? {} : { fetch }),
+    });
+  const variants = { 'node:http': clientOf(), fetch: clientOf(globalThis.fetch) };
+  /** CPU µs per exchange of `client` over `count` exchanges, IN_FLIGHT at a time. */
+  const cpuPerExchange = async (client: PlatformTokenClient, count: number): Promise<number> => {
+    let next = 0;
+    const before = process.cpuUsage();
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (next++ < count) await client.exchangeCode('some-code');
+      }),
+    );
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / count;
+  };
+  const samples: Record<keyof typeof variants, number[]> = { 'node:http': [], fetch: [] };
+  for (const client of Object.values(variants)) await cpuPerExchange(client, PER_ROUND);
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const order = Object.keys(variants) as Array<keyof typeof variants>;
+    if (round % 2 === 1) order.reverse();
+    for (const name of order) samples[name].push(await cpuPerExchange(variants[name], PER_ROUND));
+  }
+  for (const [name, values] of Object.entries(samples))
+    console.log(
+      `${name}: ${median(values).toFixed(1)} µs of CPU per exchange (median of ${ROUNDS} rounds of ${PER_ROUND})`,
+    );
+  endpoint.stdin.end();
+}
+
+void main();
