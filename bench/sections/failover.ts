@@ -126,8 +126,8 @@ interface RunResult {
   bySetting: Record<Setting, SettingResult>;
   retiredBySimulator: number;
   logs: LogLine[];
-  /** The driver's event-loop delay (ms) from the start of the load to the kill: p99 and max. The
-   * delaying proxies run in this process, so a late timer here lengthens the replication lag. */
+  /** The driver's event-loop delay (ms) from the start of the load to the kill: p99 and max. A
+   * late timer here delays requests and their timing (the delaying proxies run elsewhere). */
   driverDelay: { p99: number; max: number };
   /** Final-check answers that took over 2 s (the driver gives up at 10 s: status 0). */
   slowFinal: string[];
@@ -194,10 +194,13 @@ async function runOnce(
     let sentinel: SentinelBed | undefined;
     let cluster: ClusterBed | undefined;
     if (topology === 'sentinel') {
-      sentinel = await startSentinelBed({ replicationDelayMs: LAG_MS });
+      sentinel = await startSentinelBed({
+        replicationDelayMs: LAG_MS,
+        proxiesInChildProcess: true,
+      });
       stops.push(() => sentinel!.stop());
     } else {
-      cluster = await startClusterBed({ replicationDelayMs: LAG_MS });
+      cluster = await startClusterBed({ replicationDelayMs: LAG_MS, proxiesInChildProcess: true });
       stops.push(() => cluster!.stop());
     }
     const sim: PlatformSimulator = await startSimulator({
@@ -729,7 +732,7 @@ function report(run: RunResult): SectionResult {
       (run.slowFinal.length > 0
         ? `Final /api/me answers slower than 2 s (10 s: the driver gave up, status 0): ${run.slowFinal.join('; ')}. `
         : '') +
-      `The driver's event-loop delay before the kill (the delaying proxies run there: it adds to the lag): p99 ${ms(run.driverDelay.p99)} ms, max ${ms(run.driverDelay.max)} ms.`,
+      `The driver's event-loop delay before the kill (it delays requests and their timing): p99 ${ms(run.driverDelay.p99)} ms, max ${ms(run.driverDelay.max)} ms.`,
     '',
     ...table(
       [
@@ -827,7 +830,7 @@ export async function runFailover(
           '',
         ]
       : []),
-    `Layout per run: ${`a fresh failover bed (test/helpers/failover-bed.ts): Sentinel — a primary, one replica whose replication stream runs ${LAG_MS} ms behind (a delaying TCP proxy), three sentinels; Cluster — three masters with one such replica each`}; ` +
+    `Layout per run: ${`a fresh failover bed (test/helpers/failover-bed.ts): Sentinel — a primary, one replica whose replication stream runs ${LAG_MS} ms behind (a delaying TCP proxy), three sentinels; Cluster — three masters with one such replica each; the delaying proxies (on the Cluster, each node announces its proxy's port: all client traffic passes through them) run in a process of their own, so the driver measures latency without relaying Redis traffic`}; ` +
       `four processes of the example game backend (\`example-app/server.ts\`, as \`npm run example\` starts it, with REDIS_SENTINELS + REDIS_SENTINEL_NAME or REDIS_CLUSTER_NODES and REDIS_CLIENT): two with durability on (the package's default, the example unchanged) and two with \`durability: false\` (bench/apps/example-durability.ts, a preload read only by the bench), side by side on the same bed, each pair with players of its own. ` +
       `The platform: the simulator (in the driver's process, behind a recording proxy that tells which player each token call was for) with refresh-token rotation and ${ACCESS_TOKEN_SECONDS} s access tokens, which the example refreshes 60 s before their end: a blocking refresh about every 2 s per player. ` +
       `A new player enters every ${ENTRY_INTERVAL_MS} ms per setting (a code from the simulator, the callback on one process of the pair) all along; each logged-in player asks GET /api/me and /api/profile in turn, of both processes alternately, ${THINK_MS / 2}–${(THINK_MS * 3) / 2} ms apart. ` +

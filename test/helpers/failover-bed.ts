@@ -6,19 +6,14 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import {
-  createConnection,
-  createServer,
-  type AddressInfo,
-  type Server,
-  type Socket,
-} from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port';
 import { startRedisServer, waitForPort, type TestRedisServer } from './redis-server';
+import { startReplicationDelayProxy, type ReplicationDelayProxy } from './replication-delay-proxy';
+import { startReplicationDelayProxyProcess } from './replication-delay-proxy-process';
 
 const HOST = '127.0.0.1';
 
@@ -28,104 +23,34 @@ export interface Address {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The delaying proxy
+// Where the delaying proxies run
 
-/** A TCP proxy that holds what a master sends down a replication link for `delayMs`. */
-export interface ReplicationDelayProxy {
-  port: number;
-  /** Delay for what the master sends from now on (what is held keeps its time and order). */
-  setDelay(ms: number): void;
+/** Starts a bed's delaying proxies; closed after them. */
+interface ProxyHost {
+  start(targetPort: number): Promise<ReplicationDelayProxy>;
+  /** Resolves once every setDelay() called so far has taken effect. */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
-// A replica asks for its stream with PSYNC (or SYNC): the element right after a `*N` header.
-const SYNC_COMMAND = /\*\d+\r\n\$5\r\npsync\r\n|\*\d+\r\n\$4\r\nsync\r\n/i;
-
-/**
- * Forwards a free loopback port to `targetPort`. Only connections that asked for a
- * replication stream are delayed, in the target→client direction, so clients can share the proxy
- * with replicas. When the target's side closes (the master died), what is still held is dropped:
- * the replica never got it, as after a crash.
- */
-export async function startReplicationDelayProxy(
-  targetPort: number,
-  delayMs = 0,
-): Promise<ReplicationDelayProxy> {
-  const sockets = new Set<Socket>();
-  const timers = new Set<NodeJS.Timeout>();
-  let delay = delayMs;
-  const server: Server = createServer((inbound) => {
-    const outbound = createConnection({ host: HOST, port: targetPort });
-    let replicating = false;
-    let tail = '';
-    const held: Array<{ chunk: Buffer; due: number }> = [];
-    let timer: NodeJS.Timeout | undefined;
-    let lastDue = 0;
-    const release = (): void => {
-      if (timer) timers.delete(timer);
-      timer = undefined;
-      const now = Date.now();
-      while (held[0] && held[0].due <= now) inbound.write(held.shift()!.chunk);
-      if (held[0]) {
-        timer = setTimeout(release, held[0].due - now);
-        timers.add(timer);
-      }
-    };
-    for (const socket of [inbound, outbound]) {
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        sockets.delete(socket);
-        held.length = 0;
-        if (timer) {
-          clearTimeout(timer);
-          timers.delete(timer);
-        }
-        timer = undefined;
-        inbound.destroy();
-        outbound.destroy();
-      });
-    }
-    inbound.on('data', (chunk: Buffer) => {
-      if (!replicating) {
-        // The tail catches a command split across two chunks.
-        const text = tail + chunk.toString('latin1');
-        replicating = SYNC_COMMAND.test(text);
-        tail = text.slice(-16);
-      }
-      outbound.write(chunk);
-    });
-    outbound.on('data', (chunk: Buffer) => {
-      if (!replicating || (delay === 0 && held.length === 0)) {
-        inbound.write(chunk);
-        return;
-      }
-      // Never before an earlier chunk: order is kept when the delay is lowered.
-      const due = Math.max(Date.now() + delay, lastDue);
-      lastDue = due;
-      held.push({ chunk, due });
-      if (!timer) {
-        timer = setTimeout(release, due - Date.now());
-        timers.add(timer);
-      }
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    // Port 0: the kernel's pick, taken at once (no race with other servers being started).
-    server.listen(0, HOST, resolve);
-  });
+/** In this process (the default), or all of the bed's in one child process of their own. */
+function proxyHost(inChildProcess = false): ProxyHost {
+  if (inChildProcess) return startReplicationDelayProxyProcess();
   return {
-    port: (server.address() as AddressInfo).port,
-    setDelay(ms) {
-      delay = ms;
-    },
-    async close() {
-      for (const timer of timers) clearTimeout(timer);
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    start: (targetPort) => startReplicationDelayProxy(targetPort),
+    // setDelay() takes effect at once here; each proxy is closed by the bed.
+    settled: async () => undefined,
+    close: async () => undefined,
   };
+}
+
+/** Stops what the bed started, then the proxies' host (a child process may hold them). */
+async function stopBed(stops: Array<() => Promise<void>>, proxies: ProxyHost): Promise<void> {
+  try {
+    await stopAll(stops.splice(0));
+  } finally {
+    await proxies.close();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -217,6 +142,11 @@ export interface SentinelBedOptions {
   replicationDelayMs?: number;
   /** Replicas of the primary, each through the delaying proxy. Default 1. */
   replicas?: number;
+  /**
+   * Runs the delaying proxies in a child process of their own (one for the bed) rather than in
+   * this one, so they take nothing of this process's event loop. Default false.
+   */
+  proxiesInChildProcess?: boolean;
 }
 
 export interface SentinelBed {
@@ -323,13 +253,14 @@ async function sentinelReady(
  */
 export async function startSentinelBed(options: SentinelBedOptions = {}): Promise<SentinelBed> {
   const name = SENTINEL_BED_MASTER_NAME;
+  const proxies = proxyHost(options.proxiesInChildProcess);
   const stops: Array<() => Promise<void>> = [];
-  const stop = (): Promise<void> => stopAll(stops.splice(0));
+  const stop = (): Promise<void> => stopBed(stops, proxies);
   try {
     const primary = await startRedisServer(REPLICATION_ARGS);
     stops.push(() => primary.stop());
     // Undelayed until the replicas are in sync: the handshake takes several round trips.
-    const proxy = await startReplicationDelayProxy(primary.port);
+    const proxy = await proxies.start(primary.port);
     stops.push(() => proxy.close());
     const replicas = await Promise.all(
       Array.from({ length: options.replicas ?? 1 }, async () => {
@@ -383,6 +314,7 @@ export async function startSentinelBed(options: SentinelBedOptions = {}): Promis
       15_000,
     );
     proxy.setDelay(options.replicationDelayMs ?? 0);
+    await proxies.settled();
 
     const servers = [primary, ...replicas];
     let masterPort = primary.port;
@@ -428,6 +360,12 @@ export interface ClusterBedOptions {
   replicasPerMaster?: number;
   /** How long each replica lags its master (ms). Default 0. */
   replicationDelayMs?: number;
+  /**
+   * Runs the delaying proxies in a child process of their own (one for the bed) rather than in
+   * this one, so they take nothing of this process's event loop: every node announces its proxy's
+   * port, so all client traffic to the cluster passes through them. Default false.
+   */
+  proxiesInChildProcess?: boolean;
 }
 
 /** A node of the cluster bed. */
@@ -469,11 +407,11 @@ interface ClusterProcess {
  * A cluster node behind its own delaying proxy: the node announces the proxy's port, so clients
  * (undelayed) and replicas (delayed) of this node all come through it; the bus is direct.
  */
-async function startClusterProcess(): Promise<ClusterProcess> {
+async function startClusterProcess(proxies: ProxyHost): Promise<ClusterProcess> {
   const port = await freePort();
   // The bus port must be given: the default (port + 10000) may be taken or beyond 65535.
   const busPort = await freePort();
-  const proxy = await startReplicationDelayProxy(port);
+  const proxy = await proxies.start(port);
   try {
     const server = await startRedisServer(
       [
@@ -527,12 +465,13 @@ async function clusterStateOk(port: number): Promise<boolean> {
 export async function startClusterBed(options: ClusterBedOptions = {}): Promise<ClusterBed> {
   const masterCount = options.masters ?? 3;
   const perMaster = options.replicasPerMaster ?? 1;
+  const proxies = proxyHost(options.proxiesInChildProcess);
   const stops: Array<() => Promise<void>> = [];
-  const stop = (): Promise<void> => stopAll(stops.splice(0));
+  const stop = (): Promise<void> => stopBed(stops, proxies);
   try {
     const processes = await Promise.all(
       Array.from({ length: masterCount * (1 + perMaster) }, async () => {
-        const started = await startClusterProcess();
+        const started = await startClusterProcess(proxies);
         stops.push(async () => {
           await started.proxy.close();
           await started.server.stop();
@@ -617,6 +556,7 @@ export async function startClusterBed(options: ClusterBedOptions = {}): Promise<
       for (const { proxy } of processes) proxy.setDelay(ms);
     };
     setReplicationDelay(options.replicationDelayMs ?? 0);
+    await proxies.settled();
     const current = masters.slice();
     const dead = new Set<ClusterBedNode>();
     const processOf = (node: ClusterBedNode): ClusterProcess => processes[nodes.indexOf(node)]!;
