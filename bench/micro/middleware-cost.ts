@@ -7,7 +7,7 @@
 // round), the load generator in this process too, alike for both. The figure: the median over
 // rounds of the difference in CPU per request.
 // Run: npm run build && node -r esbuild-register -r ./bench/lib/built-package.ts bench/micro/middleware-cost.ts
-// (CLIENT=ioredis|node-redis, ROUNDS=n); the package from dist/, as the app processes run it. The
+// (CLIENT=ioredis|node-redis, ROUNDS=n, PER_ROUND=n); the package from dist/, as the app processes run it. The
 // request-cost section runs it and reports its figure against the floor's CPU per request.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,7 +21,7 @@ import { enter } from '../lib/sessions';
 import { median } from '../lib/stats';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 15);
-const PER_ROUND = 20_000;
+const PER_ROUND = Number(process.env.PER_ROUND ?? 20_000);
 const IN_FLIGHT = 16;
 
 async function main(): Promise<void> {

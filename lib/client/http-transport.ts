@@ -24,12 +24,12 @@ type Decoder = (
  * The codings a server may use although the request asks for none (`accept-encoding: identity`),
  * as fetch would decode them; any other is left as it came and fails as JSON.
  */
-const DECODERS: Readonly<Record<string, Decoder>> = {
-  gzip: gunzip,
-  'x-gzip': gunzip,
-  deflate: inflate,
-  br: brotliDecompress,
-};
+const DECODERS: ReadonlyMap<string, Decoder> = new Map([
+  ['gzip', gunzip],
+  ['x-gzip', gunzip],
+  ['deflate', inflate],
+  ['br', brotliDecompress],
+]);
 
 const EMPTY = new Uint8Array(0);
 
@@ -98,7 +98,8 @@ export function sendOverHttp(
       });
       response.on('end', () => {
         const bytes = Buffer.concat(chunks, total);
-        const decode = DECODERS[String(response.headers['content-encoding']).toLowerCase()];
+        const coding = response.headers['content-encoding'];
+        const decode = coding === undefined ? undefined : DECODERS.get(coding.toLowerCase());
         if (decode === undefined) {
           settle(() => resolve({ ...answer, body: bytes }));
           return;

@@ -589,6 +589,21 @@ describe('the transport', () => {
     }
   });
 
+  it('an unknown coding, even one named like an object member, is read as it came', async () => {
+    const endpoint = await startEndpoint((res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'constructor' })
+        .end(TOKEN_JSON),
+    );
+    try {
+      await expect(clientFor(endpoint.url).exchangeCode('some-code')).resolves.toMatchObject({
+        openId: 'player-grace',
+      });
+    } finally {
+      await endpoint.close();
+    }
+  });
+
   it('an answer cut off before its declared length is an ERR_PLATFORM_NETWORK', async () => {
     const endpoint = await startEndpoint((res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
