@@ -1,0 +1,104 @@
+// login.middleware() called on its own, in a loop, on a request express-session loaded for a
+// logged-in player (record and session in memory, as on the hot path): µs per call, beside a
+// middleware that reads the session's marker as the app without the package's middleware does.
+// No HTTP, no second app: the figure does not swing with the machine as whole requests do
+// (bench/micro/middleware-cost.ts). Alternating rounds; the median of the per-round differences.
+// Run: npm run build && node -r esbuild-register -r ./bench/lib/built-package.ts bench/micro/middleware-call.ts
+// (CLIENT=ioredis|node-redis, ROUNDS=n)
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { platformLogin, RedisSessionStore, RedisTokenStore } from '../../lib';
+import { startSimulator } from '../../lib/simulator';
+import { startRedisServer } from '../../test/helpers/redis-server';
+import { connectRedis, sessionStackApp, type ClientChoice } from '../apps/session-stack';
+import { keepAliveAgent, send } from '../lib/load';
+import { BENCH_CLIENT, BENCH_REDIRECT_URI } from '../lib/settings';
+import { enter } from '../lib/sessions';
+import { median } from '../lib/stats';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 21);
+const CALLS = 200_000;
+
+async function main(): Promise<void> {
+  const choice = (process.env.CLIENT ?? 'ioredis') as ClientChoice;
+  const redisServer = await startRedisServer();
+  const sim = await startSimulator();
+  const redis = await connectRedis(choice, `redis://127.0.0.1:${redisServer.port}`);
+  const login = platformLogin({
+    authUrl: sim.url,
+    ...BENCH_CLIENT,
+    redirectUri: BENCH_REDIRECT_URI,
+    platformOrigins: [new URL(sim.url).origin],
+    store: new RedisTokenStore({ redis: redis.client, allowPlaintextTokens: true }),
+  });
+  const middleware = login.middleware();
+  let captured: { req: Request; res: Response } | undefined;
+  const app = sessionStackApp(new RedisSessionStore({ redis: redis.client }));
+  app.use('/platform/callback', login.callback);
+  app.get('/api/me', middleware, (req, res) => {
+    captured = { req, res };
+    res.json({ openId: req.platformUser!.openId });
+  });
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const agent = keepAliveAgent(1);
+  const { cookie } = await enter(agent, sim, port, 'player-ada');
+  // Twice: the first request reads Redis, the second is served from memory, as the hot path is.
+  for (let i = 0; i < 2; i += 1) {
+    const answer = await send(agent, { port, path: '/api/me', headers: { cookie } });
+    if (answer.status !== 200) throw new Error(`GET /api/me answered ${answer.status}`);
+  }
+  const { req, res } = captured!;
+
+  let served = 0;
+  const route: NextFunction = () => {
+    // What the bench apps' route reads: the player, or the marker without the middleware.
+    if (req.platformUser !== undefined) served += 1;
+  };
+  const withoutIt: RequestHandler = (request, _res, next) => {
+    if (request.session.platformLogin !== undefined) served += 1;
+    next();
+  };
+  /** ns per call of `handler` over CALLS calls; every call must pass on at once (from memory). */
+  const time = (handler: RequestHandler, after: NextFunction): number => {
+    const before = served;
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < CALLS; i += 1) handler(req, res, after);
+    const ns = Number(process.hrtime.bigint() - started) / CALLS;
+    if (served - before !== CALLS) throw new Error('a call did not pass on at once');
+    return ns;
+  };
+  const noop: NextFunction = () => undefined;
+  const variants = {
+    'login.middleware()': () => time(middleware, route),
+    'marker read': () => time(withoutIt, noop),
+  };
+  for (const run of Object.values(variants)) run();
+  const differences: number[] = [];
+  const samples: Record<string, number[]> = { 'login.middleware()': [], 'marker read': [] };
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const order = Object.entries(variants);
+    if (round % 2 === 1) order.reverse();
+    const ns: Record<string, number> = {};
+    for (const [name, run] of order) ns[name] = run();
+    for (const name of Object.keys(samples)) samples[name]!.push(ns[name]!);
+    differences.push(ns['login.middleware()']! - ns['marker read']!);
+  }
+  for (const [name, values] of Object.entries(samples))
+    console.log(`${choice}, ${name}: ${(median(values) / 1000).toFixed(3)} µs per call`);
+  const sorted = [...differences].sort((a, b) => a - b);
+  console.log(
+    `${choice}: the middleware's own cost ${(median(differences) / 1000).toFixed(3)} µs per call ` +
+      `(median of ${ROUNDS} rounds of ${CALLS}; rounds ${(sorted[0]! / 1000).toFixed(3)} to ${(sorted.at(-1)! / 1000).toFixed(3)})`,
+  );
+  agent.destroy();
+  server.close();
+  await redis.close();
+  await sim.close();
+  await redisServer.stop();
+  process.exit(0);
+}
+
+void main();
