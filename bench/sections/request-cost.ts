@@ -179,7 +179,7 @@ const VARIANTS: readonly Variant[] = [
 /** On a Cluster: the apps that take REDIS_CLUSTER_NODES, and the bound. */
 const CLUSTER_VARIANTS: readonly Variant[] = ['floor', 'floor-in-memory', 'example'];
 
-/** bench/micro/middleware-cost.ts's figure: the median difference and its rounds' range, in µs. */
+/** bench/micro/middleware-call.ts's figure: the median difference and its rounds' range, in µs. */
 interface MiddlewareCost {
   costUs: number;
   rounds: number;
@@ -187,7 +187,7 @@ interface MiddlewareCost {
   high: number;
 }
 
-/** Runs bench/micro/middleware-cost.ts in a process of its own, on the package's build. */
+/** Runs bench/micro/middleware-call.ts in a process of its own, on the package's build. */
 function middlewareCostInOneProcess(client: ClientChoice, quick: boolean): Promise<MiddlewareCost> {
   const root = join(__dirname, '..', '..');
   return new Promise((resolve, reject) => {
@@ -198,7 +198,7 @@ function middlewareCostInOneProcess(client: ClientChoice, quick: boolean): Promi
         'esbuild-register',
         '-r',
         './bench/lib/built-package.ts',
-        'bench/micro/middleware-cost.ts',
+        'bench/micro/middleware-call.ts',
       ],
       {
         cwd: root,
@@ -406,7 +406,7 @@ export async function runRequestCost(
   let middlewareCost: MiddlewareCost | undefined;
   if (variants.includes('package-without-middleware')) {
     ctx.log(
-      `request-cost (${label}): the middleware in one process (bench/micro/middleware-cost.ts)`,
+      `request-cost (${label}): the middleware in one process (bench/micro/middleware-call.ts)`,
     );
     middlewareCost = await middlewareCostInOneProcess(client, ctx.quick);
   }
@@ -472,7 +472,7 @@ export async function runRequestCost(
       if (middlewareCost !== undefined) {
         const share = middlewareCost.costUs / floorCpu;
         figures.push({
-          name: `request-cost (${label}): what the middleware itself costs, in one process (bench/micro/middleware-cost.ts: the same two apps side by side, ${middlewareCost.rounds} alternating rounds, median of the differences) ÷ the floor's CPU per request`,
+          name: `request-cost (${label}): what the middleware itself costs, in one process (bench/micro/middleware-call.ts: login.middleware() called in a loop on a logged-in request, beside a marker read, ${middlewareCost.rounds} alternating rounds, median of the differences) ÷ the floor's CPU per request`,
           measured: `${middlewareCost.costUs.toFixed(2)} µs per request (rounds ${middlewareCost.low.toFixed(1)} to ${middlewareCost.high.toFixed(1)}): ${(share * 100).toFixed(1)} % of the floor's ${floorCpu.toFixed(0)} µs`,
           target: `≤ ${MIDDLEWARE_SHARE_TARGET * 100} %`,
           met: share <= MIDDLEWARE_SHARE_TARGET,
