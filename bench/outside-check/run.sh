@@ -7,6 +7,7 @@
 # life, and two started alike differ by 5–9 % on a small VM. Run `npm run build` first.
 #   bench/outside-check/run.sh            # 10 pairs of 4 s, on ioredis (CLIENT=redis: node-redis)
 #   FLOOR_FLAGS="F_INSPECTOR=1" bench/outside-check/run.sh   # the floor with one suspect added
+#   FLOOR_FLAGS="F_MEMORY=1" bench/outside-check/run.sh     # against the bound: the floor on MemoryStore
 set -e
 cd "$(dirname "$0")/../.."
 PAIRS=${PAIRS:-10}; DUR=${DUR:-4}; WARM=${WARM:-2}; CLIENT=${CLIENT:-ioredis}

@@ -446,6 +446,7 @@ async function runOnce(
       if (ends.length > 0) player.firstRefreshEndMs = Math.min(...ends);
     }
 
+    if (process.env.DUMP_TMP) require('node:fs').writeFileSync(`/tmp/fo-${client}-${topology}.json`, JSON.stringify({ killMs: now() , outcomes: outcomes.map((o) => ({ s: o.player.setting, app: o.app, path: o.path, sent: o.sentMs, end: o.endMs, st: o.status, r: o.refreshed, age: o.sentMs - o.player.endMs, fr: o.player.firstRefreshEndMs, id: o.player.openId })), refreshes: Object.fromEntries([...refreshesOf].map(([k, v]) => [k, v.map((c) => [c.startMs, c.endMs])])) }));
     const bySetting = {} as Record<Setting, SettingResult>;
     for (const setting of SETTINGS) {
       const metrics = new Map<string, number>();
