@@ -262,9 +262,16 @@ describe.each(kinds)('on $name', (kind) => {
         ).length === 0,
       'the login to be served from memory',
     );
-    const sent = await commandsDuring(async () => {
-      for (let i = 0; i < 30; i += 1) expect(await status(app, cookie)).toBe(200);
-    });
+    // A master's heartbeat missed on a loaded machine turns memory off until the next one and empties
+    // it (docs/caching.md), so the next request reads once: up to three windows, one must be silent.
+    // A request that read Redis every time would make every window send ~30 of each command.
+    let sent: Record<string, number> = {};
+    for (let window = 0; window < 3; window += 1) {
+      sent = await commandsDuring(async () => {
+        for (let i = 0; i < 30; i += 1) expect(await status(app, cookie)).toBe(200);
+      });
+      if (Object.keys(sent).length === 0) break;
+    }
     expect(sent).toEqual({});
   });
 
