@@ -601,7 +601,9 @@ function byKind(outcomes: readonly Outcome[]): Map<string, number[]> {
   for (const o of outcomes) {
     const when = o.refreshed ? 'refresh' : o.sinceRefreshMs < 1000 ? 'within 1 s' : 'later';
     const key = `${o.path} ${when}`;
-    groups.set(key, [...(groups.get(key) ?? []), o.endMs - o.sentMs]);
+    const group = groups.get(key) ?? [];
+    group.push(o.endMs - o.sentMs);
+    groups.set(key, group);
   }
   return groups;
 }
