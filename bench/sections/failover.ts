@@ -3,8 +3,8 @@
 // Cluster master and its replica). Four processes of the example game backend, started as
 // `npm run example` starts it, on Sentinel (REDIS_SENTINELS + REDIS_SENTINEL_NAME) or on the
 // Cluster (REDIS_CLUSTER_NODES): two with durability on (the RedisTokenStore default, the example
-// as it is) and two with it off (bench/apps/example-durability.ts), side by side on the same beds,
-// each pair with players of its own. The platform (the simulator, in this process, behind a
+// as it is) and two with it off (bench/apps/example-durability.ts), side by side on the same bed,
+// each pair with players of its own; two beds per topology and client, their latencies pooled. The platform (the simulator, in this process, behind a
 // recording proxy: lib/platform-recorder.ts) rotates refresh tokens and issues 62 s access tokens,
 // which the example refreshes 60 s before they end: a refresh every ~2 s per player. New players
 // enter all along; each logged-in player asks GET /api/me and /api/profile in turn of both
@@ -69,6 +69,13 @@ const STEADY_NOTE =
  */
 const timingOf = (quick: boolean): { warmupMs: number; afterMs: number } =>
   quick ? { warmupMs: 6000, afterMs: 5000 } : { warmupMs: 20_000, afterMs: 10_000 };
+/**
+ * Beds per topology and client (BENCH_FAILOVER_BEDS), their latencies pooled: two processes per
+ * group and bed, each with the speed it was born with (~5 % apart here), so one bed's p50 ratio
+ * swings by a few per cent whatever durability does; two beds put four processes behind each p50.
+ */
+const bedsOf = (quick: boolean): number =>
+  Number(process.env.BENCH_FAILOVER_BEDS ?? (quick ? 1 : 2));
 /** Latencies before the kill count from here on (the processes' first seconds are their slowest). */
 const MEASURE_FROM_MS = 3000;
 const PLAYERS_PER_SETTING = 400;
@@ -513,7 +520,7 @@ interface Summary {
   unavailable: Outcome[];
   socketErrors: Outcome[];
   entriesRefused: Map<string, number>;
-  before: { all: number[]; fresh: number[]; refreshing: number[] };
+  before: { all: number[]; fresh: number[]; refreshing: number[]; byKind: Map<string, number[]> };
   /**
    * The requests before the kill sent after their player's first refresh: from there on a player
    * refreshes every ~2 s whatever its entry waited for (see {@link STEADY_NOTE}).
@@ -573,6 +580,7 @@ function summarize(result: SettingResult, timeline: Timeline): Summary {
       all: before.map((o) => o.endMs - o.sentMs),
       fresh: before.filter((o) => !o.refreshed).map((o) => o.endMs - o.sentMs),
       refreshing: before.filter((o) => o.refreshed).map((o) => o.endMs - o.sentMs),
+      byKind: byKind(before),
     },
     steady: {
       all: steady.map((o) => o.endMs - o.sentMs),
@@ -718,15 +726,59 @@ const waitsOf = (result: SettingResult, outcome?: string): number =>
     )
     .reduce((sum, [, n]) => sum + n, 0);
 
-function report(run: RunResult): SectionResult {
-  const { client, topology, timeline } = run;
+/** Several beds' requests as one: their latencies pooled (the loss counts stay per bed). */
+function pooled(summaries: readonly Summary[]): Pick<Summary, 'before' | 'steady' | 'entryBefore'> {
+  const merge = (maps: Array<Map<string, number[]>>): Map<string, number[]> => {
+    const merged = new Map<string, number[]>();
+    for (const map of maps)
+      for (const [key, values] of map) merged.set(key, [...(merged.get(key) ?? []), ...values]);
+    return merged;
+  };
+  const all = <T>(pick: (s: Summary) => T[]): T[] => summaries.flatMap(pick);
+  return {
+    before: {
+      all: all((s) => s.before.all),
+      fresh: all((s) => s.before.fresh),
+      refreshing: all((s) => s.before.refreshing),
+      byKind: merge(summaries.map((s) => s.before.byKind)),
+    },
+    steady: {
+      all: all((s) => s.steady.all),
+      refreshing: all((s) => s.steady.refreshing),
+      byKind: merge(summaries.map((s) => s.steady.byKind)),
+    },
+    entryBefore: all((s) => s.entryBefore),
+  };
+}
+
+/** The kinds of request that carried no refresh: what a request with a usable token pays. */
+const withoutRefresh = (kinds: Map<string, number[]>): Map<string, number[]> =>
+  new Map([...kinds].filter(([key]) => !key.endsWith(' refresh')));
+
+/**
+ * The figures of one topology and client, over its beds: the losses of each bed, the latencies of
+ * all of them pooled (a process keeps the speed it was born with, ~5 % apart here: pooling beds
+ * puts more processes behind each group's p50), and each bed's own account.
+ */
+function report(runs: readonly RunResult[]): SectionResult {
+  const { client, topology } = runs[0]!;
   const label = `failover (${client}, ${topology === 'sentinel' ? 'Sentinel' : 'Cluster'})`;
-  const on = summarize(run.bySetting.on, timeline);
-  const off = summarize(run.bySetting.off, timeline);
+  const summaries = runs.map((run) => ({
+    on: summarize(run.bySetting.on, run.timeline),
+    off: summarize(run.bySetting.off, run.timeline),
+  }));
+  const on = pooled(summaries.map((s) => s.on));
+  const off = pooled(summaries.map((s) => s.off));
+  const perBed = (values: number[]): string =>
+    runs.length > 1 ? ` (bed by bed: ${values.map((v) => v.toFixed(3)).join(', ')})` : '';
   const figures: Figure[] = [];
   const lossLine = (s: Summary): string =>
     `logged out: ${s.lostBefore.length} of ${s.enteredBefore.length} answered before the kill, ${s.lostAfter.length} of ${s.enteredAfter.length} after; ` +
     `retired refresh tokens presented: ${s.retired.length}; 5xx other than 503: ${s.serverErrors.length}; 401 to logged-in players: ${s.unauthorized.length}`;
+  const lossLines = (setting: Setting): string =>
+    summaries
+      .map((s, index) => `${runs.length > 1 ? `bed ${index + 1}: ` : ''}${lossLine(s[setting])}`)
+      .join(' | ');
   const clean = (s: Summary): boolean =>
     s.lostBefore.length +
       s.lostAfter.length +
@@ -736,25 +788,32 @@ function report(run: RunResult): SectionResult {
     0;
   figures.push({
     name: `${label}, durability on: logins lost, retired tokens presented, 5xx ≠ 503, 401s`,
-    measured: lossLine(on),
+    measured: lossLines('on'),
     target: '0, 0, 0, 0',
-    met: clean(on),
+    met: summaries.every((s) => clean(s.on)),
   });
   figures.push({
-    name: `${label}, durability off (the same run, other players): the same`,
-    measured: lossLine(off),
+    name: `${label}, durability off (the same beds, other players): the same`,
+    measured: lossLines('off'),
     target: 'reported (what durability prevents)',
   });
   const ratio = p50(on.before.all) / p50(off.before.all);
   const steadyRatio = p50(on.steady.all) / p50(off.steady.all);
   const likeRatio = likeForLike(on.steady.byKind, off.steady.byKind);
+  const freshRatio = likeForLike(
+    withoutRefresh(on.before.byKind),
+    withoutRefresh(off.before.byKind),
+  );
   const refreshAdded = p50(on.before.refreshing) - p50(off.before.refreshing);
   const entryAdded = p50(on.entryBefore) - p50(off.entryBefore);
   const share = (group: { all: number[]; refreshing: number[] }): string =>
     `${((group.refreshing.length / group.all.length) * 100).toFixed(1)} %`;
+  const beds = runs.length > 1 ? `, ${runs.length} beds pooled` : '';
   figures.push({
-    name: `${label}: p50 of logged-in requests before the kill, on ÷ off, players past their first refresh, like for like (per kind of request: route; with a refresh, within 1 s of one, later)`,
-    measured: `${likeRatio.toFixed(3)} (${[...on.steady.byKind.keys()]
+    name: `${label}: p50 of logged-in requests before the kill, on ÷ off, players past their first refresh, like for like (per kind of request: route; with a refresh, within 1 s of one, later)${beds}`,
+    measured: `${likeRatio.toFixed(3)}${perBed(summaries.map((s) => likeForLike(s.on.steady.byKind, s.off.steady.byKind)))} (${[
+      ...on.steady.byKind.keys(),
+    ]
       .sort()
       .filter((key) => off.steady.byKind.has(key))
       .map((key) => {
@@ -776,20 +835,40 @@ function report(run: RunResult): SectionResult {
     measured: `${ratio.toFixed(2)} (on ${ms(p50(on.before.all))} / ${ms(p99(on.before.all))}, ${share(on.before)}; off ${ms(p50(off.before.all))} / ${ms(p99(off.before.all))}, ${share(off.before)})`,
     target: `reported: ${STEADY_NOTE}`,
   });
-  const freshRatio = p50(on.before.fresh) / p50(off.before.fresh);
   figures.push({
-    name: `${label}: the hot path — p50 of requests before the kill that carried no refresh, on ÷ off (p50 / p99 ms)`,
-    measured: `${freshRatio.toFixed(2)} (on ${ms(p50(on.before.fresh))} / ${ms(p99(on.before.fresh))}, off ${ms(p50(off.before.fresh))} / ${ms(p99(off.before.fresh))})`,
+    name: `${label}: the hot path — p50 of requests before the kill that carried no refresh, every player, on ÷ off, like for like (route; within 1 s of a refresh or later)${beds}`,
+    measured: `${freshRatio.toFixed(3)}${perBed(summaries.map((s) => likeForLike(withoutRefresh(s.on.before.byKind), withoutRefresh(s.off.before.byKind))))} (all of them at once: on ${ms(p50(on.before.fresh))} / ${ms(p99(on.before.fresh))}, off ${ms(p50(off.before.fresh))} / ${ms(p99(off.before.fresh))} ms p50 / p99)`,
     target: '≤ 1.05 (a usable token never waits for a replica)',
     met: freshRatio <= 1.05,
   });
+  const timeouts = runs.reduce((n, run) => n + waitsOf(run.bySetting.on, 'timeout'), 0);
+  const waits = runs.reduce((n, run) => n + waitsOf(run.bySetting.on), 0);
   figures.push({
     name: `${label}: latency durability adds to a refresh and to an entry (p50 on − off, before the kill)`,
-    measured: `refresh +${ms(refreshAdded)} ms (${ms(p50(on.before.refreshing))} vs ${ms(p50(off.before.refreshing))}), entry +${ms(entryAdded)} ms (${ms(p50(on.entryBefore))} vs ${ms(p50(off.entryBefore))}); replication lag ${LAG_MS} ms; replica waits that timed out (answered on the primary alone): ${waitsOf(run.bySetting.on, 'timeout')} of ${waitsOf(run.bySetting.on)}; a wait for a replica (what a refresh's durable write and an entry wait for; a request with a usable token does not) took ${ms(meanWaitMs(run.bySetting.on))} ms on average`,
+    measured: `refresh +${ms(refreshAdded)} ms (${ms(p50(on.before.refreshing))} vs ${ms(p50(off.before.refreshing))}), entry +${ms(entryAdded)} ms (${ms(p50(on.entryBefore))} vs ${ms(p50(off.entryBefore))}); replication lag ${LAG_MS} ms; replica waits that timed out (answered on the primary alone): ${timeouts} of ${waits}; a wait for a replica (what a refresh's durable write and an entry wait for; a request with a usable token does not) took ${runs.map((run) => ms(meanWaitMs(run.bySetting.on))).join(' / ')} ms on average`,
     target: `≈ the lag (${LAG_MS} ms), not more`,
     met: refreshAdded <= LAG_MS * 1.25 && entryAdded <= LAG_MS * 1.25,
   });
+  return {
+    figures,
+    markdown: runs.flatMap((run, index) =>
+      bedMarkdown(
+        run,
+        summaries[index]!,
+        runs.length > 1 ? ` — bed ${index + 1} of ${runs.length}` : '',
+      ),
+    ),
+  };
+}
 
+/** One bed's account: its table, its slowest requests, the stories of lost players, its logs. */
+function bedMarkdown(
+  run: RunResult,
+  { on, off }: { on: Summary; off: Summary },
+  suffix: string,
+): string[] {
+  const { client, topology, timeline } = run;
+  const label = `failover (${client}, ${topology === 'sentinel' ? 'Sentinel' : 'Cluster'})${suffix}`;
   const row = (s: Summary, result: SettingResult): string[] => {
     const waits = [...result.metrics]
       .filter(([key, n]) => key.startsWith('epl_replica') && !key.includes('duration') && n > 0)
@@ -897,7 +976,7 @@ function report(run: RunResult): SectionResult {
         '',
       );
   }
-  return { figures, markdown };
+  return markdown;
 }
 
 export async function runFailover(
@@ -912,11 +991,16 @@ export async function runFailover(
       throw new TypeError('BENCH_FAILOVER_TOPOLOGIES must list sentinel and/or cluster.');
   const results: SectionResult[] = [];
   const started = performance.now();
-  let run = 0;
+  const beds = bedsOf(ctx.quick);
   for (const topology of topologies)
     for (const client of clients) {
-      const order: readonly Setting[] = run++ % 2 === 0 ? ['on', 'off'] : ['off', 'on'];
-      results.push(report(await runOnce(ctx, client, topology, order)));
+      const runs: RunResult[] = [];
+      // Which setting's processes start first alternates from bed to bed.
+      for (let bed = 0; bed < beds; bed += 1)
+        runs.push(
+          await runOnce(ctx, client, topology, bed % 2 === 0 ? ['on', 'off'] : ['off', 'on']),
+        );
+      results.push(report(runs));
     }
   const intro = [
     `## failover: a Redis master killed under load, the replica ${LAG_MS} ms behind`,
@@ -927,7 +1011,7 @@ export async function runFailover(
           '',
         ]
       : []),
-    `Layout per run: ${`a fresh failover bed (test/helpers/failover-bed.ts): Sentinel — a primary, one replica whose replication stream runs ${LAG_MS} ms behind (a delaying TCP proxy), three sentinels; Cluster — three masters with one such replica each; the delaying proxies (on the Cluster, each node announces its proxy's port: all client traffic passes through them) run in a process of their own, so the driver measures latency without relaying Redis traffic`}; ` +
+    `Layout: ${bedsOf(ctx.quick)} bed${bedsOf(ctx.quick) > 1 ? 's' : ''} per topology and client, one after the other, the latency figures over their requests pooled and each bed's own figures below; per bed ${`a fresh failover bed (test/helpers/failover-bed.ts): Sentinel — a primary, one replica whose replication stream runs ${LAG_MS} ms behind (a delaying TCP proxy), three sentinels; Cluster — three masters with one such replica each; the delaying proxies (on the Cluster, each node announces its proxy's port: all client traffic passes through them) run in a process of their own, so the driver measures latency without relaying Redis traffic`}; ` +
       `four processes of the example game backend (\`example-app/server.ts\`, as \`npm run example\` starts it, with REDIS_SENTINELS + REDIS_SENTINEL_NAME or REDIS_CLUSTER_NODES and REDIS_CLIENT): two with durability on (the package's default, the example unchanged) and two with \`durability: false\` (bench/apps/example-durability.ts, a preload read only by the bench), side by side on the same bed, each pair with players of its own. ` +
       `The platform: the simulator (in the driver's process, behind a recording proxy that tells which player each token call was for) with refresh-token rotation and ${ACCESS_TOKEN_SECONDS} s access tokens, which the example refreshes 60 s before their end: a blocking refresh about every 2 s per player. ` +
       `A new player enters every ${ENTRY_INTERVAL_MS} ms per setting (a code from the simulator, the callback on one process of the pair) all along; each logged-in player asks GET /api/me and /api/profile in turn, of both processes alternately, ${THINK_MS / 2}–${(THINK_MS * 3) / 2} ms apart. ` +
