@@ -778,7 +778,7 @@ function report(runs: readonly RunResult[]): SectionResult {
   const lossLines = (setting: Setting): string =>
     summaries
       .map((s, index) => `${runs.length > 1 ? `bed ${index + 1}: ` : ''}${lossLine(s[setting])}`)
-      .join(' | ');
+      .join(' — ');
   const clean = (s: Summary): boolean =>
     s.lostBefore.length +
       s.lostAfter.length +
