@@ -52,7 +52,7 @@ const FIELD_RULES = {
   expires_in: 'expires_in must be a positive number of seconds (an integer or a string of digits)',
   // A JSON number is refused: a large numeric id may already have lost precision in JSON.parse.
   open_id: `open_id must be a non-empty string of at most ${MAX_ID_LENGTH} characters`,
-  scope: 'scope must be a comma-separated string',
+  scope: `scope must be a comma-separated string of entries of at most ${MAX_ID_LENGTH} characters without control characters`,
   unionid: `unionid must be a string of at most ${MAX_ID_LENGTH} characters when present`,
 } as const;
 
@@ -78,7 +78,8 @@ const tokenResponseSchema = z.object({
       .pipe(z.int().positive()),
   ]),
   open_id: identifier.min(1),
-  scope: z.string().max(MAX_TOKEN_LENGTH).nullish(),
+  // Each entry is an identifier as open_id is: what an app matches requireScopes against or shows.
+  scope: z.string().max(MAX_TOKEN_LENGTH).nullish().transform(parseScope).pipe(z.array(identifier)),
   unionid: identifier.nullish(),
 });
 
@@ -181,7 +182,7 @@ export function parseTokenResponse(
     expiresAt: requestStartedAt + expiresIn * 1000,
     openId: data.open_id,
     ...(data.unionid ? { unionId: data.unionid } : {}),
-    scope: parseScope(data.scope),
+    scope: data.scope,
   });
 }
 

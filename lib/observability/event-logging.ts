@@ -15,6 +15,7 @@ import type { PlatformLogger } from './logger';
 import { LABELS, type PlatformMetrics } from './metrics';
 import type { PlatformHealth } from './platform-health';
 import { tokenAttemptSpans } from './tracing';
+import { escapingLogger } from '../util/log-text';
 
 /**
  * The store's labels by operation, looked up on every request (each reads the store): a property
@@ -38,6 +39,8 @@ export function observeEvents(
   metrics: PlatformMetrics,
   health: PlatformHealth,
 ): void {
+  // Open_ids, the platform's error descriptions and URLs come from outside: escaped on every line.
+  logger = escapingLogger(logger);
   events.on('login', (e) => {
     metrics.logins.add(1);
     logger.info(

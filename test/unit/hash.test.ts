@@ -1,7 +1,7 @@
 // The one-way forms of identifiers: stable (a session's record key must not change between its
 // requests) and distinct.
 import { createHash } from 'node:crypto';
-import { hashSessionId } from '../../lib/core/hash';
+import { hashOpenId, hashSessionId } from '../../lib/core/hash';
 
 /** The documented key form, computed independently: SHA-256, base64url, first 22 characters. */
 const shortHash = (value: string): string =>
@@ -18,4 +18,14 @@ test('different session ids give different keys, and no key contains the id', ()
   expect(keys.size).toBe(1000);
   expect(hashSessionId('visible-session-id')).not.toContain('visible');
   expect(hashSessionId('visible-session-id')).toMatch(/^[A-Za-z0-9_-]{22}$/);
+});
+
+test('open_ids with lone surrogates get keys of their own; well-formed ones keep the keys Redis holds', () => {
+  // UTF-8 turns every lone surrogate into U+FFFD: these three once shared one player index.
+  const keys = ['sur\ud800', 'sur\udbff', 'sur\ufffd', '\udc00sur'].map(hashOpenId);
+  expect(new Set(keys).size).toBe(4);
+  for (const openId of ['player-ada', 'игрок-7', '玩家', 'emoji-\u{1F3AE}', 'sur\ufffd']) {
+    expect(hashOpenId(openId)).toBe(shortHash(`player:${openId}`));
+  }
+  expect(hashSessionId('s\ud800')).not.toBe(hashSessionId('s\udbff'));
 });

@@ -127,7 +127,12 @@ describe('parseTokenResponse', () => {
     ['a numeric open_id (precision may be lost)', { open_id: 1234567890123 }, 'open_id'],
     ['an open_id of 257 characters', { open_id: 'p'.repeat(257) }, 'open_id'],
     ['an open_id with a control character', { open_id: 'ada\u0000' }, 'open_id'],
+    ['an open_id with a line break', { open_id: 'ada\r\nX-Evil: 1' }, 'open_id'],
     ['a numeric scope', { scope: 3 }, 'scope'],
+    ['a scope entry with a control character', { scope: 'user_info,bas\u0007ic' }, 'scope'],
+    ['a scope entry with an escape sequence', { scope: 'user_info,\u001b[2Jadmin' }, 'scope'],
+    ['a scope entry with a C1 control character', { scope: 'user_info\u0085' }, 'scope'],
+    ['a scope entry of 257 characters', { scope: `user_info,${'s'.repeat(257)}` }, 'scope'],
     ['a scope array', { scope: ['user_info'] }, 'scope'],
     ['a numeric unionid', { unionid: 987 }, 'unionid'],
   ])('refuses %s, naming the field', (_label, change, field) => {
@@ -165,6 +170,15 @@ describe('parseTokenResponse', () => {
 
   it('takes a new refresh token from a refresh response that carries one (rotation)', () => {
     expect(parseTokenResponse(valid, STARTED_AT, refresh).refreshToken).toBe('rt-1');
+  });
+
+  it('holds each scope entry to the rules of open_id: line breaks and tabs still separate entries', () => {
+    const scope = `user_info,\tbasic_actions\r\n${'s'.repeat(256)}`;
+    expect(parseTokenResponse({ ...valid, scope }, STARTED_AT, exchange).scope).toEqual([
+      'user_info',
+      'basic_actions',
+      's'.repeat(256),
+    ]);
   });
 
   it('reads a missing or null scope as no scope', () => {
