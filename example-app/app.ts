@@ -24,6 +24,8 @@ export interface ExampleAppParts {
   metricsHandler: express.RequestHandler;
   /** Express's `trust proxy` (TRUST_PROXY): how far client addresses come from X-Forwarded-For. */
   trustProxy: boolean | number | string | undefined;
+  /** NODE_ENV=production: served over https only, so the session cookie is Secure. */
+  production: boolean;
 }
 
 /** The player's nickname from the open API; the page waits for it 1.5 s at most (then shows the openId). */
@@ -80,9 +82,12 @@ export function createExampleApp(parts: ExampleAppParts): Express {
     // the browser keeps nothing longer than it needs, and express-session, with no expiry to
     // re-sign on each request, spends about 10 µs less per request (bench request-cost). Its
     // MemoryStore knows a session's end only from the cookie's maxAge.
+    // The cookie carries the whole login. In production it goes over https only (behind a proxy that
+    // ends TLS, TRUST_PROXY tells Express the request was https); locally the example is plain http.
     cookie: {
       httpOnly: true,
       sameSite: 'lax',
+      secure: parts.production,
       ...(parts.sessionStore ? {} : { maxAge: parts.sessionMaxAgeSeconds * 1000 }),
     },
   });

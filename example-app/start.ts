@@ -193,6 +193,7 @@ async function start(
     isReady: () => redis?.isReady() ?? true,
     metricsHandler: metrics.handler,
     trustProxy: config.trustProxy,
+    production: config.production,
   });
 
   let closing: Promise<void> | undefined;

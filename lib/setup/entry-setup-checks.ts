@@ -1,10 +1,15 @@
 // Setup checks that need a live request, run on entries before the code is claimed: the session
-// store in use (req.sessionStore) and how Express sees the connection (req.secure, trust proxy,
-// X-Forwarded-For it ignores).
+// store in use (req.sessionStore), how Express sees the connection (req.secure, trust proxy,
+// X-Forwarded-For it ignores) and, in production, the session cookie as this entry sends it.
 import type { Request } from 'express';
 import type { Store } from 'express-session';
 import { SetupError } from '../errors';
-import { CONNECT_REDIS_IOREDIS_MESSAGE, isConnectRedisWithIoredis, warnOnce } from './setup-checks';
+import {
+  CONNECT_REDIS_IOREDIS_MESSAGE,
+  insecureCookieMessage,
+  isConnectRedisWithIoredis,
+  warnOnce,
+} from './setup-checks';
 
 const PREFIX = '[express-platform-login]';
 
@@ -26,11 +31,13 @@ function trustsPeer(req: Request): boolean {
 
 /**
  * The check run on each GET to the callback. Throws SetupError (500 `server_misconfigured`,
- * before any code is claimed) when sessions cannot work; warns once about each likely proxy mistake.
- * Each session store is judged once.
+ * before any code is claimed) when sessions cannot work; warns once about each likely proxy mistake
+ * and, in production, a session cookie without Secure or SameSite (an app that never called
+ * checkSetup, or whose cookie is `'auto'` or computed per request). Each session store is judged once.
  */
 export function createFirstEntryChecks(
   warn: (message: string) => void = (message) => console.warn(message),
+  production: boolean = process.env.NODE_ENV === 'production',
 ): (req: Request) => void {
   const judged = new WeakMap<Store, boolean>();
   return (req) => {
@@ -53,6 +60,9 @@ export function createFirstEntryChecks(
       // A warning, not a refusal: with express-session's own `proxy: true` the cookie is still sent.
       warnOnce(warn, PROXY_MESSAGE);
     }
+    const cookie = production ? req.session?.cookie : undefined;
+    const insecureCookie = cookie === undefined ? undefined : insecureCookieMessage(cookie);
+    if (insecureCookie !== undefined) warnOnce(warn, `${PREFIX} ${insecureCookie}`);
     if (req.headers['x-forwarded-for'] !== undefined && !trustsPeer(req)) {
       warnOnce(warn, FORWARDED_FOR_MESSAGE);
     }

@@ -22,6 +22,7 @@ export type SetupCheckName =
   | 'weak-session-secret'
   | 'session-resave'
   | 'secure-cookie-without-trust-proxy'
+  | 'insecure-session-cookie'
   | 'redis-evicts-keys'
   | 'connect-redis-ioredis'
   | 'plaintext-token-store'
@@ -142,6 +143,38 @@ function proxyProblems(
   ];
 }
 
+/**
+ * What a production session cookie lacks, said with the fix; `undefined` when it has `Secure` (or
+ * express-session's `'auto'`) and a `SameSite`. Also judged on the first entries (entry-setup-checks.ts).
+ */
+export function insecureCookieMessage(
+  cookie: { secure?: unknown; sameSite?: unknown } | undefined,
+): string | undefined {
+  const lacks = [
+    ...(cookie?.secure === true || cookie?.secure === 'auto' ? [] : ['Secure']),
+    ...(cookie?.sameSite === undefined || cookie.sameSite === false ? ['SameSite'] : []),
+  ];
+  if (lacks.length === 0) return undefined;
+  return (
+    `Under NODE_ENV=production the session cookie, which carries the player's whole login, has no ${lacks.join(' and no ')}: ` +
+    (lacks.includes('Secure') ? 'a plain-http request to the game sends it in the clear. ' : '') +
+    (lacks.includes('SameSite')
+      ? "each browser's own defaults decide whether other sites' requests carry it. "
+      : '') +
+    "Set `cookie: { secure: true, sameSite: 'lax' }` in express-session's options, with `app.set('trust proxy', 1)` (the number of proxies) when a proxy ends TLS; " +
+    "in the platform's iframe (`embedded`), `sameSite: 'none'` with `secure: true`."
+  );
+}
+
+function cookieProblems(session: SessionOptions, production: boolean): SetupProblem[] {
+  // A cookie computed per request (express-session 1.19 accepts a function) is judged at the entry.
+  if (!production || typeof session.cookie === 'function') return [];
+  const message = insecureCookieMessage(session.cookie);
+  return message === undefined
+    ? []
+    : [{ check: 'insecure-session-cookie', severity: 'warning', message }];
+}
+
 const looksLikeIoredis = (client: unknown): boolean =>
   typeof client === 'object' &&
   client !== null &&
@@ -258,7 +291,7 @@ function tokenStoreProblems(input: SetupCheckInput, production: boolean): SetupP
 
 /**
  * Checks the setup around the package once at start: express-session's `secret` and `resave`,
- * a Secure cookie without `trust proxy`, connect-redis 9+ given ioredis, Redis's eviction
+ * a Secure cookie without `trust proxy`, a production cookie without Secure or SameSite, connect-redis 9+ given ioredis, Redis's eviction
  * policy, a token store keeping tokens in the clear and a patterned encryption key. Warnings go to
  * `warn` (each once); errors throw one SetupError (`ERR_PLATFORM_SETUP`) naming every fix.
  * Resolves every problem found. Call it after configuring the app, before listening:
@@ -273,6 +306,7 @@ export async function checkSetup(input: SetupCheckInput): Promise<SetupProblem[]
       ...secretProblems(session, production),
       ...resaveProblems(session),
       ...proxyProblems(session, input.app, input.behindProxy),
+      ...cookieProblems(session, production),
       ...connectRedisProblems(session),
     );
   }

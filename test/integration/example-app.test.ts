@@ -764,3 +764,32 @@ describe('REDIS_CLIENT and TRUST_PROXY', () => {
     }
   });
 });
+
+describe('NODE_ENV=production: the session cookie', () => {
+  /** An entry from the lobby, as a proxy that ended TLS passes it on (X-Forwarded-Proto: https). */
+  async function entryCookie(env: Record<string, string>): Promise<string | undefined> {
+    const example = await startExample(readConfig({ PORT: '0', ...env }));
+    try {
+      const sim = example.simulator!;
+      const code = sim.issueCode({ redirectUri: example.redirectUri });
+      const res = await fetch(new URL(`/platform/callback?code=${code}`, example.url), {
+        headers: { ...fromLobby(sim), 'X-Forwarded-Proto': 'https' },
+        redirect: 'manual',
+      });
+      expect(res.status).toBe(303);
+      return res.headers.getSetCookie().find((line) => line.startsWith('connect.sid='));
+    } finally {
+      await example.close();
+    }
+  }
+
+  test('is Secure and SameSite=Lax behind a proxy that ends TLS (TRUST_PROXY)', async () => {
+    const cookie = await entryCookie({ NODE_ENV: 'production', TRUST_PROXY: 'loopback' });
+    expect(cookie).toMatch(/; HttpOnly; Secure; SameSite=Lax$/);
+  });
+
+  test('outside production it is not Secure, so the example works over local http', async () => {
+    const cookie = await entryCookie({});
+    expect(cookie).toMatch(/; HttpOnly; SameSite=Lax$/);
+  });
+});

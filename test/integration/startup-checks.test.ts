@@ -179,6 +179,64 @@ describe('checks on an entry, before the code is claimed', () => {
   });
 });
 
+describe('the session cookie on an entry, in production', () => {
+  const nodeEnv = process.env.NODE_ENV;
+  let warn: jest.SpyInstance;
+  beforeEach(() => {
+    process.env.NODE_ENV = 'production';
+    warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+  });
+  afterEach(() => {
+    process.env.NODE_ENV = nodeEnv;
+    warn.mockRestore();
+  });
+
+  /** A game that never called checkSetup: express-session as given, then the callback. */
+  function callbackApp(sessionOptions: SessionOptions): Express {
+    const login = platformLogin(loginOptions(sim, { logger: undefined }));
+    const app = express();
+    app.set('trust proxy', 'loopback');
+    app.use(session(sessionOptions));
+    app.use('/platform/callback', login.callback);
+    return app;
+  }
+  const enterThroughProxy = (app: Express) =>
+    request(app)
+      .get(`/platform/callback?code=${sim.issueCode({ redirectUri: TEST_REDIRECT_URI })}`)
+      .set('X-Forwarded-Proto', 'https');
+  const cookieWarnings = () =>
+    warn.mock.calls.filter(([m]) => String(m).includes('the session cookie'));
+
+  test("express-session's default cookie (`Path=/; HttpOnly`): warned once, naming the fix", async () => {
+    const app = callbackApp(SOUND_SESSION);
+    for (let i = 0; i < 2; i += 1) {
+      const res = await enterThroughProxy(app);
+      expect(res.status).toBe(303);
+      expect(String(res.headers['set-cookie'])).toMatch(/^connect\.sid=[^;]+; Path=\/; HttpOnly$/);
+    }
+    expect(cookieWarnings()).toHaveLength(1);
+    expect(String(cookieWarnings()[0]![0])).toContain(
+      'has no Secure and no SameSite: a plain-http request to the game sends it in the clear.',
+    );
+  });
+
+  test("`secure: 'auto'` where the entry came over plain http: named as this entry sends it", async () => {
+    const app = callbackApp({ ...SOUND_SESSION, cookie: { secure: 'auto', sameSite: 'lax' } });
+    const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+    expect((await request(app).get(`/platform/callback?code=${code}`)).status).toBe(303);
+    expect(cookieWarnings()).toHaveLength(1);
+    expect(String(cookieWarnings()[0]![0])).toContain('has no Secure:');
+  });
+
+  test('Secure and SameSite set: the cookie says so and nothing is warned', async () => {
+    const app = callbackApp({ ...SOUND_SESSION, cookie: { secure: true, sameSite: 'lax' } });
+    const res = await enterThroughProxy(app);
+    expect(res.status).toBe(303);
+    expect(String(res.headers['set-cookie'])).toMatch(/; Secure; SameSite=Lax$/);
+    expect(warn).not.toHaveBeenCalled();
+  });
+});
+
 describe('platform URLs in production', () => {
   const nodeEnv = process.env.NODE_ENV;
   beforeEach(() => {

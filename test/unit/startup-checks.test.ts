@@ -168,6 +168,51 @@ describe('checkSetup: Secure cookie without trust proxy', () => {
   });
 });
 
+describe('checkSetup: the session cookie in production', () => {
+  const cookieFindings = async (cookie: SessionOptions['cookie'], production = true) => {
+    const { problems, warnings } = await run({ ...sound, cookie }, { production });
+    return {
+      findings: problems.map((p) => [p.check, p.severity]),
+      warnings: warnings.filter((w) => w.includes('session cookie')),
+    };
+  };
+
+  test("the quick start's options before (no cookie settings: `Path=/; HttpOnly`) are named, with the fix", async () => {
+    const { problems, warnings } = await run(sound, { production: true });
+    expect(problems.map((p) => [p.check, p.severity])).toEqual([
+      ['insecure-session-cookie', 'warning'],
+    ]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('has no Secure and no SameSite');
+    expect(warnings[0]).toContain("`cookie: { secure: true, sameSite: 'lax' }`");
+    expect(warnings[0]).toContain("app.set('trust proxy', 1)");
+  });
+
+  test.each<[SessionOptions['cookie'], string]>([
+    [{ sameSite: 'lax' }, 'has no Secure:'],
+    [{ secure: false, sameSite: 'strict' }, 'has no Secure:'],
+    [{ secure: true }, 'has no SameSite:'],
+    [{ secure: true, sameSite: false }, 'has no SameSite:'],
+    [{ httpOnly: true }, 'has no Secure and no SameSite:'],
+  ])('%p is named: %s', async (cookie, named) => {
+    const { findings, warnings } = await cookieFindings(cookie);
+    expect(findings).toEqual([['insecure-session-cookie', 'warning']]);
+    expect(warnings[0]).toContain(named);
+  });
+
+  test.each<SessionOptions['cookie']>([
+    { secure: true, sameSite: 'lax' },
+    { secure: true, sameSite: 'none' },
+    { secure: 'auto', sameSite: true },
+  ])('%p is fine', async (cookie) => {
+    expect(await cookieFindings(cookie)).toEqual({ findings: [], warnings: [] });
+  });
+
+  test('outside production a cookie without either is no finding (local http)', async () => {
+    expect(await cookieFindings(undefined, false)).toEqual({ findings: [], warnings: [] });
+  });
+});
+
 describe('checkSetup: connect-redis given ioredis', () => {
   let redis: Redis;
   beforeAll(() => {
