@@ -1,6 +1,7 @@
 // Preload (`node -r esbuild-register -r test/helpers/source-aliases.ts …`) for processes a test
-// spawns: the package's own names resolve to lib/ sources, as in jest's moduleNameMapper, so a
-// test runs the code under test and never a stale or missing dist/ build.
+// spawns and for `npm run example`: the package's own names resolve to lib/ sources, as in jest's
+// moduleNameMapper, so they run the code as it stands and never a stale or missing dist/ build;
+// nor do they write dist/, which another process (a second example, the bench) may be loading.
 import Module from 'node:module';
 import { join } from 'node:path';
 
