@@ -30,13 +30,16 @@ test('the escaping logger escapes the message and every string field, and leaves
     error: record('error'),
   });
   logger.warn({ openId: '<b>ada</b>', status: 502, ok: false }, 'said "<i>no</i>"\n');
-  logger.debug({}, 'plain');
+  const plain = { openId: 'player-ada', status: 401 };
+  logger.debug(plain, 'plain');
   expect(lines).toEqual([
     [
       'warn',
       { openId: '\\u003cb\\u003eada\\u003c/b\\u003e', status: 502, ok: false },
       'said "\\u003ci\\u003eno\\u003c/i\\u003e"\\u000a',
     ],
-    ['debug', {}, 'plain'],
+    ['debug', plain, 'plain'],
   ]);
+  // Nothing to escape: the very fields given, not a copy.
+  expect(lines[1]![1]).toBe(plain);
 });
