@@ -1,7 +1,7 @@
 // The example with PLATFORM_ANSWER_STYLE=errcode and =envelope (docs/answer-styles.md): its embedded
 // simulator answers in that style and the package reads it. A player enters through the lobby as a
 // browser does; a code the platform already used is the entry's 400 page and counts against the
-// address; a dead refresh token is one 401 reauth_required; a busy platform serves the usable
+// address; a dead refresh token is one 401 reauth_required and its socket closed with 4401; a busy platform serves the usable
 // token, then 503 with Retry-After, and the player is back once it is; a rate limit holds entries
 // with the platform's wait.
 import { randomBytes } from 'node:crypto';
@@ -12,6 +12,7 @@ import { startExample, type RunningExample } from '../../example-app/start';
 import { QUIET } from '../helpers/test-app';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { valueOnce } from '../helpers/wait-until';
+import { openSocket } from '../helpers/spawn-socket-backends';
 
 const JSON_ACCEPT = { Accept: 'application/json' };
 
@@ -114,8 +115,10 @@ describe.each(['errcode', 'envelope'] as const)('PLATFORM_ANSWER_STYLE=%s', (sty
     );
   });
 
-  test('enter through the lobby; /api/me; a dead refresh token is one 401 reauth_required', async () => {
+  test('enter through the lobby; /api/me; a dead refresh token is one 401 reauth_required, sockets 4401', async () => {
     const browser = await enter();
+    const cookie = `connect.sid=${browser.cookies.get('connect.sid')}`;
+    const socket = await openSocket(example.url.replace(/\/$/, ''), cookie);
     const me = await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT });
     expect([me.status, ((await me.json()) as { openId: string }).openId]).toEqual([
       200,
@@ -128,6 +131,7 @@ describe.each(['errcode', 'envelope'] as const)('PLATFORM_ANSWER_STYLE=%s', (sty
     expect([ended.status, await ended.json()]).toEqual([401, { error: 'reauth_required' }]);
     expect(sim.calls.refresh_token).toBe(1);
     expect(await storedRecord(example.login.store, sessionId)).toBeUndefined();
+    expect((await socket.closed).code).toBe(4401);
     const after = await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT });
     expect(after.status).toBe(401);
   });
