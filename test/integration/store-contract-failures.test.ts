@@ -4,7 +4,7 @@
 // dist/testing, which the package ships, never at lib/testing, which it does not.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StoredValue, TokenStore } from 'express-platform-login';
+import type { StoredValue, TokenStore } from 'express-platform-login/testing';
 
 const root = join(__dirname, '..', '..');
 const dist = join(root, 'dist', 'testing', 'index.js');
