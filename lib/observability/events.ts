@@ -124,9 +124,9 @@ export interface PlatformLoginEvents {
   /** A player logged out. */
   logout: [{ openId: string | undefined; sessionHash: string }];
   /**
-   * A login reached the end of its stored life, its refresh token's end (the platform's stated
-   * `refresh_expires_in`, else `refresh.tokenLifetimeSeconds`): its next request found the record
-   * gone and was answered 401 `login_required`; sockets closed with 4401.
+   * A login's record reached the end of its life in the store (its refresh token's end: the
+   * platform's `refresh_expires_in`, else `refresh.tokenLifetimeSeconds`; or its session's): the
+   * request that found it gone was answered 401 `login_required`; sockets closed with 4401.
    */
   loginExpired: [{ openId: string; sessionHash: string }];
   /** Every session of a player was ended by `login.logoutPlayer()`; `sessions` says how many. */

@@ -59,14 +59,8 @@ export function failureAnswer(
       },
     };
   }
-  const oauth = failure === 'busy' || failure === 'rate_limited';
-  return {
-    status: failure === 'busy' ? 503 : failure === 'rate_limited' ? 429 : 400,
-    body: {
-      error: oauth ? 'temporarily_unavailable' : 'invalid_request',
-      error_description: message,
-    },
-  };
+  // RFC 6749's busy platform (its throttle keeps the 429 of fault-responses.ts).
+  return { status: 503, body: { error: 'temporarily_unavailable', error_description: message } };
 }
 
 /** `outcome` (the rules' RFC 6749 answer) as the platform of `style` sends it. */

@@ -27,7 +27,7 @@ export const TOKEN_PARAM_NAMES = [
 
 /** What the endpoint answers, before any fault reshapes it. */
 export interface TokenOutcome {
-  status: 200 | 400 | 401 | 429 | 503;
+  status: 200 | 400 | 401 | 503;
   body: Record<string, unknown>;
   /** On tokens: what is left of the refresh token's life, which the `envelope` style states. */
   refreshExpiresInSeconds?: number;
