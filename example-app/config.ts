@@ -32,7 +32,14 @@ export interface ExampleConfig {
   redisClient: RedisClientKind;
   /** Express's `trust proxy` setting; undefined: not set (X-Forwarded-For not trusted). */
   trustProxy: TrustProxy | undefined;
+  /** How the platform's token endpoint answers (PLATFORM_ANSWER_STYLE); the embedded simulator answers so too. */
+  answerStyle: AnswerStyle;
 }
+
+/** PLATFORM_ANSWER_STYLE: `oauth` (RFC 6749), `errcode` (HTTP 200 with errcode/errmsg) or `envelope` (fields inside `data`). */
+export type AnswerStyle = 'oauth' | 'errcode' | 'envelope';
+
+const ANSWER_STYLES: readonly AnswerStyle[] = ['oauth', 'errcode', 'envelope'];
 
 /** A Redis node's address, as `host:port` (`[v6 address]:port`) in REDIS_SENTINELS and REDIS_CLUSTER_NODES. */
 export interface RedisAddress {
@@ -189,6 +196,12 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
       `REDIS_CLIENT must be "redis" (node-redis, the default) or "ioredis"; it is "${redisClient}".`,
     );
   }
+  const answerStyle = (nonEmpty(env.PLATFORM_ANSWER_STYLE) ?? 'oauth') as AnswerStyle;
+  if (!ANSWER_STYLES.includes(answerStyle)) {
+    throw new TypeError(
+      `PLATFORM_ANSWER_STYLE must be "oauth" (the default), "errcode" or "envelope"; it is "${answerStyle}".`,
+    );
+  }
   return {
     port,
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
@@ -207,5 +220,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     production: env.NODE_ENV === 'production',
     redisClient,
     trustProxy: readTrustProxy(nonEmpty(env.TRUST_PROXY)),
+    answerStyle,
   };
 }

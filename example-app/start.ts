@@ -129,7 +129,7 @@ async function start(
 
   const simulator = (opened.simulator = config.platformAuthUrl
     ? undefined
-    : await startSimulator({ defaultRedirectUri: redirectUri }));
+    : await startSimulator({ defaultRedirectUri: redirectUri, answerStyle: config.answerStyle }));
   const authUrl = config.platformAuthUrl ?? simulator!.url;
 
   const redis = (opened.redis = config.redis
@@ -171,6 +171,7 @@ async function start(
     clientId: config.clientId,
     clientSecret: config.clientSecret,
     redirectUri,
+    answerStyle: config.answerStyle,
     store,
     successRedirect: '/',
     meterProvider: metrics.meterProvider,

@@ -121,6 +121,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       clientId: config.clientId,
       clientSecret: config.clientSecret,
       redirectUri: config.redirectUri,
+      answerStyle: config.answerStyle,
+      answerCodes: config.answerCodes,
       ...config.tokenClient,
       onAttempt: (attempt) => this.emit('tokenAttempt', attempt),
     });

@@ -18,8 +18,11 @@ export interface FailedAttempt {
   retryAfterMs?: number | undefined;
 }
 
-/** OAuth error codes that say "try again later" rather than "this request is wrong". */
-const TRANSIENT_OAUTH_ERRORS = new Set(['temporarily_unavailable', 'server_error']);
+/**
+ * OAuth error codes that say "try again later" rather than "this request is wrong" (`slow_down`:
+ * a rate limit in the body, answer-styles.ts).
+ */
+const TRANSIENT_OAUTH_ERRORS = new Set(['temporarily_unavailable', 'server_error', 'slow_down']);
 
 const isTransientStatus = (status: number | undefined): boolean =>
   status !== undefined && (status >= 500 || status === 429);

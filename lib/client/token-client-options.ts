@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { parseOptions, type OptionsSchema } from '../util/parse-options';
 import { CONTROL_CHARACTERS, isRedirectUri } from '../util/redirect-uri';
+import { answerShape } from './answer-styles';
 
 /** What `onAttempt` is told about one token-endpoint attempt. */
 export interface TokenAttempt {
@@ -90,7 +91,10 @@ const tuningShape = {
 export const tokenClientTuningSchema: OptionsSchema<typeof tuningShape> =
   z.strictObject(tuningShape);
 
-/** The platform registration's credentials, which platformLogin() takes at its top level. */
+/**
+ * The platform registration's credentials and the style its token endpoint answers in, which
+ * platformLogin() takes at its top level.
+ */
 export const credentialsShape = {
   /**
    * Base URL of the platform's token service: an absolute http(s) URL without credentials, query or
@@ -122,6 +126,7 @@ export const credentialsShape = {
     })
     .max(2048)
     .refine(isRedirectUri),
+  ...answerShape,
 };
 
 /** What only the client on its own takes. */

@@ -177,6 +177,7 @@ export class PlatformTokenClient {
         maxExpiresInSeconds: this.#config.maxExpiresInSeconds,
         previousRefreshToken,
         secretsSent: [grantSecret, this.#config.clientSecret],
+        answers: this.#config,
         // On the error, so the refresh coordination can hold every process back that long.
         platformRetryAfterSeconds:
           retryAfterMs === undefined ? undefined : Math.ceil(retryAfterMs / 1000),

@@ -3,6 +3,7 @@
 // never quote the body.
 import { z } from 'zod';
 import { CHECK_AUTH_URL, invalidTokenResponse, tokenEndpointRefused } from '../errors';
+import { readStyledBody, type AnswerStyleConfig, type StyledRefusal } from './answer-styles';
 import { TokenSet } from './token-set';
 
 /** The grants the token endpoint is called with. */
@@ -31,7 +32,11 @@ export interface TokenResponseContext {
   platformRetryAfterSeconds?: number | undefined;
   /** Secrets the request carried (code or refresh token, client secret), never repeated in an error. */
   secretsSent?: readonly string[] | undefined;
+  /** How the platform answers (answer-styles.ts). Defaults to RFC 6749's `oauth`. */
+  answers?: AnswerStyleConfig | undefined;
 }
+
+const OAUTH_ANSWERS: AnswerStyleConfig = { answerStyle: 'oauth', answerCodes: {} };
 
 /** An OAuth error body (RFC 6749 5.2) as found in an answer; both values still unsanitised. */
 export interface OAuthErrorBody {
@@ -50,6 +55,8 @@ const FIELD_RULES = {
   access_token: `access_token must be a non-empty string of at most ${MAX_TOKEN_LENGTH} printable ASCII characters`,
   refresh_token: `refresh_token must be a non-empty string of at most ${MAX_TOKEN_LENGTH} printable ASCII characters`,
   expires_in: 'expires_in must be a positive number of seconds (an integer or a string of digits)',
+  refresh_expires_in:
+    'refresh_expires_in must be a positive number of seconds (an integer or a string of digits) when present',
   // A JSON number is refused: a large numeric id may already have lost precision in JSON.parse.
   open_id: `open_id must be a non-empty string of at most ${MAX_ID_LENGTH} characters`,
   scope: `scope must be a comma-separated string of entries of at most ${MAX_ID_LENGTH} characters without control characters`,
@@ -60,6 +67,15 @@ type TokenField = keyof typeof FIELD_RULES;
 
 const tokenString = z.string().min(1).max(MAX_TOKEN_LENGTH).regex(VSCHAR);
 const identifier = z.string().max(MAX_ID_LENGTH).regex(NO_CONTROL_CHARACTERS);
+/** A number of seconds, as a JSON integer or a string of digits (`"86400"`). */
+const seconds = z.union([
+  z.int().positive(),
+  z
+    .string()
+    .regex(/^\d{1,12}$/)
+    .transform(Number)
+    .pipe(z.int().positive()),
+]);
 
 /**
  * The platform's token response: `access_token`, `expires_in`, `refresh_token`, `open_id`,
@@ -69,14 +85,9 @@ const identifier = z.string().max(MAX_ID_LENGTH).regex(NO_CONTROL_CHARACTERS);
 const tokenResponseSchema = z.object({
   access_token: tokenString,
   refresh_token: tokenString.nullish(),
-  expires_in: z.union([
-    z.int().positive(),
-    z
-      .string()
-      .regex(/^\d{1,12}$/)
-      .transform(Number)
-      .pipe(z.int().positive()),
-  ]),
+  expires_in: seconds,
+  /** The refresh token's remaining life, when the platform states it (the `envelope` style does). */
+  refresh_expires_in: seconds.nullish(),
   open_id: identifier.min(1),
   // Each entry is an identifier as open_id is: what an app matches requireScopes against or shows.
   scope: z.string().max(MAX_TOKEN_LENGTH).nullish().transform(parseScope).pipe(z.array(identifier)),
@@ -94,6 +105,17 @@ export function parseScope(scope: string | null | undefined): string[] {
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The refusal `body` carries in the platform's answer style, or as an OAuth error body. */
+function refusalIn(body: unknown, context: TokenResponseContext): OAuthErrorBody | undefined {
+  const styled = readStyledBody(body, context.answers ?? OAUTH_ANSWERS);
+  return 'refusal' in styled ? asOAuthError(styled.refusal) : parseOAuthErrorBody(body);
+}
+
+const asOAuthError = (refusal: StyledRefusal): OAuthErrorBody => ({
+  error: refusal.error,
+  errorDescription: refusal.description,
+});
 
 /** The OAuth error carried by `body`, if it carries one: an own `error` field that is set. */
 export function parseOAuthErrorBody(body: unknown): OAuthErrorBody | undefined {
@@ -148,15 +170,19 @@ const invalid = (context: TokenResponseContext, problem: string, field?: TokenFi
   );
 
 /**
- * Validates a parsed token response body and builds the TokenSet. An `error` field makes it a
- * PlatformError (an OAuth error's code) even with HTTP 200. `expiresAt` counts from `requestStartedAt`, the moment the
- * request was sent, so time spent on the wire shortens the token's life rather than lengthening it.
+ * Validates a parsed token response body and builds the TokenSet. An `error` field, or a refusal
+ * in the platform's answer style, makes it a PlatformError (an OAuth error's code) even with HTTP
+ * 200. `expiresAt` counts from `requestStartedAt`, the moment the request was sent, so time spent
+ * on the wire shortens the token's life rather than lengthening it.
  */
 export function parseTokenResponse(
-  body: unknown,
+  answerBody: unknown,
   requestStartedAt: number,
   context: TokenResponseContext,
 ): TokenSet {
+  const styled = readStyledBody(answerBody, context.answers ?? OAUTH_ANSWERS);
+  if ('refusal' in styled) throw refused(asOAuthError(styled.refusal), context);
+  const body = styled.fields;
   const oauthError = parseOAuthErrorBody(body);
   if (oauthError !== undefined) throw refused(oauthError, context);
   if (!isPlainObject(body)) throw invalid(context, 'the body is not a JSON object');
@@ -180,6 +206,7 @@ export function parseTokenResponse(
     refreshToken,
     expiresIn,
     expiresAt: requestStartedAt + expiresIn * 1000,
+    ...(data.refresh_expires_in ? { refreshExpiresIn: data.refresh_expires_in } : {}),
     openId: data.open_id,
     ...(data.unionid ? { unionId: data.unionid } : {}),
     scope: data.scope,
@@ -259,7 +286,7 @@ export function interpretTokenAnswer(
   }
   const decoded = decodeBody(answer);
   if (answer.status < 200 || answer.status >= 300) {
-    const oauthError = decoded.kind === 'json' ? parseOAuthErrorBody(decoded.value) : undefined;
+    const oauthError = decoded.kind === 'json' ? refusalIn(decoded.value, context) : undefined;
     if (oauthError !== undefined) throw refused(oauthError, withStatus);
     throw invalidTokenResponse(
       `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${describe(decoded)}.` +

@@ -12,6 +12,8 @@ export interface TokenSetFields {
   expiresIn: number;
   /** When the access token expires, in epoch milliseconds, counted from when the request was sent. */
   expiresAt: number;
+  /** The refresh token's remaining life in seconds, when the platform stated it (`refresh_expires_in`). */
+  refreshExpiresIn?: number;
   /** Identifier of the player within this application. */
   openId: string;
   /** Additional user identifier, when the platform sent one. */
@@ -26,6 +28,7 @@ export class TokenSet implements TokenSetFields {
   readonly refreshToken!: string;
   readonly expiresIn: number;
   readonly expiresAt: number;
+  declare readonly refreshExpiresIn?: number;
   readonly openId: string;
   readonly unionId?: string;
   readonly scope: string[];
@@ -36,6 +39,7 @@ export class TokenSet implements TokenSetFields {
     Object.defineProperty(this, 'refreshToken', { value: fields.refreshToken, enumerable: false });
     this.expiresIn = fields.expiresIn;
     this.expiresAt = fields.expiresAt;
+    if (fields.refreshExpiresIn !== undefined) this.refreshExpiresIn = fields.refreshExpiresIn;
     this.openId = fields.openId;
     if (fields.unionId !== undefined) this.unionId = fields.unionId;
     this.scope = fields.scope;
@@ -51,6 +55,7 @@ export class TokenSet implements TokenSetFields {
       refreshToken: '[redacted]',
       expiresIn: this.expiresIn,
       expiresAt: this.expiresAt,
+      ...(this.refreshExpiresIn === undefined ? {} : { refreshExpiresIn: this.refreshExpiresIn }),
       openId: this.openId,
       ...(this.unionId === undefined ? {} : { unionId: this.unionId }),
       scope: this.scope,

@@ -10,20 +10,30 @@ import {
   reauthRequired,
   type PlatformLoginError,
 } from '../errors';
+import { isTransientFailure } from '../client/retry';
 import type { TokenRecord } from './token-record';
 
 /** Longest `Retry-After` taken from the platform, in seconds: a bigger figure is capped to this. */
 const MAX_PLATFORM_RETRY_AFTER_SECONDS = 300;
+/** The wait of a rate limit that named none (an `errcode` platform sends no `Retry-After`). */
+const RATE_LIMIT_WAIT_SECONDS = 10;
+
+/** The platform's rate limit: a 429, or `slow_down` (a rate limit in the body of any style). */
+const isRateLimited = (error: unknown): boolean =>
+  isTokenEndpointAnswer(error) &&
+  (error.httpStatus === 429 || (isOAuthRefusal(error) && error.oauthError === 'slow_down'));
 
 /** Which grant failed: the code exchange at an entry, or a refresh. */
 export type FailedGrant = 'authorization_code' | 'refresh_token';
 
 /**
- * The platform's `Retry-After` carried by a token-endpoint failure, in seconds (capped at
- * {@link MAX_PLATFORM_RETRY_AFTER_SECONDS}); `undefined` when it sent none.
+ * The platform's wait carried by a token-endpoint failure, in seconds (capped at
+ * {@link MAX_PLATFORM_RETRY_AFTER_SECONDS}): its `Retry-After`, else {@link RATE_LIMIT_WAIT_SECONDS}
+ * for a rate limit; `undefined` when it asked for none.
  */
 export function platformRetryAfterSeconds(error: unknown): number | undefined {
-  const seconds = isTokenEndpointAnswer(error) ? error.platformRetryAfterSeconds : undefined;
+  const sent = isTokenEndpointAnswer(error) ? error.platformRetryAfterSeconds : undefined;
+  const seconds = sent ?? (isRateLimited(error) ? RATE_LIMIT_WAIT_SECONDS : undefined);
   return seconds === undefined ? undefined : Math.min(seconds, MAX_PLATFORM_RETRY_AFTER_SECONDS);
 }
 
@@ -78,10 +88,10 @@ export function answerForTokenFailure(
 /**
  * True when an entry failed on its code, which the failed-entry limit counts against the client's
  * address: malformed or used here, or any answer of the token endpoint that is not tokens — an
- * OAuth error (`invalid_grant`, a 429 …), an error object in a 200 body, a redirect — except a
- * refusal of the game's own client credentials. Only the platform's outages (a 5xx, a timeout, no
- * connection) never count: a player is not held back for the platform's trouble, and a made-up
- * code costs its address a count whatever the platform answers it with.
+ * OAuth error (`invalid_grant`, …), an error object in a 200 body, a redirect — except a refusal
+ * of the game's own client credentials. The platform's trouble never counts: its outages (a 5xx,
+ * a timeout, no connection), its rate limit (held instead, with its wait) and its "busy, try
+ * again" in any answer style.
  */
 export function failedOnItsCode(error: unknown): boolean {
   if (
@@ -94,11 +104,12 @@ export function failedOnItsCode(error: unknown): boolean {
   ) {
     return true;
   }
-  if (isOAuthRefusal(error)) {
-    return error.httpStatus < 500 && error.code !== 'ERR_PLATFORM_INVALID_CLIENT';
-  }
-  if (hasCode(error, 'ERR_PLATFORM_INVALID_RESPONSE')) return (error.httpStatus ?? 200) < 500;
-  return false;
+  return (
+    isTokenEndpointAnswer(error) &&
+    (error.httpStatus ?? 200) < 500 &&
+    !hasCode(error, 'ERR_PLATFORM_INVALID_CLIENT') &&
+    !isTransientFailure(error)
+  );
 }
 
 /** True when the error ends the login: the player must enter the game again (401). */

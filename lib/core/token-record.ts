@@ -30,9 +30,28 @@ export interface ReceivedTokens {
   refreshToken?: string;
   expiresIn: number;
   expiresAt: number;
+  /** The refresh token's remaining life in seconds, when the platform stated it. */
+  refreshExpiresIn?: number;
   openId: string;
   unionId?: string;
   scope: string[];
+}
+
+/**
+ * When the refresh token `tokens` came with ends: the platform's stated end (`refresh_expires_in`)
+ * when it gave one, never later than the configured lifetime; `kept` when it stated none and the
+ * refresh token was not replaced.
+ */
+function refreshEnd(
+  tokens: ReceivedTokens,
+  obtainedAt: number,
+  refreshTokenLifetimeMs: number,
+  kept?: number,
+): number {
+  const configured = kept ?? obtainedAt + refreshTokenLifetimeMs;
+  return tokens.refreshExpiresIn === undefined
+    ? configured
+    : Math.min(obtainedAt + tokens.refreshExpiresIn * 1000, obtainedAt + refreshTokenLifetimeMs);
 }
 
 /** The first record of a login, from the code exchange. */
@@ -46,7 +65,7 @@ export function newTokenRecord(
     accessToken: tokens.accessToken,
     refreshToken: tokens.refreshToken,
     accessExpiresAt: tokens.expiresAt,
-    refreshExpiresAt: obtainedAt + refreshTokenLifetimeMs,
+    refreshExpiresAt: refreshEnd(tokens, obtainedAt, refreshTokenLifetimeMs),
     openId: tokens.openId,
     ...(tokens.unionId === undefined ? {} : { unionId: tokens.unionId }),
     scope: tokens.scope,
@@ -57,7 +76,8 @@ export function newTokenRecord(
 
 /**
  * The record after a refresh. A response without a refresh token keeps the old one (and its
- * expiry); a new refresh token replaces it and starts a new refresh lifetime.
+ * expiry); a new refresh token replaces it and starts a new refresh lifetime. A stated
+ * `refresh_expires_in` is the refresh token's end either way.
  */
 export function renewedTokenRecord(
   current: TokenRecord,
@@ -74,7 +94,12 @@ export function renewedTokenRecord(
     accessToken: tokens.accessToken,
     refreshToken: rotated ? tokens.refreshToken! : current.refreshToken,
     accessExpiresAt: tokens.expiresAt,
-    refreshExpiresAt: rotated ? obtainedAt + refreshTokenLifetimeMs : current.refreshExpiresAt,
+    refreshExpiresAt: refreshEnd(
+      tokens,
+      obtainedAt,
+      refreshTokenLifetimeMs,
+      rotated ? undefined : current.refreshExpiresAt,
+    ),
     openId: current.openId,
     ...(unionId === undefined ? {} : { unionId }),
     scope: tokens.scope.length > 0 ? tokens.scope : current.scope,

@@ -87,7 +87,10 @@ export function createMiddleware(
    * client's later requests are refused from one session read. An optional route keeps the
    * session for the visitor, without the stale marker (express-session saves it).
    */
-  function loginEnded({ req, res, next }: Visit): void {
+  function loginEnded({ req, res, next, marker, sessionKey }: Visit): void {
+    // Its record's life ran out (a refresh token's known end): said once, by the request that finds it.
+    if (marker.recordExpiresAt !== undefined && marker.recordExpiresAt <= Date.now())
+      events.emit('loginExpired', { openId: marker.openId, sessionHash: sessionKey });
     if (optional) delete req.session.platformLogin;
     // Not awaited: the answer does not depend on it. A failed delete leaves a session without a
     // record, refused the same way on its next request, and gone at its TTL.

@@ -74,6 +74,9 @@ export function observeEvents(
       );
     else logger.info(fields, 'the token endpoint answered a probe: code exchanges resume');
   });
+  events.on('loginExpired', (e) =>
+    logger.info({ event: 'loginExpired', ...e }, "a login reached its refresh token's end"),
+  );
   events.on('identitySwitch', (e) =>
     logger.info({ event: 'identitySwitch', ...e }, 'a browser switched players'),
   );

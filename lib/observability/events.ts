@@ -123,6 +123,12 @@ export interface PlatformLoginEvents {
   exchangeHold: [{ held: boolean; retryAfterSeconds: number }];
   /** A player logged out. */
   logout: [{ openId: string | undefined; sessionHash: string }];
+  /**
+   * A login's record reached the end of its life in the store (its refresh token's end: the
+   * platform's `refresh_expires_in`, else `refresh.tokenLifetimeSeconds`; or its session's): the
+   * request that found it gone was answered 401 `login_required`; sockets closed with 4401.
+   */
+  loginExpired: [{ openId: string; sessionHash: string }];
   /** Every session of a player was ended by `login.logoutPlayer()`; `sessions` says how many. */
   playerLoggedOut: [{ openId: string; sessions: number }];
   /** A stored record could not be decrypted or parsed and was treated as absent. */

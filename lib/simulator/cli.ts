@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from './demo-data';
 import { startSimulator, type PlatformSimulator } from './simulator';
+import { SIMULATOR_ANSWER_STYLES, type SimulatorAnswerStyle } from './answer-style';
 
 const USAGE = `Usage: express-platform-login-simulator [options]
 
@@ -15,6 +16,9 @@ Options:
   --host <address>              address to listen on (default 127.0.0.1)
   --access-token-lifetime <s>   access token lifetime in seconds, sent as expires_in (default 7200)
   --rotate                      issue a new refresh token on every refresh; the old one is rejected
+  --answer-style <style>        how POST /token answers: oauth (RFC 6749 errors, the default),
+                                errcode (HTTP 200 with {errcode, errmsg} on failure) or envelope
+                                (fields inside data, numbers as strings, refresh_expires_in)
   --redirect-uri <url>          where "Enter game" sends the browser when the lobby URL has no
                                 ?redirect_uri= (e.g. http://localhost:3000/platform/callback)
   --help                        print this help
@@ -30,6 +34,18 @@ function wholeNumber(flag: string, value: string | undefined, fallback: number):
   return Number(value);
 }
 
+/** The `--answer-style` flag, or a message naming the styles. */
+function answerStyleOf(value: string | undefined): { answerStyle?: SimulatorAnswerStyle } {
+  if (value === undefined) return {};
+  const style = SIMULATOR_ANSWER_STYLES.find((known) => known === value);
+  if (style === undefined) {
+    throw new TypeError(
+      `--answer-style must be one of ${SIMULATOR_ANSWER_STYLES.join(', ')}, got "${value}".`,
+    );
+  }
+  return { answerStyle: style };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -37,6 +53,7 @@ async function main(): Promise<void> {
       host: { type: 'string' },
       'access-token-lifetime': { type: 'string' },
       rotate: { type: 'boolean' },
+      'answer-style': { type: 'string' },
       'redirect-uri': { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -56,6 +73,7 @@ async function main(): Promise<void> {
       7200,
     ),
     rotateRefreshTokens: values.rotate ?? false,
+    ...answerStyleOf(values['answer-style']),
     ...(values['redirect-uri'] === undefined ? {} : { defaultRedirectUri: values['redirect-uri'] }),
   });
   process.stdout.write(

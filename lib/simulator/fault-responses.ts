@@ -7,6 +7,7 @@ import type { SimulatorFault } from './faults';
 import { JSON_TYPE, sendBody, sendJson } from './write-response';
 import type { TimerSet } from './timers';
 import type { TokenOutcome } from './token-grants';
+import { failureAnswer, type SimulatorAnswerStyle } from './answer-style';
 
 /** What a fault needs to answer a call. */
 export interface FaultContext {
@@ -15,6 +16,8 @@ export interface FaultContext {
   timers: TimerSet;
   /** Processes the request (uses up a code, renews a token) and returns the normal answer. */
   produce: () => TokenOutcome;
+  /** How the simulator answers: a throttle or a busy platform says so in this style. */
+  style: SimulatorAnswerStyle;
 }
 
 const HTML_PAGE =
@@ -49,15 +52,28 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
       sendBody(res, fault.status, 'text/plain;charset=UTF-8', text, headers);
       return;
     }
-    case 'throttle':
-      // What a rate-limited OAuth server sends: 429, Retry-After, an RFC 6749 error body.
-      sendJson(
-        res,
-        429,
-        { error: 'temporarily_unavailable', error_description: 'Too many requests.' },
-        { 'Retry-After': String(fault.retryAfterSeconds) },
-      );
+    case 'throttle': {
+      // What a rate-limited OAuth server sends: 429, Retry-After, an RFC 6749 error body; the
+      // numeric styles say it in a 200.
+      const wait = { 'Retry-After': String(fault.retryAfterSeconds) };
+      if (context.style === 'oauth') {
+        sendJson(
+          res,
+          429,
+          { error: 'temporarily_unavailable', error_description: 'Too many requests.' },
+          wait,
+        );
+        return;
+      }
+      const limited = failureAnswer(context.style, 'rate_limited', 'api freq out of limit');
+      sendJson(res, limited.status, limited.body, fault.retryAfterSeconds > 0 ? wait : {});
       return;
+    }
+    case 'busy': {
+      const busy = failureAnswer(context.style, 'busy', 'system busy, try again later');
+      sendJson(res, busy.status, busy.body);
+      return;
+    }
     case 'html':
       sendBody(res, 200, 'text/html;charset=UTF-8', HTML_PAGE);
       return;

@@ -25,11 +25,20 @@ const faultSchema = z.discriminatedUnion(
       status: count('an HTTP status from 200 to 599').min(200).max(599),
       retryAfterSeconds: count('0 or more').min(0).optional(),
     }),
-    /** 429 with `Retry-After: retryAfterSeconds` and an OAuth `temporarily_unavailable` body: a platform throttling us. */
+    /**
+     * A platform throttling us, in the simulator's answer style: 429 with an OAuth
+     * `temporarily_unavailable` body, or HTTP 200 with `errcode: 45011` / `data.error_code: 10020`;
+     * `Retry-After: retryAfterSeconds` when it is above 0 (always on the 429).
+     */
     z.strictObject({
       kind: z.literal('throttle'),
       retryAfterSeconds: count('0 or more').min(0),
     }),
+    /**
+     * The platform is busy (its "system busy, try again"), in the simulator's answer style: 503
+     * `temporarily_unavailable`, `errcode: -1`, or `data.error_code: 2100004`; not processed.
+     */
+    z.strictObject({ kind: z.literal('busy') }),
     /** 200 with an HTML page, as a captive portal or a login wall would send. */
     z.strictObject({ kind: z.literal('html') }),
     /** 200 `application/json` whose body is not JSON (cut off mid-object). */
@@ -85,7 +94,7 @@ const faultSchema = z.discriminatedUnion(
   ],
   {
     error:
-      'must be one of latency, status, throttle, html, malformed-json, empty, error-body-200, platform-error, oversized, hang, slow-body, reset, redirect, field',
+      'must be one of latency, status, throttle, html, malformed-json, empty, error-body-200, platform-error, oversized, hang, slow-body, reset, redirect, field, busy',
   },
 );
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { parseOptions, type OptionsSchema } from '../util/parse-options';
 import { isRedirectUri } from '../util/redirect-uri';
 import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_PLAYERS } from './demo-data';
+import { SIMULATOR_ANSWER_STYLES } from './answer-style';
 
 const redirectUri = z.string().refine(isRedirectUri, {
   error: 'must be an absolute http(s) URL without a #fragment',
@@ -69,6 +70,14 @@ const simulatorShape = {
   defaultRedirectUri: redirectUri.optional(),
   /** Send `unionid` in token and `/userinfo` responses (for players that have one). Defaults to true. */
   includeUnionId: z.boolean({ error: 'must be true or false' }).default(true),
+  /**
+   * How POST /token answers: `'oauth'` (RFC 6749 errors), `'errcode'` (HTTP 200 with
+   * `{ errcode, errmsg }` on failure) or `'envelope'` (everything inside `data`, numbers as strings,
+   * `refresh_expires_in`, failures as `data.error_code`). Defaults to `'oauth'`.
+   */
+  answerStyle: z
+    .enum(SIMULATOR_ANSWER_STYLES, { error: "must be 'oauth', 'errcode' or 'envelope'" })
+    .default('oauth'),
 };
 
 /** The schema of startSimulator's options. */

@@ -8,6 +8,7 @@ import express, {
   type Response,
 } from 'express';
 import { answerWithFault } from './fault-responses';
+import { styledOutcome } from './answer-style';
 import type { CallKind, FaultQueue } from './faults';
 import { sendJson } from './write-response';
 import type { SimulatorState } from './platform-state';
@@ -88,10 +89,11 @@ export function tokenEndpoint(
   const respond = (req: Request, res: Response, params: TokenParams | string): void => {
     const kind = callKind(params);
     state.calls[kind] += 1;
-    const produce = (): TokenOutcome => answer(state, params);
+    const style = state.config.answerStyle;
+    const produce = (): TokenOutcome => styledOutcome(style, answer(state, params), kind);
     const fault = faults.take(kind);
     if (fault !== undefined) {
-      answerWithFault(fault, { req, res, timers, produce });
+      answerWithFault(fault, { req, res, timers, produce, style });
       return;
     }
     const outcome = produce();

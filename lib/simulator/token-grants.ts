@@ -27,8 +27,10 @@ export const TOKEN_PARAM_NAMES = [
 
 /** What the endpoint answers, before any fault reshapes it. */
 export interface TokenOutcome {
-  status: 200 | 400 | 401;
+  status: 200 | 400 | 401 | 503;
   body: Record<string, unknown>;
+  /** On tokens: what is left of the refresh token's life, which the `envelope` style states. */
+  refreshExpiresInSeconds?: number;
 }
 
 /** An RFC 6749 section 5.2 error: 401 for invalid_client, 400 for the rest. */
@@ -82,7 +84,12 @@ function tokenResponse(state: SimulatorState, grant: GrantRecord): TokenOutcome 
   if (state.config.includeUnionId && grant.player.unionId !== undefined) {
     body.unionid = grant.player.unionId;
   }
-  return { status: 200, body };
+  const refreshLeftMs = grant.refreshExpiresAt - state.now();
+  return {
+    status: 200,
+    body,
+    refreshExpiresInSeconds: Math.max(1, Math.ceil(refreshLeftMs / 1000)),
+  };
 }
 
 /** grant_type=authorization_code: exchange a single-use code for tokens. */

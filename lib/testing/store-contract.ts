@@ -3,11 +3,21 @@
 // when the store has it, `watch`. Declared with the test runner's `describe`/`test` (Jest's globals
 // by default), checked with node:assert, so it runs under Jest, Vitest, Mocha or node:test alike.
 // No fixed sleep: a lifetime is checked by polling the store, within a bound.
-import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TokenStore } from '../core/token-store';
 import { invalidOption } from '../errors';
+import {
+  ContractCalls,
+  type Called,
+  expectRejection,
+  expectResult,
+  expectStored,
+  expectThat,
+  fail,
+  resultOf,
+  shown,
+} from './contract-calls';
 
 /** A lifetime short enough to pass at once, and how long a store may take to drop it. */
 const SHORT_TTL_MS = 30;
@@ -44,14 +54,20 @@ function globalTestFunctions(): ContractTestFunctions {
 /** A key no other test uses, shaped as the package's keys are. */
 const newKey = (): string => `t:contract-${randomUUID()}`;
 
-/** Resolves once `key` reads as absent; fails after {@link EXPIRY_BOUND_MS}. */
-async function expectGone(store: TokenStore, key: string, what: string): Promise<void> {
+/** Resolves once `key` reads as absent; fails after {@link EXPIRY_BOUND_MS}, naming the call. */
+async function expectGone(calls: ContractCalls, key: string, lifetime: string): Promise<void> {
   const giveUpAt = Date.now() + EXPIRY_BOUND_MS;
-  while ((await store.get(key)) !== undefined) {
-    assert.ok(
-      Date.now() < giveUpAt,
-      `${what}: still there ${EXPIRY_BOUND_MS} ms after its lifetime`,
-    );
+  for (;;) {
+    const read = await calls.get(key);
+    if (!read.rejected && read.result === undefined) return;
+    if (read.rejected || Date.now() >= giveUpAt) {
+      fail(
+        read,
+        'undefined',
+        `${EXPIRY_BOUND_MS} ms after the end of its lifetime (${lifetime}), the value must be gone`,
+        expectGone,
+      );
+    }
     await sleep(10);
   }
 }
@@ -75,60 +91,65 @@ export function tokenStoreContract(
   options: TokenStoreContractOptions = {},
 ): void {
   const { describe, test } = options.testFunctions ?? globalTestFunctions();
-  const store = (): TokenStore => getStore();
+  const calls = new ContractCalls(getStore);
+  const long = { ttlMs: LONG_TTL_MS };
   const putNew = (key: string, value: string, ttlMs = LONG_TTL_MS) =>
-    store().put(key, value, { expectedVersion: null, ttlMs });
+    calls.put(key, value, { expectedVersion: null, ttlMs });
 
   describe('get and put', () => {
     test('a key never written reads as undefined', async () => {
-      assert.equal(await store().get(newKey()), undefined);
+      expectResult(await calls.get(newKey()), undefined, 'a key never written has no value');
     });
 
     test('a first write is version 1, read back with its value and the end of its lifetime', async () => {
       const key = newKey();
       const value = '{"accessToken":"tøken-✓-|-\\"quoted\\"-\\\\","scope":[]}';
       const before = Date.now();
-      assert.equal(await putNew(key, value), 1);
-      const stored = await store().get(key);
-      assert.ok(stored !== undefined, 'the value written is read back');
-      assert.equal(stored.value, value);
-      assert.equal(stored.version, 1);
-      assert.ok(
-        stored.expiresAt >= before + LONG_TTL_MS - 1_000 &&
-          stored.expiresAt <= Date.now() + LONG_TTL_MS + 1_000,
-        `expiresAt ${stored.expiresAt} is about ${LONG_TTL_MS} ms from the write`,
-      );
+      expectResult(await putNew(key, value), 1, 'a first write is version 1');
+      const read = await calls.get(key);
+      const stored = expectStored(read, { value, version: 1 }, 'the value written is read back');
+      if (
+        stored.expiresAt < before + LONG_TTL_MS - 1_000 ||
+        stored.expiresAt > Date.now() + LONG_TTL_MS + 1_000
+      ) {
+        fail(read, `expiresAt about ${LONG_TTL_MS} ms from the write`, 'the end of its lifetime');
+      }
     });
 
     test('a first write over a value is refused and changes nothing', async () => {
       const key = newKey();
       await putNew(key, 'first');
-      assert.equal(await putNew(key, 'second'), undefined);
-      assert.deepEqual(
-        [(await store().get(key))?.value, (await store().get(key))?.version],
-        ['first', 1],
-      );
+      expectResult(await putNew(key, 'second'), undefined, 'a value is already stored');
+      expectStored(await calls.get(key), { value: 'first', version: 1 }, 'the refused write');
     });
 
     test('a write on the version read is the next version; on another version it is refused', async () => {
       const key = newKey();
       await putNew(key, 'v1');
-      const ttl = { ttlMs: LONG_TTL_MS };
-      assert.equal(await store().put(key, 'v2', { expectedVersion: 1, ...ttl }), 2);
-      assert.equal(await store().put(key, 'stale', { expectedVersion: 1, ...ttl }), undefined);
-      assert.equal(await store().put(key, 'ahead', { expectedVersion: 5, ...ttl }), undefined);
-      assert.equal(await store().put(newKey(), 'none', { expectedVersion: 1, ...ttl }), undefined);
-      const stored = await store().get(key);
-      assert.deepEqual([stored?.value, stored?.version], ['v2', 2]);
+      const put = (k: string, value: string, expectedVersion: number) =>
+        calls.put(k, value, { expectedVersion, ...long });
+      expectResult(await put(key, 'v2', 1), 2, 'a write on the stored version');
+      expectResult(await put(key, 'stale', 1), undefined, 'version 1 is no longer stored');
+      expectResult(await put(key, 'ahead', 5), undefined, 'version 5 was never stored');
+      expectResult(await put(newKey(), 'none', 1), undefined, 'nothing is stored at that key');
+      expectStored(await calls.get(key), { value: 'v2', version: 2 }, 'only the first write won');
     });
 
     test('a write sets the lifetime anew', async () => {
       const key = newKey();
       // Short beside LONG_TTL_MS, yet long enough to outlive the next call on a busy machine.
       await putNew(key, 'short', LONG_TTL_MS / 10);
-      assert.equal(await store().put(key, 'long', { expectedVersion: 1, ttlMs: LONG_TTL_MS }), 2);
-      const stored = await store().get(key);
-      assert.ok(stored !== undefined && stored.expiresAt > Date.now() + LONG_TTL_MS / 2);
+      expectResult(
+        await calls.put(key, 'long', { expectedVersion: 1, ...long }),
+        2,
+        'a write on the stored version',
+      );
+      expectThat(
+        await calls.get(key),
+        (stored) => stored !== undefined && stored.expiresAt > Date.now() + LONG_TTL_MS / 2,
+        `expiresAt about ${LONG_TTL_MS} ms from the second write`,
+        'a write sets the lifetime anew',
+      );
     });
 
     test('keys are independent; a value of 64 KiB survives', async () => {
@@ -136,31 +157,33 @@ export function tokenStoreContract(
       const big = 'x'.repeat(64 * 1024);
       await putNew(a, big);
       await putNew(b, 'b');
-      assert.equal((await store().get(a))?.value, big);
-      assert.equal((await store().get(b))?.value, 'b');
+      expectStored(await calls.get(a), { value: big, version: 1 }, 'a value of 64 KiB');
+      expectStored(await calls.get(b), { value: 'b', version: 1 }, 'keys are independent');
     });
   });
 
   describe('lifetimes', () => {
     test('a value is gone once its lifetime ends, and its key can be written afresh', async () => {
       const key = newKey();
-      assert.equal(await putNew(key, 'brief', SHORT_TTL_MS), 1);
-      await expectGone(store(), key, 'a value');
-      assert.equal(await putNew(key, 'again'), 1);
+      expectResult(await putNew(key, 'brief', SHORT_TTL_MS), 1, 'a first write is version 1');
+      await expectGone(calls, key, `ttlMs ${SHORT_TTL_MS}`);
+      expectResult(await putNew(key, 'again'), 1, 'an expired key is written afresh');
     });
 
     test('renew gives a value more time, unchanged; a missing key cannot be renewed', async () => {
       const key = newKey();
       await putNew(key, 'kept', 2_000);
-      assert.equal(await store().renew(key, LONG_TTL_MS), true);
-      const stored = await store().get(key);
-      assert.deepEqual([stored?.value, stored?.version], ['kept', 1]);
-      assert.ok(stored !== undefined && stored.expiresAt > Date.now() + LONG_TTL_MS / 2);
-      assert.equal(await store().renew(newKey(), LONG_TTL_MS), false);
+      expectResult(await calls.renew(key, LONG_TTL_MS), true, 'the value is stored');
+      const read = await calls.get(key);
+      const stored = expectStored(read, { value: 'kept', version: 1 }, 'renew changes nothing');
+      if (stored.expiresAt <= Date.now() + LONG_TTL_MS / 2) {
+        fail(read, `expiresAt about ${LONG_TTL_MS} ms from the renewal`, 'renew gives more time');
+      }
+      expectResult(await calls.renew(newKey(), LONG_TTL_MS), false, 'nothing is stored there');
       const brief = newKey();
       await putNew(brief, 'brief', LONG_TTL_MS);
-      assert.equal(await store().renew(brief, SHORT_TTL_MS), true);
-      await expectGone(store(), brief, 'a value renewed short');
+      expectResult(await calls.renew(brief, SHORT_TTL_MS), true, 'the value is stored');
+      await expectGone(calls, brief, `renewed with ttlMs ${SHORT_TTL_MS}`);
     });
   });
 
@@ -168,31 +191,44 @@ export function tokenStoreContract(
     test('deletes a value; a missing key deletes nothing', async () => {
       const key = newKey();
       await putNew(key, 'v');
-      assert.equal(await store().delete(key), true);
-      assert.equal(await store().get(key), undefined);
-      assert.equal(await store().delete(key), false);
+      expectResult(await calls.delete(key), true, 'the value is stored');
+      expectResult(await calls.get(key), undefined, 'the value was deleted');
+      expectResult(await calls.delete(key), false, 'nothing is stored any more');
     });
 
     test('with a version: only while the value still has it', async () => {
       const key = newKey();
       await putNew(key, 'v1');
-      await store().put(key, 'v2', { expectedVersion: 1, ttlMs: LONG_TTL_MS });
-      assert.equal(await store().delete(key, 1), false);
-      assert.equal((await store().get(key))?.value, 'v2');
-      assert.equal(await store().delete(key, 2), true);
-      assert.equal(await store().get(key), undefined);
+      await calls.put(key, 'v2', { expectedVersion: 1, ...long });
+      expectResult(await calls.delete(key, 1), false, 'version 1 is no longer stored');
+      expectStored(await calls.get(key), { value: 'v2', version: 2 }, 'the refused delete');
+      expectResult(await calls.delete(key, 2), true, 'version 2 is stored');
+      expectResult(await calls.get(key), undefined, 'the value was deleted');
     });
   });
 
   describe('concurrency', () => {
+    /** Exactly one of `results` is `winner`, the others `loser`. */
+    const oneWinner = <T>(results: Called<T>[], winner: T, loser: T, why: string): number => {
+      const values = results.map((outcome) => resultOf(outcome, why));
+      const winners = values.filter((result) => result === winner).length;
+      if (winners !== 1 || values.some((result) => result !== winner && result !== loser)) {
+        fail(
+          `${results.length} concurrent ${results[0]!.call} resolved ${shown(values)}`,
+          `exactly one ${shown(winner)}, the rest ${shown(loser)}`,
+          why,
+        );
+      }
+      return values.indexOf(winner);
+    };
+
     test('50 concurrent first writes of one key: exactly one wins', async () => {
       const key = newKey();
       const results = await Promise.all(
         Array.from({ length: 50 }, (_, i) => putNew(key, `writer-${i}`)),
       );
-      const winners = results.filter((version) => version !== undefined);
-      assert.deepEqual(winners, [1]);
-      assert.equal((await store().get(key))?.value, `writer-${results.indexOf(1)}`);
+      const won = oneWinner(results, 1, undefined, 'a first write is compare-and-set');
+      expectStored(await calls.get(key), { value: `writer-${won}`, version: 1 }, "the winner's");
     });
 
     test('50 concurrent writes on one version: exactly one wins, and its value is stored', async () => {
@@ -200,38 +236,42 @@ export function tokenStoreContract(
       await putNew(key, 'base');
       const results = await Promise.all(
         Array.from({ length: 50 }, (_, i) =>
-          store().put(key, `writer-${i}`, { expectedVersion: 1, ttlMs: LONG_TTL_MS }),
+          calls.put(key, `writer-${i}`, { expectedVersion: 1, ...long }),
         ),
       );
-      assert.deepEqual(
-        results.filter((version) => version !== undefined),
-        [2],
-      );
-      assert.equal((await store().get(key))?.value, `writer-${results.indexOf(2)}`);
+      const won = oneWinner(results, 2, undefined, 'a write on a version is compare-and-set');
+      expectStored(await calls.get(key), { value: `writer-${won}`, version: 2 }, "the winner's");
     });
 
     test('20 concurrent deletes on one version: exactly one deletes', async () => {
       const key = newKey();
       await putNew(key, 'v');
-      const results = await Promise.all(Array.from({ length: 20 }, () => store().delete(key, 1)));
-      assert.equal(results.filter(Boolean).length, 1);
+      const results = await Promise.all(Array.from({ length: 20 }, () => calls.delete(key, 1)));
+      oneWinner(results, true, false, 'a delete on a version is compare-and-set');
     });
   });
 
   describe('arguments', () => {
     test('a wrong key, version or lifetime is a TypeError', async () => {
-      await assert.rejects(store().get(''), TypeError);
-      await assert.rejects(putNew('', 'v'), TypeError);
-      await assert.rejects(
-        store().put(newKey(), 'v', { expectedVersion: 0, ttlMs: 1000 }),
+      const why = 'a wrong argument is refused before the backend is asked';
+      expectRejection(await calls.get(''), TypeError, `${why}: an empty key`);
+      expectRejection(await putNew('', 'v'), TypeError, `${why}: an empty key`);
+      expectRejection(
+        await calls.put(newKey(), 'v', { expectedVersion: 0, ttlMs: 1000 }),
         TypeError,
+        `${why}: versions start at 1`,
       );
-      await assert.rejects(
-        store().put(newKey(), 'v', { expectedVersion: null, ttlMs: 0 }),
+      expectRejection(
+        await calls.put(newKey(), 'v', { expectedVersion: null, ttlMs: 0 }),
         TypeError,
+        `${why}: a lifetime is at least 1 ms`,
       );
-      await assert.rejects(store().delete(newKey(), 0), TypeError);
-      await assert.rejects(store().renew(newKey(), -1), TypeError);
+      expectRejection(await calls.delete(newKey(), 0), TypeError, `${why}: versions start at 1`);
+      expectRejection(
+        await calls.renew(newKey(), -1),
+        TypeError,
+        `${why}: a lifetime is at least 1 ms`,
+      );
     });
   });
 
@@ -242,27 +282,33 @@ export function tokenStoreContract(
       const key = newKey();
       let told = 0;
       const unwatch = watch(key, () => (told += 1));
-      const toldWithin = async (what: string) => {
-        const before = told;
+      const toldOf = async (change: Called<unknown>) => {
         const giveUpAt = Date.now() + EXPIRY_BOUND_MS;
-        return async () => {
-          while (told === before) {
-            assert.ok(Date.now() < giveUpAt, `watch was not told of ${what}`);
-            await sleep(5);
+        while (told === 0) {
+          if (Date.now() >= giveUpAt) {
+            fail(
+              `store.watch(${JSON.stringify(key)}, onChange) was not called within ${EXPIRY_BOUND_MS} ms of ${change.call}`,
+              'onChange to be called',
+              'a watcher is told of every change of its key',
+            );
           }
-        };
+          await sleep(5);
+        }
+        told = 0;
       };
-      const afterWrite = await toldWithin('a write');
-      await putNew(key, 'v');
-      await afterWrite();
-      const afterDelete = await toldWithin('a delete');
-      await store().delete(key);
-      await afterDelete();
+      await toldOf(await putNew(key, 'v'));
+      await toldOf(await calls.delete(key));
       unwatch();
       const quiet = told;
       await putNew(key, 'again');
-      await store().delete(key);
-      assert.equal(told, quiet);
+      const after = await calls.delete(key);
+      if (told !== quiet) {
+        fail(
+          `store.watch(${JSON.stringify(key)}, onChange)'s onChange was called ${told - quiet} times after unsubscribing, by ${after.call}`,
+          'no call',
+          'the function watch() returned unsubscribes',
+        );
+      }
     });
   });
 }

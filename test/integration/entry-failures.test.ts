@@ -211,7 +211,6 @@ describe('past the cap of exchanges in flight, the address and the hold answer f
 
 describe("the platform's refusals count, its outages do not (issue 25 item 2)", () => {
   test.each([
-    ['429 throttling without Retry-After', { kind: 'throttle' as const, retryAfterSeconds: 0 }],
     ['400 with a text body', { kind: 'status' as const, status: 400 }],
     ['403 with a text body', { kind: 'status' as const, status: 403 }],
     [

@@ -102,3 +102,34 @@ test('a wrong flag or value exits 1 with a message', async () => {
   expect(code).toBe(1);
   expect(running.output()).toContain('--port must be a whole number');
 });
+
+test('--answer-style envelope: tokens inside data, numbers as strings; a used code as error_code', async () => {
+  const port = await freePort();
+  running = run(['--port', String(port), '--answer-style', 'envelope']);
+  await waitFor(running, /Lobby/);
+  const cli = { url: `http://127.0.0.1:${port}` };
+  const location = (
+    await fetch(`${cli.url}/enter?redirect_uri=${encodeURIComponent(REDIRECT_URI)}`, {
+      redirect: 'manual',
+    })
+  ).headers.get('location')!;
+  const code = new URL(location).searchParams.get('code')!;
+  const first = await exchange(cli, code);
+  expect(first.status).toBe(200);
+  expect(first.body).toMatchObject({
+    data: { expires_in: '7200', refresh_expires_in: '7776000', error_code: '0' },
+    message: 'success',
+  });
+  const again = await exchange(cli, code);
+  expect([again.status, again.body.data]).toEqual([
+    200,
+    { error_code: 10007, description: 'authorization code was already used' },
+  ]);
+});
+
+test('--answer-style with an unknown style exits 1 naming the styles', async () => {
+  running = run(['--answer-style', 'xml']);
+  const [code] = await running.exited;
+  expect(code).toBe(1);
+  expect(running.output()).toContain('--answer-style must be one of oauth, errcode, envelope');
+});

@@ -118,3 +118,10 @@ describe('refused, naming the variables', () => {
     );
   });
 });
+
+test('PLATFORM_ANSWER_STYLE: oauth by default, errcode or envelope, anything else refused naming it', () => {
+  expect(readConfig({}).answerStyle).toBe('oauth');
+  expect(readConfig({ PLATFORM_ANSWER_STYLE: 'errcode' }).answerStyle).toBe('errcode');
+  expect(readConfig({ PLATFORM_ANSWER_STYLE: 'envelope' }).answerStyle).toBe('envelope');
+  expect(() => readConfig({ PLATFORM_ANSWER_STYLE: 'xml' })).toThrow(/PLATFORM_ANSWER_STYLE/);
+});

@@ -133,7 +133,10 @@ describe('failedOnItsCode: what the failed-entry limit counts', () => {
     ['a used code', codeAlreadyUsed(), true],
     ['invalid_grant', codeRejected(), true],
     ['invalid_request (400)', refused('invalid_request'), true],
-    ['a 429 with an OAuth body', refused('temporarily_unavailable', 429), true],
+    // The platform's rate limit holds entries with its wait instead (docs/answer-styles.md).
+    ['a 429 with an OAuth body', refused('temporarily_unavailable', 429), false],
+    ['a rate limit in a 200 body (slow_down)', refused('slow_down', 200), false],
+    ['"busy, try again" in a 200 body', refused('temporarily_unavailable', 200), false],
     ['an OAuth error in a 200', refused('invalid_request', 200), true],
     ['a 403 with a text body', invalidTokenResponse('x', { httpStatus: 403 }), true],
     ["invalid_client: the game's own setup", refused('invalid_client', 401), false],

@@ -31,6 +31,8 @@ describe('parseTokenClientOptions', () => {
     const config = parseTokenClientOptions(base);
     expect(config).toEqual({
       ...base,
+      answerStyle: 'oauth',
+      answerCodes: {},
       bodyEncoding: 'form',
       refreshParameterPlacement: 'body',
       sendClientCredentialsOnRefresh: true,
