@@ -39,7 +39,6 @@ import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './core/instrumented-store';
 import { engineOf } from './core/derived-engine';
-import { installRequestAccessors } from './http/request-accessors';
 import { LoginWatch } from './sockets/login-watch';
 import { observeSockets } from './sockets/socket-metrics';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
@@ -47,7 +46,6 @@ import { loginAccessOf, type LoginAccess } from './sockets/store-access';
 import { loginOfPlayer, type LoggedInPlayer } from './jobs/player-logins';
 import { bindAfterLogin } from './entry/after-login';
 import { requireScopes } from './http/require-scopes';
-import { reportUnhandledRequestsTo } from './http/unhandled-request-report';
 import { createCallbackMountCheck, type CallbackMountCheck } from './setup/callback-mount-check';
 
 /** The package's parts for one platform registration. Emits {@link PlatformLoginEvents}. */
@@ -99,10 +97,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.mountCheck = createCallbackMountCheck(config.redirectUri, (fields, message) =>
       this.logger.warn(fields, message),
     );
-    // The request accessors (`req.platformToken()` …), and the logger they tell when a route
-    // reads one where login.middleware() did not run.
-    installRequestAccessors();
-    reportUnhandledRequestsTo(this.logger);
     this.meterProvider = config.meterProvider;
     this.handleErrors = config.handleErrors;
     this.homePath = config.successRedirect;
