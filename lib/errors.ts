@@ -237,21 +237,6 @@ export class LoginRequiredError extends PlatformLoginError<LoginRequiredErrorCod
   }
 }
 
-/**
- * A LoginRequiredError with no stack: a logged-out request or socket is an expected answer whose
- * stack would show only the framework's frames. Saves 18 µs, 4 % of a 401's CPU
- * (bench/micro/cleverness.ts).
- */
-export function loginRequiredWithoutStack(): LoginRequiredError {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return new LoginRequiredError();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
-
 /** The login ended: the platform no longer accepts it (`reauth_required`). */
 export const reauthRequired = (options?: { cause?: unknown }): LoginRequiredError =>
   new LoginRequiredError(undefined, { ...options, code: 'ERR_PLATFORM_REAUTH_REQUIRED' });

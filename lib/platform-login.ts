@@ -104,7 +104,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     // The parts, each after those it uses: how failures end, the store, the client, refreshes, the API.
     const fail = createFailHandlers({
       events: this,
-      appLogger: config.logger,
+      logger: this.logger,
       handleErrors: config.handleErrors,
       homePath: config.successRedirect,
     });
@@ -152,7 +152,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       embedded: config.embedded,
       platformOrigins: config.platformOrigins,
       clientSecret: config.clientSecret,
-      logger: config.logger,
       refreshTokenLifetimeMs: refresh.refreshTokenLifetimeMs,
       sessionTtlMs,
     });
@@ -161,6 +160,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       exchangeCode: (code) => this.client.exchangeCode(code),
       events: this,
       fail: fail.entry,
+      logger: this.logger,
       afterLogin:
         config.afterLogin &&
         bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api }),

@@ -4,7 +4,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { EventEmitter } from 'node:events';
-import { loginRequiredWithoutStack, sessionMissing } from '../errors';
+import { LoginRequiredError, sessionMissing } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { endsLogin } from '../core/failure-policy';
 import { recordRenewalDue, type TokenRecord } from '../core/token-record';
@@ -74,7 +74,7 @@ export function createMiddleware(
 
   /** No login on this request: a visitor on an optional route, else 401 `login_required`. */
   function withoutLogin(req: Request, res: Response, next: NextFunction): void {
-    if (!optional) return fail(loginRequiredWithoutStack(), req, res, next);
+    if (!optional) return fail(new LoginRequiredError(), req, res, next);
     setRequestMembers(req, NO_LOGIN);
     next();
   }
