@@ -6,7 +6,7 @@ import type { MeterProvider } from '@opentelemetry/api';
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { createCallbackRouter } from './entry/callback';
 import { createHardening, type Hardening } from './cross-site/cross-site-protection';
-import { isPlatformLoginError, StoreUnavailableError } from './errors';
+import { isPlatformLoginError, storeUnavailable } from './errors';
 import { isRedisOutage } from './stores/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
@@ -307,9 +307,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       if (isPlatformLoginError(err)) return respondWithError(err, req, res, this.homePath);
       // A session store (connect-redis) failing inside express-session, before the package ran.
       if (isRedisOutage(err)) {
-        const outage = new StoreUnavailableError('The session store is unreachable.', {
-          cause: err,
-        });
+        const outage = storeUnavailable({ store: 'session store', what: 'the request' }, err);
         this.emit('requestFailed', requestFailure(outage, req, 'session-store'));
         return respondWithError(outage, req, res);
       }

@@ -6,12 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Request } from 'express';
-import {
-  crossOriginRequest,
-  LoginRequiredError,
-  SetupError,
-  StoreUnavailableError,
-} from '../errors';
+import { crossOriginRequest, LoginRequiredError, SetupError, storeUnavailable } from '../errors';
 import { answerFor } from '../http/respond-error';
 import type { RefreshCoordinator } from '../core/refresh';
 import { PlayerContext, type ApiSettings } from '../http/player-context';
@@ -219,7 +214,12 @@ export class PlatformSockets implements SocketGate {
         // A stand-in response: express-session only wraps its writeHead/end, which nobody calls.
         run(req as never, {} as never, (error?: unknown) =>
           error
-            ? reject(new StoreUnavailableError('The session store failed.', { cause: error }))
+            ? reject(
+                storeUnavailable(
+                  { store: 'session store', what: "reading the socket's session" },
+                  error,
+                ),
+              )
             : resolve(),
         );
       });

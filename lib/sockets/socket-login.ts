@@ -3,12 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { inspect } from 'node:util';
-import {
-  hasCode,
-  LoginRequiredError,
-  reauthRequired,
-  type PlatformLoginError,
-} from '../errors';
+import { hasCode, LoginRequiredError, reauthRequired, type PlatformLoginError } from '../errors';
 import { endsLogin } from '../core/failure-policy';
 import type { PlayerContext, PlatformUser } from '../http/player-context';
 import type { OpenApiRequestInit } from '../open-api/open-api-client';
