@@ -35,6 +35,7 @@ import type { PlatformLogger } from './observability/logger';
 import { PlatformMetrics } from './observability/metrics';
 import { logStoreEvents, observeEvents } from './observability/event-logging';
 import { requestFailure } from './observability/request-failure';
+import { hasSession } from './http/require-session';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './core/instrumented-store';
@@ -82,6 +83,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private loginWatch: LoginWatch | undefined;
   /** The `meterProvider` option, for the sockets' gauges. */
   private readonly meterProvider: MeterProvider | undefined;
+  /** Errors told as `requestFailed` by the package's handlers, not to be told again by errorHandler(). */
+  private readonly reported = new WeakSet<object>();
   /** Whether the app mounted `callback` where redirectUri's path reaches it (setup/callback-mount-check.ts). */
   private readonly mountCheck: CallbackMountCheck;
 
@@ -107,6 +110,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       logger: this.logger,
       handleErrors: config.handleErrors,
       homePath: config.successRedirect,
+      reported: this.reported,
     });
     this.fail = fail.request;
     this.instrumentedStore = new InstrumentedTokenStore(engineOf(this.store), this);
@@ -300,18 +304,25 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
   /**
    * Error middleware that answers the package's errors as documented (for apps that set
-   * `handleErrors: false` and want them answered after their own handling). Others go on to `next`.
+   * `handleErrors: false` and want them answered after their own handling), and a session store
+   * failing in front of the package as 503 `store_unavailable`. Each is told as `requestFailed`
+   * (logged, counted) unless the package's handlers told it already. Others go on to `next`.
    */
   errorHandler(): ErrorRequestHandler {
     return (err, req, res, next) => {
-      if (isPlatformLoginError(err)) return respondWithError(err, req, res, this.homePath);
       // A session store (connect-redis) failing inside express-session, before the package ran.
-      if (isRedisOutage(err)) {
-        const outage = storeUnavailable({ store: 'session store', what: 'the request' }, err);
-        this.emit('requestFailed', requestFailure(outage, req, 'session-store'));
-        return respondWithError(outage, req, res);
+      const failure = isPlatformLoginError(err)
+        ? err
+        : isRedisOutage(err)
+          ? storeUnavailable({ store: 'session store', what: 'the request' }, err)
+          : undefined;
+      if (failure === undefined) return next(err);
+      if (!this.reported.has(err as object)) {
+        // No session on the request: express-session's store failed before any handler ran.
+        const part = hasSession(req.session) ? 'request' : 'session-store';
+        this.emit('requestFailed', requestFailure(failure, req, part));
       }
-      next(err);
+      respondWithError(failure, req, res, this.homePath);
     };
   }
 }

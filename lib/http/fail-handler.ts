@@ -19,6 +19,8 @@ export interface FailHandlerSettings {
   handleErrors: boolean;
   /** Where a player without a login enters again (`successRedirect`): linked from the 401 page. */
   homePath?: string;
+  /** Errors already told as `requestFailed`, so `login.errorHandler()` does not tell them again. */
+  reported: WeakSet<object>;
 }
 
 /**
@@ -29,12 +31,13 @@ export interface FailHandlerSettings {
 export function createFailHandlers(
   settings: FailHandlerSettings,
 ): Record<'entry' | 'request', FailHandler> {
-  const { events, logger, handleErrors, homePath } = settings;
+  const { events, logger, handleErrors, homePath, reported } = settings;
   let reportedSessionMissing = false;
   const failHandler =
     (part: RequestFailure['part']): FailHandler =>
     (err, req, res, next) => {
       events.emit('requestFailed', requestFailure(err, req, part));
+      if (typeof err === 'object' && err !== null) reported.add(err);
       if (hasCode(err, 'ERR_PLATFORM_SESSION_MISSING') && !reportedSessionMissing) {
         reportedSessionMissing = true;
         logger.error({ code: err.code }, err.message);
