@@ -361,7 +361,7 @@ type WithMessage = {
 }[PlatformErrorCode];
 
 /** The message of `code`, made from `args` when it is a template. */
-export function messageOf<C extends WithMessage>(code: C, ...args: MessageArgs<C>): string {
+function messageOf<C extends WithMessage>(code: C, ...args: MessageArgs<C>): string {
   const message = (PLATFORM_ERRORS[code] as ErrorRow).message as
     string | ((args: unknown) => string);
   return typeof message === 'string' ? message : message(args[0]);
