@@ -13,12 +13,12 @@ type Family = 'setup' | 'login' | 'refused' | 'platform' | 'store';
 export type LogLevel = 'debug' | 'warn' | 'error';
 
 /**
- * The lists a code belongs to: `token-endpoint`, what a token-endpoint call fails with (the token
+ * The lists a code belongs to: `token`, what a token-endpoint call fails with (the token
  * client's errors, before the failure policy); `oauth`, an OAuth error the endpoint answered
  * (carries `oauthError`); `refresh`, what a refresh fails with; `entry`, what an entry is refused or
- * fails with; `holds-refreshes`, platform trouble worth holding every process's refreshes back for.
+ * fails with; `holds`, platform trouble worth holding every process's refreshes back for.
  */
-type Group = 'token-endpoint' | 'oauth' | 'refresh' | 'entry' | 'holds-refreshes';
+type Group = 'token' | 'oauth' | 'refresh' | 'entry' | 'holds';
 
 interface ErrorRow {
   status: number;
@@ -34,6 +34,15 @@ interface ErrorRow {
   /** The code's own message (a template where it names a value); absent where each site says its own. */
   message?: string | ((args: never) => string);
 }
+
+/** A row's status, body `error`, family, log level and groups (its message, if any, beside). */
+const meta = <const F extends Family, const G extends readonly Group[]>(
+  status: number,
+  error: string,
+  family: F,
+  level: LogLevel,
+  groups: G,
+) => ({ status, error, family, level, groups });
 
 /** An OAuth error the token endpoint answered, said with the platform's own (sanitised) words. */
 const refusedMessage = (a: {
@@ -62,148 +71,80 @@ const storeMessage = (a: { store: string; what: string; timeoutMs?: number }): s
  */
 export const PLATFORM_ERRORS = {
   ERR_PLATFORM_INVALID_GRANT: {
-    status: 502,
-    error: 'platform_error',
-    family: 'platform',
-    level: 'error',
-    groups: ['token-endpoint', 'oauth'],
+    ...meta(502, 'platform_error', 'platform', 'error', ['token', 'oauth']),
     message: refusedMessage,
   },
   ERR_PLATFORM_INVALID_CLIENT: {
-    status: 502,
-    error: 'platform_error',
-    family: 'platform',
-    level: 'error',
-    groups: ['token-endpoint', 'oauth'],
+    ...meta(502, 'platform_error', 'platform', 'error', ['token', 'oauth']),
     message: refusedMessage,
   },
   ERR_PLATFORM_REFUSED: {
-    status: 502,
-    error: 'platform_error',
-    family: 'platform',
-    level: 'error',
-    groups: ['token-endpoint', 'oauth', 'entry'],
+    ...meta(502, 'platform_error', 'platform', 'error', ['token', 'oauth', 'entry']),
     message: refusedMessage,
   },
-  ERR_PLATFORM_INVALID_RESPONSE: {
-    status: 502,
-    error: 'platform_error',
-    family: 'platform',
-    level: 'error',
-    groups: ['token-endpoint', 'entry'],
-  },
+  ERR_PLATFORM_INVALID_RESPONSE: meta(502, 'platform_error', 'platform', 'error', [
+    'token',
+    'entry',
+  ]),
   ERR_PLATFORM_TIMEOUT: {
-    status: 504,
-    error: 'platform_timeout',
-    family: 'platform',
-    level: 'error',
-    groups: ['token-endpoint', 'entry'],
+    ...meta(504, 'platform_timeout', 'platform', 'error', ['token', 'entry']),
     message: (a: { tokenEndpoint: string; grant: string; timeoutMs: number }) =>
       `The token endpoint ${a.tokenEndpoint} did not answer the ${a.grant} request within ${a.timeoutMs} ms (timeoutMs).`,
   },
   ERR_PLATFORM_NETWORK: {
-    status: 502,
-    error: 'platform_error',
-    family: 'platform',
-    level: 'error',
-    groups: ['token-endpoint', 'entry'],
+    ...meta(502, 'platform_error', 'platform', 'error', ['token', 'entry']),
     message: (a: { tokenEndpoint: string; grant: string }) =>
       `The token endpoint ${a.tokenEndpoint} could not be reached for the ${a.grant} request, or dropped the connection. Check authUrl and the network.`,
   },
   ERR_PLATFORM_STORE_UNAVAILABLE: {
-    status: 503,
-    error: 'store_unavailable',
-    family: 'store',
-    level: 'error',
-    groups: ['refresh', 'entry'],
+    ...meta(503, 'store_unavailable', 'store', 'error', ['refresh', 'entry']),
     message: storeMessage,
   },
   ERR_PLATFORM_LOGIN_REQUIRED: {
-    status: 401,
-    error: 'login_required',
-    family: 'login',
-    level: 'debug',
-    groups: ['entry'],
+    ...meta(401, 'login_required', 'login', 'debug', ['entry']),
     message:
       'No player is logged in on this session; the player must enter the game from the platform.',
   },
   ERR_PLATFORM_REAUTH_REQUIRED: {
-    status: 401,
-    error: 'reauth_required',
-    family: 'login',
-    level: 'debug',
-    groups: ['refresh'],
+    ...meta(401, 'reauth_required', 'login', 'debug', ['refresh']),
     message: 'The platform no longer accepts this login; the player must enter the game again.',
   },
-  ERR_PLATFORM_UNAVAILABLE: {
-    status: 503,
-    error: 'platform_unavailable',
-    family: 'platform',
-    level: 'error',
-    groups: ['refresh', 'holds-refreshes'],
-  },
+  ERR_PLATFORM_UNAVAILABLE: meta(503, 'platform_unavailable', 'platform', 'error', [
+    'refresh',
+    'holds',
+  ]),
   ERR_PLATFORM_MISCONFIGURED: {
-    status: 503,
-    error: 'platform_misconfigured',
-    family: 'platform',
-    level: 'warn',
-    groups: ['refresh', 'entry', 'holds-refreshes'],
+    ...meta(503, 'platform_misconfigured', 'platform', 'warn', ['refresh', 'entry', 'holds']),
     message: (a: { grant: string }) =>
       a.grant === 'authorization_code'
         ? 'The platform rejected our client credentials at the code exchange; check clientId, clientSecret and redirectUri.'
         : 'The platform rejected our client credentials while refreshing; check clientId and clientSecret. The tokens were kept.',
   },
-  ERR_PLATFORM_INVALID_REQUEST: {
-    status: 400,
-    error: 'invalid_request',
-    family: 'refused',
-    level: 'debug',
-    groups: ['entry'],
-  },
+  ERR_PLATFORM_INVALID_REQUEST: meta(400, 'invalid_request', 'refused', 'debug', ['entry']),
   ERR_PLATFORM_CODE_USED: {
-    status: 400,
-    error: 'code_already_used',
-    family: 'refused',
-    level: 'debug',
-    groups: ['entry'],
+    ...meta(400, 'code_already_used', 'refused', 'debug', ['entry']),
     message:
       'This entry code was already used; the player must enter the game again from the platform.',
   },
   ERR_PLATFORM_ENTRY_DENIED: {
-    status: 403,
-    error: 'access_denied',
-    family: 'refused',
-    level: 'debug',
-    groups: ['entry'],
+    ...meta(403, 'access_denied', 'refused', 'debug', ['entry']),
     message: (error: string) =>
       `The platform sent the player back with error "${error}" instead of a code.`,
   },
   ERR_PLATFORM_METHOD_NOT_ALLOWED: {
-    status: 405,
-    error: 'method_not_allowed',
-    family: 'refused',
-    level: 'debug',
-    groups: ['entry'],
+    ...meta(405, 'method_not_allowed', 'refused', 'debug', ['entry']),
     message: (allow: 'GET' | 'POST') =>
       allow === 'GET'
         ? 'The platform callback accepts GET only.'
         : 'logout() accepts POST only; mount it with app.post().',
   },
   ERR_PLATFORM_IDENTITY_CHANGED: {
-    status: 401,
-    error: 'reauth_required',
-    family: 'login',
-    level: 'debug',
-    groups: ['refresh'],
+    ...meta(401, 'reauth_required', 'login', 'debug', ['refresh']),
     message:
       'A refresh returned another open_id than the login it renewed; the record was deleted.',
   },
   ERR_PLATFORM_CODE_REJECTED: {
-    status: 400,
-    error: 'code_rejected',
-    family: 'refused',
-    level: 'debug',
-    groups: ['entry'],
+    ...meta(400, 'code_rejected', 'refused', 'debug', ['entry']),
     message: (said: string | undefined) =>
       said === undefined
         ? 'The platform refused this entry code (expired or already used); the player must enter the game again.'
@@ -214,116 +155,64 @@ export const PLATFORM_ERRORS = {
             : ' The player must enter the game again.'),
   },
   ERR_PLATFORM_SESSION_MISSING: {
-    status: 500,
-    error: 'server_misconfigured',
-    family: 'setup',
-    level: 'debug',
-    groups: ['entry'],
+    ...meta(500, 'server_misconfigured', 'setup', 'debug', ['entry']),
     message:
       'express-platform-login needs express-session in front of it: did you forget ' +
       '`app.use(session({ store, secret, resave: false, saveUninitialized: false }))` before mounting the callback and middleware?',
   },
   ERR_PLATFORM_ENTRY_CONTEXT: {
-    status: 403,
-    error: 'entry_context_refused',
-    family: 'refused',
-    level: 'warn',
-    groups: ['entry'],
+    ...meta(403, 'entry_context_refused', 'refused', 'warn', ['entry']),
     message: (reason: string) =>
       `An entry was refused before its code was claimed: it did not come from the platform's pages (${reason}). ` +
       'Check `platformOrigins` and `entry.context`; watch `entryContextViolation` events in report mode first.',
   },
   ERR_PLATFORM_CROSS_ORIGIN: {
-    status: 403,
-    error: 'cross_origin_refused',
-    family: 'refused',
-    level: 'debug',
-    groups: [],
+    ...meta(403, 'cross_origin_refused', 'refused', 'debug', []),
     message: (what: string) =>
       `${what} from another origin was refused (Sec-Fetch-Site / Origin). ` +
       'If it came from your own front end on another origin, list that origin in `gameOrigins`.',
   },
   ERR_PLATFORM_COOKIES_REFUSED: {
-    status: 400,
-    error: 'cookies_blocked',
-    family: 'refused',
-    level: 'debug',
-    groups: ['entry'],
+    ...meta(400, 'cookies_blocked', 'refused', 'debug', ['entry']),
     message:
       'The browser came back from an entry without the session cookie: it refuses it (third-party cookies ' +
       'blocked, or a cookie without SameSite=None; Secure; Partitioned inside an iframe — see embeddedSessionCookie()).',
   },
-  ERR_PLATFORM_SETUP: {
-    status: 500,
-    error: 'server_misconfigured',
-    family: 'setup',
-    level: 'debug',
-    groups: [],
-  },
-  ERR_PLATFORM_INVALID_OPTION: {
-    status: 500,
-    error: 'server_misconfigured',
-    family: 'setup',
-    level: 'warn',
-    groups: [],
-  },
+  ERR_PLATFORM_SETUP: meta(500, 'server_misconfigured', 'setup', 'debug', []),
+  ERR_PLATFORM_INVALID_OPTION: meta(500, 'server_misconfigured', 'setup', 'warn', []),
   ERR_PLATFORM_TOO_MANY_ENTRIES: {
-    status: 429,
-    error: 'too_many_entries',
-    family: 'refused',
-    level: 'debug',
-    groups: ['entry'],
+    ...meta(429, 'too_many_entries', 'refused', 'debug', ['entry']),
     message:
       'An entry was refused before its code was claimed: its client address has too many failed entries in the current window ' +
       "(`entry.failureLimit`). Behind a proxy, check `trust proxy`: without it every player shares the proxy's address.",
   },
   ERR_PLATFORM_BUSY: {
-    status: 503,
-    error: 'platform_busy',
-    family: 'refused',
-    level: 'error',
-    groups: ['entry'],
+    ...meta(503, 'platform_busy', 'refused', 'error', ['entry']),
     message: (heldSeconds: number | undefined) =>
       heldSeconds === undefined
         ? 'An entry was refused before its code was claimed: too many code exchanges are in flight on this process (`entry.maxExchangesInFlight`).'
         : `The token endpoint asked (Retry-After) for no code exchange for ${heldSeconds} seconds; until then entries are refused before their code is claimed.`,
   },
   ERR_PLATFORM_API_TIMEOUT: {
-    status: 504,
-    error: 'platform_timeout',
-    family: 'platform',
-    level: 'error',
-    groups: [],
+    ...meta(504, 'platform_timeout', 'platform', 'error', []),
     message: (a: { timeoutMs: number; where: string }) =>
       `The open API did not answer within ${a.timeoutMs} ms (${a.where}).`,
   },
   ERR_PLATFORM_API_UNREACHABLE: {
-    status: 502,
-    error: 'platform_error',
-    family: 'platform',
-    level: 'error',
-    groups: [],
+    ...meta(502, 'platform_error', 'platform', 'error', []),
     message: (where: string) => `The open API could not be reached (${where}).`,
   },
   ERR_PLATFORM_INSUFFICIENT_SCOPE: {
-    status: 403,
-    error: 'insufficient_scope',
-    family: 'refused',
-    level: 'debug',
-    groups: [],
+    ...meta(403, 'insufficient_scope', 'refused', 'debug', []),
     message: (missing: readonly string[]) =>
       `The player's login lacks the scope(s) this route needs: ${missing.join(', ')}. ` +
       'The player must grant them on the platform and enter again.',
   },
   ERR_PLATFORM_ENTRY_REFUSED: {
-    status: 403,
-    error: 'entry_refused',
-    family: 'refused',
-    level: 'debug',
-    groups: [],
+    ...meta(403, 'entry_refused', 'refused', 'debug', []),
     message: 'The afterLogin hook refused this entry; no login was kept.',
   },
-} as const satisfies Record<string, ErrorRow>;
+} satisfies Record<string, ErrorRow>;
 
 /** Stable machine-readable codes of every error, for `switch (err.code)`. */
 export type PlatformErrorCode = keyof typeof PLATFORM_ERRORS;
@@ -377,7 +266,7 @@ export type RequestRefusedErrorCode = CodeOf<'refused'>;
 export type PlatformFailureCode = CodeOf<'platform'>;
 
 /** The codes a token-endpoint call fails with (the token client's errors, before the failure policy). */
-export const TOKEN_ENDPOINT_FAILURE_CODES = codesOf('token-endpoint');
+export const TOKEN_ENDPOINT_FAILURE_CODES = codesOf('token');
 
 /** The codes of an OAuth error answered by the token endpoint (they carry `oauthError`). */
 const OAUTH_REFUSAL_CODES: ReadonlySet<PlatformErrorCode> = new Set(codesOf('oauth'));

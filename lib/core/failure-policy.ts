@@ -110,4 +110,4 @@ export const servesWithCurrentToken = (error: unknown, record: TokenRecord, now:
 
 /** True for failures worth holding every process back for (platform trouble, not a lost login). */
 export const holdsRefreshesBack = (error: PlatformLoginError): boolean =>
-  hasCode(error, ...codesOf('holds-refreshes'));
+  hasCode(error, ...codesOf('holds'));
