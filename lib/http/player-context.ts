@@ -96,7 +96,7 @@ export class PlayerContext implements RequestContext {
     return (this.#user ??= userOf(this.record));
   }
 
-  /** What a log of `req` shows of the context (a socket or a job may log it): never the tokens. */
+  /** What a log of `req` shows of the context (it sits on the request, under a symbol): never the tokens. */
   [inspect.custom](): string {
     return `PlayerContext { openId: ${JSON.stringify(this.record.openId)} }`;
   }

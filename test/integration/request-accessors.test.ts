@@ -135,11 +135,12 @@ describe('behind login.middleware()', () => {
     );
   });
 
-  test('a method taken off its request still serves that request', async () => {
+  test('a method called detached from its request is a 500 naming the mistake, not a crash', async () => {
     const { app } = setUp();
     const { agent } = await enter(app, sim);
-    const res = await agent.get('/detached').expect(200);
-    expect(res.body.length).toBeGreaterThan(10);
+    const res = await agent.get('/detached').set('Accept', 'application/json');
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ error: 'unexpected', name: 'TypeError' });
   });
 });
 
