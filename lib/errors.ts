@@ -482,18 +482,14 @@ export const codeAlreadyUsed = (): RequestRefusedError =>
 export function entryDenied(oauthError: unknown): RequestRefusedError {
   const error =
     sanitizePlatformText(oauthError, 64)?.replace(/[^a-z0-9_]/gi, '') || 'access_denied';
-  const denied = new RequestRefusedError(messageOf('ERR_PLATFORM_ENTRY_DENIED', error), {
-    code: 'ERR_PLATFORM_ENTRY_DENIED',
-    platformError: error,
-  });
+  const code = 'ERR_PLATFORM_ENTRY_DENIED';
   // The platform's own trouble (502, 503) is logged as every 5xx is.
-  return denied.status >= 500
-    ? new RequestRefusedError(denied.message, {
-        code: 'ERR_PLATFORM_ENTRY_DENIED',
-        platformError: error,
-        level: 'error',
-      })
-    : denied;
+  const trouble = httpAnswer({ code, platformError: error }).status >= 500;
+  return new RequestRefusedError(messageOf(code, error), {
+    code,
+    platformError: error,
+    ...(trouble && { level: 'error' as const }),
+  });
 }
 
 /**
