@@ -6,7 +6,7 @@ import type { MeterProvider } from '@opentelemetry/api';
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { createCallbackRouter } from './entry/callback';
 import { createHardening, type Hardening } from './cross-site/cross-site-protection';
-import { isPlatformLoginError, StoreUnavailableError } from './errors';
+import { isPlatformLoginError, storeUnavailable } from './errors';
 import { isRedisOutage } from './stores/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
@@ -35,11 +35,11 @@ import type { PlatformLogger } from './observability/logger';
 import { PlatformMetrics } from './observability/metrics';
 import { logStoreEvents, observeEvents } from './observability/event-logging';
 import { requestFailure } from './observability/request-failure';
+import { hasSession } from './http/require-session';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './core/instrumented-store';
 import { engineOf } from './core/derived-engine';
-import { installRequestAccessors } from './http/request-accessors';
 import { LoginWatch } from './sockets/login-watch';
 import { observeSockets } from './sockets/socket-metrics';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
@@ -47,7 +47,6 @@ import { loginAccessOf, type LoginAccess } from './sockets/store-access';
 import { loginOfPlayer, type LoggedInPlayer } from './jobs/player-logins';
 import { bindAfterLogin } from './entry/after-login';
 import { requireScopes } from './http/require-scopes';
-import { reportUnhandledRequestsTo } from './http/unhandled-request-report';
 import { createCallbackMountCheck, type CallbackMountCheck } from './setup/callback-mount-check';
 
 /** The package's parts for one platform registration. Emits {@link PlatformLoginEvents}. */
@@ -84,6 +83,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private loginWatch: LoginWatch | undefined;
   /** The `meterProvider` option, for the sockets' gauges. */
   private readonly meterProvider: MeterProvider | undefined;
+  /** Errors told as `requestFailed` by the package's handlers, not to be told again by errorHandler(). */
+  private readonly reported = new WeakSet<object>();
   /** Whether the app mounted `callback` where redirectUri's path reaches it (setup/callback-mount-check.ts). */
   private readonly mountCheck: CallbackMountCheck;
 
@@ -99,10 +100,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.mountCheck = createCallbackMountCheck(config.redirectUri, (fields, message) =>
       this.logger.warn(fields, message),
     );
-    // The request accessors (`req.platformToken()` …), and the logger they tell when a route
-    // reads one where login.middleware() did not run.
-    installRequestAccessors();
-    reportUnhandledRequestsTo(this.logger);
     this.meterProvider = config.meterProvider;
     this.handleErrors = config.handleErrors;
     this.homePath = config.successRedirect;
@@ -110,9 +107,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     // The parts, each after those it uses: how failures end, the store, the client, refreshes, the API.
     const fail = createFailHandlers({
       events: this,
-      appLogger: config.logger,
+      logger: this.logger,
       handleErrors: config.handleErrors,
       homePath: config.successRedirect,
+      reported: this.reported,
     });
     this.fail = fail.request;
     this.instrumentedStore = new InstrumentedTokenStore(engineOf(this.store), this);
@@ -160,7 +158,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       embedded: config.embedded,
       platformOrigins: config.platformOrigins,
       clientSecret: config.clientSecret,
-      logger: config.logger,
       refreshTokenLifetimeMs: refresh.refreshTokenLifetimeMs,
       sessionTtlMs,
     });
@@ -169,6 +166,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       exchangeCode: (code) => this.client.exchangeCode(code),
       events: this,
       fail: fail.entry,
+      logger: this.logger,
       afterLogin:
         config.afterLogin &&
         bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api }),
@@ -308,20 +306,25 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
   /**
    * Error middleware that answers the package's errors as documented (for apps that set
-   * `handleErrors: false` and want them answered after their own handling). Others go on to `next`.
+   * `handleErrors: false` and want them answered after their own handling), and a session store
+   * failing in front of the package as 503 `store_unavailable`. Each is told as `requestFailed`
+   * (logged, counted) unless the package's handlers told it already. Others go on to `next`.
    */
   errorHandler(): ErrorRequestHandler {
     return (err, req, res, next) => {
-      if (isPlatformLoginError(err)) return respondWithError(err, req, res, this.homePath);
       // A session store (connect-redis) failing inside express-session, before the package ran.
-      if (isRedisOutage(err)) {
-        const outage = new StoreUnavailableError('The session store is unreachable.', {
-          cause: err,
-        });
-        this.emit('requestFailed', requestFailure(outage, req, 'session-store'));
-        return respondWithError(outage, req, res);
+      const failure = isPlatformLoginError(err)
+        ? err
+        : isRedisOutage(err)
+          ? storeUnavailable({ store: 'session store', what: 'the request' }, err)
+          : undefined;
+      if (failure === undefined) return next(err);
+      if (!this.reported.has(err as object)) {
+        // No session on the request: express-session's store failed before any handler ran.
+        const part = hasSession(req.session) ? 'request' : 'session-store';
+        this.emit('requestFailed', requestFailure(failure, req, part));
       }
-      next(err);
+      respondWithError(failure, req, res, this.homePath);
     };
   }
 }

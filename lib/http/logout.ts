@@ -4,7 +4,7 @@ import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import type { FailHandler } from './fail-handler';
 import type { EventEmitter } from 'node:events';
-import { methodNotAllowed, StoreUnavailableError } from '../errors';
+import { methodNotAllowed, storeUnavailable } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashSessionId } from '../core/hash';
 import { requireSession } from './require-session';
@@ -49,9 +49,7 @@ export function createLogoutHandler(
         req.session.destroy((err: unknown) =>
           err
             ? reject(
-                new StoreUnavailableError('The session store failed to destroy the session.', {
-                  cause: err,
-                }),
+                storeUnavailable({ store: 'session store', what: 'destroying the session' }, err),
               )
             : resolve(),
         ),

@@ -1,10 +1,10 @@
 // The middleware in front of the game's routes: loads the session's tokens (one records read),
-// refreshes them when needed, and leaves the request's context for req.platformUser /
-// hasPlatformLogin / platformToken() / platformFetch() (defined once, in request-accessors.ts).
+// refreshes them when needed, and sets req.platformUser / hasPlatformLogin / platformToken() /
+// platformFetch() on the request (request-members.ts).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { EventEmitter } from 'node:events';
-import { loginRequiredWithoutStack, sessionMissing } from '../errors';
+import { LoginRequiredError, sessionMissing } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { endsLogin } from '../core/failure-policy';
 import { recordRenewalDue, type TokenRecord } from '../core/token-record';
@@ -12,7 +12,7 @@ import { NO_LOGIN, PlayerContext, type ApiSettings } from './player-context';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import type { RefreshCoordinator } from '../core/refresh';
 import type { FailHandler } from './fail-handler';
-import { setRequestContext } from './request-accessors';
+import { setRequestMembers } from './request-members';
 import { hasSession } from './require-session';
 import { ignore } from '../util/ignore';
 import { hashSessionId } from '../core/hash';
@@ -74,8 +74,8 @@ export function createMiddleware(
 
   /** No login on this request: a visitor on an optional route, else 401 `login_required`. */
   function withoutLogin(req: Request, res: Response, next: NextFunction): void {
-    if (!optional) return fail(loginRequiredWithoutStack(), req, res, next);
-    setRequestContext(req, res, NO_LOGIN);
+    if (!optional) return fail(new LoginRequiredError(), req, res, next);
+    setRequestMembers(req, NO_LOGIN);
     next();
   }
 
@@ -114,9 +114,8 @@ export function createMiddleware(
       refresher.isFresh(read.record, now) &&
       !recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)
     ) {
-      setRequestContext(
+      setRequestMembers(
         req,
-        res,
         new PlayerContext(sessionKey, read.record, refresher, api, sessionTtlMs),
       );
       return next();
@@ -150,11 +149,7 @@ export function createMiddleware(
         ttlMs > 0 && (await records.renew(sessionKey, record.openId, ttlMs).catch(() => false));
       if (renewed) marker.recordExpiresAt = now + ttlMs;
     }
-    setRequestContext(
-      req,
-      res,
-      new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs),
-    );
+    setRequestMembers(req, new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs));
     next();
   }
 

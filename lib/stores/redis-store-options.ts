@@ -57,6 +57,21 @@ const redisTokenStoreShape = {
     .min(1)
     .max(60_000)
     .default(1500),
+  /**
+   * Where express-session's sessions are when a store of their own keeps them on this same client
+   * (connect-redis: give it the same `{ client, prefix }`): a new login then waits for a replica to
+   * hold its session as well as its record (`durability`). `client` must be `redis`; `prefix`
+   * defaults to connect-redis's `'sess:'`. Leave it out with `RedisSessionStore` (it says where its
+   * sessions are itself) or sessions kept elsewhere. Defaults to none.
+   */
+  sessions: z
+    .strictObject({
+      client: z.custom<RedisClient>(isRedisClient, {
+        error: 'must be the client given as `redis`',
+      }),
+      prefix: z.string({ error: 'must be a string' }).default('sess:'),
+    })
+    .optional(),
   /** Cap of a record's time to live, in seconds. Defaults to 90 days (`7776000`). */
   maxRecordTtlSeconds: z
     .number({ error: 'must be an integer number of seconds, at least 1' })

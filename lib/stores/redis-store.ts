@@ -166,6 +166,8 @@ export class RedisTokenStore
   /** The client the app gave, to know a session store on the same one. */
   readonly #client: object;
   readonly #prefix: string;
+  /** Where another session store keeps sessions on this client (the `sessions` option). */
+  readonly #sessionPrefix: string | undefined;
   readonly #timeoutMs: number;
   readonly #maxTtlMs: number;
   readonly #keyRing: RecordKeyRing | undefined;
@@ -178,6 +180,12 @@ export class RedisTokenStore
   constructor(options: RedisTokenStoreOptions) {
     super();
     const config = parseOptions(redisTokenStoreOptionsSchema, options, 'RedisTokenStore');
+    if (config.sessions !== undefined && config.sessions.client !== config.redis) {
+      throw invalidOption(
+        'RedisTokenStore: `sessions.client` must be the client given as `redis` (the wait for a replica runs on its server); leave `sessions` out for sessions kept elsewhere.',
+        'sessions.client',
+      );
+    }
     const redis = redisCommands(config.redis);
     this.#client = config.redis;
     const link = config.durability === false ? undefined : redis.replicaLink();
@@ -226,6 +234,7 @@ export class RedisTokenStore
     const durable = this.#durable;
     this.#redis = durable === undefined ? redis : watchingLosses(redis, () => durable.lost());
     this.#prefix = config.prefix;
+    this.#sessionPrefix = config.sessions?.prefix;
     this.#timeoutMs = config.operationTimeoutMs;
     this.#maxTtlMs = config.maxRecordTtlSeconds * 1000;
     this.#keyRing = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
@@ -833,14 +842,13 @@ export class RedisTokenStore
 
   /**
    * Where express-session's `store` keeps session `sid`, when it is on this store's client: a
-   * RedisSessionStore says so; connect-redis shows its `client` and `prefix`.
+   * RedisSessionStore says so; another store's place is the `sessions` option.
    */
   #sessionRedisKey(store: unknown, sid: string): string | undefined {
     if (typeof store !== 'object' || store === null) return undefined;
     const keys = (store as { [SESSION_REDIS_KEYS]?: SessionRedisKeys })[SESSION_REDIS_KEYS];
     if (keys !== undefined) return keys.client === this.#client ? keys.keyOf(sid) : undefined;
-    const { client, prefix } = store as { client?: unknown; prefix?: unknown };
-    return client === this.#client && typeof prefix === 'string' ? prefix + sid : undefined;
+    return this.#sessionPrefix === undefined ? undefined : this.#sessionPrefix + sid;
   }
 
   /**
