@@ -277,7 +277,7 @@ export class RedisTokenStore
           };
     let records: TokenRecords = direct;
     let changes: RecordChanges | undefined;
-    // On a Cluster the keys live on several nodes: one tracking per master (cluster-key-tracking.ts).
+    // On a Cluster the keys live on several nodes: one tracking per master (caching/cluster-key-tracking.ts).
     if (config.recordCache) {
       const cached = new CachedRecords(direct, config.recordCacheSize);
       const cache = cached.cache;

@@ -51,6 +51,8 @@ const pinsOneSlot = (base: string): boolean => keySlot(`${base}{0}`) === keySlot
 interface MasterTracking {
   readonly tracking: KeyTracking;
   readonly mark: string;
+  /** The end of its lease, as last renewed. */
+  until: number;
 }
 
 /**
@@ -146,6 +148,7 @@ export class ClusterKeyTracking implements KeyTracker {
   #track(address: string, mark: string): void {
     const master: MasterTracking = {
       mark,
+      until: 0,
       tracking: new KeyTracking(
         {
           keyPrefix: this.#redis.keyPrefix,
@@ -157,7 +160,8 @@ export class ClusterKeyTracking implements KeyTracker {
         {
           changed: (key) => this.#listener.changed(key),
           allChanged: () => this.#listener.allChanged(),
-          renewed: () => {
+          renewed: (until) => {
+            master.until = until;
             if (this.#masters.get(address) === master) this.#update();
           },
           liveChanged: (live) => {
@@ -177,8 +181,8 @@ export class ClusterKeyTracking implements KeyTracker {
   /** On until the earliest lease of the masters while every one is live, else off. */
   #update(): void {
     let until = this.#masters.size > 0 && !this.#uncovered ? Infinity : 0;
-    for (const { tracking } of this.#masters.values())
-      until = tracking.live ? Math.min(until, tracking.leaseUntil) : 0;
+    for (const master of this.#masters.values())
+      until = master.tracking.live ? Math.min(until, master.until) : 0;
     if (until > 0) this.#lease.renew(until);
     else this.#lease.end();
   }

@@ -105,11 +105,6 @@ export class KeyTracking implements KeyTracker {
     return this.#lease.live;
   }
 
-  /** Until when the lease lets memory serve (epoch ms; 0 while off). */
-  get leaseUntil(): number {
-    return this.#lease.until;
-  }
-
   /** Closes the tracking connection; never live again. */
   async close(): Promise<void> {
     if (this.#closed) return;

@@ -34,11 +34,6 @@ export class Lease {
     return this.#timer !== undefined;
   }
 
-  /** Until when memory may serve (epoch ms; 0 while off). */
-  get until(): number {
-    return this.#until;
-  }
-
   /**
    * On (or still on) until `until`; a moment already past renews nothing. A lease whose end passed
    * before its timer ran (a late event loop) runs out first: its hits were refused, so the caches
