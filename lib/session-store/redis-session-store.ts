@@ -149,7 +149,7 @@ export class RedisSessionStore extends Store {
   override get(sid: string, callback: Callback<SessionData | null>): void {
     const key = this.#prefix + sid;
     const now = Date.now();
-    const cached = this.#cache.active ? this.#cache.entryOf(key, now) : undefined;
+    const cached = this.#cache.entryOf(key, now);
     if (cached !== undefined) {
       // Answered on the loop's next turn, as express-session's MemoryStore answers: a request
       // finished inside its own socket's read keeps the loop from batching the connections that
@@ -206,7 +206,7 @@ export class RedisSessionStore extends Store {
     const key = this.#prefix + sid;
     const ttl = this.#ttlOf(session);
     const now = Date.now();
-    const cached = this.#cache.active ? this.#cache.entryOf(key, now) : undefined;
+    const cached = this.#cache.entryOf(key, now);
     // ttl <= 0 (a cookie already expired): EXPIRE deletes the key, as connect-redis's touch does.
     const due =
       ttl <= 0 || cached === undefined || cached.expiresAt - now <= ttl * 1000 * this.#renewBelow;
