@@ -8,7 +8,8 @@
 //
 // Going off empties the caches and wakes every watcher (`allChanged`, then `liveChanged(false)`);
 // going on starts from empty (`liveChanged(true)`). Every renewal says until when (`renewed`), so a
-// hit after that moment is refused even if this process's timers run late.
+// hit after that moment is refused even if this process's timers run late (and a renewal that
+// comes after it empties the cache first: tracked-cache.ts).
 
 /** What a lease tells. No method may throw. */
 export interface LeaseListener {
@@ -22,7 +23,6 @@ export interface LeaseListener {
 
 export class Lease {
   readonly #listener: LeaseListener;
-  #until = 0;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(listener: LeaseListener) {
@@ -34,21 +34,14 @@ export class Lease {
     return this.#timer !== undefined;
   }
 
-  /**
-   * On (or still on) until `until`; a moment already past renews nothing. A lease whose end passed
-   * before its timer ran (a late event loop) runs out first: its hits were refused, so the caches
-   * empty as they would have.
-   */
+  /** On (or still on) until `until`; a moment already past renews nothing. */
   renew(until: number): void {
-    const now = Date.now();
-    if (this.live && now >= this.#until) this.end();
-    const left = until - now;
+    const left = until - Date.now();
     if (left <= 0) return;
     const wasLive = this.live;
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => this.#runOut(), left);
     this.#timer.unref();
-    this.#until = until;
     this.#listener.renewed?.(until);
     if (!wasLive) this.#listener.liveChanged(true);
   }
@@ -63,7 +56,6 @@ export class Lease {
   /** Off: the lease's end passed with no renewal (or was ended). */
   #runOut(): void {
     this.#timer = undefined;
-    this.#until = 0;
     this.#listener.allChanged();
     this.#listener.liveChanged(false);
   }

@@ -66,7 +66,12 @@ export class TrackedCache<V> {
   readonly listener: KeyChangeListener = {
     changed: (key) => this.changed(key),
     allChanged: () => this.invalidateAll(),
-    renewed: (until) => (this.#servesUntil = until),
+    renewed: (until) => {
+      // The lease's end passed before this renewal (its timer ran late): hits were refused
+      // meanwhile, so start from empty, as going off would have.
+      if (this.#active && Date.now() >= this.#servesUntil) this.invalidateAll();
+      this.#servesUntil = until;
+    },
     liveChanged: (live) => this.setActive(live, this.#servesUntil),
   };
 
