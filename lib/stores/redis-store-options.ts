@@ -7,6 +7,7 @@ import { decodeEncryptionKey, KEY_ID_PATTERN, keyPatternProblem, MAKE_A_KEY } fr
 import type { RedisClient } from './redis/redis-client';
 import { isIoRedis } from './redis/ioredis-commands';
 import { isNodeRedis } from './redis/node-redis-commands';
+import { DEFAULT_ENTRIES, MAX_ENTRIES } from './caching/bounds';
 
 /** Duck-typed so that a second copy of a client in node_modules (or another major) is accepted too. */
 const isRedisClient = (value: unknown): value is RedisClient =>
@@ -108,11 +109,11 @@ const redisTokenStoreShape = {
    * recently goes first. Defaults to `10000`.
    */
   recordCacheSize: z
-    .number({ error: 'must be an integer from 1 to 10000000' })
+    .number({ error: `must be an integer from 1 to ${MAX_ENTRIES}` })
     .int()
     .min(1)
-    .max(10_000_000)
-    .default(10_000),
+    .max(MAX_ENTRIES)
+    .default(DEFAULT_ENTRIES),
   /**
    * `true`: store refresh and access tokens in the clear even under `NODE_ENV=production` (for an
    * app whose Redis is itself encrypted and access-controlled). Defaults to `false`.

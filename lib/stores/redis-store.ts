@@ -59,11 +59,11 @@ import {
   type LuaScript,
 } from './scripts';
 import { withDeadline } from './redis/with-deadline';
-import { CachedRecords, type TrackedRecords } from './cached-records';
-import type { RecordCache } from './record-cache';
+import { CachedRecords, type TrackedRecords } from './caching/cached-records';
+import type { TrackedCache } from './caching/tracked-cache';
 import { hashTag, type Argument, type RedisCommands, type Replies } from './redis/commands';
-import type { KeyTracker, UnavailableBy } from './redis/key-tracking';
-import { trackKeys } from './redis/cluster-key-tracking';
+import type { KeyTracker, UnavailableBy } from './caching/key-tracking';
+import { trackKeys } from './caching/cluster-key-tracking';
 import { redisCommands } from './redis/redis-client';
 import { ReplicaAcks, type ReplicaWaitOutcome } from './replica-acks';
 import { DurableWrites, watchingLosses, type ReassertOutcome } from './durable-writes';
@@ -172,7 +172,7 @@ export class RedisTokenStore
   readonly #maxTtlMs: number;
   readonly #keyRing: RecordKeyRing | undefined;
   /** Records served from memory while Redis's reports reach `#tracking` (docs/caching.md). */
-  readonly #cache: RecordCache | undefined;
+  readonly #cache: TrackedCache<RecordRead> | undefined;
   readonly #tracking: KeyTracker | undefined;
   readonly #durable: DurableWrites | undefined;
   readonly #acks: ReplicaAcks | undefined;
@@ -286,17 +286,14 @@ export class RedisTokenStore
           };
     let records: TokenRecords = direct;
     let changes: RecordChanges | undefined;
-    // On a Cluster the keys live on several nodes: one tracking per master (cluster-key-tracking.ts).
+    // On a Cluster the keys live on several nodes: one tracking per master (caching/cluster-key-tracking.ts).
     if (config.recordCache) {
-      // No read is sent on a report (the next request reads): a read written after the app's QUIT
-      // breaks the socket under that QUIT, and ioredis says nothing public of a QUIT under way.
-      const cached = new CachedRecords(direct, config.recordCacheSize, () => false);
+      const cached = new CachedRecords(direct, config.recordCacheSize);
       const cache = cached.cache;
       this.#tracking = trackKeys(this.#redis, this.#prefix, {
-        changed: (key) => cache.reported(key),
-        allChanged: () => cache.invalidateAll(),
+        ...cache.listener,
         liveChanged: (live) => {
-          cache.setActive(live);
+          cache.listener.liveChanged(live);
           if (!live) this.#durable?.lost();
         },
         unavailable: (reason, by) => this.emit('recordCacheUnavailable', { reason, by }),
@@ -420,11 +417,11 @@ export class RedisTokenStore
    * old value) and after (so nothing read meanwhile stays), before Redis's own message arrives.
    */
   async #changing<T>(key: string, change: () => Promise<T>): Promise<T> {
-    this.#cache?.invalidate(key);
+    this.#cache?.changed(key);
     try {
       return await change();
     } finally {
-      this.#cache?.invalidate(key);
+      this.#cache?.changed(key);
     }
   }
 
@@ -626,7 +623,7 @@ export class RedisTokenStore
     if (taken !== 'OK') return undefined;
     // The holder re-reads the record before refreshing: from Redis, not from a copy that another
     // process's message (sent before this lock was free) may not have removed yet.
-    this.#cache?.invalidate(this.#recordKey(sessionKey));
+    this.#cache?.changed(this.#recordKey(sessionKey));
     return owner;
   }
 

@@ -42,11 +42,11 @@ export interface RedisCommands {
   /** Calls `listener` once the client has ended for good (quit, close, disconnect). */
   onEnd(listener: () => void): () => void;
   /**
-   * A connection of its own for key tracking (see key-tracking.ts), or a sentence saying why this
+   * A connection of its own for key tracking (see caching/key-tracking.ts), or a sentence saying why this
    * client cannot have one (a Cluster: each node tracks only its own keys, see clusterLinks()).
    */
   trackingLink(): TrackingLink | string;
-  /** On a Cluster: its slot map and a tracking link per master (cluster-key-tracking.ts). */
+  /** On a Cluster: its slot map and a tracking link per master (caching/cluster-key-tracking.ts). */
   clusterLinks(): ClusterLinks | undefined;
   /**
    * Connections of their own for WAIT, opened on first use (see ReplicaLink), or a sentence saying
