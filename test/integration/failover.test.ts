@@ -28,7 +28,7 @@ import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 import { expiringIn, recordAt } from '../helpers/records';
 import { hashSessionId } from '../../lib/core/hash';
 import { engineOf } from '../../lib/core/derived-engine';
-import type { ReplicaWaitOutcome } from '../../lib/stores/replica-acks';
+import type { ReplicaWaitOutcome } from '../../lib/stores/durability/replica-acks';
 import { keySlot } from '../../lib/stores/redis/commands';
 import { sampleRecord } from '../../lib/testing/samples';
 
