@@ -5,7 +5,6 @@
 import express from 'express';
 import session from 'express-session';
 import type { AddressInfo } from 'node:net';
-import request from 'supertest';
 import { platformLogin, RedisSessionStore, RedisTokenStore } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { clientKinds } from '../helpers/redis-clients';
