@@ -281,9 +281,10 @@ export interface RecordChanges {
 }
 
 /**
- * Durability through a failover (optional; RedisTokenStore's, DESIGN section 13). The store makes
- * a refresh's write and a deletion durable itself; the entry asks once its session is saved too,
- * and a refresh that a request must wait for asks with {@link Durability.settled}.
+ * Durability through a failover (optional; RedisTokenStore's, docs/durability.md). The store makes
+ * a refresh's write and a deletion durable itself (a deletion no replica acknowledged rejects with
+ * `StoreUnavailableError`); the entry asks once its session is saved too, and a refresh that a
+ * request must wait for asks with {@link Durability.settled}.
  */
 export interface Durability {
   /**

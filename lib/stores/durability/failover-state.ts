@@ -1,6 +1,6 @@
 // Whether a failover may be under way, as a circuit breaker: steady, then on a sign that the
 // server changed settling (no refresh lock handed out), then unsettled (a refused refresh token
-// re-reads first), then steady again. Every transition is in `state` (docs/durability.md).
+// re-reads first), then steady again. Every transition is in `phase` (docs/durability.md).
 import { SETTLE_MS, UNSETTLED_MS } from './windows';
 
 export type FailoverPhase = 'steady' | 'settling' | 'unsettled';
