@@ -27,3 +27,6 @@ export const NO_REPLICA_RECHECK_MS = 1000;
 
 /** Beyond the WAIT's own timeout: a round the server never answers fails after this much more. */
 export const ROUND_MARGIN_MS = 1000;
+
+/** How long a wait's mark lives: long enough to be replicated, short enough to leave no trace. */
+export const MARK_TTL_MS = 60_000;

@@ -125,8 +125,7 @@ export function slotOwners(
   return owners;
 }
 
-/** How long a confirmation mark lives: long enough to be replicated, short enough to leave no trace. */
-export const MARK_TTL_MS = 60_000;
+export { MARK_TTL_MS } from '../durability/windows';
 
 /** Events of a tracking link. */
 export interface TrackingLinkEvents {
