@@ -46,6 +46,11 @@ export interface DeleteOptions {
   expectedVersion?: number;
   /** The player the record belongs to: its per-player index entry goes at once too. */
   openId?: string;
+  /**
+   * A logout the player asked for: where the store waits for a replica, rejects with
+   * `StoreUnavailableError` unless one holds the deletion (docs/durability.md).
+   */
+  logout?: boolean;
 }
 
 /** A live login of a player, as {@link TokenRecords.loginsOf} lists it. */

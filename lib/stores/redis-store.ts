@@ -407,8 +407,8 @@ export class RedisTokenStore
     const key = this.#recordKey(sessionKey);
     const write = (): Promise<boolean> => this.#written(sessionKey, key, record, options, ttlMs);
     const replaced = options.expectedVersion;
-    // A refresh: the platform has retired the refresh token this write replaces.
     if (this.#durable === undefined || replaced === null) return write();
+    // A refresh: the platform has retired the refresh token this write replaces.
     return this.#durable.refreshed(sessionKey, record, replaced, ttlMs, write);
   }
 
@@ -557,9 +557,9 @@ export class RedisTokenStore
     if (deleted === 1 && typeof openId === 'string' && openId.length > 0) {
       await this.#run('ZREM', this.#playerKey(openId), [sessionKey], 'a delete');
     }
-    // A logout (no version) is answered once a replica holds it, even when asked again.
-    if (deleted === 1 || expectedVersion === undefined)
-      await this.#durable?.deleted([sessionKey], this.#maxTtlMs);
+    // A logout is answered once a replica holds it, even when asked again.
+    if (options?.logout === true) await this.#durable?.loggedOut([sessionKey], this.#maxTtlMs);
+    else if (deleted === 1) await this.#durable?.deleted([sessionKey], this.#maxTtlMs);
     return deleted === 1;
   }
 
@@ -741,7 +741,7 @@ export class RedisTokenStore
       await this.#run('ZREM', indexKey, members, 'a player logout');
     }
     // Asked again after a 503, with nothing left to delete: the earlier writes are waited for.
-    await this.#durable?.deleted(members, this.#maxTtlMs, indexKey);
+    await this.#durable?.loggedOut(members, this.#maxTtlMs, indexKey);
     return deleted.reduce((sum, count) => sum + count, 0);
   }
 

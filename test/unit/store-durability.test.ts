@@ -202,12 +202,12 @@ test('a kept record never wins over an absence: a deletion is newer than anythin
 test('a logout no replica acknowledged is refused with StoreUnavailableError, and its deletion done again until one does', async () => {
   const { store, redeletes, primaryUp } = durability(['timeout', 'acknowledged']);
   primaryUp();
-  await expect(store.deleted(['s'], HOUR)).rejects.toBeInstanceOf(StoreUnavailableError);
+  await expect(store.loggedOut(['s'], HOUR)).rejects.toBeInstanceOf(StoreUnavailableError);
   // Meanwhile this process reads the record as deleted, whatever a new primary holds.
   expect(store.overlay('s', found(1))).toEqual({ status: 'absent' });
   await jest.advanceTimersByTimeAsync(200);
   expect(redeletes).toEqual(['s']);
   expect(store.overlay('s', found(1))).toEqual(found(1));
   // Asked again, with nothing left to delete: answered once a replica holds the earlier writes.
-  await expect(store.deleted([], HOUR, 'p')).resolves.toBeUndefined();
+  await expect(store.loggedOut([], HOUR, 'p')).resolves.toBeUndefined();
 });

@@ -135,16 +135,23 @@ export class StoreDurability {
   }
 
   /**
-   * Logins deleted (`sessionKeys`; none: the writes beside `beside` alone): resolves once a replica
-   * holds them. Rejects with StoreUnavailableError when none did (the deletion is kept and done
-   * again): a logout answered must survive a failover, whichever process dies.
+   * Logins deleted (`sessionKeys`; none: the writes beside `beside` alone): resolves whether a
+   * replica holds them; a deletion none holds is kept and done again until one does.
    */
-  async deleted(sessionKeys: readonly string[], ttlMs: number, beside?: string): Promise<void> {
+  async deleted(sessionKeys: readonly string[], ttlMs: number, beside?: string): Promise<boolean> {
     const waits = sessionKeys.map((sessionKey) => this.#kept.recordDeleted(sessionKey, ttlMs));
     if (waits.length === 0 && beside !== undefined) {
       waits.push(this.#acks.confirm(this.#deps.markKey(beside)));
     }
-    if (!(await Promise.all(waits)).every(held)) {
+    return (await Promise.all(waits)).every(held);
+  }
+
+  /**
+   * A logout's deletions (see {@link deleted}): rejects with StoreUnavailableError unless a
+   * replica holds them, as a logout answered must survive a failover, whichever process dies.
+   */
+  async loggedOut(sessionKeys: readonly string[], ttlMs: number, beside?: string): Promise<void> {
+    if (!(await this.deleted(sessionKeys, ttlMs, beside))) {
       throw new StoreUnavailableError(
         'No replica acknowledged the logout in time; it is done again until one does, and may be asked again.',
       );
