@@ -211,3 +211,17 @@ test('a logout no replica acknowledged is refused with StoreUnavailableError, an
   // Asked again, with nothing left to delete: answered once a replica holds the earlier writes.
   await expect(store.loggedOut([], HOUR, 'p')).resolves.toBeUndefined();
 });
+
+test('a later write of the same session decides: the earlier wait ending unacknowledged keeps nothing of the older record', async () => {
+  const { store, answers, primaryUp } = durability(['held', 'held']);
+  primaryUp();
+  await refresh(store, 2);
+  await refresh(store, 3, 2);
+  answers[0]!(0);
+  await jest.advanceTimersByTimeAsync(1);
+  expect(store.overlay('s', found(1))).toEqual(found(3));
+  answers[1]!(1);
+  await jest.advanceTimersByTimeAsync(1);
+  // Acknowledged: nothing is kept, reads are Redis's again.
+  expect(store.overlay('s', found(1))).toEqual(found(1));
+});
