@@ -11,6 +11,8 @@ import { clientKinds } from '../helpers/redis-clients';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { loginOptions, SESSION_SECRET } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord } from '../helpers/records';
+import { waitUntil } from '../helpers/wait-until';
+import { Redis } from 'ioredis';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 
 jest.setTimeout(60_000);
@@ -25,6 +27,34 @@ function stall(ms: number): void {
   while (Date.now() < until) {
     // busy
   }
+}
+
+/** The game backend under test: sessions and tokens on `client`; the refresh lock's waits told. */
+function gameApp(sim: PlatformSimulator, store: RedisTokenStore, client: RedisClient) {
+  const login = platformLogin(loginOptions(sim, { store }));
+  const lockWaits: string[] = [];
+  login.on('lockWait', (e) => lockWaits.push(e.outcome));
+  const app = express();
+  app.get('/ping', (_req, res) => void res.send('pong'));
+  app.use(
+    session({
+      secret: SESSION_SECRET,
+      resave: false,
+      saveUninitialized: false,
+      store: new RedisSessionStore({ redis: client }),
+    }),
+  );
+  app.use('/platform/callback', login.callback);
+  app.use('/api', login.middleware());
+  app.get('/api/token', async (req, res, next) => {
+    try {
+      res.json({ accessToken: await req.platformToken() });
+    } catch (error) {
+      next(error);
+    }
+  });
+  app.use(login.errorHandler());
+  return { app, lockWaits };
 }
 
 describe.each(kinds)('on a single Redis with no replica, $name', (kind) => {
@@ -46,36 +76,9 @@ describe.each(kinds)('on a single Redis with no replica, $name', (kind) => {
     await server.stop();
   });
 
-  function gameApp() {
-    const login = platformLogin(loginOptions(sim, { store }));
-    const lockWaits: string[] = [];
-    login.on('lockWait', (e) => lockWaits.push(e.outcome));
-    const app = express();
-    app.get('/ping', (_req, res) => void res.send('pong'));
-    app.use(
-      session({
-        secret: SESSION_SECRET,
-        resave: false,
-        saveUninitialized: false,
-        store: new RedisSessionStore({ redis: client }),
-      }),
-    );
-    app.use('/platform/callback', login.callback);
-    app.use('/api', login.middleware());
-    app.get('/api/token', async (req, res, next) => {
-      try {
-        res.json({ accessToken: await req.platformToken() });
-      } catch (error) {
-        next(error);
-      }
-    });
-    app.use(login.errorHandler());
-    return { app, lockWaits };
-  }
-
   test('after a 300 ms event-loop stall, an expired token is refreshed at once', async () => {
     sim = await startSimulator({ rotateRefreshTokens: true });
-    const { app, lockWaits } = gameApp();
+    const { app, lockWaits } = gameApp(sim, store, client);
     const { agent, sessionId } = await enter(app, sim);
     await rewriteRecord(store, sessionId, expiringIn(-1000));
     stall(300);
@@ -90,7 +93,7 @@ describe.each(kinds)('on a single Redis with no replica, $name', (kind) => {
 
   test('bursts of 1,500 requests beside six players with 1-second tokens: every player request answered 200, no refresh held back', async () => {
     sim = await startSimulator({ rotateRefreshTokens: true, accessTokenLifetimeSeconds: 1 });
-    const { app, lockWaits } = gameApp();
+    const { app, lockWaits } = gameApp(sim, store, client);
     // Six logins (sessions) of the simulator's demo players.
     const players = await Promise.all(
       ['player-ada', 'player-bo', 'player-cy'].flatMap((openId) => [
@@ -135,5 +138,48 @@ describe.each(kinds)('on a single Redis with no replica, $name', (kind) => {
     // another process held its lock.
     expect(sim.calls.refresh_token).toBeGreaterThanOrEqual(6);
     expect(lockWaits).toEqual([]);
+  });
+});
+
+describe.each(kinds)('where the primary has a replica, $name', (kind) => {
+  test("the client's reconnect holds refresh locks back a moment; the expired token is still refreshed once, answered 200", async () => {
+    // A full sync starts at once (the default waits 5 s for more replicas).
+    const primary = await startRedisServer(['--repl-diskless-sync-delay', '0']);
+    const replica = await startRedisServer(['--replicaof', '127.0.0.1', String(primary.port)]);
+    const admin = new Redis({ port: primary.port });
+    const sim = await startSimulator({ rotateRefreshTokens: true });
+    const client = await kind.connect({ port: primary.port });
+    const store = new RedisTokenStore({ redis: client, prefix: 'signs:' });
+    try {
+      await waitUntil(
+        async () => /state=online/.test(await admin.info('replication')),
+        'the replica to be in sync',
+      );
+      const { app, lockWaits } = gameApp(sim, store, client);
+      const { agent, sessionId } = await enter(app, sim);
+      await rewriteRecord(store, sessionId, expiringIn(-1000));
+      // The app's connections drop (a network blip, a restart behind a proxy): the client reconnects.
+      await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      await waitUntil(
+        async () =>
+          await kind.ping(client).then(
+            () => true,
+            () => false,
+          ),
+        'the client to reconnect',
+      );
+      const res = await agent.get('/api/token');
+      expect(res.status).toBe(200);
+      expect(sim.calls.refresh_token).toBe(1);
+      // The refresh waited for the lock, as while a failover settles, then took it.
+      expect(lockWaits).toEqual(['took-over']);
+    } finally {
+      await store.close();
+      await kind.quit(client);
+      admin.disconnect();
+      await sim.close();
+      await replica.stop();
+      await primary.stop();
+    }
   });
 });
