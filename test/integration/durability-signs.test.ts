@@ -1,7 +1,8 @@
 // Refresh locks are held back only on a sign that the server changed, where a failover could lose
 // a write (docs/durability.md): on the quick start's single Redis (no replica), an event-loop stall
-// or a flood of requests (which runs the record cache's lease out) holds no refresh back. Real
-// redis-server, the simulator over HTTP, both clients.
+// or a flood of requests (which runs the record cache's lease out) holds no refresh back; where the
+// primary has a replica, the client's reconnect still does. Real redis-server, the simulator over
+// HTTP, both clients.
 import express from 'express';
 import session from 'express-session';
 import type { AddressInfo } from 'node:net';
