@@ -284,6 +284,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * Ends every session of a player on every process at once (a ban, a stolen account): their
    * token records are deleted, so their next request answers 401 `login_required`. Resolves how
    * many sessions were ended. A login whose code was being exchanged meanwhile does not survive it.
+   * Where the store waits for a replica (docs/durability.md), rejects with StoreUnavailableError
+   * when none acknowledged the deletions in time: ask again.
    */
   async logoutPlayer(openId: string): Promise<number> {
     const sessions = await this.instrumentedStore.records.deletePlayer(openId);

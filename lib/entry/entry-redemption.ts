@@ -235,7 +235,7 @@ export function createCodeRedemption(
       await join?.end();
     }
     // The record and the session on a replica before the player is answered: a failover now
-    // must not take the new login with the primary (DESIGN section 13).
+    // must not take the new login with the primary (docs/durability.md).
     await store.durability?.confirm(sessionKey, { store: req.sessionStore, sid: req.sessionID });
     if (deps.afterLogin !== undefined) {
       await askApp(deps.afterLogin, { req, res, sessionKey, record, ttlMs });

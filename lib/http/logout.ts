@@ -43,7 +43,7 @@ export function createLogoutHandler(
       requireSession(req);
       const sessionKey = hashSessionId(req.sessionID);
       const openId = req.session.platformLogin?.openId;
-      await deps.store.records.delete(sessionKey, openId === undefined ? undefined : { openId });
+      await deps.store.records.delete(sessionKey, { openId, logout: true });
       const cookie = req.session.cookie;
       await new Promise<void>((resolve, reject) =>
         req.session.destroy((err: unknown) =>

@@ -120,13 +120,13 @@ const redisTokenStoreShape = {
    */
   allowPlaintextTokens: z.boolean({ error: 'must be true or false' }).default(false),
   /**
-   * Durable before answered (docs/operations.md, "Failover"): a refresh's new record, a new
-   * login and a deletion are acknowledged by `replicas` replicas (at most the connected ones)
-   * before the player is answered, waiting at most `timeoutMs` (then the player is answered and
-   * the write is on the primary alone). The waits run on connections of their own; where the
-   * primary has no replica there is nothing to wait for. A refreshed record or a deletion whose
-   * wait fails or times out is kept in memory until a replica holds it, and written again on the
-   * new primary if the old one dies first. `false` waits for nothing. Defaults to
+   * Durable before answered (docs/durability.md): a refresh's new record, a new login and a
+   * deletion are acknowledged by `replicas` replicas (at most the connected ones) before the
+   * player is answered, waiting at most `timeoutMs` (then the player is answered and the write is
+   * on the primary alone; a logout is answered 503). The waits run on connections of their own;
+   * where the primary has no replica there is nothing to wait for. A refreshed record or a deletion
+   * whose wait fails or times out is kept in memory until a replica holds it, and written again on
+   * the new primary if the old one dies first. `false` waits for nothing. Defaults to
    * `{ replicas: 1, timeoutMs: 2000 }`.
    */
   durability: z

@@ -53,7 +53,6 @@ import {
   PUT_LOGIN,
   PUT_NEW_LOGIN,
   RAISE_LOGOUT,
-  REASSERT_RECORD,
   READ_WITH_TTL,
   RELEASE_IF_OWNER,
   type LuaScript,
@@ -65,9 +64,10 @@ import { hashTag, type Argument, type RedisCommands, type Replies } from './redi
 import type { KeyTracker, UnavailableBy } from './caching/key-tracking';
 import { trackKeys } from './caching/cluster-key-tracking';
 import { redisCommands } from './redis/redis-client';
-import { ReplicaAcks, type ReplicaWaitOutcome } from './replica-acks';
-import { DurableWrites, watchingLosses, type ReassertOutcome } from './durable-writes';
-import { StoreUnavailableError } from '../errors';
+import type { ReplicaWaitOutcome } from './durability/replica-acks';
+import type { ReassertOutcome } from './durability/kept-writes';
+import { REASSERT_RECORD } from './durability/reassert-script';
+import { StoreDurability } from './durability/store-durability';
 import {
   checkClaimKey,
   checkCount,
@@ -157,7 +157,7 @@ export class RedisTokenStore
   readonly changes: RecordChanges | undefined;
   /** An entry's checks in one script; absent on a Cluster, where their keys are on several nodes. */
   readonly entries: EntryChecks | undefined;
-  /** Writes that wait for a replica (`durability`); absent when off. */
+  /** Writes that wait for a replica (`durability`, docs/durability.md); absent when off. */
   readonly durability: Durability | undefined;
   /** A new login's writes in one script; absent on a Cluster, where their keys are on several nodes. */
   readonly logins: LoginWrites | undefined;
@@ -174,8 +174,8 @@ export class RedisTokenStore
   /** Records served from memory while Redis's reports reach `#tracking` (docs/caching.md). */
   readonly #cache: TrackedCache<RecordRead> | undefined;
   readonly #tracking: KeyTracker | undefined;
-  readonly #durable: DurableWrites | undefined;
-  readonly #acks: ReplicaAcks | undefined;
+  /** Durability through a failover (docs/durability.md); absent when off or unavailable. */
+  readonly #durable: StoreDurability | undefined;
 
   constructor(options: RedisTokenStoreOptions) {
     super();
@@ -193,11 +193,10 @@ export class RedisTokenStore
       // Told once the app can listen (platformLogin() subscribes its logger at creation).
       queueMicrotask(() => this.emit('durabilityUnavailable', { reason: link }));
     } else if (link !== undefined && config.durability !== false) {
-      this.#acks = new ReplicaAcks(link, config.durability, (outcome, durationMs) =>
-        this.emit('replicaWait', { outcome, durationMs }),
-      );
-      const durable = new DurableWrites({
-        acks: this.#acks,
+      this.#durable = new StoreDurability({
+        redis,
+        link,
+        settings: config.durability,
         reassert: (sessionKey, record, replaced, ttlMs) => {
           const key = this.#recordKey(sessionKey);
           return this.#script(REASSERT_RECORD, key, [
@@ -211,28 +210,13 @@ export class RedisTokenStore
         markKey: (key) => `${this.#prefix}{${hashTag(key)}}:w`,
         recordKey: (sessionKey) => this.#recordKey(sessionKey),
         holds: (key, version) => this.#holds(key, version),
-        followsFailovers: redis.topology !== 'standalone',
+        sessionRedisKey: (store, sid) => this.#sessionRedisKey(store, sid),
+        onWait: (outcome, durationMs) => this.emit('replicaWait', { outcome, durationMs }),
         onReassert: (outcome) => this.emit('reassert', { outcome }),
       });
-      this.#durable = durable;
-      this.durability = {
-        confirm: async (sessionKey, session) => {
-          checkSessionKey(sessionKey);
-          const sessionRedisKey = session && this.#sessionRedisKey(session.store, session.sid);
-          if ((await durable.loginWritten(sessionKey, sessionRedisKey)) === 'failed') {
-            throw new StoreUnavailableError(
-              'Redis went away before a replica acknowledged the new login; the player must enter again.',
-            );
-          }
-        },
-        settled: (sessionKey) => durable.settled(sessionKey),
-        get unsettled() {
-          return durable.unsettled;
-        },
-      };
     }
-    const durable = this.#durable;
-    this.#redis = durable === undefined ? redis : watchingLosses(redis, () => durable.lost());
+    this.durability = this.#durable?.engine;
+    this.#redis = this.#durable?.redis ?? redis;
     this.#prefix = config.prefix;
     this.#sessionPrefix = config.sessions?.prefix;
     this.#timeoutMs = config.operationTimeoutMs;
@@ -292,10 +276,6 @@ export class RedisTokenStore
       const cache = cached.cache;
       this.#tracking = trackKeys(this.#redis, this.#prefix, {
         ...cache.listener,
-        liveChanged: (live) => {
-          cache.listener.liveChanged(live);
-          if (!live) this.#durable?.lost();
-        },
         unavailable: (reason, by) => this.emit('recordCacheUnavailable', { reason, by }),
       });
       this.#cache = cache;
@@ -382,7 +362,6 @@ export class RedisTokenStore
   /** Closes the connections the record cache and `durability` opened; the client given is left open. */
   async close(): Promise<void> {
     this.#durable?.close();
-    this.#acks?.close();
     await this.#tracking?.close();
   }
 
@@ -431,25 +410,11 @@ export class RedisTokenStore
     checkPut(record, options);
     const ttlMs = Math.min(ttlMilliseconds(options.ttlMs), this.#maxTtlMs);
     const key = this.#recordKey(sessionKey);
+    const write = (): Promise<boolean> => this.#written(sessionKey, key, record, options, ttlMs);
     const replaced = options.expectedVersion;
-    if (this.#durable === undefined || replaced === null)
-      return this.#written(sessionKey, key, record, options, ttlMs);
+    if (this.#durable === undefined || replaced === null) return write();
     // A refresh: the platform has retired the refresh token this write replaces.
-    const durable = this.#durable;
-    const { replaced: over, chained } = durable.writeOver(sessionKey, replaced);
-    let written: boolean;
-    try {
-      written = chained
-        ? (await durable.reassertNow(sessionKey, record, over, ttlMs)) !== 0
-        : await this.#written(sessionKey, key, record, options, ttlMs);
-    } catch (error) {
-      // The write may or may not have landed: kept, and written again over `over` only.
-      await durable.recordWritten(sessionKey, record, over, ttlMs, true);
-      throw error;
-    }
-    // The wait for a replica runs on: requests with a usable token go on (durability.settled).
-    if (written) void durable.recordWritten(sessionKey, record, over, ttlMs);
-    return written;
+    return this.#durable.refreshed(sessionKey, record, replaced, ttlMs, write);
   }
 
   /** The write of {@link #put}, one script where every key is on one server. */
@@ -597,7 +562,9 @@ export class RedisTokenStore
     if (deleted === 1 && typeof openId === 'string' && openId.length > 0) {
       await this.#run('ZREM', this.#playerKey(openId), [sessionKey], 'a delete');
     }
-    if (deleted === 1) await this.#durable?.recordDeleted(sessionKey, this.#maxTtlMs);
+    // A logout is answered once a replica holds it, even when asked again.
+    if (options?.logout === true) await this.#durable?.loggedOut([sessionKey], this.#maxTtlMs);
+    else if (deleted === 1) await this.#durable?.deleted([sessionKey], this.#maxTtlMs);
     return deleted === 1;
   }
 
@@ -607,7 +574,7 @@ export class RedisTokenStore
     const lockTtlMs = ttlMilliseconds(ttlMs);
     // Just after the server was lost, the lock may be on a primary that died, and the refresh
     // token in the record the new one holds already retired: its owner writes the newer record
-    // back first (durable-writes.ts).
+    // back first (docs/durability.md).
     const key = this.#lockKey(sessionKey);
     if (this.#durable?.settling === true) {
       // Held, by the failover; a Redis that still does not answer fails the call as always.
@@ -778,10 +745,8 @@ export class RedisTokenStore
     if (members.length > 0) {
       await this.#run('ZREM', indexKey, members, 'a player logout');
     }
-    const durable = this.#durable;
-    if (durable !== undefined) {
-      await Promise.all(members.map((member) => durable.recordDeleted(member, this.#maxTtlMs)));
-    }
+    // Asked again after a 503, with nothing left to delete: the earlier writes are waited for.
+    await this.#durable?.loggedOut(members, this.#maxTtlMs, indexKey);
     return deleted.reduce((sum, count) => sum + count, 0);
   }
 
