@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { StoreUnavailableError } from '../errors';
 import { hashOpenId } from './hash';
+import { readRecordValue, recordValue, type RecordKeyRing } from './record-value';
 import {
   checkClaimKey,
   checkCount,
@@ -26,7 +27,6 @@ import {
 } from './store-engine';
 import { checkTokenStore, type StoredValue, type TokenStore } from './token-store';
 import type { TokenRecord } from './token-record';
-import { readRecordValue, recordValue, type RecordKeyRing } from './record-value';
 
 /** How long a player's log-out mark is kept: far longer than a code exchange takes. */
 const LOGGED_OUT_MEMORY_MS = 3_600_000;
