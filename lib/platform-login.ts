@@ -17,6 +17,8 @@ import {
 } from './http/middleware';
 import { parsePlatformLoginOptions, type PlatformLoginOptions } from './options';
 import { checkCreation } from './setup/creation-checks';
+import { checkTokenSealing } from './setup/token-sealing-check';
+import { RecordKeyRing } from './stores/encryption';
 import { MemoryTokenStore } from './stores/memory-store';
 import { defaultLogger } from './observability/logger';
 import { refreshSettings } from './core/refresh-options';
@@ -113,7 +115,9 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       reported: this.reported,
     });
     this.fail = fail.request;
-    this.instrumentedStore = new InstrumentedTokenStore(engineOf(this.store), this);
+    const ring = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
+    checkTokenSealing(this.store, ring, (message) => this.logger.warn({}, message));
+    this.instrumentedStore = new InstrumentedTokenStore(engineOf(this.store, ring), this);
     this.client = new PlatformTokenClient({
       authUrl: config.authUrl,
       clientId: config.clientId,

@@ -2,7 +2,7 @@
 // at construction.
 import { z } from 'zod';
 import type { OptionsSchema } from '../util/parse-options';
-import { decodeEncryptionKey, KEY_ID_PATTERN, keyPatternProblem, MAKE_A_KEY } from './encryption';
+import { encryptionKeysSchema } from './encryption-keys-schema';
 
 import type { RedisClient } from './redis/redis-client';
 import { isIoRedis } from './redis/ioredis-commands';
@@ -12,23 +12,6 @@ import { DEFAULT_ENTRIES, MAX_ENTRIES } from './caching/bounds';
 /** Duck-typed so that a second copy of a client in node_modules (or another major) is accepted too. */
 const isRedisClient = (value: unknown): value is RedisClient =>
   typeof value === 'object' && value !== null && (isIoRedis(value) || isNodeRedis(value));
-
-const encryptionKeySchema = z.strictObject({
-  id: z.string().regex(KEY_ID_PATTERN, {
-    error: 'must be 1–32 characters of A–Z, a–z, 0–9, ".", "_" or "-"',
-  }),
-  key: z
-    .custom<Buffer | string>((value) => decodeEncryptionKey(value) !== undefined, {
-      error:
-        "must be exactly 32 bytes, as a Buffer or a base64 string (e.g. crypto.randomBytes(32).toString('base64'))",
-    })
-    .superRefine((value, context) => {
-      const problem = keyPatternProblem(decodeEncryptionKey(value)!);
-      if (problem !== undefined) {
-        context.addIssue({ code: 'custom', message: `is not random (${problem}); ${MAKE_A_KEY}` });
-      }
-    }),
-});
 
 const redisTokenStoreShape = {
   /**
@@ -86,13 +69,7 @@ const redisTokenStoreShape = {
    * Defaults to none (records stored in the clear), which `NODE_ENV=production` refuses unless
    * `allowPlaintextTokens` is `true`.
    */
-  encryptionKeys: z
-    .array(encryptionKeySchema)
-    .min(1, { error: 'must hold at least one key when given' })
-    .refine((keys) => new Set(keys.map((key) => key.id)).size === keys.length, {
-      error: 'must not repeat a key id',
-    })
-    .optional(),
+  encryptionKeys: encryptionKeysSchema.optional(),
   /**
    * Serve token records from this process's memory, kept coherent by Redis itself
    * (server-assisted client-side caching: `CLIENT TRACKING` in BCAST mode on `prefix`, on one

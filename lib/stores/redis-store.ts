@@ -28,7 +28,7 @@ import type {
 } from '../core/store-engine';
 import { SESSION_REDIS_KEYS, STORE_ENGINE, type SessionRedisKeys } from '../core/store-engine';
 import type { StorePutOptions, StoredValue, TokenStore } from '../core/token-store';
-import { RecordKeyRing } from './encryption';
+import { OWN_KEY_RING, RecordKeyRing } from './encryption';
 import {
   decodeRecordPayload,
   encodeRecordPayload,
@@ -368,6 +368,11 @@ export class RedisTokenStore
   /** True when records are stored in the clear (no `encryptionKeys`). */
   get storesPlaintext(): boolean {
     return this.#keyRing === undefined;
+  }
+
+  /** Its ring, for platformLogin() to refuse other `encryptionKeys` than this store's. */
+  get [OWN_KEY_RING](): RecordKeyRing | undefined {
+    return this.#keyRing;
   }
 
   /** Reads the record of a session straight from Redis. */
