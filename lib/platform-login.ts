@@ -50,6 +50,7 @@ import { loginOfPlayer, type LoggedInPlayer } from './jobs/player-logins';
 import { bindAfterLogin } from './entry/after-login';
 import { requireScopes } from './http/require-scopes';
 import { createCallbackMountCheck, type CallbackMountCheck } from './setup/callback-mount-check';
+import { registerCallback } from './setup/mounted-callbacks';
 
 /** The package's parts for one platform registration. Emits {@link PlatformLoginEvents}. */
 export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
@@ -99,7 +100,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.logger = config.logger ?? defaultLogger();
     // Where the app mounts `callback` is held against redirectUri's path (a path other than
     // redirectUri's is a 404 the package never sees): said once, on the logger.
-    this.mountCheck = createCallbackMountCheck(config.redirectUri, (fields, message) =>
+    this.mountCheck = createCallbackMountCheck([config.redirectUri], (fields, message) =>
       this.logger.warn(fields, message),
     );
     this.meterProvider = config.meterProvider;
@@ -178,6 +179,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     // The entry behind a router of its own, which checks where the app mounted it. A Router, not
     // a sub-app: however the app mounts it, `req.ip` and every other setting stay the app's own.
     this.callback = Router();
+    registerCallback(this.callback, this.mountCheck);
     this.callback.use((req, _res, next) => {
       this.mountCheck.atCallback(req);
       next();

@@ -3,8 +3,8 @@
 // 404 never reaches the package, so the check looks from where it can, through Express's public
 // request fields only: the first request the callback router sees (its mount path, req.baseUrl),
 // and each request the middleware sees until the callback has been reached (one at redirectUri's
-// path means no callback caught it). Each finding is said once. (Where the app mounted a Router
-// is not said by any public member of Express before a request reaches it.)
+// path means no callback caught it), and at start-up from the app's router (mounted-callbacks.ts,
+// through checkSetup()). Each finding is said once.
 import type { Request } from 'express';
 
 /** Says a finding once; the message names both paths. */
@@ -16,6 +16,8 @@ export interface CallbackMountCheck {
   atCallback(req: Request): void;
   /** At login.middleware(): did a request for redirectUri's path pass by no callback? */
   atRequest(req: Request): void;
+  /** At start-up: the app mounted the callback router at `path`. */
+  mountedAt(path: string): void;
 }
 
 /** A path without its trailing slash (Express matches `/a` and `/a/` alike), `/` for the root. */
@@ -23,13 +25,20 @@ const normal = (path: string): string => path.replace(/\/+$/, '') || '/';
 
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The check of one PlatformLogin; `redirectUri`: the address the platform sends players to. */
-export function createCallbackMountCheck(redirectUri: string, warn: MountWarn): CallbackMountCheck {
-  const expected = normal(new URL(redirectUri).pathname);
+/**
+ * The check of one callback router; `redirectUris`: the addresses the platform sends players to
+ * through it (the first one is named in the fix).
+ */
+export function createCallbackMountCheck(
+  redirectUris: readonly string[],
+  warn: MountWarn,
+): CallbackMountCheck {
+  const paths = redirectUris.map((uri) => normal(new URL(uri).pathname));
+  const expected = paths[0]!;
   // A URL at that path, as Express matches it (any case, trailing slashes, a query): one test per
   // request, no allocation, since a process that never serves the callback checks every request.
   const atRedirectPath = new RegExp(
-    `^${escapeRegExp(expected.replace(/\/$/, ''))}/*(?:[?#]|$)`,
+    `^(?:${paths.map((path) => escapeRegExp(path.replace(/\/$/, ''))).join('|')})/*(?:[?#]|$)`,
     'i',
   );
   let reached = false;
@@ -50,7 +59,11 @@ export function createCallbackMountCheck(redirectUri: string, warn: MountWarn): 
       if (reached) return;
       reached = true;
       const mounted = normal(req.baseUrl ?? '');
-      if (mounted !== expected) mountedAway(mounted);
+      if (!paths.includes(mounted)) mountedAway(mounted);
+    },
+    mountedAt(path) {
+      const mounted = normal(path);
+      if (!paths.includes(mounted)) mountedAway(mounted);
     },
     atRequest(req) {
       if (reached || warned) return;

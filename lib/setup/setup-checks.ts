@@ -16,6 +16,7 @@ import {
 } from '../stores/encryption';
 import { RedisTokenStore } from '../stores/redis-store';
 import { SetupError } from '../errors';
+import { checkCallbackMounts } from './mounted-callbacks';
 
 /** The names of the checks of {@link checkSetup}. */
 export type SetupCheckName =
@@ -38,7 +39,11 @@ export interface SetupProblem {
 
 /** What {@link checkSetup} looks at; leave out what you do not use. */
 export interface SetupCheckInput {
-  /** The Express app; its `trust proxy` setting is checked against a Secure session cookie. */
+  /**
+   * The Express app: its `trust proxy` setting is checked against a Secure session cookie, and
+   * where it mounts each `login.callback` against redirectUri's path (now, and once the code that
+   * follows this call has mounted the rest), said once on that login's logger.
+   */
   app?: { get(setting: string): unknown };
   /** The options given to express-session (`secret`, `resave`, `cookie`, `proxy`, `store`). */
   session?: SessionOptions;
@@ -312,6 +317,13 @@ export async function checkSetup(input: SetupCheckInput): Promise<SetupProblem[]
   }
   problems.push(...tokenStoreProblems(input, production));
   if (input.redis !== undefined) problems.push(...(await redisProblems(input.redis)));
+
+  const app = input.app;
+  if (app !== undefined) {
+    checkCallbackMounts(app);
+    // The README mounts the callback after `await checkSetup()`: look again once that has run.
+    setImmediate(() => checkCallbackMounts(app));
+  }
 
   const warn = input.warn ?? defaultWarn;
   for (const problem of problems) {
