@@ -50,11 +50,15 @@ function targetOf(error: unknown, client: unknown): string | undefined {
   return undefined;
 }
 
-/** The errno code of a connection error (ECONNREFUSED, ENOTFOUND, …), or the error's name. */
+/**
+ * The errno code of a connection error (ECONNREFUSED, ENOTFOUND, …), else the error's name or its
+ * class's (node-redis names a dropped connection only by its class, SocketClosedUnexpectedlyError).
+ */
 function codeOf(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code)) return code;
-  return error instanceof Error ? error.name : typeof error;
+  if (!(error instanceof Error)) return typeof error;
+  return error.name === 'Error' ? error.constructor.name : error.name;
 }
 
 /** What to check, per error code; `url` is where the client connects. */
@@ -65,14 +69,17 @@ const HINTS: Record<string, (url: string) => string> = {
   ETIMEDOUT: () => 'the connection timed out: is the host reachable (firewall, security group)?',
   ECONNRESET: () =>
     'the connection was dropped: did Redis restart, or does it want TLS (rediss://)?',
+  SocketClosedUnexpectedlyError: (url) =>
+    `the connection was dropped: did Redis at REDIS_URL=${url} restart or fail over, or close idle clients (its timeout)?`,
 };
 const OTHER_HINT = (url: string): string => `check that Redis runs and REDIS_URL=${url} is right`;
 
 /**
  * Listens to `redis`'s `error` events (which also keeps node-redis from throwing, and ioredis from
- * printing "Unhandled error event", on each one) and says each kind of error once per
- * `intervalMs`, with where the client connects (no password) and what to check; then once that
- * Redis answers again. Meanwhile the package answers requests that need Redis with 503
+ * printing "Unhandled error event", on each one) and says the first error of an outage once per
+ * `intervalMs`, with where the client connects (no password) and what to check (a restart or a
+ * failover is one line: the dropped connection, not each refused reconnect after it); then once
+ * that Redis answers again. Meanwhile the package answers requests that need Redis with 503
  * `store_unavailable`. `redis.on('error', …)` of your own is then not needed.
  */
 export function reportRedisErrors(
@@ -94,7 +101,8 @@ export function reportRedisErrors(
     const message =
       `Redis at ${target} is unreachable (${code}): ${hint}. Requests that need it answer 503 ` +
       `store_unavailable meanwhile; the client keeps reconnecting (this is said once per ${seconds} s).`;
-    const heldBack = throttle(code);
+    // One key, not one per code: the refused reconnects after a dropped connection are the same outage.
+    const heldBack = throttle('unreachable');
     if (heldBack === undefined) logger.debug(fields, message);
     else logger.error(heldBack > 0 ? { ...fields, heldBack } : fields, message);
   });

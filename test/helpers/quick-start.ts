@@ -24,9 +24,13 @@ export interface RunningQuickStart {
 
 /**
  * Writes the quick start to a scratch folder and starts it with `env` (on top of this process's),
- * resolving once it prints its URL. Needs the built package (dist/).
+ * resolving once it prints its URL; `onOutput` sees the output as it grows. Needs the built package
+ * (dist/).
  */
-export async function startQuickStart(env: Record<string, string>): Promise<RunningQuickStart> {
+export async function startQuickStart(
+  env: Record<string, string>,
+  onOutput: (output: string) => void = () => undefined,
+): Promise<RunningQuickStart> {
   if (!existsSync(join(root, 'dist', 'index.d.ts'))) {
     throw new Error('dist/ is missing: run `npm run build` first (`npm test` builds first).');
   }
@@ -55,6 +59,7 @@ export async function startQuickStart(env: Record<string, string>): Promise<Runn
       const timer = setTimeout(() => reject(new Error(`not started in 20 s:\n${output}`)), 20_000);
       const collect = (chunk: Buffer): void => {
         output += chunk.toString();
+        onOutput(output);
         const started = /Game on (http:\/\/localhost:\d+)\//.exec(output);
         if (started) {
           clearTimeout(timer);
