@@ -4,15 +4,13 @@
 // costs in memory, how many Redis commands the processes send at rest with every socket open
 // (beside the same processes with none: the tracking channel's heartbeat), and how long from
 // `logoutPlayer` on one process to the 4401 close frame of the player's sockets on both.
-// Standalone: `node -r esbuild-register bench/sections/sockets.ts` (BENCH_QUICK=1 to try it).
 // The aliases first: the socket helpers load the test app, which imports the package by name.
 import '../../test/helpers/source-aliases';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
-import { DEMO_PLAYERS, startSimulator } from '../../lib/simulator';
-import { startRedisServer } from '../../test/helpers/redis-server';
+import { DEMO_PLAYERS } from '../../lib/simulator';
+import { commandCounts } from '../../test/helpers/command-counts';
 import {
   enterAs,
   openSocket,
@@ -23,14 +21,13 @@ import {
   type TestSocket,
 } from '../../test/helpers/spawn-socket-backends';
 import {
-  commandCounts,
-  commandRate,
+  commandDelta,
   memoryOf,
   openMany,
   PROBE_ENV,
   type ProcessMemory,
 } from '../lib/socket-load';
-import { table, verdict, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { count, ms, summarize, type LatencySummary } from '../lib/stats';
 
 const PROCESSES = 2;
@@ -93,11 +90,15 @@ const perSocket = (from: ProcessMemory, to: ProcessMemory, sockets: number) => (
 const kib = (value: number): string => `${(value / 1024).toFixed(1)} KiB`;
 const mib = (value: number): string => `${(value / 1024 / 1024).toFixed(1)} MiB`;
 
-/** Commands per second over REST_SECONDS, with nothing happening but what the processes do. */
+/** Commands per second over REST_SECONDS (in all, and by command), with nothing happening but what the processes do. */
 async function restRate(ctx: BenchContext) {
   const before = await commandCounts(ctx.redis);
   await sleep(REST_SECONDS * 1000);
-  return commandRate(before, await commandCounts(ctx.redis), REST_SECONDS);
+  const delta = commandDelta(before, await commandCounts(ctx.redis));
+  const byCommand = Object.entries(delta)
+    .map(([name, calls]): [string, number] => [name, calls / REST_SECONDS])
+    .sort((x, y) => y[1] - x[1]);
+  return { perSecond: byCommand.reduce((sum, [, rate]) => sum + rate, 0), byCommand };
 }
 
 interface CloseTrials {
@@ -321,8 +322,8 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
         ? `Every socket asked for opened (${count(heldTotal)}).`
         : `Opening stopped early: ${stoppedBy}.`,
       '',
-      `Redis at rest (INFO \`total_commands_processed\` over ${REST_SECONDS} s, the reading's ` +
-        `own INFO taken out), all ${PROCESSES} processes together:`,
+      `Redis at rest (INFO commandstats over ${REST_SECONDS} s, the readings' ` +
+        `own INFO left out), all ${PROCESSES} processes together:`,
       '',
       ...table(
         ['open sockets', 'commands/s', 'by command (/s)'],
@@ -364,44 +365,4 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     for (const socket of held) socket.ws.terminate();
     await stopSocketProcesses(backends);
   }
-}
-
-if (require.main === module) {
-  void (async () => {
-    const startedAt = Date.now();
-    const server = await startRedisServer();
-    const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
-    const sim = await startSimulator();
-    try {
-      const result = await runSockets({
-        redisUrl: server.url,
-        redis,
-        redisServer: server,
-        sim,
-        quick: process.env.BENCH_QUICK === '1',
-        log: (line) =>
-          process.stderr.write(
-            `[sockets ${((Date.now() - startedAt) / 1000).toFixed(0)} s] ${line}\n`,
-          ),
-      });
-      console.log(
-        [
-          ...table(
-            ['figure', 'measured', 'target', ''],
-            result.figures.map((f) => [f.name, f.measured, f.target, verdict(f.met)]),
-          ),
-          '',
-          ...result.markdown,
-          `(section took ${((Date.now() - startedAt) / 1000).toFixed(0)} s)`,
-        ].join('\n'),
-      );
-    } finally {
-      redis.disconnect();
-      await sim.close();
-      await server.stop();
-    }
-  })().catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
 }
