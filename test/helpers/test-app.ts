@@ -60,6 +60,12 @@ export const QUIET: PlatformLogger = {
   error: () => undefined,
 };
 
+/** A logger that keeps the message of each warning (a test asserts what the package warned of). */
+export function warningsLogger(): { logger: PlatformLogger; warnings: string[] } {
+  const warnings: string[] = [];
+  return { logger: { ...QUIET, warn: (_fields, message) => warnings.push(message) }, warnings };
+}
+
 export function loginOptions(
   sim: PlatformSimulator,
   extra: Partial<PlatformLoginOptions> = {},
@@ -79,27 +85,46 @@ export function loginOptions(
   };
 }
 
+export interface EntryAppOptions {
+  /** express-session's store (its MemoryStore by default) and secret (SESSION_SECRET). */
+  store?: Store;
+  secret?: string;
+  /** Anything a test puts between the session and the callback. */
+  before?: (app: Express) => void;
+  /** The login's middleware on /api and GET /api/me answering the player, as the README has them. */
+  api?: boolean;
+}
+
+/**
+ * The app a test builds its own routes on: express, express-session and the login's callback at
+ * /platform/callback (with `api`, its middleware and GET /api/me). The test adds the login's error
+ * handler after its routes where it wants the package's answers.
+ */
+export function entryApp(login: PlatformLogin, options: EntryAppOptions = {}): Express {
+  const app = express();
+  const { store, secret = SESSION_SECRET } = options;
+  app.use(
+    session({ secret, resave: false, saveUninitialized: false, ...(store ? { store } : {}) }),
+  );
+  options.before?.(app);
+  app.use('/platform/callback', login.callback);
+  if (options.api) {
+    app.use('/api', login.middleware());
+    app.get('/api/me', (req, res) => void res.json(req.platformUser));
+  }
+  return app;
+}
+
 export function createTestApp(options: TestAppOptions): TestApp {
   const login = platformLogin(loginOptions(options.sim, options.login));
-  const app = express();
-  if (!options.withoutSession) {
-    app.use(
-      session({
-        secret: SESSION_SECRET,
-        resave: false,
-        saveUninitialized: false,
-        ...(options.sessionStore ? { store: options.sessionStore } : {}),
-      }),
-    );
-  }
-  app.use('/platform/callback', login.callback);
+  const app = options.withoutSession
+    ? express().use('/platform/callback', login.callback)
+    : entryApp(login, { store: options.sessionStore });
   app.get('/optional', login.middleware({ optional: true }), (req, res) => {
     res.json({ player: req.platformUser ?? null });
   });
   app.use('/api', login.middleware());
-  app.get('/api/me', (req, res) => {
-    res.json(req.platformUser);
-  });
+  app.get('/api/me', (req, res) => void res.json(req.platformUser));
   app.get('/api/token', async (req, res, next) => {
     try {
       res.json({ accessToken: await req.platformToken() });

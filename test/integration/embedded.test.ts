@@ -3,7 +3,7 @@
 import express, { type Express } from 'express';
 import session from 'express-session';
 import request, { type Response } from 'supertest';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import {
   platformLogin,
   type PlatformLogin,
@@ -11,7 +11,8 @@ import {
   type PlatformLoginOptions,
 } from 'express-platform-login';
 import { embeddedSessionCookie } from '../../lib/entry/embedded-cookie';
-import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { entryApp, loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { useSimulator } from '../helpers/bed';
 
 const PLATFORM = 'https://platform.example';
 const COOKIE = '__Host-sid';
@@ -25,11 +26,7 @@ const FRAMED_ENTRY = {
 };
 
 let sim: PlatformSimulator;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.resetCalls());
+useSimulator((started) => (sim = started));
 
 interface EmbeddedApp {
   app: Express;
@@ -170,9 +167,7 @@ describe('the cookie check after an entry', () => {
 
   test('without embedded mode the entry lands straight on successRedirect', async () => {
     const login = platformLogin(loginOptions(sim));
-    const app = express();
-    app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
-    app.use('/platform/callback', login.callback);
+    const app = entryApp(login);
     const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
     const res = await request(app).get(`/platform/callback?code=${code}`);
     expect(res.headers.location).toBe('/');

@@ -4,11 +4,9 @@
 // capped; logout answers POST only; platformFetch stays under apiUrl by whole path segments.
 // Runs on Express 5 (integration); the path spellings and logout mounting run on Express 4 too,
 // in test/express4/express-version.test.ts.
-import express from 'express';
-import session from 'express-session';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import {
   MemoryTokenStore,
   platformLogin,
@@ -16,14 +14,10 @@ import {
   type PlatformLoginOptions,
   type TokenStore,
 } from 'express-platform-login';
-import {
-  createTestApp,
-  loginOptions,
-  SESSION_SECRET,
-  TEST_REDIRECT_URI,
-} from '../helpers/test-app';
-import { listen, sendFrom, type Answer, type Listening } from '../helpers/http-from';
+import { createTestApp, entryApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { listen, sendFrom, type Answer } from '../helpers/http-from';
 import { PLATFORM, FROM_PLATFORM, JSON_ACCEPT, SPELLINGS } from '../helpers/entry-requests';
+import { useSimulatorAndRedis } from '../helpers/bed';
 
 /** How an attacker gets a victim's browser to send an entry. */
 const FORGERIES: [string, Record<string, string>][] = [
@@ -52,27 +46,7 @@ const FORGERIES: [string, Record<string, string>][] = [
 
 let sim: PlatformSimulator;
 let redis: Redis;
-const apps: Listening[] = [];
-
-beforeAll(async () => {
-  sim = await startSimulator();
-  redis = new Redis(process.env.REDIS_URL!);
-});
-
-/** The stores a test opened on the shared client, closed after it (each follows the client's end). */
-const openStores: RedisTokenStore[] = [];
-function opened(store: RedisTokenStore): RedisTokenStore {
-  openStores.push(store);
-  return store;
-}
-afterEach(() => Promise.all(openStores.splice(0).map((store) => store.close())));
-
-afterAll(async () => {
-  await Promise.all(apps.map((app) => app.close()));
-  redis.disconnect();
-  await sim.close();
-});
-beforeEach(() => sim.resetCalls());
+const { opened, apps } = useSimulatorAndRedis((bed) => ({ sim, redis } = bed));
 
 const issue = (openId = 'player-ada'): string =>
   sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId });
@@ -323,9 +297,7 @@ describe('logout answers POST only, wherever it is mounted', () => {
     'app.%s: GET and HEAD are 405 with Allow: POST, the player stays logged in',
     async (mount) => {
       const login = platformLogin(loginOptions(sim, { platformOrigins: [PLATFORM] }));
-      const app = express();
-      app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
-      app.use('/platform/callback', login.callback);
+      const app = entryApp(login);
       app.get('/api/me', login.middleware(), (req, res) => {
         res.json(req.platformUser);
       });
@@ -368,9 +340,7 @@ describe('platformFetch stays under apiUrl by whole path segments', () => {
     const login = platformLogin(
       loginOptions(sim, { api: { url: `${sim.url}/v1` }, entry: { failureLimit: 0 } }),
     );
-    const app = express();
-    app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
-    app.use('/platform/callback', login.callback);
+    const app = entryApp(login);
     app.get('/api/fetch', login.middleware(), async (req, res) => {
       try {
         const answer = await req.platformFetch!(String(req.query.url));

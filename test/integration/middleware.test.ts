@@ -4,7 +4,7 @@ import { engineOf } from '../../lib/core/derived-engine';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
 import session from 'express-session';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import {
   MemoryTokenStore,
   platformLogin,
@@ -21,17 +21,11 @@ import { enter, expiringIn, rewriteRecord, storedRecord } from '../helpers/recor
 import { waitUntil } from '../helpers/wait-until';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { hashSessionId } from '../../lib/core/hash';
+import { useSimulator } from '../helpers/bed';
 
 let sim: PlatformSimulator;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => {
-  sim.clearFaults();
-  sim.setRotation(false);
-  sim.resetCalls();
-});
+useSimulator((started) => (sim = started));
+beforeEach(() => sim.setRotation(false));
 
 function setUp(login: Parameters<typeof createTestApp>[0]['login'] = {}) {
   const store = new MemoryTokenStore();

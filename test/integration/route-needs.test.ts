@@ -2,16 +2,14 @@
 // may refuse the entry, or answer itself), and scopes required per route (403 insufficient_scope).
 // Against the real simulator, on express-session's memory store.
 import request from 'supertest';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { SetupError, type AfterLoginHook } from 'express-platform-login';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { enter } from '../helpers/records';
+import { useSimulator } from '../helpers/bed';
 
 let sim: PlatformSimulator;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
+useSimulator((started) => (sim = started));
 
 /** An app whose afterLogin is `hook`, with a route that needs the `payments` scope. */
 function appWith(hook: AfterLoginHook) {

@@ -16,7 +16,7 @@ import { startSimulator, type PlatformSimulator } from 'express-platform-login/s
 import { RedisSessionStore } from '../../lib/session-store';
 import { hashSessionId } from '../../lib/core/hash';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
-import { loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { entryApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import type { RedisSessionStoreOptions } from '../../lib/session-store';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
@@ -388,20 +388,7 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
       });
       await waitUntil(() => tokens.recordCacheActive && sessions.serving, 'both caches on');
       const login = platformLogin(loginOptions(sim, { store: tokens }));
-      const app = express();
-      app.use(
-        session({
-          store: sessions,
-          secret: 'session-store-test',
-          resave: false,
-          saveUninitialized: false,
-        }),
-      );
-      app.use('/platform/callback', login.callback);
-      app.use('/api', login.middleware());
-      app.get('/api/me', (req, res) => res.json(req.platformUser));
-      app.use(login.errorHandler());
-      return app;
+      return entryApp(login, { store: sessions, api: true }).use(login.errorHandler());
     };
     const [a, b] = [await newApp(), await newApp()];
     const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });

@@ -1,0 +1,61 @@
+// What most integration test files set up around their tests: the platform simulator for the file
+// (its faults cleared and its call counts reset before each test) and, where the file needs one, a
+// client of the suite's Redis; with what a test opens (stores, servers) closed after it or after
+// the file. A file keeps its own `let sim` (and `let redis`), handed over once they run.
+import { Redis } from 'ioredis';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+
+type SimulatorOptions = Parameters<typeof startSimulator>[0];
+interface Closable {
+  close(): Promise<unknown> | void;
+}
+
+/** Starts the simulator before the file's tests and stops it after them. */
+export function useSimulator(
+  take: (sim: PlatformSimulator) => void,
+  options?: SimulatorOptions,
+): void {
+  let sim: PlatformSimulator | undefined;
+  beforeAll(async () => {
+    sim = await startSimulator(options);
+    take(sim);
+  });
+  afterAll(() => sim?.close());
+  beforeEach(() => {
+    sim!.clearFaults();
+    sim!.resetCalls();
+  });
+}
+
+export interface SimulatorAndRedis {
+  /** Closed after the test that opened it (a store follows its client's end). */
+  opened<T extends Closable>(thing: T): T;
+  /** Closed after the file's tests, before the Redis client and the simulator. */
+  apps: Closable[];
+}
+
+/** The simulator and a client of the suite's Redis (REDIS_URL) for the file's tests. */
+export function useSimulatorAndRedis(
+  take: (bed: { sim: PlatformSimulator; redis: Redis }) => void,
+): SimulatorAndRedis {
+  let redis: Redis | undefined;
+  const open: Closable[] = [];
+  const apps: Closable[] = [];
+  afterEach(() => Promise.all(open.splice(0).map((thing) => thing.close())));
+  // Declared before the simulator's: jest runs a file's afterAll hooks in the order they came.
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    redis?.disconnect();
+  });
+  useSimulator((sim) => {
+    redis = new Redis(process.env.REDIS_URL!);
+    take({ sim, redis });
+  });
+  return {
+    opened: (thing) => {
+      open.push(thing);
+      return thing;
+    },
+    apps,
+  };
+}
