@@ -4,6 +4,7 @@
 // the file. A file keeps its own `let sim` (and `let redis`), handed over once they run.
 import { Redis } from 'ioredis';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { startRedisServer, type TestRedisServer } from './redis-server';
 
 type SimulatorOptions = Parameters<typeof startSimulator>[0];
 interface Closable {
@@ -58,4 +59,36 @@ export function useSimulatorAndRedis(
     },
     apps,
   };
+}
+
+export interface PrivateRedis {
+  server: TestRedisServer;
+  sim: PlatformSimulator;
+  /** A plain client of the server, for looking at it from outside. */
+  raw: Redis;
+}
+
+/**
+ * A redis-server of the file's own (its counters and keys the tests' alone) and the simulator;
+ * after each test its `closers` run, last first, and the server is emptied.
+ */
+export function usePrivateRedis(take: (bed: PrivateRedis) => void): {
+  closers: (() => Promise<unknown> | void)[];
+} {
+  let bed: PrivateRedis | undefined;
+  const closers: (() => Promise<unknown> | void)[] = [];
+  beforeAll(async () => {
+    const [server, sim] = await Promise.all([startRedisServer(), startSimulator()]);
+    bed = { server, sim, raw: new Redis(server.url) };
+    take(bed);
+  });
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+    await bed!.raw.flushdb();
+  });
+  afterAll(async () => {
+    bed?.raw.disconnect();
+    await Promise.all([bed?.server.stop(), bed?.sim.close()]);
+  });
+  return { closers };
 }

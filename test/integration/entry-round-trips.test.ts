@@ -8,8 +8,9 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { RedisStore as ConnectRedis8 } from 'connect-redis8';
 import { platformLogin, RedisSessionStore, RedisTokenStore } from 'express-platform-login';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
+import type { TestRedisServer } from '../helpers/redis-server';
+import { usePrivateRedis } from '../helpers/bed';
 import { defaultClientKinds, type ClientKind } from '../helpers/redis-clients';
 import { entryApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { waitUntil } from '../helpers/wait-until';
@@ -18,20 +19,7 @@ import { commandCounts } from '../helpers/command-counts';
 let server: TestRedisServer;
 let sim: PlatformSimulator;
 let raw: Redis;
-const closers: (() => Promise<unknown> | void)[] = [];
-
-beforeAll(async () => {
-  [server, sim] = await Promise.all([startRedisServer(), startSimulator()]);
-  raw = new Redis(server.url);
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  await raw.flushdb();
-});
-afterAll(async () => {
-  raw.disconnect();
-  await Promise.all([server.stop(), sim.close()]);
-});
+const { closers } = usePrivateRedis((bed) => ({ server, sim, raw } = bed));
 
 /** The key tracking's heartbeat and its connection's setup: not an entry's commands. */
 // ROLE is durability's look for replicas: at most once a second per store, not once per entry.

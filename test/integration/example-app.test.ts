@@ -2,7 +2,6 @@
 // embedded defaults, two instances sharing one Redis and a stalled Redis on each REDIS_CLIENT
 // (node-redis, ioredis; sessions on RedisSessionStore), TRUST_PROXY, and graceful shutdown
 // of `example-app/server.ts`.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
@@ -23,6 +22,7 @@ import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { commandCounts } from '../helpers/command-counts';
 import { valueOnce } from '../helpers/wait-until';
+import { spawnOnSources } from '../helpers/on-sources';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
@@ -577,17 +577,7 @@ describe('`node example-app/server.ts` on SIGTERM', () => {
     delete env.NODE_OPTIONS;
     delete env.REDIS_URL;
     // Sources, not dist/: the package's names resolve to lib/ (see the helper).
-    const child = spawn(
-      process.execPath,
-      [
-        '-r',
-        'esbuild-register',
-        '-r',
-        join(ROOT, 'test/helpers/source-aliases.ts'),
-        'example-app/server.ts',
-      ],
-      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawnOnSources('example-app/server.ts', { cwd: ROOT, env });
     const exited = once(child, 'exit');
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -4,7 +4,7 @@
 // with the token record and the session on the Redis behind it, the logout removing both, and a
 // clean SIGTERM; with no Redis answering, started all the same, /healthz 503, and nothing left
 // reconnecting once closed. Also: a start with two Redis variables set is refused, naming them.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import {
   type TestRedisSentinel,
 } from '../helpers/redis-sentinel';
 import { waitUntil } from '../helpers/wait-until';
+import { spawnOnSources } from '../helpers/on-sources';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
@@ -46,17 +47,10 @@ function spawnExample(env: Record<string, string>): SpawnedExample {
     delete childEnv[name];
   }
   // Sources, not dist/: the package's names resolve to lib/ (see the helper).
-  const child = spawn(
-    process.execPath,
-    [
-      '-r',
-      'esbuild-register',
-      '-r',
-      join(ROOT, 'test/helpers/source-aliases.ts'),
-      'example-app/server.ts',
-    ],
-    { cwd: ROOT, env: { ...childEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawnOnSources('example-app/server.ts', {
+    cwd: ROOT,
+    env: { ...childEnv, ...env },
+  });
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));

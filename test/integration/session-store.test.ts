@@ -12,13 +12,14 @@ import { RedisStore as ConnectRedis8 } from 'connect-redis8';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { platformLogin, RedisTokenStore } from 'express-platform-login';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisSessionStore } from '../../lib/session-store';
 import { hashSessionId } from '../../lib/core/hash';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { entryApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import type { RedisSessionStoreOptions } from '../../lib/session-store';
-import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import type { TestRedisServer } from '../helpers/redis-server';
+import { usePrivateRedis } from '../helpers/bed';
 import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 import { commandCount, commandCounts } from '../helpers/command-counts';
 import { defaultClientKinds, type ClientKind } from '../helpers/redis-clients';
@@ -29,20 +30,7 @@ const SEEN_WITHIN_MS = 1000;
 let server: TestRedisServer;
 let sim: PlatformSimulator;
 let raw: Redis;
-const closers: (() => Promise<unknown> | void)[] = [];
-
-beforeAll(async () => {
-  [server, sim] = await Promise.all([startRedisServer(), startSimulator()]);
-  raw = new Redis(server.url);
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  await raw.flushdb();
-});
-afterAll(async () => {
-  raw.disconnect();
-  await Promise.all([server.stop(), sim.close()]);
-});
+const { closers } = usePrivateRedis((bed) => ({ server, sim, raw } = bed));
 
 interface Instance {
   url: string;
