@@ -4,7 +4,9 @@
 // the file. A file keeps its own `let sim` (and `let redis`), handed over once they run.
 import { Redis } from 'ioredis';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { RedisTokenStore } from 'express-platform-login';
 import { startRedisServer, type TestRedisServer } from './redis-server';
+import { startAppProcess, stopAppProcesses, type AppProcess } from './spawn-game-backends';
 
 type SimulatorOptions = Parameters<typeof startSimulator>[0];
 interface Closable {
@@ -91,4 +93,35 @@ export function usePrivateRedis(take: (bed: PrivateRedis) => void): {
     await Promise.all([bed?.server.stop(), bed?.sim.close()]);
   });
   return { closers };
+}
+
+export interface GameBackends {
+  sim: PlatformSimulator;
+  redis: Redis;
+  /** The driver's token store on `redis`, under the processes' prefix. */
+  store: RedisTokenStore;
+  apps: AppProcess[];
+}
+
+/** `count` game backend processes (game-backend-program.ts) on the suite's Redis under `prefix`. */
+export function useGameBackends(
+  count: number,
+  prefix: string,
+  take: (bed: GameBackends) => void,
+): void {
+  let bed: GameBackends | undefined;
+  afterAll(async () => {
+    await stopAppProcesses(bed?.apps ?? []);
+    bed?.redis.disconnect();
+  });
+  let sim: PlatformSimulator;
+  useSimulator((started) => (sim = started));
+  beforeAll(async () => {
+    const redis = new Redis(process.env.REDIS_URL!);
+    const store = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
+    const env = { REDIS_URL: process.env.REDIS_URL!, SIM_URL: sim.url, KEY_PREFIX: prefix };
+    const apps = await Promise.all(Array.from({ length: count }, () => startAppProcess(env)));
+    bed = { sim, redis, store, apps };
+    take(bed);
+  }, 60_000);
 }

@@ -2,7 +2,7 @@
 // Redis, and stops them.
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { spawnOnSources } from './on-sources';
+import { spawnOnSources, stopProcesses } from './on-sources';
 
 export interface AppProcess {
   port: number;
@@ -34,15 +34,4 @@ export function startAppProcess(env: Record<string, string>): Promise<AppProcess
   });
 }
 
-export async function stopAppProcesses(processes: AppProcess[]): Promise<void> {
-  await Promise.all(
-    processes.map(
-      ({ child }) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-}
+export const stopAppProcesses = stopProcesses;

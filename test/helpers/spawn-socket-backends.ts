@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { TEST_REDIRECT_URI } from './test-app';
 import { sessionCookieFrom, sessionIdFrom } from './session-cookie';
-import { spawnOnSources } from './on-sources';
+import { spawnOnSources, stopProcesses } from './on-sources';
 
 export interface SocketProcess {
   url: string;
@@ -45,18 +45,7 @@ export function startSocketProcess(env: Record<string, string>): Promise<SocketP
   });
 }
 
-export async function stopSocketProcesses(processes: SocketProcess[]): Promise<void> {
-  await Promise.all(
-    processes.map(
-      ({ child }) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-}
+export const stopSocketProcesses = stopProcesses;
 
 /** A logged-in browser: its session cookie (`name=value`) and session id. */
 export interface Browser {

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisTokenStore } from 'express-platform-login';
 import { hashSessionId } from '../../lib/core/hash';
 import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/spawn-game-backends';
@@ -17,6 +17,7 @@ import {
 } from '../helpers/process-entry';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { waitUntil } from '../helpers/wait-until';
+import { useSimulatorAndRedis } from '../helpers/bed';
 
 /** One attempt of at most 1 s and no retry. */
 const LOGIN_OPTIONS = JSON.stringify({ tokenClient: { timeoutMs: 1000, refreshRetries: 0 } });
@@ -46,9 +47,9 @@ const startProcess = async (env: Record<string, string> = {}): Promise<AppProces
   return app;
 };
 
+useSimulatorAndRedis((started) => ({ sim, redis } = started));
+afterAll(() => stopAppProcesses(started));
 beforeAll(async () => {
-  sim = await startSimulator();
-  redis = new Redis(process.env.REDIS_URL!);
   store = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
   const dieBeforeWrite = { KILL_BEFORE_REFRESH_WRITE: '1' };
   const [one, two, holdingLock, rotationOff, rotationOn] = await Promise.all([
@@ -62,16 +63,7 @@ beforeAll(async () => {
   victims = { holdingLock: holdingLock!, rotationOff: rotationOff!, rotationOn: rotationOn! };
 }, 60_000);
 
-afterAll(async () => {
-  await stopAppProcesses(started);
-  redis.disconnect();
-  await sim.close();
-});
-
-beforeEach(() => {
-  sim.clearFaults();
-  sim.setRotation(false);
-});
+beforeEach(() => sim.setRotation(false));
 
 /** Resolves when the process has died of SIGKILL. */
 async function diedOfSigkill(victim: AppProcess): Promise<void> {

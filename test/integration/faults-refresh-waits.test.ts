@@ -3,10 +3,10 @@
 // every process back, and every Redis key a login writes expires with its session.
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisTokenStore } from 'express-platform-login';
 import { hashOpenId, hashSessionId } from '../../lib/core/hash';
-import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/spawn-game-backends';
+import type { AppProcess } from '../helpers/spawn-game-backends';
 import {
   enterThrough,
   tokenFrom,
@@ -15,6 +15,7 @@ import {
 } from '../helpers/process-entry';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { waitUntil } from '../helpers/wait-until';
+import { useGameBackends } from '../helpers/bed';
 
 /** The player enterThrough() logs in when it is given none. */
 const DEMO_OPEN_ID = 'player-ada';
@@ -26,27 +27,7 @@ const prefix = `waits-${randomUUID().slice(0, 8)}:`;
 const recordKey = (sessionId: string): string => `${prefix}t:{${hashSessionId(sessionId)}}:t`;
 const lockKey = (sessionId: string): string => `${prefix}t:{${hashSessionId(sessionId)}}:l`;
 
-beforeAll(async () => {
-  sim = await startSimulator();
-  redis = new Redis(process.env.REDIS_URL!);
-  store = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
-  apps = await Promise.all(
-    [0, 1].map(() =>
-      startAppProcess({ REDIS_URL: process.env.REDIS_URL!, SIM_URL: sim.url, KEY_PREFIX: prefix }),
-    ),
-  );
-}, 60_000);
-
-afterAll(async () => {
-  await stopAppProcesses(apps);
-  redis.disconnect();
-  await sim.close();
-});
-
-beforeEach(() => {
-  sim.clearFaults();
-  sim.resetCalls();
-});
+useGameBackends(2, prefix, (bed) => ({ sim, redis, store, apps } = bed));
 
 /** `count` concurrent API calls with the login's cookie, alternating between the two processes. */
 function burst(login: ProcessLogin, count: number): Promise<ApiAnswer[]> {
