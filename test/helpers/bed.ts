@@ -5,6 +5,8 @@
 import { Redis } from 'ioredis';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisTokenStore } from 'express-platform-login';
+import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import { storeClientKind } from './redis-clients';
 import { startRedisServer, type TestRedisServer } from './redis-server';
 import { startAppProcess, stopAppProcesses, type AppProcess } from './spawn-game-backends';
 
@@ -124,4 +126,35 @@ export function useGameBackends(
     bed = { sim, redis, store, apps };
     take(bed);
   }, 60_000);
+}
+
+/** A store suite's clients: a plain ioredis connection to look at Redis, and the stores' client. */
+export interface StoreClients {
+  redis: Redis;
+  client: RedisClient;
+}
+
+/**
+ * The clients of a store suite on the suite's Redis: the stores run on storeClientKind()'s (ioredis,
+ * or node-redis in the `node-redis` projects); the keys under `prefix` are deleted after the file.
+ */
+export function useStoreClients(prefix: string, take: (clients: StoreClients) => void): void {
+  const kind = storeClientKind();
+  let clients: StoreClients | undefined;
+  beforeAll(async () => {
+    const redis = new Redis(process.env.REDIS_URL!, {
+      maxRetriesPerRequest: 1,
+      commandTimeout: 1000,
+    });
+    const url = new URL(process.env.REDIS_URL!);
+    clients = { redis, client: await kind.connect({ host: url.hostname, port: Number(url.port) }) };
+    take(clients);
+  });
+  afterAll(async () => {
+    if (clients === undefined) return;
+    const keys = await clients.redis.keys(`${prefix}*`);
+    if (keys.length > 0) await clients.redis.del(...keys);
+    await kind.quit(clients.client);
+    await clients.redis.quit();
+  });
 }

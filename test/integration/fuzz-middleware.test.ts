@@ -4,7 +4,8 @@
 // platform is never called; no answer sets a cookie; the player's tokens never change.
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
+import { useSimulator } from '../helpers/bed';
 import { MemoryTokenStore, type TokenRecord } from 'express-platform-login';
 import {
   acceptHeader,
@@ -26,9 +27,9 @@ let client: RawClient;
 let store: MemoryTokenStore;
 let sessionId: string;
 let before: TokenRecord;
+useSimulator((started) => (sim = started));
 
 beforeAll(async () => {
-  sim = await startSimulator();
   store = new MemoryTokenStore();
   const { app } = createTestApp({ sim, login: { store } });
   ({ sessionId } = await enter(app, sim, 'player-ada'));
@@ -36,10 +37,7 @@ beforeAll(async () => {
   client = await listenRaw(app);
   sim.resetCalls();
 });
-afterAll(async () => {
-  await client.close();
-  await sim.close();
-});
+afterAll(() => client.close());
 
 /** The `connect.sid` cookie express-session sets for `id`: `s:<id>.<HMAC-SHA256>`, URL-encoded. */
 function signedCookie(id: string, secret = SESSION_SECRET): string {

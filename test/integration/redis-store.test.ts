@@ -12,6 +12,7 @@ import type { TokenRecord } from '../../lib/core/token-record';
 import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { DEFAULT_CLIENT_KIND, describeWhere, storeClientKind } from '../helpers/redis-clients';
+import { useStoreClients } from '../helpers/bed';
 
 /** A read the store answered `unreadable`: the session key and why. */
 interface Unreadable {
@@ -29,19 +30,7 @@ const kind = storeClientKind();
 let redis: Redis;
 /** The client the stores run on. */
 let client: RedisClient;
-
-beforeAll(async () => {
-  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
-  const url = new URL(process.env.REDIS_URL!);
-  client = await kind.connect({ host: url.hostname, port: Number(url.port) });
-});
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await kind.quit(client);
-  await redis.quit();
-});
+useStoreClients(prefix, (clients) => ({ redis, client } = clients));
 
 const recordKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:t`;
 const lockKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:l`;
