@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -46,4 +46,14 @@ export async function startLurePage(
     url: `http://${host}:${(page.address() as AddressInfo).port}/`,
     close: () => new Promise((resolve) => page.close(() => resolve())),
   };
+}
+
+/** The page opens the lure page, which sends it to the callback: refused, 403 and the entry page's text. */
+export async function expectLureRefused(page: Page, lureUrl: string, callbackUrl: string) {
+  const refused = page.waitForResponse((res) => res.url().startsWith(callbackUrl));
+  await page.goto(lureUrl);
+  expect((await refused).status()).toBe(403);
+  await expect(page.locator('body').textContent()).resolves.toContain(
+    'did not come from the platform',
+  );
 }

@@ -16,7 +16,14 @@ import {
 } from 'express-platform-login';
 import { createTestApp, entryApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { listen, sendFrom, type Answer } from '../helpers/http-from';
-import { PLATFORM, FROM_PLATFORM, JSON_ACCEPT, SPELLINGS } from '../helpers/entry-requests';
+import {
+  cookieOf,
+  expectLogoutPostOnly,
+  FROM_PLATFORM,
+  JSON_ACCEPT,
+  PLATFORM,
+  SPELLINGS,
+} from '../helpers/entry-requests';
 import { useSimulatorAndRedis } from '../helpers/bed';
 
 /** How an attacker gets a victim's browser to send an entry. */
@@ -62,7 +69,6 @@ async function start(login: Partial<PlatformLoginOptions> = {}, prefix = newPref
 }
 const newPrefix = (): string => `trust-${randomBytes(6).toString('hex')}:`;
 const claimKeys = (prefix: string): Promise<string[]> => redis.keys(`${prefix}c:*`);
-const cookieOf = (answer: Answer): string => String(answer.headers['set-cookie']).split(';')[0]!;
 
 describe('forged entries, on every path spelling', () => {
   test.each(FORGERIES)(
@@ -303,34 +309,7 @@ describe('logout answers POST only, wherever it is mounted', () => {
       });
       app[mount]('/logout', login.logout());
       const { port } = await listen(app).then((listening) => (apps.push(listening), listening));
-      const entry = await sendFrom('127.0.0.1', port, `/platform/callback?code=${issue()}`, {
-        headers: FROM_PLATFORM,
-      });
-      const cookie = cookieOf(entry);
-      for (const method of ['GET', 'HEAD']) {
-        const answer = await sendFrom('127.0.0.1', port, '/logout', {
-          method,
-          headers: { ...JSON_ACCEPT, Cookie: cookie },
-        });
-        expect({ method, status: answer.status, allow: answer.headers.allow }).toEqual({
-          method,
-          status: 405,
-          allow: 'POST',
-        });
-        if (method === 'GET')
-          expect(JSON.parse(answer.body)).toEqual({ error: 'method_not_allowed' });
-      }
-      const me = await sendFrom('127.0.0.1', port, '/api/me', {
-        headers: { ...JSON_ACCEPT, Cookie: cookie },
-      });
-      expect(me.status).toBe(200);
-      if (mount !== 'get') {
-        const post = await sendFrom('127.0.0.1', port, '/logout', {
-          method: 'POST',
-          headers: { Cookie: cookie },
-        });
-        expect(post.status).toBe(204);
-      }
+      await expectLogoutPostOnly(port, issue(), mount);
     },
   );
 });

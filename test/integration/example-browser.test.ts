@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { TokenRecord } from 'express-platform-login';
 import { readConfig } from '../../example-app/config';
 import { startExample, type RunningExample } from '../../example-app/start';
-import { launchChromium, startLurePage } from '../helpers/browser';
+import { expectLureRefused, launchChromium, startLurePage } from '../helpers/browser';
 import { storedRecord } from '../helpers/records';
 
 // UPDATE_SCREENSHOTS=1 refreshes docs/example-app.md's pictures; otherwise they go to a scratch folder, so a
@@ -199,13 +199,7 @@ describe('login CSRF', () => {
       sim.resetCalls();
 
       // The victim opens the attacker's page, which navigates to the callback with the attacker's code.
-      const refused = page.waitForResponse((res) => res.url().startsWith(example.redirectUri));
-      await page.goto(attackerUrl);
-      const answer = await refused;
-      expect(answer.status()).toBe(403);
-      await expect(page.locator('body').textContent()).resolves.toContain(
-        'did not come from the platform',
-      );
+      await expectLureRefused(page, attackerUrl, example.redirectUri);
       expect(sim.calls.authorization_code).toBe(0);
       expect(violations).toMatchObject([{ reason: 'foreign-referer', refused: true }]);
 

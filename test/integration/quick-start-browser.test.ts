@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { useSimulator } from '../helpers/bed';
-import { launchChromium, startLurePage } from '../helpers/browser';
+import { expectLureRefused, launchChromium, startLurePage } from '../helpers/browser';
 import { freePort } from '../helpers/free-port';
 import { startQuickStart, type RunningQuickStart } from '../helpers/quick-start';
 
@@ -68,13 +68,7 @@ test('login CSRF in Chromium: a page on another site navigating the victim to th
     sim.resetCalls();
 
     // The victim opens the attacker's page, which sends them to the callback with the attacker's code.
-    const refused = page.waitForResponse((res) => res.url().startsWith(redirectUri));
-    await page.goto(attackerUrl);
-    const answer = await refused;
-    expect(answer.status()).toBe(403);
-    await expect(page.locator('body').textContent()).resolves.toContain(
-      'did not come from the platform',
-    );
+    await expectLureRefused(page, attackerUrl, redirectUri);
     expect(sim.calls.authorization_code).toBe(0);
 
     // Still player-ada; the attacker's code was neither claimed nor sent.
