@@ -15,6 +15,15 @@ import {
 } from 'express-platform-login/simulator';
 
 export const TEST_REDIRECT_URI = 'http://127.0.0.1:3999/platform/callback';
+
+/** A registration whose secret is a canary: a message or error that quotes it fails its test. */
+export const CANARY_SECRET = 'canary-secret-77d2';
+export const CANARY_REGISTRATION = {
+  authUrl: 'https://auth.platform.example',
+  clientId: 'demo-game',
+  clientSecret: CANARY_SECRET,
+  redirectUri: 'https://game.example/platform/callback',
+};
 export const SESSION_SECRET = 'a-test-session-secret-that-is-long-enough';
 
 export interface TestAppOptions {

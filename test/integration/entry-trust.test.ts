@@ -7,13 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
-import {
-  MemoryTokenStore,
-  platformLogin,
-  RedisTokenStore,
-  type PlatformLoginOptions,
-  type TokenStore,
-} from 'express-platform-login';
+import { platformLogin, RedisTokenStore, type PlatformLoginOptions } from 'express-platform-login';
 import { createTestApp, entryApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { listen, sendFrom, type Answer } from '../helpers/http-from';
 import {
@@ -25,6 +19,7 @@ import {
   SPELLINGS,
 } from '../helpers/entry-requests';
 import { useSimulatorAndRedis } from '../helpers/bed';
+import { studioStore } from '../helpers/records';
 
 /** How an attacker gets a victim's browser to send an entry. */
 const FORGERIES: [string, Record<string, string>][] = [
@@ -237,13 +232,7 @@ describe('failed entries per client address', () => {
   });
 
   test("a studio's own store counts failed entries through the contract's four methods", async () => {
-    const inner = new MemoryTokenStore();
-    const store: TokenStore = {
-      get: (key) => inner.get(key),
-      put: (key, value, options) => inner.put(key, value, options),
-      delete: (key, version) => inner.delete(key, version),
-      renew: (key, ttlMs) => inner.renew(key, ttlMs),
-    };
+    const store = studioStore();
     const { app } = createTestApp({
       sim,
       login: { platformOrigins: [PLATFORM], store, entry: { failureLimit: 2 } },

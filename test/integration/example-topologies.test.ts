@@ -6,7 +6,6 @@
 // reconnecting once closed. Also: a start with two Redis variables set is refused, naming them.
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
@@ -21,6 +20,7 @@ import {
 } from '../helpers/redis-sentinel';
 import { waitUntil } from '../helpers/wait-until';
 import { spawnOnSources } from '../helpers/on-sources';
+import { startDropper } from '../helpers/tcp-proxy';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
@@ -222,15 +222,9 @@ describe.each(RUNS)('%s, REDIS_CLIENT=%s', (_, redisClient, topology) => {
 
   test('with no Redis answering it still starts, says so, answers /healthz 503, and once closed nothing of it reconnects', async () => {
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-    // Takes every connection and drops it at once: sentinels, or Cluster nodes, that never answer.
-    let connections = 0;
-    const dropper = createServer((socket) => {
-      connections += 1;
-      socket.destroy();
-    });
-    dropper.listen(0, '127.0.0.1');
-    await once(dropper, 'listening');
-    const address = `127.0.0.1:${(dropper.address() as AddressInfo).port}`;
+    // sentinels, or Cluster nodes, that never answer.
+    const dropper = await startDropper();
+    const address = `127.0.0.1:${dropper.port}`;
     try {
       const running = await startExample(
         readConfig({
@@ -250,7 +244,7 @@ describe.each(RUNS)('%s, REDIS_CLIENT=%s', (_, redisClient, topology) => {
       } finally {
         await running.close();
       }
-      expect(connections).toBeGreaterThan(0);
+      expect(dropper.connections()).toBeGreaterThan(0);
       // ioredis's Sentinel connector, closed while it waits to ask the sentinels again, asks once
       // more before it sees it is closed (one connection per client: the example's and the stores'
       // duplicates), within its retry delay (1 s at most). Past that, and on every other client at
@@ -258,9 +252,9 @@ describe.each(RUNS)('%s, REDIS_CLIENT=%s', (_, redisClient, topology) => {
       if (redisClient === 'ioredis' && topology === 'sentinel') {
         await new Promise((resolve) => setTimeout(resolve, 1500));
       }
-      const afterClose = connections;
+      const afterClose = dropper.connections();
       await new Promise((resolve) => setTimeout(resolve, 2500));
-      expect(connections - afterClose).toBe(0);
+      expect(dropper.connections() - afterClose).toBe(0);
     } finally {
       dropper.close();
       warn.mockRestore();

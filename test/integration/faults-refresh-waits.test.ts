@@ -7,13 +7,8 @@ import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisTokenStore } from 'express-platform-login';
 import { hashOpenId, hashSessionId } from '../../lib/core/hash';
 import type { AppProcess } from '../helpers/spawn-game-backends';
-import {
-  enterThrough,
-  expectOneNewToken,
-  tokenFrom,
-  type ApiAnswer,
-  type ProcessLogin,
-} from '../helpers/process-entry';
+import { enterThrough, expectOneNewToken, tokenFrom } from '../helpers/process-entry';
+import type { ApiAnswer, ProcessLogin } from '../helpers/process-entry';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { waitUntil } from '../helpers/wait-until';
 import { useGameBackends } from '../helpers/bed';
