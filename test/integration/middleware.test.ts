@@ -34,6 +34,14 @@ function setUp(login: Parameters<typeof createTestApp>[0]['login'] = {}) {
 }
 
 const SECOND = 1000;
+
+/** The platform down, silent, or answering `garbage`, as a test.each table. */
+const platformFaults = (garbage: 'malformed-json' | 'html') =>
+  [
+    ['down (503)', { kind: 'status', status: 503 }],
+    ['slow (no answer)', { kind: 'hang' }],
+    ['answering garbage', { kind: garbage }],
+  ] as const;
 const HOUR = 3600 * SECOND;
 
 describe('no login', () => {
@@ -257,11 +265,7 @@ describe('the failure table', () => {
     expect((await agent.get('/api/me').set(json)).body).toEqual({ error: 'login_required' });
   });
 
-  test.each([
-    ['down (503)', { kind: 'status', status: 503 } as const],
-    ['slow (no answer)', { kind: 'hang' } as const],
-    ['answering garbage', { kind: 'malformed-json' } as const],
-  ])(
+  test.each(platformFaults('malformed-json'))(
     'platform %s with a still-valid token: served with the current token, kept',
     async (_name, fault) => {
       const { app, store, login } = setUp({ tokenClient: { timeoutMs: 300, refreshRetries: 1 } });
@@ -277,11 +281,7 @@ describe('the failure table', () => {
     },
   );
 
-  test.each([
-    ['down (503)', { kind: 'status', status: 503 } as const],
-    ['slow (no answer)', { kind: 'hang' } as const],
-    ['answering garbage', { kind: 'html' } as const],
-  ])(
+  test.each(platformFaults('html'))(
     'platform %s with an expired token: 503 platform_unavailable with Retry-After, tokens kept',
     async (_name, fault) => {
       const { app, store } = setUp({
