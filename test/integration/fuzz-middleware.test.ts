@@ -23,11 +23,12 @@ const GET_ROUTES = ['/api/me', '/api/me/', '/API/ME', '/api/token'];
 const OTHER_PATHS = ['/api/nowhere', '/api', '/api/me/more', '/api/%ZZ', '/api/..%2Fme'];
 
 let sim: PlatformSimulator;
-let client: RawClient;
+useSimulator((started) => (sim = started));
+/** One logged-in session on the test app, its record as entered, and a raw client of the app. */
 let store: MemoryTokenStore;
 let sessionId: string;
 let before: TokenRecord;
-useSimulator((started) => (sim = started));
+let client: RawClient;
 
 beforeAll(async () => {
   store = new MemoryTokenStore();

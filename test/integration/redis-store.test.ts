@@ -13,6 +13,7 @@ import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platfor
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { DEFAULT_CLIENT_KIND, describeWhere, storeClientKind } from '../helpers/redis-clients';
 import { useStoreClients } from '../helpers/bed';
+import { storedRecord } from '../helpers/records';
 
 /** A read the store answered `unreadable`: the session key and why. */
 interface Unreadable {
@@ -35,15 +36,11 @@ useStoreClients(prefix, (clients) => ({ redis, client } = clients));
 const recordKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:t`;
 const lockKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:l`;
 
-// These tests name sessions by their session ids, as a browser's cookie does; the store is keyed
-// by their hash, which the middleware computes once per request.
+// These tests name sessions by their session ids, as a browser's cookie does (the store is keyed
+// by their hash, which the middleware computes once per request).
 const put = (store: RedisTokenStore, sessionId: string, record: TokenRecord, options: PutOptions) =>
   store.records.put(hashSessionId(sessionId), record, options);
-/** The record of a session; `undefined` when absent or unreadable. */
-async function get(store: RedisTokenStore, sessionId: string): Promise<TokenRecord | undefined> {
-  const read = await store.records.get(hashSessionId(sessionId));
-  return read.status === 'found' ? read.record : undefined;
-}
+const get = storedRecord;
 
 /** Collects the reads a store answered `unreadable` (not absent: another process may read them). */
 function watchUnreadable(store: RedisTokenStore): Unreadable[] {
