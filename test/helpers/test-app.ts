@@ -2,6 +2,7 @@
 // the README tells users to, with a few routes that show what a handler sees.
 import express, { type Express } from 'express';
 import session, { type Store } from 'express-session';
+import request from 'supertest';
 import {
   platformLogin,
   type PlatformLogin,
@@ -73,6 +74,13 @@ export const QUIET: PlatformLogger = {
 export function warningsLogger(): { logger: PlatformLogger; warnings: string[] } {
   const warnings: string[] = [];
   return { logger: { ...QUIET, warn: (_fields, message) => warnings.push(message) }, warnings };
+}
+
+/** An API client without a login is answered 401 login_required at `path`. */
+export async function expectLoginRequired(app: Express, path: string): Promise<void> {
+  const res = await request(app).get(path).set('Accept', 'application/json');
+  expect(res.status).toBe(401);
+  expect(res.body).toEqual({ error: 'login_required' });
 }
 
 export function loginOptions(

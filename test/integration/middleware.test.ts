@@ -13,6 +13,7 @@ import {
 } from 'express-platform-login';
 import {
   createTestApp,
+  expectLoginRequired,
   loginOptions,
   SESSION_SECRET,
   TEST_REDIRECT_URI,
@@ -47,9 +48,7 @@ const HOUR = 3600 * SECOND;
 describe('no login', () => {
   test('401 login_required without a session', async () => {
     const { app } = setUp();
-    const res = await request(app).get('/api/me').set('Accept', 'application/json');
-    expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'login_required' });
+    await expectLoginRequired(app, '/api/me');
   });
 
   test('optional mode goes on without a player', async () => {
