@@ -51,36 +51,17 @@ const TRIAL_PLAYER = DEMO_PLAYERS[DEMO_PLAYERS.length - 1]!.openId;
 const HELD_PLAYERS = DEMO_PLAYERS.slice(0, -1).map((player) => player.openId);
 const heldPlayer = (index: number): string => HELD_PLAYERS[index % HELD_PLAYERS.length]!;
 
-interface Plan {
-  /** Sockets per process at the memory reading and at the most. */
-  memoryStep: number;
-  mostPerProcess: number;
-  /** Logged-in sessions holding them (each with sockets on both processes). */
-  sessions: number;
-  trials: number;
-  /** Wall-clock budget for opening sockets, and for the trials. */
-  openBudgetMs: number;
-  trialBudgetMs: number;
-}
-
-const planFor = (quick: boolean): Plan =>
-  quick
-    ? {
-        memoryStep: 100,
-        mostPerProcess: 200,
-        sessions: 20,
-        trials: 40,
-        openBudgetMs: 60_000,
-        trialBudgetMs: 60_000,
-      }
-    : {
-        memoryStep: 2000,
-        mostPerProcess: GOAL_SOCKETS / PROCESSES,
-        sessions: 200,
-        trials: 200,
-        openBudgetMs: 300_000,
-        trialBudgetMs: 180_000,
-      };
+/**
+ * Sockets per process at the memory reading and at the most; the logged-in sessions holding them
+ * (each with sockets on both processes); close trials; wall-clock budgets for opening and trials.
+ */
+const planFor = (quick: boolean) => {
+  const [memoryStep, mostPerProcess, sessions, trials] = quick
+    ? [100, 200, 20, 40]
+    : [2000, GOAL_SOCKETS / PROCESSES, 200, 200];
+  const [openBudgetMs, trialBudgetMs] = quick ? [60_000, 60_000] : [300_000, 180_000];
+  return { memoryStep, mostPerProcess, sessions, trials, openBudgetMs, trialBudgetMs };
+};
 
 /** Memory per socket between two readings of the same process. */
 const perSocket = (from: ProcessMemory, to: ProcessMemory, sockets: number) => ({
