@@ -33,7 +33,7 @@ export function sessionIn(setCookie: string | string[] | undefined): BenchSessio
 }
 
 /** {@link sessionIn}, for an answer that must have set one. */
-export function sessionOf(answer: Pick<Answer, 'status' | 'headers'>): BenchSession {
+function sessionOf(answer: Pick<Answer, 'status' | 'headers'>): BenchSession {
   const session = sessionIn(answer.headers['set-cookie']);
   if (session === undefined)
     throw new Error(`no session cookie in an answer with status ${answer.status}`);
