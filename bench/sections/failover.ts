@@ -121,22 +121,7 @@ interface SettingResult {
   metrics: Map<string, number>;
 }
 
-interface RunResult {
-  client: ClientChoice;
-  topology: Topology;
-  timeline: Timeline;
-  bySetting: Record<Setting, SettingResult>;
-  retiredBySimulator: number;
-  logs: LogLine[];
-  /** The driver's event-loop delay (ms) from the start of the load to the kill. */
-  driverDelay: { p99: number; max: number };
-  /** Final-check answers that took over 2 s (the driver gives up at 10 s: status 0). */
-  slowFinal: string[];
-  /** The final check's GET /api/me latency per setting. */
-  finalLatency: string;
-  /** Cluster: the killed master's slot range. */
-  killedSlots?: [number, number];
-}
+type RunResult = Awaited<ReturnType<typeof runOnce>>;
 
 /** The bed of one run: what the example is told, and the failover. */
 interface Bed {
@@ -208,7 +193,7 @@ async function runOnce(
   client: ClientChoice,
   topology: Topology,
   order: readonly Setting[],
-): Promise<RunResult> {
+) {
   const { warmupMs, afterMs } = timingOf(ctx.quick);
   const stops: Array<() => Promise<void>> = [];
   const running: AppProcess[] = [];
@@ -342,6 +327,7 @@ async function runOnce(
     ctx.log(`${label}: load running; the master dies in ${warmupMs / 1000} s`);
     await sleep(warmupMs);
     loopDelay.disable();
+    // The driver's event-loop delay (ms) up to the kill: a late timer delays requests and their timing.
     const driverDelay = { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
     const killMs = now();
     await bed.kill();
@@ -451,37 +437,9 @@ const p50p99 = (values: number[]): string => `${ms(p50(values))} / ${ms(p99(valu
 const durationOf = (o: { sentMs: number; endMs: number }): number => o.endMs - o.sentMs;
 
 /** What one bed lost, from one setting's players. */
-interface Losses {
-  enteredBefore: Player[];
-  enteredAfter: Player[];
-  lostBefore: Player[];
-  lostAfter: Player[];
-  /** Players answered 303 whose final /api/me answered neither 200 nor 401 on some process. */
-  unsure: Player[];
-  retired: TokenCall[];
-  unauthorized: Outcome[];
-  serverErrors: Outcome[];
-  unavailable: Outcome[];
-  socketErrors: Outcome[];
-  entriesRefused: Map<string, number>;
-  /** The slowest requests before the kill that carried no refresh (the hot path's tail). */
-  slowestFresh: Outcome[];
-}
-
+type Losses = ReturnType<typeof lossesOf>;
 /** Latencies (ms) before the kill: of one bed, or of several pooled. */
-interface Latencies {
-  all: number[];
-  fresh: number[];
-  refreshing: number[];
-  byKind: Map<string, number[]>;
-  /**
-   * The requests sent after their player's first refresh: from there on a player refreshes every
-   * ~2 s whatever its entry waited for (see {@link STEADY_NOTE}).
-   */
-  steady: { all: number[]; refreshing: number[]; byKind: Map<string, number[]> };
-  entry: number[];
-  platformRefresh: number[];
-}
+type Latencies = ReturnType<typeof latenciesOf>;
 
 const lost = (p: Player): boolean => p.finalStatuses?.includes(401) === true;
 /** Requests (and entries) sent MEASURE_FROM_MS into the load or later and answered before the kill. */
@@ -492,7 +450,7 @@ const measuredBefore = (result: SettingResult, { killMs }: Timeline) => ({
   ),
 });
 
-function lossesOf(result: SettingResult, timeline: Timeline): Losses {
+function lossesOf(result: SettingResult, timeline: Timeline) {
   const answered = result.players.filter((p) => p.cookie !== undefined);
   const enteredBefore = answered.filter((p) => p.endMs < timeline.killMs);
   const enteredAfter = answered.filter((p) => p.endMs >= timeline.killMs);
@@ -502,6 +460,7 @@ function lossesOf(result: SettingResult, timeline: Timeline): Losses {
     enteredAfter,
     lostBefore: enteredBefore.filter(lost),
     lostAfter: enteredAfter.filter(lost),
+    /** Answered 303, and the final /api/me answered neither 200 nor 401 on some process. */
     unsure: answered.filter((p) => !lost(p) && p.finalStatuses?.every((s) => s === 200) !== true),
     retired: result.tokenCalls.filter((c) => c.retired),
     unauthorized: result.outcomes.filter((o) => o.status === 401),
@@ -519,6 +478,7 @@ function lossesOf(result: SettingResult, timeline: Timeline): Losses {
       result.players.filter((p) => p.entryStatus !== 303),
       (p) => `${p.entryStatus === 0 ? 'socket' : p.entryStatus} ${p.entryError}`.trim(),
     ),
+    /** The slowest requests before the kill that carried no refresh (the hot path's tail). */
     slowestFresh: measuredBefore(result, timeline)
       .requests.filter((o) => !o.refreshed)
       .sort((a, b) => durationOf(b) - durationOf(a))
@@ -535,6 +495,7 @@ function latenciesOf(beds: ReadonlyArray<{ result: SettingResult; timeline: Time
     fresh: of(before.filter((o) => !o.refreshed)),
     refreshing: of(before.filter((o) => o.refreshed)),
     byKind: byKind(before),
+    /** Sent after their player's first refresh: from there on ~2 s apart (see STEADY_NOTE). */
     steady: {
       all: of(steady),
       refreshing: of(steady.filter((o) => o.refreshed)),
@@ -546,7 +507,7 @@ function latenciesOf(beds: ReadonlyArray<{ result: SettingResult; timeline: Time
         .filter((c) => c.grant === 'refresh_token' && c.endMs < timeline.killMs)
         .map((c) => c.endMs - c.startMs),
     ),
-  } satisfies Latencies;
+  };
 }
 
 /**
