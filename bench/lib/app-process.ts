@@ -148,6 +148,14 @@ export const startHarnessApp = (kind: HarnessKind, env: HarnessEnv): Promise<App
     builtPackage: true,
   });
 
+/** What each harness process reports at `path` (`/bench/refresh-durations`, `/bench/times-401`) since the last ask, all together. */
+export async function harnessReports(apps: readonly { port: number }[], path: string) {
+  const reports = await Promise.all(
+    apps.map(async ({ port }) => (await fetch(`http://127.0.0.1:${port}${path}`)).json()),
+  );
+  return (reports as number[][]).flat();
+}
+
 /** Ends the processes and waits for them to exit. */
 export const stopApps = async (apps: readonly (AppProcess | undefined)[]): Promise<void> => {
   await Promise.all(apps.map((app) => app?.stop()));

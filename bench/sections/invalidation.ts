@@ -10,7 +10,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import type { ClientChoice } from '../apps/session-stack';
-import { startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
+import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
 import { keepAliveAgent, send, type Target } from '../lib/load';
 import {
   heldRecord,
@@ -215,16 +215,6 @@ async function warmUp(agent: Agent, layout: Layout): Promise<void> {
   }
 }
 
-/** The in-app times of the 401s each process of the layout answered since the last ask (ms). */
-async function times401Of(agent: Agent, layout: Layout): Promise<number[]> {
-  const times: number[] = [];
-  for (const app of layout.apps) {
-    const answer = await send(agent, { port: app.port, path: '/bench/times-401' }, true);
-    times.push(...(JSON.parse(answer.body) as number[]));
-  }
-  return times;
-}
-
 /** The raw times of one layout's trials. */
 interface Samples {
   untilBoth: number[];
@@ -289,7 +279,8 @@ async function measure(
   try {
     for (const name of names) layouts.push(await startLayout(ctx, on, name, agent));
     for (const layout of layouts) await warmUp(agent, layout);
-    for (const layout of layouts) await times401Of(agent, layout); // the warm-up's own 401s
+    // The warm-up's own 401s left out.
+    for (const layout of layouts) await harnessReports(layout.apps, '/bench/times-401');
     const samples = layouts.map((): Samples => ({
       untilBoth: [],
       requests: [],
@@ -310,7 +301,7 @@ async function measure(
         untilBoth: summarize(untilBoth),
         ...{ staleAnswers, staleAbsences },
         request: summarize(requests),
-        inApp401: summarize(await times401Of(agent, layout)),
+        inApp401: summarize(await harnessReports(layout.apps, '/bench/times-401')),
       };
     }
     return result;

@@ -2,7 +2,7 @@
 // need a refresh, across 4 processes. The package against the same storm with fresh tokens, then
 // the hand-written pattern (bench/apps/hand-written-login.ts) under it, with and without rotation.
 import { RedisTokenStore } from '../../lib/stores/redis-store';
-import { startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
+import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
 import { burst, errorOf, keepAliveAgent, send, statusList, type Answer } from '../lib/load';
 import type { Target } from '../lib/load';
 import { sessionKeyOf } from '../lib/records';
@@ -76,18 +76,8 @@ async function storm(
   agent: ReturnType<typeof keepAliveAgent>,
 ): Promise<StormOutcome> {
   ctx.sim.resetCalls();
-  const ports = [...new Set(targets.map((target) => target.port))];
-  const refreshDurations = async (): Promise<number[]> =>
-    (
-      await Promise.all(
-        ports.map(
-          async (port) =>
-            JSON.parse(
-              (await send(agent, { port, path: '/bench/refresh-durations' }, true)).body,
-            ) as number[],
-        ),
-      )
-    ).flat();
+  const ports = [...new Set(targets.map((target) => target.port))].map((port) => ({ port }));
+  const refreshDurations = () => harnessReports(ports, '/bench/refresh-durations');
   await refreshDurations(); // empties what an earlier storm left
   const answers = await burst(agent, targets);
   const refreshMs = await refreshDurations();

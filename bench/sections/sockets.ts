@@ -273,30 +273,30 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
         `only over thousands of sockets (not in a BENCH_QUICK run).`,
       '',
       ...table(
-        ['process', 'sockets', 'RSS', 'heap', 'RSS / socket', 'heap / socket'],
-        backends.flatMap((_, index) => [
-          [`${index + 1} (none)`, '0', mib(empty[index]!.rss), mib(empty[index]!.heap), '', ''],
-          [
+        'process | sockets | RSS | heap | RSS / socket | heap / socket',
+        backends.flatMap((_, index) => {
+          const row = (name: string, n: number, at: ProcessMemory, each?: ProcessMemory) => [
+            ...[name, count(n), mib(at.rss), mib(at.heap)],
+            ...(each ? [kib(each.rss), kib(each.heap)] : ['', '']),
+          ];
+          const step = row(
             `${index + 1}`,
-            count(atStepCounts[index]!),
-            mib(atStep[index]!.rss),
-            mib(atStep[index]!.heap),
-            kib(memory[index]!.step.rss),
-            kib(memory[index]!.step.heap),
-          ],
-          ...(atMost === atStep
-            ? []
-            : [
-                [
-                  `${index + 1}`,
-                  count(atMostCounts[index]!),
-                  mib(atMost[index]!.rss),
-                  mib(atMost[index]!.heap),
-                  kib(memory[index]!.most.rss),
-                  kib(memory[index]!.most.heap),
-                ],
-              ]),
-        ]),
+            atStepCounts[index]!,
+            atStep[index]!,
+            memory[index]!.step,
+          );
+          const most = row(
+            `${index + 1}`,
+            atMostCounts[index]!,
+            atMost[index]!,
+            memory[index]!.most,
+          );
+          return [
+            row(`${index + 1} (none)`, 0, empty[index]!),
+            step,
+            ...(atMost === atStep ? [] : [most]),
+          ];
+        }),
       ),
       '',
       stoppedBy === undefined
@@ -306,13 +306,10 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
       `Redis at rest (INFO commandstats over ${REST_SECONDS} s, the readings' ` +
         `own INFO left out), all ${PROCESSES} processes together:`,
       '',
-      ...table(
-        ['open sockets', 'commands/s', 'by command (/s)'],
-        [
-          ['0', idle.perSecond.toFixed(1), rates(idle)],
-          [count(heldTotal), loaded.perSecond.toFixed(1), rates(loaded)],
-        ],
-      ),
+      ...table('open sockets | commands/s | by command (/s)', [
+        ['0', idle.perSecond.toFixed(1), rates(idle)],
+        [count(heldTotal), loaded.perSecond.toFixed(1), rates(loaded)],
+      ]),
       '',
       `From ending the trial player's login to the 4401 close frame at the client, for its ` +
         `socket on each process (entered on one, ended through the other), with the ` +
@@ -321,19 +318,12 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
         `record from another Redis connection.`,
       '',
       ...table(
-        ['ended by', 'trials', 'closes', 'p50', 'p90', 'p99', 'max', 'failed'],
+        'ended by | trials | closes | p50 | p90 | p99 | max | failed',
         [['logoutPlayer', byLogout] as const, ['DEL of the record', byDel] as const].map(
-          ([name, result]) => [
-            name,
-            count(result.run),
-            count(result.times.count),
-            `${ms(result.times.p50)} ms`,
-            `${ms(result.times.p90)} ms`,
-            `${ms(result.times.p99)} ms`,
-            `${ms(result.times.max)} ms`,
-            result.failures.length === 0
-              ? '0'
-              : `${result.failures.length} (${result.failures[0]})`,
+          ([name, { run, times, failures }]) => [
+            ...[name, count(run), count(times.count)],
+            ...[times.p50, times.p90, times.p99, times.max].map((value) => `${ms(value)} ms`),
+            failures.length === 0 ? '0' : `${failures.length} (${failures[0]})`,
           ],
         ),
       ),
