@@ -1,4 +1,4 @@
-// The example game backend's contract (docs/example-app.md, DESIGN.md section 6) over real HTTP:
+// The example game backend's contract (docs/example-app.md) over real HTTP:
 // embedded defaults, two instances sharing one Redis and a stalled Redis on each REDIS_CLIENT
 // (node-redis, ioredis; sessions on RedisSessionStore), TRUST_PROXY, and graceful shutdown
 // of `example-app/server.ts`.

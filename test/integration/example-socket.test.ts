@@ -1,6 +1,6 @@
 // The example's `GET /ws` and its live panel, on two example processes sharing a real redis-server
-// (one in this process, one spawned from `example-app/server.ts`): the contract of DESIGN.md
-// section 6 (401 without a login, hello within 3 s, `profile`, 4401 within 1 s of a logout on the
+// (one in this process, one spawned from `example-app/server.ts`): the contract of
+// docs/example-app.md (401 without a login, hello within 3 s, `profile`, 4401 within 1 s of a logout on the
 // other process), and in headless Chromium the page's live panel reacting to that logout, the
 // nickname, a readable expiry, the favicon and the 401 page's way back.
 import { QUIET } from '../helpers/test-app';
@@ -93,7 +93,7 @@ const open = async (url: string, cookie?: string): Promise<TestSocket> => {
   return socket;
 };
 
-describe('GET /ws, as DESIGN.md section 6 says', () => {
+describe('GET /ws, as docs/example-app.md says', () => {
   test('without a login: 401 and no upgrade', async () => {
     await expect(openSocket(a.url.replace(/\/$/, ''))).rejects.toMatchObject({ status: 401 });
   });
