@@ -5,7 +5,7 @@
 // (beside the same processes with none: the tracking channel's heartbeat), and how long from
 // `logoutPlayer` on one process to the 4401 close frame of the player's sockets on both.
 // The aliases first: the socket helpers load the test app, which imports the package by name.
-import '../../test/helpers/source-aliases';
+import '../../scripts/source-aliases';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hashSessionId } from '../../lib/core/hash';

@@ -10,7 +10,12 @@ import {
 import { join } from 'node:path';
 
 /** Node's options for a program on the sources. */
-export const ON_SOURCES = ['-r', 'esbuild-register', '-r', join(__dirname, 'source-aliases.ts')];
+export const ON_SOURCES = [
+  '-r',
+  'esbuild-register',
+  '-r',
+  join(__dirname, '../../scripts/source-aliases.ts'),
+];
 
 /** Starts `script` (a path node resolves from `options.cwd`) on the sources, its output piped. */
 export const spawnOnSources = (script: string, options: SpawnOptions) =>
