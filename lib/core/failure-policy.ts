@@ -76,7 +76,11 @@ export function answerForTokenFailure(
       { code: 'ERR_PLATFORM_MISCONFIGURED', cause: error },
     );
   }
-  if (grant === 'authorization_code' || hasCode(error, 'ERR_PLATFORM_STORE_UNAVAILABLE')) {
+  // A store outage, or a login this process will not refresh (its registration was removed).
+  if (
+    grant === 'authorization_code' ||
+    hasCode(error, 'ERR_PLATFORM_STORE_UNAVAILABLE', 'ERR_PLATFORM_REAUTH_REQUIRED')
+  ) {
     return error;
   }
   return platformUnavailable('The platform could not refresh the tokens; they were kept.', {

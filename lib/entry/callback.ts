@@ -35,6 +35,8 @@ export interface EntrySettings {
 export interface CallbackDeps {
   store: StoreEngine;
   exchangeCode: (code: string) => Promise<ReceivedTokens>;
+  /** The registration this callback serves, as its records carry it (absent: the first). */
+  registration?: string | undefined;
   events: EventEmitter<PlatformLoginEvents>;
   fail: FailHandler;
   /** The app's `afterLogin` hook, bound (platform-login.ts). */

@@ -26,6 +26,8 @@ import {
   type TokenRecord,
 } from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
+import { playerKeyOf } from '../core/player-key';
+import { joinPlayer } from '../core/player-join';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import type { CodeClaim } from './entry-claim';
 
@@ -57,6 +59,8 @@ export type AfterLogin = (
 export interface RedemptionDeps {
   store: StoreEngine;
   exchangeCode: (code: string) => Promise<ReceivedTokens>;
+  /** The registration this entry serves, as its records carry it (absent: the first). */
+  registration?: string | undefined;
   events: EventEmitter<PlatformLoginEvents>;
   afterLogin?: AfterLogin | undefined;
 }
@@ -208,7 +212,7 @@ export function createCodeRedemption(
 
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
     if (previous !== undefined)
-      await store.records.delete(hashSessionId(req.sessionID), { openId: previous.openId });
+      await store.records.delete(hashSessionId(req.sessionID), { openId: playerKeyOf(previous) });
     const joins = joinsOf(req);
     const join = joins?.join(req.sessionID, res);
     let sessionKey: string;
@@ -217,10 +221,11 @@ export function createCodeRedemption(
     try {
       await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
       sessionKey = hashSessionId(req.sessionID);
-      record = newTokenRecord(tokens, refreshTokenLifetimeMs);
+      record = newTokenRecord(tokens, refreshTokenLifetimeMs, deps.registration);
       ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionTtlMs));
       const marker = {
         openId: record.openId,
+        ...(record.registration === undefined ? {} : { registration: record.registration }),
         entry: codeHash,
         recordExpiresAt: Date.now() + ttlMs,
       };
@@ -239,6 +244,14 @@ export function createCodeRedemption(
     } finally {
       await join?.end();
     }
+    await joinPlayer(store.records, events, {
+      sessionKey,
+      record,
+      ttlMs,
+      before: undefined,
+      answered: tokens.unionId,
+      via: 'exchange',
+    });
     // The record and the session on a replica before the player is answered: a failover now
     // must not take the new login with the primary (DESIGN section 13).
     await store.durability?.confirm(sessionKey, { store: req.sessionStore, sid: req.sessionID });
@@ -279,7 +292,7 @@ export function createCodeRedemption(
     } catch (error) {
       failure = error;
     }
-    await store.records.delete(sessionKey, { openId: record.openId });
+    await store.records.delete(sessionKey, { openId: playerKeyOf(record) });
     delete req.session.platformLogin;
     await save(req);
     throw failure;

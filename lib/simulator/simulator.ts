@@ -70,6 +70,12 @@ export class PlatformSimulator {
   /** Sets every call count back to 0 (the `calls` object stays the same). */
   resetCalls(): void {
     for (const key of Object.keys(this.calls) as (keyof SimulatorCallCounts)[]) this.calls[key] = 0;
+    this.state.callsByClient.clear();
+  }
+
+  /** POST /token calls that carried `client_id` (every call, faulted ones too), by grant_type. */
+  callsOfClient(clientId: string): { authorization_code: number; refresh_token: number } {
+    return { authorization_code: 0, refresh_token: 0, ...this.state.callsByClient.get(clientId) };
   }
 
   /**
@@ -84,9 +90,10 @@ export class PlatformSimulator {
   }
 
   /** URL of GET /enter, which issues a code and 302s the browser to `redirect_uri?code=…`. */
-  enterUrl(options: { openId?: string; redirectUri?: string } = {}): string {
+  enterUrl(options: { openId?: string; redirectUri?: string; clientId?: string } = {}): string {
     const query = new URLSearchParams();
     if (options.openId !== undefined) query.set('open_id', options.openId);
+    if (options.clientId !== undefined) query.set('client_id', options.clientId);
     if (options.redirectUri !== undefined) query.set('redirect_uri', options.redirectUri);
     const search = query.toString();
     return `${this.url}/enter${search === '' ? '' : `?${search}`}`;
