@@ -60,6 +60,8 @@ export class SimulatorState {
   private sweepAt = SWEEP_THRESHOLD;
   /** Refresh tokens retired by a rotation, to count their reuse (a platform may call it theft). */
   private readonly retired = new Set<string>();
+  /** How many refresh calls carried another client's credentials than their grant's. */
+  foreignClientRefreshes = 0;
   /** How many refresh calls presented a token already retired by a rotation. */
   retiredTokenReuses = 0;
 

@@ -73,6 +73,18 @@ export class PlatformSimulator {
     this.state.callsByClient.clear();
   }
 
+  /** Withholds `unionid` from code exchanges (it comes with refreshes only), or stops doing so. */
+  setUnionIdOnRefreshOnly(on: boolean): void {
+    if (typeof on !== 'boolean')
+      throw new TypeError('setUnionIdOnRefreshOnly: pass true or false.');
+    this.state.config.unionIdOnRefreshOnly = on;
+  }
+
+  /** Refresh calls refused because they carried another client's credentials than the grant's. */
+  get foreignClientRefreshes(): number {
+    return this.state.foreignClientRefreshes;
+  }
+
   /** POST /token calls that carried `client_id` (every call, faulted ones too), by grant_type. */
   callsOfClient(clientId: string): { authorization_code: number; refresh_token: number } {
     return { authorization_code: 0, refresh_token: 0, ...this.state.callsByClient.get(clientId) };

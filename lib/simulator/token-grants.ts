@@ -155,6 +155,7 @@ export function refreshTokens(state: SimulatorState, params: TokenParams): Token
     );
   }
   if (clientId !== undefined && clientId !== grant.clientId) {
+    state.foreignClientRefreshes += 1;
     return oauthError('invalid_grant', 'refresh token was issued to another client');
   }
   if (

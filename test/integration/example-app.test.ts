@@ -26,7 +26,12 @@ import { valueOnce } from '../helpers/wait-until';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
-const ADA = { openId: 'player-ada', unionId: 'union-ada', scope: ['user_info', 'basic_actions'] };
+const ADA = {
+  openId: 'player-ada',
+  unionId: 'union-ada',
+  scope: ['user_info', 'basic_actions'],
+  registration: 'web',
+};
 
 const unescapeHtml = (text: string): string =>
   text.replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) =>
