@@ -80,6 +80,13 @@ export class PlatformSimulator {
     this.state.config.unionIdOnRefreshOnly = on;
   }
 
+  /** Gives a player another unionid from now on, as a platform that re-binds an account would. */
+  setUnionId(openId: string, unionId: string): void {
+    const player = this.state.findPlayer(openId);
+    if (player === undefined) throw new TypeError(`setUnionId: no player ${openId}.`);
+    player.unionId = unionId;
+  }
+
   /** Refresh calls refused because they carried another client's credentials than the grant's. */
   get foreignClientRefreshes(): number {
     return this.state.foreignClientRefreshes;
