@@ -297,7 +297,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
   /**
    * A player's login for work with no request (a job, a match's end): the freshest live login of
-   * `openId` (the one whose record lives longest), with `user`, `token()` and `fetch()` as a route
+   * the player — an openId of the first registration, `{ unionId }` or `{ openId, registration }`,
+   * in every registration (docs/registrations.md) — (the one whose record lives longest), with `user`, `token()` and `fetch()` as a route
    * has them, refreshed under the same lock as the player's requests and sockets. Rejects with
    * LoginRequiredError (`login_required`) when the player has no live login. See docs/jobs.md.
    */
@@ -343,8 +344,9 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   }
 
   /**
-   * Ends every session of a player on every process at once (a ban, a stolen account): their
-   * token records are deleted, so their next request answers 401 `login_required`. Resolves how
+   * Ends every session of a player on every process at once (a ban, a stolen account), in every
+   * registration (`player`: an openId of the first registration, `{ unionId }` or
+   * `{ openId, registration }`; docs/registrations.md): their token records are deleted, so their next request answers 401 `login_required`. Resolves how
    * many sessions were ended. A login whose code was being exchanged meanwhile does not survive it.
    */
   async logoutPlayer(player: PlayerRef): Promise<number> {
