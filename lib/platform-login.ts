@@ -140,7 +140,11 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       ]),
     );
     this.client = clients.get(undefined)!;
-    const refresh = refreshSettings(config.refresh, this.client.longestRefreshMs, sessionTtlMs);
+    const joinsPlayers = this.registrations.length > 1;
+    const refresh = {
+      ...refreshSettings(config.refresh, this.client.longestRefreshMs, sessionTtlMs),
+      joinsPlayers,
+    };
     this.refresher = new RefreshCoordinator(
       this.instrumentedStore,
       registrationRefresher(clients),
@@ -161,6 +165,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       client: new OpenApiClient(api, apiMetrics),
       sessionTtlMs,
       firstRegistration: config.registrationName,
+      joinsPlayers,
     };
     // Logs, metrics, spans and readiness follow the parts' events (none is emitted while building).
     const metrics = new PlatformMetrics(config.meterProvider, {
@@ -200,6 +205,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         store: this.instrumentedStore,
         exchangeCode: (code) => client.exchangeCode(code),
         registration: registration.stored,
+        joinsPlayers,
         events: this,
         fail: fail.entry,
         afterLogin,

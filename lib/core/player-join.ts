@@ -22,6 +22,11 @@ export interface WrittenLogin {
   /** The unionid the token endpoint's answer carried, if any. */
   answered: string | undefined;
   via: 'exchange' | 'refresh';
+  /**
+   * Whether the game has several registrations: with one, a unionid joins nothing its openId does
+   * not, and the index entry would only cost an entry two round trips.
+   */
+  joins: boolean;
 }
 
 /**
@@ -42,7 +47,7 @@ export async function joinPlayer(
   };
   if (before !== undefined && answered !== undefined && answered !== before)
     events.emit('unionIdRefused', fields);
-  if (record.unionId === undefined) return;
+  if (record.unionId === undefined || !login.joins) return;
   await records.renew(sessionKey, unionKeyOf(record.unionId), login.ttlMs).catch(ignore);
   if (before === undefined) events.emit('playerJoined', { ...fields, via: login.via });
 }

@@ -50,6 +50,8 @@ export interface RefreshSettings {
   /** Lifetime of a session when the request does not tell (records never outlive it). */
   sessionTtlMs: number;
   freshness: FreshnessPolicy;
+  /** Several registrations: a login joins its player's unionid index (core/player-join.ts). */
+  joinsPlayers?: boolean;
 }
 
 /** Longest a request whose access token still works waits for a refresh before going on with it. */
@@ -448,6 +450,7 @@ export class RefreshCoordinator {
       before: current.unionId,
       answered: tokens.unionId,
       via: 'refresh',
+      joins: this.settings.joinsPlayers === true,
     });
     this.events.emit('refresh', {
       openId: next.openId,

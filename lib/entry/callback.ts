@@ -37,6 +37,8 @@ export interface CallbackDeps {
   exchangeCode: (code: string) => Promise<ReceivedTokens>;
   /** The registration this callback serves, as its records carry it (absent: the first). */
   registration?: string | undefined;
+  /** Several registrations: a login joins its player's unionid index (core/player-join.ts). */
+  joinsPlayers?: boolean | undefined;
   events: EventEmitter<PlatformLoginEvents>;
   fail: FailHandler;
   /** The app's `afterLogin` hook, bound (platform-login.ts). */

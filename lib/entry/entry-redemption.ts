@@ -61,6 +61,8 @@ export interface RedemptionDeps {
   exchangeCode: (code: string) => Promise<ReceivedTokens>;
   /** The registration this entry serves, as its records carry it (absent: the first). */
   registration?: string | undefined;
+  /** Several registrations: a login joins its player's unionid index (core/player-join.ts). */
+  joinsPlayers?: boolean | undefined;
   events: EventEmitter<PlatformLoginEvents>;
   afterLogin?: AfterLogin | undefined;
 }
@@ -251,6 +253,7 @@ export function createCodeRedemption(
       before: undefined,
       answered: tokens.unionId,
       via: 'exchange',
+      joins: deps.joinsPlayers === true,
     });
     // The record and the session on a replica before the player is answered: a failover now
     // must not take the new login with the primary (DESIGN section 13).

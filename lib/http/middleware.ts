@@ -152,7 +152,7 @@ export function createMiddleware(
         (await records.renew(sessionKey, playerKeyOf(record), ttlMs).catch(() => false));
       if (renewed) marker.recordExpiresAt = now + ttlMs;
       // Its entry in the unionid's index lives as long (see docs/registrations.md).
-      if (renewed && record.unionId !== undefined)
+      if (renewed && api.joinsPlayers === true && record.unionId !== undefined)
         await records.renew(sessionKey, unionKeyOf(record.unionId), ttlMs).catch(() => false);
     }
     setRequestContext(

@@ -29,6 +29,8 @@ export interface ApiSettings {
   sessionTtlMs: number;
   /** The first registration's name, which its records do not carry. */
   firstRegistration: string;
+  /** Several registrations: a login's unionid index entry is renewed with it (core/player-join.ts). */
+  joinsPlayers?: boolean;
 }
 
 /** A login as jobs and the `afterLogin` hook get it: what a route gets on `req`. */
