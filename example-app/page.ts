@@ -59,11 +59,12 @@ export function playerPage(player: PlatformUser, nickname: string | undefined): 
 
 /** The page for a visitor without a login. */
 export function visitorPage(lobbyUrls: { name: string; url: string }[]): string {
-  // The first registration's link keeps the id `enter`; each other one is `enter-<name>`.
+  // The first registration's link keeps its id and words; each other one is `enter-<name>`.
   const links = lobbyUrls
-    .map(
-      ({ name, url }, index) =>
-        `<a class="button" id="${index === 0 ? 'enter' : `enter-${escape(name)}`}" href="${escape(url)}">Enter from the platform (${escape(name)})</a>`,
+    .map(({ name, url }, index) =>
+      index === 0
+        ? `<a class="button" id="enter" href="${escape(url)}">Enter from the platform</a>`
+        : `<a class="button" id="enter-${escape(name)}" href="${escape(url)}">Enter through ${escape(name)}</a>`,
     )
     .join(' ');
   return layout(`<h1>Example game</h1>
