@@ -19,6 +19,7 @@ import { openSocket, type TestSocket } from '../helpers/spawn-socket-backends';
 import { sessionCookieFrom } from '../helpers/session-cookie';
 import { spawnExample, stopExample, type SpawnedExample } from '../helpers/spawn-example';
 import { QUIET } from '../helpers/test-app';
+import { exampleFlow } from '../helpers/example-flow';
 
 const WEB_URI = 'http://127.0.0.1:3999/platform/callback';
 const MINI_URI = 'http://127.0.0.1:3999/platform/mini/callback';
@@ -159,4 +160,19 @@ test("no refresh was ever sent with another registration's client_id", () => {
   expect(sim.callsOfClient(DEMO_CLIENT_ID).refresh_token).toBeGreaterThan(0);
   expect(sim.callsOfClient(MINI.clientId).refresh_token).toBeGreaterThan(0);
   expect(sim.foreignClientRefreshes).toBe(0);
+});
+
+test('with no environment the example has web and mini: the lobby link of each enters through it', async () => {
+  const embedded = await startExample(readConfig({ PORT: '0' }), { logger: QUIET });
+  try {
+    const [web, mini] = [
+      await exampleFlow(embedded.url),
+      await exampleFlow(embedded.url, 'enter-mini'),
+    ];
+    expect(web.me).toEqual({ status: 200, openId: 'player-ada' });
+    expect(mini).toMatchObject({ entry: 303, me: { status: 200, openId: 'mini-game.player-ada' } });
+    expect(mini.afterLogout).toBe(401);
+  } finally {
+    await embedded.close();
+  }
 });
