@@ -418,8 +418,11 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
  * looked at (a path comparison); after that, one boolean read.
  */
 function checkingMount(checks: CallbackMountCheck[], handler: RequestHandler): RequestHandler {
+  // One registration (most games): the one check, called as before several existed.
+  const check = checks.length === 1 ? checks[0]! : undefined;
   return (req, res, next) => {
-    for (const check of checks) check.atRequest(req);
+    if (check !== undefined) check.atRequest(req);
+    else for (const each of checks) each.atRequest(req);
     return handler(req, res, next);
   };
 }
