@@ -92,10 +92,12 @@ const config: Config = {
       // (npm:express@^4) for the package and the test app alike.
       displayName: 'express4',
       testEnvironment: 'node',
-      // The Express-version surface, and the mount check (Express's mount event on either line).
+      // The Express-version surface, the mount check (Express's mount event on either line), and
+      // that nothing shared with the app changes (Express's own prototypes on either line).
       testMatch: [
         '<rootDir>/test/express4/**/*.test.ts',
         '<rootDir>/test/integration/mistakes-logged.test.ts',
+        '<rootDir>/test/integration/shared-objects.test.ts',
       ],
       transform,
       moduleNameMapper: {

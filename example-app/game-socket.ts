@@ -1,4 +1,4 @@
-// `GET /ws` (DESIGN.md section 6): a WebSocket opened with the session cookie. Without a login: 401,
+// `GET /ws` (docs/example-app.md): a WebSocket opened with the session cookie. Without a login: 401,
 // no upgrade. Once open: `{"type":"hello","openId":…}`; `{"type":"profile"}` is answered with the
 // open API's /userinfo fetched with the player's token; when the login ends anywhere the package
 // closes the socket with 4401.

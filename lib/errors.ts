@@ -1,6 +1,7 @@
 // Every error the package raises, from one table: each code's HTTP `status`, the `error` string of
-// response bodies, and its family — the class, named for what the caller does next. A code is
-// written once, in PLATFORM_ERRORS; the classes carry the data of their codes.
+// response bodies, its family (the class, named for what the caller does next), the level a request
+// it ends is logged at, the lists it belongs to, and its message where the message is the code's
+// own. A code is written once, in PLATFORM_ERRORS; every list of codes is derived from it.
 // Messages are written for the developer reading a log and never contain a secret, a token, a code
 // or the platform's raw response body.
 import { inspect } from 'node:util';
@@ -8,42 +9,210 @@ import { inspect } from 'node:util';
 /** What the caller does next, one class each. */
 type Family = 'setup' | 'login' | 'refused' | 'platform' | 'store';
 
+/** The level of the log line of a request that a code ends (observability/event-logging.ts). */
+export type LogLevel = 'debug' | 'warn' | 'error';
+
 /**
- * Every code, once: the HTTP `status` the package answers with, the JSON body's `error`, and its
- * family (its class). `ERR_PLATFORM_ENTRY_DENIED` is answered with the platform's own `error`
- * (see {@link httpAnswer}); its row holds the answer when the platform's says nothing usable.
+ * The lists a code belongs to: `token`, what a token-endpoint call fails with (the token
+ * client's errors, before the failure policy); `oauth`, an OAuth error the endpoint answered
+ * (carries `oauthError`); `refresh`, what a refresh fails with; `entry`, what an entry is refused or
+ * fails with; `holds`, platform trouble worth holding every process's refreshes back for.
+ */
+type Group = 'token' | 'oauth' | 'refresh' | 'entry' | 'holds';
+
+interface ErrorRow {
+  status: number;
+  error: string;
+  family: Family;
+  /**
+   * `warn` for a setup mistake, `error` for a 5xx, `debug` for a player's own mistake; `debug` too
+   * for setup refusals said once, loudly, where they are found (a missing express-session by the
+   * fail handler, a session store that cannot work by the entry's checks).
+   */
+  level: LogLevel;
+  groups: readonly Group[];
+  /** The code's own message (a template where it names a value); absent where each site says its own. */
+  message?: string | ((args: never) => string);
+}
+
+/** A row's status, body `error`, family, log level and groups (its message, if any, beside). */
+const meta = <const F extends Family, const G extends readonly Group[]>(
+  status: number,
+  error: string,
+  family: F,
+  level: LogLevel,
+  groups: G,
+) => ({ status, error, family, level, groups });
+
+/** An OAuth error the token endpoint answered, said with the platform's own (sanitised) words. */
+const refusedMessage = (a: {
+  grant: string;
+  oauthError: string;
+  httpStatus: number;
+  description: string | undefined;
+}): string =>
+  `The token endpoint refused the ${a.grant} request with "${a.oauthError}" (HTTP ${a.httpStatus})` +
+  (a.description === undefined ? '.' : `: "${a.description}".`) +
+  (a.oauthError === 'invalid_client'
+    ? ' Check clientId, clientSecret and redirectUri against the platform registration.'
+    : '') +
+  // No token endpoint at that address: the base URL is the likely mistake.
+  (a.httpStatus === 404 || a.httpStatus === 405 ? CHECK_AUTH_URL : '');
+
+/** A store that failed or did not answer in time. */
+const storeMessage = (a: { store: string; what: string; timeoutMs?: number }): string =>
+  a.timeoutMs === undefined
+    ? `The ${a.store} failed ${a.what}; check that it is reachable.`
+    : `The ${a.store} did not answer ${a.what} within ${a.timeoutMs} ms; check that it is reachable.`;
+
+/**
+ * Every code, once. `ERR_PLATFORM_ENTRY_DENIED` is answered with the platform's own `error` (see
+ * {@link httpAnswer}); its row holds the answer when the platform's says nothing usable.
  */
 export const PLATFORM_ERRORS = {
-  ERR_PLATFORM_INVALID_GRANT: { status: 502, error: 'platform_error', family: 'platform' },
-  ERR_PLATFORM_INVALID_CLIENT: { status: 502, error: 'platform_error', family: 'platform' },
-  ERR_PLATFORM_REFUSED: { status: 502, error: 'platform_error', family: 'platform' },
-  ERR_PLATFORM_INVALID_RESPONSE: { status: 502, error: 'platform_error', family: 'platform' },
-  ERR_PLATFORM_TIMEOUT: { status: 504, error: 'platform_timeout', family: 'platform' },
-  ERR_PLATFORM_NETWORK: { status: 502, error: 'platform_error', family: 'platform' },
-  ERR_PLATFORM_STORE_UNAVAILABLE: { status: 503, error: 'store_unavailable', family: 'store' },
-  ERR_PLATFORM_LOGIN_REQUIRED: { status: 401, error: 'login_required', family: 'login' },
-  ERR_PLATFORM_REAUTH_REQUIRED: { status: 401, error: 'reauth_required', family: 'login' },
-  ERR_PLATFORM_UNAVAILABLE: { status: 503, error: 'platform_unavailable', family: 'platform' },
-  ERR_PLATFORM_MISCONFIGURED: { status: 503, error: 'platform_misconfigured', family: 'platform' },
-  ERR_PLATFORM_INVALID_REQUEST: { status: 400, error: 'invalid_request', family: 'refused' },
-  ERR_PLATFORM_CODE_USED: { status: 400, error: 'code_already_used', family: 'refused' },
-  ERR_PLATFORM_ENTRY_DENIED: { status: 403, error: 'access_denied', family: 'refused' },
-  ERR_PLATFORM_METHOD_NOT_ALLOWED: { status: 405, error: 'method_not_allowed', family: 'refused' },
-  ERR_PLATFORM_IDENTITY_CHANGED: { status: 401, error: 'reauth_required', family: 'login' },
-  ERR_PLATFORM_CODE_REJECTED: { status: 400, error: 'code_rejected', family: 'refused' },
-  ERR_PLATFORM_SESSION_MISSING: { status: 500, error: 'server_misconfigured', family: 'setup' },
-  ERR_PLATFORM_ENTRY_CONTEXT: { status: 403, error: 'entry_context_refused', family: 'refused' },
-  ERR_PLATFORM_CROSS_ORIGIN: { status: 403, error: 'cross_origin_refused', family: 'refused' },
-  ERR_PLATFORM_COOKIES_REFUSED: { status: 400, error: 'cookies_blocked', family: 'refused' },
-  ERR_PLATFORM_SETUP: { status: 500, error: 'server_misconfigured', family: 'setup' },
-  ERR_PLATFORM_INVALID_OPTION: { status: 500, error: 'server_misconfigured', family: 'setup' },
-  ERR_PLATFORM_TOO_MANY_ENTRIES: { status: 429, error: 'too_many_entries', family: 'refused' },
-  ERR_PLATFORM_BUSY: { status: 503, error: 'platform_busy', family: 'refused' },
-  ERR_PLATFORM_API_TIMEOUT: { status: 504, error: 'platform_timeout', family: 'platform' },
-  ERR_PLATFORM_API_UNREACHABLE: { status: 502, error: 'platform_error', family: 'platform' },
-  ERR_PLATFORM_INSUFFICIENT_SCOPE: { status: 403, error: 'insufficient_scope', family: 'refused' },
-  ERR_PLATFORM_ENTRY_REFUSED: { status: 403, error: 'entry_refused', family: 'refused' },
-} as const satisfies Record<string, { status: number; error: string; family: Family }>;
+  ERR_PLATFORM_INVALID_GRANT: {
+    ...meta(502, 'platform_error', 'platform', 'error', ['token', 'oauth']),
+    message: refusedMessage,
+  },
+  ERR_PLATFORM_INVALID_CLIENT: {
+    ...meta(502, 'platform_error', 'platform', 'error', ['token', 'oauth']),
+    message: refusedMessage,
+  },
+  ERR_PLATFORM_REFUSED: {
+    ...meta(502, 'platform_error', 'platform', 'error', ['token', 'oauth', 'entry']),
+    message: refusedMessage,
+  },
+  ERR_PLATFORM_INVALID_RESPONSE: meta(502, 'platform_error', 'platform', 'error', [
+    'token',
+    'entry',
+  ]),
+  ERR_PLATFORM_TIMEOUT: {
+    ...meta(504, 'platform_timeout', 'platform', 'error', ['token', 'entry']),
+    message: (a: { tokenEndpoint: string; grant: string; timeoutMs: number }) =>
+      `The token endpoint ${a.tokenEndpoint} did not answer the ${a.grant} request within ${a.timeoutMs} ms (timeoutMs).`,
+  },
+  ERR_PLATFORM_NETWORK: {
+    ...meta(502, 'platform_error', 'platform', 'error', ['token', 'entry']),
+    message: (a: { tokenEndpoint: string; grant: string }) =>
+      `The token endpoint ${a.tokenEndpoint} could not be reached for the ${a.grant} request, or dropped the connection. Check authUrl and the network.`,
+  },
+  ERR_PLATFORM_STORE_UNAVAILABLE: {
+    ...meta(503, 'store_unavailable', 'store', 'error', ['refresh', 'entry']),
+    message: storeMessage,
+  },
+  ERR_PLATFORM_LOGIN_REQUIRED: {
+    ...meta(401, 'login_required', 'login', 'debug', ['entry']),
+    message:
+      'No player is logged in on this session; the player must enter the game from the platform.',
+  },
+  ERR_PLATFORM_REAUTH_REQUIRED: {
+    ...meta(401, 'reauth_required', 'login', 'debug', ['refresh']),
+    message: 'The platform no longer accepts this login; the player must enter the game again.',
+  },
+  ERR_PLATFORM_UNAVAILABLE: meta(503, 'platform_unavailable', 'platform', 'error', [
+    'refresh',
+    'holds',
+  ]),
+  ERR_PLATFORM_MISCONFIGURED: {
+    ...meta(503, 'platform_misconfigured', 'platform', 'warn', ['refresh', 'entry', 'holds']),
+    message: (a: { grant: string }) =>
+      a.grant === 'authorization_code'
+        ? 'The platform rejected our client credentials at the code exchange; check clientId, clientSecret and redirectUri.'
+        : 'The platform rejected our client credentials while refreshing; check clientId and clientSecret. The tokens were kept.',
+  },
+  ERR_PLATFORM_INVALID_REQUEST: meta(400, 'invalid_request', 'refused', 'debug', ['entry']),
+  ERR_PLATFORM_CODE_USED: {
+    ...meta(400, 'code_already_used', 'refused', 'debug', ['entry']),
+    message:
+      'This entry code was already used; the player must enter the game again from the platform.',
+  },
+  ERR_PLATFORM_ENTRY_DENIED: {
+    ...meta(403, 'access_denied', 'refused', 'debug', ['entry']),
+    message: (error: string) =>
+      `The platform sent the player back with error "${error}" instead of a code.`,
+  },
+  ERR_PLATFORM_METHOD_NOT_ALLOWED: {
+    ...meta(405, 'method_not_allowed', 'refused', 'debug', ['entry']),
+    message: (allow: 'GET' | 'POST') =>
+      allow === 'GET'
+        ? 'The platform callback accepts GET only.'
+        : 'logout() accepts POST only; mount it with app.post().',
+  },
+  ERR_PLATFORM_IDENTITY_CHANGED: {
+    ...meta(401, 'reauth_required', 'login', 'debug', ['refresh']),
+    message:
+      'A refresh returned another open_id than the login it renewed; the record was deleted.',
+  },
+  ERR_PLATFORM_CODE_REJECTED: {
+    ...meta(400, 'code_rejected', 'refused', 'debug', ['entry']),
+    message: (said: string | undefined) =>
+      said === undefined
+        ? 'The platform refused this entry code (expired or already used); the player must enter the game again.'
+        : `The platform refused this entry code: "${said}".` +
+          // A redirect_uri mismatch (a setup mistake every entry hits) must not read as the player's.
+          (REDIRECT_URI.test(said)
+            ? ' Check that `redirectUri` is exactly the redirect_uri the platform sent the player to (scheme, host, port and path).'
+            : ' The player must enter the game again.'),
+  },
+  ERR_PLATFORM_SESSION_MISSING: {
+    ...meta(500, 'server_misconfigured', 'setup', 'debug', ['entry']),
+    message:
+      'express-platform-login needs express-session in front of it: did you forget ' +
+      '`app.use(session({ store, secret, resave: false, saveUninitialized: false }))` before mounting the callback and middleware?',
+  },
+  ERR_PLATFORM_ENTRY_CONTEXT: {
+    ...meta(403, 'entry_context_refused', 'refused', 'warn', ['entry']),
+    message: (reason: string) =>
+      `An entry was refused before its code was claimed: it did not come from the platform's pages (${reason}). ` +
+      'Check `platformOrigins` and `entry.context`; watch `entryContextViolation` events in report mode first.',
+  },
+  ERR_PLATFORM_CROSS_ORIGIN: {
+    ...meta(403, 'cross_origin_refused', 'refused', 'debug', []),
+    message: (what: string) =>
+      `${what} from another origin was refused (Sec-Fetch-Site / Origin). ` +
+      'If it came from your own front end on another origin, list that origin in `gameOrigins`.',
+  },
+  ERR_PLATFORM_COOKIES_REFUSED: {
+    ...meta(400, 'cookies_blocked', 'refused', 'debug', ['entry']),
+    message:
+      'The browser came back from an entry without the session cookie: it refuses it (third-party cookies ' +
+      'blocked, or a cookie without SameSite=None; Secure; Partitioned inside an iframe — see embeddedSessionCookie()).',
+  },
+  ERR_PLATFORM_SETUP: meta(500, 'server_misconfigured', 'setup', 'debug', []),
+  ERR_PLATFORM_INVALID_OPTION: meta(500, 'server_misconfigured', 'setup', 'warn', []),
+  ERR_PLATFORM_TOO_MANY_ENTRIES: {
+    ...meta(429, 'too_many_entries', 'refused', 'debug', ['entry']),
+    message:
+      'An entry was refused before its code was claimed: its client address has too many failed entries in the current window ' +
+      "(`entry.failureLimit`). Behind a proxy, check `trust proxy`: without it every player shares the proxy's address.",
+  },
+  ERR_PLATFORM_BUSY: {
+    ...meta(503, 'platform_busy', 'refused', 'error', ['entry']),
+    message: (heldSeconds: number | undefined) =>
+      heldSeconds === undefined
+        ? 'An entry was refused before its code was claimed: too many code exchanges are in flight on this process (`entry.maxExchangesInFlight`).'
+        : `The token endpoint asked (Retry-After) for no code exchange for ${heldSeconds} seconds; until then entries are refused before their code is claimed.`,
+  },
+  ERR_PLATFORM_API_TIMEOUT: {
+    ...meta(504, 'platform_timeout', 'platform', 'error', []),
+    message: (a: { timeoutMs: number; where: string }) =>
+      `The open API did not answer within ${a.timeoutMs} ms (${a.where}).`,
+  },
+  ERR_PLATFORM_API_UNREACHABLE: {
+    ...meta(502, 'platform_error', 'platform', 'error', []),
+    message: (where: string) => `The open API could not be reached (${where}).`,
+  },
+  ERR_PLATFORM_INSUFFICIENT_SCOPE: {
+    ...meta(403, 'insufficient_scope', 'refused', 'debug', []),
+    message: (missing: readonly string[]) =>
+      `The player's login lacks the scope(s) this route needs: ${missing.join(', ')}. ` +
+      'The player must grant them on the platform and enter again.',
+  },
+  ERR_PLATFORM_ENTRY_REFUSED: {
+    ...meta(403, 'entry_refused', 'refused', 'debug', []),
+    message: 'The afterLogin hook refused this entry; no login was kept.',
+  },
+} satisfies Record<string, ErrorRow>;
 
 /** Stable machine-readable codes of every error, for `switch (err.code)`. */
 export type PlatformErrorCode = keyof typeof PLATFORM_ERRORS;
@@ -51,10 +220,41 @@ export type PlatformErrorCode = keyof typeof PLATFORM_ERRORS;
 /** Every code, in the table's order. */
 export const PLATFORM_ERROR_CODES = Object.keys(PLATFORM_ERRORS) as readonly PlatformErrorCode[];
 
+type Rows = typeof PLATFORM_ERRORS;
+
 /** The codes of one family. */
 type CodeOf<F extends Family> = {
-  [C in PlatformErrorCode]: (typeof PLATFORM_ERRORS)[C]['family'] extends F ? C : never;
+  [C in PlatformErrorCode]: Rows[C]['family'] extends F ? C : never;
 }[PlatformErrorCode];
+
+/** The codes of one group. */
+type GroupCode<G extends Group> = {
+  [C in PlatformErrorCode]: G extends Rows[C]['groups'][number] ? C : never;
+}[PlatformErrorCode];
+
+/** The codes of `group`, in the table's order. */
+export const codesOf = <G extends Group>(group: G): readonly GroupCode<G>[] =>
+  PLATFORM_ERROR_CODES.filter((code) =>
+    (PLATFORM_ERRORS[code].groups as readonly Group[]).includes(group),
+  ) as GroupCode<G>[];
+
+/** What a code's message is made from: nothing for a fixed message, the template's argument else. */
+type MessageArgs<C extends PlatformErrorCode> = Rows[C] extends {
+  message: (args: infer A) => string;
+}
+  ? [A]
+  : [];
+/** The codes whose message is the table's. */
+type WithMessage = {
+  [C in PlatformErrorCode]: Rows[C] extends { message: unknown } ? C : never;
+}[PlatformErrorCode];
+
+/** The message of `code`, made from `args` when it is a template. */
+function messageOf<C extends WithMessage>(code: C, ...args: MessageArgs<C>): string {
+  const message = (PLATFORM_ERRORS[code] as ErrorRow).message as
+    string | ((args: unknown) => string);
+  return typeof message === 'string' ? message : message(args[0]);
+}
 
 /** The codes of {@link SetupError}. */
 export type SetupErrorCode = CodeOf<'setup'>;
@@ -66,21 +266,13 @@ export type RequestRefusedErrorCode = CodeOf<'refused'>;
 export type PlatformFailureCode = CodeOf<'platform'>;
 
 /** The codes a token-endpoint call fails with (the token client's errors, before the failure policy). */
-export const TOKEN_ENDPOINT_FAILURE_CODES = [
-  'ERR_PLATFORM_INVALID_GRANT',
-  'ERR_PLATFORM_INVALID_CLIENT',
-  'ERR_PLATFORM_REFUSED',
-  'ERR_PLATFORM_INVALID_RESPONSE',
-  'ERR_PLATFORM_TIMEOUT',
-  'ERR_PLATFORM_NETWORK',
-] as const satisfies readonly PlatformErrorCode[];
+export const TOKEN_ENDPOINT_FAILURE_CODES = codesOf('token');
 
 /** The codes of an OAuth error answered by the token endpoint (they carry `oauthError`). */
-const OAUTH_REFUSAL_CODES: ReadonlySet<PlatformErrorCode> = new Set([
-  'ERR_PLATFORM_INVALID_GRANT',
-  'ERR_PLATFORM_INVALID_CLIENT',
-  'ERR_PLATFORM_REFUSED',
-]);
+const OAUTH_REFUSAL_CODES: ReadonlySet<PlatformErrorCode> = new Set(codesOf('oauth'));
+
+/** A platform description naming the redirect_uri: our setup, not the player's code. */
+const REDIRECT_URI = /redirect_uri/i;
 
 /** Only these characters survive into a copied platform `error`/`error_description` (RFC 6749 5.2). */
 const OAUTH_TEXT = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/g;
@@ -135,13 +327,16 @@ export abstract class PlatformLoginError<
 > extends Error {
   /** Stable machine-readable code, e.g. `ERR_PLATFORM_TIMEOUT`. */
   readonly code: C;
+  /** The level the package logs a request this error ends at: its code's, unless this case is another's. */
+  readonly logLevel: LogLevel;
 
-  constructor(code: C, message: string, options?: { cause?: unknown }) {
+  constructor(code: C, message: string, options?: { cause?: unknown; level?: LogLevel }) {
     // The cause is reduced to its name and errno code: a raw cause (a fetch error, a Redis reply)
     // could carry a URL with a token in its query string.
     super(message, options?.cause === undefined ? undefined : { cause: safeCause(options.cause) });
     this.name = new.target.name;
     this.code = code;
+    this.logLevel = options?.level ?? PLATFORM_ERRORS[code].level;
   }
 
   /** HTTP status the package answers with when this error ends a request. */
@@ -209,20 +404,9 @@ export function invalidOption(message: string, option?: string): SetupError {
 
 /** The package runs without express-session in front of it: a setup mistake, answered 500. */
 export const sessionMissing = (): SetupError =>
-  new SetupError(
-    'express-platform-login needs express-session in front of it: did you forget ' +
-      '`app.use(session({ store, secret, resave: false, saveUninitialized: false }))` before mounting the callback and middleware?',
-    { code: 'ERR_PLATFORM_SESSION_MISSING' },
-  );
-
-const LOGIN_MESSAGES: Record<LoginRequiredErrorCode, string> = {
-  ERR_PLATFORM_LOGIN_REQUIRED:
-    'No player is logged in on this session; the player must enter the game from the platform.',
-  ERR_PLATFORM_REAUTH_REQUIRED:
-    'The platform no longer accepts this login; the player must enter the game again.',
-  ERR_PLATFORM_IDENTITY_CHANGED:
-    'A refresh returned another open_id than the login it renewed; the record was deleted.',
-};
+  new SetupError(messageOf('ERR_PLATFORM_SESSION_MISSING'), {
+    code: 'ERR_PLATFORM_SESSION_MISSING',
+  });
 
 /**
  * The player must enter the game again (401): `ERR_PLATFORM_LOGIN_REQUIRED` (no session, or no
@@ -233,22 +417,7 @@ const LOGIN_MESSAGES: Record<LoginRequiredErrorCode, string> = {
 export class LoginRequiredError extends PlatformLoginError<LoginRequiredErrorCode> {
   constructor(message?: string, options: { code?: LoginRequiredErrorCode; cause?: unknown } = {}) {
     const code = options.code ?? 'ERR_PLATFORM_LOGIN_REQUIRED';
-    super(code, message ?? LOGIN_MESSAGES[code], options);
-  }
-}
-
-/**
- * A LoginRequiredError with no stack: a logged-out request or socket is an expected answer whose
- * stack would show only the framework's frames. Saves 18 µs, 4 % of a 401's CPU
- * (bench/micro/cleverness.ts).
- */
-export function loginRequiredWithoutStack(): LoginRequiredError {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return new LoginRequiredError();
-  } finally {
-    Error.stackTraceLimit = limit;
+    super(code, message ?? messageOf(code), options);
   }
 }
 
@@ -288,6 +457,7 @@ export class RequestRefusedError extends PlatformLoginError<RequestRefusedErrorC
       reason?: string;
       platformError?: string;
       missingScopes?: readonly string[];
+      level?: LogLevel;
     },
   ) {
     super(options.code, message, options);
@@ -306,19 +476,20 @@ export const invalidRequest = (message: string): RequestRefusedError =>
 
 /** The entry carried a code that was already used by another browser. */
 export const codeAlreadyUsed = (): RequestRefusedError =>
-  new RequestRefusedError(
-    'This entry code was already used; the player must enter the game again from the platform.',
-    { code: 'ERR_PLATFORM_CODE_USED' },
-  );
+  new RequestRefusedError(messageOf('ERR_PLATFORM_CODE_USED'), { code: 'ERR_PLATFORM_CODE_USED' });
 
 /** The platform opened the callback with an `error` parameter instead of a code. */
 export function entryDenied(oauthError: unknown): RequestRefusedError {
   const error =
     sanitizePlatformText(oauthError, 64)?.replace(/[^a-z0-9_]/gi, '') || 'access_denied';
-  return new RequestRefusedError(
-    `The platform sent the player back with error "${error}" instead of a code.`,
-    { code: 'ERR_PLATFORM_ENTRY_DENIED', platformError: error },
-  );
+  const code = 'ERR_PLATFORM_ENTRY_DENIED';
+  // The platform's own trouble (502, 503) is logged as every 5xx is.
+  const trouble = httpAnswer({ code, platformError: error }).status >= 500;
+  return new RequestRefusedError(messageOf(code, error), {
+    code,
+    platformError: error,
+    ...(trouble && { level: 'error' as const }),
+  });
 }
 
 /**
@@ -326,61 +497,43 @@ export function entryDenied(oauthError: unknown): RequestRefusedError {
  * POST only (a GET could be started by any page: an `<img>` would log the player out).
  */
 export const methodNotAllowed = (allow: 'GET' | 'POST' = 'GET'): RequestRefusedError =>
-  new RequestRefusedError(
-    allow === 'GET'
-      ? 'The platform callback accepts GET only.'
-      : 'logout() accepts POST only; mount it with app.post().',
-    { code: 'ERR_PLATFORM_METHOD_NOT_ALLOWED', allow },
-  );
+  new RequestRefusedError(messageOf('ERR_PLATFORM_METHOD_NOT_ALLOWED', allow), {
+    code: 'ERR_PLATFORM_METHOD_NOT_ALLOWED',
+    allow,
+  });
 
 /** The platform refused the entry code at the exchange (`invalid_grant`: expired, unknown or used). */
 export function codeRejected(options?: { cause?: unknown }): RequestRefusedError {
   const cause = options?.cause as { oauthErrorDescription?: unknown } | undefined;
   const said =
     typeof cause?.oauthErrorDescription === 'string' ? cause.oauthErrorDescription : undefined;
-  return new RequestRefusedError(codeRejectedMessage(said), {
+  // The platform's description when it gave one ("expired or already used" is only a guess); a
+  // redirect_uri mismatch is the setup's mistake, logged as one.
+  return new RequestRefusedError(messageOf('ERR_PLATFORM_CODE_REJECTED', said), {
     ...options,
     code: 'ERR_PLATFORM_CODE_REJECTED',
+    ...(said !== undefined && REDIRECT_URI.test(said) && { level: 'warn' as const }),
   });
-}
-
-/**
- * The platform's description when it gave one: "expired or already used" is only a guess, and a
- * redirect_uri mismatch (a setup mistake every entry hits) must not read as the player's.
- */
-function codeRejectedMessage(said: string | undefined): string {
-  if (said === undefined) {
-    return 'The platform refused this entry code (expired or already used); the player must enter the game again.';
-  }
-  const fix = /redirect_uri/i.test(said)
-    ? ' Check that `redirectUri` is exactly the redirect_uri the platform sent the player to (scheme, host, port and path).'
-    : ' The player must enter the game again.';
-  return `The platform refused this entry code: "${said}".${fix}`;
 }
 
 /** An entry that did not come from the platform's pages, refused by `entry: { context: { mode: 'enforce' } }`. */
 export const entryContextRefused = (reason: string): RequestRefusedError =>
-  new RequestRefusedError(
-    `An entry was refused before its code was claimed: it did not come from the platform's pages (${reason}). ` +
-      'Check `platformOrigins` and `entry.context`; watch `entryContextViolation` events in report mode first.',
-    { code: 'ERR_PLATFORM_ENTRY_CONTEXT', reason },
-  );
+  new RequestRefusedError(messageOf('ERR_PLATFORM_ENTRY_CONTEXT', reason), {
+    code: 'ERR_PLATFORM_ENTRY_CONTEXT',
+    reason,
+  });
 
 /** A state-changing request started by a page of another origin (CSRF), refused by `csrfProtection()`. */
 export const crossOriginRequest = (what = 'A state-changing request'): RequestRefusedError =>
-  new RequestRefusedError(
-    `${what} from another origin was refused (Sec-Fetch-Site / Origin). ` +
-      'If it came from your own front end on another origin, list that origin in `gameOrigins`.',
-    { code: 'ERR_PLATFORM_CROSS_ORIGIN' },
-  );
+  new RequestRefusedError(messageOf('ERR_PLATFORM_CROSS_ORIGIN', what), {
+    code: 'ERR_PLATFORM_CROSS_ORIGIN',
+  });
 
 /** After an entry the browser came back without the new session: it refuses the session cookie. */
 export const cookiesRefused = (): RequestRefusedError =>
-  new RequestRefusedError(
-    'The browser came back from an entry without the session cookie: it refuses it (third-party cookies ' +
-      'blocked, or a cookie without SameSite=None; Secure; Partitioned inside an iframe — see embeddedSessionCookie()).',
-    { code: 'ERR_PLATFORM_COOKIES_REFUSED' },
-  );
+  new RequestRefusedError(messageOf('ERR_PLATFORM_COOKIES_REFUSED'), {
+    code: 'ERR_PLATFORM_COOKIES_REFUSED',
+  });
 
 /**
  * Too many failed entries (bad, used or refused codes) came from this client address: refused with
@@ -388,11 +541,10 @@ export const cookiesRefused = (): RequestRefusedError =>
  * `retryAfterSeconds`: until the address's window ends.
  */
 export const tooManyEntries = (retryAfterSeconds: number): RequestRefusedError =>
-  new RequestRefusedError(
-    'An entry was refused before its code was claimed: its client address has too many failed entries in the current window ' +
-      "(`entry.failureLimit`). Behind a proxy, check `trust proxy`: without it every player shares the proxy's address.",
-    { code: 'ERR_PLATFORM_TOO_MANY_ENTRIES', retryAfterSeconds },
-  );
+  new RequestRefusedError(messageOf('ERR_PLATFORM_TOO_MANY_ENTRIES'), {
+    code: 'ERR_PLATFORM_TOO_MANY_ENTRIES',
+    retryAfterSeconds,
+  });
 
 /**
  * The entry is refused with 503 before its code is claimed: this process already has
@@ -405,28 +557,26 @@ export function platformBusy(options?: {
   cause?: unknown;
 }): RequestRefusedError {
   const held = options?.platformRetryAfterSeconds;
-  return new RequestRefusedError(
-    held === undefined
-      ? 'An entry was refused before its code was claimed: too many code exchanges are in flight on this process (`entry.maxExchangesInFlight`).'
-      : `The token endpoint asked (Retry-After) for no code exchange for ${held} seconds; until then entries are refused before their code is claimed.`,
-    { code: 'ERR_PLATFORM_BUSY', cause: options?.cause, retryAfterSeconds: held ?? 1 },
-  );
+  return new RequestRefusedError(messageOf('ERR_PLATFORM_BUSY', held), {
+    code: 'ERR_PLATFORM_BUSY',
+    cause: options?.cause,
+    retryAfterSeconds: held ?? 1,
+  });
 }
 
 /** The player did not grant a scope this route needs (`login.requireScopes()`). */
 export const insufficientScope = (missingScopes: readonly string[]): RequestRefusedError =>
-  new RequestRefusedError(
-    `The player's login lacks the scope(s) this route needs: ${missingScopes.join(', ')}. ` +
-      'The player must grant them on the platform and enter again.',
-    { code: 'ERR_PLATFORM_INSUFFICIENT_SCOPE', missingScopes },
-  );
+  new RequestRefusedError(messageOf('ERR_PLATFORM_INSUFFICIENT_SCOPE', missingScopes), {
+    code: 'ERR_PLATFORM_INSUFFICIENT_SCOPE',
+    missingScopes,
+  });
 
 /**
  * The app's `afterLogin` hook refused an entry: no login was kept (token record deleted, session
  * without a login), answered 403 `entry_refused`.
  */
 export const entryRefused = (options?: { cause?: unknown }): RequestRefusedError =>
-  new RequestRefusedError('The afterLogin hook refused this entry; no login was kept.', {
+  new RequestRefusedError(messageOf('ERR_PLATFORM_ENTRY_REFUSED'), {
     ...options,
     code: 'ERR_PLATFORM_ENTRY_REFUSED',
   });
@@ -510,27 +660,20 @@ export function tokenEndpointRefused(fields: {
   // The platform's own words say what was wrong (a redirect_uri mismatch, a wrong secret): kept,
   // sanitised, capped, and already cleared of what the request sent (token-response.ts).
   const description = sanitizePlatformText(fields.oauthErrorDescription, 200);
-  return new PlatformError(
-    `The token endpoint refused the ${fields.grant} request with "${oauthError}" (HTTP ${fields.httpStatus})` +
-      (description === undefined ? '.' : `: "${description}".`) +
-      (oauthError === 'invalid_client'
-        ? ' Check clientId, clientSecret and redirectUri against the platform registration.'
-        : '') +
-      // No token endpoint at that address: the base URL is the likely mistake.
-      (fields.httpStatus === 404 || fields.httpStatus === 405 ? CHECK_AUTH_URL : ''),
-    {
-      code:
-        oauthError === 'invalid_grant'
-          ? 'ERR_PLATFORM_INVALID_GRANT'
-          : oauthError === 'invalid_client' || oauthError === 'unauthorized_client'
-            ? 'ERR_PLATFORM_INVALID_CLIENT'
-            : 'ERR_PLATFORM_REFUSED',
-      oauthError,
-      oauthErrorDescription: description,
-      httpStatus: fields.httpStatus,
-      platformRetryAfterSeconds: fields.platformRetryAfterSeconds,
-    },
-  );
+  const code =
+    oauthError === 'invalid_grant'
+      ? 'ERR_PLATFORM_INVALID_GRANT'
+      : oauthError === 'invalid_client' || oauthError === 'unauthorized_client'
+        ? 'ERR_PLATFORM_INVALID_CLIENT'
+        : 'ERR_PLATFORM_REFUSED';
+  const { grant, httpStatus } = fields;
+  return new PlatformError(messageOf(code, { grant, oauthError, httpStatus, description }), {
+    code,
+    oauthError,
+    oauthErrorDescription: description,
+    httpStatus: fields.httpStatus,
+    platformRetryAfterSeconds: fields.platformRetryAfterSeconds,
+  });
 }
 
 /** The token store (Redis) did not answer in time or failed: try again shortly (`Retry-After: 2`). Compare-and-set writes keep the stored record consistent whatever happened to the call. */
@@ -540,6 +683,50 @@ export class StoreUnavailableError extends PlatformLoginError<'ERR_PLATFORM_STOR
     super('ERR_PLATFORM_STORE_UNAVAILABLE', message, options);
   }
 }
+
+/** A store (`store`: which one) that failed `what`, or did not answer it within `timeoutMs`. */
+export const storeUnavailable = (
+  where: { store: string; what: string; timeoutMs?: number },
+  cause?: unknown,
+): StoreUnavailableError =>
+  new StoreUnavailableError(messageOf('ERR_PLATFORM_STORE_UNAVAILABLE', where), { cause });
+
+/** The platform rejected our client credentials (`invalid_client`) on `grant`: our setup. */
+export const platformMisconfigured = (grant: string, cause: unknown): PlatformError =>
+  new PlatformError(messageOf('ERR_PLATFORM_MISCONFIGURED', { grant }), {
+    code: 'ERR_PLATFORM_MISCONFIGURED',
+    cause,
+  });
+
+/** A token request `grant` to `tokenEndpoint` that timed out (`timeoutMs`) or could not be sent. */
+export const tokenRequestFailed = (
+  request: { tokenEndpoint: string; grant: string; timeoutMs: number },
+  timedOut: boolean,
+  cause?: unknown,
+): PlatformError =>
+  timedOut
+    ? new PlatformError(messageOf('ERR_PLATFORM_TIMEOUT', request), {
+        code: 'ERR_PLATFORM_TIMEOUT',
+      })
+    : new PlatformError(messageOf('ERR_PLATFORM_NETWORK', request), {
+        code: 'ERR_PLATFORM_NETWORK',
+        cause,
+      });
+
+/** A call to the open API (`where`: method and URL, no query) that timed out or could not be sent. */
+export const openApiFailed = (
+  where: string,
+  timeoutMs: number | undefined,
+  cause?: unknown,
+): PlatformError =>
+  timeoutMs !== undefined
+    ? new PlatformError(messageOf('ERR_PLATFORM_API_TIMEOUT', { timeoutMs, where }), {
+        code: 'ERR_PLATFORM_API_TIMEOUT',
+      })
+    : new PlatformError(messageOf('ERR_PLATFORM_API_UNREACHABLE', where), {
+        code: 'ERR_PLATFORM_API_UNREACHABLE',
+        cause,
+      });
 
 /** Any error this package raises; `switch (err.code)` narrows it to the family that carries the code. */
 export type AnyPlatformLoginError =

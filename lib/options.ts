@@ -13,6 +13,7 @@ import { entryOptionsSchema } from './entry/entry-options';
 import { apiOptionsSchema } from './open-api/open-api-options';
 import { sameSitePath } from './util/same-site-path';
 import { originListSchema } from './cross-site/origins';
+import { encryptionKeysSchema } from './stores/encryption-keys-schema';
 import { isPlatformLogger, type PlatformLogger } from './observability/logger';
 import type { AfterLoginHook } from './entry/after-login';
 import {
@@ -51,6 +52,16 @@ const platformLoginShape = {
       error: 'must be a TokenStore (MemoryTokenStore, RedisTokenStore or your own)',
     })
     .optional(),
+  /**
+   * Keys that seal token records (AES-256-GCM) before they reach the store, so your own store never
+   * holds a token in the clear: `[{ id: 'k1', key }]`, each key 32 random bytes (`openssl rand
+   * -base64 32`). The first key seals new writes; every key opens, so a new key goes first and the
+   * old one stays second until records have been rewritten or expired. A RedisTokenStore seals with
+   * its own `encryptionKeys`: give them there (the same keys here too are accepted, other keys are
+   * refused). Defaults to none: a store of your own is then refused under `NODE_ENV=production` and
+   * warned about elsewhere; a MemoryTokenStore, in this process's memory, needs none.
+   */
+  encryptionKeys: encryptionKeysSchema.optional(),
   /**
    * Origins of the platform's pages that open or frame the game, e.g. `['https://platform.example']`.
    * Read by `entry.context` and `frameAncestors()`; required by both and by `embedded`. Defaults to none.

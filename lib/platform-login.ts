@@ -6,7 +6,7 @@ import type { MeterProvider } from '@opentelemetry/api';
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { createCallbackRouter } from './entry/callback';
 import { createHardening, type Hardening } from './cross-site/cross-site-protection';
-import { isPlatformLoginError, StoreUnavailableError } from './errors';
+import { isPlatformLoginError, storeUnavailable } from './errors';
 import { isRedisOutage } from './stores/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
@@ -17,6 +17,8 @@ import {
 } from './http/middleware';
 import { parsePlatformLoginOptions, type PlatformLoginOptions } from './options';
 import { checkCreation } from './setup/creation-checks';
+import { checkTokenSealing } from './setup/token-sealing-check';
+import { RecordKeyRing } from './stores/encryption';
 import { MemoryTokenStore } from './stores/memory-store';
 import { defaultLogger } from './observability/logger';
 import { refreshSettings } from './core/refresh-options';
@@ -35,11 +37,11 @@ import type { PlatformLogger } from './observability/logger';
 import { PlatformMetrics } from './observability/metrics';
 import { logStoreEvents, observeEvents } from './observability/event-logging';
 import { requestFailure } from './observability/request-failure';
+import { hasSession } from './http/require-session';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './core/instrumented-store';
 import { engineOf } from './core/derived-engine';
-import { installRequestAccessors } from './http/request-accessors';
 import { LoginWatch } from './sockets/login-watch';
 import { observeSockets } from './sockets/socket-metrics';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
@@ -47,7 +49,6 @@ import { loginAccessOf, type LoginAccess } from './sockets/store-access';
 import { loginOfPlayer, type LoggedInPlayer } from './jobs/player-logins';
 import { bindAfterLogin } from './entry/after-login';
 import { requireScopes } from './http/require-scopes';
-import { reportUnhandledRequestsTo } from './http/unhandled-request-report';
 import { createCallbackMountCheck, type CallbackMountCheck } from './setup/callback-mount-check';
 import { registrationsOf, type Registration } from './registrations/registration-options';
 import { registrationRefresher } from './registrations/registration-clients';
@@ -91,6 +92,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private loginWatch: LoginWatch | undefined;
   /** The `meterProvider` option, for the sockets' gauges. */
   private readonly meterProvider: MeterProvider | undefined;
+  /** Errors told as `requestFailed` by the package's handlers, not to be told again by errorHandler(). */
+  private readonly reported = new WeakSet<object>();
   /** Whether the app mounted each callback where its redirectUri's path reaches it (setup/callback-mount-check.ts). */
   private readonly mountChecks: CallbackMountCheck[] = [];
   /** The registrations, the first one first (registrations/registration-options.ts). */
@@ -106,10 +109,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.store = config.store ?? new MemoryTokenStore();
     this.logger = config.logger ?? defaultLogger();
     this.registrations = registrationsOf(config);
-    // The request accessors (`req.platformToken()` …), and the logger they tell when a route
-    // reads one where login.middleware() did not run.
-    installRequestAccessors();
-    reportUnhandledRequestsTo(this.logger);
     this.meterProvider = config.meterProvider;
     this.handleErrors = config.handleErrors;
     this.homePath = config.successRedirect;
@@ -117,12 +116,15 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     // The parts, each after those it uses: how failures end, the store, the client, refreshes, the API.
     const fail = createFailHandlers({
       events: this,
-      appLogger: config.logger,
+      logger: this.logger,
       handleErrors: config.handleErrors,
       homePath: config.successRedirect,
+      reported: this.reported,
     });
     this.fail = fail.request;
-    this.instrumentedStore = new InstrumentedTokenStore(engineOf(this.store), this);
+    const ring = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
+    checkTokenSealing(this.store, ring, (message) => this.logger.warn({}, message));
+    this.instrumentedStore = new InstrumentedTokenStore(engineOf(this.store, ring), this);
     // One token client per registration: a refresh goes to its record's own (registration-clients.ts).
     const clients = new Map(
       this.registrations.map((registration) => [
@@ -196,7 +198,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         platformOrigins: registration.platformOrigins,
         // The first secret keys the failure limit's address hashes: one count across registrations.
         clientSecret: config.clientSecret,
-        logger: config.logger,
         refreshTokenLifetimeMs: refresh.refreshTokenLifetimeMs,
         sessionTtlMs,
       });
@@ -208,6 +209,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         joinsPlayers,
         events: this,
         fail: fail.entry,
+        logger: this.logger,
         afterLogin,
       });
       // Where the app mounts a callback is held against its redirectUri's path (a path other than
@@ -354,6 +356,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * registration (`player`: an openId of the first registration, `{ unionId }` or
    * `{ openId, registration }`; docs/registrations.md): their token records are deleted, so their next request answers 401 `login_required`. Resolves how
    * many sessions were ended. A login whose code was being exchanged meanwhile does not survive it.
+   * Where the store waits for a replica (docs/durability.md), rejects with StoreUnavailableError
+   * when none acknowledged the deletions in time: ask again.
    */
   async logoutPlayer(player: PlayerRef): Promise<number> {
     const key = playerKeyOfRef(player, this.registrations, 'logoutPlayer');
@@ -395,20 +399,25 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
   /**
    * Error middleware that answers the package's errors as documented (for apps that set
-   * `handleErrors: false` and want them answered after their own handling). Others go on to `next`.
+   * `handleErrors: false` and want them answered after their own handling), and a session store
+   * failing in front of the package as 503 `store_unavailable`. Each is told as `requestFailed`
+   * (logged, counted) unless the package's handlers told it already. Others go on to `next`.
    */
   errorHandler(): ErrorRequestHandler {
     return (err, req, res, next) => {
-      if (isPlatformLoginError(err)) return respondWithError(err, req, res, this.homePath);
       // A session store (connect-redis) failing inside express-session, before the package ran.
-      if (isRedisOutage(err)) {
-        const outage = new StoreUnavailableError('The session store is unreachable.', {
-          cause: err,
-        });
-        this.emit('requestFailed', requestFailure(outage, req, 'session-store'));
-        return respondWithError(outage, req, res);
+      const failure = isPlatformLoginError(err)
+        ? err
+        : isRedisOutage(err)
+          ? storeUnavailable({ store: 'session store', what: 'the request' }, err)
+          : undefined;
+      if (failure === undefined) return next(err);
+      if (!this.reported.has(err as object)) {
+        // No session on the request: express-session's store failed before any handler ran.
+        const part = hasSession(req.session) ? 'request' : 'session-store';
+        this.emit('requestFailed', requestFailure(failure, req, part));
       }
-      next(err);
+      respondWithError(failure, req, res, this.homePath);
     };
   }
 }

@@ -1,4 +1,4 @@
-// Section "failover" (issue #43, DESIGN section 13): a Redis primary whose replica's replication
+// Section "failover" (issue #43, docs/durability.md): a Redis primary whose replica's replication
 // stream runs 1 s behind is SIGKILLed under load, and the replica promoted (three sentinels; or a
 // Cluster master and its replica). Four processes of the example game backend, started as
 // `npm run example` starts it, on Sentinel (REDIS_SENTINELS + REDIS_SENTINEL_NAME) or on the

@@ -1,6 +1,6 @@
 // One attempt at the token endpoint: sent over node:http, or through the app's fetch when it passed
 // one, under one deadline and one byte cap; every failure leaves as a typed error.
-import { invalidTokenResponse, PlatformError, PlatformLoginError } from '../errors';
+import { invalidTokenResponse, PlatformLoginError, tokenRequestFailed } from '../errors';
 import { sendOverFetch } from './fetch-transport';
 import { sendOverHttp } from './http-transport';
 import type { TokenEndpointAnswer } from './token-response';
@@ -43,17 +43,11 @@ export async function sendTokenRequest(
     return { answer: { ...answer, body }, retryAfter };
   } catch (error) {
     if (error instanceof PlatformLoginError) throw error;
-    if (error === DEADLINE) {
-      throw new PlatformError(
-        `The token endpoint ${limits.tokenEndpoint} did not answer the ${request.grant} request ` +
-          `within ${limits.timeoutMs} ms (timeoutMs).`,
-        { code: 'ERR_PLATFORM_TIMEOUT' },
-      );
-    }
-    throw new PlatformError(
-      `The token endpoint ${limits.tokenEndpoint} could not be reached for the ${request.grant} ` +
-        'request, or dropped the connection. Check authUrl and the network.',
-      { code: 'ERR_PLATFORM_NETWORK', cause: error },
+    const { tokenEndpoint, timeoutMs } = limits;
+    throw tokenRequestFailed(
+      { tokenEndpoint, grant: request.grant, timeoutMs },
+      error === DEADLINE,
+      error,
     );
   }
 }

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { StoreUnavailableError } from '../errors';
 import { hashOpenId } from './hash';
+import { readRecordValue, recordValue, type RecordKeyRing } from './record-value';
 import {
   checkClaimKey,
   checkCount,
@@ -36,22 +37,23 @@ const GENERATION_TTL_MS = 366 * 24 * 3_600_000;
 const MAX_ROUNDS = 64;
 
 /** The engines derived so far: one per store, so every part of an app works with the same one. */
-const derived = new WeakMap<TokenStore, StoreEngine>();
+const derived = new WeakMap<TokenStore, { engine: StoreEngine; ring?: RecordKeyRing }>();
 
 /**
- * The engine of `store`: its own when it ships one, else one derived from the contract. A store
- * without an engine of its own must have the contract's methods: one that lacks any is refused here,
- * when platformLogin() is created (checkTokenStore), not on a request.
+ * The engine of `store`: its own when it ships one, else one derived from the contract, sealing
+ * records with `ring` (the last ring given for this store, when none is). A store without an
+ * engine of its own must have the contract's methods: one that lacks any is refused here, when
+ * platformLogin() is created (checkTokenStore), not on a request.
  */
-export function engineOf(store: TokenStore): StoreEngine {
+export function engineOf(store: TokenStore, ring?: RecordKeyRing): StoreEngine {
   const own = (store as { [STORE_ENGINE]?: StoreEngine })[STORE_ENGINE];
   if (own !== undefined) return own;
-  let engine = derived.get(store);
-  if (engine === undefined) {
+  let made = derived.get(store);
+  if (made === undefined || (ring !== undefined && made.ring !== ring)) {
     checkTokenStore(store);
-    derived.set(store, (engine = deriveEngine(store)));
+    derived.set(store, (made = { engine: deriveEngine(store, ring), ring }));
   }
-  return engine;
+  return made.engine;
 }
 
 const keys = {
@@ -68,32 +70,14 @@ const keys = {
 const contended = (what: string): StoreUnavailableError =>
   new StoreUnavailableError(`The token store kept refusing ${what}: too many concurrent writers.`);
 
-const isRecord = (value: unknown): value is TokenRecord => {
-  const record = value as Partial<TokenRecord> | null;
-  return (
-    typeof record === 'object' &&
-    record !== null &&
-    typeof record.accessToken === 'string' &&
-    typeof record.refreshToken === 'string' &&
-    typeof record.openId === 'string' &&
-    typeof record.version === 'number' &&
-    typeof record.accessExpiresAt === 'number' &&
-    Array.isArray(record.scope)
-  );
-};
-
-/** A stored record, or `undefined` when the value is not one. */
-function decode(stored: StoredValue): TokenRecord | undefined {
-  try {
-    const parsed: unknown = JSON.parse(stored.value);
-    return isRecord(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The engine made of `store`'s contract calls. */
-export function deriveEngine(store: TokenStore): StoreEngine {
+export function deriveEngine(store: TokenStore, ring?: RecordKeyRing): StoreEngine {
+  /** The record stored at a session's key, or `undefined` when the value is not one it can read. */
+  const decode = (sessionKey: string, stored: StoredValue): TokenRecord | undefined => {
+    const read = readRecordValue(stored.value, keys.record(sessionKey), ring);
+    return typeof read === 'string' ? undefined : read;
+  };
+
   /** Rewrites the value at `key` from what is there, until no other writer got there first. */
   async function update(
     key: string,
@@ -146,10 +130,10 @@ export function deriveEngine(store: TokenStore): StoreEngine {
       checkSessionKey(sessionKey);
       const stored = await store.get(keys.record(sessionKey));
       if (stored === undefined) return { status: 'absent' };
-      const record = decode(stored);
-      return record === undefined
-        ? { status: 'unreadable', reason: 'parse' }
-        : { status: 'found', record };
+      const read = readRecordValue(stored.value, keys.record(sessionKey), ring);
+      return typeof read === 'string'
+        ? { status: 'unreadable', reason: read }
+        : { status: 'found', record: read };
     },
 
     async put(sessionKey, record, options) {
@@ -165,11 +149,11 @@ export function deriveEngine(store: TokenStore): StoreEngine {
       let previous: TokenRecord | undefined;
       if (options.expectedVersion !== null) {
         const stored = await store.get(key);
-        previous = stored && decode(stored);
+        previous = stored && decode(sessionKey, stored);
         if (previous?.version !== options.expectedVersion) return false;
         expectedVersion = stored!.version;
       }
-      const value = JSON.stringify(record);
+      const value = recordValue(record, key, ring);
       const written = await store.put(key, value, { expectedVersion, ttlMs });
       if (written === undefined) return false;
       if (previous !== undefined && playerKeyOf(previous) !== player)
@@ -191,7 +175,7 @@ export function deriveEngine(store: TokenStore): StoreEngine {
       const key = keys.record(sessionKey);
       const stored = await store.get(key);
       if (stored === undefined) return false;
-      const record = decode(stored);
+      const record = decode(sessionKey, stored);
       if (expectedVersion !== undefined && record?.version !== expectedVersion) return false;
       // Only the version read may go when one was asked for; else whatever is there now.
       const deleted = await store.delete(
@@ -219,7 +203,7 @@ export function deriveEngine(store: TokenStore): StoreEngine {
       const logins: PlayerLogin[] = [];
       for (const sessionKey of Object.keys(index)) {
         const stored = await store.get(keys.record(sessionKey));
-        const record = stored && decode(stored);
+        const record = stored && decode(sessionKey, stored);
         if (stored !== undefined && record !== undefined && isIndexedUnder(record, openId))
           logins.push({ sessionKey, expiresAt: stored.expiresAt });
       }

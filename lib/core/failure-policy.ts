@@ -2,10 +2,12 @@
 // answers end a login, and when a request goes on with the token it already has.
 import {
   codeRejected,
+  codesOf,
   hasCode,
+  LoginRequiredError,
   isOAuthRefusal,
   isTokenEndpointAnswer,
-  PlatformError,
+  platformMisconfigured,
   platformUnavailable,
   reauthRequired,
   type PlatformLoginError,
@@ -69,12 +71,7 @@ export function answerForTokenFailure(
       : reauthRequired({ cause: error });
   }
   if (hasCode(error, 'ERR_PLATFORM_INVALID_CLIENT')) {
-    return new PlatformError(
-      grant === 'authorization_code'
-        ? 'The platform rejected our client credentials at the code exchange; check clientId, clientSecret and redirectUri.'
-        : 'The platform rejected our client credentials while refreshing; check clientId and clientSecret. The tokens were kept.',
-      { code: 'ERR_PLATFORM_MISCONFIGURED', cause: error },
-    );
+    return platformMisconfigured(grant, error);
   }
   // A store outage, or a login this process will not refresh (its registration was removed).
   if (
@@ -117,13 +114,7 @@ export function failedOnItsCode(error: unknown): boolean {
 }
 
 /** True when the error ends the login: the player must enter the game again (401). */
-export const endsLogin = (error: unknown): boolean =>
-  hasCode(
-    error,
-    'ERR_PLATFORM_LOGIN_REQUIRED',
-    'ERR_PLATFORM_REAUTH_REQUIRED',
-    'ERR_PLATFORM_IDENTITY_CHANGED',
-  );
+export const endsLogin = (error: unknown): boolean => error instanceof LoginRequiredError;
 
 /**
  * True when a refresh that failed with `error` leaves the request able to go on with `record`:
@@ -134,4 +125,4 @@ export const servesWithCurrentToken = (error: unknown, record: TokenRecord, now:
 
 /** True for failures worth holding every process back for (platform trouble, not a lost login). */
 export const holdsRefreshesBack = (error: PlatformLoginError): boolean =>
-  hasCode(error, 'ERR_PLATFORM_UNAVAILABLE', 'ERR_PLATFORM_MISCONFIGURED');
+  hasCode(error, ...codesOf('holds'));

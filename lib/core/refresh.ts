@@ -105,7 +105,7 @@ interface RefreshRun {
 interface Flight {
   /** The record once it is durable: on a replica, or kept to be written again (Durability). */
   promise: Promise<TokenRecord>;
-  /** The record once written: what a request with a usable token goes on with (DESIGN section 13). */
+  /** The record once written: what a request with a usable token goes on with (docs/durability.md). */
   written: Promise<TokenRecord>;
   startedAt: number;
 }

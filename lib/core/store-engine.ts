@@ -46,6 +46,11 @@ export interface DeleteOptions {
   expectedVersion?: number;
   /** The player the record belongs to: its per-player index entry goes at once too. */
   openId?: string;
+  /**
+   * A logout the player asked for: where the store waits for a replica, rejects with
+   * `StoreUnavailableError` unless one holds the deletion (docs/durability.md).
+   */
+  logout?: boolean;
 }
 
 /** A live login of a player, as {@link TokenRecords.loginsOf} lists it. */
@@ -285,9 +290,10 @@ export interface RecordChanges {
 }
 
 /**
- * Durability through a failover (optional; RedisTokenStore's, DESIGN section 13). The store makes
- * a refresh's write and a deletion durable itself; the entry asks once its session is saved too,
- * and a refresh that a request must wait for asks with {@link Durability.settled}.
+ * Durability through a failover (optional; RedisTokenStore's, docs/durability.md). The store makes
+ * a refresh's write and a deletion durable itself (a deletion no replica acknowledged rejects with
+ * `StoreUnavailableError`); the entry asks once its session is saved too, and a refresh that a
+ * request must wait for asks with {@link Durability.settled}.
  */
 export interface Durability {
   /**

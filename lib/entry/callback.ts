@@ -27,8 +27,6 @@ export interface EntrySettings {
   maxCodeLength: number;
   /** How long a redeemed code is remembered (`entry.codeClaimTtlSeconds`). */
   claimTtlMs: number;
-  /** The app's own logger, when it gave one: warnings go there instead of console.warn. */
-  logger?: PlatformLogger | undefined;
 }
 
 /** What the callback works with. */
@@ -41,11 +39,11 @@ export interface CallbackDeps {
   joinsPlayers?: boolean | undefined;
   events: EventEmitter<PlatformLoginEvents>;
   fail: FailHandler;
+  /** The login's logger (the `logger` option, or the default), for the entry's warnings. */
+  logger: PlatformLogger;
   /** The app's `afterLogin` hook, bound (platform-login.ts). */
   afterLogin?: AfterLogin | undefined;
 }
-
-const consoleWarn = (message: string): void => console.warn(message);
 
 /**
  * The callback router of one PlatformLogin. Each part builds itself from its settings once; the
@@ -53,8 +51,8 @@ const consoleWarn = (message: string): void => console.warn(message);
  * failure limit, the platform's hold and the code's claim, then redemption.
  */
 export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps): Router {
-  const logger = settings.logger;
-  const warn = logger === undefined ? consoleWarn : (message: string) => logger.warn({}, message);
+  const { logger } = deps;
+  const warn = (message: string): void => logger.warn({}, message);
   const guards = createEntryGuards(settings.guards, deps.events, warn);
   const failures = createEntryFailureLimit(settings.failureLimit, deps.store.counters, warn);
   const hold = createExchangeHold(deps.store.locks, deps.events);

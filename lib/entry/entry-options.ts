@@ -2,7 +2,6 @@
 // for each of its parts in the units it works in.
 import { z } from 'zod';
 import type { OptionsSchema } from '../util/parse-options';
-import type { PlatformLogger } from '../observability/logger';
 import type { EntrySettings } from './callback';
 import { entryContextSchema, entryContextSettings } from './entry-context';
 
@@ -76,8 +75,6 @@ export interface EntryShared {
   platformOrigins: readonly string[] | undefined;
   /** Keys the hash of client addresses in the store (shared by every process of the game). */
   clientSecret: string;
-  /** The app's own logger, when it gave one. */
-  logger: PlatformLogger | undefined;
   /** A refresh token's lifetime when the platform does not say: the refresh part's figure. */
   refreshTokenLifetimeMs: number;
   /** Session lifetime when the session cookie has no `maxAge`. */
@@ -109,6 +106,5 @@ export function entrySettings(
     },
     maxCodeLength: options.maxCodeLength,
     claimTtlMs: options.codeClaimTtlSeconds * 1000,
-    logger: around.logger,
   };
 }

@@ -4,12 +4,7 @@
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import type { SessionData } from 'express-session';
-import {
-  codeAlreadyUsed,
-  entryRefused,
-  LoginRequiredError,
-  StoreUnavailableError,
-} from '../errors';
+import { codeAlreadyUsed, entryRefused, LoginRequiredError, storeUnavailable } from '../errors';
 import { answerForTokenFailure } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashCode, hashSessionId } from '../core/hash';
@@ -78,8 +73,8 @@ export type RedeemCode = (
   claim: CodeClaim,
 ) => Promise<void>;
 
-const sessionStoreFailed = (cause: unknown): StoreUnavailableError =>
-  new StoreUnavailableError('The session store failed while starting the new session.', { cause });
+const sessionStoreFailed = (cause: unknown) =>
+  storeUnavailable({ store: 'session store', what: 'starting the new session' }, cause);
 const regenerate = (req: Request): Promise<void> =>
   new Promise((resolve, reject) =>
     req.session.regenerate((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
@@ -256,7 +251,7 @@ export function createCodeRedemption(
       joins: deps.joinsPlayers === true,
     });
     // The record and the session on a replica before the player is answered: a failover now
-    // must not take the new login with the primary (DESIGN section 13).
+    // must not take the new login with the primary (docs/durability.md).
     await store.durability?.confirm(sessionKey, { store: req.sessionStore, sid: req.sessionID });
     if (deps.afterLogin !== undefined) {
       await askApp(deps.afterLogin, { req, res, sessionKey, record, ttlMs });

@@ -1,9 +1,9 @@
 // Adds the package's members to Express's Request and to express-session's SessionData, so apps get
 // them typed. Imported by index.ts so the built .d.ts carries the augmentation. The augmentation is
 // global, so it cannot know which routes the middleware covers: each member is typed for what it
-// is on every route. `platformUser` is optional because an optional route's visitor has none; the
-// methods are always there (request-accessors.ts defines them on Express's request prototype) and
-// reject without a login.
+// is behind the middleware, which sets them on each request (http/request-members.ts), as
+// `req.session` is typed for a route behind express-session. `platformUser` is optional because
+// an optional route's visitor has none; the methods reject without a login.
 import type {} from 'express-session';
 import type { PlatformUser } from './player-context';
 import type { OpenApiRequestInit } from '../open-api/open-api-client';
@@ -20,9 +20,8 @@ declare global {
        * Behind the default `login.middleware()` it is always there (a request without a login was
        * answered 401 before the handler), so `req.platformUser!` states what the mount guarantees.
        *
-       * On a route the middleware does not cover, reading it throws `SetupError` (500
-       * `server_misconfigured`): that is a mount mistake, reported loudly rather than looking like
-       * a visitor.
+       * On a route the middleware does not cover, none of these members is set (as `req.session`
+       * without express-session).
        */
       readonly platformUser?: PlatformUser;
       /**

@@ -14,33 +14,33 @@ export type FailHandler = (err: unknown, req: Request, res: Response, next: Next
 export interface FailHandlerSettings {
   /** Where `requestFailed` goes (logged and counted by its subscribers). */
   events: EventEmitter<PlatformLoginEvents>;
-  /** The app's own logger, when it gave one (the `logger` option). */
-  appLogger: PlatformLogger | undefined;
+  /** The login's logger (the `logger` option, or the default: the console for errors). */
+  logger: PlatformLogger;
   handleErrors: boolean;
   /** Where a player without a login enters again (`successRedirect`): linked from the 401 page. */
   homePath?: string;
+  /** Errors already told as `requestFailed`, so `login.errorHandler()` does not tell them again. */
+  reported: WeakSet<object>;
 }
 
 /**
  * The FailHandlers of a PlatformLogin: one for its entries (the callback), one for its other
  * handlers; the event says which. A missing express-session is a setup mistake that must be seen
- * without `DEBUG` set: it is reported once as an error on the app's logger, or on the console when
- * the app gave none.
+ * without `DEBUG` set: it is reported once as an error on the login's logger.
  */
 export function createFailHandlers(
   settings: FailHandlerSettings,
 ): Record<'entry' | 'request', FailHandler> {
-  const { events, appLogger, handleErrors, homePath } = settings;
+  const { events, logger, handleErrors, homePath, reported } = settings;
   let reportedSessionMissing = false;
   const failHandler =
     (part: RequestFailure['part']): FailHandler =>
     (err, req, res, next) => {
       events.emit('requestFailed', requestFailure(err, req, part));
+      if (typeof err === 'object' && err !== null) reported.add(err);
       if (hasCode(err, 'ERR_PLATFORM_SESSION_MISSING') && !reportedSessionMissing) {
         reportedSessionMissing = true;
-        const message = `[express-platform-login] ${err.message}`;
-        if (appLogger !== undefined) appLogger.error({ code: err.code }, message);
-        else console.error(message);
+        logger.error({ code: err.code }, err.message);
       }
       if (handleErrors && isPlatformLoginError(err)) respondWithError(err, req, res, homePath);
       else next(err);

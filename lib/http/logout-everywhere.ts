@@ -3,7 +3,7 @@
 import type { RequestHandler } from 'express';
 import type { EventEmitter } from 'node:events';
 import type { FailHandler } from './fail-handler';
-import { loginRequiredWithoutStack, methodNotAllowed } from '../errors';
+import { LoginRequiredError, methodNotAllowed } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { requireSession } from './require-session';
 import type { TokenRecords } from '../core/store-engine';
@@ -23,7 +23,7 @@ export function createLogoutEverywhereHandler(deps: LogoutEverywhereDeps): Reque
       if (req.method !== 'POST') throw methodNotAllowed('POST');
       requireSession(req);
       const marker = req.session.platformLogin;
-      if (marker === undefined) throw loginRequiredWithoutStack();
+      if (marker === undefined) throw new LoginRequiredError();
       const sessions = await logoutReached(deps.records, playerKeyOf(marker));
       deps.events.emit('playerLoggedOut', { openId: marker.openId, sessions });
       res.setHeader('Cache-Control', 'no-store');

@@ -5,7 +5,7 @@ import { playerKeyOf } from '../core/player-key';
 import { z } from 'zod';
 import type { FailHandler } from './fail-handler';
 import type { EventEmitter } from 'node:events';
-import { methodNotAllowed, StoreUnavailableError } from '../errors';
+import { methodNotAllowed, storeUnavailable } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashSessionId } from '../core/hash';
 import { requireSession } from './require-session';
@@ -45,18 +45,16 @@ export function createLogoutHandler(
       const sessionKey = hashSessionId(req.sessionID);
       const marker = req.session.platformLogin;
       const openId = marker?.openId;
-      await deps.store.records.delete(
-        sessionKey,
-        marker === undefined ? undefined : { openId: playerKeyOf(marker) },
-      );
+      await deps.store.records.delete(sessionKey, {
+        openId: marker && playerKeyOf(marker),
+        logout: true,
+      });
       const cookie = req.session.cookie;
       await new Promise<void>((resolve, reject) =>
         req.session.destroy((err: unknown) =>
           err
             ? reject(
-                new StoreUnavailableError('The session store failed to destroy the session.', {
-                  cause: err,
-                }),
+                storeUnavailable({ store: 'session store', what: 'destroying the session' }, err),
               )
             : resolve(),
         ),

@@ -1,11 +1,11 @@
 // The middleware in front of the game's routes: loads the session's tokens (one records read),
-// refreshes them when needed, and leaves the request's context for req.platformUser /
-// hasPlatformLogin / platformToken() / platformFetch() (defined once, in request-accessors.ts).
+// refreshes them when needed, and sets req.platformUser / hasPlatformLogin / platformToken() /
+// platformFetch() on the request (request-members.ts).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { playerKeyOf, unionKeyOf } from '../core/player-key';
 import { z } from 'zod';
 import type { EventEmitter } from 'node:events';
-import { loginRequiredWithoutStack, sessionMissing } from '../errors';
+import { LoginRequiredError, sessionMissing } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { endsLogin } from '../core/failure-policy';
 import { recordRenewalDue, type TokenRecord } from '../core/token-record';
@@ -13,7 +13,7 @@ import { NO_LOGIN, PlayerContext, type ApiSettings } from './player-context';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import type { RefreshCoordinator } from '../core/refresh';
 import type { FailHandler } from './fail-handler';
-import { setRequestContext } from './request-accessors';
+import { setRequestMembers } from './request-members';
 import { hasSession } from './require-session';
 import { ignore } from '../util/ignore';
 import { hashSessionId } from '../core/hash';
@@ -75,8 +75,8 @@ export function createMiddleware(
 
   /** No login on this request: a visitor on an optional route, else 401 `login_required`. */
   function withoutLogin(req: Request, res: Response, next: NextFunction): void {
-    if (!optional) return fail(loginRequiredWithoutStack(), req, res, next);
-    setRequestContext(req, res, NO_LOGIN);
+    if (!optional) return fail(new LoginRequiredError(), req, res, next);
+    setRequestMembers(req, NO_LOGIN);
     next();
   }
 
@@ -115,9 +115,8 @@ export function createMiddleware(
       refresher.isFresh(read.record, now) &&
       !recordRenewalDue(marker.recordExpiresAt, now, sessionTtlMs)
     ) {
-      setRequestContext(
+      setRequestMembers(
         req,
-        res,
         new PlayerContext(sessionKey, read.record, refresher, api, sessionTtlMs),
       );
       return next();
@@ -155,11 +154,7 @@ export function createMiddleware(
       if (renewed && api.joinsPlayers === true && record.unionId !== undefined)
         await records.renew(sessionKey, unionKeyOf(record.unionId), ttlMs).catch(() => false);
     }
-    setRequestContext(
-      req,
-      res,
-      new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs),
-    );
+    setRequestMembers(req, new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs));
     next();
   }
 

@@ -48,7 +48,7 @@ export interface LoggedInPlayer {
 
 /**
  * What `req.platformUser`, `req.hasPlatformLogin`, `req.platformToken()` and `req.platformFetch()`
- * read (request-accessors.ts). A logged-in request has a {@link PlayerContext}; a request without a
+ * are made of (request-members.ts). A logged-in request has a {@link PlayerContext}; a request without a
  * login on an optional route has {@link NO_LOGIN}.
  */
 export interface RequestContext {
@@ -103,7 +103,7 @@ export class PlayerContext implements RequestContext {
     return (this.#user ??= userOf(this.record, this.api.firstRegistration));
   }
 
-  /** What a log of `req` shows of the context (it sits on the request): never the tokens. */
+  /** What a log of `req` shows of the context (it sits on the request, under a symbol): never the tokens. */
   [inspect.custom](): string {
     return `PlayerContext { openId: ${JSON.stringify(this.record.openId)} }`;
   }

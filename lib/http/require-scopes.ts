@@ -1,7 +1,7 @@
 // Scopes a route needs: after `login.middleware()`, a player who did not grant one of them gets
 // 403 `insufficient_scope` (a login without them is still a login: no 401, nothing ends).
 import type { RequestHandler } from 'express';
-import { insufficientScope, invalidOption } from '../errors';
+import { insufficientScope, invalidOption, SetupError } from '../errors';
 import type { FailHandler } from './fail-handler';
 import { loginRequired } from './player-context';
 
@@ -17,8 +17,10 @@ export function requireScopes(scopes: readonly string[], fail: FailHandler): Req
   const needed = [...new Set(scopes)];
   return (req, res, next) => {
     try {
-      // Throws SetupError where the middleware did not run; a visitor on an optional route has no
-      // scopes to check, so a login is what the route needs first (401, not 403).
+      // Without the middleware in front there is nothing to check: a mount mistake, said loudly.
+      if ((req as { hasPlatformLogin?: boolean }).hasPlatformLogin === undefined)
+        throw scopesWithoutMiddleware();
+      // A visitor on an optional route has no scopes: a login is what the route needs first (401).
       const player = req.platformUser;
       if (player === undefined) throw loginRequired();
       const missing = needed.filter((scope) => !player.scope.includes(scope));
@@ -29,3 +31,8 @@ export function requireScopes(scopes: readonly string[], fail: FailHandler): Req
     }
   };
 }
+
+const scopesWithoutMiddleware = (): SetupError =>
+  new SetupError(
+    "login.requireScopes() runs after login.middleware(): mount it behind it, e.g. `app.get('/api/pay', login.middleware(), login.requireScopes('payments'), handler)`.",
+  );

@@ -9,7 +9,6 @@ import {
   type RequestFailure,
   type StoreOperation,
 } from './events';
-import { failureLevel } from './failure-level';
 import { createLogThrottle } from './log-throttle';
 import type { PlatformLogger } from './logger';
 import { LABELS, type PlatformMetrics } from './metrics';
@@ -142,13 +141,14 @@ const REPEAT_INTERVAL_MS = 10_000;
 
 /**
  * Setup mistakes at warn, 5xx answers and errors not of the package (bugs) at error, each code at
- * most once per {@link REPEAT_INTERVAL_MS}; a request's own mistake at debug (failure-level.ts).
+ * most once per {@link REPEAT_INTERVAL_MS}; a request's own mistake at debug (the level is its
+ * code's, lib/errors.ts).
  */
 function failureLogger(logger: PlatformLogger): (failure: RequestFailure) => void {
   const throttle = createLogThrottle(REPEAT_INTERVAL_MS);
   return (failure) => {
-    const fields = { event: 'requestFailed', ...failure };
-    const level = failureLevel(failure);
+    const { logLevel: level, ...failed } = failure;
+    const fields = { event: 'requestFailed', ...failed };
     if (level === 'debug') return logger.debug(fields, 'request refused');
     const heldBack = throttle(`${level}:${failure.code ?? failure.message}`);
     const what =

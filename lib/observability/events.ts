@@ -1,7 +1,7 @@
 // The events a PlatformLogin emits. Payloads carry the player's openId, a hash of the session id
 // and timings — never a token, a code or the raw session id.
 import type { TokenAttempt } from '../client/token-client-options';
-import type { PlatformErrorCode } from '../errors';
+import type { LogLevel, PlatformErrorCode } from '../errors';
 
 /** Why an entry was judged not to come from the platform. */
 export type EntryContextViolationReason =
@@ -86,6 +86,8 @@ export interface RequestFailure {
   status: number | undefined;
   /** The package's message (never a secret); for any other error only its name. */
   message: string;
+  /** The level the package logs it at: its code's (docs/errors.md), `error` for an error not the package's. */
+  logLevel: LogLevel;
 }
 
 /** Payloads of every event, by name. */

@@ -23,7 +23,7 @@ import {
   type Meter,
   type MeterProvider,
 } from '@opentelemetry/api';
-import { TOKEN_ENDPOINT_FAILURE_CODES, type PlatformErrorCode } from '../errors';
+import { codesOf, TOKEN_ENDPOINT_FAILURE_CODES } from '../errors';
 import { TOKEN_GRANTS } from '../client/token-response';
 import {
   LOCK_WAIT_OUTCOMES,
@@ -66,34 +66,9 @@ function bucketsUpTo(from: number, limitMs: number): number[] {
 
 /** `grant` × `outcome` of token-endpoint attempts: `ok` and every error code the client ends with. */
 const TOKEN_OUTCOMES = ['ok', ...TOKEN_ENDPOINT_FAILURE_CODES] as const;
-/** The codes a refresh fails with (see core/refresh.ts). */
-const REFRESH_FAILURE_CODES = [
-  'ERR_PLATFORM_REAUTH_REQUIRED',
-  'ERR_PLATFORM_UNAVAILABLE',
-  'ERR_PLATFORM_MISCONFIGURED',
-  'ERR_PLATFORM_IDENTITY_CHANGED',
-  'ERR_PLATFORM_STORE_UNAVAILABLE',
-] as const satisfies readonly PlatformErrorCode[];
-/** The codes an entry (the callback) is refused or fails with. */
-const ENTRY_FAILURE_CODES = [
-  'ERR_PLATFORM_INVALID_REQUEST',
-  'ERR_PLATFORM_METHOD_NOT_ALLOWED',
-  'ERR_PLATFORM_ENTRY_DENIED',
-  'ERR_PLATFORM_ENTRY_CONTEXT',
-  'ERR_PLATFORM_TOO_MANY_ENTRIES',
-  'ERR_PLATFORM_BUSY',
-  'ERR_PLATFORM_CODE_USED',
-  'ERR_PLATFORM_CODE_REJECTED',
-  'ERR_PLATFORM_COOKIES_REFUSED',
-  'ERR_PLATFORM_LOGIN_REQUIRED',
-  'ERR_PLATFORM_MISCONFIGURED',
-  'ERR_PLATFORM_INVALID_RESPONSE',
-  'ERR_PLATFORM_REFUSED',
-  'ERR_PLATFORM_TIMEOUT',
-  'ERR_PLATFORM_NETWORK',
-  'ERR_PLATFORM_STORE_UNAVAILABLE',
-  'ERR_PLATFORM_SESSION_MISSING',
-] as const satisfies readonly PlatformErrorCode[];
+/** The codes a refresh fails with (see core/refresh.ts), and those an entry is refused or fails with. */
+const REFRESH_FAILURE_CODES = codesOf('refresh');
+const ENTRY_FAILURE_CODES = codesOf('entry');
 /** `epl.store.errors`'s operation for express-session's store failing in front of the package. */
 const SESSION_STORE = 'session';
 
@@ -126,9 +101,9 @@ export const LABELS = {
   replicaWait: new LabelTable((outcome) => ({ outcome })),
   reassert: new LabelTable((outcome) => ({ outcome })),
 };
-/** How a wait for replicas ended (stores/replica-acks.ts). */
+/** How a wait for replicas ended (stores/durability/replica-acks.ts). */
 export const REPLICA_WAIT_OUTCOMES = ['acknowledged', 'no-replica', 'timeout', 'failed'] as const;
-/** How a write kept through a failover was settled (stores/durable-writes.ts). */
+/** How a write kept through a failover was settled (stores/durability/kept-writes.ts). */
 export const REASSERT_OUTCOMES = ['written', 'present', 'superseded'] as const;
 for (const outcome of REPLICA_WAIT_OUTCOMES) LABELS.replicaWait.seed(outcome);
 for (const outcome of REASSERT_OUTCOMES) LABELS.reassert.seed(outcome);

@@ -37,5 +37,6 @@ export function requestFailure(
     code: known ? err.code : undefined,
     status: known ? err.status : undefined,
     message: known ? err.message : err instanceof Error ? err.name : typeof err,
+    logLevel: known ? err.logLevel : 'error',
   };
 }

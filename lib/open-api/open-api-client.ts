@@ -2,7 +2,7 @@
 // (`req.platformFetch`), sockets and jobs alike: the URL checked against the configured bases, the
 // app's fetch (`tokenClient.fetch`), a deadline over headers and body, typed errors instead of
 // undici's raw TypeError, a metric and a span.
-import { hasCode, PlatformError } from '../errors';
+import { hasCode, openApiFailed } from '../errors';
 import type { OpenApiMetrics, OpenApiOutcome } from './open-api-metrics';
 import { openApiSpan } from './open-api-span';
 
@@ -107,14 +107,7 @@ export class OpenApiClient {
     const failure = (error: unknown): unknown => {
       if (callerSignal?.aborted === true) return callerSignal.reason as unknown;
       const where = `${method} ${url.origin}${url.pathname}`;
-      return deadline.signal.aborted
-        ? new PlatformError(`The open API did not answer within ${timeoutMs} ms (${where}).`, {
-            code: 'ERR_PLATFORM_API_TIMEOUT',
-          })
-        : new PlatformError(`The open API could not be reached (${where}).`, {
-            code: 'ERR_PLATFORM_API_UNREACHABLE',
-            cause: error,
-          });
+      return openApiFailed(where, deadline.signal.aborted ? timeoutMs : undefined, error);
     };
     const finish = (outcome: OpenApiOutcome, status?: number): void => {
       this.#metrics.record(apiName, outcome, (performance.now() - startedAt) / 1000);

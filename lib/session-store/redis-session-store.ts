@@ -11,14 +11,13 @@ import {
   type SessionRedisKeys,
 } from '../core/store-engine';
 import { withDeadline } from '../stores/redis/with-deadline';
-import type { KeyTracker } from '../stores/redis/key-tracking';
-import { trackKeys } from '../stores/redis/cluster-key-tracking';
-import { ChangeWatchers } from '../stores/change-waiters';
+import type { KeyTracker } from '../stores/caching/key-tracking';
+import { trackKeys } from '../stores/caching/cluster-key-tracking';
+import { TrackedCache } from '../stores/caching/tracked-cache';
 import { redisCommands, type RedisCommands } from '../stores/redis/redis-client';
 import { READ_WITH_TTL } from '../stores/scripts';
 import { parseOptions } from '../util/parse-options';
 import { ignore } from '../util/ignore';
-import { SessionCache } from './session-cache';
 import {
   redisSessionStoreOptionsSchema,
   type RedisSessionStoreOptions,
@@ -77,10 +76,12 @@ export class RedisSessionStore extends Store {
   /** A cached session whose key has less than this share of its TTL left is renewed. */
   readonly #renewBelow: number;
   readonly #timeoutMs: number;
-  readonly #cache: SessionCache;
+  /**
+   * The stored JSON by session key, and who follows a session (the sockets of it:
+   * lib/sockets/session-follow.ts): docs/caching.md.
+   */
+  readonly #cache: TrackedCache<string>;
   readonly #tracking: KeyTracker | undefined;
-  /** Who follows a session (the sockets of it: lib/sockets/session-follow.ts), by key. */
-  readonly #watchers = new ChangeWatchers();
   /** The joins under way, by the keys of the sessions they replace and write. */
   readonly #joins = new Map<string, Joining>();
   readonly #client: object;
@@ -94,25 +95,12 @@ export class RedisSessionStore extends Store {
     this.#ttlSeconds = config.ttlSeconds;
     this.#renewBelow = 1 - config.renewAfter;
     this.#timeoutMs = config.operationTimeoutMs;
-    const cache = (this.#cache = new SessionCache(config.maxCachedSessions));
-    // The record cache's key tracking, on a prefix of its own (lib/stores/redis/key-tracking.ts; on
-    // a Cluster one per master, cluster-key-tracking.ts): memory serves only while Redis's reports
-    // are live.
+    const cache = (this.#cache = new TrackedCache(config.maxCachedSessions));
+    // The record cache's key tracking, on a prefix of its own: memory serves only while Redis's
+    // reports are live.
     if (config.maxCachedSessions > 0) {
-      const watchers = this.#watchers;
       this.#tracking = trackKeys(this.#redis, this.#prefix, {
-        changed: (key) => {
-          cache.reported(key);
-          watchers.wake(key);
-        },
-        allChanged: () => {
-          cache.invalidateAll();
-          watchers.wakeAll();
-        },
-        liveChanged: (live) => {
-          cache.setActive(live);
-          watchers.wakeAll(); // changes may have been missed meanwhile
-        },
+        ...cache.listener,
         unavailable: (reason, by) => this.emit('cacheUnavailable', { reason, by }),
       });
     }
@@ -129,7 +117,7 @@ export class RedisSessionStore extends Store {
    * a login whose session ended outside `login.logout()`. Costs no Redis command.
    */
   watchSession(sid: string, onChange: () => void): () => void {
-    return this.#watchers.watch([this.#prefix + sid], onChange);
+    return this.#cache.watch([this.#prefix + sid], onChange);
   }
 
   /** True while {@link watchSession} is told of every change (the invalidation channel is up). */
@@ -161,13 +149,13 @@ export class RedisSessionStore extends Store {
   override get(sid: string, callback: Callback<SessionData | null>): void {
     const key = this.#prefix + sid;
     const now = Date.now();
-    const cached = this.#cache.active ? this.#cache.lookup(key, now) : undefined;
+    const cached = this.#cache.entryOf(key, now);
     if (cached !== undefined) {
       // Answered on the loop's next turn, as express-session's MemoryStore answers: a request
       // finished inside its own socket's read keeps the loop from batching the connections that
       // are ready together (bench request-cost, node-redis, 32 connections: 1.6× the req/s and
       // 0.61× the CPU per request of answering at once; process.nextTick and microtasks do not help).
-      const { json } = cached;
+      const json = cached.value;
       setImmediate(() => this.#answer(callback, json));
       return;
     }
@@ -175,7 +163,9 @@ export class RedisSessionStore extends Store {
     this.#deadline(this.#redis.script(READ_WITH_TTL, [key], [], 'text'), 'a session read').then(
       (reply) => {
         const [json, pttlMs] = reply as [string | null, number];
-        this.#cache.endRead(ticket, json, Number(pttlMs), now);
+        // Kept only with a TTL: a key without one (set by hand) is read each time.
+        if (json === null || Number(pttlMs) <= 0) this.#cache.abandonRead(ticket);
+        else this.#cache.endRead(ticket, key, json, now + Number(pttlMs));
         this.#answer(callback, json);
       },
       (error: unknown) => {
@@ -191,7 +181,7 @@ export class RedisSessionStore extends Store {
     if (joining !== undefined && this.#joined(key, joining, session, callback)) return;
     const ttl = this.#ttlOf(session);
     // This process's own write: the entry goes now, not when Redis's message comes back.
-    this.#cache.reported(key);
+    this.#cache.changed(key);
     const done =
       ttl > 0
         ? this.#redis.run('SET', key, [JSON.stringify(session), 'EX', String(ttl)])
@@ -216,13 +206,16 @@ export class RedisSessionStore extends Store {
     const key = this.#prefix + sid;
     const ttl = this.#ttlOf(session);
     const now = Date.now();
-    const cached = this.#cache.active ? this.#cache.lookup(key, now) : undefined;
+    const cached = this.#cache.entryOf(key, now);
     // ttl <= 0 (a cookie already expired): EXPIRE deletes the key, as connect-redis's touch does.
     const due =
       ttl <= 0 || cached === undefined || cached.expiresAt - now <= ttl * 1000 * this.#renewBelow;
     if (due) {
       this.#deadline(this.#redis.run('EXPIRE', key, [String(ttl)]), 'a session renewal').then(
-        () => this.#cache.extend(key, now + ttl * 1000),
+        () => {
+          // The entry serves until the key's new expiry.
+          if (cached !== undefined) cached.expiresAt = now + ttl * 1000;
+        },
         () => undefined,
       );
     }
@@ -231,7 +224,7 @@ export class RedisSessionStore extends Store {
 
   override destroy(sid: string, callback?: Callback): void {
     const key = this.#prefix + sid;
-    this.#cache.reported(key);
+    this.#cache.changed(key);
     const joining = this.#joins.size === 0 ? undefined : this.#joins.get(key);
     if (joining !== undefined && joining.replaces === undefined) {
       // regenerate's delete: it goes with the joined write (or at the join's end).
@@ -242,7 +235,7 @@ export class RedisSessionStore extends Store {
     this.#deadline(this.#redis.run('DEL', key), 'a session delete').then(
       () => {
         // Told here at once, not when Redis's report comes back.
-        this.#watchers.wake(key);
+        this.#cache.changed(key);
         callback?.();
       },
       (error: unknown) => callback?.(error),
@@ -281,7 +274,7 @@ export class RedisSessionStore extends Store {
         if (this.#joins.get(keys[0]!) === joining) this.#joins.delete(keys[0]!);
         if (replaced === undefined) return;
         await this.#deadline(this.#redis.run('DEL', replaced), 'a session delete').catch(ignore);
-        this.#watchers.wake(replaced);
+        this.#cache.changed(replaced);
       },
     };
   }
@@ -303,12 +296,12 @@ export class RedisSessionStore extends Store {
     const value = JSON.stringify(session);
     const replaces = joining.replaces;
     joining.replaces = undefined;
-    this.#cache.reported(key);
-    if (replaces !== undefined) this.#cache.reported(replaces);
+    this.#cache.changed(key);
+    if (replaces !== undefined) this.#cache.changed(replaces);
     write({ key, value, ttlSeconds: this.#ttlOf(session), replaces }).then(
       (written) => {
         if (written) joining.written = value;
-        if (replaces !== undefined) this.#watchers.wake(replaces);
+        if (replaces !== undefined) this.#cache.changed(replaces);
         callback?.();
       },
       (error: unknown) => {

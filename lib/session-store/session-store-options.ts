@@ -5,6 +5,7 @@ import type { OptionsSchema } from '../util/parse-options';
 import type { RedisClient } from '../stores/redis/redis-client';
 import { isIoRedis } from '../stores/redis/ioredis-commands';
 import { isNodeRedis } from '../stores/redis/node-redis-commands';
+import { DEFAULT_ENTRIES, MAX_ENTRIES } from '../stores/caching/bounds';
 
 const redisSessionStoreShape = {
   /**
@@ -31,8 +32,11 @@ const redisSessionStoreShape = {
    * Defaults to `0.1`.
    */
   renewAfter: z.number().min(0).max(1).default(0.1),
-  /** Most sessions held in memory (the least recently used go first). Defaults to `10000`. */
-  maxCachedSessions: z.number().int().min(0).max(10_000_000).default(10_000),
+  /**
+   * Most sessions held in memory (one not read recently goes first; `0`: none, and no tracking
+   * connection). Defaults to `10000`.
+   */
+  maxCachedSessions: z.number().int().min(0).max(MAX_ENTRIES).default(DEFAULT_ENTRIES),
   /**
    * Longest time a call may take before it fails with `StoreUnavailableError` (express-session
    * then passes it to the app's error handler), in milliseconds (1 to 60000). Defaults to `1500`.

@@ -8,7 +8,7 @@ import express, {
   type Response,
 } from 'express';
 import { answerWithFault } from './fault-responses';
-import { styledOutcome } from './answer-style';
+import { styledOutcome, type TokenOutcome } from './answer-style';
 import type { CallKind, FaultQueue } from './faults';
 import { sendJson } from './write-response';
 import type { SimulatorState } from './platform-state';
@@ -18,7 +18,6 @@ import {
   exchangeCode,
   oauthError,
   refreshTokens,
-  type TokenOutcome,
   type TokenParams,
 } from './token-grants';
 

@@ -4,6 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { SimulatorClient } from './demo-data';
 import type { GrantRecord, SimulatorState } from './platform-state';
+import type { TokenOutcome } from './answer-style';
 
 /** The parameters of a token request that the simulator reads; absent or empty ones are undefined. */
 export interface TokenParams {
@@ -24,14 +25,6 @@ export const TOKEN_PARAM_NAMES = [
   'redirect_uri',
   'refresh_token',
 ] as const satisfies readonly (keyof TokenParams)[];
-
-/** What the endpoint answers, before any fault reshapes it. */
-export interface TokenOutcome {
-  status: 200 | 400 | 401 | 503;
-  body: Record<string, unknown>;
-  /** On tokens: what is left of the refresh token's life, which the `envelope` style states. */
-  refreshExpiresInSeconds?: number;
-}
 
 /** An RFC 6749 section 5.2 error: 401 for invalid_client, 400 for the rest. */
 export function oauthError(error: string, description: string): TokenOutcome {

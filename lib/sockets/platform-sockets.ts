@@ -6,12 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Request } from 'express';
-import {
-  crossOriginRequest,
-  loginRequiredWithoutStack,
-  SetupError,
-  StoreUnavailableError,
-} from '../errors';
+import { crossOriginRequest, LoginRequiredError, SetupError, storeUnavailable } from '../errors';
 import { answerFor } from '../http/respond-error';
 import type { RefreshCoordinator } from '../core/refresh';
 import { PlayerContext, type ApiSettings } from '../http/player-context';
@@ -104,7 +99,7 @@ export class PlatformSockets implements SocketGate {
   reauthenticate(req: IncomingMessage, previous: SocketLogin): SocketLogin {
     return previous.reopened(async (login) => {
       const checked = await this.#check(req);
-      if (checked.context.user.openId !== login.user.openId) throw loginRequiredWithoutStack();
+      if (checked.context.user.openId !== login.user.openId) throw new LoginRequiredError();
       // The socket went again while it was checked: nothing to follow (close() ran already).
       if (login.ended) return;
       login.resume(checked.context);
@@ -121,13 +116,13 @@ export class PlatformSockets implements SocketGate {
     }
     const session = await this.#sessionOf(req);
     const marker = session.platformLogin;
-    if (marker === undefined) throw loginRequiredWithoutStack();
+    if (marker === undefined) throw new LoginRequiredError();
     const { access, refresher, api } = this.#deps;
     const sessionKey = access.keyOf((req as Request).sessionID);
     const sessionTtlMs = sessionTtlMsOf(session, api.sessionTtlMs);
     const state = await access.read(sessionKey);
     if (state.status !== 'live' || state.record.openId !== marker.openId)
-      throw loginRequiredWithoutStack();
+      throw new LoginRequiredError();
     // A token near expiry is renewed before the socket opens, as a route's would be.
     const record = await refresher.forRequest(sessionKey, state.record, sessionTtlMs);
     // When the record leaves the store: the session's marker says when it was last set (free);
@@ -219,7 +214,12 @@ export class PlatformSockets implements SocketGate {
         // A stand-in response: express-session only wraps its writeHead/end, which nobody calls.
         run(req as never, {} as never, (error?: unknown) =>
           error
-            ? reject(new StoreUnavailableError('The session store failed.', { cause: error }))
+            ? reject(
+                storeUnavailable(
+                  { store: 'session store', what: "reading the socket's session" },
+                  error,
+                ),
+              )
             : resolve(),
         );
       });

@@ -3,13 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { inspect } from 'node:util';
-import {
-  hasCode,
-  LoginRequiredError,
-  loginRequiredWithoutStack,
-  reauthRequired,
-  type PlatformLoginError,
-} from '../errors';
+import { hasCode, LoginRequiredError, reauthRequired, type PlatformLoginError } from '../errors';
 import { endsLogin } from '../core/failure-policy';
 import type { PlayerContext, PlatformUser } from '../http/player-context';
 import type { OpenApiRequestInit } from '../open-api/open-api-client';
@@ -165,11 +159,11 @@ export class SocketLogin {
    */
   async #usable(): Promise<void> {
     if (this.#checking !== undefined) await this.#checking;
-    if (this.ended) throw loginRequiredWithoutStack();
+    if (this.ended) throw new LoginRequiredError();
     if (Date.now() < this.#expiresAt) return;
     // Past the known expiry, before (or while) the watch's timer reads the record: ask now.
     await this.#confirm?.();
-    if (this.ended || Date.now() >= this.#expiresAt) throw loginRequiredWithoutStack();
+    if (this.ended || Date.now() >= this.#expiresAt) throw new LoginRequiredError();
   }
 
   #failed(error: unknown): never {

@@ -62,6 +62,9 @@ export function keyPatternProblem(bytes: Buffer): string | undefined {
 export const MAKE_A_KEY =
   "make one with `openssl rand -base64 32` or `crypto.randomBytes(32).toString('base64')`";
 
+/** Where a store that seals records itself (RedisTokenStore) shows its ring to platformLogin(). */
+export const OWN_KEY_RING = Symbol.for('express-platform-login.own-key-ring');
+
 /** Seals and opens record payloads with a ring of AES-256-GCM keys. */
 export class RecordKeyRing {
   readonly #keys = new Map<string, { key: KeyObject; bytes: Buffer }>();
@@ -101,6 +104,17 @@ export class RecordKeyRing {
     const first = keys[0]!;
     this.#sealingId = Buffer.from(`${first.id}|`, 'latin1');
     this.#sealingBytes = this.#keys.get(first.id)!.bytes;
+  }
+
+  /** True when `other` holds the same keys, in the same order: the same ring given twice. */
+  sameKeys(other: RecordKeyRing): boolean {
+    if (!(#keys in other)) return false; // another copy of the package's ring
+    const mine = [...this.#keys];
+    const theirs = [...other.#keys];
+    return (
+      mine.length === theirs.length &&
+      mine.every(([id, { bytes }], i) => id === theirs[i]![0] && bytes.equals(theirs[i]![1].bytes))
+    );
   }
 
   /** Id of the key that seals new writes (the first of the ring). */

@@ -4,7 +4,7 @@
 import type { StorePutOptions, StoredValue, TokenStore } from '../core/token-store';
 import { checkClaimKey, checkExpectedVersion, ttlMilliseconds } from '../core/engine-arguments';
 import { StoreUnavailableError } from '../errors';
-import { ChangeWatchers } from './change-waiters';
+import { ChangeWatchers } from './caching/change-watchers';
 import { parseMemoryTokenStoreOptions, type MemoryTokenStoreOptions } from './memory-store-options';
 
 const FULL_MESSAGE =

@@ -2,32 +2,16 @@
 // at construction.
 import { z } from 'zod';
 import type { OptionsSchema } from '../util/parse-options';
-import { decodeEncryptionKey, KEY_ID_PATTERN, keyPatternProblem, MAKE_A_KEY } from './encryption';
+import { encryptionKeysSchema } from './encryption-keys-schema';
 
 import type { RedisClient } from './redis/redis-client';
 import { isIoRedis } from './redis/ioredis-commands';
 import { isNodeRedis } from './redis/node-redis-commands';
+import { DEFAULT_ENTRIES, MAX_ENTRIES } from './caching/bounds';
 
 /** Duck-typed so that a second copy of a client in node_modules (or another major) is accepted too. */
 const isRedisClient = (value: unknown): value is RedisClient =>
   typeof value === 'object' && value !== null && (isIoRedis(value) || isNodeRedis(value));
-
-const encryptionKeySchema = z.strictObject({
-  id: z.string().regex(KEY_ID_PATTERN, {
-    error: 'must be 1–32 characters of A–Z, a–z, 0–9, ".", "_" or "-"',
-  }),
-  key: z
-    .custom<Buffer | string>((value) => decodeEncryptionKey(value) !== undefined, {
-      error:
-        "must be exactly 32 bytes, as a Buffer or a base64 string (e.g. crypto.randomBytes(32).toString('base64'))",
-    })
-    .superRefine((value, context) => {
-      const problem = keyPatternProblem(decodeEncryptionKey(value)!);
-      if (problem !== undefined) {
-        context.addIssue({ code: 'custom', message: `is not random (${problem}); ${MAKE_A_KEY}` });
-      }
-    }),
-});
 
 const redisTokenStoreShape = {
   /**
@@ -57,6 +41,21 @@ const redisTokenStoreShape = {
     .min(1)
     .max(60_000)
     .default(1500),
+  /**
+   * Where express-session's sessions are when a store of their own keeps them on this same client
+   * (connect-redis: give it the same `{ client, prefix }`): a new login then waits for a replica to
+   * hold its session as well as its record (`durability`). `client` must be `redis`; `prefix`
+   * defaults to connect-redis's `'sess:'`. Leave it out with `RedisSessionStore` (it says where its
+   * sessions are itself) or sessions kept elsewhere. Defaults to none.
+   */
+  sessions: z
+    .strictObject({
+      client: z.custom<RedisClient>(isRedisClient, {
+        error: 'must be the client given as `redis`',
+      }),
+      prefix: z.string({ error: 'must be a string' }).default('sess:'),
+    })
+    .optional(),
   /** Cap of a record's time to live, in seconds. Defaults to 90 days (`7776000`). */
   maxRecordTtlSeconds: z
     .number({ error: 'must be an integer number of seconds, at least 1' })
@@ -70,13 +69,7 @@ const redisTokenStoreShape = {
    * Defaults to none (records stored in the clear), which `NODE_ENV=production` refuses unless
    * `allowPlaintextTokens` is `true`.
    */
-  encryptionKeys: z
-    .array(encryptionKeySchema)
-    .min(1, { error: 'must hold at least one key when given' })
-    .refine((keys) => new Set(keys.map((key) => key.id)).size === keys.length, {
-      error: 'must not repeat a key id',
-    })
-    .optional(),
+  encryptionKeys: encryptionKeysSchema.optional(),
   /**
    * Serve token records from this process's memory, kept coherent by Redis itself
    * (server-assisted client-side caching: `CLIENT TRACKING` in BCAST mode on `prefix`, on one
@@ -93,24 +86,24 @@ const redisTokenStoreShape = {
    * recently goes first. Defaults to `10000`.
    */
   recordCacheSize: z
-    .number({ error: 'must be an integer from 1 to 10000000' })
+    .number({ error: `must be an integer from 1 to ${MAX_ENTRIES}` })
     .int()
     .min(1)
-    .max(10_000_000)
-    .default(10_000),
+    .max(MAX_ENTRIES)
+    .default(DEFAULT_ENTRIES),
   /**
    * `true`: store refresh and access tokens in the clear even under `NODE_ENV=production` (for an
    * app whose Redis is itself encrypted and access-controlled). Defaults to `false`.
    */
   allowPlaintextTokens: z.boolean({ error: 'must be true or false' }).default(false),
   /**
-   * Durable before answered (docs/operations.md, "Failover"): a refresh's new record, a new
-   * login and a deletion are acknowledged by `replicas` replicas (at most the connected ones)
-   * before the player is answered, waiting at most `timeoutMs` (then the player is answered and
-   * the write is on the primary alone). The waits run on connections of their own; where the
-   * primary has no replica there is nothing to wait for. A refreshed record or a deletion whose
-   * wait fails or times out is kept in memory until a replica holds it, and written again on the
-   * new primary if the old one dies first. `false` waits for nothing. Defaults to
+   * Durable before answered (docs/durability.md): a refresh's new record, a new login and a
+   * deletion are acknowledged by `replicas` replicas (at most the connected ones) before the
+   * player is answered, waiting at most `timeoutMs` (then the player is answered and the write is
+   * on the primary alone; a logout is answered 503). The waits run on connections of their own;
+   * where the primary has no replica there is nothing to wait for. A refreshed record or a deletion
+   * whose wait fails or times out is kept in memory until a replica holds it, and written again on
+   * the new primary if the old one dies first. `false` waits for nothing. Defaults to
    * `{ replicas: 1, timeoutMs: 2000 }`.
    */
   durability: z

@@ -29,7 +29,7 @@ import type {
 } from '../core/store-engine';
 import { SESSION_REDIS_KEYS, STORE_ENGINE, type SessionRedisKeys } from '../core/store-engine';
 import type { StorePutOptions, StoredValue, TokenStore } from '../core/token-store';
-import { RecordKeyRing } from './encryption';
+import { OWN_KEY_RING, RecordKeyRing } from './encryption';
 import {
   decodeRecordPayload,
   encodeRecordPayload,
@@ -54,21 +54,21 @@ import {
   PUT_LOGIN,
   PUT_NEW_LOGIN,
   RAISE_LOGOUT,
-  REASSERT_RECORD,
   READ_WITH_TTL,
   RELEASE_IF_OWNER,
   type LuaScript,
 } from './scripts';
 import { withDeadline } from './redis/with-deadline';
-import { CachedRecords, type TrackedRecords } from './cached-records';
-import type { RecordCache } from './record-cache';
+import { CachedRecords, type TrackedRecords } from './caching/cached-records';
+import type { TrackedCache } from './caching/tracked-cache';
 import { hashTag, type Argument, type RedisCommands, type Replies } from './redis/commands';
-import type { KeyTracker, UnavailableBy } from './redis/key-tracking';
-import { trackKeys } from './redis/cluster-key-tracking';
+import type { KeyTracker, UnavailableBy } from './caching/key-tracking';
+import { trackKeys } from './caching/cluster-key-tracking';
 import { redisCommands } from './redis/redis-client';
-import { ReplicaAcks, type ReplicaWaitOutcome } from './replica-acks';
-import { DurableWrites, watchingLosses, type ReassertOutcome } from './durable-writes';
-import { StoreUnavailableError } from '../errors';
+import type { ReplicaWaitOutcome } from './durability/replica-acks';
+import type { ReassertOutcome } from './durability/kept-writes';
+import { REASSERT_RECORD } from './durability/reassert-script';
+import { StoreDurability } from './durability/store-durability';
 import {
   checkClaimKey,
   checkCount,
@@ -158,7 +158,7 @@ export class RedisTokenStore
   readonly changes: RecordChanges | undefined;
   /** An entry's checks in one script; absent on a Cluster, where their keys are on several nodes. */
   readonly entries: EntryChecks | undefined;
-  /** Writes that wait for a replica (`durability`); absent when off. */
+  /** Writes that wait for a replica (`durability`, docs/durability.md); absent when off. */
   readonly durability: Durability | undefined;
   /** A new login's writes in one script; absent on a Cluster, where their keys are on several nodes. */
   readonly logins: LoginWrites | undefined;
@@ -167,18 +167,26 @@ export class RedisTokenStore
   /** The client the app gave, to know a session store on the same one. */
   readonly #client: object;
   readonly #prefix: string;
+  /** Where another session store keeps sessions on this client (the `sessions` option). */
+  readonly #sessionPrefix: string | undefined;
   readonly #timeoutMs: number;
   readonly #maxTtlMs: number;
   readonly #keyRing: RecordKeyRing | undefined;
   /** Records served from memory while Redis's reports reach `#tracking` (docs/caching.md). */
-  readonly #cache: RecordCache | undefined;
+  readonly #cache: TrackedCache<RecordRead> | undefined;
   readonly #tracking: KeyTracker | undefined;
-  readonly #durable: DurableWrites | undefined;
-  readonly #acks: ReplicaAcks | undefined;
+  /** Durability through a failover (docs/durability.md); absent when off or unavailable. */
+  readonly #durable: StoreDurability | undefined;
 
   constructor(options: RedisTokenStoreOptions) {
     super();
     const config = parseOptions(redisTokenStoreOptionsSchema, options, 'RedisTokenStore');
+    if (config.sessions !== undefined && config.sessions.client !== config.redis) {
+      throw invalidOption(
+        'RedisTokenStore: `sessions.client` must be the client given as `redis` (the wait for a replica runs on its server); leave `sessions` out for sessions kept elsewhere.',
+        'sessions.client',
+      );
+    }
     const redis = redisCommands(config.redis);
     this.#client = config.redis;
     const link = config.durability === false ? undefined : redis.replicaLink();
@@ -186,11 +194,10 @@ export class RedisTokenStore
       // Told once the app can listen (platformLogin() subscribes its logger at creation).
       queueMicrotask(() => this.emit('durabilityUnavailable', { reason: link }));
     } else if (link !== undefined && config.durability !== false) {
-      this.#acks = new ReplicaAcks(link, config.durability, (outcome, durationMs) =>
-        this.emit('replicaWait', { outcome, durationMs }),
-      );
-      const durable = new DurableWrites({
-        acks: this.#acks,
+      this.#durable = new StoreDurability({
+        redis,
+        link,
+        settings: config.durability,
         reassert: (sessionKey, record, replaced, ttlMs) => {
           const key = this.#recordKey(sessionKey);
           return this.#script(REASSERT_RECORD, key, [
@@ -204,29 +211,15 @@ export class RedisTokenStore
         markKey: (key) => `${this.#prefix}{${hashTag(key)}}:w`,
         recordKey: (sessionKey) => this.#recordKey(sessionKey),
         holds: (key, version) => this.#holds(key, version),
-        followsFailovers: redis.topology !== 'standalone',
+        sessionRedisKey: (store, sid) => this.#sessionRedisKey(store, sid),
+        onWait: (outcome, durationMs) => this.emit('replicaWait', { outcome, durationMs }),
         onReassert: (outcome) => this.emit('reassert', { outcome }),
       });
-      this.#durable = durable;
-      this.durability = {
-        confirm: async (sessionKey, session) => {
-          checkSessionKey(sessionKey);
-          const sessionRedisKey = session && this.#sessionRedisKey(session.store, session.sid);
-          if ((await durable.loginWritten(sessionKey, sessionRedisKey)) === 'failed') {
-            throw new StoreUnavailableError(
-              'Redis went away before a replica acknowledged the new login; the player must enter again.',
-            );
-          }
-        },
-        settled: (sessionKey) => durable.settled(sessionKey),
-        get unsettled() {
-          return durable.unsettled;
-        },
-      };
     }
-    const durable = this.#durable;
-    this.#redis = durable === undefined ? redis : watchingLosses(redis, () => durable.lost());
+    this.durability = this.#durable?.engine;
+    this.#redis = this.#durable?.redis ?? redis;
     this.#prefix = config.prefix;
+    this.#sessionPrefix = config.sessions?.prefix;
     this.#timeoutMs = config.operationTimeoutMs;
     this.#maxTtlMs = config.maxRecordTtlSeconds * 1000;
     this.#keyRing = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
@@ -278,19 +271,12 @@ export class RedisTokenStore
           };
     let records: TokenRecords = direct;
     let changes: RecordChanges | undefined;
-    // On a Cluster the keys live on several nodes: one tracking per master (cluster-key-tracking.ts).
+    // On a Cluster the keys live on several nodes: one tracking per master (caching/cluster-key-tracking.ts).
     if (config.recordCache) {
-      // No read is sent on a report (the next request reads): a read written after the app's QUIT
-      // breaks the socket under that QUIT, and ioredis says nothing public of a QUIT under way.
-      const cached = new CachedRecords(direct, config.recordCacheSize, () => false);
+      const cached = new CachedRecords(direct, config.recordCacheSize);
       const cache = cached.cache;
       this.#tracking = trackKeys(this.#redis, this.#prefix, {
-        changed: (key) => cache.reported(key),
-        allChanged: () => cache.invalidateAll(),
-        liveChanged: (live) => {
-          cache.setActive(live);
-          if (!live) this.#durable?.lost();
-        },
+        ...cache.listener,
         unavailable: (reason, by) => this.emit('recordCacheUnavailable', { reason, by }),
       });
       this.#cache = cache;
@@ -377,13 +363,17 @@ export class RedisTokenStore
   /** Closes the connections the record cache and `durability` opened; the client given is left open. */
   async close(): Promise<void> {
     this.#durable?.close();
-    this.#acks?.close();
     await this.#tracking?.close();
   }
 
   /** True when records are stored in the clear (no `encryptionKeys`). */
   get storesPlaintext(): boolean {
     return this.#keyRing === undefined;
+  }
+
+  /** Its ring, for platformLogin() to refuse other `encryptionKeys` than this store's. */
+  get [OWN_KEY_RING](): RecordKeyRing | undefined {
+    return this.#keyRing;
   }
 
   /** Reads the record of a session straight from Redis. */
@@ -412,11 +402,11 @@ export class RedisTokenStore
    * old value) and after (so nothing read meanwhile stays), before Redis's own message arrives.
    */
   async #changing<T>(key: string, change: () => Promise<T>): Promise<T> {
-    this.#cache?.invalidate(key);
+    this.#cache?.changed(key);
     try {
       return await change();
     } finally {
-      this.#cache?.invalidate(key);
+      this.#cache?.changed(key);
     }
   }
 
@@ -426,25 +416,11 @@ export class RedisTokenStore
     checkPut(record, options);
     const ttlMs = Math.min(ttlMilliseconds(options.ttlMs), this.#maxTtlMs);
     const key = this.#recordKey(sessionKey);
+    const write = (): Promise<boolean> => this.#written(sessionKey, key, record, options, ttlMs);
     const replaced = options.expectedVersion;
-    if (this.#durable === undefined || replaced === null)
-      return this.#written(sessionKey, key, record, options, ttlMs);
+    if (this.#durable === undefined || replaced === null) return write();
     // A refresh: the platform has retired the refresh token this write replaces.
-    const durable = this.#durable;
-    const { replaced: over, chained } = durable.writeOver(sessionKey, replaced);
-    let written: boolean;
-    try {
-      written = chained
-        ? (await durable.reassertNow(sessionKey, record, over, ttlMs)) !== 0
-        : await this.#written(sessionKey, key, record, options, ttlMs);
-    } catch (error) {
-      // The write may or may not have landed: kept, and written again over `over` only.
-      await durable.recordWritten(sessionKey, record, over, ttlMs, true);
-      throw error;
-    }
-    // The wait for a replica runs on: requests with a usable token go on (durability.settled).
-    if (written) void durable.recordWritten(sessionKey, record, over, ttlMs);
-    return written;
+    return this.#durable.refreshed(sessionKey, record, replaced, ttlMs, write);
   }
 
   /** The write of {@link #put}, one script where every key is on one server. */
@@ -599,7 +575,9 @@ export class RedisTokenStore
     if (deleted === 1 && typeof openId === 'string' && openId.length > 0) {
       await this.#run('ZREM', this.#playerKey(openId), [sessionKey], 'a delete');
     }
-    if (deleted === 1) await this.#durable?.recordDeleted(sessionKey, this.#maxTtlMs);
+    // A logout is answered once a replica holds it, even when asked again.
+    if (options?.logout === true) await this.#durable?.loggedOut([sessionKey], this.#maxTtlMs);
+    else if (deleted === 1) await this.#durable?.deleted([sessionKey], this.#maxTtlMs);
     return deleted === 1;
   }
 
@@ -609,7 +587,7 @@ export class RedisTokenStore
     const lockTtlMs = ttlMilliseconds(ttlMs);
     // Just after the server was lost, the lock may be on a primary that died, and the refresh
     // token in the record the new one holds already retired: its owner writes the newer record
-    // back first (durable-writes.ts).
+    // back first (docs/durability.md).
     const key = this.#lockKey(sessionKey);
     if (this.#durable?.settling === true) {
       // Held, by the failover; a Redis that still does not answer fails the call as always.
@@ -625,7 +603,7 @@ export class RedisTokenStore
     if (taken !== 'OK') return undefined;
     // The holder re-reads the record before refreshing: from Redis, not from a copy that another
     // process's message (sent before this lock was free) may not have removed yet.
-    this.#cache?.invalidate(this.#recordKey(sessionKey));
+    this.#cache?.changed(this.#recordKey(sessionKey));
     return owner;
   }
 
@@ -780,10 +758,8 @@ export class RedisTokenStore
     if (members.length > 0) {
       await this.#run('ZREM', indexKey, members, 'a player logout');
     }
-    const durable = this.#durable;
-    if (durable !== undefined) {
-      await Promise.all(members.map((member) => durable.recordDeleted(member, this.#maxTtlMs)));
-    }
+    // Asked again after a 503, with nothing left to delete: the earlier writes are waited for.
+    await this.#durable?.loggedOut(members, this.#maxTtlMs, indexKey);
     return deleted.reduce((sum, count) => sum + count, 0);
   }
 
@@ -841,14 +817,13 @@ export class RedisTokenStore
 
   /**
    * Where express-session's `store` keeps session `sid`, when it is on this store's client: a
-   * RedisSessionStore says so; connect-redis shows its `client` and `prefix`.
+   * RedisSessionStore says so; another store's place is the `sessions` option.
    */
   #sessionRedisKey(store: unknown, sid: string): string | undefined {
     if (typeof store !== 'object' || store === null) return undefined;
     const keys = (store as { [SESSION_REDIS_KEYS]?: SessionRedisKeys })[SESSION_REDIS_KEYS];
     if (keys !== undefined) return keys.client === this.#client ? keys.keyOf(sid) : undefined;
-    const { client, prefix } = store as { client?: unknown; prefix?: unknown };
-    return client === this.#client && typeof prefix === 'string' ? prefix + sid : undefined;
+    return this.#sessionPrefix === undefined ? undefined : this.#sessionPrefix + sid;
   }
 
   /**

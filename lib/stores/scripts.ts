@@ -11,7 +11,8 @@ export interface LuaScript {
   readonly sha: string;
 }
 
-const script = (name: string, source: string): LuaScript => ({
+/** A script named `name`, its SHA-1 computed once. */
+export const script = (name: string, source: string): LuaScript => ({
   name,
   source,
   sha: createHash('sha1').update(source).digest('hex'),
@@ -84,30 +85,6 @@ if current and string.sub(current, 1, #ARGV[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
 return 0
-`,
-);
-
-/**
- * Writes a refreshed record again after a failover (DESIGN section 13): the promoted replica may
- * hold a version it replaced (ARGV[1] is the oldest of them: refreshes may have followed each other
- * in this process while the primary was away), whose refresh token the platform has retired.
- * Written only over those versions; a record already at the new version is left as it is, and
- * anything else (deleted, logged in again, a newer record) wins.
- * KEYS[1] record key; ARGV[1] the oldest replaced version; ARGV[2] the new version; ARGV[3] the
- * stored value; ARGV[4] time to live in milliseconds. Returns 1 when written, 2 when already there,
- * else 0.
- */
-export const REASSERT_RECORD = script(
-  'reassertRecord',
-  `
-local current = redis.call('GET', KEYS[1])
-if not current then return 0 end
-local version = tonumber(string.match(current, '^(%d+)|'))
-local newer = tonumber(ARGV[2])
-if version == newer then return 2 end
-if not version or version < tonumber(ARGV[1]) or version > newer then return 0 end
-redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
-return 1
 `,
 );
 

@@ -745,12 +745,13 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
         wait = told(sessionKey);
         await records().delete(sessionKey);
         assert.equal(await wait, true, 'not told of a delete');
-        // A store that follows failovers holds every lock for a moment after it may have lost its
-        // server (on a busy machine, a heartbeat late by a lease reads as that): wait it out.
+        // A store that follows failovers refuses every lock for a moment after it may have lost its
+        // server (with RedisTokenStore, also after a cache lease ran out on a busy machine): the
+        // lock is taken once it is free, however long that takes within the test's own timeout.
         const owner = await pollUntil(
           () => locks().acquire(sessionKey, LONG_TTL_MS),
           (taken) => taken !== undefined,
-          5000,
+          Infinity,
         );
         assert.equal(typeof owner, 'string', 'the lock was never free');
         wait = told(sessionKey);

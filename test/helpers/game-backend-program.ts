@@ -74,7 +74,12 @@ function redisAndSessions(): {
 }
 
 const { redis, sessions, ready, end } = redisAndSessions();
-const tokenStore = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
+// connect-redis keeps sessions on this client: a new login waits for a replica to hold its session too.
+const tokenStore = new RedisTokenStore({
+  redis,
+  prefix: `${prefix}t:`,
+  sessions: { client: redis, prefix: `${prefix}s:` },
+});
 // KILL_BEFORE_REFRESH_WRITE=1: the process dies (SIGKILL) after the platform answered a refresh and
 // before the new record is written. A refresh writes over a version; a login writes with null.
 if (process.env.KILL_BEFORE_REFRESH_WRITE === '1') {

@@ -40,7 +40,11 @@ const login = platformLogin({
   clientId: 'demo-game',
   clientSecret: 'demo-secret',
   redirectUri: 'http://127.0.0.1:3999/platform/callback',
-  store: new RedisTokenStore({ redis: redis.client, prefix: `${prefix}t:` }),
+  store: new RedisTokenStore({
+    redis: redis.client,
+    prefix: `${prefix}t:`,
+    sessions: { client: redis.client, prefix: `${prefix}s:` },
+  }),
   logger: {
     debug: (fields, message) => console.log('debug', JSON.stringify(fields), message),
     info: (fields, message) => console.log('info', JSON.stringify(fields), message),

@@ -1,4 +1,4 @@
-// A Redis failover loses no login (DESIGN section 13): a real primary, a replica whose replication
+// A Redis failover loses no login and undoes no logout (docs/durability.md): a real primary, a replica whose replication
 // stream runs a second behind, three sentinels, and two "processes" (two apps, each with its own
 // Sentinel client, token store and session store), killed (SIGKILL) at the worst moments, on both
 // clients. The platform (the simulator) rotates refresh tokens and counts a retired one presented.
@@ -28,7 +28,7 @@ import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 import { expiringIn, recordAt } from '../helpers/records';
 import { hashSessionId } from '../../lib/core/hash';
 import { engineOf } from '../../lib/core/derived-engine';
-import type { ReplicaWaitOutcome } from '../../lib/stores/replica-acks';
+import type { ReplicaWaitOutcome } from '../../lib/stores/durability/replica-acks';
 import { keySlot } from '../../lib/stores/redis/commands';
 import { sampleRecord } from '../../lib/testing/samples';
 
@@ -102,13 +102,23 @@ async function backend(kind: Kind, bed: SentinelBed, sim: PlatformSimulator): Pr
     }
   });
   app.post('/logout', login.logout());
+  app.post('/logout-everywhere', express.json(), async (req, res, next) => {
+    try {
+      res.json({ sessions: await login.logoutPlayer(String(req.body.openId)) });
+    } catch (error) {
+      next(error);
+    }
+  });
   app.use(login.errorHandler());
+  let closed = false;
   return {
     app,
     login,
     store,
     waits,
     close: async () => {
+      if (closed) return;
+      closed = true;
       await store.close();
       close();
     },
@@ -119,8 +129,9 @@ async function backend(kind: Kind, bed: SentinelBed, sim: PlatformSimulator): Pr
 async function enter(
   through: Backend,
   sim: PlatformSimulator,
+  openId = 'player-ada',
 ): Promise<{ status: number; cookie: string; sessionKey: string }> {
-  const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });
+  const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId });
   const res = await request(through.app).get(`/platform/callback?code=${code}`);
   if (res.status !== 303) return { status: res.status, cookie: '', sessionKey: '' };
   const cookie = sessionCookieFrom(res);
@@ -265,9 +276,14 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
     await bed.killPrimary();
     await out;
     await bed.waitForPromotion();
+    // B's first reads may still meet its client's switch to the new primary.
     expect(
       await eventually(
-        async () => (await recordAt(b.store, player.sessionKey)) === undefined,
+        () =>
+          recordAt(b.store, player.sessionKey).then(
+            (record) => record === undefined,
+            () => false,
+          ),
         20_000,
       ),
     ).toBe(true);
@@ -302,6 +318,52 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
     // ...which a replica then acknowledged.
     await waitUntil(() => a.waits.length > waitsBefore, "the refresh's wait to end");
     expect(a.waits.at(-1)).toBe('acknowledged');
+  });
+
+  test('a logout no replica acknowledged is answered 503, not 204', async () => {
+    const player = await enter(a, sim);
+    expect(player.status).toBe(303);
+    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 500));
+    bed.setReplicationDelay(5000);
+    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 200));
+    const out = await request(a.app).post('/logout').set('Cookie', player.cookie);
+    expect(out.status).toBe(503);
+    expect(out.body.error).toBe('store_unavailable');
+    // The deletion was made on the primary all the same: the player is logged out there.
+    expect((await tokenOf(a, player.cookie)).status).toBe(401);
+  });
+
+  test('a log out everywhere no replica acknowledged is answered 503; asked again once the primary and that process died, it holds: no logged-out session is served, the new primary keeps only the bystander', async () => {
+    const ada = [await enter(a, sim), await enter(a, sim)];
+    const bystander = await enter(a, sim, 'player-bo');
+    expect([...ada, bystander].map((player) => player.status)).toEqual([303, 303, 303]);
+    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 500));
+    // The replica falls 5 s behind, beyond the 2 s wait.
+    bed.setReplicationDelay(5000);
+    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 200));
+    const everywhere = (through: Backend) =>
+      request(through.app).post('/logout-everywhere').send({ openId: 'player-ada' });
+    const first = await everywhere(b);
+    expect(first.status).toBe(503);
+    expect(first.body.error).toBe('store_unavailable');
+    // The primary dies before its replica has the deletions, and the process that made them too.
+    await bed.killPrimary();
+    await b.close();
+    const promoted = await bed.waitForPromotion();
+    // Asked again (on the surviving process): answered once the new primary holds the deletions.
+    expect(await eventually(async () => (await everywhere(a)).status === 200, 20_000)).toBe(true);
+    for (const player of ada) {
+      const asked = await Promise.all([1, 2, 3].map(() => tokenOf(a, player.cookie)));
+      expect(asked.map((res) => res.status)).toEqual([401, 401, 401]);
+    }
+    expect((await tokenOf(a, bystander.cookie)).status).toBe(200);
+    const primary = new Redis({ host: promoted.host, port: promoted.port });
+    try {
+      const keys = (await primary.keys('fo:{*}:t')).sort();
+      expect(keys).toEqual([`fo:{${bystander.sessionKey}}:t`]);
+    } finally {
+      primary.disconnect();
+    }
   });
 
   test('with the replica too far behind, the player is answered after the timeout, and the wait is counted', async () => {

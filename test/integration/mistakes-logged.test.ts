@@ -1,7 +1,6 @@
 // Mistakes the package sees say themselves on the app's logger (or the console) without `DEBUG`:
-// a wrong authUrl, a platformOrigins mismatch, a redirect_uri the platform refused, a route reading
-// req.platformToken() without the middleware, a callback mounted away from redirectUri's path, and
-// a Redis that is not there. Each line names the fix and never a code or a secret.
+// a wrong authUrl, a platformOrigins mismatch, a redirect_uri the platform refused, a callback
+// mounted away from redirectUri's path, and a Redis that is not there. Each line names the fix and never a code or a secret.
 import { once } from 'node:events';
 import express from 'express';
 import session from 'express-session';
@@ -151,32 +150,6 @@ describe('entries that fail on the setup', () => {
       lines.some((line) => String(line.fields.message).includes('authorization code is unknown')),
     ).toBe(true);
   });
-});
-
-test('req.platformToken() on a route without the middleware: 500, and one warning naming the route and the fix', async () => {
-  const { logger, seen } = recordingLogger();
-  const login = platformLogin({ ...loginOptions(sim), logger });
-  const outside = express();
-  outside.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
-  outside.get('/outside/token', async (req, res, next) => {
-    try {
-      res.json({ accessToken: await req.platformToken() });
-    } catch (error) {
-      next(error);
-    }
-  });
-  outside.use(login.errorHandler());
-  await request(outside).get('/outside/token').expect(500, { error: 'server_misconfigured' });
-  await request(outside).get('/outside/token').expect(500);
-  expect(seen()).toEqual([
-    {
-      level: 'warn',
-      fields: expect.objectContaining({ route: 'GET /outside/token' }),
-      message: expect.stringMatching(
-        /^GET \/outside\/token: req\.platformToken\(\) .*login\.middleware\(\)/,
-      ),
-    },
-  ]);
 });
 
 describe('a callback mounted away from redirectUri', () => {

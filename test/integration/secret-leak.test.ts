@@ -466,8 +466,9 @@ test.each([
   const logSource = handleErrors ? 'stderr' : 'logger.debug';
   expect(captured.some((c) => c.source === logSource && c.text.includes('token'))).toBe(true);
   expect(captured.filter((c) => c.source.startsWith('event ')).length).toBeGreaterThan(5);
-  // The missing-session setup mistake is reported once, on the app's logger when it gave one.
-  const setupSource = handleErrors ? 'console.error' : 'logger.error';
+  // The missing-session setup mistake is reported once, on the login's logger: the app's, or the
+  // default (here `debug`, enabled above, which writes to stderr).
+  const setupSource = handleErrors ? 'stderr' : 'logger.error';
   expect(
     captured.some((c) => c.source === setupSource && c.text.includes('needs express-session')),
   ).toBe(true);

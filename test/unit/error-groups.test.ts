@@ -157,3 +157,20 @@ test.each([
     expect(httpAnswer(entryDenied(sent))).toEqual({ status, error });
   },
 );
+
+test("each error is logged at its code's level in the table; two cases say otherwise", () => {
+  for (const error of [...refusals(), new LoginRequiredError(), new StoreUnavailableError('x')]) {
+    if (error.code !== 'ERR_PLATFORM_ENTRY_DENIED') {
+      expect(error.logLevel).toBe(PLATFORM_ERRORS[error.code].level);
+    }
+  }
+  expect(invalidOption('x').logLevel).toBe('warn');
+  expect(new StoreUnavailableError('x').logLevel).toBe('error');
+  // The platform's own trouble at an entry is a 5xx, logged as one.
+  expect(entryDenied('server_error')).toMatchObject({ status: 502, logLevel: 'error' });
+  expect(entryDenied('access_denied')).toMatchObject({ status: 403, logLevel: 'debug' });
+  // A redirect_uri the platform refused is the setup's mistake, not the player's.
+  const said = (description: string) => ({ cause: { oauthErrorDescription: description } });
+  expect(codeRejected(said('redirect_uri does not match')).logLevel).toBe('warn');
+  expect(codeRejected(said('code expired')).logLevel).toBe('debug');
+});

@@ -1,4 +1,4 @@
-// docs/errors.md lists every code of the error table with its class, status and body `error`: the
+// docs/errors.md lists every code of the error table with its class, status, body `error` and log level: the
 // table in lib/errors.ts is the source, and this test keeps the page in step with it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,13 +38,17 @@ test('docs/errors.md lists every code of the table, and no other', () => {
   expect([...documented.keys()].sort()).toEqual([...PLATFORM_ERROR_CODES].sort());
 });
 
-test.each(PLATFORM_ERROR_CODES)('docs/errors.md gives %s its class, status and error', (code) => {
-  const row = PLATFORM_ERRORS[code];
-  const [, className, status, error] = documented.get(code)!;
-  expect(className).toBe(`\`${FAMILY_CLASS[row.family].name}\``);
-  expect(status).toMatch(new RegExp(`^${row.status}\\b`));
-  expect(error).toMatch(new RegExp(`^\`${row.error}\``));
-});
+test.each(PLATFORM_ERROR_CODES)(
+  'docs/errors.md gives %s its class, status, error and log level',
+  (code) => {
+    const row = PLATFORM_ERRORS[code];
+    const [, className, status, error, level] = documented.get(code)!;
+    expect(className).toBe(`\`${FAMILY_CLASS[row.family].name}\``);
+    expect(status).toMatch(new RegExp(`^${row.status}\\b`));
+    expect(error).toMatch(new RegExp(`^\`${row.error}\``));
+    expect(level).toMatch(new RegExp(`^\`${row.level}\``));
+  },
+);
 
 test('the situations table at the top names every status and error of the table', () => {
   const page = readFileSync(join(__dirname, '../../docs/errors.md'), 'utf8');

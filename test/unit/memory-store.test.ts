@@ -3,6 +3,8 @@
 import type { TokenStore } from 'express-platform-login/testing';
 import { MemoryTokenStore } from '../../lib/stores/memory-store';
 import { engineOf } from '../../lib/core/derived-engine';
+import { RecordKeyRing } from '../../lib/stores/encryption';
+import { randomBytes } from 'node:crypto';
 import { SetupError } from '../../lib/errors';
 import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { storeEngineContract } from '../helpers/engine-contract';
@@ -29,6 +31,18 @@ describe("a studio's own store: the four methods, no watch", () => {
   };
   tokenStoreContract(() => store, { testFunctions: { describe, test: it } });
   storeEngineContract(() => engineOf(store));
+});
+
+describe("a studio's own store with platformLogin()'s encryptionKeys: the engine sealing its records", () => {
+  const ring = new RecordKeyRing([{ id: 'k1', key: randomBytes(32) }]);
+  const inner = new MemoryTokenStore();
+  const store: TokenStore = {
+    get: (key) => inner.get(key),
+    put: (key, value, options) => inner.put(key, value, options),
+    delete: (key, expectedVersion) => inner.delete(key, expectedVersion),
+    renew: (key, ttlMs) => inner.renew(key, ttlMs),
+  };
+  storeEngineContract(() => engineOf(store, ring));
 });
 
 const engine = (store: MemoryTokenStore) => engineOf(store);

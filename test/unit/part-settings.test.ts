@@ -59,7 +59,6 @@ test('entry: each part of the entry gets its slice, in milliseconds', () => {
     embedded: false,
     platformOrigins: config.platformOrigins,
     clientSecret: config.clientSecret,
-    logger: undefined,
     refreshTokenLifetimeMs: 86_400_000,
     sessionTtlMs: 3_600_000,
   });

@@ -1,7 +1,12 @@
-// RecordCache, the pure logic under RedisTokenStore's record cache: serving only while on, the
-// in-flight read race, the size bound, expiry, emptying, and the waiters.
-import { RecordCache } from '../../lib/stores/record-cache';
+// TrackedCache, the pure logic under RedisTokenStore's record cache (and RedisSessionStore's):
+// serving only while on and within its lease, the in-flight read race, the size bound, expiry,
+// emptying, and the waiters; and CachedRecords, what of a read the record cache holds.
+import { TrackedCache } from '../../lib/stores/caching/tracked-cache';
+import { CachedRecords, type TrackedRecords } from '../../lib/stores/caching/cached-records';
+import type { RecordRead } from '../../lib/core/store-engine';
 import type { TokenRecord } from '../../lib/core/token-record';
+
+type RecordCache = TrackedCache<RecordRead>;
 
 const NOW = 1_000_000;
 
@@ -16,21 +21,23 @@ const record = (version: number): TokenRecord => ({
   obtainedAt: NOW,
 });
 
+const found = (value: TokenRecord): RecordRead => ({ status: 'found', record: value });
+
 /** Reads `sessionId` through the cache as the store does, answering `value` with `ttlMs`. */
 function readThrough(cache: RecordCache, sessionId: string, value: TokenRecord, ttlMs = -1): void {
   const ticket = cache.beginRead(`key-${sessionId}`);
-  cache.endRead(ticket, sessionId, value, ttlMs, NOW);
+  cache.endRead(ticket, sessionId, found(value), ttlMs >= 0 ? NOW + ttlMs : Infinity);
 }
 
 const activeCache = (size = 10): RecordCache => {
-  const cache = new RecordCache(size);
+  const cache = new TrackedCache<RecordRead>(size);
   cache.setActive(true);
   return cache;
 };
 
 /** The record the cache holds for `sessionId`, or `undefined` (nothing held, or an absence). */
 function lookup(cache: RecordCache, sessionId: string): TokenRecord | undefined {
-  const read = cache.entryOf(sessionId)?.read;
+  const read = cache.entryOf(sessionId)?.value;
   return read?.status === 'found' ? read.record : undefined;
 }
 
@@ -39,7 +46,7 @@ beforeEach(() => jest.useFakeTimers({ now: NOW }));
 afterEach(() => jest.useRealTimers());
 
 test('serves nothing while off, and what was read once it is on', () => {
-  const cache = new RecordCache(10);
+  const cache = new TrackedCache<RecordRead>(10);
   readThrough(cache, 's1', record(1));
   expect(lookup(cache, 's1')).toBeUndefined();
   cache.setActive(true);
@@ -47,19 +54,11 @@ test('serves nothing while off, and what was read once it is on', () => {
   expect(lookup(cache, 's1')?.version).toBe(1);
 });
 
-test('a cached record is frozen, scope included', () => {
-  const cache = activeCache();
-  readThrough(cache, 's1', record(1));
-  const hit = lookup(cache, 's1')!;
-  expect(Object.isFrozen(hit)).toBe(true);
-  expect(() => hit.scope.push('admin')).toThrow(TypeError);
-});
-
 test('a change of the key drops the record', () => {
   const cache = activeCache();
   readThrough(cache, 's1', record(1));
   readThrough(cache, 's2', record(1));
-  cache.invalidate('key-s1');
+  cache.changed('key-s1');
   expect(lookup(cache, 's1')).toBeUndefined();
   expect(lookup(cache, 's2')?.version).toBe(1);
 });
@@ -67,26 +66,26 @@ test('a change of the key drops the record', () => {
 test('a read in flight when its key changes is not cached', () => {
   const cache = activeCache();
   const ticket = cache.beginRead('key-s1');
-  cache.invalidate('key-s1');
-  cache.endRead(ticket, 's1', record(1), -1, NOW);
+  cache.changed('key-s1');
+  cache.endRead(ticket, 's1', found(record(1)), Infinity);
   expect(lookup(cache, 's1')).toBeUndefined();
 });
 
 test('a read started after the change is cached, one overlapping it is not', () => {
   const cache = activeCache();
   const early = cache.beginRead('key-s1');
-  cache.invalidate('key-s1');
+  cache.changed('key-s1');
   const late = cache.beginRead('key-s1');
-  cache.endRead(late, 's1', record(2), -1, NOW);
-  cache.endRead(early, 's1', record(1), -1, NOW);
+  cache.endRead(late, 's1', found(record(2)), Infinity);
+  cache.endRead(early, 's1', found(record(1)), Infinity);
   expect(lookup(cache, 's1')?.version).toBe(2);
 });
 
 test('a change of another key does not stop a read from being cached', () => {
   const cache = activeCache();
   const ticket = cache.beginRead('key-s1');
-  cache.invalidate('key-s2');
-  cache.endRead(ticket, 's1', record(1), -1, NOW);
+  cache.changed('key-s2');
+  cache.endRead(ticket, 's1', found(record(1)), Infinity);
   expect(lookup(cache, 's1')?.version).toBe(1);
 });
 
@@ -104,17 +103,17 @@ test.each([
   readThrough(cache, 's2', record(1));
   const ticket = cache.beginRead('key-s1');
   event(cache);
-  cache.endRead(ticket, 's1', record(1), -1, NOW);
+  cache.endRead(ticket, 's1', found(record(1)), Infinity);
   expect(lookup(cache, 's1')).toBeUndefined();
   expect(lookup(cache, 's2')).toBeUndefined();
   expect(cache.size).toBe(0);
 });
 
 test('a read that started while the cache was off is not cached after it comes on', () => {
-  const cache = new RecordCache(10);
+  const cache = new TrackedCache<RecordRead>(10);
   const ticket = cache.beginRead('key-s1');
   cache.setActive(true);
-  cache.endRead(ticket, 's1', record(1), -1, NOW);
+  cache.endRead(ticket, 's1', found(record(1)), Infinity);
   expect(lookup(cache, 's1')).toBeUndefined();
 });
 
@@ -125,79 +124,84 @@ test('an abandoned read caches nothing and leaves nothing behind', () => {
   expect(lookup(cache, 's1')?.version).toBe(1);
 });
 
-test('an absent record found by a plain read is not held', () => {
-  const cache = activeCache();
-  const ticket = cache.beginRead('key-s1');
-  cache.endRead(ticket, 's1', undefined, -2, NOW);
-  expect(cache.size).toBe(0);
-});
-
-test('an absent record found by the read again after a report is held until its key is reported written', () => {
-  const cache = activeCache();
-  const ticket = cache.beginRead('key-s1');
-  cache.endRead(ticket, 's1', undefined, -2, NOW, true);
-  expect(cache.size).toBe(1);
-  expect(cache.entryOf('s1')).toMatchObject({ read: { status: 'absent' } });
-  expect(lookup(cache, 's1')).toBeUndefined(); // the middleware's fast path sees no record
-  cache.reported('key-s1');
-  expect(cache.entryOf('s1')).toBeUndefined();
-});
-
-test('a record the owner could not read (its key still in Redis) is not held as an absence', () => {
-  const cache = activeCache();
-  const ticket = cache.beginRead('key-s1');
-  cache.endRead(ticket, 's1', undefined, 60_000, NOW, true);
-  expect(cache.entryOf('s1')).toBeUndefined();
-});
-
-test("this process's own write of the key drops a held absence", () => {
-  const cache = activeCache();
-  const ticket = cache.beginRead('key-s1');
-  cache.endRead(ticket, 's1', undefined, -2, NOW, true);
-  cache.invalidate('key-s1');
-  expect(cache.entryOf('s1')).toBeUndefined();
-});
-
-test('an absence read while a change of the key was reported is not held', () => {
-  const cache = activeCache();
-  const ticket = cache.beginRead('key-s1');
-  cache.reported('key-s1');
-  cache.endRead(ticket, 's1', undefined, -2, NOW, true);
-  expect(cache.entryOf('s1')).toBeUndefined();
-});
-
-test('a record whose key was already gone when read (PTTL -2) is not cached', () => {
-  const cache = activeCache();
-  readThrough(cache, 's2', record(1), -2);
-  expect(cache.size).toBe(0);
-});
-
-test("Redis's report of an entry's key asks for it to be read again; this process's own change does not", () => {
-  const asked: string[] = [];
-  const cache = new RecordCache(10, (sessionId) => asked.push(sessionId));
-  cache.setActive(true);
+test('serves nothing past the end of its lease, and again once renewed, entries kept', () => {
+  const cache = new TrackedCache<RecordRead>(10);
+  cache.listener.renewed!(NOW + 100);
+  cache.listener.liveChanged(true);
   readThrough(cache, 's1', record(1));
-  readThrough(cache, 's2', record(1));
-  cache.invalidate('key-s1'); // own write: the store knows what it wrote
-  cache.reported('key-s2');
-  cache.reported('key-s3'); // not held: nothing to read again
-  expect(asked).toEqual(['s2']);
-  expect(lookup(cache, 's2')).toBeUndefined();
+  expect(cache.entryOf('s1', NOW + 99)).toBeDefined();
+  // The lease's end passed before its timer told the cache (a stalled event loop): no hit.
+  expect(cache.entryOf('s1', NOW + 100)).toBeUndefined();
+  cache.listener.renewed!(NOW + 300);
+  expect(cache.entryOf('s1', NOW + 200)).toBeDefined();
+  // A renewal that comes after the end (the timer did not run in time) starts from empty.
+  jest.setSystemTime(NOW + 300);
+  cache.listener.renewed!(NOW + 600);
+  expect(cache.entryOf('s1', NOW + 400)).toBeUndefined();
+  readThrough(cache, 's1', record(1));
+  cache.listener.allChanged();
+  cache.listener.liveChanged(false);
+  cache.listener.renewed!(NOW + 800);
+  cache.listener.liveChanged(true);
+  expect(cache.entryOf('s1', NOW + 400)).toBeUndefined(); // off emptied it
+});
+
+describe('CachedRecords: what of a read is held', () => {
+  /** Records underneath that answer `answer` to every read, counting the reads. */
+  function cachedOver(answer: { read: RecordRead; ttlMs: number }) {
+    const reads = { count: 0 };
+    const inner = {
+      keyOf: (sessionKey: string) => `key-${sessionKey}`,
+      readWithTtl: async () => {
+        reads.count += 1;
+        return answer;
+      },
+    } as unknown as TrackedRecords;
+    const cached = new CachedRecords(inner, 10);
+    cached.cache.setActive(true);
+    return { cached, reads };
+  }
+
+  test('a record read is held, frozen, scope included', async () => {
+    const { cached, reads } = cachedOver({ read: found(record(1)), ttlMs: 60_000 });
+    const first = await cached.get('s1');
+    const second = await cached.get('s1');
+    expect(reads.count).toBe(1);
+    expect(second).toBe(first);
+    const held = second.status === 'found' ? second.record : undefined;
+    expect(Object.isFrozen(held)).toBe(true);
+    expect(() => held!.scope.push('admin')).toThrow(TypeError);
+  });
+
+  test.each([
+    ['an absence', { read: { status: 'absent' }, ttlMs: -2 }],
+    [
+      'a record its owner could not read',
+      { read: { status: 'unreadable', reason: 'decrypt' }, ttlMs: 60_000 },
+    ],
+    ['a record whose key was already gone (PTTL -2)', { read: found(record(1)), ttlMs: -2 }],
+  ] as const)('%s is not held: read again each time', async (_name, answer) => {
+    const { cached, reads } = cachedOver(answer as { read: RecordRead; ttlMs: number });
+    await cached.get('s1');
+    await cached.get('s1');
+    expect(reads.count).toBe(2);
+    expect(cached.cache.size).toBe(0);
+  });
 });
 
 test('a read in flight may be shared until a change of its key is reported', () => {
   const cache = activeCache();
   const ticket = cache.beginRead('key-s1');
   expect(cache.unchangedSince(ticket)).toBe(true);
-  cache.reported('key-s2');
+  cache.changed('key-s2');
   expect(cache.unchangedSince(ticket)).toBe(true);
-  cache.reported('key-s1');
+  cache.changed('key-s1');
   expect(cache.unchangedSince(ticket)).toBe(false);
   const after = cache.beginRead('key-s1');
   expect(cache.unchangedSince(after)).toBe(true);
   cache.invalidateAll();
   expect(cache.unchangedSince(after)).toBe(false);
-  cache.endRead(after, 's1', record(1), -1, NOW);
+  cache.endRead(after, 's1', found(record(1)), Infinity);
   expect(cache.unchangedSince(after)).toBe(false); // finished: nothing left to share
 });
 
@@ -221,7 +225,7 @@ test('holds at most its size, dropping one not read since the last eviction firs
   expect(lookup(cache, 's1')).toBeDefined();
   expect(lookup(cache, 's3')).toBeDefined();
   // The dropped entry's key is forgotten too: its change later removes nothing else.
-  cache.invalidate('key-s2');
+  cache.changed('key-s2');
   expect(cache.size).toBe(2);
 });
 
@@ -256,8 +260,8 @@ test('any session id is its own key, names of Object.prototype and numbers inclu
   expect(ids.map((id) => lookup(cache, id))).toEqual(ids.map(() => undefined));
   ids.forEach((id, index) => readThrough(cache, id, record(index + 1)));
   expect(ids.map((id) => lookup(cache, id)?.version)).toEqual(ids.map((_, index) => index + 1));
-  cache.invalidate('key-__proto__');
-  cache.invalidate('key-12345');
+  cache.changed('key-__proto__');
+  cache.changed('key-12345');
   expect(ids.map((id) => lookup(cache, id)?.version)).toEqual([
     undefined,
     2,
@@ -273,7 +277,7 @@ test('any session id is its own key, names of Object.prototype and numbers inclu
 test("a lookup given the caller's time judges expiry by it", () => {
   const cache = activeCache();
   readThrough(cache, 's1', record(1), 500);
-  expect(cache.entryOf('s1', NOW + 499)?.read).toMatchObject({ record: { version: 1 } });
+  expect(cache.entryOf('s1', NOW + 499)?.value).toMatchObject({ record: { version: 1 } });
   expect(cache.entryOf('s1', NOW + 500)).toBeUndefined();
   // Dropped, not only hidden: the clock going back does not bring it back.
   expect(cache.entryOf('s1', NOW)).toBeUndefined();
@@ -284,13 +288,13 @@ describe('watch', () => {
     const cache = activeCache();
     let told = 0;
     const unwatch = cache.watch(['key-s1', 'lock-s1'], () => (told += 1));
-    cache.invalidate('key-s2');
+    cache.changed('key-s2');
     expect(told).toBe(0);
-    cache.invalidate('lock-s1');
-    cache.reported('key-s1');
+    cache.changed('lock-s1');
+    cache.changed('key-s1');
     expect(told).toBe(2);
     unwatch();
-    cache.invalidate('key-s1');
+    cache.changed('key-s1');
     expect(told).toBe(2);
   });
 

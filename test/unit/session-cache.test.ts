@@ -1,57 +1,51 @@
-// SessionCache, the logic under RedisSessionStore's memory: serving only while on, a read in
-// flight when its key changed (or the cache was emptied or switched) not kept, expiry from the
-// key's PTTL, the size bound (least recently used out).
-import { SessionCache } from '../../lib/session-store/session-cache';
+// TrackedCache as RedisSessionStore uses it (the stored JSON by session key): serving only while
+// on, a read in flight when its key changed (or the cache was emptied or switched) not kept,
+// expiry from the key's PTTL, the size bound (one not read recently out), a renewal's new expiry.
+import { TrackedCache } from '../../lib/stores/caching/tracked-cache';
 
 const NOW = 1_000_000;
+type SessionCache = TrackedCache<string>;
 
 function cacheOn(maxEntries = 10): SessionCache {
-  const cache = new SessionCache(maxEntries);
+  const cache = new TrackedCache<string>(maxEntries);
   cache.setActive(true);
   return cache;
 }
 
 function read(cache: SessionCache, key: string, json = '{"a":1}', pttlMs = 60_000): void {
-  cache.endRead(cache.beginRead(key), json, pttlMs, NOW);
+  cache.endRead(cache.beginRead(key), key, json, NOW + pttlMs);
 }
 
 test('off (as it starts): a read is not kept', () => {
-  const cache = new SessionCache(10);
+  const cache = new TrackedCache<string>(10);
   read(cache, 'sess:a');
-  expect(cache.lookup('sess:a', NOW)).toBeUndefined();
+  expect(cache.entryOf('sess:a', NOW)).toBeUndefined();
 });
 
 test('on: a read is served until the key expires, not after', () => {
   const cache = cacheOn();
   read(cache, 'sess:a', '{"a":1}', 5000);
-  expect(cache.lookup('sess:a', NOW + 4999)?.json).toBe('{"a":1}');
-  expect(cache.lookup('sess:a', NOW + 5000)).toBeUndefined();
-});
-
-test('no key, or a key without TTL: nothing kept', () => {
-  const cache = cacheOn();
-  cache.endRead(cache.beginRead('sess:gone'), null, -2, NOW);
-  cache.endRead(cache.beginRead('sess:forever'), '{}', -1, NOW);
-  expect(cache.size).toBe(0);
+  expect(cache.entryOf('sess:a', NOW + 4999)?.value).toBe('{"a":1}');
+  expect(cache.entryOf('sess:a', NOW + 5000)).toBeUndefined();
 });
 
 test('a read in flight when its key is reported changed is not kept', () => {
   const cache = cacheOn();
   const ticket = cache.beginRead('sess:a');
-  cache.reported('sess:a');
-  cache.endRead(ticket, '{"old":true}', 60_000, NOW);
-  expect(cache.lookup('sess:a', NOW)).toBeUndefined();
+  cache.changed('sess:a');
+  cache.endRead(ticket, 'sess:a', '{"old":true}', NOW + 60_000);
+  expect(cache.entryOf('sess:a', NOW)).toBeUndefined();
   // The next read, started after the change, is kept.
   read(cache, 'sess:a', '{"new":true}');
-  expect(cache.lookup('sess:a', NOW)?.json).toBe('{"new":true}');
+  expect(cache.entryOf('sess:a', NOW)?.value).toBe('{"new":true}');
 });
 
 test('a change of another key does not stop a read from being kept', () => {
   const cache = cacheOn();
   const ticket = cache.beginRead('sess:a');
-  cache.reported('sess:b');
-  cache.endRead(ticket, '{}', 60_000, NOW);
-  expect(cache.lookup('sess:a', NOW)).toBeDefined();
+  cache.changed('sess:b');
+  cache.endRead(ticket, 'sess:a', '{}', NOW + 60_000);
+  expect(cache.entryOf('sess:a', NOW)).toBeDefined();
 });
 
 test('FLUSHDB (invalidateAll) and switching off or on drop everything, reads in flight included', () => {
@@ -63,9 +57,9 @@ test('FLUSHDB (invalidateAll) and switching off or on drop everything, reads in 
     read(cache, 'sess:a');
     const ticket = cache.beginRead('sess:b');
     change(cache);
-    cache.endRead(ticket, '{}', 60_000, NOW);
-    expect(cache.lookup('sess:a', NOW)).toBeUndefined();
-    expect(cache.lookup('sess:b', NOW)).toBeUndefined();
+    cache.endRead(ticket, 'sess:b', '{}', NOW + 60_000);
+    expect(cache.entryOf('sess:a', NOW)).toBeUndefined();
+    expect(cache.entryOf('sess:b', NOW)).toBeUndefined();
   }
   const cache = cacheOn();
   read(cache, 'sess:a');
@@ -74,21 +68,21 @@ test('FLUSHDB (invalidateAll) and switching off or on drop everything, reads in 
   expect(cache.size).toBe(0);
 });
 
-test('bounded: the least recently used goes first', () => {
+test('bounded: one not read since the last eviction goes first', () => {
   const cache = cacheOn(2);
   read(cache, 'sess:a');
   read(cache, 'sess:b');
-  cache.lookup('sess:a', NOW); // a is now the most recent
+  cache.entryOf('sess:a', NOW); // a is now the most recent
   read(cache, 'sess:c');
   expect(cache.size).toBe(2);
-  expect(cache.lookup('sess:b', NOW)).toBeUndefined();
-  expect(cache.lookup('sess:a', NOW)).toBeDefined();
-  expect(cache.lookup('sess:c', NOW)).toBeDefined();
+  expect(cache.entryOf('sess:b', NOW)).toBeUndefined();
+  expect(cache.entryOf('sess:a', NOW)).toBeDefined();
+  expect(cache.entryOf('sess:c', NOW)).toBeDefined();
 });
 
-test('extend moves an entry’s expiry (this process renewed the key)', () => {
+test('a renewal moves an entry’s expiry (this process renewed the key)', () => {
   const cache = cacheOn();
   read(cache, 'sess:a', '{}', 1000);
-  cache.extend('sess:a', NOW + 10_000);
-  expect(cache.lookup('sess:a', NOW + 5000)).toBeDefined();
+  cache.entryOf('sess:a', NOW)!.expiresAt = NOW + 10_000;
+  expect(cache.entryOf('sess:a', NOW + 5000)).toBeDefined();
 });

@@ -42,11 +42,16 @@ export interface RedisCommands {
   /** Calls `listener` once the client has ended for good (quit, close, disconnect). */
   onEnd(listener: () => void): () => void;
   /**
-   * A connection of its own for key tracking (see key-tracking.ts), or a sentence saying why this
+   * Calls `listener` on the client's own signs that its server may have changed: a reconnect, a
+   * Sentinel's switch to another master, a Cluster node failing (docs/durability.md).
+   */
+  onServerChange(listener: () => void): () => void;
+  /**
+   * A connection of its own for key tracking (see caching/key-tracking.ts), or a sentence saying why this
    * client cannot have one (a Cluster: each node tracks only its own keys, see clusterLinks()).
    */
   trackingLink(): TrackingLink | string;
-  /** On a Cluster: its slot map and a tracking link per master (cluster-key-tracking.ts). */
+  /** On a Cluster: its slot map and a tracking link per master (caching/cluster-key-tracking.ts). */
   clusterLinks(): ClusterLinks | undefined;
   /**
    * Connections of their own for WAIT, opened on first use (see ReplicaLink), or a sentence saying
@@ -120,8 +125,7 @@ export function slotOwners(
   return owners;
 }
 
-/** How long a confirmation mark lives: long enough to be replicated, short enough to leave no trace. */
-export const MARK_TTL_MS = 60_000;
+export { MARK_TTL_MS } from '../durability/windows';
 
 /** Events of a tracking link. */
 export interface TrackingLinkEvents {

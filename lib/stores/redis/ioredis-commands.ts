@@ -27,6 +27,7 @@ const INVALIDATE_CHANNEL = '__redis__:invalidate';
 // The clients' own listener type (EventEmitter's): anything narrower is not assignable from it.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Listener = (...args: any[]) => void;
+type Emitter = Pick<IoRedisClient, 'off'> & { on(event: string, listener: Listener): unknown };
 
 /**
  * An ioredis 5/6 client: `new Redis(…)` (standalone, or Sentinel with `sentinels`) or
@@ -109,6 +110,15 @@ export class IoRedisCommands implements RedisCommands {
     const client = this.#client;
     client.once('end', listener);
     return () => void client.off('end', listener);
+  }
+
+  onServerChange(listener: () => void): () => void {
+    const client = this.#client as unknown as Emitter;
+    const events = this.#client.isCluster ? ['node error', '-node'] : ['reconnecting'];
+    for (const event of events) client.on(event, listener);
+    return () => {
+      for (const event of events) client.off(event, listener);
+    };
   }
 
   trackingLink(): TrackingLink | string {

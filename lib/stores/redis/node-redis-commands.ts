@@ -175,6 +175,27 @@ export class NodeRedisCommands implements RedisCommands {
     return () => void client.off('end', once);
   }
 
+  onServerChange(listener: () => void): () => void {
+    const client = this.#client;
+    const master = (event: { type?: string }): void => {
+      if (event.type === 'MASTER' || event.type === 'MASTER_CHANGE') listener();
+    };
+    const events: Array<[string, Listener]> = isCluster(client)
+      ? [
+          ['node-reconnecting', listener],
+          ['node-error', listener],
+        ]
+      : [
+          ['reconnecting', listener],
+          ['client-error', master],
+          ['topology-change', master],
+        ];
+    for (const [event, on] of events) client.on(event, on);
+    return () => {
+      for (const [event, on] of events) client.off(event, on);
+    };
+  }
+
   trackingLink(): TrackingLink | string {
     const client = this.#client;
     if (isCluster(client))

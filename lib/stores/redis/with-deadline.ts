@@ -1,6 +1,6 @@
 // Bounds a store call in time. ioredis on its own can keep a command waiting for tens of seconds
 // while Redis is stalled or reconnecting; a request must get `store_unavailable` instead.
-import { StoreUnavailableError } from '../../errors';
+import { storeUnavailable, StoreUnavailableError } from '../../errors';
 
 /**
  * Resolves or rejects like `operation`, but rejects with `StoreUnavailableError` when it has not
@@ -16,11 +16,7 @@ export function withDeadline<T>(
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {
-      reject(
-        new StoreUnavailableError(
-          `The ${store} did not answer ${what} within ${timeoutMs} ms; check that Redis is reachable.`,
-        ),
-      );
+      reject(storeUnavailable({ store, what, timeoutMs }));
     }, timeoutMs);
     // Both handlers stay attached after the deadline, so a late failure of the command (the
     // connection dropping under it) is absorbed here instead of becoming an unhandled rejection.
@@ -32,14 +28,7 @@ export function withDeadline<T>(
       (error: unknown) => {
         clearTimeout(timer);
         reject(
-          error instanceof StoreUnavailableError
-            ? error
-            : new StoreUnavailableError(
-                `The ${store} failed ${what}; check that Redis is reachable.`,
-                {
-                  cause: error,
-                },
-              ),
+          error instanceof StoreUnavailableError ? error : storeUnavailable({ store, what }, error),
         );
       },
     );

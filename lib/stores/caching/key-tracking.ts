@@ -4,19 +4,17 @@
 // each keep one.
 import { randomBytes } from 'node:crypto';
 import { ignore } from '../../util/ignore';
-import { isRefusal, isServerReply, type RedisCommands, type TrackingLink } from './commands';
+import { isRefusal, isServerReply, type RedisCommands, type TrackingLink } from '../redis/commands';
+import { TRACKING_TIMING } from './bounds';
+import { Lease, type LeaseListener } from './lease';
 
-/** What a KeyTracking tells. No method may throw. */
-export interface KeyChangeListener {
+/**
+ * What a KeyTracking tells (its lease's transitions: lease.ts), besides the changes. No method may
+ * throw.
+ */
+export interface KeyChangeListener extends LeaseListener {
   /** `key` (named as the store names it, without the client's key prefix) may have changed. */
   changed(key: string): void;
-  /** Any key may have changed: FLUSHDB/FLUSHALL, SWAPDB, or reports may have been missed. */
-  allChanged(): void;
-  /**
-   * Reports became reliable (`true`) or stopped being so (`false`, always after `allChanged()`):
-   * serve copies only while live.
-   */
-  liveChanged(live: boolean): void;
   /**
    * Told once when keys cannot be tracked: never live. `by` says whose limit it is: Redis refused
    * CLIENT TRACKING (`refused`: renamed or forbidden CLIENT, an ACL, a Redis before 6), accepted it
@@ -39,26 +37,6 @@ export interface KeyTracker {
 
 /** Where a KeyTracking gets its connection: the seam, or one master of a Cluster. */
 export type TrackingSource = Pick<RedisCommands, 'keyPrefix' | 'trackingLink' | 'onEnd'>;
-
-/** The timings of every KeyTracking, in milliseconds (docs/caching.md states the bounds they give). */
-export const TRACKING_TIMING = {
-  /** How often the tracking connection and the database mark are checked. */
-  heartbeatMs: 100,
-  /**
-   * Reports count as reliable until this long after a heartbeat that was answered was sent: a copy
-   * is never served more than this after the change it misses, even on a silent (half-open)
-   * connection. The 50 ms promise holds while the connection talks; this one holds always.
-   */
-  leaseMs: 250,
-  /** A heartbeat unanswered this long is given up, and the next one is sent. */
-  probeTimeoutMs: 1000,
-  /** Nothing answered on the tracking connection for this long: it is dropped and made again. */
-  reconnectAfterMs: 3000,
-  /** A set-up waits this long to see its own write of the mark reported. */
-  proofTimeoutMs: 1000,
-  /** Set-ups that see no report before tracking is given up as unavailable. */
-  proofAttempts: 3,
-} as const;
 
 /** The database mark, under the tracked prefix (so that ACLs on the prefix cover it). */
 export const MARK_SUFFIX = '~db';
@@ -91,8 +69,7 @@ export class KeyTracking implements KeyTracker {
   #mark: string | undefined;
   #probe: { sentAt: number } | undefined;
   #lastAnswerAt = 0;
-  #live = false;
-  #expiry: NodeJS.Timeout | undefined;
+  readonly #lease: Lease;
   #closed = false;
 
   /**
@@ -107,6 +84,7 @@ export class KeyTracking implements KeyTracker {
   ) {
     this.#redis = redis;
     this.#listener = listener;
+    this.#lease = new Lease(listener);
     this.#trackedPrefix = redis.keyPrefix + prefix;
     this.#markName = markName;
     const link = redis.trackingLink();
@@ -124,7 +102,7 @@ export class KeyTracking implements KeyTracker {
 
   /** True while reports are reliable: copies may be served. */
   get live(): boolean {
-    return this.#live;
+    return this.#lease.live;
   }
 
   /** Closes the tracking connection; never live again. */
@@ -176,28 +154,12 @@ export class KeyTracking implements KeyTracker {
     this.#mark = undefined;
     this.#probe = undefined;
     this.#proofSeen = undefined;
-    this.#off();
-  }
-
-  #off(): void {
-    clearTimeout(this.#expiry);
-    this.#expiry = undefined;
-    if (!this.#live) return;
-    this.#live = false;
-    this.#listener.allChanged();
-    this.#listener.liveChanged(false);
+    this.#lease.end();
   }
 
   /** Reports are reliable until `sentAt` + the lease: `sentAt` is when an answered heartbeat left. */
   #renew(sentAt: number): void {
-    const left = sentAt + TRACKING_TIMING.leaseMs - Date.now();
-    if (left <= 0) return;
-    clearTimeout(this.#expiry);
-    this.#expiry = setTimeout(() => this.#off(), left);
-    this.#expiry.unref();
-    if (this.#live) return;
-    this.#live = true;
-    this.#listener.liveChanged(true);
+    this.#lease.renew(sentAt + TRACKING_TIMING.leaseMs);
   }
 
   async #setUp(): Promise<void> {
@@ -218,7 +180,8 @@ export class KeyTracking implements KeyTracker {
         this.#unavailable(error instanceof Error ? error.message : String(error), 'refused');
       }
       // Anything else (a connection lost, Redis away): the heartbeat sets up again.
-      this.#nextSetUpAt = Date.now() + TRACKING_TIMING.heartbeatMs * 5;
+      this.#nextSetUpAt =
+        Date.now() + TRACKING_TIMING.heartbeatMs * TRACKING_TIMING.setUpRetryBeats;
     } finally {
       this.#settingUp = false;
     }
@@ -326,9 +289,7 @@ export class KeyTracking implements KeyTracker {
         this.#lastAnswerAt = Date.now();
         if (value !== this.#mark) {
           // Another database under the same index (SWAPDB), or the mark flushed or evicted.
-          this.#mark = undefined;
-          this.#nextSetUpAt = 0;
-          this.#off();
+          this.#setUpAgain();
           this.#listener.allChanged();
           return;
         }
@@ -340,12 +301,15 @@ export class KeyTracking implements KeyTracker {
         // A server's refusal of the mark's read (MOVED or ASK: a Cluster's slot moved away from
         // this node; LOADING: a restarted node) says the channel no longer covers what it did:
         // off now, not at the lease's end, and set up again.
-        if (isServerReply(error)) {
-          this.#mark = undefined;
-          this.#nextSetUpAt = 0;
-          this.#off();
-        }
+        if (isServerReply(error)) this.#setUpAgain();
       },
     );
+  }
+
+  /** Off now, and set up again at the next heartbeat. */
+  #setUpAgain(): void {
+    this.#mark = undefined;
+    this.#nextSetUpAt = 0;
+    this.#lease.end();
   }
 }

@@ -3,20 +3,16 @@
 // serves slots gets its own tracking connection, heartbeat, lease and mark; copies are served only
 // while every one of them is live, and every copy goes when the slot map changes.
 import { ignore } from '../../util/ignore';
-import { CLUSTER_SLOTS, keySlot, type ClusterLinks, type RedisCommands } from './commands';
+import { CLUSTER_SLOTS, keySlot, type ClusterLinks, type RedisCommands } from '../redis/commands';
+import { CLUSTER_FULL_CHECK_BEATS, CLUSTER_MARK_SEARCH_LIMIT, TRACKING_TIMING } from './bounds';
 import {
   KeyTracking,
   MARK_SUFFIX,
-  TRACKING_TIMING,
   type KeyChangeListener,
   type KeyTracker,
   type UnavailableBy,
 } from './key-tracking';
-
-/** Hash tags tried for the marks: a master serving one slot in 16 384 is found well within it. */
-const MARK_SEARCH_LIMIT = 200_000;
-/** A full comparison of the slot map, besides its version at every heartbeat (in heartbeats). */
-const FULL_CHECK_EVERY = 10;
+import { Lease } from './lease';
 
 /** Key tracking for `prefix` on whatever `redis` is: one connection, or one per Cluster master. */
 export function trackKeys(
@@ -40,7 +36,7 @@ function markNames(owners: ReadonlyArray<string | undefined>, base: string): Map
   const wanted = new Set(owners.filter((owner): owner is string => owner !== undefined));
   const names = new Map<string, string>();
   const pinned = pinsOneSlot(base);
-  for (let n = 0; n < MARK_SEARCH_LIMIT && names.size < wanted.size; n += 1) {
+  for (let n = 0; n < CLUSTER_MARK_SEARCH_LIMIT && names.size < wanted.size; n += 1) {
     const name = `${base}{${n}}`;
     const owner = owners[keySlot(name)];
     if (owner !== undefined && !names.has(owner)) names.set(owner, name);
@@ -55,14 +51,16 @@ const pinsOneSlot = (base: string): boolean => keySlot(`${base}{0}`) === keySlot
 interface MasterTracking {
   readonly tracking: KeyTracking;
   readonly mark: string;
-  live: boolean;
+  /** The end of its lease, as last renewed. */
+  until: number;
 }
 
 /**
- * Live while every master of the slot map has a live KeyTracking (its own lease): a master's link
- * down turns memory off for every slot, not only its own. By default (`cluster-require-full-coverage
- * yes`) a Cluster with a master down refuses every command anyway, and one switch keeps the
- * record and session caches' per-key API and their in-flight read guards as they are on one server.
+ * Live while every master of the slot map has a live KeyTracking, until the earliest end of their
+ * leases (the Cluster's own Lease follows theirs): a master's link down turns memory off for every
+ * slot, not only its own. By default (`cluster-require-full-coverage yes`) a Cluster with a master
+ * down refuses every command anyway, and one switch keeps the record and session caches' per-key
+ * API and their in-flight read guards as they are on one server.
  *
  * The slot map is the client's (it routes the store's reads by it, so it names every node that
  * answers one). Read again on the client's topology events, whenever the map object changes
@@ -83,7 +81,7 @@ export class ClusterKeyTracking implements KeyTracker {
   #beats = 0;
   /** Masters serve slots that no tracked master covers (no mark found): never live then. */
   #uncovered = false;
-  #live = false;
+  readonly #lease: Lease;
   #closed = false;
 
   constructor(
@@ -96,10 +94,11 @@ export class ClusterKeyTracking implements KeyTracker {
     this.#links = links;
     this.#prefix = prefix;
     this.#listener = listener;
+    this.#lease = new Lease(listener);
     this.#unfollow = [redis.onEnd(() => void this.close()), links.onTopology(() => this.#follow())];
     this.#timer = setInterval(() => {
       this.#beats += 1;
-      if (this.#beats % FULL_CHECK_EVERY === 0 || links.mapVersion() !== this.#version)
+      if (this.#beats % CLUSTER_FULL_CHECK_BEATS === 0 || links.mapVersion() !== this.#version)
         this.#follow();
     }, TRACKING_TIMING.heartbeatMs);
     this.#timer.unref();
@@ -107,7 +106,7 @@ export class ClusterKeyTracking implements KeyTracker {
   }
 
   get live(): boolean {
-    return this.#live;
+    return this.#lease.live;
   }
 
   async close(): Promise<void> {
@@ -115,7 +114,7 @@ export class ClusterKeyTracking implements KeyTracker {
     this.#closed = true;
     clearInterval(this.#timer);
     for (const unfollow of this.#unfollow) unfollow();
-    this.#setLive(false);
+    this.#lease.end();
     const closing = [...this.#masters.values()].map(({ tracking }) => tracking.close());
     this.#masters.clear();
     await Promise.all(closing);
@@ -149,7 +148,7 @@ export class ClusterKeyTracking implements KeyTracker {
   #track(address: string, mark: string): void {
     const master: MasterTracking = {
       mark,
-      live: false,
+      until: 0,
       tracking: new KeyTracking(
         {
           keyPrefix: this.#redis.keyPrefix,
@@ -161,9 +160,12 @@ export class ClusterKeyTracking implements KeyTracker {
         {
           changed: (key) => this.#listener.changed(key),
           allChanged: () => this.#listener.allChanged(),
+          renewed: (until) => {
+            master.until = until;
+            if (this.#masters.get(address) === master) this.#update();
+          },
           liveChanged: (live) => {
             if (this.#masters.get(address) !== master) return;
-            master.live = live;
             this.#update();
             // A master's link lost may be a failover: the client's map may have moved on.
             if (!live) this.#follow();
@@ -176,17 +178,13 @@ export class ClusterKeyTracking implements KeyTracker {
     this.#masters.set(address, master);
   }
 
+  /** On until the earliest lease of the masters while every one is live, else off. */
   #update(): void {
-    let live = this.#masters.size > 0 && !this.#uncovered;
-    for (const master of this.#masters.values()) live &&= master.live;
-    this.#setLive(live);
-  }
-
-  #setLive(live: boolean): void {
-    if (live === this.#live) return;
-    this.#live = live;
-    if (!live) this.#listener.allChanged();
-    this.#listener.liveChanged(live);
+    let until = this.#masters.size > 0 && !this.#uncovered ? Infinity : 0;
+    for (const master of this.#masters.values())
+      until = master.tracking.live ? Math.min(until, master.until) : 0;
+    if (until > 0) this.#lease.renew(until);
+    else this.#lease.end();
   }
 
   /** One master refused tracking (renamed CLIENT, an ACL): the others are of no use alone. */

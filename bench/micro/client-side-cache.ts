@@ -3,7 +3,7 @@
 //   a) node-redis 6 `clientSideCache`: `client.get(key)` served from its cache (a structuredClone of
 //      the stored Buffer, a promise), then the record decoded — plain, and sealed (AES-256-GCM);
 //   b) the package's record cache: a Map lookup of the decoded, frozen record, in a promise.
-// Run: node -r esbuild-register test/measure/client-side-cache.ts
+// Run: node -r esbuild-register bench/micro/client-side-cache.ts
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
 import { RecordKeyRing } from '../../lib/stores/encryption';
@@ -16,7 +16,7 @@ import {
   splitStoredValue,
 } from '../../lib/stores/record-codec';
 import { sampleRecord } from '../../lib/testing/samples';
-import { startRedisServer } from '../helpers/redis-server';
+import { startRedisServer } from '../../test/helpers/redis-server';
 
 const HITS = 20_000;
 const ROUNDS = 5;

@@ -1,9 +1,10 @@
-// Durable before answered (DESIGN section 13): waits until a replica holds the writes a login
+// Durable before answered (docs/durability.md): waits until a replica holds the writes a login
 // depends on. Writes that finish while a wait is under way share the next one (group commit), on
 // a few connections of their own per master, so a wait never holds up another request's commands
 // and many writes cost one WAIT.
-import type { ReplicaLink } from './redis/commands';
-import { ignore } from '../util/ignore';
+import type { ReplicaLink } from '../redis/commands';
+import { ignore } from '../../util/ignore';
+import { LANES, NO_REPLICA_RECHECK_MS, ROUND_MARGIN_MS } from './windows';
 
 /** How a wait for replicas ended. */
 export type ReplicaWaitOutcome =
@@ -23,13 +24,6 @@ export interface ReplicaWaitSettings {
   timeoutMs: number;
 }
 
-/** Waits in flight per master: more would only add connections, fewer would queue writes. */
-const LANES = 3;
-/** A master with no replica is asked again after this long, not at every write. */
-const NO_REPLICA_RECHECK_MS = 1000;
-/** Beyond the WAIT's own timeout: a round the server never answers fails after this much more. */
-const ROUND_MARGIN_MS = 1000;
-
 interface Round {
   markKey: string;
   promise: Promise<ReplicaWaitOutcome>;
@@ -48,6 +42,7 @@ export class ReplicaAcks {
   readonly #settings: ReplicaWaitSettings;
   readonly #onWait: (outcome: ReplicaWaitOutcome, durationMs: number) => void;
   readonly #masters = new Map<string, Master>();
+  #replicated: boolean | undefined;
 
   constructor(
     link: ReplicaLink,
@@ -81,6 +76,14 @@ export class ReplicaAcks {
     return promise;
   }
 
+  /**
+   * Whether a primary ever had a replica connected (ROLE), `undefined` before the first answer:
+   * where none ever had one, no failover can lose a write.
+   */
+  get replicated(): boolean | undefined {
+    return this.#replicated;
+  }
+
   close(): void {
     this.#link.close();
   }
@@ -88,6 +91,7 @@ export class ReplicaAcks {
   /** ROLE, then (with a replica connected) the mark and WAIT for as many as are connected, at most those asked. */
   async #round(markKey: string, lane: number): Promise<ReplicaWaitOutcome> {
     const connected = await this.#link.replicas(markKey);
+    this.#replicated = this.#replicated === true || connected > 0;
     if (connected === 0) return 'no-replica';
     const wanted = Math.min(this.#settings.replicas, connected);
     const acknowledged = await this.#link.confirm(lane, markKey, wanted, this.#settings.timeoutMs);

@@ -1,12 +1,12 @@
 // The bounds of key tracking under each fault, measured on a private redis-server for each client
 // kind at its default protocol: how long after a change (or a fault) a copy may still be served.
-// Run: node -r esbuild-register test/measure/tracking-bounds.ts [repetitions, default 10]
+// Run: node -r esbuild-register bench/micro/tracking-bounds.ts [repetitions, default 10]
 import { Redis } from 'ioredis';
-import { KeyTracking, type KeyChangeListener } from '../../lib/stores/redis/key-tracking';
+import { KeyTracking, type KeyChangeListener } from '../../lib/stores/caching/key-tracking';
 import { redisCommands } from '../../lib/stores/redis/redis-client';
-import { defaultClientKinds, type ClientKind } from '../helpers/redis-clients';
-import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
-import { startTcpProxy } from '../helpers/tcp-proxy';
+import { defaultClientKinds, type ClientKind } from '../../test/helpers/redis-clients';
+import { startRedisServer, type TestRedisServer } from '../../test/helpers/redis-server';
+import { startTcpProxy } from '../../test/helpers/tcp-proxy';
 
 const REPETITIONS = Number(process.argv[2] ?? 10);
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,10 +1,9 @@
-// The record cache as a layer over a store's records: reads are served from this process's memory
-// while the backend's invalidations reach the RecordCache, shared while in flight, and read through
+// The record cache: token records served from this process's memory while Redis's invalidations
+// reach the TrackedCache (docs/caching.md), reads shared while in flight, and read through
 // otherwise. Writes go to the records underneath, which drop their own keys from the cache.
-import type { TokenRecord } from '../core/token-record';
-import type { PutOptions, RecordRead, TokenRecords } from '../core/store-engine';
-import { ignore } from '../util/ignore';
-import { RecordCache, type ReadTicket } from './record-cache';
+import type { TokenRecord } from '../../core/token-record';
+import type { PutOptions, RecordRead, TokenRecords } from '../../core/store-engine';
+import { TrackedCache, type ReadTicket } from './tracked-cache';
 
 /** What the layer needs underneath: the records, plus a read that also tells the key's lifetime. */
 export interface TrackedRecords extends TokenRecords {
@@ -14,24 +13,22 @@ export interface TrackedRecords extends TokenRecords {
   readWithTtl(sessionKey: string): Promise<{ read: RecordRead; ttlMs: number }>;
 }
 
-/**
- * Token records served from memory (see docs/caching.md). `canRead()`: whether a read may be sent
- * now (not after the app began closing the client): the read again of an entry Redis reported
- * changed is sent only then.
- */
+/** Freezes a record (and its scope) so that no caller can change what other requests are served. */
+function frozen(record: TokenRecord): RecordRead {
+  Object.freeze(record.scope);
+  return Object.freeze({ status: 'found' as const, record: Object.freeze(record) });
+}
+
+/** Token records served from memory, each hit the entry's one frozen answer. */
 export class CachedRecords implements TokenRecords {
-  readonly cache: RecordCache;
+  readonly cache: TrackedCache<RecordRead>;
   readonly #inner: TrackedRecords;
   /** The reads in flight by session key, for requests that arrive meanwhile to share. */
   readonly #readsInFlight = new Map<string, { ticket: ReadTicket; read: Promise<RecordRead> }>();
 
-  constructor(inner: TrackedRecords, maxEntries: number, canRead: () => boolean) {
+  constructor(inner: TrackedRecords, maxEntries: number) {
     this.#inner = inner;
-    // A record Redis reports changed is read again at once (see RecordCache.reported); nobody
-    // awaits that read, and if it fails the next request reads.
-    this.cache = new RecordCache(maxEntries, (sessionKey) => {
-      if (canRead()) this.#readThrough(sessionKey, true).catch(ignore);
-    });
+    this.cache = new TrackedCache(maxEntries);
   }
 
   /**
@@ -43,13 +40,13 @@ export class CachedRecords implements TokenRecords {
     // A wrong key is the records' own TypeError, as a rejection.
     if (!this.#fromMemory(sessionKey)) return this.#inner.get(sessionKey);
     const entry = this.cache.entryOf(sessionKey);
-    if (entry !== undefined) return Promise.resolve(entry.read);
+    if (entry !== undefined) return Promise.resolve(entry.value);
     return this.#readThrough(sessionKey);
   }
 
   /** The answer memory holds for the session; `undefined` when a read would go to Redis. */
   cachedRead(sessionKey: string): RecordRead | undefined {
-    return this.#fromMemory(sessionKey) ? this.cache.entryOf(sessionKey)?.read : undefined;
+    return this.#fromMemory(sessionKey) ? this.cache.entryOf(sessionKey)?.value : undefined;
   }
 
   /** While the cache is active, for a key the records would accept. */
@@ -70,13 +67,12 @@ export class CachedRecords implements TokenRecords {
   /**
    * A miss: one read of the session's record in flight at a time, which requests arriving while it
    * is in flight share unless a change was reported since it was sent (then they send their own).
-   * `afterReport`: the read again of a held record Redis reported changed, which keeps an absence.
    */
-  #readThrough(sessionKey: string, afterReport = false): Promise<RecordRead> {
+  #readThrough(sessionKey: string): Promise<RecordRead> {
     const shared = this.#readsInFlight.get(sessionKey);
     if (shared !== undefined && this.cache.unchangedSince(shared.ticket)) return shared.read;
     const ticket = this.cache.beginRead(this.#inner.keyOf(sessionKey));
-    const read = this.#readAndCache(sessionKey, ticket, afterReport);
+    const read = this.#readAndCache(sessionKey, ticket);
     this.#readsInFlight.set(sessionKey, { ticket, read });
     const done = (): void => {
       if (this.#readsInFlight.get(sessionKey)?.read === read)
@@ -87,11 +83,7 @@ export class CachedRecords implements TokenRecords {
   }
 
   /** The record and its lifetime (so the copy goes when Redis expires the key), cached unless raced. */
-  async #readAndCache(
-    sessionKey: string,
-    ticket: ReadTicket,
-    keepAbsence: boolean,
-  ): Promise<RecordRead> {
+  async #readAndCache(sessionKey: string, ticket: ReadTicket): Promise<RecordRead> {
     let answer: { read: RecordRead; ttlMs: number };
     try {
       answer = await this.#inner.readWithTtl(sessionKey);
@@ -100,13 +92,15 @@ export class CachedRecords implements TokenRecords {
       throw error;
     }
     const { read, ttlMs } = answer;
-    // A record this process cannot read is never held: it is read again, and may open once the
-    // configuration is fixed.
-    if (read.status === 'unreadable') this.cache.abandonRead(ticket);
-    else {
-      const record = read.status === 'found' ? read.record : undefined;
-      this.cache.endRead(ticket, sessionKey, record, ttlMs, Date.now(), keepAbsence);
+    // Only a record whose key exists is held (PTTL -1: no TTL). A record this process cannot read
+    // is read again, and may open once the configuration is fixed; an absence is never held, so
+    // probes and stray ids do not fill memory.
+    if (read.status !== 'found' || ttlMs === -2) {
+      this.cache.abandonRead(ticket);
+      return read;
     }
-    return read;
+    const held = frozen(read.record);
+    this.cache.endRead(ticket, sessionKey, held, ttlMs >= 0 ? Date.now() + ttlMs : Infinity);
+    return held;
   }
 }

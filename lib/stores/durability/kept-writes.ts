@@ -1,0 +1,214 @@
+// The writes this process keeps through a failover (docs/durability.md): a refreshed record is
+// served to this process from its write until a replica holds it, and when its wait fails or
+// times out it is written again until one does, over the versions it replaced only; a deletion
+// no replica holds is done again. Nothing here decides when: the store's durability does.
+import type { TokenRecord } from '../../core/token-record';
+import type { RecordRead } from '../../core/store-engine';
+import { ignore } from '../../util/ignore';
+import type { ReplicaWaitOutcome } from './replica-acks';
+import { RETRY_MS } from './windows';
+
+/** How a write kept for the new primary ended. */
+export type ReassertOutcome = 'written' | 'present' | 'superseded';
+
+/** A write kept in memory until a replica holds it. */
+type Pending =
+  | {
+      kind: 'record';
+      record: TokenRecord;
+      replaced: number;
+      ttlMs: number;
+      expiresAt: number;
+      /** Its first wait for a replica is still running: served here, not written again yet. */
+      waiting: boolean;
+    }
+  | { kind: 'delete'; expiresAt: number };
+
+export interface KeptWritesDeps {
+  /**
+   * Waits for a replica to hold the write of `key`, and looks for it where a failover may have
+   * come in between (`version`: the record at that version or later, `null`: absent).
+   */
+  confirm(key: string, version: number | null): Promise<ReplicaWaitOutcome>;
+  /** A write kept here met no primary: a sign that the server changed. */
+  lost(): void;
+  /**
+   * Writes the record over any version from `replaced` up to its own (REASSERT_RECORD): 1
+   * written, 2 there, 0 superseded (absent included: a deletion wins).
+   */
+  reassert(
+    sessionKey: string,
+    record: TokenRecord,
+    replaced: number,
+    ttlMs: number,
+  ): Promise<number>;
+  /** Deletes the record again. */
+  redelete(sessionKey: string): Promise<unknown>;
+  /** The Redis key of the session's record. */
+  recordKey(sessionKey: string): string;
+  onReassert(outcome: ReassertOutcome): void;
+}
+
+const held = (outcome: ReplicaWaitOutcome): boolean =>
+  outcome === 'acknowledged' || outcome === 'no-replica';
+
+export class KeptWrites {
+  readonly #deps: KeptWritesDeps;
+  readonly #pending = new Map<string, Pending>();
+  /** The running waits for a replica of refreshed records, by session. */
+  readonly #waits = new Map<string, Promise<void>>();
+  #retry: NodeJS.Timeout | undefined;
+
+  constructor(deps: KeptWritesDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * The version a refresh of `expected` is written over: `expected` itself, or, when `expected` is
+   * a record kept here (refreshed again before the new primary had it), the oldest version that
+   * record replaced; `chained` then says to write it as a re-assert.
+   */
+  writeOver(sessionKey: string, expected: number): { replaced: number; chained: boolean } {
+    const kept = this.#pending.get(sessionKey);
+    return kept?.kind === 'record' && kept.record.version === expected
+      ? { replaced: kept.replaced, chained: true }
+      : { replaced: expected, chained: false };
+  }
+
+  /**
+   * A refreshed record was written over `replaced` (or its write failed on the way): served to
+   * this process's reads until a replica holds it, and kept to be written again on a new primary
+   * when its wait fails or times out. Resolves when that is decided; {@link settled} tells the same
+   * to whoever needs the record durable, while requests with a usable token go on without it.
+   */
+  recordWritten(
+    sessionKey: string,
+    record: TokenRecord,
+    replaced: number,
+    ttlMs: number,
+    writeFailed = false,
+  ): Promise<void> {
+    const pending = {
+      kind: 'record' as const,
+      record,
+      replaced,
+      ttlMs,
+      expiresAt: Date.now() + ttlMs,
+      waiting: true,
+    };
+    this.#pending.set(sessionKey, pending);
+    const wait = this.#settle(sessionKey, pending, writeFailed).finally(() => {
+      if (this.#waits.get(sessionKey) === wait) this.#waits.delete(sessionKey);
+    });
+    this.#waits.set(sessionKey, wait);
+    return wait;
+  }
+
+  /**
+   * Resolves once this process's last refreshed record of the session is on a replica, or kept to
+   * be written again; at once when none is waiting.
+   */
+  settled(sessionKey: string): Promise<void> {
+    return this.#waits.get(sessionKey) ?? Promise.resolve();
+  }
+
+  async #settle(
+    sessionKey: string,
+    pending: Extract<Pending, { kind: 'record' }>,
+    writeFailed: boolean,
+  ): Promise<void> {
+    const { record } = pending;
+    const outcome = writeFailed
+      ? 'failed'
+      : await this.#deps.confirm(this.#deps.recordKey(sessionKey), record.version);
+    // A later write of this process took its place meanwhile: that one decides.
+    if (this.#pending.get(sessionKey) !== pending) return;
+    if (held(outcome)) {
+      this.#pending.delete(sessionKey);
+      return;
+    }
+    // Not on a replica yet (a slow one, or none reachable): kept until one holds it, and
+    // written again if the primary goes first.
+    pending.waiting = false;
+    this.#schedule();
+  }
+
+  /**
+   * A login's record was deleted: resolves how its wait for a replica ended; a deletion no replica
+   * holds is kept, and done again until one does.
+   */
+  async recordDeleted(sessionKey: string, ttlMs: number): Promise<ReplicaWaitOutcome> {
+    const outcome = await this.#deps.confirm(this.#deps.recordKey(sessionKey), null);
+    if (!held(outcome)) this.#keep(sessionKey, { kind: 'delete', expiresAt: Date.now() + ttlMs });
+    return outcome;
+  }
+
+  /**
+   * What this process knows newer than `read`: a record kept for the new primary wins over an
+   * older version, never over an absence (a deletion is newer than anything kept: a login is on a
+   * replica before it is answered, so a primary without the record had it deleted).
+   */
+  overlay(sessionKey: string, read: RecordRead): RecordRead {
+    const kept = this.#pending.get(sessionKey);
+    if (kept === undefined || read.status !== 'found') return read;
+    if (kept.kind === 'delete') return { status: 'absent' };
+    if (read.record.version > kept.replaced) return read;
+    return { status: 'found', record: kept.record };
+  }
+
+  close(): void {
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
+    this.#pending.clear();
+  }
+
+  #keep(sessionKey: string, pending: Pending): void {
+    this.#pending.set(sessionKey, pending);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#retry !== undefined || this.#pending.size === 0) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.#tryAgain()
+        .catch(ignore)
+        .finally(() => this.#schedule());
+    }, RETRY_MS);
+    this.#retry.unref();
+  }
+
+  async #tryAgain(): Promise<void> {
+    const now = Date.now();
+    await Promise.all(
+      [...this.#pending].map(async ([sessionKey, pending]) => {
+        if (pending.kind === 'record' && pending.waiting) return; // its own wait decides
+        if (pending.expiresAt <= now) {
+          this.#pending.delete(sessionKey);
+          return;
+        }
+        let outcome: ReassertOutcome | undefined;
+        try {
+          if (pending.kind === 'delete') {
+            await this.#deps.redelete(sessionKey);
+          } else {
+            const { record, replaced, ttlMs } = pending;
+            const left = Math.max(1, Math.min(ttlMs, pending.expiresAt - now));
+            const written = await this.#deps.reassert(sessionKey, record, replaced, left);
+            outcome = written === 1 ? 'written' : written === 2 ? 'present' : 'superseded';
+          }
+        } catch {
+          this.#deps.lost();
+          return; // still no primary: next time
+        }
+        if (outcome !== 'superseded') {
+          const version = pending.kind === 'delete' ? null : pending.record.version;
+          if (!held(await this.#deps.confirm(this.#deps.recordKey(sessionKey), version))) return;
+        }
+        // Unless a newer write of this process replaced it meanwhile.
+        if (this.#pending.get(sessionKey) === pending) this.#pending.delete(sessionKey);
+        if (outcome !== undefined) this.#deps.onReassert(outcome);
+      }),
+    );
+  }
+}

@@ -1,0 +1,184 @@
+// What RedisTokenStore does so that a Redis failover loses no login, behind one object
+// (docs/durability.md): the writes a login depends on wait for a replica (replica-acks.ts) and are
+// looked for where a failover may have come in between; a refreshed record or a deletion no replica
+// holds yet is kept and done again (kept-writes.ts); and on a sign that the server changed
+// (server-changes.ts) the failover state (failover-state.ts) refuses refresh locks for a while.
+import type { TokenRecord } from '../../core/token-record';
+import type { Durability, RecordRead } from '../../core/store-engine';
+import { checkSessionKey } from '../../core/engine-arguments';
+import { StoreUnavailableError } from '../../errors';
+import type { RedisCommands, ReplicaLink } from '../redis/commands';
+import { FailoverState } from './failover-state';
+import { KeptWrites, type ReassertOutcome } from './kept-writes';
+import { ReplicaAcks, type ReplicaWaitOutcome, type ReplicaWaitSettings } from './replica-acks';
+import { watchingServerChanges } from './server-changes';
+
+export interface StoreDurabilityDeps {
+  /** The client's seam, watched here for signs that the server changed. */
+  redis: RedisCommands;
+  link: ReplicaLink;
+  settings: ReplicaWaitSettings;
+  /** Writes the record over any version from `replaced` up to its own (REASSERT_RECORD). */
+  reassert(
+    sessionKey: string,
+    record: TokenRecord,
+    replaced: number,
+    ttlMs: number,
+  ): Promise<number>;
+  /** Deletes the record again. */
+  redelete(sessionKey: string): Promise<unknown>;
+  /** Where the writes beside `key` (a Redis key as the store names it) are confirmed: its slot. */
+  markKey(key: string): string;
+  /** The Redis key of the session's record. */
+  recordKey(sessionKey: string): string;
+  /**
+   * Whether the server that answers now holds a write: the key present at `version` or later
+   * (a record), present (`0`: any value), or absent (`null`).
+   */
+  holds(key: string, version: number | null): Promise<boolean>;
+  /** Where express-session's `store` keeps session `sid`, when it is on the same client. */
+  sessionRedisKey(store: unknown, sid: string): string | undefined;
+  onWait(outcome: ReplicaWaitOutcome, durationMs: number): void;
+  onReassert(outcome: ReassertOutcome): void;
+}
+
+const held = (outcome: ReplicaWaitOutcome): boolean =>
+  outcome === 'acknowledged' || outcome === 'no-replica';
+
+export class StoreDurability {
+  /** The seam the store sends its commands through: a failure there may be a sign. */
+  readonly redis: RedisCommands;
+  /** What the package's core asks of it (core/store-engine.ts). */
+  readonly engine: Durability;
+  readonly #deps: StoreDurabilityDeps;
+  readonly #acks: ReplicaAcks;
+  readonly #state: FailoverState;
+  readonly #kept: KeptWrites;
+  readonly #unwatch: () => void;
+
+  constructor(deps: StoreDurabilityDeps) {
+    this.#deps = deps;
+    const acks = new ReplicaAcks(deps.link, deps.settings, deps.onWait);
+    const state = new FailoverState(() => acks.replicated);
+    const lost = (): void => state.lost();
+    const watched = watchingServerChanges(deps.redis, lost);
+    this.#acks = acks;
+    this.#state = state;
+    this.redis = watched.redis;
+    this.#unwatch = watched.close;
+    const kept = new KeptWrites({
+      confirm: (key, version) => this.#confirm(key, version),
+      lost,
+      reassert: deps.reassert,
+      redelete: deps.redelete,
+      recordKey: deps.recordKey,
+      onReassert: deps.onReassert,
+    });
+    this.#kept = kept;
+    this.engine = {
+      confirm: async (sessionKey, session) => {
+        checkSessionKey(sessionKey);
+        const sessionRedisKey = session && deps.sessionRedisKey(session.store, session.sid);
+        const outcomes = await Promise.all([
+          this.#confirm(deps.recordKey(sessionKey), 1),
+          sessionRedisKey === undefined ? 'no-replica' : this.#confirm(sessionRedisKey, 0),
+        ]);
+        if (outcomes.includes('failed')) {
+          throw new StoreUnavailableError(
+            'Redis went away before a replica acknowledged the new login; the player must enter again.',
+          );
+        }
+      },
+      settled: (sessionKey) => kept.settled(sessionKey),
+      get unsettled() {
+        return state.phase !== 'steady';
+      },
+    };
+  }
+
+  /** True while refresh locks are refused: a failover may be under way (windows.ts, SETTLE_MS). */
+  get settling(): boolean {
+    return this.#state.phase === 'settling';
+  }
+
+  /** A read with what this process keeps newer than it (KeptWrites.overlay). */
+  overlay(sessionKey: string, read: RecordRead): RecordRead {
+    return this.#kept.overlay(sessionKey, read);
+  }
+
+  /**
+   * A refresh's write of `record` over version `expected`, made by `write`: resolves once written
+   * (the wait for a replica runs on; `engine.settled` tells its end). When `expected` is a record
+   * kept here, the write chains onto it, over the oldest version it replaced.
+   */
+  async refreshed(
+    sessionKey: string,
+    record: TokenRecord,
+    expected: number,
+    ttlMs: number,
+    write: () => Promise<boolean>,
+  ): Promise<boolean> {
+    const kept = this.#kept;
+    const { replaced, chained } = kept.writeOver(sessionKey, expected);
+    let written: boolean;
+    try {
+      written = chained
+        ? (await this.#deps.reassert(sessionKey, record, replaced, ttlMs)) !== 0
+        : await write();
+    } catch (error) {
+      // The write may or may not have landed: kept, and written again over `replaced` only.
+      await kept.recordWritten(sessionKey, record, replaced, ttlMs, true);
+      throw error;
+    }
+    if (written) void kept.recordWritten(sessionKey, record, replaced, ttlMs);
+    return written;
+  }
+
+  /**
+   * Logins deleted (`sessionKeys`; none: the writes beside `beside` alone): resolves whether a
+   * replica holds them; a deletion none holds is kept and done again until one does.
+   */
+  async deleted(sessionKeys: readonly string[], ttlMs: number, beside?: string): Promise<boolean> {
+    const waits = sessionKeys.map((sessionKey) => this.#kept.recordDeleted(sessionKey, ttlMs));
+    if (waits.length === 0 && beside !== undefined) {
+      waits.push(this.#acks.confirm(this.#deps.markKey(beside)));
+    }
+    return (await Promise.all(waits)).every(held);
+  }
+
+  /**
+   * A logout's deletions (see {@link deleted}): rejects with StoreUnavailableError unless a
+   * replica holds them, as a logout answered must survive a failover, whichever process dies.
+   */
+  async loggedOut(sessionKeys: readonly string[], ttlMs: number, beside?: string): Promise<void> {
+    if (!(await this.deleted(sessionKeys, ttlMs, beside))) {
+      throw new StoreUnavailableError(
+        'No replica acknowledged the logout in time; it is done again until one does, and may be asked again.',
+      );
+    }
+  }
+
+  close(): void {
+    this.#unwatch();
+    this.#kept.close();
+    this.#acks.close();
+  }
+
+  /**
+   * Waits for a replica to hold the write of `key` (see StoreDurabilityDeps.holds for `version`),
+   * then, wherever a failover may have come in between, looks for it on the server that answers
+   * now: a wait answered by a promoted replica that lacks it is `failed`.
+   */
+  async #confirm(key: string, version: number | null): Promise<ReplicaWaitOutcome> {
+    const deps = this.#deps;
+    const outcome = await this.#acks.confirm(deps.markKey(key));
+    const followsFailovers = deps.redis.topology !== 'standalone';
+    const look = outcome === 'acknowledged' || (outcome === 'no-replica' && followsFailovers);
+    if (look && !(await deps.holds(key, version).catch(() => false))) {
+      this.#state.lost();
+      return 'failed';
+    }
+    if (outcome === 'failed') this.#state.lost();
+    return outcome;
+  }
+}

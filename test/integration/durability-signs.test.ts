@@ -1,0 +1,186 @@
+// Refresh locks are held back only on a sign that the server changed, where a failover could lose
+// a write (docs/durability.md): on the quick start's single Redis (no replica), an event-loop stall
+// or a flood of requests (which runs the record cache's lease out) holds no refresh back; where the
+// primary has a replica, the client's reconnect still does. Real redis-server, the simulator over
+// HTTP, both clients.
+import express from 'express';
+import session from 'express-session';
+import type { AddressInfo } from 'node:net';
+import { platformLogin, RedisSessionStore, RedisTokenStore } from 'express-platform-login';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import { clientKinds } from '../helpers/redis-clients';
+import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import { loginOptions, SESSION_SECRET } from '../helpers/test-app';
+import { enter, expiringIn, rewriteRecord } from '../helpers/records';
+import { waitUntil } from '../helpers/wait-until';
+import { Redis } from 'ioredis';
+import type { RedisClient } from '../../lib/stores/redis/redis-client';
+
+jest.setTimeout(60_000);
+
+const kinds = clientKinds.filter((kind) =>
+  ['ioredis 5 (RESP2)', 'node-redis 6 (RESP3)'].includes(kind.name),
+);
+
+/** Blocks this process's event loop for `ms`, as a GC pause or a long synchronous task would. */
+function stall(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // busy
+  }
+}
+
+/** The game backend under test: sessions and tokens on `client`; the refresh lock's waits told. */
+function gameApp(sim: PlatformSimulator, store: RedisTokenStore, client: RedisClient) {
+  const login = platformLogin(loginOptions(sim, { store }));
+  const lockWaits: string[] = [];
+  login.on('lockWait', (e) => lockWaits.push(e.outcome));
+  const app = express();
+  app.get('/ping', (_req, res) => void res.send('pong'));
+  app.use(
+    session({
+      secret: SESSION_SECRET,
+      resave: false,
+      saveUninitialized: false,
+      store: new RedisSessionStore({ redis: client }),
+    }),
+  );
+  app.use('/platform/callback', login.callback);
+  app.use('/api', login.middleware());
+  app.get('/api/token', async (req, res, next) => {
+    try {
+      res.json({ accessToken: await req.platformToken() });
+    } catch (error) {
+      next(error);
+    }
+  });
+  app.use(login.errorHandler());
+  return { app, lockWaits };
+}
+
+describe.each(kinds)('on a single Redis with no replica, $name', (kind) => {
+  let server: TestRedisServer;
+  let sim: PlatformSimulator;
+  let client: RedisClient;
+  let store: RedisTokenStore;
+
+  beforeEach(async () => {
+    server = await startRedisServer();
+    client = await kind.connect({ port: server.port });
+    store = new RedisTokenStore({ redis: client, prefix: 'signs:' });
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await kind.quit(client);
+    await sim.close();
+    await server.stop();
+  });
+
+  test('after a 300 ms event-loop stall, an expired token is refreshed at once', async () => {
+    sim = await startSimulator({ rotateRefreshTokens: true });
+    const { app, lockWaits } = gameApp(sim, store, client);
+    const { agent, sessionId } = await enter(app, sim);
+    await rewriteRecord(store, sessionId, expiringIn(-1000));
+    stall(300);
+    // The timers the stall held back run first (the record cache's lease runs out).
+    await new Promise((resolve) => setImmediate(resolve));
+    const res = await agent.get('/api/token');
+    expect(res.status).toBe(200);
+    expect(sim.calls.refresh_token).toBe(1);
+    // The refresh took its lock at once: it did not wait as if another process held it.
+    expect(lockWaits).toEqual([]);
+  });
+
+  test('bursts of 1,500 requests beside six players with 1-second tokens: every player request answered 200, no refresh held back', async () => {
+    sim = await startSimulator({ rotateRefreshTokens: true, accessTokenLifetimeSeconds: 1 });
+    const { app, lockWaits } = gameApp(sim, store, client);
+    // Six logins (sessions) of the simulator's demo players.
+    const players = await Promise.all(
+      ['player-ada', 'player-bo', 'player-cy'].flatMap((openId) => [
+        enter(app, sim, openId),
+        enter(app, sim, openId),
+      ]),
+    );
+    // Each login's first refresh may wait for the lock its entry left (released as it ends).
+    for (const { agent } of players) expect((await agent.get('/api/token')).status).toBe(200);
+    lockWaits.length = 0;
+    const listening = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => listening.once('listening', resolve));
+    const base = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+    const statuses: number[] = [];
+    let playing = true;
+    const play = players.map(async ({ agent }) => {
+      while (playing) {
+        statuses.push((await agent.get('/api/token')).status);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    });
+    try {
+      for (let burst = 0; burst < 3; burst += 1) {
+        await Promise.all(
+          Array.from({ length: 1500 }, () =>
+            fetch(`${base}/ping`).then(
+              (res) => res.text(),
+              () => '',
+            ),
+          ),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+      }
+    } finally {
+      playing = false;
+      await Promise.all(play);
+      listening.close();
+    }
+    expect(statuses.length).toBeGreaterThan(6);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    // Every player's 1-second token was refreshed along the way, and no refresh waited as if
+    // another process held its lock.
+    expect(sim.calls.refresh_token).toBeGreaterThanOrEqual(6);
+    expect(lockWaits).toEqual([]);
+  });
+});
+
+describe.each(kinds)('where the primary has a replica, $name', (kind) => {
+  test("the client's reconnect holds refresh locks back a moment; the expired token is still refreshed once, answered 200", async () => {
+    // A full sync starts at once (the default waits 5 s for more replicas).
+    const primary = await startRedisServer(['--repl-diskless-sync-delay', '0']);
+    const replica = await startRedisServer(['--replicaof', '127.0.0.1', String(primary.port)]);
+    const admin = new Redis({ port: primary.port });
+    const sim = await startSimulator({ rotateRefreshTokens: true });
+    const client = await kind.connect({ port: primary.port });
+    const store = new RedisTokenStore({ redis: client, prefix: 'signs:' });
+    try {
+      await waitUntil(
+        async () => /state=online/.test(await admin.info('replication')),
+        'the replica to be in sync',
+      );
+      const { app, lockWaits } = gameApp(sim, store, client);
+      const { agent, sessionId } = await enter(app, sim);
+      await rewriteRecord(store, sessionId, expiringIn(-1000));
+      // The app's connections drop (a network blip, a restart behind a proxy): the client reconnects.
+      await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      await waitUntil(
+        async () =>
+          await kind.ping(client).then(
+            () => true,
+            () => false,
+          ),
+        'the client to reconnect',
+      );
+      const res = await agent.get('/api/token');
+      expect(res.status).toBe(200);
+      expect(sim.calls.refresh_token).toBe(1);
+      // The refresh waited for the lock, as while a failover settles, then took it.
+      expect(lockWaits).toEqual(['took-over']);
+    } finally {
+      await store.close();
+      await kind.quit(client);
+      admin.disconnect();
+      await sim.close();
+      await replica.stop();
+      await primary.stop();
+    }
+  });
+});
