@@ -4,7 +4,7 @@
 // other process), and in headless Chromium the page's live panel reacting to that logout, the
 // nickname, a readable expiry, the favicon and the 401 page's way back.
 import { QUIET } from '../helpers/test-app';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { startRedisServer, type TestRedisServer } from '../helpers/redis-server'
 import { openSocket, type TestSocket } from '../helpers/spawn-socket-backends';
 import { sessionCookieFrom } from '../helpers/session-cookie';
 import { waitUntil } from '../helpers/wait-until';
+import { spawnOnSources } from '../helpers/on-sources';
 
 const ROOT = join(__dirname, '../..');
 
@@ -34,17 +35,7 @@ async function spawnExample(
 ): Promise<{ url: string; child: ChildProcess }> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   delete childEnv.NODE_OPTIONS;
-  const child = spawn(
-    process.execPath,
-    [
-      '-r',
-      'esbuild-register',
-      '-r',
-      join(ROOT, 'test/helpers/source-aliases.ts'),
-      'example-app/server.ts',
-    ],
-    { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawnOnSources('example-app/server.ts', { cwd: ROOT, env: childEnv });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -12,13 +12,14 @@ import { RedisStore as ConnectRedis8 } from 'connect-redis8';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { platformLogin, RedisTokenStore } from 'express-platform-login';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisSessionStore } from '../../lib/session-store';
 import { hashSessionId } from '../../lib/core/hash';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
-import { loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { entryApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import type { RedisSessionStoreOptions } from '../../lib/session-store';
-import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import type { TestRedisServer } from '../helpers/redis-server';
+import { usePrivateRedis } from '../helpers/bed';
 import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 import { commandCount, commandCounts } from '../helpers/command-counts';
 import { defaultClientKinds, type ClientKind } from '../helpers/redis-clients';
@@ -29,20 +30,7 @@ const SEEN_WITHIN_MS = 1000;
 let server: TestRedisServer;
 let sim: PlatformSimulator;
 let raw: Redis;
-const closers: (() => Promise<unknown> | void)[] = [];
-
-beforeAll(async () => {
-  [server, sim] = await Promise.all([startRedisServer(), startSimulator()]);
-  raw = new Redis(server.url);
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  await raw.flushdb();
-});
-afterAll(async () => {
-  raw.disconnect();
-  await Promise.all([server.stop(), sim.close()]);
-});
+const { closers } = usePrivateRedis((bed) => ({ server, sim, raw } = bed));
 
 interface Instance {
   url: string;
@@ -412,20 +400,7 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
       });
       await waitUntil(() => tokens.recordCacheActive && sessions.serving, 'both caches on');
       const login = platformLogin(loginOptions(sim, { store: tokens }));
-      const app = express();
-      app.use(
-        session({
-          store: sessions,
-          secret: 'session-store-test',
-          resave: false,
-          saveUninitialized: false,
-        }),
-      );
-      app.use('/platform/callback', login.callback);
-      app.use('/api', login.middleware());
-      app.get('/api/me', (req, res) => res.json(req.platformUser));
-      app.use(login.errorHandler());
-      return app;
+      return entryApp(login, { store: sessions, api: true }).use(login.errorHandler());
     };
     const [a, b] = [await newApp(), await newApp()];
     const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });
