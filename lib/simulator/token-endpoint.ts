@@ -88,6 +88,7 @@ export function tokenEndpoint(
   const respond = (req: Request, res: Response, params: TokenParams | string): void => {
     const kind = callKind(params);
     state.calls[kind] += 1;
+    if (typeof params !== 'string' && kind !== 'invalid') state.countCall(params.client_id, kind);
     const style = state.config.answerStyle;
     const produce = (): TokenOutcome => styledOutcome(style, answer(state, params), kind);
     const fault = faults.take(kind);

@@ -66,15 +66,20 @@ function missing(
     : oauthError('invalid_request', `missing parameter ${absent}`);
 }
 
-function tokenResponse(state: SimulatorState, grant: GrantRecord): TokenOutcome {
+function tokenResponse(
+  state: SimulatorState,
+  grant: GrantRecord,
+  by: 'authorization_code' | 'refresh_token',
+): TokenOutcome {
   const body: Record<string, unknown> = {
     access_token: grant.accessToken,
     expires_in: state.accessTokenLifetimeSeconds,
     refresh_token: grant.refreshToken,
-    open_id: grant.player.openId,
+    open_id: state.openIdFor(grant.clientId, grant.player),
     scope: grant.player.scope.join(','),
   };
-  if (state.config.includeUnionId && grant.player.unionId !== undefined) {
+  const withheld = by === 'authorization_code' && state.config.unionIdOnRefreshOnly;
+  if (state.config.includeUnionId && !withheld && grant.player.unionId !== undefined) {
     body.unionid = grant.player.unionId;
   }
   const refreshLeftMs = grant.refreshExpiresAt - state.now();
@@ -111,7 +116,11 @@ export function exchangeCode(state: SimulatorState, params: TokenParams): TokenO
   }
   const player = state.findPlayer(record.openId);
   if (player === undefined) return oauthError('invalid_grant', 'player no longer exists');
-  return tokenResponse(state, state.createGrant(client.clientId, player, record.redirectUri));
+  return tokenResponse(
+    state,
+    state.createGrant(client.clientId, player, record.redirectUri),
+    'authorization_code',
+  );
 }
 
 /** grant_type=refresh_token: renew the access token (kept while unexpired, replaced once expired). */
@@ -139,6 +148,7 @@ export function refreshTokens(state: SimulatorState, params: TokenParams): Token
     );
   }
   if (clientId !== undefined && clientId !== grant.clientId) {
+    state.foreignClientRefreshes += 1;
     return oauthError('invalid_grant', 'refresh token was issued to another client');
   }
   if (
@@ -150,5 +160,5 @@ export function refreshTokens(state: SimulatorState, params: TokenParams): Token
   }
   state.renewAccessToken(grant);
   if (state.rotateRefreshTokens) state.rotateRefreshToken(grant);
-  return tokenResponse(state, grant);
+  return tokenResponse(state, grant, 'refresh_token');
 }

@@ -25,7 +25,12 @@ import { startDropper } from '../helpers/tcp-proxy';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
-const ADA = { openId: 'player-ada', unionId: 'union-ada', scope: ['user_info', 'basic_actions'] };
+const ADA = {
+  openId: 'player-ada',
+  unionId: 'union-ada',
+  scope: ['user_info', 'basic_actions'],
+  registration: 'web',
+};
 
 const unescapeHtml = (text: string): string =>
   text.replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) =>

@@ -146,7 +146,7 @@ describe.each(SETUPS)('on %s', (setup, env) => {
         expect(seenAfterCall).not.toContain(secret);
       }
 
-      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.getByRole('button', { name: 'Log out', exact: true }).click();
       await page.locator('#logged-out').waitFor();
       await expect(page.locator('#logged-out').textContent()).resolves.toBe(
         'You are not logged in.',
