@@ -21,7 +21,7 @@ export async function spawnExample(env: Record<string, string>): Promise<Spawned
       '-r',
       'esbuild-register',
       '-r',
-      join(ROOT, 'test/helpers/source-aliases.ts'),
+      join(ROOT, 'scripts/source-aliases.ts'),
       'example-app/server.ts',
     ],
     { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] },

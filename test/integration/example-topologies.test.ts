@@ -24,7 +24,12 @@ import { startDropper } from '../helpers/tcp-proxy';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
-const ADA = { openId: 'player-ada', unionId: 'union-ada', scope: ['user_info', 'basic_actions'] };
+const ADA = {
+  openId: 'player-ada',
+  unionId: 'union-ada',
+  scope: ['user_info', 'basic_actions'],
+  registration: 'web',
+};
 
 /** A spawned example: its output so far, and its addresses once it has printed them. */
 interface SpawnedExample {
