@@ -32,21 +32,21 @@ type Section = (ctx: BenchContext, clients: readonly ClientChoice[]) => Promise<
 const onIoredis =
   (run: (ctx: BenchContext) => Promise<SectionResult>): Section =>
   async (ctx) => [await run(ctx)];
+/** A section run once per client, one after the other. */
+const perClient =
+  (run: (ctx: BenchContext, client: ClientChoice) => Promise<SectionResult>): Section =>
+  async (ctx, clients) => {
+    const results: SectionResult[] = [];
+    for (const client of clients) results.push(await run(ctx, client));
+    return results;
+  };
 
 /** In the order they run; names say what each measures. */
 const SECTIONS: Record<string, Section> = {
-  'request-cost': async (ctx, clients) => {
-    const results: SectionResult[] = [];
-    for (const client of clients) results.push(await runRequestCost(ctx, client));
-    return results;
-  },
+  'request-cost': perClient((ctx, client) => runRequestCost(ctx, client)),
   'refresh-storm': onIoredis(runRefreshStorm),
   'store-scale': onIoredis(runScale),
-  entry: async (ctx, clients) => {
-    const results: SectionResult[] = [];
-    for (const client of clients) results.push(await runEntry(ctx, client));
-    return results;
-  },
+  entry: perClient(runEntry),
   invalidation: onIoredis(runInvalidation),
   faults: onIoredis(runLoadWithFaults),
   sockets: onIoredis(runSockets),

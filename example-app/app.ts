@@ -17,7 +17,8 @@ export interface ExampleAppParts {
   /** Session lifetime (SESSION_MAX_AGE_SECONDS): the session store and the token records follow it. */
   sessionMaxAgeSeconds: number;
   /** Where a logged-out visitor goes to enter the game from the platform. */
-  lobbyUrl: string;
+  /** Where a visitor enters, one link per registration, the first one first. */
+  lobbyUrls: { name: string; url: string }[];
   /** False until the stores answer; /healthz says 503 until then. */
   isReady: () => boolean;
   /** `GET /metrics` (Prometheus text format). */
@@ -95,21 +96,24 @@ export function createExampleApp(parts: ExampleAppParts): Express {
   // GET /ws reads the session of its upgrade with the very same middleware (start.ts, game-socket.ts).
   app.set(SESSION_MIDDLEWARE, sessionMiddleware);
 
-  app.use('/platform/callback', login.callback);
+  // Every registration's callback, each at its redirect_uri's path (/platform/callback, …).
+  app.use(login.callbacks);
 
   app.get('/', noStore, login.middleware({ optional: true }), async (req, res) => {
     const player = req.platformUser; // undefined for a visitor: the route is optional
-    if (!player) return void res.type('html').send(visitorPage(parts.lobbyUrl));
+    if (!player) return void res.type('html').send(visitorPage(parts.lobbyUrls));
     res.type('html').send(playerPage(player, await nicknameOf(req)));
   });
 
   app.use('/api', noStore, login.middleware());
   app.get('/api/me', (req, res) => {
     // `!`: the middleware above answered 401 to any request without a login.
-    const { openId, unionId, scope } = req.platformUser!;
-    // Always the same three keys: a player without a unionid gets null.
-    res.json({ openId, unionId: unionId ?? null, scope });
+    const { openId, unionId, scope, registration } = req.platformUser!;
+    // Always the same four keys: a player without a unionid gets null.
+    res.json({ openId, unionId: unionId ?? null, scope, registration });
   });
+  // Every login of this player: every registration, browser and process (joined by unionid).
+  app.post('/api/logout-everywhere', login.logoutEverywhere());
   app.get('/api/profile', async (req, res, next) => {
     try {
       const answer = await req.platformFetch('/userinfo', {

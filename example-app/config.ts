@@ -14,6 +14,8 @@ export interface ExampleConfig {
   clientSecret: string;
   /** Unset: `http://localhost:<listening port>/platform/callback`, known once the server listens (PORT=0). */
   redirectUri: string | undefined;
+  /** PLATFORM_REGISTRATIONS: registrations beside the first (`web`); unset: `mini` with the embedded simulator. */
+  registrations: ExampleRegistration[] | undefined;
   /** Where Redis is (REDIS_URL, REDIS_SENTINELS + REDIS_SENTINEL_NAME or REDIS_CLUSTER_NODES); unset: memory stores. */
   redis: RedisTarget | undefined;
   sessionSecret: string;
@@ -34,6 +36,44 @@ export interface ExampleConfig {
   trustProxy: TrustProxy | undefined;
   /** How the platform's token endpoint answers (PLATFORM_ANSWER_STYLE); the embedded simulator answers so too. */
   answerStyle: AnswerStyle;
+}
+
+/** A registration beside the first, as PLATFORM_REGISTRATIONS lists it. */
+export interface ExampleRegistration {
+  name: string;
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+}
+
+/** PLATFORM_REGISTRATIONS: a JSON array of `{ name, clientId, clientSecret, redirectUri }`. */
+function readRegistrations(value: string | undefined): ExampleRegistration[] | undefined {
+  if (value === undefined) return undefined;
+  const fields = ['name', 'clientId', 'clientSecret', 'redirectUri'] as const;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    parsed = undefined;
+  }
+  const valid =
+    Array.isArray(parsed) &&
+    parsed.every(
+      (entry: unknown) =>
+        typeof entry === 'object' &&
+        entry !== null &&
+        fields.every((field) => typeof (entry as Record<string, unknown>)[field] === 'string'),
+    );
+  if (!valid)
+    throw new TypeError(
+      'PLATFORM_REGISTRATIONS must be a JSON array of { "name", "clientId", "clientSecret", "redirectUri" } (strings).',
+    );
+  return (parsed as ExampleRegistration[]).map(({ name, clientId, clientSecret, redirectUri }) => ({
+    name,
+    clientId,
+    clientSecret,
+    redirectUri,
+  }));
 }
 
 /** PLATFORM_ANSWER_STYLE: `oauth` (RFC 6749), `errcode` (HTTP 200 with errcode/errmsg) or `envelope` (fields inside `data`). */
@@ -210,6 +250,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     clientId: nonEmpty(env.PLATFORM_CLIENT_ID) ?? 'demo-game',
     clientSecret: nonEmpty(env.PLATFORM_CLIENT_SECRET) ?? 'demo-secret',
     redirectUri: nonEmpty(env.PLATFORM_REDIRECT_URI),
+    registrations: readRegistrations(nonEmpty(env.PLATFORM_REGISTRATIONS)),
     redis: readRedisTarget(env),
     sessionSecret: sessionSecret ?? randomBytes(32).toString('base64url'),
     sessionSecretGenerated: sessionSecret === undefined,

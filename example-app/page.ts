@@ -48,17 +48,26 @@ export function playerPage(player: PlatformUser, nickname: string | undefined): 
 <dl>
 <dt>openId</dt><dd><span id="open-id">${escape(player.openId)}</span></dd>
 <dt>unionId</dt><dd id="union-id">${escape(player.unionId ?? '—')}</dd>
+<dt>registration</dt><dd id="registration">${escape(player.registration)}</dd>
 <dt>scope</dt><dd id="scope">${escape(player.scope.join(', '))}</dd>
 <dt>token expires</dt><dd><time id="expires" datetime="${new Date(player.tokenExpiresAt).toISOString()}">${escape(readableExpiry(player.tokenExpiresAt))}</time></dd>
 </dl>
 <div id="live" data-state="connecting" aria-live="polite"><span id="live-dot"></span><span id="live-text">Connecting the live channel…</span></div>
-<p><button id="profile">Call the open API</button> <button id="logout">Log out</button></p>
+<p><button id="profile">Call the open API</button> <button id="logout">Log out</button> <button id="logout-everywhere">Log out everywhere</button></p>
 <pre id="output" aria-live="polite"></pre>`);
 }
 
 /** The page for a visitor without a login. */
-export function visitorPage(lobbyUrl: string): string {
+export function visitorPage(lobbyUrls: { name: string; url: string }[]): string {
+  // The first registration's link keeps its id and words; each other one is `enter-<name>`.
+  const links = lobbyUrls
+    .map(({ name, url }, index) =>
+      index === 0
+        ? `<a class="button" id="enter" href="${escape(url)}">Enter from the platform</a>`
+        : `<a class="button" id="enter-${escape(name)}" href="${escape(url)}">Enter through ${escape(name)}</a>`,
+    )
+    .join(' ');
   return layout(`<h1>Example game</h1>
 <p id="logged-out">You are not logged in.</p>
-<p><a class="button" id="enter" href="${escape(lobbyUrl)}">Enter from the platform</a></p>`);
+<p>${links}</p>`);
 }

@@ -126,10 +126,31 @@ async function start(
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   const redirectUri = config.redirectUri ?? `http://localhost:${port}/platform/callback`;
+  // Beside the first registration (`web`): PLATFORM_REGISTRATIONS, else with the embedded
+  // simulator a mini-game of its own (docs/registrations.md).
+  const registrations =
+    config.registrations ??
+    (config.platformAuthUrl
+      ? []
+      : [
+          {
+            name: 'mini',
+            clientId: 'mini-game',
+            clientSecret: 'mini-secret',
+            redirectUri: `http://localhost:${port}/platform/mini/callback`,
+          },
+        ]);
 
   const simulator = (opened.simulator = config.platformAuthUrl
     ? undefined
-    : await startSimulator({ defaultRedirectUri: redirectUri, answerStyle: config.answerStyle }));
+    : await startSimulator({
+        defaultRedirectUri: redirectUri,
+        answerStyle: config.answerStyle,
+        clients: [
+          { clientId: config.clientId, clientSecret: config.clientSecret },
+          ...registrations.map(({ clientId, clientSecret }) => ({ clientId, clientSecret })),
+        ],
+      }));
   const authUrl = config.platformAuthUrl ?? simulator!.url;
 
   const redis = (opened.redis = config.redis
@@ -171,6 +192,8 @@ async function start(
     clientId: config.clientId,
     clientSecret: config.clientSecret,
     redirectUri,
+    registrationName: 'web',
+    registrations,
     answerStyle: config.answerStyle,
     store,
     successRedirect: '/',
@@ -188,9 +211,17 @@ async function start(
     sessionStore,
     sessionSecret: config.sessionSecret,
     sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
-    lobbyUrl: simulator
-      ? `${simulator.url}/?redirect_uri=${encodeURIComponent(redirectUri)}`
-      : `${authUrl.replace(/\/+$/, '')}/`,
+    lobbyUrls: simulator
+      ? [{ name: 'web', redirectUri, clientId: config.clientId }, ...registrations].map(
+          (registration) => ({
+            name: registration.name,
+            url: `${simulator.url}/?${new URLSearchParams({
+              redirect_uri: registration.redirectUri,
+              client_id: registration.clientId,
+            }).toString()}`,
+          }),
+        )
+      : [{ name: 'web', url: `${authUrl.replace(/\/+$/, '')}/` }],
     isReady: () => redis?.isReady() ?? true,
     metricsHandler: metrics.handler,
     trustProxy: config.trustProxy,

@@ -21,6 +21,7 @@ export { LOGIN_ENDED_EVENT } from './sockets/socket-io';
 
 // Jobs: a player's login by openId, with no request.
 export type { LoggedInPlayer } from './jobs/player-logins';
+export type { PlayerRef } from './registrations/player-ref';
 
 // Events, logs, metrics.
 export type { PlatformLoginEvents } from './observability/events';

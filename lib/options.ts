@@ -16,6 +16,11 @@ import { originListSchema } from './cross-site/origins';
 import { encryptionKeysSchema } from './stores/encryption-keys-schema';
 import { isPlatformLogger, type PlatformLogger } from './observability/logger';
 import type { AfterLoginHook } from './entry/after-login';
+import {
+  registrationIssues,
+  registrationNameSchema,
+  registrationSchema,
+} from './registrations/registration-options';
 
 /** An object; which methods it has is checked when platformLogin() wires it (checkTokenStore). */
 const isTokenStore = (value: unknown): value is TokenStore =>
@@ -25,6 +30,22 @@ const boolean = z.boolean({ error: 'must be a boolean' });
 
 /** The quick start's handful first, then the tuning grouped by what it tunes. */
 const platformLoginShape = {
+  /**
+   * The name of the registration `clientId`, `clientSecret` and `redirectUri` describe, as
+   * `req.platformUser.registration` says it. Keep it first when adding `registrations`: records
+   * that carry no registration are its own. Defaults to `'default'`.
+   */
+  registrationName: registrationNameSchema.default('default'),
+  /**
+   * Further registrations of the game on the platform (a mini-game, an app's webview): each
+   * `{ name, clientId, clientSecret, redirectUri, platformOrigins? }`, its callback served at its
+   * redirectUri's path (`login.callbackFor(name)`, or `login.callbacks` for all). A player is
+   * joined across them by the platform's unionid. See docs/registrations.md. Defaults to `[]`.
+   */
+  registrations: z
+    .array(registrationSchema, { error: 'must be an array of registrations' })
+    .max(32)
+    .default([]),
   /** Where token records live. Defaults to a `MemoryTokenStore` (one process only). */
   store: z
     .custom<TokenStore>(isTokenStore, {
@@ -126,6 +147,7 @@ const platformLoginShape = {
 export const platformLoginSchema: OptionsSchema<
   typeof credentialsShape & typeof platformLoginShape
 > = z.strictObject({ ...credentialsShape, ...platformLoginShape }).superRefine((config, ctx) => {
+  for (const issue of registrationIssues(config)) ctx.addIssue({ code: 'custom', ...issue });
   // Options that only make sense together: said at creation, not on the first entry.
   if (config.platformOrigins !== undefined) return;
   const needs = (why: string, example: string) =>

@@ -51,14 +51,21 @@ import { bindAfterLogin } from './entry/after-login';
 import { requireScopes } from './http/require-scopes';
 import { createCallbackMountCheck, type CallbackMountCheck } from './setup/callback-mount-check';
 import { registerCallback } from './setup/mounted-callbacks';
+import { registrationsOf, type Registration } from './registrations/registration-options';
+import { registrationRefresher } from './registrations/registration-clients';
+import { playerKeyOfRef, type PlayerRef } from './registrations/player-ref';
+import { logoutReached, reachPlayer } from './core/player-join';
+import { createLogoutEverywhereHandler } from './http/logout-everywhere';
 
 /** The package's parts for one platform registration. Emits {@link PlatformLoginEvents}. */
 export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
-  /** The entry, for the redirect_uri path: `app.use('/platform/callback', login.callback)`. */
+  /** The first registration's entry, for its redirect_uri path: `app.use('/platform/callback', login.callback)`. */
   readonly callback: Router;
+  /** Every registration's entry, each at its redirectUri's path: `app.use(login.callbacks)`. */
+  readonly callbacks: Router;
   /** The token store in use. */
   readonly store: TokenStore;
-  /** The token endpoint client in use. */
+  /** The token endpoint client of the first registration. */
   readonly client: PlatformTokenClient;
   /** The logger in use (the `logger` option, or `debug` under `express-platform-login:*`). */
   readonly logger: PlatformLogger;
@@ -88,8 +95,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly meterProvider: MeterProvider | undefined;
   /** Errors told as `requestFailed` by the package's handlers, not to be told again by errorHandler(). */
   private readonly reported = new WeakSet<object>();
-  /** Whether the app mounted `callback` where redirectUri's path reaches it (setup/callback-mount-check.ts). */
-  private readonly mountCheck: CallbackMountCheck;
+  /** Whether the app mounted each callback where its redirectUri's path reaches it (setup/callback-mount-check.ts). */
+  private readonly mountChecks: CallbackMountCheck[] = [];
+  /** The registrations, the first one first (registrations/registration-options.ts). */
+  private readonly registrations: Registration[];
+  /** Each registration's entry, by name. */
+  private readonly entries = new Map<string, Router>();
 
   constructor(options: PlatformLoginOptions) {
     super();
@@ -98,11 +109,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     checkCreation(config);
     this.store = config.store ?? new MemoryTokenStore();
     this.logger = config.logger ?? defaultLogger();
-    // Where the app mounts `callback` is held against redirectUri's path (a path other than
-    // redirectUri's is a 404 the package never sees): said once, on the logger.
-    this.mountCheck = createCallbackMountCheck([config.redirectUri], (fields, message) =>
-      this.logger.warn(fields, message),
-    );
+    this.registrations = registrationsOf(config);
     this.meterProvider = config.meterProvider;
     this.handleErrors = config.handleErrors;
     this.homePath = config.successRedirect;
@@ -119,20 +126,31 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const ring = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
     checkTokenSealing(this.store, ring, (message) => this.logger.warn({}, message));
     this.instrumentedStore = new InstrumentedTokenStore(engineOf(this.store, ring), this);
-    this.client = new PlatformTokenClient({
-      authUrl: config.authUrl,
-      clientId: config.clientId,
-      clientSecret: config.clientSecret,
-      redirectUri: config.redirectUri,
-      answerStyle: config.answerStyle,
-      answerCodes: config.answerCodes,
-      ...config.tokenClient,
-      onAttempt: (attempt) => this.emit('tokenAttempt', attempt),
-    });
-    const refresh = refreshSettings(config.refresh, this.client.longestRefreshMs, sessionTtlMs);
+    // One token client per registration: a refresh goes to its record's own (registration-clients.ts).
+    const clients = new Map(
+      this.registrations.map((registration) => [
+        registration.stored,
+        new PlatformTokenClient({
+          authUrl: config.authUrl,
+          clientId: registration.clientId,
+          clientSecret: registration.clientSecret,
+          redirectUri: registration.redirectUri,
+          answerStyle: config.answerStyle,
+          answerCodes: config.answerCodes,
+          ...config.tokenClient,
+          onAttempt: (attempt) => this.emit('tokenAttempt', attempt),
+        }),
+      ]),
+    );
+    this.client = clients.get(undefined)!;
+    const joinsPlayers = this.registrations.length > 1;
+    const refresh = {
+      ...refreshSettings(config.refresh, this.client.longestRefreshMs, sessionTtlMs),
+      joinsPlayers,
+    };
     this.refresher = new RefreshCoordinator(
       this.instrumentedStore,
-      this.client,
+      registrationRefresher(clients),
       refresh,
       this,
       (durationMs, outcome) => this.emit('lockWait', { durationMs, outcome }),
@@ -146,7 +164,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       config.meterProvider,
       api.bases.map((base) => base.name),
     );
-    this.api = { client: new OpenApiClient(api, apiMetrics), sessionTtlMs };
+    this.api = {
+      client: new OpenApiClient(api, apiMetrics),
+      sessionTtlMs,
+      firstRegistration: config.registrationName,
+      joinsPlayers,
+    };
     // Logs, metrics, spans and readiness follow the parts' events (none is emitted while building).
     const metrics = new PlatformMetrics(config.meterProvider, {
       tokenTimeoutMs: config.tokenClient.timeoutMs,
@@ -157,33 +180,71 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
     // What the app mounts and calls, on top of the parts.
     this.access = loginAccessOf(this.instrumentedStore);
-    this.hardening = createHardening(config, this.fail);
-    const entrySetup = entrySettings(config.entry, {
-      successRedirect: config.successRedirect,
-      embedded: config.embedded,
-      platformOrigins: config.platformOrigins,
-      clientSecret: config.clientSecret,
-      refreshTokenLifetimeMs: refresh.refreshTokenLifetimeMs,
-      sessionTtlMs,
-    });
-    const entry = createCallbackRouter(entrySetup, {
-      store: this.instrumentedStore,
-      exchangeCode: (code) => this.client.exchangeCode(code),
-      events: this,
-      fail: fail.entry,
-      logger: this.logger,
-      afterLogin:
-        config.afterLogin &&
-        bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api }),
-    });
-    // The entry behind a router of its own, which checks where the app mounted it. A Router, not
-    // a sub-app: however the app mounts it, `req.ip` and every other setting stay the app's own.
-    this.callback = Router();
-    registerCallback(this.callback, this.mountCheck);
-    this.callback.use((req, _res, next) => {
-      this.mountCheck.atCallback(req);
-      next();
-    }, entry);
+    // The platform may frame any registration's pages: frame-ancestors allows all their origins.
+    const allOrigins = [
+      ...new Set(this.registrations.flatMap((registration) => registration.platformOrigins ?? [])),
+    ];
+    this.hardening = createHardening(
+      { ...config, platformOrigins: allOrigins.length > 0 ? allOrigins : undefined },
+      this.fail,
+    );
+    const afterLogin =
+      config.afterLogin &&
+      bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api });
+    this.callbacks = Router();
+    for (const registration of this.registrations) {
+      const entrySetup = entrySettings(config.entry, {
+        successRedirect: config.successRedirect,
+        embedded: config.embedded,
+        platformOrigins: registration.platformOrigins,
+        // The first secret keys the failure limit's address hashes: one count across registrations.
+        clientSecret: config.clientSecret,
+        refreshTokenLifetimeMs: refresh.refreshTokenLifetimeMs,
+        sessionTtlMs,
+      });
+      const client = clients.get(registration.stored)!;
+      const entry = createCallbackRouter(entrySetup, {
+        store: this.instrumentedStore,
+        exchangeCode: (code) => client.exchangeCode(code),
+        registration: registration.stored,
+        joinsPlayers,
+        events: this,
+        fail: fail.entry,
+        logger: this.logger,
+        afterLogin,
+      });
+      // Where the app mounts a callback is held against its redirectUri's path (a path other than
+      // redirectUri's is a 404 the package never sees): said once, on the logger.
+      const check = createCallbackMountCheck([registration.redirectUri], (fields, message) =>
+        this.logger.warn(fields, message),
+      );
+      this.mountChecks.push(check);
+      // The entry behind a router of its own, which checks where the app mounted it. A Router, not
+      // a sub-app: however the app mounts it, `req.ip` and every other setting stay the app's own.
+      const callback = Router();
+      registerCallback(callback, check);
+      callback.use((req, _res, next) => {
+        check.atCallback(req);
+        next();
+      }, entry);
+      this.entries.set(registration.name, callback);
+      this.callbacks.use(new URL(registration.redirectUri).pathname, callback);
+    }
+    this.callback = this.entries.get(config.registrationName)!;
+  }
+
+  /**
+   * The entry of the registration `name`, for its redirect_uri path:
+   * `app.use('/platform/mini/callback', login.callbackFor('mini'))`. Throws a TypeError for a
+   * name that is not configured.
+   */
+  callbackFor(name: string): Router {
+    const callback = this.entries.get(name);
+    if (callback === undefined)
+      throw new TypeError(
+        `login.callbackFor(name): no registration is named ${JSON.stringify(name)}.`,
+      );
+    return callback;
   }
 
   /**
@@ -195,7 +256,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     let handler = this.middlewares.get(optional);
     if (handler === undefined) {
       handler = checkingMount(
-        this.mountCheck,
+        this.mountChecks,
         createMiddleware(
           {
             records: this.instrumentedStore.records,
@@ -246,12 +307,18 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
   /**
    * A player's login for work with no request (a job, a match's end): the freshest live login of
-   * `openId` (the one whose record lives longest), with `user`, `token()` and `fetch()` as a route
+   * the player — an openId of the first registration, `{ unionId }` or `{ openId, registration }`,
+   * in every registration (docs/registrations.md) — (the one whose record lives longest), with `user`, `token()` and `fetch()` as a route
    * has them, refreshed under the same lock as the player's requests and sockets. Rejects with
    * LoginRequiredError (`login_required`) when the player has no live login. See docs/jobs.md.
    */
-  forPlayer(openId: string): Promise<LoggedInPlayer> {
-    return loginOfPlayer({ access: this.access, refresher: this.refresher, api: this.api }, openId);
+  forPlayer(player: PlayerRef): Promise<LoggedInPlayer> {
+    const key = playerKeyOfRef(player, this.registrations, 'forPlayer');
+    const records = this.instrumentedStore.records;
+    return loginOfPlayer(
+      { access: this.access, records, refresher: this.refresher, api: this.api },
+      key,
+    );
   }
 
   /**
@@ -287,21 +354,41 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   }
 
   /**
-   * Ends every session of a player on every process at once (a ban, a stolen account): their
-   * token records are deleted, so their next request answers 401 `login_required`. Resolves how
+   * Ends every session of a player on every process at once (a ban, a stolen account), in every
+   * registration (`player`: an openId of the first registration, `{ unionId }` or
+   * `{ openId, registration }`; docs/registrations.md): their token records are deleted, so their next request answers 401 `login_required`. Resolves how
    * many sessions were ended. A login whose code was being exchanged meanwhile does not survive it.
    * Where the store waits for a replica (docs/durability.md), rejects with StoreUnavailableError
    * when none acknowledged the deletions in time: ask again.
    */
-  async logoutPlayer(openId: string): Promise<number> {
-    const sessions = await this.instrumentedStore.records.deletePlayer(openId);
+  async logoutPlayer(player: PlayerRef): Promise<number> {
+    const key = playerKeyOfRef(player, this.registrations, 'logoutPlayer');
+    const sessions = await logoutReached(this.instrumentedStore.records, key);
+    const openId = typeof player === 'string' ? player : 'openId' in player ? player.openId : '';
     this.emit('playerLoggedOut', { openId, sessions });
     return sessions;
   }
 
-  /** How many live sessions a player has, across all processes sharing the store. */
-  async sessionsOf(openId: string): Promise<number> {
-    return (await this.instrumentedStore.records.loginsOf(openId)).length;
+  /**
+   * Handler that ends every login of the requesting player — every registration, browser and
+   * process, joined by unionid where the platform gave one — and answers 204 (401 without a
+   * login): `app.post('/api/logout-everywhere', login.logoutEverywhere())`. Cross-origin requests
+   * are refused as for `logout()`. See docs/registrations.md.
+   */
+  logoutEverywhere(): RequestHandler {
+    return this.hardening.protectLogout(
+      createLogoutEverywhereHandler({
+        records: this.instrumentedStore.records,
+        events: this,
+        fail: this.fail,
+      }),
+    );
+  }
+
+  /** How many live sessions a player has, in every registration and across all processes sharing the store. */
+  async sessionsOf(player: PlayerRef): Promise<number> {
+    const key = playerKeyOfRef(player, this.registrations, 'sessionsOf');
+    return (await reachPlayer(this.instrumentedStore.records, key)).logins.length;
   }
 
   /**
@@ -341,9 +428,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
  * `handler` with the mount check in front: until the callback has been reached, each request is
  * looked at (a path comparison); after that, one boolean read.
  */
-function checkingMount(check: CallbackMountCheck, handler: RequestHandler): RequestHandler {
+function checkingMount(checks: CallbackMountCheck[], handler: RequestHandler): RequestHandler {
+  // One registration (most games): the one check, called as before several existed.
+  const check = checks.length === 1 ? checks[0]! : undefined;
   return (req, res, next) => {
-    check.atRequest(req);
+    if (check !== undefined) check.atRequest(req);
+    else for (const each of checks) each.atRequest(req);
     return handler(req, res, next);
   };
 }

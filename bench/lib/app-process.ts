@@ -1,6 +1,7 @@
 // Starts the processes a section loads, each a Node process of its own on a free loopback port
 // (as a game backend runs behind a load balancer), with the CPU probe preloaded: the driver asks
 // it over IPC how much CPU the process has used, so nothing is measured from inside a request.
+// The harness app (apps/harness-app.ts) is one of them, started by kind.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -127,4 +128,51 @@ export function startApp(spec: AppSpec): Promise<AppProcess> {
     };
     child.stdout!.on('data', watch);
   });
+}
+
+/** Which app a harness process runs (apps/harness-app.ts says what each env variable does). */
+export type HarnessKind = 'baseline' | 'package' | 'naive' | 'server-side';
+
+/** What a harness process is told: REDIS_URL (or REDIS_CLUSTER_NODES), SIM_URL, KEY_PREFIX, BENCH_*. */
+export type HarnessEnv = Record<string, string | undefined> & {
+  SIM_URL: string;
+  KEY_PREFIX: string;
+};
+
+export const startHarnessApp = (kind: HarnessKind, env: HarnessEnv): Promise<AppProcess> =>
+  startApp({
+    name: `the ${kind} app`,
+    script: 'bench/apps/harness-app.ts',
+    env: { ...env, BENCH_APP: kind, NODE_ENV: 'production' } as Record<string, string>,
+    listening: /listening (\d+)/,
+    builtPackage: true,
+  });
+
+/** What each harness process reports at `path` (`/bench/refresh-durations`, `/bench/times-401`) since the last ask, all together. */
+export async function harnessReports(apps: readonly { port: number }[], path: string) {
+  const reports = await Promise.all(
+    apps.map(async ({ port }) => (await fetch(`http://127.0.0.1:${port}${path}`)).json()),
+  );
+  return (reports as number[][]).flat();
+}
+
+/** Ends the processes and waits for them to exit. */
+export const stopApps = async (apps: readonly (AppProcess | undefined)[]): Promise<void> => {
+  await Promise.all(apps.map((app) => app?.stop()));
+};
+
+/** Starts `count` harness processes one after the other (parallel starts thrash 2 cores). */
+export async function startHarnessApps(
+  kind: HarnessKind,
+  count: number,
+  env: HarnessEnv,
+): Promise<AppProcess[]> {
+  const apps: AppProcess[] = [];
+  try {
+    for (let index = 0; index < count; index += 1) apps.push(await startHarnessApp(kind, env));
+  } catch (error) {
+    await stopApps(apps);
+    throw error;
+  }
+  return apps;
 }

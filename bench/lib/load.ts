@@ -155,6 +155,16 @@ export async function burst(agent: Agent, targets: readonly Target[]): Promise<A
   return Promise.all(targets.map((target) => send(agent, target, true)));
 }
 
+/** The `error` of an answer's JSON body ('socket' for no answer, '' for none). */
+export function errorOf(answer: Pick<Answer, 'status' | 'body'>): string {
+  if (answer.status === 0) return 'socket';
+  try {
+    return (JSON.parse(answer.body) as { error?: string }).error ?? '';
+  } catch {
+    return '';
+  }
+}
+
 /** "200: 998, 0: 2" — the statuses of a run, for the results. */
 export const statusList = (statuses: Map<number, number>): string =>
   [...statuses.entries()]

@@ -1,5 +1,8 @@
 // The bench's way to the token store by session id (the store is keyed by the session key, the
-// hash of the id, which the middleware computes once per request).
+// hash of the id, which the middleware computes once per request), and the Redis keys the sections
+// read and delete by hand: RedisTokenStore's `<prefix>{<hash of the session id>}:t`, connect-redis's
+// `<prefix><session id>`.
+import { randomBytes } from 'node:crypto';
 import { hashSessionId } from '../../lib/core/hash';
 import type { TokenRecord } from '../../lib/core/token-record';
 import type { TokenStore } from '../../lib/core/token-store';
@@ -40,4 +43,29 @@ export function nextChange(store: TokenStore, sessionId: string, ms: number): Pr
 export function heldRecord(store: TokenStore, sessionId: string): TokenRecord | undefined {
   const read = engineOf(store).records.cachedRead?.(hashSessionId(sessionId));
   return read?.status === 'found' ? read.record : undefined;
+}
+
+/** The key of a session's token record under a RedisTokenStore `prefix`. */
+export const recordKeyOf = (prefix: string, sessionId: string): string =>
+  `${prefix}{${hashSessionId(sessionId)}}:t`;
+
+/** The key connect-redis keeps a harness app's session under (its prefix is `<KEY_PREFIX>s:`). */
+export const sessionKeyOf = (keyPrefix: string, sessionId: string): string =>
+  `${keyPrefix}s:${sessionId}`;
+
+/**
+ * A version-1 record as the simulator's tokens make it (43-character tokens, openId and unionId of
+ * 32, two scopes), fresh for 2 h, its refresh token for 90 days.
+ */
+export function sampleRecord(): TokenRecord {
+  const now = Date.now();
+  const token = (): string => randomBytes(32).toString('base64url');
+  return {
+    ...{ accessToken: token(), refreshToken: token(), openId: randomBytes(16).toString('hex') },
+    ...{ accessExpiresAt: now + 7_200_000, refreshExpiresAt: now + 90 * 86_400_000 },
+    unionId: randomBytes(16).toString('hex'),
+    scope: ['user_info', 'basic_actions'],
+    version: 1,
+    obtainedAt: now,
+  };
 }

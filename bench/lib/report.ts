@@ -33,11 +33,12 @@ export interface SectionResult {
   markdown: string[];
 }
 
-/** A Markdown table. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+/** A Markdown table; a header given as one string is split at ` | `. */
+export function table(header: string | readonly string[], rows: readonly (readonly string[])[]) {
+  const names = typeof header === 'string' ? header.split(' | ') : header;
   return [
-    `| ${header.join(' | ')} |`,
-    `| ${header.map(() => '---').join(' | ')} |`,
+    `| ${names.join(' | ')} |`,
+    `| ${names.map(() => '---').join(' | ')} |`,
     ...rows.map((row) => `| ${row.join(' | ')} |`),
   ];
 }
@@ -45,3 +46,17 @@ export function table(header: readonly string[], rows: readonly (readonly string
 /** ✅ / ❌ / (no target) for the summary. */
 export const verdict = (met: boolean | undefined): string =>
   met === undefined ? '—' : met ? 'met' : '**missed**';
+
+/** How many of `items` fall under each key, in the order the keys first come. */
+export function tally<T>(items: Iterable<T>, keyOf: (item: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) {
+    const key = keyOf(item);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** "key: n, key: n". */
+export const tallyList = (counts: Map<string, number>): string =>
+  [...counts].map(([key, n]) => `${key}: ${n}`).join(', ');

@@ -21,20 +21,10 @@ const HOUR_MS = 3_600_000;
 export const playerOf = (index: number): string =>
   DEMO_PLAYERS[index % DEMO_PLAYERS.length]!.openId;
 
-/** The `connect.sid=…` pair out of an answer's Set-Cookie headers. */
-export function sessionCookieOf(setCookie: readonly string[]): string {
-  const cookie = setCookie.find((c) => c.startsWith('connect.sid='))?.split(';')[0];
-  if (cookie === undefined) throw new Error('no session cookie in the answer');
-  return cookie;
-}
-
-/**
- * The express-session cookie (`s:<id>.<signature>`) of an answer's Set-Cookie and the session id
- * in it; `undefined` when the answer set none.
- */
-export function sessionIn(answer: Answer): BenchSession | undefined {
+/** The `connect.sid=…` pair out of Set-Cookie headers, and the session id in its signed value. */
+export function sessionIn(setCookie: string | string[] | undefined): BenchSession | undefined {
   const cookie = ([] as string[])
-    .concat(answer.headers['set-cookie'] ?? [])
+    .concat(setCookie ?? [])
     .find((c) => c.startsWith('connect.sid='))
     ?.split(';')[0];
   const match =
@@ -43,8 +33,8 @@ export function sessionIn(answer: Answer): BenchSession | undefined {
 }
 
 /** {@link sessionIn}, for an answer that must have set one. */
-function sessionOf(answer: Answer): BenchSession {
-  const session = sessionIn(answer);
+function sessionOf(answer: Pick<Answer, 'status' | 'headers'>): BenchSession {
+  const session = sessionIn(answer.headers['set-cookie']);
   if (session === undefined)
     throw new Error(`no session cookie in an answer with status ${answer.status}`);
   return session;

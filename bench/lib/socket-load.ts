@@ -1,11 +1,11 @@
 // What the sockets section needs beyond the socket test helpers: a memory probe inside each spawned
-// socket backend, many sockets opened with bounded concurrency, and Redis's own command counters.
+// socket backend, many sockets opened with bounded concurrency; and what Redis ran between two
+// readings of its own command counters (the cluster section's too).
 //
 // The probe: the section starts the backends with NODE_OPTIONS requiring this file (and
 // BENCH_SOCKET_PROBE=1), so the unchanged test program answers SIGUSR2 with one line on stdout,
 // `bench-memory {"rss":…,"heap":…}`, measured after a full GC. The backends print nothing else
 // the section reads, and the test helpers stay as the tests use them.
-import type { Redis } from 'ioredis';
 // Types only: this file is also preloaded into the backends, before anything else is set up.
 import type { SocketProcess, TestSocket } from '../../test/helpers/spawn-socket-backends';
 
@@ -83,34 +83,14 @@ export async function openMany(
   return { sockets, stoppedBy };
 }
 
-/** Redis's counters: every command it processed, and the calls per command name. */
-export interface CommandCounts {
-  total: number;
-  byCommand: Map<string, number>;
-}
+/** Calls per command name (INFO commandstats, test/helpers/command-counts.ts). */
+export type Counts = Record<string, number>;
 
-/** One INFO call (it counts itself in the next reading, not in this one). */
-export async function commandCounts(redis: Redis): Promise<CommandCounts> {
-  const info = await redis.info('everything');
-  const total = Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? Number.NaN);
-  const byCommand = new Map<string, number>();
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-    byCommand.set(match[1]!, Number(match[2]));
-  }
-  return { total, byCommand };
-}
-
-/** Commands per second between two readings, less the reading's own INFO; and per command. */
-export function commandRate(
-  before: CommandCounts,
-  after: CommandCounts,
-  seconds: number,
-): { perSecond: number; byCommand: Array<[string, number]> } {
-  const byCommand: Array<[string, number]> = [];
-  for (const [name, calls] of after.byCommand) {
-    const delta = calls - (before.byCommand.get(name) ?? 0) - (name === 'info' ? 1 : 0);
-    if (delta > 0) byCommand.push([name, delta / seconds]);
-  }
-  byCommand.sort((x, y) => y[1] - x[1]);
-  return { perSecond: (after.total - before.total - 1) / seconds, byCommand };
-}
+/** Calls per command between two readings, less the driver's own INFO calls; zeros left out. */
+export const commandDelta = (before: Counts, after: Counts): Counts =>
+  Object.fromEntries(
+    Object.keys(after)
+      .filter((name) => name !== 'info')
+      .map((name) => [name, after[name]! - (before[name] ?? 0)] as const)
+      .filter(([, calls]) => calls !== 0),
+  );

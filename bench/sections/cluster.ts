@@ -19,6 +19,7 @@ import { startRedisCluster } from '../../test/helpers/redis-cluster';
 import type { ClientChoice } from '../apps/session-stack';
 import { closedLoop, keepAliveAgent, send, type Target } from '../lib/load';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { commandDelta, type Counts } from '../lib/socket-load';
 import { count } from '../lib/stats';
 import { runInvalidationOn, type InvalidationRedis } from './invalidation';
 import { enterExample, runRequestCost, startVariant, type RequestCostLayout } from './request-cost';
@@ -32,27 +33,13 @@ const COMMANDS_PER_REQUEST_TARGET = 0.01;
 const MIN_IDLE_MS = 3000;
 /** Concurrent requests of the burst (the driver's closed loop). */
 const BURST_CONNECTIONS = 8;
-/** Run by the driver itself to read the counts: left out of every delta. */
-const DRIVER_COMMANDS = new Set(['info']);
-
-type Counts = Record<string, number>;
-
 /** Calls of each command summed over every master (no replicas: every server is one). */
 async function clusterCounts(masters: readonly Redis[]): Promise<Counts> {
   const sum: Counts = {};
-  for (const counts of await Promise.all(masters.map((master) => commandCounts(master)))) {
+  for (const counts of await Promise.all(masters.map((master) => commandCounts(master))))
     for (const [name, calls] of Object.entries(counts)) sum[name] = (sum[name] ?? 0) + calls;
-  }
   return sum;
 }
-
-const deltaOf = (before: Counts, after: Counts): Counts =>
-  Object.fromEntries(
-    Object.keys(after)
-      .filter((name) => !DRIVER_COMMANDS.has(name))
-      .map((name) => [name, after[name]! - (before[name] ?? 0)] as const)
-      .filter(([, calls]) => calls !== 0),
-  );
 
 /** `requests` logged-in GET /api/me, BURST_CONNECTIONS at a time; throws unless all are 200. */
 async function burstOf(agent: Agent, target: Target, requests: number): Promise<number> {
@@ -107,8 +94,8 @@ async function commandsPerRequest(
     await sleep(Math.max(burstMs, MIN_IDLE_MS));
     const afterIdle = await clusterCounts(masters);
     const idleMs = performance.now() - idleStart;
-    const burst = deltaOf(beforeBurst, afterBurst);
-    const idleCounts = deltaOf(afterBurst, afterIdle);
+    const burst = commandDelta(beforeBurst, afterBurst);
+    const idleCounts = commandDelta(afterBurst, afterIdle);
     // The background's calls over a window as long as the burst.
     const idle: Counts = Object.fromEntries(
       Object.entries(idleCounts).map(([name, calls]) => [name, (calls * burstMs) / idleMs]),
@@ -146,13 +133,7 @@ async function commandsPerRequest(
         `The driver's own INFO calls are left out. A command "scales with requests" when the burst ran it at least once per 100 requests more than the idle window.`,
       '',
       ...table(
-        [
-          'command',
-          `burst (${count(requests)} requests)`,
-          'idle window (scaled to the burst)',
-          'burst − idle',
-          'per request',
-        ],
+        `command | burst (${count(requests)} requests) | idle window (scaled to the burst) | burst − idle | per request`,
         names.map((name) => [
           name,
           count(burst[name] ?? 0),

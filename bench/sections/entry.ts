@@ -1,13 +1,13 @@
 // Section "entry": callback requests per second end to end (code claim, code exchange with the
 // simulator, new session, token record, 303), beside two hand-written callbacks as references.
-import { readFileSync } from 'node:fs';
+import type { ClientChoice } from '../apps/session-stack';
+import { startHarnessApp, stopApps, type AppProcess, type HarnessKind } from '../lib/app-process';
 import { closedLoop, keepAliveAgent, statusList, type LoadResult } from '../lib/load';
-import { startBenchApp, stopBenchApps, type BenchApp, type BenchAppKind } from '../lib/processes';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { alternatingRounds } from '../lib/rounds';
 import { BENCH_REDIRECT_URI } from '../lib/settings';
 import { entryHeaders, playerOf } from '../lib/sessions';
 import { count, ms, ratio, summarize } from '../lib/stats';
-import type { ClientChoice } from '../apps/session-stack';
 
 const CONCURRENCY = 16;
 /**
@@ -20,19 +20,6 @@ const TARGET_RATIO = 0.9;
 const SESSIONS_TARGET_RATIO = 0.85;
 /** Codes issued before each round: more than a round can use on this kind of machine. */
 const CODES_PER_ROUND = 15_000;
-/** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on Linux). */
-const USER_HZ = 100;
-
-/**
- * CPU time (µs, user + system) process `pid` has used so far, from /proc (Linux); undefined
- * elsewhere. Read from outside, so the measured process runs nothing for it.
- */
-function processCpuUs(pid: number | undefined): number | undefined {
-  if (pid === undefined || process.platform !== 'linux') return undefined;
-  // The fields after the command name (which may hold spaces) close with ') '.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) / USER_HZ) * 1_000_000;
-}
 
 /** The app of each variant (apps/harness-app.ts) and how the table names it. */
 const VARIANT_APPS = {
@@ -46,48 +33,25 @@ const VARIANT_APPS = {
     kind: 'server-side',
     label: 'hand-written callback doing the core jobs (code claimed once, tokens in Redis)',
   },
-} as const satisfies Record<string, { kind: BenchAppKind; label: string }>;
+} as const satisfies Record<string, { kind: HarnessKind; label: string }>;
 type Variant = keyof typeof VARIANT_APPS;
 const VARIANTS = Object.keys(VARIANT_APPS) as Variant[];
 const REFERENCES = ['naive', 'server-side'] as const satisfies readonly Variant[];
 /** One window of a variant: its load, the codes exchanged, and the app process's CPU over it. */
-type Round = LoadResult & { exchanges: number; cpuUs: number | undefined };
+type Round = LoadResult & { exchanges: number; cpuUs: number };
 
 export async function runEntry(ctx: BenchContext, client: ClientChoice): Promise<SectionResult> {
   const plan = ctx.quick
     ? { warmUpMs: 1000, roundMs: 1500, rounds: 1 }
     : { warmUpMs: 3000, roundMs: 3000, rounds: 8 };
-  const env = {
-    REDIS_URL: ctx.redisUrl,
-    SIM_URL: ctx.sim.url,
-    KEY_PREFIX: 'en:',
-    ...(client === 'node-redis' ? { BENCH_REDIS_CLIENT: 'node-redis' as const } : {}),
-  };
-  // Fresh processes every round: two processes started alike keep speeds 5–9 % apart for life
-  // (bench/README.md), which one process per variant would fold into its figure.
-  let apps: Partial<Record<Variant, BenchApp>> = {};
-  const startApps = async (): Promise<void> => {
-    for (const variant of VARIANTS)
-      apps[variant] = await startBenchApp(VARIANT_APPS[variant].kind, {
-        ...env,
-        ...(variant === 'package-sessions' ? { BENCH_SESSION_STORE: 'memory' as const } : {}),
-      });
-  };
-  const stopApps = async (): Promise<void> => {
-    const running = Object.values(apps);
-    apps = {};
-    await stopBenchApps(running);
-  };
   const agent = keepAliveAgent(CONCURRENCY);
-  const browserEntry = entryHeaders(ctx.sim);
-  const run = async (variant: Variant, durationMs: number): Promise<Round> => {
+  const run = async (app: AppProcess, durationMs: number): Promise<Round> => {
     // Codes are issued in advance so that issuing them is not part of what is measured.
     const codes = Array.from({ length: CODES_PER_ROUND }, (_, index) =>
       ctx.sim.issueCode({ openId: playerOf(index), redirectUri: BENCH_REDIRECT_URI }),
     );
     ctx.sim.resetCalls();
-    const app = apps[variant]!;
-    const cpuBefore = processCpuUs(app.child.pid);
+    const cpuBefore = await app.cpuUs();
     const result = await closedLoop({
       agent,
       concurrency: CONCURRENCY,
@@ -97,45 +61,55 @@ export async function runEntry(ctx: BenchContext, client: ClientChoice): Promise
           ? {
               port: app.port,
               path: `/platform/callback?code=${encodeURIComponent(codes[index]!)}`,
-              headers: browserEntry,
+              headers: entryHeaders(ctx.sim),
             }
           : undefined,
     });
-    const cpuAfter = processCpuUs(app.child.pid);
-    const cpuUs =
-      cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
+    const cpuUs = (await app.cpuUs()) - cpuBefore;
     return { ...result, exchanges: ctx.sim.calls.authorization_code, cpuUs };
   };
   try {
-    const rounds = Object.fromEntries(VARIANTS.map((v) => [v, [] as Round[]])) as Record<
-      Variant,
-      Round[]
-    >;
-    for (let round = 0; round < plan.rounds; round += 1) {
-      await startApps();
-      for (const variant of VARIANTS) await run(variant, plan.warmUpMs);
-      const order = round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse();
-      for (const variant of order) {
-        ctx.log(`entry (${client}): round ${round + 1}/${plan.rounds}, ${variant}`);
-        rounds[variant].push(await run(variant, plan.roundMs));
-      }
-      await stopApps();
-    }
+    const windows = await alternatingRounds<Variant, AppProcess, Round>({
+      variants: VARIANTS,
+      rounds: plan.rounds,
+      start: async (order) => {
+        const apps = new Map<Variant, AppProcess>();
+        try {
+          for (const variant of order)
+            apps.set(
+              variant,
+              await startHarnessApp(VARIANT_APPS[variant].kind, {
+                REDIS_URL: ctx.redisUrl,
+                SIM_URL: ctx.sim.url,
+                KEY_PREFIX: 'en:',
+                BENCH_REDIS_CLIENT: client === 'node-redis' ? 'node-redis' : undefined,
+                BENCH_SESSION_STORE: variant === 'package-sessions' ? 'memory' : undefined,
+              }),
+            );
+        } catch (error) {
+          await stopApps([...apps.values()]);
+          throw error;
+        }
+        return apps;
+      },
+      stop: (apps) => stopApps([...apps.values()]),
+      warmUp: (_, app) => run(app, plan.warmUpMs),
+      window: (_, app) => run(app, plan.roundMs),
+      log: (line) => ctx.log(`entry (${client}): ${line}`),
+    });
+    const rounds = Object.fromEntries(windows) as Record<Variant, Round[]>;
     const merged = (variant: Variant) => {
       const results = rounds[variant];
       const requests = results.reduce((sum, r) => sum + r.latencies.length, 0);
       const statuses = new Map<number, number>();
       for (const r of results)
         for (const [status, n] of r.statuses) statuses.set(status, (statuses.get(status) ?? 0) + n);
-      const cpuUs = results.every((r) => r.cpuUs !== undefined)
-        ? results.reduce((sum, r) => sum + r.cpuUs!, 0) / Math.max(1, requests)
-        : undefined;
+      const cpuUs = results.reduce((sum, r) => sum + r.cpuUs, 0) / Math.max(1, requests);
       const elapsedMs = results.reduce((sum, r) => sum + r.elapsedMs, 0);
       return {
         cpuUsPerEntry: cpuUs,
         /** Share of one core the app process used over its windows. */
-        coreUse:
-          cpuUs === undefined ? undefined : (cpuUs * requests) / Math.max(1, elapsedMs * 1000),
+        coreUse: (cpuUs * requests) / Math.max(1, elapsedMs * 1000),
         rps: (requests / elapsedMs) * 1000,
         latency: summarize(results.flatMap((r) => r.latencies)),
         statuses,
@@ -152,18 +126,13 @@ export async function runEntry(ctx: BenchContext, client: ClientChoice): Promise
     );
     const cpuOf = (variant: Variant): string => {
       const { cpuUsPerEntry: cpu, coreUse } = result[variant];
-      return cpu === undefined || coreUse === undefined
-        ? 'not measured (Linux only)'
-        : `${cpu.toFixed(0)} µs (${(coreUse * 100).toFixed(0)} % of a core)`;
+      return `${cpu.toFixed(0)} µs (${(coreUse * 100).toFixed(0)} % of a core)`;
     };
     const against = (reference: Variant, variant: Variant = 'package'): Figure => {
       const ours = result[variant];
       const theirs = result[reference];
       const target = variant === 'package-sessions' ? SESSIONS_TARGET_RATIO : TARGET_RATIO;
-      const cpu =
-        ours.cpuUsPerEntry !== undefined && theirs.cpuUsPerEntry !== undefined
-          ? `; app CPU per entry ${cpuOf(variant)} against ${cpuOf(reference)} (${ratio(ours.cpuUsPerEntry / theirs.cpuUsPerEntry)} ×)`
-          : '';
+      const cpu = `; app CPU per entry ${cpuOf(variant)} against ${cpuOf(reference)} (${ratio(ours.cpuUsPerEntry / theirs.cpuUsPerEntry)} ×)`;
       return {
         name: `entry (${client}): ${VARIANT_APPS[variant].label} req/s end to end ÷ the ${VARIANT_APPS[reference].label} (1 process each, ${CONCURRENCY} connections)`,
         measured: `${count(ours.rps)} req/s, p50 ${ms(ours.latency.p50)} / p99 ${ms(ours.latency.p99)} ms; ${ratio(ours.rps / theirs.rps)} ×${cpu}${allRedirected ? '' : ' (**not every answer 303**)'}`,
@@ -183,19 +152,10 @@ export async function runEntry(ctx: BenchContext, client: ClientChoice): Promise
         `${plan.rounds} rounds of ${plan.roundMs / 1000} s per variant, in an order reversed every round, each after a ${plan.warmUpMs / 1000} s warm-up of its new processes. ` +
         "Package: in one script, read the address's failure window, check the platform's hold, claim the code and read the login generation; exchange the code at the simulator, regenerate the session, then in one script write the token record and the player's index and give the address's count back; with connect-redis (the package callback row) regenerate's DEL and the session's SET are calls of their own, and express-session writes the regenerated session a second time when the request ends: five Redis commands. On RedisSessionStore on the same client (as the example runs), regenerate's DEL and the session ride in the record's script, and the repeat save sends nothing: two Redis commands. " +
         "Hand-written references (bench/apps/hand-written-login.ts), each exchanging the code with `fetch`, as most apps write it (the package sends its token requests over node:http unless given a fetch: `bench/micro/token-transport.ts` times both). Tokens in the session, the one issue 27 names: exchange, regenerate, tokens into the session, save, 303: two Redis commands, none of the entry checks, and the tokens in the session cookie's store record. Core jobs: claim the code once (`SET NX`), exchange, regenerate, tokens into Redis under the session id, save, 303: four Redis commands, as the package, and none of its other checks (the platform's origin, the address's failure window, the platform's hold, the answer's validation, the login generation, events). " +
-        "App CPU per entry: the app process's user + system time over its windows (from /proc, read by the driver), ÷ its answers; beside it, the share of one core the process used: a process near 100 % is bound by its own CPU, and its req/s follow its CPU per entry.",
+        "App CPU per entry: the app process's user + system time over its windows (the process's own `process.cpuUsage()`, asked over IPC between windows), ÷ its answers; beside it, the share of one core the process used: a process near 100 % is bound by its own CPU, and its req/s follow its CPU per entry.",
       '',
       ...table(
-        [
-          'variant',
-          'req/s per round',
-          'req/s',
-          'p50 ms',
-          'p99 ms',
-          'app CPU per entry',
-          'answers',
-          'code exchanges at the platform',
-        ],
+        'variant | req/s per round | req/s | p50 ms | p99 ms | app CPU per entry | answers | code exchanges at the platform',
         VARIANTS.map((variant) => [
           VARIANT_APPS[variant].label,
           rounds[variant].map((r) => count(r.requestsPerSecond)).join(' / '),
@@ -211,6 +171,5 @@ export async function runEntry(ctx: BenchContext, client: ClientChoice): Promise
     return { figures, markdown };
   } finally {
     agent.destroy();
-    await stopApps();
   }
 }

@@ -5,12 +5,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { RedisTokenStore } from '../../lib';
-import { keepAliveAgent, send, type Answer } from '../lib/load';
-import { startBenchApp, stopBenchApps, type BenchApp, type BenchAppEnv } from '../lib/processes';
-import { count, ms, percentile } from '../lib/stats';
-import { enter, playerOf, type BenchSession } from '../lib/sessions';
-import { table, type BenchContext, type SectionResult } from '../lib/report';
+import { startHarnessApp, stopApps, type AppProcess } from '../lib/app-process';
+import { errorOf, keepAliveAgent, send } from '../lib/load';
 import { readRecord } from '../lib/records';
+import { table, tally, tallyList, type BenchContext, type SectionResult } from '../lib/report';
+import { enter, playerOf, type BenchSession } from '../lib/sessions';
+import { count, ms, percentile } from '../lib/stats';
 
 const PLAYERS = 36;
 const ACCESS_TOKEN_SECONDS = 30;
@@ -38,18 +38,16 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
   const durationMs = seconds * 1000;
   const { sim } = ctx;
   const prefix = 'faults:';
-  const env: BenchAppEnv = {
-    REDIS_URL: ctx.redisUrl,
-    SIM_URL: sim.url,
-    KEY_PREFIX: prefix,
+  const env = {
+    ...{ REDIS_URL: ctx.redisUrl, SIM_URL: sim.url, KEY_PREFIX: prefix },
     BENCH_LOGIN_OPTIONS: LOGIN_OPTIONS,
   };
   sim.clearFaults();
   sim.setRotation(true);
   sim.setAccessTokenLifetime(ACCESS_TOKEN_SECONDS);
-  const apps: (BenchApp | undefined)[] = [
-    await startBenchApp('package', env),
-    await startBenchApp('package', env),
+  const apps: (AppProcess | undefined)[] = [
+    await startHarnessApp('package', env),
+    await startHarnessApp('package', env),
   ];
   const agent = keepAliveAgent(64);
   const store = new RedisTokenStore({ redis: ctx.redis, prefix: `${prefix}t:` });
@@ -68,7 +66,7 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
     let running = true;
 
     /** A load balancer's choice: the player's usual process, or the other one while it is down. */
-    const pick = (index: number, turn: number): BenchApp | undefined =>
+    const pick = (index: number, turn: number): AppProcess | undefined =>
       apps[(index + turn) % 2] ?? apps[(index + turn + 1) % 2];
 
     const player = async (index: number): Promise<void> => {
@@ -80,7 +78,7 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
           continue;
         }
         const atMs = now();
-        const answer: Answer = await send(
+        const answer = await send(
           agent,
           {
             port: app.port,
@@ -91,14 +89,7 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
         );
         // A socket error on a process that was just killed is the load balancer's to absorb.
         if (answer.status === 0 && apps.indexOf(app) === -1) continue;
-        let error = '';
-        if (answer.status !== 200) {
-          try {
-            error = (JSON.parse(answer.body) as { error?: string }).error ?? '';
-          } catch {
-            error = answer.status === 0 ? 'socket' : 'unparsable';
-          }
-        }
+        const error = answer.status === 200 ? '' : errorOf(answer);
         outcomes.push({ atMs, status: answer.status, error, latencyMs: answer.ms });
         await sleep(THINK_MS * (0.5 + Math.random()));
       }
@@ -113,7 +104,7 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
       victim.child.kill('SIGKILL');
       ctx.log('load-with-faults: killed one process');
       await sleep(2000);
-      apps[1] = await startBenchApp('package', env);
+      apps[1] = await startHarnessApp('package', env);
       windows.push({ name: 'process killed and restarted', startMs: killStart, endMs: now() });
       ctx.log('load-with-faults: process restarted');
 
@@ -168,19 +159,13 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
     const byWindow = windows.map((w) => {
       const inside = outcomes.filter((o) => inWindow(o.atMs) === w);
       const errs = inside.filter((o) => o.status !== 200);
-      const kinds = new Map<string, number>();
-      for (const o of errs) {
-        const key = `${o.status} ${o.error}`.trim();
-        kinds.set(key, (kinds.get(key) ?? 0) + 1);
-      }
+      const kinds = tallyList(tally(errs, (o) => `${o.status} ${o.error}`.trim()));
       const sorted = inside.map((o) => o.latencyMs).sort((a, b) => a - b);
       return [
         w.name,
         `${((w.endMs - w.startMs) / 1000).toFixed(1)} s from ${(w.startMs / 1000).toFixed(1)} s`,
         count(inside.length),
-        errs.length === 0
-          ? '0'
-          : `${count(errs.length)} (${[...kinds].map(([k, n]) => `${k}: ${n}`).join(', ')})`,
+        errs.length === 0 ? '0' : `${count(errs.length)} (${kinds})`,
         `${ms(percentile(sorted, 50))} / ${ms(percentile(sorted, 99))} / ${ms(sorted.at(-1) ?? NaN)}`,
       ];
     });
@@ -229,6 +214,6 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
     sim.setAccessTokenLifetime(7200);
     ctx.redisServer.resume();
     agent.destroy();
-    await stopBenchApps(apps.filter((app): app is BenchApp => app !== undefined));
+    await stopApps(apps);
   }
 }

@@ -1,31 +1,37 @@
 // Section "invalidation": how long a key deleted by hand (`DEL` from another Redis connection)
 // stays visible to app processes that serve it from memory: from the DEL to the first 401 in each
 // of 2 processes, over many trials. Token records from memory and from Redis, sessions from
-// RedisSessionStore's memory, and the session stack alone noticing its own deleted session.
+// RedisSessionStore's memory, and the session stack alone noticing its own deleted session; on one
+// redis-server, and (runInvalidationOn, for the cluster section) on a Redis Cluster.
 import type { Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TokenRecord } from '../../lib/core/token-record';
 import type { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
-import type { ClientChoice } from '../apps/session-stack';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
+import type { ClientChoice } from '../apps/session-stack';
+import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
 import { keepAliveAgent, send, type Target } from '../lib/load';
-import { startBenchApps, stopBenchApps, type BenchApp } from '../lib/processes';
+import {
+  heldRecord,
+  nextChange,
+  readRecord,
+  recordKeyOf,
+  sampleRecord,
+  sessionKeyOf,
+  writeRecord,
+} from '../lib/records';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
-import { recordKeyOf, sessionKeyOf } from '../lib/redis-keys';
 import { enter, loginBaseline, playerOf, type BenchSession } from '../lib/sessions';
 import { count, ms, msFine, summarize, type LatencySummary } from '../lib/stats';
-import { heldRecord, nextChange, readRecord, writeRecord } from '../lib/records';
 
 const PROCESSES = 2;
 const HOUR_MS = 3_600_000;
 /** The goal of issue 16 on loopback. */
 const GOAL_P99_MS = 5;
 /**
- * Requests per process before the trials, on each path a trial takes (a 200, a 401): the
- * processes' code compiled, as in a server that has been up a while. Without it the first trials
- * time V8's compiler, and a p99 over 1,000 trials is their 10th slowest.
+ * Requests per process before the trials, on each path a trial takes (a 200, a 401): without them
+ * the first trials time V8's compiler, and a p99 over 1,000 trials is their 10th slowest.
  */
 const WARM_UP_REQUESTS = 2000;
 /** At most this long for the processes' deletes of an ended session to reach Redis (ms). */
@@ -34,18 +40,26 @@ const SETTLE_MS = 100;
 const RESTORE_WITHIN_MS = 1000;
 
 /**
- * The three layouts measured side by side, a trial of each in turn: the package serving records
- * from memory (its default), the package reading each record from Redis, and the session stack on
- * its own (express + express-session + connect-redis), whose deleted *session* is what answers 401:
- * how fast the stack the package runs on notices a deletion, the least the package can do.
+ * The layouts measured side by side, a trial of each in turn: the package serving records from
+ * memory (its default), the package reading each record from Redis, the session stack alone
+ * (express + express-session + connect-redis), whose deleted *session* answers 401: the least the
+ * package can do; and the stack on RedisSessionStore (sessions from memory).
  */
 type LayoutName = 'memory' | 'redis' | 'baseline' | 'sessions';
-const LAYOUTS: readonly LayoutName[] = ['memory', 'redis', 'baseline', 'sessions'];
+const LAYOUTS: Record<LayoutName, { prefix: string; row: string }> = {
+  memory: { prefix: 'inv:', row: 'package, records from memory (default)' },
+  redis: { prefix: 'invd:', row: 'package, records read from Redis each time' },
+  baseline: { prefix: 'invb:', row: 'session stack alone, its session deleted' },
+  sessions: {
+    prefix: 'invs:',
+    row: 'session stack on RedisSessionStore (sessions from memory), its session deleted',
+  },
+};
 
 /** One layout's processes, what its trials poll, the key they delete and how it is put back. */
 interface Layout {
   name: LayoutName;
-  apps: BenchApp[];
+  apps: AppProcess[];
   /** `GET /api/me` of the logged-in session, to each process. */
   targets: Target[];
   /** The same with the cookie of a session whose key is gone: the 401 path, for the warm-up. */
@@ -79,30 +93,12 @@ interface Variant {
   inApp401: LatencySummary;
 }
 
-/**
- * Where the keys live: the driver's redis-server (as `npm run bench` has it) or a Redis Cluster
- * (the `cluster` section), what the app processes are told of it, and the driver's own connection.
- */
-/** The columns of a layout's row ({@link layoutRow}), on one redis-server and on a Cluster alike. */
-const LAYOUT_COLUMNS = [
-  'layout',
-  'DEL → 401 in both, p50 ms',
-  'p99 ms',
-  'max ms',
-  'stale 200s',
-  'stale 401s after the put back',
-  'one request p50 ms',
-  'one request p99 ms',
-  "the 401's time in its process, p50 ms",
-  'p99 ms',
-];
+const LAYOUT_COLUMNS =
+  "layout | DEL → 401 in both, p50 ms | p99 ms | max ms | stale 200s | stale 401s after the put back | one request p50 ms | one request p99 ms | the 401's time in its process, p50 ms | p99 ms";
 
-/** A layout's row under {@link LAYOUT_COLUMNS}. */
-const layoutRow = (name: string, variant: Variant): string[] => [
-  name,
-  msFine(variant.untilBoth.p50),
-  msFine(variant.untilBoth.p99),
-  msFine(variant.untilBoth.max),
+const layoutRow = (name: LayoutName, variant: Variant): string[] => [
+  LAYOUTS[name].row,
+  ...[variant.untilBoth.p50, variant.untilBoth.p99, variant.untilBoth.max].map(msFine),
   String(variant.staleAnswers),
   String(variant.staleAbsences),
   ms(variant.request.p50),
@@ -111,6 +107,7 @@ const layoutRow = (name: string, variant: Variant): string[] => [
   msFine(variant.inApp401.p99),
 ];
 
+/** Where the keys live: the driver's redis-server, or a Redis Cluster (the `cluster` section). */
 export interface InvalidationRedis {
   /** `standalone` or `cluster`: named in the figures. */
   name: string;
@@ -124,22 +121,6 @@ export interface InvalidationRedis {
   nodeRedis: () => ReturnType<typeof createClient> | ReturnType<typeof createCluster>;
 }
 
-/** The driver's redis-server, on ioredis: the invalidation section as it always ran. */
-const standaloneOf = (ctx: BenchContext): InvalidationRedis => ({
-  name: 'standalone',
-  env: { REDIS_URL: ctx.redisUrl },
-  driver: ctx.redis,
-  client: 'ioredis',
-  nodeRedis: () => createClient({ url: ctx.redisUrl }),
-});
-
-const PREFIXES: Record<LayoutName, string> = {
-  memory: 'inv:',
-  redis: 'invd:',
-  baseline: 'invb:',
-  sessions: 'invs:',
-};
-/** The layouts whose deleted key is the session (no package in front of /api). */
 const sessionOnly = (name: LayoutName): boolean => name === 'baseline' || name === 'sessions';
 
 async function startLayout(
@@ -148,94 +129,76 @@ async function startLayout(
   name: LayoutName,
   agent: Agent,
 ): Promise<Layout> {
-  const prefix = PREFIXES[name];
+  const { prefix } = LAYOUTS[name];
   const redis = on.driver;
-  const apps = await startBenchApps(sessionOnly(name) ? 'baseline' : 'package', PROCESSES, {
+  const apps = await startHarnessApps(sessionOnly(name) ? 'baseline' : 'package', PROCESSES, {
     ...on.env,
-    ...(on.client === 'node-redis' ? { BENCH_REDIS_CLIENT: 'node-redis' as const } : {}),
+    BENCH_REDIS_CLIENT: on.client === 'node-redis' ? 'node-redis' : undefined,
     SIM_URL: ctx.sim.url,
     KEY_PREFIX: prefix,
     BENCH_TIME_401: '1',
-    ...(name === 'redis' ? { BENCH_STORE_CACHE: '0' as const } : {}),
-    ...(name === 'sessions' ? { BENCH_SESSION_STORE: 'memory' as const } : {}),
+    BENCH_STORE_CACHE: name === 'redis' ? '0' : undefined,
+    BENCH_SESSION_STORE: name === 'sessions' ? 'memory' : undefined,
   });
   try {
-    const port = apps[0]!.port;
-    let session: BenchSession;
-    let gone: BenchSession;
-    let key: string;
-    let restore: () => Promise<void>;
-    let restoreLoggedOut = async (): Promise<void> => {};
-    let settle = async (): Promise<void> => {};
-    if (sessionOnly(name)) {
-      session = await loginBaseline(agent, port, playerOf(0));
-      gone = await loginBaseline(agent, port, playerOf(1));
-      key = sessionKeyOf(prefix, session.sessionId);
+    const login = (index: number): Promise<BenchSession> =>
+      sessionOnly(name)
+        ? loginBaseline(agent, apps[0]!.port, playerOf(index))
+        : enter(agent, ctx.sim, apps[0]!.port, playerOf(index));
+    const [session, gone] = [await login(0), await login(1)];
+    /** A key's value, to put back as it was. */
+    const valueOf = async (key: string): Promise<Buffer> => {
       const value = await redis.getBuffer(key);
-      if (value === null) throw new Error('no session in Redis after the baseline login');
+      if (value === null) throw new Error(`${name}: no session in Redis after the login`);
+      return value;
+    };
+    const sessionKey = sessionKeyOf(prefix, session.sessionId);
+    const sessionValue = await valueOf(sessionKey);
+    const putSession = (): Promise<unknown> => redis.set(sessionKey, sessionValue, 'PX', HOUR_MS);
+    const to = (cookie: string): Target[] =>
+      apps.map(({ port }) => ({
+        port,
+        path: '/api/me',
+        headers: { cookie, accept: 'application/json' },
+      }));
+    const layout = { name, apps, targets: to(session.cookie), loggedOut: to(gone.cookie) };
+    if (sessionOnly(name)) {
       await redis.del(sessionKeyOf(prefix, gone.sessionId));
-      restore = async () => {
-        await redis.set(key, value, 'PX', HOUR_MS);
-      };
-    } else {
-      // The driver's own store reads Redis directly: it only puts the record back between trials.
-      const store = new RedisTokenStore({
-        redis,
-        prefix: `${prefix}t:`,
-        recordCache: false,
-      });
-      session = await enter(agent, ctx.sim, port, playerOf(0));
-      gone = await enter(agent, ctx.sim, port, playerOf(1));
-      const record = await readRecord(store, session.sessionId);
-      if (record === undefined) throw new Error('no token record after the entry');
-      key = recordKeyOf(`${prefix}t:`, session.sessionId);
-      // A 401 for a gone record also ends the session (as logout does): put both back per trial.
-      const sessionKey = sessionKeyOf(prefix, session.sessionId);
-      const sessionValue = await redis.getBuffer(sessionKey);
-      if (sessionValue === null) throw new Error('no session in Redis after the entry');
-      await redis.del(recordKeyOf(`${prefix}t:`, gone.sessionId));
-      const goneKey = sessionKeyOf(prefix, gone.sessionId);
-      const goneValue = await redis.getBuffer(goneKey);
-      if (goneValue === null) throw new Error('no session in Redis after the entry');
-      restoreLoggedOut = async () => {
-        await redis.set(goneKey, goneValue, 'PX', HOUR_MS);
-      };
-      settle = async () => {
+      const restore = async (): Promise<void> => void (await putSession());
+      const settle = async (): Promise<void> => {};
+      return { ...layout, key: sessionKey, restore, settle, restoreLoggedOut: settle };
+    }
+    // The driver's own store reads Redis directly: it only puts the record back between trials.
+    const store = new RedisTokenStore({ redis, prefix: `${prefix}t:`, recordCache: false });
+    const record = await readRecord(store, session.sessionId);
+    if (record === undefined) throw new Error('no token record after the entry');
+    // A 401 for a gone record also ends the session (as logout does): put both back per trial.
+    await redis.del(recordKeyOf(`${prefix}t:`, gone.sessionId));
+    const goneKey = sessionKeyOf(prefix, gone.sessionId);
+    const goneValue = await valueOf(goneKey);
+    return {
+      ...layout,
+      key: recordKeyOf(`${prefix}t:`, session.sessionId),
+      restoreLoggedOut: async () => void (await redis.set(goneKey, goneValue, 'PX', HOUR_MS)),
+      settle: async () => {
         const deadline = performance.now() + SETTLE_MS;
-        while ((await redis.exists(sessionKey)) === 1 && performance.now() < deadline) {
+        while ((await redis.exists(sessionKey)) === 1 && performance.now() < deadline)
           await sleep(1);
-        }
         // The other process's delete, when it sent one, went out as early.
         await sleep(1);
-      };
+      },
       // Refused only while the record is still there (the first trial); the reads that follow
       // the put check that it is.
-      restore = async () => {
-        await redis.set(sessionKey, sessionValue, 'PX', HOUR_MS);
+      restore: async () => {
+        await putSession();
         await writeRecord(store, session.sessionId, record, {
           expectedVersion: null,
           ttlMs: HOUR_MS,
         });
-      };
-    }
-    const to = (cookie: string): Target[] =>
-      apps.map((app) => ({
-        port: app.port,
-        path: '/api/me',
-        headers: { cookie, accept: 'application/json' },
-      }));
-    return {
-      name,
-      apps,
-      targets: to(session.cookie),
-      loggedOut: to(gone.cookie),
-      key,
-      settle,
-      restore,
-      restoreLoggedOut,
+      },
     };
   } catch (error) {
-    await stopBenchApps(apps);
+    await stopApps(apps);
     throw error;
   }
 }
@@ -243,25 +206,13 @@ async function startLayout(
 /** Both paths a trial takes, through each process of the layout, WARM_UP_REQUESTS times. */
 async function warmUp(agent: Agent, layout: Layout): Promise<void> {
   for (const [index, target] of layout.targets.entries()) {
-    const loggedOut = layout.loggedOut[index]!;
     for (let request = 0; request < WARM_UP_REQUESTS; request += 1) {
       await layout.restoreLoggedOut();
-      const [ok, gone] = [await send(agent, target), await send(agent, loggedOut)];
-      if (ok.status !== 200 || gone.status !== 401) {
+      const [ok, gone] = [await send(agent, target), await send(agent, layout.loggedOut[index]!)];
+      if (ok.status !== 200 || gone.status !== 401)
         throw new Error(`${layout.name} warm-up answered ${ok.status} and ${gone.status}`);
-      }
     }
   }
-}
-
-/** The in-app times of the 401s each process of the layout answered since the last ask (ms). */
-async function times401Of(agent: Agent, layout: Layout): Promise<number[]> {
-  const times: number[] = [];
-  for (const app of layout.apps) {
-    const answer = await send(agent, { port: app.port, path: '/bench/times-401' }, true);
-    times.push(...(JSON.parse(answer.body) as number[]));
-  }
-  return times;
 }
 
 /** The raw times of one layout's trials. */
@@ -273,16 +224,11 @@ interface Samples {
 }
 
 /**
- * One trial: put the key back (the package's session too), have each process answer twice (200: the record or session now in
- * its memory, where it has one), DEL the key from the driver's connection, then keep a request in
- * flight to each process until it answers 401.
+ * One trial: put the key back (the package's session too), have each process answer twice (200:
+ * the record or session now in its memory, where it has one), DEL the key from the driver's
+ * connection, then keep a request in flight to each process until it answers 401.
  */
-async function trial(
-  agent: Agent,
-  on: InvalidationRedis,
-  layout: Layout,
-  into: Samples,
-): Promise<void> {
+async function trial(agent: Agent, on: InvalidationRedis, layout: Layout, into: Samples) {
   await layout.settle();
   await layout.restore();
   // Let the put's own invalidation reach both processes, then have each read (and cache) it.
@@ -300,9 +246,8 @@ async function trial(
         read -= 1;
         continue;
       }
-      if (answer.status !== 200) {
+      if (answer.status !== 200)
         throw new Error(`${layout.name} (${on.name}): a warm-up read answered ${answer.status}`);
-      }
       into.requests.push(answer.ms);
     }
   }
@@ -326,15 +271,16 @@ async function trial(
 async function measure(
   ctx: BenchContext,
   trials: number,
-  on: InvalidationRedis = standaloneOf(ctx),
-  names: readonly LayoutName[] = LAYOUTS,
+  on: InvalidationRedis,
+  names: readonly LayoutName[],
 ): Promise<Partial<Record<LayoutName, Variant>>> {
   const agent = keepAliveAgent(1);
   const layouts: Layout[] = [];
   try {
     for (const name of names) layouts.push(await startLayout(ctx, on, name, agent));
     for (const layout of layouts) await warmUp(agent, layout);
-    for (const layout of layouts) await times401Of(agent, layout); // the warm-up's own 401s
+    // The warm-up's own 401s left out.
+    for (const layout of layouts) await harnessReports(layout.apps, '/bench/times-401');
     const samples = layouts.map((): Samples => ({
       untilBoth: [],
       requests: [],
@@ -342,91 +288,67 @@ async function measure(
       staleAbsences: 0,
     }));
     // A trial of each layout in turn, in a rotating order: drift in the machine's load during the
-    // run falls on all three alike.
-    for (let round = 0; round < trials; round += 1) {
+    // run falls on all of them alike.
+    for (let round = 0; round < trials; round += 1)
       for (let step = 0; step < layouts.length; step += 1) {
         const index = (round + step) % layouts.length;
         await trial(agent, on, layouts[index]!, samples[index]!);
       }
-    }
     const result: Partial<Record<LayoutName, Variant>> = {};
     for (const [index, layout] of layouts.entries()) {
       const { untilBoth, requests, staleAnswers, staleAbsences } = samples[index]!;
       result[layout.name] = {
         untilBoth: summarize(untilBoth),
-        staleAnswers,
-        staleAbsences,
+        ...{ staleAnswers, staleAbsences },
         request: summarize(requests),
-        inApp401: summarize(await times401Of(agent, layout)),
+        inApp401: summarize(await harnessReports(layout.apps, '/bench/times-401')),
       };
     }
     return result;
   } finally {
     agent.destroy();
-    for (const layout of layouts) await stopBenchApps(layout.apps);
+    for (const layout of layouts) await stopApps(layout.apps);
   }
-}
-
-/** A version-1 record of `openId` with tokens of the simulator's length, fresh for an hour. */
-function sampleRecord(openId: string): TokenRecord {
-  const now = Date.now();
-  return {
-    accessToken: 'a'.repeat(43),
-    refreshToken: 'r'.repeat(43),
-    accessExpiresAt: now + HOUR_MS,
-    refreshExpiresAt: now + 24 * HOUR_MS,
-    openId,
-    scope: ['user_info'],
-    version: 1,
-    obtainedAt: now,
-  };
 }
 
 /**
  * What a request waiting for another process's refresh pays between that process's write and
  * seeing it: woken by the store (`waitForChange`) vs the 25–75 ms polling used before.
  */
-async function waiterWake(
-  ctx: BenchContext,
-  trials: number,
-): Promise<{ woken: LatencySummary; polled: LatencySummary }> {
+async function waiterWake(ctx: BenchContext, trials: number) {
   const clients = [ctx.redis.duplicate(), ctx.redis.duplicate(), ctx.redis.duplicate()];
   const prefix = 'wake:';
   const writer = new RedisTokenStore({ redis: clients[0]!, prefix, recordCache: false });
   const woken = new RedisTokenStore({ redis: clients[1]!, prefix });
   const polled = new RedisTokenStore({ redis: clients[2]!, prefix, recordCache: false });
+  const put = (sessionId: string, version: number) =>
+    writeRecord(
+      writer,
+      sessionId,
+      { ...sampleRecord(), version },
+      { expectedVersion: version === 1 ? null : version - 1, ttlMs: HOUR_MS },
+    );
   try {
     while (!woken.recordCacheActive) await sleep(10);
-    const sample = sampleRecord('player-wake');
-    const wait = async (
-      store: RedisTokenStore,
-      sessionId: string,
-      pause: () => Promise<unknown>,
-    ): Promise<number> => {
-      for (;;) {
-        await pause();
-        if ((await readRecord(store, sessionId))?.version === 2) return performance.now();
-      }
-    };
     const times = { woken: [] as number[], polled: [] as number[] };
     for (let trial = 0; trial < trials; trial += 1) {
       for (const variant of ['woken', 'polled'] as const) {
         const sessionId = `wake-${variant}-${trial}`;
-        await writeRecord(writer, sessionId, sample, { expectedVersion: null, ttlMs: HOUR_MS });
         const reader = variant === 'woken' ? woken : polled;
+        await put(sessionId, 1);
         await sleep(2);
         await readRecord(reader, sessionId);
-        const seen = wait(reader, sessionId, () =>
-          variant === 'woken' ? nextChange(reader, sessionId, 250) : sleep(25 + Math.random() * 50),
-        );
+        const seen = (async () => {
+          for (;;) {
+            await (variant === 'woken'
+              ? nextChange(reader, sessionId, 250)
+              : sleep(25 + Math.random() * 50));
+            if ((await readRecord(reader, sessionId))?.version === 2) return performance.now();
+          }
+        })();
         await sleep(Math.random() * 50);
         const sentAt = performance.now();
-        await writeRecord(
-          writer,
-          sessionId,
-          { ...sample, version: 2 },
-          { expectedVersion: 1, ttlMs: HOUR_MS },
-        );
+        await put(sessionId, 2);
         times[variant].push((await seen) - sentAt);
       }
     }
@@ -437,37 +359,6 @@ async function waiterWake(
   }
 }
 
-/** The Redis client the two caching stores of `storesDrop` are built on. */
-type DropClient = 'ioredis' | 'node-redis';
-
-/** Two connections of `kind` to the bench's Redis, and how to end them. */
-async function dropClients(
-  on: InvalidationRedis,
-  kind: DropClient,
-): Promise<{ stores: RedisTokenStore[]; end: () => Promise<void> }> {
-  const prefix = `drop-${kind}:`;
-  if (kind === 'ioredis') {
-    // Redis's and Cluster's duplicate() take different arguments: a union of them is not callable.
-    const duplicate = (): Redis | Cluster =>
-      on.driver.isCluster ? (on.driver as Cluster).duplicate() : (on.driver as Redis).duplicate();
-    const clients = [duplicate(), duplicate()];
-    return {
-      stores: clients.map((client) => new RedisTokenStore({ redis: client, prefix })),
-      end: async () => {
-        for (const client of clients) client.disconnect();
-      },
-    };
-  }
-  const clients = [on.nodeRedis(), on.nodeRedis()];
-  await Promise.all(clients.map((client) => client.connect()));
-  return {
-    stores: clients.map((client) => new RedisTokenStore({ redis: client, prefix })),
-    end: async () => {
-      await Promise.all(clients.map((client) => client.close()));
-    },
-  };
-}
-
 /**
  * The invalidation itself, without HTTP: two stores on their own connections (two processes' worth)
  * hold a record in memory; a `DEL` from a third connection; the time until both have dropped it
@@ -476,16 +367,23 @@ async function dropClients(
 async function storesDrop(
   on: InvalidationRedis,
   trials: number,
-  kind: DropClient,
+  kind: ClientChoice,
 ): Promise<LatencySummary> {
   const prefix = `drop-${kind}:`;
-  const { stores, end } = await dropClients(on, kind);
+  // Redis's and Cluster's duplicate() take different arguments: a union of them is not callable.
+  const duplicate = (): Redis | Cluster =>
+    on.driver.isCluster ? (on.driver as Cluster).duplicate() : (on.driver as Redis).duplicate();
+  const ioredis = kind === 'ioredis' ? [duplicate(), duplicate()] : [];
+  const nodeRedis = kind === 'ioredis' ? [] : [on.nodeRedis(), on.nodeRedis()];
+  await Promise.all(nodeRedis.map((client) => client.connect()));
+  const stores = [...ioredis, ...nodeRedis].map(
+    (client) => new RedisTokenStore({ redis: client, prefix }),
+  );
   const writer = new RedisTokenStore({ redis: on.driver, prefix, recordCache: false });
   try {
     while (!stores.every((store) => store.recordCacheActive)) await sleep(10);
-    const record = sampleRecord('player-drop');
+    const record = sampleRecord();
     const sessionId = 'drop-session-0123456789abcdef';
-    const key = recordKeyOf(prefix, sessionId);
     const times: number[] = [];
     for (let trial = 0; trial < trials; trial += 1) {
       await writeRecord(writer, sessionId, record, { expectedVersion: null, ttlMs: HOUR_MS });
@@ -497,75 +395,127 @@ async function storesDrop(
       }
       const dropped = stores.map((store) => nextChange(store, sessionId, 1000));
       const sentAt = performance.now();
-      await Promise.all([on.driver.del(key), ...dropped]);
+      await Promise.all([on.driver.del(recordKeyOf(prefix, sessionId)), ...dropped]);
       times.push(performance.now() - sentAt);
-      if (stores.some((store) => heldRecord(store, sessionId) !== undefined)) {
+      if (stores.some((store) => heldRecord(store, sessionId) !== undefined))
         throw new Error('a store still held the record after its wake-up');
-      }
     }
     return summarize(times);
   } finally {
     for (const store of stores) await store.close();
-    await end();
+    for (const client of ioredis) client.disconnect();
+    await Promise.all(nodeRedis.map((client) => client.close()));
   }
 }
 
-export async function runInvalidation(ctx: BenchContext): Promise<SectionResult> {
+const p50p99 = (s: LatencySummary): string => `${msFine(s.p50)} / ${msFine(s.p99)} ms`;
+const dropLine = (drop: LatencySummary): string =>
+  `p50 ${msFine(drop.p50)}, p90 ${msFine(drop.p90)}, p99 ${msFine(drop.p99)}, max ${msFine(drop.max)} ms`;
+
+/** The section on the driver's redis-server, on ioredis: as it always ran. */
+export const runInvalidation = (ctx: BenchContext): Promise<SectionResult> =>
+  runInvalidationOn(ctx, {
+    name: 'standalone',
+    env: { REDIS_URL: ctx.redisUrl },
+    driver: ctx.redis,
+    client: 'ioredis',
+    nodeRedis: () => createClient({ url: ctx.redisUrl }),
+  });
+
+/**
+ * On one redis-server: every layout, the drop without HTTP on both clients, and refresh waiters.
+ * On a Redis Cluster (the `cluster` section), on one client: the package with records from memory
+ * and the session stack alone, and the drop on that client. A record's key and its session's live
+ * on whichever masters their slots say; each store tracks keys on every master it reads from.
+ */
+export async function runInvalidationOn(
+  ctx: BenchContext,
+  on: InvalidationRedis,
+): Promise<SectionResult> {
   const trials = ctx.quick ? 100 : 1000;
-  ctx.log(
-    `invalidation: ${trials} trials of each layout (records from memory, from Redis, the session stack alone)`,
-  );
-  const measured = await measure(ctx, trials);
-  const [memory, redis, baseline, sessions] = LAYOUTS.map((name) => measured[name]!) as [
-    Variant,
-    Variant,
-    Variant,
-    Variant,
-  ];
-  ctx.log(`invalidation: ${trials} trials, DEL → dropped from two stores' memory (no HTTP)`);
-  const on = standaloneOf(ctx);
-  const drop = await storesDrop(on, trials, 'ioredis');
-  const dropNodeRedis = await storesDrop(on, trials, 'node-redis');
+  const standalone = on.name === 'standalone';
+  const label = standalone ? '' : ` (${on.client}, ${on.name})`;
+  const names: LayoutName[] = standalone
+    ? ['memory', 'redis', 'baseline', 'sessions']
+    : ['memory', 'baseline'];
+  ctx.log(`invalidation${label}: ${trials} trials of each layout (${names.join(', ')})`);
+  const measured = await measure(ctx, trials, on, names);
+  const { memory, redis, baseline, sessions } = measured as Record<LayoutName, Variant>;
+  ctx.log(`invalidation${label}: ${trials} trials, DEL → dropped from two stores' memory`);
+  const drop = await storesDrop(on, trials, on.client);
+  const dropNodeRedis = standalone ? await storesDrop(on, trials, 'node-redis') : undefined;
   const wakeTrials = ctx.quick ? 20 : 200;
-  ctx.log(`invalidation: ${wakeTrials} trials of a refresh waiter, woken vs polling`);
-  const wake = await waiterWake(ctx, wakeTrials);
-  // The 200s served from memory after Redis ran the DEL, before its message reached the process:
-  // the figure's p99 bounds how long that lasts.
-  const stale = (layout: { staleAnswers: number }): string =>
-    `${count(layout.staleAnswers)} stale 200s (served from memory after the DEL, before Redis's message arrived)`;
+  if (standalone) ctx.log(`invalidation: ${wakeTrials} trials of a refresh waiter`);
+  const wake = standalone ? await waiterWake(ctx, wakeTrials) : undefined;
+  // The 200s served from memory after Redis ran the DEL, before its message reached the process.
+  const stale = (layout: Variant): string =>
+    `${count(layout.staleAnswers)} stale 200s${standalone ? " (served from memory after the DEL, before Redis's message arrived)" : ''}`;
+  const target = `p99 ≤ ${GOAL_P99_MS} ms`;
+  const over = `over ${count(trials)} trials`;
   const figures: Figure[] = [
     {
-      name: 'invalidation: DEL by hand → first 401 in both of 2 processes (records from memory), p50 / p99',
+      name: `invalidation${label}: DEL by hand → first 401 in both of 2 processes (records from memory), p50 / p99`,
       measured:
-        `${msFine(memory.untilBoth.p50)} / ${msFine(memory.untilBoth.p99)} ms over ${count(trials)} trials, ${stale(memory)} ` +
-        `(reading Redis each time: ${msFine(redis.untilBoth.p50)} / ${msFine(redis.untilBoth.p99)} ms; ` +
-        `the session stack alone, its session deleted: ${msFine(baseline.untilBoth.p50)} / ${msFine(baseline.untilBoth.p99)} ms)`,
-      target: `p99 ≤ ${GOAL_P99_MS} ms`,
+        `${p50p99(memory.untilBoth)} ${over}, ${stale(memory)} (` +
+        (redis ? `reading Redis each time: ${p50p99(redis.untilBoth)}; ` : '') +
+        `the session stack alone, its session deleted: ${p50p99(baseline.untilBoth)})`,
+      target,
       met: memory.untilBoth.p99 <= GOAL_P99_MS,
     },
+    ...(sessions
+      ? [
+          {
+            name: 'invalidation: DEL of a session key → first 401 in both of 2 processes (RedisSessionStore, sessions from memory), p50 / p99',
+            measured: `${p50p99(sessions.untilBoth)} ${over}, ${stale(sessions)} (connect-redis: ${p50p99(baseline.untilBoth)})`,
+            target,
+            met: sessions.untilBoth.p99 <= GOAL_P99_MS,
+          },
+        ]
+      : []),
     {
-      name: 'invalidation: DEL of a session key → first 401 in both of 2 processes (RedisSessionStore, sessions from memory), p50 / p99',
-      measured: `${msFine(sessions.untilBoth.p50)} / ${msFine(sessions.untilBoth.p99)} ms over ${count(trials)} trials, ${stale(sessions)} (connect-redis: ${msFine(baseline.untilBoth.p50)} / ${msFine(baseline.untilBoth.p99)} ms)`,
-      target: `p99 ≤ ${GOAL_P99_MS} ms`,
-      met: sessions.untilBoth.p99 <= GOAL_P99_MS,
-    },
-    {
-      name: 'invalidation itself: DEL → the record dropped from the memory of 2 stores on their own connections (no HTTP), p50 / p99',
-      measured: `${msFine(drop.p50)} / ${msFine(drop.p99)} ms over ${count(trials)} trials (max ${msFine(drop.max)} ms)`,
-      target: `p99 ≤ ${GOAL_P99_MS} ms`,
+      name: `invalidation itself${label}: DEL → the record dropped from the memory of 2 stores${standalone ? ' on their own connections' : ''} (no HTTP), p50 / p99`,
+      measured: `${p50p99(drop)} ${over} (max ${msFine(drop.max)} ms)`,
+      target,
       met: drop.p99 <= GOAL_P99_MS,
     },
-    {
-      name: 'invalidation itself on node-redis: DEL → the record dropped from the memory of 2 stores (no HTTP), p50 / p99',
-      measured: `${msFine(dropNodeRedis.p50)} / ${msFine(dropNodeRedis.p99)} ms over ${count(trials)} trials (max ${msFine(dropNodeRedis.max)} ms; ioredis above: ${msFine(drop.p99)} ms p99)`,
-      target: `p99 ≤ ${GOAL_P99_MS} ms`,
-      met: dropNodeRedis.p99 <= GOAL_P99_MS,
-    },
-    {
-      name: "invalidation: refresh waiter: another process's write → the waiter sees it, woken by Redis vs polling 25–75 ms, p50 / p99",
-      measured: `${msFine(wake.woken.p50)} / ${msFine(wake.woken.p99)} ms woken; ${ms(wake.polled.p50)} / ${ms(wake.polled.p99)} ms polling (${count(wakeTrials)} trials each)`,
-      target: 'reported',
-    },
+  ];
+  if (dropNodeRedis && wake)
+    figures.push(
+      {
+        name: 'invalidation itself on node-redis: DEL → the record dropped from the memory of 2 stores (no HTTP), p50 / p99',
+        measured: `${p50p99(dropNodeRedis)} ${over} (max ${msFine(dropNodeRedis.max)} ms; ioredis above: ${msFine(drop.p99)} ms p99)`,
+        target,
+        met: dropNodeRedis.p99 <= GOAL_P99_MS,
+      },
+      {
+        name: "invalidation: refresh waiter: another process's write → the waiter sees it, woken by Redis vs polling 25–75 ms, p50 / p99",
+        measured: `${p50p99(wake.woken)} woken; ${ms(wake.polled.p50)} / ${ms(wake.polled.p99)} ms polling (${count(wakeTrials)} trials each)`,
+        target: 'reported',
+      },
+    );
+  const rows = table(
+    LAYOUT_COLUMNS,
+    names.map((name) => layoutRow(name, measured[name]!)),
+  );
+  if (!standalone) {
+    const clients =
+      on.client === 'ioredis'
+        ? 'ioredis `Cluster` and connect-redis 8.1'
+        : 'node-redis `createCluster` and connect-redis 10';
+    const markdown = [
+      `## invalidation${label}`,
+      '',
+      `As the invalidation section on one redis-server, on the Cluster: two pairs of harness app processes (REDIS_CLUSTER_NODES, ${clients}), ` +
+        `the package with records from memory and the session stack alone; ${count(trials)} trials of each in turn; the driver's DEL goes through its own ioredis Cluster connection to the key's master. ` +
+        `Without HTTP: two RedisTokenStores on ${on.client} Cluster clients of their own hold the record, a DEL from the driver, the time until both dropped it: ${dropLine(drop)}.`,
+      '',
+      ...rows,
+    ];
+    return { figures, markdown };
+  }
+  const waiterRow = (name: string, s: LatencySummary, format: (value: number) => string) => [
+    name,
+    ...[s.p50, s.p90, s.p99, s.max].map(format),
   ];
   const markdown = [
     '## invalidation',
@@ -581,95 +531,20 @@ export async function runInvalidation(ctx: BenchContext): Promise<SectionResult>
       "The last two columns: the time each trial's 401 spent in its app process, from its arrival to its answer (the Redis reads included); the rest of the figure is the trip between the processes and waiting for a core. " +
       '"Stale" counts the 200 answers given after Redis had run the DEL: served from memory before Redis\'s message about the key reached that process.',
     '',
-    ...table(LAYOUT_COLUMNS, [
-      layoutRow('package, records from memory (default)', memory),
-      layoutRow('package, records read from Redis each time', redis),
-      layoutRow('session stack alone, its session deleted', baseline),
-      layoutRow(
-        'session stack on RedisSessionStore (sessions from memory), its session deleted',
-        sessions,
-      ),
-    ]),
+    ...rows,
     '',
     `What the cache adds is the invalidation itself, measured without HTTP: ` +
       `two RedisTokenStores in the driver, each on its own connection with its own invalidation connection (as two processes have), hold the record; ` +
       `a \`DEL\` from a third connection; the time until both have dropped it (their \`waitForChange\` resolves when the cache handles Redis's message): ` +
-      `p50 ${msFine(drop.p50)}, p90 ${msFine(drop.p90)}, p99 ${msFine(drop.p99)}, max ${msFine(drop.max)} ms over ${count(trials)} trials.`,
+      `${dropLine(drop)} over ${count(trials)} trials.`,
     '',
     `Refresh waiters, in the driver process: one store writes version 2 of a record (compare-and-set) at a random moment while another, on its own connection, waits for it as a request waiting for another process's refresh does: ` +
       "woken by `waitForChange` (Redis's message about the key) and then reading it, or, as before issue 16, sleeping 25–75 ms between reads from Redis. " +
       `${count(wakeTrials)} trials each; time from sending the write to the waiter holding version 2.`,
     '',
-    ...table(
-      ['waiter', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
-      [
-        [
-          'woken by Redis (waitForChange)',
-          msFine(wake.woken.p50),
-          msFine(wake.woken.p90),
-          msFine(wake.woken.p99),
-          msFine(wake.woken.max),
-        ],
-        [
-          'polling every 25–75 ms (before)',
-          ms(wake.polled.p50),
-          ms(wake.polled.p90),
-          ms(wake.polled.p99),
-          ms(wake.polled.max),
-        ],
-      ],
-    ),
-  ];
-  return { figures, markdown };
-}
-
-/**
- * The same on a Redis Cluster (the `cluster` section), on one client: the package with records
- * from memory and the session stack alone, two processes each (`measure` as above, on `on`), and
- * the drop from two stores' memory without HTTP. A record's key and its session's live on
- * whichever masters their slots say; each store tracks keys on every master it reads from.
- */
-export async function runInvalidationOn(
-  ctx: BenchContext,
-  on: InvalidationRedis,
-): Promise<SectionResult> {
-  const trials = ctx.quick ? 100 : 1000;
-  const label = `${on.client}, ${on.name}`;
-  ctx.log(
-    `invalidation (${label}): ${trials} trials of each layout (records from memory, the session stack alone)`,
-  );
-  const measured = await measure(ctx, trials, on, ['memory', 'baseline']);
-  const memory = measured.memory!;
-  const baseline = measured.baseline!;
-  ctx.log(`invalidation (${label}): ${trials} trials, DEL → dropped from two stores' memory`);
-  const drop = await storesDrop(on, trials, on.client);
-  const stale = `${count(memory.staleAnswers)} stale 200s`;
-  const figures: Figure[] = [
-    {
-      name: `invalidation (${label}): DEL by hand → first 401 in both of 2 processes (records from memory), p50 / p99`,
-      measured:
-        `${msFine(memory.untilBoth.p50)} / ${msFine(memory.untilBoth.p99)} ms over ${count(trials)} trials, ${stale} ` +
-        `(the session stack alone, its session deleted: ${msFine(baseline.untilBoth.p50)} / ${msFine(baseline.untilBoth.p99)} ms)`,
-      target: `p99 ≤ ${GOAL_P99_MS} ms`,
-      met: memory.untilBoth.p99 <= GOAL_P99_MS,
-    },
-    {
-      name: `invalidation itself (${label}): DEL → the record dropped from the memory of 2 stores (no HTTP), p50 / p99`,
-      measured: `${msFine(drop.p50)} / ${msFine(drop.p99)} ms over ${count(trials)} trials (max ${msFine(drop.max)} ms)`,
-      target: `p99 ≤ ${GOAL_P99_MS} ms`,
-      met: drop.p99 <= GOAL_P99_MS,
-    },
-  ];
-  const markdown = [
-    `## invalidation (${label})`,
-    '',
-    `As the invalidation section on one redis-server, on the Cluster: two pairs of harness app processes (REDIS_CLUSTER_NODES, ${on.client === 'ioredis' ? 'ioredis `Cluster` and connect-redis 8.1' : 'node-redis `createCluster` and connect-redis 10'}), ` +
-      `the package with records from memory and the session stack alone; ${count(trials)} trials of each in turn; the driver's DEL goes through its own ioredis Cluster connection to the key's master. ` +
-      `Without HTTP: two RedisTokenStores on ${on.client} Cluster clients of their own hold the record, a DEL from the driver, the time until both dropped it: p50 ${msFine(drop.p50)}, p90 ${msFine(drop.p90)}, p99 ${msFine(drop.p99)}, max ${msFine(drop.max)} ms.`,
-    '',
-    ...table(LAYOUT_COLUMNS, [
-      layoutRow('package, records from memory (default)', memory),
-      layoutRow('session stack alone, its session deleted', baseline),
+    ...table('waiter | p50 ms | p90 ms | p99 ms | max ms', [
+      waiterRow('woken by Redis (waitForChange)', wake!.woken, msFine),
+      waiterRow('polling every 25–75 ms (before)', wake!.polled, ms),
     ]),
   ];
   return { figures, markdown };

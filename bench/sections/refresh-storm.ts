@@ -2,17 +2,13 @@
 // need a refresh, across 4 processes. The package against the same storm with fresh tokens, then
 // the hand-written pattern (bench/apps/hand-written-login.ts) under it, with and without rotation.
 import { RedisTokenStore } from '../../lib/stores/redis-store';
-import { burst, keepAliveAgent, send, statusList, type Answer, type Target } from '../lib/load';
-import { startBenchApps, stopBenchApps, type BenchApp } from '../lib/processes';
+import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
+import { burst, errorOf, keepAliveAgent, send, statusList, type Answer } from '../lib/load';
+import type { Target } from '../lib/load';
+import { sessionKeyOf } from '../lib/records';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
-import {
-  enter,
-  expireNaiveSession,
-  expireRecord,
-  naiveSessionHasTokens,
-  playerOf,
-  type BenchSession,
-} from '../lib/sessions';
+import { enter, expireNaiveSession, expireRecord, naiveSessionHasTokens } from '../lib/sessions';
+import { playerOf, type BenchSession } from '../lib/sessions';
 import { count, ms, summarize } from '../lib/stats';
 
 const PROCESSES = 4;
@@ -34,7 +30,7 @@ interface StormOutcome {
 }
 
 /** 1,000 requests: each session's 10 spread over the 4 processes, sessions interleaved. */
-function stormTargets(apps: readonly BenchApp[], sessions: readonly BenchSession[]): Target[] {
+function stormTargets(apps: readonly AppProcess[], sessions: readonly BenchSession[]): Target[] {
   const targets: Target[] = [];
   for (let round = 0; round < REQUESTS_PER_SESSION; round += 1) {
     sessions.forEach((session, index) => {
@@ -51,14 +47,6 @@ function stormTargets(apps: readonly BenchApp[], sessions: readonly BenchSession
 const tokenOf = (answer: Answer): string | undefined => {
   if (answer.status !== 200) return undefined;
   return (JSON.parse(answer.body) as { accessToken?: string }).accessToken;
-};
-
-const errorOf = (answer: Answer): string | undefined => {
-  try {
-    return (JSON.parse(answer.body) as { error?: string }).error;
-  } catch {
-    return undefined;
-  }
 };
 
 /** Asks the platform's /userinfo about each distinct token served; counts answers with a dead one. */
@@ -88,24 +76,14 @@ async function storm(
   agent: ReturnType<typeof keepAliveAgent>,
 ): Promise<StormOutcome> {
   ctx.sim.resetCalls();
-  const ports = [...new Set(targets.map((target) => target.port))];
-  const refreshDurations = async (): Promise<number[]> =>
-    (
-      await Promise.all(
-        ports.map(
-          async (port) =>
-            JSON.parse(
-              (await send(agent, { port, path: '/bench/refresh-durations' }, true)).body,
-            ) as number[],
-        ),
-      )
-    ).flat();
+  const ports = [...new Set(targets.map((target) => target.port))].map((port) => ({ port }));
+  const refreshDurations = () => harnessReports(ports, '/bench/refresh-durations');
   await refreshDurations(); // empties what an earlier storm left
   const answers = await burst(agent, targets);
   const refreshMs = await refreshDurations();
   const tokenCalls = ctx.sim.calls.refresh_token;
   const reauth = answers.filter((answer) =>
-    ['invalid_grant', 'reauth_required'].includes(errorOf(answer) ?? ''),
+    ['invalid_grant', 'reauth_required'].includes(errorOf(answer)),
   ).length;
   return {
     answers,
@@ -126,113 +104,77 @@ const statusesOf = (outcome: StormOutcome): string => {
   return statusList(statuses);
 };
 
-/** The package: fresh storms and refresh storms alternately, then one refresh storm with rotation. */
-async function packageStorms(ctx: BenchContext, rounds: number) {
-  const apps = await startBenchApps('package', PROCESSES, {
-    REDIS_URL: ctx.redisUrl,
-    SIM_URL: ctx.sim.url,
-    KEY_PREFIX: 'st:',
-  });
+/**
+ * `rounds` of a fresh storm then a refresh storm, then one refresh storm with rotation, on the
+ * package (prefix `st:`) or the hand-written pattern (`nv:`, tokens in the session).
+ */
+async function storms(ctx: BenchContext, kind: 'package' | 'naive', rounds: number) {
+  const prefix = kind === 'package' ? 'st:' : 'nv:';
+  const who = kind === 'package' ? 'package' : 'hand-written pattern';
+  const env = { REDIS_URL: ctx.redisUrl, SIM_URL: ctx.sim.url, KEY_PREFIX: prefix };
+  const apps = await startHarnessApps(kind, PROCESSES, env);
   const agent = keepAliveAgent((SESSIONS * REQUESTS_PER_SESSION) / PROCESSES);
   // The driver only rewrites records between storms: it reads Redis directly.
-  const store = new RedisTokenStore({ redis: ctx.redis, prefix: 'st:t:', recordCache: false });
-  try {
-    const sessions: BenchSession[] = [];
-    for (let index = 0; index < SESSIONS; index += 1) {
-      sessions.push(await enter(agent, ctx.sim, apps[index % PROCESSES]!.port, playerOf(index)));
-    }
-    const targets = stormTargets(apps, sessions);
-    const expireAll = async (): Promise<void> => {
-      await Promise.all(sessions.map((session) => expireRecord(store, session.sessionId)));
-      ctx.sim.advanceClock(CLOCK_STEP_SECONDS);
-    };
-    await burst(agent, targets); // opens the connections and warms the processes up
-    const fresh: StormOutcome[] = [];
-    const refreshed: StormOutcome[] = [];
-    for (let round = 0; round < rounds; round += 1) {
-      ctx.log(`storm: package round ${round + 1}/${rounds}, fresh tokens`);
-      fresh.push(await storm(ctx, targets, agent));
-      await expireAll();
-      ctx.log(`storm: package round ${round + 1}/${rounds}, every token due for refresh`);
-      refreshed.push(await storm(ctx, targets, agent));
-    }
-    ctx.sim.setRotation(true);
-    let rotating: StormOutcome;
-    try {
-      await expireAll();
-      ctx.log('storm: package, rotating refresh tokens');
-      rotating = await storm(ctx, targets, agent);
-    } finally {
-      ctx.sim.setRotation(false);
-    }
-    return { fresh, refreshed, rotating };
-  } finally {
-    agent.destroy();
-    await stopBenchApps(apps);
-  }
-}
-
-/** The hand-written pattern: one fresh storm, then refresh storms without and with rotation. */
-async function naiveStorms(ctx: BenchContext) {
-  const apps = await startBenchApps('naive', PROCESSES, {
-    REDIS_URL: ctx.redisUrl,
-    SIM_URL: ctx.sim.url,
-    KEY_PREFIX: 'nv:',
+  const store = new RedisTokenStore({
+    redis: ctx.redis,
+    prefix: `${prefix}t:`,
+    recordCache: false,
   });
-  const agent = keepAliveAgent((SESSIONS * REQUESTS_PER_SESSION) / PROCESSES);
   try {
     const sessions: BenchSession[] = [];
-    for (let index = 0; index < SESSIONS; index += 1) {
+    for (let index = 0; index < SESSIONS; index += 1)
       sessions.push(await enter(agent, ctx.sim, apps[index % PROCESSES]!.port, playerOf(index)));
-    }
-    const keys = sessions.map((session) => `nv:s:${session.sessionId}`);
+    const keys = sessions.map((session) => sessionKeyOf(prefix, session.sessionId));
     const targets = stormTargets(apps, sessions);
     const expireAll = async (): Promise<void> => {
-      await Promise.all(keys.map((key) => expireNaiveSession(ctx.redis, key)));
+      await Promise.all(
+        kind === 'package'
+          ? sessions.map((session) => expireRecord(store, session.sessionId))
+          : keys.map((key) => expireNaiveSession(ctx.redis, key)),
+      );
       ctx.sim.advanceClock(CLOCK_STEP_SECONDS);
     };
+    /** Sessions of the hand-written pattern left without tokens. */
     const loggedOut = async (): Promise<number> =>
       (await Promise.all(keys.map((key) => naiveSessionHasTokens(ctx.redis, key)))).filter(
         (has) => !has,
       ).length;
-    await burst(agent, targets);
-    ctx.log('storm: hand-written pattern, fresh tokens');
-    const fresh = await storm(ctx, targets, agent);
-    await expireAll();
-    ctx.log('storm: hand-written pattern, every token due for refresh');
-    const refreshed = await storm(ctx, targets, agent);
-    const loggedOutAfterRefresh = await loggedOut();
+    await burst(agent, targets); // opens the connections and warms the processes up
+    const fresh: StormOutcome[] = [];
+    const refreshed: StormOutcome[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      ctx.log(`storm: ${who} round ${round + 1}/${rounds}, fresh tokens`);
+      fresh.push(await storm(ctx, targets, agent));
+      await expireAll();
+      ctx.log(`storm: ${who} round ${round + 1}/${rounds}, every token due for refresh`);
+      refreshed.push(await storm(ctx, targets, agent));
+    }
+    const loggedOutAfterRefresh = kind === 'naive' ? await loggedOut() : 0;
     ctx.sim.setRotation(true);
-    let rotating: StormOutcome;
     try {
       await expireAll();
-      ctx.log('storm: hand-written pattern, rotating refresh tokens');
-      rotating = await storm(ctx, targets, agent);
+      ctx.log(`storm: ${who}, rotating refresh tokens`);
+      const rotating = await storm(ctx, targets, agent);
+      const loggedOutAfterRotation = kind === 'naive' ? await loggedOut() : 0;
+      return { fresh, refreshed, rotating, loggedOutAfterRefresh, loggedOutAfterRotation };
     } finally {
       ctx.sim.setRotation(false);
     }
-    return {
-      fresh,
-      refreshed,
-      rotating,
-      loggedOutAfterRefresh,
-      loggedOutAfterRotation: await loggedOut(),
-    };
   } finally {
     agent.destroy();
-    await stopBenchApps(apps);
+    await stopApps(apps);
   }
 }
 
 export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult> {
   const rounds = ctx.quick ? 1 : 3;
-  const pkg = await packageStorms(ctx, rounds);
-  const naive = await naiveStorms(ctx);
+  const pkg = await storms(ctx, 'package', rounds);
+  const naive = await storms(ctx, 'naive', 1);
 
   const freshLatency = summarize(latencies(pkg.fresh));
   const refreshLatency = summarize(latencies(pkg.refreshed));
-  const naiveFresh = summarize(latencies([naive.fresh]));
-  const naiveRefresh = summarize(latencies([naive.refreshed]));
+  const naiveFresh = summarize(latencies(naive.fresh));
+  const naiveRefresh = summarize(latencies(naive.refreshed));
   const platformLatency = summarize(pkg.refreshed.flatMap((outcome) => outcome.refreshMs));
   const calls = pkg.refreshed.map((outcome) => outcome.tokenCalls);
   const callsMet = calls.every((n) => n === SESSIONS);
@@ -264,7 +206,7 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
     },
     {
       name: 'refresh-storm: same storms, hand-written pattern: token calls without / with rotation',
-      measured: `${count(naive.refreshed.tokenCalls)} / ${count(naive.rotating.tokenCalls)} (package: ${SESSIONS})`,
+      measured: `${count(naive.refreshed[0]!.tokenCalls)} / ${count(naive.rotating.tokenCalls)} (package: ${SESSIONS})`,
       target: 'reported',
     },
     {
@@ -298,16 +240,7 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
     `Package, ${rounds} rounds of a fresh storm then a refresh storm, then one refresh storm with rotation; the hand-written pattern (tokens in \`req.session\`, refreshed inline, tokens dropped on \`invalid_grant\`) under the same storms:`,
     '',
     ...table(
-      [
-        'storm',
-        'token calls',
-        'answers',
-        'invalid_grant / reauth',
-        'stale',
-        'logged out',
-        'p50 ms',
-        'p99 ms',
-      ],
+      'storm | token calls | answers | invalid_grant / reauth | stale | logged out | p50 ms | p99 ms',
       [
         ...pkg.fresh.map((outcome, index) =>
           outcomeRow(`package, fresh tokens #${index + 1}`, outcome),
@@ -316,8 +249,8 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
           outcomeRow(`package, refresh #${index + 1}`, outcome),
         ),
         outcomeRow('package, refresh, rotation on', pkg.rotating),
-        outcomeRow('hand-written, fresh tokens', naive.fresh),
-        outcomeRow('hand-written, refresh', naive.refreshed, naive.loggedOutAfterRefresh),
+        outcomeRow('hand-written, fresh tokens', naive.fresh[0]!),
+        outcomeRow('hand-written, refresh', naive.refreshed[0]!, naive.loggedOutAfterRefresh),
         outcomeRow(
           'hand-written, refresh, rotation on',
           naive.rotating,
@@ -327,15 +260,7 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
     ),
     '',
     ...table(
-      [
-        'latency (all rounds)',
-        'fresh p50',
-        'fresh p99',
-        'refresh p50',
-        'refresh p99',
-        'added p50',
-        'added p99',
-      ],
+      'latency (all rounds) | fresh p50 | fresh p99 | refresh p50 | refresh p99 | added p50 | added p99',
       [
         [
           'package',

@@ -4,15 +4,13 @@
 // costs in memory, how many Redis commands the processes send at rest with every socket open
 // (beside the same processes with none: the tracking channel's heartbeat), and how long from
 // `logoutPlayer` on one process to the 4401 close frame of the player's sockets on both.
-// Standalone: `node -r esbuild-register bench/sections/sockets.ts` (BENCH_QUICK=1 to try it).
 // The aliases first: the socket helpers load the test app, which imports the package by name.
-import '../../test/helpers/source-aliases';
+import '../../scripts/source-aliases';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
-import { DEMO_PLAYERS, startSimulator } from '../../lib/simulator';
-import { startRedisServer } from '../../test/helpers/redis-server';
+import { DEMO_PLAYERS } from '../../lib/simulator';
+import { commandCounts } from '../../test/helpers/command-counts';
 import {
   enterAs,
   openSocket,
@@ -23,14 +21,13 @@ import {
   type TestSocket,
 } from '../../test/helpers/spawn-socket-backends';
 import {
-  commandCounts,
-  commandRate,
+  commandDelta,
   memoryOf,
   openMany,
   PROBE_ENV,
   type ProcessMemory,
 } from '../lib/socket-load';
-import { table, verdict, type BenchContext, type Figure, type SectionResult } from '../lib/report';
+import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { count, ms, summarize, type LatencySummary } from '../lib/stats';
 
 const PROCESSES = 2;
@@ -54,36 +51,17 @@ const TRIAL_PLAYER = DEMO_PLAYERS[DEMO_PLAYERS.length - 1]!.openId;
 const HELD_PLAYERS = DEMO_PLAYERS.slice(0, -1).map((player) => player.openId);
 const heldPlayer = (index: number): string => HELD_PLAYERS[index % HELD_PLAYERS.length]!;
 
-interface Plan {
-  /** Sockets per process at the memory reading and at the most. */
-  memoryStep: number;
-  mostPerProcess: number;
-  /** Logged-in sessions holding them (each with sockets on both processes). */
-  sessions: number;
-  trials: number;
-  /** Wall-clock budget for opening sockets, and for the trials. */
-  openBudgetMs: number;
-  trialBudgetMs: number;
-}
-
-const planFor = (quick: boolean): Plan =>
-  quick
-    ? {
-        memoryStep: 100,
-        mostPerProcess: 200,
-        sessions: 20,
-        trials: 40,
-        openBudgetMs: 60_000,
-        trialBudgetMs: 60_000,
-      }
-    : {
-        memoryStep: 2000,
-        mostPerProcess: GOAL_SOCKETS / PROCESSES,
-        sessions: 200,
-        trials: 200,
-        openBudgetMs: 300_000,
-        trialBudgetMs: 180_000,
-      };
+/**
+ * Sockets per process at the memory reading and at the most; the logged-in sessions holding them
+ * (each with sockets on both processes); close trials; wall-clock budgets for opening and trials.
+ */
+const planFor = (quick: boolean) => {
+  const [memoryStep, mostPerProcess, sessions, trials] = quick
+    ? [100, 200, 20, 40]
+    : [2000, GOAL_SOCKETS / PROCESSES, 200, 200];
+  const [openBudgetMs, trialBudgetMs] = quick ? [60_000, 60_000] : [300_000, 180_000];
+  return { memoryStep, mostPerProcess, sessions, trials, openBudgetMs, trialBudgetMs };
+};
 
 /** Memory per socket between two readings of the same process. */
 const perSocket = (from: ProcessMemory, to: ProcessMemory, sockets: number) => ({
@@ -93,11 +71,15 @@ const perSocket = (from: ProcessMemory, to: ProcessMemory, sockets: number) => (
 const kib = (value: number): string => `${(value / 1024).toFixed(1)} KiB`;
 const mib = (value: number): string => `${(value / 1024 / 1024).toFixed(1)} MiB`;
 
-/** Commands per second over REST_SECONDS, with nothing happening but what the processes do. */
+/** Commands per second over REST_SECONDS (in all, and by command), with nothing happening but what the processes do. */
 async function restRate(ctx: BenchContext) {
   const before = await commandCounts(ctx.redis);
   await sleep(REST_SECONDS * 1000);
-  return commandRate(before, await commandCounts(ctx.redis), REST_SECONDS);
+  const delta = commandDelta(before, await commandCounts(ctx.redis));
+  const byCommand = Object.entries(delta)
+    .map(([name, calls]): [string, number] => [name, calls / REST_SECONDS])
+    .sort((x, y) => y[1] - x[1]);
+  return { perSecond: byCommand.reduce((sum, [, rate]) => sum + rate, 0), byCommand };
 }
 
 interface CloseTrials {
@@ -291,46 +273,43 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
         `only over thousands of sockets (not in a BENCH_QUICK run).`,
       '',
       ...table(
-        ['process', 'sockets', 'RSS', 'heap', 'RSS / socket', 'heap / socket'],
-        backends.flatMap((_, index) => [
-          [`${index + 1} (none)`, '0', mib(empty[index]!.rss), mib(empty[index]!.heap), '', ''],
-          [
+        'process | sockets | RSS | heap | RSS / socket | heap / socket',
+        backends.flatMap((_, index) => {
+          const row = (name: string, n: number, at: ProcessMemory, each?: ProcessMemory) => [
+            ...[name, count(n), mib(at.rss), mib(at.heap)],
+            ...(each ? [kib(each.rss), kib(each.heap)] : ['', '']),
+          ];
+          const step = row(
             `${index + 1}`,
-            count(atStepCounts[index]!),
-            mib(atStep[index]!.rss),
-            mib(atStep[index]!.heap),
-            kib(memory[index]!.step.rss),
-            kib(memory[index]!.step.heap),
-          ],
-          ...(atMost === atStep
-            ? []
-            : [
-                [
-                  `${index + 1}`,
-                  count(atMostCounts[index]!),
-                  mib(atMost[index]!.rss),
-                  mib(atMost[index]!.heap),
-                  kib(memory[index]!.most.rss),
-                  kib(memory[index]!.most.heap),
-                ],
-              ]),
-        ]),
+            atStepCounts[index]!,
+            atStep[index]!,
+            memory[index]!.step,
+          );
+          const most = row(
+            `${index + 1}`,
+            atMostCounts[index]!,
+            atMost[index]!,
+            memory[index]!.most,
+          );
+          return [
+            row(`${index + 1} (none)`, 0, empty[index]!),
+            step,
+            ...(atMost === atStep ? [] : [most]),
+          ];
+        }),
       ),
       '',
       stoppedBy === undefined
         ? `Every socket asked for opened (${count(heldTotal)}).`
         : `Opening stopped early: ${stoppedBy}.`,
       '',
-      `Redis at rest (INFO \`total_commands_processed\` over ${REST_SECONDS} s, the reading's ` +
-        `own INFO taken out), all ${PROCESSES} processes together:`,
+      `Redis at rest (INFO commandstats over ${REST_SECONDS} s, the readings' ` +
+        `own INFO left out), all ${PROCESSES} processes together:`,
       '',
-      ...table(
-        ['open sockets', 'commands/s', 'by command (/s)'],
-        [
-          ['0', idle.perSecond.toFixed(1), rates(idle)],
-          [count(heldTotal), loaded.perSecond.toFixed(1), rates(loaded)],
-        ],
-      ),
+      ...table('open sockets | commands/s | by command (/s)', [
+        ['0', idle.perSecond.toFixed(1), rates(idle)],
+        [count(heldTotal), loaded.perSecond.toFixed(1), rates(loaded)],
+      ]),
       '',
       `From ending the trial player's login to the 4401 close frame at the client, for its ` +
         `socket on each process (entered on one, ended through the other), with the ` +
@@ -339,19 +318,12 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
         `record from another Redis connection.`,
       '',
       ...table(
-        ['ended by', 'trials', 'closes', 'p50', 'p90', 'p99', 'max', 'failed'],
+        'ended by | trials | closes | p50 | p90 | p99 | max | failed',
         [['logoutPlayer', byLogout] as const, ['DEL of the record', byDel] as const].map(
-          ([name, result]) => [
-            name,
-            count(result.run),
-            count(result.times.count),
-            `${ms(result.times.p50)} ms`,
-            `${ms(result.times.p90)} ms`,
-            `${ms(result.times.p99)} ms`,
-            `${ms(result.times.max)} ms`,
-            result.failures.length === 0
-              ? '0'
-              : `${result.failures.length} (${result.failures[0]})`,
+          ([name, { run, times, failures }]) => [
+            ...[name, count(run), count(times.count)],
+            ...[times.p50, times.p90, times.p99, times.max].map((value) => `${ms(value)} ms`),
+            failures.length === 0 ? '0' : `${failures.length} (${failures[0]})`,
           ],
         ),
       ),
@@ -364,44 +336,4 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     for (const socket of held) socket.ws.terminate();
     await stopSocketProcesses(backends);
   }
-}
-
-if (require.main === module) {
-  void (async () => {
-    const startedAt = Date.now();
-    const server = await startRedisServer();
-    const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
-    const sim = await startSimulator();
-    try {
-      const result = await runSockets({
-        redisUrl: server.url,
-        redis,
-        redisServer: server,
-        sim,
-        quick: process.env.BENCH_QUICK === '1',
-        log: (line) =>
-          process.stderr.write(
-            `[sockets ${((Date.now() - startedAt) / 1000).toFixed(0)} s] ${line}\n`,
-          ),
-      });
-      console.log(
-        [
-          ...table(
-            ['figure', 'measured', 'target', ''],
-            result.figures.map((f) => [f.name, f.measured, f.target, verdict(f.met)]),
-          ),
-          '',
-          ...result.markdown,
-          `(section took ${((Date.now() - startedAt) / 1000).toFixed(0)} s)`,
-        ].join('\n'),
-      );
-    } finally {
-      redis.disconnect();
-      await sim.close();
-      await server.stop();
-    }
-  })().catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
 }

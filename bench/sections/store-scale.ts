@@ -4,11 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
-import type { TokenRecord } from '../../lib/core/token-record';
 import { startRedisServer } from '../../test/helpers/redis-server';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { bytes, count, msFine, ratio, summarize } from '../lib/stats';
-import { readRecord, writeRecord } from '../lib/records';
+import { readRecord, sampleRecord, writeRecord } from '../lib/records';
 
 const SIZES = [10_000, 100_000] as const;
 /** Puts in flight while filling: enough to keep Redis busy without queueing seconds of commands. */
@@ -17,43 +16,20 @@ const DAY_MS = 86_400_000;
 /** Reads in flight for the throughput figure. */
 const READ_CONCURRENCY = 64;
 
-/** A record as the simulator's tokens make it: 43-character tokens, openId and unionId of 32. */
-function sampleRecord(): TokenRecord {
-  const now = Date.now();
-  return {
-    accessToken: randomBytes(32).toString('base64url'),
-    refreshToken: randomBytes(32).toString('base64url'),
-    accessExpiresAt: now + 7_200_000,
-    refreshExpiresAt: now + 90 * DAY_MS,
-    openId: randomBytes(16).toString('hex'),
-    unionId: randomBytes(16).toString('hex'),
-    scope: ['user_info', 'basic_actions'],
-    version: 1,
-    obtainedAt: now,
-  };
-}
-
 const sessionIdOf = (index: number): string =>
   `bench-session-${index.toString(36).padStart(6, '0')}`;
 
 /** Writes records `from`…`to - 1` with store.put (compare-and-set on "no record yet"), FILL_WINDOW at a time. */
 async function fill(store: RedisTokenStore, from: number, to: number): Promise<number> {
   const startedAt = performance.now();
-  const record = sampleRecord();
   let next = from;
   const worker = async (): Promise<void> => {
     while (next < to) {
       const index = next++;
       // Fresh tokens and a player of its own per record (one session per player, the common
       // case), so encryption, the player index and memory see distinct values.
-      const own = {
-        ...record,
-        accessToken: randomBytes(32).toString('base64url'),
-        refreshToken: randomBytes(32).toString('base64url'),
-        openId: randomBytes(16).toString('hex'),
-      };
       if (
-        !(await writeRecord(store, sessionIdOf(index), own, {
+        !(await writeRecord(store, sessionIdOf(index), sampleRecord(), {
           expectedVersion: null,
           ttlMs: 90 * DAY_MS,
         }))
@@ -80,6 +56,7 @@ interface Subject {
 }
 
 const MODES = ['plain', 'encrypted'] as const;
+const noSamples = () => ({ samples: [] as number[], reads: 0, readMs: 0 });
 
 /**
  * Allocated memory without the clients' buffers: a fill leaves large query buffers behind that
@@ -152,17 +129,7 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
         ctx.log(`scale: filling ${count(size)} ${mode} records`);
         const fillPerSecond = await fill(store, 0, size);
         const memoryBytes = (await usedMemory(redis)) - before;
-        subjects.push({
-          mode,
-          size,
-          redis,
-          store,
-          fillPerSecond,
-          memoryBytes,
-          samples: [],
-          reads: 0,
-          readMs: 0,
-        });
+        subjects.push({ mode, size, redis, store, fillPerSecond, memoryBytes, ...noSamples() });
       }
     }
     ctx.log(

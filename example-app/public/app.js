@@ -11,6 +11,13 @@ document.getElementById('logout')?.addEventListener('click', async () => {
   await fetch('/logout', { method: 'POST', headers: { Accept: 'application/json' } });
   window.location.assign('/');
 });
+document.getElementById('logout-everywhere')?.addEventListener('click', async () => {
+  await fetch('/api/logout-everywhere', {
+    method: 'POST',
+    headers: { Accept: 'application/json' },
+  });
+  window.location.assign('/');
+});
 
 const live = document.getElementById('live');
 const liveText = document.getElementById('live-text');

@@ -159,9 +159,27 @@ const refused = (oauthError: OAuthErrorBody, context: TokenResponseContext) =>
     platformRetryAfterSeconds: context.platformRetryAfterSeconds,
   });
 
-const invalid = (context: TokenResponseContext, problem: string, field?: TokenField) =>
+/**
+ * A hint when the answer is shaped as another style than the one configured: a platform's success
+ * looks alike in `oauth` and `errcode`, so a wrong `answerStyle` first shows on an answer like this.
+ */
+function styleHint(answerBody: unknown, context: TokenResponseContext): string {
+  const configured = (context.answers ?? OAUTH_ANSWERS).answerStyle;
+  if (!isPlainObject(answerBody)) return '';
+  const looksLike =
+    'errcode' in answerBody ? 'errcode' : isPlainObject(answerBody.data) ? 'envelope' : undefined;
+  if (looksLike === undefined || looksLike === configured) return '';
+  return ` It is shaped as the \`${looksLike}\` answer style while \`answerStyle\` is \`${configured}\`: see docs/answer-styles.md.`;
+}
+
+const invalid = (
+  context: TokenResponseContext,
+  problem: string,
+  field?: TokenField,
+  answerBody?: unknown,
+) =>
   invalidTokenResponse(
-    `The token endpoint's answer to the ${context.grant} request is invalid: ${problem}.`,
+    `The token endpoint's answer to the ${context.grant} request is invalid: ${problem}.${styleHint(answerBody, context)}`,
     {
       httpStatus: context.httpStatus ?? 200,
       platformRetryAfterSeconds: context.platformRetryAfterSeconds,
@@ -185,15 +203,16 @@ export function parseTokenResponse(
   const body = styled.fields;
   const oauthError = parseOAuthErrorBody(body);
   if (oauthError !== undefined) throw refused(oauthError, context);
-  if (!isPlainObject(body)) throw invalid(context, 'the body is not a JSON object');
+  if (!isPlainObject(body))
+    throw invalid(context, 'the body is not a JSON object', undefined, answerBody);
 
   const result = tokenResponseSchema.safeParse(body);
   if (!result.success) {
     const field = result.error.issues[0]?.path[0];
     if (typeof field === 'string' && field in FIELD_RULES) {
-      throw invalid(context, FIELD_RULES[field as TokenField], field as TokenField);
+      throw invalid(context, FIELD_RULES[field as TokenField], field as TokenField, answerBody);
     }
-    throw invalid(context, 'the body is not a token response');
+    throw invalid(context, 'the body is not a token response', undefined, answerBody);
   }
   const data = result.data;
   const refreshToken = data.refresh_token ?? context.previousRefreshToken;

@@ -27,6 +27,7 @@ import {
 } from './store-engine';
 import { checkTokenStore, type StoredValue, type TokenStore } from './token-store';
 import type { TokenRecord } from './token-record';
+import { isIndexedUnder, playerKeyOf } from './player-key';
 
 /** How long a player's log-out mark is kept: far longer than a code exchange takes. */
 const LOGGED_OUT_MEMORY_MS = 3_600_000;
@@ -142,7 +143,8 @@ export function deriveEngine(store: TokenStore, ring?: RecordKeyRing): StoreEngi
       const key = keys.record(sessionKey);
       const since = options.expectedVersion === null ? options.loginGeneration : undefined;
       // Logged out everywhere after this login's entry began: the log-out wins.
-      if (since !== undefined && (await loggedOutAt(record.openId)) > Number(since)) return false;
+      const player = playerKeyOf(record);
+      if (since !== undefined && (await loggedOutAt(player)) > Number(since)) return false;
       let expectedVersion: number | null = null;
       let previous: TokenRecord | undefined;
       if (options.expectedVersion !== null) {
@@ -154,12 +156,12 @@ export function deriveEngine(store: TokenStore, ring?: RecordKeyRing): StoreEngi
       const value = recordValue(record, key, ring);
       const written = await store.put(key, value, { expectedVersion, ttlMs });
       if (written === undefined) return false;
-      if (previous !== undefined && previous.openId !== record.openId)
-        await reindex(previous.openId, (index) => delete index[sessionKey]);
-      await reindex(record.openId, (index) => (index[sessionKey] = Date.now() + ttlMs));
+      if (previous !== undefined && playerKeyOf(previous) !== player)
+        await reindex(playerKeyOf(previous), (index) => delete index[sessionKey]);
+      await reindex(player, (index) => (index[sessionKey] = Date.now() + ttlMs));
       // A log-out everywhere that listed the player's logins before this one was indexed did not
       // see it: the login takes itself back.
-      if (since !== undefined && (await loggedOutAt(record.openId)) > Number(since)) {
+      if (since !== undefined && (await loggedOutAt(player)) > Number(since)) {
         await store.delete(key, written);
         return false;
       }
@@ -181,7 +183,7 @@ export function deriveEngine(store: TokenStore, ring?: RecordKeyRing): StoreEngi
         expectedVersion === undefined ? undefined : stored.version,
       );
       if (!deleted) return false;
-      const openId = options?.openId ?? record?.openId;
+      const openId = options?.openId ?? (record && playerKeyOf(record));
       if (openId !== undefined) await reindex(openId, (index) => delete index[sessionKey]);
       return true;
     },
@@ -201,7 +203,8 @@ export function deriveEngine(store: TokenStore, ring?: RecordKeyRing): StoreEngi
       const logins: PlayerLogin[] = [];
       for (const sessionKey of Object.keys(index)) {
         const stored = await store.get(keys.record(sessionKey));
-        if (stored !== undefined && decode(sessionKey, stored)?.openId === openId)
+        const record = stored && decode(sessionKey, stored);
+        if (stored !== undefined && record !== undefined && isIndexedUnder(record, openId))
           logins.push({ sessionKey, expiresAt: stored.expiresAt });
       }
       return logins.sort((a, b) => b.expiresAt - a.expiresAt);

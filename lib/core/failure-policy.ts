@@ -73,7 +73,11 @@ export function answerForTokenFailure(
   if (hasCode(error, 'ERR_PLATFORM_INVALID_CLIENT')) {
     return platformMisconfigured(grant, error);
   }
-  if (grant === 'authorization_code' || hasCode(error, 'ERR_PLATFORM_STORE_UNAVAILABLE')) {
+  // A store outage, or a login this process will not refresh (its registration was removed).
+  if (
+    grant === 'authorization_code' ||
+    hasCode(error, 'ERR_PLATFORM_STORE_UNAVAILABLE', 'ERR_PLATFORM_REAUTH_REQUIRED')
+  ) {
     return error;
   }
   return platformUnavailable('The platform could not refresh the tokens; they were kept.', {

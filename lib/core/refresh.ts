@@ -26,11 +26,13 @@ import {
   type ReceivedTokens,
   type TokenRecord,
 } from './token-record';
+import { joinPlayer } from './player-join';
+import { playerKeyOf } from './player-key';
 import { ignore } from '../util/ignore';
 
-/** What the coordinator needs from the token client. */
+/** What the coordinator needs from the token client: the refresh of `record`'s registration. */
 export interface Refresher {
-  refresh(refreshToken: string): Promise<ReceivedTokens>;
+  refresh(refreshToken: string, record: TokenRecord): Promise<ReceivedTokens>;
 }
 
 /** Settings of the coordinator, computed once from the options. */
@@ -48,6 +50,8 @@ export interface RefreshSettings {
   /** Lifetime of a session when the request does not tell (records never outlive it). */
   sessionTtlMs: number;
   freshness: FreshnessPolicy;
+  /** Several registrations: a login joins its player's unionid index (core/player-join.ts). */
+  joinsPlayers?: boolean;
 }
 
 /** Longest a request whose access token still works waits for a refresh before going on with it. */
@@ -353,7 +357,7 @@ export class RefreshCoordinator {
     const startedAt = Date.now();
     let tokens: ReceivedTokens;
     try {
-      tokens = await this.client.refresh(current.refreshToken);
+      tokens = await this.client.refresh(current.refreshToken, current);
     } catch (error) {
       return this.settleFailure(sessionKey, current, error, run);
     }
@@ -394,7 +398,7 @@ export class RefreshCoordinator {
           ? await this.recordWrittenWithin(sessionKey, current, ROTATION_GRACE_MS)
           : undefined;
       if (newer !== undefined) return newer;
-      const options = { expectedVersion: current.version, openId: current.openId };
+      const options = { expectedVersion: current.version, openId: playerKeyOf(current) };
       if (!(await this.store.records.delete(sessionKey, options))) {
         const stored = await this.store.records.get(sessionKey);
         if (stored.status === 'found' && stored.record.version !== current.version)
@@ -425,19 +429,29 @@ export class RefreshCoordinator {
       // The platform renewed a login for somebody else: never let a session change players silently.
       await this.store.records.delete(sessionKey, {
         expectedVersion: current.version,
-        openId: current.openId,
+        openId: playerKeyOf(current),
       });
       throw this.reported(sessionKey, current, identityChanged(), run.background);
     }
     const next = renewedTokenRecord(current, tokens, this.settings.refreshTokenLifetimeMs);
+    const ttlMs = recordTtlMs(next, Date.now(), run.sessionTtlMs);
     const written = await this.store.records.put(sessionKey, next, {
       expectedVersion: current.version,
-      ttlMs: recordTtlMs(next, Date.now(), run.sessionTtlMs),
+      ttlMs,
     });
     if (!written) {
       // A login or logout wrote in between (the lock only guards refreshes): the stored record wins.
       return recordOf(await this.store.records.get(sessionKey));
     }
+    await joinPlayer(this.store.records, this.events, {
+      sessionKey,
+      record: next,
+      ttlMs,
+      before: current.unionId,
+      answered: tokens.unionId,
+      via: 'refresh',
+      joins: this.settings.joinsPlayers === true,
+    });
     this.events.emit('refresh', {
       openId: next.openId,
       sessionHash: sessionKey,

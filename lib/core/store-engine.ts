@@ -68,7 +68,11 @@ export interface WindowCount {
   resetInMs: number;
 }
 
-/** Token records and the per-player index. Required. */
+/**
+ * Token records and the per-player index. Required. The `openId` a method takes is the key of a
+ * player index: a record's own (core/player-key.ts: its openId, prefixed by its registration but
+ * for the first one) or a unionid's, under which the package renews a joined login as well.
+ */
 export interface TokenRecords {
   /** Reads the session's record: found, absent, or unreadable by this process. */
   get(sessionKey: string): Promise<RecordRead>;

@@ -14,8 +14,16 @@ export interface TokenRecord {
   refreshExpiresAt: number;
   /** The player's identifier within this application; pinned for the life of the login. */
   openId: string;
-  /** Additional user identifier, when the platform sent one. */
+  /**
+   * The player's identifier across the studio's registrations, when the platform sent one; once
+   * set, kept for the life of the login.
+   */
   unionId?: string;
+  /**
+   * The registration (`registrations[].name`) the login came through; absent for the first one,
+   * which is also what records written before several registrations existed read as.
+   */
+  registration?: string;
   /** Granted scopes. */
   scope: string[];
   /** Compare-and-set version: 1 for the first write, +1 for every later write. */
@@ -54,10 +62,11 @@ function refreshEnd(
     : Math.min(obtainedAt + tokens.refreshExpiresIn * 1000, obtainedAt + refreshTokenLifetimeMs);
 }
 
-/** The first record of a login, from the code exchange. */
+/** The first record of a login, from the code exchange; `registration` absent for the first one. */
 export function newTokenRecord(
   tokens: ReceivedTokens,
   refreshTokenLifetimeMs: number,
+  registration?: string,
 ): TokenRecord {
   const obtainedAt = tokens.expiresAt - tokens.expiresIn * 1000;
   if (!tokens.refreshToken) throw new TypeError('a code exchange must return a refresh token');
@@ -68,6 +77,7 @@ export function newTokenRecord(
     refreshExpiresAt: refreshEnd(tokens, obtainedAt, refreshTokenLifetimeMs),
     openId: tokens.openId,
     ...(tokens.unionId === undefined ? {} : { unionId: tokens.unionId }),
+    ...(registration === undefined ? {} : { registration }),
     scope: tokens.scope,
     version: 1,
     obtainedAt,
@@ -89,7 +99,8 @@ export function renewedTokenRecord(
     tokens.refreshToken !== undefined &&
     tokens.refreshToken !== '' &&
     tokens.refreshToken !== current.refreshToken;
-  const unionId = tokens.unionId ?? current.unionId;
+  // The first unionid stays: a different one later is refused (refresh.ts says so), not followed.
+  const unionId = current.unionId ?? tokens.unionId;
   return {
     accessToken: tokens.accessToken,
     refreshToken: rotated ? tokens.refreshToken! : current.refreshToken,
@@ -102,6 +113,7 @@ export function renewedTokenRecord(
     ),
     openId: current.openId,
     ...(unionId === undefined ? {} : { unionId }),
+    ...(current.registration === undefined ? {} : { registration: current.registration }),
     scope: tokens.scope.length > 0 ? tokens.scope : current.scope,
     version: current.version + 1,
     obtainedAt,

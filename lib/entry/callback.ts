@@ -33,6 +33,10 @@ export interface EntrySettings {
 export interface CallbackDeps {
   store: StoreEngine;
   exchangeCode: (code: string) => Promise<ReceivedTokens>;
+  /** The registration this callback serves, as its records carry it (absent: the first). */
+  registration?: string | undefined;
+  /** Several registrations: a login joins its player's unionid index (core/player-join.ts). */
+  joinsPlayers?: boolean | undefined;
   events: EventEmitter<PlatformLoginEvents>;
   fail: FailHandler;
   /** The login's logger (the `logger` option, or the default), for the entry's warnings. */

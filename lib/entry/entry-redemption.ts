@@ -21,6 +21,8 @@ import {
   type TokenRecord,
 } from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
+import { playerKeyOf } from '../core/player-key';
+import { joinPlayer } from '../core/player-join';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import type { CodeClaim } from './entry-claim';
 
@@ -52,6 +54,10 @@ export type AfterLogin = (
 export interface RedemptionDeps {
   store: StoreEngine;
   exchangeCode: (code: string) => Promise<ReceivedTokens>;
+  /** The registration this entry serves, as its records carry it (absent: the first). */
+  registration?: string | undefined;
+  /** Several registrations: a login joins its player's unionid index (core/player-join.ts). */
+  joinsPlayers?: boolean | undefined;
   events: EventEmitter<PlatformLoginEvents>;
   afterLogin?: AfterLogin | undefined;
 }
@@ -203,7 +209,7 @@ export function createCodeRedemption(
 
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
     if (previous !== undefined)
-      await store.records.delete(hashSessionId(req.sessionID), { openId: previous.openId });
+      await store.records.delete(hashSessionId(req.sessionID), { openId: playerKeyOf(previous) });
     const joins = joinsOf(req);
     const join = joins?.join(req.sessionID, res);
     let sessionKey: string;
@@ -212,10 +218,11 @@ export function createCodeRedemption(
     try {
       await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
       sessionKey = hashSessionId(req.sessionID);
-      record = newTokenRecord(tokens, refreshTokenLifetimeMs);
+      record = newTokenRecord(tokens, refreshTokenLifetimeMs, deps.registration);
       ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionTtlMs));
       const marker = {
         openId: record.openId,
+        ...(record.registration === undefined ? {} : { registration: record.registration }),
         entry: codeHash,
         recordExpiresAt: Date.now() + ttlMs,
       };
@@ -234,6 +241,15 @@ export function createCodeRedemption(
     } finally {
       await join?.end();
     }
+    await joinPlayer(store.records, events, {
+      sessionKey,
+      record,
+      ttlMs,
+      before: undefined,
+      answered: tokens.unionId,
+      via: 'exchange',
+      joins: deps.joinsPlayers === true,
+    });
     // The record and the session on a replica before the player is answered: a failover now
     // must not take the new login with the primary (docs/durability.md).
     await store.durability?.confirm(sessionKey, { store: req.sessionStore, sid: req.sessionID });
@@ -274,7 +290,7 @@ export function createCodeRedemption(
     } catch (error) {
       failure = error;
     }
-    await store.records.delete(sessionKey, { openId: record.openId });
+    await store.records.delete(sessionKey, { openId: playerKeyOf(record) });
     delete req.session.platformLogin;
     await save(req);
     throw failure;

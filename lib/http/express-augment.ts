@@ -54,7 +54,13 @@ declare module 'express-session' {
      * entry code (to recognise a reload of the entry), and when the token record's store lifetime
      * was last set to end (epoch ms). The tokens themselves are in the token store.
      */
-    platformLogin?: { openId: string; entry: string; recordExpiresAt?: number };
+    platformLogin?: {
+      openId: string;
+      /** The registration the login came through; absent for the first one. */
+      registration?: string;
+      entry: string;
+      recordExpiresAt?: number;
+    };
   }
 }
 

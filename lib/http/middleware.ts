@@ -2,6 +2,7 @@
 // refreshes them when needed, and sets req.platformUser / hasPlatformLogin / platformToken() /
 // platformFetch() on the request (request-members.ts).
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { playerKeyOf, unionKeyOf } from '../core/player-key';
 import { z } from 'zod';
 import type { EventEmitter } from 'node:events';
 import { LoginRequiredError, sessionMissing } from '../errors';
@@ -146,8 +147,12 @@ export function createMiddleware(
       const ttlMs = Math.min(sessionTtlMs, record.refreshExpiresAt - now);
       // A failed renewal is tried again on the next request; the record has half its life left.
       const renewed =
-        ttlMs > 0 && (await records.renew(sessionKey, record.openId, ttlMs).catch(() => false));
+        ttlMs > 0 &&
+        (await records.renew(sessionKey, playerKeyOf(record), ttlMs).catch(() => false));
       if (renewed) marker.recordExpiresAt = now + ttlMs;
+      // Its entry in the unionid's index lives as long (see docs/registrations.md).
+      if (renewed && api.joinsPlayers === true && record.unionId !== undefined)
+        await records.renew(sessionKey, unionKeyOf(record.unionId), ttlMs).catch(() => false);
     }
     setRequestMembers(req, new PlayerContext(sessionKey, record, refresher, api, sessionTtlMs));
     next();

@@ -11,8 +11,10 @@ import type { OpenApiClient, OpenApiRequestInit } from '../open-api/open-api-cli
 export interface PlatformUser {
   /** Identifier of the player within this application. */
   openId: string;
-  /** Additional identifier, when the platform sent one. */
+  /** The player's identifier across the game's registrations, when the platform sent one. */
   unionId?: string;
+  /** The registration the player came through (`registrationName` for the first one). */
+  registration: string;
   /** Scopes the player granted. */
   scope: string[];
   /** When the current access token expires, epoch milliseconds (not a secret; for display and logs). */
@@ -25,6 +27,10 @@ export interface ApiSettings {
   client: OpenApiClient;
   /** Session lifetime (`sessionMaxAgeSeconds`) when the session cookie has no `maxAge`. */
   sessionTtlMs: number;
+  /** The first registration's name, which its records do not carry. */
+  firstRegistration: string;
+  /** Several registrations: a login's unionid index entry is renewed with it (core/player-join.ts). */
+  joinsPlayers?: boolean;
 }
 
 /** A login as jobs and the `afterLogin` hook get it: what a route gets on `req`. */
@@ -64,9 +70,10 @@ const isReplayable = (body: RequestInit['body']): boolean =>
   body instanceof FormData;
 
 /** The player of a record; its own copy of the scopes, since records can be shared between requests. */
-function userOf(record: TokenRecord): PlatformUser {
+function userOf(record: TokenRecord, firstRegistration: string): PlatformUser {
   const user: PlatformUser = {
     openId: record.openId,
+    registration: record.registration ?? firstRegistration,
     scope: [...record.scope],
     tokenExpiresAt: record.accessExpiresAt,
   };
@@ -93,7 +100,7 @@ export class PlayerContext implements RequestContext {
   ) {}
 
   get user(): PlatformUser {
-    return (this.#user ??= userOf(this.record));
+    return (this.#user ??= userOf(this.record, this.api.firstRegistration));
   }
 
   /** What a log of `req` shows of the context (it sits on the request, under a symbol): never the tokens. */

@@ -85,6 +85,15 @@ export function observeEvents(
       e.openId === undefined ? 'a session without a login was logged out' : 'player logged out';
     logger.info({ event: 'logout', ...e }, message);
   });
+  events.on('playerJoined', (e) =>
+    logger.info({ event: 'playerJoined', ...e }, 'a login joined its player by unionid'),
+  );
+  events.on('unionIdRefused', (e) =>
+    logger.warn(
+      { event: 'unionIdRefused', ...e },
+      'the platform answered another unionid for this login: the first one was kept',
+    ),
+  );
   events.on('playerLoggedOut', (e) =>
     logger.info({ event: 'playerLoggedOut', ...e }, 'player logged out everywhere'),
   );

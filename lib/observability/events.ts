@@ -133,6 +133,20 @@ export interface PlatformLoginEvents {
   loginExpired: [{ openId: string; sessionHash: string }];
   /** Every session of a player was ended by `login.logoutPlayer()`; `sessions` says how many. */
   playerLoggedOut: [{ openId: string; sessions: number }];
+  /**
+   * A login joined its player across registrations: the token endpoint's answer (at the entry, or a
+   * later refresh) carried its first unionid. `registration` is absent for the first registration.
+   */
+  playerJoined: [
+    {
+      openId: string;
+      registration: string | undefined;
+      sessionHash: string;
+      via: 'exchange' | 'refresh';
+    },
+  ];
+  /** A refresh answered another unionid than the login's: the first one was kept. */
+  unionIdRefused: [{ openId: string; registration: string | undefined; sessionHash: string }];
   /** A stored record could not be decrypted or parsed and was treated as absent. */
   unreadableRecord: [{ sessionHash: string; reason: string }];
   /** An entry did not look like it came from the platform's pages (`entry.context`); never carries the code. */

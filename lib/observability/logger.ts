@@ -41,6 +41,7 @@ export function defaultLogger(namespace = 'express-platform-login'): PlatformLog
     const write = createDebug(`${namespace}:${level}`);
     logger[level] = (fields, message) => {
       if (write.enabled) write('%s %o', message, fields);
+      else if (Object.keys(fields).length === 0) console[level](`[${namespace}] ${message}`);
       else console[level](`[${namespace}] ${message}`, fields);
     };
   }

@@ -1,7 +1,13 @@
 // The simulator's answers in each style a platform of this family uses: RFC 6749 (`oauth`), an
 // HTTP 200 with `{ errcode, errmsg }` (`errcode`), or everything inside `data` with numbers as
 // strings (`envelope`). The token rules (token-grants.ts) decide; this only dresses the answer.
-import type { TokenOutcome } from './token-grants';
+/** What the endpoint answers, before any fault reshapes it. */
+export interface TokenOutcome {
+  status: 200 | 400 | 401 | 503;
+  body: Record<string, unknown>;
+  /** On tokens: what is left of the refresh token's life, which the `envelope` style states. */
+  refreshExpiresInSeconds?: number;
+}
 
 /** The styles the simulator answers in. */
 export const SIMULATOR_ANSWER_STYLES = ['oauth', 'errcode', 'envelope'] as const;

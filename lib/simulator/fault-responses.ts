@@ -6,8 +6,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { SimulatorFault } from './faults';
 import { JSON_TYPE, sendBody, sendJson } from './write-response';
 import type { TimerSet } from './timers';
-import type { TokenOutcome } from './token-grants';
-import { failureAnswer, type SimulatorAnswerStyle } from './answer-style';
+import { failureAnswer, type SimulatorAnswerStyle, type TokenOutcome } from './answer-style';
 
 /** What a fault needs to answer a call. */
 export interface FaultContext {

@@ -42,7 +42,12 @@ const simulatorShape = {
     .default(0),
   /** Address to listen on. Defaults to '127.0.0.1'. */
   host: nonEmpty.default('127.0.0.1'),
-  /** Registered applications. Defaults to the demo client (`demo-game` / `demo-secret`), any redirect_uri. */
+  /**
+   * Registered applications. Defaults to the demo client (`demo-game` / `demo-secret`), any
+   * redirect_uri. A player has the `openId` given for them under the first client and
+   * `<clientId>.<openId>` under each other one (a platform's open_id is per application); their
+   * `unionId` is the same under all.
+   */
   clients: z
     .array(clientSchema)
     .min(1, { error: 'must list at least one client' })
@@ -70,6 +75,11 @@ const simulatorShape = {
   defaultRedirectUri: redirectUri.optional(),
   /** Send `unionid` in token and `/userinfo` responses (for players that have one). Defaults to true. */
   includeUnionId: z.boolean({ error: 'must be true or false' }).default(true),
+  /**
+   * Withhold `unionid` from code exchanges and send it only in refresh answers, as a platform does
+   * for a player bound to the studio's account after entering. Defaults to false.
+   */
+  unionIdOnRefreshOnly: z.boolean({ error: 'must be true or false' }).default(false),
   /**
    * How POST /token answers: `'oauth'` (RFC 6749 errors), `'errcode'` (HTTP 200 with
    * `{ errcode, errmsg }` on failure) or `'envelope'` (everything inside `data`, numbers as strings,

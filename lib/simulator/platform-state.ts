@@ -50,6 +50,8 @@ export class SimulatorState {
     invalid: 0,
     userinfo: 0,
   };
+  /** POST /token calls by the `client_id` they carried (`''` when none) and grant_type. */
+  readonly callsByClient = new Map<string, { authorization_code: number; refresh_token: number }>();
 
   private clockOffsetMs = 0;
   private readonly codes = new Map<string, CodeRecord>();
@@ -58,6 +60,8 @@ export class SimulatorState {
   private sweepAt = SWEEP_THRESHOLD;
   /** Refresh tokens retired by a rotation, to count their reuse (a platform may call it theft). */
   private readonly retired = new Set<string>();
+  /** How many refresh calls carried another client's credentials than their grant's. */
+  foreignClientRefreshes = 0;
   /** How many refresh calls presented a token already retired by a rotation. */
   retiredTokenReuses = 0;
 
@@ -73,6 +77,21 @@ export class SimulatorState {
 
   advanceClock(seconds: number): void {
     this.clockOffsetMs += seconds * 1000;
+  }
+
+  /** The player's open_id under `clientId`: as configured under the first client, prefixed under the others. */
+  openIdFor(clientId: string, player: SimulatorPlayer): string {
+    return clientId === this.config.clients[0]?.clientId
+      ? player.openId
+      : `${clientId}.${player.openId}`;
+  }
+
+  /** Counts a token call under the client it named. */
+  countCall(clientId: string | undefined, grant: 'authorization_code' | 'refresh_token'): void {
+    const key = clientId ?? '';
+    const counts = this.callsByClient.get(key) ?? { authorization_code: 0, refresh_token: 0 };
+    counts[grant] += 1;
+    this.callsByClient.set(key, counts);
   }
 
   findPlayer(openId: string): SimulatorPlayer | undefined {

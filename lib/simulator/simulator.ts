@@ -70,6 +70,31 @@ export class PlatformSimulator {
   /** Sets every call count back to 0 (the `calls` object stays the same). */
   resetCalls(): void {
     for (const key of Object.keys(this.calls) as (keyof SimulatorCallCounts)[]) this.calls[key] = 0;
+    this.state.callsByClient.clear();
+  }
+
+  /** Withholds `unionid` from code exchanges (it comes with refreshes only), or stops doing so. */
+  setUnionIdOnRefreshOnly(on: boolean): void {
+    if (typeof on !== 'boolean')
+      throw new TypeError('setUnionIdOnRefreshOnly: pass true or false.');
+    this.state.config.unionIdOnRefreshOnly = on;
+  }
+
+  /** Gives a player another unionid from now on, as a platform that re-binds an account would. */
+  setUnionId(openId: string, unionId: string): void {
+    const player = this.state.findPlayer(openId);
+    if (player === undefined) throw new TypeError(`setUnionId: no player ${openId}.`);
+    player.unionId = unionId;
+  }
+
+  /** Refresh calls refused because they carried another client's credentials than the grant's. */
+  get foreignClientRefreshes(): number {
+    return this.state.foreignClientRefreshes;
+  }
+
+  /** POST /token calls that carried `client_id` (every call, faulted ones too), by grant_type. */
+  callsOfClient(clientId: string): { authorization_code: number; refresh_token: number } {
+    return { authorization_code: 0, refresh_token: 0, ...this.state.callsByClient.get(clientId) };
   }
 
   /**
@@ -84,9 +109,10 @@ export class PlatformSimulator {
   }
 
   /** URL of GET /enter, which issues a code and 302s the browser to `redirect_uri?code=…`. */
-  enterUrl(options: { openId?: string; redirectUri?: string } = {}): string {
+  enterUrl(options: { openId?: string; redirectUri?: string; clientId?: string } = {}): string {
     const query = new URLSearchParams();
     if (options.openId !== undefined) query.set('open_id', options.openId);
+    if (options.clientId !== undefined) query.set('client_id', options.clientId);
     if (options.redirectUri !== undefined) query.set('redirect_uri', options.redirectUri);
     const search = query.toString();
     return `${this.url}/enter${search === '' ? '' : `?${search}`}`;

@@ -8,7 +8,7 @@ import express, {
   type Response,
 } from 'express';
 import { answerWithFault } from './fault-responses';
-import { styledOutcome } from './answer-style';
+import { styledOutcome, type TokenOutcome } from './answer-style';
 import type { CallKind, FaultQueue } from './faults';
 import { sendJson } from './write-response';
 import type { SimulatorState } from './platform-state';
@@ -18,7 +18,6 @@ import {
   exchangeCode,
   oauthError,
   refreshTokens,
-  type TokenOutcome,
   type TokenParams,
 } from './token-grants';
 
@@ -89,6 +88,7 @@ export function tokenEndpoint(
   const respond = (req: Request, res: Response, params: TokenParams | string): void => {
     const kind = callKind(params);
     state.calls[kind] += 1;
+    if (typeof params !== 'string' && kind !== 'invalid') state.countCall(params.client_id, kind);
     const style = state.config.answerStyle;
     const produce = (): TokenOutcome => styledOutcome(style, answer(state, params), kind);
     const fault = faults.take(kind);

@@ -4,6 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { SimulatorClient } from './demo-data';
 import type { GrantRecord, SimulatorState } from './platform-state';
+import type { TokenOutcome } from './answer-style';
 
 /** The parameters of a token request that the simulator reads; absent or empty ones are undefined. */
 export interface TokenParams {
@@ -24,14 +25,6 @@ export const TOKEN_PARAM_NAMES = [
   'redirect_uri',
   'refresh_token',
 ] as const satisfies readonly (keyof TokenParams)[];
-
-/** What the endpoint answers, before any fault reshapes it. */
-export interface TokenOutcome {
-  status: 200 | 400 | 401 | 503;
-  body: Record<string, unknown>;
-  /** On tokens: what is left of the refresh token's life, which the `envelope` style states. */
-  refreshExpiresInSeconds?: number;
-}
 
 /** An RFC 6749 section 5.2 error: 401 for invalid_client, 400 for the rest. */
 export function oauthError(error: string, description: string): TokenOutcome {
@@ -73,15 +66,20 @@ function missing(
     : oauthError('invalid_request', `missing parameter ${absent}`);
 }
 
-function tokenResponse(state: SimulatorState, grant: GrantRecord): TokenOutcome {
+function tokenResponse(
+  state: SimulatorState,
+  grant: GrantRecord,
+  by: 'authorization_code' | 'refresh_token',
+): TokenOutcome {
   const body: Record<string, unknown> = {
     access_token: grant.accessToken,
     expires_in: state.accessTokenLifetimeSeconds,
     refresh_token: grant.refreshToken,
-    open_id: grant.player.openId,
+    open_id: state.openIdFor(grant.clientId, grant.player),
     scope: grant.player.scope.join(','),
   };
-  if (state.config.includeUnionId && grant.player.unionId !== undefined) {
+  const withheld = by === 'authorization_code' && state.config.unionIdOnRefreshOnly;
+  if (state.config.includeUnionId && !withheld && grant.player.unionId !== undefined) {
     body.unionid = grant.player.unionId;
   }
   const refreshLeftMs = grant.refreshExpiresAt - state.now();
@@ -118,7 +116,11 @@ export function exchangeCode(state: SimulatorState, params: TokenParams): TokenO
   }
   const player = state.findPlayer(record.openId);
   if (player === undefined) return oauthError('invalid_grant', 'player no longer exists');
-  return tokenResponse(state, state.createGrant(client.clientId, player, record.redirectUri));
+  return tokenResponse(
+    state,
+    state.createGrant(client.clientId, player, record.redirectUri),
+    'authorization_code',
+  );
 }
 
 /** grant_type=refresh_token: renew the access token (kept while unexpired, replaced once expired). */
@@ -146,6 +148,7 @@ export function refreshTokens(state: SimulatorState, params: TokenParams): Token
     );
   }
   if (clientId !== undefined && clientId !== grant.clientId) {
+    state.foreignClientRefreshes += 1;
     return oauthError('invalid_grant', 'refresh token was issued to another client');
   }
   if (
@@ -157,5 +160,5 @@ export function refreshTokens(state: SimulatorState, params: TokenParams): Token
   }
   state.renewAccessToken(grant);
   if (state.rotateRefreshTokens) state.rotateRefreshToken(grant);
-  return tokenResponse(state, grant);
+  return tokenResponse(state, grant, 'refresh_token');
 }

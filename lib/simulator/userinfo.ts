@@ -52,7 +52,7 @@ export function userinfoEndpoint(state: SimulatorState): RequestHandler {
       );
       return;
     }
-    const body: Record<string, string> = { open_id: player.openId };
+    const body: Record<string, string> = { open_id: state.openIdFor(grant.clientId, player) };
     if (state.config.includeUnionId && player.unionId !== undefined) body.unionid = player.unionId;
     body.nickname = player.nickname;
     sendJson(res, 200, body);

@@ -5,6 +5,7 @@
 // in the store ends at a known time: one timer per session reads the record again then, since Redis
 // tells of an expiry only once its own sampling (or a read) removes the key — minutes later, at worst.
 import type { TokenRecord } from '../core/token-record';
+import { playerKeyOf } from '../core/player-key';
 import { ignore } from '../util/ignore';
 
 /** The store's change notices (the `changes` part of the store contract). */
@@ -218,7 +219,7 @@ export class LoginWatch {
     if (this.#sessions.get(sessionKey) !== watched) return;
     if (state.status === 'live') {
       const expiresAt = await this.#source
-        .expiryOf?.(sessionKey, state.record.openId)
+        .expiryOf?.(sessionKey, playerKeyOf(state.record))
         .catch(() => undefined);
       if (this.#sessions.get(sessionKey) !== watched) return;
       if (expiresAt !== undefined && expiresAt > Date.now())

@@ -24,7 +24,10 @@ export function encodeRecordPayload(record: TokenRecord): Buffer {
     record.scope,
     record.obtainedAt,
   ];
-  if (record.unionId !== undefined) fields.push(record.unionId);
+  // Optional fields at the end, so older records (7 or 8 fields) read as the first registration.
+  if (record.unionId !== undefined || record.registration !== undefined)
+    fields.push(record.unionId ?? null);
+  if (record.registration !== undefined) fields.push(record.registration);
   return Buffer.from(JSON.stringify(fields), 'utf8');
 }
 
@@ -43,7 +46,7 @@ export function decodeRecordPayload(payload: Buffer, version: number): TokenReco
   } catch {
     return undefined;
   }
-  if (!Array.isArray(fields) || (fields.length !== 7 && fields.length !== 8)) return undefined;
+  if (!Array.isArray(fields) || fields.length < 7 || fields.length > 9) return undefined;
   const [
     accessToken,
     refreshToken,
@@ -53,6 +56,7 @@ export function decodeRecordPayload(payload: Buffer, version: number): TokenReco
     scope,
     obtainedAt,
     unionId,
+    registration,
   ] = fields as unknown[];
   if (
     !isString(accessToken) ||
@@ -63,7 +67,8 @@ export function decodeRecordPayload(payload: Buffer, version: number): TokenReco
     !Array.isArray(scope) ||
     !scope.every(isString) ||
     !isTime(obtainedAt) ||
-    (fields.length === 8 && !isString(unionId))
+    (fields.length === 8 && !isString(unionId)) ||
+    (fields.length === 9 && ((unionId !== null && !isString(unionId)) || !isString(registration)))
   ) {
     return undefined;
   }
@@ -78,6 +83,7 @@ export function decodeRecordPayload(payload: Buffer, version: number): TokenReco
     obtainedAt,
   };
   if (isString(unionId)) record.unionId = unionId;
+  if (isString(registration)) record.registration = registration;
   return record;
 }
 

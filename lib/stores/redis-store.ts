@@ -4,6 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { hashOpenId } from '../core/hash';
+import { playerKeyOf } from '../core/player-key';
 import { invalidOption } from '../errors';
 import type { TokenRecord } from '../core/token-record';
 import type {
@@ -434,7 +435,7 @@ export class RedisTokenStore
       return this.#putAtOnce(sessionKey, key, record, options, ttlMs);
     // The player's index is written first: a member whose record never got written is pruned
     // later, while a record missing from the index would escape logoutPlayer().
-    const loggedOutAt = await this.#index(record.openId, sessionKey, ttlMs);
+    const loggedOutAt = await this.#index(playerKeyOf(record), sessionKey, ttlMs);
     const fresh = options.expectedVersion === null;
     // Logged out everywhere after this login's entry began (its generation, read before the code
     // exchange): logoutPlayer() wins.
@@ -448,12 +449,19 @@ export class RedisTokenStore
     // A new login that a logoutPlayer() overtook (the player was logged out since the index was
     // written) takes itself back: the log-out may have scanned the index before this record existed.
     if (fresh) {
-      const now = (await this.#run('GET', this.#logoutKey(record.openId), [], 'a login check')) as
-        string | null;
+      const now = (await this.#run(
+        'GET',
+        this.#logoutKey(playerKeyOf(record)),
+        [],
+        'a login check',
+      )) as string | null;
       const moved =
         since === undefined ? (now ?? '0') !== loggedOutAt : Number(now ?? '0') > Number(since);
       if (moved) {
-        await this.#delete(sessionKey, { expectedVersion: record.version, openId: record.openId });
+        await this.#delete(sessionKey, {
+          expectedVersion: record.version,
+          openId: playerKeyOf(record),
+        });
         return false;
       }
     }
@@ -472,13 +480,13 @@ export class RedisTokenStore
     ttlMs: number,
   ): Promise<boolean> {
     const now = Date.now();
-    const playerKey = this.#playerKey(record.openId);
+    const playerKey = this.#playerKey(playerKeyOf(record));
     const since = options.expectedVersion === null ? (options.loginGeneration ?? '') : '';
     const expected = options.expectedVersion === null ? '' : versionPrefix(options.expectedVersion);
     const written = await this.#changing(key, () =>
       this.#script(
         PUT_LOGIN,
-        [playerKey, this.#logoutKey(record.openId), key],
+        [playerKey, this.#logoutKey(playerKeyOf(record)), key],
         [
           String(now + ttlMs),
           sessionKey,
@@ -506,8 +514,8 @@ export class RedisTokenStore
       this.#script(
         PUT_NEW_LOGIN,
         [
-          this.#playerKey(record.openId),
-          this.#logoutKey(record.openId),
+          this.#playerKey(playerKeyOf(record)),
+          this.#logoutKey(playerKeyOf(record)),
           key,
           `${this.#prefix}n:${giveBack?.key ?? ''}`,
           session?.key ?? '',

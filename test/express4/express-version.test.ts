@@ -19,8 +19,10 @@ import {
   SESSION_SECRET,
   TEST_REDIRECT_URI,
 } from '../helpers/test-app';
-import { listen, sendFrom, type Answer, type Listening } from '../helpers/http-from';
+import { listen, sendFrom, type Listening } from '../helpers/http-from';
 import {
+  cookieOf,
+  expectLogoutPostOnly,
   FROM_ATTACKER,
   FROM_PLATFORM,
   JSON_ACCEPT,
@@ -42,7 +44,6 @@ beforeEach(() => sim.resetCalls());
 
 const issue = (openId = 'player-ada'): string =>
   sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId });
-const cookieOf = (answer: Answer): string => String(answer.headers['set-cookie']).split(';')[0]!;
 
 /** The test app (README mounting) on Express 4, listening. */
 async function start(): Promise<number> {
@@ -136,34 +137,7 @@ describe('logout answers POST only, wherever it is mounted on Express 4', () => 
       app[mount]('/logout', login.logout());
       const listening = await listen(app);
       apps.push(listening);
-      const { port } = listening;
-      const entry = await sendFrom('127.0.0.1', port, `/platform/callback?code=${issue()}`, {
-        headers: FROM_PLATFORM,
-      });
-      expect(entry.status).toBe(303);
-      const cookie = cookieOf(entry);
-      for (const method of ['GET', 'HEAD']) {
-        const answer = await sendFrom('127.0.0.1', port, '/logout', {
-          method,
-          headers: { ...JSON_ACCEPT, Cookie: cookie },
-        });
-        expect({ method, status: answer.status, allow: answer.headers.allow }).toEqual({
-          method,
-          status: 405,
-          allow: 'POST',
-        });
-      }
-      const me = await sendFrom('127.0.0.1', port, '/api/me', {
-        headers: { ...JSON_ACCEPT, Cookie: cookie },
-      });
-      expect(me.status).toBe(200);
-      if (mount !== 'get') {
-        const post = await sendFrom('127.0.0.1', port, '/logout', {
-          method: 'POST',
-          headers: { Cookie: cookie },
-        });
-        expect(post.status).toBe(204);
-      }
+      await expectLogoutPostOnly(listening.port, issue(), mount);
     },
   );
 });

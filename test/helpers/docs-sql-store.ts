@@ -23,9 +23,9 @@ const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as unknown as {
   DatabaseSync: new (path: string) => Table;
 };
 
-/** The page's `Database`: `one` (a row or `undefined`) and `result` (`rowCount`), pg-promise style. */
+/** What the page uses of pg-promise's `db`: `oneOrNone` (a row or `null`) and `result` (`rowCount`). */
 interface Database {
-  one(sql: string, args: unknown[]): Promise<Row | undefined>;
+  oneOrNone(sql: string, args: unknown[]): Promise<Row | null>;
   result(sql: string, args: unknown[]): Promise<{ rowCount: number }>;
 }
 
@@ -69,8 +69,8 @@ export function docsSqlStore(table: Table): TokenStore {
   const args = (values: unknown[]) =>
     values.map((value) => (isDate(value) ? value.getTime() : value));
   const db: Database = {
-    async one(text, values) {
-      const row = statement(text).get(...args(values));
+    async oneOrNone(text, values) {
+      const row = statement(text).get(...args(values)) ?? null;
       if (row && typeof row.expires_at === 'number') row.expires_at = new Date(row.expires_at);
       return row;
     },

@@ -19,8 +19,11 @@ const unescapeHtml = (text: string): string =>
     name === 'amp' ? '&' : name === 'lt' ? '<' : name === 'gt' ? '>' : name === 'quot' ? '"' : "'",
   );
 
-/** Runs the flow on the example at `exampleUrl` (its embedded simulator's lobby); the first player. */
-export async function exampleFlow(exampleUrl: string): Promise<ExampleFlow> {
+/**
+ * Runs the flow on the example at `exampleUrl` (its embedded simulator's lobby); the first player,
+ * through the visitor page's link `linkId` (`enter`: the first registration's).
+ */
+export async function exampleFlow(exampleUrl: string, linkId = 'enter'): Promise<ExampleFlow> {
   const cookies = new Map<string, string>();
   const browse = async (url: string, init: RequestInit = {}): Promise<Response> => {
     const headers = new Headers(init.headers);
@@ -41,7 +44,7 @@ export async function exampleFlow(exampleUrl: string): Promise<ExampleFlow> {
   const page = (path: string) => new URL(path, exampleUrl).href;
 
   const visitor = await (await browse(page('/'))).text();
-  const lobbyUrl = unescapeHtml(/id="enter" href="([^"]+)"/.exec(visitor)![1]!);
+  const lobbyUrl = unescapeHtml(new RegExp(`id="${linkId}" href="([^"]+)"`).exec(visitor)![1]!);
   const lobby = await browse(lobbyUrl);
   const form = /<form method="get" action="([^"]+)">(.*?)<\/form>/.exec(await lobby.text())!;
   const enterUrl = new URL(unescapeHtml(form[1]!), lobbyUrl);

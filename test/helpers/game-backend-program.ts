@@ -5,7 +5,6 @@
 // EPL_TEST_REDIS_CLIENT (a client kind's name; the suites that spawn this leave it unset, and the
 // `node-redis` projects no longer run them): node-redis for both the token store and the session
 // store (connect-redis 10), instead of ioredis (connect-redis 8.1), for a run by hand.
-import express from 'express';
 import session from 'express-session';
 import { RedisStore as RedisStore8 } from 'connect-redis8';
 import { RedisStore } from 'connect-redis';
@@ -14,6 +13,7 @@ import { createClient as createClient6 } from 'redis';
 import { createClient as createClient5 } from 'redis5';
 import { platformLogin, RedisTokenStore } from '../../lib';
 import { createRedisClient } from '../../example-app/redis-client';
+import { entryApp } from './test-app';
 
 // REDIS_FAIL_FAST=1: the client the README recommends (command timeout, reconnect forever), so a
 // stalled or restarted Redis fails requests quickly and the process recovers by itself.
@@ -118,16 +118,11 @@ login.on('refreshFailed', (event) => {
     reauths += 1;
 });
 
-const app = express();
-app.use(
-  session({
-    store: sessions,
-    secret: 'a-shared-session-secret-for-all-processes',
-    resave: false,
-    saveUninitialized: false,
-  }),
-);
-app.use('/platform/callback', login.callback);
+// One secret for all processes, so a cookie works on any of them.
+const app = entryApp(login, {
+  store: sessions,
+  secret: 'a-shared-session-secret-for-all-processes',
+});
 app.use('/api', login.middleware());
 app.get('/api/token', async (req, res, next) => {
   try {

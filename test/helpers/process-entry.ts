@@ -46,3 +46,12 @@ export async function tokenFrom(url: string, login: ProcessLogin): Promise<ApiAn
     .set('Accept', 'application/json');
   return apiAnswerOf(res);
 }
+
+/** Every answer 200 with one and the same access token, a new one (not `old`'s); returns it. */
+export function expectOneNewToken(answers: readonly ApiAnswer[], old: { accessToken: string }) {
+  expect(answers.map((a) => a.status)).toEqual(Array(answers.length).fill(200));
+  const tokens = new Set(answers.map((a) => a.body.accessToken));
+  expect(tokens.size).toBe(1);
+  expect(tokens.has(old.accessToken)).toBe(false);
+  return [...tokens][0];
+}

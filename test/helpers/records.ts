@@ -2,7 +2,7 @@
 // without waiting hours.
 import type { Express } from 'express';
 import request from 'supertest';
-import type { TokenRecord, TokenStore } from 'express-platform-login';
+import { MemoryTokenStore, type TokenRecord, type TokenStore } from 'express-platform-login';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { TEST_REDIRECT_URI } from './test-app';
 import { sessionIdFrom } from './session-cookie';
@@ -59,4 +59,17 @@ export async function enter(
   const res = await agent.get(`/platform/callback?code=${encodeURIComponent(code)}`);
   if (res.status !== 303) throw new Error(`entry failed with ${res.status}: ${res.text}`);
   return { agent, sessionId: sessionIdFrom(res) };
+}
+
+/**
+ * What a studio writes as its own store: an object with the contract's four methods (here over a
+ * MemoryTokenStore), nothing else; the package derives its engine from it.
+ */
+export function studioStore(inner: TokenStore = new MemoryTokenStore()): TokenStore {
+  return {
+    get: (key) => inner.get(key),
+    put: (key, value, options) => inner.put(key, value, options),
+    delete: (key, expectedVersion) => inner.delete(key, expectedVersion),
+    renew: (key, ttlMs) => inner.renew(key, ttlMs),
+  };
 }

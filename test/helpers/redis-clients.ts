@@ -132,11 +132,9 @@ function nodeRedisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
         RESP: resp,
         ...(place.keyPrefix === undefined ? {} : { keyPrefix: place.keyPrefix }),
       };
-      const client =
-        version === 6 ? createClient6(options as never) : createClient5(options as never);
-      client.on('error', () => undefined);
-      await client.connect();
-      return client as unknown as RedisClient;
+      return connected(
+        version === 6 ? createClient6(options as never) : createClient5(options as never),
+      );
     },
     async connectCluster(nodes) {
       const options = {
@@ -144,19 +142,15 @@ function nodeRedisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
         defaults: { socket: { connectTimeout: 2000 } },
         RESP: resp,
       };
-      const cluster =
-        version === 6 ? createCluster6(options as never) : createCluster5(options as never);
-      cluster.on('error', () => undefined);
-      await cluster.connect();
-      return cluster as unknown as RedisClient;
+      return connected(
+        version === 6 ? createCluster6(options as never) : createCluster5(options as never),
+      );
     },
     async connectSentinel(sentinels, name) {
       const options = { name, sentinelRootNodes: sentinels, RESP: resp };
-      const sentinel =
-        version === 6 ? createSentinel6(options as never) : createSentinel5(options as never);
-      sentinel.on('error', () => undefined);
-      await sentinel.connect();
-      return sentinel as unknown as RedisClient;
+      return connected(
+        version === 6 ? createSentinel6(options as never) : createSentinel5(options as never),
+      );
     },
     async quit(client) {
       await (client as unknown as { close(): Promise<void> }).close().catch(() => undefined);
@@ -197,6 +191,16 @@ export const DEFAULT_CLIENT_KIND = 'ioredis 5 (RESP2)';
  * The client kind the Redis store suites run on: `EPL_TEST_REDIS_CLIENT` (a kind's name, set by the
  * `ioredis6`, `node-redis` and `node-redis5` Jest projects), else the default, ioredis 5.
  */
+/** A node-redis client, cluster or sentinel connected, its errors left to the test's assertions. */
+async function connected(client: {
+  on(event: 'error', listener: () => void): unknown;
+  connect(): Promise<unknown>;
+}): Promise<RedisClient> {
+  client.on('error', () => undefined);
+  await client.connect();
+  return client as unknown as RedisClient;
+}
+
 export function storeClientKind(): ClientKind {
   const name = process.env.EPL_TEST_REDIS_CLIENT ?? DEFAULT_CLIENT_KIND;
   const kind = clientKinds.find((candidate) => candidate.name === name);

@@ -1,6 +1,6 @@
 // A game backend process with WebSockets, for the multi-process socket tests: express-session on
 // connect-redis and the package on RedisTokenStore (shared Redis), `GET /ws` through the `ws`
-// adapter and socket.io on /socket.io, each answering `hello` and `profile` as DESIGN.md section 6
+// adapter and socket.io on /socket.io, each answering `hello` and `profile` as docs/example-app.md
 // says. Started by spawn-socket-backends.ts; prints "listening <port>" when ready. Environment:
 // REDIS_URL, SIM_URL, KEY_PREFIX, and EPL_TEST_REDIS_CLIENT (unset by the suites, for a run by hand:
 // node-redis 6 or 5 with connect-redis 10; else ioredis with connect-redis 8.1). Every line it

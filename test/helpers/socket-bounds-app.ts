@@ -1,7 +1,7 @@
 // A game backend in the test's own process for the socket bounds tests: express-session on the
 // package's RedisSessionStore, the package on RedisTokenStore, `GET /ws` through the `ws` adapter
 // and socket.io with connection state recovery (its defaults: middlewares skipped on a resumed
-// socket), both answering `hello` and `profile` as DESIGN.md section 6 says. `POST /destroy` ends
+// socket), both answering `hello` and `profile` as docs/example-app.md says. `POST /destroy` ends
 // the session the app's own way (`req.session.destroy()`), not through `login.logout()`.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,7 +1,8 @@
 // Starts N game backend processes (each running test/helpers/game-backend-program.ts) sharing one
 // Redis, and stops them.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { spawnOnSources, stopProcesses } from './on-sources';
 
 export interface AppProcess {
   port: number;
@@ -10,21 +11,10 @@ export interface AppProcess {
 }
 
 export function startAppProcess(env: Record<string, string>): Promise<AppProcess> {
-  const child = spawn(
-    process.execPath,
-    // source-aliases.ts: the package's names resolve to lib/ sources, as in the test.
-    [
-      '-r',
-      'esbuild-register',
-      '-r',
-      join(__dirname, 'source-aliases.ts'),
-      join(__dirname, 'game-backend-program.ts'),
-    ],
-    {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawnOnSources(join(__dirname, 'game-backend-program.ts'), {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error('app process did not start in 20 s')), 20_000);
@@ -44,15 +34,4 @@ export function startAppProcess(env: Record<string, string>): Promise<AppProcess
   });
 }
 
-export async function stopAppProcesses(processes: AppProcess[]): Promise<void> {
-  await Promise.all(
-    processes.map(
-      ({ child }) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-}
+export const stopAppProcesses = stopProcesses;

@@ -1,13 +1,14 @@
 // Starts game backends running socket-backend-program.ts, sharing one Redis; talks to them as a
 // browser would (enter, log out, open a WebSocket with the session cookie) and keeps every line
 // they print.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import request from 'supertest';
 import WebSocket from 'ws';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { TEST_REDIRECT_URI } from './test-app';
 import { sessionCookieFrom, sessionIdFrom } from './session-cookie';
+import { spawnOnSources, stopProcesses } from './on-sources';
 
 export interface SocketProcess {
   url: string;
@@ -17,17 +18,9 @@ export interface SocketProcess {
 }
 
 export function startSocketProcess(env: Record<string, string>): Promise<SocketProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      '-r',
-      'esbuild-register',
-      '-r',
-      join(__dirname, 'source-aliases.ts'),
-      join(__dirname, 'socket-backend-program.ts'),
-    ],
-    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawnOnSources(join(__dirname, 'socket-backend-program.ts'), {
+    env: { ...process.env, ...env },
+  });
   let output = '';
   const keep = (chunk: Buffer): void => void (output += chunk.toString());
   child.stdout!.on('data', keep);
@@ -52,18 +45,7 @@ export function startSocketProcess(env: Record<string, string>): Promise<SocketP
   });
 }
 
-export async function stopSocketProcesses(processes: SocketProcess[]): Promise<void> {
-  await Promise.all(
-    processes.map(
-      ({ child }) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-}
+export const stopSocketProcesses = stopProcesses;
 
 /** A logged-in browser: its session cookie (`name=value`) and session id. */
 export interface Browser {

@@ -1,6 +1,12 @@
 // A TCP proxy on loopback that can go silent: freeze() stops forwarding in both directions without
 // closing anything (a half-open connection: no FIN, no RST, nothing delivered), thaw() resumes.
-import { createServer, createConnection, type Server, type Socket } from 'node:net';
+import {
+  createServer,
+  createConnection,
+  type AddressInfo,
+  type Server,
+  type Socket,
+} from 'node:net';
 import { freePort } from './free-port';
 
 export interface TcpProxy {
@@ -46,5 +52,25 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/** A server that takes every connection and drops it at once: a Redis (or sentinel) that never answers. */
+export async function startDropper(): Promise<{
+  port: number;
+  /** Connections taken so far. */
+  connections(): number;
+  close(): void;
+}> {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    connections: () => connections,
+    close: () => void server.close(),
   };
 }

@@ -2,6 +2,7 @@
 // the README tells users to, with a few routes that show what a handler sees.
 import express, { type Express } from 'express';
 import session, { type Store } from 'express-session';
+import request from 'supertest';
 import {
   platformLogin,
   type PlatformLogin,
@@ -15,6 +16,15 @@ import {
 } from 'express-platform-login/simulator';
 
 export const TEST_REDIRECT_URI = 'http://127.0.0.1:3999/platform/callback';
+
+/** A registration whose secret is a canary: a message or error that quotes it fails its test. */
+export const CANARY_SECRET = 'canary-secret-77d2';
+export const CANARY_REGISTRATION = {
+  authUrl: 'https://auth.platform.example',
+  clientId: 'demo-game',
+  clientSecret: CANARY_SECRET,
+  redirectUri: 'https://game.example/platform/callback',
+};
 export const SESSION_SECRET = 'a-test-session-secret-that-is-long-enough';
 
 export interface TestAppOptions {
@@ -60,6 +70,19 @@ export const QUIET: PlatformLogger = {
   error: () => undefined,
 };
 
+/** A logger that keeps the message of each warning (a test asserts what the package warned of). */
+export function warningsLogger(): { logger: PlatformLogger; warnings: string[] } {
+  const warnings: string[] = [];
+  return { logger: { ...QUIET, warn: (_fields, message) => warnings.push(message) }, warnings };
+}
+
+/** An API client without a login is answered 401 login_required at `path`. */
+export async function expectLoginRequired(app: Express, path: string): Promise<void> {
+  const res = await request(app).get(path).set('Accept', 'application/json');
+  expect(res.status).toBe(401);
+  expect(res.body).toEqual({ error: 'login_required' });
+}
+
 export function loginOptions(
   sim: PlatformSimulator,
   extra: Partial<PlatformLoginOptions> = {},
@@ -79,27 +102,46 @@ export function loginOptions(
   };
 }
 
+export interface EntryAppOptions {
+  /** express-session's store (its MemoryStore by default) and secret (SESSION_SECRET). */
+  store?: Store;
+  secret?: string;
+  /** Anything a test puts between the session and the callback. */
+  before?: (app: Express) => void;
+  /** The login's middleware on /api and GET /api/me answering the player, as the README has them. */
+  api?: boolean;
+}
+
+/**
+ * The app a test builds its own routes on: express, express-session and the login's callback at
+ * /platform/callback (with `api`, its middleware and GET /api/me). The test adds the login's error
+ * handler after its routes where it wants the package's answers.
+ */
+export function entryApp(login: PlatformLogin, options: EntryAppOptions = {}): Express {
+  const app = express();
+  const { store, secret = SESSION_SECRET } = options;
+  app.use(
+    session({ secret, resave: false, saveUninitialized: false, ...(store ? { store } : {}) }),
+  );
+  options.before?.(app);
+  app.use('/platform/callback', login.callback);
+  if (options.api) {
+    app.use('/api', login.middleware());
+    app.get('/api/me', (req, res) => void res.json(req.platformUser));
+  }
+  return app;
+}
+
 export function createTestApp(options: TestAppOptions): TestApp {
   const login = platformLogin(loginOptions(options.sim, options.login));
-  const app = express();
-  if (!options.withoutSession) {
-    app.use(
-      session({
-        secret: SESSION_SECRET,
-        resave: false,
-        saveUninitialized: false,
-        ...(options.sessionStore ? { store: options.sessionStore } : {}),
-      }),
-    );
-  }
-  app.use('/platform/callback', login.callback);
+  const app = options.withoutSession
+    ? express().use('/platform/callback', login.callback)
+    : entryApp(login, { store: options.sessionStore });
   app.get('/optional', login.middleware({ optional: true }), (req, res) => {
     res.json({ player: req.platformUser ?? null });
   });
   app.use('/api', login.middleware());
-  app.get('/api/me', (req, res) => {
-    res.json(req.platformUser);
-  });
+  app.get('/api/me', (req, res) => void res.json(req.platformUser));
   app.get('/api/token', async (req, res, next) => {
     try {
       res.json({ accessToken: await req.platformToken() });

@@ -1,21 +1,15 @@
 // The entry: GET /platform/callback?code=… against the real simulator.
 import request from 'supertest';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { MemoryTokenStore, type PlatformLoginEvents } from 'express-platform-login';
 import { createTestApp, TEST_REDIRECT_URI, loginOptions } from '../helpers/test-app';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { platformLogin } from 'express-platform-login';
 import { storedRecord } from '../helpers/records';
+import { useSimulator } from '../helpers/bed';
 
 let sim: PlatformSimulator;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => {
-  sim.clearFaults();
-  sim.resetCalls();
-});
+useSimulator((started) => (sim = started));
 
 const code = (openId?: string): string =>
   sim.issueCode({ redirectUri: TEST_REDIRECT_URI, ...(openId ? { openId } : {}) });

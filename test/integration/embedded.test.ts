@@ -3,7 +3,7 @@
 import express, { type Express } from 'express';
 import session from 'express-session';
 import request, { type Response } from 'supertest';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import {
   platformLogin,
   type PlatformLogin,
@@ -11,7 +11,8 @@ import {
   type PlatformLoginOptions,
 } from 'express-platform-login';
 import { embeddedSessionCookie } from '../../lib/entry/embedded-cookie';
-import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { entryApp, loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { useSimulator } from '../helpers/bed';
 
 const PLATFORM = 'https://platform.example';
 const COOKIE = '__Host-sid';
@@ -25,11 +26,7 @@ const FRAMED_ENTRY = {
 };
 
 let sim: PlatformSimulator;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.resetCalls());
+useSimulator((started) => (sim = started));
 
 interface EmbeddedApp {
   app: Express;
@@ -78,6 +75,15 @@ async function enter(app: Express, openId = 'player-ada'): Promise<string> {
   expect(res.status).toBe(303);
   return pair(res);
 }
+
+/** A request with the session `cookie` through the TLS-terminating proxy, with `headers`. */
+const viaProxy = (
+  app: Express,
+  method: 'get' | 'post',
+  path: string,
+  cookie: string,
+  headers: Record<string, string> = {},
+) => request(app)[method](path).set(VIA_PROXY).set('Cookie', cookie).set(headers);
 
 describe('embeddedSessionCookie()', () => {
   test('is the documented profile, ready to spread into express-session', () => {
@@ -170,9 +176,7 @@ describe('the cookie check after an entry', () => {
 
   test('without embedded mode the entry lands straight on successRedirect', async () => {
     const login = platformLogin(loginOptions(sim));
-    const app = express();
-    app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
-    app.use('/platform/callback', login.callback);
+    const app = entryApp(login);
     const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
     const res = await request(app).get(`/platform/callback?code=${code}`);
     expect(res.headers.location).toBe('/');
@@ -263,25 +267,19 @@ describe('CSRF protection of state-changing routes', () => {
 
   test('gameOrigins lets the game front end on another origin through', async () => {
     const { app, scores } = embeddedApp({ gameOrigins: ['https://shop.game.example'] });
-    const cookie = await enter(app);
-    await request(app)
-      .post('/api/score')
-      .set(VIA_PROXY)
-      .set('Cookie', cookie)
-      .set({ 'Sec-Fetch-Site': 'same-site', Origin: 'https://shop.game.example' })
-      .expect(200);
+    await viaProxy(app, 'post', '/api/score', await enter(app), {
+      'Sec-Fetch-Site': 'same-site',
+      Origin: 'https://shop.game.example',
+    }).expect(200);
     expect(scores).toEqual([1]);
   });
 
   test('safe methods are never refused', async () => {
     const { app } = embeddedApp();
-    const cookie = await enter(app);
-    await request(app)
-      .get('/api/me')
-      .set(VIA_PROXY)
-      .set('Cookie', cookie)
-      .set({ 'Sec-Fetch-Site': 'cross-site', Origin: 'https://attacker.example' })
-      .expect(200);
+    await viaProxy(app, 'get', '/api/me', await enter(app), {
+      'Sec-Fetch-Site': 'cross-site',
+      Origin: 'https://attacker.example',
+    }).expect(200);
   });
 });
 
@@ -289,25 +287,20 @@ describe('logout', () => {
   test('from another site is refused and the player stays logged in', async () => {
     const { app } = embeddedApp();
     const cookie = await enter(app);
-    const res = await request(app)
-      .post('/logout')
-      .set(VIA_PROXY)
-      .set('Cookie', cookie)
-      .set({ 'Sec-Fetch-Site': 'cross-site', Origin: 'https://attacker.example' })
-      .set('Accept', 'application/json');
+    const res = await viaProxy(app, 'post', '/logout', cookie, {
+      'Sec-Fetch-Site': 'cross-site',
+      Origin: 'https://attacker.example',
+      Accept: 'application/json',
+    });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'cross_origin_refused' });
-    await request(app).get('/api/me').set(VIA_PROXY).set('Cookie', cookie).expect(200);
+    await viaProxy(app, 'get', '/api/me', cookie).expect(200);
   });
 
   test('from the game page ends the login and clears the partitioned cookie', async () => {
     const { app } = embeddedApp();
     const cookie = await enter(app);
-    const res = await request(app)
-      .post('/logout')
-      .set(VIA_PROXY)
-      .set('Cookie', cookie)
-      .set('Sec-Fetch-Site', 'same-origin');
+    const res = await viaProxy(app, 'post', '/logout', cookie, { 'Sec-Fetch-Site': 'same-origin' });
     expect(res.status).toBe(204);
     const cleared = setCookie(res).toLowerCase();
     expect(cleared).toMatch(/^__host-sid=;/);
@@ -315,6 +308,6 @@ describe('logout', () => {
     for (const attribute of ['path=/', 'secure', 'partitioned', 'samesite=none']) {
       expect(cleared).toContain(attribute);
     }
-    await request(app).get('/api/me').set(VIA_PROXY).set('Cookie', cookie).expect(401);
+    await viaProxy(app, 'get', '/api/me', cookie).expect(401);
   });
 });

@@ -1,9 +1,15 @@
 // Entry context on the real callback against the simulator: off, report and enforce, with the
 // headers browsers send; a refused entry neither claims nor sends its code.
 import request from 'supertest';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { platformLogin, SetupError, type PlatformLoginEvents } from 'express-platform-login';
-import { createTestApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
+import {
+  createTestApp,
+  loginOptions,
+  TEST_REDIRECT_URI,
+  warningsLogger,
+} from '../helpers/test-app';
+import { useSimulator } from '../helpers/bed';
 
 const PLATFORM = 'https://platform.example';
 const FROM_PLATFORM = {
@@ -18,11 +24,7 @@ const AS_IMAGE = { ...FROM_ATTACKER, 'Sec-Fetch-Dest': 'image', 'Sec-Fetch-Mode'
 type Violation = PlatformLoginEvents['entryContextViolation'][0];
 
 let sim: PlatformSimulator;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.resetCalls());
+useSimulator((started) => (sim = started));
 
 const code = (): string => sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
 
@@ -179,13 +181,7 @@ describe('the default mode', () => {
   });
 
   test("without platformOrigins: 'report', with one start-up warning through the logger saying what to set", async () => {
-    const warnings: string[] = [];
-    const logger = {
-      debug: () => undefined,
-      info: () => undefined,
-      warn: (_fields: unknown, message: string) => warnings.push(message),
-      error: () => undefined,
-    };
+    const { logger, warnings } = warningsLogger();
     // Origins left out on purpose (the test helpers name the simulator's).
     const { app, login } = createTestApp({ sim, login: { logger, platformOrigins: undefined } });
     expect(warnings).toHaveLength(1);
@@ -206,13 +202,7 @@ describe('the default mode', () => {
 });
 
 test("the test helpers name the simulator's origins: their apps start without the login-CSRF warning and enforce", async () => {
-  const warnings: string[] = [];
-  const logger = {
-    debug: () => undefined,
-    info: () => undefined,
-    warn: (_fields: unknown, message: string) => warnings.push(message),
-    error: () => undefined,
-  };
+  const { logger, warnings } = warningsLogger();
   const { app } = createTestApp({ sim, login: { logger } });
   expect(warnings).toEqual([]);
   await request(app).get(`/platform/callback?code=${code()}`).set(FROM_ATTACKER).expect(403);

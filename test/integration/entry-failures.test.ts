@@ -5,16 +5,17 @@
 // a warning when X-Forwarded-For arrives untrusted.
 import { createHash, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import {
   RedisTokenStore,
   type PlatformLogin,
   type PlatformLoginOptions,
 } from 'express-platform-login';
-import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
-import { listen, sendFrom, type Answer, type Listening } from '../helpers/http-from';
+import { createTestApp, TEST_REDIRECT_URI, warningsLogger } from '../helpers/test-app';
+import { listen, sendFrom, type Answer } from '../helpers/http-from';
 import { valueOnce, waitUntil } from '../helpers/wait-until';
 import { PLATFORM, FROM_PLATFORM, FROM_ATTACKER, JSON_ACCEPT } from '../helpers/entry-requests';
+import { useSimulatorAndRedis } from '../helpers/bed';
 
 /** What an `<img>` on any page sends. */
 const AS_IMAGE = {
@@ -25,30 +26,7 @@ const AS_IMAGE = {
 
 let sim: PlatformSimulator;
 let redis: Redis;
-const apps: Listening[] = [];
-
-beforeAll(async () => {
-  sim = await startSimulator();
-  redis = new Redis(process.env.REDIS_URL!);
-});
-
-/** The stores a test opened on the shared client, closed after it (each follows the client's end). */
-const openStores: RedisTokenStore[] = [];
-function opened(store: RedisTokenStore): RedisTokenStore {
-  openStores.push(store);
-  return store;
-}
-afterEach(() => Promise.all(openStores.splice(0).map((store) => store.close())));
-
-afterAll(async () => {
-  await Promise.all(apps.map((app) => app.close()));
-  redis.disconnect();
-  await sim.close();
-});
-beforeEach(() => {
-  sim.clearFaults();
-  sim.resetCalls();
-});
+const { opened, apps } = useSimulatorAndRedis((bed) => ({ sim, redis } = bed));
 
 const issue = (): string => sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
 const madeUp = (): string => `made-up-${randomBytes(12).toString('base64url')}`;
@@ -69,13 +47,7 @@ async function start(
   options: { prefix?: string; trustProxy?: string } = {},
 ): Promise<Started> {
   const prefix = options.prefix ?? newPrefix();
-  const warnings: string[] = [];
-  const logger = {
-    debug: () => undefined,
-    info: () => undefined,
-    warn: (_fields: unknown, message: string) => warnings.push(message),
-    error: () => undefined,
-  };
+  const { logger, warnings } = warningsLogger();
   const store = opened(new RedisTokenStore({ redis, prefix }));
   const { app, login: platform } = createTestApp({
     sim,

@@ -5,35 +5,21 @@
 // those its scripts ran (source `lua`); INFO commandstats counts both alike.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
-import session from 'express-session';
 import { Redis } from 'ioredis';
 import { RedisStore as ConnectRedis8 } from 'connect-redis8';
 import { platformLogin, RedisSessionStore, RedisTokenStore } from 'express-platform-login';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
+import type { TestRedisServer } from '../helpers/redis-server';
+import { usePrivateRedis } from '../helpers/bed';
 import { defaultClientKinds, type ClientKind } from '../helpers/redis-clients';
-import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { entryApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { waitUntil } from '../helpers/wait-until';
 import { commandCounts } from '../helpers/command-counts';
 
 let server: TestRedisServer;
 let sim: PlatformSimulator;
 let raw: Redis;
-const closers: (() => Promise<unknown> | void)[] = [];
-
-beforeAll(async () => {
-  [server, sim] = await Promise.all([startRedisServer(), startSimulator()]);
-  raw = new Redis(server.url);
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  await raw.flushdb();
-});
-afterAll(async () => {
-  raw.disconnect();
-  await Promise.all([server.stop(), sim.close()]);
-});
+const { closers } = usePrivateRedis((bed) => ({ server, sim, raw } = bed));
 
 /** The key tracking's heartbeat and its connection's setup: not an entry's commands. */
 // ROLE is durability's look for replicas: at most once a second per store, not once per entry.
@@ -83,21 +69,7 @@ async function startGame(kind: ClientKind, sessions: 'ours' | 'connect-redis'): 
   const prefix = 'rt:';
   const store = new RedisTokenStore({ redis: client, prefix, allowPlaintextTokens: true });
   const login = platformLogin(loginOptions(sim, { store }));
-  const app = express();
-  app.use(
-    session({
-      store: sessionStore,
-      secret: SESSION_SECRET,
-      resave: false,
-      saveUninitialized: false,
-    }),
-  );
-  app.use('/platform/callback', login.callback);
-  app.use('/api', login.middleware());
-  app.get('/api/me', (req, res) => {
-    res.json(req.platformUser);
-  });
-  app.use(login.errorHandler());
+  const app = entryApp(login, { store: sessionStore, api: true }).use(login.errorHandler());
   const http: Server = createServer(app);
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   closers.push(async () => {

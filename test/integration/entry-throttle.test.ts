@@ -5,7 +5,7 @@
 // when the platform throttles anyway, a player from an address with no failure still enters.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import {
   RedisTokenStore,
   type PlatformLogin,
@@ -16,24 +16,11 @@ import { listen, sendFrom, type Answer, type Listening } from '../helpers/http-f
 import { startThrottlingPlatform, type ThrottlingPlatform } from '../helpers/throttling-platform';
 import { waitUntil } from '../helpers/wait-until';
 import { FROM_PLATFORM, JSON_ACCEPT, PLATFORM } from '../helpers/entry-requests';
+import { useSimulatorAndRedis } from '../helpers/bed';
 
 let sim: PlatformSimulator;
 let redis: Redis;
-const closers: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  sim = await startSimulator();
-  redis = new Redis(process.env.REDIS_URL!);
-});
-afterAll(async () => {
-  await Promise.all(closers.map((close) => close()));
-  redis.disconnect();
-  await sim.close();
-});
-beforeEach(() => {
-  sim.clearFaults();
-  sim.resetCalls();
-});
+const { apps } = useSimulatorAndRedis((bed) => ({ sim, redis } = bed));
 
 const issue = (): string => sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
 /** A made-up code that names the address sending it, so the platform's log tells whose it was. */
@@ -54,7 +41,7 @@ async function startProcess(prefix: string, login: Partial<PlatformLoginOptions>
     login: { platformOrigins: [PLATFORM], store, ...login },
   });
   const listening: Listening = await listen(app);
-  closers.push(() => listening.close());
+  apps.push(listening);
   return { port: listening.port, login: platform } satisfies Process;
 }
 
@@ -69,7 +56,7 @@ const callsBy = (codes: readonly string[], from: string): number =>
 
 test('the trial: 120 made-up codes from 4 addresses at once against a platform allowing 10 calls a second; a real player on another process still enters', async () => {
   const platform: ThrottlingPlatform = await startThrottlingPlatform(sim.url, 10, 3600);
-  closers.push(() => platform.close());
+  apps.push(platform);
   const prefix = newPrefix();
   const a = await startProcess(prefix, { authUrl: platform.url });
   const b = await startProcess(prefix, { authUrl: platform.url });

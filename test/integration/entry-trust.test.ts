@@ -4,26 +4,22 @@
 // capped; logout answers POST only; platformFetch stays under apiUrl by whole path segments.
 // Runs on Express 5 (integration); the path spellings and logout mounting run on Express 4 too,
 // in test/express4/express-version.test.ts.
-import express from 'express';
-import session from 'express-session';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
+import { platformLogin, RedisTokenStore, type PlatformLoginOptions } from 'express-platform-login';
+import { createTestApp, entryApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { listen, sendFrom, type Answer } from '../helpers/http-from';
 import {
-  MemoryTokenStore,
-  platformLogin,
-  RedisTokenStore,
-  type PlatformLoginOptions,
-  type TokenStore,
-} from 'express-platform-login';
-import {
-  createTestApp,
-  loginOptions,
-  SESSION_SECRET,
-  TEST_REDIRECT_URI,
-} from '../helpers/test-app';
-import { listen, sendFrom, type Answer, type Listening } from '../helpers/http-from';
-import { PLATFORM, FROM_PLATFORM, JSON_ACCEPT, SPELLINGS } from '../helpers/entry-requests';
+  cookieOf,
+  expectLogoutPostOnly,
+  FROM_PLATFORM,
+  JSON_ACCEPT,
+  PLATFORM,
+  SPELLINGS,
+} from '../helpers/entry-requests';
+import { useSimulatorAndRedis } from '../helpers/bed';
+import { studioStore } from '../helpers/records';
 
 /** How an attacker gets a victim's browser to send an entry. */
 const FORGERIES: [string, Record<string, string>][] = [
@@ -52,27 +48,7 @@ const FORGERIES: [string, Record<string, string>][] = [
 
 let sim: PlatformSimulator;
 let redis: Redis;
-const apps: Listening[] = [];
-
-beforeAll(async () => {
-  sim = await startSimulator();
-  redis = new Redis(process.env.REDIS_URL!);
-});
-
-/** The stores a test opened on the shared client, closed after it (each follows the client's end). */
-const openStores: RedisTokenStore[] = [];
-function opened(store: RedisTokenStore): RedisTokenStore {
-  openStores.push(store);
-  return store;
-}
-afterEach(() => Promise.all(openStores.splice(0).map((store) => store.close())));
-
-afterAll(async () => {
-  await Promise.all(apps.map((app) => app.close()));
-  redis.disconnect();
-  await sim.close();
-});
-beforeEach(() => sim.resetCalls());
+const { opened, apps } = useSimulatorAndRedis((bed) => ({ sim, redis } = bed));
 
 const issue = (openId = 'player-ada'): string =>
   sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId });
@@ -88,7 +64,6 @@ async function start(login: Partial<PlatformLoginOptions> = {}, prefix = newPref
 }
 const newPrefix = (): string => `trust-${randomBytes(6).toString('hex')}:`;
 const claimKeys = (prefix: string): Promise<string[]> => redis.keys(`${prefix}c:*`);
-const cookieOf = (answer: Answer): string => String(answer.headers['set-cookie']).split(';')[0]!;
 
 describe('forged entries, on every path spelling', () => {
   test.each(FORGERIES)(
@@ -257,13 +232,7 @@ describe('failed entries per client address', () => {
   });
 
   test("a studio's own store counts failed entries through the contract's four methods", async () => {
-    const inner = new MemoryTokenStore();
-    const store: TokenStore = {
-      get: (key) => inner.get(key),
-      put: (key, value, options) => inner.put(key, value, options),
-      delete: (key, version) => inner.delete(key, version),
-      renew: (key, ttlMs) => inner.renew(key, ttlMs),
-    };
+    const store = studioStore();
     const { app } = createTestApp({
       sim,
       login: { platformOrigins: [PLATFORM], store, entry: { failureLimit: 2 } },
@@ -323,42 +292,13 @@ describe('logout answers POST only, wherever it is mounted', () => {
     'app.%s: GET and HEAD are 405 with Allow: POST, the player stays logged in',
     async (mount) => {
       const login = platformLogin(loginOptions(sim, { platformOrigins: [PLATFORM] }));
-      const app = express();
-      app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
-      app.use('/platform/callback', login.callback);
+      const app = entryApp(login);
       app.get('/api/me', login.middleware(), (req, res) => {
         res.json(req.platformUser);
       });
       app[mount]('/logout', login.logout());
       const { port } = await listen(app).then((listening) => (apps.push(listening), listening));
-      const entry = await sendFrom('127.0.0.1', port, `/platform/callback?code=${issue()}`, {
-        headers: FROM_PLATFORM,
-      });
-      const cookie = cookieOf(entry);
-      for (const method of ['GET', 'HEAD']) {
-        const answer = await sendFrom('127.0.0.1', port, '/logout', {
-          method,
-          headers: { ...JSON_ACCEPT, Cookie: cookie },
-        });
-        expect({ method, status: answer.status, allow: answer.headers.allow }).toEqual({
-          method,
-          status: 405,
-          allow: 'POST',
-        });
-        if (method === 'GET')
-          expect(JSON.parse(answer.body)).toEqual({ error: 'method_not_allowed' });
-      }
-      const me = await sendFrom('127.0.0.1', port, '/api/me', {
-        headers: { ...JSON_ACCEPT, Cookie: cookie },
-      });
-      expect(me.status).toBe(200);
-      if (mount !== 'get') {
-        const post = await sendFrom('127.0.0.1', port, '/logout', {
-          method: 'POST',
-          headers: { Cookie: cookie },
-        });
-        expect(post.status).toBe(204);
-      }
+      await expectLogoutPostOnly(port, issue(), mount);
     },
   );
 });
@@ -368,9 +308,7 @@ describe('platformFetch stays under apiUrl by whole path segments', () => {
     const login = platformLogin(
       loginOptions(sim, { api: { url: `${sim.url}/v1` }, entry: { failureLimit: 0 } }),
     );
-    const app = express();
-    app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
-    app.use('/platform/callback', login.callback);
+    const app = entryApp(login);
     app.get('/api/fetch', login.middleware(), async (req, res) => {
       try {
         const answer = await req.platformFetch!(String(req.query.url));

@@ -1,12 +1,9 @@
-// The example game backend's contract (docs/example-app.md, DESIGN.md section 6) over real HTTP:
+// The example game backend's contract (docs/example-app.md) over real HTTP:
 // embedded defaults, two instances sharing one Redis and a stalled Redis on each REDIS_CLIENT
 // (node-redis, ioredis; sessions on RedisSessionStore), TRUST_PROXY, and graceful shutdown
 // of `example-app/server.ts`.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { MemoryTokenStore, RedisTokenStore, type TokenRecord } from 'express-platform-login';
@@ -23,10 +20,17 @@ import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { commandCounts } from '../helpers/command-counts';
 import { valueOnce } from '../helpers/wait-until';
+import { spawnOnSources } from '../helpers/on-sources';
+import { startDropper } from '../helpers/tcp-proxy';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
-const ADA = { openId: 'player-ada', unionId: 'union-ada', scope: ['user_info', 'basic_actions'] };
+const ADA = {
+  openId: 'player-ada',
+  unionId: 'union-ada',
+  scope: ['user_info', 'basic_actions'],
+  registration: 'web',
+};
 
 const unescapeHtml = (text: string): string =>
   text.replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) =>
@@ -476,15 +480,9 @@ describe.each(REDIS_CLIENTS)('starting, REDIS_CLIENT=%s', (redisClient) => {
   });
 
   test('with no Redis answering it still starts, says so, answers /healthz 503, and once closed nothing of it reconnects', async () => {
-    // Takes every connection and drops it at once: a Redis that never answers.
-    let connections = 0;
-    const dropper = createServer((socket) => {
-      connections += 1;
-      socket.destroy();
-    });
-    dropper.listen(0, '127.0.0.1');
-    await once(dropper, 'listening');
-    const { port } = dropper.address() as AddressInfo;
+    // a Redis that never answers.
+    const dropper = await startDropper();
+    const { port } = dropper;
     try {
       const example = await startExample(
         readConfig({
@@ -499,11 +497,11 @@ describe.each(REDIS_CLIENTS)('starting, REDIS_CLIENT=%s', (redisClient) => {
       } finally {
         await example.close();
       }
-      expect(connections).toBeGreaterThan(0);
+      expect(dropper.connections()).toBeGreaterThan(0);
       // Every client reconnects at most 1 s apart: a connection left trying would show within 2.5 s.
-      const afterClose = connections;
+      const afterClose = dropper.connections();
       await new Promise((resolve) => setTimeout(resolve, 2500));
-      expect(connections - afterClose).toBe(0);
+      expect(dropper.connections() - afterClose).toBe(0);
     } finally {
       dropper.close();
     }
@@ -577,17 +575,7 @@ describe('`node example-app/server.ts` on SIGTERM', () => {
     delete env.NODE_OPTIONS;
     delete env.REDIS_URL;
     // Sources, not dist/: the package's names resolve to lib/ (see the helper).
-    const child = spawn(
-      process.execPath,
-      [
-        '-r',
-        'esbuild-register',
-        '-r',
-        join(ROOT, 'test/helpers/source-aliases.ts'),
-        'example-app/server.ts',
-      ],
-      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawnOnSources('example-app/server.ts', { cwd: ROOT, env });
     const exited = once(child, 'exit');
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -6,15 +6,13 @@
 // page is refused.
 import { QUIET } from '../helpers/test-app';
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Browser, Page } from 'playwright-core';
 import type { TokenRecord } from 'express-platform-login';
 import { readConfig } from '../../example-app/config';
 import { startExample, type RunningExample } from '../../example-app/start';
-import { launchChromium } from '../helpers/browser';
+import { expectLureRefused, launchChromium, startLurePage } from '../helpers/browser';
 import { storedRecord } from '../helpers/records';
 
 // UPDATE_SCREENSHOTS=1 refreshes docs/example-app.md's pictures; otherwise they go to a scratch folder, so a
@@ -148,7 +146,7 @@ describe.each(SETUPS)('on %s', (setup, env) => {
         expect(seenAfterCall).not.toContain(secret);
       }
 
-      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.getByRole('button', { name: 'Log out', exact: true }).click();
       await page.locator('#logged-out').waitFor();
       await expect(page.locator('#logged-out').textContent()).resolves.toBe(
         'You are not logged in.',
@@ -177,15 +175,8 @@ describe('login CSRF', () => {
     // The attacker got a code for their own player and stopped before the platform's redirect.
     const attackerCode = sim.issueCode({ redirectUri: example.redirectUri, openId: 'player-cy' });
     const lure = `${example.redirectUri}?code=${encodeURIComponent(attackerCode)}`;
-    const attacker: Server = createServer((_req, res) => {
-      res.setHeader('Content-Type', 'text/html');
-      res.end(
-        `<!doctype html><title>Free gems</title><script>location.href = ${JSON.stringify(lure)};</script>`,
-      );
-    });
-    attacker.listen(0, '127.0.0.1');
-    await new Promise((resolve) => attacker.once('listening', resolve));
-    const attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`;
+    const attacker = await startLurePage(lure, '127.0.0.1');
+    const attackerUrl = attacker.url;
 
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -208,13 +199,7 @@ describe('login CSRF', () => {
       sim.resetCalls();
 
       // The victim opens the attacker's page, which navigates to the callback with the attacker's code.
-      const refused = page.waitForResponse((res) => res.url().startsWith(example.redirectUri));
-      await page.goto(attackerUrl);
-      const answer = await refused;
-      expect(answer.status()).toBe(403);
-      await expect(page.locator('body').textContent()).resolves.toContain(
-        'did not come from the platform',
-      );
+      await expectLureRefused(page, attackerUrl, example.redirectUri);
       expect(sim.calls.authorization_code).toBe(0);
       expect(violations).toMatchObject([{ reason: 'foreign-referer', refused: true }]);
 
@@ -235,7 +220,7 @@ describe('login CSRF', () => {
     } finally {
       example.login.off('entryContextViolation', onViolation);
       await context.close();
-      await new Promise((resolve) => attacker.close(resolve));
+      await attacker.close();
     }
   });
 });

@@ -1,10 +1,10 @@
 // The example's `GET /ws` and its live panel, on two example processes sharing a real redis-server
-// (one in this process, one spawned from `example-app/server.ts`): the contract of DESIGN.md
-// section 6 (401 without a login, hello within 3 s, `profile`, 4401 within 1 s of a logout on the
+// (one in this process, one spawned from `example-app/server.ts`): the contract of
+// docs/example-app.md (401 without a login, hello within 3 s, `profile`, 4401 within 1 s of a logout on the
 // other process), and in headless Chromium the page's live panel reacting to that logout, the
 // nickname, a readable expiry, the favicon and the 401 page's way back.
 import { QUIET } from '../helpers/test-app';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { startRedisServer, type TestRedisServer } from '../helpers/redis-server'
 import { openSocket, type TestSocket } from '../helpers/spawn-socket-backends';
 import { sessionCookieFrom } from '../helpers/session-cookie';
 import { waitUntil } from '../helpers/wait-until';
+import { spawnOnSources } from '../helpers/on-sources';
 
 const ROOT = join(__dirname, '../..');
 
@@ -34,17 +35,7 @@ async function spawnExample(
 ): Promise<{ url: string; child: ChildProcess }> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   delete childEnv.NODE_OPTIONS;
-  const child = spawn(
-    process.execPath,
-    [
-      '-r',
-      'esbuild-register',
-      '-r',
-      join(ROOT, 'test/helpers/source-aliases.ts'),
-      'example-app/server.ts',
-    ],
-    { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawnOnSources('example-app/server.ts', { cwd: ROOT, env: childEnv });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -102,7 +93,7 @@ const open = async (url: string, cookie?: string): Promise<TestSocket> => {
   return socket;
 };
 
-describe('GET /ws, as DESIGN.md section 6 says', () => {
+describe('GET /ws, as docs/example-app.md says', () => {
   test('without a login: 401 and no upgrade', async () => {
     await expect(openSocket(a.url.replace(/\/$/, ''))).rejects.toMatchObject({ status: 401 });
   });

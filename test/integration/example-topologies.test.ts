@@ -4,9 +4,8 @@
 // with the token record and the session on the Redis behind it, the logout removing both, and a
 // clean SIGTERM; with no Redis answering, started all the same, /healthz 503, and nothing left
 // reconnecting once closed. Also: a start with two Redis variables set is refused, naming them.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
@@ -20,10 +19,17 @@ import {
   type TestRedisSentinel,
 } from '../helpers/redis-sentinel';
 import { waitUntil } from '../helpers/wait-until';
+import { spawnOnSources } from '../helpers/on-sources';
+import { startDropper } from '../helpers/tcp-proxy';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
-const ADA = { openId: 'player-ada', unionId: 'union-ada', scope: ['user_info', 'basic_actions'] };
+const ADA = {
+  openId: 'player-ada',
+  unionId: 'union-ada',
+  scope: ['user_info', 'basic_actions'],
+  registration: 'web',
+};
 
 /** A spawned example: its output so far, and its addresses once it has printed them. */
 interface SpawnedExample {
@@ -46,17 +52,10 @@ function spawnExample(env: Record<string, string>): SpawnedExample {
     delete childEnv[name];
   }
   // Sources, not dist/: the package's names resolve to lib/ (see the helper).
-  const child = spawn(
-    process.execPath,
-    [
-      '-r',
-      'esbuild-register',
-      '-r',
-      join(ROOT, 'test/helpers/source-aliases.ts'),
-      'example-app/server.ts',
-    ],
-    { cwd: ROOT, env: { ...childEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawnOnSources('example-app/server.ts', {
+    cwd: ROOT,
+    env: { ...childEnv, ...env },
+  });
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -228,15 +227,9 @@ describe.each(RUNS)('%s, REDIS_CLIENT=%s', (_, redisClient, topology) => {
 
   test('with no Redis answering it still starts, says so, answers /healthz 503, and once closed nothing of it reconnects', async () => {
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-    // Takes every connection and drops it at once: sentinels, or Cluster nodes, that never answer.
-    let connections = 0;
-    const dropper = createServer((socket) => {
-      connections += 1;
-      socket.destroy();
-    });
-    dropper.listen(0, '127.0.0.1');
-    await once(dropper, 'listening');
-    const address = `127.0.0.1:${(dropper.address() as AddressInfo).port}`;
+    // sentinels, or Cluster nodes, that never answer.
+    const dropper = await startDropper();
+    const address = `127.0.0.1:${dropper.port}`;
     try {
       const running = await startExample(
         readConfig({
@@ -256,7 +249,7 @@ describe.each(RUNS)('%s, REDIS_CLIENT=%s', (_, redisClient, topology) => {
       } finally {
         await running.close();
       }
-      expect(connections).toBeGreaterThan(0);
+      expect(dropper.connections()).toBeGreaterThan(0);
       // ioredis's Sentinel connector, closed while it waits to ask the sentinels again, asks once
       // more before it sees it is closed (one connection per client: the example's and the stores'
       // duplicates), within its retry delay (1 s at most). Past that, and on every other client at
@@ -264,9 +257,9 @@ describe.each(RUNS)('%s, REDIS_CLIENT=%s', (_, redisClient, topology) => {
       if (redisClient === 'ioredis' && topology === 'sentinel') {
         await new Promise((resolve) => setTimeout(resolve, 1500));
       }
-      const afterClose = connections;
+      const afterClose = dropper.connections();
       await new Promise((resolve) => setTimeout(resolve, 2500));
-      expect(connections - afterClose).toBe(0);
+      expect(dropper.connections() - afterClose).toBe(0);
     } finally {
       dropper.close();
       warn.mockRestore();

@@ -8,16 +8,13 @@ import type { Server } from 'node:http';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import {
-  startSimulator,
-  type PlatformSimulator,
-  type SimulatorFault,
-} from 'express-platform-login/simulator';
+import type { PlatformSimulator, SimulatorFault } from 'express-platform-login/simulator';
 import { RedisTokenStore, type PlatformLoginOptions } from 'express-platform-login';
 import { freePort } from '../helpers/free-port';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { useSimulatorAndRedis } from '../helpers/bed';
 
 /** Short attempts and one quick retry, so that a fault costs well under a second. */
 const CLIENT = { timeoutMs: 300, refreshRetries: 1, retryBaseDelayMs: 10, maxRetryDelayMs: 1500 };
@@ -27,27 +24,7 @@ let sim: PlatformSimulator;
 let redis: Redis;
 const prefix = `faults-${randomUUID().slice(0, 8)}:`;
 
-beforeAll(async () => {
-  sim = await startSimulator();
-  redis = new Redis(process.env.REDIS_URL!);
-});
-
-/** The stores a test opened on the shared client, closed after it (each follows the client's end). */
-const openStores: RedisTokenStore[] = [];
-function opened(store: RedisTokenStore): RedisTokenStore {
-  openStores.push(store);
-  return store;
-}
-afterEach(() => Promise.all(openStores.splice(0).map((store) => store.close())));
-
-afterAll(async () => {
-  redis.disconnect();
-  await sim.close();
-});
-beforeEach(() => {
-  sim.clearFaults();
-  sim.resetCalls();
-});
+const { opened } = useSimulatorAndRedis((bed) => ({ sim, redis } = bed));
 
 /**
  * Two apps (two processes, as far as the package can tell) sharing the session store and the Redis

@@ -4,7 +4,8 @@
 // platform is never called; no answer sets a cookie; the player's tokens never change.
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
+import { useSimulator } from '../helpers/bed';
 import { MemoryTokenStore, type TokenRecord } from 'express-platform-login';
 import {
   acceptHeader,
@@ -22,13 +23,14 @@ const GET_ROUTES = ['/api/me', '/api/me/', '/API/ME', '/api/token'];
 const OTHER_PATHS = ['/api/nowhere', '/api', '/api/me/more', '/api/%ZZ', '/api/..%2Fme'];
 
 let sim: PlatformSimulator;
-let client: RawClient;
+useSimulator((started) => (sim = started));
+/** One logged-in session on the test app, its record as entered, and a raw client of the app. */
 let store: MemoryTokenStore;
 let sessionId: string;
 let before: TokenRecord;
+let client: RawClient;
 
 beforeAll(async () => {
-  sim = await startSimulator();
   store = new MemoryTokenStore();
   const { app } = createTestApp({ sim, login: { store } });
   ({ sessionId } = await enter(app, sim, 'player-ada'));
@@ -36,10 +38,7 @@ beforeAll(async () => {
   client = await listenRaw(app);
   sim.resetCalls();
 });
-afterAll(async () => {
-  await client.close();
-  await sim.close();
-});
+afterAll(() => client.close());
 
 /** The `connect.sid` cookie express-session sets for `id`: `s:<id>.<HMAC-SHA256>`, URL-encoded. */
 function signedCookie(id: string, secret = SESSION_SECRET): string {

@@ -3,52 +3,38 @@
 // freshest of the player's logins, login_required with none or after logoutPlayer, and a refresh
 // shared with the player's sockets under the same lock.
 import request from 'supertest';
-import { Redis } from 'ioredis';
 import {
   LoginRequiredError,
   platformLogin,
   RedisTokenStore,
   type PlatformLogin,
 } from 'express-platform-login';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { loginOptions } from '../helpers/test-app';
 import {
   enterAs,
   openSocket,
-  startSocketProcess,
-  stopSocketProcesses,
   type Browser,
   type SocketProcess,
   type TestSocket,
 } from '../helpers/spawn-socket-backends';
+import { useSocketBackends } from '../helpers/socket-bed';
 
 const PREFIX = 'jobs:';
 
-let redis: TestRedisServer;
 let sim: PlatformSimulator;
-let raw: Redis;
 let store: RedisTokenStore;
 /** The worker: a PlatformLogin of its own on the same Redis, with no HTTP server. */
 let worker: PlatformLogin;
 let a: SocketProcess;
 let b: SocketProcess;
 const sockets: TestSocket[] = [];
-
-beforeAll(async () => {
-  [redis, sim] = await Promise.all([startRedisServer(), startSimulator()]);
-  const env = { REDIS_URL: redis.url, SIM_URL: sim.url, KEY_PREFIX: PREFIX };
-  [a, b] = await Promise.all([startSocketProcess(env), startSocketProcess(env)]);
-  raw = new Redis(redis.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
-  store = new RedisTokenStore({ redis: raw, prefix: `${PREFIX}t:` });
+useSocketBackends(PREFIX, (bed) => {
+  ({ sim, store, a, b } = bed);
   worker = platformLogin(loginOptions(sim, { store }));
-}, 30_000);
-afterAll(async () => {
+});
+afterAll(() => {
   for (const socket of sockets) socket.ws.terminate();
-  await stopSocketProcesses([a, b].filter(Boolean));
-  await store?.close();
-  raw?.disconnect();
-  await Promise.all([redis?.stop(), sim?.close()]);
 });
 
 /** The access token a route of the session's own process sees. */

@@ -4,7 +4,7 @@
 // the session for the visitor without its login marker; either way the client's next request reads
 // no token record.
 import { randomBytes } from 'node:crypto';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import request from 'supertest';
 import session from 'express-session';
 import { RedisStore } from 'connect-redis8';
@@ -14,7 +14,7 @@ import { startSimulator, type PlatformSimulator } from 'express-platform-login/s
 import { hashSessionId } from '../../lib/core/hash';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { enter } from '../helpers/records';
-import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { entryApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { waitUntil } from '../helpers/wait-until';
 import { commandCount } from '../helpers/command-counts';
@@ -74,21 +74,13 @@ async function newApp({
   const login = platformLogin(
     loginOptions(sim, { store, ...(ownErrors ? { handleErrors: false } : {}) }),
   );
-  const app = express();
-  app.use(
-    session({
-      store: sessionStore?.(client) ?? new RedisStore({ client, prefix: `${prefix}s:` }),
-      secret: SESSION_SECRET,
-      resave: false,
-      saveUninitialized: false,
-    }),
-  );
-  app.use('/platform/callback', login.callback);
+  const app = entryApp(login, {
+    store: sessionStore?.(client) ?? new RedisStore({ client, prefix: `${prefix}s:` }),
+    api: true,
+  });
   app.get('/optional', login.middleware({ optional: true }), (req, res) => {
     res.json({ player: req.platformUser ?? null });
   });
-  app.use('/api', login.middleware());
-  app.get('/api/me', (req, res) => res.json(req.platformUser));
   if (ownErrors) {
     app.use(
       (

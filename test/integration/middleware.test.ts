@@ -4,7 +4,7 @@ import { engineOf } from '../../lib/core/derived-engine';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
 import session from 'express-session';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import {
   MemoryTokenStore,
   platformLogin,
@@ -13,6 +13,7 @@ import {
 } from 'express-platform-login';
 import {
   createTestApp,
+  expectLoginRequired,
   loginOptions,
   SESSION_SECRET,
   TEST_REDIRECT_URI,
@@ -21,17 +22,11 @@ import { enter, expiringIn, rewriteRecord, storedRecord } from '../helpers/recor
 import { waitUntil } from '../helpers/wait-until';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { hashSessionId } from '../../lib/core/hash';
+import { useSimulator } from '../helpers/bed';
 
 let sim: PlatformSimulator;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => {
-  sim.clearFaults();
-  sim.setRotation(false);
-  sim.resetCalls();
-});
+useSimulator((started) => (sim = started));
+beforeEach(() => sim.setRotation(false));
 
 function setUp(login: Parameters<typeof createTestApp>[0]['login'] = {}) {
   const store = new MemoryTokenStore();
@@ -40,14 +35,20 @@ function setUp(login: Parameters<typeof createTestApp>[0]['login'] = {}) {
 }
 
 const SECOND = 1000;
+
+/** The platform down, silent, or answering `garbage`, as a test.each table. */
+const platformFaults = (garbage: 'malformed-json' | 'html') =>
+  [
+    ['down (503)', { kind: 'status', status: 503 }],
+    ['slow (no answer)', { kind: 'hang' }],
+    ['answering garbage', { kind: garbage }],
+  ] as const;
 const HOUR = 3600 * SECOND;
 
 describe('no login', () => {
   test('401 login_required without a session', async () => {
     const { app } = setUp();
-    const res = await request(app).get('/api/me').set('Accept', 'application/json');
-    expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'login_required' });
+    await expectLoginRequired(app, '/api/me');
   });
 
   test('optional mode goes on without a player', async () => {
@@ -260,11 +261,7 @@ describe('the failure table', () => {
     expect((await agent.get('/api/me').set(json)).body).toEqual({ error: 'login_required' });
   });
 
-  test.each([
-    ['down (503)', { kind: 'status', status: 503 } as const],
-    ['slow (no answer)', { kind: 'hang' } as const],
-    ['answering garbage', { kind: 'malformed-json' } as const],
-  ])(
+  test.each(platformFaults('malformed-json'))(
     'platform %s with a still-valid token: served with the current token, kept',
     async (_name, fault) => {
       const { app, store, login } = setUp({ tokenClient: { timeoutMs: 300, refreshRetries: 1 } });
@@ -280,11 +277,7 @@ describe('the failure table', () => {
     },
   );
 
-  test.each([
-    ['down (503)', { kind: 'status', status: 503 } as const],
-    ['slow (no answer)', { kind: 'hang' } as const],
-    ['answering garbage', { kind: 'html' } as const],
-  ])(
+  test.each(platformFaults('html'))(
     'platform %s with an expired token: 503 platform_unavailable with Retry-After, tokens kept',
     async (_name, fault) => {
       const { app, store } = setUp({

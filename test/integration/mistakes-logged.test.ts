@@ -9,9 +9,10 @@ import { Redis } from 'ioredis';
 import createDebug from 'debug';
 import { checkSetup, platformLogin, reportRedisErrors } from 'express-platform-login';
 import type { LogFields } from '../../lib/observability/logger';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import {
   createTestApp,
+  entryApp,
   loginOptions,
   SESSION_SECRET,
   TEST_REDIRECT_URI,
@@ -19,6 +20,7 @@ import {
 import { freePort } from '../helpers/free-port';
 import { startRedisServer } from '../helpers/redis-server';
 import { waitUntil } from '../helpers/wait-until';
+import { useSimulator } from '../helpers/bed';
 
 interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
@@ -37,11 +39,7 @@ function recordingLogger() {
 }
 
 let sim: PlatformSimulator;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.clearFaults());
+useSimulator((started) => (sim = started));
 
 const code = (redirectUri = TEST_REDIRECT_URI): string => sim.issueCode({ redirectUri });
 
@@ -85,9 +83,7 @@ describe('entries that fail on the setup', () => {
         authUrl: `${sim.url}/wrong`,
         logger: undefined, // the default
       });
-      const app = express();
-      app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
-      app.use('/platform/callback', login.callback);
+      const app = entryApp(login);
       await request(app).get(`/platform/callback?code=${code()}`).expect(502);
       expect(written).toEqual([
         expect.stringMatching(/^\[express-platform-login\] .*Check authUrl/),

@@ -1,35 +1,19 @@
 // Several real game backend processes on one Redis behave as one service: one refresh per session
 // across all of them, and a rotating platform never sees an old refresh token.
-import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { platformLogin, RedisTokenStore } from 'express-platform-login';
-import { startAppProcess, stopAppProcesses, type AppProcess } from '../helpers/spawn-game-backends';
+import type { AppProcess } from '../helpers/spawn-game-backends';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
+import { useGameBackends } from '../helpers/bed';
 
 const PROCESSES = 4;
 let sim: PlatformSimulator;
 let apps: AppProcess[] = [];
-let redis: Redis;
 let store: RedisTokenStore;
 const prefix = `mp-${randomUUID().slice(0, 8)}:`;
 
-beforeAll(async () => {
-  sim = await startSimulator();
-  redis = new Redis(process.env.REDIS_URL!);
-  store = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
-  apps = await Promise.all(
-    Array.from({ length: PROCESSES }, () =>
-      startAppProcess({ REDIS_URL: process.env.REDIS_URL!, SIM_URL: sim.url, KEY_PREFIX: prefix }),
-    ),
-  );
-}, 60_000);
-
-afterAll(async () => {
-  await stopAppProcesses(apps);
-  redis.disconnect();
-  await sim.close();
-});
+useGameBackends(PROCESSES, prefix, (bed) => ({ sim, store, apps } = bed));
 
 /** Enters through one of the processes; resolves the session cookie and the session id. */
 async function enter(

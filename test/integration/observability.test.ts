@@ -3,7 +3,7 @@ import { engineOf } from '../../lib/core/derived-engine';
 import request from 'supertest';
 import { Redis } from 'ioredis';
 import { RedisStore as SessionRedisStore } from 'connect-redis8';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { MemoryTokenStore, RedisTokenStore, type PlatformLogger } from 'express-platform-login';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
@@ -12,15 +12,12 @@ import { startRedisServer } from '../helpers/redis-server';
 import { hashSessionId } from '../../lib/core/hash';
 import { valueOnce, waitUntil } from '../helpers/wait-until';
 import { commandCount } from '../helpers/command-counts';
+import { useSimulator } from '../helpers/bed';
 
 let sim: PlatformSimulator;
 let meter: TestMeter;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
+useSimulator((started) => (sim = started));
 beforeEach(() => {
-  sim.clearFaults();
   meter = createTestMeter();
 });
 afterEach(() => meter.shutdown());

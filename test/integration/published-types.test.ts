@@ -1,15 +1,8 @@
 // The published types, seen from a consumer: type-check a small app that imports the package by
 // name (through package.json `exports`, resolving to the dist/ that `npm test` builds first).
 import { execFileSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { consumerFolder, requireBuild } from '../helpers/consumer';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -27,20 +20,14 @@ function typeCheck(tsconfig: string, cwd = root): string {
 }
 
 test('a consumer app type-checks against the built package, Request augmentation included', () => {
-  if (!existsSync(join(root, 'dist', 'index.d.ts'))) {
-    throw new Error(
-      'dist/ is missing: run `npm run build` first (`npm test` builds before it tests).',
-    );
-  }
+  requireBuild();
   expect(typeCheck(join('test', 'types', 'tsconfig.json'))).toBe('');
 }, 120_000);
 
 test("with TypeScript's CommonJS default resolution (node10), every entry point has types", () => {
   // An installed copy of the package, as a consumer with `"module": "commonjs"` would have it.
-  const consumer = mkdtempSync(join(tmpdir(), 'epl-consumer-'));
+  const consumer = consumerFolder(tmpdir(), 'epl-consumer-');
   try {
-    mkdirSync(join(consumer, 'node_modules'));
-    symlinkSync(root, join(consumer, 'node_modules', 'express-platform-login'), 'dir');
     writeFileSync(
       join(consumer, 'app.ts'),
       [
@@ -89,10 +76,8 @@ test('the published option schemas carry their docs, each ending "Defaults to â€
 });
 
 test("in a consumer's editor, hovering an option shows its doc, nested groups included", () => {
-  const consumer = mkdtempSync(join(tmpdir(), 'epl-hover-'));
+  const consumer = consumerFolder(tmpdir(), 'epl-hover-');
   try {
-    mkdirSync(join(consumer, 'node_modules'));
-    symlinkSync(root, join(consumer, 'node_modules', 'express-platform-login'), 'dir');
     const app = join(consumer, 'app.ts');
     const source = [
       "import { platformLogin, PlatformTokenClient } from 'express-platform-login';",

@@ -5,11 +5,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { launchChromium } from '../helpers/browser';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
+import { useSimulator } from '../helpers/bed';
+import { expectLureRefused, launchChromium, startLurePage } from '../helpers/browser';
 import { freePort } from '../helpers/free-port';
 import { startQuickStart, type RunningQuickStart } from '../helpers/quick-start';
 
@@ -17,9 +16,9 @@ let sim: PlatformSimulator;
 let browser: Browser;
 let quickStart: RunningQuickStart;
 let redirectUri: string;
+useSimulator((started) => (sim = started));
 
 beforeAll(async () => {
-  sim = await startSimulator();
   browser = await launchChromium();
   const port = await freePort();
   redirectUri = `http://localhost:${port}/platform/callback`; // the quick start's default
@@ -40,7 +39,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await quickStart?.close();
   await browser?.close();
-  await sim?.close();
 });
 
 test('the quick start starts without the login-CSRF warning (it names the platform origins)', () => {
@@ -50,16 +48,9 @@ test('the quick start starts without the login-CSRF warning (it names the platfo
 test('login CSRF in Chromium: a page on another site navigating the victim to the callback is refused; the victim stays logged in as themselves', async () => {
   const attackerCode = sim.issueCode({ redirectUri, openId: 'player-cy' });
   const lure = `${redirectUri}?code=${encodeURIComponent(attackerCode)}`;
-  const attacker: Server = createServer((_req, res) => {
-    res.setHeader('Content-Type', 'text/html');
-    res.end(
-      `<!doctype html><title>Free gems</title><script>location.href = ${JSON.stringify(lure)};</script>`,
-    );
-  });
   // Another site than the game (localhost) and the platform (127.0.0.1).
-  attacker.listen(0, '127.0.0.2');
-  await new Promise((resolve) => attacker.once('listening', resolve));
-  const attackerUrl = `http://127.0.0.2:${(attacker.address() as AddressInfo).port}/`;
+  const attacker = await startLurePage(lure, '127.0.0.2');
+  const attackerUrl = attacker.url;
 
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -77,13 +68,7 @@ test('login CSRF in Chromium: a page on another site navigating the victim to th
     sim.resetCalls();
 
     // The victim opens the attacker's page, which sends them to the callback with the attacker's code.
-    const refused = page.waitForResponse((res) => res.url().startsWith(redirectUri));
-    await page.goto(attackerUrl);
-    const answer = await refused;
-    expect(answer.status()).toBe(403);
-    await expect(page.locator('body').textContent()).resolves.toContain(
-      'did not come from the platform',
-    );
+    await expectLureRefused(page, attackerUrl, redirectUri);
     expect(sim.calls.authorization_code).toBe(0);
 
     // Still player-ada; the attacker's code was neither claimed nor sent.
@@ -92,7 +77,7 @@ test('login CSRF in Chromium: a page on another site navigating the victim to th
     expect(sim.calls.authorization_code).toBe(0);
   } finally {
     await context.close();
-    await new Promise((resolve) => attacker.close(resolve));
+    await attacker.close();
   }
 });
 

@@ -13,6 +13,7 @@ import { checkSetup } from '../../lib/setup/setup-checks';
 import { SetupError } from '../../lib/errors';
 import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
 import { storedRecord } from '../helpers/records';
+import { useStoreClients } from '../helpers/bed';
 
 const prefix = `hyg-${randomUUID().slice(0, 8)}:`;
 const LONG_TTL_MS = 60_000;
@@ -21,19 +22,7 @@ const kind = storeClientKind();
 let redis: Redis;
 /** The client the stores run on (ioredis, or node-redis in the `node-redis` projects). */
 let client: RedisClient;
-
-beforeAll(async () => {
-  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
-  const url = new URL(process.env.REDIS_URL!);
-  client = await kind.connect({ host: url.hostname, port: Number(url.port) });
-});
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await kind.quit(client);
-  await redis.quit();
-});
+useStoreClients(prefix, (clients) => ({ redis, client } = clients));
 
 const indexKey = (openId: string): string => `${prefix}p:{${hashOpenId(openId)}}`;
 

@@ -12,6 +12,8 @@ import type { TokenRecord } from '../../lib/core/token-record';
 import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { DEFAULT_CLIENT_KIND, describeWhere, storeClientKind } from '../helpers/redis-clients';
+import { useStoreClients } from '../helpers/bed';
+import { storedRecord } from '../helpers/records';
 
 /** A read the store answered `unreadable`: the session key and why. */
 interface Unreadable {
@@ -29,32 +31,16 @@ const kind = storeClientKind();
 let redis: Redis;
 /** The client the stores run on. */
 let client: RedisClient;
-
-beforeAll(async () => {
-  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
-  const url = new URL(process.env.REDIS_URL!);
-  client = await kind.connect({ host: url.hostname, port: Number(url.port) });
-});
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await kind.quit(client);
-  await redis.quit();
-});
+useStoreClients(prefix, (clients) => ({ redis, client } = clients));
 
 const recordKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:t`;
 const lockKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:l`;
 
-// These tests name sessions by their session ids, as a browser's cookie does; the store is keyed
-// by their hash, which the middleware computes once per request.
+// These tests name sessions by their session ids, as a browser's cookie does (the store is keyed
+// by their hash, which the middleware computes once per request).
 const put = (store: RedisTokenStore, sessionId: string, record: TokenRecord, options: PutOptions) =>
   store.records.put(hashSessionId(sessionId), record, options);
-/** The record of a session; `undefined` when absent or unreadable. */
-async function get(store: RedisTokenStore, sessionId: string): Promise<TokenRecord | undefined> {
-  const read = await store.records.get(hashSessionId(sessionId));
-  return read.status === 'found' ? read.record : undefined;
-}
+const get = storedRecord;
 
 /** Collects the reads a store answered `unreadable` (not absent: another process may read them). */
 function watchUnreadable(store: RedisTokenStore): Unreadable[] {

@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import express, { type Express, type Request } from 'express';
 import session from 'express-session';
 import request from 'supertest';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import {
   MemoryTokenStore,
   platformLogin,
@@ -17,14 +17,11 @@ import {
 import type { RecordRead } from '../../lib/core/store-engine';
 import { engineOf } from '../../lib/core/derived-engine';
 import { enter } from '../helpers/records';
-import { loginOptions, SESSION_SECRET } from '../helpers/test-app';
+import { entryApp, loginOptions, SESSION_SECRET } from '../helpers/test-app';
+import { useSimulator } from '../helpers/bed';
 
 let sim: PlatformSimulator;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.resetCalls());
+useSimulator((started) => (sim = started));
 
 /** What a handler reports about its request. */
 const describeRequest = async (req: Request) => {
@@ -267,9 +264,7 @@ describe('where the members come from', () => {
       return read;
     };
     const login = platformLogin(loginOptions(sim, { store }));
-    const app = express();
-    app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
-    app.use('/platform/callback', login.callback);
+    const app = entryApp(login);
     // A handler that changes the player it was given must not change the next request's player.
     app.get('/api/me', login.middleware(), (req, res) => {
       const player = req.platformUser!;
@@ -293,9 +288,7 @@ describe('where the members are kept (on the request itself)', () => {
    * reads its members after another request was handled.
    */
   function heldApp(login: PlatformLogin, change: (res: express.Response) => void): Express {
-    const app = express();
-    app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
-    app.use('/platform/callback', login.callback);
+    const app = entryApp(login);
     let passed = 0;
     let release!: () => void;
     const bothPassed = new Promise<void>((resolve) => (release = resolve));
@@ -341,9 +334,7 @@ describe('where the members are kept (on the request itself)', () => {
 
   test("the four members are the request's own properties; its prototype gets none", async () => {
     const login = platformLogin(loginOptions(sim, { store: new MemoryTokenStore() }));
-    const app = express();
-    app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
-    app.use('/platform/callback', login.callback);
+    const app = entryApp(login);
     const members = ['platformUser', 'hasPlatformLogin', 'platformToken', 'platformFetch'];
     app.get('/own', login.middleware(), (req, res) => {
       const inherited = members.filter((name) => name in Object.getPrototypeOf(req));

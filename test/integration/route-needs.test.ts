@@ -2,16 +2,14 @@
 // may refuse the entry, or answer itself), and scopes required per route (403 insufficient_scope).
 // Against the real simulator, on express-session's memory store.
 import request from 'supertest';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { SetupError, type AfterLoginHook } from 'express-platform-login';
-import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { createTestApp, expectLoginRequired, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { enter } from '../helpers/records';
+import { useSimulator } from '../helpers/bed';
 
 let sim: PlatformSimulator;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
+useSimulator((started) => (sim = started));
 
 /** An app whose afterLogin is `hook`, with a route that needs the `payments` scope. */
 function appWith(hook: AfterLoginHook) {
@@ -111,16 +109,12 @@ describe('requireScopes', () => {
 
   test('without a login it is still 401 login_required', async () => {
     const { app } = build();
-    const res = await request(app).get('/api/pay').set('Accept', 'application/json');
-    expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'login_required' });
+    await expectLoginRequired(app, '/api/pay');
   });
 
   test('a visitor on an optional route is 401 login_required (a login comes before its scopes)', async () => {
     const { app } = build();
-    const res = await request(app).get('/lobby/pay').set('Accept', 'application/json');
-    expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'login_required' });
+    await expectLoginRequired(app, '/lobby/pay');
     const { agent } = await enter(app, sim);
     expect((await agent.get('/lobby/pay')).status).toBe(200);
   });

@@ -27,7 +27,7 @@ import { createTestMeter, type TestMeter } from '../helpers/metrics';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
-import { SESSION_SECRET, TEST_REDIRECT_URI, simulatorEntryContext } from '../helpers/test-app';
+import { entryApp, simulatorEntryContext, TEST_REDIRECT_URI } from '../helpers/test-app';
 
 const HOUR = 3600_000;
 const CLIENT_ID = 'leak-game';
@@ -175,26 +175,17 @@ function leakApp(
     ...(extra.meter ? { meterProvider: extra.meter.provider } : {}),
   });
   jest.spyOn(login, 'emit');
-  const app = express();
-  app.use(
-    session({
-      secret: SESSION_SECRET,
-      resave: false,
-      saveUninitialized: false,
-      store: sessionStore,
-    }),
-  );
-  // Every session id a response carries (a login's is made by regenerate(), during the request).
-  app.use((req, res, next) => {
-    res.on('finish', () => {
-      if (req.sessionID) remember('session id', req.sessionID, true);
-    });
-    next();
-  });
-  app.use('/platform/callback', login.callback);
-  app.use('/api', login.middleware());
-  app.get('/api/me', (req, res) => {
-    res.json(req.platformUser);
+  const app = entryApp(login, {
+    store: sessionStore,
+    api: true,
+    // Every session id a response carries (a login's is made by regenerate(), during the request).
+    before: (app) =>
+      app.use((req, res, next) => {
+        res.on('finish', () => {
+          if (req.sessionID) remember('session id', req.sessionID, true);
+        });
+        next();
+      }),
   });
   // Uses the token both ways a handler can: directly and through the open API.
   app.get('/api/play', async (req, res, next) => {

@@ -12,13 +12,14 @@ import { RedisStore as ConnectRedis8 } from 'connect-redis8';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { platformLogin, RedisTokenStore } from 'express-platform-login';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisSessionStore } from '../../lib/session-store';
 import { hashSessionId } from '../../lib/core/hash';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
-import { loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { entryApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import type { RedisSessionStoreOptions } from '../../lib/session-store';
-import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import type { TestRedisServer } from '../helpers/redis-server';
+import { usePrivateRedis } from '../helpers/bed';
 import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 import { commandCount, commandCounts } from '../helpers/command-counts';
 import { defaultClientKinds, type ClientKind } from '../helpers/redis-clients';
@@ -29,20 +30,7 @@ const SEEN_WITHIN_MS = 1000;
 let server: TestRedisServer;
 let sim: PlatformSimulator;
 let raw: Redis;
-const closers: (() => Promise<unknown> | void)[] = [];
-
-beforeAll(async () => {
-  [server, sim] = await Promise.all([startRedisServer(), startSimulator()]);
-  raw = new Redis(server.url);
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  await raw.flushdb();
-});
-afterAll(async () => {
-  raw.disconnect();
-  await Promise.all([server.stop(), sim.close()]);
-});
+const { closers } = usePrivateRedis((bed) => ({ server, sim, raw } = bed));
 
 interface Instance {
   url: string;
@@ -371,33 +359,34 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
     expect((await expires()) - before).toBe(5);
   });
 
-  test('a renewal never holds the answer: with Redis stalled, a session from memory is answered at once', async () => {
-    // 4 s sessions renewed past half their life; the renewal's deadline is long, so an answer that
-    // waited for it shows.
+  test('a renewal never holds the answer: with writes paused in Redis, a session from memory is answered at once', async () => {
+    // 4 s sessions renewed past half their life. CLIENT PAUSE WRITE holds the renewal (a write) in
+    // Redis while reads, and so the cache's heartbeats, go on: memory keeps serving whatever the
+    // machine's load, and an answer that waited for the renewal would wait for the unpause.
     const a = await startInstance({ renewAfter: 0.5, operationTimeoutMs: 5000 }, 4000);
-    let answeredFromMemory = false;
-    // The stall must begin while memory may still serve (the channel's 250 ms lease): a request
-    // that came after the lease lapsed reads Redis and waits out its deadline; try again then.
-    for (let attempt = 0; attempt < 5 && !answeredFromMemory; attempt += 1) {
-      const cookie = await login(a);
-      expect((await get(a, '/me', cookie)).status).toBe(200); // now in memory
-      await new Promise((resolve) => setTimeout(resolve, 2200)); // past the renewal point
-      await waitUntil(() => (a.store as RedisSessionStore).serving, 'memory to serve');
-      server.pause();
-      try {
-        const started = Date.now();
-        const answered = await fetch(`${a.url}/me`, { headers: { cookie } });
-        await answered.text();
-        if (answered.status === 200) {
-          answeredFromMemory = true;
-          // Well under any deadline: the store's (5 s here) and ioredis's commandTimeout (1 s).
-          expect(Date.now() - started).toBeLessThan(800);
-        }
-      } finally {
-        server.resume();
-      }
+    const cookie = await login(a);
+    const sid = decodeURIComponent(cookie)
+      .replace(/^connect\.sid=s:/, '')
+      .replace(/\.[^.]+$/, '');
+    const key = `sess:${sid}`;
+    expect((await get(a, '/me', cookie)).status).toBe(200); // now in memory
+    await waitUntil(async () => (await raw.pttl(key)) < 1800, 'the renewal point');
+    await waitUntil(() => (a.store as RedisSessionStore).serving, 'memory to serve');
+    await raw.call('CLIENT', 'PAUSE', '30000', 'WRITE');
+    try {
+      const answered = await fetch(`${a.url}/me`, {
+        headers: { cookie },
+        signal: AbortSignal.timeout(20_000),
+      });
+      expect(answered.status).toBe(200);
+      expect(await answered.json()).toEqual({ player: 'ada', level: 0 });
+      // Answered while the renewal it started is still held by the pause.
+      expect(await raw.pttl(key)).toBeLessThan(1800);
+    } finally {
+      await raw.call('CLIENT', 'UNPAUSE');
     }
-    expect(answeredFromMemory).toBe(true);
+    // The renewal was sent, and lands once writes go on.
+    await waitUntil(async () => (await raw.pttl(key)) > 3000, 'the renewal after the pause');
   });
 
   test("the package's 401 for a login that ended elsewhere ends the session on both instances", async () => {
@@ -412,20 +401,7 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
       });
       await waitUntil(() => tokens.recordCacheActive && sessions.serving, 'both caches on');
       const login = platformLogin(loginOptions(sim, { store: tokens }));
-      const app = express();
-      app.use(
-        session({
-          store: sessions,
-          secret: 'session-store-test',
-          resave: false,
-          saveUninitialized: false,
-        }),
-      );
-      app.use('/platform/callback', login.callback);
-      app.use('/api', login.middleware());
-      app.get('/api/me', (req, res) => res.json(req.platformUser));
-      app.use(login.errorHandler());
-      return app;
+      return entryApp(login, { store: sessions, api: true }).use(login.errorHandler());
     };
     const [a, b] = [await newApp(), await newApp()];
     const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });

@@ -10,12 +10,11 @@ import { io as socketIoClient, type Socket as ClientSocket } from 'socket.io-cli
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { hashSessionId } from '../../lib/core/hash';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
-import { enterAs, openSocket, type TestSocket } from '../helpers/spawn-socket-backends';
+import { enterAs } from '../helpers/spawn-socket-backends';
 import { startSocketBoundsApp, type SocketBoundsApp } from '../helpers/socket-bounds-app';
+import { closedWithin, CLOSE_WITHIN_MS, open } from '../helpers/socket-bed';
 
 const PREFIX = 'wsb:';
-/** The bound docs/sockets.md states from a login's end to the close frame. */
-const CLOSE_WITHIN_MS = 1000;
 /** The short session (and so token record) lifetime of the expiry test. */
 const SHORT_SESSION_MS = 3000;
 
@@ -24,7 +23,6 @@ let sim: PlatformSimulator;
 let raw: Redis;
 let app: SocketBoundsApp;
 let shortApp: SocketBoundsApp;
-const opened: TestSocket[] = [];
 const clients: ClientSocket[] = [];
 
 beforeAll(async () => {
@@ -39,29 +37,11 @@ beforeAll(async () => {
   ]);
 }, 30_000);
 afterAll(async () => {
-  for (const socket of opened) socket.ws.terminate();
   for (const client of clients) client.close();
   await Promise.all([app?.close(), shortApp?.close()]);
   raw?.disconnect();
   await Promise.all([redisServer?.stop(), sim?.close()]);
 });
-
-const open = async (url: string, cookie: string): Promise<TestSocket> => {
-  const socket = await openSocket(url, cookie);
-  opened.push(socket);
-  return socket;
-};
-
-/** Resolves how the socket closed, failing if it did not within `ms` of `since`. */
-async function closedWithin(socket: TestSocket, since: number, ms = CLOSE_WITHIN_MS) {
-  const closed = await Promise.race([
-    socket.closed,
-    new Promise<undefined>((resolve) => setTimeout(resolve, ms + 500)),
-  ]);
-  if (closed === undefined) throw new Error(`the socket was still open ${ms + 500} ms later`);
-  expect(closed.at - since).toBeLessThanOrEqual(ms);
-  return closed;
-}
 
 const recordKey = (sessionId: string) => `${PREFIX}t:{${hashSessionId(sessionId)}}:t`;
 

@@ -4,11 +4,12 @@ import express, { type Express } from 'express';
 import session, { MemoryStore, type SessionOptions } from 'express-session';
 import request from 'supertest';
 import { Redis } from 'ioredis';
-import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
+import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { platformLogin } from 'express-platform-login';
 import { checkSetup } from '../../lib/setup/setup-checks';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { useSimulator } from '../helpers/bed';
 
 const SOUND_SESSION = {
   secret: 'pW3x9Vq7LmZ2cR8tY6bN4jK1hG5fD0sA',
@@ -18,11 +19,7 @@ const SOUND_SESSION = {
 const REDIS_OPTIONS = { maxRetriesPerRequest: 1, commandTimeout: 1000 };
 
 let sim: PlatformSimulator;
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-afterAll(() => sim.close());
-beforeEach(() => sim.resetCalls());
+useSimulator((started) => (sim = started));
 
 describe('Redis maxmemory-policy (CONFIG GET through the ioredis client)', () => {
   let server: TestRedisServer;

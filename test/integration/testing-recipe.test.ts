@@ -5,15 +5,8 @@
 // are checked with the README's tsconfig.json. (The npm-install path with TypeScript 7 is the
 // quick-start test's; this one catches a recipe that no longer runs.)
 import { execFile } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { consumerFolder, requireBuild } from '../helpers/consumer';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -31,22 +24,16 @@ function block(markdown: string, marker: string, language: string): string {
 
 let scratch: string;
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist', 'index.d.ts'))) {
-    throw new Error('dist/ is missing: run `npm run build` first (`npm test` builds first).');
-  }
+  requireBuild();
   const docs = readFileSync(join(root, 'docs', 'testing.md'), 'utf8');
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   // Inside the checkout, so Node and Jest find the tools in its node_modules by walking up.
-  mkdirSync(join(root, '.tmp'), { recursive: true });
-  scratch = mkdtempSync(join(root, '.tmp', 'testing-recipe-'));
+  scratch = consumerFolder(join(root, '.tmp'), 'testing-recipe-');
   writeFileSync(join(scratch, 'jest.config.json'), block(docs, 'testing-jest-config', 'json'));
   writeFileSync(join(scratch, 'app.ts'), block(docs, 'testing-app', 'ts'));
   writeFileSync(join(scratch, 'app.test.ts'), block(docs, 'testing-test', 'ts'));
   writeFileSync(join(scratch, 'tsconfig.json'), block(readme, 'quick-start-tsconfig', 'json'));
   writeFileSync(join(scratch, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-  // The package as an install has it: its package.json, exports and dist/.
-  mkdirSync(join(scratch, 'node_modules'));
-  symlinkSync(root, join(scratch, 'node_modules', 'express-platform-login'), 'dir');
 });
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 

@@ -1,5 +1,5 @@
-// The example's Redis variables as example-app/config.ts reads them (docs/example-app.md, DESIGN.md
-// section 6): one of REDIS_URL, REDIS_SENTINELS + REDIS_SENTINEL_NAME and REDIS_CLUSTER_NODES, and
+// The example's Redis variables as example-app/config.ts reads them (docs/example-app.md):
+// one of REDIS_URL, REDIS_SENTINELS + REDIS_SENTINEL_NAME and REDIS_CLUSTER_NODES, and
 // each wrong combination or address refused with a message naming the variable.
 import { readConfig } from '../../example-app/config';
 

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { SetupError } from '../../lib/errors';
 import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { storeEngineContract } from '../helpers/engine-contract';
+import { studioStore } from '../helpers/records';
 
 describe('MemoryTokenStore: the contract', () => {
   const store = new MemoryTokenStore();
@@ -20,15 +21,8 @@ describe('MemoryTokenStore: the engine derived from it', () => {
 });
 
 describe("a studio's own store: the four methods, no watch", () => {
-  // What a studio writes: an object with get, put, delete and renew, checked with the runner's
-  // functions passed in; the package derives its engine from it.
-  const inner = new MemoryTokenStore();
-  const store: TokenStore = {
-    get: (key) => inner.get(key),
-    put: (key, value, options) => inner.put(key, value, options),
-    delete: (key, expectedVersion) => inner.delete(key, expectedVersion),
-    renew: (key, ttlMs) => inner.renew(key, ttlMs),
-  };
+  // Checked with the runner's functions passed in.
+  const store = studioStore();
   tokenStoreContract(() => store, { testFunctions: { describe, test: it } });
   storeEngineContract(() => engineOf(store));
 });

@@ -7,13 +7,11 @@ import {
   type PlatformLoginOptions,
 } from 'express-platform-login';
 import { startSimulator } from 'express-platform-login/simulator';
+import { CANARY_REGISTRATION, CANARY_SECRET } from '../helpers/test-app';
 
-const SECRET = 'canary-secret-77d2';
+const SECRET = CANARY_SECRET;
 const base: PlatformLoginOptions = {
-  authUrl: 'https://auth.platform.example',
-  clientId: 'demo-game',
-  clientSecret: SECRET,
-  redirectUri: 'https://game.example/platform/callback',
+  ...CANARY_REGISTRATION,
   // Report mode said on purpose: no warning about unchecked entries on the tests' output.
   entry: { context: { mode: 'report' } },
 };

@@ -42,7 +42,7 @@ test('a 401 refreshes the record whose token was sent, not the newer one a watch
       return new Response('{"ok":true}', { status: 200 });
     },
   } as unknown as OpenApiClient;
-  const api: ApiSettings = { client, sessionTtlMs: 86_400_000 };
+  const api: ApiSettings = { client, sessionTtlMs: 86_400_000, firstRegistration: 'default' };
   const context = new PlayerContext('session-key', v1, refresher, api);
   holder.context = context;
 

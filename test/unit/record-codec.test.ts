@@ -63,7 +63,8 @@ describe('record payload', () => {
       'not json',
       { accessToken: 'a' },
       valid.slice(0, 6),
-      [...valid, 'extra'],
+      [...valid, 'extra', 'more'],
+      [...valid, 42],
       valid.map((value, index) => (index === 0 ? 42 : value)),
       valid.map((value, index) => (index === 2 ? '1700000000000' : value)),
       valid.map((value, index) => (index === 5 ? 'user_info' : value)),
@@ -74,6 +75,23 @@ describe('record payload', () => {
       const bytes = Buffer.from(typeof variant === 'string' ? variant : JSON.stringify(variant));
       expect(decodeRecordPayload(bytes, 1)).toBeUndefined();
     }
+  });
+
+  test("a record's registration survives the round trip; older records read as the first", () => {
+    const sample = sampleRecord(1);
+    const { unionId: _unionId, ...withoutUnion } = sample;
+    for (const record of [
+      { ...sample, registration: 'mini' },
+      { ...withoutUnion, registration: 'mini' },
+    ]) {
+      expect(decodeRecordPayload(encodeRecordPayload(record), 1)).toEqual(record);
+    }
+    const older = JSON.parse(encodeRecordPayload(sample).toString('utf8')) as unknown[];
+    expect(older).toHaveLength(8);
+    expect(decodeRecordPayload(Buffer.from(JSON.stringify(older)), 1)).toEqual(sample);
+    expect(
+      decodeRecordPayload(Buffer.from(JSON.stringify(older.slice(0, 7))), 1)?.registration,
+    ).toBeUndefined();
   });
 
   test('extra properties of a record are not stored', () => {

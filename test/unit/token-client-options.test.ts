@@ -6,14 +6,10 @@ import {
   parseTokenClientOptions,
   type PlatformTokenClientOptions,
 } from '../../lib/client/token-client-options';
+import { CANARY_REGISTRATION, CANARY_SECRET } from '../helpers/test-app';
 
-const SECRET = 'canary-secret-4f1c';
-const base: PlatformTokenClientOptions = {
-  authUrl: 'https://auth.platform.example',
-  clientId: 'demo-game',
-  clientSecret: SECRET,
-  redirectUri: 'https://game.example/platform/callback',
-};
+const SECRET = CANARY_SECRET;
+const base: PlatformTokenClientOptions = CANARY_REGISTRATION;
 
 function refusalOf(options: unknown): SetupError {
   try {

@@ -142,6 +142,25 @@ describe('parseTokenResponse', () => {
     expect(error.message).toContain('authorization_code');
   });
 
+  it.each([
+    ['errcode', { errcode: 40029, errmsg: 'invalid code' }],
+    ['envelope', { data: { error_code: 10007, description: 'code expired' }, message: 'error' }],
+  ])(
+    'names the %s style when an answer is shaped as it while answerStyle is oauth',
+    (style, body) => {
+      const error = refusal(() => parseTokenResponse(body, STARTED_AT, exchange));
+      expect(error.message).toContain(`shaped as the \`${style}\` answer style`);
+      expect(error.message).toContain('docs/answer-styles.md');
+    },
+  );
+
+  it('adds no style hint to an invalid answer of the configured style', () => {
+    const error = refusal(() =>
+      parseTokenResponse({ ...valid, access_token: '' }, STARTED_AT, exchange),
+    );
+    expect(error.message).not.toContain('answer style');
+  });
+
   it('accepts an access_token of exactly 4096 printable characters', () => {
     const accessToken = 'a'.repeat(4096);
     const tokens = parseTokenResponse(

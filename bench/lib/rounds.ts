@@ -1,0 +1,34 @@
+// The pattern of every section that compares apps by throughput: rounds of one window per variant,
+// each round on processes started afresh (two processes started alike keep speeds 5–9 % apart
+// for life on this 2-core VM, the same way in every window: alternating windows cancel the
+// machine's drift, not that), each process warmed up first, the order reversed every other round.
+
+export interface RoundsPlan<V, P, W> {
+  variants: readonly V[];
+  rounds: number;
+  /** Starts one process per variant (in the round's order) and readies it. */
+  start: (order: readonly V[]) => Promise<Map<V, P>>;
+  stop: (running: Map<V, P>) => Promise<unknown>;
+  warmUp: (variant: V, process: P) => Promise<unknown>;
+  window: (variant: V, process: P) => Promise<W>;
+  log: (line: string) => void;
+}
+
+/** Each variant's windows, in round order. */
+export async function alternatingRounds<V, P, W>(plan: RoundsPlan<V, P, W>): Promise<Map<V, W[]>> {
+  const windows = new Map<V, W[]>(plan.variants.map((v) => [v, []]));
+  for (let round = 0; round < plan.rounds; round += 1) {
+    const order = round % 2 === 0 ? plan.variants : [...plan.variants].reverse();
+    const running = await plan.start(order);
+    try {
+      for (const variant of order) await plan.warmUp(variant, running.get(variant)!);
+      for (const variant of order) {
+        plan.log(`round ${round + 1}/${plan.rounds}, ${String(variant)}`);
+        windows.get(variant)!.push(await plan.window(variant, running.get(variant)!));
+      }
+    } finally {
+      await plan.stop(running);
+    }
+  }
+  return windows;
+}
