@@ -234,6 +234,39 @@ describe('a callback mounted away from redirectUri, named at start-up by checkSe
     ]);
   });
 
+  test('several registrations: the one mounted away is named with its own path; login.callbacks as a whole, nothing', async () => {
+    const registrations = [
+      {
+        name: 'mini',
+        clientId: 'mini-game',
+        clientSecret: 'mini-secret',
+        redirectUri: 'http://127.0.0.1:3999/platform/mini/callback',
+      },
+    ];
+    const mount = async (
+      use: (app: express.Express, login: ReturnType<typeof platformLogin>) => void,
+    ) => {
+      const { logger, seen } = recordingLogger();
+      const login = platformLogin({ ...loginOptions(sim), registrations, logger });
+      const app = express();
+      await checkSetup({ app, warn: () => undefined });
+      use(app, login);
+      await new Promise((resolve) => setImmediate(resolve));
+      return seen().map((line) => line.message);
+    };
+    expect(
+      await mount((app, login) => {
+        app.use('/platform/callback', login.callback);
+        app.use('/mini/callback', login.callbackFor('mini'));
+      }),
+    ).toEqual([
+      expect.stringContaining(
+        "login.callback is mounted at /mini/callback, but redirectUri's path is /platform/mini/callback",
+      ),
+    ]);
+    expect(await mount((app, login) => app.use(login.callbacks))).toEqual([]);
+  });
+
   test('mounted at its path, nothing is said, and the entry works', async () => {
     const { app, seen } = await startedWith((app, callback) =>
       app.use('/platform/callback', callback),
