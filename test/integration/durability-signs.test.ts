@@ -4,13 +4,12 @@
 // primary has a replica, the client's reconnect still does. Real redis-server, the simulator over
 // HTTP, both clients.
 import express from 'express';
-import session from 'express-session';
 import type { AddressInfo } from 'node:net';
-import { platformLogin, RedisSessionStore, RedisTokenStore } from 'express-platform-login';
+import { platformLogin, RedisTokenStore } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { clientKinds } from '../helpers/redis-clients';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
-import { loginOptions, SESSION_SECRET } from '../helpers/test-app';
+import { answerToken, loginOptions, redisSessions } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord } from '../helpers/records';
 import { waitUntil } from '../helpers/wait-until';
 import { Redis } from 'ioredis';
@@ -37,23 +36,10 @@ function gameApp(sim: PlatformSimulator, store: RedisTokenStore, client: RedisCl
   login.on('lockWait', (e) => lockWaits.push(e.outcome));
   const app = express();
   app.get('/ping', (_req, res) => void res.send('pong'));
-  app.use(
-    session({
-      secret: SESSION_SECRET,
-      resave: false,
-      saveUninitialized: false,
-      store: new RedisSessionStore({ redis: client }),
-    }),
-  );
+  app.use(redisSessions(client));
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());
-  app.get('/api/token', async (req, res, next) => {
-    try {
-      res.json({ accessToken: await req.platformToken() });
-    } catch (error) {
-      next(error);
-    }
-  });
+  app.get('/api/token', answerToken);
   app.use(login.errorHandler());
   return { app, lockWaits };
 }
