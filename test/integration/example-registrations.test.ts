@@ -93,11 +93,19 @@ async function playerEverywhere(openId: string) {
   return { browsers, live };
 }
 
-async function expectLoggedOutEverywhere(
+/**
+ * POSTs /api/logout-everywhere to `url` as `cookie`: answered 204, every socket of `live` closed
+ * with 4401 within a second, every login of `browsers` answered 401 on both processes.
+ */
+async function logOutEverywhere(
+  url: string,
+  cookie: string,
   browsers: { cookie: string }[],
   live: TestSocket[],
-  since: number,
 ): Promise<void> {
+  const since = Date.now();
+  const out = await request(url).post('/api/logout-everywhere').set('Cookie', cookie);
+  expect(out.status).toBe(204);
   for (const socket of live) {
     const closed = await socket.closed;
     expect(closed.code).toBe(4401);
@@ -122,12 +130,7 @@ test('one POST /api/logout-everywhere ends web in two browsers and mini in a thi
   const bo = await enter(urls[1], 'player-bo', 'mini');
   const boSocket = await open(urls[0], bo);
 
-  const since = Date.now();
-  const out = await request(urls[1])
-    .post('/api/logout-everywhere')
-    .set('Cookie', browsers[2]!.cookie);
-  expect(out.status).toBe(204);
-  await expectLoggedOutEverywhere(browsers, live, since);
+  await logOutEverywhere(urls[1], browsers[2]!.cookie, browsers, live);
   expect((await me(urls[0], bo)).body).toMatchObject({ openId: 'mini-game.player-bo' });
   expect(boSocket.ws.readyState).toBe(boSocket.ws.OPEN);
 });
@@ -139,12 +142,7 @@ test('the same when the unionid comes late, with a refresh', async () => {
     // Each login's first request refreshes; the refresh answer brings the unionid: they join.
     for (const [index, { cookie }] of browsers.entries())
       expect((await me(urls[index % 2]!, cookie)).body).toMatchObject({ unionId: 'union-cy' });
-    const since = Date.now();
-    const out = await request(urls[0])
-      .post('/api/logout-everywhere')
-      .set('Cookie', browsers[0]!.cookie);
-    expect(out.status).toBe(204);
-    await expectLoggedOutEverywhere(browsers, live, since);
+    await logOutEverywhere(urls[0], browsers[0]!.cookie, browsers, live);
   } finally {
     sim.setUnionIdOnRefreshOnly(false);
   }
