@@ -23,15 +23,10 @@ import { commandCounts } from '../helpers/command-counts';
 import { valueOnce } from '../helpers/wait-until';
 import { spawnOnSources } from '../helpers/on-sources';
 import { startDropper } from '../helpers/tcp-proxy';
+import { ADA } from '../helpers/example-player';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
-const ADA = {
-  openId: 'player-ada',
-  unionId: 'union-ada',
-  scope: ['user_info', 'basic_actions'],
-  registration: 'web',
-};
 
 const unescapeHtml = (text: string): string =>
   text.replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) =>
