@@ -2,16 +2,13 @@
 // Redis Cluster with replicas, where each replica can lag its master by a set delay. A test kills a
 // master (SIGKILL), waits for the promotion and sees what the new master kept and what it lost: the
 // writes still held in the delay when the master died never reach the replica.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port';
-import { startRedisServer, waitForPort, type TestRedisServer } from './redis-server';
+import { startRedisServer, type TestRedisServer } from './redis-server';
+import { clusterNodeArgs } from './redis-cluster';
+import { startSentinel } from './redis-sentinel';
 import { startReplicationDelayProxy, type ReplicationDelayProxy } from './replication-delay-proxy';
 import { startReplicationDelayProxyProcess } from './replication-delay-proxy-process';
 
@@ -178,34 +175,6 @@ const DOWN_AFTER_MS = 1_000;
 // The third sentinel only votes: it does not see the master down within a test, so it never stands
 // for leader, and of the two that do one always gets its vote (2 of 3).
 const WITNESS_DOWN_AFTER_MS = 60_000;
-
-interface SentinelProcess {
-  port: number;
-  stop(): Promise<void>;
-}
-
-async function startSentinel(port: number, lines: string[]): Promise<SentinelProcess> {
-  const dir = mkdtempSync(join(tmpdir(), 'epl-sentinel-'));
-  const config = join(dir, 'sentinel.conf');
-  // Sentinel rewrites its config file, so it must be a file of its own.
-  writeFileSync(config, [`port ${port}`, `bind ${HOST}`, `dir ${dir}`, ...lines].join('\n') + '\n');
-  const child = spawn('redis-server', [config, '--sentinel'], { stdio: 'ignore' });
-  const exited = once(child, 'exit');
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await waitForPort(port, 10_000);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { port, stop };
-}
 
 /** Flat [key, value, …] replies of SENTINEL REPLICAS / SENTINELS as objects. */
 function records(reply: unknown): Array<Record<string, string>> {
@@ -416,14 +385,7 @@ async function startClusterProcess(proxies: ProxyHost): Promise<ClusterProcess> 
     const server = await startRedisServer(
       [
         ...REPLICATION_ARGS,
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        'nodes.conf',
-        '--cluster-port',
-        String(busPort),
-        '--cluster-node-timeout',
-        '1000',
+        ...clusterNodeArgs(busPort, 1000),
         '--cluster-announce-ip',
         HOST,
         '--cluster-announce-port',

@@ -16,6 +16,18 @@ export interface TestRedisCluster {
   stop(): Promise<void>;
 }
 
+/** redis-server's flags for a cluster node with its bus on `busPort` and that node timeout. */
+export const clusterNodeArgs = (busPort: number, nodeTimeoutMs: number): string[] => [
+  '--cluster-enabled',
+  'yes',
+  '--cluster-config-file',
+  'nodes.conf',
+  '--cluster-port',
+  String(busPort),
+  '--cluster-node-timeout',
+  String(nodeTimeoutMs),
+];
+
 async function clusterStateOk(port: number): Promise<boolean> {
   const probe = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0 });
   try {
@@ -39,18 +51,7 @@ export async function startRedisCluster(masters = 3): Promise<TestRedisCluster> 
     for (let index = 0; index < masters; index += 1) {
       // The bus port must be given: the default (port + 10000) may be taken or beyond 65535.
       const busPort = await freePort();
-      servers.push(
-        await startRedisServer([
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          'nodes.conf',
-          '--cluster-port',
-          String(busPort),
-          '--cluster-node-timeout',
-          '5000',
-        ]),
-      );
+      servers.push(await startRedisServer(clusterNodeArgs(busPort, 5000)));
     }
     await run(
       'redis-cli',

@@ -10,6 +10,7 @@ import { freePort } from './free-port';
 import { startRedisServer, waitForPort, type TestRedisServer } from './redis-server';
 
 export const SENTINEL_MASTER_NAME = 'epl-master';
+const HOST = '127.0.0.1';
 
 /** A running master and the sentinel that watches it. */
 export interface TestRedisSentinel {
@@ -19,22 +20,18 @@ export interface TestRedisSentinel {
   stop(): Promise<void>;
 }
 
-export async function startRedisSentinel(): Promise<TestRedisSentinel> {
-  const master = await startRedisServer();
-  const port = await freePort();
+/** A sentinel process on loopback, its config file in a directory of its own. */
+export interface SentinelProcess {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Starts a sentinel on `port` with the config `lines`; resolves once it listens. */
+export async function startSentinel(port: number, lines: string[]): Promise<SentinelProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'epl-sentinel-'));
   const config = join(dir, 'sentinel.conf');
   // Sentinel rewrites its config file, so it must be a file of its own.
-  writeFileSync(
-    config,
-    [
-      `port ${port}`,
-      'bind 127.0.0.1',
-      `dir ${dir}`,
-      `sentinel monitor ${SENTINEL_MASTER_NAME} 127.0.0.1 ${master.port} 1`,
-      `sentinel down-after-milliseconds ${SENTINEL_MASTER_NAME} 5000`,
-    ].join('\n') + '\n',
-  );
+  writeFileSync(config, [`port ${port}`, `bind ${HOST}`, `dir ${dir}`, ...lines].join('\n') + '\n');
   const child = spawn('redis-server', [config, '--sentinel'], { stdio: 'ignore' });
   const exited = once(child, 'exit');
   const stop = async (): Promise<void> => {
@@ -43,10 +40,31 @@ export async function startRedisSentinel(): Promise<TestRedisSentinel> {
       await exited;
     }
     rmSync(dir, { recursive: true, force: true });
-    await master.stop();
   };
   try {
     await waitForPort(port, 10_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { port, stop };
+}
+
+export async function startRedisSentinel(): Promise<TestRedisSentinel> {
+  const master = await startRedisServer();
+  const port = await freePort();
+  const sentinel = await startSentinel(port, [
+    `sentinel monitor ${SENTINEL_MASTER_NAME} 127.0.0.1 ${master.port} 1`,
+    `sentinel down-after-milliseconds ${SENTINEL_MASTER_NAME} 5000`,
+  ]).catch(async (error: unknown) => {
+    await master.stop();
+    throw error;
+  });
+  const stop = async (): Promise<void> => {
+    await sentinel.stop();
+    await master.stop();
+  };
+  try {
     // Ready once the sentinel names the master it watches.
     const probe = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1 });
     try {

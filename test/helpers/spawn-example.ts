@@ -1,7 +1,8 @@
 // Starts `npm run example`'s server.ts in a process of its own, from the sources.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { spawnOnSources } from './on-sources';
 import { waitUntil } from './wait-until';
 
 const ROOT = join(__dirname, '../..');
@@ -15,17 +16,7 @@ export interface SpawnedExample {
 export async function spawnExample(env: Record<string, string>): Promise<SpawnedExample> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   delete childEnv.NODE_OPTIONS;
-  const child = spawn(
-    process.execPath,
-    [
-      '-r',
-      'esbuild-register',
-      '-r',
-      join(ROOT, 'scripts/source-aliases.ts'),
-      'example-app/server.ts',
-    ],
-    { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawnOnSources('example-app/server.ts', { cwd: ROOT, env: childEnv });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -1,10 +1,11 @@
 // One way to build the app under test: express + express-session + the package, mounted the way
 // the README tells users to, with a few routes that show what a handler sees.
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import session, { type Store } from 'express-session';
 import request from 'supertest';
 import {
   platformLogin,
+  RedisSessionStore,
   type PlatformLogin,
   type PlatformLogger,
   type PlatformLoginOptions,
@@ -132,6 +133,17 @@ export function entryApp(login: PlatformLogin, options: EntryAppOptions = {}): E
   return app;
 }
 
+/** express-session as the tests mount it, its sessions in Redis on `redis`. */
+export function redisSessions(redis: ConstructorParameters<typeof RedisSessionStore>[0]['redis']) {
+  const store = new RedisSessionStore({ redis });
+  return session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false, store });
+}
+
+/** GET /api/token's handler: the player's access token; a failure goes on to the error handler. */
+export const answerToken: RequestHandler = (req, res, next) => {
+  req.platformToken().then((accessToken) => void res.json({ accessToken }), next);
+};
+
 export function createTestApp(options: TestAppOptions): TestApp {
   const login = platformLogin(loginOptions(options.sim, options.login));
   const app = options.withoutSession
@@ -142,13 +154,7 @@ export function createTestApp(options: TestAppOptions): TestApp {
   });
   app.use('/api', login.middleware());
   app.get('/api/me', (req, res) => void res.json(req.platformUser));
-  app.get('/api/token', async (req, res, next) => {
-    try {
-      res.json({ accessToken: await req.platformToken() });
-    } catch (error) {
-      next(error);
-    }
-  });
+  app.get('/api/token', answerToken);
   app.get('/api/profile', async (req, res, next) => {
     try {
       const answer = await req.platformFetch('/userinfo');

@@ -7,15 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import {
-  DEMO_CLIENT_ID,
-  startSimulator,
-  type PlatformSimulator,
-} from 'express-platform-login/simulator';
+import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisTokenStore, type PlatformLoginOptions } from 'express-platform-login';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { waitUntil } from '../helpers/wait-until';
+import { exchangeParams, postTokenForm } from '../helpers/simulator-requests';
 
 const STYLES = ['oauth', 'errcode', 'envelope'] as const;
 const JSON_ACCEPT = { Accept: 'application/json' };
@@ -75,16 +72,10 @@ describe.each(STYLES)("a platform answering in the '%s' style", (answerStyle) =>
   /** Uses a code up at the platform itself, as another game server (or a replayed link) would. */
   async function usedCode(): Promise<string> {
     const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
-    const answer = await fetch(`${sim.url}/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        client_id: DEMO_CLIENT_ID,
-        client_secret: 'demo-secret',
-        redirect_uri: TEST_REDIRECT_URI,
-      }),
-    });
+    const answer = await postTokenForm(
+      sim,
+      exchangeParams(code, { redirect_uri: TEST_REDIRECT_URI }),
+    );
     expect(answer.status).toBe(200);
     return code;
   }

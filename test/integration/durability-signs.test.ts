@@ -4,13 +4,13 @@
 // primary has a replica, the client's reconnect still does. Real redis-server, the simulator over
 // HTTP, both clients.
 import express from 'express';
-import session from 'express-session';
 import type { AddressInfo } from 'node:net';
-import { platformLogin, RedisSessionStore, RedisTokenStore } from 'express-platform-login';
+import { platformLogin, RedisTokenStore } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { clientKinds } from '../helpers/redis-clients';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
-import { loginOptions, SESSION_SECRET } from '../helpers/test-app';
+import { startPrimaryAndReplica } from '../helpers/redis-replica';
+import { answerToken, loginOptions, redisSessions } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord } from '../helpers/records';
 import { waitUntil } from '../helpers/wait-until';
 import { Redis } from 'ioredis';
@@ -37,30 +37,18 @@ function gameApp(sim: PlatformSimulator, store: RedisTokenStore, client: RedisCl
   login.on('lockWait', (e) => lockWaits.push(e.outcome));
   const app = express();
   app.get('/ping', (_req, res) => void res.send('pong'));
-  app.use(
-    session({
-      secret: SESSION_SECRET,
-      resave: false,
-      saveUninitialized: false,
-      store: new RedisSessionStore({ redis: client }),
-    }),
-  );
+  app.use(redisSessions(client));
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());
-  app.get('/api/token', async (req, res, next) => {
-    try {
-      res.json({ accessToken: await req.platformToken() });
-    } catch (error) {
-      next(error);
-    }
-  });
+  app.get('/api/token', answerToken);
   app.use(login.errorHandler());
   return { app, lockWaits };
 }
 
 describe.each(kinds)('on a single Redis with no replica, $name', (kind) => {
-  let server: TestRedisServer;
+  /** Started by each test, with the options it needs; closed after it. */
   let sim: PlatformSimulator;
+  let server: TestRedisServer;
   let client: RedisClient;
   let store: RedisTokenStore;
 
@@ -144,18 +132,12 @@ describe.each(kinds)('on a single Redis with no replica, $name', (kind) => {
 
 describe.each(kinds)('where the primary has a replica, $name', (kind) => {
   test("the client's reconnect holds refresh locks back a moment; the expired token is still refreshed once, answered 200", async () => {
-    // A full sync starts at once (the default waits 5 s for more replicas).
-    const primary = await startRedisServer(['--repl-diskless-sync-delay', '0']);
-    const replica = await startRedisServer(['--replicaof', '127.0.0.1', String(primary.port)]);
+    const { primary, replica } = await startPrimaryAndReplica();
     const admin = new Redis({ port: primary.port });
     const sim = await startSimulator({ rotateRefreshTokens: true });
     const client = await kind.connect({ port: primary.port });
     const store = new RedisTokenStore({ redis: client, prefix: 'signs:' });
     try {
-      await waitUntil(
-        async () => /state=online/.test(await admin.info('replication')),
-        'the replica to be in sync',
-      );
       const { app, lockWaits } = gameApp(sim, store, client);
       const { agent, sessionId } = await enter(app, sim);
       await rewriteRecord(store, sessionId, expiringIn(-1000));

@@ -5,51 +5,17 @@
 // token, then 503 with Retry-After, and the player is back once it is; a rate limit holds entries
 // with the platform's wait.
 import { randomBytes } from 'node:crypto';
-import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from 'express-platform-login/simulator';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { readConfig } from '../../example-app/config';
 import { startExample, type RunningExample } from '../../example-app/start';
 import { QUIET } from '../helpers/test-app';
+import { Browser, fromLobby } from '../helpers/cookie-browser';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { valueOnce } from '../helpers/wait-until';
 import { openSocket } from '../helpers/spawn-socket-backends';
+import { exchangeParams, postTokenForm } from '../helpers/simulator-requests';
 
 const JSON_ACCEPT = { Accept: 'application/json' };
-
-/** One cookie jar, no redirects followed: what these tests need of a browser. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-
-  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers);
-    if (this.cookies.size > 0) {
-      headers.set(
-        'Cookie',
-        [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-      );
-    }
-    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
-    for (const line of res.headers.getSetCookie()) {
-      const pair = line.split(';')[0]!;
-      this.cookies.set(pair.slice(0, pair.indexOf('=')).trim(), pair.slice(pair.indexOf('=') + 1));
-    }
-    return res;
-  }
-
-  /** The express-session id behind the signed `connect.sid` cookie. */
-  sessionId(): string {
-    const cookie = decodeURIComponent(this.cookies.get('connect.sid') ?? '');
-    return /^s:(.+)\.[^.]+$/.exec(cookie)![1]!;
-  }
-}
-
-/** The headers a browser sends when the platform's lobby sends it to the game. */
-const fromLobby = (sim: PlatformSimulator): Record<string, string> => ({
-  Referer: `${sim.url}/`,
-  'Sec-Fetch-Site': 'cross-site',
-  'Sec-Fetch-Mode': 'navigate',
-  'Sec-Fetch-Dest': 'document',
-});
 
 describe.each(['errcode', 'envelope'] as const)('PLATFORM_ANSWER_STYLE=%s', (style) => {
   let example: RunningExample;
@@ -86,29 +52,17 @@ describe.each(['errcode', 'envelope'] as const)('PLATFORM_ANSWER_STYLE=%s', (sty
 
   test("the simulator answers in the style: its token answer is the style's own", async () => {
     const code = sim.issueCode({ redirectUri: example.redirectUri });
-    const answer = await fetch(`${sim.url}/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        client_id: DEMO_CLIENT_ID,
-        client_secret: DEMO_CLIENT_SECRET,
-        redirect_uri: example.redirectUri,
-      }),
-    });
+    const answer = await postTokenForm(
+      sim,
+      exchangeParams(code, { redirect_uri: example.redirectUri }),
+    );
     const body = (await answer.json()) as Record<string, unknown>;
     if (style === 'envelope') expect(body).toHaveProperty('data.expires_in', '7200');
     else expect(body).toHaveProperty('expires_in', 7200);
-    const again = await fetch(`${sim.url}/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        client_id: DEMO_CLIENT_ID,
-        client_secret: DEMO_CLIENT_SECRET,
-        redirect_uri: example.redirectUri,
-      }),
-    });
+    const again = await postTokenForm(
+      sim,
+      exchangeParams(code, { redirect_uri: example.redirectUri }),
+    );
     expect(again.status).toBe(200);
     expect(await again.json()).toMatchObject(
       style === 'envelope' ? { data: { error_code: 10007 } } : { errcode: 40029 },
@@ -170,16 +124,7 @@ describe.each(['errcode', 'envelope'] as const)('PLATFORM_ANSWER_STYLE=%s', (sty
     const browser = new Browser();
     const callback = await platformEntry(browser);
     const code = new URL(callback).searchParams.get('code')!;
-    await fetch(`${sim.url}/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        client_id: DEMO_CLIENT_ID,
-        client_secret: DEMO_CLIENT_SECRET,
-        redirect_uri: example.redirectUri,
-      }),
-    });
+    await postTokenForm(sim, exchangeParams(code, { redirect_uri: example.redirectUri }));
     const page = await browser.fetch(callback, {
       headers: { ...fromLobby(sim), Accept: 'text/html' },
     });

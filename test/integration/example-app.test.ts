@@ -11,6 +11,7 @@ import { startSimulator, type PlatformSimulator } from 'express-platform-login/s
 import { readConfig } from '../../example-app/config';
 import { startExample as startWithLogs, type RunningExample } from '../../example-app/start';
 import { QUIET } from '../helpers/test-app';
+import { Browser, fromLobby } from '../helpers/cookie-browser';
 
 /** The example as its tests start it: the refusals they cause on purpose are not printed. */
 const startExample = (config: Parameters<typeof startWithLogs>[0]) =>
@@ -22,56 +23,15 @@ import { commandCounts } from '../helpers/command-counts';
 import { valueOnce } from '../helpers/wait-until';
 import { spawnOnSources } from '../helpers/on-sources';
 import { startDropper } from '../helpers/tcp-proxy';
+import { ADA } from '../helpers/example-player';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
-const ADA = {
-  openId: 'player-ada',
-  unionId: 'union-ada',
-  scope: ['user_info', 'basic_actions'],
-  registration: 'web',
-};
 
 const unescapeHtml = (text: string): string =>
   text.replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) =>
     name === 'amp' ? '&' : name === 'lt' ? '<' : name === 'gt' ? '>' : name === 'quot' ? '"' : "'",
   );
-
-/** A browser's cookie handling, as far as these tests need it: one jar, every host, no redirects. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-
-  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers);
-    if (this.cookies.size > 0) {
-      headers.set(
-        'Cookie',
-        [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-      );
-    }
-    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair = '', ...attributes] = line.split(';');
-      const name = pair.slice(0, pair.indexOf('=')).trim();
-      const value = pair.slice(pair.indexOf('=') + 1).trim();
-      const expires = attributes.find((a) => /^\s*expires=/i.test(a))?.split('=')[1];
-      if (value === '' || (expires !== undefined && Date.parse(expires) <= Date.now())) {
-        this.cookies.delete(name);
-      } else {
-        this.cookies.set(name, value);
-      }
-    }
-    return res;
-  }
-
-  /** The express-session id behind the signed `connect.sid` cookie. */
-  sessionId(): string {
-    const cookie = decodeURIComponent(this.cookies.get('connect.sid') ?? '');
-    const id = /^s:(.+)\.[^.]+$/.exec(cookie)?.[1];
-    if (id === undefined) throw new Error('no session cookie');
-    return id;
-  }
-}
 
 /** The lobby's "Enter game" for the first player: the URL its form submits to. */
 function enterLinkOf(lobbyHtml: string, lobbyUrl: string): string {
@@ -83,14 +43,6 @@ function enterLinkOf(lobbyHtml: string, lobbyUrl: string): string {
   }
   return target.href;
 }
-
-/** The headers a browser sends when the platform's lobby at `sim` sends it to the game. */
-const fromLobby = (sim: PlatformSimulator): Record<string, string> => ({
-  Referer: `${sim.url}/`,
-  'Sec-Fetch-Site': 'cross-site',
-  'Sec-Fetch-Mode': 'navigate',
-  'Sec-Fetch-Dest': 'document',
-});
 
 /**
  * Enters as `openId` from the platform (its /enter), landing on the game page of `example`. The

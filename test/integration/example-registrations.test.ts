@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import {
   DEMO_CLIENT_ID,
-  DEMO_CLIENT_SECRET,
   startSimulator,
   type PlatformSimulator,
 } from 'express-platform-login/simulator';
@@ -17,13 +16,10 @@ import { startExample, type RunningExample } from '../../example-app/start';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { openSocket, type TestSocket } from '../helpers/spawn-socket-backends';
 import { sessionCookieFrom } from '../helpers/session-cookie';
+import { BOTH_CLIENTS, entryCode, MINI, MINI_URI, WEB_URI } from '../helpers/two-registrations';
 import { spawnExample, stopExample, type SpawnedExample } from '../helpers/spawn-example';
 import { QUIET } from '../helpers/test-app';
 import { exampleFlow } from '../helpers/example-flow';
-
-const WEB_URI = 'http://127.0.0.1:3999/platform/callback';
-const MINI_URI = 'http://127.0.0.1:3999/platform/mini/callback';
-const MINI = { clientId: 'mini-game', clientSecret: 'mini-secret' };
 
 let redis: TestRedisServer;
 let sim: PlatformSimulator;
@@ -37,7 +33,7 @@ beforeAll(async () => {
     startRedisServer(),
     // 30 s tokens under a 60 s skew: every request refreshes, so every login's refreshes are seen.
     startSimulator({
-      clients: [{ clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET }, MINI],
+      clients: BOTH_CLIENTS,
       accessTokenLifetimeSeconds: 30,
     }),
   ]);
@@ -65,11 +61,9 @@ afterAll(async () => {
 
 /** Enters `openId` through a registration on the process at `url`; resolves the session cookie. */
 async function enter(url: string, openId: string, via: 'web' | 'mini'): Promise<string> {
-  const [clientId, redirectUri] =
-    via === 'web' ? [DEMO_CLIENT_ID, WEB_URI] : [MINI.clientId, MINI_URI];
-  const code = sim.issueCode({ openId, clientId, redirectUri });
+  const { code, path } = entryCode(sim, openId, via);
   const res = await request(url)
-    .get(`${new URL(redirectUri).pathname}?code=${encodeURIComponent(code)}`)
+    .get(`${path}?code=${encodeURIComponent(code)}`)
     // A platform webview: no Fetch Metadata, the platform's page as the referrer.
     .set('Referer', `${sim.url}/`);
   expect(res.status).toBe(303);
@@ -99,11 +93,19 @@ async function playerEverywhere(openId: string) {
   return { browsers, live };
 }
 
-async function expectLoggedOutEverywhere(
+/**
+ * POSTs /api/logout-everywhere to `url` as `cookie`: answered 204, every socket of `live` closed
+ * with 4401 within a second, every login of `browsers` answered 401 on both processes.
+ */
+async function logOutEverywhere(
+  url: string,
+  cookie: string,
   browsers: { cookie: string }[],
   live: TestSocket[],
-  since: number,
 ): Promise<void> {
+  const since = Date.now();
+  const out = await request(url).post('/api/logout-everywhere').set('Cookie', cookie);
+  expect(out.status).toBe(204);
   for (const socket of live) {
     const closed = await socket.closed;
     expect(closed.code).toBe(4401);
@@ -128,12 +130,7 @@ test('one POST /api/logout-everywhere ends web in two browsers and mini in a thi
   const bo = await enter(urls[1], 'player-bo', 'mini');
   const boSocket = await open(urls[0], bo);
 
-  const since = Date.now();
-  const out = await request(urls[1])
-    .post('/api/logout-everywhere')
-    .set('Cookie', browsers[2]!.cookie);
-  expect(out.status).toBe(204);
-  await expectLoggedOutEverywhere(browsers, live, since);
+  await logOutEverywhere(urls[1], browsers[2]!.cookie, browsers, live);
   expect((await me(urls[0], bo)).body).toMatchObject({ openId: 'mini-game.player-bo' });
   expect(boSocket.ws.readyState).toBe(boSocket.ws.OPEN);
 });
@@ -145,12 +142,7 @@ test('the same when the unionid comes late, with a refresh', async () => {
     // Each login's first request refreshes; the refresh answer brings the unionid: they join.
     for (const [index, { cookie }] of browsers.entries())
       expect((await me(urls[index % 2]!, cookie)).body).toMatchObject({ unionId: 'union-cy' });
-    const since = Date.now();
-    const out = await request(urls[0])
-      .post('/api/logout-everywhere')
-      .set('Cookie', browsers[0]!.cookie);
-    expect(out.status).toBe(204);
-    await expectLoggedOutEverywhere(browsers, live, since);
+    await logOutEverywhere(urls[0], browsers[0]!.cookie, browsers, live);
   } finally {
     sim.setUnionIdOnRefreshOnly(false);
   }

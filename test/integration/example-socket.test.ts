@@ -4,10 +4,7 @@
 // other process), and in headless Chromium the page's live panel reacting to that logout, the
 // nickname, a readable expiry, the favicon and the 401 page's way back.
 import { QUIET } from '../helpers/test-app';
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
@@ -17,39 +14,15 @@ import { launchChromium } from '../helpers/browser';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { openSocket, type TestSocket } from '../helpers/spawn-socket-backends';
 import { sessionCookieFrom } from '../helpers/session-cookie';
+import { spawnExample, stopExample, type SpawnedExample } from '../helpers/spawn-example';
 import { waitUntil } from '../helpers/wait-until';
-import { spawnOnSources } from '../helpers/on-sources';
-
-const ROOT = join(__dirname, '../..');
 
 let redis: TestRedisServer;
 let sim: PlatformSimulator;
 let a: RunningExample;
-let b: { url: string; child: ChildProcess };
+let b: SpawnedExample;
 let browser: Browser;
 const sockets: TestSocket[] = [];
-
-/** Starts `npm run example`'s server.ts with `env`; resolves its URL once it listens. */
-async function spawnExample(
-  env: Record<string, string>,
-): Promise<{ url: string; child: ChildProcess }> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
-  delete childEnv.NODE_OPTIONS;
-  const child = spawnOnSources('example-app/server.ts', { cwd: ROOT, env: childEnv });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitUntil(() => {
-    if (child.exitCode !== null) throw new Error(`the example exited at start:\n${output}`);
-    return /Example game backend: (\S+)/.test(output);
-  }, 'the spawned example to start');
-  const url = /Example game backend: (\S+)/.exec(output)![1]!.replace(/\/$/, '');
-  await waitUntil(
-    async () => (await fetch(`${url}/healthz`)).ok,
-    'the spawned example to be ready',
-  );
-  return { url, child };
-}
 
 beforeAll(async () => {
   [redis, sim, browser] = await Promise.all([
@@ -69,10 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const socket of sockets) socket.ws.terminate();
   await browser?.close();
-  if (b !== undefined && b.child.exitCode === null) {
-    b.child.kill('SIGKILL');
-    await once(b.child, 'exit');
-  }
+  await stopExample(b);
   await a?.close();
   await Promise.all([sim?.close(), redis?.stop()]);
 });

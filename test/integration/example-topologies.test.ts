@@ -21,15 +21,10 @@ import {
 import { waitUntil } from '../helpers/wait-until';
 import { spawnOnSources } from '../helpers/on-sources';
 import { startDropper } from '../helpers/tcp-proxy';
+import { ADA } from '../helpers/example-player';
 
 const ROOT = join(__dirname, '../..');
 const JSON_ACCEPT = { Accept: 'application/json' };
-const ADA = {
-  openId: 'player-ada',
-  unionId: 'union-ada',
-  scope: ['user_info', 'basic_actions'],
-  registration: 'web',
-};
 
 /** A spawned example: its output so far, and its addresses once it has printed them. */
 interface SpawnedExample {

@@ -3,17 +3,11 @@
 // Sentinel client, token store and session store), killed (SIGKILL) at the worst moments, on both
 // clients. The platform (the simulator) rotates refresh tokens and counts a retired one presented.
 import express, { type Express } from 'express';
-import session from 'express-session';
 import request from 'supertest';
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { createCluster, createSentinel } from 'redis';
-import {
-  platformLogin,
-  RedisSessionStore,
-  RedisTokenStore,
-  type PlatformLogin,
-} from 'express-platform-login';
+import { platformLogin, RedisTokenStore, type PlatformLogin } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import {
   startClusterBed,
@@ -22,7 +16,7 @@ import {
   type ClusterBedNode,
   type SentinelBed,
 } from '../helpers/failover-bed';
-import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { answerToken, loginOptions, redisSessions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { sessionCookieFrom } from '../helpers/session-cookie';
 import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 import { expiringIn, recordAt } from '../helpers/records';
@@ -84,23 +78,10 @@ async function backend(kind: Kind, bed: SentinelBed, sim: PlatformSimulator): Pr
   store.on('replicaWait', (e) => waits.push(e.outcome));
   const login = platformLogin(loginOptions(sim, { store }));
   const app = express();
-  app.use(
-    session({
-      secret: SESSION_SECRET,
-      resave: false,
-      saveUninitialized: false,
-      store: new RedisSessionStore({ redis: client }),
-    }),
-  );
+  app.use(redisSessions(client));
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());
-  app.get('/api/token', async (req, res, next) => {
-    try {
-      res.json({ accessToken: await req.platformToken() });
-    } catch (error) {
-      next(error);
-    }
-  });
+  app.get('/api/token', answerToken);
   app.post('/logout', login.logout());
   app.post('/logout-everywhere', express.json(), async (req, res, next) => {
     try {

@@ -25,13 +25,12 @@ const OTHER_PATHS = ['/api/nowhere', '/api', '/api/me/more', '/api/%ZZ', '/api/.
 let sim: PlatformSimulator;
 useSimulator((started) => (sim = started));
 /** One logged-in session on the test app, its record as entered, and a raw client of the app. */
-let store: MemoryTokenStore;
+const store = new MemoryTokenStore();
 let sessionId: string;
 let before: TokenRecord;
 let client: RawClient;
 
 beforeAll(async () => {
-  store = new MemoryTokenStore();
   const { app } = createTestApp({ sim, login: { store } });
   ({ sessionId } = await enter(app, sim, 'player-ada'));
   before = (await storedRecord(store, sessionId))!;

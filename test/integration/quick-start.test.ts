@@ -228,6 +228,22 @@ async function exitStatusWithin(started: Started, ms: number): Promise<number | 
   return status;
 }
 
+/** Started with `env`, the game exits 1 within 30 s, its output saying each of `says`, never "Game on". */
+async function expectStopsAtStart(
+  folder: string,
+  env: NodeJS.ProcessEnv,
+  says: string[],
+): Promise<void> {
+  const started = startQuickStart(folder, env);
+  try {
+    expect(await exitStatusWithin(started, 30_000)).toBe(1);
+    for (const text of says) expect(started.output()).toContain(text);
+    expect(started.output()).not.toContain('Game on');
+  } finally {
+    await stop(started);
+  }
+}
+
 async function waitForOutput(started: Started, pattern: RegExp, ms: number): Promise<string> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -382,26 +398,12 @@ describe.each(variants)('a new game on $name', ({ installLines, code }) => {
   });
 
   test('a second copy on the same port says the port is taken and exits, never "Game on"', async () => {
-    const second = startQuickStart(folder, env());
-    try {
-      expect(await exitStatusWithin(second, 30_000)).toBe(1);
-      expect(second.output()).toContain(`Cannot listen on port ${port}`);
-      expect(second.output()).toContain('EADDRINUSE');
-      expect(second.output()).not.toContain('Game on');
-    } finally {
-      await stop(second);
-    }
+    await expectStopsAtStart(folder, env(), [`Cannot listen on port ${port}`, 'EADDRINUSE']);
   }, 40_000);
 
   test('with NODE_ENV=production a weak SESSION_SECRET stops it at start (checkSetup), never "Game on"', async () => {
-    const weak = startQuickStart(folder, { ...env(), NODE_ENV: 'production', SESSION_SECRET: 'x' });
-    try {
-      expect(await exitStatusWithin(weak, 30_000)).toBe(1);
-      expect(weak.output()).toContain('An express-session `secret` is weak');
-      expect(weak.output()).not.toContain('Game on');
-    } finally {
-      await stop(weak);
-    }
+    const weak = { ...env(), NODE_ENV: 'production', SESSION_SECRET: 'x' };
+    await expectStopsAtStart(folder, weak, ['An express-session `secret` is weak']);
   }, 40_000);
 
   test('with NODE_ENV=production: no warning at start, and the entry through the TLS proxy sets a Secure, SameSite=Lax cookie', async () => {

@@ -10,8 +10,8 @@ import { RedisStore as ConnectRedis8 } from 'connect-redis8';
 import { platformLogin, RedisTokenStore } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
-import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
-import { waitUntil } from '../helpers/wait-until';
+import type { TestRedisServer } from '../helpers/redis-server';
+import { startPrimaryAndReplica } from '../helpers/redis-replica';
 
 let sim: PlatformSimulator;
 let primary: TestRedisServer;
@@ -19,15 +19,8 @@ let replica: TestRedisServer;
 let client: Redis;
 let onReplica: Redis;
 beforeAll(async () => {
-  sim = await startSimulator();
-  primary = await startRedisServer();
-  replica = await startRedisServer(['--replicaof', '127.0.0.1', String(primary.port)]);
-  client = new Redis(primary.url);
-  onReplica = new Redis(replica.url);
-  await waitUntil(
-    async () => /master_link_status:up/.test(await onReplica.info('replication')),
-    'the replica in sync',
-  );
+  [sim, { primary, replica }] = await Promise.all([startSimulator(), startPrimaryAndReplica()]);
+  [client, onReplica] = [new Redis(primary.url), new Redis(replica.url)];
 });
 afterAll(async () => {
   client.disconnect();

@@ -16,7 +16,6 @@ import {
 } from 'express-platform-login';
 import {
   DEMO_CLIENT_ID,
-  DEMO_CLIENT_SECRET,
   startSimulator,
   type PlatformSimulator,
 } from 'express-platform-login/simulator';
@@ -25,10 +24,8 @@ import { defaultClientKinds } from '../helpers/redis-clients';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { loginOptions, SESSION_SECRET } from '../helpers/test-app';
 import { sessionCookieFrom } from '../helpers/session-cookie';
+import { BOTH_CLIENTS, entryCode, MINI, MINI_URI, WEB_URI } from '../helpers/two-registrations';
 
-const WEB_URI = 'http://127.0.0.1:3999/platform/callback';
-const MINI_URI = 'http://127.0.0.1:3999/platform/mini/callback';
-const MINI = { clientId: 'mini-game', clientSecret: 'mini-secret' };
 /** Redis on both libraries, and a store of the studio's own (MemoryTokenStore: the derived engine). */
 const kinds = [
   ...['ioredis 5 (RESP2)', 'node-redis 6 (RESP3)'].map((name) => ({
@@ -45,7 +42,7 @@ let lateSim: PlatformSimulator;
 let raw: Redis;
 
 beforeAll(async () => {
-  const clients = [{ clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET }, MINI];
+  const clients = BOTH_CLIENTS;
   // Every request refreshes (30 s tokens, 60 s skew): each refresh is counted by client_id.
   [redis, sim, lateSim] = await Promise.all([
     startRedisServer(),
@@ -94,10 +91,8 @@ async function enter(
   via: 'web' | 'mini',
   cookie?: string,
 ): Promise<string> {
-  const [clientId, redirectUri] =
-    via === 'web' ? [DEMO_CLIENT_ID, WEB_URI] : [MINI.clientId, MINI_URI];
-  const code = platform.issueCode({ openId, clientId, redirectUri });
-  const entry = request(app).get(`${new URL(redirectUri).pathname}?code=${code}`);
+  const { code, path } = entryCode(platform, openId, via);
+  const entry = request(app).get(`${path}?code=${code}`);
   const res = await (cookie === undefined ? entry : entry.set('Cookie', cookie));
   expect(res.status).toBe(303);
   return sessionCookieFrom(res);

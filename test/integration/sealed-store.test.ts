@@ -48,6 +48,15 @@ async function enter(app: ReturnType<typeof game>, openId = 'player-ada') {
 }
 
 /** What the store holds that a reader of the table would see: every value with a secret in it. */
+/** GET /api/token as `cookie`, its token due: answered 200 after one refresh at the platform. */
+async function refreshedOnce(app: ReturnType<typeof game>, cookie: string) {
+  sim.resetCalls();
+  const refreshed = await request(app).get('/api/token').set('Cookie', cookie);
+  expect(refreshed.status).toBe(200);
+  expect(sim.calls.refresh_token).toBe(1);
+  return refreshed;
+}
+
 const leaking = (table: Table, secrets: string[]): string[] =>
   storedValues(table).filter((value) => secrets.some((secret) => value.includes(secret)));
 
@@ -68,10 +77,7 @@ test('with encryptionKeys the store holds no token and no open_id; the login wor
 
   // A refresh writes the record again: sealed too.
   const due = await rewriteRecord(store, sessionId, expiringIn(-1000));
-  sim.resetCalls();
-  const refreshed = await request(app).get('/api/token').set('Cookie', cookie);
-  expect(refreshed.status).toBe(200);
-  expect(sim.calls.refresh_token).toBe(1);
+  const refreshed = await refreshedOnce(app, cookie);
   const after = (await storedRecord(store, sessionId))!;
   expect(after.version).toBe(due.version + 1);
   expect(after.accessToken).toBe(refreshed.body.accessToken);
@@ -97,10 +103,7 @@ test('a record the store held in the clear before keys were given still reads, a
   // The next write (a refresh, the token having expired) seals it.
   const due = await rewriteRecord(before, sessionId, expiringIn(-1000));
   expect(leaking(table, [plain.refreshToken])).toHaveLength(1);
-  sim.resetCalls();
-  const refreshed = await request(app).get('/api/token').set('Cookie', cookie);
-  expect(refreshed.status).toBe(200);
-  expect(sim.calls.refresh_token).toBe(1);
+  await refreshedOnce(app, cookie);
   const sealed = (await storedRecord(today, sessionId))!;
   expect(sealed.version).toBe(due.version + 1);
   expect(

@@ -39,6 +39,20 @@ async function waitFor(process_: Run, pattern: RegExp): Promise<RegExpMatchArray
 
 let running: Run | undefined;
 
+/** Runs the CLI on a free port with `flags`; resolves its address and a code its /enter issued. */
+async function startWithCode(flags: string[]): Promise<{ cli: { url: string }; code: string }> {
+  const port = await freePort();
+  running = run(['--port', String(port), ...flags]);
+  await waitFor(running, /Lobby/);
+  const cli = { url: `http://127.0.0.1:${port}` };
+  const location = (
+    await fetch(`${cli.url}/enter?redirect_uri=${encodeURIComponent(REDIRECT_URI)}`, {
+      redirect: 'manual',
+    })
+  ).headers.get('location')!;
+  return { cli, code: new URL(location).searchParams.get('code')! };
+}
+
 afterEach(async () => {
   if (running && running.child.exitCode === null && running.child.signalCode === null) {
     running.child.kill('SIGKILL');
@@ -72,16 +86,7 @@ test('starts on --port, prints the lobby URL, answers, and exits cleanly on SIGT
 });
 
 test('--rotate and --access-token-lifetime reach the token endpoint', async () => {
-  const port = await freePort();
-  running = run(['--port', String(port), '--rotate', '--access-token-lifetime', '60']);
-  await waitFor(running, /Lobby/);
-  const cli = { url: `http://127.0.0.1:${port}` };
-  const location = (
-    await fetch(`${cli.url}/enter?redirect_uri=${encodeURIComponent(REDIRECT_URI)}`, {
-      redirect: 'manual',
-    })
-  ).headers.get('location')!;
-  const code = new URL(location).searchParams.get('code')!;
+  const { cli, code } = await startWithCode(['--rotate', '--access-token-lifetime', '60']);
   const token = (await exchange(cli, code)).body;
   expect(token.expires_in).toBe(60);
   const refreshed = (await refresh(cli, token.refresh_token)).body;
@@ -104,16 +109,7 @@ test('a wrong flag or value exits 1 with a message', async () => {
 });
 
 test('--answer-style envelope: tokens inside data, numbers as strings; a used code as error_code', async () => {
-  const port = await freePort();
-  running = run(['--port', String(port), '--answer-style', 'envelope']);
-  await waitFor(running, /Lobby/);
-  const cli = { url: `http://127.0.0.1:${port}` };
-  const location = (
-    await fetch(`${cli.url}/enter?redirect_uri=${encodeURIComponent(REDIRECT_URI)}`, {
-      redirect: 'manual',
-    })
-  ).headers.get('location')!;
-  const code = new URL(location).searchParams.get('code')!;
+  const { cli, code } = await startWithCode(['--answer-style', 'envelope']);
   const first = await exchange(cli, code);
   expect(first.status).toBe(200);
   expect(first.body).toMatchObject({

@@ -413,24 +413,18 @@ describe('faults of the platform', () => {
     }
   });
 
-  it.each<[string, unknown]>([
-    ['open_id as a number', 12345],
-    ['open_id empty', ''],
-  ])('%s is refused, naming open_id', async (_label, value) => {
-    sim.injectFault({ kind: 'field', field: 'open_id', value });
+  const OPEN_ID = 'open_id must be a non-empty string';
+  const EXPIRES_IN = 'expires_in must be a positive number of seconds';
+  it.each<[string, string, unknown, string]>([
+    ['open_id as a number', 'open_id', 12345, OPEN_ID],
+    ['open_id empty', 'open_id', '', OPEN_ID],
+    ['expires_in negative', 'expires_in', -1, EXPIRES_IN],
+    ['expires_in a word', 'expires_in', 'forever', EXPIRES_IN],
+  ])('%s is refused, naming %s', async (_label, field, value, message) => {
+    sim.injectFault({ kind: 'field', field, value });
     const error = await rejectionOf(client().exchangeCode(issue()));
-    expect(error).toMatchObject({ field: 'open_id' });
-    expect(error.message).toContain('open_id must be a non-empty string');
-  });
-
-  it.each<[string, unknown]>([
-    ['negative', -1],
-    ['a word', 'forever'],
-  ])('expires_in %s is refused, naming expires_in', async (_label, value) => {
-    sim.injectFault({ kind: 'field', field: 'expires_in', value });
-    const error = await rejectionOf(client().exchangeCode(issue()));
-    expect(error).toMatchObject({ field: 'expires_in' });
-    expect(error.message).toContain('expires_in must be a positive number of seconds');
+    expect(error).toMatchObject({ field });
+    expect(error.message).toContain(message);
   });
 
   it('accepts expires_in as a numeric string and caps it at maxExpiresInSeconds', async () => {

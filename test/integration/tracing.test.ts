@@ -11,7 +11,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import request from 'supertest';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { MemoryTokenStore } from 'express-platform-login';
+import { MemoryTokenStore, type PlatformLoginOptions } from 'express-platform-login';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { sessionIdFrom } from '../helpers/session-cookie';
@@ -74,14 +74,17 @@ test('an entry records one CLIENT span `POST` with the HTTP client attributes', 
   expect(spans('epl.refresh')).toHaveLength(0);
 });
 
-test('a refresh records `epl.refresh` holding its attempts; a retried 503 is one span per attempt with error.type', async () => {
+/** A player entered on a test app with `tokenClient`, their token due to expire in `ms`. */
+async function playerDueIn(ms: number, tokenClient: PlatformLoginOptions['tokenClient']) {
   const store = new MemoryTokenStore();
-  const { app } = createTestApp({
-    sim,
-    login: { store, tokenClient: { refreshRetries: 1, retryBaseDelayMs: 0 } },
-  });
+  const { app } = createTestApp({ sim, login: { store, tokenClient } });
   const { agent, sessionId } = await enter(app, sim);
-  await rewriteRecord(store, sessionId, expiringIn(10_000));
+  await rewriteRecord(store, sessionId, expiringIn(ms));
+  return agent;
+}
+
+test('a refresh records `epl.refresh` holding its attempts; a retried 503 is one span per attempt with error.type', async () => {
+  const agent = await playerDueIn(10_000, { refreshRetries: 1, retryBaseDelayMs: 0 });
   sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token', times: 1 });
   exporter.reset();
   await agent.get('/api/me').expect(200);
@@ -108,13 +111,7 @@ test('a refresh records `epl.refresh` holding its attempts; a retried 503 is one
 });
 
 test('a failed refresh: `epl.refresh` ends in error with the package code; a timeout names its code', async () => {
-  const store = new MemoryTokenStore();
-  const { app } = createTestApp({
-    sim,
-    login: { store, tokenClient: { refreshRetries: 0, timeoutMs: 1000 } },
-  });
-  const { agent, sessionId } = await enter(app, sim);
-  await rewriteRecord(store, sessionId, expiringIn(-1000));
+  const agent = await playerDueIn(-1000, { refreshRetries: 0, timeoutMs: 1000 });
   sim.injectFault({ kind: 'latency', ms: 3000 }, { grant: 'refresh_token', times: 1 });
   exporter.reset();
   await agent.get('/api/me').expect(503);

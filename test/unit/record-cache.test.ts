@@ -23,9 +23,19 @@ const record = (version: number): TokenRecord => ({
 
 const found = (value: TokenRecord): RecordRead => ({ status: 'found', record: value });
 
-/** Reads `sessionId` through the cache as the store does, answering `value` with `ttlMs`. */
-function readThrough(cache: RecordCache, sessionId: string, value: TokenRecord, ttlMs = -1): void {
+/**
+ * Reads `sessionId` through the cache as the store does, answering `value` with `ttlMs`;
+ * `changedMeanwhile`: a key reported changed while the read is in flight.
+ */
+function readThrough(
+  cache: RecordCache,
+  sessionId: string,
+  value: TokenRecord,
+  ttlMs = -1,
+  changedMeanwhile?: string,
+): void {
   const ticket = cache.beginRead(`key-${sessionId}`);
+  if (changedMeanwhile !== undefined) cache.changed(changedMeanwhile);
   cache.endRead(ticket, sessionId, found(value), ttlMs >= 0 ? NOW + ttlMs : Infinity);
 }
 
@@ -65,9 +75,7 @@ test('a change of the key drops the record', () => {
 
 test('a read in flight when its key changes is not cached', () => {
   const cache = activeCache();
-  const ticket = cache.beginRead('key-s1');
-  cache.changed('key-s1');
-  cache.endRead(ticket, 's1', found(record(1)), Infinity);
+  readThrough(cache, 's1', record(1), -1, 'key-s1');
   expect(lookup(cache, 's1')).toBeUndefined();
 });
 
@@ -83,9 +91,7 @@ test('a read started after the change is cached, one overlapping it is not', () 
 
 test('a change of another key does not stop a read from being cached', () => {
   const cache = activeCache();
-  const ticket = cache.beginRead('key-s1');
-  cache.changed('key-s2');
-  cache.endRead(ticket, 's1', found(record(1)), Infinity);
+  readThrough(cache, 's1', record(1), -1, 'key-s2');
   expect(lookup(cache, 's1')?.version).toBe(1);
 });
 

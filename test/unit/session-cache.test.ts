@@ -12,8 +12,17 @@ function cacheOn(maxEntries = 10): SessionCache {
   return cache;
 }
 
-function read(cache: SessionCache, key: string, json = '{"a":1}', pttlMs = 60_000): void {
-  cache.endRead(cache.beginRead(key), key, json, NOW + pttlMs);
+/** Reads `key` through the cache; `changedMeanwhile`: a key reported changed while it is in flight. */
+function read(
+  cache: SessionCache,
+  key: string,
+  json = '{"a":1}',
+  pttlMs = 60_000,
+  changedMeanwhile?: string,
+): void {
+  const ticket = cache.beginRead(key);
+  if (changedMeanwhile !== undefined) cache.changed(changedMeanwhile);
+  cache.endRead(ticket, key, json, NOW + pttlMs);
 }
 
 test('off (as it starts): a read is not kept', () => {
@@ -31,9 +40,7 @@ test('on: a read is served until the key expires, not after', () => {
 
 test('a read in flight when its key is reported changed is not kept', () => {
   const cache = cacheOn();
-  const ticket = cache.beginRead('sess:a');
-  cache.changed('sess:a');
-  cache.endRead(ticket, 'sess:a', '{"old":true}', NOW + 60_000);
+  read(cache, 'sess:a', '{"old":true}', 60_000, 'sess:a');
   expect(cache.entryOf('sess:a', NOW)).toBeUndefined();
   // The next read, started after the change, is kept.
   read(cache, 'sess:a', '{"new":true}');
@@ -42,9 +49,7 @@ test('a read in flight when its key is reported changed is not kept', () => {
 
 test('a change of another key does not stop a read from being kept', () => {
   const cache = cacheOn();
-  const ticket = cache.beginRead('sess:a');
-  cache.changed('sess:b');
-  cache.endRead(ticket, 'sess:a', '{}', NOW + 60_000);
+  read(cache, 'sess:a', '{}', 60_000, 'sess:b');
   expect(cache.entryOf('sess:a', NOW)).toBeDefined();
 });
 
