@@ -109,7 +109,7 @@ function describe(
 const NAVIGATIONS: ReadonlySet<string> = new Set(['document', 'iframe', 'frame']);
 
 const WARNING =
-  "[express-platform-login] Entries are not checked against the platform's pages, so any site can log a " +
+  "Entries are not checked against the platform's pages, so any site can log a " +
   "visitor into another player's account with an unused code (login CSRF): set `platformOrigins` to the " +
   "origins of the platform's pages that open the game (e.g. ['https://platform.example']). Until then " +
   '`entry.context` only reports (`entryContextViolation` events; their `refererOrigin` shows where entries come from).';

@@ -54,7 +54,7 @@ export const failedKeyOf = (key: string): string => `${key}:failed`;
 const MAX_BLOCKED = 10_000;
 
 const UNPARSABLE_MESSAGE =
-  "[express-platform-login] An entry's client address (`req.ip`) is not an IP address, so its failed entries are counted under the value as it came. " +
+  "An entry's client address (`req.ip`) is not an IP address, so its failed entries are counted under the value as it came. " +
   "Check Express's `trust proxy` setting against what your proxy writes in X-Forwarded-For (one address per proxy, no names).";
 
 /** Builds the limit once, or `undefined` when it is off. */

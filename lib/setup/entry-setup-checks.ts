@@ -11,14 +11,17 @@ import {
   warnOnce,
 } from './setup-checks';
 
-const PREFIX = '[express-platform-login]';
-
+// The messages go to the login's logger, which names the package itself (logger.ts).
 const PROXY_MESSAGE =
-  `${PREFIX} An entry arrived through a proxy (X-Forwarded-Proto: https) but Express sees it as http, and the session cookie is Secure: ` +
+  `An entry arrived through a proxy (X-Forwarded-Proto: https) but Express sees it as http, and the session cookie is Secure: ` +
   "express-session will not send the cookie, so players land logged out. Set `app.set('trust proxy', 1)` (the number of proxies in front of the app) before the session middleware.";
 
+const HTTP_MESSAGE =
+  'An entry arrived over plain http, and the session cookie is Secure: express-session does not send a Secure cookie over http, so players land logged out. ' +
+  "Serve the game over https; behind a proxy that ends TLS, set `app.set('trust proxy', 1)` (the number of proxies) so Express sees X-Forwarded-Proto.";
+
 const FORWARDED_FOR_MESSAGE =
-  `${PREFIX} Entries arrive with X-Forwarded-For, but Express does not trust the peer that sent it (\`trust proxy\`), so \`req.ip\` is that peer's address: ` +
+  `Entries arrive with X-Forwarded-For, but Express does not trust the peer that sent it (\`trust proxy\`), so \`req.ip\` is that peer's address: ` +
   "behind a proxy every player shares it, and one client's failed entries (`entry.failureLimit`) lock every player behind that proxy out. " +
   "Set `app.set('trust proxy', 1)` (the number of proxies in front of the app) before the routes. If clients reach the app directly, their X-Forwarded-For is rightly ignored.";
 
@@ -36,7 +39,8 @@ function trustsPeer(req: Request): boolean {
  * checkSetup, or whose cookie is `'auto'` or computed per request). Each session store is judged once.
  */
 export function createFirstEntryChecks(
-  warn: (message: string) => void = (message) => console.warn(message),
+  warn: (message: string) => void = (message) =>
+    console.warn(`[express-platform-login] ${message}`),
   production: boolean = process.env.NODE_ENV === 'production',
 ): (req: Request) => void {
   const judged = new WeakMap<Store, boolean>();
@@ -46,23 +50,21 @@ export function createFirstEntryChecks(
       let broken = judged.get(store);
       if (broken === undefined) judged.set(store, (broken = isConnectRedisWithIoredis(store)));
       if (broken) {
-        warnOnce(warn, `${PREFIX} ${CONNECT_REDIS_IOREDIS_MESSAGE}`);
+        warnOnce(warn, CONNECT_REDIS_IOREDIS_MESSAGE);
         throw new SetupError(CONNECT_REDIS_IOREDIS_MESSAGE);
       }
     }
-    const forwardedProto = req.headers['x-forwarded-proto'];
-    if (
-      req.session?.cookie?.secure === true &&
-      !req.secure &&
-      typeof forwardedProto === 'string' &&
-      forwardedProto.split(',')[0]!.trim().toLowerCase() === 'https'
-    ) {
+    if (req.session?.cookie?.secure === true && !req.secure) {
+      const forwardedProto = req.headers['x-forwarded-proto'];
+      const viaHttpsProxy =
+        typeof forwardedProto === 'string' &&
+        forwardedProto.split(',')[0]!.trim().toLowerCase() === 'https';
       // A warning, not a refusal: with express-session's own `proxy: true` the cookie is still sent.
-      warnOnce(warn, PROXY_MESSAGE);
+      warnOnce(warn, viaHttpsProxy ? PROXY_MESSAGE : HTTP_MESSAGE);
     }
     const cookie = production ? req.session?.cookie : undefined;
     const insecureCookie = cookie === undefined ? undefined : insecureCookieMessage(cookie);
-    if (insecureCookie !== undefined) warnOnce(warn, `${PREFIX} ${insecureCookie}`);
+    if (insecureCookie !== undefined) warnOnce(warn, insecureCookie);
     if (req.headers['x-forwarded-for'] !== undefined && !trustsPeer(req)) {
       warnOnce(warn, FORWARDED_FOR_MESSAGE);
     }

@@ -164,6 +164,21 @@ describe('checks on an entry, before the code is claimed', () => {
     expect(loud).toHaveLength(1);
   });
 
+  test('a Secure cookie on an entry over plain http: one warning saying the browser got no cookie', async () => {
+    const app = callbackApp({ ...SOUND_SESSION, cookie: { secure: true } });
+    for (let i = 0; i < 2; i += 1) {
+      const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+      const res = await request(app).get(`/platform/callback?code=${code}`);
+      expect(res.status).toBe(303);
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+    const loud = warn.mock.calls.filter(([m]) => String(m).includes('arrived over plain http'));
+    expect(loud).toHaveLength(1);
+    expect(String(loud[0]![0])).toMatch(
+      /^\[express-platform-login\] An entry arrived over plain http/,
+    );
+  });
+
   test('the same app with trust proxy set: the cookie is sent and nothing is warned', async () => {
     const app = callbackApp({ ...SOUND_SESSION, cookie: { secure: true } }, 'loopback');
     const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
