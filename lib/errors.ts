@@ -517,8 +517,8 @@ export function codeRejected(options?: { cause?: unknown }): RequestRefusedError
 }
 
 /** An entry that did not come from the platform's pages, refused by `entry: { context: { mode: 'enforce' } }`. */
-export const entryContextRefused = (reason: string): RequestRefusedError =>
-  new RequestRefusedError(messageOf('ERR_PLATFORM_ENTRY_CONTEXT', reason), {
+export const entryContextRefused = (reason: string, detail = reason): RequestRefusedError =>
+  new RequestRefusedError(messageOf('ERR_PLATFORM_ENTRY_CONTEXT', detail), {
     code: 'ERR_PLATFORM_ENTRY_CONTEXT',
     reason,
   });

@@ -146,6 +146,22 @@ export function entryContextSettings(
   };
 }
 
+/** The reason in words for the log: what the entry showed, and what was expected. */
+function explain(violation: EntryContextViolation, configured: string): string {
+  switch (violation.reason) {
+    case 'foreign-referer':
+      return `foreign-referer: it came from ${violation.refererOrigin ?? 'an unreadable Referer'}, platformOrigins is ${configured}`;
+    case 'headers-missing':
+      return 'headers-missing: no Referer and no Sec-Fetch-* headers, as from a typed or bookmarked link, a webview or a client such as curl';
+    case 'referer-missing':
+      return 'referer-missing: the browser sent Fetch Metadata but no Referer, so where the entry came from is hidden';
+    case 'direct-navigation':
+      return 'direct-navigation: Sec-Fetch-Site is none (the URL was opened directly); `entry.context.allowDirectNavigation` allows it';
+    default:
+      return violation.reason;
+  }
+}
+
 /**
  * The check run on each GET to the callback, before anything else touches a code.
  * Throws RequestRefusedError `ERR_PLATFORM_ENTRY_CONTEXT` in `'enforce'` mode, and for a sub-resource load in every mode;
@@ -166,11 +182,13 @@ export function createEntryContextCheck(
   };
   if (mode === 'off') return refuseSubResource;
   const refuse = mode === 'enforce';
+  const configured = [...settings.judge.platformOrigins].join(', ') || 'none';
   return (req) => {
     refuseSubResource(req);
     const reason = judgeEntryContext(req.headers, settings.judge);
     if (reason === undefined) return;
-    events.emit('entryContextViolation', describe(req.headers, reason, refuse));
-    if (refuse) throw entryContextRefused(reason);
+    const violation = describe(req.headers, reason, refuse);
+    events.emit('entryContextViolation', violation);
+    if (refuse) throw entryContextRefused(reason, explain(violation, configured));
   };
 }

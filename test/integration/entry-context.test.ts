@@ -47,6 +47,25 @@ describe("mode 'enforce'", () => {
     expect(violations).toEqual([]);
   });
 
+  test("a refused entry's log line names the origin it came from and platformOrigins", async () => {
+    const lines: string[] = [];
+    const record = (_fields: unknown, message: string) => void lines.push(message);
+    const logger = { debug: record, info: record, warn: record, error: record };
+    const { app } = createTestApp({
+      sim,
+      login: { platformOrigins: [PLATFORM], logger, entry: { context: { mode: 'enforce' } } },
+    });
+    const entry = code();
+    await request(app).get(`/platform/callback?code=${entry}`).set(FROM_ATTACKER).expect(403);
+    const refused = lines.filter((line) => line.includes('refused before its code was claimed'));
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toContain(
+      `it came from https://attacker.example, platformOrigins is ${PLATFORM}`,
+    );
+    expect(refused[0]).not.toContain(entry);
+    expect(sim.calls.authorization_code).toBe(0);
+  });
+
   test.each([
     ['from an attacker page', FROM_ATTACKER, 'foreign-referer'],
     ['as an image on an attacker page', AS_IMAGE, 'unexpected-destination'],
