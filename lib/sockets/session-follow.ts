@@ -27,6 +27,8 @@ interface Followed {
   sockets: number;
   unwatch: () => void;
   reading: boolean;
+  /** A notice came while a read was in flight: that read may predate the change, so read again. */
+  again: boolean;
 }
 
 /** The sessions this process has sockets for, each followed once in its session store. */
@@ -55,6 +57,7 @@ export class SessionFollow {
         sockets: 0,
         unwatch: store.watchSession(sid, () => this.#read(sid)),
         reading: false,
+        again: false,
       };
       this.#sessions.set(sid, followed);
       this.#startPolling();
@@ -71,15 +74,23 @@ export class SessionFollow {
   /** Reads the session; a session gone, or holding another login, ends this one. */
   #read(sid: string): void {
     const followed = this.#sessions.get(sid);
-    if (followed === undefined || followed.reading) return;
+    if (followed === undefined) return;
+    if (followed.reading) {
+      followed.again = true;
+      return;
+    }
     followed.reading = true;
+    followed.again = false;
     followed.store.get(sid, (error, session) => {
       followed.reading = false;
-      // A failed read ends nothing: the session store may be down for a moment.
-      if (error !== undefined && error !== null) return;
       if (this.#sessions.get(sid) !== followed) return;
-      if (session?.platformLogin?.openId === followed.openId) return;
-      this.#endLogin(followed.sessionKey, followed.openId).catch(ignore);
+      // A failed read ends nothing: the session store may be down for a moment.
+      const failed = error !== undefined && error !== null;
+      if (!failed && session?.platformLogin?.openId !== followed.openId) {
+        this.#endLogin(followed.sessionKey, followed.openId).catch(ignore);
+      } else if (followed.again) {
+        this.#read(sid);
+      }
     });
   }
 

@@ -745,15 +745,10 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
         wait = told(sessionKey);
         await records().delete(sessionKey);
         assert.equal(await wait, true, 'not told of a delete');
-        // A store that follows failovers refuses every lock for a moment after it may have lost its
-        // server (with RedisTokenStore, also after a cache lease ran out on a busy machine): the
-        // lock is taken once it is free, however long that takes within the test's own timeout.
-        const owner = await pollUntil(
-          () => locks().acquire(sessionKey, LONG_TTL_MS),
-          (taken) => taken !== undefined,
-          Infinity,
-        );
-        assert.equal(typeof owner, 'string', 'the lock was never free');
+        // Free at once: a cache lease running out on a busy machine is no sign that the server
+        // changed, so it holds no lock back (docs/durability.md).
+        const owner = await locks().acquire(sessionKey, LONG_TTL_MS);
+        assert.equal(typeof owner, 'string', 'the lock was not free');
         wait = told(sessionKey);
         assert.equal(await locks().release(sessionKey, owner!), true, 'the lock was not released');
         assert.equal(await wait, true, 'not told of a lock release');
