@@ -5,26 +5,10 @@ import express from 'express';
 import session from 'express-session';
 import request from 'supertest';
 import { checkSetup, platformLogin } from 'express-platform-login';
-import type { LogFields } from '../../lib/observability/logger';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { loginOptions, SESSION_SECRET, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { useSimulator } from '../helpers/bed';
-
-interface LogLine {
-  level: 'debug' | 'info' | 'warn' | 'error';
-  fields: LogFields;
-  message: string;
-}
-
-function recordingLogger() {
-  const lines: LogLine[] = [];
-  const at = (level: LogLine['level']) => (fields: LogFields, message: string) =>
-    void lines.push({ level, fields, message });
-  const logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-  /** What a production log shows: warnings and errors. */
-  const seen = () => lines.filter((line) => line.level === 'warn' || line.level === 'error');
-  return { logger, seen };
-}
+import { recordingLogger } from '../helpers/recording-logger';
 
 let sim: PlatformSimulator;
 useSimulator((started) => (sim = started));

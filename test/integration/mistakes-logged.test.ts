@@ -8,7 +8,6 @@ import request from 'supertest';
 import { Redis } from 'ioredis';
 import createDebug from 'debug';
 import { platformLogin, reportRedisErrors } from 'express-platform-login';
-import type { LogFields } from '../../lib/observability/logger';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
 import {
   createTestApp,
@@ -21,22 +20,7 @@ import { freePort } from '../helpers/free-port';
 import { startRedisServer } from '../helpers/redis-server';
 import { waitUntil } from '../helpers/wait-until';
 import { useSimulator } from '../helpers/bed';
-
-interface LogLine {
-  level: 'debug' | 'info' | 'warn' | 'error';
-  fields: LogFields;
-  message: string;
-}
-
-function recordingLogger() {
-  const lines: LogLine[] = [];
-  const at = (level: LogLine['level']) => (fields: LogFields, message: string) =>
-    void lines.push({ level, fields, message });
-  const logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-  /** What a production log shows: warnings and errors. */
-  const seen = () => lines.filter((line) => line.level === 'warn' || line.level === 'error');
-  return { logger, lines, seen };
-}
+import { recordingLogger } from '../helpers/recording-logger';
 
 let sim: PlatformSimulator;
 useSimulator((started) => (sim = started));
