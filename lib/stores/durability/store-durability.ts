@@ -9,28 +9,20 @@ import { checkSessionKey } from '../../core/engine-arguments';
 import { StoreUnavailableError } from '../../errors';
 import type { RedisCommands, ReplicaLink } from '../redis/commands';
 import { FailoverState } from './failover-state';
-import { KeptWrites, type ReassertOutcome } from './kept-writes';
+import { KeptWrites, type KeptWritesDeps } from './kept-writes';
 import { ReplicaAcks, type ReplicaWaitOutcome, type ReplicaWaitSettings } from './replica-acks';
 import { watchingServerChanges } from './server-changes';
 
-export interface StoreDurabilityDeps {
+export interface StoreDurabilityDeps extends Pick<
+  KeptWritesDeps,
+  'reassert' | 'redelete' | 'recordKey' | 'onReassert'
+> {
   /** The client's seam, watched here for signs that the server changed. */
   redis: RedisCommands;
   link: ReplicaLink;
   settings: ReplicaWaitSettings;
-  /** Writes the record over any version from `replaced` up to its own (REASSERT_RECORD). */
-  reassert(
-    sessionKey: string,
-    record: TokenRecord,
-    replaced: number,
-    ttlMs: number,
-  ): Promise<number>;
-  /** Deletes the record again. */
-  redelete(sessionKey: string): Promise<unknown>;
   /** Where the writes beside `key` (a Redis key as the store names it) are confirmed: its slot. */
   markKey(key: string): string;
-  /** The Redis key of the session's record. */
-  recordKey(sessionKey: string): string;
   /**
    * Whether the server that answers now holds a write: the key present at `version` or later
    * (a record), present (`0`: any value), or absent (`null`).
@@ -39,7 +31,6 @@ export interface StoreDurabilityDeps {
   /** Where express-session's `store` keeps session `sid`, when it is on the same client. */
   sessionRedisKey(store: unknown, sid: string): string | undefined;
   onWait(outcome: ReplicaWaitOutcome, durationMs: number): void;
-  onReassert(outcome: ReassertOutcome): void;
 }
 
 const held = (outcome: ReplicaWaitOutcome): boolean =>
