@@ -1,11 +1,11 @@
-// The engine the package works with (store-engine.ts), derived from the public contract a studio's
-// own store implements (token-store.ts): records, the player's logins, locks, holds, claims and
-// counters, each made of versioned reads and compare-and-set writes. A shipped store carries its
-// own engine (STORE_ENGINE), with its fast paths; every other store gets this one.
+// The engine the package works with (store-engine.ts), derived from the public contract every
+// store implements (token-store.ts): records, the player's logins, locks, holds, claims and
+// counters, each made of versioned reads and compare-and-set writes under the keys of
+// store-keys.ts. A shipped store adds fast paths (STORE_FAST_PATHS) that do some of these steps in
+// one round trip, or from memory, on the same keys and values.
 import { randomBytes } from 'node:crypto';
 import { StoreUnavailableError } from '../errors';
-import { hashOpenId } from './hash';
-import { readRecordValue, recordValue, type RecordKeyRing } from './record-value';
+import { OWN_KEY_RING, readRecordValue, recordValue, type RecordKeyRing } from './record-value';
 import {
   checkClaimKey,
   checkCount,
@@ -16,18 +16,20 @@ import {
   ttlMilliseconds,
 } from './engine-arguments';
 import {
-  STORE_ENGINE,
+  STORE_FAST_PATHS,
+  type LoginWrites,
   type OneTimeCounters,
   type PlayerLogin,
   type RecordChanges,
   type RecordRead,
   type RefreshLocks,
   type StoreEngine,
+  type StoreFastPaths,
   type TokenRecords,
 } from './store-engine';
 import { checkTokenStore, type StoredValue, type TokenStore } from './token-store';
-import type { TokenRecord } from './token-record';
 import { isIndexedUnder, playerKeyOf } from './player-key';
+import { storeKeys as keys } from './store-keys';
 
 /** How long a player's log-out mark is kept: far longer than a code exchange takes. */
 const LOGGED_OUT_MEMORY_MS = 3_600_000;
@@ -36,47 +38,65 @@ const GENERATION_TTL_MS = 366 * 24 * 3_600_000;
 /** Compare-and-set rounds before a contended write gives up. */
 const MAX_ROUNDS = 64;
 
+const ABSENT: RecordRead = Object.freeze({ status: 'absent' });
+
 /** The engines derived so far: one per store, so every part of an app works with the same one. */
 const derived = new WeakMap<TokenStore, { engine: StoreEngine; ring?: RecordKeyRing }>();
 
 /**
- * The engine of `store`: its own when it ships one, else one derived from the contract, sealing
- * records with `ring` (the last ring given for this store, when none is). A store without an
- * engine of its own must have the contract's methods: one that lacks any is refused here, when
+ * The engine of `store`, sealing records with `ring` (else the store's own keys, else the last
+ * ring given for this store). A store that lacks a contract method is refused here, when
  * platformLogin() is created (checkTokenStore), not on a request.
  */
 export function engineOf(store: TokenStore, ring?: RecordKeyRing): StoreEngine {
-  const own = (store as { [STORE_ENGINE]?: StoreEngine })[STORE_ENGINE];
-  if (own !== undefined) return own;
+  const own = (store as { [OWN_KEY_RING]?: RecordKeyRing })[OWN_KEY_RING];
+  const sealing = ring ?? own;
   let made = derived.get(store);
-  if (made === undefined || (ring !== undefined && made.ring !== ring)) {
+  if (made === undefined || (sealing !== undefined && made.ring !== sealing)) {
     checkTokenStore(store);
-    derived.set(store, (made = { engine: deriveEngine(store, ring), ring }));
+    const fast = (store as { [STORE_FAST_PATHS]?: StoreFastPaths })[STORE_FAST_PATHS];
+    const engine = deriveEngine(store, sealing, fast, own !== undefined);
+    derived.set(store, (made = { engine, ring: sealing }));
   }
   return made.engine;
 }
 
-const keys = {
-  record: (sessionKey: string) => `t:${sessionKey}`,
-  lock: (sessionKey: string) => `l:${sessionKey}`,
-  hold: (sessionKey: string) => `h:${sessionKey}`,
-  claim: (key: string) => `c:${key}`,
-  counter: (key: string) => `n:${key}`,
-  player: (openId: string) => `p:${hashOpenId(openId)}`,
-  loggedOut: (openId: string) => `o:${hashOpenId(openId)}`,
-  generation: 'g',
-};
-
 const contended = (what: string): StoreUnavailableError =>
   new StoreUnavailableError(`The token store kept refusing ${what}: too many concurrent writers.`);
 
-/** The engine made of `store`'s contract calls. */
-export function deriveEngine(store: TokenStore, ring?: RecordKeyRing): StoreEngine {
-  /** The record stored at a session's key, or `undefined` when the value is not one it can read. */
-  const decode = (sessionKey: string, stored: StoredValue): TokenRecord | undefined => {
-    const read = readRecordValue(stored.value, keys.record(sessionKey), ring);
-    return typeof read === 'string' ? undefined : read;
+/**
+ * The engine made of `store`'s contract calls, and of `fast`'s where given (none: every step
+ * derived, as the fast paths' tests compare).
+ */
+export function deriveEngine(
+  store: TokenStore,
+  ring?: RecordKeyRing,
+  fast: StoreFastPaths = {},
+  /** The store has always sealed its records with its own keys: one in the clear is refused. */
+  sealedOnly = false,
+): StoreEngine {
+  /** Reads of values a store hands out again while unchanged (frozen), decoded once. */
+  const reads = new WeakMap<StoredValue, RecordRead>();
+  const readOf = (sessionKey: string, stored: StoredValue | undefined): RecordRead => {
+    if (stored === undefined) return ABSENT;
+    let read = reads.get(stored);
+    if (read !== undefined) return read;
+    const record = readRecordValue(stored.value, keys.record(sessionKey), ring, sealedOnly);
+    if (typeof record === 'string') return { status: 'unreadable', reason: record };
+    read = { status: 'found', record };
+    if (Object.isFrozen(stored)) {
+      // Shared by every request served from this value: read-only.
+      Object.freeze(record.scope);
+      reads.set(stored, (read = Object.freeze({ status: 'found', record: Object.freeze(record) })));
+    }
+    return read;
   };
+  /** The record stored at a session's key, or `undefined` when the value is not one it can read. */
+  const decode = (sessionKey: string, stored: StoredValue) => {
+    const read = readOf(sessionKey, stored);
+    return read.status === 'found' ? read.record : undefined;
+  };
+  const { cachedGet, durability } = fast;
 
   /** Rewrites the value at `key` from what is there, until no other writer got there first. */
   async function update(
@@ -128,13 +148,16 @@ export function deriveEngine(store: TokenStore, ring?: RecordKeyRing): StoreEngi
   const records: TokenRecords = {
     async get(sessionKey): Promise<RecordRead> {
       checkSessionKey(sessionKey);
-      const stored = await store.get(keys.record(sessionKey));
-      if (stored === undefined) return { status: 'absent' };
-      const read = readRecordValue(stored.value, keys.record(sessionKey), ring);
-      return typeof read === 'string'
-        ? { status: 'unreadable', reason: read }
-        : { status: 'found', record: read };
+      return readOf(sessionKey, await store.get(keys.record(sessionKey)));
     },
+
+    cachedRead:
+      cachedGet &&
+      ((sessionKey) => {
+        if (typeof sessionKey !== 'string' || sessionKey === '') return undefined;
+        const stored = cachedGet(keys.record(sessionKey));
+        return stored && readOf(sessionKey, stored);
+      }),
 
     async put(sessionKey, record, options) {
       checkSessionKey(sessionKey);
@@ -146,18 +169,15 @@ export function deriveEngine(store: TokenStore, ring?: RecordKeyRing): StoreEngi
       const player = playerKeyOf(record);
       if (since !== undefined && (await loggedOutAt(player)) > Number(since)) return false;
       let expectedVersion: number | null = null;
-      let previous: TokenRecord | undefined;
       if (options.expectedVersion !== null) {
         const stored = await store.get(key);
-        previous = stored && decode(sessionKey, stored);
-        if (previous?.version !== options.expectedVersion) return false;
-        expectedVersion = stored!.version;
+        if (stored === undefined || decode(sessionKey, stored)?.version !== options.expectedVersion)
+          return false;
+        expectedVersion = stored.version;
       }
       const value = recordValue(record, key, ring);
       const written = await store.put(key, value, { expectedVersion, ttlMs });
       if (written === undefined) return false;
-      if (previous !== undefined && playerKeyOf(previous) !== player)
-        await reindex(playerKeyOf(previous), (index) => delete index[sessionKey]);
       await reindex(player, (index) => (index[sessionKey] = Date.now() + ttlMs));
       // A log-out everywhere that listed the player's logins before this one was indexed did not
       // see it: the login takes itself back.
@@ -168,24 +188,27 @@ export function deriveEngine(store: TokenStore, ring?: RecordKeyRing): StoreEngi
       return true;
     },
 
+    // The player's index keeps the session until its entry ends: loginsOf() skips an entry
+    // whose record is gone, so a delete is one call.
     async delete(sessionKey, options) {
       checkSessionKey(sessionKey);
       const expectedVersion = options?.expectedVersion;
       checkExpectedVersion(expectedVersion);
       const key = keys.record(sessionKey);
-      const stored = await store.get(key);
-      if (stored === undefined) return false;
-      const record = decode(sessionKey, stored);
-      if (expectedVersion !== undefined && record?.version !== expectedVersion) return false;
-      // Only the version read may go when one was asked for; else whatever is there now.
-      const deleted = await store.delete(
-        key,
-        expectedVersion === undefined ? undefined : stored.version,
-      );
-      if (!deleted) return false;
-      const openId = options?.openId ?? (record && playerKeyOf(record));
-      if (openId !== undefined) await reindex(openId, (index) => delete index[sessionKey]);
-      return true;
+      let deleted: boolean;
+      if (expectedVersion === undefined) {
+        deleted = await store.delete(key);
+      } else {
+        // Only the version read may go.
+        const stored = await store.get(key);
+        deleted =
+          stored !== undefined &&
+          decode(sessionKey, stored)?.version === expectedVersion &&
+          (await store.delete(key, stored.version));
+      }
+      // Answered once a replica holds it, even when asked again (docs/durability.md).
+      if (options?.logout === true) await durability?.loggedOut([sessionKey]);
+      return deleted;
     },
 
     async renew(sessionKey, openId, ttlMs) {
@@ -224,11 +247,12 @@ export function deriveEngine(store: TokenStore, ring?: RecordKeyRing): StoreEngi
           : { value: String(generation), ttlMs: LOGGED_OUT_MEMORY_MS },
       );
       const logins = await records.loginsOf(openId);
-      let deleted = 0;
+      const deleted: string[] = [];
       for (const { sessionKey } of logins)
-        if (await store.delete(keys.record(sessionKey))) deleted += 1;
+        if (await store.delete(keys.record(sessionKey))) deleted.push(sessionKey);
       await store.delete(keys.player(openId));
-      return deleted;
+      await durability?.loggedOut(deleted, openId);
+      return deleted.length;
     },
 
     async loginGeneration() {
@@ -327,6 +351,7 @@ export function deriveEngine(store: TokenStore, ring?: RecordKeyRing): StoreEngi
   };
 
   const watch = store.watch?.bind(store);
+  const watchLive = fast.watchLive;
   const changes: RecordChanges | undefined =
     watch === undefined
       ? undefined
@@ -338,8 +363,32 @@ export function deriveEngine(store: TokenStore, ring?: RecordKeyRing): StoreEngi
             );
             return () => unwatch.forEach((stop) => stop());
           },
-          live: true,
+          get live() {
+            return watchLive?.() ?? true;
+          },
         };
 
-  return { records, locks, counters, changes };
+  const { beginEntry, putNewLogin, sharesClient } = fast;
+  const logins: LoginWrites | undefined =
+    putNewLogin &&
+    sharesClient && {
+      put(write) {
+        const { sessionKey, record, loginGeneration } = write;
+        checkSessionKey(sessionKey);
+        checkPut(record, { expectedVersion: null, ttlMs: write.ttlMs, loginGeneration });
+        if (write.giveBack !== undefined) checkCount(write.giveBack.key, -1, write.giveBack.windowMs);
+        return putNewLogin(write, recordValue(record, keys.record(sessionKey), ring));
+      },
+      sharesClient,
+    };
+
+  return {
+    records,
+    locks,
+    counters,
+    changes,
+    entries: beginEntry && { begin: beginEntry },
+    logins,
+    durability,
+  };
 }

@@ -11,6 +11,9 @@ export interface RecordKeyRing {
   open(sealed: Buffer, aad: Buffer): { plaintext: Buffer } | { failure: 'decrypt' | 'unknown_key' };
 }
 
+/** Where a store that keeps its own keys (RedisTokenStore) shows its ring to platformLogin(). */
+export const OWN_KEY_RING = Symbol.for('express-platform-login.own-key-ring');
+
 /** Starts a sealed value; what follows is the sealed bytes, base64url, so any text column holds it. */
 const SEALED = 'sealed:';
 
@@ -40,14 +43,17 @@ export function recordValue(record: TokenRecord, key: string, ring?: RecordKeyRi
 
 /**
  * The record a value at `key` holds, or why it cannot be read. A value in the clear, as written
- * before a ring was given, still reads: it is sealed at its next write.
+ * before a ring was given, still reads (it is sealed at its next write) unless `sealedOnly`: a
+ * store that has always sealed refuses one, as anyone able to write to it could plant it.
  */
 export function readRecordValue(
   value: string,
   key: string,
   ring?: RecordKeyRing,
+  sealedOnly = false,
 ): TokenRecord | UnreadableReason {
   let json = value;
+  if (sealedOnly && ring !== undefined && !value.startsWith(SEALED)) return 'decrypt';
   if (value.startsWith(SEALED)) {
     if (ring === undefined) return 'unknown_key';
     const opened = ring.open(Buffer.from(value.slice(SEALED.length), 'base64url'), aad(key));

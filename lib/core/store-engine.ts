@@ -1,11 +1,13 @@
 // The storage the callback, the refresh and the middleware work with (the engine), split by job:
-// token records, refresh locks, one-time counters, and two optional parts: change notices, and an
-// entry's checks before its code exchange in one step. RedisTokenStore makes it with its own fast
-// paths; any other store gets it derived from the public contract (token-store.ts). Every part is
-// keyed by the session key, `hashSessionId(req.sessionID)`, computed once by the caller: a store
+// token records, refresh locks, one-time counters, and optional parts: change notices, an entry's
+// checks before its code exchange in one step, a new login's writes in one step, durability. Every
+// store gets it derived from the public contract (token-store.ts) by derived-engine.ts; a shipped
+// store adds fast paths (StoreFastPaths) that replace derived steps with one round trip. Every part
+// is keyed by the session key, `hashSessionId(req.sessionID)`, computed once by the caller: a store
 // never sees a raw session id, and a job holding only an openId reaches a login through the player
 // index.
 import type { TokenRecord } from './token-record';
+import type { StoredValue } from './token-store';
 
 /** What a read of a session's record found. */
 export type RecordRead =
@@ -310,6 +312,13 @@ export interface Durability {
    */
   settled(sessionKey: string): Promise<void>;
   /**
+   * Resolves once a replica holds the deletion of these sessions' records (none: the writes
+   * beside player index `player`); a deletion none holds is done again until one does. Rejects
+   * with `StoreUnavailableError` when no replica acknowledged in time: a logout answered must
+   * survive a failover, whichever process dies.
+   */
+  loggedOut(sessionKeys: readonly string[], player?: string): Promise<void>;
+  /**
    * True for a while after the store lost its server: a refresh token the platform refuses may
    * have been retired by a refresh whose record another process is writing back.
    */
@@ -318,11 +327,9 @@ export interface Durability {
 
 /**
  * What the package works with, whatever the store: token records, refresh locks, one-time counters,
- * and two optional parts (change notices, an entry's checks in one step). Every method rejects with
- * `StoreUnavailableError` when the backend fails or does not answer in time; it never hangs. A
- * wrong argument is a `TypeError`. The shipped stores make it themselves, with their fast paths (Lua,
- * one round trip per entry, the record cache); a studio's own store implements the small public
- * contract (token-store.ts) and gets it derived (derived-engine.ts). Not part of the public API.
+ * and optional parts. Every method rejects with `StoreUnavailableError` when the backend fails or
+ * does not answer in time; it never hangs. A wrong argument is a `TypeError`. Derived from the
+ * store's contract (derived-engine.ts) with the store's fast paths. Not part of the public API.
  */
 export interface StoreEngine {
   readonly records: TokenRecords;
@@ -343,5 +350,29 @@ export interface SessionRedisKeys {
 }
 export const SESSION_REDIS_KEYS = Symbol.for('express-platform-login.session-redis-keys');
 
-/** Where a shipped store keeps its own engine: a store without it gets one derived. */
-export const STORE_ENGINE = Symbol.for('express-platform-login.store-engine');
+/**
+ * What a shipped store adds to the contract, under {@link STORE_FAST_PATHS}: each part replaces
+ * derived steps (derived-engine.ts, entry-begin.ts) by one round trip or by memory, with the same
+ * answers on the same keys and values (test/integration/fast-paths.test.ts holds them to it).
+ */
+export interface StoreFastPaths {
+  /**
+   * The value `get(key)` would resolve, at once from this process's memory; `undefined` when only
+   * the backend can answer. Never calls the backend, never throws; the same object while the
+   * value is unchanged, so what is decoded from it is decoded once.
+   */
+  cachedGet?(key: string): StoredValue | undefined;
+  /** Whether the contract's `watch` notices are reliable now; without it, they always are. */
+  watchLive?(): boolean;
+  /** {@link EntryChecks.begin} on the contract's keys and values, in one call. */
+  beginEntry?(entry: EntryBegin): Promise<EntryBeginning>;
+  /** {@link LoginWrites.put}, `value` being the record as the engine stores it. */
+  putNewLogin?(write: LoginWrite, value: string): Promise<boolean>;
+  /** {@link LoginWrites.sharesClient}; set with `putNewLogin`. */
+  sharesClient?(client: object): boolean;
+  /** Durability through a failover. */
+  durability?: Durability;
+}
+
+/** Where a shipped store keeps its fast paths. */
+export const STORE_FAST_PATHS = Symbol.for('express-platform-login.store-fast-paths');

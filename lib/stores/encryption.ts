@@ -62,12 +62,11 @@ export function keyPatternProblem(bytes: Buffer): string | undefined {
 export const MAKE_A_KEY =
   "make one with `openssl rand -base64 32` or `crypto.randomBytes(32).toString('base64')`";
 
-/** Where a store that seals records itself (RedisTokenStore) shows its ring to platformLogin(). */
-export const OWN_KEY_RING = Symbol.for('express-platform-login.own-key-ring');
+export { OWN_KEY_RING } from '../core/record-value';
 
 /** Seals and opens record payloads with a ring of AES-256-GCM keys. */
 export class RecordKeyRing {
-  readonly #keys = new Map<string, { key: KeyObject; bytes: Buffer }>();
+  readonly #keys = new Map<string, { bytes: Buffer }>();
   readonly #sealingId: Buffer;
   readonly #sealingBytes: Buffer;
 
@@ -99,7 +98,7 @@ export class RecordKeyRing {
         );
       }
       const copy = Buffer.from(bytes);
-      this.#keys.set(id, { key: createSecretKey(copy), bytes: copy });
+      this.#keys.set(id, { bytes: copy });
     });
     const first = keys[0]!;
     this.#sealingId = Buffer.from(`${first.id}|`, 'latin1');
@@ -137,26 +136,16 @@ export class RecordKeyRing {
     return Buffer.concat([this.#sealingId, salt, nonce, ciphertext, cipher.getAuthTag()]);
   }
 
-  /**
-   * Opens what {@link seal} produced under the same `aad` (`derived`: with a salt, as `seal`
-   * writes now; otherwise the older form sealed under the ring key itself); never throws.
-   */
-  open(
-    sealed: Buffer,
-    aad: Buffer,
-    derived = true,
-  ): { plaintext: Buffer } | { failure: OpenFailure } {
+  /** Opens what {@link seal} produced under the same `aad`; never throws. */
+  open(sealed: Buffer, aad: Buffer): { plaintext: Buffer } | { failure: OpenFailure } {
     const end = sealed.indexOf(SEPARATOR);
     if (end < 1 || end > 32) return { failure: 'decrypt' };
     const ringKey = this.#keys.get(sealed.toString('latin1', 0, end));
     if (ringKey === undefined) return { failure: 'unknown_key' };
-    const saltBytes = derived ? SALT_BYTES : 0;
-    const nonceStart = end + 1 + saltBytes;
+    const nonceStart = end + 1 + SALT_BYTES;
     const tagStart = sealed.length - TAG_BYTES;
     if (tagStart < nonceStart + NONCE_BYTES) return { failure: 'decrypt' };
-    const key = derived
-      ? deriveKey(ringKey.bytes, sealed.subarray(end + 1, nonceStart))
-      : ringKey.key;
+    const key = deriveKey(ringKey.bytes, sealed.subarray(end + 1, nonceStart));
     try {
       const decipher = createDecipheriv(
         ALGORITHM,

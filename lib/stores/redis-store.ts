@@ -1,67 +1,36 @@
-// RedisTokenStore: token records in Redis (standalone, Sentinel or Cluster) through node-redis or
-// ioredis (the command seam in ./redis/), with compare-and-set writes in Lua, owner-only locks, a
-// deadline on every call and optional AES-256-GCM encryption at rest.
+// RedisTokenStore: the store contract (core/token-store.ts) in Redis (standalone, Sentinel or
+// Cluster) through node-redis or ioredis (the command seam in ./redis/), with a deadline on every
+// call, its fast paths (StoreFastPaths: the record cache, an entry's checks and a new login's
+// writes in one script each), durability through a failover and its own encryption keys.
 import { EventEmitter } from 'node:events';
-import { randomBytes } from 'node:crypto';
-import { hashOpenId } from '../core/hash';
-import { playerKeyOf } from '../core/player-key';
 import { invalidOption } from '../errors';
-import type { TokenRecord } from '../core/token-record';
 import type {
-  DeleteOptions,
-  Durability,
   EntryBegin,
   EntryBeginning,
   EntryStop,
-  EntryChecks,
   LoginWrite,
-  LoginWrites,
-  OneTimeCounters,
-  PlayerLogin,
-  PutOptions,
-  RecordChanges,
-  RecordRead,
-  RefreshLocks,
-  StoreEngine,
-  TokenRecords,
-  UnreadableReason,
-  WindowCount,
+  SessionRedisKeys,
+  StoreFastPaths,
 } from '../core/store-engine';
-import { SESSION_REDIS_KEYS, STORE_ENGINE, type SessionRedisKeys } from '../core/store-engine';
+import { SESSION_REDIS_KEYS, STORE_FAST_PATHS } from '../core/store-engine';
 import type { StorePutOptions, StoredValue, TokenStore } from '../core/token-store';
+import { storeKeys, sessionKeyOfRecord } from '../core/store-keys';
+import { playerKeyOf } from '../core/player-key';
 import { OWN_KEY_RING, RecordKeyRing } from './encryption';
-import {
-  decodeRecordPayload,
-  encodeRecordPayload,
-  frameStoredValue,
-  PLAIN_MARK,
-  SEALED_DERIVED_MARK,
-  SEALED_MARK,
-  splitStoredValue,
-  versionPrefix,
-} from './record-codec';
 import { parseOptions } from '../util/parse-options';
 import { checkEntryBegin } from '../core/entry-begin';
 import { redisTokenStoreOptionsSchema, type RedisTokenStoreOptions } from './redis-store-options';
 import {
   BEGIN_ENTRY,
-  COUNT_IN_WINDOW,
   DELETE_IF_VERSION,
-  EXTEND_IF_OWNER,
-  HELD_BACK_MS,
-  INDEX_SESSION,
   PUT_IF_VERSION,
-  PUT_LOGIN,
   PUT_NEW_LOGIN,
-  RAISE_LOGOUT,
   READ_WITH_TTL,
-  RELEASE_IF_OWNER,
   type LuaScript,
 } from './scripts';
 import { withDeadline } from './redis/with-deadline';
-import { CachedRecords, type TrackedRecords } from './caching/cached-records';
-import type { TrackedCache } from './caching/tracked-cache';
-import { hashTag, type Argument, type RedisCommands, type Replies } from './redis/commands';
+import { TrackedCache } from './caching/tracked-cache';
+import { hashTag, type Argument, type RedisCommands } from './redis/commands';
 import type { KeyTracker, UnavailableBy } from './caching/key-tracking';
 import { trackKeys } from './caching/cluster-key-tracking';
 import { redisCommands } from './redis/redis-client';
@@ -69,15 +38,7 @@ import type { ReplicaWaitOutcome } from './durability/replica-acks';
 import type { ReassertOutcome } from './durability/kept-writes';
 import { REASSERT_RECORD } from './durability/reassert-script';
 import { StoreDurability } from './durability/store-durability';
-import {
-  checkClaimKey,
-  checkCount,
-  checkExpectedVersion,
-  checkOpenId,
-  checkPut,
-  checkSessionKey,
-  ttlMilliseconds,
-} from '../core/engine-arguments';
+import { checkClaimKey, checkExpectedVersion, ttlMilliseconds } from '../core/engine-arguments';
 
 /** Events of a RedisTokenStore. */
 export interface RedisTokenStoreEvents {
@@ -95,21 +56,28 @@ export interface RedisTokenStoreEvents {
   reassert: [{ outcome: ReassertOutcome }];
 }
 
-const ABSENT: RecordRead = Object.freeze({ status: 'absent' });
-const unreadable = (reason: UnreadableReason): RecordRead => ({ status: 'unreadable', reason });
+/** `<version>|` as stored in front of a value. */
+const versionPrefix = (version: number): string => `${version}|`;
+
+/** The stored `<version>|<value>` as the contract's value, living `ttlMs` more (PTTL). */
+function storedValue(stored: string, ttlMs: number): StoredValue {
+  const bar = stored.indexOf('|');
+  return Object.freeze({
+    value: stored.slice(bar + 1),
+    version: Number(stored.slice(0, bar)),
+    expiresAt: ttlMs >= 0 ? Date.now() + ttlMs : Infinity,
+  });
+}
 
 /**
  * Token store in Redis, shared by every process of the service.
  *
- * Keys: `<prefix>{<hash of the session id>}:t` holds the record, `…:l` the refresh lock and `…:r`
- * a hold on refreshes (the platform's Retry-After); the hash tag puts them in one Cluster slot and
- * the raw session id never reaches Redis. `<prefix>p:{<hash of the openId>}` indexes a player's
- * sessions (`…:o` holds the log-out generation at which they were last logged out everywhere,
- * `<prefix>logouts` counts those log-outs); code claims live at `<prefix>c:<key>`,
- * counters (failed entries per client address) at `<prefix>n:<key>`. The session key is the
- * caller's hash of the session id (`hashSessionId`). A record expires with its TTL (its session's
- * lifetime at most), capped by `maxRecordTtlSeconds`; the index expires with its longest-lived
- * record.
+ * It is the store contract (core/token-store.ts) on Redis: each value at `<prefix><key>` as
+ * `<version>|<value>`, under the engine's keys (core/store-keys.ts: `t:` a session's record, `l:`
+ * its refresh lock, `p:` a player's index, …; a session or a player is named by a hash, so no raw
+ * session id or openId reaches Redis). Where every key is on one server, an entry's checks and a
+ * new login's writes are one script each (scripts.ts). A record expires with its TTL (its
+ * session's lifetime at most), capped by `maxRecordTtlSeconds`.
  *
  * Every call fails with `StoreUnavailableError` after `operationTimeoutMs`, whatever the client
  * does. So that the client itself does not pile up commands or give up for good while Redis is
@@ -130,39 +98,23 @@ const unreadable = (reason: UnreadableReason): RecordRead => ({ status: 'unreada
  *
  * With `encryptionKeys`, a record is sealed with AES-256-GCM under a key derived (HKDF-SHA256, a
  * random 16-byte salt stored in the record) from the first key, its additional authenticated data
- * being its own Redis key and version: a record copied under another session's key does not open,
- * and no single AES key seals more than one record version, so GCM's nonce budget is never near.
+ * being its key (core/record-value.ts): a record copied under another session's key does not open,
+ * and no single AES key seals more than one record, so GCM's nonce budget is never near.
  * Under `NODE_ENV=production` a store without `encryptionKeys` is refused unless
  * `allowPlaintextTokens: true` says the app means it. To rotate keys, first deploy the new key in second
  * place everywhere, then move it first; drop the old key after `maxRecordTtlSeconds`.
- * Turning encryption on logs every player out once: records stored in the clear no longer read.
- * A record that does not open or parse reads as `unreadable` (never as absent): the request gets
- * 401 and keeps its session, which a process holding the key can still serve.
+ * Turning encryption on logs every player out once: a record in the clear is refused then (anyone
+ * able to write to Redis could plant one). A record that does not open or parse reads as
+ * `unreadable` (never as absent): the request gets 401 and keeps its session, which a process
+ * holding the key can still serve.
  *
  * Records read are served from this process's memory afterwards, dropped the moment Redis reports
  * their key changed (`recordCache`: one extra connection, ioredis two; on a Cluster as many per
  * master, and memory serves only while every master's tracking is live): docs/caching.md.
  */
-export class RedisTokenStore
-  extends EventEmitter<RedisTokenStoreEvents>
-  implements TokenStore, StoreEngine
-{
-  // The engine the package works with (core/store-engine.ts): its own parts, with their fast paths
-  // (Lua, the entry's one round trip, the record cache); the public contract's methods below are
-  // what the contract suite checks, for a store like any other.
-  /** Token records and the player index; served from memory when the record cache is on. */
-  readonly records: TokenRecords;
-  readonly locks: RefreshLocks;
-  readonly counters: OneTimeCounters;
-  /** Present with the record cache: Redis's invalidations, reliable while the cache is active. */
-  readonly changes: RecordChanges | undefined;
-  /** An entry's checks in one script; absent on a Cluster, where their keys are on several nodes. */
-  readonly entries: EntryChecks | undefined;
-  /** Writes that wait for a replica (`durability`, docs/durability.md); absent when off. */
-  readonly durability: Durability | undefined;
-  /** A new login's writes in one script; absent on a Cluster, where their keys are on several nodes. */
-  readonly logins: LoginWrites | undefined;
-
+export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> implements TokenStore {
+  /** Change notices: Redis's invalidations, present with the record cache. */
+  readonly watch: TokenStore['watch'];
   readonly #redis: RedisCommands;
   /** The client the app gave, to know a session store on the same one. */
   readonly #client: object;
@@ -173,10 +125,13 @@ export class RedisTokenStore
   readonly #maxTtlMs: number;
   readonly #keyRing: RecordKeyRing | undefined;
   /** Records served from memory while Redis's reports reach `#tracking` (docs/caching.md). */
-  readonly #cache: TrackedCache<RecordRead> | undefined;
+  readonly #cache: TrackedCache<StoredValue> | undefined;
   readonly #tracking: KeyTracker | undefined;
   /** Durability through a failover (docs/durability.md); absent when off or unavailable. */
   readonly #durable: StoreDurability | undefined;
+  /** The reads of a record in flight, for requests that arrive meanwhile to share. */
+  readonly #readsInFlight = new Map<string, Promise<StoredValue | undefined>>();
+  readonly #fast: StoreFastPaths;
 
   constructor(options: RedisTokenStoreOptions) {
     super();
@@ -189,6 +144,10 @@ export class RedisTokenStore
     }
     const redis = redisCommands(config.redis);
     this.#client = config.redis;
+    this.#prefix = config.prefix;
+    this.#sessionPrefix = config.sessions?.prefix;
+    this.#timeoutMs = config.operationTimeoutMs;
+    this.#maxTtlMs = config.maxRecordTtlSeconds * 1000;
     const link = config.durability === false ? undefined : redis.replicaLink();
     if (typeof link === 'string') {
       // Told once the app can listen (platformLogin() subscribes its logger at creation).
@@ -198,30 +157,25 @@ export class RedisTokenStore
         redis,
         link,
         settings: config.durability,
-        reassert: (sessionKey, record, replaced, ttlMs) => {
-          const key = this.#recordKey(sessionKey);
-          return this.#script(REASSERT_RECORD, key, [
+        reassert: (sessionKey, record, replaced, ttlMs) =>
+          this.#script(REASSERT_RECORD, this.#recordKey(sessionKey), [
             String(replaced),
             String(record.version),
-            this.#encode(record, key),
+            versionPrefix(record.version) + record.value,
             String(ttlMs),
-          ]).then(Number);
-        },
+          ]).then(Number),
         redelete: (sessionKey) => this.#run('DEL', this.#recordKey(sessionKey), [], 'a delete'),
         markKey: (key) => `${this.#prefix}{${hashTag(key)}}:w`,
         recordKey: (sessionKey) => this.#recordKey(sessionKey),
+        playerKey: (player) => this.#key(storeKeys.player(player)),
+        maxTtlMs: this.#maxTtlMs,
         holds: (key, version) => this.#holds(key, version),
         sessionRedisKey: (store, sid) => this.#sessionRedisKey(store, sid),
         onWait: (outcome, durationMs) => this.emit('replicaWait', { outcome, durationMs }),
         onReassert: (outcome) => this.emit('reassert', { outcome }),
       });
     }
-    this.durability = this.#durable?.engine;
     this.#redis = this.#durable?.redis ?? redis;
-    this.#prefix = config.prefix;
-    this.#sessionPrefix = config.sessions?.prefix;
-    this.#timeoutMs = config.operationTimeoutMs;
-    this.#maxTtlMs = config.maxRecordTtlSeconds * 1000;
     this.#keyRing = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
     if (
       this.#keyRing === undefined &&
@@ -235,87 +189,43 @@ export class RedisTokenStore
         'encryptionKeys',
       );
     }
-    const direct: TrackedRecords = {
-      get: (sessionKey) => this.#get(sessionKey),
-      put: (sessionKey, record, putOptions) => this.#put(sessionKey, record, putOptions),
-      delete: (sessionKey, deleteOptions) => this.#delete(sessionKey, deleteOptions),
-      renew: (sessionKey, openId, ttlMs) => this.#renew(sessionKey, openId, ttlMs),
-      loginsOf: (openId) => this.#loginsOf(openId),
-      deletePlayer: (openId) => this.#deletePlayer(openId),
-      loginGeneration: () => this.#loginGeneration(),
-      keyOf: (sessionKey) => this.#recordKey(sessionKey),
-      readWithTtl: (sessionKey) => this.#readWithTtl(sessionKey),
-    };
-    this.locks = {
-      acquire: (sessionKey, ttlMs) => this.#acquire(sessionKey, ttlMs),
-      extend: (sessionKey, owner, ttlMs) => this.#extend(sessionKey, owner, ttlMs),
-      release: (sessionKey, owner) => this.#release(sessionKey, owner),
-      hold: (sessionKey, version, ttlMs) => this.#hold(sessionKey, version, ttlMs),
-      heldMs: (sessionKey, version) => this.#heldMs(sessionKey, version),
-    };
-    this.counters = {
-      claimOnce: (key, ttlMs) => this.#claimOnce(key, ttlMs),
-      countInWindow: (key, increment, windowMs) => this.#countInWindow(key, increment, windowMs),
-    };
-    this.entries =
-      this.#redis.topology === 'cluster'
-        ? undefined
-        : { begin: (entry) => this.#beginEntry(entry) };
-    const client: object = config.redis;
-    this.logins =
-      this.#redis.topology === 'cluster'
-        ? undefined
-        : {
-            put: (write) => this.#putNewLogin(write),
-            sharesClient: (other) => other === client,
-          };
-    let records: TokenRecords = direct;
-    let changes: RecordChanges | undefined;
     // On a Cluster the keys live on several nodes: one tracking per master (caching/cluster-key-tracking.ts).
     if (config.recordCache) {
-      const cached = new CachedRecords(direct, config.recordCacheSize);
-      const cache = cached.cache;
+      const cache = new TrackedCache<StoredValue>(config.recordCacheSize);
       this.#tracking = trackKeys(this.#redis, this.#prefix, {
         ...cache.listener,
         unavailable: (reason, by) => this.emit('recordCacheUnavailable', { reason, by }),
       });
       this.#cache = cache;
-      records = cached;
-      const recordKey = (sessionKey: string): string => this.#recordKey(sessionKey);
-      const lockKey = (sessionKey: string): string => this.#lockKey(sessionKey);
-      changes = {
-        watch(sessionKey, onChange) {
-          checkSessionKey(sessionKey);
-          return cache.watch([recordKey(sessionKey), lockKey(sessionKey)], onChange);
-        },
-        get live() {
-          return cache.active;
-        },
+      this.watch = (key, onChange) => {
+        checkClaimKey(key, 'store key');
+        return cache.watch([this.#key(key)], onChange);
       };
     }
-    this.records = records;
-    this.changes = changes;
+    const oneServer = this.#redis.topology !== 'cluster';
+    this.#fast = {
+      cachedGet: this.#cache && ((key) => this.#cachedGet(key)),
+      watchLive: this.#cache && (() => this.#cache!.active),
+      // Their keys are on several nodes of a Cluster: derived there.
+      beginEntry: oneServer ? (entry) => this.#beginEntry(entry) : undefined,
+      putNewLogin: oneServer ? (write, value) => this.#putNewLogin(write, value) : undefined,
+      sharesClient: (other) => other === config.redis,
+      durability: this.#durable?.engine,
+    };
   }
 
-  /** The package's engine: this store's own parts. */
-  get [STORE_ENGINE](): StoreEngine {
-    return this;
+  /** What the package's engine (core/derived-engine.ts) uses beside the contract. */
+  get [STORE_FAST_PATHS](): StoreFastPaths {
+    return this.#fast;
   }
 
-  /** The contract's value at `key` (core/token-store.ts), stored as `<version>|<value>`. */
+  /** The value at `key`: from memory for a record the cache holds, else from Redis. */
   async get(key: string): Promise<StoredValue | undefined> {
     checkClaimKey(key, 'store key');
-    const [stored, ttlMs] = (await this.#script(READ_WITH_TTL, this.#valueKey(key), [])) as [
-      string | null,
-      number,
-    ];
-    if (stored === null) return undefined;
-    const bar = stored.indexOf('|');
-    return {
-      value: stored.slice(bar + 1),
-      version: Number(stored.slice(0, bar)),
-      expiresAt: Date.now() + Math.max(0, ttlMs),
-    };
+    const sessionKey = sessionKeyOfRecord(key);
+    if (sessionKey === undefined) return this.#read(key);
+    if (this.#cache?.active !== true) return this.#overlay(sessionKey, await this.#read(key));
+    return this.#cache.entryOf(key)?.value ?? this.#readThrough(key, sessionKey);
   }
 
   /** The contract's compare-and-set write (PUT_IF_VERSION): the new version, or `undefined`. */
@@ -324,35 +234,69 @@ export class RedisTokenStore
     if (typeof value !== 'string') throw new TypeError('The value must be a string.');
     const { expectedVersion } = options;
     if (expectedVersion !== null) checkExpectedVersion(expectedVersion);
-    const ttlMs = ttlMilliseconds(options.ttlMs);
+    let ttlMs = ttlMilliseconds(options.ttlMs);
     const version = (expectedVersion ?? 0) + 1;
-    const written = await this.#script(PUT_IF_VERSION, this.#valueKey(key), [
-      expectedVersion === null ? '' : versionPrefix(expectedVersion),
-      `${versionPrefix(version)}${value}`,
-      String(ttlMs),
-    ]);
-    return written === 1 ? version : undefined;
+    const write = async (): Promise<boolean> =>
+      (await this.#changing(key, () =>
+        this.#script(PUT_IF_VERSION, this.#key(key), [
+          expectedVersion === null ? '' : versionPrefix(expectedVersion),
+          versionPrefix(version) + value,
+          String(ttlMs),
+        ]),
+      )) === 1;
+    const sessionKey = sessionKeyOfRecord(key);
+    if (sessionKey !== undefined) {
+      ttlMs = Math.min(ttlMs, this.#maxTtlMs);
+      // A refresh: the platform has retired the refresh token this write replaces.
+      if (this.#durable !== undefined && expectedVersion !== null) {
+        const record = { value, version, expiresAt: Date.now() + ttlMs };
+        const written = await this.#durable.refreshed(
+          sessionKey,
+          Object.freeze(record),
+          expectedVersion,
+          ttlMs,
+          write,
+        );
+        return written ? version : undefined;
+      }
+    } else if (key.startsWith('l:') && expectedVersion === null) {
+      // Just after the server was lost, the lock may be on a primary that died, and the refresh
+      // token in the record the new one holds already retired: its owner writes the newer record
+      // back first (docs/durability.md). Held, by the failover; a Redis that still does not
+      // answer fails the call as always.
+      if (this.#durable?.settling === true) {
+        await this.#run('PTTL', this.#key(key), [], 'a lock');
+        return undefined;
+      }
+      if (!(await write())) return undefined;
+      // The holder re-reads the record before refreshing: from Redis, not from a copy that another
+      // process's message (sent before this lock was free) may not have removed yet.
+      this.#cache?.changed(this.#key(storeKeys.record(key.slice(2))));
+      return version;
+    }
+    return (await write()) ? version : undefined;
   }
 
   /** The contract's delete; with `expectedVersion`, only while the value still has it. */
   async delete(key: string, expectedVersion?: number): Promise<boolean> {
     checkClaimKey(key, 'store key');
     checkExpectedVersion(expectedVersion);
-    const valueKey = this.#valueKey(key);
-    const deleted =
+    const redisKey = this.#key(key);
+    const deleted = await this.#changing(key, () =>
       expectedVersion === undefined
-        ? await this.#run('DEL', valueKey, [], 'a delete')
-        : await this.#script(DELETE_IF_VERSION, valueKey, [versionPrefix(expectedVersion)]);
+        ? this.#run('DEL', redisKey, [], 'a delete')
+        : this.#script(DELETE_IF_VERSION, redisKey, [versionPrefix(expectedVersion)]),
+    );
     return deleted === 1;
   }
 
-  /** The contract's renewal: PEXPIRE. */
+  /** The contract's renewal: PEXPIRE (a record's capped by `maxRecordTtlSeconds`). */
   async renew(key: string, ttlMs: number): Promise<boolean> {
     checkClaimKey(key, 'store key');
-    const lifetimeMs = ttlMilliseconds(ttlMs);
-    return (
-      (await this.#run('PEXPIRE', this.#valueKey(key), [String(lifetimeMs)], 'a renewal')) === 1
-    );
+    let lifetimeMs = ttlMilliseconds(ttlMs);
+    if (sessionKeyOfRecord(key) !== undefined) lifetimeMs = Math.min(lifetimeMs, this.#maxTtlMs);
+    const renewed = await this.#run('PEXPIRE', this.#key(key), [String(lifetimeMs)], 'a renewal');
+    return renewed === 1;
   }
 
   /** True while records are served from this process's memory (see `recordCache`). */
@@ -371,341 +315,99 @@ export class RedisTokenStore
     return this.#keyRing === undefined;
   }
 
-  /** Its ring, for platformLogin() to refuse other `encryptionKeys` than this store's. */
+  /** Its ring: what seals its records, and what platformLogin() refuses other keys than. */
   get [OWN_KEY_RING](): RecordKeyRing | undefined {
     return this.#keyRing;
   }
 
-  /** Reads the record of a session straight from Redis. */
-  async #get(sessionKey: string): Promise<RecordRead> {
-    checkSessionKey(sessionKey);
-    const key = this.#recordKey(sessionKey);
-    const value = (await this.#run('GET', key, [], 'a read', 'bytes')) as Buffer | null;
-    const read = value === null ? ABSENT : this.#decode(value, key);
-    return this.#durable === undefined ? read : this.#durable.overlay(sessionKey, read);
-  }
-
-  /** The record and its PTTL (so the cache's copy goes when Redis expires the key). */
-  async #readWithTtl(sessionKey: string): Promise<{ read: RecordRead; ttlMs: number }> {
-    checkSessionKey(sessionKey);
-    const key = this.#recordKey(sessionKey);
-    const [value, ttlMs] = (await this.#script(READ_WITH_TTL, key, [], 'bytes')) as [
-      Buffer | null,
+  /** The value at `key` in Redis and the milliseconds it has left, in one command. */
+  async #read(key: string): Promise<StoredValue | undefined> {
+    const [stored, ttlMs] = (await this.#script(READ_WITH_TTL, this.#key(key), [])) as [
+      string | null,
       number,
     ];
-    const read = value === null ? ABSENT : this.#decode(value, key);
-    return { read: this.#durable?.overlay(sessionKey, read) ?? read, ttlMs };
+    return stored === null ? undefined : storedValue(stored, ttlMs);
+  }
+
+  #overlay(sessionKey: string, stored: StoredValue | undefined): StoredValue | undefined {
+    return this.#durable === undefined ? stored : this.#durable.overlay(sessionKey, stored);
+  }
+
+  /** A record the cache holds, while its tracking is live; else `undefined`. */
+  #cachedGet(key: string): StoredValue | undefined {
+    const cache = this.#cache!;
+    return cache.active === true ? cache.entryOf(key)?.value : undefined;
   }
 
   /**
-   * This process's own write or delete of `key`: dropped before (so no read in flight caches the
-   * old value) and after (so nothing read meanwhile stays), before Redis's own message arrives.
+   * A miss: one read of the record in flight at a time, which requests arriving meanwhile share,
+   * kept (until Redis's expiry of the key) unless a change was reported while it was in flight.
+   * An absence is never kept, so probes and stray ids do not fill memory.
+   */
+  #readThrough(key: string, sessionKey: string): Promise<StoredValue | undefined> {
+    const shared = this.#readsInFlight.get(key);
+    if (shared !== undefined) return shared;
+    const cache = this.#cache!;
+    const ticket = cache.beginRead(this.#key(key));
+    const read = this.#read(key).then(
+      (stored) => {
+        const served = this.#overlay(sessionKey, stored);
+        if (served === undefined || served !== stored) cache.abandonRead(ticket);
+        else cache.endRead(ticket, key, stored, stored.expiresAt);
+        return served;
+      },
+      (error: unknown) => {
+        cache.abandonRead(ticket);
+        throw error;
+      },
+    );
+    this.#readsInFlight.set(key, read);
+    const done = (): void => {
+      if (this.#readsInFlight.get(key) === read) this.#readsInFlight.delete(key);
+    };
+    read.then(done, done);
+    return read;
+  }
+
+  /**
+   * This process's own write or delete of a record: dropped from the cache before (so no read in
+   * flight keeps the old value) and after (so nothing read meanwhile stays), before Redis's own
+   * message arrives.
    */
   async #changing<T>(key: string, change: () => Promise<T>): Promise<T> {
-    this.#cache?.changed(key);
+    const cache = sessionKeyOfRecord(key) === undefined ? undefined : this.#cache;
+    const redisKey = this.#key(key);
+    cache?.changed(redisKey);
+    this.#readsInFlight.delete(key);
     try {
       return await change();
     } finally {
-      this.#cache?.changed(key);
+      cache?.changed(redisKey);
     }
-  }
-
-  /** Compare-and-set write; see TokenRecords.put. The TTL is capped by `maxRecordTtlSeconds`. */
-  async #put(sessionKey: string, record: TokenRecord, options: PutOptions): Promise<boolean> {
-    checkSessionKey(sessionKey);
-    checkPut(record, options);
-    const ttlMs = Math.min(ttlMilliseconds(options.ttlMs), this.#maxTtlMs);
-    const key = this.#recordKey(sessionKey);
-    const write = (): Promise<boolean> => this.#written(sessionKey, key, record, options, ttlMs);
-    const replaced = options.expectedVersion;
-    if (this.#durable === undefined || replaced === null) return write();
-    // A refresh: the platform has retired the refresh token this write replaces.
-    return this.#durable.refreshed(sessionKey, record, replaced, ttlMs, write);
-  }
-
-  /** The write of {@link #put}, one script where every key is on one server. */
-  async #written(
-    sessionKey: string,
-    key: string,
-    record: TokenRecord,
-    options: PutOptions,
-    ttlMs: number,
-  ): Promise<boolean> {
-    if (this.#redis.topology !== 'cluster')
-      return this.#putAtOnce(sessionKey, key, record, options, ttlMs);
-    // The player's index is written first: a member whose record never got written is pruned
-    // later, while a record missing from the index would escape logoutPlayer().
-    const loggedOutAt = await this.#index(playerKeyOf(record), sessionKey, ttlMs);
-    const fresh = options.expectedVersion === null;
-    // Logged out everywhere after this login's entry began (its generation, read before the code
-    // exchange): logoutPlayer() wins.
-    const since = fresh ? options.loginGeneration : undefined;
-    if (since !== undefined && Number(loggedOutAt) > Number(since)) return false;
-    const expected = options.expectedVersion === null ? '' : versionPrefix(options.expectedVersion);
-    const written = await this.#changing(key, () =>
-      this.#script(PUT_IF_VERSION, key, [expected, this.#encode(record, key), String(ttlMs)]),
-    );
-    if (written !== 1) return false;
-    // A new login that a logoutPlayer() overtook (the player was logged out since the index was
-    // written) takes itself back: the log-out may have scanned the index before this record existed.
-    if (fresh) {
-      const now = (await this.#run(
-        'GET',
-        this.#logoutKey(playerKeyOf(record)),
-        [],
-        'a login check',
-      )) as string | null;
-      const moved =
-        since === undefined ? (now ?? '0') !== loggedOutAt : Number(now ?? '0') > Number(since);
-      if (moved) {
-        await this.#delete(sessionKey, {
-          expectedVersion: record.version,
-          openId: playerKeyOf(record),
-        });
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /**
-   * {@link #put} where every key is on one server: the index, the log-out check and the write in one
-   * script (PUT_LOGIN), so nothing runs between them and no check after the write is needed.
-   */
-  async #putAtOnce(
-    sessionKey: string,
-    key: string,
-    record: TokenRecord,
-    options: PutOptions,
-    ttlMs: number,
-  ): Promise<boolean> {
-    const now = Date.now();
-    const playerKey = this.#playerKey(playerKeyOf(record));
-    const since = options.expectedVersion === null ? (options.loginGeneration ?? '') : '';
-    const expected = options.expectedVersion === null ? '' : versionPrefix(options.expectedVersion);
-    const written = await this.#changing(key, () =>
-      this.#script(
-        PUT_LOGIN,
-        [playerKey, this.#logoutKey(playerKeyOf(record)), key],
-        [
-          String(now + ttlMs),
-          sessionKey,
-          String(now),
-          since,
-          expected,
-          this.#encode(record, key),
-          String(ttlMs),
-        ],
-      ),
-    );
-    return written === 1;
-  }
-
-  /** A new login's writes in one script (PUT_NEW_LOGIN); see LoginWrites. */
-  async #putNewLogin(write: LoginWrite): Promise<boolean> {
-    const { sessionKey, record, loginGeneration, giveBack, session } = write;
-    checkSessionKey(sessionKey);
-    checkPut(record, { expectedVersion: null, ttlMs: write.ttlMs, loginGeneration });
-    const ttlMs = Math.min(ttlMilliseconds(write.ttlMs), this.#maxTtlMs);
-    if (giveBack !== undefined) checkCount(giveBack.key, -1, giveBack.windowMs);
-    const key = this.#recordKey(sessionKey);
-    const now = Date.now();
-    const written = await this.#changing(key, () =>
-      this.#script(
-        PUT_NEW_LOGIN,
-        [
-          this.#playerKey(playerKeyOf(record)),
-          this.#logoutKey(playerKeyOf(record)),
-          key,
-          `${this.#prefix}n:${giveBack?.key ?? ''}`,
-          session?.key ?? '',
-          session?.replaces ?? '',
-        ],
-        [
-          String(now + ttlMs),
-          sessionKey,
-          String(now),
-          loginGeneration,
-          this.#encode(record, key),
-          String(ttlMs),
-          giveBack === undefined ? '' : '-1',
-          String(Math.ceil(giveBack?.windowMs ?? 1)),
-          session?.value ?? '',
-          String(session?.ttlSeconds ?? 0),
-          session?.replaces === undefined ? '' : '1',
-        ],
-      ),
-    );
-    return written === 1;
-  }
-
-  /** Indexes the session under its player until `ttlMs` from now; resolves the player's log-out mark. */
-  async #index(openId: string, sessionKey: string, ttlMs: number): Promise<string> {
-    const now = Date.now();
-    const playerKey = this.#playerKey(openId);
-    const generation = await this.#script(
-      INDEX_SESSION,
-      [playerKey, this.#logoutKey(openId)],
-      [String(now + ttlMs), sessionKey, String(now)],
-    );
-    return String(generation);
-  }
-
-  /** The store-wide log-out generation ('0' before any logoutPlayer()). */
-  async #loginGeneration(): Promise<string> {
-    const generation = await this.#run('GET', this.#logoutsKey(), [], 'a login check');
-    return generation === null ? '0' : String(generation);
-  }
-
-  /**
-   * Deletes the record, with `expectedVersion` only while it still has that version; with
-   * `openId`, its entry in the player's index goes too.
-   */
-  async #delete(sessionKey: string, options?: DeleteOptions): Promise<boolean> {
-    checkSessionKey(sessionKey);
-    const expectedVersion = options?.expectedVersion;
-    checkExpectedVersion(expectedVersion);
-    const key = this.#recordKey(sessionKey);
-    const deleted = await this.#changing(key, () =>
-      expectedVersion === undefined
-        ? this.#run('DEL', key, [], 'a delete')
-        : this.#script(DELETE_IF_VERSION, key, [versionPrefix(expectedVersion)]),
-    );
-    const openId = options?.openId;
-    if (deleted === 1 && typeof openId === 'string' && openId.length > 0) {
-      await this.#run('ZREM', this.#playerKey(openId), [sessionKey], 'a delete');
-    }
-    // A logout is answered once a replica holds it, even when asked again.
-    if (options?.logout === true) await this.#durable?.loggedOut([sessionKey], this.#maxTtlMs);
-    else if (deleted === 1) await this.#durable?.deleted([sessionKey], this.#maxTtlMs);
-    return deleted === 1;
-  }
-
-  /** Takes the session's lock for `ttlMs` (SET NX PX); resolves the owner, `undefined` when held. */
-  async #acquire(sessionKey: string, ttlMs: number): Promise<string | undefined> {
-    checkSessionKey(sessionKey);
-    const lockTtlMs = ttlMilliseconds(ttlMs);
-    // Just after the server was lost, the lock may be on a primary that died, and the refresh
-    // token in the record the new one holds already retired: its owner writes the newer record
-    // back first (docs/durability.md).
-    const key = this.#lockKey(sessionKey);
-    if (this.#durable?.settling === true) {
-      // Held, by the failover; a Redis that still does not answer fails the call as always.
-      await this.#run('PTTL', key, [], 'a lock');
-      return undefined;
-    }
-    const owner = randomBytes(16).toString('base64url');
-    const taken = await withDeadline(
-      this.#redis.run('SET', key, [owner, 'PX', String(lockTtlMs), 'NX']),
-      this.#timeoutMs,
-      'a lock',
-    );
-    if (taken !== 'OK') return undefined;
-    // The holder re-reads the record before refreshing: from Redis, not from a copy that another
-    // process's message (sent before this lock was free) may not have removed yet.
-    this.#cache?.changed(this.#recordKey(sessionKey));
-    return owner;
-  }
-
-  /** Releases the session's lock only if `owner` still holds it. */
-  async #release(sessionKey: string, owner: string): Promise<boolean> {
-    checkSessionKey(sessionKey);
-    if (typeof owner !== 'string' || owner.length === 0) return false;
-    const released = await this.#script(RELEASE_IF_OWNER, this.#lockKey(sessionKey), [owner]);
-    return released === 1;
-  }
-
-  /** Gives the lock `ttlMs` more only if `owner` still holds it (owner-checked PEXPIRE). */
-  async #extend(sessionKey: string, owner: string, ttlMs: number): Promise<boolean> {
-    checkSessionKey(sessionKey);
-    if (typeof owner !== 'string' || owner.length === 0) return false;
-    const extended = await this.#script(EXTEND_IF_OWNER, this.#lockKey(sessionKey), [
-      owner,
-      String(ttlMilliseconds(ttlMs)),
-    ]);
-    return extended === 1;
-  }
-
-  /** Records that no process may refresh version `version` of this session's record for `ttlMs`. */
-  async #hold(sessionKey: string, version: number, ttlMs: number): Promise<void> {
-    checkSessionKey(sessionKey);
-    checkExpectedVersion(version);
-    await withDeadline(
-      this.#redis.run('SET', this.#holdKey(sessionKey), [
-        String(version),
-        'PX',
-        String(ttlMilliseconds(ttlMs)),
-      ]),
-      this.#timeoutMs,
-      'a refresh hold',
-    );
-  }
-
-  /** Milliseconds left of a hold on `version`; 0 when none. */
-  async #heldMs(sessionKey: string, version: number): Promise<number> {
-    checkSessionKey(sessionKey);
-    checkExpectedVersion(version);
-    return Number(await this.#script(HELD_BACK_MS, this.#holdKey(sessionKey), [String(version)]));
-  }
-
-  /** Gives the record and its index entry `ttlMs` more to live from now, without rewriting it. */
-  async #renew(sessionKey: string, openId: string, ttlMs: number): Promise<boolean> {
-    checkSessionKey(sessionKey);
-    checkOpenId(openId);
-    const lifetimeMs = Math.min(ttlMilliseconds(ttlMs), this.#maxTtlMs);
-    const extended = await withDeadline(
-      this.#redis.run('PEXPIRE', this.#recordKey(sessionKey), [String(lifetimeMs)]),
-      this.#timeoutMs,
-      'a touch',
-    );
-    if (extended !== 1) return false;
-    await this.#index(openId, sessionKey, lifetimeMs);
-    return true;
-  }
-
-  /** Claims `key` once for `ttlMs` (SET NX PX). Pass a hash (e.g. `hashCode(code)`), not a secret. */
-  async #claimOnce(key: string, ttlMs: number): Promise<boolean> {
-    checkClaimKey(key);
-    const claimTtlMs = ttlMilliseconds(ttlMs);
-    const claimed = await withDeadline(
-      this.#redis.run('SET', `${this.#prefix}c:${key}`, ['1', 'PX', String(claimTtlMs), 'NX']),
-      this.#timeoutMs,
-      'a claim',
-    );
-    return claimed === 'OK';
-  }
-
-  /** Adds `increment` to the counter `key` (one Lua call); its window of `windowMs` opens with its first count. */
-  async #countInWindow(key: string, increment: -1 | 0 | 1, windowMs: number): Promise<WindowCount> {
-    const windowLengthMs = checkCount(key, increment, windowMs);
-    const [count, resetInMs] = (await this.#script(COUNT_IN_WINDOW, `${this.#prefix}n:${key}`, [
-      String(increment),
-      String(windowLengthMs),
-    ])) as [number, number];
-    return { count, resetInMs };
   }
 
   /** An entry's checks before its code exchange, in one script (BEGIN_ENTRY); see EntryChecks. */
   async #beginEntry(entry: EntryBegin): Promise<EntryBeginning> {
     checkEntryBegin(entry);
     const { failureKey, budgetKey } = entry;
+    const counter = (key: string | undefined): string => this.#key(storeKeys.counter(key ?? ''));
     const reply = (await this.#script(
       BEGIN_ENTRY,
       [
-        `${this.#prefix}n:${failureKey ?? ''}`,
-        this.#holdKey(entry.holdKey),
-        `${this.#prefix}c:${entry.claimKey}`,
-        this.#logoutsKey(),
-        `${this.#prefix}c:${entry.probeKey}`,
-        `${this.#prefix}n:${budgetKey ?? ''}`,
-        `${this.#prefix}n:${entry.failedKey ?? ''}`,
+        counter(failureKey),
+        this.#key(storeKeys.hold(entry.holdKey)),
+        this.#key(storeKeys.claim(entry.claimKey)),
+        this.#key(storeKeys.generation),
+        this.#key(storeKeys.claim(entry.probeKey)),
+        counter(budgetKey),
+        counter(entry.failedKey),
       ],
       [
         failureKey === undefined ? '' : String(entry.failureLimit),
-        String(Math.ceil(entry.failureWindowMs)),
+        String(ttlMilliseconds(entry.failureWindowMs)),
         String(entry.holdVersion),
-        String(Math.ceil(entry.claimTtlMs)),
-        String(Math.ceil(entry.probeTtlMs)),
+        String(ttlMilliseconds(entry.claimTtlMs)),
+        String(ttlMilliseconds(entry.probeTtlMs)),
         budgetKey === undefined ? '' : String(entry.budgetPerSecond),
       ],
     )) as unknown[];
@@ -721,98 +423,49 @@ export class RedisTokenStore
     };
   }
 
-  /** The player's live logins, latest expiry first; prunes index members whose record is gone. */
-  async #loginsOf(openId: string): Promise<PlayerLogin[]> {
-    return (await this.#liveLogins(openId)).sort((a, b) => b.expiresAt - a.expiresAt);
-  }
-
-  /** Deletes every session record of the player (log out everywhere); resolves how many. */
-  async #deletePlayer(openId: string): Promise<number> {
-    checkOpenId(openId);
-    const indexKey = this.#playerKey(openId);
-    // First: a login of this player that read an older generation is refused at its put, and
-    // one that indexed itself before this mark and writes its record after the scan below sees
-    // the mark and takes itself back (see #put). Two keys (two Cluster slots): two calls.
-    const generation = await withDeadline(
-      this.#redis.run('INCR', this.#logoutsKey()),
-      this.#timeoutMs,
-      'a player logout',
-    );
-    await this.#script(RAISE_LOGOUT, this.#logoutKey(openId), [
-      String(generation),
-      String(this.#maxTtlMs),
-    ]);
-    const members = (await this.#liveLogins(openId)).map((login) => login.sessionKey);
-    // One DEL per record: on a Cluster the records live in different slots.
-    const deleted = await withDeadline(
-      Promise.all(
-        members.map((sessionKey) => {
-          const key = this.#recordKey(sessionKey);
-          return this.#changing(key, () => this.#redis.run('DEL', key) as Promise<number>);
-        }),
+  /** A new login's writes in one script (PUT_NEW_LOGIN); see LoginWrites. */
+  async #putNewLogin(write: LoginWrite, value: string): Promise<boolean> {
+    const { sessionKey, record, loginGeneration, giveBack, session } = write;
+    const ttlMs = ttlMilliseconds(write.ttlMs);
+    const key = storeKeys.record(sessionKey);
+    const player = playerKeyOf(record);
+    const now = Date.now();
+    const written = await this.#changing(key, () =>
+      this.#script(
+        PUT_NEW_LOGIN,
+        [
+          this.#key(storeKeys.player(player)),
+          this.#key(storeKeys.loggedOut(player)),
+          this.#key(key),
+          this.#key(storeKeys.counter(giveBack?.key ?? '')),
+          session?.key ?? '',
+          session?.replaces ?? '',
+        ],
+        [
+          String(now + ttlMs),
+          sessionKey,
+          String(now),
+          loginGeneration,
+          value,
+          String(Math.min(ttlMs, this.#maxTtlMs)),
+          giveBack === undefined ? '' : '-1',
+          String(ttlMilliseconds(giveBack?.windowMs ?? 1)),
+          session?.value ?? '',
+          String(session?.ttlSeconds ?? 0),
+          session?.replaces === undefined ? '' : '1',
+        ],
       ),
-      this.#timeoutMs,
-      'a player logout',
     );
-    // Only the members read above leave the index: a login completing meanwhile stays findable.
-    if (members.length > 0) {
-      await this.#run('ZREM', indexKey, members, 'a player logout');
-    }
-    // Asked again after a 503, with nothing left to delete: the earlier writes are waited for.
-    await this.#durable?.loggedOut(members, this.#maxTtlMs, indexKey);
-    return deleted.reduce((sum, count) => sum + count, 0);
+    return written === 1;
   }
 
-  async #liveLogins(openId: string): Promise<PlayerLogin[]> {
-    checkOpenId(openId);
-    const indexKey = this.#playerKey(openId);
-    const lookup = async (): Promise<PlayerLogin[]> => {
-      const redis = this.#redis;
-      await redis.run('ZREMRANGEBYSCORE', indexKey, ['-inf', String(Date.now())]);
-      // RESP2 (and ioredis 6's legacy mapping) answer member, score, member, …; RESP3 answers
-      // [member, score] pairs.
-      const reply = (await redis.run('ZRANGE', indexKey, ['0', '-1', 'WITHSCORES'])) as unknown[];
-      const logins: PlayerLogin[] = [];
-      for (let i = 0; i < reply.length;) {
-        const item = reply[i];
-        if (Array.isArray(item)) {
-          logins.push({ sessionKey: String(item[0]), expiresAt: Number(item[1]) });
-          i += 1;
-        } else {
-          logins.push({ sessionKey: String(item), expiresAt: Number(reply[i + 1]) });
-          i += 2;
-        }
-      }
-      const exists = await Promise.all(
-        logins.map((login) => redis.run('EXISTS', this.#recordKey(login.sessionKey))),
-      );
-      const gone = logins.filter((_, index) => exists[index] === 0).map((l) => l.sessionKey);
-      if (gone.length > 0) await redis.run('ZREM', indexKey, gone);
-      return logins.filter((_, index) => exists[index] === 1);
-    };
-    return withDeadline(lookup(), this.#timeoutMs, 'a player lookup');
-  }
-
-  #playerKey(openId: string): string {
-    return `${this.#prefix}p:{${hashOpenId(openId)}}`;
-  }
-
-  /** The store-wide log-out generation at which the player was last logged out everywhere. */
-  #logoutKey(openId: string): string {
-    return `${this.#playerKey(openId)}:o`;
-  }
-
-  /** The store-wide log-out generation: counts log-outs everywhere. */
-  #logoutsKey(): string {
-    return `${this.#prefix}logouts`;
-  }
-
-  #holdKey(sessionKey: string): string {
-    return `${this.#prefix}{${sessionKey}}:r`;
+  /** The Redis key of a store key. */
+  #key(key: string): string {
+    return this.#prefix + key;
   }
 
   #recordKey(sessionKey: string): string {
-    return `${this.#prefix}{${sessionKey}}:t`;
+    return this.#key(storeKeys.record(sessionKey));
   }
 
   /**
@@ -827,7 +480,7 @@ export class RedisTokenStore
   }
 
   /**
-   * Whether the server answering now holds a write of `key`: a record at `version` or later (its
+   * Whether the server answering now holds a write of `key`: a value at `version` or later (its
    * stored value starts `<version>|`), any value (`0`), or none (`null`).
    */
   async #holds(key: string, version: number | null): Promise<boolean> {
@@ -840,71 +493,15 @@ export class RedisTokenStore
     return stored >= version;
   }
 
-  #lockKey(sessionKey: string): string {
-    return `${this.#prefix}{${sessionKey}}:l`;
-  }
-
   /** One command on one key, within the deadline; `what` names it in the error. */
-  #run(
-    command: string,
-    key: string,
-    args: readonly Argument[],
-    what: string,
-    replies: Replies = 'text',
-  ): Promise<unknown> {
-    return withDeadline(this.#redis.run(command, key, args, replies), this.#timeoutMs, what);
+  #run(command: string, key: string, args: readonly Argument[], what: string): Promise<unknown> {
+    return withDeadline(this.#redis.run(command, key, args), this.#timeoutMs, what);
   }
 
   /** A script by EVALSHA (EVAL where the server or Cluster node lacks it), within the deadline. */
-  #script(
-    script: LuaScript,
-    key: string | string[],
-    args: Argument[],
-    /** `'bytes'`: bulk replies as Buffers (a sealed record is binary), else as strings. */
-    replies: Replies = 'text',
-  ): Promise<unknown> {
+  #script(script: LuaScript, key: string | string[], args: Argument[]): Promise<unknown> {
     const keys = typeof key === 'string' ? [key] : key;
-    const run = this.#redis.script(script, keys, args, replies);
+    const run = this.#redis.script(script, keys, args);
     return withDeadline(run, this.#timeoutMs, `the ${script.name} script`);
-  }
-
-  /** Where the contract's values live: apart from the engine's keys. */
-  #valueKey(key: string): string {
-    return `${this.#prefix}v:${key}`;
-  }
-
-  /** AAD of a sealed record: its key and version, so neither can be swapped under the ciphertext. */
-  static #aad(key: string, version: number): Buffer {
-    return Buffer.from(`${key}|${version}`, 'utf8');
-  }
-
-  #encode(record: TokenRecord, key: string): Buffer {
-    const payload = encodeRecordPayload(record);
-    if (this.#keyRing === undefined) return frameStoredValue(record.version, PLAIN_MARK, payload);
-    const sealed = this.#keyRing.seal(payload, RedisTokenStore.#aad(key, record.version));
-    return frameStoredValue(record.version, SEALED_DERIVED_MARK, sealed);
-  }
-
-  #decode(value: Buffer, key: string): RecordRead {
-    const frame = splitStoredValue(value);
-    if (frame === undefined) return unreadable('parse');
-    let payload: Buffer;
-    if (this.#keyRing === undefined) {
-      if (frame.mark !== PLAIN_MARK) {
-        const sealed = frame.mark === SEALED_MARK || frame.mark === SEALED_DERIVED_MARK;
-        return unreadable(sealed ? 'unknown_key' : 'parse');
-      }
-      payload = frame.body;
-    } else {
-      // A record in the clear is refused too: anyone able to write to Redis could plant one.
-      const derived = frame.mark === SEALED_DERIVED_MARK;
-      if (!derived && frame.mark !== SEALED_MARK) return unreadable('decrypt');
-      const aad = RedisTokenStore.#aad(key, frame.version);
-      const opened = this.#keyRing.open(frame.body, aad, derived);
-      if ('failure' in opened) return unreadable(opened.failure);
-      payload = opened.plaintext;
-    }
-    const record = decodeRecordPayload(payload, frame.version);
-    return record === undefined ? unreadable('parse') : { status: 'found', record };
   }
 }

@@ -2,8 +2,7 @@
 // served to this process from its write until a replica holds it, and when its wait fails or
 // times out it is written again until one does, over the versions it replaced only; a deletion
 // no replica holds is done again. Nothing here decides when: the store's durability does.
-import type { TokenRecord } from '../../core/token-record';
-import type { RecordRead } from '../../core/store-engine';
+import type { StoredValue } from '../../core/token-store';
 import { ignore } from '../../util/ignore';
 import type { ReplicaWaitOutcome } from './replica-acks';
 import { RETRY_MS } from './windows';
@@ -15,7 +14,8 @@ export type ReassertOutcome = 'written' | 'present' | 'superseded';
 type Pending =
   | {
       kind: 'record';
-      record: TokenRecord;
+      /** The record's value as stored, served by {@link KeptWrites.overlay}. */
+      record: StoredValue;
       replaced: number;
       ttlMs: number;
       expiresAt: number;
@@ -38,7 +38,7 @@ export interface KeptWritesDeps {
    */
   reassert(
     sessionKey: string,
-    record: TokenRecord,
+    record: StoredValue,
     replaced: number,
     ttlMs: number,
   ): Promise<number>;
@@ -83,7 +83,7 @@ export class KeptWrites {
    */
   recordWritten(
     sessionKey: string,
-    record: TokenRecord,
+    record: StoredValue,
     replaced: number,
     ttlMs: number,
     writeFailed = false,
@@ -144,16 +144,16 @@ export class KeptWrites {
   }
 
   /**
-   * What this process knows newer than `read`: a record kept for the new primary wins over an
-   * older version, never over an absence (a deletion is newer than anything kept: a login is on a
-   * replica before it is answered, so a primary without the record had it deleted).
+   * What this process knows newer than `stored` (the record's value as read): a record kept for
+   * the new primary wins over an older version, never over an absence (a deletion is newer than
+   * anything kept: a login is on a replica before it is answered, so a primary without the record
+   * had it deleted).
    */
-  overlay(sessionKey: string, read: RecordRead): RecordRead {
+  overlay(sessionKey: string, stored: StoredValue | undefined): StoredValue | undefined {
     const kept = this.#pending.get(sessionKey);
-    if (kept === undefined || read.status !== 'found') return read;
-    if (kept.kind === 'delete') return { status: 'absent' };
-    if (read.record.version > kept.replaced) return read;
-    return { status: 'found', record: kept.record };
+    if (kept === undefined || stored === undefined) return stored;
+    if (kept.kind === 'delete') return undefined;
+    return stored.version > kept.replaced ? stored : kept.record;
   }
 
   close(): void {

@@ -8,7 +8,7 @@ import { script } from '../scripts';
  * Written only over those versions; a record already at the new version is left as it is, and
  * anything else (absent: deleted; logged in again; a newer record) wins.
  * KEYS[1] record key; ARGV[1] the oldest replaced version; ARGV[2] the new version; ARGV[3] the
- * stored value; ARGV[4] time to live in milliseconds. Returns 1 when written, 2 when already there,
+ * stored value (`<new version>|<value>`); ARGV[4] time to live in milliseconds. Returns 1 when written, 2 when already there,
  * else 0.
  */
 export const REASSERT_RECORD = script(

@@ -3,8 +3,8 @@
 // looked for where a failover may have come in between; a refreshed record or a deletion no replica
 // holds yet is kept and done again (kept-writes.ts); and on a sign that the server changed
 // (server-changes.ts) the failover state (failover-state.ts) refuses refresh locks for a while.
-import type { TokenRecord } from '../../core/token-record';
-import type { Durability, RecordRead } from '../../core/store-engine';
+import type { Durability } from '../../core/store-engine';
+import type { StoredValue } from '../../core/token-store';
 import { checkSessionKey } from '../../core/engine-arguments';
 import { StoreUnavailableError } from '../../errors';
 import type { RedisCommands, ReplicaLink } from '../redis/commands';
@@ -23,6 +23,10 @@ export interface StoreDurabilityDeps extends Pick<
   settings: ReplicaWaitSettings;
   /** Where the writes beside `key` (a Redis key as the store names it) are confirmed: its slot. */
   markKey(key: string): string;
+  /** The Redis key of a player's index (a deletion's writes are beside it). */
+  playerKey(player: string): string;
+  /** How long a deletion is kept to be done again: a record's longest life. */
+  maxTtlMs: number;
   /**
    * Whether the server that answers now holds a write: the key present at `version` or later
    * (a record), present (`0`: any value), or absent (`null`).
@@ -81,6 +85,8 @@ export class StoreDurability {
         }
       },
       settled: (sessionKey) => kept.settled(sessionKey),
+      loggedOut: (sessionKeys, player) =>
+        this.loggedOut(sessionKeys, player === undefined ? undefined : deps.playerKey(player)),
       get unsettled() {
         return state.phase !== 'steady';
       },
@@ -92,9 +98,9 @@ export class StoreDurability {
     return this.#state.phase === 'settling';
   }
 
-  /** A read with what this process keeps newer than it (KeptWrites.overlay). */
-  overlay(sessionKey: string, read: RecordRead): RecordRead {
-    return this.#kept.overlay(sessionKey, read);
+  /** A record's value as read, or what this process keeps newer than it (KeptWrites.overlay). */
+  overlay(sessionKey: string, stored: StoredValue | undefined): StoredValue | undefined {
+    return this.#kept.overlay(sessionKey, stored);
   }
 
   /**
@@ -104,7 +110,7 @@ export class StoreDurability {
    */
   async refreshed(
     sessionKey: string,
-    record: TokenRecord,
+    record: StoredValue,
     expected: number,
     ttlMs: number,
     write: () => Promise<boolean>,
@@ -126,23 +132,18 @@ export class StoreDurability {
   }
 
   /**
-   * Logins deleted (`sessionKeys`; none: the writes beside `beside` alone): resolves whether a
-   * replica holds them; a deletion none holds is kept and done again until one does.
+   * A logout's deletions (`sessionKeys`; none: the writes beside `beside` alone, as when asked
+   * again with nothing left to delete): rejects with StoreUnavailableError unless a replica holds
+   * them, as a logout answered must survive a failover, whichever process dies. A deletion none
+   * holds is kept and done again until one does.
    */
-  async deleted(sessionKeys: readonly string[], ttlMs: number, beside?: string): Promise<boolean> {
+  async loggedOut(sessionKeys: readonly string[], beside?: string): Promise<void> {
+    const ttlMs = this.#deps.maxTtlMs;
     const waits = sessionKeys.map((sessionKey) => this.#kept.recordDeleted(sessionKey, ttlMs));
     if (waits.length === 0 && beside !== undefined) {
       waits.push(this.#acks.confirm(this.#deps.markKey(beside)));
     }
-    return (await Promise.all(waits)).every(held);
-  }
-
-  /**
-   * A logout's deletions (see {@link deleted}): rejects with StoreUnavailableError unless a
-   * replica holds them, as a logout answered must survive a failover, whichever process dies.
-   */
-  async loggedOut(sessionKeys: readonly string[], ttlMs: number, beside?: string): Promise<void> {
-    if (!(await this.deleted(sessionKeys, ttlMs, beside))) {
+    if (!(await Promise.all(waits)).every(held)) {
       throw new StoreUnavailableError(
         'No replica acknowledged the logout in time; it is done again until one does, and may be asked again.',
       );

@@ -1,0 +1,26 @@
+// The keys the engine (derived-engine.ts) keeps its state under in a store: one place, so that a
+// shipped store's fast paths (StoreFastPaths) read and write exactly what the derived steps do.
+import { hashOpenId } from './hash';
+
+export const storeKeys = {
+  /** A session's token record. */
+  record: (sessionKey: string) => `t:${sessionKey}`,
+  /** A session's refresh lock: its owner. */
+  lock: (sessionKey: string) => `l:${sessionKey}`,
+  /** A hold on refreshing one version of a record (or on code exchanges): that version. */
+  hold: (sessionKey: string) => `h:${sessionKey}`,
+  /** A one-time claim. */
+  claim: (key: string) => `c:${key}`,
+  /** A fixed-window counter: its count, its window the value's lifetime. */
+  counter: (key: string) => `n:${key}`,
+  /** A player's index: session key → when that record's lifetime ends, as JSON. */
+  player: (playerKey: string) => `p:${hashOpenId(playerKey)}`,
+  /** The log-out generation at which a player was last logged out everywhere. */
+  loggedOut: (playerKey: string) => `o:${hashOpenId(playerKey)}`,
+  /** The store-wide log-out generation. */
+  generation: 'g',
+};
+
+/** Whether a store key is a session's token record, and whose. */
+export const sessionKeyOfRecord = (key: string): string | undefined =>
+  key.startsWith('t:') ? key.slice(2) : undefined;
