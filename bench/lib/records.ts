@@ -47,7 +47,7 @@ export function heldRecord(store: TokenStore, sessionId: string): TokenRecord | 
 
 /** The key of a session's token record under a RedisTokenStore `prefix`. */
 export const recordKeyOf = (prefix: string, sessionId: string): string =>
-  `${prefix}{${hashSessionId(sessionId)}}:t`;
+  `${prefix}t:${hashSessionId(sessionId)}`;
 
 /** The key connect-redis keeps a harness app's session under (its prefix is `<KEY_PREFIX>s:`). */
 export const sessionKeyOf = (keyPrefix: string, sessionId: string): string =>

@@ -216,7 +216,7 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     });
     ctx.log(`sockets: ${plan.trials / 2} trials of DEL of the record by hand`);
     const byDel = await closeTrials(ctx, backends, plan.trials / 2, trialDeadline, async (_, b) => {
-      const deleted = await ctx.redis.del(`${PREFIX}t:{${hashSessionId(b.sessionId)}}:t`);
+      const deleted = await ctx.redis.del(`${PREFIX}t:t:${hashSessionId(b.sessionId)}`);
       return deleted === 1 ? undefined : 'no record to delete';
     });
     const closeTimes = byLogout.times;

@@ -14,6 +14,7 @@ import { createClient as createClient5 } from 'redis5';
 import { platformLogin, RedisTokenStore } from '../../lib';
 import { createRedisClient } from '../../example-app/redis-client';
 import { entryApp } from './test-app';
+import { engineOf } from '../../lib/core/derived-engine';
 
 // REDIS_FAIL_FAST=1: the client the README recommends (command timeout, reconnect forever), so a
 // stalled or restarted Redis fails requests quickly and the process recovers by itself.
@@ -83,7 +84,7 @@ const tokenStore = new RedisTokenStore({
 // KILL_BEFORE_REFRESH_WRITE=1: the process dies (SIGKILL) after the platform answered a refresh and
 // before the new record is written. A refresh writes over a version; a login writes with null.
 if (process.env.KILL_BEFORE_REFRESH_WRITE === '1') {
-  const records = tokenStore.records;
+  const records = engineOf(tokenStore).records;
   const put = records.put.bind(records);
   records.put = (sessionKey, record, options) => {
     if (options.expectedVersion !== null) process.kill(process.pid, 'SIGKILL');

@@ -22,6 +22,7 @@ import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { defaultClientKinds } from '../helpers/redis-clients';
 import { valueOnce, waitUntil } from '../helpers/wait-until';
+import { engineOf } from '../../lib/core/derived-engine';
 
 /** How long another backend may take to see a change (50 ms promised; slack for a loaded machine). */
 const SEEN_WITHIN_MS = 1000;
@@ -212,7 +213,7 @@ describe.each(kinds)('on $name', (kind) => {
       cookie: sessionCookieFrom(entered),
       sessionId,
       sessionKey: `sess:${sessionId}`,
-      recordKey: `${RECORDS}{${hashSessionId(sessionId)}}:t`,
+      recordKey: `${RECORDS}t:${hashSessionId(sessionId)}`,
     };
   }
 
@@ -245,7 +246,7 @@ describe.each(kinds)('on $name', (kind) => {
   }
 
   const versionOf = async (store: RedisTokenStore, sessionKey: string) => {
-    const read = await store.records.get(sessionKey);
+    const read = await engineOf(store).records.get(sessionKey);
     return read.status === 'found' ? read.record.version : undefined;
   };
 
@@ -270,7 +271,7 @@ describe.each(kinds)('on $name', (kind) => {
     // until 20 such ones were seen; one that read Redis every time fails at the first.
     let emptied = 0;
     const unwatch = [
-      tokens.changes!.watch(hashSessionId(sessionId), () => (emptied += 1)),
+      engineOf(tokens).changes!.watch(hashSessionId(sessionId), () => (emptied += 1)),
       sessions.watchSession(sessionId, () => (emptied += 1)),
     ];
     let checked = 0;
@@ -324,11 +325,11 @@ describe.each(kinds)('on $name', (kind) => {
     const masters = new Set<string>();
     for (let tries = 0; masters.size < 3 && tries < 40; tries += 1) {
       const sessionKey = newSessionKey();
-      const master = await masterOf(`${RECORDS}{${sessionKey}}:t`);
+      const master = await masterOf(`${RECORDS}t:${sessionKey}`);
       if (masters.has(master.id)) continue;
       masters.add(master.id);
       const put = (version: number) =>
-        writer.records.put(sessionKey, sampleRecord(version), {
+        engineOf(writer).records.put(sessionKey, sampleRecord(version), {
           expectedVersion: version === 1 ? null : version - 1,
           ttlMs: TTL_MS,
         });
@@ -393,14 +394,14 @@ describe.each(kinds)('on $name', (kind) => {
   test("a master's failover: a write the failover lost is never served from memory", async () => {
     const [reader, writer] = [await newStore(), await newStore()];
     let sessionKey = newSessionKey();
-    while (failedShards.has((await masterOf(`${RECORDS}{${sessionKey}}:t`)).shard))
+    while (failedShards.has((await masterOf(`${RECORDS}t:${sessionKey}`)).shard))
       sessionKey = newSessionKey();
-    const recordKey = `${RECORDS}{${sessionKey}}:t`;
+    const recordKey = `${RECORDS}t:${sessionKey}`;
     const master = await masterOf(recordKey);
     const shard = master.shard;
     failedShards.add(shard);
     expect(
-      await writer.records.put(sessionKey, sampleRecord(1), {
+      await engineOf(writer).records.put(sessionKey, sampleRecord(1), {
         expectedVersion: null,
         ttlMs: TTL_MS,
       }),
@@ -413,7 +414,7 @@ describe.each(kinds)('on $name', (kind) => {
     bed.setReplicationDelay(10_000);
     try {
       expect(
-        await writer.records.put(sessionKey, sampleRecord(2), {
+        await engineOf(writer).records.put(sessionKey, sampleRecord(2), {
           expectedVersion: 1,
           ttlMs: TTL_MS,
         }),

@@ -119,7 +119,7 @@ describe.each(defaultClientKinds.map((kind) => [kind.name, kind] as const))('on 
     };
     expect(stored.platformLogin?.openId).toEqual(expect.any(String));
     expect(await raw.keys(`${game.prefix}n:*`)).toEqual([]);
-    expect(await raw.keys(`${game.prefix}{*}:t`)).toHaveLength(2);
+    expect(await raw.keys(`${game.prefix}t:*`)).toHaveLength(2);
     const me = await fetch(`${game.url}/api/me`, { headers: { cookie: landed.cookie } });
     expect(me.status).toBe(200);
   });

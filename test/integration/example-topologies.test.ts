@@ -100,7 +100,7 @@ function sessionIdOf(cookie: string): string {
 
 /** What Redis holds for a login: its token record and its session, by the example's prefixes. */
 async function keysOfLogin(redis: Redis | Cluster, sessionId: string) {
-  const recordKey = `example:tokens:{${hashSessionId(sessionId)}}:t`;
+  const recordKey = `example:tokens:t:${hashSessionId(sessionId)}`;
   const sessionKey = `example:sess:${sessionId}`;
   const [record, session, sessionTtl] = await Promise.all([
     redis.exists(recordKey),

@@ -55,7 +55,7 @@ async function enter(app: express.Express) {
 }
 
 /** Token records in Redis under this file's prefix. */
-const storedRecords = async (): Promise<number> => (await redis.keys(`${prefix}t:{*}:t`)).length;
+const storedRecords = async (): Promise<number> => (await redis.keys(`${prefix}t:t:*`)).length;
 
 const get = (app: express.Express | Server, path: string, cookie: string) =>
   request(app).get(path).set('Cookie', cookie).set(JSON_ACCEPT);

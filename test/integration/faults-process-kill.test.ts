@@ -99,7 +99,7 @@ test('killed while holding the refresh lock: the lock expires, another process r
   await diedOfSigkill(victim);
   expect(await doomed).toBe('connection lost');
   // The dead process's lock is still in Redis: nobody may refresh until it expires.
-  const lockTtl = await redis.pttl(`${prefix}t:{${hashSessionId(login.sessionId)}}:l`);
+  const lockTtl = await redis.pttl(`${prefix}t:l:${hashSessionId(login.sessionId)}`);
   expect(lockTtl).toBeGreaterThan(0);
   expect(lockTtl).toBeLessThanOrEqual(LOCK_TTL_MS);
 

@@ -20,8 +20,8 @@ let redis: Redis;
 let store: RedisTokenStore;
 let apps: AppProcess[] = [];
 const prefix = `waits-${randomUUID().slice(0, 8)}:`;
-const recordKey = (sessionId: string): string => `${prefix}t:{${hashSessionId(sessionId)}}:t`;
-const lockKey = (sessionId: string): string => `${prefix}t:{${hashSessionId(sessionId)}}:l`;
+const recordKey = (sessionId: string): string => `${prefix}t:t:${hashSessionId(sessionId)}`;
+const lockKey = (sessionId: string): string => `${prefix}t:l:${hashSessionId(sessionId)}`;
 
 useGameBackends(2, prefix, (bed) => ({ sim, redis, store, apps } = bed));
 
@@ -84,7 +84,7 @@ test("the platform throttles with Retry-After: 30: one call across both processe
   expect(sim.calls.refresh_token).toBe(1);
   expect(await storedRecord(store, login.sessionId)).toEqual(before);
   // The hold lives in Redis with the platform's lifetime, for processes that start later too.
-  const holdTtl = await redis.pttl(`${prefix}t:{${hashSessionId(login.sessionId)}}:r`);
+  const holdTtl = await redis.pttl(`${prefix}t:h:${hashSessionId(login.sessionId)}`);
   expect(holdTtl).toBeGreaterThan(25_000);
   expect(holdTtl).toBeLessThanOrEqual(30_000);
 }, 30_000);
@@ -100,7 +100,7 @@ describe('key lifetimes', () => {
     expect(created).toContain(sessionKey);
     expect(created).toContain(recordKey(login.sessionId));
     // The player's index may exist from earlier logins; it is rewritten by this one.
-    const indexKey = `${prefix}t:p:{${hashOpenId(DEMO_OPEN_ID)}}`;
+    const indexKey = `${prefix}t:p:${hashOpenId(DEMO_OPEN_ID)}`;
     expect(created.some((key) => key.startsWith(`${prefix}t:c:`))).toBe(true); // the code claim
     const sessionTtl = await redis.pttl(sessionKey);
     for (const key of [...created, indexKey]) {

@@ -18,10 +18,11 @@ import { entryApp, loginOptions, TEST_REDIRECT_URI } from '../helpers/test-app';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { waitUntil } from '../helpers/wait-until';
 import { commandCount } from '../helpers/command-counts';
+import { engineOf } from '../../lib/core/derived-engine';
 
 const prefix = 'ended:';
 const sessionKey = (sessionId: string): string => `${prefix}s:${sessionId}`;
-const recordKey = (sessionId: string): string => `${prefix}t:{${hashSessionId(sessionId)}}:t`;
+const recordKey = (sessionId: string): string => `${prefix}t:t:${hashSessionId(sessionId)}`;
 
 let server: TestRedisServer;
 let sim: PlatformSimulator;
@@ -122,7 +123,7 @@ function nextChange(store: RedisTokenStore, sessionId: string): Promise<void> {
       resolve();
     };
     const timer = setTimeout(done, 10_000);
-    const unwatch = store.changes!.watch(hashSessionId(sessionId), done);
+    const unwatch = engineOf(store).changes!.watch(hashSessionId(sessionId), done);
   });
 }
 

@@ -20,21 +20,22 @@ import { interceptCommands, storeClientKind, testWhere } from '../helpers/redis-
 import { startTcpProxy } from '../helpers/tcp-proxy';
 import { TRACKING_TIMING } from '../../lib/stores/caching/bounds';
 import { commandCount } from '../helpers/command-counts';
+import { engineOf } from '../../lib/core/derived-engine';
 
 /** The client the stores run on (ioredis, or node-redis in the `node-redis` projects). */
 const kind = storeClientKind();
 
 const TTL_MS = 60_000;
 const prefix = 'cache-test:';
-const recordKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:t`;
+const recordKey = (sessionId: string): string => `${prefix}t:${hashSessionId(sessionId)}`;
 
 // These tests name sessions by their session ids, as a browser's cookie does; the store is keyed
 // by their hash, which the middleware computes once per request.
 const put = (store: RedisTokenStore, sessionId: string, record: TokenRecord, options: PutOptions) =>
-  store.records.put(hashSessionId(sessionId), record, options);
+  engineOf(store).records.put(hashSessionId(sessionId), record, options);
 /** The record of a session; `undefined` when absent or unreadable. */
 async function get(store: RedisTokenStore, sessionId: string): Promise<TokenRecord | undefined> {
-  const read = await store.records.get(hashSessionId(sessionId));
+  const read = await engineOf(store).records.get(hashSessionId(sessionId));
   return read.status === 'found' ? read.record : undefined;
 }
 /** Resolves once the store is told the session's record or lock may have changed, or after `ms`. */
@@ -46,7 +47,7 @@ function nextChange(store: RedisTokenStore, sessionId: string, ms: number): Prom
       resolve();
     };
     const timer = setTimeout(done, ms);
-    const unwatch = store.changes!.watch(hashSessionId(sessionId), done);
+    const unwatch = engineOf(store).changes!.watch(hashSessionId(sessionId), done);
   });
 }
 
@@ -97,7 +98,7 @@ async function whileServing<T>(
     await waitUntil(() => store.recordCacheActive, 'the record cache on');
     let told = false;
     const unwatch = [newSessionKey(), ...sessionIds].map((id) =>
-      store.changes!.watch(hashSessionId(id), () => (told = true)),
+      engineOf(store).changes!.watch(hashSessionId(id), () => (told = true)),
     );
     const result = await body().finally(() => unwatch.forEach((stop) => stop()));
     if (!told) return result;
@@ -226,7 +227,7 @@ describe('served from memory', () => {
     expect((await get(store, sessionId))?.version).toBe(1);
     await put(store, sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS });
     expect((await get(store, sessionId))?.version).toBe(2);
-    await store.records.delete(hashSessionId(sessionId));
+    await engineOf(store).records.delete(hashSessionId(sessionId));
     expect(await get(store, sessionId)).toBeUndefined();
   });
 });
@@ -258,12 +259,12 @@ describe('a change made elsewhere is seen', () => {
   });
 
   test("another process's logout (delete)", async () => {
-    await other.records.delete(hashSessionId(sessionId), { expectedVersion: 1 });
+    await engineOf(other).records.delete(hashSessionId(sessionId), { expectedVersion: 1 });
     expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
   });
 
   test('logoutPlayer (deletePlayer) in another process', async () => {
-    expect(await other.records.deletePlayer(first.openId)).toBe(1);
+    expect(await engineOf(other).records.deletePlayer(first.openId)).toBe(1);
     expect(await versionOnceRead(reader, sessionId, undefined)).toBeUndefined();
   });
 
@@ -498,7 +499,7 @@ test('holds at most recordCacheSize records, least recently used out first', asy
   const reads = await whileServing(store, async () => {
     // Each run from an empty cache: the previous run's records deleted by this store (its own
     // deletes drop them at once), three new ones written.
-    for (const id of previous) await store.records.delete(hashSessionId(id));
+    for (const id of previous) await engineOf(store).records.delete(hashSessionId(id));
     const [a, b, c] = [newSessionKey(), newSessionKey(), newSessionKey()];
     previous = [a, b, c];
     for (const id of [a, b, c]) {
@@ -596,7 +597,7 @@ test('changes.watch tells of another process’s write, lock release and delete'
   /** Whether the waiter is told of `change` within 5 s. */
   const woken = async (change: () => Promise<unknown>): Promise<boolean> => {
     let told = false;
-    const unwatch = waiter.changes!.watch(hashSessionId(sessionId), () => {
+    const unwatch = engineOf(waiter).changes!.watch(hashSessionId(sessionId), () => {
       told = true;
     });
     try {
@@ -606,14 +607,14 @@ test('changes.watch tells of another process’s write, lock release and delete'
       unwatch();
     }
   };
-  const owner = (await holder.locks.acquire(hashSessionId(sessionId), 30_000))!;
+  const owner = (await engineOf(holder).locks.acquire(hashSessionId(sessionId), 30_000))!;
   expect(
     await woken(() =>
       put(holder, sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS }),
     ),
   ).toBe(true);
-  expect(await woken(() => holder.locks.release(hashSessionId(sessionId), owner))).toBe(true);
-  expect(await woken(() => holder.records.delete(hashSessionId(sessionId)))).toBe(true);
+  expect(await woken(() => engineOf(holder).locks.release(hashSessionId(sessionId), owner))).toBe(true);
+  expect(await woken(() => engineOf(holder).records.delete(hashSessionId(sessionId)))).toBe(true);
 });
 
 test('a Redis restart on the same port: reads fail while it is down, then are correct', async () => {

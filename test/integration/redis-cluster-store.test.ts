@@ -3,7 +3,6 @@
 // the record cache on (key tracking per master; cluster-cache.test.ts has its faults).
 // The stores run on the Cluster client of storeClientKind() (ioredis `Cluster`, or node-redis
 // `createCluster()` in the `node-redis` projects); `redis` is an ioredis Cluster for looking inside.
-import { storeEngineContract } from '../helpers/engine-contract';
 import { randomBytes } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
@@ -14,6 +13,7 @@ import { storedRecord } from '../helpers/records';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { DEFAULT_CLIENT_KIND, describeWhere, storeClientKind } from '../helpers/redis-clients';
 import { valueOnce, waitUntil } from '../helpers/wait-until';
+import { engineOf } from '../../lib/core/derived-engine';
 
 const kind = storeClientKind();
 
@@ -43,7 +43,6 @@ describe('RedisTokenStore contract on Redis Cluster, in the clear', () => {
     store = new RedisTokenStore({ redis: client, prefix });
   });
   tokenStoreContract(() => store);
-  storeEngineContract(() => store);
 });
 
 // Encryption sits above the command seam: its contract runs once, on the default client.
@@ -59,7 +58,6 @@ describeWhere(kind.name === DEFAULT_CLIENT_KIND)(
       });
     });
     tokenStoreContract(() => store);
-    storeEngineContract(() => store);
   },
 );
 
@@ -70,12 +68,12 @@ describe('RedisTokenStore keys on Redis Cluster', () => {
     const sessionIds = Array.from({ length: 30 }, (_, index) => `spread-${index}`);
     for (const sessionId of sessionIds) {
       expect(
-        await store.records.put(hashSessionId(sessionId), sampleRecord(1), {
+        await engineOf(store).records.put(hashSessionId(sessionId), sampleRecord(1), {
           expectedVersion: null,
           ttlMs: 60_000,
         }),
       ).toBe(true);
-      await store.locks.acquire(hashSessionId(sessionId), 60_000);
+      await engineOf(store).locks.acquire(hashSessionId(sessionId), 60_000);
     }
     for (const sessionId of sessionIds.slice(0, 5)) {
       const tag = `{${hashSessionId(sessionId)}}`;
@@ -100,12 +98,12 @@ describe('record cache on Redis Cluster', () => {
     try {
       await waitUntil(() => store.recordCacheActive, 'the record cache on', 20_000);
       const sessionId = 'cluster-cache-1';
-      await store.records.put(hashSessionId(sessionId), sampleRecord(1), {
+      await engineOf(store).records.put(hashSessionId(sessionId), sampleRecord(1), {
         expectedVersion: null,
         ttlMs: 60_000,
       });
       expect((await storedRecord(store, sessionId))?.version).toBe(1);
-      await redis.del(`epl-cluster-cache:{${hashSessionId(sessionId)}}:t`);
+      await redis.del(`epl-cluster-cache:t:${hashSessionId(sessionId)}`);
       expect(
         await valueOnce(
           () => storedRecord(store, sessionId),

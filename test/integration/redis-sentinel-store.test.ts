@@ -3,7 +3,6 @@
 // master and the store works on it exactly as on a standalone server. The record cache runs on
 // ioredis and node-redis 6 (a Sentinel of its own for the tracking connection); node-redis 5's
 // Sentinel has no duplicate(), so there every read goes to Redis and the store says why once.
-import { storeEngineContract } from '../helpers/engine-contract';
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
@@ -18,6 +17,7 @@ import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 import { storedRecord } from '../helpers/records';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { describeWhere, storeClientKind } from '../helpers/redis-clients';
+import { engineOf } from '../../lib/core/derived-engine';
 
 const kind = storeClientKind();
 /** Whether the client can have a tracking connection that follows the Sentinel's master. */
@@ -46,7 +46,6 @@ describe('RedisTokenStore contract through Sentinel, encrypted', () => {
     });
   });
   tokenStoreContract(() => store);
-  storeEngineContract(() => store);
 
   test('the records land on the master the sentinel names', async () => {
     const master = new Redis(sentinel.master.url);
@@ -66,8 +65,8 @@ describeWhere(tracks)('record cache through Sentinel', () => {
     try {
       expect(await eventually(() => reader.recordCacheActive)).toBe(true);
       const sessionId = newSessionKey();
-      const key = `${prefix}{${hashSessionId(sessionId)}}:t`;
-      await reader.records.put(hashSessionId(sessionId), sampleRecord(1), {
+      const key = `${prefix}t:${hashSessionId(sessionId)}`;
+      await engineOf(reader).records.put(hashSessionId(sessionId), sampleRecord(1), {
         expectedVersion: null,
         ttlMs: 60_000,
       });
@@ -97,12 +96,12 @@ describeWhere(!tracks)("record cache through node-redis 5's Sentinel", () => {
       await waitUntil(() => reasons.length === 1, 'the reason');
       expect(reasons[0]).toMatch(/Sentinel/);
       const sessionId = newSessionKey();
-      await reader.records.put(hashSessionId(sessionId), sampleRecord(1), {
+      await engineOf(reader).records.put(hashSessionId(sessionId), sampleRecord(1), {
         expectedVersion: null,
         ttlMs: 60_000,
       });
       expect((await storedRecord(reader, sessionId))?.version).toBe(1);
-      await master.del(`${prefix}{${hashSessionId(sessionId)}}:t`);
+      await master.del(`${prefix}t:${hashSessionId(sessionId)}`);
       expect(await storedRecord(reader, sessionId)).toBeUndefined();
       expect(reader.recordCacheActive).toBe(false);
     } finally {

@@ -12,6 +12,7 @@ import { startRedisServer, type TestRedisServer } from '../helpers/redis-server'
 import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
 import { recordAt } from '../helpers/records';
 import type { TokenRecord } from '../../lib/core/token-record';
+import { engineOf } from '../../lib/core/derived-engine';
 
 const OPERATION_TIMEOUT_MS = 1000;
 /** The behaviour under test: an answer within about 1–2 s, never a hang. */
@@ -45,13 +46,13 @@ async function everyCall(): Promise<{
   const sessionId = newSessionKey();
   const started = Date.now();
   const outcomes = await Promise.allSettled([
-    store.records.get(sessionId),
-    store.records.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 }),
-    store.records.delete(sessionId),
-    store.records.delete(sessionId, { expectedVersion: 1 }),
-    store.locks.acquire(sessionId, 5000),
-    store.locks.release(sessionId, 'owner'),
-    store.counters.claimOnce(`code:${sessionId}`, 60_000),
+    engineOf(store).records.get(sessionId),
+    engineOf(store).records.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 }),
+    engineOf(store).records.delete(sessionId),
+    engineOf(store).records.delete(sessionId, { expectedVersion: 1 }),
+    engineOf(store).locks.acquire(sessionId, 5000),
+    engineOf(store).locks.release(sessionId, 'owner'),
+    engineOf(store).counters.claimOnce(`code:${sessionId}`, 60_000),
   ]);
   return { outcomes, elapsedMs: Date.now() - started };
 }
@@ -78,7 +79,7 @@ async function roundTripWhenBack(
     const record = sampleRecord(1);
     try {
       expect(
-        await store.records.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 }),
+        await engineOf(store).records.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 }),
       ).toBe(true);
       return { written: record, read: await recordAt(store, sessionId) };
     } catch (error) {
@@ -107,7 +108,7 @@ test('Redis frozen (SIGSTOP): every call fails with store_unavailable within the
 test('after SIGCONT the store works again by itself', async () => {
   const sessionId = newSessionKey();
   const record = sampleRecord(1);
-  expect(await store.records.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 })).toBe(
+  expect(await engineOf(store).records.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 })).toBe(
     true,
   );
   expect(await recordAt(store, sessionId)).toEqual(record);

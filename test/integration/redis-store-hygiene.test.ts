@@ -1,19 +1,19 @@
-// RedisTokenStore's hygiene: a player's index loses a session at once on logout, a login racing
-// logoutPlayer() does not survive it, records sealed before per-record keys still open, and
-// production refuses tokens in the clear unless the app opts out.
-import { randomBytes, randomUUID, createCipheriv } from 'node:crypto';
+// RedisTokenStore's hygiene: a logged-out session leaves the player's logins, a login racing
+// logoutPlayer() does not survive it, a record in the clear is refused beside keys, and production
+// refuses tokens in the clear unless the app opts out.
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { interceptCommands, storeClientKind, testWhere } from '../helpers/redis-clients';
-import { hashOpenId, hashSessionId } from '../../lib/core/hash';
+import { hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
-import { PUT_IF_VERSION, PUT_LOGIN } from '../../lib/stores/scripts';
-import { encodeRecordPayload } from '../../lib/stores/record-codec';
+import { PUT_IF_VERSION, PUT_NEW_LOGIN } from '../../lib/stores/scripts';
 import { checkSetup } from '../../lib/setup/setup-checks';
 import { SetupError } from '../../lib/errors';
 import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
 import { storedRecord } from '../helpers/records';
 import { useStoreClients } from '../helpers/bed';
+import { engineOf } from '../../lib/core/derived-engine';
 
 const prefix = `hyg-${randomUUID().slice(0, 8)}:`;
 const LONG_TTL_MS = 60_000;
@@ -24,21 +24,17 @@ let redis: Redis;
 let client: RedisClient;
 useStoreClients(prefix, (clients) => ({ redis, client } = clients));
 
-const indexKey = (openId: string): string => `${prefix}p:{${hashOpenId(openId)}}`;
-
-test("a logout (delete with the openId) takes the session out of the player's index at once", async () => {
+test("a logout: the player's logins no longer list the session", async () => {
   const store = new RedisTokenStore({ redis: client, prefix });
-  const record = sampleRecord(1);
-  const sessionId = newSessionKey();
-  await store.records.put(hashSessionId(sessionId), record, {
-    expectedVersion: null,
-    ttlMs: LONG_TTL_MS,
-  });
-  expect(await redis.zrange(indexKey(record.openId), '0', '-1')).toEqual([
-    hashSessionId(sessionId),
+  const record = sampleRecord(1, { openId: `hyg-${randomUUID()}` });
+  const sessionKey = hashSessionId(newSessionKey());
+  const { records } = engineOf(store);
+  await records.put(sessionKey, record, { expectedVersion: null, ttlMs: LONG_TTL_MS });
+  expect((await records.loginsOf(record.openId)).map((login) => login.sessionKey)).toEqual([
+    sessionKey,
   ]);
-  await store.records.delete(hashSessionId(sessionId), { openId: record.openId });
-  expect(await redis.zrange(indexKey(record.openId), '0', '-1')).toEqual([]);
+  await records.delete(sessionKey, { logout: true });
+  expect(await records.loginsOf(record.openId)).toEqual([]);
 });
 
 /** `client`, with the script of `sha` held back until `open()` is called. */
@@ -56,93 +52,83 @@ function gatedScript(sha: string): { gated: typeof client; open: () => void } {
   return { gated, open };
 }
 
-// On a Cluster a login's index, log-out check and record write are three calls (their keys live in
-// different slots): the race between them is played on an ioredis client that says it is one (the
-// seam then takes the Cluster's path; every key is on this one server all the same).
-testWhere(kind.library === 'ioredis')(
-  'on a Cluster, a login whose record is written after logoutPlayer() scanned the index takes itself back',
-  async () => {
-    // The login's record write waits, through a gate on this client, until the log-out has run.
-    const { gated, open } = gatedScript(PUT_IF_VERSION.sha);
-    const asCluster = new Proxy(gated, {
-      get: (target, property) =>
-        property === 'isCluster' ? true : (Reflect.get(target, property, target) as unknown),
-    });
-    const loginStore = new RedisTokenStore({ redis: asCluster, prefix });
-    const logoutStore = new RedisTokenStore({ redis: client, prefix });
-    const record = sampleRecord(1);
-    const sessionId = newSessionKey();
-
-    const login = loginStore.records.put(hashSessionId(sessionId), record, {
-      expectedVersion: null,
-      ttlMs: LONG_TTL_MS,
-    });
-    // The login has indexed itself (its record not written yet) when the log-out runs.
-    for (let i = 0; i < 100 && (await redis.zcard(indexKey(record.openId))) === 0; i += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(await logoutStore.records.deletePlayer(record.openId)).toBe(0);
-    open();
-    expect(await login).toBe(false);
-    expect(await storedRecord(logoutStore, sessionId)).toBeUndefined();
-    // A login after the log-out is kept.
-    const later = newSessionKey();
-    expect(
-      await logoutStore.records.put(
-        hashSessionId(later),
-        { ...record },
-        { expectedVersion: null, ttlMs: LONG_TTL_MS },
-      ),
-    ).toBe(true);
-    expect(await storedRecord(logoutStore, later)).toBeDefined();
-  },
-);
-
-test('elsewhere a login is one script: a logoutPlayer() while it waits comes wholly before it', async () => {
-  // The login's one command waits, through a gate on this client, until the log-out has run.
-  const { gated, open } = gatedScript(PUT_LOGIN.sha);
+// Where a login's steps are separate calls (a Cluster; any store without the one-script login),
+// a logoutPlayer() can list the player's logins between them: the login takes itself back.
+test('a login whose record is written after logoutPlayer() listed the logins takes itself back', async () => {
+  // The login's record write waits, through a gate on this client, until the log-out has run.
+  const { gated, open } = gatedScript(PUT_IF_VERSION.sha);
   const loginStore = new RedisTokenStore({ redis: gated, prefix });
   const logoutStore = new RedisTokenStore({ redis: client, prefix });
-  const record = sampleRecord(1);
-  const [entering, later] = [newSessionKey(), newSessionKey()];
-  // One entry read the generation before its exchange; the other is a login without one.
-  const loginGeneration = await loginStore.records.loginGeneration();
-  const entry = loginStore.records.put(hashSessionId(entering), record, {
+  const record = sampleRecord(1, { openId: `hyg-${randomUUID()}` });
+  const sessionId = newSessionKey();
+  const loginGeneration = await engineOf(loginStore).records.loginGeneration();
+  const login = engineOf(loginStore).records.put(hashSessionId(sessionId), record, {
     expectedVersion: null,
     ttlMs: LONG_TTL_MS,
     loginGeneration,
   });
-  const plain = loginStore.records.put(
-    hashSessionId(later),
-    { ...record },
-    {
+  expect(await engineOf(logoutStore).records.deletePlayer(record.openId)).toBe(0);
+  open();
+  expect(await login).toBe(false);
+  expect(await storedRecord(logoutStore, sessionId)).toBeUndefined();
+  // A login after the log-out is kept.
+  const later = newSessionKey();
+  const records = engineOf(logoutStore).records;
+  const since = await records.loginGeneration();
+  expect(
+    await records.put(hashSessionId(later), record, {
       expectedVersion: null,
       ttlMs: LONG_TTL_MS,
-    },
-  );
-  expect(await logoutStore.records.deletePlayer(record.openId)).toBe(0);
-  open();
-  // The entry under way when the player was logged out everywhere is refused; a put that came
-  // wholly after the log-out is a later login, kept.
-  expect(await entry).toBe(false);
-  expect(await storedRecord(logoutStore, entering)).toBeUndefined();
-  expect(await plain).toBe(true);
+      loginGeneration: since,
+    }),
+  ).toBe(true);
   expect(await storedRecord(logoutStore, later)).toBeDefined();
 });
 
-test('a record sealed under the ring key itself (before per-record keys) still reads', async () => {
+testWhere(kind.library === 'ioredis')(
+  'a new login in one script: a logoutPlayer() while it waits comes wholly before it',
+  async () => {
+    // The login's one command waits, through a gate on this client, until the log-out has run.
+    const { gated, open } = gatedScript(PUT_NEW_LOGIN.sha);
+    const loginStore = new RedisTokenStore({ redis: gated, prefix });
+    const logoutStore = new RedisTokenStore({ redis: client, prefix });
+    const record = sampleRecord(1, { openId: `hyg-${randomUUID()}` });
+    const entering = newSessionKey();
+    const engine = engineOf(loginStore);
+    const write = {
+      sessionKey: hashSessionId(entering),
+      record,
+      ttlMs: LONG_TTL_MS,
+      loginGeneration: await engine.records.loginGeneration(),
+      giveBack: undefined,
+      session: undefined,
+    };
+    const entry = engine.logins!.put(write);
+    expect(await engineOf(logoutStore).records.deletePlayer(record.openId)).toBe(0);
+    open();
+    expect(await entry).toBe(false);
+    expect(await storedRecord(logoutStore, entering)).toBeUndefined();
+    // The same login entering after the log-out (its generation read since) is kept.
+    const since = await engine.records.loginGeneration();
+    expect(await engine.logins!.put({ ...write, loginGeneration: since })).toBe(true);
+    expect(await storedRecord(logoutStore, entering)).toEqual(record);
+  },
+);
+
+test('with encryptionKeys, a record in the clear is refused: anyone who can write to Redis could plant one', async () => {
   const key = randomBytes(32);
   const store = new RedisTokenStore({ redis: client, prefix, encryptionKeys: [{ id: 'k1', key }] });
   const sessionId = newSessionKey();
-  const record = sampleRecord(3);
-  const redisKey = `${prefix}{${hashSessionId(sessionId)}}:t`;
-  const nonce = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: 16 });
-  cipher.setAAD(Buffer.from(`${redisKey}|3`));
-  const body = Buffer.concat([cipher.update(encodeRecordPayload(record)), cipher.final()]);
-  const sealed = Buffer.concat([Buffer.from('3|ek1|'), nonce, body, cipher.getAuthTag()]);
-  await redis.set(redisKey, sealed, 'PX', LONG_TTL_MS);
-  expect(await storedRecord(store, sessionId)).toEqual(record);
+  await redis.set(
+    `${prefix}t:${hashSessionId(sessionId)}`,
+    `1|${JSON.stringify(sampleRecord(1))}`,
+    'PX',
+    LONG_TTL_MS,
+  );
+  expect(await engineOf(store).records.get(hashSessionId(sessionId))).toEqual({
+    status: 'unreadable',
+    reason: 'decrypt',
+  });
 });
 
 describe('NODE_ENV=production', () => {

@@ -2,7 +2,6 @@
 // clear and encrypted, the key layout, the TTL cap, and what an attacker with Redis access sees.
 // The stores run on the client of storeClientKind() (ioredis, or node-redis in the `node-redis`
 // projects); `redis` below is a plain ioredis connection for looking at Redis from outside.
-import { storeEngineContract } from '../helpers/engine-contract';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
@@ -14,6 +13,7 @@ import type { RedisClient } from '../../lib/stores/redis/redis-client';
 import { DEFAULT_CLIENT_KIND, describeWhere, storeClientKind } from '../helpers/redis-clients';
 import { useStoreClients } from '../helpers/bed';
 import { storedRecord } from '../helpers/records';
+import { engineOf } from '../../lib/core/derived-engine';
 
 /** A read the store answered `unreadable`: the session key and why. */
 interface Unreadable {
@@ -33,19 +33,19 @@ let redis: Redis;
 let client: RedisClient;
 useStoreClients(prefix, (clients) => ({ redis, client } = clients));
 
-const recordKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:t`;
-const lockKey = (sessionId: string): string => `${prefix}{${hashSessionId(sessionId)}}:l`;
+const recordKey = (sessionId: string): string => `${prefix}t:${hashSessionId(sessionId)}`;
+const lockKey = (sessionId: string): string => `${prefix}l:${hashSessionId(sessionId)}`;
 
 // These tests name sessions by their session ids, as a browser's cookie does (the store is keyed
 // by their hash, which the middleware computes once per request).
 const put = (store: RedisTokenStore, sessionId: string, record: TokenRecord, options: PutOptions) =>
-  store.records.put(hashSessionId(sessionId), record, options);
+  engineOf(store).records.put(hashSessionId(sessionId), record, options);
 const get = storedRecord;
 
 /** Collects the reads a store answered `unreadable` (not absent: another process may read them). */
 function watchUnreadable(store: RedisTokenStore): Unreadable[] {
   const events: Unreadable[] = [];
-  const records = store.records;
+  const records = engineOf(store).records;
   const read = records.get.bind(records);
   records.get = async (sessionKey) => {
     const answer = await read(sessionKey);
@@ -63,7 +63,6 @@ describe(`RedisTokenStore contract on ${kind.name}, in the clear`, () => {
   });
   afterAll(() => store.close());
   tokenStoreContract(() => store);
-  storeEngineContract(() => store);
 });
 
 // Encryption sits above the command seam: its contract runs once, on the default client.
@@ -76,7 +75,6 @@ describeWhere(kind.name === DEFAULT_CLIENT_KIND)(
     });
     afterAll(() => store.close());
     tokenStoreContract(() => store);
-    storeEngineContract(() => store);
   },
 );
 
@@ -90,7 +88,7 @@ describe('RedisTokenStore keys and lifetimes', () => {
   test('keys hold a hash of the session id in a hash tag, never the id itself', async () => {
     const sessionId = newSessionKey();
     await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 30_000 });
-    await store.locks.acquire(hashSessionId(sessionId), 30_000);
+    await engineOf(store).locks.acquire(hashSessionId(sessionId), 30_000);
     const keys = (await redis.keys(`${prefix}{${hashSessionId(sessionId)}}*`)).sort();
     expect(keys).toEqual([lockKey(sessionId), recordKey(sessionId)].sort());
     expect(await redis.keys(`*${sessionId}*`)).toEqual([]);
@@ -110,7 +108,7 @@ describe('RedisTokenStore keys and lifetimes', () => {
 
   test('code claims live under the prefix with their TTL', async () => {
     const key = `code:${randomUUID()}`;
-    expect(await store.counters.claimOnce(key, 600_000)).toBe(true);
+    expect(await engineOf(store).counters.claimOnce(key, 600_000)).toBe(true);
     expect(await redis.pttl(`${prefix}c:${key}`)).toBeGreaterThan(590_000);
   });
 
@@ -121,10 +119,10 @@ describe('RedisTokenStore keys and lifetimes', () => {
       await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 30_000 }),
     ).toBe(true);
     await redis.script('FLUSH');
-    expect(await store.records.delete(hashSessionId(sessionId), { expectedVersion: 1 })).toBe(true);
-    const owner = await store.locks.acquire(hashSessionId(sessionId), 30_000);
+    expect(await engineOf(store).records.delete(hashSessionId(sessionId), { expectedVersion: 1 })).toBe(true);
+    const owner = await engineOf(store).locks.acquire(hashSessionId(sessionId), 30_000);
     await redis.script('FLUSH');
-    expect(await store.locks.release(hashSessionId(sessionId), owner!)).toBe(true);
+    expect(await engineOf(store).locks.release(hashSessionId(sessionId), owner!)).toBe(true);
   });
 
   test('a corrupted record reads as unreadable (parse), not as absent', async () => {
@@ -268,9 +266,9 @@ describe('RedisTokenStore encryption at rest', () => {
     expect(
       await put(store, sessionId, sampleRecord(2), { expectedVersion: 2, ttlMs: LONG_TTL_MS }),
     ).toBe(false);
-    expect(await store.records.delete(hashSessionId(sessionId), { expectedVersion: 2 })).toBe(
+    expect(await engineOf(store).records.delete(hashSessionId(sessionId), { expectedVersion: 2 })).toBe(
       false,
     );
-    expect(await store.records.delete(hashSessionId(sessionId), { expectedVersion: 1 })).toBe(true);
+    expect(await engineOf(store).records.delete(hashSessionId(sessionId), { expectedVersion: 1 })).toBe(true);
   });
 });

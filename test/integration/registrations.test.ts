@@ -215,7 +215,7 @@ describe.each(kinds)('on $name', ({ kind }) => {
     expect((await me(a, web)).status).toBe(401);
     // One login left, and one record in Redis: none orphaned.
     expect(await loginOf(a).sessionsOf({ unionId: 'union-ada' })).toBe(1);
-    if (kind !== undefined) expect(await keys('{*}:t')).toHaveLength(1);
+    if (kind !== undefined) expect(await keys('t:*')).toHaveLength(1);
   });
 
   test('a registration removed from the options: its login is refused (reauth_required), never refreshed by another', async () => {

@@ -28,6 +28,7 @@ import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { entryApp, simulatorEntryContext, TEST_REDIRECT_URI } from '../helpers/test-app';
+import { engineOf } from '../../lib/core/derived-engine';
 
 const HOUR = 3600_000;
 const CLIENT_ID = 'leak-game';
@@ -101,7 +102,7 @@ afterEach(() => {
 /** A token store that remembers, as canaries, every token and session id the package writes. */
 function rememberingStore(client: Redis): RedisTokenStore {
   const store = new RedisTokenStore({ redis: client, prefix: 'leak:' });
-  const records = store.records;
+  const records = engineOf(store).records;
   const put = records.put.bind(records);
   // The store sees session keys (hashes) only; the session ids are remembered by the app below.
   records.put = (sessionKey, record, options) => {

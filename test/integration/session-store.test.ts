@@ -411,7 +411,7 @@ describe.each(defaultClientKinds)('on $name', (kind) => {
     await request(a).get('/api/me').set('cookie', cookie).expect(200);
     await request(b).get('/api/me').set('cookie', cookie).expect(200);
     // The login ends elsewhere (its token record deleted); instance a answers 401 and ends the session.
-    const recordKey = `login:{${hashSessionId(sessionId)}}:t`;
+    const recordKey = `login:t:${hashSessionId(sessionId)}`;
     const record = await raw.getBuffer(recordKey);
     await raw.del(recordKey);
     await waitUntil(

@@ -43,7 +43,7 @@ afterAll(async () => {
   await Promise.all([redisServer?.stop(), sim?.close()]);
 });
 
-const recordKey = (sessionId: string) => `${PREFIX}t:{${hashSessionId(sessionId)}}:t`;
+const recordKey = (sessionId: string) => `${PREFIX}t:t:${hashSessionId(sessionId)}`;
 
 describe("a socket ends at its token record's known expiry, whether or not Redis removed the key", () => {
   afterEach(async () => {

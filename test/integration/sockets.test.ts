@@ -119,7 +119,7 @@ describe('the login ends: every socket of the session closes with 4401 within a 
     const browser = await enterAs(a.url, sim, 'player-ada');
     const socket = await open(b.url, browser.cookie);
     const since = Date.now();
-    expect(await raw.del(`${PREFIX}t:{${hashSessionId(browser.sessionId)}}:t`)).toBe(1);
+    expect(await raw.del(`${PREFIX}t:t:${hashSessionId(browser.sessionId)}`)).toBe(1);
     expect((await closedWithin(socket, since)).code).toBe(4401);
   });
 

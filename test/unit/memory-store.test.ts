@@ -24,7 +24,6 @@ describe("a studio's own store: the four methods, no watch", () => {
   // Checked with the runner's functions passed in.
   const store = studioStore();
   tokenStoreContract(() => store, { testFunctions: { describe, test: it } });
-  storeEngineContract(() => engineOf(store));
 });
 
 describe("a studio's own store with platformLogin()'s encryptionKeys: the engine sealing its records", () => {

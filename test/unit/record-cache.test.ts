@@ -1,8 +1,9 @@
 // TrackedCache, the pure logic under RedisTokenStore's record cache (and RedisSessionStore's):
 // serving only while on and within its lease, the in-flight read race, the size bound, expiry,
-// emptying, and the waiters; and CachedRecords, what of a read the record cache holds.
+// emptying, and the waiters; and the engine's reads of values held in memory.
 import { TrackedCache } from '../../lib/stores/caching/tracked-cache';
-import { CachedRecords, type TrackedRecords } from '../../lib/stores/caching/cached-records';
+import { deriveEngine } from '../../lib/core/derived-engine';
+import { MemoryTokenStore } from '../../lib/stores/memory-store';
 import type { RecordRead } from '../../lib/core/store-engine';
 import type { TokenRecord } from '../../lib/core/token-record';
 
@@ -152,46 +153,31 @@ test('serves nothing past the end of its lease, and again once renewed, entries 
   expect(cache.entryOf('s1', NOW + 400)).toBeUndefined(); // off emptied it
 });
 
-describe('CachedRecords: what of a read is held', () => {
-  /** Records underneath that answer `answer` to every read, counting the reads. */
-  function cachedOver(answer: { read: RecordRead; ttlMs: number }) {
-    const reads = { count: 0 };
-    const inner = {
-      keyOf: (sessionKey: string) => `key-${sessionKey}`,
-      readWithTtl: async () => {
-        reads.count += 1;
-        return answer;
-      },
-    } as unknown as TrackedRecords;
-    const cached = new CachedRecords(inner, 10);
-    cached.cache.setActive(true);
-    return { cached, reads };
+describe('the engine over a store that serves values from memory', () => {
+  /** A store whose `cachedGet` hands out one frozen value; counts the engine's decodings by reads. */
+  function engineOver(value: string) {
+    const stored = Object.freeze({ value, version: 1, expiresAt: NOW + 60_000 });
+    const store = new MemoryTokenStore();
+    const engine = deriveEngine(store, undefined, { cachedGet: () => stored });
+    return engine.records;
   }
 
-  test('a record read is held, frozen, scope included', async () => {
-    const { cached, reads } = cachedOver({ read: found(record(1)), ttlMs: 60_000 });
-    const first = await cached.get('s1');
-    const second = await cached.get('s1');
-    expect(reads.count).toBe(1);
+  test('a record held in memory is decoded once, frozen, scope included', () => {
+    const records = engineOver(JSON.stringify(record(1)));
+    const first = records.cachedRead!('s1');
+    const second = records.cachedRead!('s1');
     expect(second).toBe(first);
-    const held = second.status === 'found' ? second.record : undefined;
+    const held = second?.status === 'found' ? second.record : undefined;
+    expect(held).toEqual(record(1));
     expect(Object.isFrozen(held)).toBe(true);
     expect(() => held!.scope.push('admin')).toThrow(TypeError);
   });
 
-  test.each([
-    ['an absence', { read: { status: 'absent' }, ttlMs: -2 }],
-    [
-      'a record its owner could not read',
-      { read: { status: 'unreadable', reason: 'decrypt' }, ttlMs: 60_000 },
-    ],
-    ['a record whose key was already gone (PTTL -2)', { read: found(record(1)), ttlMs: -2 }],
-  ] as const)('%s is not held: read again each time', async (_name, answer) => {
-    const { cached, reads } = cachedOver(answer as { read: RecordRead; ttlMs: number });
-    await cached.get('s1');
-    await cached.get('s1');
-    expect(reads.count).toBe(2);
-    expect(cached.cache.size).toBe(0);
+  test('a value it cannot read answers unreadable, never absent', () => {
+    expect(engineOver('not a record').cachedRead!('s1')).toEqual({
+      status: 'unreadable',
+      reason: 'parse',
+    });
   });
 });
 

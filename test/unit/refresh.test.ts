@@ -300,7 +300,12 @@ test('just after a failover, an invalid_grant waits for the record the refreshin
   // version 1, whose refresh token another process has already rotated and is writing back.
   const unsettled: StoreEngine = {
     ...engineOf(store),
-    durability: { confirm: async () => undefined, settled: async () => undefined, unsettled: true },
+    durability: {
+      confirm: async () => undefined,
+      settled: async () => undefined,
+      loggedOut: async () => undefined,
+      unsettled: true,
+    },
   };
   const { coordinator } = process_(unsettled, client);
   const result = settled(coordinator.refresh(KEY, seen));
@@ -322,6 +327,7 @@ test('settled, the same invalid_grant ends the login at once', async () => {
     durability: {
       confirm: async () => undefined,
       settled: async () => undefined,
+      loggedOut: async () => undefined,
       unsettled: false,
     },
   };
@@ -339,7 +345,12 @@ test('a usable token goes on once the new record is written; only an expired one
   const acknowledged = new Promise<void>((resolve) => (acknowledge = resolve));
   const durable: StoreEngine = {
     ...engineOf(store),
-    durability: { confirm: async () => undefined, settled: () => acknowledged, unsettled: false },
+    durability: {
+      confirm: async () => undefined,
+      settled: () => acknowledged,
+      loggedOut: async () => undefined,
+      unsettled: false,
+    },
   };
   const { coordinator } = process_(durable, client);
   // 30 s left of a token refreshed 60 s ahead: usable, and due.

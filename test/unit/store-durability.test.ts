@@ -8,16 +8,16 @@ import { SETTLE_MS, UNSETTLED_MS } from '../../lib/stores/durability/windows';
 import type { ReplicaWaitOutcome } from '../../lib/stores/durability/replica-acks';
 import type { RedisCommands, ReplicaLink } from '../../lib/stores/redis/commands';
 import { StoreUnavailableError } from '../../lib/errors';
-import { sampleRecord } from '../../lib/testing/samples';
-import type { TokenRecord } from '../../lib/core/token-record';
+import type { StoredValue } from '../../lib/core/token-store';
 
 const T0 = 1_700_000_000_000;
 const HOUR = 3_600_000;
 
-/** One record per version, the same at every call. */
-const records = new Map<number, TokenRecord>();
-const recordAt = (version: number): TokenRecord => {
-  if (!records.has(version)) records.set(version, sampleRecord(version));
+/** One stored record per version, the same at every call. */
+const records = new Map<number, StoredValue>();
+const recordAt = (version: number): StoredValue => {
+  if (!records.has(version))
+    records.set(version, Object.freeze({ value: `record ${version}`, version, expiresAt: T0 + HOUR }));
   return records.get(version)!;
 };
 
@@ -66,7 +66,9 @@ function durability(script: Answer[], topology: RedisCommands['topology'] = 'sen
       redeletes.push(sessionKey);
     },
     markKey: (key) => `{${key}}:w`,
-    recordKey: (sessionKey) => `{${sessionKey}}:t`,
+    recordKey: (sessionKey) => `t:${sessionKey}`,
+    playerKey: (player) => `p:${player}`,
+    maxTtlMs: HOUR,
     holds: async () => primary === 'up',
     sessionRedisKey: () => undefined,
     onWait: () => undefined,
@@ -91,7 +93,7 @@ const refresh = (
   write = async () => true,
 ) => store.refreshed('s', recordAt(version), expected, HOUR, write);
 
-const found = (version: number) => ({ status: 'found' as const, record: recordAt(version) });
+const found = recordAt;
 
 beforeEach(() => jest.useFakeTimers({ now: T0 }));
 afterEach(() => jest.useRealTimers());
@@ -125,7 +127,7 @@ test('a kept record refreshed again chains: the next write goes over the oldest 
 
 test('after a sign that the server changed, locks wait for SETTLE_MS and a refused refresh token re-reads until UNSETTLED_MS', async () => {
   const { store, reconnected } = durability([]);
-  await store.deleted([], HOUR, 'x'); // ROLE: the primary has a replica
+  await store.loggedOut([], 'x'); // ROLE: the primary has a replica
   expect([store.settling, store.engine.unsettled]).toEqual([false, false]);
   reconnected();
   expect([store.settling, store.engine.unsettled]).toEqual([true, true]);
@@ -137,7 +139,7 @@ test('after a sign that the server changed, locks wait for SETTLE_MS and a refus
 
 test('where the primary has no replica, no sign holds refresh locks back: no failover can lose a write', async () => {
   const { store, reconnected } = durability(['no-replica'], 'standalone');
-  await store.deleted([], HOUR, 'x'); // ROLE: no replica
+  await store.loggedOut([], 'x'); // ROLE: no replica
   reconnected();
   expect([store.settling, store.engine.unsettled]).toEqual([false, false]);
 });
@@ -154,7 +156,7 @@ test('an acknowledged write the primary holds keeps nothing and holds no lock ba
 test('a wait answered by a promoted replica that lacks the write is a failed one: the record is kept', async () => {
   // The new primary has no replica ("no-replica") and no record at version 2; the old one had one.
   const { store } = durability(['acknowledged', 'no-replica']);
-  await store.deleted([], HOUR, 'x');
+  await store.loggedOut([], 'x');
   await jest.advanceTimersByTimeAsync(2000);
   await refresh(store, 2);
   await store.engine.settled('s');
@@ -196,20 +198,20 @@ test('a kept record never wins over an absence: a deletion is newer than anythin
   await store.engine.settled('s');
   expect(store.overlay('s', found(1))).toEqual(found(2));
   // Another process logged the player out (acknowledged by a replica): nothing here brings it back.
-  expect(store.overlay('s', { status: 'absent' })).toEqual({ status: 'absent' });
+  expect(store.overlay('s', undefined)).toBeUndefined();
 });
 
 test('a logout no replica acknowledged is refused with StoreUnavailableError, and its deletion done again until one does', async () => {
   const { store, redeletes, primaryUp } = durability(['timeout', 'acknowledged']);
   primaryUp();
-  await expect(store.loggedOut(['s'], HOUR)).rejects.toBeInstanceOf(StoreUnavailableError);
+  await expect(store.loggedOut(['s'])).rejects.toBeInstanceOf(StoreUnavailableError);
   // Meanwhile this process reads the record as deleted, whatever a new primary holds.
-  expect(store.overlay('s', found(1))).toEqual({ status: 'absent' });
+  expect(store.overlay('s', found(1))).toBeUndefined();
   await jest.advanceTimersByTimeAsync(200);
   expect(redeletes).toEqual(['s']);
   expect(store.overlay('s', found(1))).toEqual(found(1));
   // Asked again, with nothing left to delete: answered once a replica holds the earlier writes.
-  await expect(store.loggedOut([], HOUR, 'p')).resolves.toBeUndefined();
+  await expect(store.loggedOut([], 'p')).resolves.toBeUndefined();
 });
 
 test('a later write of the same session decides: the earlier wait ending unacknowledged keeps nothing of the older record', async () => {
