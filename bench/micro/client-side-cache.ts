@@ -7,14 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
 import { RecordKeyRing } from '../../lib/stores/encryption';
-import {
-  decodeRecordPayload,
-  encodeRecordPayload,
-  frameStoredValue,
-  PLAIN_MARK,
-  SEALED_DERIVED_MARK,
-  splitStoredValue,
-} from '../../lib/stores/record-codec';
+import { readRecordValue, recordValue } from '../../lib/core/record-value';
 import { sampleRecord } from '../../lib/testing/samples';
 import { startRedisServer } from '../../test/helpers/redis-server';
 
@@ -45,23 +38,17 @@ async function main(): Promise<void> {
   await client.connect();
   const ring = new RecordKeyRing([{ id: 'k1', key: randomBytes(32) }]);
   const record = sampleRecord(1);
-  const plainKey = 'measure:{a}:t';
-  const sealedKey = 'measure:{b}:t';
-  const aad = Buffer.from(`${sealedKey}|1`);
-  await client.set(plainKey, frameStoredValue(1, PLAIN_MARK, encodeRecordPayload(record)));
-  await client.set(
-    sealedKey,
-    frameStoredValue(1, SEALED_DERIVED_MARK, ring.seal(encodeRecordPayload(record), aad)),
-  );
-  const decodePlain = (value: Uint8Array): unknown => {
-    const frame = splitStoredValue(asBuffer(value))!;
-    return decodeRecordPayload(frame.body, frame.version);
+  // Stored as RedisTokenStore stores them: `<version>|<value>`, the value as the engine writes it.
+  const plainKey = 'measure:t:a';
+  const sealedKey = 'measure:t:b';
+  await client.set(plainKey, `1|${recordValue(record, 't:a')}`);
+  await client.set(sealedKey, `1|${recordValue(record, 't:b', ring)}`);
+  const valueOf = (bytes: Uint8Array): string => {
+    const text = asBuffer(bytes).toString('utf8');
+    return text.slice(text.indexOf('|') + 1);
   };
-  const decodeSealed = (value: Uint8Array): unknown => {
-    const frame = splitStoredValue(asBuffer(value))!;
-    const opened = ring.open(frame.body, aad, true);
-    return 'plaintext' in opened ? decodeRecordPayload(opened.plaintext, frame.version) : undefined;
-  };
+  const decodePlain = (value: Uint8Array): unknown => readRecordValue(valueOf(value), 't:a');
+  const decodeSealed = (value: Uint8Array): unknown => readRecordValue(valueOf(value), 't:b', ring);
   // A reply from the cache is a structuredClone of the stored Buffer: a plain Uint8Array, not a Buffer.
   const probe = (await client.get(plainKey)) as unknown as Uint8Array;
   console.log(`reply: ${probe.constructor.name} (Buffer: ${Buffer.isBuffer(probe)})`);

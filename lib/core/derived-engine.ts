@@ -369,14 +369,14 @@ export function deriveEngine(
         };
 
   const { beginEntry, putNewLogin, sharesClient } = fast;
-  const logins: LoginWrites | undefined =
-    putNewLogin &&
+  const logins: LoginWrites | undefined = putNewLogin &&
     sharesClient && {
       put(write) {
         const { sessionKey, record, loginGeneration } = write;
         checkSessionKey(sessionKey);
         checkPut(record, { expectedVersion: null, ttlMs: write.ttlMs, loginGeneration });
-        if (write.giveBack !== undefined) checkCount(write.giveBack.key, -1, write.giveBack.windowMs);
+        if (write.giveBack !== undefined)
+          checkCount(write.giveBack.key, -1, write.giveBack.windowMs);
         return putNewLogin(write, recordValue(record, keys.record(sessionKey), ring));
       },
       sharesClient,

@@ -613,7 +613,9 @@ test('changes.watch tells of another process’s write, lock release and delete'
       put(holder, sessionId, sampleRecord(2), { expectedVersion: 1, ttlMs: TTL_MS }),
     ),
   ).toBe(true);
-  expect(await woken(() => engineOf(holder).locks.release(hashSessionId(sessionId), owner))).toBe(true);
+  expect(await woken(() => engineOf(holder).locks.release(hashSessionId(sessionId), owner))).toBe(
+    true,
+  );
   expect(await woken(() => engineOf(holder).records.delete(hashSessionId(sessionId)))).toBe(true);
 });
 

@@ -47,7 +47,10 @@ async function everyCall(): Promise<{
   const started = Date.now();
   const outcomes = await Promise.allSettled([
     engineOf(store).records.get(sessionId),
-    engineOf(store).records.put(sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 60_000 }),
+    engineOf(store).records.put(sessionId, sampleRecord(1), {
+      expectedVersion: null,
+      ttlMs: 60_000,
+    }),
     engineOf(store).records.delete(sessionId),
     engineOf(store).records.delete(sessionId, { expectedVersion: 1 }),
     engineOf(store).locks.acquire(sessionId, 5000),
@@ -79,7 +82,10 @@ async function roundTripWhenBack(
     const record = sampleRecord(1);
     try {
       expect(
-        await engineOf(store).records.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 }),
+        await engineOf(store).records.put(sessionId, record, {
+          expectedVersion: null,
+          ttlMs: 60_000,
+        }),
       ).toBe(true);
       return { written: record, read: await recordAt(store, sessionId) };
     } catch (error) {
@@ -108,9 +114,9 @@ test('Redis frozen (SIGSTOP): every call fails with store_unavailable within the
 test('after SIGCONT the store works again by itself', async () => {
   const sessionId = newSessionKey();
   const record = sampleRecord(1);
-  expect(await engineOf(store).records.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 })).toBe(
-    true,
-  );
+  expect(
+    await engineOf(store).records.put(sessionId, record, { expectedVersion: null, ttlMs: 60_000 }),
+  ).toBe(true);
   expect(await recordAt(store, sessionId)).toEqual(record);
 });
 

@@ -119,7 +119,9 @@ describe('RedisTokenStore keys and lifetimes', () => {
       await put(store, sessionId, sampleRecord(1), { expectedVersion: null, ttlMs: 30_000 }),
     ).toBe(true);
     await redis.script('FLUSH');
-    expect(await engineOf(store).records.delete(hashSessionId(sessionId), { expectedVersion: 1 })).toBe(true);
+    expect(
+      await engineOf(store).records.delete(hashSessionId(sessionId), { expectedVersion: 1 }),
+    ).toBe(true);
     const owner = await engineOf(store).locks.acquire(hashSessionId(sessionId), 30_000);
     await redis.script('FLUSH');
     expect(await engineOf(store).locks.release(hashSessionId(sessionId), owner!)).toBe(true);
@@ -266,9 +268,11 @@ describe('RedisTokenStore encryption at rest', () => {
     expect(
       await put(store, sessionId, sampleRecord(2), { expectedVersion: 2, ttlMs: LONG_TTL_MS }),
     ).toBe(false);
-    expect(await engineOf(store).records.delete(hashSessionId(sessionId), { expectedVersion: 2 })).toBe(
-      false,
-    );
-    expect(await engineOf(store).records.delete(hashSessionId(sessionId), { expectedVersion: 1 })).toBe(true);
+    expect(
+      await engineOf(store).records.delete(hashSessionId(sessionId), { expectedVersion: 2 }),
+    ).toBe(false);
+    expect(
+      await engineOf(store).records.delete(hashSessionId(sessionId), { expectedVersion: 1 }),
+    ).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 // The AES-256-GCM key ring: sealing, opening, binding to the AAD, rotation and key checks.
-import { createCipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { RecordKeyRing } from '../../lib/stores/encryption';
 
 const key1 = randomBytes(32);

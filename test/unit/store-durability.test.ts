@@ -17,7 +17,10 @@ const HOUR = 3_600_000;
 const records = new Map<number, StoredValue>();
 const recordAt = (version: number): StoredValue => {
   if (!records.has(version))
-    records.set(version, Object.freeze({ value: `record ${version}`, version, expiresAt: T0 + HOUR }));
+    records.set(
+      version,
+      Object.freeze({ value: `record ${version}`, version, expiresAt: T0 + HOUR }),
+    );
   return records.get(version)!;
 };
 
