@@ -29,7 +29,7 @@ import {
   type LuaScript,
 } from './scripts';
 import { withDeadline } from './redis/with-deadline';
-import { TrackedCache } from './caching/tracked-cache';
+import { TrackedCache, type ReadTicket } from './caching/tracked-cache';
 import { hashTag, type Argument, type RedisCommands } from './redis/commands';
 import type { KeyTracker, UnavailableBy } from './caching/key-tracking';
 import { trackKeys } from './caching/cluster-key-tracking';
@@ -130,7 +130,10 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
   /** Durability through a failover (docs/durability.md); absent when off or unavailable. */
   readonly #durable: StoreDurability | undefined;
   /** The reads of a record in flight, for requests that arrive meanwhile to share. */
-  readonly #readsInFlight = new Map<string, Promise<StoredValue | undefined>>();
+  readonly #readsInFlight = new Map<
+    string,
+    { ticket: ReadTicket; read: Promise<StoredValue | undefined> }
+  >();
   readonly #fast: StoreFastPaths;
 
   constructor(options: RedisTokenStoreOptions) {
@@ -340,14 +343,15 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
   }
 
   /**
-   * A miss: one read of the record in flight at a time, which requests arriving meanwhile share,
-   * kept (until Redis's expiry of the key) unless a change was reported while it was in flight.
-   * An absence is never kept, so probes and stray ids do not fill memory.
+   * A miss: one read of the record in flight at a time, which requests arriving meanwhile share
+   * unless a change was reported since it was sent (then they send their own); kept (until Redis's
+   * expiry of the key) unless a change was reported while it was in flight. An absence is never
+   * kept, so probes and stray ids do not fill memory.
    */
   #readThrough(key: string, sessionKey: string): Promise<StoredValue | undefined> {
-    const shared = this.#readsInFlight.get(key);
-    if (shared !== undefined) return shared;
     const cache = this.#cache!;
+    const shared = this.#readsInFlight.get(key);
+    if (shared !== undefined && cache.unchangedSince(shared.ticket)) return shared.read;
     const ticket = cache.beginRead(this.#key(key));
     const read = this.#read(key).then(
       (stored) => {
@@ -361,9 +365,9 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
         throw error;
       },
     );
-    this.#readsInFlight.set(key, read);
+    this.#readsInFlight.set(key, { ticket, read });
     const done = (): void => {
-      if (this.#readsInFlight.get(key) === read) this.#readsInFlight.delete(key);
+      if (this.#readsInFlight.get(key)?.read === read) this.#readsInFlight.delete(key);
     };
     read.then(done, done);
     return read;
@@ -378,7 +382,6 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     const cache = sessionKeyOfRecord(key) === undefined ? undefined : this.#cache;
     const redisKey = this.#key(key);
     cache?.changed(redisKey);
-    this.#readsInFlight.delete(key);
     try {
       return await change();
     } finally {

@@ -135,8 +135,9 @@ describe.each(defaultClientKinds.map((kind) => [kind.name, kind] as const))('on 
     expect(await raw.exists(`sess:${sessionIdOf(again.cookie)}`)).toBe(1);
     // The session is written once: express-session's save at the request's end sends nothing.
     const after = await commandCounts(raw);
-    // Three SETs, all in the scripts: the code's claim, the record and the session.
-    expect((after.set ?? 0) - (before.set ?? 0)).toBe(3);
+    // Five SETs, all in the two scripts: the code's claim, the address's reservation, the record,
+    // its entry in the player's index and the session.
+    expect((after.set ?? 0) - (before.set ?? 0)).toBe(5);
     const old = await fetch(`${game.url}/api/me`, { headers: { cookie: first.cookie } });
     expect(old.status).toBe(401);
   });

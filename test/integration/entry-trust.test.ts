@@ -209,7 +209,8 @@ describe('failed entries per client address', () => {
       expect(key).not.toContain('127.0.0.5');
       expect(await redis.pttl(key)).toBeGreaterThan(0);
     }
-    expect(await redis.get(counters[0]!)).toBe('4');
+    // Stored as `<version>|<count>`.
+    expect((await redis.get(counters[0]!))?.split('|')[1]).toBe('4');
   });
 
   test('used codes and malformed codes count; refused entry contexts do not (they cost nothing)', async () => {
