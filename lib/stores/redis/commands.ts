@@ -1,6 +1,7 @@
 // The one Redis command seam of the package: what RedisTokenStore (and a session store) need of a
 // Redis client, implemented once for ioredis 5/6 (ioredis-commands.ts) and once for node-redis 5/6
-// (node-redis-commands.ts). Nothing above this folder knows which client it runs on.
+// (node-redis-commands.ts), on what both build alike (CommandSeam, ReplicaLanes, listen), written
+// here once. Nothing above this folder knows which client it runs on.
 import { MARK_TTL_MS } from '../durability/windows';
 import type { LuaScript } from '../scripts';
 
@@ -197,11 +198,8 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
     const route = this.routeOf(markKey);
     const name = `${route}#${lane}`;
     try {
-      let connection = this.#lanes.get(name);
-      if (connection === undefined) {
-        connection = this.open(route, markKey);
-        this.#lanes.set(name, connection);
-      }
+      const connection = this.#lanes.get(name) ?? this.open(route, markKey);
+      this.#lanes.set(name, connection);
       const [, acknowledged] = await Promise.all([
         connection.send(['SET', this.keyPrefix + markKey, '1', 'PX', String(MARK_TTL_MS)]),
         connection.send(['WAIT', String(replicas), String(timeoutMs)]),
