@@ -10,11 +10,7 @@ import { isPlatformLoginError, storeUnavailable } from './errors';
 import { isRedisOutage } from './stores/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
-import {
-  createMiddleware,
-  parseMiddlewareOptions,
-  type MiddlewareOptions,
-} from './http/middleware';
+import { createMiddleware, parseOptional, type MiddlewareOptions } from './http/middleware';
 import { parsePlatformLoginOptions, type PlatformLoginOptions } from './options';
 import { checkCreation } from './setup/creation-checks';
 import { checkTokenSealing } from './setup/token-sealing-check';
@@ -252,7 +248,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * `{ optional: true }`, goes on without `req.platformUser`), refreshes before the handlers run.
    */
   middleware(options: MiddlewareOptions = {}): RequestHandler {
-    const { optional } = parseMiddlewareOptions(options);
+    const optional = parseOptional(options);
     let handler = this.middlewares.get(optional);
     if (handler === undefined) {
       handler = checkingMount(

@@ -7,29 +7,25 @@ import { z } from 'zod';
 export const ANSWER_STYLES = ['oauth', 'errcode', 'envelope'] as const;
 export type AnswerStyle = (typeof ANSWER_STYLES)[number];
 
-/** What a platform's refusal means for the login, whatever its style. */
-export const ANSWER_KINDS = [
-  'code_rejected',
-  'refresh_token_dead',
-  'rate_limited',
-  'busy',
-  'misconfigured',
-] as const;
-export type AnswerKind = (typeof ANSWER_KINDS)[number];
-
 /**
- * The OAuth error each kind is answered as: `invalid_grant` ends a refresh (401 `reauth_required`)
- * and refuses an entry's code, `invalid_client` is our setup, `slow_down` is the platform's hold,
+ * What a platform's refusal means for the login, whatever its style, each kind to the OAuth error
+ * it is answered as: `invalid_grant` ends a refresh (401 `reauth_required`) and refuses an entry's
+ * code, `invalid_client` is our setup, `slow_down` is the platform's hold,
  * `temporarily_unavailable` a transient fault; a known "bad parameter" is OAuth's own.
  */
-const AS_OAUTH_ERROR: Readonly<Record<AnswerKind | 'invalid_request', string>> = {
+const AS_OAUTH_ERROR = {
   code_rejected: 'invalid_grant',
   refresh_token_dead: 'invalid_grant',
-  misconfigured: 'invalid_client',
   rate_limited: 'slow_down',
   busy: 'temporarily_unavailable',
+  misconfigured: 'invalid_client',
   invalid_request: 'invalid_request',
-};
+} as const;
+export type AnswerKind = Exclude<keyof typeof AS_OAUTH_ERROR, 'invalid_request'>;
+/** The kinds a studio's own codes may mean (`answerCodes`): all but OAuth's own. */
+const ANSWER_KINDS = Object.keys(AS_OAUTH_ERROR).filter(
+  (kind) => kind !== 'invalid_request',
+) as AnswerKind[];
 /** An unknown code is the platform's transient fault: never a logout, never an entry failure. */
 const UNKNOWN_CODE_ERROR = 'server_error';
 

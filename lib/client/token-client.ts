@@ -12,7 +12,8 @@ import { sendTokenRequest, type TokenRequestLimits } from './token-request';
 import type { TokenRequest } from './token-transport';
 import { parseRetryAfterMs, retryDelayMs, type FailedAttempt, type RetryPolicy } from './retry';
 
-type TokenParameters = ReadonlyArray<readonly [string, string]>;
+/** A request's parameters, in the order they are sent. */
+type TokenParameters = Readonly<Record<string, string>>;
 type AttemptOutcome = { tokenSet: TokenSet } | FailedAttempt;
 
 const ACCEPT_JSON = Object.freeze({ accept: 'application/json' });
@@ -60,14 +61,14 @@ export class PlatformTokenClient {
       maxDelayMs: config.maxRetryDelayMs,
     };
     // redirect_uri goes out exactly as configured: the platform compares it with the registration.
-    this.#clientParameters = [
-      ['client_id', config.clientId],
-      ['client_secret', config.clientSecret],
-      ['redirect_uri', config.redirectUri],
-    ];
+    this.#clientParameters = {
+      client_id: config.clientId,
+      client_secret: config.clientSecret,
+      redirect_uri: config.redirectUri,
+    };
     this.#refreshClientParameters = config.sendClientCredentialsOnRefresh
       ? this.#clientParameters
-      : [];
+      : {};
   }
 
   /**
@@ -93,11 +94,7 @@ export class PlatformTokenClient {
    */
   async exchangeCode(code: string): Promise<TokenSet> {
     requireToken(code, 'PlatformTokenClient.exchangeCode(code)');
-    const parameters: TokenParameters = [
-      ['grant_type', 'authorization_code'],
-      ['code', code],
-      ...this.#clientParameters,
-    ];
+    const parameters = { grant_type: 'authorization_code', code, ...this.#clientParameters };
     const outcome = await this.#attempt(this.#bodyRequest('authorization_code', parameters), code);
     if ('tokenSet' in outcome) return outcome.tokenSet;
     throw outcome.error;
@@ -111,11 +108,11 @@ export class PlatformTokenClient {
    */
   async refresh(refreshToken: string): Promise<TokenSet> {
     requireToken(refreshToken, 'PlatformTokenClient.refresh(refreshToken)');
-    const parameters: TokenParameters = [
-      ['grant_type', 'refresh_token'],
-      ['refresh_token', refreshToken],
+    const parameters = {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
       ...this.#refreshClientParameters,
-    ];
+    };
     const request =
       this.#config.refreshParameterPlacement === 'query'
         ? this.#queryRequest('refresh_token', parameters)
@@ -135,18 +132,18 @@ export class PlatformTokenClient {
           grant,
           url: this.tokenEndpoint,
           headers: JSON_HEADERS,
-          body: JSON.stringify(Object.fromEntries(parameters)),
+          body: JSON.stringify(parameters),
         }
       : {
           grant,
           url: this.tokenEndpoint,
           headers: FORM_HEADERS,
-          body: new URLSearchParams(parameters as [string, string][]).toString(),
+          body: new URLSearchParams(parameters).toString(),
         };
   }
 
   #queryRequest(grant: TokenGrant, parameters: TokenParameters): TokenRequest {
-    const query = new URLSearchParams(parameters as [string, string][]).toString();
+    const query = new URLSearchParams(parameters).toString();
     return { grant, url: `${this.tokenEndpoint}?${query}`, headers: ACCEPT_JSON, body: undefined };
   }
 

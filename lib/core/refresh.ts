@@ -344,7 +344,6 @@ export class RefreshCoordinator {
     seen: TokenRecord,
     run: RefreshRun,
   ): Promise<TokenRecord> {
-    const { background } = run;
     // The record and any hold on its version, asked together: one round trip on the refresh's path
     // instead of two (the hold only matters when the record is still `seen`).
     const heldMs = this.store.locks.heldMs(sessionKey, seen.version);
@@ -353,7 +352,15 @@ export class RefreshCoordinator {
     // Someone refreshed (or logged in again) since `seen` was read: theirs is the newer record.
     if (current.version !== seen.version) return current;
     // Checked by every holder, so no process calls the platform while it asked us to hold back.
-    this.throwIfHeldBack(sessionKey, current, await heldMs, background);
+    const held = await heldMs;
+    if (held > 0) {
+      const failure = platformUnavailable(
+        'Another process has just failed to refresh these tokens and the platform asked to wait; they were kept.',
+        { retryAfterSeconds: Math.max(1, Math.ceil(held / 1000)) },
+      );
+      this.remember(sessionKey, current.version, failure, held);
+      throw this.reported(sessionKey, current, failure, run.background);
+    }
     const startedAt = Date.now();
     let tokens: ReceivedTokens;
     try {
@@ -364,22 +371,6 @@ export class RefreshCoordinator {
     return this.writeRenewed(sessionKey, current, tokens, { ...run, startedAt });
   }
 
-  /** Rejects when a process recorded a hold for the session (the platform's Retry-After, or a cooldown). */
-  private throwIfHeldBack(
-    sessionKey: string,
-    current: TokenRecord,
-    heldMs: number,
-    background: boolean,
-  ): void {
-    if (heldMs <= 0) return;
-    const failure = platformUnavailable(
-      'Another process has just failed to refresh these tokens and the platform asked to wait; they were kept.',
-      { retryAfterSeconds: Math.max(1, Math.ceil(heldMs / 1000)) },
-    );
-    this.remember(sessionKey, current.version, failure, heldMs);
-    throw this.reported(sessionKey, current, failure, background);
-  }
-
   /** Turns a failed platform call into the package's answer, after recording what follows from it. */
   private async settleFailure(
     sessionKey: string,
@@ -387,7 +378,6 @@ export class RefreshCoordinator {
     error: unknown,
     run: RefreshRun,
   ): Promise<TokenRecord> {
-    const { background } = run;
     const failure = answerForTokenFailure(error, 'refresh_token', this.settings.retryAfterSeconds);
     if (hasCode(failure, 'ERR_PLATFORM_REAUTH_REQUIRED', 'ERR_PLATFORM_IDENTITY_CHANGED')) {
       // Taken over from a holder whose lock lapsed (a Redis stall, a starved process), or just
@@ -416,7 +406,7 @@ export class RefreshCoordinator {
         this.remember(sessionKey, current.version, answer, holdMs);
       }
     }
-    throw this.reported(sessionKey, current, answer, background);
+    throw this.reported(sessionKey, current, answer, run.background);
   }
 
   private async writeRenewed(

@@ -1,6 +1,7 @@
 // The one place a player's tokens live: a record in the token store, keyed by the session.
 // Tokens are never put in `req.session`: express-session writes the whole session back at the end
 // of every request and a slow request would bring an old token back over a newer one.
+import type { TokenSetFields } from '../client/token-set';
 
 /** What the store keeps for one session. Nothing else from the platform's response is kept. */
 export interface TokenRecord {
@@ -32,18 +33,9 @@ export interface TokenRecord {
   obtainedAt: number;
 }
 
-/** The fields of a token response the record is built from (a TokenSet satisfies it). */
-export interface ReceivedTokens {
-  accessToken: string;
-  refreshToken?: string;
-  expiresIn: number;
-  expiresAt: number;
-  /** The refresh token's remaining life in seconds, when the platform stated it. */
-  refreshExpiresIn?: number;
-  openId: string;
-  unionId?: string;
-  scope: string[];
-}
+/** The fields of a token response the record is built from: a TokenSet's, the refresh token optional. */
+export type ReceivedTokens = Omit<TokenSetFields, 'refreshToken'> &
+  Partial<Pick<TokenSetFields, 'refreshToken'>>;
 
 /**
  * When the refresh token `tokens` came with ends: the platform's stated end (`refresh_expires_in`)

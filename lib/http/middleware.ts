@@ -34,12 +34,9 @@ const middlewareOptionsSchema: OptionsSchema<typeof middlewareShape> =
 /** Options of `login.middleware()`. */
 export type MiddlewareOptions = z.input<typeof middlewareOptionsSchema>;
 
-/** Parses the options of `login.middleware()`, once per call of it. */
-export function parseMiddlewareOptions(
-  options: MiddlewareOptions | undefined,
-): z.output<typeof middlewareOptionsSchema> {
-  return parseOptions(middlewareOptionsSchema, options, 'login.middleware()');
-}
+/** Parses the options of `login.middleware()`, once per call of it: whether a login is optional. */
+export const parseOptional = (options: MiddlewareOptions | undefined): boolean =>
+  parseOptions(middlewareOptionsSchema, options, 'login.middleware()').optional;
 
 /** What the session remembers of its login (set by the callback). */
 type LoginMarker = NonNullable<Request['session']['platformLogin']>;

@@ -84,6 +84,10 @@ class LabelTable {
   get(...values: Array<string | boolean>): Attributes {
     return this.#known.get(values.join('\u0000')) ?? this.build(...values);
   }
+  /** The label sets seeded, in the order they were. */
+  known(): Attributes[] {
+    return [...this.#known.values()];
+  }
 }
 
 /** Labels of each counter, shared by the seeding at zero and every recording. */
@@ -126,10 +130,10 @@ for (const code of ENTRY_FAILURE_CODES) LABELS.entryFailure.seed(code);
 
 const NO_LABELS = attributes({});
 
-/** A counter with its known series started at zero. */
-function counter(meter: Meter, name: string, description: string, seeds: Attributes[]): Counter {
+/** A counter with its known series (those of `labels`: one with no label when none) started at zero. */
+function counter(meter: Meter, name: string, description: string, labels?: LabelTable): Counter {
   const created = meter.createCounter(name, { description });
-  for (const labels of seeds) created.add(0, labels);
+  for (const seed of labels?.known() ?? [NO_LABELS]) created.add(0, seed);
   return created;
 }
 
@@ -184,7 +188,7 @@ export class PlatformMetrics {
       meter,
       'epl.token_endpoint.calls',
       'Token endpoint attempts by grant and outcome',
-      TOKEN_GRANTS.flatMap((grant) => TOKEN_OUTCOMES.map((o) => LABELS.token.get(grant, o))),
+      LABELS.token,
     );
     this.tokenDuration = seconds(
       meter,
@@ -192,28 +196,18 @@ export class PlatformMetrics {
       'Token endpoint attempt latency',
       bucketsUpTo(0.005, settings.tokenTimeoutMs),
     );
-    const backgrounds = [false, true];
-    this.refreshes = counter(
-      meter,
-      'epl.refreshes',
-      'Successful token refreshes',
-      backgrounds.flatMap((background) =>
-        RENEWALS.map((renewed) => LABELS.refresh.get(renewed, background)),
-      ),
-    );
+    this.refreshes = counter(meter, 'epl.refreshes', 'Successful token refreshes', LABELS.refresh);
     this.refreshFailures = counter(
       meter,
       'epl.refresh.failures',
       'Failed token refreshes',
-      backgrounds.flatMap((background) =>
-        REFRESH_FAILURE_CODES.map((code) => LABELS.refreshFailure.get(code, background)),
-      ),
+      LABELS.refreshFailure,
     );
     this.lockWaits = counter(
       meter,
       'epl.lock.waits',
       'Requests that waited for another holder of the refresh lock',
-      LOCK_WAIT_OUTCOMES.map((outcome) => LABELS.lockWait.get(outcome)),
+      LABELS.lockWait,
     );
     this.lockWaitDuration = seconds(
       meter,
@@ -222,27 +216,29 @@ export class PlatformMetrics {
       // Waiters poll every 25–75 ms, so nothing shorter is worth a bucket.
       bucketsUpTo(0.025, settings.maxLockWaitMs),
     );
-    this.codeReplays = counter(meter, 'epl.code_replays', 'Entry codes presented again', [
-      LABELS.codeReplay.get(false),
-      LABELS.codeReplay.get(true),
-    ]);
+    this.codeReplays = counter(
+      meter,
+      'epl.code_replays',
+      'Entry codes presented again',
+      LABELS.codeReplay,
+    );
     this.exchangeHolds = counter(
       meter,
       'epl.entry.exchange_holds',
       'Holds of the code exchange: started by a throttled answer (held=true), ended by a probe (held=false)',
-      [LABELS.exchangeHold.get(false), LABELS.exchangeHold.get(true)],
+      LABELS.exchangeHold,
     );
     this.storeErrors = counter(
       meter,
       'epl.store.errors',
       'Token store failures',
-      [...STORE_OPERATIONS, SESSION_STORE].map((operation) => LABELS.storeError.get(operation)),
+      LABELS.storeError,
     );
     this.entryFailures = counter(
       meter,
       'epl.entry.failures',
       'Entries refused or failed, by code',
-      ENTRY_FAILURE_CODES.map((code) => LABELS.entryFailure.get(code)),
+      LABELS.entryFailure,
     );
     this.storeDuration = seconds(
       meter,
@@ -254,13 +250,13 @@ export class PlatformMetrics {
       meter,
       'epl.records.unreadable',
       'Stored records that did not decrypt or parse (read as logged out)',
-      UNREADABLE_REASONS.map((reason) => LABELS.unreadable.get(reason)),
+      LABELS.unreadable,
     );
     this.replicaWaits = counter(
       meter,
       'epl.replica.waits',
       'Waits for a replica to acknowledge the writes a login depends on, by outcome',
-      REPLICA_WAIT_OUTCOMES.map((outcome) => LABELS.replicaWait.get(outcome)),
+      LABELS.replicaWait,
     );
     this.replicaWaitDuration = seconds(
       meter,
@@ -272,9 +268,9 @@ export class PlatformMetrics {
       meter,
       'epl.replica.reasserts',
       'Writes kept through a failover and settled on the new primary, by outcome',
-      REASSERT_OUTCOMES.map((outcome) => LABELS.reassert.get(outcome)),
+      LABELS.reassert,
     );
-    this.logins = counter(meter, 'epl.logins', 'Players who entered', [NO_LABELS]);
-    this.logouts = counter(meter, 'epl.logouts', 'Players who logged out', [NO_LABELS]);
+    this.logins = counter(meter, 'epl.logins', 'Players who entered');
+    this.logouts = counter(meter, 'epl.logouts', 'Players who logged out');
   }
 }

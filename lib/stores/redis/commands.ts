@@ -1,6 +1,8 @@
 // The one Redis command seam of the package: what RedisTokenStore (and a session store) need of a
 // Redis client, implemented once for ioredis 5/6 (ioredis-commands.ts) and once for node-redis 5/6
-// (node-redis-commands.ts). Nothing above this folder knows which client it runs on.
+// (node-redis-commands.ts), on what both build alike (CommandSeam, ReplicaLanes, listen), written
+// here once. Nothing above this folder knows which client it runs on.
+import { MARK_TTL_MS } from '../durability/windows';
 import type { LuaScript } from '../scripts';
 
 /** How bulk replies come back: strings, or Buffers (a sealed record is binary). */
@@ -61,6 +63,74 @@ export interface RedisCommands {
 }
 
 /**
+ * What both seams build the same way: a command or a script as one argument list, handed to the
+ * seam's `send` (which sends one command, `args` starting with its name; `key`, as the store names
+ * it, routes it on a Cluster). `addedPrefix`: what the seam puts before each key itself
+ * (node-redis's sendCommand adds no `keyPrefix`; ioredis's call does, so its seam adds '').
+ */
+export abstract class CommandSeam implements Omit<RedisCommands, 'library'> {
+  abstract readonly takesCommands: boolean;
+
+  constructor(
+    readonly topology: RedisCommands['topology'],
+    readonly keyPrefix: string,
+    private readonly addedPrefix: string,
+    private readonly send: (key: string, args: Argument[], replies: Replies) => Promise<unknown>,
+  ) {}
+
+  run(
+    command: string,
+    key: string,
+    args: readonly Argument[] = [],
+    replies: Replies = 'text',
+  ): Promise<unknown> {
+    return this.send(key, [command, this.addedPrefix + key, ...args], replies);
+  }
+
+  async script(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly Argument[],
+    replies: Replies = 'text',
+  ): Promise<unknown> {
+    const prefixed = keys.map((key) => this.addedPrefix + key);
+    const send = (command: 'EVALSHA' | 'EVAL', body: string): Promise<unknown> =>
+      this.send(keys[0] ?? '', [command, body, String(keys.length), ...prefixed, ...args], replies);
+    try {
+      return await send('EVALSHA', script.sha);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return await send('EVAL', script.source);
+    }
+  }
+
+  abstract onEnd(listener: () => void): () => void;
+  abstract onServerChange(listener: () => void): () => void;
+  abstract trackingLink(): TrackingLink | string;
+  abstract clusterLinks(): ClusterLinks | undefined;
+  abstract replicaLink(): ReplicaLink | string;
+}
+
+// The clients' own listener type (EventEmitter's): anything narrower is not assignable from it.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Listener = (...args: any[]) => void;
+
+/** Adds `listener` for each of `events`; returns what removes them all. */
+export function listen(
+  emitter: {
+    on(event: string, listener: Listener): unknown;
+    off(event: string, listener: Listener): unknown;
+  },
+  events: readonly string[],
+  listener: Listener,
+): () => void {
+  for (const event of events) emitter.on(event, listener);
+  return () => {
+    for (const event of events) emitter.off(event, listener);
+  };
+}
+
+/**
  * Connections of their own for WAIT, which blocks the connection it runs on: no command of the app
  * queues behind a replica's acknowledgement. WAIT counts the writes of its own connection, so a
  * round first writes a mark (beside the key, on the same master): the replication stream is one
@@ -84,12 +154,71 @@ export interface ReplicaLink {
   close(): void;
 }
 
-/** The number of connected replicas in a ROLE reply (`['master', offset, [[ip, port, offset], …]]`). */
-export function replicasInRole(reply: unknown): number {
-  if (!Array.isArray(reply) || String(reply[0]) !== 'master') {
-    throw new Error('The server is not a master (a failover may be under way).');
+/** A connection of a replica lane. */
+export interface Lane {
+  send(args: Argument[]): Promise<unknown>;
+  destroy(): void;
+}
+
+/**
+ * A ReplicaLink on either client: a lane per master and number, opened by the seam on first use
+ * and dropped after a failure, so the next round finds the master anew.
+ */
+export abstract class ReplicaLanes<Client> implements ReplicaLink {
+  /** By master (its address on a Cluster, '' elsewhere) and lane. */
+  readonly #lanes = new Map<string, Lane>();
+
+  /** `keyPrefix`: the client's, which the lanes (opened without it) put before the mark's key. */
+  constructor(
+    protected readonly client: Client,
+    protected readonly keyPrefix: string,
+  ) {}
+
+  abstract routeOf(key: string): string;
+  /** The ROLE reply of the master owning `markKey`, on the app's own connection. */
+  protected abstract role(markKey: string): Promise<unknown>;
+  /** A connection of its own, without the key prefix, to the master of `route` (owning `markKey`). */
+  protected abstract open(route: string, markKey: string): Lane;
+
+  async replicas(markKey: string): Promise<number> {
+    const reply = await this.role(markKey);
+    // `['master', offset, [[ip, port, offset], …]]`
+    if (!Array.isArray(reply) || String(reply[0]) !== 'master') {
+      throw new Error('The server is not a master (a failover may be under way).');
+    }
+    return Array.isArray(reply[2]) ? reply[2].length : 0;
   }
-  return Array.isArray(reply[2]) ? reply[2].length : 0;
+
+  async confirm(
+    lane: number,
+    markKey: string,
+    replicas: number,
+    timeoutMs: number,
+  ): Promise<number> {
+    const route = this.routeOf(markKey);
+    const name = `${route}#${lane}`;
+    try {
+      const connection = this.#lanes.get(name) ?? this.open(route, markKey);
+      this.#lanes.set(name, connection);
+      const [, acknowledged] = await Promise.all([
+        connection.send(['SET', this.keyPrefix + markKey, '1', 'PX', String(MARK_TTL_MS)]),
+        connection.send(['WAIT', String(replicas), String(timeoutMs)]),
+      ]);
+      return Number(acknowledged);
+    } catch (error) {
+      this.#drop(name);
+      throw error;
+    }
+  }
+
+  close(): void {
+    for (const name of [...this.#lanes.keys()]) this.#drop(name);
+  }
+
+  #drop(name: string): void {
+    this.#lanes.get(name)?.destroy();
+    this.#lanes.delete(name);
+  }
 }
 
 /** The part of `key` Redis Cluster hashes: its hash tag when it has one, else all of it. */
@@ -124,8 +253,6 @@ export function slotOwners(
   for (let slot = 0; slot < CLUSTER_SLOTS; slot += 1) owners[slot] = ownerOf(slot);
   return owners;
 }
-
-export { MARK_TTL_MS } from '../durability/windows';
 
 /** Events of a tracking link. */
 export interface TrackingLinkEvents {

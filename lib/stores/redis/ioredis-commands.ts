@@ -2,21 +2,8 @@
 // `new Cluster(…)`. Public API only: call/callBuffer, duplicate, status, options, events.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { ignore } from '../../util/ignore';
-import type { LuaScript } from '../scripts';
-import {
-  isNoScript,
-  keySlot,
-  slotOwners,
-  MARK_TTL_MS,
-  replicasInRole,
-  type Argument,
-  type ClusterLinks,
-  type RedisCommands,
-  type Replies,
-  type ReplicaLink,
-  type TrackingLink,
-  type TrackingLinkEvents,
-} from './commands';
+import { CommandSeam, keySlot, listen, ReplicaLanes, slotOwners } from './commands';
+import type { ClusterLinks, Lane, Listener, TrackingLink, TrackingLinkEvents } from './commands';
 
 /** How long a tracking link waits to look again for a Cluster master's connection. */
 const PARENT_RETRY_MS = 250;
@@ -24,9 +11,6 @@ const PARENT_RETRY_MS = 250;
 /** Where RESP2 delivers the reports of a tracking connection redirected to itself. */
 const INVALIDATE_CHANNEL = '__redis__:invalidate';
 
-// The clients' own listener type (EventEmitter's): anything narrower is not assignable from it.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Listener = (...args: any[]) => void;
 type Emitter = Pick<IoRedisClient, 'off'> & { on(event: string, listener: Listener): unknown };
 
 /**
@@ -49,61 +33,33 @@ export const isIoRedis = (client: object): client is IoRedisClient =>
   typeof (client as { callBuffer?: unknown }).callBuffer === 'function' &&
   typeof (client as { isCluster?: unknown }).isCluster === 'boolean';
 
-export class IoRedisCommands implements RedisCommands {
+/** The client's topology and key prefix, from its options. */
+function topologyOf(client: IoRedisClient): [CommandSeam['topology'], string] {
+  if (client.isCluster) {
+    const { options } = client as unknown as Cluster;
+    return ['cluster', String(options.keyPrefix ?? options.redisOptions?.keyPrefix ?? '')];
+  }
+  const { options } = client as unknown as Redis;
+  const sentinel = (options.sentinels?.length ?? 0) > 0;
+  return [sentinel ? 'sentinel' : 'standalone', String(options.keyPrefix ?? '')];
+}
+
+// ioredis adds its `keyPrefix` to the keys of `call` itself (it knows each command's key positions).
+export class IoRedisCommands extends CommandSeam {
   readonly library = 'ioredis';
-  readonly topology: RedisCommands['topology'];
-  readonly keyPrefix: string;
   readonly #client: IoRedisClient;
 
   constructor(client: IoRedisClient) {
+    super(...topologyOf(client), '', (_key, [command, ...args], replies) =>
+      replies === 'bytes'
+        ? client.callBuffer(String(command), ...args)
+        : client.call(String(command), ...args),
+    );
     this.#client = client;
-    if (client.isCluster) {
-      const cluster = client as unknown as Cluster;
-      this.topology = 'cluster';
-      this.keyPrefix = String(
-        cluster.options.keyPrefix ?? cluster.options.redisOptions?.keyPrefix ?? '',
-      );
-    } else {
-      const options = (client as unknown as Redis).options;
-      this.topology = (options.sentinels?.length ?? 0) > 0 ? 'sentinel' : 'standalone';
-      this.keyPrefix = String(options.keyPrefix ?? '');
-    }
   }
 
   get takesCommands(): boolean {
     return this.#client.status === 'ready';
-  }
-
-  // ioredis adds its `keyPrefix` to the keys of `call` itself (it knows each command's key positions).
-  run(
-    command: string,
-    key: string,
-    args: readonly Argument[] = [],
-    replies: Replies = 'text',
-  ): Promise<unknown> {
-    const client = this.#client;
-    return replies === 'bytes'
-      ? client.callBuffer(command, key, ...args)
-      : client.call(command, key, ...args);
-  }
-
-  async script(
-    script: LuaScript,
-    keys: readonly string[],
-    args: readonly Argument[],
-    replies: Replies = 'text',
-  ): Promise<unknown> {
-    const client = this.#client;
-    const send = (command: 'EVALSHA' | 'EVAL', body: string): Promise<unknown> =>
-      replies === 'bytes'
-        ? client.callBuffer(command, body, keys.length, ...keys, ...args)
-        : client.call(command, body, keys.length, ...keys, ...args);
-    try {
-      return await send('EVALSHA', script.sha);
-    } catch (error) {
-      if (!isNoScript(error)) throw error;
-      return await send('EVAL', script.source);
-    }
   }
 
   onEnd(listener: () => void): () => void {
@@ -113,12 +69,8 @@ export class IoRedisCommands implements RedisCommands {
   }
 
   onServerChange(listener: () => void): () => void {
-    const client = this.#client as unknown as Emitter;
     const events = this.#client.isCluster ? ['node error', '-node'] : ['reconnecting'];
-    for (const event of events) client.on(event, listener);
-    return () => {
-      for (const event of events) client.off(event, listener);
-    };
+    return listen(this.#client as unknown as Emitter, events, listener);
   }
 
   trackingLink(): TrackingLink | string {
@@ -131,11 +83,11 @@ export class IoRedisCommands implements RedisCommands {
 
   clusterLinks(): ClusterLinks | undefined {
     return this.#client.isCluster
-      ? new IoRedisClusterLinks(this.#client as unknown as Cluster)
+      ? ioRedisClusterLinks(this.#client as unknown as Cluster)
       : undefined;
   }
 
-  replicaLink(): ReplicaLink | string {
+  replicaLink(): IoRedisReplicaLink {
     return new IoRedisReplicaLink(this.#client, this.keyPrefix);
   }
 }
@@ -150,101 +102,45 @@ const addressOf = (node: Redis): string => `${node.options.host}:${node.options.
  * in place on MOVED (then refreshes it and emits `refresh`), so the map's version is the map
  * itself and its events do the rest.
  */
-class IoRedisClusterLinks implements ClusterLinks {
-  readonly #cluster: Cluster;
-
-  constructor(cluster: Cluster) {
-    this.#cluster = cluster;
-  }
-
-  slotOwners(): ReadonlyArray<string | undefined> {
+function ioRedisClusterLinks(cluster: Cluster): ClusterLinks {
+  return {
     // None on a client that only says it is a Cluster (a wrapper): then no master, never live.
-    const slots = this.#cluster.slots as Cluster['slots'] | undefined;
-    return slotOwners((slot) => slots?.[slot]?.[0]);
-  }
-
-  mapVersion(): unknown {
-    return this.#cluster.slots;
-  }
-
-  trackingLink(address: string): TrackingLink {
+    slotOwners: () =>
+      slotOwners((slot) => (cluster.slots as Cluster['slots'] | undefined)?.[slot]?.[0]),
+    mapVersion: () => cluster.slots,
     // Found again at every (re)connection: a node ioredis dropped and made again is another object.
-    return new IoRedisTrackingLink(() =>
-      this.#cluster.nodes('master').find((node) => addressOf(node) === address),
-    );
-  }
-
-  onTopology(listener: () => void): () => void {
-    const cluster = this.#cluster;
-    const events = ['+node', '-node', 'refresh'];
-    for (const event of events) cluster.on(event, listener);
-    return () => {
-      for (const event of events) cluster.off(event, listener);
-    };
-  }
+    trackingLink: (address) =>
+      new IoRedisTrackingLink(() =>
+        cluster.nodes('master').find((node) => addressOf(node) === address),
+      ),
+    onTopology: (listener) => listen(cluster, ['+node', '-node', 'refresh'], listener),
+  };
 }
 
-/**
- * Duplicates of the client (of the master node's client on a Cluster), one per lane and master,
- * made on first use and dropped after a failure, so the next round finds the master anew.
- */
-class IoRedisReplicaLink implements ReplicaLink {
-  readonly #client: IoRedisClient;
-  readonly #keyPrefix: string;
-  readonly #connections = new Map<string, Redis>();
-
-  constructor(client: IoRedisClient, keyPrefix: string) {
-    this.#client = client;
-    this.#keyPrefix = keyPrefix;
-  }
-
+/** Lanes that are duplicates of the client (of the master node's client on a Cluster). */
+class IoRedisReplicaLink extends ReplicaLanes<IoRedisClient> {
   routeOf(key: string): string {
-    if (!this.#client.isCluster) return '';
-    const slots = (this.#client as unknown as Partial<Cluster>).slots;
-    return String(slots?.[keySlot(this.#keyPrefix + key)]?.[0] ?? '');
+    if (!this.client.isCluster) return '';
+    const slots = (this.client as unknown as Partial<Cluster>).slots;
+    return String(slots?.[keySlot(this.keyPrefix + key)]?.[0] ?? '');
   }
 
-  async replicas(markKey: string): Promise<number> {
-    return replicasInRole(await this.#master(this.routeOf(markKey)).call('ROLE'));
-  }
-
-  async confirm(
-    lane: number,
-    markKey: string,
-    replicas: number,
-    timeoutMs: number,
-  ): Promise<number> {
-    const route = this.routeOf(markKey);
-    const name = `${route}#${lane}`;
-    try {
-      const connection = this.#connections.get(name) ?? this.#open(name, route);
-      const [, acknowledged] = await Promise.all([
-        connection.call('SET', this.#keyPrefix + markKey, '1', 'PX', String(MARK_TTL_MS)),
-        connection.call('WAIT', String(replicas), String(timeoutMs)),
-      ]);
-      return Number(acknowledged);
-    } catch (error) {
-      this.#drop(name);
-      throw error;
-    }
-  }
-
-  close(): void {
-    for (const name of [...this.#connections.keys()]) this.#drop(name);
+  protected role(markKey: string): Promise<unknown> {
+    return this.#master(this.routeOf(markKey)).call('ROLE');
   }
 
   /** The app's own connection to the master of `route`. */
   #master(route: string): Redis {
-    const master = this.#client.isCluster
-      ? (this.#client as unknown as Cluster)
+    const master = this.client.isCluster
+      ? (this.client as unknown as Cluster)
           .nodes('master')
           .find((node) => addressOf(node) === route)
-      : (this.#client as unknown as Redis);
+      : (this.client as unknown as Redis);
     if (master === undefined) throw new Error('No connection to the master of this key.');
     return master;
   }
 
-  #open(name: string, route: string): Redis {
+  protected open(route: string): Lane {
     const connection = this.#master(route).duplicate({
       keyPrefix: '',
       // The store's own deadline bounds a round; the client's would cut a WAIT short.
@@ -253,13 +149,10 @@ class IoRedisReplicaLink implements ReplicaLink {
       autoResendUnfulfilledCommands: false,
     } as RedisOptions);
     connection.on('error', ignore);
-    this.#connections.set(name, connection);
-    return connection;
-  }
-
-  #drop(name: string): void {
-    this.#connections.get(name)?.disconnect();
-    this.#connections.delete(name);
+    return {
+      send: ([command, ...args]) => connection.call(String(command), ...args),
+      destroy: () => connection.disconnect(),
+    };
   }
 }
 

@@ -1,32 +1,25 @@
 // The command seam on node-redis 5 and 6: `createClient`, `createCluster` and `createSentinel`.
 // Public API only: sendCommand (with a type mapping per call), duplicate, isReady, options, events.
 import { ignore } from '../../util/ignore';
-import type { LuaScript } from '../scripts';
-import {
-  isNoScript,
-  isRefusal,
-  keySlot,
-  slotOwners,
-  MARK_TTL_MS,
-  replicasInRole,
-  type Argument,
-  type ClusterLinks,
-  type RedisCommands,
-  type Replies,
-  type ReplicaLink,
-  type TrackingLink,
-  type TrackingLinkEvents,
+import { CommandSeam, isRefusal, keySlot, listen, ReplicaLanes, slotOwners } from './commands';
+import type {
+  Argument,
+  ClusterLinks,
+  Lane,
+  Listener,
+  TrackingLink,
+  TrackingLinkEvents,
 } from './commands';
 
 /** node-redis's RESP type code of a bulk string (`RESP_TYPES.BLOB_STRING`, the same in 5 and 6). */
 const BLOB_STRING = 36;
 /** Per-call options: bulk strings as Buffers, or (an empty mapping) as strings whatever the client's own mapping. */
-const AS_BYTES = { typeMapping: { [BLOB_STRING]: Buffer } } as const;
-const AS_TEXT = { typeMapping: {} } as const;
+const AS = {
+  bytes: { typeMapping: { [BLOB_STRING]: Buffer } },
+  text: { typeMapping: {} },
+} as const;
+const AS_TEXT = AS.text;
 
-// The clients' own listener type (EventEmitter's): anything narrower is not assignable from it.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Listener = (...args: any[]) => void;
 interface Emitter {
   on(event: string, listener: Listener): unknown;
   off(event: string, listener: Listener): unknown;
@@ -99,67 +92,35 @@ export const isNodeRedis = (client: object): client is NodeRedisAny =>
   typeof (client as { sendCommand?: unknown }).sendCommand === 'function' &&
   typeof (client as { isOpen?: unknown }).isOpen === 'boolean';
 
-export class NodeRedisCommands implements RedisCommands {
+/** The client's own key prefix: node-redis 6's `keyPrefix` is added by its typed commands, not by sendCommand. */
+const keyPrefixOf = (client: NodeRedisAny): string =>
+  String((client as { options?: { keyPrefix?: Argument } }).options?.keyPrefix ?? '');
+
+export class NodeRedisCommands extends CommandSeam {
   readonly library = 'node-redis';
-  readonly topology: RedisCommands['topology'];
-  readonly keyPrefix: string;
-  /** Sends one command; `key` routes it on a Cluster. */
-  readonly #send: (key: string, args: Argument[], replies: Replies) => Promise<unknown>;
   readonly #client: NodeRedisAny;
 
   constructor(client: NodeRedisAny) {
+    const topology = isCluster(client) ? 'cluster' : isSentinel(client) ? 'sentinel' : 'standalone';
+    const prefix = keyPrefixOf(client);
+    // The prefix is added here, to the keys and the route of every command.
+    super(
+      topology,
+      prefix,
+      prefix,
+      isCluster(client)
+        ? (key, args, replies) => client.sendCommand(prefix + key, false, args, AS[replies])
+        : isSentinel(client)
+          ? // Never a replica (`isReadonly: false`): a read must see the write just made.
+            (_key, args, replies) => client.sendCommand(false, args, AS[replies])
+          : (_key, args, replies) => client.sendCommand(args, AS[replies]),
+    );
     this.#client = client;
-    // node-redis 6's `keyPrefix` is added by its typed commands, not by sendCommand: added here.
-    const options = (client as { options?: { keyPrefix?: Argument } }).options;
-    this.keyPrefix = String(options?.keyPrefix ?? '');
-    const options_ = (replies: Replies): object => (replies === 'bytes' ? AS_BYTES : AS_TEXT);
-    if (isCluster(client)) {
-      this.topology = 'cluster';
-      this.#send = (key, args, replies) =>
-        client.sendCommand(this.keyPrefix + key, false, args, options_(replies));
-    } else if (isSentinel(client)) {
-      this.topology = 'sentinel';
-      // Never a replica (`isReadonly: false`): a read must see the write just made.
-      this.#send = (_key, args, replies) => client.sendCommand(false, args, options_(replies));
-    } else {
-      this.topology = 'standalone';
-      this.#send = (_key, args, replies) => client.sendCommand(args, options_(replies));
-    }
   }
 
   get takesCommands(): boolean {
     const client = this.#client;
     return client.isReady ?? (client as NodeRedisCluster).isOpen;
-  }
-
-  run(
-    command: string,
-    key: string,
-    args: readonly Argument[] = [],
-    replies: Replies = 'text',
-  ): Promise<unknown> {
-    return this.#send(key, [command, this.keyPrefix + key, ...args], replies);
-  }
-
-  async script(
-    script: LuaScript,
-    keys: readonly string[],
-    args: readonly Argument[],
-    replies: Replies = 'text',
-  ): Promise<unknown> {
-    const prefixed = keys.map((key) => this.keyPrefix + key);
-    const send = (command: 'EVALSHA' | 'EVAL', body: string): Promise<unknown> =>
-      this.#send(
-        keys[0] ?? '',
-        [command, body, String(keys.length), ...prefixed, ...args],
-        replies,
-      );
-    try {
-      return await send('EVALSHA', script.sha);
-    } catch (error) {
-      if (!isNoScript(error)) throw error;
-      return await send('EVAL', script.source);
-    }
   }
 
   onEnd(listener: () => void): () => void {
@@ -180,20 +141,12 @@ export class NodeRedisCommands implements RedisCommands {
     const master = (event: { type?: string }): void => {
       if (event.type === 'MASTER' || event.type === 'MASTER_CHANGE') listener();
     };
-    const events: Array<[string, Listener]> = isCluster(client)
-      ? [
-          ['node-reconnecting', listener],
-          ['node-error', listener],
-        ]
-      : [
-          ['reconnecting', listener],
-          ['client-error', master],
-          ['topology-change', master],
-        ];
-    for (const [event, on] of events) client.on(event, on);
-    return () => {
-      for (const [event, on] of events) client.off(event, on);
-    };
+    if (isCluster(client)) return listen(client, ['node-reconnecting', 'node-error'], listener);
+    const ends = [
+      listen(client, ['reconnecting'], listener),
+      listen(client, ['client-error', 'topology-change'], master),
+    ];
+    return () => ends.forEach((end) => end());
   }
 
   trackingLink(): TrackingLink | string {
@@ -211,10 +164,10 @@ export class NodeRedisCommands implements RedisCommands {
 
   clusterLinks(): ClusterLinks | undefined {
     const client = this.#client;
-    return isCluster(client) ? new NodeRedisClusterLinks(client) : undefined;
+    return isCluster(client) ? nodeRedisClusterLinks(client) : undefined;
   }
 
-  replicaLink(): ReplicaLink | string {
+  replicaLink(): NodeRedisReplicaLink | string {
     const client = this.#client;
     if (isSentinel(client) && client.duplicate === undefined) {
       return "node-redis 5's Sentinel has no duplicate() for a connection of its own (node-redis 6 has)";
@@ -223,83 +176,40 @@ export class NodeRedisCommands implements RedisCommands {
   }
 }
 
-/** Sends one command on a connection of its own. */
-type Send = (args: Argument[]) => Promise<unknown>;
-
 /**
- * A duplicate of the client per lane (a Sentinel's follows the failover itself; a Cluster's has a
- * connection per master and routes by the mark's key), made on first use and dropped after a
- * failure.
+ * Lanes that are duplicates of the client (a Sentinel's follows the failover itself; a Cluster's
+ * has a connection per master and routes by the mark's key).
  */
-class NodeRedisReplicaLink implements ReplicaLink {
-  readonly #client: NodeRedisAny;
-  readonly #keyPrefix: string;
-  /** By master (its address on a Cluster, '' elsewhere) and lane. */
-  readonly #lanes = new Map<string, { send: Send; destroy: () => void }>();
-
-  constructor(client: NodeRedisAny, keyPrefix: string) {
-    this.#client = client;
-    this.#keyPrefix = keyPrefix;
-  }
-
+class NodeRedisReplicaLink extends ReplicaLanes<NodeRedisAny> {
   routeOf(key: string): string {
     const master = this.#masterOf(key);
     return (master as { address?: string } | undefined)?.address ?? '';
   }
 
-  async replicas(markKey: string): Promise<number> {
-    const client = this.#client;
+  protected role(markKey: string): Promise<unknown> {
+    const client = this.client;
     const role = ['ROLE'];
-    const key = this.#keyPrefix + markKey;
-    let reply: unknown;
-    if (isCluster(client)) reply = await client.sendCommand(key, false, role, AS_TEXT);
-    else if (isSentinel(client)) reply = await client.sendCommand(false, role, AS_TEXT);
-    else reply = await client.sendCommand(role, AS_TEXT);
-    return replicasInRole(reply);
-  }
-
-  async confirm(
-    lane: number,
-    markKey: string,
-    replicas: number,
-    timeoutMs: number,
-  ): Promise<number> {
-    const key = this.#keyPrefix + markKey;
-    const name = `${this.routeOf(markKey)}#${lane}`;
-    try {
-      const connection = this.#lanes.get(name) ?? this.#open(name, markKey);
-      const [, acknowledged] = await Promise.all([
-        connection.send(['SET', key, '1', 'PX', String(MARK_TTL_MS)]),
-        connection.send(['WAIT', String(replicas), String(timeoutMs)]),
-      ]);
-      return Number(acknowledged);
-    } catch (error) {
-      this.#lanes.get(name)?.destroy();
-      this.#lanes.delete(name);
-      throw error;
-    }
-  }
-
-  close(): void {
-    for (const connection of this.#lanes.values()) connection.destroy();
-    this.#lanes.clear();
+    if (isCluster(client))
+      return client.sendCommand(this.keyPrefix + markKey, false, role, AS_TEXT);
+    if (isSentinel(client)) return client.sendCommand(false, role, AS_TEXT);
+    return client.sendCommand(role, AS_TEXT);
   }
 
   /** On a Cluster, the master owning `key`'s slot (as the cluster's slot map has it now). */
   #masterOf(key: string): unknown {
-    const client = this.#client;
-    return isCluster(client) ? client.getSlotMaster(keySlot(this.#keyPrefix + key)) : undefined;
+    const client = this.client;
+    return isCluster(client) ? client.getSlotMaster(keySlot(this.keyPrefix + key)) : undefined;
   }
 
   /**
    * A connection of its own to the master of `markKey`: a duplicate of the client (of the
    * cluster's client of that master on a Cluster; a Sentinel's follows the failover itself).
    */
-  #open(name: string, markKey: string): { send: Send; destroy: () => void } {
-    const client = this.#client;
+  protected open(_route: string, markKey: string): Lane {
+    const client = this.client;
     // No key prefix or per-command options of the app's: the mark's key is given whole.
     const overrides = { keyPrefix: undefined, commandOptions: undefined };
-    let opening: Promise<{ send: (args: Argument[]) => Promise<unknown>; destroy(): void }>;
+    let opening: Promise<Lane>;
     if (isSentinel(client)) {
       const sentinel = client.duplicate!();
       opening = connected(sentinel, (args) => sentinel.sendCommand(false, args, AS_TEXT));
@@ -313,20 +223,18 @@ class NodeRedisReplicaLink implements ReplicaLink {
       });
     }
     opening.catch(ignore);
-    const opened = {
-      send: async (args: Argument[]) => (await opening).send(args),
+    return {
+      send: async (args) => (await opening).send(args),
       destroy: () => void opening.then((connection) => connection.destroy(), ignore),
     };
-    this.#lanes.set(name, opened);
-    return opened;
   }
 }
 
 /** Connects `duplicate`; resolves how to send on it and how to end it. */
 async function connected(
   duplicate: { connect(): Promise<unknown>; destroy(): void; on: Emitter['on'] },
-  send: (args: Argument[]) => Promise<unknown>,
-): Promise<{ send: (args: Argument[]) => Promise<unknown>; destroy(): void }> {
+  send: Lane['send'],
+): Promise<Lane> {
   duplicate.on('error', ignore);
   const destroy = (): void => {
     try {
@@ -354,40 +262,23 @@ const PARENT_RETRY_MS = 250;
  * change, but replaces `slots` with a new array on every rediscovery (after a MOVED, or a node
  * reconnecting), so the map's version is the array itself; its node events help.
  */
-class NodeRedisClusterLinks implements ClusterLinks {
-  readonly #cluster: NodeRedisCluster;
-
-  constructor(cluster: NodeRedisCluster) {
-    this.#cluster = cluster;
-  }
-
-  slotOwners(): ReadonlyArray<string | undefined> {
+function nodeRedisClusterLinks(cluster: NodeRedisCluster): ClusterLinks {
+  return {
     // None on a client that only says it is a Cluster (a wrapper): then no master, never live.
-    const slots = this.#cluster.slots as NodeRedisCluster['slots'] | undefined;
-    return slotOwners((slot) => slots?.[slot]?.master?.address);
-  }
-
-  mapVersion(): unknown {
-    return this.#cluster.slots;
-  }
-
-  trackingLink(address: string): TrackingLink {
-    const cluster = this.#cluster;
+    slotOwners: () =>
+      slotOwners(
+        (slot) => (cluster.slots as NodeRedisCluster['slots'] | undefined)?.[slot]?.master?.address,
+      ),
+    mapVersion: () => cluster.slots,
     // Found again at every (re)connection: a rediscovery makes new node objects.
-    return new NodeRedisTrackingLink(() => {
-      const master = cluster.masters.find((node) => node.address === address);
-      return master === undefined ? undefined : cluster.nodeClient(master);
-    });
-  }
-
-  onTopology(listener: () => void): () => void {
-    const cluster = this.#cluster;
-    const events = ['connect', 'node-connect', 'node-ready', 'node-disconnect'];
-    for (const event of events) cluster.on(event, listener);
-    return () => {
-      for (const event of events) cluster.off(event, listener);
-    };
-  }
+    trackingLink: (address) =>
+      new NodeRedisTrackingLink(() => {
+        const master = cluster.masters.find((node) => node.address === address);
+        return master === undefined ? undefined : cluster.nodeClient(master);
+      }),
+    onTopology: (listener) =>
+      listen(cluster, ['connect', 'node-connect', 'node-ready', 'node-disconnect'], listener),
+  };
 }
 
 /**
