@@ -118,6 +118,8 @@ const CHANGE_WAIT_MS = 250;
 
 export class RefreshCoordinator {
   private readonly inFlight = new Map<string, Flight>();
+  /** Lock releases of this process still on their way, which its next lock attempt waits for. */
+  private readonly releasing = new Map<string, Promise<unknown>>();
   /** Sessions held back after platform trouble: one attempt per hold, not one per request. */
   private readonly heldBack = new Map<
     string,
@@ -233,6 +235,7 @@ export class RefreshCoordinator {
         sessionKey,
         startedAt + this.settings.lockWaitDeadlineMs - Date.now(),
       );
+      await this.releasing.get(sessionKey);
       const owner = await this.store.locks.acquire(sessionKey, this.settings.lockTtlMs);
       if (owner !== undefined) {
         if (waited) this.onLockWait?.(Date.now() - startedAt, 'took-over');
@@ -333,9 +336,13 @@ export class RefreshCoordinator {
       clearInterval(renewal);
       // Not awaited: nobody waits on it. Requests of this process share the finished flight, other
       // processes wake on the record's change (or on the lock's), and a later lock attempt from
-      // this process is sent after it on the same connection. A release that fails only leaves
+      // this process waits for it (a release may be two calls). A release that fails only leaves
       // the lock to expire by itself.
-      locks.release(sessionKey, owner).catch(ignore);
+      const release = locks.release(sessionKey, owner).catch(ignore);
+      this.releasing.set(sessionKey, release);
+      void release.then(() => {
+        if (this.releasing.get(sessionKey) === release) this.releasing.delete(sessionKey);
+      });
     }
   }
 
