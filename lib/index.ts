@@ -36,7 +36,7 @@ export { TokenSet } from './client/token-set';
 // has its types and the suite that checks it).
 export type { TokenRecord } from './core/token-record';
 export type { TokenStore } from './core/token-store';
-export { MemoryTokenStore } from './stores/memory-store';
+export { MemoryTokenStore } from './core/memory-store';
 export { RedisTokenStore } from './stores/redis-store';
 export { reportRedisErrors } from './stores/redis-error-report';
 export { RedisSessionStore } from './session-store';

@@ -15,7 +15,7 @@ import { parsePlatformLoginOptions, type PlatformLoginOptions } from './options'
 import { checkCreation } from './setup/creation-checks';
 import { checkTokenSealing } from './setup/token-sealing-check';
 import { RecordKeyRing } from './stores/encryption';
-import { MemoryTokenStore } from './stores/memory-store';
+import { MemoryTokenStore } from './core/memory-store';
 import { defaultLogger } from './observability/logger';
 import { refreshSettings } from './core/refresh-options';
 import { entrySettings } from './entry/entry-options';

@@ -4,7 +4,7 @@
 import type { TokenStore } from '../core/token-store';
 import { invalidOption } from '../errors';
 import { MAKE_A_KEY, OWN_KEY_RING, type RecordKeyRing } from '../stores/encryption';
-import { MemoryTokenStore } from '../stores/memory-store';
+import { MemoryTokenStore } from '../core/memory-store';
 
 const IN_THE_CLEAR =
   "platformLogin(): the token store would hold players' tokens in the clear, readable by anyone " +

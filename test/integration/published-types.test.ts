@@ -65,7 +65,7 @@ test('the published option schemas carry their docs, each ending "Defaults to â€
     ['core/refresh-options.d.ts', 'skewSeconds'],
     ['client/token-client-options.d.ts', 'timeoutMs'],
     ['stores/redis-store-options.d.ts', 'operationTimeoutMs'],
-    ['stores/memory-store-options.d.ts', 'maxEntries'],
+    ['core/memory-store-options.d.ts', 'maxEntries'],
   ] as const) {
     // The TSDoc block right above the field of the schema's shape, which the option types point at.
     const docBeforeOption = new RegExp(

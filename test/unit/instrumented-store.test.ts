@@ -5,7 +5,7 @@ import { engineOf } from '../../lib/core/derived-engine';
 import { EventEmitter } from 'node:events';
 import { InstrumentedTokenStore } from '../../lib/core/instrumented-store';
 import type { PlatformLoginEvents } from '../../lib/observability/events';
-import { MemoryTokenStore } from '../../lib/stores/memory-store';
+import { MemoryTokenStore } from '../../lib/core/memory-store';
 import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
 
 type StoreCall = PlatformLoginEvents['storeCall'][0];

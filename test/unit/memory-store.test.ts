@@ -1,7 +1,7 @@
 // MemoryTokenStore: the public contract, the engine the package derives from it (as for a studio's
 // own store), then its own size bound, lazy expiry and options.
 import type { TokenStore } from 'express-platform-login/testing';
-import { MemoryTokenStore } from '../../lib/stores/memory-store';
+import { MemoryTokenStore } from '../../lib/core/memory-store';
 import { engineOf } from '../../lib/core/derived-engine';
 import { RecordKeyRing } from '../../lib/stores/encryption';
 import { randomBytes } from 'node:crypto';

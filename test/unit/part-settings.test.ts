@@ -8,7 +8,7 @@ import { PlatformTokenClient } from '../../lib/client/token-client';
 import { checkCreation } from '../../lib/setup/creation-checks';
 import { engineOf } from '../../lib/core/derived-engine';
 import { SetupError } from '../../lib/errors';
-import { MemoryTokenStore } from '../../lib/stores/memory-store';
+import { MemoryTokenStore } from '../../lib/core/memory-store';
 
 const base: PlatformLoginOptions = {
   authUrl: 'https://auth.platform.example',

@@ -3,7 +3,7 @@
 // emptying, and the waiters; and the engine's reads of values held in memory.
 import { TrackedCache } from '../../lib/stores/caching/tracked-cache';
 import { deriveEngine } from '../../lib/core/derived-engine';
-import { MemoryTokenStore } from '../../lib/stores/memory-store';
+import { MemoryTokenStore } from '../../lib/core/memory-store';
 import type { RecordRead } from '../../lib/core/store-engine';
 import type { TokenRecord } from '../../lib/core/token-record';
 

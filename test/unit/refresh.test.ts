@@ -13,7 +13,7 @@ import type { ReceivedTokens, TokenRecord } from '../../lib/core/token-record';
 import type { StoreEngine } from '../../lib/core/store-engine';
 import { LoginRequiredError, PlatformError, tokenEndpointRefused } from '../../lib/errors';
 import type { LockWaitOutcome, PlatformLoginEvents } from '../../lib/observability/events';
-import { MemoryTokenStore } from '../../lib/stores/memory-store';
+import { MemoryTokenStore } from '../../lib/core/memory-store';
 
 const T0 = 1_700_000_000_000;
 const HOUR = 3_600_000;

@@ -1,10 +1,10 @@
 // MemoryTokenStore: the token store of a single process (and of tests): the public contract
 // (core/token-store.ts) over a Map, the package's engine derived from it as for any studio's store.
 // Bounded in size; expiry is checked when a value is read, so no timer runs.
-import type { StorePutOptions, StoredValue, TokenStore } from '../core/token-store';
-import { checkClaimKey, checkExpectedVersion, ttlMilliseconds } from '../core/engine-arguments';
+import type { StorePutOptions, StoredValue, TokenStore } from './token-store';
+import { checkClaimKey, checkExpectedVersion, ttlMilliseconds } from './engine-arguments';
 import { StoreUnavailableError } from '../errors';
-import { ChangeWatchers } from './caching/change-watchers';
+import { ChangeWatchers } from '../util/change-watchers';
 import { parseMemoryTokenStoreOptions, type MemoryTokenStoreOptions } from './memory-store-options';
 
 const FULL_MESSAGE =
