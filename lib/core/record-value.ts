@@ -20,23 +20,69 @@ const SEALED = 'sealed:';
 /** AAD of a sealed value: its store key, so a value copied under another key does not open. */
 const aad = (key: string): Buffer => Buffer.from(`record|${key}`, 'utf8');
 
-const isRecord = (value: unknown): value is TokenRecord => {
-  const record = value as Partial<TokenRecord> | null;
-  return (
-    typeof record === 'object' &&
-    record !== null &&
-    typeof record.accessToken === 'string' &&
-    typeof record.refreshToken === 'string' &&
-    typeof record.openId === 'string' &&
-    typeof record.version === 'number' &&
-    typeof record.accessExpiresAt === 'number' &&
-    Array.isArray(record.scope)
-  );
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isTime = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isFinite(value);
+
+/**
+ * A record as JSON without field names (they would be most of a stored record): the fields in this
+ * order, the optional ones last.
+ */
+const fieldsOf = (record: TokenRecord): unknown[] => {
+  const fields: unknown[] = [
+    record.accessToken,
+    record.refreshToken,
+    record.accessExpiresAt,
+    record.refreshExpiresAt,
+    record.openId,
+    record.scope,
+    record.obtainedAt,
+    record.version,
+  ];
+  if (record.unionId !== undefined || record.registration !== undefined)
+    fields.push(record.unionId ?? null);
+  if (record.registration !== undefined) fields.push(record.registration);
+  return fields;
 };
 
-/** The value `record` is written as at `key`: its JSON, sealed when there is a ring. */
+/** The record {@link fieldsOf} wrote, only its known fields; `undefined` when it is not one. */
+function recordOf(fields: unknown): TokenRecord | undefined {
+  if (!Array.isArray(fields) || fields.length < 8 || fields.length > 10) return undefined;
+  const [accessToken, refreshToken, accessExpiresAt, refreshExpiresAt, openId, scope] = fields;
+  const [obtainedAt, version, unionId, registration] = fields.slice(6) as unknown[];
+  if (
+    !isString(accessToken) ||
+    !isString(refreshToken) ||
+    !isTime(accessExpiresAt) ||
+    !isTime(refreshExpiresAt) ||
+    !isString(openId) ||
+    !Array.isArray(scope) ||
+    !scope.every(isString) ||
+    !isTime(obtainedAt) ||
+    !Number.isSafeInteger(version) ||
+    (unionId !== undefined && unionId !== null && !isString(unionId)) ||
+    (registration !== undefined && !isString(registration))
+  ) {
+    return undefined;
+  }
+  const record: TokenRecord = {
+    accessToken,
+    refreshToken,
+    accessExpiresAt,
+    refreshExpiresAt,
+    openId,
+    scope: [...(scope as string[])],
+    version: version as number,
+    obtainedAt,
+  };
+  if (isString(unionId)) record.unionId = unionId;
+  if (isString(registration)) record.registration = registration;
+  return record;
+}
+
+/** The value `record` is written as at `key`: its fields as JSON, sealed when there is a ring. */
 export function recordValue(record: TokenRecord, key: string, ring?: RecordKeyRing): string {
-  const json = JSON.stringify(record);
+  const json = JSON.stringify(fieldsOf(record));
   if (ring === undefined) return json;
   return SEALED + ring.seal(Buffer.from(json, 'utf8'), aad(key)).toString('base64url');
 }
@@ -61,8 +107,7 @@ export function readRecordValue(
     json = opened.plaintext.toString('utf8');
   }
   try {
-    const parsed: unknown = JSON.parse(json);
-    return isRecord(parsed) ? parsed : 'parse';
+    return recordOf(JSON.parse(json)) ?? 'parse';
   } catch {
     return 'parse';
   }

@@ -3,6 +3,7 @@
 // emptying, and the waiters; and the engine's reads of values held in memory.
 import { TrackedCache } from '../../lib/stores/caching/tracked-cache';
 import { deriveEngine } from '../../lib/core/derived-engine';
+import { recordValue } from '../../lib/core/record-value';
 import { MemoryTokenStore } from '../../lib/core/memory-store';
 import type { RecordRead } from '../../lib/core/store-engine';
 import type { TokenRecord } from '../../lib/core/token-record';
@@ -163,7 +164,7 @@ describe('the engine over a store that serves values from memory', () => {
   }
 
   test('a record held in memory is decoded once, frozen, scope included', () => {
-    const records = engineOver(JSON.stringify(record(1)));
+    const records = engineOver(recordValue(record(1), 't:s1'));
     const first = records.cachedRead!('s1');
     const second = records.cachedRead!('s1');
     expect(second).toBe(first);

@@ -26,9 +26,21 @@ test('a process without the keys, or with other ones, reads it as unreadable, ne
 });
 
 test('a plain value, written before keys were given, still reads; one that is no record does not', () => {
-  expect(readRecordValue(JSON.stringify(record), 't:a', ring())).toEqual(record);
+  expect(readRecordValue(recordValue(record, 't:a'), 't:a', ring())).toEqual(record);
   expect(readRecordValue('not json', 't:a', ring())).toBe('parse');
-  expect(readRecordValue('{"accessToken":"x"}', 't:a', ring())).toBe('parse');
+  expect(readRecordValue('["x"]', 't:a', ring())).toBe('parse');
+  // The same store that has always sealed refuses it: anyone able to write there could plant it.
+  expect(readRecordValue(recordValue(record, 't:a'), 't:a', ring(), true)).toBe('decrypt');
+});
+
+test('a plain value holds no field names: a record is its fields in order', () => {
+  const value = recordValue({ ...record, unionId: 'u-1', registration: 'mini' }, 't:a');
+  expect(value).not.toMatch(/accessToken|refreshToken|openId/);
+  expect(readRecordValue(value, 't:a')).toEqual({
+    ...record,
+    unionId: 'u-1',
+    registration: 'mini',
+  });
 });
 
 test('after a rotation the old key, kept second, still opens what it sealed', () => {
