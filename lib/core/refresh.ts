@@ -27,7 +27,6 @@ import {
   type TokenRecord,
 } from './token-record';
 import { joinPlayer } from './player-join';
-import { playerKeyOf } from './player-key';
 import { ignore } from '../util/ignore';
 
 /** What the coordinator needs from the token client: the refresh of `record`'s registration. */
@@ -395,7 +394,7 @@ export class RefreshCoordinator {
           ? await this.recordWrittenWithin(sessionKey, current, ROTATION_GRACE_MS)
           : undefined;
       if (newer !== undefined) return newer;
-      const options = { expectedVersion: current.version, openId: playerKeyOf(current) };
+      const options = { expectedVersion: current.version };
       if (!(await this.store.records.delete(sessionKey, options))) {
         const stored = await this.store.records.get(sessionKey);
         if (stored.status === 'found' && stored.record.version !== current.version)
@@ -424,10 +423,7 @@ export class RefreshCoordinator {
   ): Promise<TokenRecord> {
     if (tokens.openId !== current.openId) {
       // The platform renewed a login for somebody else: never let a session change players silently.
-      await this.store.records.delete(sessionKey, {
-        expectedVersion: current.version,
-        openId: playerKeyOf(current),
-      });
+      await this.store.records.delete(sessionKey, { expectedVersion: current.version });
       throw this.reported(sessionKey, current, identityChanged(), run.background);
     }
     const next = renewedTokenRecord(current, tokens, this.settings.refreshTokenLifetimeMs);

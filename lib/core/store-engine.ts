@@ -46,8 +46,6 @@ export interface PutOptions {
 export interface DeleteOptions {
   /** Delete only while the stored record still has this version. */
   expectedVersion?: number;
-  /** The player the record belongs to: its per-player index entry goes at once too. */
-  openId?: string;
   /**
    * A logout the player asked for: where the store waits for a replica, rejects with
    * `StoreUnavailableError` unless one holds the deletion (docs/durability.md).

@@ -21,7 +21,6 @@ import {
   type TokenRecord,
 } from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
-import { playerKeyOf } from '../core/player-key';
 import { joinPlayer } from '../core/player-join';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import type { CodeClaim } from './entry-claim';
@@ -208,8 +207,7 @@ export function createCodeRedemption(
     const { tokens, loginGeneration } = exchanged;
 
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
-    if (previous !== undefined)
-      await store.records.delete(hashSessionId(req.sessionID), { openId: playerKeyOf(previous) });
+    if (previous !== undefined) await store.records.delete(hashSessionId(req.sessionID));
     const joins = joinsOf(req);
     const join = joins?.join(req.sessionID, res);
     let sessionKey: string;
@@ -290,7 +288,7 @@ export function createCodeRedemption(
     } catch (error) {
       failure = error;
     }
-    await store.records.delete(sessionKey, { openId: playerKeyOf(record) });
+    await store.records.delete(sessionKey);
     delete req.session.platformLogin;
     await save(req);
     throw failure;

@@ -1,7 +1,6 @@
 // Ends a player's login: deletes the token record, destroys the session and clears its cookie.
 // POST only, wherever it is mounted: a GET logout could be started by any page (an `<img>`).
 import type { RequestHandler } from 'express';
-import { playerKeyOf } from '../core/player-key';
 import { z } from 'zod';
 import type { FailHandler } from './fail-handler';
 import type { EventEmitter } from 'node:events';
@@ -45,10 +44,7 @@ export function createLogoutHandler(
       const sessionKey = hashSessionId(req.sessionID);
       const marker = req.session.platformLogin;
       const openId = marker?.openId;
-      await deps.store.records.delete(sessionKey, {
-        openId: marker && playerKeyOf(marker),
-        logout: true,
-      });
+      await deps.store.records.delete(sessionKey, { logout: true });
       const cookie = req.session.cookie;
       await new Promise<void>((resolve, reject) =>
         req.session.destroy((err: unknown) =>

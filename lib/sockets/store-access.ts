@@ -38,8 +38,8 @@ export function loginAccessOf(store: StoreEngine): LoginAccess {
     },
     expiryOf: async (sessionKey, openId) =>
       (await records.loginsOf(openId)).find((login) => login.sessionKey === sessionKey)?.expiresAt,
-    end: async (sessionKey, openId) => {
-      await records.delete(sessionKey, { openId });
+    end: async (sessionKey) => {
+      await records.delete(sessionKey);
     },
     changes,
     loginsOf: (openId) => records.loginsOf(openId),

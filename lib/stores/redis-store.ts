@@ -18,7 +18,6 @@ import { storeKeys, sessionKeyOfRecord } from '../core/store-keys';
 import { playerKeyOf } from '../core/player-key';
 import { OWN_KEY_RING, RecordKeyRing } from './encryption';
 import { parseOptions } from '../util/parse-options';
-import { checkEntryBegin } from '../core/entry-begin';
 import { redisTokenStoreOptionsSchema, type RedisTokenStoreOptions } from './redis-store-options';
 import {
   BEGIN_ENTRY,
@@ -391,7 +390,6 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
 
   /** An entry's checks before its code exchange, in one script (BEGIN_ENTRY); see EntryChecks. */
   async #beginEntry(entry: EntryBegin): Promise<EntryBeginning> {
-    checkEntryBegin(entry);
     const { failureKey, budgetKey } = entry;
     const counter = (key: string | undefined): string => this.#key(storeKeys.counter(key ?? ''));
     const reply = (await this.#script(
