@@ -75,20 +75,19 @@ export function deriveEngine(
   /** The store has always sealed its records with its own keys: one in the clear is refused. */
   sealedOnly = false,
 ): StoreEngine {
-  /** Reads of values a store hands out again while unchanged (frozen), decoded once. */
-  const reads = new WeakMap<StoredValue, RecordRead>();
+  /** Reads of values a store hands out again while unchanged (frozen), decoded once per key. */
+  const reads = new WeakMap<StoredValue, { sessionKey: string; read: RecordRead }>();
   const readOf = (sessionKey: string, stored: StoredValue | undefined): RecordRead => {
     if (stored === undefined) return ABSENT;
-    let read = reads.get(stored);
-    if (read !== undefined) return read;
+    const known = reads.get(stored);
+    if (known?.sessionKey === sessionKey) return known.read;
     const record = readRecordValue(stored.value, keys.record(sessionKey), ring, sealedOnly);
     if (typeof record === 'string') return { status: 'unreadable', reason: record };
-    read = { status: 'found', record };
-    if (Object.isFrozen(stored)) {
-      // Shared by every request served from this value: read-only.
-      Object.freeze(record.scope);
-      reads.set(stored, (read = Object.freeze({ status: 'found', record: Object.freeze(record) })));
-    }
+    if (!Object.isFrozen(stored)) return { status: 'found', record };
+    // Shared by every request served from this value: read-only.
+    Object.freeze(record.scope);
+    const read = Object.freeze({ status: 'found' as const, record: Object.freeze(record) });
+    reads.set(stored, { sessionKey, read });
     return read;
   };
   /** The record stored at a session's key, or `undefined` when the value is not one it can read. */
@@ -120,15 +119,17 @@ export function deriveEngine(
 
   /** The player's index: session key → when its record's lifetime ends. */
   const readIndex = (stored: StoredValue | undefined): Record<string, number> => {
-    if (stored === undefined) return {};
+    const index: Record<string, number> = {};
+    let parsed: unknown;
     try {
-      const parsed: unknown = JSON.parse(stored.value);
-      return typeof parsed === 'object' && parsed !== null
-        ? (parsed as Record<string, number>)
-        : {};
+      parsed = stored && JSON.parse(stored.value);
     } catch {
-      return {};
+      return index;
     }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return index;
+    for (const [sessionKey, expiresAt] of Object.entries(parsed))
+      if (Number.isFinite(expiresAt)) index[sessionKey] = expiresAt as number;
+    return index;
   };
   const reindex = (openId: string, change: (index: Record<string, number>) => void) =>
     update(keys.player(openId), "a player's logins", (current) => {
@@ -250,7 +251,8 @@ export function deriveEngine(
       const deleted: string[] = [];
       for (const { sessionKey } of logins)
         if (await store.delete(keys.record(sessionKey))) deleted.push(sessionKey);
-      await store.delete(keys.player(openId));
+      // Only the logins listed leave the index: one written meanwhile stays findable.
+      await reindex(openId, (index) => logins.forEach(({ sessionKey }) => delete index[sessionKey]));
       await durability?.loggedOut(deleted, openId);
       return deleted.length;
     },
@@ -274,6 +276,7 @@ export function deriveEngine(
     async extend(sessionKey, owner, ttlMs) {
       checkSessionKey(sessionKey);
       const lockTtlMs = ttlMilliseconds(ttlMs);
+      if (fast.renewIfValue) return fast.renewIfValue(keys.lock(sessionKey), owner, lockTtlMs);
       const held = await store.get(keys.lock(sessionKey));
       if (held === undefined || held.value !== owner) return false;
       const expectedVersion = held.version;
@@ -284,6 +287,7 @@ export function deriveEngine(
     },
     async release(sessionKey, owner) {
       checkSessionKey(sessionKey);
+      if (fast.deleteIfValue) return fast.deleteIfValue(keys.lock(sessionKey), owner);
       const held = await store.get(keys.lock(sessionKey));
       if (held === undefined || held.value !== owner) return false;
       return store.delete(keys.lock(sessionKey), held.version);
@@ -301,8 +305,9 @@ export function deriveEngine(
       checkSessionKey(sessionKey);
       checkExpectedVersion(version);
       const held = await store.get(keys.hold(sessionKey));
+      // A hold without a lifetime (set by hand in the backend) holds nothing, as it would never end.
       if (held === undefined || held.value !== String(version)) return 0;
-      return Math.max(0, held.expiresAt - Date.now());
+      return Number.isFinite(held.expiresAt) ? Math.max(0, held.expiresAt - Date.now()) : 0;
     },
   };
 
@@ -331,8 +336,9 @@ export function deriveEngine(
           continue;
         }
         const count = Number(current.value) || 0;
-        // The window does not stretch: a rewrite keeps what is left of it.
-        const resetInMs = Math.max(1, current.expiresAt - Date.now());
+        // The window does not stretch: a rewrite keeps what is left of it (a value without a
+        // lifetime, set by hand in the backend, counts as a whole window).
+        const resetInMs = Math.min(windowLengthMs, Math.max(1, current.expiresAt - Date.now()));
         if (increment === 0) return { count, resetInMs };
         const next = Math.max(0, count + increment);
         if (next === 0) {

@@ -366,6 +366,14 @@ export interface StoreFastPaths {
   beginEntry?(entry: EntryBegin): Promise<EntryBeginning>;
   /** {@link LoginWrites.put}, `value` being the record as the engine stores it. */
   putNewLogin?(write: LoginWrite, value: string): Promise<boolean>;
+  /**
+   * Deletes the value at `key` only while it is `value`, in one step: a lock's release, which the
+   * derived steps make a read and a delete of the version read (a lock that lapsed and was taken
+   * again in between may start over at that version).
+   */
+  deleteIfValue?(key: string, value: string): Promise<boolean>;
+  /** The value at `key` lives `ttlMs` more only while it is `value`, in one step: a lock's extension. */
+  renewIfValue?(key: string, value: string, ttlMs: number): Promise<boolean>;
   /** {@link LoginWrites.sharesClient}; set with `putNewLogin`. */
   sharesClient?(client: object): boolean;
   /** Durability through a failover. */

@@ -10,9 +10,9 @@ export const storeKeys = {
   /** A hold on refreshing one version of a record (or on code exchanges): that version. */
   hold: (sessionKey: string) => `h:${sessionKey}`,
   /** A one-time claim. */
-  claim: (key: string) => `c:${key}`,
+  claim: (key: string) => `k:${key}`,
   /** A fixed-window counter: its count, its window the value's lifetime. */
-  counter: (key: string) => `n:${key}`,
+  counter: (key: string) => `w:${key}`,
   /** A player's index: session key → when that record's lifetime ends, as JSON. */
   player: (playerKey: string) => `p:${hashOpenId(playerKey)}`,
   /** The log-out generation at which a player was last logged out everywhere. */

@@ -21,10 +21,12 @@ import { parseOptions } from '../util/parse-options';
 import { redisTokenStoreOptionsSchema, type RedisTokenStoreOptions } from './redis-store-options';
 import {
   BEGIN_ENTRY,
+  DELETE_IF_VALUE,
   DELETE_IF_VERSION,
   PUT_IF_VERSION,
   PUT_NEW_LOGIN,
   READ_WITH_TTL,
+  RENEW_IF_VALUE,
   type LuaScript,
 } from './scripts';
 import { withDeadline } from './redis/with-deadline';
@@ -58,8 +60,15 @@ export interface RedisTokenStoreEvents {
 /** `<version>|` as stored in front of a value. */
 const versionPrefix = (version: number): string => `${version}|`;
 
-/** The stored `<version>|<value>` as the contract's value, living `ttlMs` more (PTTL). */
-function storedValue(stored: string, ttlMs: number): StoredValue {
+/** A value as stored: its version, a bar, then the contract's value. */
+const STORED = /^[1-9]\d{0,15}\|/;
+
+/**
+ * The stored `<version>|<value>` as the contract's value, living `ttlMs` more (PTTL); a value
+ * stored otherwise (by hand, or by another program) reads as absent, and is written over.
+ */
+function storedValue(stored: string, ttlMs: number): StoredValue | undefined {
+  if (!STORED.test(stored)) return undefined;
   const bar = stored.indexOf('|');
   return Object.freeze({
     value: stored.slice(bar + 1),
@@ -211,6 +220,10 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
       // Their keys are on several nodes of a Cluster: derived there.
       beginEntry: oneServer ? (entry) => this.#beginEntry(entry) : undefined,
       putNewLogin: oneServer ? (write, value) => this.#putNewLogin(write, value) : undefined,
+      deleteIfValue: async (key, value) =>
+        (await this.#script(DELETE_IF_VALUE, this.#key(key), [value])) === 1,
+      renewIfValue: async (key, value, ttlMs) =>
+        (await this.#script(RENEW_IF_VALUE, this.#key(key), [value, String(ttlMs)])) === 1,
       sharesClient: (other) => other === config.redis,
       durability: this.#durable?.engine,
     };

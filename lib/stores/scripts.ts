@@ -33,7 +33,8 @@ return { redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]) }
 
 /**
  * The contract's compare-and-set write. KEYS[1] the key; ARGV[1] `<expected version>|`, or ''
- * when no value may be stored; ARGV[2] the new stored value; ARGV[3] time to live (ms).
+ * when no value may be stored (a value stored otherwise than `<version>|…` counts as none);
+ * ARGV[2] the new stored value; ARGV[3] time to live (ms).
  * Returns 1 when written, 0 when the stored version differs.
  */
 export const PUT_IF_VERSION = script(
@@ -42,7 +43,7 @@ export const PUT_IF_VERSION = script(
 local current = redis.call('GET', KEYS[1])
 local expected = ARGV[1]
 if expected == '' then
-  if current then return 0 end
+  if current and string.match(current, '^[1-9]%d*|') then return 0 end
 elseif not current or string.sub(current, 1, #expected) ~= expected then
   return 0
 end
@@ -67,6 +68,36 @@ return 0
 );
 
 /**
+ * Deletes the value at KEYS[1] only while it is ARGV[1] (whatever its version): a lock's release by
+ * its owner. Returns 1 when deleted, else 0.
+ */
+export const DELETE_IF_VALUE = script(
+  'deleteIfValue',
+  `
+local current = redis.call('GET', KEYS[1])
+if current and string.sub(current, (string.find(current, '|', 1, true) or 0) + 1) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`,
+);
+
+/**
+ * The value at KEYS[1] lives ARGV[2] ms more only while it is ARGV[1]: a lock's extension by its
+ * owner. Returns 1 when renewed, else 0.
+ */
+export const RENEW_IF_VALUE = script(
+  'renewIfValue',
+  `
+local current = redis.call('GET', KEYS[1])
+if current and string.sub(current, (string.find(current, '|', 1, true) or 0) + 1) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+`,
+);
+
+/**
  * Lua of the engine's steps on stored values: `read` (version and value, or nil), `write` (the
  * next version, as the contract's put makes it), `count` (derived-engine.ts countInWindow) and
  * `index` (derived-engine.ts reindex: the player's JSON index, expired entries dropped, alive as
@@ -75,9 +106,9 @@ return 0
 const STEPS = `
 local function read(key)
   local stored = redis.call('GET', key)
-  if not stored then return nil, nil end
-  local bar = string.find(stored, '|', 1, true)
-  return tonumber(string.sub(stored, 1, bar - 1)), string.sub(stored, bar + 1)
+  local version = stored and string.match(stored, '^([1-9]%d*)|')
+  if not version then return nil, nil end
+  return tonumber(version), string.sub(stored, #version + 2)
 end
 local function write(key, version, value, ms)
   redis.call('SET', key, ((version or 0) + 1) .. '|' .. value, 'PX', ms)
@@ -90,7 +121,9 @@ local function count(key, increment, windowMs)
     return 1, windowMs
   end
   local n = tonumber(value) or 0
-  local left = math.max(1, redis.call('PTTL', key))
+  local left = redis.call('PTTL', key)
+  -- A value without a lifetime (set by hand) counts as a whole window.
+  if left < 0 then left = tonumber(windowMs) elseif left < 1 then left = 1 end
   if increment == 0 then return n, left end
   local after = math.max(0, n + increment)
   if after == 0 then

@@ -67,7 +67,7 @@ describe.each(STYLES)("a platform answering in the '%s' style", (answerStyle) =>
   }
 
   /** Keys of the failed-entry counters under `prefix`. */
-  const counters = (prefix: string) => redis.keys(`${prefix}n:*`);
+  const counters = (prefix: string) => redis.keys(`${prefix}w:*`);
 
   /** Uses a code up at the platform itself, as another game server (or a replayed link) would. */
   async function usedCode(): Promise<string> {
@@ -185,7 +185,7 @@ describe.each(['errcode', 'envelope'] as const)(
       sim.clearFaults();
       expect([held.status, held.body.error]).toEqual([503, 'platform_busy']);
       expect(Number(held.headers['retry-after'])).toBe(10);
-      expect(await redis.keys(`${prefix}n:*`)).toEqual([]);
+      expect(await redis.keys(`${prefix}w:*`)).toEqual([]);
     });
 
     if (answerStyle === 'envelope') {

@@ -66,8 +66,8 @@ const enter = (from: string, port: number, code: string, headers: Record<string,
     headers: { ...FROM_PLATFORM, ...JSON_ACCEPT, ...headers },
   });
 const errorOf = (answer: Answer): string => (JSON.parse(answer.body) as { error: string }).error;
-const counters = (prefix: string): Promise<string[]> => redis.keys(`${prefix}n:*`);
-const claims = (prefix: string): Promise<string[]> => redis.keys(`${prefix}c:*`);
+const counters = (prefix: string): Promise<string[]> => redis.keys(`${prefix}w:*`);
+const claims = (prefix: string): Promise<string[]> => redis.keys(`${prefix}k:*`);
 
 describe('a page cannot lock its visitors out (issue 25 item 1)', () => {
   /** Requests any page can make a visitor's browser send to the callback, none with a usable code. */

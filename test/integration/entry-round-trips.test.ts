@@ -118,7 +118,7 @@ describe.each(defaultClientKinds.map((kind) => [kind.name, kind] as const))('on 
       platformLogin?: { openId: string };
     };
     expect(stored.platformLogin?.openId).toEqual(expect.any(String));
-    expect(await raw.keys(`${game.prefix}n:*`)).toEqual([]);
+    expect(await raw.keys(`${game.prefix}w:*`)).toEqual([]);
     expect(await raw.keys(`${game.prefix}t:*`)).toHaveLength(2);
     const me = await fetch(`${game.url}/api/me`, { headers: { cookie: landed.cookie } });
     expect(me.status).toBe(200);
@@ -154,7 +154,7 @@ test('with connect-redis, the entry keeps working with its own writes (five roun
   // regenerate's DEL, and the session written twice: by the entry, and again by express-session
   // at the request's end (a regenerated session is not known to be saved).
   expect(sent).toEqual(['evalsha', 'del', 'evalsha', 'set', 'set']);
-  expect(await raw.keys(`${game.prefix}n:*`)).toEqual([]);
+  expect(await raw.keys(`${game.prefix}w:*`)).toEqual([]);
   const me = await fetch(`${game.url}/api/me`, { headers: { cookie: landed.cookie } });
   expect(me.status).toBe(200);
 });

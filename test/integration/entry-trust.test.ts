@@ -63,7 +63,7 @@ async function start(login: Partial<PlatformLoginOptions> = {}, prefix = newPref
   return { port: listening.port, prefix };
 }
 const newPrefix = (): string => `trust-${randomBytes(6).toString('hex')}:`;
-const claimKeys = (prefix: string): Promise<string[]> => redis.keys(`${prefix}c:*`);
+const claimKeys = (prefix: string): Promise<string[]> => redis.keys(`${prefix}k:*`);
 
 describe('forged entries, on every path spelling', () => {
   test.each(FORGERIES)(
@@ -201,8 +201,8 @@ describe('failed entries per client address', () => {
     // What Redis holds for it: its count and its count of failures alone, each with its window's
     // expiry, and no address in the keys; and the second's budget of exchanges from addresses with
     // failures, which the three after the first spent.
-    const budget = `${prefix}n:code-exchange-budget`;
-    const counters = (await redis.keys(`${prefix}n:*`)).filter((key) => key !== budget).sort();
+    const budget = `${prefix}w:code-exchange-budget`;
+    const counters = (await redis.keys(`${prefix}w:*`)).filter((key) => key !== budget).sort();
     expect(counters).toHaveLength(2);
     expect(counters[1]).toBe(`${counters[0]}:failed`);
     for (const key of counters) {

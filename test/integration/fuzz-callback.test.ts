@@ -266,7 +266,7 @@ test(
             expect(platformCalls() - before).toBe(0);
             if (answer.status === 403) expect(fromPlatform(headers)).toBe(false);
           }
-          expect(await redis.keys(`${prefix}c:*`)).toHaveLength(claims);
+          expect(await redis.keys(`${prefix}k:*`)).toHaveLength(claims);
           if (answer.status !== 303) {
             // Refused or not found: the code is still good for the player's real entry.
             const genuine = await app.send({

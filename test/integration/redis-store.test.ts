@@ -109,7 +109,7 @@ describe('RedisTokenStore keys and lifetimes', () => {
   test('code claims live under the prefix with their TTL', async () => {
     const key = `code:${randomUUID()}`;
     expect(await engineOf(store).counters.claimOnce(key, 600_000)).toBe(true);
-    expect(await redis.pttl(`${prefix}c:${key}`)).toBeGreaterThan(590_000);
+    expect(await redis.pttl(`${prefix}k:${key}`)).toBeGreaterThan(590_000);
   });
 
   test('the scripts are loaded again when Redis lost them (NOSCRIPT)', async () => {
