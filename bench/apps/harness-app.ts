@@ -12,15 +12,14 @@
 // nothing of this harness in it.)
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import express from 'express';
-import session from 'express-session';
 import { RedisStore } from 'connect-redis8';
 import { RedisStore as RedisStore10 } from 'connect-redis';
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { platformLogin, RedisSessionStore, RedisTokenStore } from '../../lib';
 import { naiveAccessToken, naiveSessionRefresh, serverSideCallback } from './hand-written-login';
-import { BENCH_CLIENT, BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from '../lib/settings';
+import { BENCH_CLIENT, BENCH_REDIRECT_URI } from '../lib/settings';
+import { sessionStackApp } from './session-stack';
 
 const env = process.env;
 const kind = env.BENCH_APP;
@@ -61,19 +60,13 @@ const times401: number[] | undefined = env.BENCH_TIME_401 === '1' ? [] : undefin
 /** durationMs of each `refresh` event: a storm's added latency beside the platform's own. */
 const refreshDurations: number[] = [];
 
-const app = express();
-app.use(
-  session({
-    store:
-      env.BENCH_SESSION_STORE === 'memory'
-        ? new RedisSessionStore({ redis: client, prefix: `${prefix}s:` })
-        : nodeRedis !== undefined
-          ? new RedisStore10({ client: nodeRedis, prefix: `${prefix}s:` })
-          : new RedisStore({ client: redis, prefix: `${prefix}s:` }),
-    secret: BENCH_SESSION_SECRET,
-    resave: false,
-    saveUninitialized: false,
-  }),
+const sessionPrefix = `${prefix}s:`;
+const app = sessionStackApp(
+  env.BENCH_SESSION_STORE === 'memory'
+    ? new RedisSessionStore({ redis: client, prefix: sessionPrefix })
+    : nodeRedis !== undefined
+      ? new RedisStore10({ client: nodeRedis, prefix: sessionPrefix })
+      : new RedisStore({ client: redis, prefix: sessionPrefix }),
 );
 const settings = { authUrl: simUrl, ...BENCH_CLIENT, redirectUri: BENCH_REDIRECT_URI };
 
@@ -129,19 +122,15 @@ if (kind === 'baseline') {
   app.get('/api/token', (req, res) => void res.json({ accessToken: naiveAccessToken(req) }));
 } else if (kind === 'server-side') {
   // The entry only (section "entry"): a hand-written callback doing the package's core jobs.
-  const set = (key: string, value: string, ttlMs: number, nx: boolean): Promise<unknown> =>
-    nodeRedis !== undefined
-      ? nodeRedis.set(key, value, { PX: ttlMs, ...(nx ? { NX: true as const } : {}) })
+  const set = async (key: string, value: string, ttlMs: number, nx: boolean): Promise<boolean> =>
+    (nodeRedis !== undefined
+      ? await nodeRedis.set(key, value, { PX: ttlMs, ...(nx ? { NX: true as const } : {}) })
       : nx
-        ? redis.set(key, value, 'PX', ttlMs, 'NX')
-        : redis.set(key, value, 'PX', ttlMs);
+        ? await redis.set(key, value, 'PX', ttlMs, 'NX')
+        : await redis.set(key, value, 'PX', ttlMs)) !== null;
   const callback = serverSideCallback({
-    ...settings,
-    refreshSkewMs: 60_000,
-    claimOnce: (key, ttlMs) => set(key, '1', ttlMs, true).then((ok) => ok !== null),
-    setWithTtl: (key, value, ttlMs) => set(key, value, ttlMs, false).then(() => undefined),
-    prefix: `${prefix}h:`,
-    tokenTtlMs: 86_400_000,
+    ...{ ...settings, refreshSkewMs: 60_000, set },
+    ...{ prefix: `${prefix}h:`, tokenTtlMs: 86_400_000 },
   });
   app.get('/platform/callback', callback);
 } else {

@@ -32,3 +32,21 @@ export async function alternatingRounds<V, P, W>(plan: RoundsPlan<V, P, W>): Pro
   }
   return windows;
 }
+
+/**
+ * The micro benchmarks' rounds: each run's figure `rounds` times, the runs' order reversed every
+ * other round, after one unmeasured run of each (its warm-up).
+ */
+export async function alternatingRuns<N extends string>(
+  runs: Record<N, () => Promise<number>>,
+  rounds: number,
+): Promise<Map<N, number[]>> {
+  const variants = Object.keys(runs) as N[];
+  for (const name of variants) await runs[name]();
+  const none = async (): Promise<undefined> => undefined;
+  return alternatingRounds<N, undefined, number>({
+    ...{ variants, rounds, start: async () => new Map(), stop: none, warmUp: none },
+    window: (name) => runs[name](),
+    log: () => undefined,
+  });
+}

@@ -8,7 +8,6 @@ export interface LatencySummary {
   p90: number;
   p99: number;
   max: number;
-  mean: number;
 }
 
 /** Nearest-rank percentile of an ascending array (`p` in 0–100); NaN for an empty array. */
@@ -21,22 +20,18 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
 /** Summarises latencies in milliseconds (the input is not modified). */
 export function summarize(latenciesMs: readonly number[]): LatencySummary {
   const sorted = Float64Array.from(latenciesMs).sort();
-  let total = 0;
-  for (const value of sorted) total += value;
   return {
     count: sorted.length,
     p50: percentile(sorted, 50),
     p90: percentile(sorted, 90),
     p99: percentile(sorted, 99),
     max: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1]!,
-    mean: sorted.length === 0 ? Number.NaN : total / sorted.length,
   };
 }
 
-/** Median of a few numbers (used to pick the middle of repeated rounds). */
-export function median(values: readonly number[]): number {
-  return percentile(Float64Array.from(values).sort(), 50);
-}
+/** The `p`th percentile of numbers in any order; the median by default. */
+export const median = (values: readonly number[], p = 50): number =>
+  percentile(Float64Array.from(values).sort(), p);
 
 /** Milliseconds with two decimals. */
 export const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : '–');

@@ -16,6 +16,7 @@ import { connectRedis, sessionStackApp, type ClientChoice } from '../apps/sessio
 import { keepAliveAgent, send } from '../lib/load';
 import { BENCH_CLIENT, BENCH_REDIRECT_URI } from '../lib/settings';
 import { enter } from '../lib/sessions';
+import { alternatingRuns } from '../lib/rounds';
 import { median } from '../lib/stats';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 21);
@@ -83,37 +84,25 @@ async function main(): Promise<void> {
     return Number(elapsed) / CALLS;
   };
   const noop: NextFunction = () => undefined;
-  const variants = {
-    'login.middleware()': () => time(middleware, route),
-    'marker read': () => time(withoutIt, noop),
-  };
-  for (const run of Object.values(variants)) await run();
-  const differences: number[] = [];
-  const samples: Record<string, number[]> = { 'login.middleware()': [], 'marker read': [] };
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const order = Object.entries(variants);
-    if (round % 2 === 1) order.reverse();
-    const ns: Record<string, number> = {};
-    for (const [name, run] of order) ns[name] = await run();
-    for (const name of Object.keys(samples)) samples[name]!.push(ns[name]!);
-    differences.push(ns['login.middleware()']! - ns['marker read']!);
-  }
-  for (const [name, values] of Object.entries(samples))
+  const samples = await alternatingRuns(
+    {
+      'login.middleware()': () => time(middleware, route),
+      'marker read': () => time(withoutIt, noop),
+    },
+    ROUNDS,
+  );
+  for (const [name, values] of samples)
     console.log(`${choice}, ${name}: ${(median(values) / 1000).toFixed(3)} µs per call`);
-  const sorted = [...differences].sort((a, b) => a - b);
+  const marker = samples.get('marker read')!;
+  const differences = samples.get('login.middleware()')!.map((ns, round) => ns - marker[round]!);
+  const [low, high] = [Math.min(...differences) / 1000, Math.max(...differences) / 1000];
+  const costUs = median(differences) / 1000;
   console.log(
-    `${choice}: the middleware's own cost ${(median(differences) / 1000).toFixed(3)} µs per call ` +
-      `(median of ${ROUNDS} rounds of ${CALLS}; rounds ${(sorted[0]! / 1000).toFixed(3)} to ${(sorted.at(-1)! / 1000).toFixed(3)})`,
+    `${choice}: the middleware's own cost ${costUs.toFixed(3)} µs per call ` +
+      `(median of ${ROUNDS} rounds of ${CALLS}; rounds ${low.toFixed(3)} to ${high.toFixed(3)})`,
   );
   // For the request-cost section, which runs this file and reads its last line (µs).
-  console.log(
-    JSON.stringify({
-      costUs: median(differences) / 1000,
-      rounds: ROUNDS,
-      low: sorted[0]! / 1000,
-      high: sorted.at(-1)! / 1000,
-    }),
-  );
+  console.log(JSON.stringify({ costUs, rounds: ROUNDS, low, high }));
   agent.destroy();
   server.close();
   await redis.close();

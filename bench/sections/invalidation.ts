@@ -11,16 +11,9 @@ import { createClient, createCluster } from 'redis';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import type { ClientChoice } from '../apps/session-stack';
 import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
-import { keepAliveAgent, send, type Target } from '../lib/load';
-import {
-  heldRecord,
-  nextChange,
-  readRecord,
-  recordKeyOf,
-  sampleRecord,
-  sessionKeyOf,
-  writeRecord,
-} from '../lib/records';
+import { asPlayer, keepAliveAgent, send, type Target } from '../lib/load';
+import { heldRecord, nextChange, readRecord, recordKeyOf, sampleRecord } from '../lib/records';
+import { sessionKeyOf, writeRecord } from '../lib/records';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { enter, loginBaseline, playerOf, type BenchSession } from '../lib/sessions';
 import { count, ms, msFine, summarize, type LatencySummary } from '../lib/stats';
@@ -29,10 +22,7 @@ const PROCESSES = 2;
 const HOUR_MS = 3_600_000;
 /** The goal of issue 16 on loopback. */
 const GOAL_P99_MS = 5;
-/**
- * Requests per process before the trials, on each path a trial takes (a 200, a 401): without them
- * the first trials time V8's compiler, and a p99 over 1,000 trials is their 10th slowest.
- */
+/** Requests per process on each path before the trials. */
 const WARM_UP_REQUESTS = 2000;
 /** At most this long for the processes' deletes of an ended session to reach Redis (ms). */
 const SETTLE_MS = 100;
@@ -76,35 +66,34 @@ interface Layout {
   restoreLoggedOut: () => Promise<void>;
 }
 
-interface Variant {
+/** What a layout's trials came to. */
+interface Samples {
   /** Per trial: ms from sending the DEL to the later of the two processes' first 401. */
-  untilBoth: LatencySummary;
-  /** 200 answers received after the DEL was sent, over all trials (the record still served). */
+  untilBoth: number[];
+  /** Latency of one `GET /api/me` answered 200 just before the DEL, for scale. */
+  requests: number[];
+  /** 200 answers received after the DEL was sent (the record still served). */
   staleAnswers: number;
   /**
-   * 401 answers to a read after the key was put back, over all trials: the absence still served
-   * from memory because Redis's message of the put had not arrived yet (or a process's delete of
-   * the ended session landed after the put); the trial puts it back again.
+   * 401 answers to a read after the key was put back: the absence still served from memory
+   * because Redis's message of the put had not arrived yet (or a process's delete of the ended
+   * session landed after the put); the trial puts it back again.
    */
   staleAbsences: number;
-  /** Latency of one `GET /api/me` answered 200 just before the DEL, for scale. */
-  request: LatencySummary;
-  /** Time the trials' 401s spent inside their app process (arrival to answer), both processes. */
-  inApp401: LatencySummary;
 }
+
+/** A layout's summed-up trials, with the time their 401s spent inside the app processes. */
+type Variant = Omit<Samples, 'untilBoth' | 'requests'> &
+  Record<'untilBoth' | 'request' | 'inApp401', LatencySummary>;
 
 const LAYOUT_COLUMNS =
   "layout | DEL → 401 in both, p50 ms | p99 ms | max ms | stale 200s | stale 401s after the put back | one request p50 ms | one request p99 ms | the 401's time in its process, p50 ms | p99 ms";
 
-const layoutRow = (name: LayoutName, variant: Variant): string[] => [
+const layoutRow = (name: LayoutName, v: Variant): string[] => [
   LAYOUTS[name].row,
-  ...[variant.untilBoth.p50, variant.untilBoth.p99, variant.untilBoth.max].map(msFine),
-  String(variant.staleAnswers),
-  String(variant.staleAbsences),
-  ms(variant.request.p50),
-  ms(variant.request.p99),
-  msFine(variant.inApp401.p50),
-  msFine(variant.inApp401.p99),
+  ...[v.untilBoth.p50, v.untilBoth.p99, v.untilBoth.max].map(msFine),
+  ...[String(v.staleAnswers), String(v.staleAbsences), ms(v.request.p50), ms(v.request.p99)],
+  ...[msFine(v.inApp401.p50), msFine(v.inApp401.p99)],
 ];
 
 /** Where the keys live: the driver's redis-server, or a Redis Cluster (the `cluster` section). */
@@ -155,12 +144,7 @@ async function startLayout(
     const sessionKey = sessionKeyOf(prefix, session.sessionId);
     const sessionValue = await valueOf(sessionKey);
     const putSession = (): Promise<unknown> => redis.set(sessionKey, sessionValue, 'PX', HOUR_MS);
-    const to = (cookie: string): Target[] =>
-      apps.map(({ port }) => ({
-        port,
-        path: '/api/me',
-        headers: { cookie, accept: 'application/json' },
-      }));
+    const to = (cookie: string): Target[] => apps.map(({ port }) => asPlayer(port, cookie));
     const layout = { name, apps, targets: to(session.cookie), loggedOut: to(gone.cookie) };
     if (sessionOnly(name)) {
       await redis.del(sessionKeyOf(prefix, gone.sessionId));
@@ -201,26 +185,6 @@ async function startLayout(
     await stopApps(apps);
     throw error;
   }
-}
-
-/** Both paths a trial takes, through each process of the layout, WARM_UP_REQUESTS times. */
-async function warmUp(agent: Agent, layout: Layout): Promise<void> {
-  for (const [index, target] of layout.targets.entries()) {
-    for (let request = 0; request < WARM_UP_REQUESTS; request += 1) {
-      await layout.restoreLoggedOut();
-      const [ok, gone] = [await send(agent, target), await send(agent, layout.loggedOut[index]!)];
-      if (ok.status !== 200 || gone.status !== 401)
-        throw new Error(`${layout.name} warm-up answered ${ok.status} and ${gone.status}`);
-    }
-  }
-}
-
-/** The raw times of one layout's trials. */
-interface Samples {
-  untilBoth: number[];
-  requests: number[];
-  staleAnswers: number;
-  staleAbsences: number;
 }
 
 /**
@@ -278,7 +242,19 @@ async function measure(
   const layouts: Layout[] = [];
   try {
     for (const name of names) layouts.push(await startLayout(ctx, on, name, agent));
-    for (const layout of layouts) await warmUp(agent, layout);
+    // Both paths a trial takes (a 200, a 401), through each process: without them the first
+    // trials time V8's compiler, and a p99 over 1,000 trials is their 10th slowest.
+    for (const layout of layouts)
+      for (const [index, target] of layout.targets.entries())
+        for (let request = 0; request < WARM_UP_REQUESTS; request += 1) {
+          await layout.restoreLoggedOut();
+          const [ok, gone] = [
+            await send(agent, target),
+            await send(agent, layout.loggedOut[index]!),
+          ];
+          if (ok.status !== 200 || gone.status !== 401)
+            throw new Error(`${layout.name} warm-up answered ${ok.status} and ${gone.status}`);
+        }
     // The warm-up's own 401s left out.
     for (const layout of layouts) await harnessReports(layout.apps, '/bench/times-401');
     const samples = layouts.map((): Samples => ({
@@ -296,13 +272,10 @@ async function measure(
       }
     const result: Partial<Record<LayoutName, Variant>> = {};
     for (const [index, layout] of layouts.entries()) {
-      const { untilBoth, requests, staleAnswers, staleAbsences } = samples[index]!;
-      result[layout.name] = {
-        untilBoth: summarize(untilBoth),
-        ...{ staleAnswers, staleAbsences },
-        request: summarize(requests),
-        inApp401: summarize(await harnessReports(layout.apps, '/bench/times-401')),
-      };
+      const { untilBoth, requests, ...stale } = samples[index]!;
+      const inApp401 = summarize(await harnessReports(layout.apps, '/bench/times-401'));
+      const [until, request] = [summarize(untilBoth), summarize(requests)];
+      result[layout.name] = { ...stale, untilBoth: until, request, inApp401 };
     }
     return result;
   } finally {
@@ -321,13 +294,9 @@ async function waiterWake(ctx: BenchContext, trials: number) {
   const writer = new RedisTokenStore({ redis: clients[0]!, prefix, recordCache: false });
   const woken = new RedisTokenStore({ redis: clients[1]!, prefix });
   const polled = new RedisTokenStore({ redis: clients[2]!, prefix, recordCache: false });
+  const cas = (version: number) => ({ expectedVersion: version - 1 || null, ttlMs: HOUR_MS });
   const put = (sessionId: string, version: number) =>
-    writeRecord(
-      writer,
-      sessionId,
-      { ...sampleRecord(), version },
-      { expectedVersion: version === 1 ? null : version - 1, ttlMs: HOUR_MS },
-    );
+    writeRecord(writer, sessionId, { ...sampleRecord(), version }, cas(version));
   try {
     while (!woken.recordCacheActive) await sleep(10);
     const times = { woken: [] as number[], polled: [] as number[] };
@@ -493,59 +462,30 @@ export async function runInvalidationOn(
         target: 'reported',
       },
     );
-  const rows = table(
-    LAYOUT_COLUMNS,
-    names.map((name) => layoutRow(name, measured[name]!)),
-  );
-  if (!standalone) {
-    const clients =
-      on.client === 'ioredis'
-        ? 'ioredis `Cluster` and connect-redis 8.1'
-        : 'node-redis `createCluster` and connect-redis 10';
-    const markdown = [
-      `## invalidation${label}`,
-      '',
-      `As the invalidation section on one redis-server, on the Cluster: two pairs of harness app processes (REDIS_CLUSTER_NODES, ${clients}), ` +
-        `the package with records from memory and the session stack alone; ${count(trials)} trials of each in turn; the driver's DEL goes through its own ioredis Cluster connection to the key's master. ` +
-        `Without HTTP: two RedisTokenStores on ${on.client} Cluster clients of their own hold the record, a DEL from the driver, the time until both dropped it: ${dropLine(drop)}.`,
-      '',
-      ...rows,
-    ];
-    return { figures, markdown };
-  }
-  const waiterRow = (name: string, s: LatencySummary, format: (value: number) => string) => [
-    name,
-    ...[s.p50, s.p90, s.p99, s.max].map(format),
-  ];
   const markdown = [
-    '## invalidation',
+    `## invalidation${label}`,
     '',
-    `Layout: four pairs of app processes, started side by side, each pair with one session logged in: ` +
-      'the package with records served from memory (its default), the package with every record read from Redis (`recordCache: false`), ' +
-      'and the session stack alone (express + express-session + connect-redis, client defaults), where the key deleted is the session itself, and the same stack on RedisSessionStore (sessions served from memory). ' +
-      `Each process first answers ${count(WARM_UP_REQUESTS)} requests on each path a trial takes (200 and 401), so that the trials time compiled code. ` +
-      `Then ${count(trials)} trials of each layout, one of each in turn: put the key back (and, for the package, the session, which its 401 ends as a logout does), have each process answer \`GET /api/me\` twice (200, the record now in its memory), ` +
-      "send `DEL <key>` from the driver's own Redis connection and, as soon as Redis has answered it (the next request after the DEL), keep one request in flight to each process (each sent when the previous one is answered) until each answers 401. " +
-      "The figure is the time from sending the DEL to the later of the two first 401s, so it includes the requests' own round trips through the session stack: " +
-      'the stack alone, noticing its own deleted session, is the least any middleware on it can take. ' +
-      "The last two columns: the time each trial's 401 spent in its app process, from its arrival to its answer (the Redis reads included); the rest of the figure is the trip between the processes and waiting for a core. " +
-      '"Stale" counts the 200 answers given after Redis had run the DEL: served from memory before Redis\'s message about the key reached that process.',
+    `Two harness app processes per layout${standalone ? '' : ` on the Cluster (REDIS_CLUSTER_NODES, ${on.client})`}, ${count(WARM_UP_REQUESTS)} warm-up requests on each path, then ${count(trials)} trials of each layout in turn: the key put back, each process answering twice, a \`DEL\` from the driver's connection, a request in flight to each process until both answer 401 (what each column means: bench/README.md). ` +
+      `Without HTTP, two stores holding the record on ${on.client} connections of their own, a DEL, the time until both dropped it: ${dropLine(drop)}.`,
     '',
-    ...rows,
-    '',
-    `What the cache adds is the invalidation itself, measured without HTTP: ` +
-      `two RedisTokenStores in the driver, each on its own connection with its own invalidation connection (as two processes have), hold the record; ` +
-      `a \`DEL\` from a third connection; the time until both have dropped it (their \`waitForChange\` resolves when the cache handles Redis's message): ` +
-      `${dropLine(drop)} over ${count(trials)} trials.`,
-    '',
-    `Refresh waiters, in the driver process: one store writes version 2 of a record (compare-and-set) at a random moment while another, on its own connection, waits for it as a request waiting for another process's refresh does: ` +
-      "woken by `waitForChange` (Redis's message about the key) and then reading it, or, as before issue 16, sleeping 25–75 ms between reads from Redis. " +
-      `${count(wakeTrials)} trials each; time from sending the write to the waiter holding version 2.`,
-    '',
-    ...table('waiter | p50 ms | p90 ms | p99 ms | max ms', [
-      waiterRow('woken by Redis (waitForChange)', wake!.woken, msFine),
-      waiterRow('polling every 25–75 ms (before)', wake!.polled, ms),
-    ]),
+    ...table(
+      LAYOUT_COLUMNS,
+      names.map((name) => layoutRow(name, measured[name]!)),
+    ),
   ];
+  if (wake !== undefined) {
+    const waiterRow = (name: string, s: LatencySummary, format: (value: number) => string) => [
+      ...[name, ...[s.p50, s.p90, s.p99, s.max].map(format)],
+    ];
+    markdown.push(
+      '',
+      `Refresh waiters, ${count(wakeTrials)} trials each: one store writes version 2 of a record at a random moment while another waits for it, woken by \`waitForChange\` or sleeping 25–75 ms between reads; the time from sending the write to the waiter holding version 2.`,
+      '',
+      ...table('waiter | p50 ms | p90 ms | p99 ms | max ms', [
+        waiterRow('woken by Redis (waitForChange)', wake.woken, msFine),
+        waiterRow('polling every 25–75 ms (before)', wake.polled, ms),
+      ]),
+    );
+  }
   return { figures, markdown };
 }

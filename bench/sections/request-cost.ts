@@ -7,14 +7,14 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import type { ClientChoice } from '../apps/session-stack';
-import { startApp, stopApps, type AppProcess } from '../lib/app-process';
+import { startApp, startExample, startInTurn, stopApps, type AppProcess } from '../lib/app-process';
 import { cannon, type CannonResult } from '../lib/autocannon';
-import { fixedRate, keepAliveAgent, type Target } from '../lib/load';
+import { asPlayer, fixedRate, keepAliveAgent, type Target } from '../lib/load';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { alternatingRounds } from '../lib/rounds';
 import { entryHeaders, sessionIn } from '../lib/sessions';
-import { BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from '../lib/settings';
-import { count, median, ms, ratioFine, summarize } from '../lib/stats';
+import { BENCH_REDIRECT_URI } from '../lib/settings';
+import { count, median, ms, ratioFine } from '../lib/stats';
 
 const ROOT = join(__dirname, '..', '..');
 const CONNECTIONS = 32;
@@ -112,26 +112,18 @@ export function startVariant(
       : { REDIS_URL: '', REDIS_CLUSTER_NODES: layout.nodes };
   // The example and the floor name node-redis `redis`.
   const clientName = client === 'ioredis' ? 'ioredis' : 'redis';
+  // As `npm run example` starts it (on Redis; its embedded simulator; its own defaults).
   if (variant === 'example')
-    // As `npm run example` starts it (on Redis; its embedded simulator; its own defaults).
-    return startApp({
-      name: 'example',
-      script: 'example-app/server.ts',
-      env: {
-        ...redisEnv,
-        PORT: '0',
-        SESSION_SECRET: BENCH_SESSION_SECRET,
-        REDIS_CLIENT: clientName,
-      },
-      listening: /Example game backend: http:\/\/[^:]+:(\d+)/,
-    });
+    return startExample('example', { ...redisEnv, REDIS_CLIENT: clientName });
   if (!onPackage(variant))
     return startApp({
       name: variant,
       script: 'bench/apps/floor.js',
       env: {
-        ...{ CLIENT: clientName, ...redisEnv, PORT: '0' },
-        F_MEMORY: variant === 'floor-in-memory' ? '1' : '0',
+        CLIENT: clientName,
+        ...redisEnv,
+        PORT: '0',
+        F_MEMORY: variant === 'floor' ? '0' : '1',
       },
       listening: /floor listening (\d+)/,
     });
@@ -223,24 +215,18 @@ async function outsideCheck(
 async function evenlySpaced(target: Target, rate: number, seconds: number): Promise<CannonResult> {
   const agent = keepAliveAgent(CONNECTIONS);
   try {
-    const run = await fixedRate({ agent, rate, durationMs: seconds * 1000, next: () => target });
-    const ok = [...run.statuses].reduce(
-      (sum, [status, n]) => sum + (status >= 200 && status < 300 ? n : 0),
-      0,
-    );
-    const { p50, p99 } = summarize(run.latencies);
+    const run = await fixedRate({ agent, rate, durationMs: seconds * 1000, target });
+    const ok = [...run.statuses].reduce((sum, [status, n]) => sum + (status < 300 ? n : 0), 0);
+    const [p50Ms, p99Ms] = [median(run.latencies), median(run.latencies, 99)];
     const rps = (ok / run.elapsedMs) * 1000;
-    return { ok, failed: run.latencies.length - ok, rps, p50Ms: p50, p99Ms: p99 };
+    return { ok, failed: run.latencies.length - ok, rps, p50Ms, p99Ms };
   } finally {
     agent.destroy();
   }
 }
 
-/** A variant's process of one round and its logged-in session. */
-interface Running {
-  app: AppProcess;
-  cookie: string;
-}
+/** A variant's process of one round, logged in. */
+type Running = AppProcess & { cookie: string };
 
 export async function runRequestCost(
   ctx: BenchContext,
@@ -253,18 +239,9 @@ export async function runRequestCost(
   const onCluster = layout.name === 'cluster';
   const variants = onCluster ? CLUSTER_VARIANTS : VARIANTS;
   const label = onCluster ? `${client}, ${layout.name}` : client;
-  const load = async (
-    variant: Variant,
-    { app, cookie }: Running,
-    seconds: number,
-    rate?: number,
-  ) => {
+  const load = async (variant: Variant, app: Running, seconds: number, rate?: number) => {
     const before = await app.cpuUs();
-    const target = {
-      port: app.port,
-      path: '/api/me',
-      headers: { cookie, accept: 'application/json' },
-    };
+    const target = asPlayer(app.port, app.cookie);
     const result =
       rate === undefined
         ? await cannon({ ...target, connections: CONNECTIONS, seconds })
@@ -273,35 +250,23 @@ export async function runRequestCost(
     if (result.failed > 0) throw new Error(`${variant}: ${result.failed} answers were not 2xx`);
     return { result, cpuUsPerRequest: cpuUs / Math.max(1, result.ok) } satisfies Window;
   };
+  const started = async (variant: Variant): Promise<Running> => {
+    const app = await startVariant(ctx, variant, client, layout);
+    try {
+      const login = variant === 'example' ? enterExample(app) : enterBenchApp(ctx, variant, app);
+      return Object.assign(app, { cookie: await login });
+    } catch (error) {
+      await app.stop();
+      throw error;
+    }
+  };
   // Every pair on fresh processes of every variant, each logged in and warmed up.
   const pairs = (pairs: number, seconds: number, rate?: number) =>
     alternatingRounds<Variant, Running, Window>({
       variants,
       rounds: pairs,
-      start: async (order) => {
-        const started = await Promise.allSettled(
-          order.map((v) => startVariant(ctx, v, client, layout)),
-        );
-        const apps = started.map((o) => (o.status === 'fulfilled' ? o.value : undefined));
-        try {
-          const running = new Map<Variant, Running>();
-          for (const [i, variant] of order.entries()) {
-            const outcome = started[i]!;
-            if (outcome.status === 'rejected') throw outcome.reason;
-            const app = outcome.value;
-            const cookie =
-              variant === 'example'
-                ? await enterExample(app)
-                : await enterBenchApp(ctx, variant, app);
-            running.set(variant, { app, cookie });
-          }
-          return running;
-        } catch (error) {
-          await stopApps(apps);
-          throw error;
-        }
-      },
-      stop: (running) => stopApps([...running.values()].map(({ app }) => app)),
+      start: (order) => startInTurn(order, started),
+      stop: (running) => stopApps(running.values()),
       warmUp: (variant, running) => load(variant, running, plan.warmUpS),
       window: (variant, running) => load(variant, running, seconds, rate),
       log: (line) =>
@@ -312,20 +277,13 @@ export async function runRequestCost(
   const saturated = await pairs(plan.pairs, plan.windowS);
   let outside: OutsideCheck | string | undefined;
   let outsideBound: OutsideCheck | string | undefined;
-  if (!onCluster) {
-    // Right after the bench's windows, in processes of its own.
-    ctx.log(`request-cost (${label}): the outside check (bench/outside-check/run.sh)`);
-    outside = await outsideCheck(plan, client, 'floor');
-    ctx.log(
-      `request-cost (${label}): the outside check against the bound (FLOOR_FLAGS=F_MEMORY=1)`,
-    );
-    outsideBound = await outsideCheck(plan, client, 'bound');
-  }
   let middlewareCost: MiddlewareCost | undefined;
   if (!onCluster) {
-    ctx.log(
-      `request-cost (${label}): the middleware in one process (bench/micro/middleware-call.ts)`,
-    );
+    // Right after the bench's windows, in processes of its own.
+    ctx.log(`request-cost (${label}): the outside check (bench/outside-check/run.sh), twice`);
+    outside = await outsideCheck(plan, client, 'floor');
+    outsideBound = await outsideCheck(plan, client, 'bound');
+    ctx.log(`request-cost (${label}): the middleware alone (bench/micro/middleware-call.ts)`);
     middlewareCost = await middlewareCostInOneProcess(client, ctx.quick);
   }
   const floorRps = median(saturated.get('floor')!.map((w) => w.result.rps));

@@ -8,25 +8,14 @@
 import '../../scripts/source-aliases';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { hashSessionId } from '../../lib/core/hash';
 import { DEMO_PLAYERS } from '../../lib/simulator';
 import { commandCounts } from '../../test/helpers/command-counts';
-import {
-  enterAs,
-  openSocket,
-  startSocketProcess,
-  stopSocketProcesses,
-  type Browser,
-  type SocketProcess,
-  type TestSocket,
-} from '../../test/helpers/spawn-socket-backends';
-import {
-  commandDelta,
-  memoryOf,
-  openMany,
-  PROBE_ENV,
-  type ProcessMemory,
-} from '../lib/socket-load';
+import { enterAs, openSocket, startSocketProcess } from '../../test/helpers/spawn-socket-backends';
+import { stopSocketProcesses } from '../../test/helpers/spawn-socket-backends';
+import type { Browser, SocketProcess, TestSocket } from '../../test/helpers/spawn-socket-backends';
+import { commandDelta, memoryOf, openMany, PROBE_ENV } from '../lib/socket-load';
+import type { ProcessMemory } from '../lib/socket-load';
+import { recordKeyOf } from '../lib/records';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { count, ms, summarize, type LatencySummary } from '../lib/stats';
 
@@ -35,26 +24,17 @@ const PREFIX = 'bench-ws:';
 /** The issue's figures: 10,000 sockets at rest over the processes, p99 to the close frame. */
 const GOAL_SOCKETS = 10_000;
 const GOAL_P99_MS = 100;
-/**
- * Commands per second beyond the 0-socket run still counted as "none": a 5 s window catches one
- * heartbeat (PING + GET every 100 ms per process) more or less at either end.
- */
+/** Commands/s beyond the 0-socket run still "none": a window catches a heartbeat more or less. */
 const REST_NOISE_PER_S = 1;
 const REST_SECONDS = 5;
 /** A close that has not come by then is a failed trial (the package's own bound is 1 s). */
 const CLOSE_GIVE_UP_MS = 2000;
-/**
- * The simulator knows 3 players: the trials log out the last one (every login of it), so the held
- * sessions are of the others (several sessions each) and must stay open through the trials.
- */
+/** The trials log out the simulator's last player; the held sessions, of the others, stay open. */
 const TRIAL_PLAYER = DEMO_PLAYERS[DEMO_PLAYERS.length - 1]!.openId;
 const HELD_PLAYERS = DEMO_PLAYERS.slice(0, -1).map((player) => player.openId);
 const heldPlayer = (index: number): string => HELD_PLAYERS[index % HELD_PLAYERS.length]!;
 
-/**
- * Sockets per process at the memory reading and at the most; the logged-in sessions holding them
- * (each with sockets on both processes); close trials; wall-clock budgets for opening and trials.
- */
+/** Sockets per process at the memory step and at the most, sessions, trials, time budgets. */
 const planFor = (quick: boolean) => {
   const [memoryStep, mostPerProcess, sessions, trials] = quick
     ? [100, 200, 20, 40]
@@ -137,7 +117,8 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
   const backends: SocketProcess[] = await Promise.all(
     Array.from({ length: PROCESSES }, () => startSocketProcess(env)),
   );
-  const held: TestSocket[] = [];
+  /** The sockets held open on each backend. */
+  const held: TestSocket[][] = backends.map(() => []);
   try {
     // Warm-up: each process's upgrade, watch and close path compiled once before anything counts.
     for (let round = 0; round < 20; round += 1) {
@@ -155,36 +136,32 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     const idle = await restRate(ctx);
 
     ctx.log(`sockets: ${plan.sessions} sessions`);
-    const browsers: Browser[] = [];
-    for (let i = 0; i < plan.sessions; i += 1) {
-      browsers.push(await enterAs(backends[i % PROCESSES]!.url, ctx.sim, heldPlayer(i)));
-    }
-    const cookies = browsers.map((browser) => browser.cookie);
+    const cookies: string[] = [];
+    for (let i = 0; i < plan.sessions; i += 1)
+      cookies.push((await enterAs(backends[i % PROCESSES]!.url, ctx.sim, heldPlayer(i))).cookie);
 
     const openDeadline = Date.now() + plan.openBudgetMs;
     const openTo = async (perProcess: number): Promise<string | undefined> => {
       const results = await Promise.all(
-        backends.map((backend, index) => {
-          const already = held.filter((_, i) => i % PROCESSES === index).length;
-          return openMany(openSocket, backend.url, cookies, perProcess - already, 16, openDeadline);
-        }),
+        backends.map((backend, i) =>
+          openMany(
+            openSocket,
+            backend.url,
+            cookies,
+            perProcess - held[i]!.length,
+            16,
+            openDeadline,
+          ),
+        ),
       );
-      // Interleaved so that held[i] is on backends[i % PROCESSES] (the count above relies on it).
-      const longest = Math.max(...results.map((result) => result.sockets.length));
-      for (let i = 0; i < longest; i += 1) {
-        for (const result of results) {
-          const socket = result.sockets[i];
-          if (socket !== undefined) held.push(socket);
-        }
-      }
+      results.forEach((result, i) => held[i]!.push(...result.sockets));
       return results.find((result) => result.stoppedBy !== undefined)?.stoppedBy;
     };
-    const heldOn = (index: number): number => held.filter((_, i) => i % PROCESSES === index).length;
 
     ctx.log(`sockets: opening ${plan.memoryStep} per process`);
     let stoppedBy = await openTo(plan.memoryStep);
     await sleep(500);
-    const atStepCounts = backends.map((_, index) => heldOn(index));
+    const atStepCounts = held.map((sockets) => sockets.length);
     const atStep = await Promise.all(backends.map(memoryOf));
     let atMost = atStep;
     let atMostCounts = atStepCounts;
@@ -192,7 +169,7 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
       ctx.log(`sockets: opening up to ${plan.mostPerProcess} per process`);
       stoppedBy = await openTo(plan.mostPerProcess);
       await sleep(500);
-      atMostCounts = backends.map((_, index) => heldOn(index));
+      atMostCounts = held.map((sockets) => sockets.length);
       atMost = await Promise.all(backends.map(memoryOf));
     }
     if (stoppedBy !== undefined) ctx.log(`sockets: opening stopped: ${stoppedBy}`);
@@ -216,12 +193,14 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     });
     ctx.log(`sockets: ${plan.trials / 2} trials of DEL of the record by hand`);
     const byDel = await closeTrials(ctx, backends, plan.trials / 2, trialDeadline, async (_, b) => {
-      const deleted = await ctx.redis.del(`${PREFIX}t:{${hashSessionId(b.sessionId)}}:t`);
+      const deleted = await ctx.redis.del(recordKeyOf(`${PREFIX}t:`, b.sessionId));
       return deleted === 1 ? undefined : 'no record to delete';
     });
     const closeTimes = byLogout.times;
     await sleep(200);
-    const heldClosed = held.filter((socket) => socket.ws.readyState !== socket.ws.OPEN).length;
+    const heldClosed = held
+      .flat()
+      .filter((socket) => socket.ws.readyState !== socket.ws.OPEN).length;
 
     const memory = backends.map((_, index) => ({
       step: perSocket(empty[index]!, atStep[index]!, atStepCounts[index]!),
@@ -261,61 +240,38 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
 
     const rates = (rate: typeof idle) =>
       rate.byCommand.map(([name, perS]) => `${name} ${perS.toFixed(1)}`).join(', ') || '—';
+    const memoryRow = (name: string, n: number, at: ProcessMemory, each?: ProcessMemory) => [
+      ...[name, count(n), mib(at.rss), mib(at.heap)],
+      ...(each ? [kib(each.rss), kib(each.heap)] : ['', '']),
+    ];
     const markdown = [
       '## Sockets: held, memory, Redis at rest, time to close',
       '',
-      `${PROCESSES} socket backends (test/helpers/socket-backend-program.ts: express-session on ` +
-        `connect-redis 8 + ioredis, the \`ws\` adapter of \`login.sockets()\`) share one ` +
-        `redis-server; ${plan.sessions} sessions each hold sockets on both processes. Memory is ` +
-        `read inside each process after a full GC (\`global.gc()\`), beside the same process ` +
-        `with no socket, and divided by the sockets it holds (the per-session watch included). ` +
-        `RSS moves by a few MiB as the allocator gives pages back: per socket it means something ` +
-        `only over thousands of sockets (not in a BENCH_QUICK run).`,
+      `${PROCESSES} socket backends (test/helpers/socket-backend-program.ts), ${plan.sessions} sessions each holding sockets on both; memory read in each process after a full GC, beside the same process with no socket (RSS per socket means something only over thousands of sockets).`,
       '',
       ...table(
         'process | sockets | RSS | heap | RSS / socket | heap / socket',
-        backends.flatMap((_, index) => {
-          const row = (name: string, n: number, at: ProcessMemory, each?: ProcessMemory) => [
-            ...[name, count(n), mib(at.rss), mib(at.heap)],
-            ...(each ? [kib(each.rss), kib(each.heap)] : ['', '']),
-          ];
-          const step = row(
-            `${index + 1}`,
-            atStepCounts[index]!,
-            atStep[index]!,
-            memory[index]!.step,
-          );
-          const most = row(
-            `${index + 1}`,
-            atMostCounts[index]!,
-            atMost[index]!,
-            memory[index]!.most,
-          );
-          return [
-            row(`${index + 1} (none)`, 0, empty[index]!),
-            step,
-            ...(atMost === atStep ? [] : [most]),
-          ];
-        }),
+        backends.flatMap((_, i) => [
+          memoryRow(`${i + 1} (none)`, 0, empty[i]!),
+          memoryRow(`${i + 1}`, atStepCounts[i]!, atStep[i]!, memory[i]!.step),
+          ...(atMost === atStep
+            ? []
+            : [memoryRow(`${i + 1}`, atMostCounts[i]!, atMost[i]!, memory[i]!.most)]),
+        ]),
       ),
       '',
       stoppedBy === undefined
         ? `Every socket asked for opened (${count(heldTotal)}).`
         : `Opening stopped early: ${stoppedBy}.`,
       '',
-      `Redis at rest (INFO commandstats over ${REST_SECONDS} s, the readings' ` +
-        `own INFO left out), all ${PROCESSES} processes together:`,
+      `Redis at rest (INFO commandstats over ${REST_SECONDS} s, the readings' own INFO left out), all ${PROCESSES} processes together:`,
       '',
       ...table('open sockets | commands/s | by command (/s)', [
         ['0', idle.perSecond.toFixed(1), rates(idle)],
         [count(heldTotal), loaded.perSecond.toFixed(1), rates(loaded)],
       ]),
       '',
-      `From ending the trial player's login to the 4401 close frame at the client, for its ` +
-        `socket on each process (entered on one, ended through the other), with the ` +
-        `${count(heldTotal)} sockets still open: \`POST /admin/logout-player\` to a process ` +
-        `(\`login.logoutPlayer\`, the HTTP round trip included), and a \`DEL\` of the token ` +
-        `record from another Redis connection.`,
+      `From ending the trial player's login (\`POST /admin/logout-player\` to the other process, or a \`DEL\` of its token record) to the 4401 close frame of its socket on each process, with the ${count(heldTotal)} sockets still open:`,
       '',
       ...table(
         'ended by | trials | closes | p50 | p90 | p99 | max | failed',
@@ -333,7 +289,7 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     ];
     return { figures, markdown };
   } finally {
-    for (const socket of held) socket.ws.terminate();
+    for (const socket of held.flat()) socket.ws.terminate();
     await stopSocketProcesses(backends);
   }
 }

@@ -28,14 +28,9 @@ async function fill(store: RedisTokenStore, from: number, to: number): Promise<n
       const index = next++;
       // Fresh tokens and a player of its own per record (one session per player, the common
       // case), so encryption, the player index and memory see distinct values.
-      if (
-        !(await writeRecord(store, sessionIdOf(index), sampleRecord(), {
-          expectedVersion: null,
-          ttlMs: 90 * DAY_MS,
-        }))
-      ) {
+      const options = { expectedVersion: null, ttlMs: 90 * DAY_MS };
+      if (!(await writeRecord(store, sessionIdOf(index), sampleRecord(), options)))
         throw new Error(`record ${index} already existed`);
-      }
     }
   };
   await Promise.all(Array.from({ length: FILL_WINDOW }, worker));
@@ -56,7 +51,6 @@ interface Subject {
 }
 
 const MODES = ['plain', 'encrypted'] as const;
-const noSamples = () => ({ samples: [] as number[], reads: 0, readMs: 0 });
 
 /**
  * Allocated memory without the clients' buffers: a fill leaves large query buffers behind that
@@ -129,7 +123,17 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
         ctx.log(`scale: filling ${count(size)} ${mode} records`);
         const fillPerSecond = await fill(store, 0, size);
         const memoryBytes = (await usedMemory(redis)) - before;
-        subjects.push({ mode, size, redis, store, fillPerSecond, memoryBytes, ...noSamples() });
+        subjects.push({
+          mode,
+          size,
+          redis,
+          store,
+          fillPerSecond,
+          memoryBytes,
+          samples: [],
+          reads: 0,
+          readMs: 0,
+        });
       }
     }
     ctx.log(
@@ -137,9 +141,8 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
     );
     await sampleLatencies(subjects, reads);
     ctx.log('scale: read throughput');
-    for (const subject of [...subjects, ...[...subjects].reverse()]) {
+    for (const subject of [...subjects, ...[...subjects].reverse()])
       await sampleThroughput(subject, throughputMs / 2);
-    }
   } finally {
     for (const subject of subjects) subject.redis.disconnect();
     await server.stop();
@@ -170,25 +173,10 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
   const markdown = [
     '## store-scale: store reads and Redis memory at 10k and 100k sessions',
     '',
-    `A redis-server of its own, one database per row, each filled through \`RedisTokenStore.put\` (the compare-and-set script, ${FILL_WINDOW} puts in flight) with records as the simulator makes them ` +
-      '(43-character tokens, 32-character openId and unionId, two scopes, 90-day TTL; encrypted: AES-256-GCM with one key). ' +
-      `Latency: ${count(reads)} sequential \`store.get\` calls of random sessions per row after a warm-up, from the driver process, the rows taking turns read by read. ` +
-      `Throughput: \`store.get\` with ${READ_CONCURRENCY} in flight, ${throughputMs / 1000} s per row in two halves. ` +
-      'Memory: `used_memory` (MEMORY STATS `total.allocated`) without the client buffers, after the fill minus before it, divided by the sessions: ' +
-      "the record's key and value, its expiry entry, the player's index (a sorted set per player, written by `put` for `logoutPlayer`; here one session per player) and Redis's hash-table overhead. " +
-      'Every read goes to Redis (`recordCache: false`): with the record cache, the 10k row would be served from memory.',
+    `A redis-server of its own, one database per row, filled through \`RedisTokenStore.put\` (${FILL_WINDOW} puts in flight); latency: ${count(reads)} sequential reads of random sessions per row, the rows taking turns; throughput: ${READ_CONCURRENCY} reads in flight, ${throughputMs / 1000} s per row; memory: MEMORY STATS without the client buffers, after the fill minus before (bench/README.md).`,
     '',
     ...table(
-      [
-        'records',
-        'mode',
-        'fill puts/s',
-        'memory added',
-        'per session',
-        'read p50 ms',
-        'read p99 ms',
-        `reads/s (${READ_CONCURRENCY} in flight)`,
-      ],
+      `records | mode | fill puts/s | memory added | per session | read p50 ms | read p99 ms | reads/s (${READ_CONCURRENCY} in flight)`,
       points.map((point) => [
         count(point.size),
         point.mode,
@@ -200,10 +188,6 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
         count(point.readsPerSecond),
       ]),
     ),
-    '',
-    'A read is one GET of a key derived from the session id (a hash: no scan, no index), so its cost should not depend on how many sessions Redis holds; ' +
-      'the ratios above say how far that holds. Memory grows linearly with the sessions held. ' +
-      "Reads/s is bounded by the driver process's CPU, so the plain / encrypted gap there is the cost of opening a sealed record (AES-GCM, one decipher per read).",
   ];
   return { figures, markdown };
 }
