@@ -5,12 +5,7 @@ import { hash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 
 /** What the hand-written pattern keeps in the session (`expiresAt`: epoch milliseconds). */
-interface NaiveTokens {
-  accessToken: string;
-  refreshToken: string;
-  expiresAt: number;
-  openId: string;
-}
+type NaiveTokens = { accessToken: string; refreshToken: string; expiresAt: number; openId: string };
 
 /** Settings of the hand-written logins; the token endpoint is `${authUrl}/token`. */
 export interface NaiveSettings {

@@ -1,15 +1,10 @@
-// The app process the refresh-storm, entry, faults and invalidation sections load (started by
-// lib/app-process.ts). BENCH_APP picks what sits in front of /api: `baseline` (express +
-// express-session + connect-redis only), `package` (this package on RedisTokenStore), `naive`
-// (tokens in req.session, apps/hand-written-login.ts) or `server-side` (the entry only: a
-// hand-written callback that claims the code once and keeps the tokens in Redis). Also read:
-// REDIS_URL, or REDIS_CLUSTER_NODES (`host:port,…`: a Redis Cluster found from these seeds);
-// SIM_URL; KEY_PREFIX; BENCH_LOGIN_OPTIONS (JSON of extra platformLogin() options);
-// BENCH_STORE_CACHE=0 (`recordCache: false`); BENCH_SESSION_STORE=memory (RedisSessionStore in place
-// of connect-redis); BENCH_TIME_401=1 (times each 401 for /bench/times-401); BENCH_REDIS_CLIENT=
-// node-redis (node-redis 6 and connect-redis 10 in place of ioredis and connect-redis 8).
-// Prints "listening <port>" when ready; SIGTERM ends it. (request-cost runs apps/serve.ts instead:
-// nothing of this harness in it.)
+// The app process the refresh-storm, entry, faults and invalidation sections load. BENCH_APP picks
+// what sits in front of /api: `baseline` (the session stack only), `package`, `naive` (tokens in
+// req.session, apps/hand-written-login.ts) or `server-side` (a hand-written entry doing the core
+// jobs). Also read: REDIS_URL or REDIS_CLUSTER_NODES (`host:port,…`), SIM_URL, KEY_PREFIX,
+// BENCH_LOGIN_OPTIONS (JSON of more platformLogin() options), BENCH_STORE_CACHE=0, BENCH_TIME_401=1
+// (times each 401 for /bench/times-401), BENCH_SESSION_STORE=memory (RedisSessionStore),
+// BENCH_REDIS_CLIENT=node-redis. Prints "listening <port>"; SIGTERM ends it.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { RedisStore } from 'connect-redis8';

@@ -1,12 +1,7 @@
-// One request-cost app process: the session stack as the floor (floor.js) has it, plus this package:
-// BENCH_APP=package (login.middleware() on a RedisTokenStore, records in the clear, from the record
-// cache as by default), package-sessions (the same on the package's RedisSessionStore in place of
-// connect-redis) or package-without-middleware (everything but login.middleware(), the route
-// answering from the session's marker as the floor answers from its session: what the middleware
-// itself costs is the difference). BENCH_CLIENT=ioredis|node-redis, Redis at REDIS_URL, the
-// simulator at SIM_URL. Prints "listening <port>"; SIGTERM ends it. (This process runs TypeScript
-// through esbuild-register, the floor plain JavaScript: the same app in plain JavaScript measured
-// no cheaper, 100.6 against 97.8 µs.)
+// One request-cost app process: the session stack as the floor (floor.js) has it, plus the package:
+// BENCH_APP=package, package-sessions (on RedisSessionStore) or package-without-middleware (the
+// route answering from the session's marker: the middleware's own cost is the difference);
+// BENCH_CLIENT=ioredis|node-redis, REDIS_URL, SIM_URL. Prints "listening <port>"; SIGTERM ends it.
 import { createServer } from 'node:http';
 import { platformLogin, RedisSessionStore, RedisTokenStore } from '../../lib';
 import { BENCH_CLIENT, BENCH_REDIRECT_URI } from '../lib/settings';

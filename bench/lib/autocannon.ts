@@ -26,39 +26,32 @@ export interface CannonOptions {
 }
 
 export function cannon(options: CannonOptions): Promise<CannonResult> {
-  const args = ['-j', '-c', String(options.connections), '-d', String(options.seconds)];
+  const { connections, seconds, port, path } = options;
+  const args = ['-j', '-c', String(connections), '-d', String(seconds)];
   for (const [name, value] of Object.entries(options.headers ?? {}))
     args.push('-H', `${name}=${value}`);
-  args.push(`http://127.0.0.1:${options.port}${options.path}`);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [AUTOCANNON, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const url = `http://127.0.0.1:${port}${path}`;
+  const child = spawn(process.execPath, [AUTOCANNON, ...args, url], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let [out, err] = ['', ''];
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  return new Promise((resolve, reject) =>
     child.on('exit', (code) => {
       try {
-        const report = JSON.parse(out) as {
-          requests: { total: number };
-          non2xx: number;
-          errors: number;
-          timeouts: number;
+        const report = JSON.parse(out) as Record<'non2xx' | 'errors' | 'timeouts', number> & {
           duration: number;
           latency: { p50: number; p99: number };
           '2xx': number;
         };
-        resolve({
-          ok: report['2xx'],
-          failed: report.non2xx + report.errors + report.timeouts,
-          rps: report['2xx'] / report.duration,
-          p50Ms: report.latency.p50,
-          p99Ms: report.latency.p99,
-        });
+        const { latency, duration } = report;
+        const ok = report['2xx'];
+        const failed = report.non2xx + report.errors + report.timeouts;
+        resolve({ ok, failed, rps: ok / duration, p50Ms: latency.p50, p99Ms: latency.p99 });
       } catch {
         reject(new Error(`autocannon exited with ${code}: ${err.slice(-500)}`));
       }
-    });
-  });
+    }),
+  );
 }

@@ -5,11 +5,7 @@ import { Agent, request, type IncomingHttpHeaders, type OutgoingHttpHeaders } fr
 import { performance } from 'node:perf_hooks';
 
 /** One request: to which app process, which path, with which headers (e.g. the session cookie). */
-export interface Target {
-  port: number;
-  path: string;
-  headers?: OutgoingHttpHeaders;
-}
+export type Target = { port: number; path: string; headers?: OutgoingHttpHeaders };
 
 /** A logged-in player's GET of `path` on the app process at `port`. */
 export const asPlayer = (port: number, cookie: string, path = '/api/me') => ({
@@ -19,12 +15,7 @@ export const asPlayer = (port: number, cookie: string, path = '/api/me') => ({
 });
 
 /** One answer as the client saw it; status 0 when the request failed on the socket. */
-export interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-  ms: number;
-}
+export type Answer = { status: number; headers: IncomingHttpHeaders; body: string; ms: number };
 
 /** What a run of many requests produced: every latency (ms), the statuses, the wall time. */
 export interface LoadResult {
@@ -78,10 +69,7 @@ async function measured(
   };
 }
 
-/**
- * `concurrency` clients send back to back for `durationMs`. `next(i)` gives the i-th request;
- * `undefined` stops that client (e.g. when the pre-issued entry codes run out).
- */
+/** `concurrency` clients send `next(i)` back to back for `durationMs` (or until it is undefined). */
 export function closedLoop(options: {
   agent: Agent;
   concurrency: number;
@@ -105,10 +93,8 @@ export function closedLoop(options: {
 }
 
 /**
- * Sends `rate` requests per second for `durationMs`, whatever the answers do (an open loop): one
- * due every 1/rate s, sent on the next timer tick (1 ms at the finest, so at thousands a second a
- * few go together). Each latency counts from the moment its request was due, so queueing in the
- * server, the agent or this process's own event loop shows up instead of silently lowering the rate.
+ * `rate` requests a second for `durationMs` whatever the answers do, each sent on the first timer
+ * tick after it is due and timed from then, so a queue anywhere shows instead of lowering the rate.
  */
 export function fixedRate(options: {
   agent: Agent;

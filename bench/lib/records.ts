@@ -10,13 +10,10 @@ import type { PutOptions } from '../../lib/core/store-engine';
 import { engineOf } from '../../lib/core/derived-engine';
 
 /** The session's record; `undefined` when absent or unreadable. */
-export async function readRecord(
-  store: TokenStore,
-  sessionId: string,
-): Promise<TokenRecord | undefined> {
+export const readRecord = async (store: TokenStore, sessionId: string) => {
   const read = await engineOf(store).records.get(hashSessionId(sessionId));
   return read.status === 'found' ? read.record : undefined;
-}
+};
 
 /** A compare-and-set write of the session's record. */
 export const writeRecord = (
@@ -45,18 +42,14 @@ export function heldRecord(store: TokenStore, sessionId: string): TokenRecord | 
   return read?.status === 'found' ? read.record : undefined;
 }
 
-/** The key of a session's token record under a RedisTokenStore `prefix`. */
+/** The key of a session's token record under a RedisTokenStore `prefix` (deleted by hand). */
 export const recordKeyOf = (prefix: string, sessionId: string): string =>
   `${prefix}{${hashSessionId(sessionId)}}:t`;
 
 /** The key connect-redis keeps a harness app's session under (its prefix is `<KEY_PREFIX>s:`). */
-export const sessionKeyOf = (keyPrefix: string, sessionId: string): string =>
-  `${keyPrefix}s:${sessionId}`;
+export const sessionKeyOf = (keyPrefix: string, id: string): string => `${keyPrefix}s:${id}`;
 
-/**
- * A version-1 record as the simulator's tokens make it (43-character tokens, openId and unionId of
- * 32, two scopes), fresh for 2 h, its refresh token for 90 days.
- */
+/** A version-1 record sized as the simulator's (43-character tokens, 32-character ids). */
 export function sampleRecord(): TokenRecord {
   const now = Date.now();
   const token = (): string => randomBytes(32).toString('base64url');

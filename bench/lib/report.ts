@@ -28,10 +28,7 @@ export interface Figure {
 }
 
 /** What a section produced: summary figures and its own Markdown. */
-export interface SectionResult {
-  figures: Figure[];
-  markdown: string[];
-}
+export type SectionResult = { figures: Figure[]; markdown: string[] };
 
 /** A Markdown table; a header given as one string is split at ` | `. */
 export function table(header: string | readonly string[], rows: readonly (readonly string[])[]) {

@@ -10,10 +10,7 @@ import { send, type Answer } from './load';
 import { readRecord, writeRecord } from './records';
 
 /** A browser's login: the cookie to send and the session id behind it. */
-export interface BenchSession {
-  cookie: string;
-  sessionId: string;
-}
+export type BenchSession = { cookie: string; sessionId: string };
 
 const HOUR_MS = 3_600_000;
 
@@ -40,10 +37,7 @@ function sessionOf(answer: Answer, status: number, what: string): BenchSession {
   return session;
 }
 
-/**
- * What a browser sends when the platform's lobby page (at `lobby.url`) opens the game: the bench
- * apps check entries against the simulator's origin, as the quick start does.
- */
+/** What a browser sends when the platform's lobby page (at `lobby.url`) opens the game. */
 export const entryHeaders = (lobby: Pick<PlatformSimulator, 'url'>): Record<string, string> => ({
   referer: `${lobby.url}/`,
   'sec-fetch-site': 'same-site',
@@ -78,10 +72,7 @@ export const loginBaseline = async (agent: Agent, port: number, openId: string) 
     'baseline login',
   );
 
-/**
- * Makes a session's token record expired a second ago (obtained 2 h before that), as another
- * writer would: version + 1, compare-and-set.
- */
+/** Makes a session's token record expired a second ago, as another writer would (compare-and-set). */
 export async function expireRecord(store: TokenStore, sessionId: string): Promise<void> {
   const record = await readRecord(store, sessionId);
   if (record === undefined) throw new Error('no token record to expire');

@@ -2,13 +2,7 @@
 // full sample (no histogram buckets), so p99 is an observed latency, not an interpolation.
 
 /** A latency sample reduced to what the results report. */
-export interface LatencySummary {
-  count: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-}
+export type LatencySummary = { count: number; p50: number; p90: number; p99: number; max: number };
 
 /** Nearest-rank percentile of an ascending array (`p` in 0–100); NaN for an empty array. */
 export function percentile(sorted: ArrayLike<number>, p: number): number {

@@ -1,8 +1,6 @@
 // Is node-redis's own client-side cache (`clientSideCache`, RESP3) as cheap as the package's record
-// cache for a hit? Measures, per hit, on a private redis-server:
-//   a) node-redis 6 `clientSideCache`: `client.get(key)` served from its cache (a structuredClone of
-//      the stored Buffer, a promise), then the record decoded — plain, and sealed (AES-256-GCM);
-//   b) the package's record cache: a Map lookup of the decoded, frozen record, in a promise.
+// cache for a hit? Per hit, on a private redis-server: node-redis's cached `get` then the record
+// decoded (plain, and sealed), beside the record cache's Map lookup of the decoded record.
 // Run: node -r esbuild-register bench/micro/client-side-cache.ts
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';

@@ -1,9 +1,7 @@
 // login.middleware() called on its own, in a loop, on a request express-session loaded for a
-// logged-in player (record and session in memory, as on the hot path): µs per call, beside a
-// middleware that reads the session's marker as the app without the package's middleware does.
-// No HTTP, no second app: whole requests swing by more than the middleware costs (two apps timed
-// side by side gave 1.3–2.9 µs for the same build). Alternating rounds; the median of the per-round
-// differences. The request-cost section runs this file and reads its last line.
+// logged-in player (as on the hot path), beside a middleware that reads the session's marker: no
+// HTTP, since whole requests swing by more than the middleware costs. The median of the rounds'
+// differences; the request-cost section runs this file and reads its last line.
 // Run: npm run build && node -r esbuild-register -r ./bench/lib/built-package.ts bench/micro/middleware-call.ts
 // (CLIENT=ioredis|node-redis, ROUNDS=n)
 import { createServer } from 'node:http';

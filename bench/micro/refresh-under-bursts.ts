@@ -1,10 +1,7 @@
-// Issue 52.1's figure: refreshes under request bursts on a single Redis with no replica. Six logins
-// with 1-second tokens ask a harness app process (apps/harness-app.ts, the package on
-// RedisSessionStore) for their token every 200 ms for DURATION_S seconds, while another process
-// sends it bursts of 1,500 `GET /ping` (no cookie) every 2 s; per client: the players' requests,
-// how many were not 200, their slowest, and the platform's refreshes. A burst stalls the app's
-// event loop past the record cache's lease; before docs/durability.md's signs, that held every
-// refresh back for 3 s.
+// Issue 52.1's figure: six logins with 1-second tokens ask a harness app process (the package on
+// RedisSessionStore, one Redis, no replica) for their token every 200 ms while another process
+// sends it bursts of 1,500 `GET /ping` every 2 s, which stall its event loop past the record
+// cache's lease (before docs/durability.md's signs, that held every refresh back for 3 s).
 // Run: npm run build && node -r esbuild-register bench/micro/refresh-under-bursts.ts (DURATION_S=n)
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -17,10 +17,7 @@ import { count } from '../lib/stats';
 import { runInvalidationOn, type InvalidationRedis } from './invalidation';
 import { enterExample, runRequestCost, startVariant, type RequestCostLayout } from './request-cost';
 
-/**
- * Commands per logged-in request with a fresh token the example may send on the Cluster: none, to
- * within the noise of the background's timers over the windows (one command a request would be 1).
- */
+/** Commands per logged-in request: none, to within the noise of the background's timers. */
 const COMMANDS_PER_REQUEST_TARGET = 0.01;
 /** The idle window is at least this long (ms): the background's rate, from enough of its beats. */
 const MIN_IDLE_MS = 3000;

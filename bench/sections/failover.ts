@@ -80,24 +80,19 @@ interface SettingResult {
   metrics: Map<string, number>;
 }
 type Timeline = { killMs: number; promotedMs: number; endMs: number };
+type Env = Record<string, string>;
 type RunResult = Awaited<ReturnType<typeof runOnce>>;
 
 const hostList = (addresses: readonly Address[]): string =>
   addresses.map((a) => `${a.host}:${a.port}`).join(',');
 
 /** The bed of one run: what the example is told, and the failover. */
-async function startBed(topology: Topology): Promise<{
-  env: Record<string, string>;
-  kill(): Promise<void>;
-  waitForPromotion(): Promise<Address>;
-  stop(): Promise<void>;
-  killed: string;
-}> {
+async function startBed(topology: Topology) {
   const options = { replicationDelayMs: LAG_MS, proxiesInChildProcess: true };
   if (topology === 'sentinel') {
     const bed = await startSentinelBed(options);
     return {
-      env: { REDIS_SENTINELS: hostList(bed.sentinels), REDIS_SENTINEL_NAME: bed.masterName },
+      env: { REDIS_SENTINELS: hostList(bed.sentinels), REDIS_SENTINEL_NAME: bed.masterName } as Env,
       kill: () => bed.killPrimary(),
       waitForPromotion: () => bed.waitForPromotion(30_000),
       stop: () => bed.stop(),
@@ -107,7 +102,7 @@ async function startBed(topology: Topology): Promise<{
   const bed = await startClusterBed(options);
   const [from, to] = bed.masters[0]!.slots;
   return {
-    env: { REDIS_CLUSTER_NODES: hostList(bed.nodes) },
+    env: { REDIS_CLUSTER_NODES: hostList(bed.nodes) } as Env,
     kill: () => bed.killMaster(0),
     waitForPromotion: () => bed.waitForPromotion(0, 30_000),
     stop: () => bed.stop(),

@@ -1,8 +1,6 @@
 // Section "invalidation": how long a key deleted by hand (`DEL` from another Redis connection)
-// stays visible to app processes that serve it from memory: from the DEL to the first 401 in each
-// of 2 processes, over many trials. Token records from memory and from Redis, sessions from
-// RedisSessionStore's memory, and the session stack alone noticing its own deleted session; on one
-// redis-server, and (runInvalidationOn, for the cluster section) on a Redis Cluster.
+// stays visible to 2 app processes that serve it from memory: from the DEL to the first 401 in both,
+// over many trials; on one redis-server, and (runInvalidationOn, for `cluster`) on a Redis Cluster.
 import type { Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,6 +18,8 @@ import { count, ms, msFine, summarize, type LatencySummary } from '../lib/stats'
 
 const PROCESSES = 2;
 const HOUR_MS = 3_600_000;
+/** A record's put back, whatever was there. */
+const PUT_NEW = { expectedVersion: null, ttlMs: HOUR_MS };
 /** The goal of issue 16 on loopback. */
 const GOAL_P99_MS = 5;
 /** Requests per process on each path before the trials. */
@@ -29,12 +29,7 @@ const SETTLE_MS = 100;
 /** A trial's reads after the put back answer 200 within this long, or the section fails (ms). */
 const RESTORE_WITHIN_MS = 1000;
 
-/**
- * The layouts measured side by side, a trial of each in turn: the package serving records from
- * memory (its default), the package reading each record from Redis, the session stack alone
- * (express + express-session + connect-redis), whose deleted *session* answers 401: the least the
- * package can do; and the stack on RedisSessionStore (sessions from memory).
- */
+/** The layouts measured side by side, a trial of each in turn (their prefixes and rows). */
 type LayoutName = 'memory' | 'redis' | 'baseline' | 'sessions';
 const LAYOUTS: Record<LayoutName, { prefix: string; row: string }> = {
   memory: { prefix: 'inv:', row: 'package, records from memory (default)' },
@@ -66,19 +61,15 @@ interface Layout {
   restoreLoggedOut: () => Promise<void>;
 }
 
-/** What a layout's trials came to. */
+/**
+ * What a layout's trials came to: the ms from each DEL to the later of the two first 401s, the
+ * 200s just before the DELs (for scale), the 200s after them, and the 401s to a read after the key
+ * was put back (the absence still served from memory: the trial puts it back again).
+ */
 interface Samples {
-  /** Per trial: ms from sending the DEL to the later of the two processes' first 401. */
   untilBoth: number[];
-  /** Latency of one `GET /api/me` answered 200 just before the DEL, for scale. */
   requests: number[];
-  /** 200 answers received after the DEL was sent (the record still served). */
   staleAnswers: number;
-  /**
-   * 401 answers to a read after the key was put back: the absence still served from memory
-   * because Redis's message of the put had not arrived yet (or a process's delete of the ended
-   * session landed after the put); the trial puts it back again.
-   */
   staleAbsences: number;
 }
 
@@ -96,17 +87,15 @@ const layoutRow = (name: LayoutName, v: Variant): string[] => [
   ...[msFine(v.inApp401.p50), msFine(v.inApp401.p99)],
 ];
 
-/** Where the keys live: the driver's redis-server, or a Redis Cluster (the `cluster` section). */
+/**
+ * Where the keys live (`standalone` or `cluster`): the apps' env and client, the driver's own
+ * connection (it deletes and puts back keys), and a node-redis client not yet connected.
+ */
 export interface InvalidationRedis {
-  /** `standalone` or `cluster`: named in the figures. */
   name: string;
-  /** The app processes' REDIS_URL, or REDIS_CLUSTER_NODES with REDIS_URL empty. */
   env: { REDIS_URL: string; REDIS_CLUSTER_NODES?: string };
-  /** The driver's connection: it deletes and puts back keys, never through the apps. */
   driver: Redis | Cluster;
-  /** The apps' client (ioredis, or node-redis with connect-redis 10). */
   client: ClientChoice;
-  /** A node-redis client of the same Redis, not yet connected (the store-level drop). */
   nodeRedis: () => ReturnType<typeof createClient> | ReturnType<typeof createCluster>;
 }
 
@@ -121,11 +110,8 @@ async function startLayout(
   const { prefix } = LAYOUTS[name];
   const redis = on.driver;
   const apps = await startHarnessApps(sessionOnly(name) ? 'baseline' : 'package', PROCESSES, {
-    ...on.env,
-    BENCH_REDIS_CLIENT: on.client === 'node-redis' ? 'node-redis' : undefined,
-    SIM_URL: ctx.sim.url,
-    KEY_PREFIX: prefix,
-    BENCH_TIME_401: '1',
+    ...{ ...on.env, SIM_URL: ctx.sim.url, KEY_PREFIX: prefix, BENCH_TIME_401: '1' },
+    BENCH_REDIS_CLIENT: on.client,
     BENCH_STORE_CACHE: name === 'redis' ? '0' : undefined,
     BENCH_SESSION_STORE: name === 'sessions' ? 'memory' : undefined,
   });
@@ -136,11 +122,8 @@ async function startLayout(
         : enter(agent, ctx.sim, apps[0]!.port, playerOf(index));
     const [session, gone] = [await login(0), await login(1)];
     /** A key's value, to put back as it was. */
-    const valueOf = async (key: string): Promise<Buffer> => {
-      const value = await redis.getBuffer(key);
-      if (value === null) throw new Error(`${name}: no session in Redis after the login`);
-      return value;
-    };
+    const valueOf = async (key: string): Promise<Buffer> =>
+      (await redis.getBuffer(key)) ?? Promise.reject(new Error(`${name}: no session in Redis`));
     const sessionKey = sessionKeyOf(prefix, session.sessionId);
     const sessionValue = await valueOf(sessionKey);
     const putSession = (): Promise<unknown> => redis.set(sessionKey, sessionValue, 'PX', HOUR_MS);
@@ -175,10 +158,7 @@ async function startLayout(
       // the put check that it is.
       restore: async () => {
         await putSession();
-        await writeRecord(store, session.sessionId, record, {
-          expectedVersion: null,
-          ttlMs: HOUR_MS,
-        });
+        await writeRecord(store, session.sessionId, record, PUT_NEW);
       },
     };
   } catch (error) {
@@ -355,7 +335,7 @@ async function storesDrop(
     const sessionId = 'drop-session-0123456789abcdef';
     const times: number[] = [];
     for (let trial = 0; trial < trials; trial += 1) {
-      await writeRecord(writer, sessionId, record, { expectedVersion: null, ttlMs: HOUR_MS });
+      await writeRecord(writer, sessionId, record, PUT_NEW);
       await sleep(2);
       for (const store of stores) {
         await readRecord(store, sessionId);

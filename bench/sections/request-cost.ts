@@ -1,9 +1,6 @@
 // Section "request-cost": what a logged-in `GET /api/me` costs behind the package and behind the
 // example app, against the floor (express + express-session + connect-redis alone) on the same
-// Redis client. Built as an outside check would be: each app a process of its own with nothing
-// of the harness in it (the CPU probe answers one IPC message per window), autocannon in a process
-// of its own as the load generator (at a fixed rate, the driver's evenly spaced open loop), one
-// logged-in session, windows of the variants alternating on fresh processes (lib/rounds.ts).
+// Redis client, each app a process of its own, measured as an outside check would (bench/README.md).
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import type { ClientChoice } from '../apps/session-stack';
@@ -22,10 +19,7 @@ const CONNECTIONS = 32;
 const AGREEMENT = 0.05;
 /** The share of the floor's capacity offered at the fixed rate (busy, not saturated). */
 const FIXED_RATE_SHARE = 0.25;
-/**
- * Issue 44: the middleware's own cost at most this share of the floor's CPU per request, in place
- * of the package ÷ floor ratio (0.95 req/s, 1.05 CPU, now reported), which the floor's own noise swamps.
- */
+/** Issue 44: the middleware's own cost, at most this share of the floor's CPU per request. */
 const MIDDLEWARE_SHARE_TARGET = 0.05;
 const TARGETS = { rps: 1.1, cpu: 0.9 };
 /** On a Cluster (issue 44): the example's req/s ÷ the bound's (floor-in-memory, no Redis at all). */
@@ -33,23 +27,11 @@ const CLUSTER_BOUND_TARGET = 0.9;
 /** Issue 44: on one Redis, the example ≥ 0.95 × the bound, in the bench and in the outside check alike. */
 const BOUND_TARGET = 0.95;
 
-/**
- * Where the apps' Redis is: the driver's one redis-server (`standalone`), or a Redis Cluster found
- * from its seed `nodes` (`host:port,…`). On a Cluster only the floor, the bound and the example run
- * (the apps that take REDIS_CLUSTER_NODES), and the outside check (standalone only) does not.
- */
+/** The driver's redis-server, or a Redis Cluster from its seed `nodes` (`host:port,…`). */
 export type RequestCostLayout = { name: 'standalone' } | { name: 'cluster'; nodes: string };
 const STANDALONE: RequestCostLayout = { name: 'standalone' };
 
-/**
- * floor: express + express-session + connect-redis alone (apps/floor.js, the outside check's floor
- * too); floor-in-memory: the same on express-session's MemoryStore, no Redis at all (the bound for
- * package-sessions and the example); package: the session stack with the package's middleware;
- * package-without-middleware: the same app with login.middleware() left out (package minus it:
- * what the middleware itself costs); package-sessions: the package with its RedisSessionStore in
- * place of connect-redis; example: example-app as `npm run example` starts it (apps/serve.ts runs
- * the package variants).
- */
+/** What each variant is: bench/README.md (apps/floor.js, apps/serve.ts and the example). */
 const VARIANTS = [
   'floor',
   'floor-in-memory',
@@ -62,10 +44,7 @@ type Variant = (typeof VARIANTS)[number];
 const CLUSTER_VARIANTS: readonly Variant[] = ['floor', 'floor-in-memory', 'example'];
 const onPackage = (variant: Variant): boolean => variant.startsWith('package');
 
-interface Window {
-  result: CannonResult;
-  cpuUsPerRequest: number;
-}
+type Window = { result: CannonResult; cpuUsPerRequest: number };
 
 /** The cookie of an entry's answer, or an error with what the package answered (never a secret). */
 async function cookieOf(answer: Response, expected: number, what: string): Promise<string> {
@@ -145,48 +124,28 @@ export function startVariant(
 
 /** What a script printed, or why it failed. */
 const outputOf = (command: string, args: string[], env: Record<string, string>) =>
-  new Promise<{ error: Error | null; stdout: string }>((resolve) =>
-    execFile(
-      command,
-      args,
-      { cwd: ROOT, env: { ...process.env, ...env }, timeout: 600_000 },
-      (error, stdout) => resolve({ error, stdout }),
-    ),
-  );
+  new Promise<{ error: Error | null; stdout: string }>((resolve) => {
+    const options = { cwd: ROOT, env: { ...process.env, ...env }, timeout: 600_000 };
+    execFile(command, args, options, (error, stdout) => resolve({ error, stdout }));
+  });
 
 /** bench/micro/middleware-call.ts's figure: the median difference and its rounds' range, in µs. */
-interface MiddlewareCost {
-  costUs: number;
-  rounds: number;
-  low: number;
-  high: number;
-}
+type MiddlewareCost = { costUs: number; rounds: number; low: number; high: number };
 
 /** Runs bench/micro/middleware-call.ts in a process of its own, on the package's build. */
+const MIDDLEWARE_CALL = 'bench/micro/middleware-call.ts';
 async function middlewareCostInOneProcess(client: ClientChoice, quick: boolean) {
-  const preload = ['-r', 'esbuild-register', '-r', './bench/lib/built-package.ts'];
-  const { error, stdout } = await outputOf(
-    process.execPath,
-    [...preload, 'bench/micro/middleware-call.ts'],
-    { CLIENT: client, ...(quick ? { ROUNDS: '3' } : {}) },
-  );
+  const args = ['-r', 'esbuild-register', '-r', './bench/lib/built-package.ts', MIDDLEWARE_CALL];
+  const env = { CLIENT: client, ...(quick ? { ROUNDS: '3' } : {}) };
+  const { error, stdout } = await outputOf(process.execPath, args, env);
   if (error) throw error;
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as MiddlewareCost;
 }
 
 /** The outside check's example ÷ floor: the ratios of its totals, and the range of its pairs'. */
-interface OutsideCheck {
-  rps: number;
-  cpu: number;
-  rpsPairs: [number, number];
-  cpuPairs: [number, number];
-}
+type OutsideCheck = Record<'rps' | 'cpu', number> & Record<'rpsPairs' | 'cpuPairs', number[]>;
 
-/**
- * bench/outside-check/run.sh (Linux: it reads CPU time from /proc), run here so that its figures
- * and the bench's sit side by side from one run: the example ÷ the floor (apps/floor.js), or ÷ the
- * bound (the same floor.js on express-session's MemoryStore), measured its own way.
- */
+/** bench/outside-check/run.sh (Linux: /proc) against the floor or the bound, from the same run. */
 async function outsideCheck(
   plan: { pairs: number; windowS: number; warmUpS: number },
   client: ClientChoice,
@@ -203,15 +162,11 @@ async function outsideCheck(
       stdout,
     );
   if (error || !match) return `failed: ${error?.message ?? stdout.slice(-200)}`;
-  const [rps, cpu, rpsLow, rpsHigh, cpuLow, cpuHigh] = match.slice(1).map(Number) as number[];
-  return { rps: rps!, cpu: cpu!, rpsPairs: [rpsLow!, rpsHigh!], cpuPairs: [cpuLow!, cpuHigh!] };
+  const [rps, cpu, ...pairs] = match.slice(1).map(Number) as number[];
+  return { rps: rps!, cpu: cpu!, rpsPairs: pairs.slice(0, 2), cpuPairs: pairs.slice(2) };
 }
 
-/**
- * `rate` requests a second, evenly spaced, each latency counted from when it was due (an open loop,
- * bench/lib/load.ts). Not autocannon's -R, whose p99 is the time a once-a-second burst takes to
- * drain (bench/README.md, "The fixed rate").
- */
+/** `rate` requests a second, evenly spaced (bench/README.md, "The fixed rate": not autocannon's -R). */
 async function evenlySpaced(target: Target, rate: number, seconds: number): Promise<CannonResult> {
   const agent = keepAliveAgent(CONNECTIONS);
   try {
@@ -340,7 +295,7 @@ export async function runRequestCost(
         ),
         measured: `${own.toFixed(1)} µs per request (${((own / floorCpu) * 100).toFixed(1)} % of the floor's ${floorCpu.toFixed(0)} µs); without it ÷ floor: ${ratios}`,
         target:
-          'reported: two processes started alike differ by about 3 µs here; the next row is the figure',
+          'reported: two processes started alike differ by about as much; the next row is the figure',
       });
       if (middlewareCost !== undefined) {
         const share = middlewareCost.costUs / floorCpu;

@@ -1,9 +1,6 @@
-// Bench section, sockets (issue 26): WebSockets held open on 2 game backend processes sharing one
-// redis-server, each socket authenticated from its session cookie and watched for its login's end
-// (one Redis-tracking watch per session). Measures how many sockets a process holds and what each
-// costs in memory, how many Redis commands the processes send at rest with every socket open
-// (beside the same processes with none: the tracking channel's heartbeat), and how long from
-// `logoutPlayer` on one process to the 4401 close frame of the player's sockets on both.
+// Section "sockets" (issue 26): WebSockets held open on 2 game backend processes, each watched for
+// its login's end: sockets held, memory per socket, Redis commands at rest, and the time from
+// ending a login on one process to the 4401 close frame of its sockets on both.
 // The aliases first: the socket helpers load the test app, which imports the package by name.
 import '../../scripts/source-aliases';
 import { performance } from 'node:perf_hooks';
@@ -62,17 +59,9 @@ async function restRate(ctx: BenchContext) {
   return { perSecond: byCommand.reduce((sum, [, rate]) => sum + rate, 0), byCommand };
 }
 
-interface CloseTrials {
-  run: number;
-  times: LatencySummary;
-  failures: string[];
-}
+type CloseTrials = { run: number; times: LatencySummary; failures: string[] };
 
-/**
- * Up to `trials` times (until `deadline`): the trial player enters on one process and opens a
- * socket on each; `end` ends the login through the other process (or Redis); the time from calling
- * it to each socket's close event (4401 expected), on a sub-millisecond clock.
- */
+/** Up to `trials` times: the trial player's sockets on both processes, `end` through the other one. */
 async function closeTrials(
   ctx: BenchContext,
   backends: readonly SocketProcess[],

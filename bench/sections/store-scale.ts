@@ -52,20 +52,14 @@ interface Subject {
 
 const MODES = ['plain', 'encrypted'] as const;
 
-/**
- * Allocated memory without the clients' buffers: a fill leaves large query buffers behind that
- * Redis shrinks only later, and they are not what a record costs.
- */
+/** Allocated memory without the clients' buffers, which a fill leaves large for a while. */
 async function usedMemory(redis: Redis): Promise<number> {
   const stats = (await redis.call('MEMORY', 'STATS')) as unknown[];
   const field = (name: string): number => Number(stats[stats.indexOf(name) + 1]);
   return field('total.allocated') - field('clients.normal');
 }
 
-/**
- * Sequential reads of random sessions, taken in turn from every subject (one read each, order
- * rotating), so a drift of the shared machine touches all of them alike.
- */
+/** Sequential reads of random sessions, the subjects taking turns: a drift touches all alike. */
 async function sampleLatencies(subjects: readonly Subject[], reads: number): Promise<void> {
   const pick = (subject: Subject): string => sessionIdOf(Math.floor(Math.random() * subject.size));
   // Warm-up: the first reads of a run pay for JIT compilation, not for the number of sessions.
