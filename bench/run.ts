@@ -73,7 +73,6 @@ async function main(): Promise<void> {
   const elapsed = (): string => ((performance.now() - startedAt) / 1000).toFixed(0);
   const log = (line: string): void =>
     void process.stderr.write(`[bench ${elapsed().padStart(4)} s] ${line}\n`);
-
   const server = await startRedisServer();
   const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
   const sim = await startSimulator();
@@ -89,7 +88,6 @@ async function main(): Promise<void> {
     await sim.close();
     await server.stop();
   }
-
   const full = args.length === 0;
   const command = full
     ? 'npm run bench'

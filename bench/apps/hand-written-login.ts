@@ -84,10 +84,8 @@ const callbackWith =
   };
 
 /**
- * The callback and the middleware of the hand-written pattern. What it does is what a typical app
- * does, on purpose: no lock, no single-flight, the whole session written back by express-session at
- * the end of the request, and on `invalid_grant` the tokens are dropped (the player must log in
- * again), since the refresh token is dead as far as this request can tell.
+ * The hand-written pattern, as a typical app has it on purpose: no lock, no single-flight, the
+ * session written back whole, and the tokens dropped on `invalid_grant` (the player logs in again).
  */
 export function naiveSessionRefresh(settings: NaiveSettings): {
   callback: RequestHandler;
@@ -125,13 +123,8 @@ export function naiveSessionRefresh(settings: NaiveSettings): {
 }
 
 /**
- * The entry of a hand-written login that does the package's two core jobs and nothing more: the
- * code is claimed once across processes (`SET NX`, so a replay never reaches the platform) and the
- * tokens are kept server-side in Redis under the new session's id, the session holding only the
- * player's openId. Four Redis commands, as the package's entry: the claim, the regenerate's DEL,
- * the tokens' SET and the session's SET. None of the package's other checks (the platform's
- * origin, the address's failure window, the platform's hold, the answer's validation, the login
- * generation, events).
+ * A hand-written entry doing the package's two core jobs and nothing more: the code claimed once
+ * (`SET NX`), the tokens in Redis under the new session's id; four Redis commands, as the package.
  */
 export function serverSideCallback(
   settings: NaiveSettings & {

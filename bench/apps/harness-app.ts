@@ -5,7 +5,7 @@
 // BENCH_LOGIN_OPTIONS (JSON of more platformLogin() options), BENCH_STORE_CACHE=0, BENCH_TIME_401=1
 // (times each 401 for /bench/times-401), BENCH_SESSION_STORE=memory (RedisSessionStore),
 // BENCH_REDIS_CLIENT=node-redis. Prints "listening <port>"; SIGTERM ends it.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { RedisStore } from 'connect-redis8';
 import { RedisStore as RedisStore10 } from 'connect-redis';
@@ -13,8 +13,8 @@ import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { platformLogin, RedisSessionStore, RedisTokenStore } from '../../lib';
 import { naiveAccessToken, naiveSessionRefresh, serverSideCallback } from './hand-written-login';
-import { BENCH_CLIENT, BENCH_REDIRECT_URI } from '../lib/settings';
-import { sessionStackApp } from './session-stack';
+import { BENCH_CLIENT, BENCH_REDIRECT_URI, benchLogin } from '../lib/settings';
+import { serve, sessionStackApp } from './session-stack';
 
 const env = process.env;
 const kind = env.BENCH_APP;
@@ -86,9 +86,7 @@ if (kind === 'baseline') {
   });
 } else if (kind === 'package') {
   const login = platformLogin({
-    ...settings,
-    // Entries are checked against the simulator's lobby, as the quick start does with the platform's.
-    platformOrigins: [new URL(simUrl).origin],
+    ...benchLogin(simUrl),
     // Records in the clear, as measured (NODE_ENV=production asks for that choice to be explicit).
     store: new RedisTokenStore({
       redis: client,
@@ -151,19 +149,8 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
 
 void (async () => {
   await nodeRedis?.connect();
-  const server = createServer(handle);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : 0}\n`);
-  // The load generator keeps its connections open between rounds; the default 5 s would close them.
-  server.keepAliveTimeout = 120_000;
-  server.headersTimeout = 121_000;
-  process.on('SIGTERM', () => {
-    server.closeAllConnections();
-    server.close();
+  serve(handle, () => {
     redis.disconnect();
     nodeRedis?.destroy();
-    // Anything still holding the loop open must not keep a finished benchmark waiting.
-    setTimeout(() => process.exit(0), 2000).unref();
   });
 })();

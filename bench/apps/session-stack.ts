@@ -2,6 +2,8 @@
 // Redis client, set up as their READMEs show (client defaults), as the floor (floor.js) has it.
 // `ioredis` uses connect-redis 8.1 (`connect-redis8`, the last line that takes ioredis);
 // `node-redis` uses connect-redis 10 with `redis` 6.
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import session from 'express-session';
 import { RedisStore as RedisStore8 } from 'connect-redis8';
@@ -47,4 +49,22 @@ export function sessionStackApp(store: session.Store): Express {
     session({ store, secret: BENCH_SESSION_SECRET, resave: false, saveUninitialized: false }),
   );
   return app;
+}
+
+/** Serves `app` on a free loopback port and prints "listening <port>"; SIGTERM closes it, then `close`. */
+export function serve(app: RequestListener, close: () => unknown): void {
+  const server = createServer(app);
+  // The load generator keeps its connections open between windows; the default 5 s would close them.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 121_000;
+  server.listen(0, '127.0.0.1', () => {
+    process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`);
+  });
+  process.once('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close();
+    void close();
+    // Anything still holding the loop open must not keep a finished benchmark waiting.
+    setTimeout(() => process.exit(0), 2000).unref();
+  });
 }

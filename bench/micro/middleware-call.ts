@@ -12,7 +12,7 @@ import { startSimulator } from '../../lib/simulator';
 import { startRedisServer } from '../../test/helpers/redis-server';
 import { connectRedis, sessionStackApp, type ClientChoice } from '../apps/session-stack';
 import { keepAliveAgent, send } from '../lib/load';
-import { BENCH_CLIENT, BENCH_REDIRECT_URI } from '../lib/settings';
+import { benchLogin } from '../lib/settings';
 import { enter } from '../lib/sessions';
 import { alternatingRuns } from '../lib/rounds';
 import { median } from '../lib/stats';
@@ -27,13 +27,8 @@ async function main(): Promise<void> {
   const redisServer = await startRedisServer();
   const sim = await startSimulator();
   const redis = await connectRedis(choice, `redis://127.0.0.1:${redisServer.port}`);
-  const login = platformLogin({
-    authUrl: sim.url,
-    ...BENCH_CLIENT,
-    redirectUri: BENCH_REDIRECT_URI,
-    platformOrigins: [new URL(sim.url).origin],
-    store: new RedisTokenStore({ redis: redis.client, allowPlaintextTokens: true }),
-  });
+  const store = new RedisTokenStore({ redis: redis.client, allowPlaintextTokens: true });
+  const login = platformLogin({ ...benchLogin(sim.url), store });
   const middleware = login.middleware();
   let captured: { req: Request; res: Response } | undefined;
   const app = sessionStackApp(new RedisSessionStore({ redis: redis.client }));
@@ -53,7 +48,6 @@ async function main(): Promise<void> {
     if (answer.status !== 200) throw new Error(`GET /api/me answered ${answer.status}`);
   }
   const { req, res } = captured!;
-
   let served = 0;
   const route: NextFunction = () => {
     // What the bench apps' route reads: the player, or the marker without the middleware.
@@ -64,10 +58,8 @@ async function main(): Promise<void> {
     next();
   };
   /**
-   * ns per call of `handler` over CALLS calls; every call must pass on at once (from memory). The
-   * calls run in slices with the event loop turned between them, as between requests: memory
-   * serves only within the lease its heartbeats renew (docs/caching.md), and one loop of all the
-   * calls would outlast it.
+   * ns per call of `handler`, every call passing on at once (from memory), in slices with the event
+   * loop turned between them: memory serves only within the lease its heartbeats renew.
    */
   const time = async (handler: RequestHandler, after: NextFunction): Promise<number> => {
     const before = served;

@@ -28,11 +28,7 @@ const ACCESS_TOKEN_SECONDS = 62;
 const ENTRY_INTERVAL_MS = 250;
 /** Between a player's requests: THINK_MS × (0.5 … 1.5). */
 const THINK_MS = 250;
-/**
- * Why the p50 target is taken over players past their first refresh: an entry with durability on
- * is answered once a replica holds it, ~the lag after the exchange that issued its access token,
- * so its first refresh comes ~the lag sooner (1 s of the bench's 2 s; a real token leaves hours).
- */
+/** Why the p50 target is taken over players past their first refresh. */
 const STEADY_NOTE =
   "an entry waits for a replica after the exchange, so its player's first refresh comes ~the lag sooner: the 'on' players carry more refreshes per request until then";
 /** Latencies before the kill count from here on (the processes' first seconds are their slowest). */
@@ -73,13 +69,14 @@ interface Outcome {
   sinceRefreshMs: number;
 }
 
+/** One setting's side of a bed; `killMs`: when its master was killed. */
 interface SettingResult {
+  killMs: number;
   players: Player[];
   outcomes: Outcome[];
   tokenCalls: TokenCall[];
   metrics: Map<string, number>;
 }
-type Timeline = { killMs: number; promotedMs: number; endMs: number };
 type Env = Record<string, string>;
 type RunResult = Awaited<ReturnType<typeof runOnce>>;
 
@@ -157,7 +154,6 @@ async function runOnce(
     const recorder = await startPlatformRecorder(sim.url);
     stops.push(() => recorder.close());
     ctx.log(`${label}: bed up; starting 4 example processes`);
-
     const apps: Record<Setting, AppProcess[]> = { on: [], off: [] };
     // Started in turn (on, off, on, off; off first every other bed: a process keeps the speed it
     // was born with), one at a time: parallel starts thrash 2 cores.
@@ -177,7 +173,6 @@ async function runOnce(
         running.push(app);
         apps[setting].push(app);
       }
-
     const entered: Player[] = [];
     const outcomes: Outcome[] = [];
     const loops: Promise<void>[] = [];
@@ -186,7 +181,6 @@ async function runOnce(
     const now = (): number => performance.now() - origin;
     const get = (player: Player, app: AppProcess, path = '/api/me') =>
       send(agent, asPlayer(app.port, player.cookie!, path), true);
-
     // Each logged-in player asks /api/me and /api/profile in turn, of both processes alternately.
     const play = async (player: Player): Promise<void> => {
       for (let turn = player.entryApp + 1; loading; turn += 1) {
@@ -199,7 +193,6 @@ async function runOnce(
         await sleep(THINK_MS * (0.5 + Math.random()));
       }
     };
-
     const enter = async (setting: Setting, index: number): Promise<void> => {
       const [openId, entryApp, sentMs] = [openIdOf(setting, index), index % 2, now()];
       const port = apps[setting][entryApp]!.port;
@@ -211,14 +204,12 @@ async function runOnce(
       entered.push(player);
       if (session !== undefined) await play(player);
     };
-
     const entering = (async () => {
       for (let index = 0; loading && index < PLAYERS_PER_SETTING; index += 1) {
         for (const setting of SETTINGS) loops.push(enter(setting, index));
         await sleep(ENTRY_INTERVAL_MS);
       }
     })();
-
     ctx.log(`${label}: load running; the master dies in ${warmupMs / 1000} s`);
     await sleep(warmupMs);
     const killMs = now();
@@ -231,7 +222,6 @@ async function runOnce(
     await entering;
     await Promise.all(loops);
     const endMs = now();
-
     // After the promotion settled: every player answered 303 asks /api/me of both processes,
     // eight players at a time.
     const loggedIn = entered.filter((player) => player.cookie !== undefined);
@@ -243,7 +233,6 @@ async function runOnce(
             player.finalStatuses.push((await get(player, app)).status);
         }),
       );
-
     // A request carried a refresh when one of its player's refresh calls ran inside it.
     const calls = recorder.calls.map((call) => ({
       ...call,
@@ -263,12 +252,12 @@ async function runOnce(
       const ends = (refreshesOf.get(player.openId) ?? []).map((call) => call.endMs);
       if (ends.length > 0) player.firstRefreshEndMs = Math.min(...ends);
     }
-
     const bySetting = {} as Record<Setting, SettingResult>;
     for (const setting of SETTINGS) {
       const metrics = new Map<string, number>();
       for (const app of apps[setting]) await scrapeMetrics(app.port, metrics);
       bySetting[setting] = {
+        killMs,
         players: entered.filter((p) => p.setting === setting),
         outcomes: outcomes.filter((o) => o.player.setting === setting),
         tokenCalls: calls.filter((c) => c.openId?.startsWith(`${setting}-`) === true),
@@ -304,14 +293,14 @@ type Latencies = ReturnType<typeof latenciesOf>;
 
 const lost = (p: Player): boolean => p.finalStatuses?.includes(401) === true;
 /** Requests (and entries) sent MEASURE_FROM_MS into the load or later and answered before the kill. */
-const measuredBefore = ({ outcomes, players }: SettingResult, { killMs }: Timeline) => ({
+const measuredBefore = ({ outcomes, players, killMs }: SettingResult) => ({
   requests: outcomes.filter((o) => o.endMs < killMs && o.sentMs >= MEASURE_FROM_MS),
   entries: players.filter(
     (p) => p.cookie !== undefined && p.endMs < killMs && p.sentMs >= MEASURE_FROM_MS,
   ),
 });
 
-function lossesOf({ players, outcomes, tokenCalls }: SettingResult, { killMs }: Timeline) {
+function lossesOf({ players, outcomes, tokenCalls, killMs }: SettingResult) {
   const answered = players.filter((p) => p.cookie !== undefined);
   const [enteredBefore, enteredAfter] = [
     answered.filter((p) => p.endMs < killMs),
@@ -341,8 +330,8 @@ function lossesOf({ players, outcomes, tokenCalls }: SettingResult, { killMs }: 
   };
 }
 
-function latenciesOf(beds: ReadonlyArray<{ result: SettingResult; timeline: Timeline }>) {
-  const before = beds.flatMap((bed) => measuredBefore(bed.result, bed.timeline).requests);
+function latenciesOf(beds: readonly SettingResult[]) {
+  const before = beds.flatMap((bed) => measuredBefore(bed).requests);
   const steady = before.filter((o) => o.sentMs >= (o.player.firstRefreshEndMs ?? Infinity));
   const of = (outcomes: Outcome[]) => outcomes.map(durationOf);
   return {
@@ -356,19 +345,16 @@ function latenciesOf(beds: ReadonlyArray<{ result: SettingResult; timeline: Time
       refreshing: of(steady.filter((o) => o.refreshed)),
       byKind: byKind(steady),
     },
-    entry: beds.flatMap((bed) => measuredBefore(bed.result, bed.timeline).entries.map(durationOf)),
-    platformRefresh: beds.flatMap(({ result, timeline }) =>
-      result.tokenCalls
-        .filter((c) => c.grant === 'refresh_token' && c.endMs < timeline.killMs)
+    entry: beds.flatMap((bed) => measuredBefore(bed).entries.map(durationOf)),
+    platformRefresh: beds.flatMap(({ tokenCalls, killMs }) =>
+      tokenCalls
+        .filter((c) => c.grant === 'refresh_token' && c.endMs < killMs)
         .map((c) => c.endMs - c.startMs),
     ),
   };
 }
 
-/**
- * Requests alike (see {@link likeForLike}): the route, and whether it carried a refresh, came
- * within a second of its player's latest refresh (the cache reads the new record again) or later.
- */
+/** Requests alike: the route, and whether it carried a refresh, came within 1 s of one, or later. */
 function byKind(outcomes: readonly Outcome[]): Map<string, number[]> {
   const groups = new Map<string, number[]>();
   for (const o of outcomes) {
@@ -384,10 +370,8 @@ const withoutRefresh = (kinds: Map<string, number[]>): Map<string, number[]> =>
   new Map([...kinds].filter(([key]) => !key.endsWith(' refresh')));
 
 /**
- * on ÷ off of the p50, taken within each kind of request and averaged (geometric mean, weighted by
- * how many requests of the kind both groups made): the p50 of all requests falls between the
- * modes of a mix (from memory, after a refresh, the open-API route), so a small shift in the mix
- * moves it by several per cent. Kinds with fewer than 20 requests in a group are left out.
+ * on ÷ off of the p50 within each kind of request (20 or more in each group), averaged weighted by
+ * their counts: the p50 of a whole mix falls between its modes, and moves with the mix.
  */
 function likeForLike(on: Map<string, number[]>, off: Map<string, number[]>): number {
   let logSum = 0;
@@ -431,19 +415,16 @@ const meanWaitMs = (result: SettingResult): number =>
     metricOf(result, 'epl_replica_wait_duration_seconds_count{')) *
   1000;
 
-/**
- * The figures of one topology and client, over its beds: the losses of each bed, the latencies of
- * all of them pooled, and each bed's own account.
- */
+/** The figures of one topology and client: each bed's losses, the latencies of all pooled. */
 function report(runs: readonly RunResult[]): SectionResult {
   const { client, topology } = runs[0]!;
   const label = `failover (${client}, ${topology === 'sentinel' ? 'Sentinel' : 'Cluster'})`;
   const losses = runs.map((run) => ({
-    on: lossesOf(run.bySetting.on, run.timeline),
-    off: lossesOf(run.bySetting.off, run.timeline),
+    on: lossesOf(run.bySetting.on),
+    off: lossesOf(run.bySetting.off),
   }));
   const latencies = (setting: Setting, of: readonly RunResult[] = runs) =>
-    latenciesOf(of.map((run) => ({ result: run.bySetting[setting], timeline: run.timeline })));
+    latenciesOf(of.map((run) => run.bySetting[setting]));
   const [on, off] = [latencies('on'), latencies('off')];
   const several = runs.length > 1;
   const perBed = (ratioOf: (on: Latencies, off: Latencies) => number): string =>
@@ -538,7 +519,7 @@ function bedMarkdown(run: RunResult, losses: Record<Setting, Losses>, suffix: st
   const label = `failover (${client}, ${topology === 'sentinel' ? 'Sentinel' : 'Cluster'})${suffix}`;
   const row = (setting: Setting): string[] => {
     const [s, result] = [losses[setting], run.bySetting[setting]];
-    const l = latenciesOf([{ result, timeline }]);
+    const l = latenciesOf([result]);
     const waits = [...result.metrics]
       .filter(([key, n]) => key.startsWith('epl_replica') && !key.includes('duration') && n > 0)
       .map(([key, n]) => `${key.replace(/^epl_replica_/, '')}: ${count(n)}`)

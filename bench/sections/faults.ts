@@ -45,17 +45,14 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
       sessions.push(await enter(agent, sim, apps[i % 2]!.port, playerOf(i)));
     sim.resetCalls();
     ctx.log(`load-with-faults: ${PLAYERS} players for ${seconds} s on 2 processes`);
-
     const windows: Window[] = [];
     const outcomes: Outcome[] = [];
     const startedAt = performance.now();
     const now = (): number => performance.now() - startedAt;
     let running = true;
-
     /** A load balancer's choice: the player's usual process, or the other one while it is down. */
     const pick = (index: number, turn: number): AppProcess | undefined =>
       apps[(index + turn) % 2] ?? apps[(index + turn + 1) % 2];
-
     const player = async (index: number): Promise<void> => {
       const session = sessions[index]!;
       for (let turn = 0; running; turn += 1) {
@@ -73,46 +70,40 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
         await sleep(THINK_MS * (0.5 + Math.random()));
       }
     };
-
-    const faults = async (): Promise<void> => {
-      // Process B is killed and started again.
-      await sleep(durationMs * 0.15);
-      const killStart = now();
-      const victim = apps[1]!;
-      apps[1] = undefined;
-      victim.child.kill('SIGKILL');
-      ctx.log('load-with-faults: killed one process');
-      await sleep(2000);
-      apps[1] = await startHarnessApp('package', env);
-      windows.push({ name: 'process killed and restarted', startMs: killStart, endMs: now() });
-      ctx.log('load-with-faults: process restarted');
-
-      // Redis stalls for 3 s: connections stay open, nothing answers.
-      await sleep(Math.max(0, durationMs * 0.4 - now()));
-      const stallStart = now();
-      ctx.redisServer.pause();
-      await sleep(3000);
-      ctx.redisServer.resume();
-      windows.push({ name: 'Redis stalled 3 s (SIGSTOP)', startMs: stallStart, endMs: now() });
-      ctx.log('load-with-faults: Redis stalled 3 s');
-
-      // The platform answers 503 to refreshes for 5 s.
-      await sleep(Math.max(0, durationMs * 0.65 - now()));
-      const platformStart = now();
-      sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token' });
-      await sleep(5000);
-      sim.clearFaults();
-      windows.push({ name: 'platform failing (503)', startMs: platformStart, endMs: now() });
-      ctx.log('load-with-faults: platform failed 5 s');
+    /** A fault from `share` of the run on: its window lasts while `run` does. */
+    const fault = async (name: string, share: number, run: () => Promise<unknown>) => {
+      await sleep(Math.max(0, durationMs * share - now()));
+      const startMs = now();
+      await run();
+      windows.push({ name, startMs, endMs: now() });
+      ctx.log(`load-with-faults: ${name}`);
     };
-
+    const faults = async (): Promise<void> => {
+      await fault('process killed and restarted', 0.15, async () => {
+        const victim = apps[1]!;
+        apps[1] = undefined;
+        victim.child.kill('SIGKILL');
+        await sleep(2000);
+        apps[1] = await startHarnessApp('package', env);
+      });
+      // Connections stay open, nothing answers.
+      await fault('Redis stalled 3 s (SIGSTOP)', 0.4, async () => {
+        ctx.redisServer.pause();
+        await sleep(3000);
+        ctx.redisServer.resume();
+      });
+      await fault('platform failing (503)', 0.65, async () => {
+        sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token' });
+        await sleep(5000);
+        sim.clearFaults();
+      });
+    };
     const faulting = faults();
     const players = Array.from({ length: PLAYERS }, (_, index) => player(index));
     await sleep(durationMs);
     await faulting;
     running = false;
     await Promise.all(players);
-
     // After the run: every player still logged in, on both processes.
     let lost = 0;
     for (const [index, session] of sessions.entries()) {
@@ -123,7 +114,6 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
       );
       if (record === undefined || answer.status !== 200) lost += 1;
     }
-
     const inWindow = (atMs: number): Window | undefined =>
       windows.find((w) => atMs >= w.startMs - 100 && atMs <= w.endMs + GRACE_MS);
     const failures = outcomes.filter((o) => o.status !== 200);

@@ -50,11 +50,7 @@ interface Layout {
   /** The same with the cookie of a session whose key is gone: the 401 path, for the warm-up. */
   loggedOut: Target[];
   key: string;
-  /**
-   * Before `restore`: waits until the processes' own deletes of the session (the package ends the
-   * session of a gone record after its 401, not awaited) have reached Redis. On a Cluster they can
-   * land after the driver has put the session back, and log the next trial out.
-   */
+  /** Waits for the processes' own deletes of an ended session, which could log the next trial out. */
   settle: () => Promise<void>;
   restore: () => Promise<void>;
   /** Puts back what a 401 of `loggedOut` removes, so that each warm-up 401 takes a trial's path. */
@@ -167,11 +163,7 @@ async function startLayout(
   }
 }
 
-/**
- * One trial: put the key back (the package's session too), have each process answer twice (200:
- * the record or session now in its memory, where it has one), DEL the key from the driver's
- * connection, then keep a request in flight to each process until it answers 401.
- */
+/** One trial: the key put back and read twice by each process, a DEL, then reads until both 401. */
 async function trial(agent: Agent, on: InvalidationRedis, layout: Layout, into: Samples) {
   await layout.settle();
   await layout.restore();
@@ -264,10 +256,7 @@ async function measure(
   }
 }
 
-/**
- * What a request waiting for another process's refresh pays between that process's write and
- * seeing it: woken by the store (`waitForChange`) vs the 25–75 ms polling used before.
- */
+/** A refresh waiter from another process's write to seeing it: woken by the store, or polling. */
 async function waiterWake(ctx: BenchContext, trials: number) {
   const clients = [ctx.redis.duplicate(), ctx.redis.duplicate(), ctx.redis.duplicate()];
   const prefix = 'wake:';
@@ -308,11 +297,7 @@ async function waiterWake(ctx: BenchContext, trials: number) {
   }
 }
 
-/**
- * The invalidation itself, without HTTP: two stores on their own connections (two processes' worth)
- * hold a record in memory; a `DEL` from a third connection; the time until both have dropped it
- * (their change notice fires when the cache handles Redis's report of the key). On either client.
- */
+/** The invalidation without HTTP: from a DEL to two stores on connections of their own dropping it. */
 async function storesDrop(
   on: InvalidationRedis,
   trials: number,
@@ -372,10 +357,8 @@ export const runInvalidation = (ctx: BenchContext): Promise<SectionResult> =>
   });
 
 /**
- * On one redis-server: every layout, the drop without HTTP on both clients, and refresh waiters.
- * On a Redis Cluster (the `cluster` section), on one client: the package with records from memory
- * and the session stack alone, and the drop on that client. A record's key and its session's live
- * on whichever masters their slots say; each store tracks keys on every master it reads from.
+ * On one redis-server: every layout, the drop on both clients, and refresh waiters; on a Cluster,
+ * on one client: records from memory and the session stack alone, and the drop on that client.
  */
 export async function runInvalidationOn(
   ctx: BenchContext,

@@ -147,7 +147,6 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
   const pkg = await storms(ctx, 'package', rounds);
   const { rotating } = pkg;
   const naive = await storms(ctx, 'naive', 1);
-
   const freshLatency = summarize(latencies(pkg.fresh));
   const refreshLatency = summarize(latencies(pkg.refreshed));
   const latencyRow = (name: string, fresh: LatencySummary, refresh: LatencySummary) => [

@@ -40,11 +40,6 @@ const planFor = (quick: boolean) => {
   return { memoryStep, mostPerProcess, sessions, trials, openBudgetMs, trialBudgetMs };
 };
 
-/** Memory per socket between two readings of the same process. */
-const perSocket = (from: ProcessMemory, to: ProcessMemory, sockets: number) => ({
-  rss: (to.rss - from.rss) / sockets,
-  heap: (to.heap - from.heap) / sockets,
-});
 const kib = (value: number): string => `${(value / 1024).toFixed(1)} KiB`;
 const mib = (value: number): string => `${(value / 1024 / 1024).toFixed(1)} MiB`;
 
@@ -117,18 +112,15 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
       await Promise.all(sockets.map((socket) => socket.closed));
     }
     await sleep(500);
-
     ctx.log('sockets: at rest with no socket');
     // Read twice: the first GC after start-up gives pages back, and the baseline would be high.
     await Promise.all(backends.map(memoryOf));
     const empty = await Promise.all(backends.map(memoryOf));
     const idle = await restRate(ctx);
-
     ctx.log(`sockets: ${plan.sessions} sessions`);
     const cookies: string[] = [];
     for (let i = 0; i < plan.sessions; i += 1)
       cookies.push((await enterAs(backends[i % PROCESSES]!.url, ctx.sim, heldPlayer(i))).cookie);
-
     const openDeadline = Date.now() + plan.openBudgetMs;
     const openTo = async (perProcess: number): Promise<string | undefined> => {
       const results = await Promise.all(
@@ -146,31 +138,26 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
       results.forEach((result, i) => held[i]!.push(...result.sockets));
       return results.find((result) => result.stoppedBy !== undefined)?.stoppedBy;
     };
-
-    ctx.log(`sockets: opening ${plan.memoryStep} per process`);
-    let stoppedBy = await openTo(plan.memoryStep);
-    await sleep(500);
-    const atStepCounts = held.map((sockets) => sockets.length);
-    const atStep = await Promise.all(backends.map(memoryOf));
-    let atMost = atStep;
-    let atMostCounts = atStepCounts;
-    if (stoppedBy === undefined && plan.mostPerProcess > plan.memoryStep) {
-      ctx.log(`sockets: opening up to ${plan.mostPerProcess} per process`);
-      stoppedBy = await openTo(plan.mostPerProcess);
+    // Memory read at the step and at the most, each process's sockets beside it.
+    const readings: { counts: number[]; memory: ProcessMemory[] }[] = [];
+    let stoppedBy: string | undefined;
+    for (const perProcess of new Set([plan.memoryStep, plan.mostPerProcess])) {
+      if (stoppedBy !== undefined) break;
+      ctx.log(`sockets: opening up to ${perProcess} per process`);
+      stoppedBy = await openTo(perProcess);
       await sleep(500);
-      atMostCounts = held.map((sockets) => sockets.length);
-      atMost = await Promise.all(backends.map(memoryOf));
+      const memory = await Promise.all(backends.map(memoryOf));
+      readings.push({ counts: held.map((sockets) => sockets.length), memory });
     }
     if (stoppedBy !== undefined) ctx.log(`sockets: opening stopped: ${stoppedBy}`);
-    const heldTotal = atMostCounts.reduce((sum, n) => sum + n, 0);
-
+    const most = readings.at(-1)!;
+    const heldTotal = most.counts.reduce((sum, n) => sum + n, 0);
     ctx.log(`sockets: at rest with ${heldTotal} sockets`);
     await sleep(1000);
     const loaded = await restRate(ctx);
     const beyondIdle = loaded.perSecond - idle.perSecond;
     const idleNames = new Set(idle.byCommand.map(([name]) => name));
     const newCommands = loaded.byCommand.filter(([name]) => !idleNames.has(name));
-
     const trialDeadline = Date.now() + plan.trialBudgetMs;
     ctx.log(`sockets: ${plan.trials} logoutPlayer trials with every socket still open`);
     const byLogout = await closeTrials(ctx, backends, plan.trials, trialDeadline, async (other) => {
@@ -190,17 +177,15 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     const heldClosed = held
       .flat()
       .filter((socket) => socket.ws.readyState !== socket.ws.OPEN).length;
-
-    const memory = backends.map((_, index) => ({
-      step: perSocket(empty[index]!, atStep[index]!, atStepCounts[index]!),
-      most: perSocket(empty[index]!, atMost[index]!, atMostCounts[index]!),
-    }));
-    const mostPerProcess = Math.min(...atMostCounts);
-    const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
-    const rssPerSocket = mean(memory.map((m) => m.most.rss));
-    const heapPerSocket = mean(memory.map((m) => m.most.heap));
+    const perSocket = (i: number, { counts, memory }: (typeof readings)[number]) => ({
+      rss: (memory[i]!.rss - empty[i]!.rss) / counts[i]!,
+      heap: (memory[i]!.heap - empty[i]!.heap) / counts[i]!,
+    });
+    const mostPerProcess = Math.min(...most.counts);
+    const mean = (of: (each: ProcessMemory) => number) =>
+      backends.reduce((sum, _, i) => sum + of(perSocket(i, most)), 0) / PROCESSES;
+    const [rssPerSocket, heapPerSocket] = [mean((m) => m.rss), mean((m) => m.heap)];
     const goalSockets = ctx.quick ? plan.mostPerProcess * PROCESSES : GOAL_SOCKETS;
-
     const figures: Figure[] = [
       {
         name: 'Sockets held per process, login-end watch on',
@@ -226,7 +211,6 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
         met: closeTimes.p99 <= GOAL_P99_MS && byLogout.failures.length === 0,
       },
     ];
-
     const rates = (rate: typeof idle) =>
       rate.byCommand.map(([name, perS]) => `${name} ${perS.toFixed(1)}`).join(', ') || '—';
     const memoryRow = (name: string, n: number, at: ProcessMemory, each?: ProcessMemory) => [
@@ -242,10 +226,9 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
         'process | sockets | RSS | heap | RSS / socket | heap / socket',
         backends.flatMap((_, i) => [
           memoryRow(`${i + 1} (none)`, 0, empty[i]!),
-          memoryRow(`${i + 1}`, atStepCounts[i]!, atStep[i]!, memory[i]!.step),
-          ...(atMost === atStep
-            ? []
-            : [memoryRow(`${i + 1}`, atMostCounts[i]!, atMost[i]!, memory[i]!.most)]),
+          ...readings.map((r) =>
+            memoryRow(`${i + 1}`, r.counts[i]!, r.memory[i]!, perSocket(i, r)),
+          ),
         ]),
       ),
       '',

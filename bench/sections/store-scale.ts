@@ -146,7 +146,6 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
     latency: summarize(subject.samples),
     readsPerSecond: (subject.reads / subject.readMs) * 1000,
   }));
-
   const at = (mode: Subject['mode'], size: number) =>
     points.find((p) => p.mode === mode && p.size === size)!;
   const [small, large] = SIZES;
