@@ -5,7 +5,7 @@
 import { platformLogin, RedisSessionStore, RedisTokenStore } from '../../lib';
 import { benchLogin } from '../lib/settings';
 import { CLIENT_CHOICES, connectRedis, serve, sessionStackApp } from './session-stack';
-import { sessionStoreOn, type ClientChoice } from './session-stack';
+import type { ClientChoice } from './session-stack';
 
 async function main(): Promise<void> {
   const choice = (process.env.BENCH_CLIENT ?? 'ioredis') as ClientChoice;
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const app = sessionStackApp(
     kind === 'package-sessions'
       ? new RedisSessionStore({ redis: redis.client, prefix: 'bench:sessions:' })
-      : sessionStoreOn(redis),
+      : redis.sessionStore(),
   );
   app.use('/platform/callback', login.callback);
   if (kind !== 'package-without-middleware') {

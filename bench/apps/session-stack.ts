@@ -16,30 +16,21 @@ import { BENCH_SESSION_SECRET } from '../lib/settings';
 export type ClientChoice = 'ioredis' | 'node-redis';
 export const CLIENT_CHOICES: readonly ClientChoice[] = ['ioredis', 'node-redis'];
 
-const nodeRedisClient = (url: string) => createClient({ url });
-type NodeRedis = ReturnType<typeof nodeRedisClient>;
-
-/** A connected client of `choice`, as a studio's app holds one, and how to close it. */
-export type BenchRedis = (
-  { choice: 'ioredis'; client: Redis } | { choice: 'node-redis'; client: NodeRedis }
-) & { close(): Promise<void> };
-
-export async function connectRedis(choice: ClientChoice, url: string): Promise<BenchRedis> {
+/**
+ * A connected client of `choice`, as a studio's app holds one; connect-redis on it with its
+ * defaults (`sess:` keys, 1 day TTL, renewed by EXPIRE); how to close it.
+ */
+export async function connectRedis(choice: ClientChoice, url: string) {
   if (choice === 'ioredis') {
     const client = new Redis(url);
-    return { choice, client, close: async () => void client.disconnect() };
+    const sessionStore = (): session.Store => new RedisStore8({ client });
+    return { client, sessionStore, close: async () => void client.disconnect() };
   }
-  const client = nodeRedisClient(url);
+  const client = createClient({ url });
   client.on('error', () => undefined);
   await client.connect();
-  return { choice, client, close: async () => void client.destroy() };
-}
-
-/** connect-redis on `redis` with its defaults (`sess:` keys, 1 day TTL, renewed by EXPIRE). */
-export function sessionStoreOn(redis: BenchRedis): session.Store {
-  return redis.choice === 'ioredis'
-    ? new RedisStore8({ client: redis.client })
-    : new RedisStore({ client: redis.client });
+  const sessionStore = (): session.Store => new RedisStore({ client });
+  return { client, sessionStore, close: async () => void client.destroy() };
 }
 
 /** An Express app with express-session on `store`: what a studio has before any login code. */

@@ -140,7 +140,6 @@ export async function harnessReports(apps: readonly { port: number }[], path: st
   return (reports as number[][]).flat();
 }
 
-/** Ends the processes and waits for them to exit. */
 export const stopApps = async (apps: Iterable<AppProcess | undefined>): Promise<void> => {
   await Promise.all([...apps].map((app) => app?.stop()));
 };
@@ -160,7 +159,6 @@ export async function startInTurn<K, P extends AppProcess>(
   return apps;
 }
 
-/** `count` harness processes of one kind. */
 export const startHarnessApps = async (kind: HarnessKind, count: number, env: HarnessEnv) => [
   ...(await startInTurn([...Array(count).keys()], () => startHarnessApp(kind, env))).values(),
 ];

@@ -15,7 +15,6 @@ export const readRecord = async (store: TokenStore, sessionId: string) => {
   return read.status === 'found' ? read.record : undefined;
 };
 
-/** A compare-and-set write of the session's record. */
 export const writeRecord = (
   store: TokenStore,
   sessionId: string,

@@ -40,7 +40,6 @@ export function table(header: string | readonly string[], rows: readonly (readon
   ];
 }
 
-/** ✅ / ❌ / (no target) for the summary. */
 export const verdict = (met: boolean | undefined): string =>
   met === undefined ? '—' : met ? 'met' : '**missed**';
 
@@ -54,6 +53,5 @@ export function tally<T>(items: Iterable<T>, keyOf: (item: T) => string): Map<st
   return counts;
 }
 
-/** "key: n, key: n". */
 export const tallyList = (counts: Map<string, number>): string =>
   [...counts].map(([key, n]) => `${key}: ${n}`).join(', ');

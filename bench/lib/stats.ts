@@ -27,20 +27,11 @@ export function summarize(latenciesMs: readonly number[]): LatencySummary {
 export const median = (values: readonly number[], p = 50): number =>
   percentile(Float64Array.from(values).sort(), p);
 
-/** Milliseconds with two decimals. */
-export const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : '–');
+/** Milliseconds or a ratio with two decimals; `fine`: three, for sub-millisecond figures and ratios held to a target (0.846 is not 0.85). */
+export const ms = (value: number, digits = 2): string =>
+  Number.isFinite(value) ? value.toFixed(digits) : '–';
+export const fine = (value: number): string => ms(value, 3);
 
-/** Milliseconds with three decimals, for sub-millisecond figures. */
-export const msFine = (value: number): string => (Number.isFinite(value) ? value.toFixed(3) : '–');
-
-/** A ratio with two decimals. */
-export const ratio = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : '–');
-
-/** A ratio with three decimals, where it is compared with a target (0.846 is not 0.85). */
-export const ratioFine = (value: number): string =>
-  Number.isFinite(value) ? value.toFixed(3) : '–';
-
-/** A count with thousands separators. */
 export const count = (value: number): string => Math.round(value).toLocaleString('en-US');
 
 /** Bytes as a whole number, or as MiB with one decimal from 1 MiB up. */

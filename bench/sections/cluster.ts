@@ -21,7 +21,6 @@ import { enterExample, runRequestCost, startVariant, type RequestCostLayout } fr
 const COMMANDS_PER_REQUEST_TARGET = 0.01;
 /** The idle window is at least this long (ms): the background's rate, from enough of its beats. */
 const MIN_IDLE_MS = 3000;
-/** Concurrent requests of the burst (the driver's closed loop). */
 const BURST_CONNECTIONS = 8;
 /** Calls of each command summed over every master (no replicas: every server is one). */
 async function clusterCounts(masters: readonly Redis[]): Promise<Counts> {
@@ -84,14 +83,10 @@ async function commandsPerRequest(
     );
     const names = [...new Set([...Object.keys(burst), ...Object.keys(idle)])].sort();
     const added = (name: string): number => (burst[name] ?? 0) - (idle[name] ?? 0);
-    const perRequest =
-      Math.max(
-        0,
-        names.reduce((sum, name) => sum + added(name), 0),
-      ) / requests;
+    const sent = names.reduce((sum, name) => sum + added(name), 0);
+    const perRequest = Math.max(0, sent) / requests;
     /** A command scales with requests when the burst ran it at least once per 100 requests more. */
-    const scales = (name: string): boolean => added(name) >= requests / 100;
-    const scaling = names.filter(scales);
+    const scaling = names.filter((name) => added(name) >= requests / 100);
     const describe = (delta: Counts): string =>
       names
         .filter((name) => delta[name] !== undefined)

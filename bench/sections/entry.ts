@@ -8,7 +8,7 @@ import { table, type BenchContext, type Figure, type SectionResult } from '../li
 import { alternatingRounds } from '../lib/rounds';
 import { BENCH_REDIRECT_URI } from '../lib/settings';
 import { entryHeaders, playerOf } from '../lib/sessions';
-import { count, ms, ratio, summarize } from '../lib/stats';
+import { count, ms, summarize } from '../lib/stats';
 
 const CONCURRENCY = 16;
 /** Issue 27's target against each hand-written callback. */
@@ -112,10 +112,10 @@ export async function runEntry(ctx: BenchContext, client: ClientChoice): Promise
       const ours = result[variant];
       const theirs = result[reference];
       const target = variant === 'package-sessions' ? SESSIONS_TARGET_RATIO : TARGET_RATIO;
-      const cpu = `; app CPU per entry ${cpuOf(variant)} against ${cpuOf(reference)} (${ratio(ours.cpuUsPerEntry / theirs.cpuUsPerEntry)} ×)`;
+      const cpu = `; app CPU per entry ${cpuOf(variant)} against ${cpuOf(reference)} (${ms(ours.cpuUsPerEntry / theirs.cpuUsPerEntry)} ×)`;
       return {
         name: `entry (${client}): ${VARIANT_APPS[variant].label} req/s end to end ÷ the ${VARIANT_APPS[reference].label} (1 process each, ${CONCURRENCY} connections)`,
-        measured: `${count(ours.rps)} req/s, p50 ${ms(ours.latency.p50)} / p99 ${ms(ours.latency.p99)} ms; ${ratio(ours.rps / theirs.rps)} ×${cpu}${allRedirected ? '' : ' (**not every answer 303**)'}`,
+        measured: `${count(ours.rps)} req/s, p50 ${ms(ours.latency.p50)} / p99 ${ms(ours.latency.p99)} ms; ${ms(ours.rps / theirs.rps)} ×${cpu}${allRedirected ? '' : ' (**not every answer 303**)'}`,
         target: `≥ ${target} ×`,
         met: allRedirected && ours.rps / theirs.rps >= target,
       };

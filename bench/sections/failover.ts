@@ -286,9 +286,7 @@ const seconds = (value: number): string => `${(value / 1000).toFixed(2)} s`;
 const p50p99 = (values: number[]): string => `${ms(median(values))} / ${ms(median(values, 99))}`;
 const durationOf = (o: { sentMs: number; endMs: number }): number => o.endMs - o.sentMs;
 
-/** What one bed lost, from one setting's players. */
 type Losses = ReturnType<typeof lossesOf>;
-/** Latencies (ms) before the kill: of one bed, or of several pooled. */
 type Latencies = ReturnType<typeof latenciesOf>;
 
 const lost = (p: Player): boolean => p.finalStatuses?.includes(401) === true;
@@ -388,23 +386,6 @@ function likeForLike(on: Map<string, number[]>, off: Map<string, number[]>): num
 
 const kinds = (outcomes: ReadonlyArray<Pick<Outcome, 'status' | 'error'>>): string =>
   tallyList(tally(outcomes, (o) => `${o.status || 'socket'}${o.error ? ` ${o.error}` : ''}`));
-
-/** One lost player: its entry, its token calls from 4 s before the kill, its first 401. */
-function lostPlayerLine(player: Player, result: SettingResult, killMs: number): string {
-  const at = (ms: number): string => `${((ms - killMs) / 1000).toFixed(3)} s`;
-  const calls = result.tokenCalls
-    .filter((c) => c.openId === player.openId && c.endMs > killMs - 4000)
-    .map(
-      (c) =>
-        `${c.grant} ${at(c.startMs)}→${at(c.endMs)} ${c.status}${c.error ? ` ${c.error}` : ''}${c.retired ? ' (retired token)' : ''}`,
-    );
-  const bad = result.outcomes.find((o) => o.player === player && o.status === 401);
-  const first = bad ? `${at(bad.sentMs)} on ${'AB'[bad.app]} (${bad.path}, ${bad.error})` : 'none';
-  return (
-    `- \`${player.openId}\` (durability ${player.setting}): entered through ${'AB'[player.entryApp]}, answered 303 at ${at(player.endMs)}; ` +
-    `token calls: ${calls.join('; ') || 'none'}; first 401 during the load: ${first}; final /api/me: ${player.finalStatuses?.join(' / ')}`
-  );
-}
 
 /** The metric of a setting's processes summed over its keys that start with `prefix`. */
 const metricOf = (result: SettingResult, prefix: string): number =>
@@ -513,7 +494,7 @@ function report(runs: readonly RunResult[]): SectionResult {
   return { figures, markdown };
 }
 
-/** One bed's account: its table and the lost players. */
+/** One bed's account: its table (the first lost players named in it). */
 function bedMarkdown(run: RunResult, losses: Record<Setting, Losses>, suffix: string): string[] {
   const { client, topology, timeline } = run;
   const label = `failover (${client}, ${topology === 'sentinel' ? 'Sentinel' : 'Cluster'})${suffix}`;
@@ -526,12 +507,13 @@ function bedMarkdown(run: RunResult, losses: Record<Setting, Losses>, suffix: st
       .join(', ');
     const refused = tallyList(s.entriesRefused);
     const unsure = s.unsure.map((p) => `${p.openId} ${p.finalStatuses?.join('/')}`).join(', ');
+    const lost = [...s.lostBefore, ...s.lostAfter].slice(0, 10).map((p) => p.openId);
     const players = new Set(s.unauthorized.map((o) => o.player)).size;
     const some = (list: unknown[], what: string): string => (list.length ? ` (${what})` : '');
     return [
       setting,
       `${s.enteredBefore.length} + ${s.enteredAfter.length}${refused ? ` (refused: ${refused})` : ''}`,
-      `${s.lostBefore.length} + ${s.lostAfter.length}${unsure ? ` (neither 200 nor 401 at the end: ${unsure})` : ''}`,
+      `${s.lostBefore.length} + ${s.lostAfter.length}${lost.length ? ` (${lost.join(', ')})` : ''}${unsure ? ` (neither 200 nor 401 at the end: ${unsure})` : ''}`,
       String(s.retired.length),
       `${s.unauthorized.length}${some(s.unauthorized, `${players} players`)}`,
       `${s.serverErrors.length}${some(s.serverErrors, kinds(s.serverErrors))}`,
@@ -545,15 +527,6 @@ function bedMarkdown(run: RunResult, losses: Record<Setting, Losses>, suffix: st
       waits || '—',
     ];
   };
-  const lostOf = (setting: Setting): Player[] => [
-    ...losses[setting].lostBefore,
-    ...losses[setting].lostAfter,
-  ];
-  const lostPlayers = SETTINGS.flatMap((setting) =>
-    lostOf(setting)
-      .slice(0, setting === 'on' ? 5 : 2)
-      .map((p) => lostPlayerLine(p, run.bySetting[setting], timeline.killMs)),
-  );
   return [
     `### ${label}`,
     '',
@@ -566,14 +539,6 @@ function bedMarkdown(run: RunResult, losses: Record<Setting, Losses>, suffix: st
       SETTINGS.map(row),
     ),
     '',
-    ...(lostPlayers.length === 0
-      ? []
-      : [
-          `Players logged out${lostOf('on').length > 0 ? ' — **with durability on too**' : ''} (times from the kill; with durability on at most 5, with it off the first 2):`,
-          '',
-          ...lostPlayers,
-          '',
-        ]),
   ];
 }
 

@@ -14,7 +14,7 @@ import { heldRecord, nextChange, readRecord, recordKeyOf, sampleRecord } from '.
 import { sessionKeyOf, writeRecord } from '../lib/records';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { enter, loginBaseline, playerOf, type BenchSession } from '../lib/sessions';
-import { count, ms, msFine, summarize, type LatencySummary } from '../lib/stats';
+import { count, fine, ms, summarize, type LatencySummary } from '../lib/stats';
 
 const PROCESSES = 2;
 const HOUR_MS = 3_600_000;
@@ -78,9 +78,9 @@ const LAYOUT_COLUMNS =
 
 const layoutRow = (name: LayoutName, v: Variant): string[] => [
   LAYOUTS[name].row,
-  ...[v.untilBoth.p50, v.untilBoth.p99, v.untilBoth.max].map(msFine),
+  ...[v.untilBoth.p50, v.untilBoth.p99, v.untilBoth.max].map(fine),
   ...[String(v.staleAnswers), String(v.staleAbsences), ms(v.request.p50), ms(v.request.p99)],
-  ...[msFine(v.inApp401.p50), msFine(v.inApp401.p99)],
+  ...[fine(v.inApp401.p50), fine(v.inApp401.p99)],
 ];
 
 /**
@@ -342,9 +342,9 @@ async function storesDrop(
   }
 }
 
-const p50p99 = (s: LatencySummary): string => `${msFine(s.p50)} / ${msFine(s.p99)} ms`;
+const p50p99 = (s: LatencySummary): string => `${fine(s.p50)} / ${fine(s.p99)} ms`;
 const dropLine = (drop: LatencySummary): string =>
-  `p50 ${msFine(drop.p50)}, p90 ${msFine(drop.p90)}, p99 ${msFine(drop.p99)}, max ${msFine(drop.max)} ms`;
+  `p50 ${fine(drop.p50)}, p90 ${fine(drop.p90)}, p99 ${fine(drop.p99)}, max ${fine(drop.max)} ms`;
 
 /** The section on the driver's redis-server, on ioredis: as it always ran. */
 export const runInvalidation = (ctx: BenchContext): Promise<SectionResult> =>
@@ -406,7 +406,7 @@ export async function runInvalidationOn(
       : []),
     {
       name: `invalidation itself${label}: DEL → the record dropped from the memory of 2 stores${standalone ? ' on their own connections' : ''} (no HTTP), p50 / p99`,
-      measured: `${p50p99(drop)} ${over} (max ${msFine(drop.max)} ms)`,
+      measured: `${p50p99(drop)} ${over} (max ${fine(drop.max)} ms)`,
       target,
       met: drop.p99 <= GOAL_P99_MS,
     },
@@ -415,7 +415,7 @@ export async function runInvalidationOn(
     figures.push(
       {
         name: 'invalidation itself on node-redis: DEL → the record dropped from the memory of 2 stores (no HTTP), p50 / p99',
-        measured: `${p50p99(dropNodeRedis)} ${over} (max ${msFine(dropNodeRedis.max)} ms; ioredis above: ${msFine(drop.p99)} ms p99)`,
+        measured: `${p50p99(dropNodeRedis)} ${over} (max ${fine(dropNodeRedis.max)} ms; ioredis above: ${fine(drop.p99)} ms p99)`,
         target,
         met: dropNodeRedis.p99 <= GOAL_P99_MS,
       },
@@ -438,14 +438,14 @@ export async function runInvalidationOn(
   ];
   if (wake !== undefined) {
     const waiterRow = (name: string, s: LatencySummary, format: (value: number) => string) => [
-      ...[name, ...[s.p50, s.p90, s.p99, s.max].map(format)],
+      ...[name, ...[s.p50, s.p90, s.p99, s.max].map((value) => format(value))],
     ];
     markdown.push(
       '',
       `Refresh waiters, ${count(wakeTrials)} trials each: one store writes version 2 of a record at a random moment while another waits for it, woken by \`waitForChange\` or sleeping 25–75 ms between reads; the time from sending the write to the waiter holding version 2.`,
       '',
       ...table('waiter | p50 ms | p90 ms | p99 ms | max ms', [
-        waiterRow('woken by Redis (waitForChange)', wake.woken, msFine),
+        waiterRow('woken by Redis (waitForChange)', wake.woken, fine),
         waiterRow('polling every 25–75 ms (before)', wake.polled, ms),
       ]),
     );

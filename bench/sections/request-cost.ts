@@ -11,7 +11,7 @@ import { table, type BenchContext, type Figure, type SectionResult } from '../li
 import { alternatingRounds } from '../lib/rounds';
 import { entryHeaders, sessionIn } from '../lib/sessions';
 import { BENCH_REDIRECT_URI } from '../lib/settings';
-import { count, median, ms, ratioFine } from '../lib/stats';
+import { count, fine, median, ms } from '../lib/stats';
 
 const ROOT = join(__dirname, '..', '..');
 const CONNECTIONS = 32;
@@ -256,9 +256,9 @@ export async function runRequestCost(
   const pairCpuRatios = (variant: Variant): number[] =>
     saturated.get(variant)!.map((w, i) => w.cpuUsPerRequest / floor[i]!.cpuUsPerRequest);
   const range = (values: readonly number[]): string =>
-    `${ratioFine(Math.min(...values))}–${ratioFine(Math.max(...values))}`;
+    `${fine(Math.min(...values))}–${fine(Math.max(...values))}`;
   const checked = (check: OutsideCheck): string =>
-    `${ratioFine(check.rps)} req/s, ${ratioFine(check.cpu)} CPU (pairs ${range(check.rpsPairs)}, ${range(check.cpuPairs)})`;
+    `${fine(check.rps)} req/s, ${fine(check.cpu)} CPU (pairs ${range(check.rpsPairs)}, ${range(check.cpuPairs)})`;
   const figures: Figure[] = [];
   const rows: string[][] = [];
   const name = (what: string): string => `request-cost (${label}): ${what}`;
@@ -266,7 +266,7 @@ export async function runRequestCost(
     const windows = saturated.get(variant)!;
     const rpsRatio = total(windows) / total(floor);
     const cpuRatio = cpuOf(windows) / floorCpu;
-    const ratios = `${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU`;
+    const ratios = `${fine(rpsRatio)} req/s, ${fine(cpuRatio)} CPU`;
     const p99Added = median(
       fixed.get(variant)!.map((w, i) => w.result.p99Ms - fixed.get('floor')![i]!.result.p99Ms),
     );
@@ -274,9 +274,9 @@ export async function runRequestCost(
     rows.push([
       variant,
       windows.map((w) => count(w.result.rps)).join(' / '),
-      isFloor ? '1' : `${ratioFine(rpsRatio)} (pairs ${range(pairRatios(variant))})`,
+      isFloor ? '1' : `${fine(rpsRatio)} (pairs ${range(pairRatios(variant))})`,
       `${cpuOf(windows).toFixed(0)} µs`,
-      isFloor ? '1' : ratioFine(cpuRatio),
+      isFloor ? '1' : fine(cpuRatio),
       ms(median(windows.map((w) => w.result.p99Ms))),
       ms(median(fixed.get(variant)!.map((w) => w.result.p99Ms))),
       isFloor ? '' : `${p99Added >= 0 ? '+' : ''}${ms(p99Added)}`,
@@ -333,7 +333,7 @@ export async function runRequestCost(
       name: name(
         `example ÷ the bound (floor-in-memory, no Redis at all), req/s (${CONNECTIONS} connections)`,
       ),
-      measured: `${ratioFine(boundRatio)} req/s, ${ratioFine(cpuOf(windows) / cpuOf(bound))} CPU`,
+      measured: `${fine(boundRatio)} req/s, ${fine(cpuOf(windows) / cpuOf(bound))} CPU`,
       target: `≥ ${boundTarget} req/s`,
       met: boundRatio >= boundTarget,
     });
@@ -356,17 +356,8 @@ export async function runRequestCost(
   const markdown = [
     `## request-cost (${label}): a logged-in GET /api/me`,
     '',
-    ...(onCluster
-      ? [
-          `On a Redis Cluster of 3 masters without replicas (the \`cluster\` section's bed, one redis-server per master, on loopback): the floor on a Cluster client of the same library (ioredis \`Cluster\` with connect-redis 8.1, node-redis \`createCluster\` with connect-redis 10), the bound (no Redis), and the example started with REDIS_CLUSTER_NODES. ` +
-            'Without replicas the durability of entries (WAIT for a replica) has nothing to wait for; it never touches a logged-in request with a fresh token anyway, which this measures.',
-          '',
-        ]
-      : []),
-    `Each app a process of its own, started afresh for every pair and warmed up for ${plan.warmUpS} s; autocannon (${CONNECTIONS} connections, one logged-in session) in a process of its own; ` +
-      `${plan.pairs} alternating pairs of ${plan.windowS} s windows; ratios of all windows' totals (and the range of the pairs). ` +
-      `CPU per request: the app process's user + system time over its windows ÷ the 2xx answers. ` +
-      `Fixed rate: ${count(rate)} req/s (${FIXED_RATE_SHARE * 100} % of the floor's capacity) from the driver, evenly spaced, each latency from when its request was due; ${plan.fixedPairs} alternating pairs of ${plan.fixedS} s on fresh processes; p99 added = median of the pairs' differences.`,
+    `${onCluster ? "On the `cluster` section's 3 masters (the floor on a Cluster client of the same library, the example with REDIS_CLUSTER_NODES). " : ''}Each app a process of its own, started afresh for every pair and warmed up for ${plan.warmUpS} s; autocannon, ${CONNECTIONS} connections, ${plan.pairs} alternating pairs of ${plan.windowS} s windows, ratios of all windows' totals (the pairs' range beside them); ` +
+      `fixed rate: ${count(rate)} req/s (${FIXED_RATE_SHARE * 100} % of the floor's capacity), evenly spaced, ${plan.fixedPairs} pairs of ${plan.fixedS} s, p99 added = the median of the pairs' differences (bench/README.md).`,
     '',
     ...table(
       `app | req/s per window | req/s ÷ floor | CPU per request | CPU ÷ floor | p99 ms (saturated) | p99 ms at ${count(rate)} req/s | p99 added ms`,
@@ -382,7 +373,7 @@ export async function runRequestCost(
         : Math.abs(rps / outside.rps - 1) <= AGREEMENT &&
           Math.abs(cpu / outside.cpu - 1) <= AGREEMENT;
     const theirs = typeof outside === 'string' ? outside : checked(outside);
-    const ours = `${ratioFine(rps)} req/s, ${ratioFine(cpu)} CPU (pairs ${range(pairRatios('example'))}, ${range(pairCpuRatios('example'))})`;
+    const ours = `${fine(rps)} req/s, ${fine(cpu)} CPU (pairs ${range(pairRatios('example'))}, ${range(pairCpuRatios('example'))})`;
     figures.push({
       name: name(
         'example ÷ floor, this bench vs the outside check (bench/outside-check/run.sh, same run)',

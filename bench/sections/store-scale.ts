@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisServer } from '../../test/helpers/redis-server';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
-import { bytes, count, msFine, ratio, summarize } from '../lib/stats';
+import { bytes, count, fine, ms, summarize } from '../lib/stats';
 import { readRecord, sampleRecord, writeRecord } from '../lib/records';
 
 const SIZES = [10_000, 100_000] as const;
@@ -153,7 +153,7 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
     const [a, b] = [at(mode, small), at(mode, large)];
     return {
       name: `store-scale: read at 100k ÷ at 10k sessions, ${mode}: p50, p99, reads/s`,
-      measured: `${ratio(b.latency.p50 / a.latency.p50)}, ${ratio(b.latency.p99 / a.latency.p99)}, ${ratio(b.readsPerSecond / a.readsPerSecond)} (p50 ${msFine(a.latency.p50)} → ${msFine(b.latency.p50)} ms)`,
+      measured: `${ms(b.latency.p50 / a.latency.p50)}, ${ms(b.latency.p99 / a.latency.p99)}, ${ms(b.readsPerSecond / a.readsPerSecond)} (p50 ${fine(a.latency.p50)} → ${fine(b.latency.p50)} ms)`,
       target: 'reported (a GET does not depend on the keys held; ≈ 1.0)',
     };
   });
@@ -176,8 +176,8 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
         count(point.fillPerSecond),
         bytes(point.memoryBytes),
         bytes(point.memoryBytes / point.size),
-        msFine(point.latency.p50),
-        msFine(point.latency.p99),
+        fine(point.latency.p50),
+        fine(point.latency.p99),
         count(point.readsPerSecond),
       ]),
     ),
