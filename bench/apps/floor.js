@@ -1,17 +1,10 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- plain CommonJS on purpose: run by node alone, as an outsider would write it */
 /* global require, process, console */
 // The floor every request-cost figure is measured against, in the bench and in the outside check
-// alike: express + express-session + connect-redis from the same node_modules, set up as their
-// READMEs show, nothing else, run by `node` as plain JavaScript. CLIENT=redis: node-redis with
-// connect-redis 10; otherwise ioredis with connect-redis 8.1 (`connect-redis8`, the last line that
-// takes ioredis). F_MEMORY=1: express-session's MemoryStore, no Redis at all (the bound a session
-// store that sends no command can reach).
-// REDIS_CLUSTER_NODES=host:port,…: a Redis Cluster found from these seed nodes instead of REDIS_URL,
-// on the same library (node-redis createCluster with connect-redis 10, ioredis Cluster with
-// connect-redis 8.1), each with its defaults, as the bench's `cluster` section measures it.
-// PORT=0 (or unset) takes a free port; it prints "floor listening <port>". Its session holds
-// `{ openId }` and it answers one scope, a little less than the package's marker and the example's
-// answer; a copy holding and answering as much measured the same (A/B of 8 pairs: within 1.5 %).
+// alike: express + express-session + connect-redis as their READMEs show, nothing else, plain
+// JavaScript. CLIENT=redis: node-redis with connect-redis 10; otherwise ioredis with connect-redis
+// 8.1. F_MEMORY=1: express-session's MemoryStore (the bound). REDIS_CLUSTER_NODES=host:port,…: a
+// Redis Cluster on the same library. Prints "floor listening <port>" (PORT=0 or unset: a free one).
 const express = require('express');
 const session = require('express-session');
 /** REDIS_CLUSTER_NODES as `{ host, port }` seeds, or undefined when it is unset or empty. */

@@ -24,13 +24,11 @@ type NaiveSession = Request['session'] & { tokens?: NaiveTokens; openId?: string
 export const naiveAccessToken = (req: Request): string | undefined =>
   (req as Request & { naiveAccessToken?: string }).naiveAccessToken;
 
-interface TokenAnswer {
-  access_token?: string;
-  refresh_token?: string;
+type TokenAnswer = Partial<
+  Record<'access_token' | 'refresh_token' | 'open_id' | 'error', string>
+> & {
   expires_in?: number | string;
-  open_id?: string;
-  error?: string;
-}
+};
 
 /** POSTs `parameters` with the client's credentials to the token endpoint; its JSON answer. */
 const postToken = async (settings: NaiveSettings, parameters: Record<string, string>) => {

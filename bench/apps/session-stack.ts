@@ -1,7 +1,5 @@
-// The session stack the package app is built on: express + express-session + connect-redis on one
-// Redis client, set up as their READMEs show (client defaults), as the floor (floor.js) has it.
-// `ioredis` uses connect-redis 8.1 (`connect-redis8`, the last line that takes ioredis);
-// `node-redis` uses connect-redis 10 with `redis` 6.
+// The session stack the package apps are built on, as the floor (floor.js) has it: express +
+// express-session + connect-redis (8.1 on ioredis, 10 on node-redis 6) with client defaults.
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';

@@ -1,8 +1,7 @@
-// Starts the processes a section loads, each a Node process of its own on a free loopback port
-// (as a game backend runs behind a load balancer), with the CPU probe preloaded: the driver asks
-// it over IPC how much CPU the process has used, so nothing is measured from inside a request.
-// The harness app (apps/harness-app.ts) is one of them, started by kind.
+// Starts the processes a section loads, each a Node process of its own on a free loopback port,
+// with the CPU probe preloaded: nothing is measured from inside a request.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import { BENCH_SESSION_SECRET } from './settings';
 
@@ -47,25 +46,19 @@ export function startApp(spec: AppSpec): Promise<AppProcess> {
     env: { ...process.env, ...spec.env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
-  const cpuUs = (): Promise<number> =>
-    new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${spec.name}: no CPU answer`)), 10_000);
-      child.once('message', (message: { cpuUs: number }) => {
-        clearTimeout(timer);
-        resolve(message.cpuUs);
-      });
-      child.send('cpu');
-    });
-  const stop = (): Promise<void> =>
-    new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
+  const cpuUs = async (): Promise<number> => {
+    child.send('cpu');
+    const signal = AbortSignal.timeout(10_000);
+    const [message] = (await once(child, 'message', { signal })) as [{ cpuUs: number }];
+    return message.cpuUs;
+  };
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    clearTimeout(kill);
+  };
   return new Promise((resolve, reject) => {
     let output = '';
     let errors = '';

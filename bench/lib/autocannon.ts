@@ -1,29 +1,21 @@
 // The load generator: autocannon in a process of its own, as anyone checking these figures from
-// outside would run it (`autocannon -c 32 -d 5 -H cookie=… http://127.0.0.1:<port>/api/me`). It
-// costs a fraction of what a node:http client costs per request, and it shares no event loop
-// with the driver, the simulator or the app.
+// outside would run it; it shares no event loop with the driver, the simulator or the app.
 import { spawn } from 'node:child_process';
 
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
 
-export interface CannonResult {
-  /** 2xx answers. */
+/** `ok`: 2xx answers; `failed`: the others, errors and timeouts; `rps`: 2xx answers per second. */
+export type CannonResult = {
   ok: number;
-  /** Answers other than 2xx, and errors/timeouts. */
   failed: number;
-  /** 2xx answers per second over the window. */
   rps: number;
   p50Ms: number;
   p99Ms: number;
-}
-
-export interface CannonOptions {
-  port: number;
-  path: string;
-  headers?: Record<string, string>;
+};
+type CannonOptions = { port: number; path: string; headers?: Record<string, string> } & {
   connections: number;
   seconds: number;
-}
+};
 
 export function cannon(options: CannonOptions): Promise<CannonResult> {
   const { connections, seconds, port, path } = options;

@@ -49,6 +49,18 @@ export function send(agent: Agent, target: Target, keepBody = false): Promise<An
   });
 }
 
+/** Runs `task(0)`, `task(1)`, … with `concurrency` of them in flight, until one answers false. */
+export async function inFlight(
+  concurrency: number,
+  task: (index: number) => Promise<boolean | void>,
+): Promise<void> {
+  let [next, done] = [0, false];
+  const worker = async (): Promise<void> => {
+    while (!done) if ((await task(next++)) === false) done = true;
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
 /** Runs `load`, which reports each answer through `note`, and sums it up. */
 async function measured(
   load: (note: (status: number, ms: number) => void) => Promise<unknown>,
@@ -77,18 +89,13 @@ export function closedLoop(options: {
   next: (index: number) => Target | undefined;
 }): Promise<LoadResult> {
   const endAt = performance.now() + options.durationMs;
-  let index = 0;
   return measured((note) =>
-    Promise.all(
-      Array.from({ length: options.concurrency }, async () => {
-        while (performance.now() < endAt) {
-          const target = options.next(index++);
-          if (target === undefined) return;
-          const answer = await send(options.agent, target);
-          note(answer.status, answer.ms);
-        }
-      }),
-    ),
+    inFlight(options.concurrency, async (index) => {
+      const target = performance.now() < endAt ? options.next(index) : undefined;
+      if (target === undefined) return false;
+      const answer = await send(options.agent, target);
+      note(answer.status, answer.ms);
+    }),
   );
 }
 

@@ -5,18 +5,18 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
-/** One call of the token endpoint as the proxy saw it. */
+/**
+ * One call of the token endpoint as the proxy saw it: the player it was for (when its answer or an
+ * earlier one says), performance.now() when it arrived and when its answer was sent on, its OAuth
+ * error, and whether it was a refresh refused for a token this proxy had seen issued (retired).
+ */
 export interface TokenCall {
   grant: 'authorization_code' | 'refresh_token' | 'other';
-  /** The player (open_id) the call was for; undefined when neither the answer nor an earlier one says. */
   openId: string | undefined;
-  /** performance.now() when the call arrived and when its answer was sent on. */
   startMs: number;
   endMs: number;
   status: number;
-  /** The OAuth error code of a refused call. */
   error: string | undefined;
-  /** A refresh refused for a refresh token this proxy had seen issued: one a rotation retired. */
   retired: boolean;
 }
 

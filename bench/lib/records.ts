@@ -1,7 +1,5 @@
-// The bench's way to the token store by session id (the store is keyed by the session key, the
-// hash of the id, which the middleware computes once per request), and the Redis keys the sections
-// read and delete by hand: RedisTokenStore's `<prefix>{<hash of the session id>}:t`, connect-redis's
-// `<prefix><session id>`.
+// The bench's way to the token store by session id (the store is keyed by its hash), and the Redis
+// keys the sections delete by hand: RedisTokenStore's record, connect-redis's session.
 import { randomBytes } from 'node:crypto';
 import { hashSessionId } from '../../lib/core/hash';
 import type { TokenRecord } from '../../lib/core/token-record';

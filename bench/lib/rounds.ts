@@ -1,7 +1,5 @@
-// The pattern of every section that compares apps by throughput: rounds of one window per variant,
-// each round on processes started afresh (two processes started alike keep speeds 5–9 % apart
-// for life on this 2-core VM, the same way in every window: alternating windows cancel the
-// machine's drift, not that), each process warmed up first, the order reversed every other round.
+// Rounds of one window per variant, each round on processes started afresh (two processes started
+// alike keep their speeds apart for life), each warmed up first, the order reversed every other round.
 
 export interface RoundsPlan<V, P, W> {
   variants: readonly V[];

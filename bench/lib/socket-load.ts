@@ -4,6 +4,8 @@
 // opened with bounded concurrency; and what Redis ran between two readings of its command counters.
 // Types only: this file is also preloaded into the backends, before anything else is set up.
 import type { SocketProcess, TestSocket } from '../../test/helpers/spawn-socket-backends';
+import { commandCounts, type InfoClient } from '../../test/helpers/command-counts';
+import { inFlight } from './load';
 
 if (process.env.BENCH_SOCKET_PROBE === '1') {
   process.on('SIGUSR2', () => {
@@ -45,34 +47,46 @@ export async function openMany(
   deadline: number,
 ): Promise<{ sockets: TestSocket[]; stoppedBy?: string }> {
   const sockets: TestSocket[] = [];
-  let next = 0;
   let stoppedBy: string | undefined;
-  const worker = async (): Promise<void> => {
-    while (stoppedBy === undefined && next < total) {
-      if (Date.now() > deadline) {
-        stoppedBy = `time limit after ${sockets.length} sockets`;
-        return;
-      }
-      const index = next++;
+  await inFlight(concurrency, async (index) => {
+    if (index >= total) return false;
+    if (Date.now() > deadline) stoppedBy ??= `time limit after ${sockets.length} sockets`;
+    else {
       try {
         sockets.push(await open(url, cookies[index % cookies.length]!));
+        return;
       } catch (error) {
         stoppedBy ??= `${(error as Error).message} after ${sockets.length} sockets`;
       }
     }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+    return false;
+  });
   return { sockets, stoppedBy };
 }
 
 /** Calls per command name (INFO commandstats, test/helpers/command-counts.ts). */
 export type Counts = Record<string, number>;
 
-/** Calls per command between two readings, less the driver's own INFO calls; zeros left out. */
-export const commandDelta = (before: Counts, after: Counts): Counts =>
-  Object.fromEntries(
-    Object.keys(after)
-      .filter((name) => name !== 'info')
-      .map((name) => [name, after[name]! - (before[name] ?? 0)] as const)
-      .filter(([, calls]) => calls !== 0),
-  );
+/**
+ * The calls per command the `servers` ran while `during` ran, summed over them, the driver's own
+ * INFO left out and zeros too; and how long it ran (ms).
+ */
+export async function commandsDuring(
+  servers: readonly InfoClient[],
+  during: () => Promise<unknown>,
+) {
+  const read = async (): Promise<Counts> => {
+    const sum: Counts = {};
+    for (const counts of await Promise.all(servers.map((server) => commandCounts(server))))
+      for (const [name, calls] of Object.entries(counts)) sum[name] = (sum[name] ?? 0) + calls;
+    return sum;
+  };
+  const before = await read();
+  const startedAt = Date.now();
+  await during();
+  const ms = Date.now() - startedAt;
+  const after = await read();
+  const names = Object.keys(after).filter((name) => name !== 'info');
+  const deltas = names.map((name) => [name, after[name]! - (before[name] ?? 0)] as const);
+  return { counts: Object.fromEntries(deltas.filter(([, calls]) => calls !== 0)) as Counts, ms };
+}

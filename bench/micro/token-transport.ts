@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { PlatformTokenClient } from '../../lib/client/token-client';
+import { inFlight } from '../lib/load';
 import { alternatingRuns } from '../lib/rounds';
 import { median } from '../lib/stats';
 
@@ -36,13 +37,11 @@ async function main(): Promise<void> {
     });
   /** CPU µs per exchange of `client` over PER_ROUND exchanges, IN_FLIGHT at a time. */
   const cpuPerExchange = async (client: PlatformTokenClient): Promise<number> => {
-    let next = 0;
     const before = process.cpuUsage();
-    await Promise.all(
-      Array.from({ length: IN_FLIGHT }, async () => {
-        while (next++ < PER_ROUND) await client.exchangeCode('some-code');
-      }),
-    );
+    await inFlight(IN_FLIGHT, async (i) => {
+      if (i >= PER_ROUND) return false;
+      await client.exchangeCode('some-code');
+    });
     const used = process.cpuUsage(before);
     return (used.user + used.system) / PER_ROUND;
   };

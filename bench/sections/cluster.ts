@@ -1,18 +1,14 @@
 // Section "cluster" (issue #44): request-cost and invalidation again on a Redis Cluster of 3
-// masters without replicas (test/helpers/redis-cluster.ts), on both clients, and how many Redis
-// commands a logged-in request with a fresh token sends there. Replicas would slow entries and
-// refreshes only, never such a request: the failover section is where they are measured.
+// masters without replicas, and the Redis commands a logged-in request sends there.
 import type { Agent } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis } from 'ioredis';
 import { createCluster } from 'redis';
-import { commandCounts } from '../../test/helpers/command-counts';
 import { startRedisCluster } from '../../test/helpers/redis-cluster';
 import type { ClientChoice } from '../apps/session-stack';
 import { asPlayer, closedLoop, keepAliveAgent, send, type Target } from '../lib/load';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
-import { commandDelta, type Counts } from '../lib/socket-load';
+import { commandsDuring, type Counts } from '../lib/socket-load';
 import { count } from '../lib/stats';
 import { runInvalidationOn, type InvalidationRedis } from './invalidation';
 import { enterExample, runRequestCost, startVariant, type RequestCostLayout } from './request-cost';
@@ -22,17 +18,8 @@ const COMMANDS_PER_REQUEST_TARGET = 0.01;
 /** The idle window is at least this long (ms): the background's rate, from enough of its beats. */
 const MIN_IDLE_MS = 3000;
 const BURST_CONNECTIONS = 8;
-/** Calls of each command summed over every master (no replicas: every server is one). */
-async function clusterCounts(masters: readonly Redis[]): Promise<Counts> {
-  const sum: Counts = {};
-  for (const counts of await Promise.all(masters.map((master) => commandCounts(master))))
-    for (const [name, calls] of Object.entries(counts)) sum[name] = (sum[name] ?? 0) + calls;
-  return sum;
-}
-
 /** `requests` logged-in GET /api/me, BURST_CONNECTIONS at a time; throws unless all are 200. */
-async function burstOf(agent: Agent, target: Target, requests: number): Promise<number> {
-  const startedAt = performance.now();
+async function burstOf(agent: Agent, target: Target, requests: number): Promise<void> {
   const run = await closedLoop({
     agent,
     concurrency: BURST_CONNECTIONS,
@@ -41,7 +28,6 @@ async function burstOf(agent: Agent, target: Target, requests: number): Promise<
   });
   const ok = run.statuses.get(200) ?? 0;
   if (ok !== requests) throw new Error(`cluster: ${requests - ok} answers other than 200`);
-  return performance.now() - startedAt;
 }
 
 /**
@@ -68,15 +54,11 @@ async function commandsPerRequest(
     await burstOf(agent, target, Math.min(requests, 1000));
     // Whatever the warm-up's last answers set going (a touch written behind) has landed.
     await sleep(200);
-    const beforeBurst = await clusterCounts(masters);
-    const burstMs = await burstOf(agent, target, requests);
-    const afterBurst = await clusterCounts(masters);
-    const idleStart = performance.now();
-    await sleep(Math.max(burstMs, MIN_IDLE_MS));
-    const afterIdle = await clusterCounts(masters);
-    const idleMs = performance.now() - idleStart;
-    const burst = commandDelta(beforeBurst, afterBurst);
-    const idleCounts = commandDelta(afterBurst, afterIdle);
+    const { counts: burst, ms: burstMs } = await commandsDuring(masters, () =>
+      burstOf(agent, target, requests),
+    );
+    const during = () => sleep(Math.max(burstMs, MIN_IDLE_MS));
+    const { counts: idleCounts, ms: idleMs } = await commandsDuring(masters, during);
     // The background's calls over a window as long as the burst.
     const idle: Counts = Object.fromEntries(
       Object.entries(idleCounts).map(([name, calls]) => [name, (calls * burstMs) / idleMs]),

@@ -1,8 +1,6 @@
 // Section "failover" (issue #43, docs/durability.md): a Redis master whose replica runs 1 s behind
-// is SIGKILLed under load beside four example processes, two with durability on and two off
-// (apps/example-durability.ts); what each pair lost, and what durability adds to its latencies.
-// The platform (the simulator behind lib/platform-recorder.ts) rotates refresh tokens and issues
-// 62 s access tokens, which the example refreshes 60 s before they end: one every ~2 s per player.
+// is SIGKILLed under load beside four example processes, two with durability on and two off: what
+// each pair lost, and what durability adds to its latencies.
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,7 +8,7 @@ import { startSimulator } from '../../lib/simulator';
 import { startClusterBed, startSentinelBed, type Address } from '../../test/helpers/failover-bed';
 import type { ClientChoice } from '../apps/session-stack';
 import { startExample, stopApps, type AppProcess } from '../lib/app-process';
-import { asPlayer, errorOf, keepAliveAgent, send } from '../lib/load';
+import { asPlayer, errorOf, inFlight, keepAliveAgent, send } from '../lib/load';
 import { startPlatformRecorder, type TokenCall } from '../lib/platform-recorder';
 import { table, tally, tallyList, type BenchContext, type Figure } from '../lib/report';
 import type { SectionResult } from '../lib/report';
@@ -225,14 +223,13 @@ async function runOnce(
     // After the promotion settled: every player answered 303 asks /api/me of both processes,
     // eight players at a time.
     const loggedIn = entered.filter((player) => player.cookie !== undefined);
-    for (let at = 0; at < loggedIn.length; at += 8)
-      await Promise.all(
-        loggedIn.slice(at, at + 8).map(async (player) => {
-          player.finalStatuses = [];
-          for (const app of apps[player.setting])
-            player.finalStatuses.push((await get(player, app)).status);
-        }),
-      );
+    await inFlight(8, async (i) => {
+      const player = loggedIn[i];
+      if (player === undefined) return false;
+      player.finalStatuses = [];
+      for (const app of apps[player.setting])
+        player.finalStatuses.push((await get(player, app)).status);
+    });
     // A request carried a refresh when one of its player's refresh calls ran inside it.
     const calls = recorder.calls.map((call) => ({
       ...call,

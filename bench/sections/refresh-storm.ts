@@ -1,6 +1,5 @@
-// Section "refresh-storm": 1,000 concurrent requests over 100 sessions whose tokens all
-// need a refresh, across 4 processes. The package against the same storm with fresh tokens, then
-// the hand-written pattern (bench/apps/hand-written-login.ts) under it, with and without rotation.
+// Section "refresh-storm": 1,000 concurrent requests over 100 sessions whose tokens all need a
+// refresh, across 4 processes: the package, and the hand-written pattern with and without rotation.
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
 import { asPlayer, burst, errorOf, keepAliveAgent, send, type Answer } from '../lib/load';

@@ -6,11 +6,10 @@ import '../../scripts/source-aliases';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_PLAYERS } from '../../lib/simulator';
-import { commandCounts } from '../../test/helpers/command-counts';
 import { enterAs, openSocket, startSocketProcess } from '../../test/helpers/spawn-socket-backends';
 import { stopSocketProcesses } from '../../test/helpers/spawn-socket-backends';
 import type { Browser, SocketProcess, TestSocket } from '../../test/helpers/spawn-socket-backends';
-import { commandDelta, memoryOf, openMany, PROBE_ENV } from '../lib/socket-load';
+import { commandsDuring, memoryOf, openMany, PROBE_ENV } from '../lib/socket-load';
 import type { ProcessMemory } from '../lib/socket-load';
 import { recordKeyOf } from '../lib/records';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
@@ -45,10 +44,8 @@ const mib = (value: number): string => `${(value / 1024 / 1024).toFixed(1)} MiB`
 
 /** Commands per second over REST_SECONDS (in all, and by command), with nothing happening but what the processes do. */
 async function restRate(ctx: BenchContext) {
-  const before = await commandCounts(ctx.redis);
-  await sleep(REST_SECONDS * 1000);
-  const delta = commandDelta(before, await commandCounts(ctx.redis));
-  const byCommand = Object.entries(delta)
+  const { counts } = await commandsDuring([ctx.redis], () => sleep(REST_SECONDS * 1000));
+  const byCommand = Object.entries(counts)
     .map(([name, calls]): [string, number] => [name, calls / REST_SECONDS])
     .sort((x, y) => y[1] - x[1]);
   return { perSecond: byCommand.reduce((sum, [, rate]) => sum + rate, 0), byCommand };

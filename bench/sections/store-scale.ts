@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisServer } from '../../test/helpers/redis-server';
+import { inFlight } from '../lib/load';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { bytes, count, fine, ms, summarize } from '../lib/stats';
 import { readRecord, sampleRecord, writeRecord } from '../lib/records';
@@ -22,18 +23,14 @@ const sessionIdOf = (index: number): string =>
 /** Writes records `from`…`to - 1` with store.put (compare-and-set on "no record yet"), FILL_WINDOW at a time. */
 async function fill(store: RedisTokenStore, from: number, to: number): Promise<number> {
   const startedAt = performance.now();
-  let next = from;
-  const worker = async (): Promise<void> => {
-    while (next < to) {
-      const index = next++;
-      // Fresh tokens and a player of its own per record (one session per player, the common
-      // case), so encryption, the player index and memory see distinct values.
-      const options = { expectedVersion: null, ttlMs: 90 * DAY_MS };
-      if (!(await writeRecord(store, sessionIdOf(index), sampleRecord(), options)))
-        throw new Error(`record ${index} already existed`);
-    }
-  };
-  await Promise.all(Array.from({ length: FILL_WINDOW }, worker));
+  await inFlight(FILL_WINDOW, async (i) => {
+    if (from + i >= to) return false;
+    // Fresh tokens and a player of its own per record (one session per player, the common
+    // case), so encryption, the player index and memory see distinct values.
+    const options = { expectedVersion: null, ttlMs: 90 * DAY_MS };
+    if (!(await writeRecord(store, sessionIdOf(from + i), sampleRecord(), options)))
+      throw new Error(`record ${from + i} already existed`);
+  });
   return ((to - from) / (performance.now() - startedAt)) * 1000;
 }
 
@@ -79,16 +76,13 @@ async function sampleLatencies(subjects: readonly Subject[], reads: number): Pro
 
 /** Reads with READ_CONCURRENCY in flight for `durationMs`, added to the subject's totals. */
 async function sampleThroughput(subject: Subject, durationMs: number): Promise<void> {
-  const endAt = performance.now() + durationMs;
-  let reads = 0;
-  const worker = async (): Promise<void> => {
-    while (performance.now() < endAt) {
-      await readRecord(subject.store, sessionIdOf(Math.floor(Math.random() * subject.size)));
-      reads += 1;
-    }
-  };
   const startedAt = performance.now();
-  await Promise.all(Array.from({ length: READ_CONCURRENCY }, worker));
+  let reads = 0;
+  await inFlight(READ_CONCURRENCY, async () => {
+    if (performance.now() >= startedAt + durationMs) return false;
+    await readRecord(subject.store, sessionIdOf(Math.floor(Math.random() * subject.size)));
+    reads += 1;
+  });
   subject.reads += reads;
   subject.readMs += performance.now() - startedAt;
 }
