@@ -20,10 +20,6 @@ export interface NaiveSettings {
 /** The session as this pattern sees it. */
 type NaiveSession = Request['session'] & { tokens?: NaiveTokens; openId?: string };
 
-/** The access token the middleware left for the handler. */
-export const naiveAccessToken = (req: Request): string | undefined =>
-  (req as Request & { naiveAccessToken?: string }).naiveAccessToken;
-
 type TokenAnswer = Partial<
   Record<'access_token' | 'refresh_token' | 'open_id' | 'error', string>
 > & {
@@ -63,22 +59,17 @@ const callbackWith =
     keep: (req: Request, tokens: NaiveTokens) => Promise<void>,
     claim: (code: string, res: Response) => Promise<boolean> = async () => true,
   ): RequestHandler =>
-  async (req, res, next) => {
-    try {
-      const code = String(req.query.code);
-      if (!(await claim(code, res))) return;
-      const { redirectUri } = settings;
-      const answer = await postToken(settings, {
-        ...{ grant_type: 'authorization_code', code, redirect_uri: redirectUri },
-      });
-      if (answer.error !== undefined) return void res.status(400).json({ error: answer.error });
-      await promised(req, 'regenerate');
-      await keep(req, tokensOf(answer));
-      await promised(req, 'save');
-      res.redirect(303, '/');
-    } catch (error) {
-      next(error);
-    }
+  async (req, res) => {
+    // Express 5 hands a rejected handler's error to the error handler.
+    const code = String(req.query.code);
+    if (!(await claim(code, res))) return;
+    const exchange = { grant_type: 'authorization_code', code, redirect_uri: settings.redirectUri };
+    const answer = await postToken(settings, exchange);
+    if (answer.error !== undefined) return void res.status(400).json({ error: answer.error });
+    await promised(req, 'regenerate');
+    await keep(req, tokensOf(answer));
+    await promised(req, 'save');
+    res.redirect(303, '/');
   };
 
 /**
@@ -93,29 +84,23 @@ export function naiveSessionRefresh(settings: NaiveSettings): {
     (req.session as NaiveSession).tokens = tokens;
   });
   const middleware: RequestHandler = async (req, res, next) => {
-    try {
-      const session = req.session as NaiveSession;
-      const tokens = session.tokens;
-      if (tokens === undefined) return void res.status(401).json({ error: 'login_required' });
-      if (tokens.expiresAt - Date.now() < settings.refreshSkewMs) {
-        const refreshToken = tokens.refreshToken;
-        const answer = await postToken(settings, {
-          ...{ grant_type: 'refresh_token', refresh_token: refreshToken },
-        });
-        if (answer.error === 'invalid_grant') {
-          delete session.tokens;
-          return void res.status(401).json({ error: 'invalid_grant' });
-        }
-        if (answer.error !== undefined || answer.access_token === undefined)
-          return void res.status(503).json({ error: 'platform_unavailable' });
-        session.tokens = tokensOf(answer, tokens);
+    const session = req.session as NaiveSession;
+    const tokens = session.tokens;
+    if (tokens === undefined) return void res.status(401).json({ error: 'login_required' });
+    if (tokens.expiresAt - Date.now() < settings.refreshSkewMs) {
+      const refresh = { grant_type: 'refresh_token', refresh_token: tokens.refreshToken };
+      const answer = await postToken(settings, refresh);
+      if (answer.error === 'invalid_grant') {
+        delete session.tokens;
+        return void res.status(401).json({ error: 'invalid_grant' });
       }
-      (req as Request & { naiveAccessToken?: string }).naiveAccessToken =
-        session.tokens!.accessToken;
-      next();
-    } catch (error) {
-      next(error);
+      if (answer.error !== undefined || answer.access_token === undefined)
+        return void res.status(503).json({ error: 'platform_unavailable' });
+      session.tokens = tokensOf(answer, tokens);
     }
+    // The access token for the handler.
+    res.locals.accessToken = session.tokens!.accessToken;
+    next();
   };
   return { callback, middleware };
 }

@@ -18,26 +18,22 @@ function versionOf(packageName: string): string {
 }
 
 function gitCommit(): string {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT }).toString().trim();
   try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT })
-      .toString()
-      .trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'lib'], { cwd: ROOT })
-      .toString()
-      .trim();
-    return dirty === '' ? head : `${head} (lib/ with uncommitted changes)`;
+    const dirty = git('status', '--porcelain', '--', 'lib') !== '';
+    return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' (lib/ with uncommitted changes)' : ''}`;
   } catch {
     return 'unknown';
   }
 }
 
-/** Markdown lines describing the machine and the versions, for the top of RESULTS.md. */
 /** "0.52 / 0.61 / 0.70": the load average over 1, 5 and 15 minutes. */
 export const loadAverage = (): string =>
   loadavg()
     .map((value) => value.toFixed(2))
     .join(' / ');
 
+/** Markdown lines describing the machine and the versions, for the top of RESULTS.md. */
 export function describeMachine(): string[] {
   const cores = cpus();
   const gib = (value: number): string => `${(value / 1024 ** 3).toFixed(1)} GiB`;

@@ -565,20 +565,10 @@ export async function runFailover(
   const intro = [
     `## failover: a Redis master killed under load, the replica ${LAG_MS} ms behind`,
     '',
-    ...(CONTROL
-      ? [
-          '**A control run (BENCH_FAILOVER_CONTROL=1): both groups run with durability off.** The "on" group is a second "off" group; its ratios show how far two groups alike drift apart here, and its loss counts are what durability off loses.',
-          '',
-        ]
-      : []),
-    `${beds} bed${beds > 1 ? 's' : ''} per topology and client (test/helpers/failover-bed.ts), their latency figures pooled, each bed's own figures below; four example processes per bed, two with durability on and two off, players of their own; ${ACCESS_TOKEN_SECONDS} s access tokens with rotation; a player entering every ${ENTRY_INTERVAL_MS} ms per setting, each asking GET /api/me and /api/profile of both processes in turn, ${THINK_MS / 2}–${(THINK_MS * 3) / 2} ms apart; the master SIGKILLed after ${warmupMs / 1000} s, the load on ${afterMs / 1000} s past the promotion, then every player's GET /api/me on both processes: a 401 there is a login lost. ` +
+    `${CONTROL ? '**A control run (BENCH_FAILOVER_CONTROL=1): both groups with durability off**, an A/A run: its ratios show how far two groups alike drift apart here. ' : ''}${beds} bed${beds > 1 ? 's' : ''} per topology and client (test/helpers/failover-bed.ts), their latency figures pooled, each bed's own figures below; four example processes per bed, two with durability on and two off, players of their own; ${ACCESS_TOKEN_SECONDS} s access tokens with rotation; a player entering every ${ENTRY_INTERVAL_MS} ms per setting, each asking GET /api/me and /api/profile of both processes in turn, ${THINK_MS / 2}–${(THINK_MS * 3) / 2} ms apart; the master SIGKILLed after ${warmupMs / 1000} s, the load on ${afterMs / 1000} s past the promotion, then every player's GET /api/me on both processes: a 401 there is a login lost. ` +
       `"Before the kill": requests and entries sent ${MEASURE_FROM_MS / 1000} s or more into the load and answered before the kill; "with a refresh": a refresh call of its player ran at the platform meanwhile (bench/README.md). The section took ${((performance.now() - started) / 1000).toFixed(0)} s.`,
     '',
   ];
-  return [
-    {
-      figures: results.flatMap((r) => r.figures),
-      markdown: [...intro, ...results.flatMap((r) => r.markdown)],
-    },
-  ];
+  const markdown = [...intro, ...results.flatMap((r) => r.markdown)];
+  return [{ figures: results.flatMap((r) => r.figures), markdown }];
 }

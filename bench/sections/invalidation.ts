@@ -50,8 +50,6 @@ interface Layout {
   /** The same with the cookie of a session whose key is gone: the 401 path, for the warm-up. */
   loggedOut: Target[];
   key: string;
-  /** Waits for the processes' own deletes of an ended session, which could log the next trial out. */
-  settle: () => Promise<void>;
   restore: () => Promise<void>;
   /** Puts back what a 401 of `loggedOut` removes, so that each warm-up 401 takes a trial's path. */
   restoreLoggedOut: () => Promise<void>;
@@ -128,8 +126,7 @@ async function startLayout(
     if (sessionOnly(name)) {
       await redis.del(sessionKeyOf(prefix, gone.sessionId));
       const restore = async (): Promise<void> => void (await putSession());
-      const settle = async (): Promise<void> => {};
-      return { ...layout, key: sessionKey, restore, settle, restoreLoggedOut: settle };
+      return { ...layout, key: sessionKey, restore, restoreLoggedOut: async () => {} };
     }
     // The driver's own store reads Redis directly: it only puts the record back between trials.
     const store = new RedisTokenStore({ redis, prefix: `${prefix}t:`, recordCache: false });
@@ -143,16 +140,15 @@ async function startLayout(
       ...layout,
       key: recordKeyOf(`${prefix}t:`, session.sessionId),
       restoreLoggedOut: async () => void (await redis.set(goneKey, goneValue, 'PX', HOUR_MS)),
-      settle: async () => {
+      // Refused only while the record is still there (the first trial); the reads that follow
+      // the put check that it is.
+      restore: async () => {
+        // First the processes' own deletes of the ended session, which could log the next trial out.
         const deadline = performance.now() + SETTLE_MS;
         while ((await redis.exists(sessionKey)) === 1 && performance.now() < deadline)
           await sleep(1);
         // The other process's delete, when it sent one, went out as early.
         await sleep(1);
-      },
-      // Refused only while the record is still there (the first trial); the reads that follow
-      // the put check that it is.
-      restore: async () => {
         await putSession();
         await writeRecord(store, session.sessionId, record, PUT_NEW);
       },
@@ -165,7 +161,6 @@ async function startLayout(
 
 /** One trial: the key put back and read twice by each process, a DEL, then reads until both 401. */
 async function trial(agent: Agent, on: InvalidationRedis, layout: Layout, into: Samples) {
-  await layout.settle();
   await layout.restore();
   // Let the put's own invalidation reach both processes, then have each read (and cache) it.
   await sleep(2);
@@ -177,7 +172,6 @@ async function trial(agent: Agent, on: InvalidationRedis, layout: Layout, into: 
         // The 401 ended the session again: put both back and read anew.
         into.staleAbsences += 1;
         await sleep(5);
-        await layout.settle();
         await layout.restore();
         read -= 1;
         continue;

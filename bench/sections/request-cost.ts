@@ -46,14 +46,11 @@ const onPackage = (variant: Variant): boolean => variant.startsWith('package');
 
 type Window = { result: CannonResult; cpuUsPerRequest: number };
 
-/** The cookie of an entry's answer, or an error with what the package answered (never a secret). */
+/** The cookie of an entry's answer, or an error with what the app answered (never a secret). */
 async function cookieOf(answer: Response, expected: number, what: string): Promise<string> {
   const session = sessionIn(answer.headers.getSetCookie());
   if (answer.status === expected && session !== undefined) return session.cookie;
-  const retryAfter = answer.headers.get('retry-after');
-  throw new Error(
-    `${what} answered ${answer.status} ${await answer.text()}${retryAfter === null ? '' : ` (Retry-After: ${retryAfter})`}`,
-  );
+  throw new Error(`${what} answered ${answer.status} ${await answer.text()}`);
 }
 
 /** Logs in through the example's embedded simulator, as a player would: lobby, /enter, callback. */
@@ -68,14 +65,12 @@ export async function enterExample(app: AppProcess): Promise<string> {
 
 /** Logs in to the floor, or to a package app with a code from the driver's simulator. */
 async function enterBenchApp(ctx: BenchContext, variant: Variant, app: AppProcess) {
-  const code = () => ctx.sim.issueCode({ openId: 'player-ada', redirectUri: BENCH_REDIRECT_URI });
+  const code = ctx.sim.issueCode({ openId: 'player-ada', redirectUri: BENCH_REDIRECT_URI });
   const path = onPackage(variant)
-    ? `/platform/callback?code=${encodeURIComponent(code())}`
+    ? `/platform/callback?code=${encodeURIComponent(code)}`
     : '/login';
-  const answer = await fetch(`http://127.0.0.1:${app.port}${path}`, {
-    redirect: 'manual',
-    headers: entryHeaders(ctx.sim),
-  });
+  const init = { redirect: 'manual', headers: entryHeaders(ctx.sim) } as const;
+  const answer = await fetch(`http://127.0.0.1:${app.port}${path}`, init);
   return cookieOf(answer, onPackage(variant) ? 303 : 200, `${variant} login`);
 }
 
