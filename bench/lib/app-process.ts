@@ -111,10 +111,8 @@ export const startExample = (
 export type HarnessKind = 'baseline' | 'package' | 'naive' | 'server-side';
 
 /** What a harness process is told: REDIS_URL (or REDIS_CLUSTER_NODES), SIM_URL, KEY_PREFIX, BENCH_*. */
-export type HarnessEnv = Record<string, string | undefined> & {
-  SIM_URL: string;
-  KEY_PREFIX: string;
-};
+export type HarnessEnv = Record<string, string | undefined> &
+  Record<'SIM_URL' | 'KEY_PREFIX', string>;
 
 export const startHarnessApp = (kind: HarnessKind, env: HarnessEnv): Promise<AppProcess> =>
   startApp({

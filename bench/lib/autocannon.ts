@@ -1,6 +1,7 @@
 // The load generator: autocannon in a process of its own, as anyone checking these figures from
 // outside would run it; it shares no event loop with the driver, the simulator or the app.
 import { spawn } from 'node:child_process';
+import type { Target } from './load';
 
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
 
@@ -12,16 +13,14 @@ export type CannonResult = {
   p50Ms: number;
   p99Ms: number;
 };
-type CannonOptions = { port: number; path: string; headers?: Record<string, string> } & {
-  connections: number;
-  seconds: number;
-};
-
-export function cannon(options: CannonOptions): Promise<CannonResult> {
-  const { connections, seconds, port, path } = options;
+export function cannon(
+  target: Target,
+  connections: number,
+  seconds: number,
+): Promise<CannonResult> {
+  const { port, path, headers } = target;
   const args = ['-j', '-c', String(connections), '-d', String(seconds)];
-  for (const [name, value] of Object.entries(options.headers ?? {}))
-    args.push('-H', `${name}=${value}`);
+  for (const [name, value] of Object.entries(headers ?? {})) args.push('-H', `${name}=${value}`);
   const url = `http://127.0.0.1:${port}${path}`;
   const child = spawn(process.execPath, [AUTOCANNON, ...args, url], {
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -37,7 +37,7 @@ const LAYOUTS: Record<LayoutName, { prefix: string; row: string }> = {
   baseline: { prefix: 'invb:', row: 'session stack alone, its session deleted' },
   sessions: {
     prefix: 'invs:',
-    row: 'session stack on RedisSessionStore (sessions from memory), its session deleted',
+    row: 'RedisSessionStore (sessions from memory), its session deleted',
   },
 };
 
@@ -214,10 +214,8 @@ async function measure(
       for (const [index, target] of layout.targets.entries())
         for (let request = 0; request < WARM_UP_REQUESTS; request += 1) {
           await layout.restoreLoggedOut();
-          const [ok, gone] = [
-            await send(agent, target),
-            await send(agent, layout.loggedOut[index]!),
-          ];
+          const ok = await send(agent, target);
+          const gone = await send(agent, layout.loggedOut[index]!);
           if (ok.status !== 200 || gone.status !== 401)
             throw new Error(`${layout.name} warm-up answered ${ok.status} and ${gone.status}`);
         }

@@ -194,7 +194,7 @@ export async function runRequestCost(
     const target = asPlayer(app.port, app.cookie);
     const result =
       rate === undefined
-        ? await cannon({ ...target, connections: CONNECTIONS, seconds })
+        ? await cannon(target, CONNECTIONS, seconds)
         : await evenlySpaced(target, rate, seconds);
     const cpuUs = (await app.cpuUs()) - before;
     if (result.failed > 0) throw new Error(`${variant}: ${result.failed} answers were not 2xx`);
