@@ -20,10 +20,9 @@ import { runRequestCost } from './sections/request-cost';
 import { runScale } from './sections/store-scale';
 import { runSockets } from './sections/sockets';
 
-type Section = (ctx: BenchContext, clients: readonly ClientChoice[]) => Promise<SectionResult[]>;
-const onIoredis =
-  (run: (ctx: BenchContext) => Promise<SectionResult>): Section =>
-  async (ctx) => [await run(ctx)];
+/** A section; those that take no clients run on ioredis. */
+type Section = (ctx: BenchContext, clients: readonly ClientChoice[]) => Promise<Results>;
+type Results = SectionResult | SectionResult[];
 /** A section run once per client, one after the other. */
 const perClient =
   (run: (ctx: BenchContext, client: ClientChoice) => Promise<SectionResult>): Section =>
@@ -36,12 +35,12 @@ const perClient =
 /** In the order they run; names say what each measures. */
 const SECTIONS: Record<string, Section> = {
   'request-cost': perClient(runRequestCost),
-  'refresh-storm': onIoredis(runRefreshStorm),
-  'store-scale': onIoredis(runScale),
+  'refresh-storm': runRefreshStorm,
+  'store-scale': runScale,
   entry: perClient(runEntry),
-  invalidation: onIoredis(runInvalidation),
-  faults: onIoredis(runLoadWithFaults),
-  sockets: onIoredis(runSockets),
+  invalidation: runInvalidation,
+  faults: runLoadWithFaults,
+  sockets: runSockets,
   failover: runFailover,
   cluster: runCluster,
 };
@@ -81,7 +80,7 @@ async function main(): Promise<void> {
     const ctx: BenchContext = { redisUrl: server.url, redis, sim, quick, log, redisServer: server };
     for (const name of names) {
       log(`— ${name} —`);
-      results.push(...(await SECTIONS[name]!(ctx, clients)));
+      results.push(...[await SECTIONS[name]!(ctx, clients)].flat());
     }
   } finally {
     redis.disconnect();

@@ -10,29 +10,29 @@ const CPU_PROBE = join(__dirname, 'cpu-probe.js');
 /** The package from its build, dist/, as `npm install` gives it (see built-package.ts). */
 const BUILT_PACKAGE = join(__dirname, 'built-package.ts');
 
+/** A started app: `output`, what it printed before it listened; `cpuUs`, the CPU it has used (µs). */
 export interface AppProcess {
   name: string;
   port: number;
-  /** What the process printed before it listened (the example prints its simulator's URL). */
   output: string;
   child: ChildProcess;
-  /** CPU time (µs, user + system) the process has used so far. */
   cpuUs(): Promise<number>;
   stop(): Promise<void>;
 }
 
+/**
+ * `script`: relative to the repository, TypeScript through esbuild-register or `.js` by node alone;
+ * `listening`: its first group is the port the process says it listens on; `builtPackage`: the
+ * package from dist/ for relative imports of lib/ too; `preload`: more modules to preload after
+ * those; `echo: false`: its stderr kept from the driver's once it listens (the failover's warnings).
+ */
 export interface AppSpec {
   name: string;
-  /** The script to run (relative to the repository): TypeScript with esbuild-register, `.js` by node alone. */
   script: string;
   env: Record<string, string>;
-  /** How the process says which port it listens on: the first group of the first match. */
   listening: RegExp;
-  /** Runs the package from dist/ for relative imports of lib/ too (the bench's own apps). */
   builtPackage?: boolean;
-  /** More modules to preload (after esbuild-register and the built package), e.g. a bench-only switch. */
   preload?: string[];
-  /** false: its stderr is kept from the driver's once it listens (the failover's warnings). */
   echo?: boolean;
 }
 

@@ -65,12 +65,10 @@ export const enter = async (agent: Agent, sim: PlatformSimulator, port: number, 
   sessionOf((await tryEnter(agent, sim, port, openId)).answer, 303, 'entry');
 
 /** Logs in to the baseline app, which only writes a marker into the session (204 expected). */
-export const loginBaseline = async (agent: Agent, port: number, openId: string) =>
-  sessionOf(
-    await send(agent, { port, path: `/login?openId=${encodeURIComponent(openId)}` }, true),
-    204,
-    'baseline login',
-  );
+export async function loginBaseline(agent: Agent, port: number, openId: string) {
+  const path = `/login?openId=${encodeURIComponent(openId)}`;
+  return sessionOf(await send(agent, { port, path }, true), 204, 'baseline login');
+}
 
 /** Makes a session's token record expired a second ago, as another writer would (compare-and-set). */
 export async function expireRecord(store: TokenStore, sessionId: string): Promise<void> {
@@ -83,15 +81,16 @@ export async function expireRecord(store: TokenStore, sessionId: string): Promis
     throw new Error('the token record changed while it was being expired');
 }
 
+type NaiveData = { tokens?: { expiresAt: number } };
+
 /** The naive app's session (connect-redis's JSON), and `change` written back when given. */
 export async function naiveSession(
   redis: Redis,
   key: string,
   change?: (tokens: { expiresAt: number }) => void,
-): Promise<{ tokens?: { expiresAt: number } } | undefined> {
+): Promise<NaiveData | undefined> {
   const stored = await redis.get(key);
-  const data =
-    stored === null ? undefined : (JSON.parse(stored) as { tokens?: { expiresAt: number } });
+  const data = stored === null ? undefined : (JSON.parse(stored) as NaiveData);
   if (change === undefined) return data;
   if (data?.tokens === undefined) throw new Error('no session with tokens to change');
   change(data.tokens);

@@ -5,14 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
 import { RecordKeyRing } from '../../lib/stores/encryption';
-import {
-  decodeRecordPayload,
-  encodeRecordPayload,
-  frameStoredValue,
-  PLAIN_MARK,
-  SEALED_DERIVED_MARK,
-  splitStoredValue,
-} from '../../lib/stores/record-codec';
+import * as codec from '../../lib/stores/record-codec';
 import { sampleRecord } from '../../lib/testing/samples';
 import { startRedisServer } from '../../test/helpers/redis-server';
 import { alternatingRuns } from '../lib/rounds';
@@ -39,23 +32,24 @@ async function main(): Promise<void> {
   client.on('error', () => undefined);
   await client.connect();
   const ring = new RecordKeyRing([{ id: 'k1', key: randomBytes(32) }]);
-  const record = sampleRecord(1);
-  const plainKey = 'measure:{a}:t';
-  const sealedKey = 'measure:{b}:t';
+  const payload = codec.encodeRecordPayload(sampleRecord(1));
+  const [plainKey, sealedKey] = ['measure:{a}:t', 'measure:{b}:t'];
   const aad = Buffer.from(`${sealedKey}|1`);
-  await client.set(plainKey, frameStoredValue(1, PLAIN_MARK, encodeRecordPayload(record)));
+  await client.set(plainKey, codec.frameStoredValue(1, codec.PLAIN_MARK, payload));
   await client.set(
     sealedKey,
-    frameStoredValue(1, SEALED_DERIVED_MARK, ring.seal(encodeRecordPayload(record), aad)),
+    codec.frameStoredValue(1, codec.SEALED_DERIVED_MARK, ring.seal(payload, aad)),
   );
   const decodePlain = (value: Uint8Array): unknown => {
-    const frame = splitStoredValue(asBuffer(value))!;
-    return decodeRecordPayload(frame.body, frame.version);
+    const frame = codec.splitStoredValue(asBuffer(value))!;
+    return codec.decodeRecordPayload(frame.body, frame.version);
   };
   const decodeSealed = (value: Uint8Array): unknown => {
-    const frame = splitStoredValue(asBuffer(value))!;
+    const frame = codec.splitStoredValue(asBuffer(value))!;
     const opened = ring.open(frame.body, aad, true);
-    return 'plaintext' in opened ? decodeRecordPayload(opened.plaintext, frame.version) : undefined;
+    return 'plaintext' in opened
+      ? codec.decodeRecordPayload(opened.plaintext, frame.version)
+      : undefined;
   };
   // A reply from the cache is a structuredClone of the stored Buffer: a plain Uint8Array, not a Buffer.
   const get = async (key: string) => (await client.get(key)) as unknown as Uint8Array;
