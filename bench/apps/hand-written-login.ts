@@ -8,14 +8,11 @@ import type { Request, RequestHandler, Response } from 'express';
 type NaiveTokens = { accessToken: string; refreshToken: string; expiresAt: number; openId: string };
 
 /** Settings of the hand-written logins; the token endpoint is `${authUrl}/token`. */
-export interface NaiveSettings {
-  authUrl: string;
-  clientId: string;
-  clientSecret: string;
+export type NaiveSettings = Record<'authUrl' | 'clientId' | 'clientSecret', string> & {
   redirectUri: string;
   /** Refresh inline when less than this is left before expiry. */
   refreshSkewMs: number;
-}
+};
 
 /** The session as this pattern sees it. */
 type NaiveSession = Request['session'] & { tokens?: NaiveTokens; openId?: string };

@@ -7,7 +7,6 @@ import { BENCH_SESSION_SECRET } from './settings';
 
 const ROOT = join(__dirname, '..', '..');
 const CPU_PROBE = join(__dirname, 'cpu-probe.js');
-/** The package from its build, dist/, as `npm install` gives it (see built-package.ts). */
 const BUILT_PACKAGE = join(__dirname, 'built-package.ts');
 
 /** A started app: `output`, what it printed before it listened; `cpuUs`, the CPU it has used (µs). */

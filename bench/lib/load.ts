@@ -142,10 +142,3 @@ export function errorOf(answer: Pick<Answer, 'status' | 'body'>): string {
     return '';
   }
 }
-
-/** "200: 998, 0: 2" — the statuses of a run, for the results. */
-export const statusList = (statuses: Map<number, number>): string =>
-  [...statuses.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([status, n]) => `${status === 0 ? 'socket error' : status}: ${n}`)
-    .join(', ');

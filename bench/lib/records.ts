@@ -6,6 +6,7 @@ import type { TokenRecord } from '../../lib/core/token-record';
 import type { TokenStore } from '../../lib/core/token-store';
 import type { PutOptions } from '../../lib/core/store-engine';
 import { engineOf } from '../../lib/core/derived-engine';
+import { sampleRecord as testingSample } from '../../lib/testing/samples';
 
 /** The session's record; `undefined` when absent or unreadable. */
 export const readRecord = async (store: TokenStore, sessionId: string) => {
@@ -48,14 +49,10 @@ export const sessionKeyOf = (keyPrefix: string, id: string): string => `${keyPre
 
 /** A version-1 record sized as the simulator's (43-character tokens, 32-character ids). */
 export function sampleRecord(): TokenRecord {
-  const now = Date.now();
-  const token = (): string => randomBytes(32).toString('base64url');
-  return {
-    ...{ accessToken: token(), refreshToken: token(), openId: randomBytes(16).toString('hex') },
-    ...{ accessExpiresAt: now + 7_200_000, refreshExpiresAt: now + 90 * 86_400_000 },
-    unionId: randomBytes(16).toString('hex'),
-    scope: ['user_info', 'basic_actions'],
-    version: 1,
-    obtainedAt: now,
-  };
+  const [token, id] = [
+    () => randomBytes(32).toString('base64url'),
+    () => randomBytes(16).toString('hex'),
+  ];
+  const ids = { openId: id(), unionId: id(), scope: ['user_info', 'basic_actions'] };
+  return testingSample(1, { accessToken: token(), refreshToken: token(), ...ids });
 }

@@ -12,8 +12,6 @@ import { readRecord, writeRecord } from './records';
 /** A browser's login: the cookie to send and the session id behind it. */
 export type BenchSession = { cookie: string; sessionId: string };
 
-const HOUR_MS = 3_600_000;
-
 /** The player of the i-th session (the simulator knows three). */
 export const playerOf = (index: number): string =>
   DEMO_PLAYERS[index % DEMO_PLAYERS.length]!.openId;
@@ -75,8 +73,8 @@ export async function expireRecord(store: TokenStore, sessionId: string): Promis
   const record = await readRecord(store, sessionId);
   if (record === undefined) throw new Error('no token record to expire');
   const accessExpiresAt = Date.now() - 1000;
-  const next = { ...record, accessExpiresAt, obtainedAt: accessExpiresAt - 2 * HOUR_MS };
-  const options = { expectedVersion: record.version, ttlMs: HOUR_MS };
+  const next = { ...record, accessExpiresAt, obtainedAt: accessExpiresAt - 7_200_000 };
+  const options = { expectedVersion: record.version, ttlMs: 3_600_000 };
   if (!(await writeRecord(store, sessionId, { ...next, version: record.version + 1 }, options)))
     throw new Error('the token record changed while it was being expired');
 }

@@ -3,7 +3,7 @@
 import type { ClientChoice } from '../apps/session-stack';
 import { startHarnessApp, startInTurn, stopApps, type AppProcess } from '../lib/app-process';
 import type { HarnessKind } from '../lib/app-process';
-import { closedLoop, keepAliveAgent, statusList, type LoadResult } from '../lib/load';
+import { closedLoop, keepAliveAgent, type LoadResult } from '../lib/load';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { alternatingRounds } from '../lib/rounds';
 import { BENCH_REDIRECT_URI } from '../lib/settings';
@@ -138,7 +138,7 @@ export async function runEntry(ctx: BenchContext, client: ClientChoice): Promise
           ms(result[variant].latency.p50),
           ms(result[variant].latency.p99),
           cpuOf(variant),
-          statusList(result[variant].statuses),
+          [...result[variant].statuses].map(([s, n]) => `${s || 'socket error'}: ${n}`).join(', '),
           count(result[variant].exchanges),
         ]),
       ),

@@ -361,7 +361,6 @@ export async function runInvalidationOn(
   const drop = await storesDrop(on, trials, on.client);
   const dropNodeRedis = standalone ? await storesDrop(on, trials, 'node-redis') : undefined;
   const wakeTrials = ctx.quick ? 20 : 200;
-  if (standalone) ctx.log(`invalidation: ${wakeTrials} trials of a refresh waiter`);
   const wake = standalone ? await waiterWake(ctx, wakeTrials) : undefined;
   // The 200s served from memory after Redis ran the DEL, before its message reached the process.
   const stale = (layout: Variant): string =>

@@ -118,10 +118,9 @@ async function storms(ctx: BenchContext, kind: 'package' | 'naive', rounds: numb
     const fresh: StormOutcome[] = [];
     const refreshed: StormOutcome[] = [];
     for (let round = 0; round < rounds; round += 1) {
-      ctx.log(`storm: ${who} round ${round + 1}/${rounds}, fresh tokens`);
+      ctx.log(`storm: ${who} round ${round + 1}/${rounds}, fresh tokens then every one due`);
       fresh.push(await storm(ctx, targets, agent));
       await expireAll();
-      ctx.log(`storm: ${who} round ${round + 1}/${rounds}, every token due for refresh`);
       refreshed.push(await storm(ctx, targets, agent));
     }
     const loggedOutAfterRefresh = kind === 'naive' ? await loggedOut() : 0;

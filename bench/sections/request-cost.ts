@@ -89,16 +89,12 @@ export function startVariant(
   // As `npm run example` starts it (on Redis; its embedded simulator; its own defaults).
   if (variant === 'example')
     return startExample('example', { ...redisEnv, REDIS_CLIENT: clientName });
+  const memory = variant === 'floor' ? '0' : '1';
   if (!onPackage(variant))
     return startApp({
       name: variant,
       script: 'bench/apps/floor.js',
-      env: {
-        CLIENT: clientName,
-        ...redisEnv,
-        PORT: '0',
-        F_MEMORY: variant === 'floor' ? '0' : '1',
-      },
+      env: { CLIENT: clientName, ...redisEnv, PORT: '0', F_MEMORY: memory },
       listening: /floor listening (\d+)/,
     });
   if (layout.name !== 'standalone')
@@ -109,8 +105,7 @@ export function startVariant(
     env: {
       BENCH_APP: variant,
       BENCH_CLIENT: client,
-      REDIS_URL: ctx.redisUrl,
-      SIM_URL: ctx.sim.url,
+      ...{ REDIS_URL: ctx.redisUrl, SIM_URL: ctx.sim.url },
     },
     listening: /listening (\d+)/,
     builtPackage: true,

@@ -109,12 +109,10 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
       await Promise.all(sockets.map((socket) => socket.closed));
     }
     await sleep(500);
-    ctx.log('sockets: at rest with no socket');
     // Read twice: the first GC after start-up gives pages back, and the baseline would be high.
     await Promise.all(backends.map(memoryOf));
     const empty = await Promise.all(backends.map(memoryOf));
     const idle = await restRate(ctx);
-    ctx.log(`sockets: ${plan.sessions} sessions`);
     const cookies: string[] = [];
     for (let i = 0; i < plan.sessions; i += 1)
       cookies.push((await enterAs(backends[i % PROCESSES]!.url, ctx.sim, heldPlayer(i))).cookie);

@@ -126,7 +126,6 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
     }
     ctx.log(`scale: ${count(reads)} sequential reads from each store, interleaved`);
     await sampleLatencies(subjects, reads);
-    ctx.log('scale: read throughput');
     for (const subject of [...subjects, ...[...subjects].reverse()])
       await sampleThroughput(subject, throughputMs / 2);
   } finally {
