@@ -1,22 +1,14 @@
 // `npm run bench`: the one runner. Starts a private redis-server and the platform simulator, runs
-// every section (or those named) and writes bench/RESULTS.md with the machine, the command and each
-// figure beside its target. What each section measures: bench/README.md.
-//
-//   node -r esbuild-register bench/run.ts [section …] [--client=ioredis|node-redis|both]
-//
-// Named sections are printed instead of written; BENCH_QUICK=1 shortens every window (to try the
-// harness, not to record). --client picks the Redis client of request-cost, entry, failover and
-// cluster (request-cost, commands per request and invalidation on a 3-master Redis Cluster);
-// the other sections that load the harness app (apps/harness-app.ts) run on ioredis.
+// every section (or those named, printed instead of written) and writes bench/RESULTS.md with the
+// machine, the command and each figure beside its target. How to run it: bench/README.md.
 import { writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { startSimulator } from '../lib/simulator';
 import { startRedisServer } from '../test/helpers/redis-server';
 import { CLIENT_CHOICES, type ClientChoice } from './apps/session-stack';
-import { describeMachine } from './lib/machine';
+import { describeMachine, loadAverage } from './lib/machine';
 import { table, verdict, type BenchContext, type SectionResult } from './lib/report';
 import { runCluster } from './sections/cluster';
 import { runEntry } from './sections/entry';
@@ -28,10 +20,9 @@ import { runRequestCost } from './sections/request-cost';
 import { runScale } from './sections/store-scale';
 import { runSockets } from './sections/sockets';
 
-type Section = (ctx: BenchContext, clients: readonly ClientChoice[]) => Promise<SectionResult[]>;
-const onIoredis =
-  (run: (ctx: BenchContext) => Promise<SectionResult>): Section =>
-  async (ctx) => [await run(ctx)];
+/** A section; those that take no clients run on ioredis. */
+type Section = (ctx: BenchContext, clients: readonly ClientChoice[]) => Promise<Results>;
+type Results = SectionResult | SectionResult[];
 /** A section run once per client, one after the other. */
 const perClient =
   (run: (ctx: BenchContext, client: ClientChoice) => Promise<SectionResult>): Section =>
@@ -43,13 +34,13 @@ const perClient =
 
 /** In the order they run; names say what each measures. */
 const SECTIONS: Record<string, Section> = {
-  'request-cost': perClient((ctx, client) => runRequestCost(ctx, client)),
-  'refresh-storm': onIoredis(runRefreshStorm),
-  'store-scale': onIoredis(runScale),
+  'request-cost': perClient(runRequestCost),
+  'refresh-storm': runRefreshStorm,
+  'store-scale': runScale,
   entry: perClient(runEntry),
-  invalidation: onIoredis(runInvalidation),
-  faults: onIoredis(runLoadWithFaults),
-  sockets: onIoredis(runSockets),
+  invalidation: runInvalidation,
+  faults: runLoadWithFaults,
+  sockets: runSockets,
   failover: runFailover,
   cluster: runCluster,
 };
@@ -59,17 +50,14 @@ function parseArguments(args: readonly string[]): { names: string[]; clients: Cl
   let clients: ClientChoice[] = [...CLIENT_CHOICES];
   for (const arg of args) {
     const client = /^--client=(.+)$/.exec(arg)?.[1];
-    if (client === 'both') clients = [...CLIENT_CHOICES];
-    else if (client !== undefined) {
-      if (!CLIENT_CHOICES.includes(client as ClientChoice)) {
-        throw new TypeError(`--client must be ${CLIENT_CHOICES.join(', ')} or both.`);
-      }
-      clients = [client as ClientChoice];
-    } else if (arg in SECTIONS) names.push(arg);
-    else
+    if (client === undefined && !(arg in SECTIONS))
       throw new TypeError(
         `Unknown section ${arg}; choose from ${Object.keys(SECTIONS).join(', ')}.`,
       );
+    if (client === undefined) names.push(arg);
+    else if (client === 'both') clients = [...CLIENT_CHOICES];
+    else if (CLIENT_CHOICES.includes(client as ClientChoice)) clients = [client as ClientChoice];
+    else throw new TypeError(`--client must be ${CLIENT_CHOICES.join(', ')} or both.`);
   }
   return { names, clients };
 }
@@ -81,12 +69,9 @@ async function main(): Promise<void> {
   const quick = process.env.BENCH_QUICK === '1';
   const machine = describeMachine();
   const startedAt = performance.now();
-  const log = (line: string): void => {
-    process.stderr.write(
-      `[bench ${((performance.now() - startedAt) / 1000).toFixed(0).padStart(4)} s] ${line}\n`,
-    );
-  };
-
+  const elapsed = (): string => ((performance.now() - startedAt) / 1000).toFixed(0);
+  const log = (line: string): void =>
+    void process.stderr.write(`[bench ${elapsed().padStart(4)} s] ${line}\n`);
   const server = await startRedisServer();
   const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
   const sim = await startSimulator();
@@ -95,15 +80,13 @@ async function main(): Promise<void> {
     const ctx: BenchContext = { redisUrl: server.url, redis, sim, quick, log, redisServer: server };
     for (const name of names) {
       log(`— ${name} —`);
-      results.push(...(await SECTIONS[name]!(ctx, clients)));
+      results.push(...[await SECTIONS[name]!(ctx, clients)].flat());
     }
   } finally {
     redis.disconnect();
     await sim.close();
     await server.stop();
   }
-
-  const seconds = (performance.now() - startedAt) / 1000;
   const full = args.length === 0;
   const command = full
     ? 'npm run bench'
@@ -112,16 +95,12 @@ async function main(): Promise<void> {
     '# Benchmark results',
     '',
     `Generated by \`${command}\`${quick ? ' with `BENCH_QUICK=1` (short windows: not for comparison)' : ''} on ${new Date().toISOString()}; ` +
-      `the run took ${seconds.toFixed(0)} s. Generated file: run it again rather than edit it. What each figure means: bench/README.md.`,
+      `the run took ${elapsed()} s. Generated file: run it again rather than edit it. What each figure means: bench/README.md.`,
     '',
     '## Machine',
     '',
     ...machine,
-    `- Load average at the end: ${loadavg()
-      .map((value) => value.toFixed(2))
-      .join(
-        ' / ',
-      )} (includes the bench's own load; the figure at start is the one that says whether something else ran)`,
+    `- Load average at the end: ${loadAverage()} (includes the bench's own load; the figure at start is the one that says whether something else ran)`,
     '',
     '## Figures beside their targets',
     '',
@@ -135,12 +114,9 @@ async function main(): Promise<void> {
     ...results.flatMap((result) => [...result.markdown, '']),
   ];
   const text = `${lines.join('\n').trimEnd()}\n`;
-  if (full) {
-    writeFileSync(join(__dirname, 'RESULTS.md'), text);
-    log(`wrote bench/RESULTS.md in ${seconds.toFixed(0)} s`);
-  } else {
-    process.stdout.write(text);
-  }
+  if (!full) return void process.stdout.write(text);
+  writeFileSync(join(__dirname, 'RESULTS.md'), text);
+  log('wrote bench/RESULTS.md');
 }
 
 main().catch((error: unknown) => {

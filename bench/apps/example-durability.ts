@@ -1,10 +1,7 @@
-// Preload for the example processes of the `failover` section (`-r bench/apps/example-durability.ts`):
-// BENCH_DURABILITY=off gives the example's RedisTokenStore `durability: false`; unset or `on`,
-// the example runs exactly as `npm run example` starts it (durability on, the store's default).
-// The example has no switch for it and its documented contract (docs/example-app.md) stays as it is:
-// only this bench-only preload reads the variable. It hands `require('express-platform-login')`
-// a copy of the package's exports whose RedisTokenStore is a subclass that adds the option, so
-// every other part of the example (its client, session store, routes) is the example's own.
+// Preload for the example processes of the `failover` section: BENCH_DURABILITY=off gives the
+// example's RedisTokenStore `durability: false` (unset or `on`: the example as `npm run example`
+// starts it). The example keeps no switch for it: this hands `require('express-platform-login')` a
+// copy of the package's exports whose RedisTokenStore adds the option, the rest the example's own.
 import Module from 'node:module';
 
 const setting = process.env.BENCH_DURABILITY ?? 'on';

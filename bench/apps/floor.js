@@ -1,24 +1,12 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- plain CommonJS on purpose: run by node alone, as an outsider would write it */
 /* global require, process, console */
 // The floor every request-cost figure is measured against, in the bench and in the outside check
-// alike: express + express-session + connect-redis from the same node_modules, set up as their
-// READMEs show, nothing else, run by `node` as plain JavaScript. CLIENT=redis: node-redis with
-// connect-redis 10; otherwise ioredis with connect-redis 8.1 (`connect-redis8`, the last line that
-// takes ioredis). F_MEMORY=1: express-session's MemoryStore, no Redis at all (the bound a session
-// store that sends no command can reach). Toggles that add one suspect, to test it alone:
-// F_LOOPDELAY=1 an event-loop-delay sampler at 1 ms; F_INSPECTOR=1 a connected inspector session;
-// F_CMDTIMEOUT=1 ioredis commandTimeout 1000 + maxRetriesPerRequest 1; F_MAXAGE=1 a cookie maxAge.
-// REDIS_CLUSTER_NODES=host:port,…: a Redis Cluster found from these seed nodes instead of REDIS_URL,
-// on the same library (node-redis createCluster with connect-redis 10, ioredis Cluster with
-// connect-redis 8.1), each with its defaults, as the bench's `cluster` section measures it.
-// PORT=0 (or unset) takes a free port; it prints "floor listening <port>". Its session holds
-// `{ openId }` and it answers one scope, a little less than the package's marker and the example's
-// answer; a copy holding and answering as much measured the same (A/B of 8 pairs: within 1.5 %).
+// alike: express + express-session + connect-redis as their READMEs show, nothing else, plain
+// JavaScript. CLIENT=redis: node-redis with connect-redis 10; otherwise ioredis with connect-redis
+// 8.1. F_MEMORY=1: express-session's MemoryStore (the bound). REDIS_CLUSTER_NODES=host:port,…: a
+// Redis Cluster on the same library. Prints "floor listening <port>" (PORT=0 or unset: a free one).
 const express = require('express');
 const session = require('express-session');
-const T = (n) => process.env[n] === '1';
-if (T('F_LOOPDELAY')) require('node:perf_hooks').monitorEventLoopDelay({ resolution: 1 }).enable();
-if (T('F_INSPECTOR')) new (require('node:inspector/promises').Session)().connect();
 /** REDIS_CLUSTER_NODES as `{ host, port }` seeds, or undefined when it is unset or empty. */
 function clusterNodes() {
   const list = (process.env.REDIS_CLUSTER_NODES ?? '').split(',').filter((node) => node !== '');
@@ -31,7 +19,7 @@ function clusterNodes() {
 /** A node-redis client's connect(): the floor listens once it is done (a Cluster has found its slots). */
 let connecting = Promise.resolve();
 function sessionStore() {
-  if (T('F_MEMORY')) return new session.MemoryStore();
+  if (process.env.F_MEMORY === '1') return new session.MemoryStore();
   const nodes = clusterNodes();
   if (process.env.CLIENT === 'redis') {
     const { RedisStore } = require('connect-redis');
@@ -45,11 +33,7 @@ function sessionStore() {
   }
   const { RedisStore } = require('connect-redis8');
   const { Redis, Cluster } = require('ioredis');
-  const options = T('F_CMDTIMEOUT') ? { commandTimeout: 1000, maxRetriesPerRequest: 1 } : {};
-  const client =
-    nodes === undefined
-      ? new Redis(process.env.REDIS_URL, options)
-      : new Cluster(nodes, { redisOptions: options });
+  const client = nodes === undefined ? new Redis(process.env.REDIS_URL) : new Cluster(nodes);
   return new RedisStore({ client });
 }
 const app = express();
@@ -59,7 +43,6 @@ app.use(
     secret: 'floor-secret',
     resave: false,
     saveUninitialized: false,
-    ...(T('F_MAXAGE') ? { cookie: { httpOnly: true, sameSite: 'lax', maxAge: 86400000 } } : {}),
   }),
 );
 app.get('/login', (req, res) => {

@@ -1,26 +1,20 @@
-// The app process the refresh-storm, entry, faults and invalidation sections load (started by
-// lib/app-process.ts). BENCH_APP picks what sits in front of /api: `baseline` (express +
-// express-session + connect-redis only), `package` (this package on RedisTokenStore), `naive`
-// (tokens in req.session, apps/hand-written-login.ts) or `server-side` (the entry only: a
-// hand-written callback that claims the code once and keeps the tokens in Redis). Also read:
-// REDIS_URL, or REDIS_CLUSTER_NODES (`host:port,…`: a Redis Cluster found from these seeds);
-// SIM_URL; KEY_PREFIX; BENCH_LOGIN_OPTIONS (JSON of extra platformLogin() options);
-// BENCH_STORE_CACHE=0 (`recordCache: false`); BENCH_SESSION_STORE=memory (RedisSessionStore in place
-// of connect-redis); BENCH_TIME_401=1 (times each 401 for /bench/times-401); BENCH_REDIS_CLIENT=
-// node-redis (node-redis 6 and connect-redis 10 in place of ioredis and connect-redis 8).
-// Prints "listening <port>" when ready; SIGTERM ends it. (request-cost runs apps/serve.ts instead:
-// nothing of this harness in it.)
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+// The app process the refresh-storm, entry, faults and invalidation sections load. BENCH_APP picks
+// what sits in front of /api: `baseline` (the session stack only), `package`, `naive` (tokens in
+// req.session, apps/hand-written-login.ts) or `server-side` (a hand-written entry doing the core
+// jobs). Also read: REDIS_URL or REDIS_CLUSTER_NODES (`host:port,…`), SIM_URL, KEY_PREFIX,
+// BENCH_LOGIN_OPTIONS (JSON of more platformLogin() options), BENCH_STORE_CACHE=0, BENCH_TIME_401=1
+// (times each 401 for /bench/times-401), BENCH_SESSION_STORE=memory (RedisSessionStore),
+// BENCH_REDIS_CLIENT=node-redis. Prints "listening <port>"; SIGTERM ends it.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import express from 'express';
-import session from 'express-session';
 import { RedisStore } from 'connect-redis8';
 import { RedisStore as RedisStore10 } from 'connect-redis';
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { platformLogin, RedisSessionStore, RedisTokenStore } from '../../lib';
-import { naiveAccessToken, naiveSessionRefresh, serverSideCallback } from './hand-written-login';
-import { BENCH_CLIENT, BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from '../lib/settings';
+import { naiveSessionRefresh, serverSideCallback } from './hand-written-login';
+import { BENCH_CLIENT, BENCH_REDIRECT_URI, benchLogin } from '../lib/settings';
+import { serve, sessionStackApp } from './session-stack';
 
 const env = process.env;
 const kind = env.BENCH_APP;
@@ -61,32 +55,26 @@ const times401: number[] | undefined = env.BENCH_TIME_401 === '1' ? [] : undefin
 /** durationMs of each `refresh` event: a storm's added latency beside the platform's own. */
 const refreshDurations: number[] = [];
 
-const app = express();
-app.use(
-  session({
-    store:
-      env.BENCH_SESSION_STORE === 'memory'
-        ? new RedisSessionStore({ redis: client, prefix: `${prefix}s:` })
-        : nodeRedis !== undefined
-          ? new RedisStore10({ client: nodeRedis, prefix: `${prefix}s:` })
-          : new RedisStore({ client: redis, prefix: `${prefix}s:` }),
-    secret: BENCH_SESSION_SECRET,
-    resave: false,
-    saveUninitialized: false,
-  }),
+const sessionPrefix = `${prefix}s:`;
+const app = sessionStackApp(
+  env.BENCH_SESSION_STORE === 'memory'
+    ? new RedisSessionStore({ redis: client, prefix: sessionPrefix })
+    : nodeRedis !== undefined
+      ? new RedisStore10({ client: nodeRedis, prefix: sessionPrefix })
+      : new RedisStore({ client: redis, prefix: sessionPrefix }),
 );
 const settings = { authUrl: simUrl, ...BENCH_CLIENT, redirectUri: BENCH_REDIRECT_URI };
 
 if (kind === 'baseline') {
   // What a login leaves in the session, sized like the package's marker ({ openId, entry }).
-  app.get('/login', (req, res, next) => {
+  app.get('/login', (req, res, next) =>
     req.session.regenerate((err: unknown) => {
       if (err) return next(err);
       const user = { openId: String(req.query.openId), entry: 'AAAAAAAAAAAAAAAAAAAAAA' };
       (req.session as unknown as { user: object }).user = user;
       res.status(204).end();
-    });
-  });
+    }),
+  );
   // The same JSON shape and size as the package's req.platformUser, so both routes send alike.
   const scope = ['user_info', 'basic_actions'];
   const tokenExpiresAt = Date.now() + 7_200_000;
@@ -98,9 +86,7 @@ if (kind === 'baseline') {
   });
 } else if (kind === 'package') {
   const login = platformLogin({
-    ...settings,
-    // Entries are checked against the simulator's lobby, as the quick start does with the platform's.
-    platformOrigins: [new URL(simUrl).origin],
+    ...benchLogin(simUrl),
     // Records in the clear, as measured (NODE_ENV=production asks for that choice to be explicit).
     store: new RedisTokenStore({
       redis: client,
@@ -114,34 +100,28 @@ if (kind === 'baseline') {
   app.use('/api', login.middleware());
   login.on('refresh', (event) => refreshDurations.push(event.durationMs));
   app.get('/api/me', (req, res) => void res.json(req.platformUser));
-  app.get('/api/token', async (req, res, next) => {
-    try {
-      res.json({ accessToken: await req.platformToken() });
-    } catch (error) {
-      next(error);
-    }
-  });
+  // Express 5 hands a rejected handler's error to the error handler.
+  app.get(
+    '/api/token',
+    async (req, res) => void res.json({ accessToken: await req.platformToken() }),
+  );
   app.use(login.errorHandler());
 } else if (kind === 'naive') {
   const naive = naiveSessionRefresh({ ...settings, refreshSkewMs: 60_000 });
   app.get('/platform/callback', naive.callback);
   app.use('/api', naive.middleware);
-  app.get('/api/token', (req, res) => void res.json({ accessToken: naiveAccessToken(req) }));
+  app.get('/api/token', (_req, res) => void res.json({ accessToken: res.locals.accessToken }));
 } else if (kind === 'server-side') {
   // The entry only (section "entry"): a hand-written callback doing the package's core jobs.
-  const set = (key: string, value: string, ttlMs: number, nx: boolean): Promise<unknown> =>
-    nodeRedis !== undefined
-      ? nodeRedis.set(key, value, { PX: ttlMs, ...(nx ? { NX: true as const } : {}) })
+  const set = async (key: string, value: string, ttlMs: number, nx: boolean): Promise<boolean> =>
+    (nodeRedis !== undefined
+      ? await nodeRedis.set(key, value, { PX: ttlMs, ...(nx ? { NX: true as const } : {}) })
       : nx
-        ? redis.set(key, value, 'PX', ttlMs, 'NX')
-        : redis.set(key, value, 'PX', ttlMs);
+        ? await redis.set(key, value, 'PX', ttlMs, 'NX')
+        : await redis.set(key, value, 'PX', ttlMs)) !== null;
   const callback = serverSideCallback({
-    ...settings,
-    refreshSkewMs: 60_000,
-    claimOnce: (key, ttlMs) => set(key, '1', ttlMs, true).then((ok) => ok !== null),
-    setWithTtl: (key, value, ttlMs) => set(key, value, ttlMs, false).then(() => undefined),
-    prefix: `${prefix}h:`,
-    tokenTtlMs: 86_400_000,
+    ...{ ...settings, refreshSkewMs: 60_000, set },
+    ...{ prefix: `${prefix}h:`, tokenTtlMs: 86_400_000 },
   });
   app.get('/platform/callback', callback);
 } else {
@@ -167,19 +147,8 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
 
 void (async () => {
   await nodeRedis?.connect();
-  const server = createServer(handle);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : 0}\n`);
-  // The load generator keeps its connections open between rounds; the default 5 s would close them.
-  server.keepAliveTimeout = 120_000;
-  server.headersTimeout = 121_000;
-  process.on('SIGTERM', () => {
-    server.closeAllConnections();
-    server.close();
+  serve(handle, () => {
     redis.disconnect();
     nodeRedis?.destroy();
-    // Anything still holding the loop open must not keep a finished benchmark waiting.
-    setTimeout(() => process.exit(0), 2000).unref();
   });
 })();

@@ -1,36 +1,21 @@
-// One request-cost app process: the session stack as the floor (floor.js) has it, plus this package:
-// BENCH_APP=package (login.middleware() on a RedisTokenStore, records in the clear, from the record
-// cache as by default), package-sessions (the same on the package's RedisSessionStore in place of
-// connect-redis) or package-without-middleware (everything but login.middleware(), the route
-// answering from the session's marker as the floor answers from its session: what the middleware
-// itself costs is the difference). BENCH_CLIENT=ioredis|node-redis, Redis at REDIS_URL, the
-// simulator at SIM_URL. Prints "listening <port>"; SIGTERM ends it. (This process runs TypeScript
-// through esbuild-register, the floor plain JavaScript: the same app in plain JavaScript measured
-// no cheaper, 100.6 against 97.8 µs.)
-import { createServer } from 'node:http';
+// One request-cost app process: the session stack as the floor (floor.js) has it, plus the package:
+// BENCH_APP=package, package-sessions (on RedisSessionStore) or package-without-middleware (the
+// route answering from the session's marker: the middleware's own cost is the difference);
+// BENCH_CLIENT=ioredis|node-redis, REDIS_URL, SIM_URL. Prints "listening <port>"; SIGTERM ends it.
 import { platformLogin, RedisSessionStore, RedisTokenStore } from '../../lib';
-import { BENCH_CLIENT, BENCH_REDIRECT_URI } from '../lib/settings';
-import {
-  CLIENT_CHOICES,
-  connectRedis,
-  sessionStackApp,
-  sessionStoreOn,
-  type ClientChoice,
-} from './session-stack';
+import { benchLogin } from '../lib/settings';
+import { CLIENT_CHOICES, connectRedis, serve, sessionStackApp } from './session-stack';
+import type { ClientChoice } from './session-stack';
 
 async function main(): Promise<void> {
   const choice = (process.env.BENCH_CLIENT ?? 'ioredis') as ClientChoice;
   const kind = process.env.BENCH_APP;
-  const simUrl = process.env.SIM_URL!;
   if (!CLIENT_CHOICES.includes(choice)) throw new TypeError(`BENCH_CLIENT: ${choice}`);
   if (kind !== 'package' && kind !== 'package-sessions' && kind !== 'package-without-middleware')
     throw new TypeError('BENCH_APP: package, package-sessions or package-without-middleware');
   const redis = await connectRedis(choice, process.env.REDIS_URL!);
   const login = platformLogin({
-    authUrl: simUrl,
-    ...BENCH_CLIENT,
-    redirectUri: BENCH_REDIRECT_URI,
-    platformOrigins: [new URL(simUrl).origin],
+    ...benchLogin(process.env.SIM_URL!),
     store: new RedisTokenStore({
       redis: redis.client,
       prefix: 'bench:tokens:',
@@ -42,7 +27,7 @@ async function main(): Promise<void> {
   const app = sessionStackApp(
     kind === 'package-sessions'
       ? new RedisSessionStore({ redis: redis.client, prefix: 'bench:sessions:' })
-      : sessionStoreOn(redis),
+      : redis.sessionStore(),
   );
   app.use('/platform/callback', login.callback);
   if (kind !== 'package-without-middleware') {
@@ -59,20 +44,7 @@ async function main(): Promise<void> {
     });
   }
   app.use(login.errorHandler());
-  const server = createServer(app);
-  // The load generator keeps its connections open between windows.
-  server.keepAliveTimeout = 120_000;
-  server.listen(0, '127.0.0.1', () => {
-    const address = server.address();
-    process.stdout.write(
-      `listening ${typeof address === 'object' && address ? address.port : 0}\n`,
-    );
-  });
-  process.once('SIGTERM', () => {
-    server.closeAllConnections();
-    server.close();
-    void redis.close();
-  });
+  serve(app, () => redis.close());
 }
 
 main().catch((error: unknown) => {

@@ -1,7 +1,7 @@
-// The session stack the package app is built on: express + express-session + connect-redis on one
-// Redis client, set up as their READMEs show (client defaults), as the floor (floor.js) has it.
-// `ioredis` uses connect-redis 8.1 (`connect-redis8`, the last line that takes ioredis);
-// `node-redis` uses connect-redis 10 with `redis` 6.
+// The session stack the package apps are built on, as the floor (floor.js) has it: express +
+// express-session + connect-redis (8.1 on ioredis, 10 on node-redis 6) with client defaults.
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import session from 'express-session';
 import { RedisStore as RedisStore8 } from 'connect-redis8';
@@ -14,30 +14,21 @@ import { BENCH_SESSION_SECRET } from '../lib/settings';
 export type ClientChoice = 'ioredis' | 'node-redis';
 export const CLIENT_CHOICES: readonly ClientChoice[] = ['ioredis', 'node-redis'];
 
-const nodeRedisClient = (url: string) => createClient({ url });
-type NodeRedis = ReturnType<typeof nodeRedisClient>;
-
-/** A connected client of `choice`, as a studio's app holds one, and how to close it. */
-export type BenchRedis = (
-  { choice: 'ioredis'; client: Redis } | { choice: 'node-redis'; client: NodeRedis }
-) & { close(): Promise<void> };
-
-export async function connectRedis(choice: ClientChoice, url: string): Promise<BenchRedis> {
+/**
+ * A connected client of `choice`, as a studio's app holds one; connect-redis on it with its
+ * defaults (`sess:` keys, 1 day TTL, renewed by EXPIRE); how to close it.
+ */
+export async function connectRedis(choice: ClientChoice, url: string) {
   if (choice === 'ioredis') {
     const client = new Redis(url);
-    return { choice, client, close: async () => void client.disconnect() };
+    const sessionStore = (): session.Store => new RedisStore8({ client });
+    return { client, sessionStore, close: async () => void client.disconnect() };
   }
-  const client = nodeRedisClient(url);
+  const client = createClient({ url });
   client.on('error', () => undefined);
   await client.connect();
-  return { choice, client, close: async () => void client.destroy() };
-}
-
-/** connect-redis on `redis` with its defaults (`sess:` keys, 1 day TTL, renewed by EXPIRE). */
-export function sessionStoreOn(redis: BenchRedis): session.Store {
-  return redis.choice === 'ioredis'
-    ? new RedisStore8({ client: redis.client })
-    : new RedisStore({ client: redis.client });
+  const sessionStore = (): session.Store => new RedisStore({ client });
+  return { client, sessionStore, close: async () => void client.destroy() };
 }
 
 /** An Express app with express-session on `store`: what a studio has before any login code. */
@@ -47,4 +38,22 @@ export function sessionStackApp(store: session.Store): Express {
     session({ store, secret: BENCH_SESSION_SECRET, resave: false, saveUninitialized: false }),
   );
   return app;
+}
+
+/** Serves `app` on a free loopback port and prints "listening <port>"; SIGTERM closes it, then `close`. */
+export function serve(app: RequestListener, close: () => unknown): void {
+  const server = createServer(app);
+  // The load generator keeps its connections open between windows; the default 5 s would close them.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 121_000;
+  server.listen(0, '127.0.0.1', () => {
+    process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`);
+  });
+  process.once('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close();
+    void close();
+    // Anything still holding the loop open must not keep a finished benchmark waiting.
+    setTimeout(() => process.exit(0), 2000).unref();
+  });
 }

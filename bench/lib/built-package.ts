@@ -1,9 +1,7 @@
 // Preload for the app processes (`node -r esbuild-register -r bench/lib/built-package.ts …`): the
-// package runs from its build, dist/ (what `npm install` gives a studio), not from lib/ sources.
-// Both the example's imports by name and the bench app's relative imports of lib/ land on dist/,
-// so one copy of each module runs. Source runs through esbuild-register would measure esbuild's
-// export getters (a call per use of an imported name, 2–3 µs per request in a profile), which tsc's
-// output does not have. `npm run bench` builds first; a missing build is a clear error here.
+// package runs from its build, dist/, as `npm install` gives it, for the example's imports by name
+// and the bench apps' relative imports of lib/ alike: esbuild-register's export getters would add
+// a call per use of an imported name, which tsc's output does not have.
 import { existsSync } from 'node:fs';
 import Module from 'node:module';
 import { join, relative, sep } from 'node:path';

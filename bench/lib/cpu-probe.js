@@ -1,8 +1,6 @@
 /* global process */
-// Preloaded (`node -r bench/lib/cpu-probe.js …`) into every process a section loads, the plain
-// JavaScript floor included: answers the driver's IPC message 'cpu' with the CPU time the process
-// has used so far (µs, user + system, all its threads). Nothing runs per request: no timer, no
-// route, no inspector in the measured process.
+// Preloaded into every process a section loads: answers the driver's IPC message 'cpu' with the
+// CPU time the process has used so far (µs, user + system); nothing runs per request.
 if (process.send !== undefined) {
   process.on('message', (message) => {
     if (message !== 'cpu') return;

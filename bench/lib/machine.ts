@@ -17,24 +17,21 @@ function versionOf(packageName: string): string {
   }
 }
 
-function redisServerVersion(): string {
-  const text = execFileSync('redis-server', ['--version']).toString();
-  return /v=(\S+)/.exec(text)?.[1] ?? text.trim();
-}
-
 function gitCommit(): string {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT }).toString().trim();
   try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT })
-      .toString()
-      .trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'lib'], { cwd: ROOT })
-      .toString()
-      .trim();
-    return dirty === '' ? head : `${head} (lib/ with uncommitted changes)`;
+    const dirty = git('status', '--porcelain', '--', 'lib') !== '';
+    return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' (lib/ with uncommitted changes)' : ''}`;
   } catch {
     return 'unknown';
   }
 }
+
+/** "0.52 / 0.61 / 0.70": the load average over 1, 5 and 15 minutes. */
+export const loadAverage = (): string =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' / ');
 
 /** Markdown lines describing the machine and the versions, for the top of RESULTS.md. */
 export function describeMachine(): string[] {
@@ -45,10 +42,8 @@ export function describeMachine(): string[] {
     .join(', ');
   return [
     `- CPU: ${cores[0]?.model ?? 'unknown'}, ${cores.length} logical cores (Linux ${release()})`,
-    `- Memory: ${gib(totalmem())} total, ${gib(freemem())} free at start; load average at start ${loadavg()
-      .map((value) => value.toFixed(2))
-      .join(' / ')}`,
-    `- Node ${process.version}, redis-server ${redisServerVersion()} (private, loopback, no persistence)`,
+    `- Memory: ${gib(totalmem())} total, ${gib(freemem())} free at start; load average at start ${loadAverage()}`,
+    `- Node ${process.version}, redis-server ${/v=(\S+)/.exec(execFileSync('redis-server', ['--version']).toString())?.[1]} (private, loopback, no persistence)`,
     `- express-platform-login ${versionOf('.')} at ${gitCommit()}, the app processes running its build (dist/, tsc)`,
     `- ${packages}`,
   ];

@@ -1,95 +1,70 @@
-// A recording HTTP proxy in front of the simulated platform, in the driver's process: the app
-// processes are given its URL as PLATFORM_AUTH_URL, and every POST /token is noted with the player
-// it was for (from the answer's open_id, or, for a refused refresh token, from the answer that had
-// issued it), when it started and ended, and whether it presented a refresh token a rotation had
-// already retired. The simulator counts retired tokens presented (`retiredTokenReuses`); this says
-// whose they were and when, and which requests of a player carried a refresh.
+// A recording HTTP proxy in front of the simulated platform (the apps' PLATFORM_AUTH_URL): every
+// POST /token noted with the player it was for (from its answer, or from the answer that issued
+// the refresh token it presented), when it started and ended, and whether that token was retired.
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
-/** One call of the token endpoint as the proxy saw it. */
+/**
+ * One call of the token endpoint as the proxy saw it: the player it was for (when its answer or an
+ * earlier one says), performance.now() when it arrived and when its answer was sent on, its OAuth
+ * error, and whether it was a refresh refused for a token this proxy had seen issued (retired).
+ */
 export interface TokenCall {
   grant: 'authorization_code' | 'refresh_token' | 'other';
-  /** The player (open_id) the call was for; undefined when neither the answer nor an earlier one says. */
   openId: string | undefined;
-  /** performance.now() when the call arrived and when its answer was sent on. */
   startMs: number;
   endMs: number;
   status: number;
-  /** The OAuth error code of a refused call. */
   error: string | undefined;
-  /** A refresh refused for a refresh token this proxy had seen issued: one a rotation retired. */
   retired: boolean;
 }
 
-export interface PlatformRecorder {
-  url: string;
-  calls: TokenCall[];
-  close(): Promise<void>;
-}
+export type PlatformRecorder = { url: string; calls: TokenCall[]; close(): Promise<void> };
 
-function body(message: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    message.on('data', (chunk: Buffer) => chunks.push(chunk));
-    message.on('end', () => resolve(Buffer.concat(chunks)));
-    message.on('error', reject);
-  });
+async function body(message: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of message) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 /** Starts the proxy on a free loopback port, forwarding everything to `target` (the simulator). */
 export async function startPlatformRecorder(target: string): Promise<PlatformRecorder> {
-  const { hostname, port } = new URL(target);
+  const { hostname: host, port } = new URL(target);
   const calls: TokenCall[] = [];
   /** Every refresh token an answer issued, and whose it is. */
   const issuedTo = new Map<string, string>();
+  /** Notes a token call from what was sent and what came back. */
+  const note = (params: URLSearchParams, status: number, received: Buffer, startMs: number) => {
+    const grantType = params.get('grant_type');
+    const grant =
+      grantType === 'authorization_code' || grantType === 'refresh_token' ? grantType : 'other';
+    let parsed: { open_id?: string; refresh_token?: string; error?: string } = {};
+    try {
+      parsed = JSON.parse(received.toString()) as typeof parsed;
+    } catch {
+      // A faulted or empty answer: nothing to note but its status.
+    }
+    if (parsed.refresh_token !== undefined && parsed.open_id !== undefined)
+      issuedTo.set(parsed.refresh_token, parsed.open_id);
+    const known = issuedTo.get(params.get('refresh_token') ?? '');
+    const retired =
+      grant === 'refresh_token' && parsed.error === 'invalid_grant' && known !== undefined;
+    const [openId, error] = [parsed.open_id ?? known, parsed.error];
+    calls.push({ grant, openId, startMs, endMs: performance.now(), status, error, retired });
+  };
   const server: Server = createServer((req, res) => {
     void (async () => {
       const startMs = performance.now();
       const sent = await body(req);
-      const isToken = req.method === 'POST' && req.url?.split('?')[0] === '/token';
-      const params = isToken ? new URLSearchParams(sent.toString()) : undefined;
-      const upstream = request({
-        host: hostname,
-        port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      });
-      upstream.on('error', () => {
-        if (!res.headersSent) res.writeHead(502).end();
-        else res.destroy();
-      });
+      const { method, url: path, headers } = req;
+      const upstream = request({ host, port, method, path, headers });
+      upstream.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
       upstream.on('response', (answer) => {
         void body(answer).then((received) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers).end(received);
-          if (params === undefined) return;
-          const grantType = params.get('grant_type');
-          const grant =
-            grantType === 'authorization_code' || grantType === 'refresh_token'
-              ? grantType
-              : 'other';
-          let parsed: { open_id?: string; refresh_token?: string; error?: string } = {};
-          try {
-            parsed = JSON.parse(received.toString()) as typeof parsed;
-          } catch {
-            // A faulted or empty answer: nothing to note but its status.
-          }
-          if (parsed.refresh_token !== undefined && parsed.open_id !== undefined)
-            issuedTo.set(parsed.refresh_token, parsed.open_id);
-          const presented = params.get('refresh_token') ?? undefined;
-          const known = presented === undefined ? undefined : issuedTo.get(presented);
-          calls.push({
-            grant,
-            openId: parsed.open_id ?? known,
-            startMs,
-            endMs: performance.now(),
-            status: answer.statusCode ?? 0,
-            error: parsed.error,
-            retired:
-              grant === 'refresh_token' && parsed.error === 'invalid_grant' && known !== undefined,
-          });
+          if (method === 'POST' && path?.split('?')[0] === '/token')
+            note(new URLSearchParams(sent.toString()), answer.statusCode ?? 0, received, startMs);
         });
       });
       upstream.end(sent);

@@ -1,24 +1,19 @@
-// The bench's way to the token store by session id (the store is keyed by the session key, the
-// hash of the id, which the middleware computes once per request), and the Redis keys the sections
-// read and delete by hand: RedisTokenStore's `<prefix>{<hash of the session id>}:t`, connect-redis's
-// `<prefix><session id>`.
+// The bench's way to the token store by session id (the store is keyed by its hash), and the Redis
+// keys the sections delete by hand: RedisTokenStore's record, connect-redis's session.
 import { randomBytes } from 'node:crypto';
 import { hashSessionId } from '../../lib/core/hash';
 import type { TokenRecord } from '../../lib/core/token-record';
 import type { TokenStore } from '../../lib/core/token-store';
 import type { PutOptions } from '../../lib/core/store-engine';
 import { engineOf } from '../../lib/core/derived-engine';
+import { sampleRecord as testingSample } from '../../lib/testing/samples';
 
 /** The session's record; `undefined` when absent or unreadable. */
-export async function readRecord(
-  store: TokenStore,
-  sessionId: string,
-): Promise<TokenRecord | undefined> {
+export const readRecord = async (store: TokenStore, sessionId: string) => {
   const read = await engineOf(store).records.get(hashSessionId(sessionId));
   return read.status === 'found' ? read.record : undefined;
-}
+};
 
-/** A compare-and-set write of the session's record. */
 export const writeRecord = (
   store: TokenStore,
   sessionId: string,
@@ -45,27 +40,19 @@ export function heldRecord(store: TokenStore, sessionId: string): TokenRecord | 
   return read?.status === 'found' ? read.record : undefined;
 }
 
-/** The key of a session's token record under a RedisTokenStore `prefix`. */
+/** The key of a session's token record under a RedisTokenStore `prefix` (deleted by hand). */
 export const recordKeyOf = (prefix: string, sessionId: string): string =>
   `${prefix}t:${hashSessionId(sessionId)}`;
 
 /** The key connect-redis keeps a harness app's session under (its prefix is `<KEY_PREFIX>s:`). */
-export const sessionKeyOf = (keyPrefix: string, sessionId: string): string =>
-  `${keyPrefix}s:${sessionId}`;
+export const sessionKeyOf = (keyPrefix: string, id: string): string => `${keyPrefix}s:${id}`;
 
-/**
- * A version-1 record as the simulator's tokens make it (43-character tokens, openId and unionId of
- * 32, two scopes), fresh for 2 h, its refresh token for 90 days.
- */
+/** A version-1 record sized as the simulator's (43-character tokens, 32-character ids). */
 export function sampleRecord(): TokenRecord {
-  const now = Date.now();
-  const token = (): string => randomBytes(32).toString('base64url');
-  return {
-    ...{ accessToken: token(), refreshToken: token(), openId: randomBytes(16).toString('hex') },
-    ...{ accessExpiresAt: now + 7_200_000, refreshExpiresAt: now + 90 * 86_400_000 },
-    unionId: randomBytes(16).toString('hex'),
-    scope: ['user_info', 'basic_actions'],
-    version: 1,
-    obtainedAt: now,
-  };
+  const [token, id] = [
+    () => randomBytes(32).toString('base64url'),
+    () => randomBytes(16).toString('hex'),
+  ];
+  const ids = { openId: id(), unionId: id(), scope: ['user_info', 'basic_actions'] };
+  return testingSample(1, { accessToken: token(), refreshToken: token(), ...ids });
 }

@@ -2,36 +2,25 @@
 import type { Redis } from 'ioredis';
 import type { PlatformSimulator } from '../../lib/simulator';
 
-/** What every section gets from the driver. */
+/**
+ * What every section gets from the driver: the private redis-server the app processes share (its
+ * URL, a client of it for the driver, SIGSTOP/SIGCONT for a stall), the simulated platform in the
+ * driver's process, BENCH_QUICK=1 (shorter rounds: not for recorded figures), a progress line.
+ */
 export interface BenchContext {
-  /** The private redis-server the app processes share. */
   redisUrl: string;
-  /** A client of it for the driver itself (rewriting records and sessions). */
   redis: Redis;
-  /** Stops (SIGSTOP) and resumes (SIGCONT) the redis-server: a stall, for the fault run. */
   redisServer: { pause(): void; resume(): void };
-  /** The simulated platform, in the driver's process (call counts, rotation, clock). */
   sim: PlatformSimulator;
-  /** BENCH_QUICK=1: shorter rounds, for trying the harness; not for recorded figures. */
   quick: boolean;
-  /** Progress line on stderr. */
   log: (line: string) => void;
 }
 
-/** One figure beside its target, for the summary table. */
-export interface Figure {
-  name: string;
-  measured: string;
-  target: string;
-  /** `undefined`: reported without a target. */
-  met?: boolean;
-}
+/** One figure beside its target, for the summary table (`met` undefined: reported). */
+export type Figure = { name: string; measured: string; target: string; met?: boolean };
 
 /** What a section produced: summary figures and its own Markdown. */
-export interface SectionResult {
-  figures: Figure[];
-  markdown: string[];
-}
+export type SectionResult = { figures: Figure[]; markdown: string[] };
 
 /** A Markdown table; a header given as one string is split at ` | `. */
 export function table(header: string | readonly string[], rows: readonly (readonly string[])[]) {
@@ -43,7 +32,6 @@ export function table(header: string | readonly string[], rows: readonly (readon
   ];
 }
 
-/** ✅ / ❌ / (no target) for the summary. */
 export const verdict = (met: boolean | undefined): string =>
   met === undefined ? '—' : met ? 'met' : '**missed**';
 
@@ -57,6 +45,5 @@ export function tally<T>(items: Iterable<T>, keyOf: (item: T) => string): Map<st
   return counts;
 }
 
-/** "key: n, key: n". */
 export const tallyList = (counts: Map<string, number>): string =>
   [...counts].map(([key, n]) => `${key}: ${n}`).join(', ');

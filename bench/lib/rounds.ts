@@ -1,7 +1,5 @@
-// The pattern of every section that compares apps by throughput: rounds of one window per variant,
-// each round on processes started afresh (two processes started alike keep speeds 5–9 % apart
-// for life on this 2-core VM, the same way in every window: alternating windows cancel the
-// machine's drift, not that), each process warmed up first, the order reversed every other round.
+// Rounds of one window per variant, each round on processes started afresh (two processes started
+// alike keep their speeds apart for life), each warmed up first, the order reversed every other round.
 
 export interface RoundsPlan<V, P, W> {
   variants: readonly V[];
@@ -31,4 +29,22 @@ export async function alternatingRounds<V, P, W>(plan: RoundsPlan<V, P, W>): Pro
     }
   }
   return windows;
+}
+
+/**
+ * The micro benchmarks' rounds: each run's figure `rounds` times, the runs' order reversed every
+ * other round, after one unmeasured run of each (its warm-up).
+ */
+export async function alternatingRuns<N extends string>(
+  runs: Record<N, () => Promise<number>>,
+  rounds: number,
+): Promise<Map<N, number[]>> {
+  const variants = Object.keys(runs) as N[];
+  for (const name of variants) await runs[name]();
+  const none = async (): Promise<undefined> => undefined;
+  return alternatingRounds<N, undefined, number>({
+    ...{ variants, rounds, start: async () => new Map(), stop: none, warmUp: none },
+    window: (name) => runs[name](),
+    log: () => undefined,
+  });
 }

@@ -10,12 +10,7 @@ import { send, type Answer } from './load';
 import { readRecord, writeRecord } from './records';
 
 /** A browser's login: the cookie to send and the session id behind it. */
-export interface BenchSession {
-  cookie: string;
-  sessionId: string;
-}
-
-const HOUR_MS = 3_600_000;
+export type BenchSession = { cookie: string; sessionId: string };
 
 /** The player of the i-th session (the simulator knows three). */
 export const playerOf = (index: number): string =>
@@ -32,93 +27,71 @@ export function sessionIn(setCookie: string | string[] | undefined): BenchSessio
   return cookie && match ? { cookie, sessionId: match[1]! } : undefined;
 }
 
-/** {@link sessionIn}, for an answer that must have set one. */
-function sessionOf(answer: Pick<Answer, 'status' | 'headers'>): BenchSession {
+/** {@link sessionIn}, for an answer that must have set one with `status`. */
+function sessionOf(answer: Answer, status: number, what: string): BenchSession {
   const session = sessionIn(answer.headers['set-cookie']);
-  if (session === undefined)
-    throw new Error(`no session cookie in an answer with status ${answer.status}`);
+  if (answer.status !== status || session === undefined)
+    throw new Error(`${what} answered ${answer.status}: ${answer.body}`);
   return session;
 }
 
-/**
- * What a browser sends when the platform's lobby page opens the game (a top-level navigation):
- * the bench apps check entries against the simulator's origin, as the quick start does.
- */
-export const entryHeaders = (sim: Pick<PlatformSimulator, 'url'>): Record<string, string> => ({
-  referer: `${sim.url}/`,
+/** What a browser sends when the platform's lobby page (at `lobby.url`) opens the game. */
+export const entryHeaders = (lobby: Pick<PlatformSimulator, 'url'>): Record<string, string> => ({
+  referer: `${lobby.url}/`,
   'sec-fetch-site': 'same-site',
   'sec-fetch-mode': 'navigate',
   'sec-fetch-dest': 'document',
 });
 
-/** Enters the game through an app's callback with a code issued by the simulator (303 expected). */
-export async function enter(
+/** Enters the game through an app's callback with a code issued by the simulator: its answer. */
+export async function tryEnter(
   agent: Agent,
   sim: PlatformSimulator,
   port: number,
   openId: string,
-): Promise<BenchSession> {
-  const code = sim.issueCode({ openId, redirectUri: BENCH_REDIRECT_URI });
-  const answer = await send(
-    agent,
-    {
-      port,
-      path: `/platform/callback?code=${encodeURIComponent(code)}`,
-      headers: entryHeaders(sim),
-    },
-    true,
-  );
-  if (answer.status !== 303) throw new Error(`entry answered ${answer.status}: ${answer.body}`);
-  return sessionOf(answer);
+  lobby: Pick<PlatformSimulator, 'url'> = sim,
+): Promise<{ answer: Answer; session?: BenchSession }> {
+  const code = encodeURIComponent(sim.issueCode({ openId, redirectUri: BENCH_REDIRECT_URI }));
+  const target = { port, path: `/platform/callback?code=${code}`, headers: entryHeaders(lobby) };
+  const answer = await send(agent, target, true);
+  const session = answer.status === 303 ? sessionIn(answer.headers['set-cookie']) : undefined;
+  return { answer, session };
 }
+
+/** {@link tryEnter}, answered 303 with a session. */
+export const enter = async (agent: Agent, sim: PlatformSimulator, port: number, openId: string) =>
+  sessionOf((await tryEnter(agent, sim, port, openId)).answer, 303, 'entry');
 
 /** Logs in to the baseline app, which only writes a marker into the session (204 expected). */
-export async function loginBaseline(
-  agent: Agent,
-  port: number,
-  openId: string,
-): Promise<BenchSession> {
-  const answer = await send(
-    agent,
-    { port, path: `/login?openId=${encodeURIComponent(openId)}` },
-    true,
-  );
-  if (answer.status !== 204) throw new Error(`baseline login answered ${answer.status}`);
-  return sessionOf(answer);
+export async function loginBaseline(agent: Agent, port: number, openId: string) {
+  const path = `/login?openId=${encodeURIComponent(openId)}`;
+  return sessionOf(await send(agent, { port, path }, true), 204, 'baseline login');
 }
 
-/**
- * Makes a session's token record expired a second ago (obtained 2 h before that), as another
- * writer would: version + 1, compare-and-set.
- */
+/** Makes a session's token record expired a second ago, as another writer would (compare-and-set). */
 export async function expireRecord(store: TokenStore, sessionId: string): Promise<void> {
   const record = await readRecord(store, sessionId);
   if (record === undefined) throw new Error('no token record to expire');
   const accessExpiresAt = Date.now() - 1000;
-  const next = {
-    ...record,
-    accessExpiresAt,
-    obtainedAt: accessExpiresAt - 2 * HOUR_MS,
-    version: record.version + 1,
-  };
-  const options = { expectedVersion: record.version, ttlMs: HOUR_MS };
-  if (!(await writeRecord(store, sessionId, next, options))) {
+  const next = { ...record, accessExpiresAt, obtainedAt: accessExpiresAt - 7_200_000 };
+  const options = { expectedVersion: record.version, ttlMs: 3_600_000 };
+  if (!(await writeRecord(store, sessionId, { ...next, version: record.version + 1 }, options)))
     throw new Error('the token record changed while it was being expired');
-  }
 }
 
-/** The same for the naive app: its tokens are in the session, which connect-redis keeps as JSON. */
-export async function expireNaiveSession(redis: Redis, sessionKey: string): Promise<void> {
-  const stored = await redis.get(sessionKey);
-  if (stored === null) throw new Error('no session to expire');
-  const data = JSON.parse(stored) as { tokens?: { expiresAt: number } };
-  if (data.tokens === undefined) throw new Error('the session holds no tokens');
-  data.tokens.expiresAt = Date.now() - 1000;
-  await redis.set(sessionKey, JSON.stringify(data), 'KEEPTTL');
-}
+type NaiveData = { tokens?: { expiresAt: number } };
 
-/** Whether the naive app's session still holds tokens (false: the player was logged out). */
-export async function naiveSessionHasTokens(redis: Redis, sessionKey: string): Promise<boolean> {
-  const stored = await redis.get(sessionKey);
-  return stored !== null && (JSON.parse(stored) as { tokens?: unknown }).tokens !== undefined;
+/** The naive app's session (connect-redis's JSON), and `change` written back when given. */
+export async function naiveSession(
+  redis: Redis,
+  key: string,
+  change?: (tokens: { expiresAt: number }) => void,
+): Promise<NaiveData | undefined> {
+  const stored = await redis.get(key);
+  const data = stored === null ? undefined : (JSON.parse(stored) as NaiveData);
+  if (change === undefined) return data;
+  if (data?.tokens === undefined) throw new Error('no session with tokens to change');
+  change(data.tokens);
+  await redis.set(key, JSON.stringify(data), 'KEEPTTL');
+  return data;
 }

@@ -1,13 +1,11 @@
 // What the sockets section needs beyond the socket test helpers: a memory probe inside each spawned
-// socket backend, many sockets opened with bounded concurrency; and what Redis ran between two
-// readings of its own command counters (the cluster section's too).
-//
-// The probe: the section starts the backends with NODE_OPTIONS requiring this file (and
-// BENCH_SOCKET_PROBE=1), so the unchanged test program answers SIGUSR2 with one line on stdout,
-// `bench-memory {"rss":…,"heap":…}`, measured after a full GC. The backends print nothing else
-// the section reads, and the test helpers stay as the tests use them.
+// socket backend (preloaded through NODE_OPTIONS, so the test program stays as the tests use it: it
+// answers SIGUSR2 with `bench-memory {"rss":…,"heap":…}` on stdout, after a full GC), many sockets
+// opened with bounded concurrency; and what Redis ran between two readings of its command counters.
 // Types only: this file is also preloaded into the backends, before anything else is set up.
 import type { SocketProcess, TestSocket } from '../../test/helpers/spawn-socket-backends';
+import { commandCounts, type InfoClient } from '../../test/helpers/command-counts';
+import { inFlight } from './load';
 
 if (process.env.BENCH_SOCKET_PROBE === '1') {
   process.on('SIGUSR2', () => {
@@ -23,10 +21,7 @@ export const PROBE_ENV: Record<string, string> = {
   NODE_OPTIONS: `--expose-gc --require esbuild-register --require ${__filename}`,
 };
 
-export interface ProcessMemory {
-  rss: number;
-  heap: number;
-}
+export type ProcessMemory = { rss: number; heap: number };
 
 /** Asks the backend's probe for its memory (after a GC); rejects after 10 s. */
 export async function memoryOf(backend: SocketProcess): Promise<ProcessMemory> {
@@ -42,18 +37,7 @@ export async function memoryOf(backend: SocketProcess): Promise<ProcessMemory> {
   throw new Error(`no memory line from pid ${backend.child.pid} within 10 s`);
 }
 
-/** What opening many sockets came to. */
-export interface Opened {
-  sockets: TestSocket[];
-  /** The first refusal or error, when one stopped the opening early. */
-  stoppedBy?: string;
-}
-
-/**
- * Opens `total` sockets to `url` with `open`, the i-th with `cookies[i % cookies.length]`,
- * `concurrency` at a time; stops at the first failure or at `deadline` (Date.now()), keeping what
- * opened.
- */
+/** Opens `total` sockets, `concurrency` at a time, until a failure or `deadline` (Date.now()). */
 export async function openMany(
   open: (url: string, cookie: string) => Promise<TestSocket>,
   url: string,
@@ -61,36 +45,48 @@ export async function openMany(
   total: number,
   concurrency: number,
   deadline: number,
-): Promise<Opened> {
+): Promise<{ sockets: TestSocket[]; stoppedBy?: string }> {
   const sockets: TestSocket[] = [];
-  let next = 0;
   let stoppedBy: string | undefined;
-  const worker = async (): Promise<void> => {
-    while (stoppedBy === undefined && next < total) {
-      if (Date.now() > deadline) {
-        stoppedBy = `time limit after ${sockets.length} sockets`;
-        return;
-      }
-      const index = next++;
+  await inFlight(concurrency, async (index) => {
+    if (index >= total) return false;
+    if (Date.now() > deadline) stoppedBy ??= `time limit after ${sockets.length} sockets`;
+    else {
       try {
         sockets.push(await open(url, cookies[index % cookies.length]!));
+        return;
       } catch (error) {
         stoppedBy ??= `${(error as Error).message} after ${sockets.length} sockets`;
       }
     }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+    return false;
+  });
   return { sockets, stoppedBy };
 }
 
 /** Calls per command name (INFO commandstats, test/helpers/command-counts.ts). */
 export type Counts = Record<string, number>;
 
-/** Calls per command between two readings, less the driver's own INFO calls; zeros left out. */
-export const commandDelta = (before: Counts, after: Counts): Counts =>
-  Object.fromEntries(
-    Object.keys(after)
-      .filter((name) => name !== 'info')
-      .map((name) => [name, after[name]! - (before[name] ?? 0)] as const)
-      .filter(([, calls]) => calls !== 0),
-  );
+/**
+ * The calls per command the `servers` ran while `during` ran, summed over them, the driver's own
+ * INFO left out and zeros too; and how long it ran (ms).
+ */
+export async function commandsDuring(
+  servers: readonly InfoClient[],
+  during: () => Promise<unknown>,
+) {
+  const read = async (): Promise<Counts> => {
+    const sum: Counts = {};
+    for (const counts of await Promise.all(servers.map((server) => commandCounts(server))))
+      for (const [name, calls] of Object.entries(counts)) sum[name] = (sum[name] ?? 0) + calls;
+    return sum;
+  };
+  const before = await read();
+  const startedAt = Date.now();
+  await during();
+  const ms = Date.now() - startedAt;
+  const after = await read();
+  const names = Object.keys(after).filter((name) => name !== 'info');
+  const deltas = names.map((name) => [name, after[name]! - (before[name] ?? 0)] as const);
+  return { counts: Object.fromEntries(deltas.filter(([, calls]) => calls !== 0)) as Counts, ms };
+}

@@ -2,14 +2,7 @@
 // full sample (no histogram buckets), so p99 is an observed latency, not an interpolation.
 
 /** A latency sample reduced to what the results report. */
-export interface LatencySummary {
-  count: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  mean: number;
-}
+export type LatencySummary = { count: number; p50: number; p90: number; p99: number; max: number };
 
 /** Nearest-rank percentile of an ascending array (`p` in 0–100); NaN for an empty array. */
 export function percentile(sorted: ArrayLike<number>, p: number): number {
@@ -21,37 +14,24 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
 /** Summarises latencies in milliseconds (the input is not modified). */
 export function summarize(latenciesMs: readonly number[]): LatencySummary {
   const sorted = Float64Array.from(latenciesMs).sort();
-  let total = 0;
-  for (const value of sorted) total += value;
   return {
     count: sorted.length,
     p50: percentile(sorted, 50),
     p90: percentile(sorted, 90),
     p99: percentile(sorted, 99),
     max: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1]!,
-    mean: sorted.length === 0 ? Number.NaN : total / sorted.length,
   };
 }
 
-/** Median of a few numbers (used to pick the middle of repeated rounds). */
-export function median(values: readonly number[]): number {
-  return percentile(Float64Array.from(values).sort(), 50);
-}
+/** The `p`th percentile of numbers in any order; the median by default. */
+export const median = (values: readonly number[], p = 50): number =>
+  percentile(Float64Array.from(values).sort(), p);
 
-/** Milliseconds with two decimals. */
-export const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : '–');
+/** Milliseconds or a ratio with two decimals; `fine`: three, for sub-millisecond figures and ratios held to a target (0.846 is not 0.85). */
+export const ms = (value: number, digits = 2): string =>
+  Number.isFinite(value) ? value.toFixed(digits) : '–';
+export const fine = (value: number): string => ms(value, 3);
 
-/** Milliseconds with three decimals, for sub-millisecond figures. */
-export const msFine = (value: number): string => (Number.isFinite(value) ? value.toFixed(3) : '–');
-
-/** A ratio with two decimals. */
-export const ratio = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : '–');
-
-/** A ratio with three decimals, where it is compared with a target (0.846 is not 0.85). */
-export const ratioFine = (value: number): string =>
-  Number.isFinite(value) ? value.toFixed(3) : '–';
-
-/** A count with thousands separators. */
 export const count = (value: number): string => Math.round(value).toLocaleString('en-US');
 
 /** Bytes as a whole number, or as MiB with one decimal from 1 MiB up. */

@@ -1,8 +1,6 @@
 // Is node-redis's own client-side cache (`clientSideCache`, RESP3) as cheap as the package's record
-// cache for a hit? Measures, per hit, on a private redis-server:
-//   a) node-redis 6 `clientSideCache`: `client.get(key)` served from its cache (a structuredClone of
-//      the stored Buffer, a promise), then the record decoded — plain, and sealed (AES-256-GCM);
-//   b) the package's record cache: a Map lookup of the decoded, frozen record, in a promise.
+// cache for a hit? Per hit, on a private redis-server: node-redis's cached `get` then the record
+// decoded (plain, and sealed), beside the record cache's Map lookup of the decoded record.
 // Run: node -r esbuild-register bench/micro/client-side-cache.ts
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
@@ -10,20 +8,17 @@ import { RecordKeyRing } from '../../lib/stores/encryption';
 import { readRecordValue, recordValue } from '../../lib/core/record-value';
 import { sampleRecord } from '../../lib/testing/samples';
 import { startRedisServer } from '../../test/helpers/redis-server';
+import { alternatingRuns } from '../lib/rounds';
+import { median } from '../lib/stats';
 
 const HITS = 20_000;
 const ROUNDS = 5;
 
+/** ns per call of `hit`, over HITS calls. */
 async function perHitNs(hit: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < 2000; i += 1) await hit(); // warm-up
-  const samples: number[] = [];
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < HITS; i += 1) await hit();
-    samples.push(Number(process.hrtime.bigint() - start) / HITS);
-  }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(ROUNDS / 2)]!; // median round
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < HITS; i += 1) await hit();
+  return Number(process.hrtime.bigint() - start) / HITS;
 }
 
 async function main(): Promise<void> {
@@ -50,27 +45,27 @@ async function main(): Promise<void> {
   const decodePlain = (value: Uint8Array): unknown => readRecordValue(valueOf(value), 't:a');
   const decodeSealed = (value: Uint8Array): unknown => readRecordValue(valueOf(value), 't:b', ring);
   // A reply from the cache is a structuredClone of the stored Buffer: a plain Uint8Array, not a Buffer.
-  const probe = (await client.get(plainKey)) as unknown as Uint8Array;
+  const get = async (key: string) => (await client.get(key)) as unknown as Uint8Array;
+  const probe = await get(plainKey);
   console.log(`reply: ${probe.constructor.name} (Buffer: ${Buffer.isBuffer(probe)})`);
   const asBuffer = (bytes: Uint8Array): Buffer =>
     Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const decoded = new Map([['a', Object.freeze(decodePlain(await get(plainKey)))]]);
   const before = client.clientSideCache!.stats();
-  const cscPlain = await perHitNs(async () =>
-    decodePlain((await client.get(plainKey)) as unknown as Uint8Array),
-  );
-  const cscSealed = await perHitNs(async () =>
-    decodeSealed((await client.get(sealedKey)) as unknown as Uint8Array),
+  const samples = await alternatingRuns(
+    {
+      'node-redis clientSideCache hit + decode (plain):': () =>
+        perHitNs(async () => decodePlain(await get(plainKey))),
+      'node-redis clientSideCache hit + open + decode: ': () =>
+        perHitNs(async () => decodeSealed(await get(sealedKey))),
+      'record cache hit (decoded, frozen):            ': () =>
+        perHitNs(async () => decoded.get('a')),
+    },
+    ROUNDS,
   );
   const stats = client.clientSideCache!.stats();
-  const decoded = new Map([
-    ['a', Object.freeze(decodePlain((await client.get(plainKey)) as unknown as Uint8Array))],
-  ]);
-  const recordCache = await perHitNs(async () => decoded.get('a'));
-  const round = (ns: number): string => `${Math.round(ns)} ns`;
   console.log(`hits per round ${HITS}, median of ${ROUNDS} rounds, Node ${process.version}`);
-  console.log(`node-redis clientSideCache hit + decode (plain):  ${round(cscPlain)}`);
-  console.log(`node-redis clientSideCache hit + open + decode:   ${round(cscSealed)}`);
-  console.log(`record cache hit (decoded, frozen):              ${round(recordCache)}`);
+  for (const [name, values] of samples) console.log(`${name} ${Math.round(median(values))} ns`);
   console.log(`clientSideCache misses during the runs: ${stats.missCount - before.missCount}`);
   await client.close();
   await server.stop();

@@ -1,9 +1,7 @@
 // login.middleware() called on its own, in a loop, on a request express-session loaded for a
-// logged-in player (record and session in memory, as on the hot path): µs per call, beside a
-// middleware that reads the session's marker as the app without the package's middleware does.
-// No HTTP, no second app: whole requests swing by more than the middleware costs (two apps timed
-// side by side gave 1.3–2.9 µs for the same build). Alternating rounds; the median of the per-round
-// differences. The request-cost section runs this file and reads its last line.
+// logged-in player (as on the hot path), beside a middleware that reads the session's marker: no
+// HTTP, since whole requests swing by more than the middleware costs. The median of the rounds'
+// differences; the request-cost section runs this file and reads its last line.
 // Run: npm run build && node -r esbuild-register -r ./bench/lib/built-package.ts bench/micro/middleware-call.ts
 // (CLIENT=ioredis|node-redis, ROUNDS=n)
 import { createServer } from 'node:http';
@@ -14,8 +12,9 @@ import { startSimulator } from '../../lib/simulator';
 import { startRedisServer } from '../../test/helpers/redis-server';
 import { connectRedis, sessionStackApp, type ClientChoice } from '../apps/session-stack';
 import { keepAliveAgent, send } from '../lib/load';
-import { BENCH_CLIENT, BENCH_REDIRECT_URI } from '../lib/settings';
+import { benchLogin } from '../lib/settings';
 import { enter } from '../lib/sessions';
+import { alternatingRuns } from '../lib/rounds';
 import { median } from '../lib/stats';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 21);
@@ -28,13 +27,8 @@ async function main(): Promise<void> {
   const redisServer = await startRedisServer();
   const sim = await startSimulator();
   const redis = await connectRedis(choice, `redis://127.0.0.1:${redisServer.port}`);
-  const login = platformLogin({
-    authUrl: sim.url,
-    ...BENCH_CLIENT,
-    redirectUri: BENCH_REDIRECT_URI,
-    platformOrigins: [new URL(sim.url).origin],
-    store: new RedisTokenStore({ redis: redis.client, allowPlaintextTokens: true }),
-  });
+  const store = new RedisTokenStore({ redis: redis.client, allowPlaintextTokens: true });
+  const login = platformLogin({ ...benchLogin(sim.url), store });
   const middleware = login.middleware();
   let captured: { req: Request; res: Response } | undefined;
   const app = sessionStackApp(new RedisSessionStore({ redis: redis.client }));
@@ -54,7 +48,6 @@ async function main(): Promise<void> {
     if (answer.status !== 200) throw new Error(`GET /api/me answered ${answer.status}`);
   }
   const { req, res } = captured!;
-
   let served = 0;
   const route: NextFunction = () => {
     // What the bench apps' route reads: the player, or the marker without the middleware.
@@ -65,10 +58,8 @@ async function main(): Promise<void> {
     next();
   };
   /**
-   * ns per call of `handler` over CALLS calls; every call must pass on at once (from memory). The
-   * calls run in slices with the event loop turned between them, as between requests: memory
-   * serves only within the lease its heartbeats renew (docs/caching.md), and one loop of all the
-   * calls would outlast it.
+   * ns per call of `handler`, every call passing on at once (from memory), in slices with the event
+   * loop turned between them: memory serves only within the lease its heartbeats renew.
    */
   const time = async (handler: RequestHandler, after: NextFunction): Promise<number> => {
     const before = served;
@@ -82,42 +73,26 @@ async function main(): Promise<void> {
     if (served - before !== CALLS) throw new Error('a call did not pass on at once');
     return Number(elapsed) / CALLS;
   };
-  const noop: NextFunction = () => undefined;
-  const variants = {
-    'login.middleware()': () => time(middleware, route),
-    'marker read': () => time(withoutIt, noop),
-  };
-  for (const run of Object.values(variants)) await run();
-  const differences: number[] = [];
-  const samples: Record<string, number[]> = { 'login.middleware()': [], 'marker read': [] };
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const order = Object.entries(variants);
-    if (round % 2 === 1) order.reverse();
-    const ns: Record<string, number> = {};
-    for (const [name, run] of order) ns[name] = await run();
-    for (const name of Object.keys(samples)) samples[name]!.push(ns[name]!);
-    differences.push(ns['login.middleware()']! - ns['marker read']!);
-  }
-  for (const [name, values] of Object.entries(samples))
+  const samples = await alternatingRuns(
+    {
+      'login.middleware()': () => time(middleware, route),
+      'marker read': () => time(withoutIt, () => {}),
+    },
+    ROUNDS,
+  );
+  for (const [name, values] of samples)
     console.log(`${choice}, ${name}: ${(median(values) / 1000).toFixed(3)} µs per call`);
-  const sorted = [...differences].sort((a, b) => a - b);
+  const marker = samples.get('marker read')!;
+  const differences = samples.get('login.middleware()')!.map((ns, round) => ns - marker[round]!);
+  const [low, high] = [Math.min(...differences) / 1000, Math.max(...differences) / 1000];
+  const costUs = median(differences) / 1000;
   console.log(
-    `${choice}: the middleware's own cost ${(median(differences) / 1000).toFixed(3)} µs per call ` +
-      `(median of ${ROUNDS} rounds of ${CALLS}; rounds ${(sorted[0]! / 1000).toFixed(3)} to ${(sorted.at(-1)! / 1000).toFixed(3)})`,
+    `${choice}: the middleware's own cost ${costUs.toFixed(3)} µs per call ` +
+      `(median of ${ROUNDS} rounds of ${CALLS}; rounds ${low.toFixed(3)} to ${high.toFixed(3)})`,
   );
   // For the request-cost section, which runs this file and reads its last line (µs).
-  console.log(
-    JSON.stringify({
-      costUs: median(differences) / 1000,
-      rounds: ROUNDS,
-      low: sorted[0]! / 1000,
-      high: sorted.at(-1)! / 1000,
-    }),
-  );
-  agent.destroy();
-  server.close();
-  await redis.close();
-  await sim.close();
+  console.log(JSON.stringify({ costUs, rounds: ROUNDS, low, high }));
+  // The rest (server, clients, simulator) ends with the process.
   await redisServer.stop();
   process.exit(0);
 }

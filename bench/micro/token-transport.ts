@@ -6,6 +6,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { PlatformTokenClient } from '../../lib/client/token-client';
+import { inFlight } from '../lib/load';
+import { alternatingRuns } from '../lib/rounds';
 import { median } from '../lib/stats';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
@@ -33,27 +35,22 @@ async function main(): Promise<void> {
       redirectUri: 'http://127.0.0.1/platform/callback',
       ...(fetch === undefined ? {} : { fetch }),
     });
-  const variants = { 'node:http': clientOf(), fetch: clientOf(globalThis.fetch) };
-  /** CPU µs per exchange of `client` over `count` exchanges, IN_FLIGHT at a time. */
-  const cpuPerExchange = async (client: PlatformTokenClient, count: number): Promise<number> => {
-    let next = 0;
+  /** CPU µs per exchange of `client` over PER_ROUND exchanges, IN_FLIGHT at a time. */
+  const cpuPerExchange = async (client: PlatformTokenClient): Promise<number> => {
     const before = process.cpuUsage();
-    await Promise.all(
-      Array.from({ length: IN_FLIGHT }, async () => {
-        while (next++ < count) await client.exchangeCode('some-code');
-      }),
-    );
+    await inFlight(IN_FLIGHT, async (i) => {
+      if (i >= PER_ROUND) return false;
+      await client.exchangeCode('some-code');
+    });
     const used = process.cpuUsage(before);
-    return (used.user + used.system) / count;
+    return (used.user + used.system) / PER_ROUND;
   };
-  const samples: Record<keyof typeof variants, number[]> = { 'node:http': [], fetch: [] };
-  for (const client of Object.values(variants)) await cpuPerExchange(client, PER_ROUND);
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const order = Object.keys(variants) as Array<keyof typeof variants>;
-    if (round % 2 === 1) order.reverse();
-    for (const name of order) samples[name].push(await cpuPerExchange(variants[name], PER_ROUND));
-  }
-  for (const [name, values] of Object.entries(samples))
+  const [http, withFetch] = [clientOf(), clientOf(fetch)];
+  const samples = await alternatingRuns(
+    { 'node:http': () => cpuPerExchange(http), fetch: () => cpuPerExchange(withFetch) },
+    ROUNDS,
+  );
+  for (const [name, values] of samples)
     console.log(
       `${name}: ${median(values).toFixed(1)} µs of CPU per exchange (median of ${ROUNDS} rounds of ${PER_ROUND})`,
     );

@@ -20,19 +20,6 @@ async function until(condition: () => boolean, timeoutMs = 10_000): Promise<numb
   return Date.now();
 }
 
-/** A tracking whose listener stamps what it was told. */
-function watch(tracking: () => KeyTracking) {
-  const seen = { changedAt: 0, allAt: 0, offAt: 0 };
-  const listener: KeyChangeListener = {
-    changed: () => (seen.changedAt = Date.now()),
-    allChanged: () => (seen.allAt = Date.now()),
-    liveChanged: (live) => {
-      if (!live) seen.offAt = Date.now();
-    },
-  };
-  return { seen, listener, tracking };
-}
-
 const summary = (values: number[]): string => {
   const sorted = [...values].sort((a, b) => a - b);
   return `median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms`;
@@ -42,66 +29,53 @@ async function measure(kind: ClientKind, server: TestRedisServer, admin: Redis):
   const proxy = await startTcpProxy(server.port);
   const client = await kind.connect({ port: proxy.port });
   const prefix = `bounds-${kind.library}:`;
-  const { seen, listener } = watch(() => tracking);
+  // When the tracking's listener was last told of a change, of every change, of going off.
+  const seen = { changedAt: 0, allAt: 0, offAt: 0 };
+  const listener: KeyChangeListener = {
+    changed: () => (seen.changedAt = Date.now()),
+    allChanged: () => (seen.allAt = Date.now()),
+    liveChanged: (live) => {
+      if (!live) seen.offAt = Date.now();
+    },
+  };
   const tracking = new KeyTracking(redisCommands(client), prefix, listener);
-  const results: Record<string, number[]> = {
-    change: [],
-    swapdb: [],
-    silent: [],
-    kill: [],
-    stallBack: [],
-  };
-  const reset = (): void => {
+  const results = new Map<string, number[]>();
+  const note = (fault: string, ms: number) =>
+    results.set(fault, [...(results.get(fault) ?? []), ms]);
+  /** ms from `act` to `done`, from a moment in the heartbeat cycle the tracking is live in. */
+  const time = async (fault: string, act: () => unknown, done: () => boolean) => {
+    await until(() => tracking.live);
+    await sleep(Math.random() * 100);
     seen.changedAt = seen.allAt = seen.offAt = 0;
+    const at = Date.now();
+    await act();
+    note(fault, (await until(done)) - at);
   };
+  const off = (): boolean => seen.offAt > 0;
   for (let i = 0; i < REPETITIONS; i += 1) {
-    await until(() => tracking.live);
-    await sleep(Math.random() * 100); // anywhere in the heartbeat cycle
-    reset();
-    let at = Date.now();
-    await admin.set(`${prefix}k`, String(i));
-    results.change!.push((await until(() => seen.changedAt > 0)) - at);
-
-    await until(() => tracking.live);
-    await sleep(Math.random() * 100);
-    reset();
-    at = Date.now();
+    const change = () => admin.set(`${prefix}k`, String(i));
+    await time('change elsewhere -> reported:', change, () => seen.changedAt > 0);
+    await time(
+      'SWAPDB -> every copy dropped:',
+      () => admin.swapdb(0, 1),
+      () => seen.allAt > 0,
+    );
     await admin.swapdb(0, 1);
-    results.swapdb!.push((await until(() => seen.allAt > 0)) - at);
-    await admin.swapdb(0, 1);
-
-    await until(() => tracking.live);
-    await sleep(Math.random() * 100);
-    reset();
-    at = Date.now();
-    proxy.freeze();
-    results.silent!.push((await until(() => seen.offAt > 0)) - at);
+    await time('silent (frozen) connection -> cache off:', () => proxy.freeze(), off);
     proxy.thaw();
-
     await until(() => tracking.live);
-    reset();
     const list = String(await admin.call('CLIENT', 'LIST'));
-    const id = list
-      .split('\n')
-      .find((line) => /\bflags=\S*t/.test(line))
-      ?.match(/\bid=(\d+)/)?.[1];
-    at = Date.now();
-    await admin.call('CLIENT', 'KILL', 'ID', id!);
-    results.kill!.push((await until(() => seen.offAt > 0)) - at);
-
+    const id = /\bid=(\d+)[^\n]*\bflags=\S*t/.exec(list)?.[1];
+    await time('CLIENT KILL -> cache off:', () => admin.call('CLIENT', 'KILL', 'ID', id!), off);
     await until(() => tracking.live);
     const sleeper = new Redis(server.port, '127.0.0.1');
     await sleeper.call('DEBUG', 'SLEEP', '1');
-    at = Date.now();
-    results.stallBack!.push((await until(() => tracking.live)) - at);
+    const stalled = Date.now();
+    note('1 s stall ends -> cache on again:', (await until(() => tracking.live)) - stalled);
     sleeper.disconnect();
   }
   console.log(`${kind.name}:`);
-  console.log(`  change elsewhere -> reported:            ${summary(results.change!)}`);
-  console.log(`  SWAPDB -> every copy dropped:            ${summary(results.swapdb!)}`);
-  console.log(`  silent (frozen) connection -> cache off: ${summary(results.silent!)}`);
-  console.log(`  CLIENT KILL -> cache off:                ${summary(results.kill!)}`);
-  console.log(`  1 s stall ends -> cache on again:        ${summary(results.stallBack!)}`);
+  for (const [fault, values] of results) console.log(`  ${fault.padEnd(41)}${summary(values)}`);
   await tracking.close();
   await kind.quit(client);
   await proxy.close();

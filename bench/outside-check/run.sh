@@ -4,9 +4,8 @@
 # (bench/apps/floor.js, the bench's floor too), one logged-in session each, autocannon -c 32
 # against GET /api/me in PAIRS alternating pairs of DUR s windows after WARM s of warm-up; CPU per
 # request from /proc (Linux). Every pair starts both apps afresh: a process keeps its speed for
-# life, and two started alike differ by 5–9 % on a small VM. Run `npm run build` first.
+# life, and two started alike differ by several per cent on a small VM. Run `npm run build` first.
 #   bench/outside-check/run.sh            # 10 pairs of 4 s, on ioredis (CLIENT=redis: node-redis)
-#   FLOOR_FLAGS="F_INSPECTOR=1" bench/outside-check/run.sh   # the floor with one suspect added
 #   FLOOR_FLAGS="F_MEMORY=1" bench/outside-check/run.sh     # against the bound: the floor on MemoryStore
 set -e
 cd "$(dirname "$0")/../.."

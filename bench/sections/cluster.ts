@@ -1,49 +1,25 @@
-// Section "cluster" (issue #44): the figures of request-cost and invalidation again, on a Redis
-// Cluster of 3 masters beside the standalone redis-server the other sections use, on both clients:
-// the example (REDIS_CLUSTER_NODES) against the floor on a Cluster client of the same library and
-// against the bound (no Redis); how many Redis commands a logged-in request with a fresh token
-// sends on the Cluster (INFO commandstats of every master, before and after a burst, beside an
-// idle window as long); and a DEL by hand → 401 in both of 2 processes on the Cluster.
-//
-// The Cluster is 3 masters without replicas (test/helpers/redis-cluster.ts), one redis-server
-// each, on loopback: with replicas the package's durability (WAIT for a replica) slows entries and
-// refreshes, never a logged-in request with a fresh token, which is what these figures measure;
-// the failover section is where replicas are measured.
+// Section "cluster" (issue #44): request-cost and invalidation again on a Redis Cluster of 3
+// masters without replicas, and the Redis commands a logged-in request sends there.
 import type { Agent } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis } from 'ioredis';
 import { createCluster } from 'redis';
-import { commandCounts } from '../../test/helpers/command-counts';
 import { startRedisCluster } from '../../test/helpers/redis-cluster';
 import type { ClientChoice } from '../apps/session-stack';
-import { closedLoop, keepAliveAgent, send, type Target } from '../lib/load';
+import { asPlayer, closedLoop, keepAliveAgent, send, type Target } from '../lib/load';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
-import { commandDelta, type Counts } from '../lib/socket-load';
+import { commandsDuring, type Counts } from '../lib/socket-load';
 import { count } from '../lib/stats';
 import { runInvalidationOn, type InvalidationRedis } from './invalidation';
 import { enterExample, runRequestCost, startVariant, type RequestCostLayout } from './request-cost';
 
-/**
- * Commands per logged-in request with a fresh token the example may send on the Cluster: none, to
- * within the noise of the background's timers over the windows (one command a request would be 1).
- */
+/** Commands per logged-in request: none, to within the noise of the background's timers. */
 const COMMANDS_PER_REQUEST_TARGET = 0.01;
 /** The idle window is at least this long (ms): the background's rate, from enough of its beats. */
 const MIN_IDLE_MS = 3000;
-/** Concurrent requests of the burst (the driver's closed loop). */
 const BURST_CONNECTIONS = 8;
-/** Calls of each command summed over every master (no replicas: every server is one). */
-async function clusterCounts(masters: readonly Redis[]): Promise<Counts> {
-  const sum: Counts = {};
-  for (const counts of await Promise.all(masters.map((master) => commandCounts(master))))
-    for (const [name, calls] of Object.entries(counts)) sum[name] = (sum[name] ?? 0) + calls;
-  return sum;
-}
-
 /** `requests` logged-in GET /api/me, BURST_CONNECTIONS at a time; throws unless all are 200. */
-async function burstOf(agent: Agent, target: Target, requests: number): Promise<number> {
-  const startedAt = performance.now();
+async function burstOf(agent: Agent, target: Target, requests: number): Promise<void> {
   const run = await closedLoop({
     agent,
     concurrency: BURST_CONNECTIONS,
@@ -51,18 +27,13 @@ async function burstOf(agent: Agent, target: Target, requests: number): Promise<
     next: (index) => (index < requests ? target : undefined),
   });
   const ok = run.statuses.get(200) ?? 0;
-  if (ok !== requests) {
-    throw new Error(`cluster: the burst had ${requests - ok} answers other than 200`);
-  }
-  return performance.now() - startedAt;
+  if (ok !== requests) throw new Error(`cluster: ${requests - ok} answers other than 200`);
 }
 
 /**
- * The example on the Cluster, logged in (its embedded simulator's tokens: fresh for hours) and
- * warmed up; then, on every master's INFO commandstats, a burst of `requests` GET /api/me and an
- * idle window as long right after it: what the burst added beyond the idle window is what the
- * requests sent. The package's background machinery (its tracking connections' heartbeats, the
- * client's own checks) runs in both windows alike.
+ * The example on the Cluster, logged in and warmed up; every master's INFO commandstats around a
+ * burst of `requests` GET /api/me and an idle window as long right after it: the background (the
+ * tracking connections' heartbeats, the client's own checks) runs in both alike.
  */
 async function commandsPerRequest(
   ctx: BenchContext,
@@ -76,40 +47,28 @@ async function commandsPerRequest(
   const agent = keepAliveAgent(BURST_CONNECTIONS);
   try {
     const cookie = await enterExample(app);
-    const target: Target = {
-      port: app.port,
-      path: '/api/me',
-      headers: { cookie, accept: 'application/json' },
-    };
+    const target = asPlayer(app.port, cookie);
     const first = await send(agent, target);
     if (first.status !== 200) throw new Error(`cluster: GET /api/me answered ${first.status}`);
     ctx.log(`cluster (${client}): commands per request, warm-up then ${count(requests)} requests`);
     await burstOf(agent, target, Math.min(requests, 1000));
     // Whatever the warm-up's last answers set going (a touch written behind) has landed.
     await sleep(200);
-    const beforeBurst = await clusterCounts(masters);
-    const burstMs = await burstOf(agent, target, requests);
-    const afterBurst = await clusterCounts(masters);
-    const idleStart = performance.now();
-    await sleep(Math.max(burstMs, MIN_IDLE_MS));
-    const afterIdle = await clusterCounts(masters);
-    const idleMs = performance.now() - idleStart;
-    const burst = commandDelta(beforeBurst, afterBurst);
-    const idleCounts = commandDelta(afterBurst, afterIdle);
+    const { counts: burst, ms: burstMs } = await commandsDuring(masters, () =>
+      burstOf(agent, target, requests),
+    );
+    const during = () => sleep(Math.max(burstMs, MIN_IDLE_MS));
+    const { counts: idleCounts, ms: idleMs } = await commandsDuring(masters, during);
     // The background's calls over a window as long as the burst.
     const idle: Counts = Object.fromEntries(
       Object.entries(idleCounts).map(([name, calls]) => [name, (calls * burstMs) / idleMs]),
     );
     const names = [...new Set([...Object.keys(burst), ...Object.keys(idle)])].sort();
     const added = (name: string): number => (burst[name] ?? 0) - (idle[name] ?? 0);
-    const perRequest =
-      Math.max(
-        0,
-        names.reduce((sum, name) => sum + added(name), 0),
-      ) / requests;
+    const sent = names.reduce((sum, name) => sum + added(name), 0);
+    const perRequest = Math.max(0, sent) / requests;
     /** A command scales with requests when the burst ran it at least once per 100 requests more. */
-    const scales = (name: string): boolean => added(name) >= requests / 100;
-    const scaling = names.filter(scales);
+    const scaling = names.filter((name) => added(name) >= requests / 100);
     const describe = (delta: Counts): string =>
       names
         .filter((name) => delta[name] !== undefined)
@@ -127,10 +86,7 @@ async function commandsPerRequest(
     const markdown = [
       `## commands (${label}): what a logged-in request sends to the Cluster`,
       '',
-      `The example on the Cluster (REDIS_CLUSTER_NODES, REDIS_CLIENT=${client === 'ioredis' ? 'ioredis' : 'redis'}), one player logged in through its embedded simulator (an access token fresh for hours), warmed up with ${count(Math.min(requests, 1000))} requests. ` +
-        `Then INFO commandstats of each of the 3 masters, summed, before and after ${count(requests)} GET /api/me (${BURST_CONNECTIONS} at a time, ${(burstMs / 1000).toFixed(1)} s), and again after an idle window (${(idleMs / 1000).toFixed(1)} s: as long as the burst, at least ${MIN_IDLE_MS / 1000} s), its counts scaled to the burst's length. ` +
-        "The idle window counts what runs whatever the requests do (the package's tracking connections' heartbeats, the client's own checks); burst − idle is what the requests sent, to within a few beats of those timers. " +
-        `The driver's own INFO calls are left out. A command "scales with requests" when the burst ran it at least once per 100 requests more than the idle window.`,
+      `The example on the Cluster, one player logged in, warmed up with ${count(Math.min(requests, 1000))} requests; INFO commandstats of the 3 masters summed before and after ${count(requests)} GET /api/me (${BURST_CONNECTIONS} at a time, ${(burstMs / 1000).toFixed(1)} s) and after an idle window (${(idleMs / 1000).toFixed(1)} s), its counts scaled to the burst's length: burst − idle is what the requests sent (bench/README.md). A command "scales with requests" when the burst ran it at least once per 100 requests more than the idle window.`,
       '',
       ...table(
         `command | burst (${count(requests)} requests) | idle window (scaled to the burst) | burst − idle | per request`,
@@ -155,12 +111,9 @@ export async function runCluster(
   ctx: BenchContext,
   clients: readonly ClientChoice[],
 ): Promise<SectionResult[]> {
-  const bedStart = performance.now();
   const cluster = await startRedisCluster(3);
   const nodes = cluster.nodes.map(({ host, port }) => `${host}:${port}`).join(',');
-  ctx.log(
-    `cluster: 3 masters up in ${((performance.now() - bedStart) / 1000).toFixed(1)} s (${nodes})`,
-  );
+  ctx.log(`cluster: 3 masters up (${nodes})`);
   const masters = cluster.servers.map(
     (server) => new Redis(server.url, { maxRetriesPerRequest: 1 }),
   );
@@ -171,14 +124,12 @@ export async function runCluster(
     for (const client of clients) {
       results.push(await runRequestCost(ctx, client, layout));
       results.push(await commandsPerRequest(ctx, client, layout, masters));
-      const on: InvalidationRedis = {
-        name: 'cluster',
-        env: { REDIS_URL: '', REDIS_CLUSTER_NODES: nodes },
-        driver,
-        client,
-        nodeRedis: () => createCluster({ rootNodes: cluster.nodes.map((socket) => ({ socket })) }),
-      };
-      results.push(await runInvalidationOn(ctx, on));
+      const nodeRedis: InvalidationRedis['nodeRedis'] = () =>
+        createCluster({ rootNodes: cluster.nodes.map((socket) => ({ socket })) });
+      const env = { REDIS_URL: '', REDIS_CLUSTER_NODES: nodes };
+      results.push(
+        await runInvalidationOn(ctx, { name: 'cluster', env, driver, client, nodeRedis }),
+      );
     }
   } finally {
     driver.disconnect();

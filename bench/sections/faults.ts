@@ -1,74 +1,58 @@
 // Section "faults": two package processes on one Redis, refresh-token rotation and 30 s access
-// tokens, a few dozen players for a minute while one process is killed and restarted, Redis
-// stalls (SIGSTOP, then SIGCONT) and the platform fails. No login may be lost, no 401 answered, and every
-// error must fall inside a fault window. BENCH_FAULTS_SECONDS sets the duration (default 60).
+// tokens, a few dozen players for a minute while one process is killed and restarted, Redis stalls
+// and the platform fails. BENCH_FAULTS_SECONDS sets the duration (default 60).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { RedisTokenStore } from '../../lib';
-import { startHarnessApp, stopApps, type AppProcess } from '../lib/app-process';
-import { errorOf, keepAliveAgent, send } from '../lib/load';
+import { startHarnessApp, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
+import { asPlayer, errorOf, keepAliveAgent, send } from '../lib/load';
 import { readRecord } from '../lib/records';
 import { table, tally, tallyList, type BenchContext, type SectionResult } from '../lib/report';
 import { enter, playerOf, type BenchSession } from '../lib/sessions';
-import { count, ms, percentile } from '../lib/stats';
+import { count, ms, summarize } from '../lib/stats';
 
 const PLAYERS = 36;
 const ACCESS_TOKEN_SECONDS = 30;
 /** Refresh 10 s before expiry (refresh-ahead from 15 s): every player refreshes about twice a minute. */
-const LOGIN_OPTIONS = JSON.stringify({ refresh: { skewSeconds: 10 } });
+const BENCH_LOGIN_OPTIONS = JSON.stringify({ refresh: { skewSeconds: 10 } });
 /** Errors are allowed this long after a fault ends: Redis reconnects, cooldowns after a failure run out. */
 const GRACE_MS = 8000;
 const THINK_MS = 150;
 
-interface Window {
-  name: string;
-  startMs: number;
-  endMs: number;
-}
-
-interface Outcome {
-  atMs: number;
-  status: number;
-  error: string;
-  latencyMs: number;
-}
+type Window = { name: string; startMs: number; endMs: number };
+type Outcome = { atMs: number; status: number; error: string; latencyMs: number };
 
 export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResult> {
   const seconds = Number(process.env.BENCH_FAULTS_SECONDS ?? (ctx.quick ? 25 : 60));
   const durationMs = seconds * 1000;
   const { sim } = ctx;
-  const prefix = 'faults:';
   const env = {
-    ...{ REDIS_URL: ctx.redisUrl, SIM_URL: sim.url, KEY_PREFIX: prefix },
-    BENCH_LOGIN_OPTIONS: LOGIN_OPTIONS,
+    REDIS_URL: ctx.redisUrl,
+    SIM_URL: sim.url,
+    KEY_PREFIX: 'faults:',
+    BENCH_LOGIN_OPTIONS,
   };
   sim.clearFaults();
   sim.setRotation(true);
   sim.setAccessTokenLifetime(ACCESS_TOKEN_SECONDS);
-  const apps: (AppProcess | undefined)[] = [
-    await startHarnessApp('package', env),
-    await startHarnessApp('package', env),
-  ];
+  const apps: (AppProcess | undefined)[] = await startHarnessApps('package', 2, env);
   const agent = keepAliveAgent(64);
-  const store = new RedisTokenStore({ redis: ctx.redis, prefix: `${prefix}t:` });
+  // The driver reads the records after the run from Redis itself.
+  const store = new RedisTokenStore({ redis: ctx.redis, prefix: 'faults:t:', recordCache: false });
   try {
     const sessions: BenchSession[] = [];
-    for (let i = 0; i < PLAYERS; i += 1) {
+    for (let i = 0; i < PLAYERS; i += 1)
       sessions.push(await enter(agent, sim, apps[i % 2]!.port, playerOf(i)));
-    }
     sim.resetCalls();
     ctx.log(`load-with-faults: ${PLAYERS} players for ${seconds} s on 2 processes`);
-
     const windows: Window[] = [];
     const outcomes: Outcome[] = [];
     const startedAt = performance.now();
     const now = (): number => performance.now() - startedAt;
     let running = true;
-
     /** A load balancer's choice: the player's usual process, or the other one while it is down. */
     const pick = (index: number, turn: number): AppProcess | undefined =>
       apps[(index + turn) % 2] ?? apps[(index + turn + 1) % 2];
-
     const player = async (index: number): Promise<void> => {
       const session = sessions[index]!;
       for (let turn = 0; running; turn += 1) {
@@ -78,15 +62,7 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
           continue;
         }
         const atMs = now();
-        const answer = await send(
-          agent,
-          {
-            port: app.port,
-            path: '/api/token',
-            headers: { cookie: session.cookie, accept: 'application/json' },
-          },
-          true,
-        );
+        const answer = await send(agent, asPlayer(app.port, session.cookie, '/api/token'), true);
         // A socket error on a process that was just killed is the load balancer's to absorb.
         if (answer.status === 0 && apps.indexOf(app) === -1) continue;
         const error = answer.status === 200 ? '' : errorOf(answer);
@@ -94,80 +70,66 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
         await sleep(THINK_MS * (0.5 + Math.random()));
       }
     };
-
-    const faults = async (): Promise<void> => {
-      // Process B is killed and started again.
-      await sleep(durationMs * 0.15);
-      const killStart = now();
-      const victim = apps[1]!;
-      apps[1] = undefined;
-      victim.child.kill('SIGKILL');
-      ctx.log('load-with-faults: killed one process');
-      await sleep(2000);
-      apps[1] = await startHarnessApp('package', env);
-      windows.push({ name: 'process killed and restarted', startMs: killStart, endMs: now() });
-      ctx.log('load-with-faults: process restarted');
-
-      // Redis stalls for 3 s: connections stay open, nothing answers.
-      await sleep(Math.max(0, durationMs * 0.4 - now()));
-      const stallStart = now();
-      ctx.redisServer.pause();
-      await sleep(3000);
-      ctx.redisServer.resume();
-      windows.push({ name: 'Redis stalled 3 s (SIGSTOP)', startMs: stallStart, endMs: now() });
-      ctx.log('load-with-faults: Redis stalled 3 s');
-
-      // The platform answers 503 to refreshes for 5 s.
-      await sleep(Math.max(0, durationMs * 0.65 - now()));
-      const platformStart = now();
-      sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token' });
-      await sleep(5000);
-      sim.clearFaults();
-      windows.push({ name: 'platform failing (503)', startMs: platformStart, endMs: now() });
-      ctx.log('load-with-faults: platform failed 5 s');
+    /** A fault from `share` of the run on: its window lasts while `run` does. */
+    const fault = async (name: string, share: number, run: () => Promise<unknown>) => {
+      await sleep(Math.max(0, durationMs * share - now()));
+      const startMs = now();
+      await run();
+      windows.push({ name, startMs, endMs: now() });
+      ctx.log(`load-with-faults: ${name}`);
     };
-
+    const faults = async (): Promise<void> => {
+      await fault('process killed and restarted', 0.15, async () => {
+        const victim = apps[1]!;
+        apps[1] = undefined;
+        victim.child.kill('SIGKILL');
+        await sleep(2000);
+        apps[1] = await startHarnessApp('package', env);
+      });
+      // Connections stay open, nothing answers.
+      await fault('Redis stalled 3 s (SIGSTOP)', 0.4, async () => {
+        ctx.redisServer.pause();
+        await sleep(3000);
+        ctx.redisServer.resume();
+      });
+      await fault('platform failing (503)', 0.65, async () => {
+        sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token' });
+        await sleep(5000);
+        sim.clearFaults();
+      });
+    };
     const faulting = faults();
     const players = Array.from({ length: PLAYERS }, (_, index) => player(index));
     await sleep(durationMs);
     await faulting;
     running = false;
     await Promise.all(players);
-
     // After the run: every player still logged in, on both processes.
     let lost = 0;
     for (const [index, session] of sessions.entries()) {
       const record = await readRecord(store, session.sessionId);
       const answer = await send(
         agent,
-        {
-          port: apps[index % 2]!.port,
-          path: '/api/token',
-          headers: { cookie: session.cookie, accept: 'application/json' },
-        },
-        true,
+        asPlayer(apps[index % 2]!.port, session.cookie, '/api/token'),
       );
       if (record === undefined || answer.status !== 200) lost += 1;
     }
-
     const inWindow = (atMs: number): Window | undefined =>
       windows.find((w) => atMs >= w.startMs - 100 && atMs <= w.endMs + GRACE_MS);
     const failures = outcomes.filter((o) => o.status !== 200);
     const unauthorized = outcomes.filter((o) => o.status === 401).length;
     const outside = failures.filter((o) => inWindow(o.atMs) === undefined);
-    const latencies = outcomes.map((o) => o.latencyMs).sort((a, b) => a - b);
+    const latency = (of: Outcome[]) => {
+      const { p50, p99, max } = summarize(of.map((o) => o.latencyMs));
+      return `${ms(p50)} / ${ms(p99)} / ${ms(max)}`;
+    };
     const byWindow = windows.map((w) => {
       const inside = outcomes.filter((o) => inWindow(o.atMs) === w);
       const errs = inside.filter((o) => o.status !== 200);
       const kinds = tallyList(tally(errs, (o) => `${o.status} ${o.error}`.trim()));
-      const sorted = inside.map((o) => o.latencyMs).sort((a, b) => a - b);
-      return [
-        w.name,
-        `${((w.endMs - w.startMs) / 1000).toFixed(1)} s from ${(w.startMs / 1000).toFixed(1)} s`,
-        count(inside.length),
-        errs.length === 0 ? '0' : `${count(errs.length)} (${kinds})`,
-        `${ms(percentile(sorted, 50))} / ${ms(percentile(sorted, 99))} / ${ms(sorted.at(-1) ?? NaN)}`,
-      ];
+      const when = `${((w.endMs - w.startMs) / 1000).toFixed(1)} s from ${(w.startMs / 1000).toFixed(1)} s`;
+      const errors = errs.length === 0 ? '0' : `${count(errs.length)} (${kinds})`;
+      return [w.name, when, count(inside.length), errors, latency(inside)];
     });
     const refreshCalls = sim.calls.refresh_token;
     const met = lost === 0 && unauthorized === 0 && outside.length === 0;
@@ -186,22 +148,16 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
       markdown: [
         '## faults: load with faults',
         '',
-        `Layout: 2 package processes (RedisTokenStore, \`refresh: { skewSeconds: 10 }\`), one redis-server, the simulator with refresh-token rotation and ${ACCESS_TOKEN_SECONDS} s access tokens, so every player refreshes about twice a minute. ` +
-          `${PLAYERS} players each send \`GET /api/token\` (which calls \`req.platformToken()\`), alternating between the processes, ${THINK_MS / 2}–${(THINK_MS * 3) / 2} ms apart, for ${seconds} s ` +
-          `(\`BENCH_FAULTS_SECONDS\` changes it). Faults: at 15 % one process is SIGKILLed and started again 2 s later (its players go to the other meanwhile, as a load balancer would); ` +
-          `at 40 % redis-server is stopped for 3 s (SIGSTOP, then SIGCONT); at 65 % the token endpoint answers 503 to refreshes for 5 s. An error counts as inside a window up to ${GRACE_MS / 1000} s after it ends.`,
+        `2 package processes (\`refresh: { skewSeconds: 10 }\`), rotation, ${ACCESS_TOKEN_SECONDS} s access tokens; ${PLAYERS} players send \`GET /api/token\` ${THINK_MS / 2}–${(THINK_MS * 3) / 2} ms apart for ${seconds} s. Faults: at 15 % a process SIGKILLed and started again 2 s later, at 40 % redis-server stopped for 3 s, at 65 % the token endpoint answers 503 to refreshes for 5 s; an error counts as inside a window up to ${GRACE_MS / 1000} s after it ends.`,
         '',
         ...table(
           ['window', 'when', 'requests', 'errors', 'latency p50 / p99 / max ms'],
           [
             ...byWindow,
-            [
-              'whole run',
-              `${seconds} s`,
-              count(outcomes.length),
+            ['whole run', `${seconds} s`, count(outcomes.length)].concat(
               `${count(failures.length)} (outside windows: ${outside.length})`,
-              `${ms(percentile(latencies, 50))} / ${ms(percentile(latencies, 99))} / ${ms(latencies.at(-1) ?? NaN)}`,
-            ],
+              latency(outcomes),
+            ),
           ],
         ),
         '',

@@ -1,8 +1,6 @@
 // Section "invalidation": how long a key deleted by hand (`DEL` from another Redis connection)
-// stays visible to app processes that serve it from memory: from the DEL to the first 401 in each
-// of 2 processes, over many trials. Token records from memory and from Redis, sessions from
-// RedisSessionStore's memory, and the session stack alone noticing its own deleted session; on one
-// redis-server, and (runInvalidationOn, for the cluster section) on a Redis Cluster.
+// stays visible to 2 app processes that serve it from memory: from the DEL to the first 401 in both,
+// over many trials; on one redis-server, and (runInvalidationOn, for `cluster`) on a Redis Cluster.
 import type { Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,40 +9,27 @@ import { createClient, createCluster } from 'redis';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import type { ClientChoice } from '../apps/session-stack';
 import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
-import { keepAliveAgent, send, type Target } from '../lib/load';
-import {
-  heldRecord,
-  nextChange,
-  readRecord,
-  recordKeyOf,
-  sampleRecord,
-  sessionKeyOf,
-  writeRecord,
-} from '../lib/records';
+import { asPlayer, keepAliveAgent, send, type Target } from '../lib/load';
+import { heldRecord, nextChange, readRecord, recordKeyOf, sampleRecord } from '../lib/records';
+import { sessionKeyOf, writeRecord } from '../lib/records';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { enter, loginBaseline, playerOf, type BenchSession } from '../lib/sessions';
-import { count, ms, msFine, summarize, type LatencySummary } from '../lib/stats';
+import { count, fine, ms, summarize, type LatencySummary } from '../lib/stats';
 
 const PROCESSES = 2;
 const HOUR_MS = 3_600_000;
+/** A record's put back, whatever was there. */
+const PUT_NEW = { expectedVersion: null, ttlMs: HOUR_MS };
 /** The goal of issue 16 on loopback. */
 const GOAL_P99_MS = 5;
-/**
- * Requests per process before the trials, on each path a trial takes (a 200, a 401): without them
- * the first trials time V8's compiler, and a p99 over 1,000 trials is their 10th slowest.
- */
+/** Requests per process on each path before the trials. */
 const WARM_UP_REQUESTS = 2000;
 /** At most this long for the processes' deletes of an ended session to reach Redis (ms). */
 const SETTLE_MS = 100;
 /** A trial's reads after the put back answer 200 within this long, or the section fails (ms). */
 const RESTORE_WITHIN_MS = 1000;
 
-/**
- * The layouts measured side by side, a trial of each in turn: the package serving records from
- * memory (its default), the package reading each record from Redis, the session stack alone
- * (express + express-session + connect-redis), whose deleted *session* answers 401: the least the
- * package can do; and the stack on RedisSessionStore (sessions from memory).
- */
+/** The layouts measured side by side, a trial of each in turn (their prefixes and rows). */
 type LayoutName = 'memory' | 'redis' | 'baseline' | 'sessions';
 const LAYOUTS: Record<LayoutName, { prefix: string; row: string }> = {
   memory: { prefix: 'inv:', row: 'package, records from memory (default)' },
@@ -52,7 +37,7 @@ const LAYOUTS: Record<LayoutName, { prefix: string; row: string }> = {
   baseline: { prefix: 'invb:', row: 'session stack alone, its session deleted' },
   sessions: {
     prefix: 'invs:',
-    row: 'session stack on RedisSessionStore (sessions from memory), its session deleted',
+    row: 'RedisSessionStore (sessions from memory), its session deleted',
   },
 };
 
@@ -65,59 +50,46 @@ interface Layout {
   /** The same with the cookie of a session whose key is gone: the 401 path, for the warm-up. */
   loggedOut: Target[];
   key: string;
-  /**
-   * Before `restore`: waits until the processes' own deletes of the session (the package ends the
-   * session of a gone record after its 401, not awaited) have reached Redis. On a Cluster they can
-   * land after the driver has put the session back, and log the next trial out.
-   */
-  settle: () => Promise<void>;
   restore: () => Promise<void>;
   /** Puts back what a 401 of `loggedOut` removes, so that each warm-up 401 takes a trial's path. */
   restoreLoggedOut: () => Promise<void>;
 }
 
-interface Variant {
-  /** Per trial: ms from sending the DEL to the later of the two processes' first 401. */
-  untilBoth: LatencySummary;
-  /** 200 answers received after the DEL was sent, over all trials (the record still served). */
+/**
+ * What a layout's trials came to: the ms from each DEL to the later of the two first 401s, the
+ * 200s just before the DELs (for scale), the 200s after them, and the 401s to a read after the key
+ * was put back (the absence still served from memory: the trial puts it back again).
+ */
+interface Samples {
+  untilBoth: number[];
+  requests: number[];
   staleAnswers: number;
-  /**
-   * 401 answers to a read after the key was put back, over all trials: the absence still served
-   * from memory because Redis's message of the put had not arrived yet (or a process's delete of
-   * the ended session landed after the put); the trial puts it back again.
-   */
   staleAbsences: number;
-  /** Latency of one `GET /api/me` answered 200 just before the DEL, for scale. */
-  request: LatencySummary;
-  /** Time the trials' 401s spent inside their app process (arrival to answer), both processes. */
-  inApp401: LatencySummary;
 }
+
+/** A layout's summed-up trials, with the time their 401s spent inside the app processes. */
+type Variant = Omit<Samples, 'untilBoth' | 'requests'> &
+  Record<'untilBoth' | 'request' | 'inApp401', LatencySummary>;
 
 const LAYOUT_COLUMNS =
   "layout | DEL → 401 in both, p50 ms | p99 ms | max ms | stale 200s | stale 401s after the put back | one request p50 ms | one request p99 ms | the 401's time in its process, p50 ms | p99 ms";
 
-const layoutRow = (name: LayoutName, variant: Variant): string[] => [
+const layoutRow = (name: LayoutName, v: Variant): string[] => [
   LAYOUTS[name].row,
-  ...[variant.untilBoth.p50, variant.untilBoth.p99, variant.untilBoth.max].map(msFine),
-  String(variant.staleAnswers),
-  String(variant.staleAbsences),
-  ms(variant.request.p50),
-  ms(variant.request.p99),
-  msFine(variant.inApp401.p50),
-  msFine(variant.inApp401.p99),
+  ...[v.untilBoth.p50, v.untilBoth.p99, v.untilBoth.max].map(fine),
+  ...[String(v.staleAnswers), String(v.staleAbsences), ms(v.request.p50), ms(v.request.p99)],
+  ...[fine(v.inApp401.p50), fine(v.inApp401.p99)],
 ];
 
-/** Where the keys live: the driver's redis-server, or a Redis Cluster (the `cluster` section). */
+/**
+ * Where the keys live (`standalone` or `cluster`): the apps' env and client, the driver's own
+ * connection (it deletes and puts back keys), and a node-redis client not yet connected.
+ */
 export interface InvalidationRedis {
-  /** `standalone` or `cluster`: named in the figures. */
   name: string;
-  /** The app processes' REDIS_URL, or REDIS_CLUSTER_NODES with REDIS_URL empty. */
   env: { REDIS_URL: string; REDIS_CLUSTER_NODES?: string };
-  /** The driver's connection: it deletes and puts back keys, never through the apps. */
   driver: Redis | Cluster;
-  /** The apps' client (ioredis, or node-redis with connect-redis 10). */
   client: ClientChoice;
-  /** A node-redis client of the same Redis, not yet connected (the store-level drop). */
   nodeRedis: () => ReturnType<typeof createClient> | ReturnType<typeof createCluster>;
 }
 
@@ -132,11 +104,8 @@ async function startLayout(
   const { prefix } = LAYOUTS[name];
   const redis = on.driver;
   const apps = await startHarnessApps(sessionOnly(name) ? 'baseline' : 'package', PROCESSES, {
-    ...on.env,
-    BENCH_REDIS_CLIENT: on.client === 'node-redis' ? 'node-redis' : undefined,
-    SIM_URL: ctx.sim.url,
-    KEY_PREFIX: prefix,
-    BENCH_TIME_401: '1',
+    ...{ ...on.env, SIM_URL: ctx.sim.url, KEY_PREFIX: prefix, BENCH_TIME_401: '1' },
+    BENCH_REDIS_CLIENT: on.client,
     BENCH_STORE_CACHE: name === 'redis' ? '0' : undefined,
     BENCH_SESSION_STORE: name === 'sessions' ? 'memory' : undefined,
   });
@@ -147,26 +116,17 @@ async function startLayout(
         : enter(agent, ctx.sim, apps[0]!.port, playerOf(index));
     const [session, gone] = [await login(0), await login(1)];
     /** A key's value, to put back as it was. */
-    const valueOf = async (key: string): Promise<Buffer> => {
-      const value = await redis.getBuffer(key);
-      if (value === null) throw new Error(`${name}: no session in Redis after the login`);
-      return value;
-    };
+    const valueOf = async (key: string): Promise<Buffer> =>
+      (await redis.getBuffer(key)) ?? Promise.reject(new Error(`${name}: no session in Redis`));
     const sessionKey = sessionKeyOf(prefix, session.sessionId);
     const sessionValue = await valueOf(sessionKey);
     const putSession = (): Promise<unknown> => redis.set(sessionKey, sessionValue, 'PX', HOUR_MS);
-    const to = (cookie: string): Target[] =>
-      apps.map(({ port }) => ({
-        port,
-        path: '/api/me',
-        headers: { cookie, accept: 'application/json' },
-      }));
+    const to = (cookie: string): Target[] => apps.map(({ port }) => asPlayer(port, cookie));
     const layout = { name, apps, targets: to(session.cookie), loggedOut: to(gone.cookie) };
     if (sessionOnly(name)) {
       await redis.del(sessionKeyOf(prefix, gone.sessionId));
       const restore = async (): Promise<void> => void (await putSession());
-      const settle = async (): Promise<void> => {};
-      return { ...layout, key: sessionKey, restore, settle, restoreLoggedOut: settle };
+      return { ...layout, key: sessionKey, restore, restoreLoggedOut: async () => {} };
     }
     // The driver's own store reads Redis directly: it only puts the record back between trials.
     const store = new RedisTokenStore({ redis, prefix: `${prefix}t:`, recordCache: false });
@@ -180,21 +140,17 @@ async function startLayout(
       ...layout,
       key: recordKeyOf(`${prefix}t:`, session.sessionId),
       restoreLoggedOut: async () => void (await redis.set(goneKey, goneValue, 'PX', HOUR_MS)),
-      settle: async () => {
+      // Refused only while the record is still there (the first trial); the reads that follow
+      // the put check that it is.
+      restore: async () => {
+        // First the processes' own deletes of the ended session, which could log the next trial out.
         const deadline = performance.now() + SETTLE_MS;
         while ((await redis.exists(sessionKey)) === 1 && performance.now() < deadline)
           await sleep(1);
         // The other process's delete, when it sent one, went out as early.
         await sleep(1);
-      },
-      // Refused only while the record is still there (the first trial); the reads that follow
-      // the put check that it is.
-      restore: async () => {
         await putSession();
-        await writeRecord(store, session.sessionId, record, {
-          expectedVersion: null,
-          ttlMs: HOUR_MS,
-        });
+        await writeRecord(store, session.sessionId, record, PUT_NEW);
       },
     };
   } catch (error) {
@@ -203,33 +159,8 @@ async function startLayout(
   }
 }
 
-/** Both paths a trial takes, through each process of the layout, WARM_UP_REQUESTS times. */
-async function warmUp(agent: Agent, layout: Layout): Promise<void> {
-  for (const [index, target] of layout.targets.entries()) {
-    for (let request = 0; request < WARM_UP_REQUESTS; request += 1) {
-      await layout.restoreLoggedOut();
-      const [ok, gone] = [await send(agent, target), await send(agent, layout.loggedOut[index]!)];
-      if (ok.status !== 200 || gone.status !== 401)
-        throw new Error(`${layout.name} warm-up answered ${ok.status} and ${gone.status}`);
-    }
-  }
-}
-
-/** The raw times of one layout's trials. */
-interface Samples {
-  untilBoth: number[];
-  requests: number[];
-  staleAnswers: number;
-  staleAbsences: number;
-}
-
-/**
- * One trial: put the key back (the package's session too), have each process answer twice (200:
- * the record or session now in its memory, where it has one), DEL the key from the driver's
- * connection, then keep a request in flight to each process until it answers 401.
- */
+/** One trial: the key put back and read twice by each process, a DEL, then reads until both 401. */
 async function trial(agent: Agent, on: InvalidationRedis, layout: Layout, into: Samples) {
-  await layout.settle();
   await layout.restore();
   // Let the put's own invalidation reach both processes, then have each read (and cache) it.
   await sleep(2);
@@ -241,7 +172,6 @@ async function trial(agent: Agent, on: InvalidationRedis, layout: Layout, into: 
         // The 401 ended the session again: put both back and read anew.
         into.staleAbsences += 1;
         await sleep(5);
-        await layout.settle();
         await layout.restore();
         read -= 1;
         continue;
@@ -278,7 +208,17 @@ async function measure(
   const layouts: Layout[] = [];
   try {
     for (const name of names) layouts.push(await startLayout(ctx, on, name, agent));
-    for (const layout of layouts) await warmUp(agent, layout);
+    // Both paths a trial takes (a 200, a 401), through each process: without them the first
+    // trials time V8's compiler, and a p99 over 1,000 trials is their 10th slowest.
+    for (const layout of layouts)
+      for (const [index, target] of layout.targets.entries())
+        for (let request = 0; request < WARM_UP_REQUESTS; request += 1) {
+          await layout.restoreLoggedOut();
+          const ok = await send(agent, target);
+          const gone = await send(agent, layout.loggedOut[index]!);
+          if (ok.status !== 200 || gone.status !== 401)
+            throw new Error(`${layout.name} warm-up answered ${ok.status} and ${gone.status}`);
+        }
     // The warm-up's own 401s left out.
     for (const layout of layouts) await harnessReports(layout.apps, '/bench/times-401');
     const samples = layouts.map((): Samples => ({
@@ -296,13 +236,10 @@ async function measure(
       }
     const result: Partial<Record<LayoutName, Variant>> = {};
     for (const [index, layout] of layouts.entries()) {
-      const { untilBoth, requests, staleAnswers, staleAbsences } = samples[index]!;
-      result[layout.name] = {
-        untilBoth: summarize(untilBoth),
-        ...{ staleAnswers, staleAbsences },
-        request: summarize(requests),
-        inApp401: summarize(await harnessReports(layout.apps, '/bench/times-401')),
-      };
+      const { untilBoth, requests, ...stale } = samples[index]!;
+      const inApp401 = summarize(await harnessReports(layout.apps, '/bench/times-401'));
+      const [until, request] = [summarize(untilBoth), summarize(requests)];
+      result[layout.name] = { ...stale, untilBoth: until, request, inApp401 };
     }
     return result;
   } finally {
@@ -311,23 +248,16 @@ async function measure(
   }
 }
 
-/**
- * What a request waiting for another process's refresh pays between that process's write and
- * seeing it: woken by the store (`waitForChange`) vs the 25–75 ms polling used before.
- */
+/** A refresh waiter from another process's write to seeing it: woken by the store, or polling. */
 async function waiterWake(ctx: BenchContext, trials: number) {
   const clients = [ctx.redis.duplicate(), ctx.redis.duplicate(), ctx.redis.duplicate()];
   const prefix = 'wake:';
   const writer = new RedisTokenStore({ redis: clients[0]!, prefix, recordCache: false });
   const woken = new RedisTokenStore({ redis: clients[1]!, prefix });
   const polled = new RedisTokenStore({ redis: clients[2]!, prefix, recordCache: false });
+  const cas = (version: number) => ({ expectedVersion: version - 1 || null, ttlMs: HOUR_MS });
   const put = (sessionId: string, version: number) =>
-    writeRecord(
-      writer,
-      sessionId,
-      { ...sampleRecord(), version },
-      { expectedVersion: version === 1 ? null : version - 1, ttlMs: HOUR_MS },
-    );
+    writeRecord(writer, sessionId, { ...sampleRecord(), version }, cas(version));
   try {
     while (!woken.recordCacheActive) await sleep(10);
     const times = { woken: [] as number[], polled: [] as number[] };
@@ -359,16 +289,8 @@ async function waiterWake(ctx: BenchContext, trials: number) {
   }
 }
 
-/**
- * The invalidation itself, without HTTP: two stores on their own connections (two processes' worth)
- * hold a record in memory; a `DEL` from a third connection; the time until both have dropped it
- * (their change notice fires when the cache handles Redis's report of the key). On either client.
- */
-async function storesDrop(
-  on: InvalidationRedis,
-  trials: number,
-  kind: ClientChoice,
-): Promise<LatencySummary> {
+/** The invalidation without HTTP: from a DEL to two stores on connections of their own dropping it. */
+async function storesDrop(on: InvalidationRedis, trials: number, kind: ClientChoice) {
   const prefix = `drop-${kind}:`;
   // Redis's and Cluster's duplicate() take different arguments: a union of them is not callable.
   const duplicate = (): Redis | Cluster =>
@@ -376,9 +298,7 @@ async function storesDrop(
   const ioredis = kind === 'ioredis' ? [duplicate(), duplicate()] : [];
   const nodeRedis = kind === 'ioredis' ? [] : [on.nodeRedis(), on.nodeRedis()];
   await Promise.all(nodeRedis.map((client) => client.connect()));
-  const stores = [...ioredis, ...nodeRedis].map(
-    (client) => new RedisTokenStore({ redis: client, prefix }),
-  );
+  const stores = [...ioredis, ...nodeRedis].map((redis) => new RedisTokenStore({ redis, prefix }));
   const writer = new RedisTokenStore({ redis: on.driver, prefix, recordCache: false });
   try {
     while (!stores.every((store) => store.recordCacheActive)) await sleep(10);
@@ -386,13 +306,11 @@ async function storesDrop(
     const sessionId = 'drop-session-0123456789abcdef';
     const times: number[] = [];
     for (let trial = 0; trial < trials; trial += 1) {
-      await writeRecord(writer, sessionId, record, { expectedVersion: null, ttlMs: HOUR_MS });
+      await writeRecord(writer, sessionId, record, PUT_NEW);
       await sleep(2);
-      for (const store of stores) {
-        await readRecord(store, sessionId);
-        if (heldRecord(store, sessionId) === undefined)
-          throw new Error('the record was not cached');
-      }
+      for (const store of stores) await readRecord(store, sessionId);
+      if (stores.some((store) => heldRecord(store, sessionId) === undefined))
+        throw new Error('the record was not cached');
       const dropped = stores.map((store) => nextChange(store, sessionId, 1000));
       const sentAt = performance.now();
       await Promise.all([on.driver.del(recordKeyOf(prefix, sessionId)), ...dropped]);
@@ -408,9 +326,9 @@ async function storesDrop(
   }
 }
 
-const p50p99 = (s: LatencySummary): string => `${msFine(s.p50)} / ${msFine(s.p99)} ms`;
+const p50p99 = (s: LatencySummary): string => `${fine(s.p50)} / ${fine(s.p99)} ms`;
 const dropLine = (drop: LatencySummary): string =>
-  `p50 ${msFine(drop.p50)}, p90 ${msFine(drop.p90)}, p99 ${msFine(drop.p99)}, max ${msFine(drop.max)} ms`;
+  `p50 ${fine(drop.p50)}, p90 ${fine(drop.p90)}, p99 ${fine(drop.p99)}, max ${fine(drop.max)} ms`;
 
 /** The section on the driver's redis-server, on ioredis: as it always ran. */
 export const runInvalidation = (ctx: BenchContext): Promise<SectionResult> =>
@@ -423,10 +341,8 @@ export const runInvalidation = (ctx: BenchContext): Promise<SectionResult> =>
   });
 
 /**
- * On one redis-server: every layout, the drop without HTTP on both clients, and refresh waiters.
- * On a Redis Cluster (the `cluster` section), on one client: the package with records from memory
- * and the session stack alone, and the drop on that client. A record's key and its session's live
- * on whichever masters their slots say; each store tracks keys on every master it reads from.
+ * On one redis-server: every layout, the drop on both clients, and refresh waiters; on a Cluster,
+ * on one client: records from memory and the session stack alone, and the drop on that client.
  */
 export async function runInvalidationOn(
   ctx: BenchContext,
@@ -445,7 +361,6 @@ export async function runInvalidationOn(
   const drop = await storesDrop(on, trials, on.client);
   const dropNodeRedis = standalone ? await storesDrop(on, trials, 'node-redis') : undefined;
   const wakeTrials = ctx.quick ? 20 : 200;
-  if (standalone) ctx.log(`invalidation: ${wakeTrials} trials of a refresh waiter`);
   const wake = standalone ? await waiterWake(ctx, wakeTrials) : undefined;
   // The 200s served from memory after Redis ran the DEL, before its message reached the process.
   const stale = (layout: Variant): string =>
@@ -474,7 +389,7 @@ export async function runInvalidationOn(
       : []),
     {
       name: `invalidation itself${label}: DEL → the record dropped from the memory of 2 stores${standalone ? ' on their own connections' : ''} (no HTTP), p50 / p99`,
-      measured: `${p50p99(drop)} ${over} (max ${msFine(drop.max)} ms)`,
+      measured: `${p50p99(drop)} ${over} (max ${fine(drop.max)} ms)`,
       target,
       met: drop.p99 <= GOAL_P99_MS,
     },
@@ -483,7 +398,7 @@ export async function runInvalidationOn(
     figures.push(
       {
         name: 'invalidation itself on node-redis: DEL → the record dropped from the memory of 2 stores (no HTTP), p50 / p99',
-        measured: `${p50p99(dropNodeRedis)} ${over} (max ${msFine(dropNodeRedis.max)} ms; ioredis above: ${msFine(drop.p99)} ms p99)`,
+        measured: `${p50p99(dropNodeRedis)} ${over} (max ${fine(dropNodeRedis.max)} ms; ioredis above: ${fine(drop.p99)} ms p99)`,
         target,
         met: dropNodeRedis.p99 <= GOAL_P99_MS,
       },
@@ -493,59 +408,30 @@ export async function runInvalidationOn(
         target: 'reported',
       },
     );
-  const rows = table(
-    LAYOUT_COLUMNS,
-    names.map((name) => layoutRow(name, measured[name]!)),
-  );
-  if (!standalone) {
-    const clients =
-      on.client === 'ioredis'
-        ? 'ioredis `Cluster` and connect-redis 8.1'
-        : 'node-redis `createCluster` and connect-redis 10';
-    const markdown = [
-      `## invalidation${label}`,
-      '',
-      `As the invalidation section on one redis-server, on the Cluster: two pairs of harness app processes (REDIS_CLUSTER_NODES, ${clients}), ` +
-        `the package with records from memory and the session stack alone; ${count(trials)} trials of each in turn; the driver's DEL goes through its own ioredis Cluster connection to the key's master. ` +
-        `Without HTTP: two RedisTokenStores on ${on.client} Cluster clients of their own hold the record, a DEL from the driver, the time until both dropped it: ${dropLine(drop)}.`,
-      '',
-      ...rows,
-    ];
-    return { figures, markdown };
-  }
-  const waiterRow = (name: string, s: LatencySummary, format: (value: number) => string) => [
-    name,
-    ...[s.p50, s.p90, s.p99, s.max].map(format),
-  ];
   const markdown = [
-    '## invalidation',
+    `## invalidation${label}`,
     '',
-    `Layout: four pairs of app processes, started side by side, each pair with one session logged in: ` +
-      'the package with records served from memory (its default), the package with every record read from Redis (`recordCache: false`), ' +
-      'and the session stack alone (express + express-session + connect-redis, client defaults), where the key deleted is the session itself, and the same stack on RedisSessionStore (sessions served from memory). ' +
-      `Each process first answers ${count(WARM_UP_REQUESTS)} requests on each path a trial takes (200 and 401), so that the trials time compiled code. ` +
-      `Then ${count(trials)} trials of each layout, one of each in turn: put the key back (and, for the package, the session, which its 401 ends as a logout does), have each process answer \`GET /api/me\` twice (200, the record now in its memory), ` +
-      "send `DEL <key>` from the driver's own Redis connection and, as soon as Redis has answered it (the next request after the DEL), keep one request in flight to each process (each sent when the previous one is answered) until each answers 401. " +
-      "The figure is the time from sending the DEL to the later of the two first 401s, so it includes the requests' own round trips through the session stack: " +
-      'the stack alone, noticing its own deleted session, is the least any middleware on it can take. ' +
-      "The last two columns: the time each trial's 401 spent in its app process, from its arrival to its answer (the Redis reads included); the rest of the figure is the trip between the processes and waiting for a core. " +
-      '"Stale" counts the 200 answers given after Redis had run the DEL: served from memory before Redis\'s message about the key reached that process.',
+    `Two harness app processes per layout${standalone ? '' : ` on the Cluster (REDIS_CLUSTER_NODES, ${on.client})`}, ${count(WARM_UP_REQUESTS)} warm-up requests on each path, then ${count(trials)} trials of each layout in turn: the key put back, each process answering twice, a \`DEL\` from the driver's connection, a request in flight to each process until both answer 401 (what each column means: bench/README.md). ` +
+      `Without HTTP, two stores holding the record on ${on.client} connections of their own, a DEL, the time until both dropped it: ${dropLine(drop)}.`,
     '',
-    ...rows,
-    '',
-    `What the cache adds is the invalidation itself, measured without HTTP: ` +
-      `two RedisTokenStores in the driver, each on its own connection with its own invalidation connection (as two processes have), hold the record; ` +
-      `a \`DEL\` from a third connection; the time until both have dropped it (their \`waitForChange\` resolves when the cache handles Redis's message): ` +
-      `${dropLine(drop)} over ${count(trials)} trials.`,
-    '',
-    `Refresh waiters, in the driver process: one store writes version 2 of a record (compare-and-set) at a random moment while another, on its own connection, waits for it as a request waiting for another process's refresh does: ` +
-      "woken by `waitForChange` (Redis's message about the key) and then reading it, or, as before issue 16, sleeping 25–75 ms between reads from Redis. " +
-      `${count(wakeTrials)} trials each; time from sending the write to the waiter holding version 2.`,
-    '',
-    ...table('waiter | p50 ms | p90 ms | p99 ms | max ms', [
-      waiterRow('woken by Redis (waitForChange)', wake!.woken, msFine),
-      waiterRow('polling every 25–75 ms (before)', wake!.polled, ms),
-    ]),
+    ...table(
+      LAYOUT_COLUMNS,
+      names.map((name) => layoutRow(name, measured[name]!)),
+    ),
   ];
+  if (wake !== undefined) {
+    const waiterRow = (name: string, s: LatencySummary, format: (value: number) => string) => [
+      ...[name, ...[s.p50, s.p90, s.p99, s.max].map((value) => format(value))],
+    ];
+    markdown.push(
+      '',
+      `Refresh waiters, ${count(wakeTrials)} trials each: one store writes version 2 of a record at a random moment while another waits for it, woken by \`waitForChange\` or sleeping 25–75 ms between reads; the time from sending the write to the waiter holding version 2.`,
+      '',
+      ...table('waiter | p50 ms | p90 ms | p99 ms | max ms', [
+        waiterRow('woken by Redis (waitForChange)', wake.woken, fine),
+        waiterRow('polling every 25–75 ms (before)', wake.polled, ms),
+      ]),
+    );
+  }
   return { figures, markdown };
 }

@@ -1,20 +1,17 @@
 // Section "request-cost": what a logged-in `GET /api/me` costs behind the package and behind the
 // example app, against the floor (express + express-session + connect-redis alone) on the same
-// Redis client. Built as an outside check would be: each app a process of its own with nothing
-// of the harness in it (the CPU probe answers one IPC message per window), autocannon in a process
-// of its own as the load generator (at a fixed rate, the driver's evenly spaced open loop), one
-// logged-in session, windows of the variants alternating on fresh processes (lib/rounds.ts).
+// Redis client, each app a process of its own, measured as an outside check would (bench/README.md).
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import type { ClientChoice } from '../apps/session-stack';
-import { startApp, stopApps, type AppProcess } from '../lib/app-process';
+import { startApp, startExample, startInTurn, stopApps, type AppProcess } from '../lib/app-process';
 import { cannon, type CannonResult } from '../lib/autocannon';
-import { fixedRate, keepAliveAgent, type Target } from '../lib/load';
+import { asPlayer, fixedRate, keepAliveAgent, type Target } from '../lib/load';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { alternatingRounds } from '../lib/rounds';
 import { entryHeaders, sessionIn } from '../lib/sessions';
-import { BENCH_REDIRECT_URI, BENCH_SESSION_SECRET } from '../lib/settings';
-import { count, median, ms, ratioFine, summarize } from '../lib/stats';
+import { BENCH_REDIRECT_URI } from '../lib/settings';
+import { count, fine, median, ms } from '../lib/stats';
 
 const ROOT = join(__dirname, '..', '..');
 const CONNECTIONS = 32;
@@ -22,10 +19,7 @@ const CONNECTIONS = 32;
 const AGREEMENT = 0.05;
 /** The share of the floor's capacity offered at the fixed rate (busy, not saturated). */
 const FIXED_RATE_SHARE = 0.25;
-/**
- * Issue 44: the middleware's own cost at most this share of the floor's CPU per request, in place
- * of the package ÷ floor ratio (0.95 req/s, 1.05 CPU, now reported), which the floor's own noise swamps.
- */
+/** Issue 44: the middleware's own cost, at most this share of the floor's CPU per request. */
 const MIDDLEWARE_SHARE_TARGET = 0.05;
 const TARGETS = { rps: 1.1, cpu: 0.9 };
 /** On a Cluster (issue 44): the example's req/s ÷ the bound's (floor-in-memory, no Redis at all). */
@@ -33,23 +27,11 @@ const CLUSTER_BOUND_TARGET = 0.9;
 /** Issue 44: on one Redis, the example ≥ 0.95 × the bound, in the bench and in the outside check alike. */
 const BOUND_TARGET = 0.95;
 
-/**
- * Where the apps' Redis is: the driver's one redis-server (`standalone`), or a Redis Cluster found
- * from its seed `nodes` (`host:port,…`). On a Cluster only the floor, the bound and the example run
- * (the apps that take REDIS_CLUSTER_NODES), and the outside check (standalone only) does not.
- */
+/** The driver's redis-server, or a Redis Cluster from its seed `nodes` (`host:port,…`). */
 export type RequestCostLayout = { name: 'standalone' } | { name: 'cluster'; nodes: string };
 const STANDALONE: RequestCostLayout = { name: 'standalone' };
 
-/**
- * floor: express + express-session + connect-redis alone (apps/floor.js, the outside check's floor
- * too); floor-in-memory: the same on express-session's MemoryStore, no Redis at all (the bound for
- * package-sessions and the example); package: the session stack with the package's middleware;
- * package-without-middleware: the same app with login.middleware() left out (package minus it:
- * what the middleware itself costs); package-sessions: the package with its RedisSessionStore in
- * place of connect-redis; example: example-app as `npm run example` starts it (apps/serve.ts runs
- * the package variants).
- */
+/** What each variant is: bench/README.md (apps/floor.js, apps/serve.ts and the example). */
 const VARIANTS = [
   'floor',
   'floor-in-memory',
@@ -62,19 +44,13 @@ type Variant = (typeof VARIANTS)[number];
 const CLUSTER_VARIANTS: readonly Variant[] = ['floor', 'floor-in-memory', 'example'];
 const onPackage = (variant: Variant): boolean => variant.startsWith('package');
 
-interface Window {
-  result: CannonResult;
-  cpuUsPerRequest: number;
-}
+type Window = { result: CannonResult; cpuUsPerRequest: number };
 
-/** The cookie of an entry's answer, or an error with what the package answered (never a secret). */
+/** The cookie of an entry's answer, or an error with what the app answered (never a secret). */
 async function cookieOf(answer: Response, expected: number, what: string): Promise<string> {
   const session = sessionIn(answer.headers.getSetCookie());
   if (answer.status === expected && session !== undefined) return session.cookie;
-  const retryAfter = answer.headers.get('retry-after');
-  throw new Error(
-    `${what} answered ${answer.status} ${await answer.text()}${retryAfter === null ? '' : ` (Retry-After: ${retryAfter})`}`,
-  );
+  throw new Error(`${what} answered ${answer.status} ${await answer.text()}`);
 }
 
 /** Logs in through the example's embedded simulator, as a player would: lobby, /enter, callback. */
@@ -89,14 +65,12 @@ export async function enterExample(app: AppProcess): Promise<string> {
 
 /** Logs in to the floor, or to a package app with a code from the driver's simulator. */
 async function enterBenchApp(ctx: BenchContext, variant: Variant, app: AppProcess) {
-  const code = () => ctx.sim.issueCode({ openId: 'player-ada', redirectUri: BENCH_REDIRECT_URI });
+  const code = ctx.sim.issueCode({ openId: 'player-ada', redirectUri: BENCH_REDIRECT_URI });
   const path = onPackage(variant)
-    ? `/platform/callback?code=${encodeURIComponent(code())}`
+    ? `/platform/callback?code=${encodeURIComponent(code)}`
     : '/login';
-  const answer = await fetch(`http://127.0.0.1:${app.port}${path}`, {
-    redirect: 'manual',
-    headers: entryHeaders(ctx.sim),
-  });
+  const init = { redirect: 'manual', headers: entryHeaders(ctx.sim) } as const;
+  const answer = await fetch(`http://127.0.0.1:${app.port}${path}`, init);
   return cookieOf(answer, onPackage(variant) ? 303 : 200, `${variant} login`);
 }
 
@@ -112,27 +86,15 @@ export function startVariant(
       : { REDIS_URL: '', REDIS_CLUSTER_NODES: layout.nodes };
   // The example and the floor name node-redis `redis`.
   const clientName = client === 'ioredis' ? 'ioredis' : 'redis';
+  // As `npm run example` starts it (on Redis; its embedded simulator; its own defaults).
   if (variant === 'example')
-    // As `npm run example` starts it (on Redis; its embedded simulator; its own defaults).
-    return startApp({
-      name: 'example',
-      script: 'example-app/server.ts',
-      env: {
-        ...redisEnv,
-        PORT: '0',
-        SESSION_SECRET: BENCH_SESSION_SECRET,
-        REDIS_CLIENT: clientName,
-      },
-      listening: /Example game backend: http:\/\/[^:]+:(\d+)/,
-    });
+    return startExample('example', { ...redisEnv, REDIS_CLIENT: clientName });
+  const memory = variant === 'floor' ? '0' : '1';
   if (!onPackage(variant))
     return startApp({
       name: variant,
       script: 'bench/apps/floor.js',
-      env: {
-        ...{ CLIENT: clientName, ...redisEnv, PORT: '0' },
-        F_MEMORY: variant === 'floor-in-memory' ? '1' : '0',
-      },
+      env: { CLIENT: clientName, ...redisEnv, PORT: '0', F_MEMORY: memory },
       listening: /floor listening (\d+)/,
     });
   if (layout.name !== 'standalone')
@@ -143,8 +105,7 @@ export function startVariant(
     env: {
       BENCH_APP: variant,
       BENCH_CLIENT: client,
-      REDIS_URL: ctx.redisUrl,
-      SIM_URL: ctx.sim.url,
+      ...{ REDIS_URL: ctx.redisUrl, SIM_URL: ctx.sim.url },
     },
     listening: /listening (\d+)/,
     builtPackage: true,
@@ -153,48 +114,28 @@ export function startVariant(
 
 /** What a script printed, or why it failed. */
 const outputOf = (command: string, args: string[], env: Record<string, string>) =>
-  new Promise<{ error: Error | null; stdout: string }>((resolve) =>
-    execFile(
-      command,
-      args,
-      { cwd: ROOT, env: { ...process.env, ...env }, timeout: 600_000 },
-      (error, stdout) => resolve({ error, stdout }),
-    ),
-  );
+  new Promise<{ error: Error | null; stdout: string }>((resolve) => {
+    const options = { cwd: ROOT, env: { ...process.env, ...env }, timeout: 600_000 };
+    execFile(command, args, options, (error, stdout) => resolve({ error, stdout }));
+  });
 
 /** bench/micro/middleware-call.ts's figure: the median difference and its rounds' range, in µs. */
-interface MiddlewareCost {
-  costUs: number;
-  rounds: number;
-  low: number;
-  high: number;
-}
+type MiddlewareCost = { costUs: number; rounds: number; low: number; high: number };
 
 /** Runs bench/micro/middleware-call.ts in a process of its own, on the package's build. */
+const MIDDLEWARE_CALL = 'bench/micro/middleware-call.ts';
 async function middlewareCostInOneProcess(client: ClientChoice, quick: boolean) {
-  const preload = ['-r', 'esbuild-register', '-r', './bench/lib/built-package.ts'];
-  const { error, stdout } = await outputOf(
-    process.execPath,
-    [...preload, 'bench/micro/middleware-call.ts'],
-    { CLIENT: client, ...(quick ? { ROUNDS: '3' } : {}) },
-  );
+  const args = ['-r', 'esbuild-register', '-r', './bench/lib/built-package.ts', MIDDLEWARE_CALL];
+  const env = { CLIENT: client, ...(quick ? { ROUNDS: '3' } : {}) };
+  const { error, stdout } = await outputOf(process.execPath, args, env);
   if (error) throw error;
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as MiddlewareCost;
 }
 
 /** The outside check's example ÷ floor: the ratios of its totals, and the range of its pairs'. */
-interface OutsideCheck {
-  rps: number;
-  cpu: number;
-  rpsPairs: [number, number];
-  cpuPairs: [number, number];
-}
+type OutsideCheck = Record<'rps' | 'cpu', number> & Record<'rpsPairs' | 'cpuPairs', number[]>;
 
-/**
- * bench/outside-check/run.sh (Linux: it reads CPU time from /proc), run here so that its figures
- * and the bench's sit side by side from one run: the example ÷ the floor (apps/floor.js), or ÷ the
- * bound (the same floor.js on express-session's MemoryStore), measured its own way.
- */
+/** bench/outside-check/run.sh (Linux: /proc) against the floor or the bound, from the same run. */
 async function outsideCheck(
   plan: { pairs: number; windowS: number; warmUpS: number },
   client: ClientChoice,
@@ -211,36 +152,26 @@ async function outsideCheck(
       stdout,
     );
   if (error || !match) return `failed: ${error?.message ?? stdout.slice(-200)}`;
-  const [rps, cpu, rpsLow, rpsHigh, cpuLow, cpuHigh] = match.slice(1).map(Number) as number[];
-  return { rps: rps!, cpu: cpu!, rpsPairs: [rpsLow!, rpsHigh!], cpuPairs: [cpuLow!, cpuHigh!] };
+  const [rps, cpu, ...pairs] = match.slice(1).map(Number) as number[];
+  return { rps: rps!, cpu: cpu!, rpsPairs: pairs.slice(0, 2), cpuPairs: pairs.slice(2) };
 }
 
-/**
- * `rate` requests a second, evenly spaced, each latency counted from when it was due (an open loop,
- * bench/lib/load.ts). Not autocannon's -R, whose p99 is the time a once-a-second burst takes to
- * drain (bench/README.md, "The fixed rate").
- */
+/** `rate` requests a second, evenly spaced (bench/README.md, "The fixed rate": not autocannon's -R). */
 async function evenlySpaced(target: Target, rate: number, seconds: number): Promise<CannonResult> {
   const agent = keepAliveAgent(CONNECTIONS);
   try {
-    const run = await fixedRate({ agent, rate, durationMs: seconds * 1000, next: () => target });
-    const ok = [...run.statuses].reduce(
-      (sum, [status, n]) => sum + (status >= 200 && status < 300 ? n : 0),
-      0,
-    );
-    const { p50, p99 } = summarize(run.latencies);
+    const run = await fixedRate({ agent, rate, durationMs: seconds * 1000, target });
+    const ok = [...run.statuses].reduce((sum, [status, n]) => sum + (status < 300 ? n : 0), 0);
+    const [p50Ms, p99Ms] = [median(run.latencies), median(run.latencies, 99)];
     const rps = (ok / run.elapsedMs) * 1000;
-    return { ok, failed: run.latencies.length - ok, rps, p50Ms: p50, p99Ms: p99 };
+    return { ok, failed: run.latencies.length - ok, rps, p50Ms, p99Ms };
   } finally {
     agent.destroy();
   }
 }
 
-/** A variant's process of one round and its logged-in session. */
-interface Running {
-  app: AppProcess;
-  cookie: string;
-}
+/** A variant's process of one round, logged in. */
+type Running = AppProcess & { cookie: string };
 
 export async function runRequestCost(
   ctx: BenchContext,
@@ -253,55 +184,34 @@ export async function runRequestCost(
   const onCluster = layout.name === 'cluster';
   const variants = onCluster ? CLUSTER_VARIANTS : VARIANTS;
   const label = onCluster ? `${client}, ${layout.name}` : client;
-  const load = async (
-    variant: Variant,
-    { app, cookie }: Running,
-    seconds: number,
-    rate?: number,
-  ) => {
+  const load = async (variant: Variant, app: Running, seconds: number, rate?: number) => {
     const before = await app.cpuUs();
-    const target = {
-      port: app.port,
-      path: '/api/me',
-      headers: { cookie, accept: 'application/json' },
-    };
+    const target = asPlayer(app.port, app.cookie);
     const result =
       rate === undefined
-        ? await cannon({ ...target, connections: CONNECTIONS, seconds })
+        ? await cannon(target, CONNECTIONS, seconds)
         : await evenlySpaced(target, rate, seconds);
     const cpuUs = (await app.cpuUs()) - before;
     if (result.failed > 0) throw new Error(`${variant}: ${result.failed} answers were not 2xx`);
     return { result, cpuUsPerRequest: cpuUs / Math.max(1, result.ok) } satisfies Window;
+  };
+  const started = async (variant: Variant): Promise<Running> => {
+    const app = await startVariant(ctx, variant, client, layout);
+    try {
+      const login = variant === 'example' ? enterExample(app) : enterBenchApp(ctx, variant, app);
+      return Object.assign(app, { cookie: await login });
+    } catch (error) {
+      await app.stop();
+      throw error;
+    }
   };
   // Every pair on fresh processes of every variant, each logged in and warmed up.
   const pairs = (pairs: number, seconds: number, rate?: number) =>
     alternatingRounds<Variant, Running, Window>({
       variants,
       rounds: pairs,
-      start: async (order) => {
-        const started = await Promise.allSettled(
-          order.map((v) => startVariant(ctx, v, client, layout)),
-        );
-        const apps = started.map((o) => (o.status === 'fulfilled' ? o.value : undefined));
-        try {
-          const running = new Map<Variant, Running>();
-          for (const [i, variant] of order.entries()) {
-            const outcome = started[i]!;
-            if (outcome.status === 'rejected') throw outcome.reason;
-            const app = outcome.value;
-            const cookie =
-              variant === 'example'
-                ? await enterExample(app)
-                : await enterBenchApp(ctx, variant, app);
-            running.set(variant, { app, cookie });
-          }
-          return running;
-        } catch (error) {
-          await stopApps(apps);
-          throw error;
-        }
-      },
-      stop: (running) => stopApps([...running.values()].map(({ app }) => app)),
+      start: (order) => startInTurn(order, started),
+      stop: (running) => stopApps(running.values()),
       warmUp: (variant, running) => load(variant, running, plan.warmUpS),
       window: (variant, running) => load(variant, running, seconds, rate),
       log: (line) =>
@@ -312,20 +222,13 @@ export async function runRequestCost(
   const saturated = await pairs(plan.pairs, plan.windowS);
   let outside: OutsideCheck | string | undefined;
   let outsideBound: OutsideCheck | string | undefined;
-  if (!onCluster) {
-    // Right after the bench's windows, in processes of its own.
-    ctx.log(`request-cost (${label}): the outside check (bench/outside-check/run.sh)`);
-    outside = await outsideCheck(plan, client, 'floor');
-    ctx.log(
-      `request-cost (${label}): the outside check against the bound (FLOOR_FLAGS=F_MEMORY=1)`,
-    );
-    outsideBound = await outsideCheck(plan, client, 'bound');
-  }
   let middlewareCost: MiddlewareCost | undefined;
   if (!onCluster) {
-    ctx.log(
-      `request-cost (${label}): the middleware in one process (bench/micro/middleware-call.ts)`,
-    );
+    // Right after the bench's windows, in processes of its own.
+    ctx.log(`request-cost (${label}): the outside check (bench/outside-check/run.sh), twice`);
+    outside = await outsideCheck(plan, client, 'floor');
+    outsideBound = await outsideCheck(plan, client, 'bound');
+    ctx.log(`request-cost (${label}): the middleware alone (bench/micro/middleware-call.ts)`);
     middlewareCost = await middlewareCostInOneProcess(client, ctx.quick);
   }
   const floorRps = median(saturated.get('floor')!.map((w) => w.result.rps));
@@ -343,9 +246,9 @@ export async function runRequestCost(
   const pairCpuRatios = (variant: Variant): number[] =>
     saturated.get(variant)!.map((w, i) => w.cpuUsPerRequest / floor[i]!.cpuUsPerRequest);
   const range = (values: readonly number[]): string =>
-    `${ratioFine(Math.min(...values))}–${ratioFine(Math.max(...values))}`;
+    `${fine(Math.min(...values))}–${fine(Math.max(...values))}`;
   const checked = (check: OutsideCheck): string =>
-    `${ratioFine(check.rps)} req/s, ${ratioFine(check.cpu)} CPU (pairs ${range(check.rpsPairs)}, ${range(check.cpuPairs)})`;
+    `${fine(check.rps)} req/s, ${fine(check.cpu)} CPU (pairs ${range(check.rpsPairs)}, ${range(check.cpuPairs)})`;
   const figures: Figure[] = [];
   const rows: string[][] = [];
   const name = (what: string): string => `request-cost (${label}): ${what}`;
@@ -353,7 +256,7 @@ export async function runRequestCost(
     const windows = saturated.get(variant)!;
     const rpsRatio = total(windows) / total(floor);
     const cpuRatio = cpuOf(windows) / floorCpu;
-    const ratios = `${ratioFine(rpsRatio)} req/s, ${ratioFine(cpuRatio)} CPU`;
+    const ratios = `${fine(rpsRatio)} req/s, ${fine(cpuRatio)} CPU`;
     const p99Added = median(
       fixed.get(variant)!.map((w, i) => w.result.p99Ms - fixed.get('floor')![i]!.result.p99Ms),
     );
@@ -361,9 +264,9 @@ export async function runRequestCost(
     rows.push([
       variant,
       windows.map((w) => count(w.result.rps)).join(' / '),
-      isFloor ? '1' : `${ratioFine(rpsRatio)} (pairs ${range(pairRatios(variant))})`,
+      isFloor ? '1' : `${fine(rpsRatio)} (pairs ${range(pairRatios(variant))})`,
       `${cpuOf(windows).toFixed(0)} µs`,
-      isFloor ? '1' : ratioFine(cpuRatio),
+      isFloor ? '1' : fine(cpuRatio),
       ms(median(windows.map((w) => w.result.p99Ms))),
       ms(median(fixed.get(variant)!.map((w) => w.result.p99Ms))),
       isFloor ? '' : `${p99Added >= 0 ? '+' : ''}${ms(p99Added)}`,
@@ -382,7 +285,7 @@ export async function runRequestCost(
         ),
         measured: `${own.toFixed(1)} µs per request (${((own / floorCpu) * 100).toFixed(1)} % of the floor's ${floorCpu.toFixed(0)} µs); without it ÷ floor: ${ratios}`,
         target:
-          'reported: two processes started alike differ by about 3 µs here; the next row is the figure',
+          'reported: two processes started alike differ by about as much; the next row is the figure',
       });
       if (middlewareCost !== undefined) {
         const share = middlewareCost.costUs / floorCpu;
@@ -420,7 +323,7 @@ export async function runRequestCost(
       name: name(
         `example ÷ the bound (floor-in-memory, no Redis at all), req/s (${CONNECTIONS} connections)`,
       ),
-      measured: `${ratioFine(boundRatio)} req/s, ${ratioFine(cpuOf(windows) / cpuOf(bound))} CPU`,
+      measured: `${fine(boundRatio)} req/s, ${fine(cpuOf(windows) / cpuOf(bound))} CPU`,
       target: `≥ ${boundTarget} req/s`,
       met: boundRatio >= boundTarget,
     });
@@ -443,17 +346,8 @@ export async function runRequestCost(
   const markdown = [
     `## request-cost (${label}): a logged-in GET /api/me`,
     '',
-    ...(onCluster
-      ? [
-          `On a Redis Cluster of 3 masters without replicas (the \`cluster\` section's bed, one redis-server per master, on loopback): the floor on a Cluster client of the same library (ioredis \`Cluster\` with connect-redis 8.1, node-redis \`createCluster\` with connect-redis 10), the bound (no Redis), and the example started with REDIS_CLUSTER_NODES. ` +
-            'Without replicas the durability of entries (WAIT for a replica) has nothing to wait for; it never touches a logged-in request with a fresh token anyway, which this measures.',
-          '',
-        ]
-      : []),
-    `Each app a process of its own, started afresh for every pair and warmed up for ${plan.warmUpS} s; autocannon (${CONNECTIONS} connections, one logged-in session) in a process of its own; ` +
-      `${plan.pairs} alternating pairs of ${plan.windowS} s windows; ratios of all windows' totals (and the range of the pairs). ` +
-      `CPU per request: the app process's user + system time over its windows ÷ the 2xx answers. ` +
-      `Fixed rate: ${count(rate)} req/s (${FIXED_RATE_SHARE * 100} % of the floor's capacity) from the driver, evenly spaced, each latency from when its request was due; ${plan.fixedPairs} alternating pairs of ${plan.fixedS} s on fresh processes; p99 added = median of the pairs' differences.`,
+    `${onCluster ? "On the `cluster` section's 3 masters (the floor on a Cluster client of the same library, the example with REDIS_CLUSTER_NODES). " : ''}Each app a process of its own, started afresh for every pair and warmed up for ${plan.warmUpS} s; autocannon, ${CONNECTIONS} connections, ${plan.pairs} alternating pairs of ${plan.windowS} s windows, ratios of all windows' totals (the pairs' range beside them); ` +
+      `fixed rate: ${count(rate)} req/s (${FIXED_RATE_SHARE * 100} % of the floor's capacity), evenly spaced, ${plan.fixedPairs} pairs of ${plan.fixedS} s, p99 added = the median of the pairs' differences (bench/README.md).`,
     '',
     ...table(
       `app | req/s per window | req/s ÷ floor | CPU per request | CPU ÷ floor | p99 ms (saturated) | p99 ms at ${count(rate)} req/s | p99 added ms`,
@@ -469,7 +363,7 @@ export async function runRequestCost(
         : Math.abs(rps / outside.rps - 1) <= AGREEMENT &&
           Math.abs(cpu / outside.cpu - 1) <= AGREEMENT;
     const theirs = typeof outside === 'string' ? outside : checked(outside);
-    const ours = `${ratioFine(rps)} req/s, ${ratioFine(cpu)} CPU (pairs ${range(pairRatios('example'))}, ${range(pairCpuRatios('example'))})`;
+    const ours = `${fine(rps)} req/s, ${fine(cpu)} CPU (pairs ${range(pairRatios('example'))}, ${range(pairCpuRatios('example'))})`;
     figures.push({
       name: name(
         'example ÷ floor, this bench vs the outside check (bench/outside-check/run.sh, same run)',

@@ -1,32 +1,17 @@
-// Bench section, sockets (issue 26): WebSockets held open on 2 game backend processes sharing one
-// redis-server, each socket authenticated from its session cookie and watched for its login's end
-// (one Redis-tracking watch per session). Measures how many sockets a process holds and what each
-// costs in memory, how many Redis commands the processes send at rest with every socket open
-// (beside the same processes with none: the tracking channel's heartbeat), and how long from
-// `logoutPlayer` on one process to the 4401 close frame of the player's sockets on both.
+// Section "sockets" (issue 26): WebSockets held open on 2 game backend processes, each watched for
+// its login's end: sockets held, memory per socket, Redis commands at rest, and the time from
+// ending a login on one process to the 4401 close frame of its sockets on both.
 // The aliases first: the socket helpers load the test app, which imports the package by name.
 import '../../scripts/source-aliases';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { hashSessionId } from '../../lib/core/hash';
 import { DEMO_PLAYERS } from '../../lib/simulator';
-import { commandCounts } from '../../test/helpers/command-counts';
-import {
-  enterAs,
-  openSocket,
-  startSocketProcess,
-  stopSocketProcesses,
-  type Browser,
-  type SocketProcess,
-  type TestSocket,
-} from '../../test/helpers/spawn-socket-backends';
-import {
-  commandDelta,
-  memoryOf,
-  openMany,
-  PROBE_ENV,
-  type ProcessMemory,
-} from '../lib/socket-load';
+import { enterAs, openSocket, startSocketProcess } from '../../test/helpers/spawn-socket-backends';
+import { stopSocketProcesses } from '../../test/helpers/spawn-socket-backends';
+import type { Browser, SocketProcess, TestSocket } from '../../test/helpers/spawn-socket-backends';
+import { commandsDuring, memoryOf, openMany, PROBE_ENV } from '../lib/socket-load';
+import type { ProcessMemory } from '../lib/socket-load';
+import { recordKeyOf } from '../lib/records';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { count, ms, summarize, type LatencySummary } from '../lib/stats';
 
@@ -35,26 +20,17 @@ const PREFIX = 'bench-ws:';
 /** The issue's figures: 10,000 sockets at rest over the processes, p99 to the close frame. */
 const GOAL_SOCKETS = 10_000;
 const GOAL_P99_MS = 100;
-/**
- * Commands per second beyond the 0-socket run still counted as "none": a 5 s window catches one
- * heartbeat (PING + GET every 100 ms per process) more or less at either end.
- */
+/** Commands/s beyond the 0-socket run still "none": a window catches a heartbeat more or less. */
 const REST_NOISE_PER_S = 1;
 const REST_SECONDS = 5;
 /** A close that has not come by then is a failed trial (the package's own bound is 1 s). */
 const CLOSE_GIVE_UP_MS = 2000;
-/**
- * The simulator knows 3 players: the trials log out the last one (every login of it), so the held
- * sessions are of the others (several sessions each) and must stay open through the trials.
- */
+/** The trials log out the simulator's last player; the held sessions, of the others, stay open. */
 const TRIAL_PLAYER = DEMO_PLAYERS[DEMO_PLAYERS.length - 1]!.openId;
 const HELD_PLAYERS = DEMO_PLAYERS.slice(0, -1).map((player) => player.openId);
 const heldPlayer = (index: number): string => HELD_PLAYERS[index % HELD_PLAYERS.length]!;
 
-/**
- * Sockets per process at the memory reading and at the most; the logged-in sessions holding them
- * (each with sockets on both processes); close trials; wall-clock budgets for opening and trials.
- */
+/** Sockets per process at the memory step and at the most, sessions, trials, time budgets. */
 const planFor = (quick: boolean) => {
   const [memoryStep, mostPerProcess, sessions, trials] = quick
     ? [100, 200, 20, 40]
@@ -63,36 +39,21 @@ const planFor = (quick: boolean) => {
   return { memoryStep, mostPerProcess, sessions, trials, openBudgetMs, trialBudgetMs };
 };
 
-/** Memory per socket between two readings of the same process. */
-const perSocket = (from: ProcessMemory, to: ProcessMemory, sockets: number) => ({
-  rss: (to.rss - from.rss) / sockets,
-  heap: (to.heap - from.heap) / sockets,
-});
 const kib = (value: number): string => `${(value / 1024).toFixed(1)} KiB`;
 const mib = (value: number): string => `${(value / 1024 / 1024).toFixed(1)} MiB`;
 
 /** Commands per second over REST_SECONDS (in all, and by command), with nothing happening but what the processes do. */
 async function restRate(ctx: BenchContext) {
-  const before = await commandCounts(ctx.redis);
-  await sleep(REST_SECONDS * 1000);
-  const delta = commandDelta(before, await commandCounts(ctx.redis));
-  const byCommand = Object.entries(delta)
+  const { counts } = await commandsDuring([ctx.redis], () => sleep(REST_SECONDS * 1000));
+  const byCommand = Object.entries(counts)
     .map(([name, calls]): [string, number] => [name, calls / REST_SECONDS])
     .sort((x, y) => y[1] - x[1]);
   return { perSecond: byCommand.reduce((sum, [, rate]) => sum + rate, 0), byCommand };
 }
 
-interface CloseTrials {
-  run: number;
-  times: LatencySummary;
-  failures: string[];
-}
+type CloseTrials = { run: number; times: LatencySummary; failures: string[] };
 
-/**
- * Up to `trials` times (until `deadline`): the trial player enters on one process and opens a
- * socket on each; `end` ends the login through the other process (or Redis); the time from calling
- * it to each socket's close event (4401 expected), on a sub-millisecond clock.
- */
+/** Up to `trials` times: the trial player's sockets on both processes, `end` through the other one. */
 async function closeTrials(
   ctx: BenchContext,
   backends: readonly SocketProcess[],
@@ -102,15 +63,15 @@ async function closeTrials(
 ): Promise<CloseTrials> {
   const latencies: number[] = [];
   const failures: string[] = [];
-  let run = 0;
-  for (let trial = 0; trial < trials && Date.now() < deadline; trial += 1) {
-    run += 1;
+  let trial = 0;
+  for (; trial < trials && Date.now() < deadline; trial += 1) {
     const browser = await enterAs(backends[trial % PROCESSES]!.url, ctx.sim, TRIAL_PLAYER);
     const sockets = await Promise.all(backends.map((b) => openSocket(b.url, browser.cookie)));
+    // A close's code and time ('close' comes after an 'error' too).
     const closes = sockets.map(
-      (socket) =>
+      ({ ws }) =>
         new Promise<{ code: number; at: number }>((resolve) =>
-          socket.ws.once('close', (code) => resolve({ code, at: performance.now() })),
+          ws.once('close', (code) => resolve({ code, at: performance.now() })),
         ),
     );
     const startedAt = performance.now();
@@ -128,7 +89,7 @@ async function closeTrials(
       }
     }
   }
-  return { run, times: summarize(latencies), failures };
+  return { run: trial, times: summarize(latencies), failures };
 }
 
 export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
@@ -137,7 +98,8 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
   const backends: SocketProcess[] = await Promise.all(
     Array.from({ length: PROCESSES }, () => startSocketProcess(env)),
   );
-  const held: TestSocket[] = [];
+  /** The sockets held open on each backend. */
+  const held: TestSocket[][] = backends.map(() => []);
   try {
     // Warm-up: each process's upgrade, watch and close path compiled once before anything counts.
     for (let round = 0; round < 20; round += 1) {
@@ -147,64 +109,50 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
       await Promise.all(sockets.map((socket) => socket.closed));
     }
     await sleep(500);
-
-    ctx.log('sockets: at rest with no socket');
     // Read twice: the first GC after start-up gives pages back, and the baseline would be high.
     await Promise.all(backends.map(memoryOf));
     const empty = await Promise.all(backends.map(memoryOf));
     const idle = await restRate(ctx);
-
-    ctx.log(`sockets: ${plan.sessions} sessions`);
-    const browsers: Browser[] = [];
-    for (let i = 0; i < plan.sessions; i += 1) {
-      browsers.push(await enterAs(backends[i % PROCESSES]!.url, ctx.sim, heldPlayer(i)));
-    }
-    const cookies = browsers.map((browser) => browser.cookie);
-
+    const cookies: string[] = [];
+    for (let i = 0; i < plan.sessions; i += 1)
+      cookies.push((await enterAs(backends[i % PROCESSES]!.url, ctx.sim, heldPlayer(i))).cookie);
     const openDeadline = Date.now() + plan.openBudgetMs;
     const openTo = async (perProcess: number): Promise<string | undefined> => {
       const results = await Promise.all(
-        backends.map((backend, index) => {
-          const already = held.filter((_, i) => i % PROCESSES === index).length;
-          return openMany(openSocket, backend.url, cookies, perProcess - already, 16, openDeadline);
-        }),
+        backends.map((backend, i) =>
+          openMany(
+            openSocket,
+            backend.url,
+            cookies,
+            perProcess - held[i]!.length,
+            16,
+            openDeadline,
+          ),
+        ),
       );
-      // Interleaved so that held[i] is on backends[i % PROCESSES] (the count above relies on it).
-      const longest = Math.max(...results.map((result) => result.sockets.length));
-      for (let i = 0; i < longest; i += 1) {
-        for (const result of results) {
-          const socket = result.sockets[i];
-          if (socket !== undefined) held.push(socket);
-        }
-      }
+      results.forEach((result, i) => held[i]!.push(...result.sockets));
       return results.find((result) => result.stoppedBy !== undefined)?.stoppedBy;
     };
-    const heldOn = (index: number): number => held.filter((_, i) => i % PROCESSES === index).length;
-
-    ctx.log(`sockets: opening ${plan.memoryStep} per process`);
-    let stoppedBy = await openTo(plan.memoryStep);
-    await sleep(500);
-    const atStepCounts = backends.map((_, index) => heldOn(index));
-    const atStep = await Promise.all(backends.map(memoryOf));
-    let atMost = atStep;
-    let atMostCounts = atStepCounts;
-    if (stoppedBy === undefined && plan.mostPerProcess > plan.memoryStep) {
-      ctx.log(`sockets: opening up to ${plan.mostPerProcess} per process`);
-      stoppedBy = await openTo(plan.mostPerProcess);
+    // Memory read at the step and at the most, each process's sockets beside it.
+    const readings: { counts: number[]; memory: ProcessMemory[] }[] = [];
+    let stoppedBy: string | undefined;
+    for (const perProcess of new Set([plan.memoryStep, plan.mostPerProcess])) {
+      if (stoppedBy !== undefined) break;
+      ctx.log(`sockets: opening up to ${perProcess} per process`);
+      stoppedBy = await openTo(perProcess);
       await sleep(500);
-      atMostCounts = backends.map((_, index) => heldOn(index));
-      atMost = await Promise.all(backends.map(memoryOf));
+      const memory = await Promise.all(backends.map(memoryOf));
+      readings.push({ counts: held.map((sockets) => sockets.length), memory });
     }
     if (stoppedBy !== undefined) ctx.log(`sockets: opening stopped: ${stoppedBy}`);
-    const heldTotal = atMostCounts.reduce((sum, n) => sum + n, 0);
-
+    const most = readings.at(-1)!;
+    const heldTotal = most.counts.reduce((sum, n) => sum + n, 0);
     ctx.log(`sockets: at rest with ${heldTotal} sockets`);
     await sleep(1000);
     const loaded = await restRate(ctx);
     const beyondIdle = loaded.perSecond - idle.perSecond;
     const idleNames = new Set(idle.byCommand.map(([name]) => name));
     const newCommands = loaded.byCommand.filter(([name]) => !idleNames.has(name));
-
     const trialDeadline = Date.now() + plan.trialBudgetMs;
     ctx.log(`sockets: ${plan.trials} logoutPlayer trials with every socket still open`);
     const byLogout = await closeTrials(ctx, backends, plan.trials, trialDeadline, async (other) => {
@@ -216,23 +164,23 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     });
     ctx.log(`sockets: ${plan.trials / 2} trials of DEL of the record by hand`);
     const byDel = await closeTrials(ctx, backends, plan.trials / 2, trialDeadline, async (_, b) => {
-      const deleted = await ctx.redis.del(`${PREFIX}t:t:${hashSessionId(b.sessionId)}`);
+      const deleted = await ctx.redis.del(recordKeyOf(`${PREFIX}t:`, b.sessionId));
       return deleted === 1 ? undefined : 'no record to delete';
     });
     const closeTimes = byLogout.times;
     await sleep(200);
-    const heldClosed = held.filter((socket) => socket.ws.readyState !== socket.ws.OPEN).length;
-
-    const memory = backends.map((_, index) => ({
-      step: perSocket(empty[index]!, atStep[index]!, atStepCounts[index]!),
-      most: perSocket(empty[index]!, atMost[index]!, atMostCounts[index]!),
-    }));
-    const mostPerProcess = Math.min(...atMostCounts);
-    const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
-    const rssPerSocket = mean(memory.map((m) => m.most.rss));
-    const heapPerSocket = mean(memory.map((m) => m.most.heap));
+    const heldClosed = held
+      .flat()
+      .filter((socket) => socket.ws.readyState !== socket.ws.OPEN).length;
+    const perSocket = (i: number, { counts, memory }: (typeof readings)[number]) => ({
+      rss: (memory[i]!.rss - empty[i]!.rss) / counts[i]!,
+      heap: (memory[i]!.heap - empty[i]!.heap) / counts[i]!,
+    });
+    const mostPerProcess = Math.min(...most.counts);
+    const mean = (of: (each: ProcessMemory) => number) =>
+      backends.reduce((sum, _, i) => sum + of(perSocket(i, most)), 0) / PROCESSES;
+    const [rssPerSocket, heapPerSocket] = [mean((m) => m.rss), mean((m) => m.heap)];
     const goalSockets = ctx.quick ? plan.mostPerProcess * PROCESSES : GOAL_SOCKETS;
-
     const figures: Figure[] = [
       {
         name: 'Sockets held per process, login-end watch on',
@@ -258,64 +206,39 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
         met: closeTimes.p99 <= GOAL_P99_MS && byLogout.failures.length === 0,
       },
     ];
-
     const rates = (rate: typeof idle) =>
       rate.byCommand.map(([name, perS]) => `${name} ${perS.toFixed(1)}`).join(', ') || '—';
+    const memoryRow = (name: string, n: number, at: ProcessMemory, each?: ProcessMemory) => [
+      ...[name, count(n), mib(at.rss), mib(at.heap)],
+      ...(each ? [kib(each.rss), kib(each.heap)] : ['', '']),
+    ];
     const markdown = [
       '## Sockets: held, memory, Redis at rest, time to close',
       '',
-      `${PROCESSES} socket backends (test/helpers/socket-backend-program.ts: express-session on ` +
-        `connect-redis 8 + ioredis, the \`ws\` adapter of \`login.sockets()\`) share one ` +
-        `redis-server; ${plan.sessions} sessions each hold sockets on both processes. Memory is ` +
-        `read inside each process after a full GC (\`global.gc()\`), beside the same process ` +
-        `with no socket, and divided by the sockets it holds (the per-session watch included). ` +
-        `RSS moves by a few MiB as the allocator gives pages back: per socket it means something ` +
-        `only over thousands of sockets (not in a BENCH_QUICK run).`,
+      `${PROCESSES} socket backends (test/helpers/socket-backend-program.ts), ${plan.sessions} sessions each holding sockets on both; memory read in each process after a full GC, beside the same process with no socket (RSS per socket means something only over thousands of sockets).`,
       '',
       ...table(
         'process | sockets | RSS | heap | RSS / socket | heap / socket',
-        backends.flatMap((_, index) => {
-          const row = (name: string, n: number, at: ProcessMemory, each?: ProcessMemory) => [
-            ...[name, count(n), mib(at.rss), mib(at.heap)],
-            ...(each ? [kib(each.rss), kib(each.heap)] : ['', '']),
-          ];
-          const step = row(
-            `${index + 1}`,
-            atStepCounts[index]!,
-            atStep[index]!,
-            memory[index]!.step,
-          );
-          const most = row(
-            `${index + 1}`,
-            atMostCounts[index]!,
-            atMost[index]!,
-            memory[index]!.most,
-          );
-          return [
-            row(`${index + 1} (none)`, 0, empty[index]!),
-            step,
-            ...(atMost === atStep ? [] : [most]),
-          ];
-        }),
+        backends.flatMap((_, i) => [
+          memoryRow(`${i + 1} (none)`, 0, empty[i]!),
+          ...readings.map((r) =>
+            memoryRow(`${i + 1}`, r.counts[i]!, r.memory[i]!, perSocket(i, r)),
+          ),
+        ]),
       ),
       '',
       stoppedBy === undefined
         ? `Every socket asked for opened (${count(heldTotal)}).`
         : `Opening stopped early: ${stoppedBy}.`,
       '',
-      `Redis at rest (INFO commandstats over ${REST_SECONDS} s, the readings' ` +
-        `own INFO left out), all ${PROCESSES} processes together:`,
+      `Redis at rest (INFO commandstats over ${REST_SECONDS} s, the readings' own INFO left out), all ${PROCESSES} processes together:`,
       '',
       ...table('open sockets | commands/s | by command (/s)', [
         ['0', idle.perSecond.toFixed(1), rates(idle)],
         [count(heldTotal), loaded.perSecond.toFixed(1), rates(loaded)],
       ]),
       '',
-      `From ending the trial player's login to the 4401 close frame at the client, for its ` +
-        `socket on each process (entered on one, ended through the other), with the ` +
-        `${count(heldTotal)} sockets still open: \`POST /admin/logout-player\` to a process ` +
-        `(\`login.logoutPlayer\`, the HTTP round trip included), and a \`DEL\` of the token ` +
-        `record from another Redis connection.`,
+      `From ending the trial player's login (\`POST /admin/logout-player\` to the other process, or a \`DEL\` of its token record) to the 4401 close frame of its socket on each process, with the ${count(heldTotal)} sockets still open:`,
       '',
       ...table(
         'ended by | trials | closes | p50 | p90 | p99 | max | failed',
@@ -333,7 +256,7 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     ];
     return { figures, markdown };
   } finally {
-    for (const socket of held) socket.ws.terminate();
+    for (const socket of held.flat()) socket.ws.terminate();
     await stopSocketProcesses(backends);
   }
 }

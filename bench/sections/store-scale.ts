@@ -5,8 +5,9 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisServer } from '../../test/helpers/redis-server';
+import { inFlight } from '../lib/load';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
-import { bytes, count, msFine, ratio, summarize } from '../lib/stats';
+import { bytes, count, fine, ms, summarize } from '../lib/stats';
 import { readRecord, sampleRecord, writeRecord } from '../lib/records';
 
 const SIZES = [10_000, 100_000] as const;
@@ -22,23 +23,14 @@ const sessionIdOf = (index: number): string =>
 /** Writes records `from`…`to - 1` with store.put (compare-and-set on "no record yet"), FILL_WINDOW at a time. */
 async function fill(store: RedisTokenStore, from: number, to: number): Promise<number> {
   const startedAt = performance.now();
-  let next = from;
-  const worker = async (): Promise<void> => {
-    while (next < to) {
-      const index = next++;
-      // Fresh tokens and a player of its own per record (one session per player, the common
-      // case), so encryption, the player index and memory see distinct values.
-      if (
-        !(await writeRecord(store, sessionIdOf(index), sampleRecord(), {
-          expectedVersion: null,
-          ttlMs: 90 * DAY_MS,
-        }))
-      ) {
-        throw new Error(`record ${index} already existed`);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: FILL_WINDOW }, worker));
+  await inFlight(FILL_WINDOW, async (i) => {
+    if (from + i >= to) return false;
+    // Fresh tokens and a player of its own per record (one session per player, the common
+    // case), so encryption, the player index and memory see distinct values.
+    const options = { expectedVersion: null, ttlMs: 90 * DAY_MS };
+    if (!(await writeRecord(store, sessionIdOf(from + i), sampleRecord(), options)))
+      throw new Error(`record ${from + i} already existed`);
+  });
   return ((to - from) / (performance.now() - startedAt)) * 1000;
 }
 
@@ -56,22 +48,15 @@ interface Subject {
 }
 
 const MODES = ['plain', 'encrypted'] as const;
-const noSamples = () => ({ samples: [] as number[], reads: 0, readMs: 0 });
 
-/**
- * Allocated memory without the clients' buffers: a fill leaves large query buffers behind that
- * Redis shrinks only later, and they are not what a record costs.
- */
+/** Allocated memory without the clients' buffers, which a fill leaves large for a while. */
 async function usedMemory(redis: Redis): Promise<number> {
   const stats = (await redis.call('MEMORY', 'STATS')) as unknown[];
   const field = (name: string): number => Number(stats[stats.indexOf(name) + 1]);
   return field('total.allocated') - field('clients.normal');
 }
 
-/**
- * Sequential reads of random sessions, taken in turn from every subject (one read each, order
- * rotating), so a drift of the shared machine touches all of them alike.
- */
+/** Sequential reads of random sessions, the subjects taking turns: a drift touches all alike. */
 async function sampleLatencies(subjects: readonly Subject[], reads: number): Promise<void> {
   const pick = (subject: Subject): string => sessionIdOf(Math.floor(Math.random() * subject.size));
   // Warm-up: the first reads of a run pay for JIT compilation, not for the number of sessions.
@@ -91,16 +76,13 @@ async function sampleLatencies(subjects: readonly Subject[], reads: number): Pro
 
 /** Reads with READ_CONCURRENCY in flight for `durationMs`, added to the subject's totals. */
 async function sampleThroughput(subject: Subject, durationMs: number): Promise<void> {
-  const endAt = performance.now() + durationMs;
-  let reads = 0;
-  const worker = async (): Promise<void> => {
-    while (performance.now() < endAt) {
-      await readRecord(subject.store, sessionIdOf(Math.floor(Math.random() * subject.size)));
-      reads += 1;
-    }
-  };
   const startedAt = performance.now();
-  await Promise.all(Array.from({ length: READ_CONCURRENCY }, worker));
+  let reads = 0;
+  await inFlight(READ_CONCURRENCY, async () => {
+    if (performance.now() >= startedAt + durationMs) return false;
+    await readRecord(subject.store, sessionIdOf(Math.floor(Math.random() * subject.size)));
+    reads += 1;
+  });
   subject.reads += reads;
   subject.readMs += performance.now() - startedAt;
 }
@@ -129,17 +111,23 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
         ctx.log(`scale: filling ${count(size)} ${mode} records`);
         const fillPerSecond = await fill(store, 0, size);
         const memoryBytes = (await usedMemory(redis)) - before;
-        subjects.push({ mode, size, redis, store, fillPerSecond, memoryBytes, ...noSamples() });
+        subjects.push({
+          mode,
+          size,
+          redis,
+          store,
+          fillPerSecond,
+          memoryBytes,
+          samples: [],
+          reads: 0,
+          readMs: 0,
+        });
       }
     }
-    ctx.log(
-      `scale: ${count(reads)} sequential reads from each of the ${subjects.length} stores, interleaved`,
-    );
+    ctx.log(`scale: ${count(reads)} sequential reads from each store, interleaved`);
     await sampleLatencies(subjects, reads);
-    ctx.log('scale: read throughput');
-    for (const subject of [...subjects, ...[...subjects].reverse()]) {
+    for (const subject of [...subjects, ...[...subjects].reverse()])
       await sampleThroughput(subject, throughputMs / 2);
-    }
   } finally {
     for (const subject of subjects) subject.redis.disconnect();
     await server.stop();
@@ -149,7 +137,6 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
     latency: summarize(subject.samples),
     readsPerSecond: (subject.reads / subject.readMs) * 1000,
   }));
-
   const at = (mode: Subject['mode'], size: number) =>
     points.find((p) => p.mode === mode && p.size === size)!;
   const [small, large] = SIZES;
@@ -157,7 +144,7 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
     const [a, b] = [at(mode, small), at(mode, large)];
     return {
       name: `store-scale: read at 100k ÷ at 10k sessions, ${mode}: p50, p99, reads/s`,
-      measured: `${ratio(b.latency.p50 / a.latency.p50)}, ${ratio(b.latency.p99 / a.latency.p99)}, ${ratio(b.readsPerSecond / a.readsPerSecond)} (p50 ${msFine(a.latency.p50)} → ${msFine(b.latency.p50)} ms)`,
+      measured: `${ms(b.latency.p50 / a.latency.p50)}, ${ms(b.latency.p99 / a.latency.p99)}, ${ms(b.readsPerSecond / a.readsPerSecond)} (p50 ${fine(a.latency.p50)} → ${fine(b.latency.p50)} ms)`,
       target: 'reported (a GET does not depend on the keys held; ≈ 1.0)',
     };
   });
@@ -170,40 +157,21 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
   const markdown = [
     '## store-scale: store reads and Redis memory at 10k and 100k sessions',
     '',
-    `A redis-server of its own, one database per row, each filled through \`RedisTokenStore.put\` (the compare-and-set script, ${FILL_WINDOW} puts in flight) with records as the simulator makes them ` +
-      '(43-character tokens, 32-character openId and unionId, two scopes, 90-day TTL; encrypted: AES-256-GCM with one key). ' +
-      `Latency: ${count(reads)} sequential \`store.get\` calls of random sessions per row after a warm-up, from the driver process, the rows taking turns read by read. ` +
-      `Throughput: \`store.get\` with ${READ_CONCURRENCY} in flight, ${throughputMs / 1000} s per row in two halves. ` +
-      'Memory: `used_memory` (MEMORY STATS `total.allocated`) without the client buffers, after the fill minus before it, divided by the sessions: ' +
-      "the record's key and value, its expiry entry, the player's index (a sorted set per player, written by `put` for `logoutPlayer`; here one session per player) and Redis's hash-table overhead. " +
-      'Every read goes to Redis (`recordCache: false`): with the record cache, the 10k row would be served from memory.',
+    `A redis-server of its own, one database per row, filled through \`RedisTokenStore.put\` (${FILL_WINDOW} puts in flight); latency: ${count(reads)} sequential reads of random sessions per row, the rows taking turns; throughput: ${READ_CONCURRENCY} reads in flight, ${throughputMs / 1000} s per row; memory: MEMORY STATS without the client buffers, after the fill minus before (bench/README.md).`,
     '',
     ...table(
-      [
-        'records',
-        'mode',
-        'fill puts/s',
-        'memory added',
-        'per session',
-        'read p50 ms',
-        'read p99 ms',
-        `reads/s (${READ_CONCURRENCY} in flight)`,
-      ],
+      `records | mode | fill puts/s | memory added | per session | read p50 ms | read p99 ms | reads/s (${READ_CONCURRENCY} in flight)`,
       points.map((point) => [
         count(point.size),
         point.mode,
         count(point.fillPerSecond),
         bytes(point.memoryBytes),
         bytes(point.memoryBytes / point.size),
-        msFine(point.latency.p50),
-        msFine(point.latency.p99),
+        fine(point.latency.p50),
+        fine(point.latency.p99),
         count(point.readsPerSecond),
       ]),
     ),
-    '',
-    'A read is one GET of a key derived from the session id (a hash: no scan, no index), so its cost should not depend on how many sessions Redis holds; ' +
-      'the ratios above say how far that holds. Memory grows linearly with the sessions held. ' +
-      "Reads/s is bounded by the driver process's CPU, so the plain / encrypted gap there is the cost of opening a sealed record (AES-GCM, one decipher per read).",
   ];
   return { figures, markdown };
 }
