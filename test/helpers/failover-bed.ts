@@ -73,7 +73,9 @@ async function command(
     await client.connect();
     return await client.call(name, ...args);
   } finally {
-    client.disconnect();
+    // A client that could not connect has ended: disconnect() would arm ioredis's 2 s timer on its
+    // closed socket, and the last of those holds Jest's worker past the end of the run.
+    if (client.status !== 'end') client.disconnect();
   }
 }
 
@@ -176,6 +178,9 @@ const DOWN_AFTER_MS = 1_000;
 // for leader, and of the two that do one always gets its vote (2 of 3).
 const WITNESS_DOWN_AFTER_MS = 60_000;
 
+const LINKING_PING_PERIOD_MS = 100;
+const PING_PERIOD_MS = 1_000;
+
 /** Flat [key, value, …] replies of SENTINEL REPLICAS / SENTINELS as objects. */
 function records(reply: unknown): Array<Record<string, string>> {
   if (!Array.isArray(reply)) return [];
@@ -269,6 +274,9 @@ export async function startSentinelBed(options: SentinelBedOptions = {}): Promis
             .filter((_, at) => at !== index),
         ]);
         stops.push(() => sentinel.stop());
+        // A sentinel tries a peer again only a ping period after a failed try, and each tried its
+        // peers before they listened: a short period links them sooner (Redis 7.0+; set back below).
+        await ask(port, 'SENTINEL', 'DEBUG', 'ping-period', LINKING_PING_PERIOD_MS);
       }),
     );
     const replicaPorts = replicas.map((replica) => replica.port);
@@ -281,6 +289,11 @@ export async function startSentinelBed(options: SentinelBedOptions = {}): Promis
       },
       'the sentinels to know the primary, each other and the replicas',
       15_000,
+    );
+    // The default again: a failover takes a replica only if its INFO (sent every second while the
+    // master is down) is at most five ping periods old.
+    await Promise.all(
+      ports.map((port) => ask(port, 'SENTINEL', 'DEBUG', 'ping-period', PING_PERIOD_MS)),
     );
     proxy.setDelay(options.replicationDelayMs ?? 0);
     await proxies.settled();

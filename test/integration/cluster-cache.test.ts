@@ -86,7 +86,8 @@ async function onNodeAs(
     const [command, ...rest] = args;
     return await connection.call(String(command), ...rest);
   } finally {
-    connection.disconnect();
+    // Not after a refused connection: disconnect() would leave ioredis's 2 s timer running.
+    if (connection.status !== 'end') connection.disconnect();
   }
 }
 

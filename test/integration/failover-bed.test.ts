@@ -4,6 +4,7 @@
 import { Cluster, Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startClusterBed, startSentinelBed } from '../helpers/failover-bed';
+import { waitUntil } from '../helpers/wait-until';
 
 /** A key whose slot is in [first, last], asked of the cluster. */
 async function keyInSlots(cluster: Cluster, [first, last]: [number, number]): Promise<string> {
@@ -48,7 +49,12 @@ describe('sentinel bed', () => {
       // Nothing to promote while the primary lives: the wait fails instead of answering.
       await expect(bed.waitForPromotion(300)).rejects.toThrow(/timed out/);
       await primary.set('replicated', '1');
-      await sleep(3_000);
+      const replica = new Redis(bed.replicas[0]!.port);
+      try {
+        await waitUntil(async () => (await replica.get('replicated')) === '1', 'the replica');
+      } finally {
+        replica.disconnect();
+      }
       await primary.set('in-flight', '1');
       // Closed before the kill: a client of a dead server waits 2 s to close (ioredis).
       primary.disconnect();
@@ -63,7 +69,8 @@ describe('sentinel bed', () => {
       expect(await client.get('replicated')).toBe('1');
       expect(await client.get('in-flight')).toBeNull();
     } finally {
-      primary.disconnect();
+      // Not twice: a second disconnect() leaves ioredis's 2 s timer on the closed connection.
+      if (primary.status !== 'end') primary.disconnect();
       client?.disconnect();
       await bed.stop();
     }
