@@ -21,12 +21,11 @@ import { parseOptions } from '../util/parse-options';
 import { redisTokenStoreOptionsSchema, type RedisTokenStoreOptions } from './redis-store-options';
 import {
   BEGIN_ENTRY,
-  DELETE_IF_VALUE,
   DELETE_IF_VERSION,
+  IF_VALUE,
   PUT_IF_VERSION,
   PUT_NEW_LOGIN,
   READ_WITH_TTL,
-  RENEW_IF_VALUE,
   type LuaScript,
 } from './scripts';
 import { withDeadline } from './redis/with-deadline';
@@ -221,9 +220,9 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
       beginEntry: oneServer ? (entry) => this.#beginEntry(entry) : undefined,
       putNewLogin: oneServer ? (write, value) => this.#putNewLogin(write, value) : undefined,
       deleteIfValue: async (key, value) =>
-        (await this.#script(DELETE_IF_VALUE, this.#key(key), [value])) === 1,
+        (await this.#script(IF_VALUE, this.#key(key), [value, ''])) === 1,
       renewIfValue: async (key, value, ttlMs) =>
-        (await this.#script(RENEW_IF_VALUE, this.#key(key), [value, String(ttlMs)])) === 1,
+        (await this.#script(IF_VALUE, this.#key(key), [value, String(ttlMs)])) === 1,
       sharesClient: (other) => other === config.redis,
       durability: this.#durable?.engine,
     };

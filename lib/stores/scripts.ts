@@ -68,32 +68,19 @@ return 0
 );
 
 /**
- * Deletes the value at KEYS[1] only while it is ARGV[1] (whatever its version): a lock's release by
- * its owner. Returns 1 when deleted, else 0.
+ * Only while the value at KEYS[1] is ARGV[1] (whatever its version): deletes it (ARGV[2] '') or
+ * gives it ARGV[2] ms more to live. A lock's release or extension by its owner. Returns 1 when
+ * done, else 0.
  */
-export const DELETE_IF_VALUE = script(
-  'deleteIfValue',
+export const IF_VALUE = script(
+  'ifValue',
   `
 local current = redis.call('GET', KEYS[1])
-if current and string.sub(current, (string.find(current, '|', 1, true) or 0) + 1) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+if not current or string.sub(current, (string.find(current, '|', 1, true) or 0) + 1) ~= ARGV[1] then
+  return 0
 end
-return 0
-`,
-);
-
-/**
- * The value at KEYS[1] lives ARGV[2] ms more only while it is ARGV[1]: a lock's extension by its
- * owner. Returns 1 when renewed, else 0.
- */
-export const RENEW_IF_VALUE = script(
-  'renewIfValue',
-  `
-local current = redis.call('GET', KEYS[1])
-if current and string.sub(current, (string.find(current, '|', 1, true) or 0) + 1) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
+if ARGV[2] == '' then return redis.call('DEL', KEYS[1]) end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 `,
 );
 
