@@ -252,7 +252,9 @@ export function deriveEngine(
       for (const { sessionKey } of logins)
         if (await store.delete(keys.record(sessionKey))) deleted.push(sessionKey);
       // Only the logins listed leave the index: one written meanwhile stays findable.
-      await reindex(openId, (index) => logins.forEach(({ sessionKey }) => delete index[sessionKey]));
+      await reindex(openId, (index) =>
+        logins.forEach(({ sessionKey }) => delete index[sessionKey]),
+      );
       await durability?.loggedOut(deleted, openId);
       return deleted.length;
     },
