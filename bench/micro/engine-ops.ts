@@ -122,10 +122,12 @@ async function main(): Promise<void> {
           for (let i = 0; i < count; i += 1) {
             const result = op.run(i);
             if (result instanceof Promise) await result;
+            else if (i % 1000 === 999) await new Promise(setImmediate); // the cache's lease renews
           }
           return Number(process.hrtime.bigint() - start) / 1000 / count;
         };
         await timed(100); // warm-up
+        misses = 0;
         await timed(COUNTED, true);
         const logged = (await admin.slowlog('GET', -1)) as SlowlogEntry[];
         const mine = logged.filter((e) => e[4] === own);
@@ -134,14 +136,13 @@ async function main(): Promise<void> {
         const runs = mine.length === 0 ? N * 100 : N; // from memory: more runs, for a steady figure
         for (let round = 0; round < ROUNDS; round += 1) us.push(await timed(runs));
         const trips = String(+(mine.length / COUNTED).toFixed(2));
-        const row = [kind, variant, op.name, trips, listed(mine), redisUs];
+        const name = misses === 0 ? op.name : `${op.name}, ${misses} misses`;
+        const row = [kind, variant, name, trips, listed(mine), redisUs];
         console.log(`| ${row.join(' | ')} | ${median(us).toFixed(2)} |`);
       }
-    await store.close();
-    if (redis instanceof Redis) redis.disconnect();
-    else await redis.close();
+    await Promise.all([store.close(), redis instanceof Redis ? redis.quit() : redis.close()]);
   }
-  console.log(`load average at the end ${load()}; cachedRead misses: ${misses}`);
+  console.log(`load average at the end ${load()}`);
   admin.disconnect();
   await server.stop();
 }
