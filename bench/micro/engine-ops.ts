@@ -30,8 +30,7 @@ const ADDRESS = 'ip:203.0.113.7';
 const load = () => String(loadavg().map((v) => v.toFixed(2)));
 
 type Login = { sessionKey: string; record: TokenRecord };
-/** An operation's i-th run; with `written` set, `batch[i]` is a fresh login, its record written
- * first when `written` is true. */
+/** An operation's i-th run; with `written` set, `batch[i]` is a fresh login (true: stored). */
 type Operation = { name: string; run: (i: number) => unknown; written?: boolean };
 
 let serial = 0;
@@ -66,8 +65,9 @@ async function operations(engine: StoreEngine): Promise<Operation[]> {
     const next = { ...record, version: version + 1 };
     if (await records.put(kept, next, { ...TTL, expectedVersion: version })) version += 1;
   };
-  const logout = ({ sessionKey, record: { openId } }: Login) =>
-    records.delete(sessionKey, { openId, logout: true });
+  // As the logout handler asks: with the player before (its index entry went too), without after.
+  const logout = ({ sessionKey, record: { openId } }: Login, asked = { openId, logout: true }) =>
+    records.delete(sessionKey, asked);
   return [
     { name: "an entry's checks", run: enter },
     { name: "a new login's write", run: (i) => newLogin(batch[i]!), written: false },
