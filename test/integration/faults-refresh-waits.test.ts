@@ -44,7 +44,7 @@ test('a lock orphaned by a holder that died, token still usable: served with the
   const login = await enterThrough(apps[0]!.url, sim);
   const before = await rewriteRecord(store, login.sessionId, expiringIn(30_000));
   // What a SET that Redis applied after its client gave up leaves behind: a lock nobody renews.
-  await redis.set(lockKey(login.sessionId), 'a-dead-owner', 'PX', 5000);
+  await redis.set(lockKey(login.sessionId), '1|a-dead-owner', 'PX', 5000);
 
   const answers = await burst(login, 6);
   expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
@@ -61,7 +61,7 @@ test('a lock orphaned by a holder that died, token still usable: served with the
 
 test('a lock orphaned by a holder that died, token expired: served once the lock frees, with one refresh', async () => {
   const { login, before } = await expiredLogin();
-  await redis.set(lockKey(login.sessionId), 'a-dead-owner', 'PX', 5000);
+  await redis.set(lockKey(login.sessionId), '1|a-dead-owner', 'PX', 5000);
 
   expectOneNewToken(await burst(login, 6), before);
   expect(sim.calls.refresh_token).toBe(1);
@@ -101,7 +101,7 @@ describe('key lifetimes', () => {
     expect(created).toContain(recordKey(login.sessionId));
     // The player's index may exist from earlier logins; it is rewritten by this one.
     const indexKey = `${prefix}t:p:${hashOpenId(DEMO_OPEN_ID)}`;
-    expect(created.some((key) => key.startsWith(`${prefix}t:c:`))).toBe(true); // the code claim
+    expect(created.some((key) => key.startsWith(`${prefix}t:k:`))).toBe(true); // the code claim
     const sessionTtl = await redis.pttl(sessionKey);
     for (const key of [...created, indexKey]) {
       const ttl = await redis.pttl(key);
