@@ -123,6 +123,19 @@ async function inSync(masterPort: number, replicaPort: number): Promise<boolean>
   );
 }
 
+/** Polls until each [master, replica] pair is in sync. */
+async function replicasInSync(
+  pairs: Array<[masterPort: number, replicaPort: number]>,
+  timeoutMs: number,
+): Promise<void> {
+  await pollFor(
+    async () =>
+      (await Promise.all(pairs.map(([m, r]) => inSync(m, r)))).every(Boolean) ? true : undefined,
+    'the replicas to catch up with their masters',
+    timeoutMs,
+  );
+}
+
 // Diskless full syncs start at once (the default waits 5 s for more replicas to join).
 const REPLICATION_ARGS = ['--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0'];
 
@@ -161,6 +174,8 @@ export interface SentinelBed {
   replicas: TestRedisServer[];
   /** Changes the replicas' lag (ms) for what the primary sends from now on. */
   setReplicationDelay(ms: number): void;
+  /** Resolves once every replica has all the primary sent so far (before a failover). */
+  caughtUp(timeoutMs?: number): Promise<void>;
   /** SIGKILLs the current master (the primary, or the replica promoted after it). */
   killPrimary(): Promise<void>;
   /** Resolves the new master once every sentinel names it and it answers ROLE master. */
@@ -306,6 +321,11 @@ export async function startSentinelBed(options: SentinelBedOptions = {}): Promis
       primary,
       replicas,
       setReplicationDelay: (ms) => proxy.setDelay(ms),
+      caughtUp: (timeoutMs = 15_000) =>
+        replicasInSync(
+          replicas.map((replica) => [primary.port, replica.port]),
+          timeoutMs,
+        ),
       async killPrimary() {
         await servers.find((server) => server.port === masterPort)!.kill();
       },
@@ -374,6 +394,8 @@ export interface ClusterBed {
   waitForPromotion(index: number, timeoutMs?: number): Promise<Address>;
   /** Changes the replicas' lag (ms) for what masters send from now on. */
   setReplicationDelay(ms: number): void;
+  /** Resolves once every replica has all its master sent so far (before a failover). */
+  caughtUp(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -572,6 +594,11 @@ export async function startClusterBed(options: ClusterBedOptions = {}): Promise<
         return { host: promoted.host, port: promoted.port };
       },
       setReplicationDelay,
+      caughtUp: (timeoutMs = 15_000) =>
+        replicasInSync(
+          replicas.map((replica) => [masters[replica.shard]!.server.port, replica.server.port]),
+          timeoutMs,
+        ),
       stop,
     };
   } catch (error) {

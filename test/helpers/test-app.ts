@@ -133,9 +133,11 @@ export function entryApp(login: PlatformLogin, options: EntryAppOptions = {}): E
   return app;
 }
 
-/** express-session as the tests mount it, its sessions in Redis on `redis`. */
-export function redisSessions(redis: ConstructorParameters<typeof RedisSessionStore>[0]['redis']) {
-  const store = new RedisSessionStore({ redis });
+/** express-session as the tests mount it, its sessions in Redis on `redis` (in `store`, to close). */
+export function redisSessions(
+  redis: ConstructorParameters<typeof RedisSessionStore>[0]['redis'],
+  store = new RedisSessionStore({ redis }),
+) {
   return session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false, store });
 }
 

@@ -7,7 +7,12 @@ import request from 'supertest';
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { createCluster, createSentinel } from 'redis';
-import { platformLogin, RedisTokenStore, type PlatformLogin } from 'express-platform-login';
+import {
+  platformLogin,
+  RedisSessionStore,
+  RedisTokenStore,
+  type PlatformLogin,
+} from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import {
   startClusterBed,
@@ -62,7 +67,22 @@ async function sentinelClient(kind: Kind, bed: SentinelBed) {
   return { client, close: () => client.destroy() };
 }
 
-/** One game backend process: its own client, token store, session store and platformLogin. */
+/** Asks the server at `port` on a connection of its own. */
+async function onServer<T>(port: number, ask: (server: Redis) => Promise<T>): Promise<T> {
+  const server = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await server.connect();
+    return await ask(server);
+  } finally {
+    server.disconnect();
+  }
+}
+
+/** The stored value of a session's record on the server at `port` (null when absent). */
+const storedOn = (port: number, sessionKey: string): Promise<string | null> =>
+  onServer(port, (server) => server.get(`fo:t:${sessionKey}`));
+
+/** One game backend process: its own client, token store, session store and platformLogin; close() ends all of their connections. */
 interface Backend {
   app: Express;
   login: PlatformLogin;
@@ -78,7 +98,8 @@ async function backend(kind: Kind, bed: SentinelBed, sim: PlatformSimulator): Pr
   store.on('replicaWait', (e) => waits.push(e.outcome));
   const login = platformLogin(loginOptions(sim, { store }));
   const app = express();
-  app.use(redisSessions(client));
+  const sessions = new RedisSessionStore({ redis: client });
+  app.use(redisSessions(client, sessions));
   app.use('/platform/callback', login.callback);
   app.use('/api', login.middleware());
   app.get('/api/token', answerToken);
@@ -101,6 +122,7 @@ async function backend(kind: Kind, bed: SentinelBed, sim: PlatformSimulator): Pr
       if (closed) return;
       closed = true;
       await store.close();
+      await sessions.close();
       close();
     },
   };
@@ -165,8 +187,8 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
   test('a refresh killed before the replica has its record: the record is written back, no retired token is spent, no 401', async () => {
     const player = await enter(a, sim);
     expect(player.status).toBe(303);
-    // The login is on the replica by now, whatever the store waited for.
-    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 500));
+    // The login on the replica, whatever the store waited for.
+    await bed.caughtUp();
     // The access token is due; its refresh is acknowledged on the replica like any other write.
     const due = await recordAt(a.store, player.sessionKey);
     await engineOf(a.store).records.put(
@@ -175,13 +197,19 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
       { expectedVersion: due!.version, ttlMs: 3600_000 },
     );
     const replaced = (await recordAt(a.store, player.sessionKey))!;
-    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 500));
+    await bed.caughtUp();
 
     // The platform rotates the refresh token; the primary dies before the new record reaches the
     // replica (it is a second behind).
     const refreshing = tokenOf(a, player.cookie).then((res) => res);
     await waitUntil(() => sim.calls.refresh_token === 1, 'the platform to rotate');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitUntil(
+      async () =>
+        (await storedOn(bed.primary.port, player.sessionKey))?.startsWith(
+          `${replaced.version + 1}|`,
+        ) === true,
+      'the rotated record on the primary',
+    );
     await bed.killPrimary();
     const answered = await refreshing;
     // Answered with the new token (the record is kept in this process and written back), or 503.
@@ -236,7 +264,10 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
       .get(`/platform/callback?code=${code}`)
       .then((res) => res);
     await waitUntil(() => sim.calls.authorization_code === 1, 'the code exchange');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitUntil(async () => {
+      const keys = await onServer(bed.primary.port, (server) => server.keys('*'));
+      return ['fo:t:', 'sess:'].every((prefix) => keys.some((key) => key.startsWith(prefix)));
+    }, "the login's record and session on the primary");
     await bed.killPrimary();
     const answer = await entering;
     expect(answer.status).toBe(503);
@@ -253,7 +284,10 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
       .set('Cookie', player.cookie)
       .then((res) => res);
     // The deletion is made at once; its wait for the replica takes the lag.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitUntil(
+      async () => (await storedOn(bed.primary.port, player.sessionKey)) === null,
+      'the deletion on the primary',
+    );
     await bed.killPrimary();
     await out;
     await bed.waitForPromotion();
@@ -304,9 +338,8 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
   test('a logout no replica acknowledged is answered 503, not 204', async () => {
     const player = await enter(a, sim);
     expect(player.status).toBe(303);
-    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 500));
+    await bed.caughtUp();
     bed.setReplicationDelay(5000);
-    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 200));
     const out = await request(a.app).post('/logout').set('Cookie', player.cookie);
     expect(out.status).toBe(503);
     expect(out.body.error).toBe('store_unavailable');
@@ -318,10 +351,9 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
     const ada = [await enter(a, sim), await enter(a, sim)];
     const bystander = await enter(a, sim, 'player-bo');
     expect([...ada, bystander].map((player) => player.status)).toEqual([303, 303, 303]);
-    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 500));
+    await bed.caughtUp();
     // The replica falls 5 s behind, beyond the 2 s wait.
     bed.setReplicationDelay(5000);
-    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 200));
     const everywhere = (through: Backend) =>
       request(through.app).post('/logout-everywhere').send({ openId: 'player-ada' });
     const first = await everywhere(b);
@@ -348,8 +380,8 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
   });
 
   test('with the replica too far behind, the player is answered after the timeout, and the wait is counted', async () => {
+    await bed.caughtUp();
     bed.setReplicationDelay(5000);
-    await new Promise((resolve) => setTimeout(resolve, LAG_MS + 200));
     const player = await enter(a, sim);
     expect(player.status).toBe(303);
     expect(a.waits.at(-1)).toBe('timeout');
@@ -399,12 +431,15 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Cluster master failover on %s'
       expect(await records.put(sessionKey, first, { expectedVersion: null, ttlMs: 3600_000 })).toBe(
         true,
       );
-      await new Promise((resolve) => setTimeout(resolve, LAG_MS + 500));
+      await bed.caughtUp();
       // The refresh's write reaches the master; the master dies while its replica is a second behind.
       const second = { ...first, refreshToken: 'rotated-refresh-token', version: 2 };
       const writing = records.put(sessionKey, second, { expectedVersion: 1, ttlMs: 3600_000 });
       writing.catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitUntil(
+        async () => (await recordAt(reader, sessionKey))?.version === 2,
+        'the rotated record on the master',
+      );
       await bed.killMaster(0);
       await writing.catch(() => undefined);
       await bed.waitForPromotion(0);

@@ -1,9 +1,9 @@
 // RedisTokenStore's hygiene: a logged-out session leaves the player's logins, a login racing
-// logoutPlayer() does not survive it, a record in the clear is refused beside keys, and production
-// refuses tokens in the clear unless the app opts out.
+// logoutPlayer() does not survive it, a record in the clear is refused beside keys, production
+// refuses tokens in the clear unless the app opts out, and a closed store opens no connection.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import { redisCommands, type RedisClient } from '../../lib/stores/redis/redis-client';
 import { interceptCommands, storeClientKind, testWhere } from '../helpers/redis-clients';
 import { hashSessionId } from '../../lib/core/hash';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
@@ -185,4 +185,15 @@ test('a patterned key is refused whatever NODE_ENV says, by the store and by che
   await expect(
     checkSetup({ encryptionKeys: [{ id: 'k1', key: randomBytes(32) }], production: false }),
   ).resolves.toEqual([]);
+});
+
+test('a wait for a replica that reaches its WAIT after close() opens no connection the store never closes', async () => {
+  const link = redisCommands(client).replicaLink();
+  if (typeof link === 'string') return;
+  const markKey = `${prefix}closed-mark`;
+  // As a round whose ROLE was under way when the store closed (a failover, say).
+  link.close();
+  await expect(link.confirm(0, markKey, 0, 100)).rejects.toThrow('closed');
+  // A lane opened then would have written its mark on a connection of its own, left open.
+  expect(await redis.exists(markKey)).toBe(0);
 });

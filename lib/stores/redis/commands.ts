@@ -167,6 +167,8 @@ export interface Lane {
 export abstract class ReplicaLanes<Client> implements ReplicaLink {
   /** By master (its address on a Cluster, '' elsewhere) and lane. */
   readonly #lanes = new Map<string, Lane>();
+  /** Closed by the store: a round that was asking ROLE then must not open a lane nobody closes. */
+  #closed = false;
 
   /** `keyPrefix`: the client's, which the lanes (opened without it) put before the mark's key. */
   constructor(
@@ -197,6 +199,7 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
   ): Promise<number> {
     const route = this.routeOf(markKey);
     const name = `${route}#${lane}`;
+    if (this.#closed) throw new Error('The store is closed.');
     try {
       const connection = this.#lanes.get(name) ?? this.open(route, markKey);
       this.#lanes.set(name, connection);
@@ -212,6 +215,7 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
   }
 
   close(): void {
+    this.#closed = true;
     for (const name of [...this.#lanes.keys()]) this.#drop(name);
   }
 
