@@ -35,11 +35,25 @@ const NOT_THE_ENTRY = new Set([
 ]);
 
 /** The commands clients sent (not those scripts ran) while `action` ran, lower-case. */
+/**
+ * A MONITOR connection. ioredis may take a feed line that comes between MONITOR's OK and its own
+ * switch to monitoring for a reply ("Command queue state error"), rejecting the start, or one that
+ * comes as it closes: the test's own connection, nothing of the package's, so it is started again.
+ */
+async function startMonitor(): Promise<Redis> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const monitor = await raw.monitor();
+      monitor.on('error', () => undefined);
+      return monitor;
+    } catch (error) {
+      if (attempt === 5 || !String(error).includes('Command queue state error')) throw error;
+    }
+  }
+}
+
 async function sentDuring(action: () => Promise<void>): Promise<string[]> {
-  const monitor = await raw.monitor();
-  // ioredis's MONITOR connection may take a feed line for a reply as it closes ("Command queue
-  // state error"): the test's own connection, nothing of the package's.
-  monitor.on('error', () => undefined);
+  const monitor = await startMonitor();
   const sent: string[] = [];
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
     const name = String(args[0]).toLowerCase();
