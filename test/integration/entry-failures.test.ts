@@ -228,12 +228,13 @@ describe("the platform's Retry-After holds code exchanges (issue 25 item 2, issu
     const b = await start({ entry: { failureLimit: 5 } }, { prefix });
     // An address whose made-up code the platform refused before it throttled.
     expect((await enter('127.0.0.7', a.port, madeUp())).status).toBe(400);
-    sim.injectFault({ kind: 'throttle', retryAfterSeconds: 3 }, { grant: 'authorization_code' });
+    // Held long enough for 300 entries on a loaded machine (how a hold ends is the next tests').
+    sim.injectFault({ kind: 'throttle', retryAfterSeconds: 30 }, { grant: 'authorization_code' });
 
     const first = await enter('127.0.0.6', a.port, madeUp());
     expect(first.status).toBe(503);
     expect(errorOf(first)).toBe('platform_busy');
-    expect(Number(first.headers['retry-after'])).toBe(3);
+    expect(Number(first.headers['retry-after'])).toBe(30);
     expect(sim.calls.authorization_code).toBe(2);
 
     // 300 entries from the address with failures, on both processes, while held: none is sent.
@@ -244,7 +245,7 @@ describe("the platform's Retry-After holds code exchanges (issue 25 item 2, issu
         expect(errorOf(held)).toBe('platform_busy');
         const left = Number(held.headers['retry-after']);
         expect(left).toBeGreaterThanOrEqual(1);
-        expect(left).toBeLessThanOrEqual(3);
+        expect(left).toBeLessThanOrEqual(30);
       }
     }
     expect(sim.calls.authorization_code).toBe(2);
