@@ -21,6 +21,13 @@ export const storeKeys = {
   generation: 'g',
 };
 
+/** The session a key of `kind` (record, lock) names, or `undefined` for a key of another kind. */
+const sessionKeyOf = (kind: (sessionKey: string) => string) => {
+  const start = kind('');
+  return (key: string): string | undefined =>
+    key.startsWith(start) ? key.slice(start.length) : undefined;
+};
 /** Whether a store key is a session's token record, and whose. */
-export const sessionKeyOfRecord = (key: string): string | undefined =>
-  key.startsWith('t:') ? key.slice(2) : undefined;
+export const sessionKeyOfRecord = sessionKeyOf(storeKeys.record);
+/** Whether a store key is a session's refresh lock, and whose. */
+export const sessionKeyOfLock = sessionKeyOf(storeKeys.lock);

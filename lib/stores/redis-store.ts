@@ -14,7 +14,7 @@ import type {
 } from '../core/store-engine';
 import { SESSION_REDIS_KEYS, STORE_FAST_PATHS } from '../core/store-engine';
 import type { StorePutOptions, StoredValue, TokenStore } from '../core/token-store';
-import { storeKeys, sessionKeyOfRecord } from '../core/store-keys';
+import { storeKeys, sessionKeyOfLock, sessionKeyOfRecord } from '../core/store-keys';
 import { playerKeyOf } from '../core/player-key';
 import { OWN_KEY_RING, RecordKeyRing } from './encryption';
 import { parseOptions } from '../util/parse-options';
@@ -273,7 +273,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
         );
         return written ? version : undefined;
       }
-    } else if (key.startsWith('l:') && expectedVersion === null) {
+    } else if (sessionKeyOfLock(key) !== undefined && expectedVersion === null) {
       // Just after the server was lost, the lock may be on a primary that died, and the refresh
       // token in the record the new one holds already retired: its owner writes the newer record
       // back first (docs/durability.md). Held, by the failover; a Redis that still does not
@@ -285,7 +285,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
       if (!(await write())) return undefined;
       // The holder re-reads the record before refreshing: from Redis, not from a copy that another
       // process's message (sent before this lock was free) may not have removed yet.
-      this.#cache?.changed(this.#key(storeKeys.record(key.slice(2))));
+      this.#cache?.changed(this.#key(storeKeys.record(sessionKeyOfLock(key)!)));
       return version;
     }
     return (await write()) ? version : undefined;

@@ -68,23 +68,6 @@ return 0
 );
 
 /**
- * Only while the value at KEYS[1] is ARGV[1] (whatever its version): deletes it (ARGV[2] '') or
- * gives it ARGV[2] ms more to live. A lock's release or extension by its owner. Returns 1 when
- * done, else 0.
- */
-export const IF_VALUE = script(
-  'ifValue',
-  `
-local current = redis.call('GET', KEYS[1])
-if not current or string.sub(current, (string.find(current, '|', 1, true) or 0) + 1) ~= ARGV[1] then
-  return 0
-end
-if ARGV[2] == '' then return redis.call('DEL', KEYS[1]) end
-return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-`,
-);
-
-/**
  * Lua of the engine's steps on stored values: `read` (version and value, or nil), `write` (the
  * next version, as the contract's put makes it), `count` (derived-engine.ts countInWindow) and
  * `index` (derived-engine.ts reindex: the player's JSON index, expired entries dropped, alive as
@@ -138,6 +121,21 @@ local function index(key, sessionKey, expiresAt, now)
   write(key, version, cjson.encode(live), math.max(1, last - now))
 end
 `;
+
+/**
+ * Only while the value at KEYS[1] is ARGV[1] (whatever its version): deletes it (ARGV[2] '') or
+ * gives it ARGV[2] ms more to live. A lock's release or extension by its owner. Returns 1 when
+ * done, else 0.
+ */
+export const IF_VALUE = script(
+  'ifValue',
+  `${STEPS}
+local _, value = read(KEYS[1])
+if value ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then return redis.call('DEL', KEYS[1]) end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+`,
+);
 
 /**
  * An entry's checks before its code exchange (core/entry-begin.ts), in one command.
