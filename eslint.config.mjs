@@ -2,7 +2,8 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /**
- * The package's layers, lowest first: util → client, observability → core → stores → setup →
+ * The package's layers, lowest first: util → redis (the client seam), client, observability →
+ * caching → core → durability → stores → setup →
  * http (the request) → cross-site → entry → sockets, jobs → options, platform-login, index. A folder
  * imports only from folders below it (and the leaf `errors.ts`); the simulator stands apart and
  * imports nothing of the package but `util/`.
@@ -19,6 +20,7 @@ const layer = (files, forbidden, message, paths = []) => ({
   },
 });
 const ABOVE_CORE = [
+  'durability',
   'stores',
   'setup',
   'http',
@@ -33,7 +35,7 @@ const ABOVE_CORE = [
   'options',
   'index',
 ];
-const ABOVE_STORES = ABOVE_CORE.slice(1);
+const ABOVE_STORES = ABOVE_CORE.slice(2);
 
 export default tseslint.config(
   { ignores: ['dist/**', 'coverage/**', 'node_modules/**', '.tmp/**'] },
@@ -50,13 +52,31 @@ export default tseslint.config(
   },
   layer(
     ['lib/util/**'],
-    ['client', 'core', 'observability', ...ABOVE_CORE],
+    ['redis', 'caching', 'client', 'core', 'observability', ...ABOVE_CORE],
     'util/ is the bottom layer: it imports nothing of the package but errors.ts.',
     frameworks('util/ never touches Express.'),
   ),
   layer(
+    ['lib/redis/**'],
+    ['caching', 'client', 'core', 'observability', ...ABOVE_CORE],
+    'redis/ is the client seam (ioredis, node-redis): it knows no token, record or cache.',
+    frameworks('redis/ never touches Express.'),
+  ),
+  layer(
+    ['lib/caching/**'],
+    ['client', 'core', 'observability', ...ABOVE_CORE],
+    'caching/ keeps values the server tells it about; it knows the seam, not what the values are.',
+    frameworks('caching/ never touches Express.'),
+  ),
+  layer(
+    ['lib/durability/**'],
+    ['stores', ...ABOVE_STORES],
+    'durability/ waits for replicas and keeps writes; the stores use it, never the other way.',
+    frameworks('durability/ never touches Express.'),
+  ),
+  layer(
     ['lib/client/**'],
-    ['core', 'observability', ...ABOVE_CORE],
+    ['redis', 'caching', 'core', 'observability', ...ABOVE_CORE],
     'The token client stands alone: no token records, stores, Express or wiring.',
     [
       ...frameworks('The token client never touches Express.'),
@@ -65,12 +85,12 @@ export default tseslint.config(
   ),
   layer(
     ['lib/observability/**'],
-    ['core', ...ABOVE_CORE],
+    ['redis', 'core', ...ABOVE_CORE],
     'observability/ describes events and metrics; it does not reach into the parts that emit them.',
   ),
   layer(
     ['lib/core/**'],
-    ABOVE_CORE,
+    ['redis', 'caching', ...ABOVE_CORE],
     'core/ (token records, refresh coordination) knows stores only through core/token-store.ts and never Express.',
     [
       ...frameworks('core/ never touches Express.'),

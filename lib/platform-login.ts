@@ -7,7 +7,7 @@ import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { createCallbackRouter } from './entry/callback';
 import { createHardening, type Hardening } from './cross-site/cross-site-protection';
 import { isPlatformLoginError, storeUnavailable } from './errors';
-import { isRedisOutage } from './stores/redis-outage';
+import { isRedisOutage } from './redis/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
 import { createMiddleware, parseOptional, type MiddlewareOptions } from './http/middleware';

@@ -2,8 +2,8 @@
 // kind at its default protocol: how long after a change (or a fault) a copy may still be served.
 // Run: node -r esbuild-register bench/micro/tracking-bounds.ts [repetitions, default 10]
 import { Redis } from 'ioredis';
-import { KeyTracking, type KeyChangeListener } from '../../lib/stores/caching/key-tracking';
-import { redisCommands } from '../../lib/stores/redis/redis-client';
+import { KeyTracking, type KeyChangeListener } from '../../lib/caching/key-tracking';
+import { redisCommands } from '../../lib/redis/redis-client';
 import { defaultClientKinds, type ClientKind } from '../../test/helpers/redis-clients';
 import { startRedisServer, type TestRedisServer } from '../../test/helpers/redis-server';
 import { startTcpProxy } from '../../test/helpers/tcp-proxy';

@@ -105,9 +105,9 @@ export const LABELS = {
   replicaWait: new LabelTable((outcome) => ({ outcome })),
   reassert: new LabelTable((outcome) => ({ outcome })),
 };
-/** How a wait for replicas ended (stores/durability/replica-acks.ts). */
+/** How a wait for replicas ended (durability/replica-acks.ts). */
 export const REPLICA_WAIT_OUTCOMES = ['acknowledged', 'no-replica', 'timeout', 'failed'] as const;
-/** How a write kept through a failover was settled (stores/durability/kept-writes.ts). */
+/** How a write kept through a failover was settled (durability/kept-writes.ts). */
 export const REASSERT_OUTCOMES = ['written', 'present', 'superseded'] as const;
 for (const outcome of REPLICA_WAIT_OUTCOMES) LABELS.replicaWait.seed(outcome);
 for (const outcome of REASSERT_OUTCOMES) LABELS.reassert.seed(outcome);

@@ -10,11 +10,11 @@ import {
   type LoginSessionWrite,
   type SessionRedisKeys,
 } from '../core/store-engine';
-import { withDeadline } from '../stores/redis/with-deadline';
-import type { KeyTracker } from '../stores/caching/key-tracking';
-import { trackKeys } from '../stores/caching/cluster-key-tracking';
-import { TrackedCache } from '../stores/caching/tracked-cache';
-import { redisCommands, type RedisCommands } from '../stores/redis/redis-client';
+import { withDeadline } from '../redis/with-deadline';
+import type { KeyTracker } from '../caching/key-tracking';
+import { trackKeys } from '../caching/cluster-key-tracking';
+import { TrackedCache } from '../caching/tracked-cache';
+import { redisCommands, type RedisCommands } from '../redis/redis-client';
 import { READ_WITH_TTL } from '../stores/scripts';
 import { parseOptions } from '../util/parse-options';
 import { ignore } from '../util/ignore';

@@ -2,10 +2,10 @@
 // once at construction.
 import { z } from 'zod';
 import type { OptionsSchema } from '../util/parse-options';
-import type { RedisClient } from '../stores/redis/redis-client';
-import { isIoRedis } from '../stores/redis/ioredis-commands';
-import { isNodeRedis } from '../stores/redis/node-redis-commands';
-import { DEFAULT_ENTRIES, MAX_ENTRIES } from '../stores/caching/bounds';
+import type { RedisClient } from '../redis/redis-client';
+import { isIoRedis } from '../redis/ioredis-commands';
+import { isNodeRedis } from '../redis/node-redis-commands';
+import { DEFAULT_ENTRIES, MAX_ENTRIES } from '../caching/bounds';
 
 const redisSessionStoreShape = {
   /**

@@ -3,10 +3,10 @@
 // only platformLogin()'s options are creation-checks.ts; those that need a request,
 // entry-setup-checks.ts.
 import type { Cluster, Redis } from 'ioredis';
-import type { RedisClient } from '../stores/redis/redis-client';
-import { isIoRedis } from '../stores/redis/ioredis-commands';
+import type { RedisClient } from '../redis/redis-client';
+import { isIoRedis } from '../redis/ioredis-commands';
 import type { SessionOptions, Store } from 'express-session';
-import { withDeadline } from '../stores/redis/with-deadline';
+import { withDeadline } from '../redis/with-deadline';
 import type { TokenStore } from '../core/token-store';
 import {
   decodeEncryptionKey,

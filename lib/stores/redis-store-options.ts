@@ -4,10 +4,10 @@ import { z } from 'zod';
 import type { OptionsSchema } from '../util/parse-options';
 import { encryptionKeysSchema } from './encryption-keys-schema';
 
-import type { RedisClient } from './redis/redis-client';
-import { isIoRedis } from './redis/ioredis-commands';
-import { isNodeRedis } from './redis/node-redis-commands';
-import { DEFAULT_ENTRIES, MAX_ENTRIES } from './caching/bounds';
+import type { RedisClient } from '../redis/redis-client';
+import { isIoRedis } from '../redis/ioredis-commands';
+import { isNodeRedis } from '../redis/node-redis-commands';
+import { DEFAULT_ENTRIES, MAX_ENTRIES } from '../caching/bounds';
 
 /** Duck-typed so that a second copy of a client in node_modules (or another major) is accepted too. */
 const isRedisClient = (value: unknown): value is RedisClient =>

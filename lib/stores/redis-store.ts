@@ -26,18 +26,18 @@ import {
   PUT_IF_VERSION,
   PUT_NEW_LOGIN,
   READ_WITH_TTL,
-  type LuaScript,
 } from './scripts';
-import { withDeadline } from './redis/with-deadline';
-import { TrackedCache, type ReadTicket } from './caching/tracked-cache';
-import { hashTag, type Argument, type RedisCommands } from './redis/commands';
-import type { KeyTracker, UnavailableBy } from './caching/key-tracking';
-import { trackKeys } from './caching/cluster-key-tracking';
-import { redisCommands } from './redis/redis-client';
-import type { ReplicaWaitOutcome } from './durability/replica-acks';
-import type { ReassertOutcome } from './durability/kept-writes';
-import { REASSERT_RECORD } from './durability/reassert-script';
-import { StoreDurability } from './durability/store-durability';
+import type { LuaScript } from '../redis/lua-script';
+import { withDeadline } from '../redis/with-deadline';
+import { TrackedCache, type ReadTicket } from '../caching/tracked-cache';
+import { hashTag, type Argument, type RedisCommands } from '../redis/commands';
+import type { KeyTracker, UnavailableBy } from '../caching/key-tracking';
+import { trackKeys } from '../caching/cluster-key-tracking';
+import { redisCommands } from '../redis/redis-client';
+import type { ReplicaWaitOutcome } from '../durability/replica-acks';
+import type { ReassertOutcome } from '../durability/kept-writes';
+import { REASSERT_RECORD } from '../durability/reassert-script';
+import { StoreDurability } from '../durability/store-durability';
 import { checkClaimKey, checkExpectedVersion, ttlMilliseconds } from '../core/engine-arguments';
 
 /** Events of a RedisTokenStore. */

@@ -4,21 +4,7 @@
 // PUT_NEW_LOGIN are fast paths that make the engine's derived steps (core/entry-begin.ts,
 // core/derived-engine.ts) on the same keys and values in one round trip, sent only where every
 // key is on one server.
-import { createHash } from 'node:crypto';
-
-/** A script with its SHA-1, computed once, for EVALSHA. */
-export interface LuaScript {
-  readonly name: string;
-  readonly source: string;
-  readonly sha: string;
-}
-
-/** A script named `name`, its SHA-1 computed once. */
-export const script = (name: string, source: string): LuaScript => ({
-  name,
-  source,
-  sha: createHash('sha1').update(source).digest('hex'),
-});
+import { script } from '../redis/lua-script';
 
 /**
  * The value at KEYS[1] and the milliseconds it has left, in one command.

@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { RedisTokenStore } from 'express-platform-login';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisClient } from '../../lib/redis/redis-client';
 import { storeClientKind } from './redis-clients';
 import { startRedisServer, type TestRedisServer } from './redis-server';
 import { startAppProcess, stopAppProcesses, type AppProcess } from './spawn-game-backends';

@@ -12,7 +12,7 @@ import {
   createCluster as createCluster5,
   createSentinel as createSentinel5,
 } from 'redis5';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisClient } from '../../lib/redis/redis-client';
 
 /** Where to connect and what a client should add of its own. */
 export interface ClientPlace {

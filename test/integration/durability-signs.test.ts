@@ -14,7 +14,7 @@ import { answerToken, loginOptions, redisSessions } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord } from '../helpers/records';
 import { waitUntil } from '../helpers/wait-until';
 import { Redis } from 'ioredis';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisClient } from '../../lib/redis/redis-client';
 
 jest.setTimeout(60_000);
 

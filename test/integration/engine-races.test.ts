@@ -11,7 +11,7 @@ import { playerKeyOf } from '../../lib/core/player-key';
 import { storeKeys } from '../../lib/core/store-keys';
 import { STORE_FAST_PATHS, type StoreEngine } from '../../lib/core/store-engine';
 import type { TokenStore } from '../../lib/core/token-store';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisClient } from '../../lib/redis/redis-client';
 import { useStoreClients } from '../helpers/bed';
 
 const prefix = `races-${randomUUID().slice(0, 8)}:`;

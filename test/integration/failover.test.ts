@@ -27,8 +27,8 @@ import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 import { expiringIn, recordAt } from '../helpers/records';
 import { hashSessionId } from '../../lib/core/hash';
 import { engineOf } from '../../lib/core/derived-engine';
-import type { ReplicaWaitOutcome } from '../../lib/stores/durability/replica-acks';
-import { keySlot } from '../../lib/stores/redis/commands';
+import type { ReplicaWaitOutcome } from '../../lib/durability/replica-acks';
+import { keySlot } from '../../lib/redis/commands';
 import { sampleRecord } from '../../lib/testing/samples';
 
 jest.setTimeout(60_000);

@@ -10,7 +10,7 @@ import { beginEntry } from '../../lib/core/entry-begin';
 import { playerKeyOf } from '../../lib/core/player-key';
 import { storeKeys } from '../../lib/core/store-keys';
 import type { EntryBegin, LoginWrite, StoreEngine } from '../../lib/core/store-engine';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisClient } from '../../lib/redis/redis-client';
 import { useStoreClients } from '../helpers/bed';
 import { storeEngineContract } from '../helpers/engine-contract';
 

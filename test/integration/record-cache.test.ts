@@ -14,11 +14,11 @@ import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
 import type { PutOptions } from '../../lib/core/store-engine';
 import type { TokenRecord } from '../../lib/core/token-record';
 import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisClient } from '../../lib/redis/redis-client';
 import { READ_WITH_TTL } from '../../lib/stores/scripts';
 import { interceptCommands, storeClientKind, testWhere } from '../helpers/redis-clients';
 import { startTcpProxy } from '../helpers/tcp-proxy';
-import { TRACKING_TIMING } from '../../lib/stores/caching/bounds';
+import { TRACKING_TIMING } from '../../lib/caching/bounds';
 import { commandCount } from '../helpers/command-counts';
 import { engineOf } from '../../lib/core/derived-engine';
 

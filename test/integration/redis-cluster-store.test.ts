@@ -10,7 +10,7 @@ import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster';
 import { sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { storedRecord } from '../helpers/records';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisClient } from '../../lib/redis/redis-client';
 import { DEFAULT_CLIENT_KIND, describeWhere, storeClientKind } from '../helpers/redis-clients';
 import { valueOnce, waitUntil } from '../helpers/wait-until';
 import { engineOf } from '../../lib/core/derived-engine';

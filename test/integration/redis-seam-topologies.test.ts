@@ -3,9 +3,9 @@
 // node); key tracking runs per Cluster master and follows the Sentinel's master (node-redis 5's
 // Sentinel, which has no duplicate(), says once why it cannot and never goes live).
 import { Redis } from 'ioredis';
-import type { KeyChangeListener } from '../../lib/stores/caching/key-tracking';
-import { trackKeys } from '../../lib/stores/caching/cluster-key-tracking';
-import { redisCommands, type RedisClient } from '../../lib/stores/redis/redis-client';
+import type { KeyChangeListener } from '../../lib/caching/key-tracking';
+import { trackKeys } from '../../lib/caching/cluster-key-tracking';
+import { redisCommands, type RedisClient } from '../../lib/redis/redis-client';
 import { PUT_IF_VERSION, READ_WITH_TTL } from '../../lib/stores/scripts';
 import { defaultClientKinds } from '../helpers/redis-clients';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster';

@@ -4,10 +4,10 @@
 // SWAPDB, a killed tracking connection, a stalled server, a silent connection, a refused CLIENT).
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
-import type { RedisCommands } from '../../lib/stores/redis/commands';
-import { KeyTracking, type KeyChangeListener } from '../../lib/stores/caching/key-tracking';
-import { TRACKING_TIMING } from '../../lib/stores/caching/bounds';
-import { redisCommands, type RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisCommands } from '../../lib/redis/commands';
+import { KeyTracking, type KeyChangeListener } from '../../lib/caching/key-tracking';
+import { TRACKING_TIMING } from '../../lib/caching/bounds';
+import { redisCommands, type RedisClient } from '../../lib/redis/redis-client';
 import { PUT_IF_VERSION, READ_WITH_TTL } from '../../lib/stores/scripts';
 import { clientKinds, testWhere } from '../helpers/redis-clients';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';

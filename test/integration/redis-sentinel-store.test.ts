@@ -15,7 +15,7 @@ import { hashSessionId } from '../../lib/core/hash';
 import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
 import { storedRecord } from '../helpers/records';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisClient } from '../../lib/redis/redis-client';
 import { describeWhere, storeClientKind } from '../helpers/redis-clients';
 import { engineOf } from '../../lib/core/derived-engine';
 

@@ -4,7 +4,7 @@
 // `node-redis` projects) keeps its library's defaults on purpose (offline queue, retries, no command
 // timeout): the store's deadline alone bounds it.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisClient } from '../../lib/redis/redis-client';
 import { storeClientKind } from '../helpers/redis-clients';
 import { StoreUnavailableError } from '../../lib/errors';
 import { RedisTokenStore } from '../../lib/stores/redis-store';

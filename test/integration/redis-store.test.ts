@@ -9,7 +9,7 @@ import { RedisTokenStore } from '../../lib/stores/redis-store';
 import type { PutOptions } from '../../lib/core/store-engine';
 import type { TokenRecord } from '../../lib/core/token-record';
 import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisClient } from '../../lib/redis/redis-client';
 import { DEFAULT_CLIENT_KIND, describeWhere, storeClientKind } from '../helpers/redis-clients';
 import { useStoreClients } from '../helpers/bed';
 import { storedRecord } from '../helpers/records';

@@ -21,7 +21,7 @@ import {
 } from 'express-platform-login/simulator';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { defaultClientKinds } from '../helpers/redis-clients';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisClient } from '../../lib/redis/redis-client';
 import { loginOptions, SESSION_SECRET } from '../helpers/test-app';
 import { sessionCookieFrom } from '../helpers/session-cookie';
 import { BOTH_CLIENTS, entryCode, MINI, MINI_URI, WEB_URI } from '../helpers/two-registrations';

@@ -11,7 +11,7 @@ import ioredisPackage from 'ioredis6/package.json';
 import { RedisStore } from 'connect-redis8';
 import type { SessionData } from 'express-session';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
-import type { RedisClient } from '../../lib/stores/redis/redis-client';
+import type { RedisClient } from '../../lib/redis/redis-client';
 import { checkSetup } from '../../lib/setup/setup-checks';
 import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { startRedisServer } from '../helpers/redis-server';

@@ -1,7 +1,7 @@
 // TrackedCache, the pure logic under RedisTokenStore's record cache (and RedisSessionStore's):
 // serving only while on and within its lease, the in-flight read race, the size bound, expiry,
 // emptying, and the waiters; and the engine's reads of values held in memory.
-import { TrackedCache } from '../../lib/stores/caching/tracked-cache';
+import { TrackedCache } from '../../lib/caching/tracked-cache';
 import { deriveEngine } from '../../lib/core/derived-engine';
 import { recordValue } from '../../lib/core/record-value';
 import { MemoryTokenStore } from '../../lib/core/memory-store';

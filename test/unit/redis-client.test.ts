@@ -7,7 +7,7 @@ import {
   createCluster as createCluster5,
   createSentinel as createSentinel5,
 } from 'redis5';
-import { redisCommands, type RedisClient } from '../../lib/stores/redis/redis-client';
+import { redisCommands, type RedisClient } from '../../lib/redis/redis-client';
 
 const lazy = { lazyConnect: true } as const;
 const cases: Array<[string, () => RedisClient, string, string]> = [

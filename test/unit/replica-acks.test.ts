@@ -1,8 +1,8 @@
-// Group commit of the waits for a replica (stores/durability/replica-acks.ts), on a scripted link: writes that
+// Group commit of the waits for a replica (durability/replica-acks.ts), on a scripted link: writes that
 // finish while a wait is under way share the next one, a master with no replica is not waited for,
 // and a failed connection is told, never thrown.
-import { ReplicaAcks, type ReplicaWaitOutcome } from '../../lib/stores/durability/replica-acks';
-import type { ReplicaLink } from '../../lib/stores/redis/commands';
+import { ReplicaAcks, type ReplicaWaitOutcome } from '../../lib/durability/replica-acks';
+import type { ReplicaLink } from '../../lib/redis/commands';
 
 interface Round {
   lane: number;

@@ -1,7 +1,7 @@
 // TrackedCache as RedisSessionStore uses it (the stored JSON by session key): serving only while
 // on, a read in flight when its key changed (or the cache was emptied or switched) not kept,
 // expiry from the key's PTTL, the size bound (one not read recently out), a renewal's new expiry.
-import { TrackedCache } from '../../lib/stores/caching/tracked-cache';
+import { TrackedCache } from '../../lib/caching/tracked-cache';
 
 const NOW = 1_000_000;
 type SessionCache = TrackedCache<string>;

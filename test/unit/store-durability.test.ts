@@ -1,12 +1,12 @@
-// What RedisTokenStore keeps through a failover (stores/durability/), on a scripted replica link:
+// What RedisTokenStore keeps through a failover (durability/), on a scripted replica link:
 // a refreshed record whose wait failed is served to this process and written back once a primary
 // answers; a refresh of that kept record chains onto it; refresh locks wait only after a sign that
 // the server changed where the primary has a replica; a logout is answered only once a replica
 // holds it; and nothing kept here outlives a deletion.
-import { StoreDurability } from '../../lib/stores/durability/store-durability';
-import { SETTLE_MS, UNSETTLED_MS } from '../../lib/stores/durability/windows';
-import type { ReplicaWaitOutcome } from '../../lib/stores/durability/replica-acks';
-import type { RedisCommands, ReplicaLink } from '../../lib/stores/redis/commands';
+import { StoreDurability } from '../../lib/durability/store-durability';
+import { SETTLE_MS, UNSETTLED_MS } from '../../lib/durability/windows';
+import type { ReplicaWaitOutcome } from '../../lib/durability/replica-acks';
+import type { RedisCommands, ReplicaLink } from '../../lib/redis/commands';
 import { StoreUnavailableError } from '../../lib/errors';
 import type { StoredValue } from '../../lib/core/token-store';
 

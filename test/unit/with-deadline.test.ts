@@ -1,7 +1,7 @@
 // The deadline every RedisTokenStore call runs under.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailableError } from '../../lib/errors';
-import { withDeadline } from '../../lib/stores/redis/with-deadline';
+import { withDeadline } from '../../lib/redis/with-deadline';
 
 describe('withDeadline', () => {
   test('passes a timely value through', async () => {

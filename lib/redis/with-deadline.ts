@@ -1,6 +1,6 @@
 // Bounds a store call in time. ioredis on its own can keep a command waiting for tens of seconds
 // while Redis is stalled or reconnecting; a request must get `store_unavailable` instead.
-import { storeUnavailable, StoreUnavailableError } from '../../errors';
+import { storeUnavailable, StoreUnavailableError } from '../errors';
 
 /**
  * Resolves or rejects like `operation`, but rejects with `StoreUnavailableError` when it has not

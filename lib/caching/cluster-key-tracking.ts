@@ -2,7 +2,7 @@
 // node reports changes of its own keys only (CLIENT TRACKING is per node), so every master that
 // serves slots gets its own tracking connection, heartbeat, lease and mark; copies are served only
 // while every one of them is live, and every copy goes when the slot map changes.
-import { ignore } from '../../util/ignore';
+import { ignore } from '../util/ignore';
 import { CLUSTER_SLOTS, keySlot, type ClusterLinks, type RedisCommands } from '../redis/commands';
 import { CLUSTER_FULL_CHECK_BEATS, CLUSTER_MARK_SEARCH_LIMIT, TRACKING_TIMING } from './bounds';
 import {

@@ -3,7 +3,7 @@
 // and when those reports can be relied on. Any key prefix: the record cache and a session store
 // each keep one.
 import { randomBytes } from 'node:crypto';
-import { ignore } from '../../util/ignore';
+import { ignore } from '../util/ignore';
 import { isRefusal, isServerReply, type RedisCommands, type TrackingLink } from '../redis/commands';
 import { TRACKING_TIMING } from './bounds';
 import { Lease, type LeaseListener } from './lease';

@@ -1,7 +1,7 @@
 // The command seam on ioredis 5 and 6: `new Redis(…)`, `new Redis({ sentinels, … })` and
 // `new Cluster(…)`. Public API only: call/callBuffer, duplicate, status, options, events.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { ignore } from '../../util/ignore';
+import { ignore } from '../util/ignore';
 import { CommandSeam, keySlot, listen, ReplicaLanes, slotOwners } from './commands';
 import type { ClusterLinks, Lane, Listener, TrackingLink, TrackingLinkEvents } from './commands';
 

@@ -1,6 +1,6 @@
 // The command seam on node-redis 5 and 6: `createClient`, `createCluster` and `createSentinel`.
 // Public API only: sendCommand (with a type mapping per call), duplicate, isReady, options, events.
-import { ignore } from '../../util/ignore';
+import { ignore } from '../util/ignore';
 import { CommandSeam, isRefusal, keySlot, listen, ReplicaLanes, slotOwners } from './commands';
 import type {
   Argument,

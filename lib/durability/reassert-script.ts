@@ -1,5 +1,5 @@
 // The one script of the durability through a failover (docs/durability.md).
-import { script } from '../scripts';
+import { script } from '../redis/lua-script';
 
 /**
  * Writes a refreshed record again after a failover (docs/durability.md): the promoted replica may

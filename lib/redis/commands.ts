@@ -2,8 +2,7 @@
 // Redis client, implemented once for ioredis 5/6 (ioredis-commands.ts) and once for node-redis 5/6
 // (node-redis-commands.ts), on what both build alike (CommandSeam, ReplicaLanes, listen), written
 // here once. Nothing above this folder knows which client it runs on.
-import { MARK_TTL_MS } from '../durability/windows';
-import type { LuaScript } from '../scripts';
+import type { LuaScript } from './lua-script';
 
 /** How bulk replies come back: strings, or Buffers (a sealed record is binary). */
 export type Replies = 'text' | 'bytes';
@@ -146,10 +145,16 @@ export interface ReplicaLink {
   replicas(markKey: string): Promise<number>;
   /**
    * On connection `lane` (0, 1, …) to the master owning `markKey`: `SET markKey` and `WAIT
-   * replicas timeoutMs`; resolves the replicas that acknowledged. Rejects when the connection
+   * replicas timeoutMs` (the mark expires after markTtlMs); resolves the replicas that acknowledged. Rejects when the connection
    * fails or the server is no master (a failover under way).
    */
-  confirm(lane: number, markKey: string, replicas: number, timeoutMs: number): Promise<number>;
+  confirm(
+    lane: number,
+    markKey: string,
+    replicas: number,
+    timeoutMs: number,
+    markTtlMs: number,
+  ): Promise<number>;
   /** Closes every connection it opened. */
   close(): void;
 }
@@ -196,6 +201,7 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
     markKey: string,
     replicas: number,
     timeoutMs: number,
+    markTtlMs: number,
   ): Promise<number> {
     const route = this.routeOf(markKey);
     const name = `${route}#${lane}`;
@@ -204,7 +210,7 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
       const connection = this.#lanes.get(name) ?? this.open(route, markKey);
       this.#lanes.set(name, connection);
       const [, acknowledged] = await Promise.all([
-        connection.send(['SET', this.keyPrefix + markKey, '1', 'PX', String(MARK_TTL_MS)]),
+        connection.send(['SET', this.keyPrefix + markKey, '1', 'PX', String(markTtlMs)]),
         connection.send(['WAIT', String(replicas), String(timeoutMs)]),
       ]);
       return Number(acknowledged);

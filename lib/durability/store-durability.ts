@@ -3,10 +3,10 @@
 // looked for where a failover may have come in between; a refreshed record or a deletion no replica
 // holds yet is kept and done again (kept-writes.ts); and on a sign that the server changed
 // (server-changes.ts) the failover state (failover-state.ts) refuses refresh locks for a while.
-import type { Durability } from '../../core/store-engine';
-import type { StoredValue } from '../../core/token-store';
-import { checkSessionKey } from '../../core/engine-arguments';
-import { StoreUnavailableError } from '../../errors';
+import type { Durability } from '../core/store-engine';
+import type { StoredValue } from '../core/token-store';
+import { checkSessionKey } from '../core/engine-arguments';
+import { StoreUnavailableError } from '../errors';
 import type { RedisCommands, ReplicaLink } from '../redis/commands';
 import { FailoverState } from './failover-state';
 import { KeptWrites, type KeptWritesDeps } from './kept-writes';

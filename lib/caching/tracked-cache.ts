@@ -1,7 +1,7 @@
 // What the record cache and the session cache share: a bounded in-process copy of Redis values by
 // id, emptied key by key as Redis reports changes, serving only within its tracking's lease, and
 // guarded against the in-flight read race (docs/caching.md).
-import { ChangeWatchers } from '../../util/change-watchers';
+import { ChangeWatchers } from '../util/change-watchers';
 import type { KeyChangeListener } from './key-tracking';
 
 /** A value held in memory. */

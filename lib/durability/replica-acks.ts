@@ -3,8 +3,8 @@
 // a few connections of their own per master, so a wait never holds up another request's commands
 // and many writes cost one WAIT.
 import type { ReplicaLink } from '../redis/commands';
-import { ignore } from '../../util/ignore';
-import { LANES, NO_REPLICA_RECHECK_MS, ROUND_MARGIN_MS } from './windows';
+import { ignore } from '../util/ignore';
+import { LANES, MARK_TTL_MS, NO_REPLICA_RECHECK_MS, ROUND_MARGIN_MS } from './windows';
 
 /** How a wait for replicas ended. */
 export type ReplicaWaitOutcome =
@@ -94,7 +94,13 @@ export class ReplicaAcks {
     this.#replicated = this.#replicated === true || connected > 0;
     if (connected === 0) return 'no-replica';
     const wanted = Math.min(this.#settings.replicas, connected);
-    const acknowledged = await this.#link.confirm(lane, markKey, wanted, this.#settings.timeoutMs);
+    const acknowledged = await this.#link.confirm(
+      lane,
+      markKey,
+      wanted,
+      this.#settings.timeoutMs,
+      MARK_TTL_MS,
+    );
     return acknowledged >= wanted ? 'acknowledged' : 'timeout';
   }
 

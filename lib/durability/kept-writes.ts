@@ -2,8 +2,8 @@
 // served to this process from its write until a replica holds it, and when its wait fails or
 // times out it is written again until one does, over the versions it replaced only; a deletion
 // no replica holds is done again. Nothing here decides when: the store's durability does.
-import type { StoredValue } from '../../core/token-store';
-import { ignore } from '../../util/ignore';
+import type { StoredValue } from '../core/token-store';
+import { ignore } from '../util/ignore';
 import type { ReplicaWaitOutcome } from './replica-acks';
 import { RETRY_MS } from './windows';
 
