@@ -4,7 +4,7 @@
 // back. Counted on a real redis-server with MONITOR, which tells the commands a client sent from
 // those its scripts ran (source `lua`); INFO commandstats counts both alike.
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { RedisStore as ConnectRedis8 } from 'connect-redis8';
 import { platformLogin, RedisSessionStore, RedisTokenStore } from 'express-platform-login';
@@ -34,38 +34,41 @@ const NOT_THE_ENTRY = new Set([
   'role',
 ]);
 
-/** The commands clients sent (not those scripts ran) while `action` ran, lower-case. */
 /**
- * A MONITOR connection. ioredis may take a feed line that comes between MONITOR's OK and its own
- * switch to monitoring for a reply ("Command queue state error"), rejecting the start, or one that
- * comes as it closes: the test's own connection, nothing of the package's, so it is started again.
+ * The commands clients sent (not those scripts ran) while `action` ran, lower-case. MONITOR is read
+ * on a socket of the test's own: a client library switching a connection to monitoring may take a
+ * feed line for a reply.
  */
-async function startMonitor(): Promise<Redis> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      const monitor = await raw.monitor();
-      monitor.on('error', () => undefined);
-      return monitor;
-    } catch (error) {
-      if (attempt === 5 || !String(error).includes('Command queue state error')) throw error;
-    }
-  }
-}
-
 async function sentDuring(action: () => Promise<void>): Promise<string[]> {
-  const monitor = await startMonitor();
+  const socket = connect(server.port, '127.0.0.1');
   const sent: string[] = [];
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    const name = String(args[0]).toLowerCase();
-    if (source !== 'lua' && !NOT_THE_ENTRY.has(name)) sent.push(name);
+  let feed = '';
+  let monitoring: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (monitoring = resolve));
+  socket.setEncoding('utf8');
+  socket.on('error', () => undefined); // destroyed at the end; a reset then is no finding
+  socket.on('data', (chunk: string) => {
+    feed += chunk;
+    const lines = feed.split('\r\n');
+    feed = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line === '+OK') monitoring();
+      // `+<time> [<db> <client address, or lua>] "<COMMAND>" "<argument>" …`
+      const match = /^\+[\d.]+ \[\d+ ([^\]]+)\] "([^"]*)"/.exec(line);
+      if (match === null) continue;
+      const name = match[2]!.toLowerCase();
+      if (match[1] !== 'lua' && !NOT_THE_ENTRY.has(name)) sent.push(name);
+    }
   });
+  socket.write('MONITOR\r\n');
+  await started;
   try {
     await action();
     // MONITOR's feed trails the commands it reports: one more command after them marks its end.
     await raw.ping();
     await new Promise((resolve) => setTimeout(resolve, 50));
   } finally {
-    monitor.disconnect();
+    socket.destroy();
   }
   return sent;
 }
