@@ -265,9 +265,6 @@ export type RequestRefusedErrorCode = CodeOf<'refused'>;
 /** The codes of {@link PlatformError}. */
 export type PlatformFailureCode = CodeOf<'platform'>;
 
-/** The codes a token-endpoint call fails with (the token client's errors, before the failure policy). */
-export const TOKEN_ENDPOINT_FAILURE_CODES = codesOf('token');
-
 /** The codes of an OAuth error answered by the token endpoint (they carry `oauthError`). */
 const OAUTH_REFUSAL_CODES: ReadonlySet<PlatformErrorCode> = new Set(codesOf('oauth'));
 

@@ -10,7 +10,7 @@ import {
   type Histogram,
   type MeterProvider,
 } from '@opentelemetry/api';
-import { codesOf, TOKEN_ENDPOINT_FAILURE_CODES } from '../errors';
+import { codesOf } from '../errors';
 import { TOKEN_GRANTS } from '../client/token-response';
 import {
   LOCK_WAIT_OUTCOMES,
@@ -89,7 +89,7 @@ export const LABELS = {
   // `outcome`: `ok` and every error code the token client ends an attempt with.
   token: new LabelTable((grant, outcome) => ({ grant, outcome }), TOKEN_GRANTS, [
     'ok',
-    ...TOKEN_ENDPOINT_FAILURE_CODES,
+    ...codesOf('token'),
   ]),
   refresh: new LabelTable((renewed, background) => ({ renewed, background }), RENEWALS, BOOLEANS),
   refreshFailure: new LabelTable(
