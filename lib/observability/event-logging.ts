@@ -2,34 +2,13 @@
 // metrics, spans and the readiness report here. Subscribed once at creation; of a request that went
 // well only its store calls' timings (`storeCall`) pass through here.
 import type { EventEmitter } from 'node:events';
-import type { Attributes } from '@opentelemetry/api';
-import {
-  STORE_OPERATIONS,
-  type PlatformLoginEvents,
-  type RequestFailure,
-  type StoreOperation,
-} from './events';
+import type { PlatformLoginEvents, RequestFailure } from './events';
 import { createLogThrottle } from './log-throttle';
 import type { PlatformLogger } from './logger';
 import { LABELS, type PlatformMetrics } from './metrics';
 import type { PlatformHealth } from './platform-health';
 import { tokenAttemptSpans } from './tracing';
 import { escapingLogger } from '../util/log-text';
-
-/**
- * The store's labels by operation, looked up on every request (each reads the store): a property
- * read, where `LABELS.…get()` joins its values into a new key string per call.
- */
-const byOperation = (labels: (operation: StoreOperation) => Attributes) =>
-  Object.fromEntries(STORE_OPERATIONS.map((op) => [op, labels(op)])) as Record<
-    StoreOperation,
-    Attributes
-  >;
-const STORE_CALL_LABELS = {
-  ok: byOperation((op) => LABELS.storeCall.get(op, 'ok')),
-  error: byOperation((op) => LABELS.storeCall.get(op, 'error')),
-};
-const STORE_ERROR_LABELS = byOperation((op) => LABELS.storeError.get(op));
 
 /** The events logged as they come, each at its level with its message and its payload. */
 const LOGGED = {
@@ -110,8 +89,8 @@ export function observeEvents(
     metrics.lockWaitDuration.record(durationMs / 1000, labels);
   });
   events.on('storeCall', ({ operation, outcome, durationMs }) => {
-    metrics.storeDuration.record(durationMs / 1000, STORE_CALL_LABELS[outcome][operation]);
-    if (outcome === 'error') metrics.storeErrors.add(1, STORE_ERROR_LABELS[operation]);
+    metrics.storeDuration.record(durationMs / 1000, LABELS.storeCall.get(operation, outcome));
+    if (outcome === 'error') metrics.storeErrors.add(1, LABELS.storeError.get(operation));
   });
   const logFailure = failureLogger(logger);
   events.on('requestFailed', (failure) => {

@@ -51,30 +51,27 @@ function bucketsUpTo(from: number, limitMs: number): number[] {
 type LabelValue = string | boolean;
 
 /**
- * A counter's label sets, built once as shared frozen objects (recording allocates nothing, and a
- * series seeded at zero is the very series later recorded to), with a fallback for a value not
- * known in advance. Seeded with every combination of `values`.
+ * A counter's label sets (one or two labels), built once as shared frozen objects for every pair
+ * of `first` × `second`: recording looks one up without allocating, and a series seeded at zero is
+ * the very series later recorded to. A value not known in advance gets a set of its own.
  */
 class LabelTable {
-  readonly #known = new Map<string, Attributes>();
+  readonly #known = new Map<LabelValue, Map<LabelValue | undefined, Attributes>>();
   constructor(
-    private readonly build: (...values: LabelValue[]) => Attributes,
-    ...values: ReadonlyArray<readonly LabelValue[]>
+    private readonly build: (a: LabelValue, b?: LabelValue) => Attributes,
+    first: readonly LabelValue[],
+    second: readonly LabelValue[] | [undefined] = [undefined],
   ) {
-    const combinations = values.reduce<LabelValue[][]>(
-      (made, list) => made.flatMap((start) => list.map((value) => [...start, value])),
-      [[]],
-    );
-    for (const combination of combinations) {
-      this.#known.set(combination.join('\u0000'), Object.freeze(build(...combination)));
+    for (const a of first) {
+      this.#known.set(a, new Map(second.map((b) => [b, Object.freeze(build(a, b))])));
     }
   }
-  get(...values: LabelValue[]): Attributes {
-    return this.#known.get(values.join('\u0000')) ?? this.build(...values);
+  get(a: LabelValue, b?: LabelValue): Attributes {
+    return this.#known.get(a)?.get(b) ?? this.build(a, b);
   }
   /** The label sets seeded. */
   known(): Attributes[] {
-    return [...this.#known.values()];
+    return [...this.#known.values()].flatMap((sets) => [...sets.values()]);
   }
 }
 
