@@ -203,9 +203,7 @@ export const CONNECT_REDIS_IOREDIS_MESSAGE =
 
 function connectRedisProblems(session: SessionOptions): SetupProblem[] {
   if (!isConnectRedisWithIoredis(session.store)) return [];
-  return [
-    { check: 'connect-redis-ioredis', severity: 'error', message: CONNECT_REDIS_IOREDIS_MESSAGE },
-  ];
+  return finding('connect-redis-ioredis', 'error', CONNECT_REDIS_IOREDIS_MESSAGE);
 }
 
 /** maxmemory and maxmemory-policy of one node, or `undefined` when CONFIG is not available. */
