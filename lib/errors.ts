@@ -222,10 +222,10 @@ export const PLATFORM_ERROR_CODES = Object.keys(PLATFORM_ERRORS) as readonly Pla
 
 type Rows = typeof PLATFORM_ERRORS;
 
+/** The codes whose row is a `T`. */
+type CodesWhere<T> = { [C in PlatformErrorCode]: Rows[C] extends T ? C : never }[PlatformErrorCode];
 /** The codes of one family. */
-type CodeOf<F extends Family> = {
-  [C in PlatformErrorCode]: Rows[C]['family'] extends F ? C : never;
-}[PlatformErrorCode];
+type CodeOf<F extends Family> = CodesWhere<{ family: F }>;
 
 /** The codes of one group. */
 type GroupCode<G extends Group> = {
@@ -245,9 +245,7 @@ type MessageArgs<C extends PlatformErrorCode> = Rows[C] extends {
   ? [A]
   : [];
 /** The codes whose message is the table's. */
-type WithMessage = {
-  [C in PlatformErrorCode]: Rows[C] extends { message: unknown } ? C : never;
-}[PlatformErrorCode];
+type WithMessage = CodesWhere<{ message: unknown }>;
 
 /** The message of `code`, made from `args` when it is a template. */
 function messageOf<C extends WithMessage>(code: C, ...args: MessageArgs<C>): string {
