@@ -460,12 +460,7 @@ export class RequestRefusedError extends PlatformLoginError<RequestRefusedErrorC
 }
 
 /** What a refusal carries beside its code. */
-type RefusalFields = Partial<
-  Pick<
-    RequestRefusedError,
-    'retryAfterSeconds' | 'allow' | 'reason' | 'platformError' | 'missingScopes'
-  >
->;
+type RefusalFields = Partial<Omit<RequestRefusedError, keyof PlatformLoginError>>;
 
 /** A refusal with its code's message (made from `args`) and the `fields` it carries. */
 const refused = <C extends RequestRefusedErrorCode & WithMessage>(
@@ -605,17 +600,7 @@ export class PlatformError extends PlatformLoginError<PlatformFailureCode> {
 }
 
 /** What a platform failure carries beside its code. */
-type PlatformFields = Partial<
-  Pick<
-    PlatformError,
-    | 'oauthError'
-    | 'oauthErrorDescription'
-    | 'httpStatus'
-    | 'platformRetryAfterSeconds'
-    | 'field'
-    | 'retryAfterSeconds'
-  >
->;
+type PlatformFields = Partial<Omit<PlatformError, keyof PlatformLoginError>>;
 
 /** A platform failure with its code's message (made from `args`) and the `fields` it carries. */
 const failed = <C extends PlatformFailureCode & WithMessage>(
@@ -726,8 +711,6 @@ export const isTokenEndpointAnswer = (value: unknown): value is PlatformError =>
 /** The token endpoint answered something that is not a valid token response. */
 export const invalidTokenResponse = (
   message: string,
-  options?: Pick<PlatformFields, 'field' | 'httpStatus' | 'platformRetryAfterSeconds'> & {
-    cause?: unknown;
-  },
+  options?: PlatformFields & { cause?: unknown },
 ): PlatformError =>
   new PlatformError(message, { ...options, code: 'ERR_PLATFORM_INVALID_RESPONSE' });
