@@ -222,10 +222,10 @@ export const PLATFORM_ERROR_CODES = Object.keys(PLATFORM_ERRORS) as readonly Pla
 
 type Rows = typeof PLATFORM_ERRORS;
 
+/** The codes whose row is a `T`. */
+type CodesWhere<T> = { [C in PlatformErrorCode]: Rows[C] extends T ? C : never }[PlatformErrorCode];
 /** The codes of one family. */
-type CodeOf<F extends Family> = {
-  [C in PlatformErrorCode]: Rows[C]['family'] extends F ? C : never;
-}[PlatformErrorCode];
+type CodeOf<F extends Family> = CodesWhere<{ family: F }>;
 
 /** The codes of one group. */
 type GroupCode<G extends Group> = {
@@ -245,9 +245,7 @@ type MessageArgs<C extends PlatformErrorCode> = Rows[C] extends {
   ? [A]
   : [];
 /** The codes whose message is the table's. */
-type WithMessage = {
-  [C in PlatformErrorCode]: Rows[C] extends { message: unknown } ? C : never;
-}[PlatformErrorCode];
+type WithMessage = CodesWhere<{ message: unknown }>;
 
 /** The message of `code`, made from `args` when it is a template. */
 function messageOf<C extends WithMessage>(code: C, ...args: MessageArgs<C>): string {
@@ -264,9 +262,6 @@ export type LoginRequiredErrorCode = CodeOf<'login'>;
 export type RequestRefusedErrorCode = CodeOf<'refused'>;
 /** The codes of {@link PlatformError}. */
 export type PlatformFailureCode = CodeOf<'platform'>;
-
-/** The codes a token-endpoint call fails with (the token client's errors, before the failure policy). */
-export const TOKEN_ENDPOINT_FAILURE_CODES = codesOf('token');
 
 /** The codes of an OAuth error answered by the token endpoint (they carry `oauthError`). */
 const OAUTH_REFUSAL_CODES: ReadonlySet<PlatformErrorCode> = new Set(codesOf('oauth'));
@@ -319,6 +314,13 @@ export function httpAnswer(err: { code: PlatformErrorCode; platformError?: strin
   }
   const { status, error } = PLATFORM_ERRORS[err.code];
   return { status, error };
+}
+
+/** Sets on `error` each of `fields` that is defined (an absent field stays absent, not `undefined`). */
+function assignDefined(error: object, fields: object): void {
+  for (const [name, value] of Object.entries(fields)) {
+    if (value !== undefined) (error as Record<string, unknown>)[name] = value;
+  }
 }
 
 /** Base class of every error this package raises; `code` says which, the table says the rest. */
@@ -449,44 +451,39 @@ export class RequestRefusedError extends PlatformLoginError<RequestRefusedErrorC
 
   constructor(
     message: string,
-    options: {
-      code: RequestRefusedErrorCode;
-      cause?: unknown;
-      retryAfterSeconds?: number;
-      allow?: 'GET' | 'POST';
-      reason?: string;
-      platformError?: string;
-      missingScopes?: readonly string[];
-      level?: LogLevel;
-    },
+    options: RefusalFields & { code: RequestRefusedErrorCode; cause?: unknown; level?: LogLevel },
   ) {
-    super(options.code, message, options);
-    const { retryAfterSeconds, allow, reason, platformError, missingScopes } = options;
-    if (retryAfterSeconds !== undefined) this.retryAfterSeconds = retryAfterSeconds;
-    if (allow !== undefined) this.allow = allow;
-    if (reason !== undefined) this.reason = reason;
-    if (platformError !== undefined) this.platformError = platformError;
-    if (missingScopes !== undefined) this.missingScopes = missingScopes;
+    const { code, cause: _cause, level: _level, ...fields } = options;
+    super(code, message, options);
+    assignDefined(this, fields);
   }
 }
+
+/** What a refusal carries beside its code. */
+type RefusalFields = Partial<Omit<RequestRefusedError, keyof PlatformLoginError>>;
+
+/** A refusal with its code's message (made from `args`) and the `fields` it carries. */
+const refused = <C extends RequestRefusedErrorCode & WithMessage>(
+  code: C,
+  args: MessageArgs<C>,
+  fields?: RefusalFields & { cause?: unknown; level?: LogLevel },
+) => new RequestRefusedError(messageOf(code, ...args), { ...fields, code });
 
 /** The request itself is malformed (e.g. a missing or invalid `code`). */
 export const invalidRequest = (message: string): RequestRefusedError =>
   new RequestRefusedError(message, { code: 'ERR_PLATFORM_INVALID_REQUEST' });
 
 /** The entry carried a code that was already used by another browser. */
-export const codeAlreadyUsed = (): RequestRefusedError =>
-  new RequestRefusedError(messageOf('ERR_PLATFORM_CODE_USED'), { code: 'ERR_PLATFORM_CODE_USED' });
+export const codeAlreadyUsed = () => refused('ERR_PLATFORM_CODE_USED', []);
 
 /** The platform opened the callback with an `error` parameter instead of a code. */
 export function entryDenied(oauthError: unknown): RequestRefusedError {
   const error =
     sanitizePlatformText(oauthError, 64)?.replace(/[^a-z0-9_]/gi, '') || 'access_denied';
-  const code = 'ERR_PLATFORM_ENTRY_DENIED';
   // The platform's own trouble (502, 503) is logged as every 5xx is.
-  const trouble = httpAnswer({ code, platformError: error }).status >= 500;
-  return new RequestRefusedError(messageOf(code, error), {
-    code,
+  const trouble =
+    httpAnswer({ code: 'ERR_PLATFORM_ENTRY_DENIED', platformError: error }).status >= 500;
+  return refused('ERR_PLATFORM_ENTRY_DENIED', [error], {
     platformError: error,
     ...(trouble && { level: 'error' as const }),
   });
@@ -496,11 +493,8 @@ export function entryDenied(oauthError: unknown): RequestRefusedError {
  * The callback answers GET only (link previews and prefetches must not burn a code); logout answers
  * POST only (a GET could be started by any page: an `<img>` would log the player out).
  */
-export const methodNotAllowed = (allow: 'GET' | 'POST' = 'GET'): RequestRefusedError =>
-  new RequestRefusedError(messageOf('ERR_PLATFORM_METHOD_NOT_ALLOWED', allow), {
-    code: 'ERR_PLATFORM_METHOD_NOT_ALLOWED',
-    allow,
-  });
+export const methodNotAllowed = (allow: 'GET' | 'POST' = 'GET') =>
+  refused('ERR_PLATFORM_METHOD_NOT_ALLOWED', [allow], { allow });
 
 /** The platform refused the entry code at the exchange (`invalid_grant`: expired, unknown or used). */
 export function codeRejected(options?: { cause?: unknown }): RequestRefusedError {
@@ -509,42 +503,29 @@ export function codeRejected(options?: { cause?: unknown }): RequestRefusedError
     typeof cause?.oauthErrorDescription === 'string' ? cause.oauthErrorDescription : undefined;
   // The platform's description when it gave one ("expired or already used" is only a guess); a
   // redirect_uri mismatch is the setup's mistake, logged as one.
-  return new RequestRefusedError(messageOf('ERR_PLATFORM_CODE_REJECTED', said), {
+  return refused('ERR_PLATFORM_CODE_REJECTED', [said], {
     ...options,
-    code: 'ERR_PLATFORM_CODE_REJECTED',
     ...(said !== undefined && REDIRECT_URI.test(said) && { level: 'warn' as const }),
   });
 }
 
 /** An entry that did not come from the platform's pages, refused by `entry: { context: { mode: 'enforce' } }`. */
-export const entryContextRefused = (reason: string, detail = reason): RequestRefusedError =>
-  new RequestRefusedError(messageOf('ERR_PLATFORM_ENTRY_CONTEXT', detail), {
-    code: 'ERR_PLATFORM_ENTRY_CONTEXT',
-    reason,
-  });
+export const entryContextRefused = (reason: string, detail = reason) =>
+  refused('ERR_PLATFORM_ENTRY_CONTEXT', [detail], { reason });
 
 /** A state-changing request started by a page of another origin (CSRF), refused by `csrfProtection()`. */
-export const crossOriginRequest = (what = 'A state-changing request'): RequestRefusedError =>
-  new RequestRefusedError(messageOf('ERR_PLATFORM_CROSS_ORIGIN', what), {
-    code: 'ERR_PLATFORM_CROSS_ORIGIN',
-  });
+export const crossOriginRequest = (what = 'A state-changing request') =>
+  refused('ERR_PLATFORM_CROSS_ORIGIN', [what]);
 
 /** After an entry the browser came back without the new session: it refuses the session cookie. */
-export const cookiesRefused = (): RequestRefusedError =>
-  new RequestRefusedError(messageOf('ERR_PLATFORM_COOKIES_REFUSED'), {
-    code: 'ERR_PLATFORM_COOKIES_REFUSED',
-  });
+export const cookiesRefused = () => refused('ERR_PLATFORM_COOKIES_REFUSED', []);
 
 /**
  * Too many failed entries (bad, used or refused codes) came from this client address: refused with
- * 429 before any code is claimed or sent, until the window ends (`entry.failureLimit`);
- * `retryAfterSeconds`: until the address's window ends.
+ * 429 before any code is claimed or sent, until the address's window ends (`entry.failureLimit`).
  */
-export const tooManyEntries = (retryAfterSeconds: number): RequestRefusedError =>
-  new RequestRefusedError(messageOf('ERR_PLATFORM_TOO_MANY_ENTRIES'), {
-    code: 'ERR_PLATFORM_TOO_MANY_ENTRIES',
-    retryAfterSeconds,
-  });
+export const tooManyEntries = (retryAfterSeconds: number) =>
+  refused('ERR_PLATFORM_TOO_MANY_ENTRIES', [], { retryAfterSeconds });
 
 /**
  * The entry is refused with 503 before its code is claimed: this process already has
@@ -552,34 +533,22 @@ export const tooManyEntries = (retryAfterSeconds: number): RequestRefusedError =
  * outbound requests), or the platform asked for no exchange until its `Retry-After` has passed.
  * `retryAfterSeconds`: 1 for the cap, what is left of the platform's figure for its hold.
  */
-export function platformBusy(options?: {
-  platformRetryAfterSeconds?: number;
-  cause?: unknown;
-}): RequestRefusedError {
-  const held = options?.platformRetryAfterSeconds;
-  return new RequestRefusedError(messageOf('ERR_PLATFORM_BUSY', held), {
-    code: 'ERR_PLATFORM_BUSY',
+export const platformBusy = (options?: { platformRetryAfterSeconds?: number; cause?: unknown }) =>
+  refused('ERR_PLATFORM_BUSY', [options?.platformRetryAfterSeconds], {
     cause: options?.cause,
-    retryAfterSeconds: held ?? 1,
+    retryAfterSeconds: options?.platformRetryAfterSeconds ?? 1,
   });
-}
 
 /** The player did not grant a scope this route needs (`login.requireScopes()`). */
-export const insufficientScope = (missingScopes: readonly string[]): RequestRefusedError =>
-  new RequestRefusedError(messageOf('ERR_PLATFORM_INSUFFICIENT_SCOPE', missingScopes), {
-    code: 'ERR_PLATFORM_INSUFFICIENT_SCOPE',
-    missingScopes,
-  });
+export const insufficientScope = (missingScopes: readonly string[]) =>
+  refused('ERR_PLATFORM_INSUFFICIENT_SCOPE', [missingScopes], { missingScopes });
 
 /**
  * The app's `afterLogin` hook refused an entry: no login was kept (token record deleted, session
  * without a login), answered 403 `entry_refused`.
  */
-export const entryRefused = (options?: { cause?: unknown }): RequestRefusedError =>
-  new RequestRefusedError(messageOf('ERR_PLATFORM_ENTRY_REFUSED'), {
-    ...options,
-    code: 'ERR_PLATFORM_ENTRY_REFUSED',
-  });
+export const entryRefused = (options?: { cause?: unknown }) =>
+  refused('ERR_PLATFORM_ENTRY_REFUSED', [], options);
 
 type OAuthErrorCode = 'invalid_grant' | 'invalid_client' | (string & {});
 
@@ -605,30 +574,17 @@ export class PlatformError extends PlatformLoginError<PlatformFailureCode> {
 
   constructor(
     message: string,
-    options: {
-      code: PlatformFailureCode;
-      cause?: unknown;
-      oauthError?: OAuthErrorCode;
-      oauthErrorDescription?: string | undefined;
-      httpStatus?: number | undefined;
-      platformRetryAfterSeconds?: number | undefined;
-      field?: string | undefined;
-      retryAfterSeconds?: number;
-    },
+    options: PlatformFields & { code: PlatformFailureCode; cause?: unknown },
   ) {
-    super(options.code, message, options);
-    if (OAUTH_REFUSAL_CODES.has(options.code)) {
-      this.oauthError = options.oauthError ?? 'unknown_error';
-      this.oauthErrorDescription = options.oauthErrorDescription;
-    }
-    if (OAUTH_REFUSAL_CODES.has(options.code) || options.code === 'ERR_PLATFORM_INVALID_RESPONSE') {
-      this.httpStatus = options.httpStatus;
-      this.platformRetryAfterSeconds = options.platformRetryAfterSeconds;
-    }
-    if (options.code === 'ERR_PLATFORM_INVALID_RESPONSE') this.field = options.field;
-    if (options.code === 'ERR_PLATFORM_UNAVAILABLE') {
-      this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
-    }
+    const { code, cause: _cause, ...fields } = options;
+    super(code, message, options);
+    assignDefined(this, {
+      ...fields,
+      ...(OAUTH_REFUSAL_CODES.has(code) && { oauthError: fields.oauthError ?? 'unknown_error' }),
+      ...(code === 'ERR_PLATFORM_UNAVAILABLE' && {
+        retryAfterSeconds: fields.retryAfterSeconds ?? 5,
+      }),
+    });
   }
 
   override toJSON(): Record<string, unknown> {
@@ -643,12 +599,21 @@ export class PlatformError extends PlatformLoginError<PlatformFailureCode> {
   }
 }
 
+/** What a platform failure carries beside its code. */
+type PlatformFields = Partial<Omit<PlatformError, keyof PlatformLoginError>>;
+
+/** A platform failure with its code's message (made from `args`) and the `fields` it carries. */
+const failed = <C extends PlatformFailureCode & WithMessage>(
+  code: C,
+  args: MessageArgs<C>,
+  fields?: PlatformFields & { cause?: unknown },
+) => new PlatformError(messageOf(code, ...args), { ...fields, code });
+
 /** Said of a 404 or 405 from the token endpoint: nothing answers token requests at that address. */
 export const CHECK_AUTH_URL =
   ' Check authUrl (e.g. PLATFORM_AUTH_URL): the token endpoint is `${authUrl}/token`.';
 
 /** The token endpoint answered with an OAuth error (`invalid_grant`, `invalid_client`, …). */
-
 export function tokenEndpointRefused(fields: {
   oauthError: unknown;
   oauthErrorDescription?: unknown;
@@ -666,13 +631,12 @@ export function tokenEndpointRefused(fields: {
       : oauthError === 'invalid_client' || oauthError === 'unauthorized_client'
         ? 'ERR_PLATFORM_INVALID_CLIENT'
         : 'ERR_PLATFORM_REFUSED';
-  const { grant, httpStatus } = fields;
-  return new PlatformError(messageOf(code, { grant, oauthError, httpStatus, description }), {
-    code,
+  const { grant, httpStatus, platformRetryAfterSeconds } = fields;
+  return failed(code, [{ grant, oauthError, httpStatus, description }], {
     oauthError,
     oauthErrorDescription: description,
-    httpStatus: fields.httpStatus,
-    platformRetryAfterSeconds: fields.platformRetryAfterSeconds,
+    httpStatus,
+    platformRetryAfterSeconds,
   });
 }
 
@@ -692,41 +656,24 @@ export const storeUnavailable = (
   new StoreUnavailableError(messageOf('ERR_PLATFORM_STORE_UNAVAILABLE', where), { cause });
 
 /** The platform rejected our client credentials (`invalid_client`) on `grant`: our setup. */
-export const platformMisconfigured = (grant: string, cause: unknown): PlatformError =>
-  new PlatformError(messageOf('ERR_PLATFORM_MISCONFIGURED', { grant }), {
-    code: 'ERR_PLATFORM_MISCONFIGURED',
-    cause,
-  });
+export const platformMisconfigured = (grant: string, cause: unknown) =>
+  failed('ERR_PLATFORM_MISCONFIGURED', [{ grant }], { cause });
 
 /** A token request `grant` to `tokenEndpoint` that timed out (`timeoutMs`) or could not be sent. */
 export const tokenRequestFailed = (
   request: { tokenEndpoint: string; grant: string; timeoutMs: number },
   timedOut: boolean,
   cause?: unknown,
-): PlatformError =>
+) =>
   timedOut
-    ? new PlatformError(messageOf('ERR_PLATFORM_TIMEOUT', request), {
-        code: 'ERR_PLATFORM_TIMEOUT',
-      })
-    : new PlatformError(messageOf('ERR_PLATFORM_NETWORK', request), {
-        code: 'ERR_PLATFORM_NETWORK',
-        cause,
-      });
+    ? failed('ERR_PLATFORM_TIMEOUT', [request])
+    : failed('ERR_PLATFORM_NETWORK', [request], { cause });
 
 /** A call to the open API (`where`: method and URL, no query) that timed out or could not be sent. */
-export const openApiFailed = (
-  where: string,
-  timeoutMs: number | undefined,
-  cause?: unknown,
-): PlatformError =>
+export const openApiFailed = (where: string, timeoutMs: number | undefined, cause?: unknown) =>
   timeoutMs !== undefined
-    ? new PlatformError(messageOf('ERR_PLATFORM_API_TIMEOUT', { timeoutMs, where }), {
-        code: 'ERR_PLATFORM_API_TIMEOUT',
-      })
-    : new PlatformError(messageOf('ERR_PLATFORM_API_UNREACHABLE', where), {
-        code: 'ERR_PLATFORM_API_UNREACHABLE',
-        cause,
-      });
+    ? failed('ERR_PLATFORM_API_TIMEOUT', [{ timeoutMs, where }])
+    : failed('ERR_PLATFORM_API_UNREACHABLE', [where], { cause });
 
 /** Any error this package raises; `switch (err.code)` narrows it to the family that carries the code. */
 export type AnyPlatformLoginError =
@@ -764,11 +711,6 @@ export const isTokenEndpointAnswer = (value: unknown): value is PlatformError =>
 /** The token endpoint answered something that is not a valid token response. */
 export const invalidTokenResponse = (
   message: string,
-  options?: {
-    field?: string;
-    httpStatus?: number;
-    platformRetryAfterSeconds?: number | undefined;
-    cause?: unknown;
-  },
+  options?: PlatformFields & { cause?: unknown },
 ): PlatformError =>
   new PlatformError(message, { ...options, code: 'ERR_PLATFORM_INVALID_RESPONSE' });

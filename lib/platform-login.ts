@@ -30,7 +30,7 @@ import { createFailHandlers, type FailHandler } from './http/fail-handler';
 import type { TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
 import type { PlatformLogger } from './observability/logger';
-import { PlatformMetrics } from './observability/metrics';
+import { platformMetrics } from './observability/metrics';
 import { logStoreEvents, observeEvents } from './observability/event-logging';
 import { requestFailure } from './observability/request-failure';
 import { hasSession } from './http/require-session';
@@ -167,7 +167,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       joinsPlayers,
     };
     // Logs, metrics, spans and readiness follow the parts' events (none is emitted while building).
-    const metrics = new PlatformMetrics(config.meterProvider, {
+    const metrics = platformMetrics(config.meterProvider, {
       tokenTimeoutMs: config.tokenClient.timeoutMs,
       maxLockWaitMs: refresh.lockWaitDeadlineMs,
     });

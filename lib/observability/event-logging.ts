@@ -2,13 +2,7 @@
 // metrics, spans and the readiness report here. Subscribed once at creation; of a request that went
 // well only its store calls' timings (`storeCall`) pass through here.
 import type { EventEmitter } from 'node:events';
-import type { Attributes } from '@opentelemetry/api';
-import {
-  STORE_OPERATIONS,
-  type PlatformLoginEvents,
-  type RequestFailure,
-  type StoreOperation,
-} from './events';
+import type { PlatformLoginEvents, RequestFailure } from './events';
 import { createLogThrottle } from './log-throttle';
 import type { PlatformLogger } from './logger';
 import { LABELS, type PlatformMetrics } from './metrics';
@@ -16,20 +10,21 @@ import type { PlatformHealth } from './platform-health';
 import { tokenAttemptSpans } from './tracing';
 import { escapingLogger } from '../util/log-text';
 
-/**
- * The store's labels by operation, looked up on every request (each reads the store): a property
- * read, where `LABELS.…get()` joins its values into a new key string per call.
- */
-const byOperation = (labels: (operation: StoreOperation) => Attributes) =>
-  Object.fromEntries(STORE_OPERATIONS.map((op) => [op, labels(op)])) as Record<
-    StoreOperation,
-    Attributes
-  >;
-const STORE_CALL_LABELS = {
-  ok: byOperation((op) => LABELS.storeCall.get(op, 'ok')),
-  error: byOperation((op) => LABELS.storeCall.get(op, 'error')),
-};
-const STORE_ERROR_LABELS = byOperation((op) => LABELS.storeError.get(op));
+/** The events logged as they come, each at its level with its message and its payload. */
+const LOGGED = {
+  login: ['info', 'player entered'],
+  refresh: ['debug', 'tokens refreshed'],
+  refreshFailed: ['warn', 'token refresh failed'],
+  loginExpired: ['info', "a login reached its refresh token's end"],
+  identitySwitch: ['info', 'a browser switched players'],
+  playerJoined: ['info', 'a login joined its player by unionid'],
+  unionIdRefused: [
+    'warn',
+    'the platform answered another unionid for this login: the first one was kept',
+  ],
+  playerLoggedOut: ['info', 'player logged out everywhere'],
+  unreadableRecord: ['warn', 'a stored token record could not be read; treated as logged out'],
+} satisfies { [E in keyof PlatformLoginEvents]?: [keyof PlatformLogger, string] };
 
 /** Subscribes logs, metrics, spans and `health` (for `login.ready()`) to `events`. */
 export function observeEvents(
@@ -40,21 +35,19 @@ export function observeEvents(
 ): void {
   // Open_ids, the platform's error descriptions and URLs come from outside: escaped on every line.
   logger = escapingLogger(logger);
-  events.on('login', (e) => {
-    metrics.logins.add(1);
-    logger.info(
-      { event: 'login', openId: e.openId, sessionHash: e.sessionHash, durationMs: e.durationMs },
-      'player entered',
-    );
-  });
-  events.on('refresh', (e) => {
-    metrics.refreshes.add(1, LABELS.refresh.get(e.renewed, e.background));
-    logger.debug({ event: 'refresh', ...e }, 'tokens refreshed');
-  });
-  events.on('refreshFailed', (e) => {
-    metrics.refreshFailures.add(1, LABELS.refreshFailure.get(e.code, e.background));
-    logger.warn({ event: 'refreshFailed', ...e }, 'token refresh failed');
-  });
+  for (const [event, [level, message]] of Object.entries(LOGGED)) {
+    events.on(event as keyof typeof LOGGED, (e: object) => logger[level]({ event, ...e }, message));
+  }
+  events.on('login', () => metrics.logins.add(1));
+  events.on('refresh', (e) =>
+    metrics.refreshes.add(1, LABELS.refresh.get(e.renewed, e.background)),
+  );
+  events.on('refreshFailed', (e) =>
+    metrics.refreshFailures.add(1, LABELS.refreshFailure.get(e.code, e.background)),
+  );
+  events.on('unreadableRecord', (e) =>
+    metrics.unreadableRecords.add(1, LABELS.unreadable.get(e.reason)),
+  );
   events.on('codeReplay', (e) => {
     metrics.codeReplays.add(1, LABELS.codeReplay.get(e.sameBrowser));
     const fields = { event: 'codeReplay', ...e };
@@ -73,36 +66,11 @@ export function observeEvents(
       );
     else logger.info(fields, 'the token endpoint answered a probe: code exchanges resume');
   });
-  events.on('loginExpired', (e) =>
-    logger.info({ event: 'loginExpired', ...e }, "a login reached its refresh token's end"),
-  );
-  events.on('identitySwitch', (e) =>
-    logger.info({ event: 'identitySwitch', ...e }, 'a browser switched players'),
-  );
   events.on('logout', (e) => {
     metrics.logouts.add(1);
     const message =
       e.openId === undefined ? 'a session without a login was logged out' : 'player logged out';
     logger.info({ event: 'logout', ...e }, message);
-  });
-  events.on('playerJoined', (e) =>
-    logger.info({ event: 'playerJoined', ...e }, 'a login joined its player by unionid'),
-  );
-  events.on('unionIdRefused', (e) =>
-    logger.warn(
-      { event: 'unionIdRefused', ...e },
-      'the platform answered another unionid for this login: the first one was kept',
-    ),
-  );
-  events.on('playerLoggedOut', (e) =>
-    logger.info({ event: 'playerLoggedOut', ...e }, 'player logged out everywhere'),
-  );
-  events.on('unreadableRecord', (e) => {
-    metrics.unreadableRecords.add(1, LABELS.unreadable.get(e.reason));
-    logger.warn(
-      { event: 'unreadableRecord', ...e },
-      'a stored token record could not be read; treated as logged out',
-    );
   });
 
   const recordSpan = tokenAttemptSpans();
@@ -121,8 +89,8 @@ export function observeEvents(
     metrics.lockWaitDuration.record(durationMs / 1000, labels);
   });
   events.on('storeCall', ({ operation, outcome, durationMs }) => {
-    metrics.storeDuration.record(durationMs / 1000, STORE_CALL_LABELS[outcome][operation]);
-    if (outcome === 'error') metrics.storeErrors.add(1, STORE_ERROR_LABELS[operation]);
+    metrics.storeDuration.record(durationMs / 1000, LABELS.storeCall.get(operation, outcome));
+    if (outcome === 'error') metrics.storeErrors.add(1, LABELS.storeError.get(operation));
   });
   const logFailure = failureLogger(logger);
   events.on('requestFailed', (failure) => {

@@ -39,11 +39,7 @@ export const LOCK_WAIT_OUTCOMES = [
 /** How a wait for another holder of the refresh lock ended. */
 export type LockWaitOutcome = (typeof LOCK_WAIT_OUTCOMES)[number];
 
-/**
- * The token store's operations as a `storeCall` names them: the names they had before the store
- * was split into parts (`touch` is `records.renew`, `sessionsOf` is `records.loginsOf`, …), so the
- * metric's `operation` label, and the dashboards on it, kept working.
- */
+/** The token store's operations as `storeCall` and the metric's `operation` label name them (docs/metrics.md). */
 export const STORE_OPERATIONS = [
   'get',
   'put',

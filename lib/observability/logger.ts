@@ -18,12 +18,19 @@ export interface PlatformLogger {
 const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
 /** The default logger: `DEBUG=express-platform-login:*` shows everything, `…:warn,…:error` the problems. */
-export function debugLogger(namespace = 'express-platform-login'): PlatformLogger {
+export const debugLogger = (namespace?: string): PlatformLogger => levelLogger(namespace, false);
+
+/** Writes each level to `debug`; with `loud`, warnings and errors to the console when it is off. */
+function levelLogger(namespace = 'express-platform-login', loud: boolean): PlatformLogger {
   const logger = {} as PlatformLogger;
   for (const level of LEVELS) {
     const write = createDebug(`${namespace}:${level}`);
+    const toConsole = loud && (level === 'warn' || level === 'error');
     logger[level] = (fields, message) => {
       if (write.enabled) write('%s %o', message, fields);
+      else if (!toConsole) return;
+      else if (Object.keys(fields).length === 0) console[level](`[${namespace}] ${message}`);
+      else console[level](`[${namespace}] ${message}`, fields);
     };
   }
   return logger;
@@ -35,18 +42,7 @@ export function debugLogger(namespace = 'express-platform-login'): PlatformLogge
  * namespace, there instead, so a line is never written twice). A mistake the package sees — a
  * refused entry, a 5xx answer — must not need `DEBUG` to be found.
  */
-export function defaultLogger(namespace = 'express-platform-login'): PlatformLogger {
-  const logger = debugLogger(namespace);
-  for (const level of ['warn', 'error'] as const) {
-    const write = createDebug(`${namespace}:${level}`);
-    logger[level] = (fields, message) => {
-      if (write.enabled) write('%s %o', message, fields);
-      else if (Object.keys(fields).length === 0) console[level](`[${namespace}] ${message}`);
-      else console[level](`[${namespace}] ${message}`, fields);
-    };
-  }
-  return logger;
-}
+export const defaultLogger = (namespace?: string): PlatformLogger => levelLogger(namespace, true);
 
 /** True for an object with the four level methods. */
 export function isPlatformLogger(value: unknown): value is PlatformLogger {

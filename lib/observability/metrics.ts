@@ -1,29 +1,16 @@
 // The package's metrics, through the OpenTelemetry metrics API: a no-op until the app registers an
-// SDK. Instruments are created once; attributes are small fixed sets (grant, outcome, operation) —
-// never a token, a code, a secret, a session id or an openId.
-//
-// Naming convention (follow it for new instruments; docs/metrics.md lists them all):
-// - `epl.<part>.<what>`, lower case, dots between parts, underscores inside a word
-//   (`epl.token_endpoint.calls`); Prometheus shows dots as underscores.
-// - Counters: a plural noun, no unit, no `_total` (the Prometheus exporter appends it).
-// - Durations: histograms in seconds (`unit: 's'`) whose name ends in `_seconds`
-//   (`epl.store.duration_seconds`): exporter-prometheus 0.223 writes `# UNIT … s` but appends
-//   nothing to the name, and newer exporters append `_seconds` only when it is not already there.
-//   Bucket boundaries fit the instrument (`advice.explicitBucketBoundaries`), never the SDK's
-//   default (0–10000, made for milliseconds).
-// - Every counter series with a known label set is started at zero at creation (`add(0, labels)`),
-//   so `rate(…)` and alerts have a series before the first event. Labels are built here, once, as
-//   shared frozen objects: recording allocates nothing, and a series seeded at zero is the very
-//   series later recorded to (same keys, same value types).
+// SDK. Instruments are created once, from the tables below; attributes are small fixed sets (grant,
+// outcome, operation), never a token, a code, a secret, a session id or an openId. Names, units and
+// the seeding at zero follow docs/metrics.md: `epl.<part>.<what>`, counters a plural noun without
+// `_total`, durations histograms in seconds whose name ends in `_seconds`.
 import {
   metrics,
   type Attributes,
   type Counter,
   type Histogram,
-  type Meter,
   type MeterProvider,
 } from '@opentelemetry/api';
-import { codesOf, TOKEN_ENDPOINT_FAILURE_CODES } from '../errors';
+import { codesOf } from '../errors';
 import { TOKEN_GRANTS } from '../client/token-response';
 import {
   LOCK_WAIT_OUTCOMES,
@@ -33,9 +20,6 @@ import {
   UNREADABLE_REASONS,
 } from './events';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './package-identity';
-
-/** Attribute sets are shared frozen objects where they can be, so recording allocates nothing. */
-const attributes = (values: Attributes): Attributes => Object.freeze(values);
 
 /** What the bucket boundaries of the duration histograms are fitted to. */
 export interface MetricsSettings {
@@ -64,213 +48,154 @@ function bucketsUpTo(from: number, limitMs: number): number[] {
   return [...LADDER.filter((bound) => bound >= from && bound < limit), limit];
 }
 
-/** `grant` × `outcome` of token-endpoint attempts: `ok` and every error code the client ends with. */
-const TOKEN_OUTCOMES = ['ok', ...TOKEN_ENDPOINT_FAILURE_CODES] as const;
-/** The codes a refresh fails with (see core/refresh.ts), and those an entry is refused or fails with. */
-const REFRESH_FAILURE_CODES = codesOf('refresh');
-const ENTRY_FAILURE_CODES = codesOf('entry');
-/** `epl.store.errors`'s operation for express-session's store failing in front of the package. */
-const SESSION_STORE = 'session';
+type LabelValue = string | boolean;
 
-/** A table of shared label sets, built once, with a fallback for a value not known in advance. */
+/**
+ * A counter's label sets (one or two labels), built once as shared frozen objects for every pair
+ * of `first` × `second`: recording looks one up without allocating, and a series seeded at zero is
+ * the very series later recorded to. A value not known in advance gets a set of its own.
+ */
 class LabelTable {
-  readonly #known = new Map<string, Attributes>();
-  constructor(private readonly build: (...values: Array<string | boolean>) => Attributes) {}
-  seed(...values: Array<string | boolean>): Attributes {
-    const labels = attributes(this.build(...values));
-    this.#known.set(values.join('\u0000'), labels);
-    return labels;
+  readonly #known = new Map<LabelValue, Map<LabelValue | undefined, Attributes>>();
+  constructor(
+    private readonly build: (a: LabelValue, b?: LabelValue) => Attributes,
+    first: readonly LabelValue[],
+    second: readonly LabelValue[] | [undefined] = [undefined],
+  ) {
+    for (const a of first) {
+      this.#known.set(a, new Map(second.map((b) => [b, Object.freeze(build(a, b))])));
+    }
   }
-  get(...values: Array<string | boolean>): Attributes {
-    return this.#known.get(values.join('\u0000')) ?? this.build(...values);
+  get(a: LabelValue, b?: LabelValue): Attributes {
+    return this.#known.get(a)?.get(b) ?? this.build(a, b);
   }
-  /** The label sets seeded, in the order they were. */
+  /** The label sets seeded. */
   known(): Attributes[] {
-    return [...this.#known.values()];
+    return [...this.#known.values()].flatMap((sets) => [...sets.values()]);
   }
 }
 
-/** Labels of each counter, shared by the seeding at zero and every recording. */
-export const LABELS = {
-  token: new LabelTable((grant, outcome) => ({ grant, outcome })),
-  refresh: new LabelTable((renewed, background) => ({ renewed, background })),
-  refreshFailure: new LabelTable((code, background) => ({ code, background })),
-  lockWait: new LabelTable((outcome) => ({ outcome })),
-  codeReplay: new LabelTable((sameBrowser) => ({ same_browser: sameBrowser })),
-  exchangeHold: new LabelTable((held) => ({ held })),
-  unreadable: new LabelTable((reason) => ({ reason })),
-  storeCall: new LabelTable((operation, outcome) => ({ operation, outcome })),
-  storeError: new LabelTable((operation) => ({ operation })),
-  entryFailure: new LabelTable((code) => ({ code })),
-  replicaWait: new LabelTable((outcome) => ({ outcome })),
-  reassert: new LabelTable((outcome) => ({ outcome })),
-};
 /** How a wait for replicas ended (durability/replica-acks.ts). */
 export const REPLICA_WAIT_OUTCOMES = ['acknowledged', 'no-replica', 'timeout', 'failed'] as const;
 /** How a write kept through a failover was settled (durability/kept-writes.ts). */
 export const REASSERT_OUTCOMES = ['written', 'present', 'superseded'] as const;
-for (const outcome of REPLICA_WAIT_OUTCOMES) LABELS.replicaWait.seed(outcome);
-for (const outcome of REASSERT_OUTCOMES) LABELS.reassert.seed(outcome);
-for (const grant of TOKEN_GRANTS)
-  for (const outcome of TOKEN_OUTCOMES) LABELS.token.seed(grant, outcome);
-for (const background of [false, true]) {
-  for (const renewed of RENEWALS) LABELS.refresh.seed(renewed, background);
-  for (const code of REFRESH_FAILURE_CODES) LABELS.refreshFailure.seed(code, background);
-}
-for (const outcome of LOCK_WAIT_OUTCOMES) LABELS.lockWait.seed(outcome);
-for (const sameBrowser of [false, true]) LABELS.codeReplay.seed(sameBrowser);
-for (const held of [false, true]) LABELS.exchangeHold.seed(held);
-for (const reason of UNREADABLE_REASONS) LABELS.unreadable.seed(reason);
-for (const operation of STORE_OPERATIONS) {
-  for (const outcome of STORE_CALL_OUTCOMES) LABELS.storeCall.seed(operation, outcome);
-  LABELS.storeError.seed(operation);
-}
-LABELS.storeError.seed(SESSION_STORE);
-for (const code of ENTRY_FAILURE_CODES) LABELS.entryFailure.seed(code);
+const BOOLEANS = [false, true];
 
-const NO_LABELS = attributes({});
+/** Labels of each counter, shared by the seeding at zero and every recording. */
+export const LABELS = {
+  // `outcome`: `ok` and every error code the token client ends an attempt with.
+  token: new LabelTable((grant, outcome) => ({ grant, outcome }), TOKEN_GRANTS, [
+    'ok',
+    ...codesOf('token'),
+  ]),
+  refresh: new LabelTable((renewed, background) => ({ renewed, background }), RENEWALS, BOOLEANS),
+  refreshFailure: new LabelTable(
+    (code, background) => ({ code, background }),
+    codesOf('refresh'),
+    BOOLEANS,
+  ),
+  lockWait: new LabelTable((outcome) => ({ outcome }), LOCK_WAIT_OUTCOMES),
+  codeReplay: new LabelTable((sameBrowser) => ({ same_browser: sameBrowser }), BOOLEANS),
+  exchangeHold: new LabelTable((held) => ({ held }), BOOLEANS),
+  unreadable: new LabelTable((reason) => ({ reason }), UNREADABLE_REASONS),
+  storeCall: new LabelTable(
+    (operation, outcome) => ({ operation, outcome }),
+    STORE_OPERATIONS,
+    STORE_CALL_OUTCOMES,
+  ),
+  // `session`: express-session's store failing in front of the package.
+  storeError: new LabelTable((operation) => ({ operation }), [...STORE_OPERATIONS, 'session']),
+  entryFailure: new LabelTable((code) => ({ code }), codesOf('entry')),
+  replicaWait: new LabelTable((outcome) => ({ outcome }), REPLICA_WAIT_OUTCOMES),
+  reassert: new LabelTable((outcome) => ({ outcome }), REASSERT_OUTCOMES),
+};
 
-/** A counter with its known series (those of `labels`: one with no label when none) started at zero. */
-function counter(meter: Meter, name: string, description: string, labels?: LabelTable): Counter {
-  const created = meter.createCounter(name, { description });
-  for (const seed of labels?.known() ?? [NO_LABELS]) created.add(0, seed);
-  return created;
-}
+/** Every counter: its name, description and labels (none: one series without labels). */
+const COUNTERS = {
+  tokenCalls: [
+    'epl.token_endpoint.calls',
+    'Token endpoint attempts by grant and outcome',
+    LABELS.token,
+  ],
+  refreshes: ['epl.refreshes', 'Successful token refreshes', LABELS.refresh],
+  refreshFailures: ['epl.refresh.failures', 'Failed token refreshes', LABELS.refreshFailure],
+  lockWaits: [
+    'epl.lock.waits',
+    'Requests that waited for another holder of the refresh lock',
+    LABELS.lockWait,
+  ],
+  codeReplays: ['epl.code_replays', 'Entry codes presented again', LABELS.codeReplay],
+  exchangeHolds: [
+    'epl.entry.exchange_holds',
+    'Holds of the code exchange: started by a throttled answer (held=true), ended by a probe (held=false)',
+    LABELS.exchangeHold,
+  ],
+  storeErrors: ['epl.store.errors', 'Token store failures', LABELS.storeError],
+  entryFailures: ['epl.entry.failures', 'Entries refused or failed, by code', LABELS.entryFailure],
+  unreadableRecords: [
+    'epl.records.unreadable',
+    'Stored records that did not decrypt or parse (read as logged out)',
+    LABELS.unreadable,
+  ],
+  replicaWaits: [
+    'epl.replica.waits',
+    'Waits for a replica to acknowledge the writes a login depends on, by outcome',
+    LABELS.replicaWait,
+  ],
+  reasserts: [
+    'epl.replica.reasserts',
+    'Writes kept through a failover and settled on the new primary, by outcome',
+    LABELS.reassert,
+  ],
+  logins: ['epl.logins', 'Players who entered'],
+  logouts: ['epl.logouts', 'Players who logged out'],
+} satisfies Record<string, [string, string, LabelTable?]>;
 
-function seconds(meter: Meter, name: string, description: string, buckets: readonly number[]) {
-  return meter.createHistogram(name, {
-    unit: 's',
-    description,
-    advice: { explicitBucketBoundaries: [...buckets] },
-  });
-}
-
-/** Every instrument the package records to. */
-export class PlatformMetrics {
-  /** `epl.token_endpoint.calls` {grant, outcome}: one per attempt, retries included. */
-  readonly tokenCalls: Counter;
-  /** `epl.token_endpoint.duration_seconds` {grant, outcome}: buckets up to the client's timeout. */
-  readonly tokenDuration: Histogram;
-  /** `epl.refreshes` {renewed: same-token | new-token, background}. */
-  readonly refreshes: Counter;
-  /** `epl.refresh.failures` {code, background}. */
-  readonly refreshFailures: Counter;
-  /** `epl.lock.waits` {outcome: refreshed-elsewhere | took-over | gave-up | logged-out}. */
-  readonly lockWaits: Counter;
-  /** `epl.lock.wait_duration_seconds` {outcome}: buckets up to the longest wait allowed. */
-  readonly lockWaitDuration: Histogram;
-  /** `epl.code_replays` {same_browser}. */
-  readonly codeReplays: Counter;
-  /** `epl.entry.exchange_holds` {held}: the platform's throttle started (`true`) or a probe ended it. */
-  readonly exchangeHolds: Counter;
-  /** `epl.store.errors` {operation}: the token store's calls, and `session` for express-session's store. */
-  readonly storeErrors: Counter;
-  /** `epl.entry.failures` {code}: entries refused or failed, by the code answered. */
-  readonly entryFailures: Counter;
-  /** `epl.store.duration_seconds` {operation, outcome}: sub-millisecond buckets. */
-  readonly storeDuration: Histogram;
-  /** `epl.records.unreadable` {reason}. */
-  readonly unreadableRecords: Counter;
-  /** `epl.replica.waits` {outcome}: writes confirmed on a replica before the player was answered. */
-  readonly replicaWaits: Counter;
-  /** `epl.replica.wait_duration_seconds`: how long those waits took. */
-  readonly replicaWaitDuration: Histogram;
-  /** `epl.replica.reasserts` {outcome}: writes kept through a failover, settled on the new primary. */
-  readonly reasserts: Counter;
-  /** `epl.logins` and `epl.logouts`. */
-  readonly logins: Counter;
-  readonly logouts: Counter;
-
-  /** `provider` defaults to the global one (a no-op until the app registers an SDK). */
-  constructor(provider: MeterProvider | undefined, settings: MetricsSettings) {
-    const meter = (provider ?? metrics).getMeter(PACKAGE_NAME, PACKAGE_VERSION);
-    this.tokenCalls = counter(
-      meter,
-      'epl.token_endpoint.calls',
-      'Token endpoint attempts by grant and outcome',
-      LABELS.token,
-    );
-    this.tokenDuration = seconds(
-      meter,
+/** Every histogram: its name, description and bucket boundaries. */
+const histograms = (settings: MetricsSettings) =>
+  ({
+    tokenDuration: [
       'epl.token_endpoint.duration_seconds',
       'Token endpoint attempt latency',
       bucketsUpTo(0.005, settings.tokenTimeoutMs),
-    );
-    this.refreshes = counter(meter, 'epl.refreshes', 'Successful token refreshes', LABELS.refresh);
-    this.refreshFailures = counter(
-      meter,
-      'epl.refresh.failures',
-      'Failed token refreshes',
-      LABELS.refreshFailure,
-    );
-    this.lockWaits = counter(
-      meter,
-      'epl.lock.waits',
-      'Requests that waited for another holder of the refresh lock',
-      LABELS.lockWait,
-    );
-    this.lockWaitDuration = seconds(
-      meter,
+    ],
+    lockWaitDuration: [
       'epl.lock.wait_duration_seconds',
       'How long requests waited for the refresh lock',
       // Waiters poll every 25–75 ms, so nothing shorter is worth a bucket.
       bucketsUpTo(0.025, settings.maxLockWaitMs),
-    );
-    this.codeReplays = counter(
-      meter,
-      'epl.code_replays',
-      'Entry codes presented again',
-      LABELS.codeReplay,
-    );
-    this.exchangeHolds = counter(
-      meter,
-      'epl.entry.exchange_holds',
-      'Holds of the code exchange: started by a throttled answer (held=true), ended by a probe (held=false)',
-      LABELS.exchangeHold,
-    );
-    this.storeErrors = counter(
-      meter,
-      'epl.store.errors',
-      'Token store failures',
-      LABELS.storeError,
-    );
-    this.entryFailures = counter(
-      meter,
-      'epl.entry.failures',
-      'Entries refused or failed, by code',
-      LABELS.entryFailure,
-    );
-    this.storeDuration = seconds(
-      meter,
-      'epl.store.duration_seconds',
-      'Token store call latency',
-      STORE_BUCKETS,
-    );
-    this.unreadableRecords = counter(
-      meter,
-      'epl.records.unreadable',
-      'Stored records that did not decrypt or parse (read as logged out)',
-      LABELS.unreadable,
-    );
-    this.replicaWaits = counter(
-      meter,
-      'epl.replica.waits',
-      'Waits for a replica to acknowledge the writes a login depends on, by outcome',
-      LABELS.replicaWait,
-    );
-    this.replicaWaitDuration = seconds(
-      meter,
+    ],
+    storeDuration: ['epl.store.duration_seconds', 'Token store call latency', STORE_BUCKETS],
+    replicaWaitDuration: [
       'epl.replica.wait_duration_seconds',
       'How long waits for a replica took',
       bucketsUpTo(0.001, 60_000),
-    );
-    this.reasserts = counter(
-      meter,
-      'epl.replica.reasserts',
-      'Writes kept through a failover and settled on the new primary, by outcome',
-      LABELS.reassert,
-    );
-    this.logins = counter(meter, 'epl.logins', 'Players who entered');
-    this.logouts = counter(meter, 'epl.logouts', 'Players who logged out');
+    ],
+  }) satisfies Record<string, [string, string, readonly number[]]>;
+
+/** Every instrument the package records to, by the names of the tables above. */
+export type PlatformMetrics = Record<keyof typeof COUNTERS, Counter> &
+  Record<keyof ReturnType<typeof histograms>, Histogram>;
+
+/** The instruments; `provider` defaults to the global one (a no-op until the app registers an SDK). */
+export function platformMetrics(
+  provider: MeterProvider | undefined,
+  settings: MetricsSettings,
+): PlatformMetrics {
+  const meter = (provider ?? metrics).getMeter(PACKAGE_NAME, PACKAGE_VERSION);
+  const made: Record<string, Counter | Histogram> = {};
+  for (const [key, [name, description, labels]] of Object.entries(COUNTERS)) {
+    const counter = meter.createCounter(name, { description });
+    // Started at zero, so `rate(…)` and alerts have a series before the first event.
+    for (const seed of labels?.known() ?? [{}]) counter.add(0, seed);
+    made[key] = counter;
   }
+  for (const [key, [name, description, buckets]] of Object.entries(histograms(settings))) {
+    made[key] = meter.createHistogram(name, {
+      unit: 's',
+      description,
+      advice: { explicitBucketBoundaries: [...buckets] },
+    });
+  }
+  return made as PlatformMetrics;
 }

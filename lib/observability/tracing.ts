@@ -26,13 +26,18 @@ const tracer: Tracer = trace.getTracer(PACKAGE_NAME, PACKAGE_VERSION);
  */
 function tokenEndpointAttributes(tokenEndpoint: string): Attributes {
   const url = new URL(tokenEndpoint);
-  const defaultPort = url.protocol === 'https:' ? 443 : 80;
-  return Object.freeze({
+  return {
     'http.request.method': 'POST',
     'server.address': url.hostname,
-    'server.port': url.port === '' ? defaultPort : Number(url.port),
+    'server.port': url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port),
     'url.full': `${url.origin}${url.pathname}`,
-  });
+  };
+}
+
+/** Marks `span` failed with `errorType`, a low-cardinality identifier (never a message). */
+function failed(span: Span, errorType: string): void {
+  span.setAttribute('error.type', errorType);
+  span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
 /**
@@ -41,55 +46,27 @@ function tokenEndpointAttributes(tokenEndpoint: string): Attributes {
  * `epl.refresh` span, or the app's request span on an entry).
  */
 export function tokenAttemptSpans(): (attempt: TokenAttempt) => void {
-  let endpoint: string | undefined;
-  let target: Attributes = {};
   return (attempt) => {
-    const span = tracer.startSpan('POST', {
-      kind: SpanKind.CLIENT,
-      startTime: attempt.startedAt,
-    });
+    const span = tracer.startSpan('POST', { kind: SpanKind.CLIENT, startTime: attempt.startedAt });
     if (span.isRecording()) {
-      if (attempt.tokenEndpoint !== endpoint) {
-        endpoint = attempt.tokenEndpoint;
-        target = tokenEndpointAttributes(endpoint);
-      }
-      span.setAttributes(target);
-      span.setAttribute('epl.token_endpoint.grant', attempt.grant);
-      span.setAttribute('epl.token_endpoint.outcome', attempt.outcome);
-      // Each retry is a span of its own, numbered as the conventions say.
-      if (attempt.resendCount > 0) {
-        span.setAttribute('http.request.resend_count', attempt.resendCount);
-      }
-      if (attempt.httpStatus !== undefined) {
-        span.setAttribute('http.response.status_code', attempt.httpStatus);
-      }
-      // HTTP semantic conventions: the status code for a 4xx/5xx answer, else a low-cardinality
-      // identifier of the failure (the package's error code: timeout, network, invalid answer).
-      const errorType =
-        attempt.httpStatus !== undefined && attempt.httpStatus >= 400
-          ? String(attempt.httpStatus)
-          : attempt.outcome === 'ok'
-            ? undefined
-            : attempt.outcome;
-      if (errorType !== undefined) {
-        span.setAttribute('error.type', errorType);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
+      span.setAttributes({
+        ...tokenEndpointAttributes(attempt.tokenEndpoint),
+        'epl.token_endpoint.grant': attempt.grant,
+        'epl.token_endpoint.outcome': attempt.outcome,
+        // Each retry is a span of its own, numbered as the conventions say.
+        ...(attempt.resendCount > 0 && { 'http.request.resend_count': attempt.resendCount }),
+        ...(attempt.httpStatus !== undefined && {
+          'http.response.status_code': attempt.httpStatus,
+        }),
+      });
+      // HTTP semantic conventions: the status code for a 4xx/5xx answer, else the package's error
+      // code (timeout, network, invalid answer).
+      if (attempt.httpStatus !== undefined && attempt.httpStatus >= 400) {
+        failed(span, String(attempt.httpStatus));
+      } else if (attempt.outcome !== 'ok') failed(span, attempt.outcome);
     }
     span.end(attempt.startedAt + attempt.durationMs);
   };
-}
-
-/** The error's stable `code` (`ERR_PLATFORM_…`) — never its message, which a span must not carry. */
-const errorCode = (error: unknown): string => {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : 'ERR_UNKNOWN';
-};
-
-function endWith(span: Span, error: unknown): void {
-  span.setAttribute('error.type', errorCode(error));
-  span.setStatus({ code: SpanStatusCode.ERROR });
-  span.end();
 }
 
 /**
@@ -107,7 +84,10 @@ export function traceRefresh<T>(background: boolean, run: () => Promise<T>): Pro
           return result;
         },
         (error: unknown) => {
-          endWith(span, error);
+          // The error's stable `code` (`ERR_PLATFORM_…`), never its message.
+          const code = (error as { code?: unknown } | null)?.code;
+          failed(span, typeof code === 'string' ? code : 'ERR_UNKNOWN');
+          span.end();
           throw error;
         },
       ),

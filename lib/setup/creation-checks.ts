@@ -58,27 +58,23 @@ const PRODUCTION_WITHOUT_ORIGINS =
   "or set `entry: { context: { mode: 'report' } }` to run without the check on purpose.";
 
 /**
- * Refuses, in production, an entry left unchecked by default (no `platformOrigins`, no
- * `entry.context.mode`): as with plaintext tokens, production does not start open to login CSRF
- * unless the app says so. Elsewhere the entry context only reports, and warns once (entry-context.ts).
- */
-function checkEntryTrust(input: CreationCheckInput, production: boolean): void {
-  if (!production || input.platformOrigins !== undefined) return;
-  if (input.entry.context?.mode === undefined) {
-    throw invalidOption(PRODUCTION_WITHOUT_ORIGINS, 'platformOrigins');
-  }
-}
-
-/**
- * Every check that needs only the options: what production refuses (the platform's URLs, the
- * entry's trust). Throws the first refusal. (`embedded` or an `'enforce'` entry context without
- * `platformOrigins` are refused by the options schema itself; a store lacking a method of the
- * contract, where its engine is made: core/derived-engine.ts.)
+ * Every check that needs only the options: what production refuses (the platform's URLs; an entry
+ * left unchecked by default, open to login CSRF unless the app says so with `entry.context.mode`).
+ * Throws the first refusal. (`embedded` or an `'enforce'` entry context without `platformOrigins`
+ * are refused by the options schema itself; a store lacking a method of the contract, where its
+ * engine is made: core/derived-engine.ts.)
  */
 export function checkCreation(
   input: CreationCheckInput,
   production: boolean = process.env.NODE_ENV === 'production',
 ): void {
   checkPlatformUrls({ ...input, apiUrl: input.api.url }, production);
-  checkEntryTrust(input, production);
+  // Elsewhere the entry context only reports, and warns once (entry-context.ts).
+  if (
+    production &&
+    input.platformOrigins === undefined &&
+    input.entry.context?.mode === undefined
+  ) {
+    throw invalidOption(PRODUCTION_WITHOUT_ORIGINS, 'platformOrigins');
+  }
 }

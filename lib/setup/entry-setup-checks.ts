@@ -39,8 +39,7 @@ function trustsPeer(req: Request): boolean {
  * checkSetup, or whose cookie is `'auto'` or computed per request). Each session store is judged once.
  */
 export function createFirstEntryChecks(
-  warn: (message: string) => void = (message) =>
-    console.warn(`[express-platform-login] ${message}`),
+  warn: (message: string) => void,
   production: boolean = process.env.NODE_ENV === 'production',
 ): (req: Request) => void {
   const judged = new WeakMap<Store, boolean>();

@@ -90,41 +90,37 @@ function isWeakSecret(secret: string): boolean {
   return secret.length < 32 || new Set(secret).size < 10;
 }
 
+/** One finding, as the checks below return it. */
+const finding = (check: SetupCheckName, severity: SetupProblem['severity'], message: string) => [
+  { check, severity, message },
+];
+
 function secretProblems(session: SessionOptions, production: boolean): SetupProblem[] {
   const secrets = ([] as unknown[]).concat(session.secret ?? []);
   if (secrets.length === 0 || secrets.some((secret) => typeof secret !== 'string')) {
-    return [
-      {
-        check: 'weak-session-secret',
-        severity: 'error',
-        message:
-          "express-session has no `secret` (or one that is not a string): give it 32 or more random bytes, e.g. `crypto.randomBytes(32).toString('base64')` kept in your secret store.",
-      },
-    ];
+    return finding(
+      'weak-session-secret',
+      'error',
+      "express-session has no `secret` (or one that is not a string): give it 32 or more random bytes, e.g. `crypto.randomBytes(32).toString('base64')` kept in your secret store.",
+    );
   }
   if (!(secrets as string[]).some(isWeakSecret)) return [];
-  return [
-    {
-      check: 'weak-session-secret',
-      severity: production ? 'error' : 'warning',
-      message:
-        "An express-session `secret` is weak (under 32 characters, or fewer than 10 distinct ones): anyone who guesses it can sign session ids. Use 32 or more random bytes, e.g. `crypto.randomBytes(32).toString('base64')` kept in your secret store.",
-    },
-  ];
+  return finding(
+    'weak-session-secret',
+    production ? 'error' : 'warning',
+    "An express-session `secret` is weak (under 32 characters, or fewer than 10 distinct ones): anyone who guesses it can sign session ids. Use 32 or more random bytes, e.g. `crypto.randomBytes(32).toString('base64')` kept in your secret store.",
+  );
 }
 
 function resaveProblems(session: SessionOptions): SetupProblem[] {
   if (session.resave === false) return [];
-  return [
-    {
-      check: 'session-resave',
-      severity: 'warning',
-      message:
-        'express-session `resave` is ' +
-        (session.resave === true ? 'true' : 'not set (it defaults to true)') +
-        ': every request writes its session back, so a request that began before a logout or a new entry can restore the old session. Set `resave: false`; this package never needs it (tokens are not kept in the session).',
-    },
-  ];
+  return finding(
+    'session-resave',
+    'warning',
+    'express-session `resave` is ' +
+      (session.resave === true ? 'true' : 'not set (it defaults to true)') +
+      ': every request writes its session back, so a request that began before a logout or a new entry can restore the old session. Set `resave: false`; this package never needs it (tokens are not kept in the session).',
+  );
 }
 
 function proxyProblems(
@@ -138,14 +134,11 @@ function proxyProblems(
   if (cookie?.secure !== true || Boolean(app.get('trust proxy'))) return [];
   const message =
     "The session cookie is Secure but the app does not trust its proxy: behind a proxy that ends TLS, Express sees every request as http and express-session never sends the cookie (players enter, and land logged out). Set `app.set('trust proxy', 1)` (the number of proxies in front of the app) before the session middleware.";
-  return [
-    {
-      check: 'secure-cookie-without-trust-proxy',
-      severity: behindProxy === true ? 'error' : 'warning',
-      message:
-        behindProxy === true ? message : `${message} (Ignore this if the app ends TLS itself.)`,
-    },
-  ];
+  return finding(
+    'secure-cookie-without-trust-proxy',
+    behindProxy === true ? 'error' : 'warning',
+    behindProxy === true ? message : `${message} (Ignore this if the app ends TLS itself.)`,
+  );
 }
 
 /**
@@ -175,9 +168,7 @@ function cookieProblems(session: SessionOptions, production: boolean): SetupProb
   // A cookie computed per request (express-session 1.19 accepts a function) is judged at the entry.
   if (!production || typeof session.cookie === 'function') return [];
   const message = insecureCookieMessage(session.cookie);
-  return message === undefined
-    ? []
-    : [{ check: 'insecure-session-cookie', severity: 'warning', message }];
+  return message === undefined ? [] : finding('insecure-session-cookie', 'warning', message);
 }
 
 const looksLikeIoredis = (client: unknown): boolean =>
@@ -212,9 +203,7 @@ export const CONNECT_REDIS_IOREDIS_MESSAGE =
 
 function connectRedisProblems(session: SessionOptions): SetupProblem[] {
   if (!isConnectRedisWithIoredis(session.store)) return [];
-  return [
-    { check: 'connect-redis-ioredis', severity: 'error', message: CONNECT_REDIS_IOREDIS_MESSAGE },
-  ];
+  return finding('connect-redis-ioredis', 'error', CONNECT_REDIS_IOREDIS_MESSAGE);
 }
 
 /** maxmemory and maxmemory-policy of one node, or `undefined` when CONFIG is not available. */
@@ -259,15 +248,12 @@ async function redisProblems(redis: RedisClient): Promise<SetupProblem[]> {
       settings !== undefined && settings.maxmemory > 0 && settings.policy !== 'noeviction',
   );
   if (evicting === undefined) return [];
-  return [
-    {
-      check: 'redis-evicts-keys',
-      severity: 'warning',
-      message:
-        `Redis evicts keys under memory pressure (maxmemory-policy ${evicting.policy.replace(/[^a-z-]/g, '')}): it would delete token records (players logged out) and code claims (a code could be sent twice). ` +
-        'Set `maxmemory-policy noeviction`; every key of this package and of connect-redis has a TTL, so volatile-* policies evict them too.',
-    },
-  ];
+  return finding(
+    'redis-evicts-keys',
+    'warning',
+    `Redis evicts keys under memory pressure (maxmemory-policy ${evicting.policy.replace(/[^a-z-]/g, '')}): it would delete token records (players logged out) and code claims (a code could be sent twice). ` +
+      'Set `maxmemory-policy noeviction`; every key of this package and of connect-redis has a TTL, so volatile-* policies evict them too.',
+  );
 }
 
 function tokenStoreProblems(input: SetupCheckInput, production: boolean): SetupProblem[] {
