@@ -116,12 +116,8 @@ export function serverSideCallback(
 ): RequestHandler {
   const { set, prefix, tokenTtlMs } = settings;
   const claim = async (code: string, res: Response): Promise<boolean> => {
-    const claimed = await set(
-      `${prefix}code:${hash('sha256', code, 'base64url')}`,
-      '1',
-      600_000,
-      true,
-    );
+    const key = `${prefix}code:${hash('sha256', code, 'base64url')}`;
+    const claimed = await set(key, '1', 600_000, true);
     if (!claimed) res.status(409).json({ error: 'code_already_used' });
     return claimed;
   };

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startSimulator } from '../../lib/simulator';
-import { startClusterBed, startSentinelBed, type Address } from '../../test/helpers/failover-bed';
+import { startClusterBed, startSentinelBed } from '../../test/helpers/failover-bed';
 import type { ClientChoice } from '../apps/session-stack';
-import { startExample, stopApps, type AppProcess } from '../lib/app-process';
+import { hostList, startExample, stopApps, type AppProcess } from '../lib/app-process';
 import { asPlayer, errorOf, inFlight, keepAliveAgent, send } from '../lib/load';
 import { startPlatformRecorder, type TokenCall } from '../lib/platform-recorder';
 import { table, tally, tallyList, type BenchContext, type Figure } from '../lib/report';
@@ -77,9 +77,6 @@ interface SettingResult {
 }
 type Env = Record<string, string>;
 type RunResult = Awaited<ReturnType<typeof runOnce>>;
-
-const hostList = (addresses: readonly Address[]): string =>
-  addresses.map((a) => `${a.host}:${a.port}`).join(',');
 
 /** The bed of one run: what the example is told, and the failover. */
 async function startBed(topology: Topology) {

@@ -11,7 +11,7 @@ import type { ClientChoice } from '../apps/session-stack';
 import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
 import { asPlayer, keepAliveAgent, send, type Target } from '../lib/load';
 import { heldRecord, nextChange, readRecord, recordKeyOf, sampleRecord } from '../lib/records';
-import { sessionKeyOf, writeRecord } from '../lib/records';
+import { driverStore, sessionKeyOf, writeRecord } from '../lib/records';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { enter, loginBaseline, playerOf, type BenchSession } from '../lib/sessions';
 import { count, fine, ms, summarize, type LatencySummary } from '../lib/stats';
@@ -128,8 +128,7 @@ async function startLayout(
       const restore = async (): Promise<void> => void (await putSession());
       return { ...layout, key: sessionKey, restore, restoreLoggedOut: async () => {} };
     }
-    // The driver's own store reads Redis directly: it only puts the record back between trials.
-    const store = new RedisTokenStore({ redis, prefix: `${prefix}t:`, recordCache: false });
+    const store = driverStore(redis, `${prefix}t:`);
     const record = await readRecord(store, session.sessionId);
     if (record === undefined) throw new Error('no token record after the entry');
     // A 401 for a gone record also ends the session (as logout does): put both back per trial.
@@ -252,9 +251,8 @@ async function measure(
 async function waiterWake(ctx: BenchContext, trials: number) {
   const clients = [ctx.redis.duplicate(), ctx.redis.duplicate(), ctx.redis.duplicate()];
   const prefix = 'wake:';
-  const writer = new RedisTokenStore({ redis: clients[0]!, prefix, recordCache: false });
+  const [writer, polled] = [driverStore(clients[0]!, prefix), driverStore(clients[2]!, prefix)];
   const woken = new RedisTokenStore({ redis: clients[1]!, prefix });
-  const polled = new RedisTokenStore({ redis: clients[2]!, prefix, recordCache: false });
   const cas = (version: number) => ({ expectedVersion: version - 1 || null, ttlMs: HOUR_MS });
   const put = (sessionId: string, version: number) =>
     writeRecord(writer, sessionId, { ...sampleRecord(), version }, cas(version));
@@ -299,7 +297,7 @@ async function storesDrop(on: InvalidationRedis, trials: number, kind: ClientCho
   const nodeRedis = kind === 'ioredis' ? [] : [on.nodeRedis(), on.nodeRedis()];
   await Promise.all(nodeRedis.map((client) => client.connect()));
   const stores = [...ioredis, ...nodeRedis].map((redis) => new RedisTokenStore({ redis, prefix }));
-  const writer = new RedisTokenStore({ redis: on.driver, prefix, recordCache: false });
+  const writer = driverStore(on.driver, prefix);
   try {
     while (!stores.every((store) => store.recordCacheActive)) await sleep(10);
     const record = sampleRecord();
@@ -421,7 +419,7 @@ export async function runInvalidationOn(
   ];
   if (wake !== undefined) {
     const waiterRow = (name: string, s: LatencySummary, format: (value: number) => string) => [
-      ...[name, ...[s.p50, s.p90, s.p99, s.max].map((value) => format(value))],
+      ...[name, ...[s.p50, s.p90, s.p99, s.max].map(format)],
     ];
     markdown.push(
       '',

@@ -1,10 +1,9 @@
 // Section "refresh-storm": 1,000 concurrent requests over 100 sessions whose tokens all need a
 // refresh, across 4 processes: the package, and the hand-written pattern with and without rotation.
-import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
 import { asPlayer, burst, errorOf, keepAliveAgent, send, type Answer } from '../lib/load';
 import type { Target } from '../lib/load';
-import { sessionKeyOf } from '../lib/records';
+import { driverStore, sessionKeyOf } from '../lib/records';
 import { table, tally, tallyList, type BenchContext, type Figure } from '../lib/report';
 import type { SectionResult } from '../lib/report';
 import { enter, expireRecord, naiveSession } from '../lib/sessions';
@@ -88,12 +87,7 @@ async function storms(ctx: BenchContext, kind: 'package' | 'naive', rounds: numb
   const env = { REDIS_URL: ctx.redisUrl, SIM_URL: ctx.sim.url, KEY_PREFIX: prefix };
   const apps = await startHarnessApps(kind, PROCESSES, env);
   const agent = keepAliveAgent((SESSIONS * REQUESTS_PER_SESSION) / PROCESSES);
-  // The driver only rewrites records between storms: it reads Redis directly.
-  const store = new RedisTokenStore({
-    redis: ctx.redis,
-    prefix: `${prefix}t:`,
-    recordCache: false,
-  });
+  const store = driverStore(ctx.redis, `${prefix}t:`);
   try {
     const sessions: BenchSession[] = [];
     for (let index = 0; index < SESSIONS; index += 1)

@@ -111,17 +111,8 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
         ctx.log(`scale: filling ${count(size)} ${mode} records`);
         const fillPerSecond = await fill(store, 0, size);
         const memoryBytes = (await usedMemory(redis)) - before;
-        subjects.push({
-          mode,
-          size,
-          redis,
-          store,
-          fillPerSecond,
-          memoryBytes,
-          samples: [],
-          reads: 0,
-          readMs: 0,
-        });
+        const measured = { fillPerSecond, memoryBytes, samples: [], reads: 0, readMs: 0 };
+        subjects.push({ mode, size, redis, store, ...measured });
       }
     }
     ctx.log(`scale: ${count(reads)} sequential reads from each store, interleaved`);
