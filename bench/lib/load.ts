@@ -70,13 +70,13 @@ async function measured(
   return { latencies, statuses, elapsedMs: performance.now() - startedAt };
 }
 
+/** How long a run lasts, and through which agent. */
+type Run = { agent: Agent; durationMs: number };
+
 /** `concurrency` clients send `next(i)` back to back for `durationMs` (or until it is undefined). */
-export function closedLoop(options: {
-  agent: Agent;
-  concurrency: number;
-  durationMs: number;
-  next: (index: number) => Target | undefined;
-}): Promise<LoadResult> {
+export function closedLoop(
+  options: Run & { concurrency: number; next: (index: number) => Target | undefined },
+): Promise<LoadResult> {
   const endAt = performance.now() + options.durationMs;
   return measured((note) =>
     inFlight(options.concurrency, async (index) => {
@@ -92,12 +92,7 @@ export function closedLoop(options: {
  * `rate` requests a second for `durationMs` whatever the answers do, each sent on the first timer
  * tick after it is due and timed from then, so a queue anywhere shows instead of lowering the rate.
  */
-export function fixedRate(options: {
-  agent: Agent;
-  rate: number;
-  durationMs: number;
-  target: Target;
-}): Promise<LoadResult> {
+export function fixedRate(options: Run & { rate: number; target: Target }): Promise<LoadResult> {
   const total = Math.floor((options.durationMs / 1000) * options.rate);
   return measured(async (note) => {
     const startedAt = performance.now();

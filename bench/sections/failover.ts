@@ -106,15 +106,16 @@ async function startBed(topology: Topology) {
 const openIdOf = (setting: Setting, index: number): string =>
   `${setting}-${String(index).padStart(4, '0')}`;
 
+/** A line of the package's failover metrics: its name, labels and value. */
+const METRIC =
+  /^(epl_replica_waits|epl_replica_reasserts|epl_refresh_failures|epl_replica_wait_duration_seconds_(?:sum|count))\w*(?:\{([^}]*)\})? ([\d.e+-]+)/;
+
 /** Sums the package's failover metrics (`epl_replica_*`, `epl_refresh_failures`) of one process. */
 async function scrapeMetrics(port: number, into: Map<string, number>): Promise<void> {
   const answer = await fetch(`http://127.0.0.1:${port}/metrics`).catch(() => undefined);
   if (answer?.ok !== true) return;
   for (const line of (await answer.text()).split('\n')) {
-    const match =
-      /^(epl_replica_waits|epl_replica_reasserts|epl_refresh_failures|epl_replica_wait_duration_seconds_(?:sum|count))\w*(?:\{([^}]*)\})? ([\d.e+-]+)/.exec(
-        line,
-      );
+    const match = METRIC.exec(line);
     if (!match) continue;
     const labels = (match[2] ?? '').split(',').filter((pair) => /^(outcome|code)=/.test(pair));
     const key = `${match[1]}{${labels.join(',').replace(/"/g, '')}}`;
@@ -392,8 +393,7 @@ const meanWaitMs = (result: SettingResult): number =>
 
 /** The figures of one topology and client: each bed's losses, the latencies of all pooled. */
 function report(runs: readonly RunResult[]): SectionResult {
-  const { client, topology } = runs[0]!;
-  const label = `failover (${client}, ${topology === 'sentinel' ? 'Sentinel' : 'Cluster'})`;
+  const label = labelOf(runs[0]!);
   const losses = runs.map((run) => ({
     on: lossesOf(run.bySetting.on),
     off: lossesOf(run.bySetting.off),
@@ -418,9 +418,7 @@ function report(runs: readonly RunResult[]): SectionResult {
       )
       .join(' — ');
   const clean = (s: Losses): boolean =>
-    [s.lostBefore, s.lostAfter, s.retired, s.serverErrors, s.unauthorized].every(
-      (list) => list.length === 0,
-    );
+    [s.lostBefore, s.lostAfter, s.retired, s.serverErrors, s.unauthorized].every((l) => !l.length);
   const steadyLike = (a: Latencies, b: Latencies): number =>
     likeForLike(a.steady.byKind, b.steady.byKind);
   const freshLike = (a: Latencies, b: Latencies): number =>
@@ -431,13 +429,11 @@ function report(runs: readonly RunResult[]): SectionResult {
   const share = (group: { all: number[]; refreshing: number[] }): string =>
     `${((group.refreshing.length / group.all.length) * 100).toFixed(1)} %`;
   const beds = several ? `, ${runs.length} beds pooled` : '';
-  const kindsCompared = [...on.steady.byKind.keys()]
-    .sort()
-    .filter((key) => off.steady.byKind.has(key))
-    .map((key) => {
-      const [ours, theirs] = [on.steady.byKind.get(key)!, off.steady.byKind.get(key)!];
-      return `${key} ${ms(median(ours))} vs ${ms(median(theirs))} (${ours.length}/${theirs.length})`;
-    });
+  const compared = [...on.steady.byKind.keys()].sort().filter((k) => off.steady.byKind.has(k));
+  const kindsCompared = compared.map((key) => {
+    const [ours, theirs] = [on.steady.byKind.get(key)!, off.steady.byKind.get(key)!];
+    return `${key} ${ms(median(ours))} vs ${ms(median(theirs))} (${ours.length}/${theirs.length})`;
+  });
   const onMetric = (prefix: string): number =>
     runs.reduce((n, run) => n + metricOf(run.bySetting.on, prefix), 0);
   const vs = (a: number[], b: number[]) => `${ms(median(a))} vs ${ms(median(b))}`;
@@ -488,10 +484,13 @@ function report(runs: readonly RunResult[]): SectionResult {
   return { figures, markdown };
 }
 
+const labelOf = ({ client, topology }: RunResult): string =>
+  `failover (${client}, ${topology === 'sentinel' ? 'Sentinel' : 'Cluster'})`;
+
 /** One bed's account: its table (the first lost players named in it). */
 function bedMarkdown(run: RunResult, losses: Record<Setting, Losses>, suffix: string): string[] {
-  const { client, topology, timeline } = run;
-  const label = `failover (${client}, ${topology === 'sentinel' ? 'Sentinel' : 'Cluster'})${suffix}`;
+  const { topology, timeline } = run;
+  const label = labelOf(run) + suffix;
   const row = (setting: Setting): string[] => {
     const [s, result] = [losses[setting], run.bySetting[setting]];
     const l = latenciesOf([result]);

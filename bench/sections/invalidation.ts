@@ -220,12 +220,8 @@ async function measure(
         }
     // The warm-up's own 401s left out.
     for (const layout of layouts) await harnessReports(layout.apps, '/bench/times-401');
-    const samples = layouts.map((): Samples => ({
-      untilBoth: [],
-      requests: [],
-      staleAnswers: 0,
-      staleAbsences: 0,
-    }));
+    const none = { staleAnswers: 0, staleAbsences: 0 };
+    const samples = layouts.map((): Samples => ({ untilBoth: [], requests: [], ...none }));
     // A trial of each layout in turn, in a rotating order: drift in the machine's load during the
     // run falls on all of them alike.
     for (let round = 0; round < trials; round += 1)

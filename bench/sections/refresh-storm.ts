@@ -183,17 +183,11 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
     },
   ];
   const outcomeRow = (name: string, outcome: StormOutcome, loggedOut?: number): string[] => {
-    const latency = summarize(outcome.answers.map((answer) => answer.ms));
+    const { p50, p99 } = summarize(outcome.answers.map((answer) => answer.ms));
     const out = loggedOut === undefined ? '—' : `${loggedOut} of ${SESSIONS}`;
     const { tokenCalls, reauth, staleTokens } = outcome;
-    return [
-      name,
-      count(tokenCalls),
-      statusesOf(outcome),
-      String(reauth),
-      String(staleTokens),
-      out,
-    ].concat([ms(latency.p50), ms(latency.p99)]);
+    const counts = [count(tokenCalls), statusesOf(outcome), String(reauth), String(staleTokens)];
+    return [name, ...counts, out, ms(p50), ms(p99)];
   };
   const markdown = [
     '## refresh-storm',
