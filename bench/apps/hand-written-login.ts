@@ -46,10 +46,7 @@ const promised = (req: Request, step: 'regenerate' | 'save'): Promise<void> =>
     req.session[step]((err: unknown) => (err ? reject(err) : resolve())),
   );
 
-/**
- * A callback: exchanges the code (400 on the platform's refusal), regenerates the session, lets
- * `keep` put the tokens somewhere, saves the session and redirects (303).
- */
+/** A callback: the code exchanged (400 if refused), the session regenerated, `keep`, saved, 303. */
 const callbackWith =
   (
     settings: NaiveSettings,

@@ -14,10 +14,7 @@ import { BENCH_SESSION_SECRET } from '../lib/settings';
 export type ClientChoice = 'ioredis' | 'node-redis';
 export const CLIENT_CHOICES: readonly ClientChoice[] = ['ioredis', 'node-redis'];
 
-/**
- * A connected client of `choice`, as a studio's app holds one; connect-redis on it with its
- * defaults (`sess:` keys, 1 day TTL, renewed by EXPIRE); how to close it.
- */
+/** A client of `choice` as a studio holds one, connect-redis on it with its defaults, its close. */
 export async function connectRedis(choice: ClientChoice, url: string) {
   if (choice === 'ioredis') {
     const client = new Redis(url);

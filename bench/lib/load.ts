@@ -88,10 +88,7 @@ export function closedLoop(
   );
 }
 
-/**
- * `rate` requests a second for `durationMs` whatever the answers do, each sent on the first timer
- * tick after it is due and timed from then, so a queue anywhere shows instead of lowering the rate.
- */
+/** `rate` requests a second whatever the answers, each timed from when it is due: a queue shows. */
 export function fixedRate(options: Run & { rate: number; target: Target }): Promise<LoadResult> {
   const total = Math.floor((options.durationMs / 1000) * options.rate);
   return measured(async (note) => {

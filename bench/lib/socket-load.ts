@@ -40,10 +40,7 @@ export async function memoryOf(backend: SocketProcess): Promise<ProcessMemory> {
 /** Calls per command name (INFO commandstats, test/helpers/command-counts.ts). */
 export type Counts = Record<string, number>;
 
-/**
- * The calls per command the `servers` ran while `during` ran, summed over them, the driver's own
- * INFO left out and zeros too; and how long it ran (ms).
- */
+/** The calls per command the `servers` ran during `during` (no zeros, no INFO), and its ms. */
 export async function commandsDuring(
   servers: readonly InfoClient[],
   during: () => Promise<unknown>,

@@ -362,10 +362,7 @@ function byKind(outcomes: readonly Outcome[]): Map<string, number[]> {
 const withoutRefresh = (kinds: Map<string, number[]>): Map<string, number[]> =>
   new Map([...kinds].filter(([key]) => !key.endsWith(' refresh')));
 
-/**
- * on ÷ off of the p50 within each kind of request (20 or more in each group), averaged weighted by
- * their counts: the p50 of a whole mix falls between its modes, and moves with the mix.
- */
+/** on ÷ off of each kind's p50 (≥ 20 a side), weighted by count: a mix's p50 moves with the mix. */
 function likeForLike(on: Map<string, number[]>, off: Map<string, number[]>): number {
   let logSum = 0;
   let weight = 0;

@@ -106,10 +106,8 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
     let lost = 0;
     for (const [index, session] of sessions.entries()) {
       const record = await readRecord(store, session.sessionId);
-      const answer = await send(
-        agent,
-        asPlayer(apps[index % 2]!.port, session.cookie, '/api/token'),
-      );
+      const target = asPlayer(apps[index % 2]!.port, session.cookie, '/api/token');
+      const answer = await send(agent, target);
       if (record === undefined || answer.status !== 200) lost += 1;
     }
     const inWindow = (atMs: number): Window | undefined =>

@@ -29,16 +29,13 @@ const SETTLE_MS = 100;
 /** A trial's reads after the put back answer 200 within this long, or the section fails (ms). */
 const RESTORE_WITHIN_MS = 1000;
 
-/** The layouts measured side by side, a trial of each in turn (their prefixes and rows). */
+/** The layouts side by side, a trial of each in turn: their rows (keys under `inv-<name>:`). */
 type LayoutName = 'memory' | 'redis' | 'baseline' | 'sessions';
-const LAYOUTS: Record<LayoutName, { prefix: string; row: string }> = {
-  memory: { prefix: 'inv:', row: 'package, records from memory (default)' },
-  redis: { prefix: 'invd:', row: 'package, records read from Redis each time' },
-  baseline: { prefix: 'invb:', row: 'session stack alone, its session deleted' },
-  sessions: {
-    prefix: 'invs:',
-    row: 'RedisSessionStore (sessions from memory), its session deleted',
-  },
+const LAYOUTS: Record<LayoutName, string> = {
+  memory: 'package, records from memory (default)',
+  redis: 'package, records read from Redis each time',
+  baseline: 'session stack alone, its session deleted',
+  sessions: 'RedisSessionStore (sessions from memory), its session deleted',
 };
 
 /** One layout's processes, what its trials poll, the key they delete and how it is put back. */
@@ -60,12 +57,8 @@ interface Layout {
  * 200s just before the DELs (for scale), the 200s after them, and the 401s to a read after the key
  * was put back (the absence still served from memory: the trial puts it back again).
  */
-interface Samples {
-  untilBoth: number[];
-  requests: number[];
-  staleAnswers: number;
-  staleAbsences: number;
-}
+type Samples = Record<'untilBoth' | 'requests', number[]> &
+  Record<'staleAnswers' | 'staleAbsences', number>;
 
 /** A layout's summed-up trials, with the time their 401s spent inside the app processes. */
 type Variant = Omit<Samples, 'untilBoth' | 'requests'> &
@@ -75,7 +68,7 @@ const LAYOUT_COLUMNS =
   "layout | DEL → 401 in both, p50 ms | p99 ms | max ms | stale 200s | stale 401s after the put back | one request p50 ms | one request p99 ms | the 401's time in its process, p50 ms | p99 ms";
 
 const layoutRow = (name: LayoutName, v: Variant): string[] => [
-  LAYOUTS[name].row,
+  LAYOUTS[name],
   ...[v.untilBoth.p50, v.untilBoth.p99, v.untilBoth.max].map(fine),
   ...[String(v.staleAnswers), String(v.staleAbsences), ms(v.request.p50), ms(v.request.p99)],
   ...[fine(v.inApp401.p50), fine(v.inApp401.p99)],
@@ -101,7 +94,7 @@ async function startLayout(
   name: LayoutName,
   agent: Agent,
 ): Promise<Layout> {
-  const { prefix } = LAYOUTS[name];
+  const prefix = `inv-${name}:`;
   const redis = on.driver;
   const apps = await startHarnessApps(sessionOnly(name) ? 'baseline' : 'package', PROCESSES, {
     ...{ ...on.env, SIM_URL: ctx.sim.url, KEY_PREFIX: prefix, BENCH_TIME_401: '1' },

@@ -1,13 +1,13 @@
 // Section "refresh-storm": 1,000 concurrent requests over 100 sessions whose tokens all need a
 // refresh, across 4 processes: the package, and the hand-written pattern with and without rotation.
+import type { Agent } from 'node:http';
 import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
 import { asPlayer, burst, errorOf, keepAliveAgent, send, type Answer } from '../lib/load';
 import type { Target } from '../lib/load';
 import { driverStore, sessionKeyOf } from '../lib/records';
 import { table, tally, tallyList, type BenchContext, type Figure } from '../lib/report';
 import type { SectionResult } from '../lib/report';
-import { enter, expireRecord, naiveSession } from '../lib/sessions';
-import { playerOf, type BenchSession } from '../lib/sessions';
+import { enter, expireRecord, naiveSession, playerOf, type BenchSession } from '../lib/sessions';
 import { count, ms, summarize, type LatencySummary } from '../lib/stats';
 
 const PROCESSES = 4;
@@ -42,18 +42,13 @@ const tokenOf = (answer: Answer): string | undefined => {
 };
 
 /** Asks the platform's /userinfo about each distinct token served; counts answers with a dead one. */
-async function countStale(ctx: BenchContext, answers: readonly Answer[]): Promise<number> {
+async function countStale(ctx: BenchContext, answers: readonly Answer[], agent: Agent) {
   const tokens = answers.map(tokenOf).filter((token): token is string => token !== undefined);
   const port = Number(new URL(ctx.sim.url).port);
-  const agent = keepAliveAgent(16);
   const dead = new Set<string>();
-  try {
-    for (const token of new Set(tokens)) {
-      const headers = { authorization: `Bearer ${token}` };
-      if ((await send(agent, { port, path: '/userinfo', headers })).status !== 200) dead.add(token);
-    }
-  } finally {
-    agent.destroy();
+  for (const token of new Set(tokens)) {
+    const headers = { authorization: `Bearer ${token}` };
+    if ((await send(agent, { port, path: '/userinfo', headers })).status !== 200) dead.add(token);
   }
   return tokens.filter((token) => dead.has(token)).length;
 }
@@ -61,7 +56,7 @@ async function countStale(ctx: BenchContext, answers: readonly Answer[]): Promis
 async function storm(
   ctx: BenchContext,
   targets: readonly Target[],
-  agent: ReturnType<typeof keepAliveAgent>,
+  agent: Agent,
 ): Promise<StormOutcome> {
   ctx.sim.resetCalls();
   const ports = [...new Set(targets.map((target) => target.port))].map((port) => ({ port }));
@@ -71,7 +66,8 @@ async function storm(
   const refreshMs = await refreshDurations();
   const tokenCalls = ctx.sim.calls.refresh_token;
   const reauth = answers.filter((a) => /^(invalid_grant|reauth_required)$/.test(errorOf(a))).length;
-  return { answers, tokenCalls, staleTokens: await countStale(ctx, answers), reauth, refreshMs };
+  const staleTokens = await countStale(ctx, answers, agent);
+  return { answers, tokenCalls, staleTokens, reauth, refreshMs };
 }
 
 const latencies = (outcomes: readonly StormOutcome[]): number[] =>

@@ -230,10 +230,9 @@ export async function runRequestCost(
     Math.max(1, total(windows));
   const floor = saturated.get('floor')!;
   const floorCpu = cpuOf(floor);
-  const pairRatios = (variant: Variant): number[] =>
-    saturated.get(variant)!.map((w, i) => w.result.rps / floor[i]!.result.rps);
-  const pairCpuRatios = (variant: Variant): number[] =>
-    saturated.get(variant)!.map((w, i) => w.cpuUsPerRequest / floor[i]!.cpuUsPerRequest);
+  /** Each pair's ratio to the floor, of req/s or (`of`) another figure of a window. */
+  const pairRatios = (variant: Variant, of = (w: Window) => w.result.rps): number[] =>
+    saturated.get(variant)!.map((w, i) => of(w) / of(floor[i]!));
   const range = (values: readonly number[]): string =>
     `${fine(Math.min(...values))}–${fine(Math.max(...values))}`;
   const checked = (check: OutsideCheck): string =>
@@ -352,7 +351,7 @@ export async function runRequestCost(
         : Math.abs(rps / outside.rps - 1) <= AGREEMENT &&
           Math.abs(cpu / outside.cpu - 1) <= AGREEMENT;
     const theirs = typeof outside === 'string' ? outside : checked(outside);
-    const ours = `${fine(rps)} req/s, ${fine(cpu)} CPU (pairs ${range(pairRatios('example'))}, ${range(pairCpuRatios('example'))})`;
+    const ours = `${fine(rps)} req/s, ${fine(cpu)} CPU (pairs ${range(pairRatios('example'))}, ${range(pairRatios('example', (w) => w.cpuUsPerRequest))})`;
     figures.push({
       name: name(
         'example ÷ floor, this bench vs the outside check (bench/outside-check/run.sh, same run)',

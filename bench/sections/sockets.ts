@@ -10,11 +10,10 @@ import { enterAs, openSocket, startSocketProcess } from '../../test/helpers/spaw
 import { stopSocketProcesses } from '../../test/helpers/spawn-socket-backends';
 import type { Browser, SocketProcess, TestSocket } from '../../test/helpers/spawn-socket-backends';
 import { inFlight } from '../lib/load';
-import { commandsDuring, memoryOf, PROBE_ENV } from '../lib/socket-load';
-import type { ProcessMemory } from '../lib/socket-load';
+import { commandsDuring, memoryOf, PROBE_ENV, type ProcessMemory } from '../lib/socket-load';
 import { recordKeyOf } from '../lib/records';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
-import { count, ms, summarize, type LatencySummary } from '../lib/stats';
+import { bytes, count, ms, summarize, type LatencySummary } from '../lib/stats';
 
 const PROCESSES = 2;
 const PREFIX = 'bench-ws:';
@@ -41,7 +40,6 @@ const planFor = (quick: boolean) => {
 };
 
 const kib = (value: number): string => `${(value / 1024).toFixed(1)} KiB`;
-const mib = (value: number): string => `${(value / 1024 / 1024).toFixed(1)} MiB`;
 
 /** Commands per second over REST_SECONDS (in all, and by command), with nothing happening but what the processes do. */
 async function restRate(ctx: BenchContext) {
@@ -212,7 +210,7 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     const rates = (rate: typeof idle) =>
       rate.byCommand.map(([name, perS]) => `${name} ${perS.toFixed(1)}`).join(', ') || '—';
     const memoryRow = (name: string, n: number, at: ProcessMemory, each?: ProcessMemory) => [
-      ...[name, count(n), mib(at.rss), mib(at.heap)],
+      ...[name, count(n), bytes(at.rss), bytes(at.heap)],
       ...(each ? [kib(each.rss), kib(each.heap)] : ['', '']),
     ];
     const markdown = [

@@ -60,9 +60,8 @@ async function usedMemory(redis: Redis): Promise<number> {
 async function sampleLatencies(subjects: readonly Subject[], reads: number): Promise<void> {
   const pick = (subject: Subject): string => sessionIdOf(Math.floor(Math.random() * subject.size));
   // Warm-up: the first reads of a run pay for JIT compilation, not for the number of sessions.
-  for (let index = 0; index < 2000; index += 1) {
+  for (let index = 0; index < 2000; index += 1)
     for (const subject of subjects) await readRecord(subject.store, pick(subject));
-  }
   for (let index = 0; index < reads; index += 1) {
     for (let turn = 0; turn < subjects.length; turn += 1) {
       const subject = subjects[(index + turn) % subjects.length]!;
