@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startSimulator } from '../../lib/simulator';
 import { startClusterBed, startSentinelBed } from '../../test/helpers/failover-bed';
-import type { ClientChoice } from '../apps/session-stack';
+import { exampleClient, type ClientChoice } from '../apps/session-stack';
 import { hostList, startExample, stopApps, type AppProcess } from '../lib/app-process';
 import { asPlayer, errorOf, inFlight, keepAliveAgent, send } from '../lib/load';
 import { startPlatformRecorder, type TokenCall } from '../lib/platform-recorder';
@@ -131,7 +131,7 @@ async function runOnce(
 ) {
   const { warmupMs, afterMs } = timingOf(ctx.quick);
   const stops: Array<() => Promise<unknown>> = [];
-  const running: AppProcess[] = [];
+  const apps: Record<Setting, AppProcess[]> = { on: [], off: [] };
   const agent = keepAliveAgent(256);
   const label = `failover (${client}, ${topology})`;
   try {
@@ -150,7 +150,6 @@ async function runOnce(
     const recorder = await startPlatformRecorder(sim.url);
     stops.push(() => recorder.close());
     ctx.log(`${label}: bed up; starting 4 example processes`);
-    const apps: Record<Setting, AppProcess[]> = { on: [], off: [] };
     // Started in turn (on, off, on, off; off first every other bed: a process keeps the speed it
     // was born with), one at a time: parallel starts thrash 2 cores.
     for (const name of ['A', 'B'])
@@ -159,14 +158,13 @@ async function runOnce(
           `example (durability ${setting}, ${setting}${name})`,
           {
             ...{ ...bed.env, REDIS_URL: '', HOST: '127.0.0.1', NODE_ENV: '' },
-            REDIS_CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
+            REDIS_CLIENT: exampleClient(client),
             ...{ PLATFORM_AUTH_URL: recorder.url, PLATFORM_ORIGINS: recorder.url },
             ...{ PLATFORM_REDIRECT_URI: BENCH_REDIRECT_URI, ENTRY_FAILURE_LIMIT: '0' },
             BENCH_DURABILITY: CONTROL ? 'off' : setting,
           },
           { preload: [DURABILITY_SWITCH], echo: false },
         );
-        running.push(app);
         apps[setting].push(app);
       }
     const entered: Player[] = [];
@@ -266,7 +264,7 @@ async function runOnce(
     };
   } finally {
     agent.destroy();
-    await stopApps(running);
+    await stopApps([...apps.on, ...apps.off]);
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   }
 }

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { globalAgent } from 'node:http';
 import { join } from 'node:path';
-import type { ClientChoice } from '../apps/session-stack';
+import { exampleClient, type ClientChoice } from '../apps/session-stack';
 import { startApp, startExample, startInTurn, stopApps, type AppProcess } from '../lib/app-process';
 import { cannon, type CannonResult } from '../lib/autocannon';
 import { asPlayer, fixedRate, keepAliveAgent, send, type Target } from '../lib/load';
@@ -74,8 +74,7 @@ export function startVariant(
     layout.name === 'standalone'
       ? { REDIS_URL: ctx.redisUrl }
       : { REDIS_URL: '', REDIS_CLUSTER_NODES: layout.nodes };
-  // The example and the floor name node-redis `redis`.
-  const clientName = client === 'ioredis' ? 'ioredis' : 'redis';
+  const clientName = exampleClient(client);
   // As `npm run example` starts it (on Redis; its embedded simulator; its own defaults).
   if (variant === 'example')
     return startExample('example', { ...redisEnv, REDIS_CLIENT: clientName });
@@ -136,7 +135,7 @@ async function outsideCheck(
   if (process.platform !== 'linux') return 'not run (it reads /proc)';
   const { error, stdout } = await outputOf('bash', ['bench/outside-check/run.sh'], {
     ...{ PAIRS: String(plan.pairs), DUR: String(plan.windowS), WARM: String(plan.warmUpS) },
-    CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
+    CLIENT: exampleClient(client),
     FLOOR_FLAGS: against === 'bound' ? 'F_MEMORY=1' : '',
   });
   const match = OUTSIDE_CHECK_LINE.exec(stdout);
