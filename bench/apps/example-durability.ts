@@ -5,9 +5,8 @@
 import Module from 'node:module';
 
 const setting = process.env.BENCH_DURABILITY ?? 'on';
-if (setting !== 'on' && setting !== 'off') {
+if (setting !== 'on' && setting !== 'off')
   throw new TypeError(`BENCH_DURABILITY must be "on" or "off"; it is "${setting}".`);
-}
 
 if (setting === 'off') {
   type Load = (request: string, ...rest: unknown[]) => unknown;

@@ -47,7 +47,7 @@ app.use(
 );
 app.get('/login', (req, res) => {
   req.session.user = { openId: 'player-1' };
-  res.json({ ok: true });
+  res.status(204).end();
 });
 app.get('/api/me', (req, res) => {
   if (!req.session.user) return res.status(401).json({ error: 'login_required' });

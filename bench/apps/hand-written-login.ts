@@ -46,10 +46,7 @@ const promised = (req: Request, step: 'regenerate' | 'save'): Promise<void> =>
     req.session[step]((err: unknown) => (err ? reject(err) : resolve())),
   );
 
-/**
- * A callback: exchanges the code (400 on the platform's refusal), regenerates the session, lets
- * `keep` put the tokens somewhere, saves the session and redirects (303).
- */
+/** A callback: the code exchanged (400 if refused), the session regenerated, `keep`, saved, 303. */
 const callbackWith =
   (
     settings: NaiveSettings,
@@ -116,12 +113,8 @@ export function serverSideCallback(
 ): RequestHandler {
   const { set, prefix, tokenTtlMs } = settings;
   const claim = async (code: string, res: Response): Promise<boolean> => {
-    const claimed = await set(
-      `${prefix}code:${hash('sha256', code, 'base64url')}`,
-      '1',
-      600_000,
-      true,
-    );
+    const key = `${prefix}code:${hash('sha256', code, 'base64url')}`;
+    const claimed = await set(key, '1', 600_000, true);
     if (!claimed) res.status(409).json({ error: 'code_already_used' });
     return claimed;
   };

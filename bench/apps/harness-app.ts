@@ -20,13 +20,10 @@ const env = process.env;
 const kind = env.BENCH_APP;
 const prefix = env.KEY_PREFIX ?? 'bench:';
 const simUrl = env.SIM_URL ?? 'http://127.0.0.1:9';
+/** REDIS_CLUSTER_NODES as URLs, which both clients parse. */
 const clusterNodes = (env.REDIS_CLUSTER_NODES ?? '')
   .split(',')
-  .filter((node) => node !== '')
-  .map((node) => {
-    const at = node.lastIndexOf(':');
-    return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
-  });
+  .flatMap((node) => (node === '' ? [] : [`redis://${node}`]));
 const onNodeRedis = env.BENCH_REDIS_CLIENT === 'node-redis';
 // The client options the package's documentation asks for on the request path.
 const ioredisOptions = { maxRetriesPerRequest: 1, commandTimeout: 1000 };
@@ -44,7 +41,7 @@ const nodeRedis = !onNodeRedis
   : clusterNodes.length === 0
     ? createClient({ url: env.REDIS_URL!, ...nodeRedisOptions })
     : createCluster({
-        rootNodes: clusterNodes.map((socket) => ({ socket })),
+        rootNodes: clusterNodes.map((url) => ({ url })),
         defaults: nodeRedisOptions,
       });
 nodeRedis?.on('error', () => undefined);

@@ -13,11 +13,10 @@ import { BENCH_SESSION_SECRET } from '../lib/settings';
 /** The two Redis clients a studio runs express-session on. */
 export type ClientChoice = 'ioredis' | 'node-redis';
 export const CLIENT_CHOICES: readonly ClientChoice[] = ['ioredis', 'node-redis'];
+/** How the example (REDIS_CLIENT) and the floor (CLIENT) name a client: node-redis is `redis`. */
+export const exampleClient = (choice: ClientChoice) => (choice === 'ioredis' ? choice : 'redis');
 
-/**
- * A connected client of `choice`, as a studio's app holds one; connect-redis on it with its
- * defaults (`sess:` keys, 1 day TTL, renewed by EXPIRE); how to close it.
- */
+/** A client of `choice` as a studio holds one, connect-redis on it with its defaults, its close. */
 export async function connectRedis(choice: ClientChoice, url: string) {
   if (choice === 'ioredis') {
     const client = new Redis(url);

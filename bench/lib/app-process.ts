@@ -92,6 +92,10 @@ export function startApp(spec: AppSpec): Promise<AppProcess> {
   });
 }
 
+/** Addresses as the apps' REDIS_CLUSTER_NODES and REDIS_SENTINELS take them: `host:port,…`. */
+export const hostList = (addresses: readonly { host: string; port: number }[]): string =>
+  addresses.map((a) => `${a.host}:${a.port}`).join(',');
+
 /** example-app/server.ts as `npm run example` starts it, on a free port, with `env` added. */
 export const startExample = (
   name: string,

@@ -6,13 +6,8 @@ import type { Target } from './load';
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
 
 /** `ok`: 2xx answers; `failed`: the others, errors and timeouts; `rps`: 2xx answers per second. */
-export type CannonResult = {
-  ok: number;
-  failed: number;
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-};
+export type CannonResult = Record<'ok' | 'failed' | 'rps' | 'p50Ms' | 'p99Ms', number>;
+
 export function cannon(
   target: Target,
   connections: number,

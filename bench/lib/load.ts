@@ -18,12 +18,7 @@ export const asPlayer = (port: number, cookie: string, path = '/api/me') => ({
 export type Answer = { status: number; headers: IncomingHttpHeaders; body: string; ms: number };
 
 /** What a run of many requests produced: every latency (ms), the statuses, the wall time. */
-export interface LoadResult {
-  latencies: number[];
-  statuses: Map<number, number>;
-  elapsedMs: number;
-  requestsPerSecond: number;
-}
+export type LoadResult = { latencies: number[]; statuses: Map<number, number>; elapsedMs: number };
 
 /** A keep-alive agent: at most `maxSockets` connections per app process, kept open between runs. */
 export const keepAliveAgent = (maxSockets: number): Agent =>
@@ -72,22 +67,16 @@ async function measured(
     latencies.push(ms);
     statuses.set(status, (statuses.get(status) ?? 0) + 1);
   });
-  const elapsedMs = performance.now() - startedAt;
-  return {
-    latencies,
-    statuses,
-    elapsedMs,
-    requestsPerSecond: (latencies.length / elapsedMs) * 1000,
-  };
+  return { latencies, statuses, elapsedMs: performance.now() - startedAt };
 }
 
+/** How long a run lasts, and through which agent. */
+type Run = { agent: Agent; durationMs: number };
+
 /** `concurrency` clients send `next(i)` back to back for `durationMs` (or until it is undefined). */
-export function closedLoop(options: {
-  agent: Agent;
-  concurrency: number;
-  durationMs: number;
-  next: (index: number) => Target | undefined;
-}): Promise<LoadResult> {
+export function closedLoop(
+  options: Run & { concurrency: number; next: (index: number) => Target | undefined },
+): Promise<LoadResult> {
   const endAt = performance.now() + options.durationMs;
   return measured((note) =>
     inFlight(options.concurrency, async (index) => {
@@ -99,16 +88,8 @@ export function closedLoop(options: {
   );
 }
 
-/**
- * `rate` requests a second for `durationMs` whatever the answers do, each sent on the first timer
- * tick after it is due and timed from then, so a queue anywhere shows instead of lowering the rate.
- */
-export function fixedRate(options: {
-  agent: Agent;
-  rate: number;
-  durationMs: number;
-  target: Target;
-}): Promise<LoadResult> {
+/** `rate` requests a second whatever the answers, each timed from when it is due: a queue shows. */
+export function fixedRate(options: Run & { rate: number; target: Target }): Promise<LoadResult> {
   const total = Math.floor((options.durationMs / 1000) * options.rate);
   return measured(async (note) => {
     const startedAt = performance.now();

@@ -1,9 +1,10 @@
 // A recording HTTP proxy in front of the simulated platform (the apps' PLATFORM_AUTH_URL): every
 // POST /token noted with the player it was for (from its answer, or from the answer that issued
 // the refresh token it presented), when it started and ended, and whether that token was retired.
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { buffer as body } from 'node:stream/consumers';
 
 /**
  * One call of the token endpoint as the proxy saw it: the player it was for (when its answer or an
@@ -21,12 +22,6 @@ export interface TokenCall {
 }
 
 export type PlatformRecorder = { url: string; calls: TokenCall[]; close(): Promise<void> };
-
-async function body(message: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of message) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
 
 /** Starts the proxy on a free loopback port, forwarding everything to `target` (the simulator). */
 export async function startPlatformRecorder(target: string): Promise<PlatformRecorder> {

@@ -1,12 +1,18 @@
 // The bench's way to the token store by session id (the store is keyed by its hash), and the Redis
 // keys the sections delete by hand: RedisTokenStore's record, connect-redis's session.
 import { randomBytes } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
 import { hashSessionId } from '../../lib/core/hash';
 import type { TokenRecord } from '../../lib/core/token-record';
 import type { TokenStore } from '../../lib/core/token-store';
 import type { PutOptions } from '../../lib/core/store-engine';
 import { engineOf } from '../../lib/core/derived-engine';
 import { sampleRecord as testingSample } from '../../lib/testing/samples';
+import { RedisTokenStore } from '../../lib/stores/redis-store';
+
+/** The driver's own store: it only rewrites records between runs, so it reads Redis each time. */
+export const driverStore = (redis: Redis | Cluster, prefix: string) =>
+  new RedisTokenStore({ redis, prefix, recordCache: false });
 
 /** The session's record; `undefined` when absent or unreadable. */
 export const readRecord = async (store: TokenStore, sessionId: string) => {

@@ -31,10 +31,7 @@ export async function alternatingRounds<V, P, W>(plan: RoundsPlan<V, P, W>): Pro
   return windows;
 }
 
-/**
- * The micro benchmarks' rounds: each run's figure `rounds` times, the runs' order reversed every
- * other round, after one unmeasured run of each (its warm-up).
- */
+/** The micro files' rounds: each run `rounds` times in alternating order, after a warm-up run. */
 export async function alternatingRuns<N extends string>(
   runs: Record<N, () => Promise<number>>,
   rounds: number,

@@ -28,7 +28,7 @@ export function sessionIn(setCookie: string | string[] | undefined): BenchSessio
 }
 
 /** {@link sessionIn}, for an answer that must have set one with `status`. */
-function sessionOf(answer: Answer, status: number, what: string): BenchSession {
+export function sessionOf(answer: Answer, status: number, what: string): BenchSession {
   const session = sessionIn(answer.headers['set-cookie']);
   if (answer.status !== status || session === undefined)
     throw new Error(`${what} answered ${answer.status}: ${answer.body}`);
@@ -62,7 +62,7 @@ export async function tryEnter(
 export const enter = async (agent: Agent, sim: PlatformSimulator, port: number, openId: string) =>
   sessionOf((await tryEnter(agent, sim, port, openId)).answer, 303, 'entry');
 
-/** Logs in to the baseline app, which only writes a marker into the session (204 expected). */
+/** Logs in to the session stack alone (the floor, the harness's baseline): a marker in the session, 204. */
 export async function loginBaseline(agent: Agent, port: number, openId: string) {
   const path = `/login?openId=${encodeURIComponent(openId)}`;
   return sessionOf(await send(agent, { port, path }, true), 204, 'baseline login');

@@ -10,10 +10,7 @@ export const BENCH_REDIRECT_URI = 'http://127.0.0.1:3999/platform/callback';
 /** One session secret for all processes, so a cookie works on any of them. */
 export const BENCH_SESSION_SECRET = 'a-bench-session-secret-shared-by-all-processes';
 
-/**
- * platformLogin()'s settings for a bench app on the simulator at `simUrl`: entries are checked
- * against the simulator's lobby, as the quick start does with the platform's.
- */
+/** platformLogin()'s settings on the simulator at `simUrl`, entries checked against its lobby. */
 export const benchLogin = (simUrl: string) => ({
   ...{ authUrl: simUrl, ...BENCH_CLIENT, redirectUri: BENCH_REDIRECT_URI },
   platformOrigins: [new URL(simUrl).origin],

@@ -1,11 +1,11 @@
 // What the sockets section needs beyond the socket test helpers: a memory probe inside each spawned
 // socket backend (preloaded through NODE_OPTIONS, so the test program stays as the tests use it: it
-// answers SIGUSR2 with `bench-memory {"rss":…,"heap":…}` on stdout, after a full GC), many sockets
-// opened with bounded concurrency; and what Redis ran between two readings of its command counters.
-// Types only: this file is also preloaded into the backends, before anything else is set up.
-import type { SocketProcess, TestSocket } from '../../test/helpers/spawn-socket-backends';
+// answers SIGUSR2 with `bench-memory {"rss":…,"heap":…}` on stdout, after a full GC); and what
+// Redis ran between two readings of its command counters. This file is also preloaded into the
+// backends, before anything else is set up: it imports no socket helper but its types.
+import type { SocketProcess } from '../../test/helpers/spawn-socket-backends';
 import { commandCounts, type InfoClient } from '../../test/helpers/command-counts';
-import { inFlight } from './load';
+import { waitUntil } from '../../test/helpers/wait-until';
 
 if (process.env.BENCH_SOCKET_PROBE === '1') {
   process.on('SIGUSR2', () => {
@@ -28,49 +28,19 @@ export async function memoryOf(backend: SocketProcess): Promise<ProcessMemory> {
   // Only what it prints from now on is read: its output keeps every log line of every socket.
   const from = backend.output().length;
   backend.child.kill('SIGUSR2');
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const line = /bench-memory (\{[^\n]*\})\n/.exec(backend.output().slice(from));
-    if (line !== null) return JSON.parse(line[1]!) as ProcessMemory;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`no memory line from pid ${backend.child.pid} within 10 s`);
-}
-
-/** Opens `total` sockets, `concurrency` at a time, until a failure or `deadline` (Date.now()). */
-export async function openMany(
-  open: (url: string, cookie: string) => Promise<TestSocket>,
-  url: string,
-  cookies: readonly string[],
-  total: number,
-  concurrency: number,
-  deadline: number,
-): Promise<{ sockets: TestSocket[]; stoppedBy?: string }> {
-  const sockets: TestSocket[] = [];
-  let stoppedBy: string | undefined;
-  await inFlight(concurrency, async (index) => {
-    if (index >= total) return false;
-    if (Date.now() > deadline) stoppedBy ??= `time limit after ${sockets.length} sockets`;
-    else {
-      try {
-        sockets.push(await open(url, cookies[index % cookies.length]!));
-        return;
-      } catch (error) {
-        stoppedBy ??= `${(error as Error).message} after ${sockets.length} sockets`;
-      }
-    }
-    return false;
-  });
-  return { sockets, stoppedBy };
+  const line = () => /bench-memory (\{[^\n]*\})\n/.exec(backend.output().slice(from))?.[1];
+  await waitUntil(
+    () => line() !== undefined,
+    `a memory line from pid ${backend.child.pid}`,
+    10_000,
+  );
+  return JSON.parse(line()!) as ProcessMemory;
 }
 
 /** Calls per command name (INFO commandstats, test/helpers/command-counts.ts). */
 export type Counts = Record<string, number>;
 
-/**
- * The calls per command the `servers` ran while `during` ran, summed over them, the driver's own
- * INFO left out and zeros too; and how long it ran (ms).
- */
+/** The calls per command the `servers` ran during `during` (no zeros, no INFO), and its ms. */
 export async function commandsDuring(
   servers: readonly InfoClient[],
   during: () => Promise<unknown>,

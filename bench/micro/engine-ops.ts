@@ -8,7 +8,6 @@
 // engineOf(store) is the store's own engine before, the derived one with its fast paths after;
 // deriveEngine(store) is every step derived from the contract's four methods, no fast path.
 // Run: node -r esbuild-register bench/micro/engine-ops.ts   (N=1000 per round; 100 N from memory)
-import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { RedisTokenStore } from '../../lib/index';
@@ -18,6 +17,7 @@ import { hashSessionId } from '../../lib/core/hash';
 import type { TokenRecord } from '../../lib/core/token-record';
 import type { StoreEngine, TokenRecords } from '../../lib/core/store-engine';
 import { startRedisServer } from '../../test/helpers/redis-server';
+import { loadAverage as load } from '../lib/machine';
 import { sampleRecord } from '../lib/records';
 import { median } from '../lib/stats';
 
@@ -27,7 +27,6 @@ const COUNTED = 50;
 const TTL = { ttlMs: 86_400_000 };
 const WINDOW_MS = 600_000;
 const ADDRESS = 'ip:203.0.113.7';
-const load = () => String(loadavg().map((v) => v.toFixed(2)));
 
 type Login = { sessionKey: string; record: TokenRecord };
 /** An operation's i-th run; with `written` set, `batch[i]` is a fresh login (true: stored). */

@@ -4,11 +4,10 @@
 // differences; the request-cost section runs this file and reads its last line.
 // Run: npm run build && node -r esbuild-register -r ./bench/lib/built-package.ts bench/micro/middleware-call.ts
 // (CLIENT=ioredis|node-redis, ROUNDS=n)
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { platformLogin, RedisSessionStore, RedisTokenStore } from '../../lib';
 import { startSimulator } from '../../lib/simulator';
+import { listen } from '../../test/helpers/http-from';
 import { startRedisServer } from '../../test/helpers/redis-server';
 import { connectRedis, sessionStackApp, type ClientChoice } from '../apps/session-stack';
 import { keepAliveAgent, send } from '../lib/load';
@@ -37,9 +36,7 @@ async function main(): Promise<void> {
     captured = { req, res };
     res.json({ openId: req.platformUser!.openId });
   });
-  const server = createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port } = await listen(app);
   const agent = keepAliveAgent(1);
   const { cookie } = await enter(agent, sim, port, 'player-ada');
   // Twice: the first request reads Redis, the second is served from memory, as the hot path is.

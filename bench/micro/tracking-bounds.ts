@@ -1,15 +1,16 @@
 // The bounds of key tracking under each fault, measured on a private redis-server for each client
 // kind at its default protocol: how long after a change (or a fault) a copy may still be served.
 // Run: node -r esbuild-register bench/micro/tracking-bounds.ts [repetitions, default 10]
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { KeyTracking, type KeyChangeListener } from '../../lib/caching/key-tracking';
 import { redisCommands } from '../../lib/redis/redis-client';
 import { defaultClientKinds, type ClientKind } from '../../test/helpers/redis-clients';
 import { startRedisServer, type TestRedisServer } from '../../test/helpers/redis-server';
 import { startTcpProxy } from '../../test/helpers/tcp-proxy';
+import { median } from '../lib/stats';
 
 const REPETITIONS = Number(process.argv[2] ?? 10);
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<number> {
   const giveUpAt = Date.now() + timeoutMs;
@@ -20,10 +21,8 @@ async function until(condition: () => boolean, timeoutMs = 10_000): Promise<numb
   return Date.now();
 }
 
-const summary = (values: number[]): string => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return `median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms`;
-};
+const summary = (values: number[]): string =>
+  `median ${median(values)} ms, max ${Math.max(...values)} ms`;
 
 async function measure(kind: ClientKind, server: TestRedisServer, admin: Redis): Promise<void> {
   const proxy = await startTcpProxy(server.port);

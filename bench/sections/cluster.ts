@@ -6,7 +6,8 @@ import { Cluster, Redis } from 'ioredis';
 import { createCluster } from 'redis';
 import { startRedisCluster } from '../../test/helpers/redis-cluster';
 import type { ClientChoice } from '../apps/session-stack';
-import { asPlayer, closedLoop, keepAliveAgent, send, type Target } from '../lib/load';
+import { hostList } from '../lib/app-process';
+import { asPlayer, inFlight, keepAliveAgent, send, type Target } from '../lib/load';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { commandsDuring, type Counts } from '../lib/socket-load';
 import { count } from '../lib/stats';
@@ -20,14 +21,12 @@ const MIN_IDLE_MS = 3000;
 const BURST_CONNECTIONS = 8;
 /** `requests` logged-in GET /api/me, BURST_CONNECTIONS at a time; throws unless all are 200. */
 async function burstOf(agent: Agent, target: Target, requests: number): Promise<void> {
-  const run = await closedLoop({
-    agent,
-    concurrency: BURST_CONNECTIONS,
-    durationMs: 600_000,
-    next: (index) => (index < requests ? target : undefined),
+  let failed = 0;
+  await inFlight(BURST_CONNECTIONS, async (index) => {
+    if (index >= requests) return false;
+    if ((await send(agent, target)).status !== 200) failed += 1;
   });
-  const ok = run.statuses.get(200) ?? 0;
-  if (ok !== requests) throw new Error(`cluster: ${requests - ok} answers other than 200`);
+  if (failed > 0) throw new Error(`cluster: ${failed} answers other than 200`);
 }
 
 /**
@@ -112,7 +111,7 @@ export async function runCluster(
   clients: readonly ClientChoice[],
 ): Promise<SectionResult[]> {
   const cluster = await startRedisCluster(3);
-  const nodes = cluster.nodes.map(({ host, port }) => `${host}:${port}`).join(',');
+  const nodes = hostList(cluster.nodes);
   ctx.log(`cluster: 3 masters up (${nodes})`);
   const masters = cluster.servers.map(
     (server) => new Redis(server.url, { maxRetriesPerRequest: 1 }),

@@ -79,21 +79,18 @@ export async function runEntry(ctx: BenchContext, client: ClientChoice): Promise
     const rounds = Object.fromEntries(windows) as Record<Variant, Round[]>;
     const merged = (variant: Variant) => {
       const results = rounds[variant];
-      const requests = results.reduce((sum, r) => sum + r.latencies.length, 0);
+      const sum = (of: (round: Round) => number) => results.reduce((n, r) => n + of(r), 0);
+      const [requests, elapsedMs] = [sum((r) => r.latencies.length), sum((r) => r.elapsedMs)];
       const statuses = new Map<number, number>();
-      for (const r of results)
-        for (const [status, n] of r.statuses) statuses.set(status, (statuses.get(status) ?? 0) + n);
-      const cpuUs = results.reduce((sum, r) => sum + r.cpuUs, 0) / Math.max(1, requests);
-      const elapsedMs = results.reduce((sum, r) => sum + r.elapsedMs, 0);
+      for (const [status, n] of results.flatMap((r) => [...r.statuses]))
+        statuses.set(status, (statuses.get(status) ?? 0) + n);
       return {
-        cpuUsPerEntry: cpuUs,
+        cpuUsPerEntry: sum((r) => r.cpuUs) / Math.max(1, requests),
         /** Share of one core the app process used over its windows. */
-        coreUse: (cpuUs * requests) / Math.max(1, elapsedMs * 1000),
+        coreUse: sum((r) => r.cpuUs) / Math.max(1, elapsedMs * 1000),
         rps: (requests / elapsedMs) * 1000,
         latency: summarize(results.flatMap((r) => r.latencies)),
-        statuses,
-        requests,
-        exchanges: results.reduce((sum, r) => sum + r.exchanges, 0),
+        ...{ statuses, requests, exchanges: sum((r) => r.exchanges) },
       };
     };
     type Merged = ReturnType<typeof merged>;
@@ -133,7 +130,7 @@ export async function runEntry(ctx: BenchContext, client: ClientChoice): Promise
         'variant | req/s per round | req/s | p50 ms | p99 ms | app CPU per entry | answers | code exchanges at the platform',
         VARIANTS.map((variant) => [
           VARIANT_APPS[variant].label,
-          rounds[variant].map((r) => count(r.requestsPerSecond)).join(' / '),
+          rounds[variant].map((r) => count((r.latencies.length / r.elapsedMs) * 1000)).join(' / '),
           count(result[variant].rps),
           ms(result[variant].latency.p50),
           ms(result[variant].latency.p99),

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startSimulator } from '../../lib/simulator';
-import { startClusterBed, startSentinelBed, type Address } from '../../test/helpers/failover-bed';
-import type { ClientChoice } from '../apps/session-stack';
-import { startExample, stopApps, type AppProcess } from '../lib/app-process';
+import { startClusterBed, startSentinelBed } from '../../test/helpers/failover-bed';
+import { exampleClient, type ClientChoice } from '../apps/session-stack';
+import { hostList, startExample, stopApps, type AppProcess } from '../lib/app-process';
 import { asPlayer, errorOf, inFlight, keepAliveAgent, send } from '../lib/load';
 import { startPlatformRecorder, type TokenCall } from '../lib/platform-recorder';
 import { table, tally, tallyList, type BenchContext, type Figure } from '../lib/report';
@@ -78,9 +78,6 @@ interface SettingResult {
 type Env = Record<string, string>;
 type RunResult = Awaited<ReturnType<typeof runOnce>>;
 
-const hostList = (addresses: readonly Address[]): string =>
-  addresses.map((a) => `${a.host}:${a.port}`).join(',');
-
 /** The bed of one run: what the example is told, and the failover. */
 async function startBed(topology: Topology) {
   const options = { replicationDelayMs: LAG_MS, proxiesInChildProcess: true };
@@ -109,15 +106,16 @@ async function startBed(topology: Topology) {
 const openIdOf = (setting: Setting, index: number): string =>
   `${setting}-${String(index).padStart(4, '0')}`;
 
+/** A line of the package's failover metrics: its name, labels and value. */
+const METRIC =
+  /^(epl_replica_waits|epl_replica_reasserts|epl_refresh_failures|epl_replica_wait_duration_seconds_(?:sum|count))\w*(?:\{([^}]*)\})? ([\d.e+-]+)/;
+
 /** Sums the package's failover metrics (`epl_replica_*`, `epl_refresh_failures`) of one process. */
 async function scrapeMetrics(port: number, into: Map<string, number>): Promise<void> {
   const answer = await fetch(`http://127.0.0.1:${port}/metrics`).catch(() => undefined);
   if (answer?.ok !== true) return;
   for (const line of (await answer.text()).split('\n')) {
-    const match =
-      /^(epl_replica_waits|epl_replica_reasserts|epl_refresh_failures|epl_replica_wait_duration_seconds_(?:sum|count))\w*(?:\{([^}]*)\})? ([\d.e+-]+)/.exec(
-        line,
-      );
+    const match = METRIC.exec(line);
     if (!match) continue;
     const labels = (match[2] ?? '').split(',').filter((pair) => /^(outcome|code)=/.test(pair));
     const key = `${match[1]}{${labels.join(',').replace(/"/g, '')}}`;
@@ -133,7 +131,7 @@ async function runOnce(
 ) {
   const { warmupMs, afterMs } = timingOf(ctx.quick);
   const stops: Array<() => Promise<unknown>> = [];
-  const running: AppProcess[] = [];
+  const apps: Record<Setting, AppProcess[]> = { on: [], off: [] };
   const agent = keepAliveAgent(256);
   const label = `failover (${client}, ${topology})`;
   try {
@@ -152,7 +150,6 @@ async function runOnce(
     const recorder = await startPlatformRecorder(sim.url);
     stops.push(() => recorder.close());
     ctx.log(`${label}: bed up; starting 4 example processes`);
-    const apps: Record<Setting, AppProcess[]> = { on: [], off: [] };
     // Started in turn (on, off, on, off; off first every other bed: a process keeps the speed it
     // was born with), one at a time: parallel starts thrash 2 cores.
     for (const name of ['A', 'B'])
@@ -161,14 +158,13 @@ async function runOnce(
           `example (durability ${setting}, ${setting}${name})`,
           {
             ...{ ...bed.env, REDIS_URL: '', HOST: '127.0.0.1', NODE_ENV: '' },
-            REDIS_CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
+            REDIS_CLIENT: exampleClient(client),
             ...{ PLATFORM_AUTH_URL: recorder.url, PLATFORM_ORIGINS: recorder.url },
             ...{ PLATFORM_REDIRECT_URI: BENCH_REDIRECT_URI, ENTRY_FAILURE_LIMIT: '0' },
             BENCH_DURABILITY: CONTROL ? 'off' : setting,
           },
           { preload: [DURABILITY_SWITCH], echo: false },
         );
-        running.push(app);
         apps[setting].push(app);
       }
     const entered: Player[] = [];
@@ -268,7 +264,7 @@ async function runOnce(
     };
   } finally {
     agent.destroy();
-    await stopApps(running);
+    await stopApps([...apps.on, ...apps.off]);
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   }
 }
@@ -364,10 +360,7 @@ function byKind(outcomes: readonly Outcome[]): Map<string, number[]> {
 const withoutRefresh = (kinds: Map<string, number[]>): Map<string, number[]> =>
   new Map([...kinds].filter(([key]) => !key.endsWith(' refresh')));
 
-/**
- * on ÷ off of the p50 within each kind of request (20 or more in each group), averaged weighted by
- * their counts: the p50 of a whole mix falls between its modes, and moves with the mix.
- */
+/** on ÷ off of each kind's p50 (≥ 20 a side), weighted by count: a mix's p50 moves with the mix. */
 function likeForLike(on: Map<string, number[]>, off: Map<string, number[]>): number {
   let logSum = 0;
   let weight = 0;
@@ -395,8 +388,7 @@ const meanWaitMs = (result: SettingResult): number =>
 
 /** The figures of one topology and client: each bed's losses, the latencies of all pooled. */
 function report(runs: readonly RunResult[]): SectionResult {
-  const { client, topology } = runs[0]!;
-  const label = `failover (${client}, ${topology === 'sentinel' ? 'Sentinel' : 'Cluster'})`;
+  const label = labelOf(runs[0]!);
   const losses = runs.map((run) => ({
     on: lossesOf(run.bySetting.on),
     off: lossesOf(run.bySetting.off),
@@ -421,9 +413,7 @@ function report(runs: readonly RunResult[]): SectionResult {
       )
       .join(' — ');
   const clean = (s: Losses): boolean =>
-    [s.lostBefore, s.lostAfter, s.retired, s.serverErrors, s.unauthorized].every(
-      (list) => list.length === 0,
-    );
+    [s.lostBefore, s.lostAfter, s.retired, s.serverErrors, s.unauthorized].every((l) => !l.length);
   const steadyLike = (a: Latencies, b: Latencies): number =>
     likeForLike(a.steady.byKind, b.steady.byKind);
   const freshLike = (a: Latencies, b: Latencies): number =>
@@ -434,13 +424,11 @@ function report(runs: readonly RunResult[]): SectionResult {
   const share = (group: { all: number[]; refreshing: number[] }): string =>
     `${((group.refreshing.length / group.all.length) * 100).toFixed(1)} %`;
   const beds = several ? `, ${runs.length} beds pooled` : '';
-  const kindsCompared = [...on.steady.byKind.keys()]
-    .sort()
-    .filter((key) => off.steady.byKind.has(key))
-    .map((key) => {
-      const [ours, theirs] = [on.steady.byKind.get(key)!, off.steady.byKind.get(key)!];
-      return `${key} ${ms(median(ours))} vs ${ms(median(theirs))} (${ours.length}/${theirs.length})`;
-    });
+  const compared = [...on.steady.byKind.keys()].sort().filter((k) => off.steady.byKind.has(k));
+  const kindsCompared = compared.map((key) => {
+    const [ours, theirs] = [on.steady.byKind.get(key)!, off.steady.byKind.get(key)!];
+    return `${key} ${ms(median(ours))} vs ${ms(median(theirs))} (${ours.length}/${theirs.length})`;
+  });
   const onMetric = (prefix: string): number =>
     runs.reduce((n, run) => n + metricOf(run.bySetting.on, prefix), 0);
   const vs = (a: number[], b: number[]) => `${ms(median(a))} vs ${ms(median(b))}`;
@@ -491,10 +479,13 @@ function report(runs: readonly RunResult[]): SectionResult {
   return { figures, markdown };
 }
 
+const labelOf = ({ client, topology }: RunResult): string =>
+  `failover (${client}, ${topology === 'sentinel' ? 'Sentinel' : 'Cluster'})`;
+
 /** One bed's account: its table (the first lost players named in it). */
 function bedMarkdown(run: RunResult, losses: Record<Setting, Losses>, suffix: string): string[] {
-  const { client, topology, timeline } = run;
-  const label = `failover (${client}, ${topology === 'sentinel' ? 'Sentinel' : 'Cluster'})${suffix}`;
+  const { topology, timeline } = run;
+  const label = labelOf(run) + suffix;
   const row = (setting: Setting): string[] => {
     const [s, result] = [losses[setting], run.bySetting[setting]];
     const l = latenciesOf([result]);

@@ -3,10 +3,9 @@
 // and the platform fails. BENCH_FAULTS_SECONDS sets the duration (default 60).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import { RedisTokenStore } from '../../lib';
 import { startHarnessApp, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
 import { asPlayer, errorOf, keepAliveAgent, send } from '../lib/load';
-import { readRecord } from '../lib/records';
+import { driverStore, readRecord } from '../lib/records';
 import { table, tally, tallyList, type BenchContext, type SectionResult } from '../lib/report';
 import { enter, playerOf, type BenchSession } from '../lib/sessions';
 import { count, ms, summarize } from '../lib/stats';
@@ -37,8 +36,7 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
   sim.setAccessTokenLifetime(ACCESS_TOKEN_SECONDS);
   const apps: (AppProcess | undefined)[] = await startHarnessApps('package', 2, env);
   const agent = keepAliveAgent(64);
-  // The driver reads the records after the run from Redis itself.
-  const store = new RedisTokenStore({ redis: ctx.redis, prefix: 'faults:t:', recordCache: false });
+  const store = driverStore(ctx.redis, 'faults:t:');
   try {
     const sessions: BenchSession[] = [];
     for (let i = 0; i < PLAYERS; i += 1)
@@ -108,10 +106,8 @@ export async function runLoadWithFaults(ctx: BenchContext): Promise<SectionResul
     let lost = 0;
     for (const [index, session] of sessions.entries()) {
       const record = await readRecord(store, session.sessionId);
-      const answer = await send(
-        agent,
-        asPlayer(apps[index % 2]!.port, session.cookie, '/api/token'),
-      );
+      const target = asPlayer(apps[index % 2]!.port, session.cookie, '/api/token');
+      const answer = await send(agent, target);
       if (record === undefined || answer.status !== 200) lost += 1;
     }
     const inWindow = (atMs: number): Window | undefined =>

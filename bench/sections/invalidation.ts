@@ -11,7 +11,7 @@ import type { ClientChoice } from '../apps/session-stack';
 import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
 import { asPlayer, keepAliveAgent, send, type Target } from '../lib/load';
 import { heldRecord, nextChange, readRecord, recordKeyOf, sampleRecord } from '../lib/records';
-import { sessionKeyOf, writeRecord } from '../lib/records';
+import { driverStore, sessionKeyOf, writeRecord } from '../lib/records';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { enter, loginBaseline, playerOf, type BenchSession } from '../lib/sessions';
 import { count, fine, ms, summarize, type LatencySummary } from '../lib/stats';
@@ -29,16 +29,13 @@ const SETTLE_MS = 100;
 /** A trial's reads after the put back answer 200 within this long, or the section fails (ms). */
 const RESTORE_WITHIN_MS = 1000;
 
-/** The layouts measured side by side, a trial of each in turn (their prefixes and rows). */
+/** The layouts side by side, a trial of each in turn: their rows (keys under `inv-<name>:`). */
 type LayoutName = 'memory' | 'redis' | 'baseline' | 'sessions';
-const LAYOUTS: Record<LayoutName, { prefix: string; row: string }> = {
-  memory: { prefix: 'inv:', row: 'package, records from memory (default)' },
-  redis: { prefix: 'invd:', row: 'package, records read from Redis each time' },
-  baseline: { prefix: 'invb:', row: 'session stack alone, its session deleted' },
-  sessions: {
-    prefix: 'invs:',
-    row: 'RedisSessionStore (sessions from memory), its session deleted',
-  },
+const LAYOUTS: Record<LayoutName, string> = {
+  memory: 'package, records from memory (default)',
+  redis: 'package, records read from Redis each time',
+  baseline: 'session stack alone, its session deleted',
+  sessions: 'RedisSessionStore (sessions from memory), its session deleted',
 };
 
 /** One layout's processes, what its trials poll, the key they delete and how it is put back. */
@@ -60,12 +57,8 @@ interface Layout {
  * 200s just before the DELs (for scale), the 200s after them, and the 401s to a read after the key
  * was put back (the absence still served from memory: the trial puts it back again).
  */
-interface Samples {
-  untilBoth: number[];
-  requests: number[];
-  staleAnswers: number;
-  staleAbsences: number;
-}
+type Samples = Record<'untilBoth' | 'requests', number[]> &
+  Record<'staleAnswers' | 'staleAbsences', number>;
 
 /** A layout's summed-up trials, with the time their 401s spent inside the app processes. */
 type Variant = Omit<Samples, 'untilBoth' | 'requests'> &
@@ -75,7 +68,7 @@ const LAYOUT_COLUMNS =
   "layout | DEL → 401 in both, p50 ms | p99 ms | max ms | stale 200s | stale 401s after the put back | one request p50 ms | one request p99 ms | the 401's time in its process, p50 ms | p99 ms";
 
 const layoutRow = (name: LayoutName, v: Variant): string[] => [
-  LAYOUTS[name].row,
+  LAYOUTS[name],
   ...[v.untilBoth.p50, v.untilBoth.p99, v.untilBoth.max].map(fine),
   ...[String(v.staleAnswers), String(v.staleAbsences), ms(v.request.p50), ms(v.request.p99)],
   ...[fine(v.inApp401.p50), fine(v.inApp401.p99)],
@@ -101,7 +94,7 @@ async function startLayout(
   name: LayoutName,
   agent: Agent,
 ): Promise<Layout> {
-  const { prefix } = LAYOUTS[name];
+  const prefix = `inv-${name}:`;
   const redis = on.driver;
   const apps = await startHarnessApps(sessionOnly(name) ? 'baseline' : 'package', PROCESSES, {
     ...{ ...on.env, SIM_URL: ctx.sim.url, KEY_PREFIX: prefix, BENCH_TIME_401: '1' },
@@ -128,8 +121,7 @@ async function startLayout(
       const restore = async (): Promise<void> => void (await putSession());
       return { ...layout, key: sessionKey, restore, restoreLoggedOut: async () => {} };
     }
-    // The driver's own store reads Redis directly: it only puts the record back between trials.
-    const store = new RedisTokenStore({ redis, prefix: `${prefix}t:`, recordCache: false });
+    const store = driverStore(redis, `${prefix}t:`);
     const record = await readRecord(store, session.sessionId);
     if (record === undefined) throw new Error('no token record after the entry');
     // A 401 for a gone record also ends the session (as logout does): put both back per trial.
@@ -221,12 +213,8 @@ async function measure(
         }
     // The warm-up's own 401s left out.
     for (const layout of layouts) await harnessReports(layout.apps, '/bench/times-401');
-    const samples = layouts.map((): Samples => ({
-      untilBoth: [],
-      requests: [],
-      staleAnswers: 0,
-      staleAbsences: 0,
-    }));
+    const none = { staleAnswers: 0, staleAbsences: 0 };
+    const samples = layouts.map((): Samples => ({ untilBoth: [], requests: [], ...none }));
     // A trial of each layout in turn, in a rotating order: drift in the machine's load during the
     // run falls on all of them alike.
     for (let round = 0; round < trials; round += 1)
@@ -252,9 +240,8 @@ async function measure(
 async function waiterWake(ctx: BenchContext, trials: number) {
   const clients = [ctx.redis.duplicate(), ctx.redis.duplicate(), ctx.redis.duplicate()];
   const prefix = 'wake:';
-  const writer = new RedisTokenStore({ redis: clients[0]!, prefix, recordCache: false });
+  const [writer, polled] = [driverStore(clients[0]!, prefix), driverStore(clients[2]!, prefix)];
   const woken = new RedisTokenStore({ redis: clients[1]!, prefix });
-  const polled = new RedisTokenStore({ redis: clients[2]!, prefix, recordCache: false });
   const cas = (version: number) => ({ expectedVersion: version - 1 || null, ttlMs: HOUR_MS });
   const put = (sessionId: string, version: number) =>
     writeRecord(writer, sessionId, { ...sampleRecord(), version }, cas(version));
@@ -299,7 +286,7 @@ async function storesDrop(on: InvalidationRedis, trials: number, kind: ClientCho
   const nodeRedis = kind === 'ioredis' ? [] : [on.nodeRedis(), on.nodeRedis()];
   await Promise.all(nodeRedis.map((client) => client.connect()));
   const stores = [...ioredis, ...nodeRedis].map((redis) => new RedisTokenStore({ redis, prefix }));
-  const writer = new RedisTokenStore({ redis: on.driver, prefix, recordCache: false });
+  const writer = driverStore(on.driver, prefix);
   try {
     while (!stores.every((store) => store.recordCacheActive)) await sleep(10);
     const record = sampleRecord();
@@ -421,7 +408,7 @@ export async function runInvalidationOn(
   ];
   if (wake !== undefined) {
     const waiterRow = (name: string, s: LatencySummary, format: (value: number) => string) => [
-      ...[name, ...[s.p50, s.p90, s.p99, s.max].map((value) => format(value))],
+      ...[name, ...[s.p50, s.p90, s.p99, s.max].map(format)],
     ];
     markdown.push(
       '',

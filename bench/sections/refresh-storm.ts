@@ -1,14 +1,13 @@
 // Section "refresh-storm": 1,000 concurrent requests over 100 sessions whose tokens all need a
 // refresh, across 4 processes: the package, and the hand-written pattern with and without rotation.
-import { RedisTokenStore } from '../../lib/stores/redis-store';
+import type { Agent } from 'node:http';
 import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
 import { asPlayer, burst, errorOf, keepAliveAgent, send, type Answer } from '../lib/load';
 import type { Target } from '../lib/load';
-import { sessionKeyOf } from '../lib/records';
+import { driverStore, sessionKeyOf } from '../lib/records';
 import { table, tally, tallyList, type BenchContext, type Figure } from '../lib/report';
 import type { SectionResult } from '../lib/report';
-import { enter, expireRecord, naiveSession } from '../lib/sessions';
-import { playerOf, type BenchSession } from '../lib/sessions';
+import { enter, expireRecord, naiveSession, playerOf, type BenchSession } from '../lib/sessions';
 import { count, ms, summarize, type LatencySummary } from '../lib/stats';
 
 const PROCESSES = 4;
@@ -43,18 +42,13 @@ const tokenOf = (answer: Answer): string | undefined => {
 };
 
 /** Asks the platform's /userinfo about each distinct token served; counts answers with a dead one. */
-async function countStale(ctx: BenchContext, answers: readonly Answer[]): Promise<number> {
+async function countStale(ctx: BenchContext, answers: readonly Answer[], agent: Agent) {
   const tokens = answers.map(tokenOf).filter((token): token is string => token !== undefined);
   const port = Number(new URL(ctx.sim.url).port);
-  const agent = keepAliveAgent(16);
   const dead = new Set<string>();
-  try {
-    for (const token of new Set(tokens)) {
-      const headers = { authorization: `Bearer ${token}` };
-      if ((await send(agent, { port, path: '/userinfo', headers })).status !== 200) dead.add(token);
-    }
-  } finally {
-    agent.destroy();
+  for (const token of new Set(tokens)) {
+    const headers = { authorization: `Bearer ${token}` };
+    if ((await send(agent, { port, path: '/userinfo', headers })).status !== 200) dead.add(token);
   }
   return tokens.filter((token) => dead.has(token)).length;
 }
@@ -62,7 +56,7 @@ async function countStale(ctx: BenchContext, answers: readonly Answer[]): Promis
 async function storm(
   ctx: BenchContext,
   targets: readonly Target[],
-  agent: ReturnType<typeof keepAliveAgent>,
+  agent: Agent,
 ): Promise<StormOutcome> {
   ctx.sim.resetCalls();
   const ports = [...new Set(targets.map((target) => target.port))].map((port) => ({ port }));
@@ -72,7 +66,8 @@ async function storm(
   const refreshMs = await refreshDurations();
   const tokenCalls = ctx.sim.calls.refresh_token;
   const reauth = answers.filter((a) => /^(invalid_grant|reauth_required)$/.test(errorOf(a))).length;
-  return { answers, tokenCalls, staleTokens: await countStale(ctx, answers), reauth, refreshMs };
+  const staleTokens = await countStale(ctx, answers, agent);
+  return { answers, tokenCalls, staleTokens, reauth, refreshMs };
 }
 
 const latencies = (outcomes: readonly StormOutcome[]): number[] =>
@@ -88,12 +83,7 @@ async function storms(ctx: BenchContext, kind: 'package' | 'naive', rounds: numb
   const env = { REDIS_URL: ctx.redisUrl, SIM_URL: ctx.sim.url, KEY_PREFIX: prefix };
   const apps = await startHarnessApps(kind, PROCESSES, env);
   const agent = keepAliveAgent((SESSIONS * REQUESTS_PER_SESSION) / PROCESSES);
-  // The driver only rewrites records between storms: it reads Redis directly.
-  const store = new RedisTokenStore({
-    redis: ctx.redis,
-    prefix: `${prefix}t:`,
-    recordCache: false,
-  });
+  const store = driverStore(ctx.redis, `${prefix}t:`);
   try {
     const sessions: BenchSession[] = [];
     for (let index = 0; index < SESSIONS; index += 1)
@@ -189,17 +179,11 @@ export async function runRefreshStorm(ctx: BenchContext): Promise<SectionResult>
     },
   ];
   const outcomeRow = (name: string, outcome: StormOutcome, loggedOut?: number): string[] => {
-    const latency = summarize(outcome.answers.map((answer) => answer.ms));
+    const { p50, p99 } = summarize(outcome.answers.map((answer) => answer.ms));
     const out = loggedOut === undefined ? '—' : `${loggedOut} of ${SESSIONS}`;
     const { tokenCalls, reauth, staleTokens } = outcome;
-    return [
-      name,
-      count(tokenCalls),
-      statusesOf(outcome),
-      String(reauth),
-      String(staleTokens),
-      out,
-    ].concat([ms(latency.p50), ms(latency.p99)]);
+    const counts = [count(tokenCalls), statusesOf(outcome), String(reauth), String(staleTokens)];
+    return [name, ...counts, out, ms(p50), ms(p99)];
   };
   const markdown = [
     '## refresh-storm',

@@ -2,15 +2,15 @@
 // example app, against the floor (express + express-session + connect-redis alone) on the same
 // Redis client, each app a process of its own, measured as an outside check would (bench/README.md).
 import { execFile } from 'node:child_process';
+import { globalAgent } from 'node:http';
 import { join } from 'node:path';
-import type { ClientChoice } from '../apps/session-stack';
+import { exampleClient, type ClientChoice } from '../apps/session-stack';
 import { startApp, startExample, startInTurn, stopApps, type AppProcess } from '../lib/app-process';
 import { cannon, type CannonResult } from '../lib/autocannon';
-import { asPlayer, fixedRate, keepAliveAgent, type Target } from '../lib/load';
+import { asPlayer, fixedRate, keepAliveAgent, send, type Target } from '../lib/load';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { alternatingRounds } from '../lib/rounds';
-import { entryHeaders, sessionIn } from '../lib/sessions';
-import { BENCH_REDIRECT_URI } from '../lib/settings';
+import { enter, entryHeaders, loginBaseline, sessionOf } from '../lib/sessions';
 import { count, fine, median, ms } from '../lib/stats';
 
 const ROOT = join(__dirname, '..', '..');
@@ -46,33 +46,23 @@ const onPackage = (variant: Variant): boolean => variant.startsWith('package');
 
 type Window = { result: CannonResult; cpuUsPerRequest: number };
 
-/** The cookie of an entry's answer, or an error with what the app answered (never a secret). */
-async function cookieOf(answer: Response, expected: number, what: string): Promise<string> {
-  const session = sessionIn(answer.headers.getSetCookie());
-  if (answer.status === expected && session !== undefined) return session.cookie;
-  throw new Error(`${what} answered ${answer.status} ${await answer.text()}`);
-}
-
 /** Logs in through the example's embedded simulator, as a player would: lobby, /enter, callback. */
 export async function enterExample(app: AppProcess): Promise<string> {
   const lobby = /Platform simulator \(lobby\): (\S+?)\/?\s/.exec(app.output)?.[1];
   if (lobby === undefined) throw new Error('the example printed no simulator URL');
   const entered = await fetch(`${lobby}/enter`, { redirect: 'manual' });
-  const callback = entered.headers.get('location')!.replace('//localhost:', '//127.0.0.1:');
+  const { port, pathname, search } = new URL(entered.headers.get('location')!);
   const headers = entryHeaders({ url: lobby });
-  return cookieOf(await fetch(callback, { redirect: 'manual', headers }), 303, 'example entry');
+  const answer = await send(globalAgent, { port: +port, path: pathname + search, headers }, true);
+  return sessionOf(answer, 303, 'example entry').cookie;
 }
 
 /** Logs in to the floor, or to a package app with a code from the driver's simulator. */
-async function enterBenchApp(ctx: BenchContext, variant: Variant, app: AppProcess) {
-  const code = ctx.sim.issueCode({ openId: 'player-ada', redirectUri: BENCH_REDIRECT_URI });
-  const path = onPackage(variant)
-    ? `/platform/callback?code=${encodeURIComponent(code)}`
-    : '/login';
-  const init = { redirect: 'manual', headers: entryHeaders(ctx.sim) } as const;
-  const answer = await fetch(`http://127.0.0.1:${app.port}${path}`, init);
-  return cookieOf(answer, onPackage(variant) ? 303 : 200, `${variant} login`);
-}
+const enterBenchApp = async (ctx: BenchContext, variant: Variant, { port }: AppProcess) =>
+  (onPackage(variant)
+    ? await enter(globalAgent, ctx.sim, port, 'player-ada')
+    : await loginBaseline(globalAgent, port, 'player-ada')
+  ).cookie;
 
 export function startVariant(
   ctx: BenchContext,
@@ -84,8 +74,7 @@ export function startVariant(
     layout.name === 'standalone'
       ? { REDIS_URL: ctx.redisUrl }
       : { REDIS_URL: '', REDIS_CLUSTER_NODES: layout.nodes };
-  // The example and the floor name node-redis `redis`.
-  const clientName = client === 'ioredis' ? 'ioredis' : 'redis';
+  const clientName = exampleClient(client);
   // As `npm run example` starts it (on Redis; its embedded simulator; its own defaults).
   if (variant === 'example')
     return startExample('example', { ...redisEnv, REDIS_CLIENT: clientName });
@@ -97,8 +86,6 @@ export function startVariant(
       env: { CLIENT: clientName, ...redisEnv, PORT: '0', F_MEMORY: memory },
       listening: /floor listening (\d+)/,
     });
-  if (layout.name !== 'standalone')
-    throw new TypeError(`request-cost: ${variant} runs on one redis-server only`);
   return startApp({
     name: variant,
     script: 'bench/apps/serve.ts',
@@ -135,6 +122,10 @@ async function middlewareCostInOneProcess(client: ClientChoice, quick: boolean) 
 /** The outside check's example ÷ floor: the ratios of its totals, and the range of its pairs'. */
 type OutsideCheck = Record<'rps' | 'cpu', number> & Record<'rpsPairs' | 'cpuPairs', number[]>;
 
+/** The last line of bench/outside-check/run.sh: example ÷ floor, and its pairs' ranges. */
+const OUTSIDE_CHECK_LINE =
+  /req\/s ([\d.]+), CPU per request ([\d.]+) \(pairs: req\/s ([\d.]+)–([\d.]+), CPU ([\d.]+)–([\d.]+)\)/;
+
 /** bench/outside-check/run.sh (Linux: /proc) against the floor or the bound, from the same run. */
 async function outsideCheck(
   plan: { pairs: number; windowS: number; warmUpS: number },
@@ -144,13 +135,10 @@ async function outsideCheck(
   if (process.platform !== 'linux') return 'not run (it reads /proc)';
   const { error, stdout } = await outputOf('bash', ['bench/outside-check/run.sh'], {
     ...{ PAIRS: String(plan.pairs), DUR: String(plan.windowS), WARM: String(plan.warmUpS) },
-    CLIENT: client === 'ioredis' ? 'ioredis' : 'redis',
+    CLIENT: exampleClient(client),
     FLOOR_FLAGS: against === 'bound' ? 'F_MEMORY=1' : '',
   });
-  const match =
-    /req\/s ([\d.]+), CPU per request ([\d.]+) \(pairs: req\/s ([\d.]+)–([\d.]+), CPU ([\d.]+)–([\d.]+)\)/.exec(
-      stdout,
-    );
+  const match = OUTSIDE_CHECK_LINE.exec(stdout);
   if (error || !match) return `failed: ${error?.message ?? stdout.slice(-200)}`;
   const [rps, cpu, ...pairs] = match.slice(1).map(Number) as number[];
   return { rps: rps!, cpu: cpu!, rpsPairs: pairs.slice(0, 2), cpuPairs: pairs.slice(2) };
@@ -241,10 +229,9 @@ export async function runRequestCost(
     Math.max(1, total(windows));
   const floor = saturated.get('floor')!;
   const floorCpu = cpuOf(floor);
-  const pairRatios = (variant: Variant): number[] =>
-    saturated.get(variant)!.map((w, i) => w.result.rps / floor[i]!.result.rps);
-  const pairCpuRatios = (variant: Variant): number[] =>
-    saturated.get(variant)!.map((w, i) => w.cpuUsPerRequest / floor[i]!.cpuUsPerRequest);
+  /** Each pair's ratio to the floor, of req/s or (`of`) another figure of a window. */
+  const pairRatios = (variant: Variant, of = (w: Window) => w.result.rps): number[] =>
+    saturated.get(variant)!.map((w, i) => of(w) / of(floor[i]!));
   const range = (values: readonly number[]): string =>
     `${fine(Math.min(...values))}–${fine(Math.max(...values))}`;
   const checked = (check: OutsideCheck): string =>
@@ -363,7 +350,7 @@ export async function runRequestCost(
         : Math.abs(rps / outside.rps - 1) <= AGREEMENT &&
           Math.abs(cpu / outside.cpu - 1) <= AGREEMENT;
     const theirs = typeof outside === 'string' ? outside : checked(outside);
-    const ours = `${fine(rps)} req/s, ${fine(cpu)} CPU (pairs ${range(pairRatios('example'))}, ${range(pairCpuRatios('example'))})`;
+    const ours = `${fine(rps)} req/s, ${fine(cpu)} CPU (pairs ${range(pairRatios('example'))}, ${range(pairRatios('example', (w) => w.cpuUsPerRequest))})`;
     figures.push({
       name: name(
         'example ÷ floor, this bench vs the outside check (bench/outside-check/run.sh, same run)',

@@ -9,11 +9,11 @@ import { DEMO_PLAYERS } from '../../lib/simulator';
 import { enterAs, openSocket, startSocketProcess } from '../../test/helpers/spawn-socket-backends';
 import { stopSocketProcesses } from '../../test/helpers/spawn-socket-backends';
 import type { Browser, SocketProcess, TestSocket } from '../../test/helpers/spawn-socket-backends';
-import { commandsDuring, memoryOf, openMany, PROBE_ENV } from '../lib/socket-load';
-import type { ProcessMemory } from '../lib/socket-load';
+import { inFlight } from '../lib/load';
+import { commandsDuring, memoryOf, PROBE_ENV, type ProcessMemory } from '../lib/socket-load';
 import { recordKeyOf } from '../lib/records';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
-import { count, ms, summarize, type LatencySummary } from '../lib/stats';
+import { bytes, count, ms, summarize, type LatencySummary } from '../lib/stats';
 
 const PROCESSES = 2;
 const PREFIX = 'bench-ws:';
@@ -40,7 +40,6 @@ const planFor = (quick: boolean) => {
 };
 
 const kib = (value: number): string => `${(value / 1024).toFixed(1)} KiB`;
-const mib = (value: number): string => `${(value / 1024 / 1024).toFixed(1)} MiB`;
 
 /** Commands per second over REST_SECONDS (in all, and by command), with nothing happening but what the processes do. */
 async function restRate(ctx: BenchContext) {
@@ -117,29 +116,31 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     for (let i = 0; i < plan.sessions; i += 1)
       cookies.push((await enterAs(backends[i % PROCESSES]!.url, ctx.sim, heldPlayer(i))).cookie);
     const openDeadline = Date.now() + plan.openBudgetMs;
-    const openTo = async (perProcess: number): Promise<string | undefined> => {
-      const results = await Promise.all(
-        backends.map((backend, i) =>
-          openMany(
-            openSocket,
-            backend.url,
-            cookies,
-            perProcess - held[i]!.length,
-            16,
-            openDeadline,
-          ),
-        ),
+    let stoppedBy: string | undefined;
+    /** Up to `perProcess` sockets on each backend, 16 opening at a time, until a failure or the budget. */
+    const openTo = (perProcess: number) =>
+      Promise.all(
+        held.map((sockets, i) => {
+          const [url, first] = [backends[i]!.url, sockets.length];
+          return inFlight(16, async (index) => {
+            if (first + index >= perProcess || stoppedBy !== undefined) return false;
+            if (Date.now() > openDeadline) stoppedBy = `time limit after ${sockets.length} sockets`;
+            else
+              try {
+                return void sockets.push(await openSocket(url, cookies[index % cookies.length]!));
+              } catch (error) {
+                stoppedBy = `${(error as Error).message} after ${sockets.length} sockets`;
+              }
+            return false;
+          });
+        }),
       );
-      results.forEach((result, i) => held[i]!.push(...result.sockets));
-      return results.find((result) => result.stoppedBy !== undefined)?.stoppedBy;
-    };
     // Memory read at the step and at the most, each process's sockets beside it.
     const readings: { counts: number[]; memory: ProcessMemory[] }[] = [];
-    let stoppedBy: string | undefined;
     for (const perProcess of new Set([plan.memoryStep, plan.mostPerProcess])) {
       if (stoppedBy !== undefined) break;
       ctx.log(`sockets: opening up to ${perProcess} per process`);
-      stoppedBy = await openTo(perProcess);
+      await openTo(perProcess);
       await sleep(500);
       const memory = await Promise.all(backends.map(memoryOf));
       readings.push({ counts: held.map((sockets) => sockets.length), memory });
@@ -209,7 +210,7 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     const rates = (rate: typeof idle) =>
       rate.byCommand.map(([name, perS]) => `${name} ${perS.toFixed(1)}`).join(', ') || '—';
     const memoryRow = (name: string, n: number, at: ProcessMemory, each?: ProcessMemory) => [
-      ...[name, count(n), mib(at.rss), mib(at.heap)],
+      ...[name, count(n), bytes(at.rss), bytes(at.heap)],
       ...(each ? [kib(each.rss), kib(each.heap)] : ['', '']),
     ];
     const markdown = [

@@ -60,9 +60,8 @@ async function usedMemory(redis: Redis): Promise<number> {
 async function sampleLatencies(subjects: readonly Subject[], reads: number): Promise<void> {
   const pick = (subject: Subject): string => sessionIdOf(Math.floor(Math.random() * subject.size));
   // Warm-up: the first reads of a run pay for JIT compilation, not for the number of sessions.
-  for (let index = 0; index < 2000; index += 1) {
+  for (let index = 0; index < 2000; index += 1)
     for (const subject of subjects) await readRecord(subject.store, pick(subject));
-  }
   for (let index = 0; index < reads; index += 1) {
     for (let turn = 0; turn < subjects.length; turn += 1) {
       const subject = subjects[(index + turn) % subjects.length]!;
@@ -111,17 +110,8 @@ export async function runScale(ctx: BenchContext): Promise<SectionResult> {
         ctx.log(`scale: filling ${count(size)} ${mode} records`);
         const fillPerSecond = await fill(store, 0, size);
         const memoryBytes = (await usedMemory(redis)) - before;
-        subjects.push({
-          mode,
-          size,
-          redis,
-          store,
-          fillPerSecond,
-          memoryBytes,
-          samples: [],
-          reads: 0,
-          readMs: 0,
-        });
+        const measured = { fillPerSecond, memoryBytes, samples: [], reads: 0, readMs: 0 };
+        subjects.push({ mode, size, redis, store, ...measured });
       }
     }
     ctx.log(`scale: ${count(reads)} sequential reads from each store, interleaved`);
