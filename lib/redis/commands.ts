@@ -4,42 +4,26 @@
 // here once. Nothing above this folder knows which client it runs on.
 import type { LuaScript } from './lua-script';
 
-/** How bulk replies come back: strings, or Buffers (a sealed record is binary). */
-export type Replies = 'text' | 'bytes';
-
 /** An argument as Redis receives it. */
 export type Argument = string | Buffer;
 
 /**
  * What the store asks of Redis. Keys are named as the store names them: a client's own key prefix
  * (ioredis and node-redis 6 `keyPrefix`) is added by the client (or the adapter) on the way out.
+ * Bulk replies come back as strings.
  */
 export interface RedisCommands {
-  /** Which library the client comes from, for messages. */
-  readonly library: 'ioredis' | 'node-redis';
   /** `'standalone'` (a plain client), `'sentinel'` (follows failovers) or `'cluster'`. */
   readonly topology: 'standalone' | 'sentinel' | 'cluster';
   /** The client's own key prefix (`''` when none): Redis names the keys with it in front. */
   readonly keyPrefix: string;
-  /** True while the client is connected and ready (a command sent now goes out now). */
-  readonly takesCommands: boolean;
   /**
    * One command on one key, the key being the command's first argument (GET, SET, DEL, PEXPIRE,
    * ZRANGE, …); on a Cluster it goes to the node owning the key.
    */
-  run(
-    command: string,
-    key: string,
-    args?: readonly Argument[],
-    replies?: Replies,
-  ): Promise<unknown>;
+  run(command: string, key: string, args?: readonly Argument[]): Promise<unknown>;
   /** A Lua script by EVALSHA, sent again by EVAL when the server (or Cluster node) lacks it. */
-  script(
-    script: LuaScript,
-    keys: readonly string[],
-    args: readonly Argument[],
-    replies?: Replies,
-  ): Promise<unknown>;
+  script(script: LuaScript, keys: readonly string[], args: readonly Argument[]): Promise<unknown>;
   /** Calls `listener` once the client has ended for good (quit, close, disconnect). */
   onEnd(listener: () => void): () => void;
   /**
@@ -64,37 +48,31 @@ export interface RedisCommands {
 /**
  * What both seams build the same way: a command or a script as one argument list, handed to the
  * seam's `send` (which sends one command, `args` starting with its name; `key`, as the store names
- * it, routes it on a Cluster). `addedPrefix`: what the seam puts before each key itself
- * (node-redis's sendCommand adds no `keyPrefix`; ioredis's call does, so its seam adds '').
+ * it, routes it on a Cluster), and the client's `end`. `addedPrefix`: what the seam puts before
+ * each key itself (node-redis's sendCommand adds no `keyPrefix`; ioredis's call does, so its seam
+ * adds '').
  */
-export abstract class CommandSeam implements Omit<RedisCommands, 'library'> {
-  abstract readonly takesCommands: boolean;
-
+export abstract class CommandSeam {
   constructor(
     readonly topology: RedisCommands['topology'],
     readonly keyPrefix: string,
     private readonly addedPrefix: string,
-    private readonly send: (key: string, args: Argument[], replies: Replies) => Promise<unknown>,
+    private readonly send: (key: string, args: Argument[]) => Promise<unknown>,
+    protected readonly events: Emitter,
   ) {}
 
-  run(
-    command: string,
-    key: string,
-    args: readonly Argument[] = [],
-    replies: Replies = 'text',
-  ): Promise<unknown> {
-    return this.send(key, [command, this.addedPrefix + key, ...args], replies);
+  run(command: string, key: string, args: readonly Argument[] = []): Promise<unknown> {
+    return this.send(key, [command, this.addedPrefix + key, ...args]);
   }
 
   async script(
     script: LuaScript,
     keys: readonly string[],
     args: readonly Argument[],
-    replies: Replies = 'text',
   ): Promise<unknown> {
     const prefixed = keys.map((key) => this.addedPrefix + key);
     const send = (command: 'EVALSHA' | 'EVAL', body: string): Promise<unknown> =>
-      this.send(keys[0] ?? '', [command, body, String(keys.length), ...prefixed, ...args], replies);
+      this.send(keys[0] ?? '', [command, body, String(keys.length), ...prefixed, ...args]);
     try {
       return await send('EVALSHA', script.sha);
     } catch (error) {
@@ -103,23 +81,28 @@ export abstract class CommandSeam implements Omit<RedisCommands, 'library'> {
     }
   }
 
-  abstract onEnd(listener: () => void): () => void;
-  abstract onServerChange(listener: () => void): () => void;
-  abstract trackingLink(): TrackingLink | string;
-  abstract clusterLinks(): ClusterLinks | undefined;
-  abstract replicaLink(): ReplicaLink | string;
+  onEnd(listener: () => void): () => void {
+    const stop = listen(this.events, ['end'], () => {
+      stop();
+      listener();
+    });
+    return stop;
+  }
 }
 
 // The clients' own listener type (EventEmitter's): anything narrower is not assignable from it.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Listener = (...args: any[]) => void;
 
+/** A client's (or a connection's) events, as EventEmitter has them. */
+export interface Emitter {
+  on(event: string, listener: Listener): unknown;
+  off(event: string, listener: Listener): unknown;
+}
+
 /** Adds `listener` for each of `events`; returns what removes them all. */
 export function listen(
-  emitter: {
-    on(event: string, listener: Listener): unknown;
-    off(event: string, listener: Listener): unknown;
-  },
+  emitter: Emitter,
   events: readonly string[],
   listener: Listener,
 ): () => void {
@@ -316,20 +299,22 @@ export interface ClusterLinks {
   onTopology(listener: () => void): () => void;
 }
 
-/** A reply of the server (as opposed to a connection or client failure), on either client. */
-export function isServerReply(error: unknown): error is Error {
+/**
+ * True when `error` is of a class named one of `names` (the clients' own error classes: neither
+ * client is a dependency to import them from, and node-redis's set no `name`).
+ */
+export function isOfClass(error: unknown, names: readonly string[]): error is Error {
   if (!(error instanceof Error)) return false;
-  // ioredis: ReplyError (from redis-errors); node-redis: ErrorReply and its subclasses.
-  for (
-    let proto = Object.getPrototypeOf(error);
-    proto !== null;
-    proto = Object.getPrototypeOf(proto)
-  ) {
-    const name = (proto as { constructor?: { name?: string } }).constructor?.name;
-    if (name === 'ReplyError' || name === 'ErrorReply') return true;
+  for (let proto: unknown = error; proto !== null; proto = Object.getPrototypeOf(proto)) {
+    if (names.includes((proto as { constructor?: { name?: string } }).constructor?.name ?? ''))
+      return true;
   }
-  return error.name === 'ReplyError';
+  return false;
 }
+
+/** A reply of the server (ioredis's ReplyError, node-redis's ErrorReply), not a client failure. */
+export const isServerReply = (error: unknown): error is Error =>
+  isOfClass(error, ['ReplyError', 'ErrorReply']);
 
 export const isNoScript = (error: unknown): boolean =>
   isServerReply(error) && error.message.startsWith('NOSCRIPT');

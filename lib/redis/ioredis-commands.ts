@@ -1,17 +1,23 @@
 // The command seam on ioredis 5 and 6: `new Redis(…)`, `new Redis({ sentinels, … })` and
-// `new Cluster(…)`. Public API only: call/callBuffer, duplicate, status, options, events.
+// `new Cluster(…)`. Public API only: call, duplicate, status, options, events.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { ignore } from '../util/ignore';
 import { CommandSeam, keySlot, listen, ReplicaLanes, slotOwners } from './commands';
-import type { ClusterLinks, Lane, Listener, TrackingLink, TrackingLinkEvents } from './commands';
+import type {
+  ClusterLinks,
+  Emitter,
+  Lane,
+  Listener,
+  RedisCommands,
+  TrackingLink,
+  TrackingLinkEvents,
+} from './commands';
 
 /** How long a tracking link waits to look again for a Cluster master's connection. */
 const PARENT_RETRY_MS = 250;
 
 /** Where RESP2 delivers the reports of a tracking connection redirected to itself. */
 const INVALIDATE_CHANNEL = '__redis__:invalidate';
-
-type Emitter = Pick<IoRedisClient, 'off'> & { on(event: string, listener: Listener): unknown };
 
 /**
  * An ioredis 5/6 client: `new Redis(…)` (standalone, or Sentinel with `sentinels`) or
@@ -34,7 +40,7 @@ export const isIoRedis = (client: object): client is IoRedisClient =>
   typeof (client as { isCluster?: unknown }).isCluster === 'boolean';
 
 /** The client's topology and key prefix, from its options. */
-function topologyOf(client: IoRedisClient): [CommandSeam['topology'], string] {
+function topologyOf(client: IoRedisClient): [RedisCommands['topology'], string] {
   if (client.isCluster) {
     const { options } = client as unknown as Cluster;
     return ['cluster', String(options.keyPrefix ?? options.redisOptions?.keyPrefix ?? '')];
@@ -45,32 +51,22 @@ function topologyOf(client: IoRedisClient): [CommandSeam['topology'], string] {
 }
 
 // ioredis adds its `keyPrefix` to the keys of `call` itself (it knows each command's key positions).
-export class IoRedisCommands extends CommandSeam {
-  readonly library = 'ioredis';
+export class IoRedisCommands extends CommandSeam implements RedisCommands {
   readonly #client: IoRedisClient;
 
   constructor(client: IoRedisClient) {
-    super(...topologyOf(client), '', (_key, [command, ...args], replies) =>
-      replies === 'bytes'
-        ? client.callBuffer(String(command), ...args)
-        : client.call(String(command), ...args),
+    super(
+      ...topologyOf(client),
+      '',
+      (_key, [command, ...args]) => client.call(String(command), ...args),
+      client as unknown as Emitter,
     );
     this.#client = client;
   }
 
-  get takesCommands(): boolean {
-    return this.#client.status === 'ready';
-  }
-
-  onEnd(listener: () => void): () => void {
-    const client = this.#client;
-    client.once('end', listener);
-    return () => void client.off('end', listener);
-  }
-
   onServerChange(listener: () => void): () => void {
     const events = this.#client.isCluster ? ['node error', '-node'] : ['reconnecting'];
-    return listen(this.#client as unknown as Emitter, events, listener);
+    return listen(this.events, events, listener);
   }
 
   trackingLink(): TrackingLink | string {
@@ -104,9 +100,7 @@ const addressOf = (node: Redis): string => `${node.options.host}:${node.options.
  */
 function ioRedisClusterLinks(cluster: Cluster): ClusterLinks {
   return {
-    // None on a client that only says it is a Cluster (a wrapper): then no master, never live.
-    slotOwners: () =>
-      slotOwners((slot) => (cluster.slots as Cluster['slots'] | undefined)?.[slot]?.[0]),
+    slotOwners: () => slotOwners((slot) => cluster.slots[slot]?.[0]),
     mapVersion: () => cluster.slots,
     // Found again at every (re)connection: a node ioredis dropped and made again is another object.
     trackingLink: (address) =>
@@ -121,8 +115,8 @@ function ioRedisClusterLinks(cluster: Cluster): ClusterLinks {
 class IoRedisReplicaLink extends ReplicaLanes<IoRedisClient> {
   routeOf(key: string): string {
     if (!this.client.isCluster) return '';
-    const slots = (this.client as unknown as Partial<Cluster>).slots;
-    return String(slots?.[keySlot(this.keyPrefix + key)]?.[0] ?? '');
+    const { slots } = this.client as unknown as Cluster;
+    return slots[keySlot(this.keyPrefix + key)]?.[0] ?? '';
   }
 
   protected role(markKey: string): Promise<unknown> {

@@ -5,25 +5,19 @@ import { CommandSeam, isRefusal, keySlot, listen, ReplicaLanes, slotOwners } fro
 import type {
   Argument,
   ClusterLinks,
+  Emitter,
   Lane,
   Listener,
+  RedisCommands,
   TrackingLink,
   TrackingLinkEvents,
 } from './commands';
 
-/** node-redis's RESP type code of a bulk string (`RESP_TYPES.BLOB_STRING`, the same in 5 and 6). */
-const BLOB_STRING = 36;
-/** Per-call options: bulk strings as Buffers, or (an empty mapping) as strings whatever the client's own mapping. */
-const AS = {
-  bytes: { typeMapping: { [BLOB_STRING]: Buffer } },
-  text: { typeMapping: {} },
-} as const;
-const AS_TEXT = AS.text;
-
-interface Emitter {
-  on(event: string, listener: Listener): unknown;
-  off(event: string, listener: Listener): unknown;
-}
+/**
+ * Per-call options: bulk strings as strings (an empty type mapping replaces the client's own: a
+ * per-call mapping is spread over the client's command options, in a client and a Sentinel alike).
+ */
+const AS_TEXT = { typeMapping: {} } as const;
 
 /** A node-redis 5/6 client from `createClient()` (any modules, RESP version or type mapping). */
 export interface NodeRedisClient extends Emitter {
@@ -96,44 +90,32 @@ export const isNodeRedis = (client: object): client is NodeRedisAny =>
 const keyPrefixOf = (client: NodeRedisAny): string =>
   String((client as { options?: { keyPrefix?: Argument } }).options?.keyPrefix ?? '');
 
-export class NodeRedisCommands extends CommandSeam {
-  readonly library = 'node-redis';
+/**
+ * How a command goes out on `client`, `prefix` added to its keys: on a Cluster to the master of
+ * `key`; on a Sentinel never to a replica (`isReadonly: false`: a read must see the write just made).
+ */
+const senderOf = (
+  client: NodeRedisAny,
+  prefix: string,
+): ((key: string, args: Argument[]) => Promise<unknown>) =>
+  isCluster(client)
+    ? (key, args) => client.sendCommand(prefix + key, false, args, AS_TEXT)
+    : isSentinel(client)
+      ? (_key, args) => client.sendCommand(false, args, AS_TEXT)
+      : (_key, args) => client.sendCommand(args, AS_TEXT);
+
+const NO_SENTINEL_DUPLICATE =
+  "node-redis 5's Sentinel has no duplicate() for a connection of its own (node-redis 6 has)";
+
+export class NodeRedisCommands extends CommandSeam implements RedisCommands {
   readonly #client: NodeRedisAny;
 
   constructor(client: NodeRedisAny) {
     const topology = isCluster(client) ? 'cluster' : isSentinel(client) ? 'sentinel' : 'standalone';
     const prefix = keyPrefixOf(client);
     // The prefix is added here, to the keys and the route of every command.
-    super(
-      topology,
-      prefix,
-      prefix,
-      isCluster(client)
-        ? (key, args, replies) => client.sendCommand(prefix + key, false, args, AS[replies])
-        : isSentinel(client)
-          ? // Never a replica (`isReadonly: false`): a read must see the write just made.
-            (_key, args, replies) => client.sendCommand(false, args, AS[replies])
-          : (_key, args, replies) => client.sendCommand(args, AS[replies]),
-    );
+    super(topology, prefix, prefix, senderOf(client, prefix), client);
     this.#client = client;
-  }
-
-  get takesCommands(): boolean {
-    const client = this.#client;
-    return client.isReady ?? (client as NodeRedisCluster).isOpen;
-  }
-
-  onEnd(listener: () => void): () => void {
-    const client = this.#client;
-    let called = false;
-    const once = (): void => {
-      if (called) return;
-      called = true;
-      client.off('end', once);
-      listener();
-    };
-    client.on('end', once);
-    return () => void client.off('end', once);
   }
 
   onServerChange(listener: () => void): () => void {
@@ -153,13 +135,8 @@ export class NodeRedisCommands extends CommandSeam {
     const client = this.#client;
     if (isCluster(client))
       return 'a Cluster spreads keys over nodes that each track only their own keys';
-    if (isSentinel(client)) {
-      if (client.duplicate === undefined) {
-        return "node-redis 5's Sentinel has no duplicate() for a connection of its own (node-redis 6 has)";
-      }
-      return new NodeRedisSentinelTrackingLink(client);
-    }
-    return new NodeRedisTrackingLink(() => client);
+    if (!isSentinel(client)) return clientTrackingLink(() => client);
+    return client.duplicate === undefined ? NO_SENTINEL_DUPLICATE : sentinelTrackingLink(client);
   }
 
   clusterLinks(): ClusterLinks | undefined {
@@ -169,9 +146,7 @@ export class NodeRedisCommands extends CommandSeam {
 
   replicaLink(): NodeRedisReplicaLink | string {
     const client = this.#client;
-    if (isSentinel(client) && client.duplicate === undefined) {
-      return "node-redis 5's Sentinel has no duplicate() for a connection of its own (node-redis 6 has)";
-    }
+    if (isSentinel(client) && client.duplicate === undefined) return NO_SENTINEL_DUPLICATE;
     return new NodeRedisReplicaLink(client, this.keyPrefix);
   }
 }
@@ -182,23 +157,18 @@ export class NodeRedisCommands extends CommandSeam {
  */
 class NodeRedisReplicaLink extends ReplicaLanes<NodeRedisAny> {
   routeOf(key: string): string {
-    const master = this.#masterOf(key);
-    return (master as { address?: string } | undefined)?.address ?? '';
+    return this.#masterOf(key)?.address ?? '';
   }
 
   protected role(markKey: string): Promise<unknown> {
-    const client = this.client;
-    const role = ['ROLE'];
-    if (isCluster(client))
-      return client.sendCommand(this.keyPrefix + markKey, false, role, AS_TEXT);
-    if (isSentinel(client)) return client.sendCommand(false, role, AS_TEXT);
-    return client.sendCommand(role, AS_TEXT);
+    return senderOf(this.client, this.keyPrefix)(markKey, ['ROLE']);
   }
 
   /** On a Cluster, the master owning `key`'s slot (as the cluster's slot map has it now). */
-  #masterOf(key: string): unknown {
+  #masterOf(key: string): ClusterNode | undefined {
     const client = this.client;
-    return isCluster(client) ? client.getSlotMaster(keySlot(this.keyPrefix + key)) : undefined;
+    if (!isCluster(client)) return undefined;
+    return client.getSlotMaster(keySlot(this.keyPrefix + key)) as ClusterNode | undefined;
   }
 
   /**
@@ -207,21 +177,16 @@ class NodeRedisReplicaLink extends ReplicaLanes<NodeRedisAny> {
    */
   protected open(_route: string, markKey: string): Lane {
     const client = this.client;
-    // No key prefix or per-command options of the app's: the mark's key is given whole.
-    const overrides = { keyPrefix: undefined, commandOptions: undefined };
-    let opening: Promise<Lane>;
-    if (isSentinel(client)) {
-      const sentinel = client.duplicate!();
-      opening = connected(sentinel, (args) => sentinel.sendCommand(false, args, AS_TEXT));
-    } else {
-      const base = isCluster(client)
-        ? Promise.resolve(client.nodeClient(this.#masterOf(markKey) as ClusterNode))
-        : Promise.resolve(client as NodeRedisClient);
-      opening = base.then((node) => {
-        const single = node.duplicate(overrides);
-        return connected(single, (args) => single.sendCommand(args, AS_TEXT));
-      });
-    }
+    const opening = (async (): Promise<Lane> => {
+      if (isSentinel(client)) {
+        const sentinel = client.duplicate!();
+        return connected(sentinel, (args) => sentinel.sendCommand(false, args, AS_TEXT));
+      }
+      const node = isCluster(client) ? await client.nodeClient(this.#masterOf(markKey)!) : client;
+      // No key prefix or per-command options of the app's: the mark's key is given whole.
+      const single = node.duplicate({ keyPrefix: undefined, commandOptions: undefined });
+      return connected(single, (args) => single.sendCommand(args, AS_TEXT));
+    })();
     opening.catch(ignore);
     return {
       send: async (args) => (await opening).send(args),
@@ -236,20 +201,21 @@ async function connected(
   send: Lane['send'],
 ): Promise<Lane> {
   duplicate.on('error', ignore);
-  const destroy = (): void => {
-    try {
-      duplicate.destroy();
-    } catch {
-      // already closed
-    }
-  };
-  try {
-    await duplicate.connect();
-  } catch (error) {
+  const destroy = (): void => destroyQuietly(duplicate);
+  await duplicate.connect().catch((error: unknown) => {
     destroy();
     throw error;
-  }
+  });
   return { send, destroy };
+}
+
+/** Ends `connection` whether or not it is still open (node-redis 5 throws on a closed one). */
+function destroyQuietly(connection: { destroy(): void }): void {
+  try {
+    connection.destroy();
+  } catch {
+    // already closed
+  }
 }
 
 /** How long a tracking link waits to look again for a Cluster master's client. */
@@ -264,15 +230,11 @@ const PARENT_RETRY_MS = 250;
  */
 function nodeRedisClusterLinks(cluster: NodeRedisCluster): ClusterLinks {
   return {
-    // None on a client that only says it is a Cluster (a wrapper): then no master, never live.
-    slotOwners: () =>
-      slotOwners(
-        (slot) => (cluster.slots as NodeRedisCluster['slots'] | undefined)?.[slot]?.master?.address,
-      ),
+    slotOwners: () => slotOwners((slot) => cluster.slots[slot]?.master?.address),
     mapVersion: () => cluster.slots,
     // Found again at every (re)connection: a rediscovery makes new node objects.
     trackingLink: (address) =>
-      new NodeRedisTrackingLink(() => {
+      clientTrackingLink(() => {
         const master = cluster.masters.find((node) => node.address === address);
         return master === undefined ? undefined : cluster.nodeClient(master);
       }),
@@ -281,44 +243,88 @@ function nodeRedisClusterLinks(cluster: NodeRedisCluster): ClusterLinks {
   };
 }
 
+/** Tells `events` of each key a node-redis connection reports (`null`: every key). */
+const reportsTo =
+  (events: TrackingLinkEvents): Listener =>
+  (key: Buffer | string | null) =>
+    events.invalidated(key === null ? null : [String(key)]);
+
 /**
- * A duplicate of the client speaking RESP3 with `emitInvalidate`: Redis pushes the reports on the
- * tracking connection itself (no redirect, no subscribed mode, so PING and CLIENT stay allowed),
- * and node-redis (5.x and 6.x) emits each reported key as an `invalidate` event. `parent`: the
- * client duplicated (a Cluster master's client, looked up when opening: while node-redis has none
- * for that address, or cannot connect it, the link waits and looks again).
+ * A tracking link on a node-redis connection of its own, made by `make` from what `parent` gives
+ * (looked up at each opening: while there is none, or it cannot be had, the link waits and looks
+ * again). `checksMode`: the heartbeat asks CLIENT TRACKINGINFO, not PING, and a connection whose
+ * tracking is no longer in BCAST mode is down, then ready again to be set up.
  */
-class NodeRedisTrackingLink implements TrackingLink {
-  readonly #parent: () => NodeRedisClient | Promise<NodeRedisClient> | undefined;
-  #connection: NodeRedisClient | undefined;
+class NodeRedisTrackingLink<Parent> implements TrackingLink {
+  #connection: Lane | undefined;
+  #events: TrackingLinkEvents | undefined;
   #retry: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(parent: () => NodeRedisClient | Promise<NodeRedisClient> | undefined) {
-    this.#parent = parent;
-  }
+  constructor(
+    private readonly parent: () => Parent | Promise<Parent> | undefined,
+    private readonly make: (parent: Parent, events: TrackingLinkEvents) => Lane,
+    private readonly checksMode = false,
+  ) {}
 
   open(events: TrackingLinkEvents): void {
-    const retry = (): void => {
+    this.#events = events;
+    const later = (): void => {
       if (this.#closed) return;
       this.#retry = setTimeout(() => this.open(events), PARENT_RETRY_MS);
       this.#retry.unref();
     };
-    let parent: NodeRedisClient | Promise<NodeRedisClient> | undefined;
-    try {
-      parent = this.#parent();
-    } catch {
-      parent = undefined;
-    }
-    if (parent === undefined) retry();
-    else if (parent instanceof Promise) {
-      parent.then((client) => this.#openOn(client, events), retry);
-    } else this.#openOn(parent, events);
+    Promise.resolve()
+      .then(this.parent)
+      .then((parent) => {
+        if (parent === undefined) later();
+        else if (!this.#closed) this.#connection = this.make(parent, events);
+      }, later);
   }
 
-  #openOn(parent: NodeRedisClient, events: TrackingLinkEvents): void {
-    if (this.#closed) return;
-    const connection = parent.duplicate({
+  async track(prefix: string): Promise<void> {
+    // Tracking was turned on in its default mode while connecting (by node-redis 6, or a
+    // client-side cache); the mode changes only from off.
+    await this.send(['CLIENT', 'TRACKING', 'OFF']);
+    await this.send(['CLIENT', 'TRACKING', 'ON', 'BCAST', 'PREFIX', prefix]);
+  }
+
+  async ping(): Promise<unknown> {
+    if (!this.checksMode) return this.send(['PING']);
+    // A RESP3 map, as an object (no type mapping); its `flags` a set, as an array.
+    const reply = await this.send(['CLIENT', 'TRACKINGINFO']);
+    if (!((reply as { flags?: unknown[] }).flags ?? []).map(String).includes('bcast')) {
+      const events = this.#events;
+      events?.down();
+      setImmediate(() => events?.ready());
+      throw new Error('The tracking connection reconnected without its tracking.');
+    }
+    return reply;
+  }
+
+  async send(args: readonly string[]): Promise<unknown> {
+    if (this.#connection === undefined) throw new Error('The tracking link is not open.');
+    return this.#connection.send([...args]);
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    this.#connection?.destroy();
+  }
+}
+
+/**
+ * A duplicate of the client speaking RESP3 with `emitInvalidate`: Redis pushes the reports on the
+ * tracking connection itself (no redirect, no subscribed mode, so PING and CLIENT stay allowed),
+ * and node-redis (5.x and 6.x) emits each reported key as an `invalidate` event. `parent`: the
+ * client duplicated (a Cluster master's client, looked up when opening).
+ */
+const clientTrackingLink = (
+  parent: () => NodeRedisClient | Promise<NodeRedisClient> | undefined,
+): TrackingLink =>
+  new NodeRedisTrackingLink(parent, (client, events) => {
+    const connection = client.duplicate({
       RESP: 3,
       emitInvalidate: true,
       // A client-side cache of the app's own would take the pushes before `invalidate` is emitted.
@@ -327,7 +333,6 @@ class NodeRedisTrackingLink implements TrackingLink {
       keyPrefix: undefined,
       commandOptions: undefined,
     });
-    this.#connection = connection;
     connection.on('ready', () => events.ready());
     // node-redis emits 'error' for every failure, then reconnects by itself; node-redis 6 sends
     // CLIENT TRACKING ON while connecting, so a refused CLIENT shows here as a reply error.
@@ -336,49 +341,13 @@ class NodeRedisTrackingLink implements TrackingLink {
       else events.down();
     });
     connection.on('end', () => events.down());
-    connection.on('invalidate', ((key: Buffer | string | null) =>
-      events.invalidated(key === null ? null : [String(key)])) as Listener);
+    connection.on('invalidate', reportsTo(events));
     connection.connect().catch(ignore);
-  }
-
-  async track(prefix: string): Promise<void> {
-    const connection = this.#open();
-    // node-redis 6 turned tracking on (default mode) while connecting; the mode changes only from off.
-    await connection.sendCommand(['CLIENT', 'TRACKING', 'OFF']);
-    await connection.sendCommand(['CLIENT', 'TRACKING', 'ON', 'BCAST', 'PREFIX', prefix]);
-  }
-
-  ping(): Promise<unknown> {
-    return this.#open().sendCommand(['PING']);
-  }
-
-  send(args: readonly string[]): Promise<unknown> {
-    return this.#open().sendCommand([...args], AS_TEXT);
-  }
-
-  close(): void {
-    this.#closed = true;
-    clearTimeout(this.#retry);
-    this.#connection?.destroy();
-  }
-
-  #open(): NodeRedisClient {
-    if (this.#connection === undefined) throw new Error('The tracking link is not open.');
-    return this.#connection;
-  }
-}
-
-/** The `flags` of a CLIENT TRACKINGINFO reply (a RESP3 map: an object, or a flat array). */
-function trackingFlags(reply: unknown): string[] {
-  let flags: unknown;
-  if (Array.isArray(reply)) {
-    const at = reply.findIndex((item) => String(item) === 'flags');
-    flags = at === -1 ? undefined : reply[at + 1];
-  } else if (reply instanceof Map) flags = reply.get('flags');
-  else if (typeof reply === 'object' && reply !== null)
-    flags = (reply as { flags?: unknown }).flags;
-  return Array.isArray(flags) ? flags.map(String) : [];
-}
+    return {
+      send: (args) => connection.sendCommand(args, AS_TEXT),
+      destroy: () => destroyQuietly(connection),
+    };
+  });
 
 /**
  * node-redis 6's Sentinel: a Sentinel of its own (`duplicate()`: the same sentinels, master name,
@@ -389,76 +358,36 @@ function trackingFlags(reply: unknown): string[] {
  * nothing, as only its typed cacheable commands fill it and the link sends none. It follows the
  * master through a failover like the app's client (`reconnecting`, then `ready` on the new one).
  * The master connection reconnecting by itself turns tracking back to node-redis's default mode
- * (not BCAST) without a `ready`, so the heartbeat asks CLIENT TRACKINGINFO: no `bcast` flag, and
- * the link says it is down, then ready again to be set up.
+ * (not BCAST) without a `ready`: hence `checksMode`.
  */
-class NodeRedisSentinelTrackingLink implements TrackingLink {
-  readonly #parent: NodeRedisSentinel;
-  #sentinel: NodeRedisSentinel | undefined;
-  #events: TrackingLinkEvents | undefined;
-
-  constructor(parent: NodeRedisSentinel) {
-    this.#parent = parent;
-  }
-
-  open(events: TrackingLinkEvents): void {
-    this.#events = events;
-    const sentinel = this.#parent.duplicate!({
-      RESP: 3,
-      clientSideCache: { maxEntries: 1 },
-      masterPoolSize: 1,
-      replicaPoolSize: 0,
-      useReplicas: false,
-      reserveClient: false,
-      keyPrefix: undefined,
-      commandOptions: undefined,
-    });
-    this.#sentinel = sentinel;
-    sentinel.on('error', ignore);
-    sentinel.on('ready', () => events.ready());
-    sentinel.on('reconnecting', () => events.down());
-    sentinel.on('end', () => events.down());
-    // The master connection failed (node-redis reconnects it, or the Sentinel moves to a new master).
-    sentinel.on('client-error', ((event: { type?: string }) => {
-      if (event.type === 'MASTER') events.down();
-    }) as Listener);
-    sentinel.clientSideCache?.on('invalidate', ((key: Buffer | string | null) =>
-      events.invalidated(key === null ? null : [String(key)])) as Listener);
-    sentinel.connect().catch(ignore);
-  }
-
-  async track(prefix: string): Promise<void> {
-    const sentinel = this.#open();
-    // The client-side cache turned tracking on (default mode) while connecting.
-    await sentinel.sendCommand(false, ['CLIENT', 'TRACKING', 'OFF']);
-    await sentinel.sendCommand(false, ['CLIENT', 'TRACKING', 'ON', 'BCAST', 'PREFIX', prefix]);
-  }
-
-  async ping(): Promise<unknown> {
-    const reply = await this.#open().sendCommand(false, ['CLIENT', 'TRACKINGINFO'], AS_TEXT);
-    if (!trackingFlags(reply).includes('bcast')) {
-      const events = this.#events;
-      events?.down();
-      setImmediate(() => events?.ready());
-      throw new Error('The tracking connection reconnected without its tracking.');
-    }
-    return reply;
-  }
-
-  send(args: readonly string[]): Promise<unknown> {
-    return this.#open().sendCommand(false, [...args], AS_TEXT);
-  }
-
-  close(): void {
-    try {
-      this.#sentinel?.destroy();
-    } catch {
-      // already closed
-    }
-  }
-
-  #open(): NodeRedisSentinel {
-    if (this.#sentinel === undefined) throw new Error('The tracking link is not open.');
-    return this.#sentinel;
-  }
-}
+const sentinelTrackingLink = (parent: NodeRedisSentinel): TrackingLink =>
+  new NodeRedisTrackingLink(
+    () => parent,
+    (client, events) => {
+      const sentinel = client.duplicate!({
+        RESP: 3,
+        clientSideCache: { maxEntries: 1 },
+        masterPoolSize: 1,
+        replicaPoolSize: 0,
+        useReplicas: false,
+        reserveClient: false,
+        keyPrefix: undefined,
+        commandOptions: undefined,
+      });
+      sentinel.on('error', ignore);
+      sentinel.on('ready', () => events.ready());
+      sentinel.on('reconnecting', () => events.down());
+      sentinel.on('end', () => events.down());
+      // The master connection failed (node-redis reconnects it, or the Sentinel moves to a new master).
+      sentinel.on('client-error', ((event: { type?: string }) => {
+        if (event.type === 'MASTER') events.down();
+      }) as Listener);
+      sentinel.clientSideCache?.on('invalidate', reportsTo(events));
+      sentinel.connect().catch(ignore);
+      return {
+        send: (args) => sentinel.sendCommand(false, args, AS_TEXT),
+        destroy: () => destroyQuietly(sentinel),
+      };
+    },
+    true,
+  );
