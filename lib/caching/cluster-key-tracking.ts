@@ -124,8 +124,10 @@ export class ClusterKeyTracking implements KeyTracker {
   #follow(): void {
     if (this.#closed) return;
     this.#version = this.#links.mapVersion();
-    const owners = this.#links.slotOwners();
-    if (sameOwners(owners, this.#owners)) return;
+    const owners = Array.from({ length: CLUSTER_SLOTS }, (_, slot) => this.#links.ownerOf(slot));
+    const known = this.#owners;
+    if (owners.length === known.length && owners.every((owner, slot) => owner === known[slot]))
+      return;
     const first = this.#owners.length === 0;
     this.#owners = owners;
     if (!first) this.#listener.allChanged();
@@ -193,15 +195,4 @@ export class ClusterKeyTracking implements KeyTracker {
     void this.close();
     this.#listener.unavailable?.(reason, by);
   }
-}
-
-function sameOwners(
-  a: ReadonlyArray<string | undefined>,
-  b: ReadonlyArray<string | undefined>,
-): boolean {
-  if (a.length !== b.length) return false;
-  for (let slot = 0; slot < CLUSTER_SLOTS && slot < a.length; slot += 1) {
-    if (a[slot] !== b[slot]) return false;
-  }
-  return true;
 }

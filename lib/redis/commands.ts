@@ -238,15 +238,6 @@ export function keySlot(key: string): number {
 /** Redis Cluster's number of hash slots. */
 export const CLUSTER_SLOTS = 16_384;
 
-/** The master address of every slot, as `ownerOf(slot)` names it (`undefined`: no master known). */
-export function slotOwners(
-  ownerOf: (slot: number) => string | undefined,
-): Array<string | undefined> {
-  const owners = new Array<string | undefined>(CLUSTER_SLOTS);
-  for (let slot = 0; slot < CLUSTER_SLOTS; slot += 1) owners[slot] = ownerOf(slot);
-  return owners;
-}
-
 /** Events of a tracking link. */
 export interface TrackingLinkEvents {
   /** The connection is (again) ready for `track()`; any earlier tracking is gone. */
@@ -283,17 +274,16 @@ export interface TrackingLink {
  */
 export interface ClusterLinks {
   /**
-   * The address of the master serving each slot (index = slot, `undefined` where none), as the
-   * client's slot map says now: the client routes by this map, so it names every node that
-   * answers the store's reads.
+   * The address of the master serving `slot` (`undefined` where none), as the client's slot map
+   * says now: the client routes by this map, so it names every node that answers the store's reads.
    */
-  slotOwners(): ReadonlyArray<string | undefined>;
+  ownerOf(slot: number): string | undefined;
   /**
    * Something that is a different object whenever the client rebuilt its slot map (node-redis
    * replaces it on every rediscovery), compared at each heartbeat: cheap, so polled often.
    */
   mapVersion(): unknown;
-  /** A tracking link to the master at `address` (one of slotOwners()), or why there is none. */
+  /** A tracking link to the master at `address` (an ownerOf()), or why there is none. */
   trackingLink(address: string): TrackingLink | string;
   /** Calls `listener` on the client's own events that may follow a topology change. */
   onTopology(listener: () => void): () => void;

@@ -2,7 +2,7 @@
 // `new Cluster(…)`. Public API only: call, duplicate, status, options, events.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { ignore } from '../util/ignore';
-import { CommandSeam, keySlot, listen, ReplicaLanes, slotOwners } from './commands';
+import { CommandSeam, keySlot, listen, ReplicaLanes } from './commands';
 import type {
   ClusterLinks,
   Emitter,
@@ -100,7 +100,7 @@ const addressOf = (node: Redis): string => `${node.options.host}:${node.options.
  */
 function ioRedisClusterLinks(cluster: Cluster): ClusterLinks {
   return {
-    slotOwners: () => slotOwners((slot) => cluster.slots[slot]?.[0]),
+    ownerOf: (slot) => cluster.slots[slot]?.[0],
     mapVersion: () => cluster.slots,
     // Found again at every (re)connection: a node ioredis dropped and made again is another object.
     trackingLink: (address) =>
@@ -209,16 +209,15 @@ class IoRedisTrackingLink implements TrackingLink {
       connection.connect().catch(ignore);
     }
     reports.on('close', () => (this.#subscriberId = undefined));
+    // Redis sends the keys as a list, and a null for FLUSHDB/FLUSHALL (all keys).
     reports.on('messageBuffer', (channel: Buffer | string, message: unknown) => {
-      if (String(channel) !== INVALIDATE_CHANNEL) return;
-      if (message === null || message === undefined) events.invalidated(null);
-      else if (Array.isArray(message)) events.invalidated(message.map(String));
-      else events.invalidated([String(message)]);
+      if (String(channel) === INVALIDATE_CHANNEL)
+        events.invalidated(Array.isArray(message) ? message.map(String) : null);
     });
   }
 
   async track(prefix: string): Promise<void> {
-    const { commands, reports } = this.#open();
+    const { reports } = this.#open();
     // A subscriber that stayed up while the other connection came back keeps its subscription (and
     // may send nothing but (UN)SUBSCRIBE and PING any more).
     if (this.#subscriberId === undefined) {
@@ -228,17 +227,8 @@ class IoRedisTrackingLink implements TrackingLink {
     }
     const id = this.#subscriberId;
     // Off first: the redirect of a connection that stayed up may name a subscriber that did not.
-    await commands.call('CLIENT', 'TRACKING', 'off');
-    await commands.call(
-      'CLIENT',
-      'TRACKING',
-      'on',
-      'REDIRECT',
-      String(id),
-      'BCAST',
-      'PREFIX',
-      prefix,
-    );
+    await this.send(['CLIENT', 'TRACKING', 'off']);
+    await this.send(['CLIENT', 'TRACKING', 'on', 'REDIRECT', id, 'BCAST', 'PREFIX', prefix]);
   }
 
   ping(): Promise<unknown> {

@@ -1,7 +1,7 @@
 // The command seam on node-redis 5 and 6: `createClient`, `createCluster` and `createSentinel`.
 // Public API only: sendCommand (with a type mapping per call), duplicate, isReady, options, events.
 import { ignore } from '../util/ignore';
-import { CommandSeam, isRefusal, keySlot, listen, ReplicaLanes, slotOwners } from './commands';
+import { CommandSeam, isRefusal, keySlot, listen, ReplicaLanes } from './commands';
 import type {
   Argument,
   ClusterLinks,
@@ -230,7 +230,7 @@ const PARENT_RETRY_MS = 250;
  */
 function nodeRedisClusterLinks(cluster: NodeRedisCluster): ClusterLinks {
   return {
-    slotOwners: () => slotOwners((slot) => cluster.slots[slot]?.master?.address),
+    ownerOf: (slot) => cluster.slots[slot]?.master?.address,
     mapVersion: () => cluster.slots,
     // Found again at every (re)connection: a rediscovery makes new node objects.
     trackingLink: (address) =>
