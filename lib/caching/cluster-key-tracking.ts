@@ -57,16 +57,10 @@ interface MasterTracking {
 
 /**
  * Live while every master of the slot map has a live KeyTracking, until the earliest end of their
- * leases (the Cluster's own Lease follows theirs): a master's link down turns memory off for every
- * slot, not only its own. By default (`cluster-require-full-coverage yes`) a Cluster with a master
- * down refuses every command anyway, and one switch keeps the record and session caches' per-key
- * API and their in-flight read guards as they are on one server.
- *
- * The slot map is the client's (it routes the store's reads by it, so it names every node that
- * answers one). Read again on the client's topology events, whenever the map object changes
- * (checked every heartbeat) and every second; any change empties the caches (a moved slot may hold
- * copies its new master never reported on), closes the links of masters that left and opens links
- * to new ones, which serve only once proved.
+ * leases: one switch for every slot keeps the caches' per-key API and in-flight read guards as on
+ * one server. The slot map is the client's (it routes the store's reads by it), read again on its
+ * topology events, when its version changes and every second; any change empties the caches
+ * (docs/caching.md, "On a Redis Cluster").
  */
 export class ClusterKeyTracking implements KeyTracker {
   readonly #links: ClusterLinks;

@@ -42,11 +42,9 @@ export type TrackingSource = Pick<RedisCommands, 'keyPrefix' | 'trackingLink' | 
 export const MARK_SUFFIX = '~db';
 
 /**
- * Keeps `listener` told of changes to keys starting with `prefix`. Set up on every (re)connection:
- * tracking on, then the database mark (a random value per database, read at every heartbeat:
- * SWAPDB, which Redis does not report, shows as a changed mark), then a write of the mark that
- * must come back as a report, proving the channel end to end. Live from then on while every
- * heartbeat (PING on the tracking connection + GET of the mark) is answered within the lease.
+ * Keeps `listener` told of changes to keys starting with `prefix`; live only once tracking, the
+ * database mark and a report of the mark's rewrite are set up on the connection, and while every
+ * heartbeat is answered within the lease (docs/caching.md, "States").
  */
 export class KeyTracking implements KeyTracker {
   readonly #redis: TrackingSource;
@@ -157,11 +155,6 @@ export class KeyTracking implements KeyTracker {
     this.#lease.end();
   }
 
-  /** Reports are reliable until `sentAt` + the lease: `sentAt` is when an answered heartbeat left. */
-  #renew(sentAt: number): void {
-    this.#lease.renew(sentAt + TRACKING_TIMING.leaseMs);
-  }
-
   async #setUp(): Promise<void> {
     const link = this.#link;
     if (link === undefined || this.#settingUp || this.#closed) return;
@@ -219,7 +212,7 @@ export class KeyTracking implements KeyTracker {
     this.#failedProofs = 0;
     this.#mark = value;
     this.#lastAnswerAt = Date.now();
-    this.#renew(sentAt);
+    this.#lease.renew(sentAt + TRACKING_TIMING.leaseMs);
   }
 
   /**
@@ -293,7 +286,8 @@ export class KeyTracking implements KeyTracker {
           this.#listener.allChanged();
           return;
         }
-        this.#renew(sentAt);
+        // Every report sent before the PING has arrived: reliable until `sentAt` + the lease.
+        this.#lease.renew(sentAt + TRACKING_TIMING.leaseMs);
       },
       (error: unknown) => {
         if (this.#probe !== probe || epoch !== this.#epoch) return;

@@ -92,11 +92,9 @@ export class IoRedisCommands extends CommandSeam implements RedisCommands {
 const addressOf = (node: Redis): string => `${node.options.host}:${node.options.port}`;
 
 /**
- * ioredis's Cluster, publicly: `slots` (the slot map, an address list per slot, master first),
- * `nodes('master')` (a connection per master, which the link duplicates: same options, TLS and
- * password, NAT mapping applied) and the `+node`, `-node` and `refresh` events. It mutates `slots`
- * in place on MOVED (then refreshes it and emits `refresh`), so the map's version is the map
- * itself and its events do the rest.
+ * ioredis's Cluster, publicly: `slots` (an address list per slot, master first), `nodes('master')`
+ * (which a link duplicates) and its `+node`, `-node` and `refresh` events. It changes `slots` in
+ * place on MOVED, then refreshes it and emits `refresh`.
  */
 function ioRedisClusterLinks(cluster: Cluster): ClusterLinks {
   return {
@@ -151,14 +149,11 @@ class IoRedisReplicaLink extends ReplicaLanes<IoRedisClient> {
 }
 
 /**
- * Two duplicates of the client, both speaking RESP2: one takes the commands (CLIENT TRACKING
- * redirected to the other, the database mark), the other is subscribed to `__redis__:invalidate`,
- * where Redis sends a redirected report. ioredis 6 drops RESP3 `invalidate` push frames (its data
- * handler passes on only pub/sub pushes), while a redirected report reaches the documented
- * `messageBuffer` event on both versions (`message` would flatten a list of keys into one string).
- * Two connections because a RESP2 subscriber may send nothing but (UN)SUBSCRIBE and PING.
- * `parent`: the client duplicated (a Cluster master's connection, looked up when opening: while
- * ioredis has none for that address, the link waits and looks again).
+ * Two duplicates of the client speaking RESP2: one takes the commands (CLIENT TRACKING redirected
+ * to the other), the other is subscribed to `__redis__:invalidate`, where Redis sends a redirected
+ * report: ioredis 6 drops RESP3 `invalidate` pushes, and a RESP2 subscriber may send nothing but
+ * (UN)SUBSCRIBE and PING (docs/caching.md, "The tracking link on each client"). `parent`: the
+ * client duplicated (a Cluster master's connection, looked up when opening).
  */
 class IoRedisTrackingLink implements TrackingLink {
   readonly #parent: () => Redis | undefined;

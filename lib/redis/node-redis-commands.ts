@@ -222,11 +222,9 @@ function destroyQuietly(connection: { destroy(): void }): void {
 const PARENT_RETRY_MS = 250;
 
 /**
- * node-redis's Cluster, publicly: `slots` (per slot its shard and the shard's `master`), `masters`
- * and `nodeClient(master)` (the node's client, which the link duplicates: the Cluster's `defaults`,
- * its password and TLS, the node's address after `nodeAddressMap`). It has no event for a topology
- * change, but replaces `slots` with a new array on every rediscovery (after a MOVED, or a node
- * reconnecting), so the map's version is the array itself; its node events help.
+ * node-redis's Cluster, publicly: `slots`, `masters` and `nodeClient(master)` (the node's client,
+ * which a link duplicates). No event tells of a topology change, but every rediscovery replaces
+ * `slots` with a new array: the map's version is the array itself.
  */
 function nodeRedisClusterLinks(cluster: NodeRedisCluster): ClusterLinks {
   return {
@@ -316,8 +314,7 @@ class NodeRedisTrackingLink<Parent> implements TrackingLink {
 
 /**
  * A duplicate of the client speaking RESP3 with `emitInvalidate`: Redis pushes the reports on the
- * tracking connection itself (no redirect, no subscribed mode, so PING and CLIENT stay allowed),
- * and node-redis (5.x and 6.x) emits each reported key as an `invalidate` event. `parent`: the
+ * connection itself (so PING and CLIENT stay allowed), emitted as `invalidate` events. `parent`: the
  * client duplicated (a Cluster master's client, looked up when opening).
  */
 const clientTrackingLink = (
@@ -350,15 +347,10 @@ const clientTrackingLink = (
   });
 
 /**
- * node-redis 6's Sentinel: a Sentinel of its own (`duplicate()`: the same sentinels, master name,
- * password, TLS and `nodeAddressMap`), with one master connection (`masterPoolSize: 1`, so the
- * tracking commands, the heartbeat and the reports all travel on it) speaking RESP3 with a
- * `clientSideCache`. The Sentinel surfaces nothing else of its connections' pushes, but its
- * (public) `clientSideCache` emits `invalidate` for each reported key; that cache itself holds
- * nothing, as only its typed cacheable commands fill it and the link sends none. It follows the
- * master through a failover like the app's client (`reconnecting`, then `ready` on the new one).
- * The master connection reconnecting by itself turns tracking back to node-redis's default mode
- * (not BCAST) without a `ready`: hence `checksMode`.
+ * node-redis 6's Sentinel: a Sentinel of its own (`duplicate()`), one RESP3 master connection whose
+ * (public) `clientSideCache` emits `invalidate` for each reported key, the only pushes a Sentinel
+ * surfaces (docs/caching.md, "Sentinel"). Its master connection reconnecting by itself comes back
+ * in node-redis's default tracking mode without a `ready`: hence `checksMode`.
  */
 const sentinelTrackingLink = (parent: NodeRedisSentinel): TrackingLink =>
   new NodeRedisTrackingLink(
