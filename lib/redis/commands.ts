@@ -158,17 +158,24 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
   /** Closed by the store: a round that was asking ROLE then must not open a lane nobody closes. */
   #closed = false;
 
-  /** `keyPrefix`: the client's, which the lanes (opened without it) put before the mark's key. */
+  /**
+   * `keyPrefix`: the client's, which the lanes (opened without it) put before the mark's key;
+   * `ownerOf`: on a Cluster, the master of a slot (ClusterLinks).
+   */
   constructor(
     protected readonly client: Client,
     protected readonly keyPrefix: string,
+    private readonly ownerOf?: ClusterLinks['ownerOf'],
   ) {}
 
-  abstract routeOf(key: string): string;
+  routeOf(key: string): string {
+    return this.ownerOf?.(keySlot(this.keyPrefix + key)) ?? '';
+  }
+
   /** The ROLE reply of the master owning `markKey`, on the app's own connection. */
   protected abstract role(markKey: string): Promise<unknown>;
-  /** A connection of its own, without the key prefix, to the master of `route` (owning `markKey`). */
-  protected abstract open(route: string, markKey: string): Lane;
+  /** A connection of its own, without the key prefix, to the master of `route`. */
+  protected abstract open(route: string): Lane;
 
   async replicas(markKey: string): Promise<number> {
     const reply = await this.role(markKey);
@@ -190,7 +197,7 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
     const name = `${route}#${lane}`;
     if (this.#closed) throw new Error('The store is closed.');
     try {
-      const connection = this.#lanes.get(name) ?? this.open(route, markKey);
+      const connection = this.#lanes.get(name) ?? this.open(route);
       this.#lanes.set(name, connection);
       const [, acknowledged] = await Promise.all([
         connection.send(['SET', this.keyPrefix + markKey, '1', 'PX', String(markTtlMs)]),

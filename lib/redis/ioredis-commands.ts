@@ -1,13 +1,12 @@
 // The command seam on ioredis 5 and 6: `new Redis(…)`, `new Redis({ sentinels, … })` and
-// `new Cluster(…)`. Public API only: call, duplicate, status, options, events.
+// `new Cluster(…)`. Public API only: call, duplicate, options, slots, nodes(), events.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { ignore } from '../util/ignore';
-import { CommandSeam, keySlot, listen, ReplicaLanes } from './commands';
+import { CommandSeam, listen, ReplicaLanes } from './commands';
 import type {
   ClusterLinks,
   Emitter,
   Lane,
-  Listener,
   RedisCommands,
   TrackingLink,
   TrackingLinkEvents,
@@ -24,14 +23,11 @@ const INVALIDATE_CHANNEL = '__redis__:invalidate';
  * `new Cluster(…)`. Written as the members the seam uses, so that the published types do not need
  * ioredis installed (a studio on node-redis has none).
  */
-export interface IoRedisClient {
+export interface IoRedisClient extends Emitter {
   readonly isCluster: boolean;
-  readonly status: string;
   readonly options: object;
   call(command: string, ...args: Array<string | Buffer | number>): Promise<unknown>;
   callBuffer(command: string, ...args: Array<string | Buffer | number>): Promise<unknown>;
-  once(event: string, listener: Listener): unknown;
-  off(event: string, listener: Listener): unknown;
 }
 
 /** True for an ioredis client (both have `callBuffer`, which node-redis lacks). */
@@ -59,7 +55,7 @@ export class IoRedisCommands extends CommandSeam implements RedisCommands {
       ...topologyOf(client),
       '',
       (_key, [command, ...args]) => client.call(String(command), ...args),
-      client as unknown as Emitter,
+      client,
     );
     this.#client = client;
   }
@@ -84,7 +80,7 @@ export class IoRedisCommands extends CommandSeam implements RedisCommands {
   }
 
   replicaLink(): IoRedisReplicaLink {
-    return new IoRedisReplicaLink(this.#client, this.keyPrefix);
+    return new IoRedisReplicaLink(this.#client, this.keyPrefix, this.clusterLinks()?.ownerOf);
   }
 }
 
@@ -111,12 +107,6 @@ function ioRedisClusterLinks(cluster: Cluster): ClusterLinks {
 
 /** Lanes that are duplicates of the client (of the master node's client on a Cluster). */
 class IoRedisReplicaLink extends ReplicaLanes<IoRedisClient> {
-  routeOf(key: string): string {
-    if (!this.client.isCluster) return '';
-    const { slots } = this.client as unknown as Cluster;
-    return slots[keySlot(this.keyPrefix + key)]?.[0] ?? '';
-  }
-
   protected role(markKey: string): Promise<unknown> {
     return this.#master(this.routeOf(markKey)).call('ROLE');
   }

@@ -1,7 +1,7 @@
 // The command seam on node-redis 5 and 6: `createClient`, `createCluster` and `createSentinel`.
-// Public API only: sendCommand (with a type mapping per call), duplicate, isReady, options, events.
+// Public API only: sendCommand (with a type mapping per call), duplicate, options, events.
 import { ignore } from '../util/ignore';
-import { CommandSeam, isRefusal, keySlot, listen, ReplicaLanes } from './commands';
+import { CommandSeam, isRefusal, listen, ReplicaLanes } from './commands';
 import type {
   Argument,
   ClusterLinks,
@@ -25,7 +25,6 @@ export interface NodeRedisClient extends Emitter {
   duplicate(overrides?: object): NodeRedisClient;
   connect(): Promise<unknown>;
   destroy(): void;
-  readonly isReady: boolean;
   readonly isOpen: boolean;
   /** node-redis 6 has a `keyPrefix` option; 5 has none. */
   readonly options?: object | undefined;
@@ -51,8 +50,6 @@ export interface NodeRedisCluster extends Emitter {
   readonly masters: readonly ClusterNode[];
   /** The (connected) client of a node: a Promise in node-redis 6, a client or a Promise in 5. */
   nodeClient(node: ClusterNode): NodeRedisClient | Promise<NodeRedisClient>;
-  /** node-redis 6 only; 5 has `isOpen` alone. */
-  readonly isReady?: boolean;
   readonly isOpen: boolean;
 }
 
@@ -70,7 +67,6 @@ export interface NodeRedisSentinel extends Emitter {
   readonly clientSideCache?: Emitter | undefined;
   connect(): Promise<unknown>;
   destroy(): void;
-  readonly isReady: boolean;
   readonly isOpen: boolean;
 }
 
@@ -147,7 +143,7 @@ export class NodeRedisCommands extends CommandSeam implements RedisCommands {
   replicaLink(): NodeRedisReplicaLink | string {
     const client = this.#client;
     if (isSentinel(client) && client.duplicate === undefined) return NO_SENTINEL_DUPLICATE;
-    return new NodeRedisReplicaLink(client, this.keyPrefix);
+    return new NodeRedisReplicaLink(client, this.keyPrefix, this.clusterLinks()?.ownerOf);
   }
 }
 
@@ -156,33 +152,24 @@ export class NodeRedisCommands extends CommandSeam implements RedisCommands {
  * has a connection per master and routes by the mark's key).
  */
 class NodeRedisReplicaLink extends ReplicaLanes<NodeRedisAny> {
-  routeOf(key: string): string {
-    return this.#masterOf(key)?.address ?? '';
-  }
-
   protected role(markKey: string): Promise<unknown> {
     return senderOf(this.client, this.keyPrefix)(markKey, ['ROLE']);
   }
 
-  /** On a Cluster, the master owning `key`'s slot (as the cluster's slot map has it now). */
-  #masterOf(key: string): ClusterNode | undefined {
-    const client = this.client;
-    if (!isCluster(client)) return undefined;
-    return client.getSlotMaster(keySlot(this.keyPrefix + key)) as ClusterNode | undefined;
-  }
-
   /**
-   * A connection of its own to the master of `markKey`: a duplicate of the client (of the
+   * A connection of its own to the master of `route`: a duplicate of the client (of the
    * cluster's client of that master on a Cluster; a Sentinel's follows the failover itself).
    */
-  protected open(_route: string, markKey: string): Lane {
+  protected open(route: string): Lane {
     const client = this.client;
     const opening = (async (): Promise<Lane> => {
       if (isSentinel(client)) {
         const sentinel = client.duplicate!();
         return connected(sentinel, (args) => sentinel.sendCommand(false, args, AS_TEXT));
       }
-      const node = isCluster(client) ? await client.nodeClient(this.#masterOf(markKey)!) : client;
+      const node = isCluster(client)
+        ? await client.nodeClient(client.masters.find((master) => master.address === route)!)
+        : client;
       // No key prefix or per-command options of the app's: the mark's key is given whole.
       const single = node.duplicate({ keyPrefix: undefined, commandOptions: undefined });
       return connected(single, (args) => single.sendCommand(args, AS_TEXT));
