@@ -123,8 +123,7 @@ export class KeyTracking implements KeyTracker {
         void this.#setUp();
       },
       down: () => {
-        if (this.#link !== link) return;
-        this.#down();
+        if (this.#link === link) this.#down();
       },
       invalidated: (keys) => {
         if (this.#link === link) this.#reported(keys);

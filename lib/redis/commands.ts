@@ -76,7 +76,7 @@ export abstract class CommandSeam {
     try {
       return await send('EVALSHA', script.sha);
     } catch (error) {
-      if (!isNoScript(error)) throw error;
+      if (!isServerReply(error) || !error.message.startsWith('NOSCRIPT')) throw error;
       return await send('EVAL', script.source);
     }
   }
@@ -312,9 +312,6 @@ export function isOfClass(error: unknown, names: readonly string[]): error is Er
 /** A reply of the server (ioredis's ReplyError, node-redis's ErrorReply), not a client failure. */
 export const isServerReply = (error: unknown): error is Error =>
   isOfClass(error, ['ReplyError', 'ErrorReply']);
-
-export const isNoScript = (error: unknown): boolean =>
-  isServerReply(error) && error.message.startsWith('NOSCRIPT');
 
 /**
  * The server refused the command for good (renamed or forbidden, or a Redis before 6), as opposed

@@ -3,17 +3,8 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { ignore } from '../util/ignore';
 import { CommandSeam, listen, ReplicaLanes } from './commands';
-import type {
-  ClusterLinks,
-  Emitter,
-  Lane,
-  RedisCommands,
-  TrackingLink,
-  TrackingLinkEvents,
-} from './commands';
-
-/** How long a tracking link waits to look again for a Cluster master's connection. */
-const PARENT_RETRY_MS = 250;
+import { TrackingLinkOn } from './tracking-link';
+import type { ClusterLinks, Emitter, Lane, RedisCommands, TrackingLink } from './commands';
 
 /** Where RESP2 delivers the reports of a tracking connection redirected to itself. */
 const INVALIDATE_CHANNEL = '__redis__:invalidate';
@@ -70,7 +61,7 @@ export class IoRedisCommands extends CommandSeam implements RedisCommands {
       return 'a Cluster spreads keys over nodes that each track only their own keys';
     }
     const client = this.#client as unknown as Redis;
-    return new IoRedisTrackingLink(() => client);
+    return ioRedisTrackingLink(() => client);
   }
 
   clusterLinks(): ClusterLinks | undefined {
@@ -98,7 +89,7 @@ function ioRedisClusterLinks(cluster: Cluster): ClusterLinks {
     mapVersion: () => cluster.slots,
     // Found again at every (re)connection: a node ioredis dropped and made again is another object.
     trackingLink: (address) =>
-      new IoRedisTrackingLink(() =>
+      ioRedisTrackingLink(() =>
         cluster.nodes('master').find((node) => addressOf(node) === address),
       ),
     onTopology: (listener) => listen(cluster, ['+node', '-node', 'refresh'], listener),
@@ -145,27 +136,8 @@ class IoRedisReplicaLink extends ReplicaLanes<IoRedisClient> {
  * (UN)SUBSCRIBE and PING (docs/caching.md, "The tracking link on each client"). `parent`: the
  * client duplicated (a Cluster master's connection, looked up when opening).
  */
-class IoRedisTrackingLink implements TrackingLink {
-  readonly #parent: () => Redis | undefined;
-  #commands: Redis | undefined;
-  #reports: Redis | undefined;
-  /** The subscriber's CLIENT ID once it is subscribed on its current connection. */
-  #subscriberId: string | undefined;
-  #retry: NodeJS.Timeout | undefined;
-  #closed = false;
-
-  constructor(parent: () => Redis | undefined) {
-    this.#parent = parent;
-  }
-
-  open(events: TrackingLinkEvents): void {
-    if (this.#closed) return;
-    const parent = this.#parent();
-    if (parent === undefined) {
-      this.#retry = setTimeout(() => this.open(events), PARENT_RETRY_MS);
-      this.#retry.unref();
-      return;
-    }
+const ioRedisTrackingLink = (parent: () => Redis | undefined): TrackingLink =>
+  new TrackingLinkOn(parent, (client, events) => {
     // `protocol` and `replyMapping` are ioredis 6 options; ioredis 5 speaks RESP2 and ignores them.
     // Nothing is queued or resent across a reconnect: the tracking is set up again every time.
     const overrides = {
@@ -178,10 +150,10 @@ class IoRedisTrackingLink implements TrackingLink {
       maxRetriesPerRequest: 1,
       keyPrefix: '',
     } as RedisOptions;
-    const commands = parent.duplicate(overrides);
-    const reports = parent.duplicate(overrides);
-    this.#commands = commands;
-    this.#reports = reports;
+    const commands = client.duplicate(overrides);
+    const reports = client.duplicate(overrides);
+    /** The subscriber's CLIENT ID once it is subscribed on its current connection. */
+    let subscriberId: string | undefined;
     for (const connection of [commands, reports]) {
       // Errors surface as 'close' and ioredis reconnects; none is the app's to handle.
       connection.on('error', ignore);
@@ -193,49 +165,33 @@ class IoRedisTrackingLink implements TrackingLink {
       });
       connection.connect().catch(ignore);
     }
-    reports.on('close', () => (this.#subscriberId = undefined));
+    reports.on('close', () => (subscriberId = undefined));
     // Redis sends the keys as a list, and a null for FLUSHDB/FLUSHALL (all keys).
     reports.on('messageBuffer', (channel: Buffer | string, message: unknown) => {
       if (String(channel) === INVALIDATE_CHANNEL)
         events.invalidated(Array.isArray(message) ? message.map(String) : null);
     });
-  }
-
-  async track(prefix: string): Promise<void> {
-    const { reports } = this.#open();
-    // A subscriber that stayed up while the other connection came back keeps its subscription (and
-    // may send nothing but (UN)SUBSCRIBE and PING any more).
-    if (this.#subscriberId === undefined) {
-      const id = String(await reports.call('CLIENT', 'ID'));
-      await reports.subscribe(INVALIDATE_CHANNEL);
-      this.#subscriberId = id;
-    }
-    const id = this.#subscriberId;
-    // Off first: the redirect of a connection that stayed up may name a subscriber that did not.
-    await this.send(['CLIENT', 'TRACKING', 'off']);
-    await this.send(['CLIENT', 'TRACKING', 'on', 'REDIRECT', id, 'BCAST', 'PREFIX', prefix]);
-  }
-
-  ping(): Promise<unknown> {
-    return this.#open().reports.ping();
-  }
-
-  send(args: readonly string[]): Promise<unknown> {
-    const [command, ...rest] = args;
-    return this.#open().commands.call(command!, ...rest);
-  }
-
-  close(): void {
-    this.#closed = true;
-    clearTimeout(this.#retry);
-    this.#commands?.disconnect();
-    this.#reports?.disconnect();
-  }
-
-  #open(): { commands: Redis; reports: Redis } {
-    if (this.#commands === undefined || this.#reports === undefined) {
-      throw new Error('The tracking link is not open.');
-    }
-    return { commands: this.#commands, reports: this.#reports };
-  }
-}
+    const send = ([command, ...args]: readonly string[]): Promise<unknown> =>
+      commands.call(command!, ...args);
+    return {
+      async track(prefix) {
+        // A subscriber that stayed up while the other connection came back keeps its subscription
+        // (and may send nothing but (UN)SUBSCRIBE and PING any more).
+        if (subscriberId === undefined) {
+          const id = String(await reports.call('CLIENT', 'ID'));
+          await reports.subscribe(INVALIDATE_CHANNEL);
+          subscriberId = id;
+        }
+        const id = subscriberId;
+        // Off first: the redirect of a connection that stayed up may name a subscriber that did not.
+        await send(['CLIENT', 'TRACKING', 'off']);
+        await send(['CLIENT', 'TRACKING', 'on', 'REDIRECT', id, 'BCAST', 'PREFIX', prefix]);
+      },
+      ping: () => reports.ping(),
+      send,
+      close: () => {
+        commands.disconnect();
+        reports.disconnect();
+      },
+    };
+  });

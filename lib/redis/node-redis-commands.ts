@@ -2,6 +2,7 @@
 // Public API only: sendCommand (with a type mapping per call), duplicate, options, events.
 import { ignore } from '../util/ignore';
 import { CommandSeam, isRefusal, listen, ReplicaLanes } from './commands';
+import { TrackingLinkOn, type TrackingConnection } from './tracking-link';
 import type {
   Argument,
   ClusterLinks,
@@ -205,9 +206,6 @@ function destroyQuietly(connection: { destroy(): void }): void {
   }
 }
 
-/** How long a tracking link waits to look again for a Cluster master's client. */
-const PARENT_RETRY_MS = 250;
-
 /**
  * node-redis's Cluster, publicly: `slots`, `masters` and `nodeClient(master)` (the node's client,
  * which a link duplicates). No event tells of a topology change, but every rediscovery replaces
@@ -235,69 +233,15 @@ const reportsTo =
     events.invalidated(key === null ? null : [String(key)]);
 
 /**
- * A tracking link on a node-redis connection of its own, made by `make` from what `parent` gives
- * (looked up at each opening: while there is none, or it cannot be had, the link waits and looks
- * again). `checksMode`: the heartbeat asks CLIENT TRACKINGINFO, not PING, and a connection whose
- * tracking is no longer in BCAST mode is down, then ready again to be set up.
+ * Tracking in BCAST mode for `prefix`, sent by `send`: connecting turned it on in the default mode
+ * (node-redis 6, a client-side cache), which changes only from off.
  */
-class NodeRedisTrackingLink<Parent> implements TrackingLink {
-  #connection: Lane | undefined;
-  #events: TrackingLinkEvents | undefined;
-  #retry: NodeJS.Timeout | undefined;
-  #closed = false;
-
-  constructor(
-    private readonly parent: () => Parent | Promise<Parent> | undefined,
-    private readonly make: (parent: Parent, events: TrackingLinkEvents) => Lane,
-    private readonly checksMode = false,
-  ) {}
-
-  open(events: TrackingLinkEvents): void {
-    this.#events = events;
-    const later = (): void => {
-      if (this.#closed) return;
-      this.#retry = setTimeout(() => this.open(events), PARENT_RETRY_MS);
-      this.#retry.unref();
-    };
-    Promise.resolve()
-      .then(this.parent)
-      .then((parent) => {
-        if (parent === undefined) later();
-        else if (!this.#closed) this.#connection = this.make(parent, events);
-      }, later);
-  }
-
-  async track(prefix: string): Promise<void> {
-    // Tracking was turned on in its default mode while connecting (by node-redis 6, or a
-    // client-side cache); the mode changes only from off.
-    await this.send(['CLIENT', 'TRACKING', 'OFF']);
-    await this.send(['CLIENT', 'TRACKING', 'ON', 'BCAST', 'PREFIX', prefix]);
-  }
-
-  async ping(): Promise<unknown> {
-    if (!this.checksMode) return this.send(['PING']);
-    // A RESP3 map, as an object (no type mapping); its `flags` a set, as an array.
-    const reply = await this.send(['CLIENT', 'TRACKINGINFO']);
-    if (!((reply as { flags?: unknown[] }).flags ?? []).map(String).includes('bcast')) {
-      const events = this.#events;
-      events?.down();
-      setImmediate(() => events?.ready());
-      throw new Error('The tracking connection reconnected without its tracking.');
-    }
-    return reply;
-  }
-
-  async send(args: readonly string[]): Promise<unknown> {
-    if (this.#connection === undefined) throw new Error('The tracking link is not open.');
-    return this.#connection.send([...args]);
-  }
-
-  close(): void {
-    this.#closed = true;
-    clearTimeout(this.#retry);
-    this.#connection?.destroy();
-  }
-}
+const bcast =
+  (send: TrackingConnection['send']) =>
+  async (prefix: string): Promise<void> => {
+    await send(['CLIENT', 'TRACKING', 'OFF']);
+    await send(['CLIENT', 'TRACKING', 'ON', 'BCAST', 'PREFIX', prefix]);
+  };
 
 /**
  * A duplicate of the client speaking RESP3 with `emitInvalidate`: Redis pushes the reports on the
@@ -307,7 +251,7 @@ class NodeRedisTrackingLink<Parent> implements TrackingLink {
 const clientTrackingLink = (
   parent: () => NodeRedisClient | Promise<NodeRedisClient> | undefined,
 ): TrackingLink =>
-  new NodeRedisTrackingLink(parent, (client, events) => {
+  new TrackingLinkOn(parent, (client, events) => {
     const connection = client.duplicate({
       RESP: 3,
       emitInvalidate: true,
@@ -327,20 +271,20 @@ const clientTrackingLink = (
     connection.on('end', () => events.down());
     connection.on('invalidate', reportsTo(events));
     connection.connect().catch(ignore);
-    return {
-      send: (args) => connection.sendCommand(args, AS_TEXT),
-      destroy: () => destroyQuietly(connection),
-    };
+    const send = (args: readonly string[]): Promise<unknown> =>
+      connection.sendCommand([...args], AS_TEXT);
+    const close = (): void => destroyQuietly(connection);
+    return { send, track: bcast(send), ping: () => send(['PING']), close };
   });
 
 /**
  * node-redis 6's Sentinel: a Sentinel of its own (`duplicate()`), one RESP3 master connection whose
  * (public) `clientSideCache` emits `invalidate` for each reported key, the only pushes a Sentinel
  * surfaces (docs/caching.md, "Sentinel"). Its master connection reconnecting by itself comes back
- * in node-redis's default tracking mode without a `ready`: hence `checksMode`.
+ * in the default tracking mode without a `ready`: hence a heartbeat that checks the mode.
  */
 const sentinelTrackingLink = (parent: NodeRedisSentinel): TrackingLink =>
-  new NodeRedisTrackingLink(
+  new TrackingLinkOn(
     () => parent,
     (client, events) => {
       const sentinel = client.duplicate!({
@@ -363,10 +307,18 @@ const sentinelTrackingLink = (parent: NodeRedisSentinel): TrackingLink =>
       }) as Listener);
       sentinel.clientSideCache?.on('invalidate', reportsTo(events));
       sentinel.connect().catch(ignore);
-      return {
-        send: (args) => sentinel.sendCommand(false, args, AS_TEXT),
-        destroy: () => destroyQuietly(sentinel),
+      const send = (args: readonly string[]): Promise<unknown> =>
+        sentinel.sendCommand(false, [...args], AS_TEXT);
+      // The heartbeat: a RESP3 map, as an object (no type mapping); its `flags` a set, as an array.
+      const ping = async (): Promise<unknown> => {
+        const reply = await send(['CLIENT', 'TRACKINGINFO']);
+        if (!((reply as { flags?: unknown[] }).flags ?? []).map(String).includes('bcast')) {
+          events.down();
+          setImmediate(() => events.ready());
+          throw new Error('The tracking connection reconnected without its tracking.');
+        }
+        return reply;
       };
+      return { send, track: bcast(send), ping, close: () => destroyQuietly(sentinel) };
     },
-    true,
   );
