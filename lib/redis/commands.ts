@@ -2,6 +2,7 @@
 // Redis client, implemented once for ioredis 5/6 (ioredis-commands.ts) and once for node-redis 5/6
 // (node-redis-commands.ts), on what both build alike (CommandSeam, ReplicaLanes, listen), written
 // here once. Nothing above this folder knows which client it runs on.
+import { ignore } from '../util/ignore';
 import type { LuaScript } from './lua-script';
 
 /** An argument as Redis receives it. */
@@ -154,7 +155,7 @@ export interface Lane {
  */
 export abstract class ReplicaLanes<Client> implements ReplicaLink {
   /** By master (its address on a Cluster, '' elsewhere) and lane. */
-  readonly #lanes = new Map<string, Lane>();
+  readonly #lanes = new Map<string, Promise<Lane>>();
   /** Closed by the store: a round that was asking ROLE then must not open a lane nobody closes. */
   #closed = false;
 
@@ -175,7 +176,7 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
   /** The ROLE reply of the master owning `markKey`, on the app's own connection. */
   protected abstract role(markKey: string): Promise<unknown>;
   /** A connection of its own, without the key prefix, to the master of `route`. */
-  protected abstract open(route: string): Lane;
+  protected abstract open(route: string): Promise<Lane>;
 
   async replicas(markKey: string): Promise<number> {
     const reply = await this.role(markKey);
@@ -197,8 +198,9 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
     const name = `${route}#${lane}`;
     if (this.#closed) throw new Error('The store is closed.');
     try {
-      const connection = this.#lanes.get(name) ?? this.open(route);
-      this.#lanes.set(name, connection);
+      const opening = this.#lanes.get(name) ?? this.open(route);
+      this.#lanes.set(name, opening);
+      const connection = await opening;
       const [, acknowledged] = await Promise.all([
         connection.send(['SET', this.keyPrefix + markKey, '1', 'PX', String(markTtlMs)]),
         connection.send(['WAIT', String(replicas), String(timeoutMs)]),
@@ -216,7 +218,7 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
   }
 
   #drop(name: string): void {
-    this.#lanes.get(name)?.destroy();
+    this.#lanes.get(name)?.then((connection) => connection.destroy(), ignore);
     this.#lanes.delete(name);
   }
 }

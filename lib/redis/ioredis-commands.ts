@@ -113,7 +113,7 @@ class IoRedisReplicaLink extends ReplicaLanes<IoRedisClient> {
     return master;
   }
 
-  protected open(route: string): Lane {
+  protected async open(route: string): Promise<Lane> {
     const connection = this.#master(route).duplicate({
       keyPrefix: '',
       // The store's own deadline bounds a round; the client's would cut a WAIT short.

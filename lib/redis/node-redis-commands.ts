@@ -161,25 +161,18 @@ class NodeRedisReplicaLink extends ReplicaLanes<NodeRedisAny> {
    * A connection of its own to the master of `route`: a duplicate of the client (of the
    * cluster's client of that master on a Cluster; a Sentinel's follows the failover itself).
    */
-  protected open(route: string): Lane {
+  protected async open(route: string): Promise<Lane> {
     const client = this.client;
-    const opening = (async (): Promise<Lane> => {
-      if (isSentinel(client)) {
-        const sentinel = client.duplicate!();
-        return connected(sentinel, (args) => sentinel.sendCommand(false, args, AS_TEXT));
-      }
-      const node = isCluster(client)
-        ? await client.nodeClient(client.masters.find((master) => master.address === route)!)
-        : client;
-      // No key prefix or per-command options of the app's: the mark's key is given whole.
-      const single = node.duplicate({ keyPrefix: undefined, commandOptions: undefined });
-      return connected(single, (args) => single.sendCommand(args, AS_TEXT));
-    })();
-    opening.catch(ignore);
-    return {
-      send: async (args) => (await opening).send(args),
-      destroy: () => void opening.then((connection) => connection.destroy(), ignore),
-    };
+    if (isSentinel(client)) {
+      const sentinel = client.duplicate!();
+      return connected(sentinel, (args) => sentinel.sendCommand(false, args, AS_TEXT));
+    }
+    const node = isCluster(client)
+      ? await client.nodeClient(client.masters.find((master) => master.address === route)!)
+      : client;
+    // No key prefix or per-command options of the app's: the mark's key is given whole.
+    const single = node.duplicate({ keyPrefix: undefined, commandOptions: undefined });
+    return connected(single, (args) => single.sendCommand(args, AS_TEXT));
   }
 }
 
