@@ -128,9 +128,9 @@ export interface ReplicaLink {
    */
   replicas(markKey: string): Promise<number>;
   /**
-   * On connection `lane` (0, 1, …) to the master owning `markKey`: `SET markKey` and `WAIT
-   * replicas timeoutMs` (the mark expires after markTtlMs); resolves the replicas that acknowledged. Rejects when the connection
-   * fails or the server is no master (a failover under way).
+   * On connection `lane` (0, 1, …) to the master owning `markKey`: `SET markKey` (expiring after
+   * markTtlMs) and `WAIT replicas timeoutMs`; resolves the replicas that acknowledged. Rejects when
+   * the connection fails or the server is no master (a failover under way).
    */
   confirm(
     lane: number,

@@ -183,7 +183,7 @@ const ioRedisTrackingLink = (parent: () => Redis | undefined): TrackingLink =>
           subscriberId = id;
         }
         const id = subscriberId;
-        // Off first: the redirect of a connection that stayed up may name a subscriber that did not.
+        // Off first: a connection that stayed up may still redirect to a subscriber that did not.
         await send(['CLIENT', 'TRACKING', 'off']);
         await send(['CLIENT', 'TRACKING', 'on', 'REDIRECT', id, 'BCAST', 'PREFIX', prefix]);
       },

@@ -89,7 +89,7 @@ const keyPrefixOf = (client: NodeRedisAny): string =>
 
 /**
  * How a command goes out on `client`, `prefix` added to its keys: on a Cluster to the master of
- * `key`; on a Sentinel never to a replica (`isReadonly: false`: a read must see the write just made).
+ * `key`; on a Sentinel never to a replica (a read must see the write just made).
  */
 const senderOf = (
   client: NodeRedisAny,
@@ -294,7 +294,7 @@ const sentinelTrackingLink = (parent: NodeRedisSentinel): TrackingLink =>
       sentinel.on('ready', () => events.ready());
       sentinel.on('reconnecting', () => events.down());
       sentinel.on('end', () => events.down());
-      // The master connection failed (node-redis reconnects it, or the Sentinel moves to a new master).
+      // The master connection failed (node-redis reconnects it, or the Sentinel finds a new master).
       sentinel.on('client-error', ((event: { type?: string }) => {
         if (event.type === 'MASTER') events.down();
       }) as Listener);
