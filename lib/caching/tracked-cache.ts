@@ -22,12 +22,6 @@ export interface ReadTicket {
   readonly sequence: number;
 }
 
-interface ReadsInFlight {
-  readers: number;
-  /** Sequence number of the last change of the key reported while these reads were in flight. */
-  changedAt: number;
-}
-
 /**
  * Values by id, at most `maxEntries` (when full, the oldest entry not read since the eviction scan
  * last passed it goes: second chance). It serves nothing while off nor past its lease's end
@@ -46,7 +40,8 @@ export class TrackedCache<V> {
   #byId: Record<string, CacheEntry<V>> = Object.create(null) as Record<string, CacheEntry<V>>;
   /** Id by Redis key. */
   readonly #idByKey = new Map<string, string>();
-  readonly #reads = new Map<string, ReadsInFlight>();
+  /** Reads in flight by key, and the sequence number of the last change reported meanwhile. */
+  readonly #reads = new Map<string, { readers: number; changedAt: number }>();
   readonly #watchers = new ChangeWatchers();
   /** Bumped by every change; orders changes against the start of reads. */
   #sequence = 0;
