@@ -57,16 +57,10 @@ interface MasterTracking {
 
 /**
  * Live while every master of the slot map has a live KeyTracking, until the earliest end of their
- * leases (the Cluster's own Lease follows theirs): a master's link down turns memory off for every
- * slot, not only its own. By default (`cluster-require-full-coverage yes`) a Cluster with a master
- * down refuses every command anyway, and one switch keeps the record and session caches' per-key
- * API and their in-flight read guards as they are on one server.
- *
- * The slot map is the client's (it routes the store's reads by it, so it names every node that
- * answers one). Read again on the client's topology events, whenever the map object changes
- * (checked every heartbeat) and every second; any change empties the caches (a moved slot may hold
- * copies its new master never reported on), closes the links of masters that left and opens links
- * to new ones, which serve only once proved.
+ * leases: one switch for every slot keeps the caches' per-key API and in-flight read guards as on
+ * one server. The slot map is the client's (it routes the store's reads by it), read again on its
+ * topology events, when its version changes and every second; any change empties the caches
+ * (docs/caching.md, "On a Redis Cluster").
  */
 export class ClusterKeyTracking implements KeyTracker {
   readonly #links: ClusterLinks;
@@ -124,8 +118,10 @@ export class ClusterKeyTracking implements KeyTracker {
   #follow(): void {
     if (this.#closed) return;
     this.#version = this.#links.mapVersion();
-    const owners = this.#links.slotOwners();
-    if (sameOwners(owners, this.#owners)) return;
+    const owners = Array.from({ length: CLUSTER_SLOTS }, (_, slot) => this.#links.ownerOf(slot));
+    const known = this.#owners;
+    if (owners.length === known.length && owners.every((owner, slot) => owner === known[slot]))
+      return;
     const first = this.#owners.length === 0;
     this.#owners = owners;
     if (!first) this.#listener.allChanged();
@@ -193,15 +189,4 @@ export class ClusterKeyTracking implements KeyTracker {
     void this.close();
     this.#listener.unavailable?.(reason, by);
   }
-}
-
-function sameOwners(
-  a: ReadonlyArray<string | undefined>,
-  b: ReadonlyArray<string | undefined>,
-): boolean {
-  if (a.length !== b.length) return false;
-  for (let slot = 0; slot < CLUSTER_SLOTS && slot < a.length; slot += 1) {
-    if (a[slot] !== b[slot]) return false;
-  }
-  return true;
 }

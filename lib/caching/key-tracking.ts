@@ -42,11 +42,9 @@ export type TrackingSource = Pick<RedisCommands, 'keyPrefix' | 'trackingLink' | 
 export const MARK_SUFFIX = '~db';
 
 /**
- * Keeps `listener` told of changes to keys starting with `prefix`. Set up on every (re)connection:
- * tracking on, then the database mark (a random value per database, read at every heartbeat:
- * SWAPDB, which Redis does not report, shows as a changed mark), then a write of the mark that
- * must come back as a report, proving the channel end to end. Live from then on while every
- * heartbeat (PING on the tracking connection + GET of the mark) is answered within the lease.
+ * Keeps `listener` told of changes to keys starting with `prefix`; live only once tracking, the
+ * database mark and a report of the mark's rewrite are set up on the connection, and while every
+ * heartbeat is answered within the lease (docs/caching.md, "States").
  */
 export class KeyTracking implements KeyTracker {
   readonly #redis: TrackingSource;
@@ -125,8 +123,7 @@ export class KeyTracking implements KeyTracker {
         void this.#setUp();
       },
       down: () => {
-        if (this.#link !== link) return;
-        this.#down();
+        if (this.#link === link) this.#down();
       },
       invalidated: (keys) => {
         if (this.#link === link) this.#reported(keys);
@@ -155,11 +152,6 @@ export class KeyTracking implements KeyTracker {
     this.#probe = undefined;
     this.#proofSeen = undefined;
     this.#lease.end();
-  }
-
-  /** Reports are reliable until `sentAt` + the lease: `sentAt` is when an answered heartbeat left. */
-  #renew(sentAt: number): void {
-    this.#lease.renew(sentAt + TRACKING_TIMING.leaseMs);
   }
 
   async #setUp(): Promise<void> {
@@ -219,7 +211,7 @@ export class KeyTracking implements KeyTracker {
     this.#failedProofs = 0;
     this.#mark = value;
     this.#lastAnswerAt = Date.now();
-    this.#renew(sentAt);
+    this.#lease.renew(sentAt + TRACKING_TIMING.leaseMs);
   }
 
   /**
@@ -293,7 +285,8 @@ export class KeyTracking implements KeyTracker {
           this.#listener.allChanged();
           return;
         }
-        this.#renew(sentAt);
+        // Every report sent before the PING has arrived: reliable until `sentAt` + the lease.
+        this.#lease.renew(sentAt + TRACKING_TIMING.leaseMs);
       },
       (error: unknown) => {
         if (this.#probe !== probe || epoch !== this.#epoch) return;

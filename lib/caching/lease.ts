@@ -1,15 +1,7 @@
-// When memory may serve: the two states of a tracking's lease and the transitions between them,
-// the one place where a cache is switched on or off (docs/caching.md, "States").
-//
-//   off ──renew(until)──▶ on ──renew(until)──▶ on      (a proof, or an answered heartbeat)
-//   on ──runOut()──▶ off                                 (the lease's end passed with no renewal)
-//   on ──end()──▶ off                                    (the link dropped, the mark changed, a
-//                                                         server's refusal, a slot map change, close)
-//
-// Going off empties the caches and wakes every watcher (`allChanged`, then `liveChanged(false)`);
-// going on starts from empty (`liveChanged(true)`). Every renewal says until when (`renewed`), so a
-// hit after that moment is refused even if this process's timers run late (and a renewal that
-// comes after it empties the cache first: tracked-cache.ts).
+// When memory may serve: the two states of a tracking's lease (off, on) and the transitions between
+// them, the one place where a cache is switched on or off (docs/caching.md, "States"). Every
+// renewal says until when (`renewed`), so a hit after that moment is refused even if this
+// process's timers run late.
 
 /** What a lease tells. No method may throw. */
 export interface LeaseListener {

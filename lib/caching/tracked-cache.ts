@@ -22,37 +22,26 @@ export interface ReadTicket {
   readonly sequence: number;
 }
 
-interface ReadsInFlight {
-  readers: number;
-  /** Sequence number of the last change of the key reported while these reads were in flight. */
-  changedAt: number;
-}
-
 /**
- * Values by id (a session key; the Redis key itself for sessions), at most `maxEntries`. When full,
- * the oldest entry not read since the eviction scan last passed it goes (second chance: least
- * recently used, approximately, without reordering the map on every hit).
- *
- * It serves nothing while off (the state it starts in) nor past its lease's end (`listener`, given
- * to the key tracking, switches it: lease.ts). A read that was in flight when its key changed (or
- * when the cache was emptied, switched off or on) is not kept: its answer may be older than the
- * change, and no later message would remove it. Watchers of keys (`watch`) are told of every
- * change, and all of them whenever the cache is emptied or switched.
+ * Values by id, at most `maxEntries` (when full, the oldest entry not read since the eviction scan
+ * last passed it goes: second chance). It serves nothing while off nor past its lease's end
+ * (`listener` switches it: lease.ts), and keeps no read that was in flight when its key changed or
+ * the cache was emptied or switched (docs/caching.md, "The in-flight read race"). Watchers of keys
+ * (`watch`) are told of every change, and all of them whenever the cache is emptied or switched.
  */
 export class TrackedCache<V> {
   readonly #maxEntries: number;
   /** Map order is insertion order (the eviction scan's); a hit only sets `used`. */
   readonly #entries = new Map<string, CacheEntry<V>>();
   /*
-   * The same entries by id, for lookups: a null-prototype object in dictionary mode. A Map
-   * compares a string key made per request with its stored one through a call into V8's runtime
-   * (about 0.3 µs in a busy server), while a property lookup finds the key's one interned copy in
-   * V8's string table and then compares pointers.
+   * The same entries by id, for lookups: a property lookup in a null-prototype object compares
+   * interned strings by pointer, where a Map calls into V8's runtime (about 0.3 µs when busy).
    */
   #byId: Record<string, CacheEntry<V>> = Object.create(null) as Record<string, CacheEntry<V>>;
   /** Id by Redis key. */
   readonly #idByKey = new Map<string, string>();
-  readonly #reads = new Map<string, ReadsInFlight>();
+  /** Reads in flight by key, and the sequence number of the last change reported meanwhile. */
+  readonly #reads = new Map<string, { readers: number; changedAt: number }>();
   readonly #watchers = new ChangeWatchers();
   /** Bumped by every change; orders changes against the start of reads. */
   #sequence = 0;

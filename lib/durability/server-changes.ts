@@ -17,15 +17,10 @@ export function watchingServerChanges(
   };
   const close = redis.onServerChange(changed);
   const watched: RedisCommands = {
-    library: redis.library,
     topology: redis.topology,
     keyPrefix: redis.keyPrefix,
-    get takesCommands() {
-      return redis.takesCommands;
-    },
-    run: (command, key, args, replies) => redis.run(command, key, args, replies).catch(noticed),
-    script: (script, keys, args, replies) =>
-      redis.script(script, keys, args, replies).catch(noticed),
+    run: (command, key, args) => redis.run(command, key, args).catch(noticed),
+    script: (script, keys, args) => redis.script(script, keys, args).catch(noticed),
     onEnd: (listener) => redis.onEnd(listener),
     onServerChange: (listener) => redis.onServerChange(listener),
     trackingLink: () => redis.trackingLink(),

@@ -2,10 +2,8 @@
 // Redis client, implemented once for ioredis 5/6 (ioredis-commands.ts) and once for node-redis 5/6
 // (node-redis-commands.ts), on what both build alike (CommandSeam, ReplicaLanes, listen), written
 // here once. Nothing above this folder knows which client it runs on.
+import { ignore } from '../util/ignore';
 import type { LuaScript } from './lua-script';
-
-/** How bulk replies come back: strings, or Buffers (a sealed record is binary). */
-export type Replies = 'text' | 'bytes';
 
 /** An argument as Redis receives it. */
 export type Argument = string | Buffer;
@@ -13,33 +11,20 @@ export type Argument = string | Buffer;
 /**
  * What the store asks of Redis. Keys are named as the store names them: a client's own key prefix
  * (ioredis and node-redis 6 `keyPrefix`) is added by the client (or the adapter) on the way out.
+ * Bulk replies come back as strings.
  */
 export interface RedisCommands {
-  /** Which library the client comes from, for messages. */
-  readonly library: 'ioredis' | 'node-redis';
   /** `'standalone'` (a plain client), `'sentinel'` (follows failovers) or `'cluster'`. */
   readonly topology: 'standalone' | 'sentinel' | 'cluster';
   /** The client's own key prefix (`''` when none): Redis names the keys with it in front. */
   readonly keyPrefix: string;
-  /** True while the client is connected and ready (a command sent now goes out now). */
-  readonly takesCommands: boolean;
   /**
    * One command on one key, the key being the command's first argument (GET, SET, DEL, PEXPIRE,
    * ZRANGE, …); on a Cluster it goes to the node owning the key.
    */
-  run(
-    command: string,
-    key: string,
-    args?: readonly Argument[],
-    replies?: Replies,
-  ): Promise<unknown>;
+  run(command: string, key: string, args?: readonly Argument[]): Promise<unknown>;
   /** A Lua script by EVALSHA, sent again by EVAL when the server (or Cluster node) lacks it. */
-  script(
-    script: LuaScript,
-    keys: readonly string[],
-    args: readonly Argument[],
-    replies?: Replies,
-  ): Promise<unknown>;
+  script(script: LuaScript, keys: readonly string[], args: readonly Argument[]): Promise<unknown>;
   /** Calls `listener` once the client has ended for good (quit, close, disconnect). */
   onEnd(listener: () => void): () => void;
   /**
@@ -64,62 +49,61 @@ export interface RedisCommands {
 /**
  * What both seams build the same way: a command or a script as one argument list, handed to the
  * seam's `send` (which sends one command, `args` starting with its name; `key`, as the store names
- * it, routes it on a Cluster). `addedPrefix`: what the seam puts before each key itself
- * (node-redis's sendCommand adds no `keyPrefix`; ioredis's call does, so its seam adds '').
+ * it, routes it on a Cluster), and the client's `end`. `addedPrefix`: what the seam puts before
+ * each key itself (node-redis's sendCommand adds no `keyPrefix`; ioredis's call does, so its seam
+ * adds '').
  */
-export abstract class CommandSeam implements Omit<RedisCommands, 'library'> {
-  abstract readonly takesCommands: boolean;
-
+export abstract class CommandSeam {
   constructor(
     readonly topology: RedisCommands['topology'],
     readonly keyPrefix: string,
     private readonly addedPrefix: string,
-    private readonly send: (key: string, args: Argument[], replies: Replies) => Promise<unknown>,
+    private readonly send: (key: string, args: Argument[]) => Promise<unknown>,
+    protected readonly events: Emitter,
   ) {}
 
-  run(
-    command: string,
-    key: string,
-    args: readonly Argument[] = [],
-    replies: Replies = 'text',
-  ): Promise<unknown> {
-    return this.send(key, [command, this.addedPrefix + key, ...args], replies);
+  run(command: string, key: string, args: readonly Argument[] = []): Promise<unknown> {
+    return this.send(key, [command, this.addedPrefix + key, ...args]);
   }
 
   async script(
     script: LuaScript,
     keys: readonly string[],
     args: readonly Argument[],
-    replies: Replies = 'text',
   ): Promise<unknown> {
     const prefixed = keys.map((key) => this.addedPrefix + key);
     const send = (command: 'EVALSHA' | 'EVAL', body: string): Promise<unknown> =>
-      this.send(keys[0] ?? '', [command, body, String(keys.length), ...prefixed, ...args], replies);
+      this.send(keys[0] ?? '', [command, body, String(keys.length), ...prefixed, ...args]);
     try {
       return await send('EVALSHA', script.sha);
     } catch (error) {
-      if (!isNoScript(error)) throw error;
+      if (!isServerReply(error) || !error.message.startsWith('NOSCRIPT')) throw error;
       return await send('EVAL', script.source);
     }
   }
 
-  abstract onEnd(listener: () => void): () => void;
-  abstract onServerChange(listener: () => void): () => void;
-  abstract trackingLink(): TrackingLink | string;
-  abstract clusterLinks(): ClusterLinks | undefined;
-  abstract replicaLink(): ReplicaLink | string;
+  onEnd(listener: () => void): () => void {
+    const stop = listen(this.events, ['end'], () => {
+      stop();
+      listener();
+    });
+    return stop;
+  }
 }
 
 // The clients' own listener type (EventEmitter's): anything narrower is not assignable from it.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Listener = (...args: any[]) => void;
 
+/** A client's (or a connection's) events, as EventEmitter has them. */
+export interface Emitter {
+  on(event: string, listener: Listener): unknown;
+  off(event: string, listener: Listener): unknown;
+}
+
 /** Adds `listener` for each of `events`; returns what removes them all. */
 export function listen(
-  emitter: {
-    on(event: string, listener: Listener): unknown;
-    off(event: string, listener: Listener): unknown;
-  },
+  emitter: Emitter,
   events: readonly string[],
   listener: Listener,
 ): () => void {
@@ -144,9 +128,9 @@ export interface ReplicaLink {
    */
   replicas(markKey: string): Promise<number>;
   /**
-   * On connection `lane` (0, 1, …) to the master owning `markKey`: `SET markKey` and `WAIT
-   * replicas timeoutMs` (the mark expires after markTtlMs); resolves the replicas that acknowledged. Rejects when the connection
-   * fails or the server is no master (a failover under way).
+   * On connection `lane` (0, 1, …) to the master owning `markKey`: `SET markKey` (expiring after
+   * markTtlMs) and `WAIT replicas timeoutMs`; resolves the replicas that acknowledged. Rejects when
+   * the connection fails or the server is no master (a failover under way).
    */
   confirm(
     lane: number,
@@ -171,21 +155,28 @@ export interface Lane {
  */
 export abstract class ReplicaLanes<Client> implements ReplicaLink {
   /** By master (its address on a Cluster, '' elsewhere) and lane. */
-  readonly #lanes = new Map<string, Lane>();
+  readonly #lanes = new Map<string, Promise<Lane>>();
   /** Closed by the store: a round that was asking ROLE then must not open a lane nobody closes. */
   #closed = false;
 
-  /** `keyPrefix`: the client's, which the lanes (opened without it) put before the mark's key. */
+  /**
+   * `keyPrefix`: the client's, which the lanes (opened without it) put before the mark's key;
+   * `ownerOf`: on a Cluster, the master of a slot (ClusterLinks).
+   */
   constructor(
     protected readonly client: Client,
     protected readonly keyPrefix: string,
+    private readonly ownerOf?: ClusterLinks['ownerOf'],
   ) {}
 
-  abstract routeOf(key: string): string;
+  routeOf(key: string): string {
+    return this.ownerOf?.(keySlot(this.keyPrefix + key)) ?? '';
+  }
+
   /** The ROLE reply of the master owning `markKey`, on the app's own connection. */
   protected abstract role(markKey: string): Promise<unknown>;
-  /** A connection of its own, without the key prefix, to the master of `route` (owning `markKey`). */
-  protected abstract open(route: string, markKey: string): Lane;
+  /** A connection of its own, without the key prefix, to the master of `route`. */
+  protected abstract open(route: string): Promise<Lane>;
 
   async replicas(markKey: string): Promise<number> {
     const reply = await this.role(markKey);
@@ -207,8 +198,9 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
     const name = `${route}#${lane}`;
     if (this.#closed) throw new Error('The store is closed.');
     try {
-      const connection = this.#lanes.get(name) ?? this.open(route, markKey);
-      this.#lanes.set(name, connection);
+      const opening = this.#lanes.get(name) ?? this.open(route);
+      this.#lanes.set(name, opening);
+      const connection = await opening;
       const [, acknowledged] = await Promise.all([
         connection.send(['SET', this.keyPrefix + markKey, '1', 'PX', String(markTtlMs)]),
         connection.send(['WAIT', String(replicas), String(timeoutMs)]),
@@ -226,7 +218,7 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
   }
 
   #drop(name: string): void {
-    this.#lanes.get(name)?.destroy();
+    this.#lanes.get(name)?.then((connection) => connection.destroy(), ignore);
     this.#lanes.delete(name);
   }
 }
@@ -254,15 +246,6 @@ export function keySlot(key: string): number {
 
 /** Redis Cluster's number of hash slots. */
 export const CLUSTER_SLOTS = 16_384;
-
-/** The master address of every slot, as `ownerOf(slot)` names it (`undefined`: no master known). */
-export function slotOwners(
-  ownerOf: (slot: number) => string | undefined,
-): Array<string | undefined> {
-  const owners = new Array<string | undefined>(CLUSTER_SLOTS);
-  for (let slot = 0; slot < CLUSTER_SLOTS; slot += 1) owners[slot] = ownerOf(slot);
-  return owners;
-}
 
 /** Events of a tracking link. */
 export interface TrackingLinkEvents {
@@ -300,39 +283,37 @@ export interface TrackingLink {
  */
 export interface ClusterLinks {
   /**
-   * The address of the master serving each slot (index = slot, `undefined` where none), as the
-   * client's slot map says now: the client routes by this map, so it names every node that
-   * answers the store's reads.
+   * The address of the master serving `slot` (`undefined` where none), as the client's slot map
+   * says now: the client routes by this map, so it names every node that answers the store's reads.
    */
-  slotOwners(): ReadonlyArray<string | undefined>;
+  ownerOf(slot: number): string | undefined;
   /**
    * Something that is a different object whenever the client rebuilt its slot map (node-redis
    * replaces it on every rediscovery), compared at each heartbeat: cheap, so polled often.
    */
   mapVersion(): unknown;
-  /** A tracking link to the master at `address` (one of slotOwners()), or why there is none. */
+  /** A tracking link to the master at `address` (an ownerOf()), or why there is none. */
   trackingLink(address: string): TrackingLink | string;
   /** Calls `listener` on the client's own events that may follow a topology change. */
   onTopology(listener: () => void): () => void;
 }
 
-/** A reply of the server (as opposed to a connection or client failure), on either client. */
-export function isServerReply(error: unknown): error is Error {
+/**
+ * True when `error` is of a class named one of `names` (the clients' own error classes: neither
+ * client is a dependency to import them from, and node-redis's set no `name`).
+ */
+export function isOfClass(error: unknown, names: readonly string[]): error is Error {
   if (!(error instanceof Error)) return false;
-  // ioredis: ReplyError (from redis-errors); node-redis: ErrorReply and its subclasses.
-  for (
-    let proto = Object.getPrototypeOf(error);
-    proto !== null;
-    proto = Object.getPrototypeOf(proto)
-  ) {
-    const name = (proto as { constructor?: { name?: string } }).constructor?.name;
-    if (name === 'ReplyError' || name === 'ErrorReply') return true;
+  for (let proto: unknown = error; proto !== null; proto = Object.getPrototypeOf(proto)) {
+    if (names.includes((proto as { constructor?: { name?: string } }).constructor?.name ?? ''))
+      return true;
   }
-  return error.name === 'ReplyError';
+  return false;
 }
 
-export const isNoScript = (error: unknown): boolean =>
-  isServerReply(error) && error.message.startsWith('NOSCRIPT');
+/** A reply of the server (ioredis's ReplyError, node-redis's ErrorReply), not a client failure. */
+export const isServerReply = (error: unknown): error is Error =>
+  isOfClass(error, ['ReplyError', 'ErrorReply']);
 
 /**
  * The server refused the command for good (renamed or forbidden, or a Redis before 6), as opposed

@@ -1,31 +1,24 @@
 // The command seam on ioredis 5 and 6: `new Redis(…)`, `new Redis({ sentinels, … })` and
-// `new Cluster(…)`. Public API only: call/callBuffer, duplicate, status, options, events.
+// `new Cluster(…)`. Public API only: call, duplicate, options, slots, nodes(), events.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { ignore } from '../util/ignore';
-import { CommandSeam, keySlot, listen, ReplicaLanes, slotOwners } from './commands';
-import type { ClusterLinks, Lane, Listener, TrackingLink, TrackingLinkEvents } from './commands';
-
-/** How long a tracking link waits to look again for a Cluster master's connection. */
-const PARENT_RETRY_MS = 250;
+import { CommandSeam, listen, ReplicaLanes } from './commands';
+import { TrackingLinkOn } from './tracking-link';
+import type { ClusterLinks, Emitter, Lane, RedisCommands, TrackingLink } from './commands';
 
 /** Where RESP2 delivers the reports of a tracking connection redirected to itself. */
 const INVALIDATE_CHANNEL = '__redis__:invalidate';
-
-type Emitter = Pick<IoRedisClient, 'off'> & { on(event: string, listener: Listener): unknown };
 
 /**
  * An ioredis 5/6 client: `new Redis(…)` (standalone, or Sentinel with `sentinels`) or
  * `new Cluster(…)`. Written as the members the seam uses, so that the published types do not need
  * ioredis installed (a studio on node-redis has none).
  */
-export interface IoRedisClient {
+export interface IoRedisClient extends Emitter {
   readonly isCluster: boolean;
-  readonly status: string;
   readonly options: object;
   call(command: string, ...args: Array<string | Buffer | number>): Promise<unknown>;
   callBuffer(command: string, ...args: Array<string | Buffer | number>): Promise<unknown>;
-  once(event: string, listener: Listener): unknown;
-  off(event: string, listener: Listener): unknown;
 }
 
 /** True for an ioredis client (both have `callBuffer`, which node-redis lacks). */
@@ -34,7 +27,7 @@ export const isIoRedis = (client: object): client is IoRedisClient =>
   typeof (client as { isCluster?: unknown }).isCluster === 'boolean';
 
 /** The client's topology and key prefix, from its options. */
-function topologyOf(client: IoRedisClient): [CommandSeam['topology'], string] {
+function topologyOf(client: IoRedisClient): [RedisCommands['topology'], string] {
   if (client.isCluster) {
     const { options } = client as unknown as Cluster;
     return ['cluster', String(options.keyPrefix ?? options.redisOptions?.keyPrefix ?? '')];
@@ -45,32 +38,22 @@ function topologyOf(client: IoRedisClient): [CommandSeam['topology'], string] {
 }
 
 // ioredis adds its `keyPrefix` to the keys of `call` itself (it knows each command's key positions).
-export class IoRedisCommands extends CommandSeam {
-  readonly library = 'ioredis';
+export class IoRedisCommands extends CommandSeam implements RedisCommands {
   readonly #client: IoRedisClient;
 
   constructor(client: IoRedisClient) {
-    super(...topologyOf(client), '', (_key, [command, ...args], replies) =>
-      replies === 'bytes'
-        ? client.callBuffer(String(command), ...args)
-        : client.call(String(command), ...args),
+    super(
+      ...topologyOf(client),
+      '',
+      (_key, [command, ...args]) => client.call(String(command), ...args),
+      client,
     );
     this.#client = client;
   }
 
-  get takesCommands(): boolean {
-    return this.#client.status === 'ready';
-  }
-
-  onEnd(listener: () => void): () => void {
-    const client = this.#client;
-    client.once('end', listener);
-    return () => void client.off('end', listener);
-  }
-
   onServerChange(listener: () => void): () => void {
     const events = this.#client.isCluster ? ['node error', '-node'] : ['reconnecting'];
-    return listen(this.#client as unknown as Emitter, events, listener);
+    return listen(this.events, events, listener);
   }
 
   trackingLink(): TrackingLink | string {
@@ -78,7 +61,7 @@ export class IoRedisCommands extends CommandSeam {
       return 'a Cluster spreads keys over nodes that each track only their own keys';
     }
     const client = this.#client as unknown as Redis;
-    return new IoRedisTrackingLink(() => client);
+    return ioRedisTrackingLink(() => client);
   }
 
   clusterLinks(): ClusterLinks | undefined {
@@ -88,7 +71,7 @@ export class IoRedisCommands extends CommandSeam {
   }
 
   replicaLink(): IoRedisReplicaLink {
-    return new IoRedisReplicaLink(this.#client, this.keyPrefix);
+    return new IoRedisReplicaLink(this.#client, this.keyPrefix, this.clusterLinks()?.ownerOf);
   }
 }
 
@@ -96,21 +79,17 @@ export class IoRedisCommands extends CommandSeam {
 const addressOf = (node: Redis): string => `${node.options.host}:${node.options.port}`;
 
 /**
- * ioredis's Cluster, publicly: `slots` (the slot map, an address list per slot, master first),
- * `nodes('master')` (a connection per master, which the link duplicates: same options, TLS and
- * password, NAT mapping applied) and the `+node`, `-node` and `refresh` events. It mutates `slots`
- * in place on MOVED (then refreshes it and emits `refresh`), so the map's version is the map
- * itself and its events do the rest.
+ * ioredis's Cluster, publicly: `slots` (an address list per slot, master first), `nodes('master')`
+ * (which a link duplicates) and its `+node`, `-node` and `refresh` events. It changes `slots` in
+ * place on MOVED, then refreshes it and emits `refresh`.
  */
 function ioRedisClusterLinks(cluster: Cluster): ClusterLinks {
   return {
-    // None on a client that only says it is a Cluster (a wrapper): then no master, never live.
-    slotOwners: () =>
-      slotOwners((slot) => (cluster.slots as Cluster['slots'] | undefined)?.[slot]?.[0]),
+    ownerOf: (slot) => cluster.slots[slot]?.[0],
     mapVersion: () => cluster.slots,
     // Found again at every (re)connection: a node ioredis dropped and made again is another object.
     trackingLink: (address) =>
-      new IoRedisTrackingLink(() =>
+      ioRedisTrackingLink(() =>
         cluster.nodes('master').find((node) => addressOf(node) === address),
       ),
     onTopology: (listener) => listen(cluster, ['+node', '-node', 'refresh'], listener),
@@ -119,12 +98,6 @@ function ioRedisClusterLinks(cluster: Cluster): ClusterLinks {
 
 /** Lanes that are duplicates of the client (of the master node's client on a Cluster). */
 class IoRedisReplicaLink extends ReplicaLanes<IoRedisClient> {
-  routeOf(key: string): string {
-    if (!this.client.isCluster) return '';
-    const slots = (this.client as unknown as Partial<Cluster>).slots;
-    return String(slots?.[keySlot(this.keyPrefix + key)]?.[0] ?? '');
-  }
-
   protected role(markKey: string): Promise<unknown> {
     return this.#master(this.routeOf(markKey)).call('ROLE');
   }
@@ -140,7 +113,7 @@ class IoRedisReplicaLink extends ReplicaLanes<IoRedisClient> {
     return master;
   }
 
-  protected open(route: string): Lane {
+  protected async open(route: string): Promise<Lane> {
     const connection = this.#master(route).duplicate({
       keyPrefix: '',
       // The store's own deadline bounds a round; the client's would cut a WAIT short.
@@ -157,36 +130,14 @@ class IoRedisReplicaLink extends ReplicaLanes<IoRedisClient> {
 }
 
 /**
- * Two duplicates of the client, both speaking RESP2: one takes the commands (CLIENT TRACKING
- * redirected to the other, the database mark), the other is subscribed to `__redis__:invalidate`,
- * where Redis sends a redirected report. ioredis 6 drops RESP3 `invalidate` push frames (its data
- * handler passes on only pub/sub pushes), while a redirected report reaches the documented
- * `messageBuffer` event on both versions (`message` would flatten a list of keys into one string).
- * Two connections because a RESP2 subscriber may send nothing but (UN)SUBSCRIBE and PING.
- * `parent`: the client duplicated (a Cluster master's connection, looked up when opening: while
- * ioredis has none for that address, the link waits and looks again).
+ * Two duplicates of the client speaking RESP2: one takes the commands (CLIENT TRACKING redirected
+ * to the other), the other is subscribed to `__redis__:invalidate`, where Redis sends a redirected
+ * report: ioredis 6 drops RESP3 `invalidate` pushes, and a RESP2 subscriber may send nothing but
+ * (UN)SUBSCRIBE and PING (docs/caching.md, "The tracking link on each client"). `parent`: the
+ * client duplicated (a Cluster master's connection, looked up when opening).
  */
-class IoRedisTrackingLink implements TrackingLink {
-  readonly #parent: () => Redis | undefined;
-  #commands: Redis | undefined;
-  #reports: Redis | undefined;
-  /** The subscriber's CLIENT ID once it is subscribed on its current connection. */
-  #subscriberId: string | undefined;
-  #retry: NodeJS.Timeout | undefined;
-  #closed = false;
-
-  constructor(parent: () => Redis | undefined) {
-    this.#parent = parent;
-  }
-
-  open(events: TrackingLinkEvents): void {
-    if (this.#closed) return;
-    const parent = this.#parent();
-    if (parent === undefined) {
-      this.#retry = setTimeout(() => this.open(events), PARENT_RETRY_MS);
-      this.#retry.unref();
-      return;
-    }
+const ioRedisTrackingLink = (parent: () => Redis | undefined): TrackingLink =>
+  new TrackingLinkOn(parent, (client, events) => {
     // `protocol` and `replyMapping` are ioredis 6 options; ioredis 5 speaks RESP2 and ignores them.
     // Nothing is queued or resent across a reconnect: the tracking is set up again every time.
     const overrides = {
@@ -199,10 +150,10 @@ class IoRedisTrackingLink implements TrackingLink {
       maxRetriesPerRequest: 1,
       keyPrefix: '',
     } as RedisOptions;
-    const commands = parent.duplicate(overrides);
-    const reports = parent.duplicate(overrides);
-    this.#commands = commands;
-    this.#reports = reports;
+    const commands = client.duplicate(overrides);
+    const reports = client.duplicate(overrides);
+    /** The subscriber's CLIENT ID once it is subscribed on its current connection. */
+    let subscriberId: string | undefined;
     for (const connection of [commands, reports]) {
       // Errors surface as 'close' and ioredis reconnects; none is the app's to handle.
       connection.on('error', ignore);
@@ -214,59 +165,33 @@ class IoRedisTrackingLink implements TrackingLink {
       });
       connection.connect().catch(ignore);
     }
-    reports.on('close', () => (this.#subscriberId = undefined));
+    reports.on('close', () => (subscriberId = undefined));
+    // Redis sends the keys as a list, and a null for FLUSHDB/FLUSHALL (all keys).
     reports.on('messageBuffer', (channel: Buffer | string, message: unknown) => {
-      if (String(channel) !== INVALIDATE_CHANNEL) return;
-      if (message === null || message === undefined) events.invalidated(null);
-      else if (Array.isArray(message)) events.invalidated(message.map(String));
-      else events.invalidated([String(message)]);
+      if (String(channel) === INVALIDATE_CHANNEL)
+        events.invalidated(Array.isArray(message) ? message.map(String) : null);
     });
-  }
-
-  async track(prefix: string): Promise<void> {
-    const { commands, reports } = this.#open();
-    // A subscriber that stayed up while the other connection came back keeps its subscription (and
-    // may send nothing but (UN)SUBSCRIBE and PING any more).
-    if (this.#subscriberId === undefined) {
-      const id = String(await reports.call('CLIENT', 'ID'));
-      await reports.subscribe(INVALIDATE_CHANNEL);
-      this.#subscriberId = id;
-    }
-    const id = this.#subscriberId;
-    // Off first: the redirect of a connection that stayed up may name a subscriber that did not.
-    await commands.call('CLIENT', 'TRACKING', 'off');
-    await commands.call(
-      'CLIENT',
-      'TRACKING',
-      'on',
-      'REDIRECT',
-      String(id),
-      'BCAST',
-      'PREFIX',
-      prefix,
-    );
-  }
-
-  ping(): Promise<unknown> {
-    return this.#open().reports.ping();
-  }
-
-  send(args: readonly string[]): Promise<unknown> {
-    const [command, ...rest] = args;
-    return this.#open().commands.call(command!, ...rest);
-  }
-
-  close(): void {
-    this.#closed = true;
-    clearTimeout(this.#retry);
-    this.#commands?.disconnect();
-    this.#reports?.disconnect();
-  }
-
-  #open(): { commands: Redis; reports: Redis } {
-    if (this.#commands === undefined || this.#reports === undefined) {
-      throw new Error('The tracking link is not open.');
-    }
-    return { commands: this.#commands, reports: this.#reports };
-  }
-}
+    const send = ([command, ...args]: readonly string[]): Promise<unknown> =>
+      commands.call(command!, ...args);
+    return {
+      async track(prefix) {
+        // A subscriber that stayed up while the other connection came back keeps its subscription
+        // (and may send nothing but (UN)SUBSCRIBE and PING any more).
+        if (subscriberId === undefined) {
+          const id = String(await reports.call('CLIENT', 'ID'));
+          await reports.subscribe(INVALIDATE_CHANNEL);
+          subscriberId = id;
+        }
+        const id = subscriberId;
+        // Off first: a connection that stayed up may still redirect to a subscriber that did not.
+        await send(['CLIENT', 'TRACKING', 'off']);
+        await send(['CLIENT', 'TRACKING', 'on', 'REDIRECT', id, 'BCAST', 'PREFIX', prefix]);
+      },
+      ping: () => reports.ping(),
+      send,
+      close: () => {
+        commands.disconnect();
+        reports.disconnect();
+      },
+    };
+  });

@@ -1,6 +1,7 @@
 // Recognises the errors ioredis and node-redis raise while Redis is unreachable or stalled. express-session
 // (connect-redis) passes them to `next(err)` before any of the package's code runs; the package's
 // error handler answers them as the documented 503 `store_unavailable` rather than a bare 500.
+import { isOfClass } from './commands';
 
 /**
  * Messages ioredis, node-redis (ClientClosedError, ClientOfflineError, ConnectionTimeoutError,
@@ -10,19 +11,6 @@
 const OUTAGE_MESSAGE =
   /Command timed out|Connection is closed|Stream isn't writeable|The client is (closed|offline)|Connection timeout|Socket timeout|Socket closed unexpectedly|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE/;
 
-/** node-redis's command timeout: a `TimeoutError` with no message and the name `Error`. */
-const isNodeRedisTimeout = (error: Error): boolean => {
-  for (
-    let proto = Object.getPrototypeOf(error);
-    proto !== null;
-    proto = Object.getPrototypeOf(proto)
-  ) {
-    if ((proto as { constructor?: { name?: string } }).constructor?.name === 'TimeoutError')
-      return true;
-  }
-  return false;
-};
-
 /** True for an error that means "Redis is unreachable or stalled" (not a bug, not a bad request). */
 export function isRedisOutage(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -30,6 +18,7 @@ export function isRedisOutage(error: unknown): boolean {
     error.name === 'MaxRetriesPerRequestError' ||
     error.name === 'ClusterAllFailedError' ||
     OUTAGE_MESSAGE.test(error.message) ||
-    isNodeRedisTimeout(error)
+    // node-redis's command timeout: a `TimeoutError` with no message and the name `Error`.
+    isOfClass(error, ['TimeoutError'])
   );
 }

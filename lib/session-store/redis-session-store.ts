@@ -160,7 +160,7 @@ export class RedisSessionStore extends Store {
       return;
     }
     const ticket = this.#cache.beginRead(key);
-    this.#deadline(this.#redis.script(READ_WITH_TTL, [key], [], 'text'), 'a session read').then(
+    this.#deadline(this.#redis.script(READ_WITH_TTL, [key], []), 'a session read').then(
       (reply) => {
         const [json, pttlMs] = reply as [string | null, number];
         // Kept only with a TTL: a key without one (set by hand) is read each time.

@@ -60,8 +60,8 @@ describe('Cluster', () => {
       for (const tag of ['a', 'b', 'c', 'd', 'e']) {
         const key = `topo-${kind.library}:{${tag}}:t`;
         expect(await seam.script(PUT_IF_VERSION, [key], ['', '1|x', '60000'])).toBe(1);
-        const [value] = (await seam.script(READ_WITH_TTL, [key], [], 'bytes')) as [Buffer, number];
-        expect(value.toString()).toBe('1|x');
+        const [value] = (await seam.script(READ_WITH_TTL, [key], [])) as [string, number];
+        expect(value).toBe('1|x');
         expect(await seam.run('GET', key)).toBe('1|x');
         expect(await seam.run('DEL', key)).toBe(1);
       }
