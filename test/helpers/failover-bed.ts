@@ -201,6 +201,10 @@ const LINKING_PING_PERIOD_MS = 100;
 // second sooner. Down-after is unchanged: a master is down after a ping unanswered for 1 s either way.
 const PING_PERIOD_MS = 500;
 const INFO_PERIOD_MS = 1_000;
+// Each sentinel's hello (every 2 s by default) is a PUBLISH on the primary, replicated like a write:
+// with three of them the lagging replica is seldom level with its primary, and caughtUp() waits for
+// such a moment. A sentinel that takes a new configuration sends its hello at once, whatever this.
+const HELLO_PERIOD_MS = 10_000;
 
 /** Flat [key, value, …] replies of SENTINEL REPLICAS / SENTINELS as objects. */
 function records(reply: unknown): Array<Record<string, string>> {
@@ -321,6 +325,8 @@ export async function startSentinelBed(options: SentinelBedOptions = {}): Promis
           PING_PERIOD_MS,
           'info-period',
           INFO_PERIOD_MS,
+          'publish-period',
+          HELLO_PERIOD_MS,
         ),
       ),
     );
