@@ -131,8 +131,6 @@ const config: Config = {
   // 110 s but starved the tests that hold a 250 ms lease on a loaded 2-core machine. `--maxWorkers=N`
   // on the command line overrides.
   maxWorkers: 2,
-  // Known-slow files first: a fresh clone has no timings for Jest to order the files by.
-  testSequencer: '<rootDir>/test/slow-files-first.mjs',
   testTimeout: 30_000,
 };
 
