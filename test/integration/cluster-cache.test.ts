@@ -233,7 +233,7 @@ describe.each(kinds)('on $name', (kind) => {
   /**
    * A store on its own Cluster client. Durability off: these tests are about what memory serves,
    * and one of them needs a write the failover loses (with durability the writer would write it
-   * back on the new master: failover.test.ts).
+   * back on the new master: failover-cluster.test.ts).
    */
   async function newStore(): Promise<RedisTokenStore> {
     const client: RedisClient = await kind.connectCluster(bed.nodes);
