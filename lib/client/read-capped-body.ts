@@ -59,11 +59,5 @@ export async function readCappedBody(
     discard(reader);
     throw error;
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { tooLarge: false, bytes };
+  return { tooLarge: false, bytes: Buffer.concat(chunks, total) };
 }

@@ -159,15 +159,3 @@ export type TokenClientConfig = z.output<typeof tokenClientOptionsSchema>;
 export function parseTokenClientOptions(options: unknown): TokenClientConfig {
   return parseOptions(tokenClientOptionsSchema, options, 'PlatformTokenClient');
 }
-
-/**
- * The longest one refresh can take with these options: every attempt running into its timeout,
- * plus the longest wait before each retry. A refresh lock must outlive it.
- */
-export function longestRefreshMs(
-  config: Pick<TokenClientConfig, 'timeoutMs' | 'refreshRetries' | 'maxRetryDelayMs'>,
-): number {
-  return (
-    config.timeoutMs * (config.refreshRetries + 1) + config.maxRetryDelayMs * config.refreshRetries
-  );
-}

@@ -2,7 +2,6 @@
 // from them once: the bases by name, parsed.
 import { z } from 'zod';
 import type { OptionsSchema } from '../util/parse-options';
-import type { OpenApiSettings } from './open-api-client';
 
 const httpUrl = z
   .string({ error: 'must be an absolute http(s) URL' })
@@ -51,10 +50,24 @@ const apiShape = {
 /** The `api` options of platformLogin(): the platform's open API, called by `req.platformFetch()`, sockets and jobs. */
 export const apiOptionsSchema: OptionsSchema<typeof apiShape> = z.strictObject(apiShape);
 
-/**
- * How routes, sockets and jobs reach the open API: its bases by name (`default` is `api.url`, else
- * `authUrl`), through the token client's `fetch`.
- */
+/** One open-API base, computed once from the options. */
+export interface OpenApiBase {
+  /** The name a call picks it by (`{ api: name }`); `default` for `api.url`. */
+  name: string;
+  /** The base without a trailing slash. */
+  href: string;
+  url: URL;
+}
+
+/** How routes, sockets and jobs reach the open API: the `api` options, their bases parsed, a fetch. */
+export interface OpenApiSettings extends Omit<z.output<typeof apiOptionsSchema>, 'url' | 'urls'> {
+  /** `api.url` (named `default`, else `authUrl`) first, then `api.urls` in their order. */
+  bases: readonly OpenApiBase[];
+  /** The token client's `fetch`, else the global one. */
+  fetch: typeof fetch;
+}
+
+/** The settings of the open-API client, derived once from the `api` options. */
 export function openApiSettings(
   options: z.output<typeof apiOptionsSchema>,
   authUrl: string,
@@ -63,11 +76,5 @@ export function openApiSettings(
   const bases = Object.entries({ default: options.url ?? authUrl, ...options.urls }).map(
     ([name, href]) => ({ name, href: new URL(href).href.replace(/\/+$/, ''), url: new URL(href) }),
   );
-  return {
-    bases,
-    accessTokenPlacement: options.tokenPlacement,
-    accessTokenQueryParameter: options.tokenQueryParameter,
-    timeoutMs: options.timeoutMs,
-    fetch,
-  };
+  return { ...options, bases, fetch };
 }
