@@ -3,6 +3,8 @@
 // reshape an answer (latency, oversized, slow-body, field) process it first, as a slow or sloppy
 // platform would.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { pipeline, Readable } from 'node:stream';
+import { ignore } from '../util/ignore';
 import type { SimulatorFault } from './faults';
 import { JSON_TYPE, sendBody, sendJson } from './write-response';
 import type { TimerSet } from './timers';
@@ -26,9 +28,8 @@ const HTML_PAGE =
 // Cut off in the middle of a value: a truncated answer, with no real token in it.
 const MALFORMED_JSON = '{"access_token":"truncated","expires_in":72';
 
-const CHUNK_BYTES = 16 * 1024;
 /** One chunk of JSON-safe padding, shared by every oversized answer. */
-const PADDING = Buffer.alloc(CHUNK_BYTES, 'x');
+const PADDING = Buffer.alloc(16 * 1024, 'x');
 const TRICKLE_TICK_MS = 100;
 
 /** Answers the call the way `fault` says. */
@@ -123,35 +124,20 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
 
 /** The answer padded to `bytes` with an unknown field, streamed without Content-Length. */
 function sendOversized(res: ServerResponse, outcome: TokenOutcome, bytes: number): void {
-  // The answer's JSON with a "padding" field last, streamed: headers at once, then the padding in
-  // chunks of one shared buffer, so that a 10 MB answer costs the simulator no 10 MB string (which
-  // under load delayed the answer past the client's timeout: a 504 instead of the size cap's 502).
-  const json = JSON.stringify({ ...outcome.body, padding: '' });
-  const head = Buffer.from(json.slice(0, -2)); // up to and including the padding's opening quote
-  const tail = Buffer.from(json.slice(-2)); // '"}'
-  let paddingLeft = Math.max(0, bytes - head.length - tail.length);
   res.writeHead(outcome.status, { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store' });
-  let headSent = false;
-  const writeMore = (): void => {
-    if (!headSent) {
-      headSent = true;
-      if (!res.write(head)) {
-        res.once('drain', writeMore);
-        return;
-      }
-    }
-    while (paddingLeft > 0 && !res.destroyed) {
-      const chunk = PADDING.subarray(0, Math.min(PADDING.length, paddingLeft));
-      paddingLeft -= chunk.length;
-      // Respect backpressure: a client that stops reading at its size cap stops the stream too.
-      if (!res.write(chunk)) {
-        res.once('drain', writeMore);
-        return;
-      }
-    }
-    if (!res.destroyed) res.end(tail);
-  };
-  writeMore();
+  // Streamed with backpressure, so a 10 MB answer costs the simulator no 10 MB string (which under
+  // load delayed it past the client's timeout) and a client that stops reading stops the stream.
+  const json = JSON.stringify({ ...outcome.body, padding: '' });
+  pipeline(Readable.from(padded(json, bytes)), res, ignore);
+}
+
+/** `json`, whose last field is an empty "padding" string, with that string filled up to `bytes`. */
+function* padded(json: string, bytes: number): Generator<Buffer> {
+  yield Buffer.from(json.slice(0, -2)); // up to and including the padding's opening quote
+  for (let left = bytes - Buffer.byteLength(json); left > 0; left -= PADDING.length) {
+    yield PADDING.subarray(0, Math.min(PADDING.length, left));
+  }
+  yield Buffer.from(json.slice(-2)); // '"}'
 }
 
 /** Headers at once (with the true Content-Length), then the body at `bytesPerSecond`. */

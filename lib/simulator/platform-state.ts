@@ -53,13 +53,14 @@ export class SimulatorState {
   /** POST /token calls by the `client_id` they carried (`''` when none) and grant_type. */
   readonly callsByClient = new Map<string, { authorization_code: number; refresh_token: number }>();
 
-  private clockOffsetMs = 0;
-  private readonly codes = new Map<string, CodeRecord>();
-  private readonly grantsByRefreshToken = new Map<string, GrantRecord>();
-  private readonly grantsByAccessToken = new Map<string, GrantRecord>();
-  private sweepAt = SWEEP_THRESHOLD;
+  /** Issued codes; grants by their live refresh token (one forgotten is refused) and access token. */
+  readonly codes = new Map<string, CodeRecord>();
+  readonly grantsByRefreshToken = new Map<string, GrantRecord>();
+  readonly grantsByAccessToken = new Map<string, GrantRecord>();
   /** Refresh tokens retired by a rotation, to count their reuse (a platform may call it theft). */
-  private readonly retired = new Set<string>();
+  readonly retired = new Set<string>();
+  private clockOffsetMs = 0;
+  private sweepAt = SWEEP_THRESHOLD;
   /** How many refresh calls carried another client's credentials than their grant's. */
   foreignClientRefreshes = 0;
   /** How many refresh calls presented a token already retired by a rotation. */
@@ -107,10 +108,6 @@ export class SimulatorState {
     return code;
   }
 
-  findCode(code: string): CodeRecord | undefined {
-    return this.codes.get(code);
-  }
-
   createGrant(
     clientId: string,
     player: SimulatorPlayer,
@@ -130,14 +127,6 @@ export class SimulatorState {
     this.grantsByAccessToken.set(grant.accessToken, grant);
     this.grantsByRefreshToken.set(grant.refreshToken, grant);
     return grant;
-  }
-
-  findGrantByRefreshToken(refreshToken: string): GrantRecord | undefined {
-    return this.grantsByRefreshToken.get(refreshToken);
-  }
-
-  findGrantByAccessToken(accessToken: string): GrantRecord | undefined {
-    return this.grantsByAccessToken.get(accessToken);
   }
 
   /**
@@ -164,21 +153,12 @@ export class SimulatorState {
     this.grantsByRefreshToken.set(grant.refreshToken, grant);
   }
 
-  /** Counts a refresh token presented after its rotation retired it; true when it was one. */
-  noteRetired(refreshToken: string): boolean {
-    if (!this.retired.has(refreshToken)) return false;
-    this.retiredTokenReuses += 1;
-    return true;
-  }
-
-  /** Forgets a grant's refresh token (expired or revoked); its access token lives until it expires. */
-  dropRefreshToken(grant: GrantRecord): void {
-    this.grantsByRefreshToken.delete(grant.refreshToken);
-  }
-
+  /** Forgets refresh tokens (of one player, or all); their access tokens live until they expire. */
   revokeRefreshTokens(openId: string | undefined): void {
-    for (const grant of this.grantsByRefreshToken.values()) {
-      if (openId === undefined || grant.player.openId === openId) this.dropRefreshToken(grant);
+    for (const [token, grant] of this.grantsByRefreshToken) {
+      if (openId === undefined || grant.player.openId === openId) {
+        this.grantsByRefreshToken.delete(token);
+      }
     }
   }
 

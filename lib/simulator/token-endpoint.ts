@@ -55,11 +55,8 @@ function collectTokenParams(query: unknown, body: unknown): TokenParams | string
 }
 
 function callKind(params: TokenParams | string): CallKind {
-  if (typeof params === 'string') return 'invalid';
-  if (params.grant_type === 'authorization_code' || params.grant_type === 'refresh_token') {
-    return params.grant_type;
-  }
-  return 'invalid';
+  const grant = typeof params === 'string' ? undefined : params.grant_type;
+  return grant === 'authorization_code' || grant === 'refresh_token' ? grant : 'invalid';
 }
 
 function answer(state: SimulatorState, params: TokenParams | string): TokenOutcome {

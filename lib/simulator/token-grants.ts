@@ -97,7 +97,7 @@ export function exchangeCode(state: SimulatorState, params: TokenParams): TokenO
   const client = authenticateClient(state, params);
   if ('status' in client) return client;
 
-  const record = state.findCode(params.code!);
+  const record = state.codes.get(params.code!);
   if (record === undefined) return oauthError('invalid_grant', 'authorization code is unknown');
   if (record.clientId !== client.clientId) {
     return oauthError('invalid_grant', 'authorization code was issued to another client');
@@ -135,13 +135,13 @@ export function refreshTokens(state: SimulatorState, params: TokenParams): Token
     clientId = client.clientId;
   }
 
-  const grant = state.findGrantByRefreshToken(params.refresh_token!);
+  const grant = state.grantsByRefreshToken.get(params.refresh_token!);
   if (grant === undefined) {
-    state.noteRetired(params.refresh_token!);
+    if (state.retired.has(params.refresh_token!)) state.retiredTokenReuses += 1;
     return oauthError('invalid_grant', 'refresh token is unknown, revoked or rotated');
   }
   if (state.now() >= grant.refreshExpiresAt) {
-    state.dropRefreshToken(grant);
+    state.grantsByRefreshToken.delete(grant.refreshToken);
     return oauthError(
       'invalid_grant',
       'refresh token has expired; the player must authorize again',
