@@ -2,7 +2,7 @@
 // Command-line entry: `express-platform-login-simulator --port 4000` runs the simulated platform
 // until Ctrl+C or SIGTERM.
 import { parseArgs } from 'node:util';
-import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from './demo-data';
+import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from './options';
 import { startSimulator, type PlatformSimulator } from './simulator';
 import { SIMULATOR_ANSWER_STYLES, type SimulatorAnswerStyle } from './answer-style';
 

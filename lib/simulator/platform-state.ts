@@ -1,8 +1,7 @@
 // The simulated platform's memory: its clock, the codes it issued and the grants (access and
 // refresh token pairs) it holds. No HTTP here; token-grants.ts applies the OAuth rules to it.
 import { randomBytes } from 'node:crypto';
-import type { SimulatorPlayer } from './demo-data';
-import type { SimulatorConfig } from './options';
+import type { SimulatorConfig, SimulatorPlayer } from './options';
 
 /** How many POST /token calls (by grant_type, or invalid) and GET /userinfo calls were received. */
 export interface SimulatorCallCounts {

@@ -2,7 +2,7 @@
 // describes it; errors as RFC 6749 section 5.2): which request gets which tokens or which error.
 // Parameters arrive already collected; token-endpoint.ts does HTTP.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { SimulatorClient } from './demo-data';
+import type { SimulatorClient } from './options';
 import type { GrantRecord, SimulatorState } from './platform-state';
 import type { TokenOutcome } from './answer-style';
 
