@@ -119,11 +119,8 @@ function refusal(
   code: string,
   message: unknown,
 ): StyledRefusal {
-  const kind = Object.hasOwn(config.answerCodes, code)
-    ? config.answerCodes[code]
-    : Object.hasOwn(BUILT_IN_CODES[style], code)
-      ? BUILT_IN_CODES[style][code]
-      : undefined;
+  // `code` is a string of digits (codeOf), so no key of Object.prototype answers for it.
+  const kind = config.answerCodes[code] ?? BUILT_IN_CODES[style][code];
   const said = typeof message === 'string' && message !== '' ? `: ${message}` : '';
   return {
     error: kind === undefined ? UNKNOWN_CODE_ERROR : AS_OAUTH_ERROR[kind],

@@ -1,7 +1,7 @@
 // The `api` options of platformLogin(), and how the open-API client reaches the platform, derived
 // from them once: the bases by name, parsed.
 import { z } from 'zod';
-import type { OptionsSchema } from '../util/parse-options';
+import { integerOption, type OptionsSchema } from '../util/parse-options';
 
 const httpUrl = z
   .string({ error: 'must be an absolute http(s) URL' })
@@ -30,12 +30,7 @@ const apiShape = {
    * body, in milliseconds (1 to 300000); past it the call rejects with 504 `platform_timeout`.
    * Defaults to `10000`.
    */
-  timeoutMs: z
-    .number({ error: 'must be an integer number of milliseconds from 1 to 300000' })
-    .int()
-    .min(1)
-    .max(300_000)
-    .default(10_000),
+  timeoutMs: integerOption(1, 300_000, ' number of milliseconds').default(10_000),
   /** How the open API is given the access token: `'header'` (Bearer) or `'query'`. Defaults to `'header'`. */
   tokenPlacement: z
     .enum(['header', 'query'], { error: "must be 'header' or 'query'" })

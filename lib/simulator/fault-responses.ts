@@ -4,17 +4,18 @@
 // platform would.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pipeline, Readable } from 'node:stream';
+import { setInterval as every, setTimeout as delay } from 'node:timers/promises';
 import { ignore } from '../util/ignore';
 import type { SimulatorFault } from './faults';
 import { JSON_TYPE, sendBody, sendJson } from './write-response';
-import type { TimerSet } from './timers';
 import { failureAnswer, type SimulatorAnswerStyle, type TokenOutcome } from './answer-style';
 
 /** What a fault needs to answer a call. */
 export interface FaultContext {
   req: IncomingMessage;
   res: ServerResponse;
-  timers: TimerSet;
+  /** Aborts when the simulator closes: delayed and trickled answers stop there. */
+  closed: AbortSignal;
   /** Processes the request (uses up a code, renews a token) and returns the normal answer. */
   produce: () => TokenOutcome;
   /** How the simulator answers: a throttle or a busy platform says so in this style. */
@@ -37,11 +38,11 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
   const { req, res } = context;
   switch (fault.kind) {
     case 'latency':
-      context.timers.later(() => {
-        // The platform finishes its work even when the client gave up waiting.
+      // The platform finishes its work even when the client gave up waiting.
+      void delay(fault.ms, undefined, { signal: context.closed }).then(() => {
         const outcome = context.produce();
         sendJson(res, outcome.status, outcome.body);
-      }, fault.ms);
+      }, ignore);
       return;
     case 'status': {
       const headers: Record<string, string> =
@@ -102,7 +103,7 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
       // No answer at all; close() destroys the socket.
       return;
     case 'slow-body':
-      sendSlowly(context, context.produce(), fault.bytesPerSecond);
+      sendSlowly(context, context.produce(), fault.bytesPerSecond).catch(ignore);
       return;
     case 'reset':
       req.socket.resetAndDestroy();
@@ -141,8 +142,12 @@ function* padded(json: string, bytes: number): Generator<Buffer> {
 }
 
 /** Headers at once (with the true Content-Length), then the body at `bytesPerSecond`. */
-function sendSlowly(context: FaultContext, outcome: TokenOutcome, bytesPerSecond: number): void {
-  const { res, timers } = context;
+async function sendSlowly(
+  context: FaultContext,
+  outcome: TokenOutcome,
+  bytesPerSecond: number,
+): Promise<void> {
+  const { res } = context;
   const body = Buffer.from(JSON.stringify(outcome.body));
   res.writeHead(outcome.status, {
     'Content-Type': JSON_TYPE,
@@ -152,18 +157,15 @@ function sendSlowly(context: FaultContext, outcome: TokenOutcome, bytesPerSecond
   res.flushHeaders();
   let offset = 0;
   let allowance = 0;
-  const stop = timers.every(() => {
-    if (res.destroyed) return stop();
+  for await (const _tick of every(TRICKLE_TICK_MS, undefined, { signal: context.closed })) {
+    if (res.destroyed) return;
     allowance += (bytesPerSecond * TRICKLE_TICK_MS) / 1000;
     const size = Math.floor(allowance);
-    if (size === 0) return;
+    if (size === 0) continue;
     allowance -= size;
     res.write(body.subarray(offset, offset + size));
     offset += size;
-    if (offset >= body.length) {
-      stop();
-      res.end();
-    }
-  }, TRICKLE_TICK_MS);
-  res.once('close', stop);
+    if (offset >= body.length) break;
+  }
+  res.end();
 }

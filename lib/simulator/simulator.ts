@@ -6,7 +6,6 @@ import { resolveEntry } from './player-entry';
 import { FaultQueue, type FaultOptions, type SimulatorFault } from './faults';
 import { parseSimulatorOptions, type SimulatorOptions } from './options';
 import { SimulatorState, type SimulatorCallCounts } from './platform-state';
-import { TimerSet } from './timers';
 
 /** The address clients should use for a listening host (a wildcard address is reached over loopback). */
 function urlHost(host: string): string {
@@ -27,7 +26,7 @@ export class PlatformSimulator {
   private constructor(
     private readonly state: SimulatorState,
     private readonly faults: FaultQueue,
-    private readonly timers: TimerSet,
+    private readonly closer: AbortController,
     private readonly server: Server,
   ) {
     const { port } = server.address() as AddressInfo;
@@ -40,8 +39,8 @@ export class PlatformSimulator {
     const config = parseSimulatorOptions(options);
     const state = new SimulatorState(config);
     const faults = new FaultQueue();
-    const timers = new TimerSet();
-    const server = createServer(createSimulatorApp({ state, faults, timers }));
+    const closer = new AbortController();
+    const server = createServer(createSimulatorApp({ state, faults, closed: closer.signal }));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => {
@@ -49,7 +48,7 @@ export class PlatformSimulator {
         resolve();
       });
     });
-    return new PlatformSimulator(state, faults, timers, server);
+    return new PlatformSimulator(state, faults, closer, server);
   }
 
   /**
@@ -156,7 +155,7 @@ export class PlatformSimulator {
   /** Stops the server: every connection is closed, hung ones too, and pending delayed answers dropped. */
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
-      this.timers.clearAll();
+      this.closer.abort();
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });

@@ -12,7 +12,6 @@ import { styledOutcome, type TokenOutcome } from './answer-style';
 import type { CallKind, FaultQueue } from './faults';
 import { sendJson } from './write-response';
 import type { SimulatorState } from './platform-state';
-import type { TimerSet } from './timers';
 import {
   TOKEN_PARAM_NAMES,
   exchangeCode,
@@ -25,7 +24,8 @@ import {
 export interface TokenEndpointContext {
   state: SimulatorState;
   faults: FaultQueue;
-  timers: TimerSet;
+  /** Aborts when the simulator closes. */
+  closed: AbortSignal;
 }
 
 // Token requests are a few hundred bytes; anything near this limit is not one.
@@ -80,7 +80,7 @@ function answer(state: SimulatorState, params: TokenParams | string): TokenOutco
 export function tokenEndpoint(
   context: TokenEndpointContext,
 ): (RequestHandler | ErrorRequestHandler)[] {
-  const { state, faults, timers } = context;
+  const { state, faults, closed } = context;
 
   const respond = (req: Request, res: Response, params: TokenParams | string): void => {
     const kind = callKind(params);
@@ -90,7 +90,7 @@ export function tokenEndpoint(
     const produce = (): TokenOutcome => styledOutcome(style, answer(state, params), kind);
     const fault = faults.take(kind);
     if (fault !== undefined) {
-      answerWithFault(fault, { req, res, timers, produce, style });
+      answerWithFault(fault, { req, res, closed, produce, style });
       return;
     }
     const outcome = produce();

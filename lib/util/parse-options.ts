@@ -1,7 +1,7 @@
 // Option parsing for every entry point: a zod schema's failure becomes one SetupError (`ERR_PLATFORM_INVALID_OPTION`) that
 // names each wrong option and says what is allowed (never the value: it may be a secret), with a
 // "did you mean" for a misspelt key.
-import type { z } from 'zod';
+import { z } from 'zod';
 import { invalidOption } from '../errors';
 
 /**
@@ -10,6 +10,14 @@ import { invalidOption } from '../errors';
  * TSDoc, which an editor then shows on hover over the option in `z.input<typeof schema>`.
  */
 export type OptionsSchema<Shape extends z.ZodRawShape> = z.ZodObject<Shape, z.core.$strict>;
+
+/** An integer option from `min` to `max`; `unit` completes "must be an integer…" (` number of bytes`). */
+export const integerOption = (min: number, max: number, unit: string) =>
+  z
+    .number({ error: `must be an integer${unit} from ${min} to ${max}` })
+    .int()
+    .min(min)
+    .max(max);
 
 type Schema = z.ZodType;
 
