@@ -159,15 +159,14 @@ export class PlatformTokenClient {
         // An observer's failure must never change the outcome of a token request.
       }
     };
-    let result;
+    let answer;
     try {
-      result = await sendTokenRequest(request, this.#limits);
+      answer = await sendTokenRequest(request, this.#limits);
     } catch (error) {
       report(error);
       return { error };
     }
-    const { answer } = result;
-    const retryAfterMs = parseRetryAfterMs(result.retryAfter, Date.now());
+    const retryAfterMs = parseRetryAfterMs(answer.retryAfter, Date.now());
     try {
       const tokenSet = interpretTokenAnswer(answer, startedAt, {
         grant: request.grant,

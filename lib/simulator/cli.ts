@@ -35,15 +35,11 @@ function wholeNumber(flag: string, value: string | undefined, fallback: number):
 }
 
 /** The `--answer-style` flag, or a message naming the styles. */
-function answerStyleOf(value: string | undefined): { answerStyle?: SimulatorAnswerStyle } {
-  if (value === undefined) return {};
+function answerStyleOf(value: string): SimulatorAnswerStyle {
   const style = SIMULATOR_ANSWER_STYLES.find((known) => known === value);
-  if (style === undefined) {
-    throw new TypeError(
-      `--answer-style must be one of ${SIMULATOR_ANSWER_STYLES.join(', ')}, got "${value}".`,
-    );
-  }
-  return { answerStyle: style };
+  if (style !== undefined) return style;
+  const styles = SIMULATOR_ANSWER_STYLES.join(', ');
+  throw new TypeError(`--answer-style must be one of ${styles}, got "${value}".`);
 }
 
 async function main(): Promise<void> {
@@ -73,8 +69,8 @@ async function main(): Promise<void> {
       7200,
     ),
     rotateRefreshTokens: values.rotate ?? false,
-    ...answerStyleOf(values['answer-style']),
-    ...(values['redirect-uri'] === undefined ? {} : { defaultRedirectUri: values['redirect-uri'] }),
+    answerStyle: answerStyleOf(values['answer-style'] ?? 'oauth'),
+    defaultRedirectUri: values['redirect-uri'],
   });
   process.stdout.write(
     `Platform simulator running.\n` +

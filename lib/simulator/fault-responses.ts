@@ -88,13 +88,8 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
       sendJson(res, 200, { err_no: fault.errNo, err_msg: fault.errMsg ?? 'invalid code' });
       return;
     case 'error-body-200':
-      sendJson(
-        res,
-        200,
-        fault.errorDescription === undefined
-          ? { error: fault.error }
-          : { error: fault.error, error_description: fault.errorDescription },
-      );
+      // An absent description stays out: JSON leaves an undefined field out.
+      sendJson(res, 200, { error: fault.error, error_description: fault.errorDescription });
       return;
     case 'oversized':
       sendOversized(res, context.produce(), fault.bytes);

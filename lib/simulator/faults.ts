@@ -132,13 +132,9 @@ export class FaultQueue {
   private queue: QueuedFault[] = [];
 
   inject(fault: SimulatorFault, options?: FaultOptions): void {
-    const parsedFault = parseOptions(faultSchema, fault, 'injectFault') as SimulatorFault;
-    const parsedOptions = parseOptions(faultOptionsSchema, options, 'injectFault options');
-    this.queue.push({
-      fault: parsedFault,
-      grant: parsedOptions.grant,
-      remaining: parsedOptions.times ?? Infinity,
-    });
+    const parsed = parseOptions(faultSchema, fault, 'injectFault') as SimulatorFault;
+    const { grant, times } = parseOptions(faultOptionsSchema, options, 'injectFault options');
+    this.queue.push({ fault: parsed, grant, remaining: times ?? Infinity });
   }
 
   clear(): void {
