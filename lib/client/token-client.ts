@@ -1,5 +1,6 @@
 // The client of the platform's token endpoint (POST `${authUrl}/token`): exchanges an entry code and
 // refreshes tokens, each answer validated into a TokenSet. Usable on its own, without Express.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { TokenSet } from './token-set';
 import {
   parseTokenClientOptions,
@@ -21,8 +22,6 @@ const FORM_HEADERS = Object.freeze({
   'content-type': 'application/x-www-form-urlencoded',
 });
 const JSON_HEADERS = Object.freeze({ ...ACCEPT_JSON, 'content-type': 'application/json' });
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function requireToken(value: unknown, call: string): asserts value is string {
   if (typeof value !== 'string' || value.length === 0) {

@@ -119,21 +119,17 @@ const simulatorShape = {
 /** The schema of startSimulator's options. */
 const optionsSchema: OptionsSchema<typeof simulatorShape> = z
   .strictObject(simulatorShape)
-  .superRefine((config, ctx) => {
-    // The lobby enters the game for the first client, so its fallback must be an address it accepts.
-    const registered = config.clients[0]?.redirectUris ?? [];
-    if (
-      config.defaultRedirectUri !== undefined &&
-      registered.length > 0 &&
-      !registered.includes(config.defaultRedirectUri)
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['defaultRedirectUri'],
-        message: 'must be one of the redirectUris registered for the first client',
-      });
-    }
-  });
+  // The lobby enters the game for the first client, so its fallback must be an address it accepts.
+  .refine(
+    ({ clients, defaultRedirectUri: uri }) => {
+      const registered = clients[0]?.redirectUris ?? [];
+      return uri === undefined || registered.length === 0 || registered.includes(uri);
+    },
+    {
+      path: ['defaultRedirectUri'],
+      error: 'must be one of the redirectUris registered for the first client',
+    },
+  );
 
 /** The simulator's configuration after parsing: every default filled in. */
 export type SimulatorConfig = z.output<typeof optionsSchema>;

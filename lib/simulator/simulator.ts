@@ -1,4 +1,5 @@
 // PlatformSimulator: the running simulated platform and the knobs tests turn on it.
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSimulatorApp } from './simulator-app';
@@ -41,13 +42,7 @@ export class PlatformSimulator {
     const faults = new FaultQueue();
     const closer = new AbortController();
     const server = createServer(createSimulatorApp({ state, faults, closed: closer.signal }));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await once(server.listen(config.port, config.host), 'listening');
     return new PlatformSimulator(state, faults, closer, server);
   }
 
