@@ -1,6 +1,5 @@
 // The client of the platform's token endpoint (POST `${authUrl}/token`): exchanges an entry code and
 // refreshes tokens, each answer validated into a TokenSet. Usable on its own, without Express.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { TokenSet } from './token-set';
 import {
   parseTokenClientOptions,
@@ -15,6 +14,8 @@ import { parseRetryAfterMs, retryDelayMs, type FailedAttempt } from './retry';
 /** A request's parameters, in the order they are sent. */
 type TokenParameters = Readonly<Record<string, string>>;
 type AttemptOutcome = { tokenSet: TokenSet } | FailedAttempt;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 const ACCEPT_JSON = Object.freeze({ accept: 'application/json' });
 const FORM_HEADERS = Object.freeze({
