@@ -40,9 +40,6 @@ const SWEEP_THRESHOLD = 1024;
 
 /** Clock, codes and grants of one simulator. */
 export class SimulatorState {
-  /** Settings that tests may change while the simulator runs. */
-  accessTokenLifetimeSeconds: number;
-  rotateRefreshTokens: boolean;
   readonly calls: SimulatorCallCounts = {
     authorization_code: 0,
     refresh_token: 0,
@@ -65,10 +62,8 @@ export class SimulatorState {
   /** How many refresh calls presented a token already retired by a rotation. */
   retiredTokenReuses = 0;
 
-  constructor(readonly config: SimulatorConfig) {
-    this.accessTokenLifetimeSeconds = config.accessTokenLifetimeSeconds;
-    this.rotateRefreshTokens = config.rotateRefreshTokens;
-  }
+  /** `config` is this simulator's own: the setters of PlatformSimulator change it as it runs. */
+  constructor(readonly config: SimulatorConfig) {}
 
   /** Simulated epoch milliseconds: the real clock plus every advanceClock. */
   now(): number {
@@ -119,7 +114,7 @@ export class SimulatorState {
       player,
       redirectUri,
       accessToken: newToken(),
-      accessExpiresAt: now + this.accessTokenLifetimeSeconds * 1000,
+      accessExpiresAt: now + this.config.accessTokenLifetimeSeconds * 1000,
       refreshToken: newToken(),
       refreshExpiresAt: now + this.config.refreshTokenLifetimeSeconds * 1000,
     };
@@ -139,7 +134,7 @@ export class SimulatorState {
       grant.accessToken = newToken();
       this.grantsByAccessToken.set(grant.accessToken, grant);
     }
-    grant.accessExpiresAt = now + this.accessTokenLifetimeSeconds * 1000;
+    grant.accessExpiresAt = now + this.config.accessTokenLifetimeSeconds * 1000;
   }
 
   /** A new refresh token with a fresh lifetime; the old one is forgotten, so it is rejected from now on. */

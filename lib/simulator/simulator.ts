@@ -118,7 +118,7 @@ export class PlatformSimulator {
   /** Switches refresh-token rotation: on, each refresh returns a new refresh token and the old one is rejected. */
   setRotation(on: boolean): void {
     if (typeof on !== 'boolean') throw new TypeError('setRotation: pass true or false.');
-    this.state.rotateRefreshTokens = on;
+    this.state.config.rotateRefreshTokens = on;
   }
 
   /** Lifetime (and `expires_in`) of access tokens issued or renewed from now on. */
@@ -126,7 +126,7 @@ export class PlatformSimulator {
     if (!Number.isInteger(seconds) || seconds < 1) {
       throw new TypeError('setAccessTokenLifetime: `seconds` must be a whole number, at least 1.');
     }
-    this.state.accessTokenLifetimeSeconds = seconds;
+    this.state.config.accessTokenLifetimeSeconds = seconds;
   }
 
   /** Moves simulated time forward: codes and tokens expire as if `seconds` had passed. */

@@ -73,7 +73,7 @@ function tokenResponse(
 ): TokenOutcome {
   const body: Record<string, unknown> = {
     access_token: grant.accessToken,
-    expires_in: state.accessTokenLifetimeSeconds,
+    expires_in: state.config.accessTokenLifetimeSeconds,
     refresh_token: grant.refreshToken,
     open_id: state.openIdFor(grant.clientId, grant.player),
     scope: grant.player.scope.join(','),
@@ -159,6 +159,6 @@ export function refreshTokens(state: SimulatorState, params: TokenParams): Token
     return oauthError('invalid_grant', 'redirect_uri does not match the one used at authorization');
   }
   state.renewAccessToken(grant);
-  if (state.rotateRefreshTokens) state.rotateRefreshToken(grant);
+  if (state.config.rotateRefreshTokens) state.rotateRefreshToken(grant);
   return tokenResponse(state, grant, 'refresh_token');
 }
