@@ -92,7 +92,7 @@ const tokenResponseSchema = z.object({
   // Each entry is an identifier as open_id is: what an app matches requireScopes against or shows.
   scope: z.string().max(MAX_TOKEN_LENGTH).nullish().transform(parseScope).pipe(z.array(identifier)),
   unionid: identifier.nullish(),
-});
+} satisfies Record<TokenField, z.ZodType>);
 
 /**
  * Splits a scope string on commas (the platform's separator) and whitespace (RFC 6749 3.3's), trims,
@@ -200,11 +200,9 @@ export function parseTokenResponse(
 
   const result = tokenResponseSchema.safeParse(body);
   if (!result.success) {
-    const field = result.error.issues[0]?.path[0];
-    if (typeof field === 'string' && field in FIELD_RULES) {
-      throw invalid(context, FIELD_RULES[field as TokenField], field as TokenField, answerBody);
-    }
-    throw invalid(context, 'the body is not a token response', undefined, answerBody);
+    // The body is an object, so every issue is a field's (FIELD_RULES has a rule for each).
+    const field = result.error.issues[0]!.path[0] as TokenField;
+    throw invalid(context, FIELD_RULES[field], field, answerBody);
   }
   const data = result.data;
   const refreshToken = data.refresh_token ?? context.previousRefreshToken;

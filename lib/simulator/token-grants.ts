@@ -34,6 +34,9 @@ export function oauthError(error: string, description: string): TokenOutcome {
   };
 }
 
+/** The refusal of a code or refresh token, for why. */
+const invalidGrant = (why: string): TokenOutcome => oauthError('invalid_grant', why);
+
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
 /** Compares secrets in constant time (over their digests, which have equal lengths). */
@@ -61,9 +64,7 @@ function missing(
   names: readonly (keyof TokenParams)[],
 ): TokenOutcome | undefined {
   const absent = names.find((name) => params[name] === undefined);
-  return absent === undefined
-    ? undefined
-    : oauthError('invalid_request', `missing parameter ${absent}`);
+  return absent && oauthError('invalid_request', `missing parameter ${absent}`);
 }
 
 function tokenResponse(
@@ -98,29 +99,22 @@ export function exchangeCode(state: SimulatorState, params: TokenParams): TokenO
   if ('status' in client) return client;
 
   const record = state.codes.get(params.code!);
-  if (record === undefined) return oauthError('invalid_grant', 'authorization code is unknown');
+  if (record === undefined) return invalidGrant('authorization code is unknown');
   if (record.clientId !== client.clientId) {
-    return oauthError('invalid_grant', 'authorization code was issued to another client');
+    return invalidGrant('authorization code was issued to another client');
   }
-  if (record.used) return oauthError('invalid_grant', 'authorization code was already used');
+  if (record.used) return invalidGrant('authorization code was already used');
   // Any presentation by its own client uses the code up, a failed one too (RFC 6749 10.5: one use).
   record.used = true;
-  if (state.now() >= record.expiresAt) {
-    return oauthError('invalid_grant', 'authorization code has expired');
-  }
+  if (state.now() >= record.expiresAt) return invalidGrant('authorization code has expired');
   if (record.redirectUri !== undefined && record.redirectUri !== params.redirect_uri) {
-    return oauthError(
-      'invalid_grant',
-      'redirect_uri does not match the one the authorization code was issued for',
-    );
+    const why = 'redirect_uri does not match the one the authorization code was issued for';
+    return invalidGrant(why);
   }
   const player = state.findPlayer(record.openId);
-  if (player === undefined) return oauthError('invalid_grant', 'player no longer exists');
-  return tokenResponse(
-    state,
-    state.createGrant(client.clientId, player, record.redirectUri),
-    'authorization_code',
-  );
+  if (player === undefined) return invalidGrant('player no longer exists');
+  const grant = state.createGrant(client.clientId, player, record.redirectUri);
+  return tokenResponse(state, grant, 'authorization_code');
 }
 
 /** grant_type=refresh_token: renew the access token (kept while unexpired, replaced once expired). */
@@ -138,25 +132,22 @@ export function refreshTokens(state: SimulatorState, params: TokenParams): Token
   const grant = state.grantsByRefreshToken.get(params.refresh_token!);
   if (grant === undefined) {
     if (state.retired.has(params.refresh_token!)) state.retiredTokenReuses += 1;
-    return oauthError('invalid_grant', 'refresh token is unknown, revoked or rotated');
+    return invalidGrant('refresh token is unknown, revoked or rotated');
   }
   if (state.now() >= grant.refreshExpiresAt) {
     state.grantsByRefreshToken.delete(grant.refreshToken);
-    return oauthError(
-      'invalid_grant',
-      'refresh token has expired; the player must authorize again',
-    );
+    return invalidGrant('refresh token has expired; the player must authorize again');
   }
   if (clientId !== undefined && clientId !== grant.clientId) {
     state.foreignClientRefreshes += 1;
-    return oauthError('invalid_grant', 'refresh token was issued to another client');
+    return invalidGrant('refresh token was issued to another client');
   }
   if (
     params.redirect_uri !== undefined &&
     grant.redirectUri !== undefined &&
     params.redirect_uri !== grant.redirectUri
   ) {
-    return oauthError('invalid_grant', 'redirect_uri does not match the one used at authorization');
+    return invalidGrant('redirect_uri does not match the one used at authorization');
   }
   state.renewAccessToken(grant);
   if (state.config.rotateRefreshTokens) state.rotateRefreshToken(grant);
