@@ -31,8 +31,6 @@ const DECODERS: ReadonlyMap<string, Decoder> = new Map([
   ['br', brotliDecompress],
 ]);
 
-const EMPTY = new Uint8Array(0);
-
 /**
  * Sends `request`; resolves with the answer once its body is read (and decoded), rejects with
  * DEADLINE when `timeoutMs` passes first (headers and body alike), or with the socket's error.
@@ -71,7 +69,7 @@ export function sendOverHttp(
       };
       const tooLarge = (): void => settle(() => resolve({ ...answer, body: undefined }), true);
       if (answer.status >= 300 && answer.status < 400) {
-        settle(() => resolve({ ...answer, body: EMPTY }), true);
+        settle(() => resolve({ ...answer, body: new Uint8Array(0) }), true);
         return;
       }
       const declared = response.headers['content-length'];

@@ -3,6 +3,7 @@
 // answers normally or with a fault.
 import express, {
   type ErrorRequestHandler,
+  type NextFunction,
   type Request,
   type RequestHandler,
   type Response,
@@ -97,19 +98,12 @@ export function tokenEndpoint(
     sendJson(res, outcome.status, outcome.body);
   };
 
-  const handler: RequestHandler = (req, res) => {
-    respond(req, res, collectTokenParams(req.query, req.body));
-  };
-
-  // A body that cannot be parsed (bad JSON, too large, unknown charset) is the client's mistake.
-  const unreadableBody: ErrorRequestHandler = (_error, req, res, _next) => {
-    respond(req, res, 'the request body could not be parsed');
-  };
-
   return [
     express.urlencoded({ extended: false, limit: BODY_LIMIT }),
     express.json({ limit: BODY_LIMIT }),
-    handler,
-    unreadableBody,
+    (req: Request, res: Response) => respond(req, res, collectTokenParams(req.query, req.body)),
+    // A body that cannot be parsed (bad JSON, too large, unknown charset) is the client's mistake.
+    (_error: unknown, req: Request, res: Response, _next: NextFunction) =>
+      respond(req, res, 'the request body could not be parsed'),
   ];
 }
