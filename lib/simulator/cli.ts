@@ -27,11 +27,9 @@ Demo client: client_id ${DEMO_CLIENT_ID}, client_secret ${DEMO_CLIENT_SECRET} (d
 `;
 
 /** A whole number from the command line, or a message naming the flag. */
-function wholeNumber(flag: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value))
-    throw new TypeError(`--${flag} must be a whole number, got "${value}".`);
-  return Number(value);
+function wholeNumber(flag: string, value: string): number {
+  if (/^\d+$/.test(value)) return Number(value);
+  throw new TypeError(`--${flag} must be a whole number, got "${value}".`);
 }
 
 /** The `--answer-style` flag, or a message naming the styles. */
@@ -45,11 +43,11 @@ function answerStyleOf(value: string): SimulatorAnswerStyle {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'access-token-lifetime': { type: 'string' },
-      rotate: { type: 'boolean' },
-      'answer-style': { type: 'string' },
+      port: { type: 'string', default: '4000' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'access-token-lifetime': { type: 'string', default: '7200' },
+      rotate: { type: 'boolean', default: false },
+      'answer-style': { type: 'string', default: 'oauth' },
       'redirect-uri': { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -61,15 +59,14 @@ async function main(): Promise<void> {
   }
 
   const simulator: PlatformSimulator = await startSimulator({
-    port: wholeNumber('port', values.port, 4000),
-    host: values.host ?? '127.0.0.1',
+    port: wholeNumber('port', values.port),
+    host: values.host,
     accessTokenLifetimeSeconds: wholeNumber(
       'access-token-lifetime',
       values['access-token-lifetime'],
-      7200,
     ),
-    rotateRefreshTokens: values.rotate ?? false,
-    answerStyle: answerStyleOf(values['answer-style'] ?? 'oauth'),
+    rotateRefreshTokens: values.rotate,
+    answerStyle: answerStyleOf(values['answer-style']),
     defaultRedirectUri: values['redirect-uri'],
   });
   process.stdout.write(
