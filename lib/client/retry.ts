@@ -30,9 +30,7 @@ const isTransientStatus = (status: number | undefined): boolean =>
  * never are, whatever the status, and neither is a 2xx with a broken body.
  */
 export function isTransientFailure(error: unknown): boolean {
-  if (hasCode(error, 'ERR_PLATFORM_NETWORK', 'ERR_PLATFORM_TIMEOUT')) {
-    return true;
-  }
+  if (hasCode(error, 'ERR_PLATFORM_NETWORK', 'ERR_PLATFORM_TIMEOUT')) return true;
   if (isOAuthRefusal(error)) {
     if (error.code !== 'ERR_PLATFORM_REFUSED') return false;
     return isTransientStatus(error.httpStatus) || TRANSIENT_OAUTH_ERRORS.has(error.oauthError);

@@ -24,12 +24,8 @@ export interface TokenAttempt {
 /** Accepts an absolute http(s) URL without credentials, query or fragment (a base to append to). */
 function isAuthBaseUrl(value: string): boolean {
   if (!URL.canParse(value) || value.includes('?') || value.includes('#')) return false;
-  const url = new URL(value);
-  return (
-    (url.protocol === 'http:' || url.protocol === 'https:') &&
-    url.username === '' &&
-    url.password === ''
-  );
+  const { protocol, username, password } = new URL(value);
+  return /^https?:$/.test(protocol) && username === '' && password === '';
 }
 
 /** How the client talks to the token endpoint: every option has a default. */

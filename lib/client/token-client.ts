@@ -47,12 +47,7 @@ export class PlatformTokenClient {
     const config = parseTokenClientOptions(options);
     this.#config = config;
     this.tokenEndpoint = `${config.authUrl.replace(/\/+$/, '')}/token`;
-    this.#limits = {
-      fetch: config.fetch,
-      timeoutMs: config.timeoutMs,
-      maxResponseBytes: config.maxResponseBytes,
-      tokenEndpoint: this.tokenEndpoint,
-    };
+    this.#limits = { ...config, tokenEndpoint: this.tokenEndpoint };
     // redirect_uri goes out exactly as configured: the platform compares it with the registration.
     this.#clientParameters = {
       client_id: config.clientId,

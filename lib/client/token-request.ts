@@ -8,7 +8,7 @@ import { DEADLINE, type TokenRequest, type TransportLimits } from './token-trans
 
 /** The limits of one attempt and the fetch to make it with, if the app passed one. */
 export interface TokenRequestLimits extends TransportLimits {
-  fetch: typeof fetch | undefined;
+  fetch?: typeof fetch | undefined;
   /** The configured endpoint, without any query: the only URL an error message may name. */
   tokenEndpoint: string;
 }

@@ -42,11 +42,8 @@ export class TokenSet implements TokenSetFields {
     Object.assign(this, fields);
   }
 
-  /** The non-secret fields, for logging. */
-  toJSON(): Omit<TokenSetFields, 'accessToken' | 'refreshToken'> & {
-    accessToken: string;
-    refreshToken: string;
-  } {
+  /** The fields for logging, the two tokens as `[redacted]`. */
+  toJSON(): TokenSetFields {
     return Object.assign({ accessToken: '[redacted]', refreshToken: '[redacted]' }, this);
   }
 
