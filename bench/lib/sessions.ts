@@ -4,7 +4,7 @@ import type { Agent } from 'node:http';
 import type { Redis } from 'ioredis';
 import type { TokenStore } from '../../lib/core/token-store';
 import type { PlatformSimulator } from '../../lib/simulator';
-import { DEMO_PLAYERS } from '../../lib/simulator/demo-data';
+import { DEMO_PLAYERS } from '../../lib/simulator/options';
 import { BENCH_REDIRECT_URI } from './settings';
 import { send, type Answer } from './load';
 import { readRecord, writeRecord } from './records';

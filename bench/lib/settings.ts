@@ -1,5 +1,5 @@
 // Constants shared by the benchmark driver and the app processes it starts.
-import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from '../../lib/simulator/demo-data';
+import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from '../../lib/simulator/options';
 
 /** The simulator's demo registration, used by every benchmarked app. */
 export const BENCH_CLIENT = { clientId: DEMO_CLIENT_ID, clientSecret: DEMO_CLIENT_SECRET };

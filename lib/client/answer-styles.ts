@@ -100,13 +100,14 @@ export interface AnswerStyleConfig {
 export interface StyledRefusal {
   error: string;
   /** `errcode 40030: <the platform's message>`; still unsanitised. */
-  description: string;
+  errorDescription: string;
 }
 
 /** What a body says, once its style is read: the token fields, or a refusal. */
 export type StyledBody = { fields: unknown } | { refusal: StyledRefusal };
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+/** A JSON object: not null, not an array. */
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const own = (value: Record<string, unknown>, key: string): unknown =>
@@ -118,15 +119,12 @@ function refusal(
   code: string,
   message: unknown,
 ): StyledRefusal {
-  const kind = Object.hasOwn(config.answerCodes, code)
-    ? config.answerCodes[code]
-    : Object.hasOwn(BUILT_IN_CODES[style], code)
-      ? BUILT_IN_CODES[style][code]
-      : undefined;
+  // `code` is a string of digits (codeOf), so no key of Object.prototype answers for it.
+  const kind = config.answerCodes[code] ?? BUILT_IN_CODES[style][code];
   const said = typeof message === 'string' && message !== '' ? `: ${message}` : '';
   return {
     error: kind === undefined ? UNKNOWN_CODE_ERROR : AS_OAUTH_ERROR[kind],
-    description: `${style === 'errcode' ? 'errcode' : 'error_code'} ${code}${said}`,
+    errorDescription: `${style === 'errcode' ? 'errcode' : 'error_code'} ${code}${said}`,
   };
 }
 
@@ -135,14 +133,14 @@ function refusal(
  * carries. A code that is not a number leaves the body as it is, for the field checks to refuse.
  */
 export function readStyledBody(body: unknown, config: AnswerStyleConfig): StyledBody {
-  if (config.answerStyle === 'oauth' || !isObject(body)) return { fields: body };
+  if (config.answerStyle === 'oauth' || !isPlainObject(body)) return { fields: body };
   if (config.answerStyle === 'errcode') {
     const code = codeOf(own(body, 'errcode'));
     if (code === undefined || code === '0') return { fields: body };
     return { refusal: refusal(config, 'errcode', code, own(body, 'errmsg')) };
   }
   const data = own(body, 'data');
-  if (!isObject(data)) return { fields: body };
+  if (!isPlainObject(data)) return { fields: body };
   const code = codeOf(own(data, 'error_code'));
   if (code === undefined || code === '0') return { fields: data };
   return { refusal: refusal(config, 'envelope', code, own(data, 'description')) };

@@ -1,6 +1,6 @@
 // A token request through a fetch the app passed in (`tokenClient.fetch`): no redirect followed, one
-// deadline for the headers and the whole body, the body capped while it streams.
-import { raceAbort, readCappedBody } from './read-capped-body';
+// deadline for the headers and the whole body, the body capped while it streams (a huge body is
+// never buffered, one trickling forever still ends on time).
 import {
   DEADLINE,
   type TokenRequest,
@@ -8,9 +8,61 @@ import {
   type TransportLimits,
 } from './token-transport';
 
-/** Releases a body that will not be read, so the connection is not held. */
-function discard(response: Response): void {
-  response.body?.cancel().catch(() => undefined);
+/** Releases a body that will not be read (or no further), so the connection is not held. */
+function discard(body: { cancel(): Promise<void> } | null): void {
+  body?.cancel().catch(() => undefined);
+}
+
+/**
+ * Settles like `promise`, or rejects with `signal.reason` as soon as `signal` aborts, whichever
+ * comes first, so that a fetch or a read that ignores the signal cannot outlive the deadline.
+ */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Reads `body` to the end, or `undefined` once it grows beyond `maxBytes` (reading stops there);
+ * rejects with the signal's reason when `signal` aborts first.
+ */
+async function readCappedBody(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<Uint8Array | undefined> {
+  if (body === null) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await raceAbort(reader.read(), signal);
+      if (done) return Buffer.concat(chunks, total);
+      total += value.byteLength;
+      if (total > maxBytes) {
+        discard(reader);
+        return undefined;
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    discard(reader);
+    throw error;
+  }
 }
 
 /** Sends `request` with `fetchFn`; rejects with DEADLINE after `timeoutMs`, or with what fetch threw. */
@@ -41,14 +93,14 @@ export async function sendOverFetch(
       retryAfter: response.headers.get('retry-after'),
     };
     if (response.status >= 300 && response.status < 400) {
-      discard(response);
+      discard(response.body);
       return { ...answer, body: new Uint8Array(0) };
     }
     // A declared length over the cap fails before reading; an undeclared one is counted as it comes.
     const declared = response.headers.get('content-length');
     const declaredBytes = declared === null ? undefined : Number(declared);
     if (declaredBytes !== undefined && declaredBytes > limits.maxResponseBytes) {
-      discard(response);
+      discard(response.body);
       return { ...answer, body: undefined };
     }
     if (
@@ -62,8 +114,10 @@ export async function sendOverFetch(
       const bytes = new Uint8Array(await raceAbort(response.arrayBuffer(), signal));
       return { ...answer, body: bytes };
     }
-    const read = await readCappedBody(response.body, limits.maxResponseBytes, signal);
-    return { ...answer, body: read.tooLarge ? undefined : read.bytes };
+    return {
+      ...answer,
+      body: await readCappedBody(response.body, limits.maxResponseBytes, signal),
+    };
   } catch (error) {
     throw signal.aborted && signal.reason === DEADLINE ? DEADLINE : error;
   } finally {

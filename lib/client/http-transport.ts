@@ -4,7 +4,7 @@
 // server's announced Keep-Alive timeout, as fetch does. No redirect is followed (node:http never
 // does): a 3xx from a token endpoint is a misconfiguration, and following it would resend the
 // credentials to wherever it points.
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { brotliDecompress, gunzip, inflate, type ZlibOptions } from 'node:zlib';
 import {
@@ -30,13 +30,6 @@ const DECODERS: ReadonlyMap<string, Decoder> = new Map([
   ['deflate', inflate],
   ['br', brotliDecompress],
 ]);
-
-const EMPTY = new Uint8Array(0);
-
-/** A header the client reads, as fetch's `headers.get` gives it. */
-function header(response: IncomingMessage, name: 'content-type' | 'retry-after'): string | null {
-  return response.headers[name] ?? null;
-}
 
 /**
  * Sends `request`; resolves with the answer once its body is read (and decoded), rejects with
@@ -71,12 +64,12 @@ export function sendOverHttp(
     outgoing.on('response', (response) => {
       const answer = {
         status: response.statusCode ?? 0,
-        contentType: header(response, 'content-type'),
-        retryAfter: header(response, 'retry-after'),
+        contentType: response.headers['content-type'] ?? null,
+        retryAfter: response.headers['retry-after'] ?? null,
       };
       const tooLarge = (): void => settle(() => resolve({ ...answer, body: undefined }), true);
       if (answer.status >= 300 && answer.status < 400) {
-        settle(() => resolve({ ...answer, body: EMPTY }), true);
+        settle(() => resolve({ ...answer, body: new Uint8Array(0) }), true);
         return;
       }
       const declared = response.headers['content-length'];

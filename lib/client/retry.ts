@@ -1,16 +1,13 @@
 // When a failed refresh is tried again, and after how long: transient failures only, exponential
 // backoff with full jitter, and a server's Retry-After honoured only when it fits the wait budget.
 import { hasCode, isOAuthRefusal } from '../errors';
+import type { TokenClientConfig } from './token-client-options';
 
-/** How a refresh is retried. */
-export interface RetryPolicy {
-  /** Retries after the first attempt (0 = no retry). */
-  retries: number;
-  /** Base of the exponential backoff, in milliseconds. */
-  baseDelayMs: number;
-  /** Longest wait before a retry; a longer Retry-After means "do not retry". */
-  maxDelayMs: number;
-}
+/** How a refresh is retried: the client's options of that name. */
+export type RetryPolicy = Pick<
+  TokenClientConfig,
+  'refreshRetries' | 'retryBaseDelayMs' | 'maxRetryDelayMs'
+>;
 
 /** A failed attempt: the error it ended with and the server's Retry-After, if it sent one. */
 export interface FailedAttempt {
@@ -33,9 +30,7 @@ const isTransientStatus = (status: number | undefined): boolean =>
  * never are, whatever the status, and neither is a 2xx with a broken body.
  */
 export function isTransientFailure(error: unknown): boolean {
-  if (hasCode(error, 'ERR_PLATFORM_NETWORK', 'ERR_PLATFORM_TIMEOUT')) {
-    return true;
-  }
+  if (hasCode(error, 'ERR_PLATFORM_NETWORK', 'ERR_PLATFORM_TIMEOUT')) return true;
   if (isOAuthRefusal(error)) {
     if (error.code !== 'ERR_PLATFORM_REFUSED') return false;
     return isTransientStatus(error.httpStatus) || TRANSIENT_OAUTH_ERRORS.has(error.oauthError);
@@ -81,7 +76,7 @@ export function backoffDelayMs(
 
 /**
  * The wait before retry number `attempt + 1` after `failure`, or `undefined` when it must not be
- * retried: retries used up, not transient, or a Retry-After beyond `maxDelayMs`.
+ * retried: retries used up, not transient, or a Retry-After beyond `maxRetryDelayMs`.
  */
 export function retryDelayMs(
   failure: FailedAttempt,
@@ -89,9 +84,9 @@ export function retryDelayMs(
   policy: RetryPolicy,
   random: () => number = Math.random,
 ): number | undefined {
-  if (attempt >= policy.retries || !isTransientFailure(failure.error)) return undefined;
-  const backoff = backoffDelayMs(attempt, policy.baseDelayMs, policy.maxDelayMs, random);
+  if (attempt >= policy.refreshRetries || !isTransientFailure(failure.error)) return undefined;
+  const backoff = backoffDelayMs(attempt, policy.retryBaseDelayMs, policy.maxRetryDelayMs, random);
   if (failure.retryAfterMs === undefined) return backoff;
-  if (failure.retryAfterMs > policy.maxDelayMs) return undefined;
+  if (failure.retryAfterMs > policy.maxRetryDelayMs) return undefined;
   return Math.max(failure.retryAfterMs, backoff);
 }

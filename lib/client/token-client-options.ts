@@ -1,7 +1,7 @@
 // Options of PlatformTokenClient: one strict schema, documented field by field, that parses them once
 // at construction (platformLogin() composes the same fields, so both refuse the same values).
 import { z } from 'zod';
-import { parseOptions, type OptionsSchema } from '../util/parse-options';
+import { integerOption, parseOptions, type OptionsSchema } from '../util/parse-options';
 import { CONTROL_CHARACTERS, isRedirectUri } from '../util/redirect-uri';
 import { answerShape } from './answer-styles';
 
@@ -24,20 +24,9 @@ export interface TokenAttempt {
 /** Accepts an absolute http(s) URL without credentials, query or fragment (a base to append to). */
 function isAuthBaseUrl(value: string): boolean {
   if (!URL.canParse(value) || value.includes('?') || value.includes('#')) return false;
-  const url = new URL(value);
-  return (
-    (url.protocol === 'http:' || url.protocol === 'https:') &&
-    url.username === '' &&
-    url.password === ''
-  );
+  const { protocol, username, password } = new URL(value);
+  return /^https?:$/.test(protocol) && username === '' && password === '';
 }
-
-const integer = (min: number, max: number, unit: string) =>
-  z
-    .number({ error: `must be an integer${unit} from ${min} to ${max}` })
-    .int()
-    .min(min)
-    .max(max);
 
 /** How the client talks to the token endpoint: every option has a default. */
 const tuningShape = {
@@ -57,24 +46,24 @@ const tuningShape = {
    * Per-attempt deadline in milliseconds, covering the headers and the whole body; 1 to 300000.
    * Defaults to `5000`.
    */
-  timeoutMs: integer(1, 300_000, ' number of milliseconds').default(5000),
+  timeoutMs: integerOption(1, 300_000, ' number of milliseconds').default(5000),
   /** Largest response body accepted, enforced while streaming, in bytes. Defaults to `65536` (64 KiB). */
-  maxResponseBytes: integer(1, 16 * 1024 * 1024, ' number of bytes').default(65_536),
+  maxResponseBytes: integerOption(1, 16 * 1024 * 1024, ' number of bytes').default(65_536),
   /**
    * A larger `expires_in` is lowered to this. The platform documents a 12-hour access token, so a
    * day leaves room; a bogus huge value would otherwise mean a token that is never refreshed, while
    * a cap that is too low only costs an earlier refresh. Defaults to `86400` (one day).
    */
-  maxExpiresInSeconds: integer(1, 10 * 365 * 86_400, ' number of seconds').default(86_400),
+  maxExpiresInSeconds: integerOption(1, 10 * 365 * 86_400, ' number of seconds').default(86_400),
   /** Retries of a refresh after a transient failure (network, timeout, 5xx, 429); 0 to 5. Defaults to `2`. */
-  refreshRetries: integer(0, 5, '').default(2),
+  refreshRetries: integerOption(0, 5, '').default(2),
   /** Base of the exponential backoff with full jitter, in milliseconds. Defaults to `200`. */
-  retryBaseDelayMs: integer(0, 60_000, ' number of milliseconds').default(200),
+  retryBaseDelayMs: integerOption(0, 60_000, ' number of milliseconds').default(200),
   /**
    * Longest wait before a retry, in milliseconds. A `Retry-After` longer than this is not waited
    * for (the refresh fails at once): a player's request is waiting behind it. Defaults to `2000`.
    */
-  maxRetryDelayMs: integer(0, 60_000, ' number of milliseconds').default(2000),
+  maxRetryDelayMs: integerOption(0, 60_000, ' number of milliseconds').default(2000),
   /**
    * A fetch to send the token requests and `platformFetch()` through (a proxy's, a test's). By
    * default token requests go over node:http/https (Node's global agents), which costs a third of
@@ -158,16 +147,4 @@ export type TokenClientConfig = z.output<typeof tokenClientOptionsSchema>;
 /** Parses and defaults the options; throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`) naming each wrong option. */
 export function parseTokenClientOptions(options: unknown): TokenClientConfig {
   return parseOptions(tokenClientOptionsSchema, options, 'PlatformTokenClient');
-}
-
-/**
- * The longest one refresh can take with these options: every attempt running into its timeout,
- * plus the longest wait before each retry. A refresh lock must outlive it.
- */
-export function longestRefreshMs(
-  config: Pick<TokenClientConfig, 'timeoutMs' | 'refreshRetries' | 'maxRetryDelayMs'>,
-): number {
-  return (
-    config.timeoutMs * (config.refreshRetries + 1) + config.maxRetryDelayMs * config.refreshRetries
-  );
 }

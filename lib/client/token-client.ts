@@ -2,7 +2,6 @@
 // refreshes tokens, each answer validated into a TokenSet. Usable on its own, without Express.
 import type { TokenSet } from './token-set';
 import {
-  longestRefreshMs,
   parseTokenClientOptions,
   type PlatformTokenClientOptions,
   type TokenClientConfig,
@@ -10,11 +9,13 @@ import {
 import { interpretTokenAnswer, type TokenGrant } from './token-response';
 import { sendTokenRequest, type TokenRequestLimits } from './token-request';
 import type { TokenRequest } from './token-transport';
-import { parseRetryAfterMs, retryDelayMs, type FailedAttempt, type RetryPolicy } from './retry';
+import { parseRetryAfterMs, retryDelayMs, type FailedAttempt } from './retry';
 
 /** A request's parameters, in the order they are sent. */
 type TokenParameters = Readonly<Record<string, string>>;
 type AttemptOutcome = { tokenSet: TokenSet } | FailedAttempt;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 const ACCEPT_JSON = Object.freeze({ accept: 'application/json' });
 const FORM_HEADERS = Object.freeze({
@@ -22,8 +23,6 @@ const FORM_HEADERS = Object.freeze({
   'content-type': 'application/x-www-form-urlencoded',
 });
 const JSON_HEADERS = Object.freeze({ ...ACCEPT_JSON, 'content-type': 'application/json' });
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function requireToken(value: unknown, call: string): asserts value is string {
   if (typeof value !== 'string' || value.length === 0) {
@@ -40,7 +39,6 @@ export class PlatformTokenClient {
   readonly tokenEndpoint: string;
   readonly #config: TokenClientConfig;
   readonly #limits: TokenRequestLimits;
-  readonly #retryPolicy: RetryPolicy;
   readonly #clientParameters: TokenParameters;
   readonly #refreshClientParameters: TokenParameters;
 
@@ -49,17 +47,7 @@ export class PlatformTokenClient {
     const config = parseTokenClientOptions(options);
     this.#config = config;
     this.tokenEndpoint = `${config.authUrl.replace(/\/+$/, '')}/token`;
-    this.#limits = {
-      fetch: config.fetch,
-      timeoutMs: config.timeoutMs,
-      maxResponseBytes: config.maxResponseBytes,
-      tokenEndpoint: this.tokenEndpoint,
-    };
-    this.#retryPolicy = {
-      retries: config.refreshRetries,
-      baseDelayMs: config.retryBaseDelayMs,
-      maxDelayMs: config.maxRetryDelayMs,
-    };
+    this.#limits = { ...config, tokenEndpoint: this.tokenEndpoint };
     // redirect_uri goes out exactly as configured: the platform compares it with the registration.
     this.#clientParameters = {
       client_id: config.clientId,
@@ -76,14 +64,8 @@ export class PlatformTokenClient {
    * plus the longest wait before each retry. A lock held for a refresh must outlive it.
    */
   get longestRefreshMs(): number {
-    return longestRefreshMs(this.#config);
-  }
-
-  /** {@link longestRefreshMs} of a client with these options, before one is built. */
-  static longestRefreshMs(
-    options: Pick<TokenClientConfig, 'timeoutMs' | 'refreshRetries' | 'maxRetryDelayMs'>,
-  ): number {
-    return longestRefreshMs(options);
+    const { timeoutMs, refreshRetries, maxRetryDelayMs } = this.#config;
+    return timeoutMs * (refreshRetries + 1) + maxRetryDelayMs * refreshRetries;
   }
 
   /**
@@ -120,26 +102,20 @@ export class PlatformTokenClient {
     for (let attempt = 0; ; attempt += 1) {
       const outcome = await this.#attempt(request, refreshToken, refreshToken, attempt);
       if ('tokenSet' in outcome) return outcome.tokenSet;
-      const delay = retryDelayMs(outcome, attempt, this.#retryPolicy);
+      const delay = retryDelayMs(outcome, attempt, this.#config);
       if (delay === undefined) throw outcome.error;
       await sleep(delay);
     }
   }
 
   #bodyRequest(grant: TokenGrant, parameters: TokenParameters): TokenRequest {
-    return this.#config.bodyEncoding === 'json'
-      ? {
-          grant,
-          url: this.tokenEndpoint,
-          headers: JSON_HEADERS,
-          body: JSON.stringify(parameters),
-        }
-      : {
-          grant,
-          url: this.tokenEndpoint,
-          headers: FORM_HEADERS,
-          body: new URLSearchParams(parameters).toString(),
-        };
+    const json = this.#config.bodyEncoding === 'json';
+    return {
+      grant,
+      url: this.tokenEndpoint,
+      headers: json ? JSON_HEADERS : FORM_HEADERS,
+      body: json ? JSON.stringify(parameters) : new URLSearchParams(parameters).toString(),
+    };
   }
 
   #queryRequest(grant: TokenGrant, parameters: TokenParameters): TokenRequest {
@@ -159,17 +135,35 @@ export class PlatformTokenClient {
     resendCount = 0,
   ): Promise<AttemptOutcome> {
     // expiresAt counts from the moment of sending: the token's life began before the answer came.
-    const requestStartedAt = Date.now();
-    let result;
+    const startedAt = Date.now();
+    const report = (error: unknown, httpStatus?: number): void => {
+      try {
+        this.#config.onAttempt?.({
+          grant: request.grant,
+          resendCount,
+          outcome:
+            error === undefined
+              ? 'ok'
+              : String((error as { code?: unknown } | null)?.code ?? 'ERR_UNKNOWN'),
+          startedAt,
+          durationMs: Date.now() - startedAt,
+          tokenEndpoint: this.tokenEndpoint,
+          httpStatus,
+        });
+      } catch {
+        // An observer's failure must never change the outcome of a token request.
+      }
+    };
+    let answer;
     try {
-      result = await sendTokenRequest(request, this.#limits);
+      answer = await sendTokenRequest(request, this.#limits);
     } catch (error) {
-      this.#report(request.grant, resendCount, requestStartedAt, error, undefined);
+      report(error);
       return { error };
     }
-    const retryAfterMs = parseRetryAfterMs(result.retryAfter, Date.now());
+    const retryAfterMs = parseRetryAfterMs(answer.retryAfter, Date.now());
     try {
-      const tokenSet = interpretTokenAnswer(result.answer, requestStartedAt, {
+      const tokenSet = interpretTokenAnswer(answer, startedAt, {
         grant: request.grant,
         maxExpiresInSeconds: this.#config.maxExpiresInSeconds,
         previousRefreshToken,
@@ -179,39 +173,11 @@ export class PlatformTokenClient {
         platformRetryAfterSeconds:
           retryAfterMs === undefined ? undefined : Math.ceil(retryAfterMs / 1000),
       });
-      this.#report(request.grant, resendCount, requestStartedAt, undefined, result.answer.status);
+      report(undefined, answer.status);
       return { tokenSet };
     } catch (error) {
-      this.#report(request.grant, resendCount, requestStartedAt, error, result.answer.status);
+      report(error, answer.status);
       return { error, retryAfterMs };
-    }
-  }
-
-  #report(
-    grant: TokenGrant,
-    resendCount: number,
-    startedAt: number,
-    error: unknown,
-    httpStatus: number | undefined,
-  ): void {
-    const onAttempt = this.#config.onAttempt;
-    if (onAttempt === undefined) return;
-    const outcome =
-      error === undefined
-        ? 'ok'
-        : (((error as { code?: unknown }).code as string | undefined) ?? 'ERR_UNKNOWN');
-    try {
-      onAttempt({
-        grant,
-        resendCount,
-        outcome: String(outcome),
-        startedAt,
-        durationMs: Date.now() - startedAt,
-        tokenEndpoint: this.tokenEndpoint,
-        httpStatus,
-      });
-    } catch {
-      // An observer's failure must never change the outcome of a token request.
     }
   }
 }

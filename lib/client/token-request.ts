@@ -8,28 +8,23 @@ import { DEADLINE, type TokenRequest, type TransportLimits } from './token-trans
 
 /** The limits of one attempt and the fetch to make it with, if the app passed one. */
 export interface TokenRequestLimits extends TransportLimits {
-  fetch: typeof fetch | undefined;
+  fetch?: typeof fetch | undefined;
   /** The configured endpoint, without any query: the only URL an error message may name. */
   tokenEndpoint: string;
-}
-
-/** The answer of one attempt plus its Retry-After header, for the retry decision. */
-export interface TokenAttemptResult {
-  answer: TokenEndpointAnswer;
-  retryAfter: string | null;
 }
 
 /**
  * Sends one token request and collects its answer within `timeoutMs`. Rejects with
  * PlatformError `ERR_PLATFORM_TIMEOUT`, `ERR_PLATFORM_NETWORK`, or `ERR_PLATFORM_INVALID_RESPONSE` for a body
- * beyond `maxResponseBytes`; whatever the status, an answer that arrived in time resolves.
+ * beyond `maxResponseBytes`; whatever the status, an answer that arrived in time resolves, with
+ * its Retry-After header for the retry decision.
  */
 export async function sendTokenRequest(
   request: TokenRequest,
   limits: TokenRequestLimits,
-): Promise<TokenAttemptResult> {
+): Promise<TokenEndpointAnswer & { retryAfter: string | null }> {
   try {
-    const { body, retryAfter, ...answer } =
+    const { body, ...answer } =
       limits.fetch === undefined
         ? await sendOverHttp(request, limits)
         : await sendOverFetch(request, limits.fetch, limits);
@@ -40,7 +35,7 @@ export async function sendTokenRequest(
         { httpStatus: answer.status },
       );
     }
-    return { answer: { ...answer, body }, retryAfter };
+    return { ...answer, body };
   } catch (error) {
     if (error instanceof PlatformLoginError) throw error;
     const { tokenEndpoint, timeoutMs } = limits;

@@ -3,7 +3,7 @@
 // never quote the body.
 import { z } from 'zod';
 import { CHECK_AUTH_URL, invalidTokenResponse, tokenEndpointRefused } from '../errors';
-import { readStyledBody, type AnswerStyleConfig, type StyledRefusal } from './answer-styles';
+import { isPlainObject, readStyledBody, type AnswerStyleConfig } from './answer-styles';
 import { TokenSet } from './token-set';
 
 /** The grants the token endpoint is called with. */
@@ -92,7 +92,7 @@ const tokenResponseSchema = z.object({
   // Each entry is an identifier as open_id is: what an app matches requireScopes against or shows.
   scope: z.string().max(MAX_TOKEN_LENGTH).nullish().transform(parseScope).pipe(z.array(identifier)),
   unionid: identifier.nullish(),
-});
+} satisfies Record<TokenField, z.ZodType>);
 
 /**
  * Splits a scope string on commas (the platform's separator) and whitespace (RFC 6749 3.3's), trims,
@@ -103,19 +103,11 @@ export function parseScope(scope: string | null | undefined): string[] {
   return [...new Set(scope.split(/[\s,]+/).filter((entry) => entry.length > 0))];
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** The refusal `body` carries in the platform's answer style, or as an OAuth error body. */
 function refusalIn(body: unknown, context: TokenResponseContext): OAuthErrorBody | undefined {
   const styled = readStyledBody(body, context.answers ?? OAUTH_ANSWERS);
-  return 'refusal' in styled ? asOAuthError(styled.refusal) : parseOAuthErrorBody(body);
+  return 'refusal' in styled ? styled.refusal : parseOAuthErrorBody(body);
 }
-
-const asOAuthError = (refusal: StyledRefusal): OAuthErrorBody => ({
-  error: refusal.error,
-  errorDescription: refusal.description,
-});
 
 /** The OAuth error carried by `body`, if it carries one: an own `error` field that is set. */
 export function parseOAuthErrorBody(body: unknown): OAuthErrorBody | undefined {
@@ -199,7 +191,7 @@ export function parseTokenResponse(
   context: TokenResponseContext,
 ): TokenSet {
   const styled = readStyledBody(answerBody, context.answers ?? OAUTH_ANSWERS);
-  if ('refusal' in styled) throw refused(asOAuthError(styled.refusal), context);
+  if ('refusal' in styled) throw refused(styled.refusal, context);
   const body = styled.fields;
   const oauthError = parseOAuthErrorBody(body);
   if (oauthError !== undefined) throw refused(oauthError, context);
@@ -208,11 +200,9 @@ export function parseTokenResponse(
 
   const result = tokenResponseSchema.safeParse(body);
   if (!result.success) {
-    const field = result.error.issues[0]?.path[0];
-    if (typeof field === 'string' && field in FIELD_RULES) {
-      throw invalid(context, FIELD_RULES[field as TokenField], field as TokenField, answerBody);
-    }
-    throw invalid(context, 'the body is not a token response', undefined, answerBody);
+    // The body is an object, so every issue is a field's (FIELD_RULES has a rule for each).
+    const field = result.error.issues[0]!.path[0] as TokenField;
+    throw invalid(context, FIELD_RULES[field], field, answerBody);
   }
   const data = result.data;
   const refreshToken = data.refresh_token ?? context.previousRefreshToken;
@@ -235,12 +225,6 @@ export function parseTokenResponse(
 /** Decodes strictly: bytes that are not UTF-8 are garbage, not text with replacement marks. */
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-type DecodedBody =
-  | { kind: 'json'; value: unknown }
-  | { kind: 'empty' }
-  | { kind: 'html' }
-  | { kind: 'not-json'; mediaType: string };
-
 /** The media type of a Content-Type header, reduced to harmless characters for a message. */
 function mediaTypeOf(contentType: string | null): string {
   const mediaType = (contentType ?? '')
@@ -252,37 +236,24 @@ function mediaTypeOf(contentType: string | null): string {
   return mediaType === '' ? 'none' : mediaType;
 }
 
-/** Reads the body as JSON whatever the content type claims, and says what it was when it is not. */
-function decodeBody(answer: TokenEndpointAnswer): DecodedBody {
-  const mediaType = mediaTypeOf(answer.contentType);
+/** The body read as JSON whatever the content type claims, or what it was when it is not JSON. */
+function decodeBody(answer: TokenEndpointAnswer): { json: unknown } | { not: string } {
+  const notJson = {
+    not: `a body that is not JSON (content-type ${mediaTypeOf(answer.contentType)})`,
+  };
   let text: string;
   try {
     text = utf8.decode(answer.body);
   } catch {
-    return { kind: 'not-json', mediaType };
+    return notJson;
   }
-  if (text.trim() === '') return { kind: 'empty' };
+  if (text.trim() === '') return { not: 'an empty body' };
   try {
-    return { kind: 'json', value: JSON.parse(text) };
+    return { json: JSON.parse(text) };
   } catch {
-    return mediaType === 'text/html' || text.trimStart().startsWith('<')
-      ? { kind: 'html' }
-      : { kind: 'not-json', mediaType };
-  }
-}
-
-function describe(decoded: DecodedBody): string {
-  switch (decoded.kind) {
-    case 'empty':
-      return 'an empty body';
-    case 'html':
-      return 'an HTML page instead of JSON';
-    case 'not-json':
-      return `a body that is not JSON (content-type ${decoded.mediaType})`;
-    case 'json':
-      return isPlainObject(decoded.value)
-        ? 'JSON without an OAuth error'
-        : 'JSON that is not an object';
+    return mediaTypeOf(answer.contentType) === 'text/html' || text.trimStart().startsWith('<')
+      ? { not: 'an HTML page instead of JSON' }
+      : notJson;
   }
 }
 
@@ -305,15 +276,21 @@ export function interpretTokenAnswer(
   }
   const decoded = decodeBody(answer);
   if (answer.status < 200 || answer.status >= 300) {
-    const oauthError = decoded.kind === 'json' ? refusalIn(decoded.value, context) : undefined;
+    const oauthError = 'json' in decoded ? refusalIn(decoded.json, context) : undefined;
     if (oauthError !== undefined) throw refused(oauthError, withStatus);
+    const what =
+      'not' in decoded
+        ? decoded.not
+        : isPlainObject(decoded.json)
+          ? 'JSON without an OAuth error'
+          : 'JSON that is not an object';
     throw invalidTokenResponse(
-      `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${describe(decoded)}.` +
+      `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${what}.` +
         // No token endpoint there at all: the base URL is the likely mistake.
         (answer.status === 404 || answer.status === 405 ? CHECK_AUTH_URL : ''),
       { httpStatus: answer.status, platformRetryAfterSeconds: context.platformRetryAfterSeconds },
     );
   }
-  if (decoded.kind !== 'json') throw invalid(withStatus, `the body is ${describe(decoded)}`);
-  return parseTokenResponse(decoded.value, requestStartedAt, withStatus);
+  if ('not' in decoded) throw invalid(withStatus, `the body is ${decoded.not}`);
+  return parseTokenResponse(decoded.json, requestStartedAt, withStatus);
 }

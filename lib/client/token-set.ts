@@ -24,42 +24,27 @@ export interface TokenSetFields {
 
 /** A validated token response whose tokens never show in logs. */
 export class TokenSet implements TokenSetFields {
-  readonly accessToken!: string;
-  readonly refreshToken!: string;
-  readonly expiresIn: number;
-  readonly expiresAt: number;
+  declare readonly accessToken: string;
+  declare readonly refreshToken: string;
+  declare readonly expiresIn: number;
+  declare readonly expiresAt: number;
   declare readonly refreshExpiresIn?: number;
-  readonly openId: string;
-  readonly unionId?: string;
-  readonly scope: string[];
+  declare readonly openId: string;
+  declare readonly unionId?: string;
+  declare readonly scope: string[];
 
-  constructor(fields: TokenSetFields) {
+  constructor({ accessToken, refreshToken, ...fields }: TokenSetFields) {
     // Non-enumerable, so object spread, Object.keys and structured logging skip the secrets.
-    Object.defineProperty(this, 'accessToken', { value: fields.accessToken, enumerable: false });
-    Object.defineProperty(this, 'refreshToken', { value: fields.refreshToken, enumerable: false });
-    this.expiresIn = fields.expiresIn;
-    this.expiresAt = fields.expiresAt;
-    if (fields.refreshExpiresIn !== undefined) this.refreshExpiresIn = fields.refreshExpiresIn;
-    this.openId = fields.openId;
-    if (fields.unionId !== undefined) this.unionId = fields.unionId;
-    this.scope = fields.scope;
+    Object.defineProperties(this, {
+      accessToken: { value: accessToken },
+      refreshToken: { value: refreshToken },
+    });
+    Object.assign(this, fields);
   }
 
-  /** The non-secret fields, for logging. */
-  toJSON(): Omit<TokenSetFields, 'accessToken' | 'refreshToken'> & {
-    accessToken: string;
-    refreshToken: string;
-  } {
-    return {
-      accessToken: '[redacted]',
-      refreshToken: '[redacted]',
-      expiresIn: this.expiresIn,
-      expiresAt: this.expiresAt,
-      ...(this.refreshExpiresIn === undefined ? {} : { refreshExpiresIn: this.refreshExpiresIn }),
-      openId: this.openId,
-      ...(this.unionId === undefined ? {} : { unionId: this.unionId }),
-      scope: this.scope,
-    };
+  /** The fields for logging, the two tokens as `[redacted]`. */
+  toJSON(): TokenSetFields {
+    return Object.assign({ accessToken: '[redacted]', refreshToken: '[redacted]' }, this);
   }
 
   toString(): string {

@@ -4,27 +4,8 @@
 // undici's raw TypeError, a metric and a span.
 import { hasCode, openApiFailed } from '../errors';
 import type { OpenApiMetrics, OpenApiOutcome } from './open-api-metrics';
+import type { OpenApiBase, OpenApiSettings } from './open-api-options';
 import { openApiSpan } from './open-api-span';
-
-/** One open-API base, computed once from the options. */
-export interface OpenApiBase {
-  /** The name a call picks it by (`{ api: name }`); `default` for `api.url`. */
-  name: string;
-  /** The base without a trailing slash. */
-  href: string;
-  url: URL;
-}
-
-/** How the open API is reached, computed once from the options. */
-export interface OpenApiSettings {
-  /** `api.url` (named `default`) first, then `api.urls` in their order. */
-  bases: readonly OpenApiBase[];
-  accessTokenPlacement: 'header' | 'query';
-  accessTokenQueryParameter: string;
-  /** Deadline of one call, headers and body. */
-  timeoutMs: number;
-  fetch: typeof fetch;
-}
 
 /** `RequestInit` plus the open-API base a path is resolved against. */
 export interface OpenApiRequestInit extends RequestInit {
@@ -42,9 +23,6 @@ const isUnderPath = (path: string, base: string): boolean =>
 
 const isUnder = (url: URL, base: OpenApiBase): boolean =>
   url.origin === base.url.origin && isUnderPath(url.pathname, base.url.pathname);
-
-/** Statuses whose Response must have no body (the Response constructor refuses one). */
-const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 const outcomeOf = (status: number): OpenApiOutcome =>
   status < 300 ? '2xx' : status < 400 ? '3xx' : status < 500 ? '4xx' : '5xx';
@@ -91,7 +69,7 @@ export class OpenApiClient {
    * abort reason when its `signal` aborts. Reading the returned body fails the same typed way.
    */
   async send(url: URL, init: OpenApiRequestInit, accessToken: string): Promise<Response> {
-    const { accessTokenPlacement, timeoutMs } = this.#settings;
+    const { tokenPlacement, tokenQueryParameter, timeoutMs } = this.#settings;
     const { api, signal: callerSignal, ...rest } = init;
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), timeoutMs);
@@ -116,14 +94,17 @@ export class OpenApiClient {
 
     let answer: Response;
     try {
-      answer = await this.#settings.fetch(withToken(url, accessToken, this.#settings), {
-        ...rest,
-        headers:
-          accessTokenPlacement === 'header' ? bearer(rest.headers, accessToken) : rest.headers,
-        signal,
-        // Not following redirects keeps the token from travelling to another host.
-        redirect: 'manual',
-      });
+      // Not following redirects keeps the token from travelling to another host.
+      const request: RequestInit = { ...rest, signal, redirect: 'manual' };
+      let target = url;
+      if (tokenPlacement === 'header') {
+        request.headers = new Headers(rest.headers);
+        request.headers.set('Authorization', `Bearer ${accessToken}`);
+      } else {
+        target = new URL(url);
+        target.searchParams.set(tokenQueryParameter, accessToken);
+      }
+      answer = await this.#settings.fetch(target, request);
     } catch (error) {
       clearTimeout(timer);
       const typed = failure(error);
@@ -131,7 +112,7 @@ export class OpenApiClient {
       throw typed;
     }
     finish(outcomeOf(answer.status), answer.status);
-    if (answer.body === null || NULL_BODY.has(answer.status)) {
+    if (answer.body === null) {
       clearTimeout(timer);
       return answer;
     }
@@ -145,19 +126,6 @@ export class OpenApiClient {
     Object.defineProperty(guarded, 'url', { value: answer.url });
     return guarded;
   }
-}
-
-function withToken(url: URL, accessToken: string, settings: OpenApiSettings): URL {
-  if (settings.accessTokenPlacement === 'header') return url;
-  const placed = new URL(url);
-  placed.searchParams.set(settings.accessTokenQueryParameter, accessToken);
-  return placed;
-}
-
-function bearer(headers: HeadersInit | undefined, accessToken: string): Headers {
-  const withAuthorization = new Headers(headers);
-  withAuthorization.set('Authorization', `Bearer ${accessToken}`);
-  return withAuthorization;
 }
 
 /** `body`, with read failures turned by `failure` and `done` called once it ends either way. */

@@ -1,8 +1,7 @@
 // The `api` options of platformLogin(), and how the open-API client reaches the platform, derived
 // from them once: the bases by name, parsed.
 import { z } from 'zod';
-import type { OptionsSchema } from '../util/parse-options';
-import type { OpenApiSettings } from './open-api-client';
+import { integerOption, type OptionsSchema } from '../util/parse-options';
 
 const httpUrl = z
   .string({ error: 'must be an absolute http(s) URL' })
@@ -31,12 +30,7 @@ const apiShape = {
    * body, in milliseconds (1 to 300000); past it the call rejects with 504 `platform_timeout`.
    * Defaults to `10000`.
    */
-  timeoutMs: z
-    .number({ error: 'must be an integer number of milliseconds from 1 to 300000' })
-    .int()
-    .min(1)
-    .max(300_000)
-    .default(10_000),
+  timeoutMs: integerOption(1, 300_000, ' number of milliseconds').default(10_000),
   /** How the open API is given the access token: `'header'` (Bearer) or `'query'`. Defaults to `'header'`. */
   tokenPlacement: z
     .enum(['header', 'query'], { error: "must be 'header' or 'query'" })
@@ -51,10 +45,24 @@ const apiShape = {
 /** The `api` options of platformLogin(): the platform's open API, called by `req.platformFetch()`, sockets and jobs. */
 export const apiOptionsSchema: OptionsSchema<typeof apiShape> = z.strictObject(apiShape);
 
-/**
- * How routes, sockets and jobs reach the open API: its bases by name (`default` is `api.url`, else
- * `authUrl`), through the token client's `fetch`.
- */
+/** One open-API base, computed once from the options. */
+export interface OpenApiBase {
+  /** The name a call picks it by (`{ api: name }`); `default` for `api.url`. */
+  name: string;
+  /** The base without a trailing slash. */
+  href: string;
+  url: URL;
+}
+
+/** How routes, sockets and jobs reach the open API: the `api` options, their bases parsed, a fetch. */
+export interface OpenApiSettings extends Omit<z.output<typeof apiOptionsSchema>, 'url' | 'urls'> {
+  /** `api.url` (named `default`, else `authUrl`) first, then `api.urls` in their order. */
+  bases: readonly OpenApiBase[];
+  /** The token client's `fetch`, else the global one. */
+  fetch: typeof fetch;
+}
+
+/** The settings of the open-API client, derived once from the `api` options. */
 export function openApiSettings(
   options: z.output<typeof apiOptionsSchema>,
   authUrl: string,
@@ -63,11 +71,5 @@ export function openApiSettings(
   const bases = Object.entries({ default: options.url ?? authUrl, ...options.urls }).map(
     ([name, href]) => ({ name, href: new URL(href).href.replace(/\/+$/, ''), url: new URL(href) }),
   );
-  return {
-    bases,
-    accessTokenPlacement: options.tokenPlacement,
-    accessTokenQueryParameter: options.tokenQueryParameter,
-    timeoutMs: options.timeoutMs,
-    fetch,
-  };
+  return { ...options, bases, fetch };
 }

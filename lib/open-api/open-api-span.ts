@@ -25,16 +25,10 @@ export function openApiSpan(method: string, url: URL): OpenApiSpan {
   return {
     end(outcome, status) {
       if (status !== undefined) span.setAttribute('http.response.status_code', status);
-      const errorType =
-        status !== undefined
-          ? status >= 400
-            ? String(status)
-            : undefined
-          : outcome === 'timeout'
-            ? 'ERR_PLATFORM_API_TIMEOUT'
-            : 'ERR_PLATFORM_API_UNREACHABLE';
-      if (errorType !== undefined) {
-        span.setAttribute('error.type', errorType);
+      if (status === undefined || status >= 400) {
+        const noAnswer =
+          outcome === 'timeout' ? 'ERR_PLATFORM_API_TIMEOUT' : 'ERR_PLATFORM_API_UNREACHABLE';
+        span.setAttribute('error.type', status === undefined ? noAnswer : String(status));
         span.setStatus({ code: SpanStatusCode.ERROR });
       }
       span.end();

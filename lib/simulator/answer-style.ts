@@ -13,18 +13,8 @@ export interface TokenOutcome {
 export const SIMULATOR_ANSWER_STYLES = ['oauth', 'errcode', 'envelope'] as const;
 export type SimulatorAnswerStyle = (typeof SIMULATOR_ANSWER_STYLES)[number];
 
-/** A failure the platform reports, whatever its style says it with. */
-export type PlatformFailure =
-  | 'code_rejected'
-  | 'refresh_expired'
-  | 'refresh_invalid'
-  | 'bad_client'
-  | 'bad_request'
-  | 'rate_limited'
-  | 'busy';
-
 /** Each failure's code in the numeric styles: the best-known platforms' own. */
-const CODES: Readonly<Record<PlatformFailure, { errcode: number; envelope: number }>> = {
+const CODES = {
   code_rejected: { errcode: 40029, envelope: 10007 },
   refresh_expired: { errcode: 42002, envelope: 10010 },
   refresh_invalid: { errcode: 40030, envelope: 10010 },
@@ -32,7 +22,10 @@ const CODES: Readonly<Record<PlatformFailure, { errcode: number; envelope: numbe
   bad_request: { errcode: 40097, envelope: 2100005 },
   rate_limited: { errcode: 45011, envelope: 10020 },
   busy: { errcode: -1, envelope: 2100004 },
-};
+} as const;
+
+/** A failure the platform reports, whatever its style says it with. */
+type PlatformFailure = keyof typeof CODES;
 
 /** What an RFC 6749 answer of the rules is, in the terms of a numeric style. */
 function failureOf(outcome: TokenOutcome, grant: string | undefined): PlatformFailure {

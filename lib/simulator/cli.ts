@@ -2,7 +2,7 @@
 // Command-line entry: `express-platform-login-simulator --port 4000` runs the simulated platform
 // until Ctrl+C or SIGTERM.
 import { parseArgs } from 'node:util';
-import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from './demo-data';
+import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from './options';
 import { startSimulator, type PlatformSimulator } from './simulator';
 import { SIMULATOR_ANSWER_STYLES, type SimulatorAnswerStyle } from './answer-style';
 
@@ -27,33 +27,27 @@ Demo client: client_id ${DEMO_CLIENT_ID}, client_secret ${DEMO_CLIENT_SECRET} (d
 `;
 
 /** A whole number from the command line, or a message naming the flag. */
-function wholeNumber(flag: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value))
-    throw new TypeError(`--${flag} must be a whole number, got "${value}".`);
-  return Number(value);
+function wholeNumber(flag: string, value: string): number {
+  if (/^\d+$/.test(value)) return Number(value);
+  throw new TypeError(`--${flag} must be a whole number, got "${value}".`);
 }
 
 /** The `--answer-style` flag, or a message naming the styles. */
-function answerStyleOf(value: string | undefined): { answerStyle?: SimulatorAnswerStyle } {
-  if (value === undefined) return {};
+function answerStyleOf(value: string): SimulatorAnswerStyle {
   const style = SIMULATOR_ANSWER_STYLES.find((known) => known === value);
-  if (style === undefined) {
-    throw new TypeError(
-      `--answer-style must be one of ${SIMULATOR_ANSWER_STYLES.join(', ')}, got "${value}".`,
-    );
-  }
-  return { answerStyle: style };
+  if (style !== undefined) return style;
+  const styles = SIMULATOR_ANSWER_STYLES.join(', ');
+  throw new TypeError(`--answer-style must be one of ${styles}, got "${value}".`);
 }
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'access-token-lifetime': { type: 'string' },
-      rotate: { type: 'boolean' },
-      'answer-style': { type: 'string' },
+      port: { type: 'string', default: '4000' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'access-token-lifetime': { type: 'string', default: '7200' },
+      rotate: { type: 'boolean', default: false },
+      'answer-style': { type: 'string', default: 'oauth' },
       'redirect-uri': { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -65,16 +59,15 @@ async function main(): Promise<void> {
   }
 
   const simulator: PlatformSimulator = await startSimulator({
-    port: wholeNumber('port', values.port, 4000),
-    host: values.host ?? '127.0.0.1',
+    port: wholeNumber('port', values.port),
+    host: values.host,
     accessTokenLifetimeSeconds: wholeNumber(
       'access-token-lifetime',
       values['access-token-lifetime'],
-      7200,
     ),
-    rotateRefreshTokens: values.rotate ?? false,
-    ...answerStyleOf(values['answer-style']),
-    ...(values['redirect-uri'] === undefined ? {} : { defaultRedirectUri: values['redirect-uri'] }),
+    rotateRefreshTokens: values.rotate,
+    answerStyle: answerStyleOf(values['answer-style']),
+    defaultRedirectUri: values['redirect-uri'],
   });
   process.stdout.write(
     `Platform simulator running.\n` +

@@ -3,16 +3,19 @@
 // reshape an answer (latency, oversized, slow-body, field) process it first, as a slow or sloppy
 // platform would.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { pipeline, Readable } from 'node:stream';
+import { setInterval as every, setTimeout as delay } from 'node:timers/promises';
+import { ignore } from '../util/ignore';
 import type { SimulatorFault } from './faults';
 import { JSON_TYPE, sendBody, sendJson } from './write-response';
-import type { TimerSet } from './timers';
 import { failureAnswer, type SimulatorAnswerStyle, type TokenOutcome } from './answer-style';
 
 /** What a fault needs to answer a call. */
 export interface FaultContext {
   req: IncomingMessage;
   res: ServerResponse;
-  timers: TimerSet;
+  /** Aborts when the simulator closes: delayed and trickled answers stop there. */
+  closed: AbortSignal;
   /** Processes the request (uses up a code, renews a token) and returns the normal answer. */
   produce: () => TokenOutcome;
   /** How the simulator answers: a throttle or a busy platform says so in this style. */
@@ -26,9 +29,8 @@ const HTML_PAGE =
 // Cut off in the middle of a value: a truncated answer, with no real token in it.
 const MALFORMED_JSON = '{"access_token":"truncated","expires_in":72';
 
-const CHUNK_BYTES = 16 * 1024;
 /** One chunk of JSON-safe padding, shared by every oversized answer. */
-const PADDING = Buffer.alloc(CHUNK_BYTES, 'x');
+const PADDING = Buffer.alloc(16 * 1024, 'x');
 const TRICKLE_TICK_MS = 100;
 
 /** Answers the call the way `fault` says. */
@@ -36,11 +38,11 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
   const { req, res } = context;
   switch (fault.kind) {
     case 'latency':
-      context.timers.later(() => {
-        // The platform finishes its work even when the client gave up waiting.
+      // The platform finishes its work even when the client gave up waiting.
+      void delay(fault.ms, undefined, { signal: context.closed }).then(() => {
         const outcome = context.produce();
         sendJson(res, outcome.status, outcome.body);
-      }, fault.ms);
+      }, ignore);
       return;
     case 'status': {
       const headers: Record<string, string> =
@@ -86,13 +88,8 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
       sendJson(res, 200, { err_no: fault.errNo, err_msg: fault.errMsg ?? 'invalid code' });
       return;
     case 'error-body-200':
-      sendJson(
-        res,
-        200,
-        fault.errorDescription === undefined
-          ? { error: fault.error }
-          : { error: fault.error, error_description: fault.errorDescription },
-      );
+      // An absent description stays out: JSON leaves an undefined field out.
+      sendJson(res, 200, { error: fault.error, error_description: fault.errorDescription });
       return;
     case 'oversized':
       sendOversized(res, context.produce(), fault.bytes);
@@ -101,7 +98,7 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
       // No answer at all; close() destroys the socket.
       return;
     case 'slow-body':
-      sendSlowly(context, context.produce(), fault.bytesPerSecond);
+      sendSlowly(context, context.produce(), fault.bytesPerSecond).catch(ignore);
       return;
     case 'reset':
       req.socket.resetAndDestroy();
@@ -123,40 +120,29 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
 
 /** The answer padded to `bytes` with an unknown field, streamed without Content-Length. */
 function sendOversized(res: ServerResponse, outcome: TokenOutcome, bytes: number): void {
-  // The answer's JSON with a "padding" field last, streamed: headers at once, then the padding in
-  // chunks of one shared buffer, so that a 10 MB answer costs the simulator no 10 MB string (which
-  // under load delayed the answer past the client's timeout: a 504 instead of the size cap's 502).
-  const json = JSON.stringify({ ...outcome.body, padding: '' });
-  const head = Buffer.from(json.slice(0, -2)); // up to and including the padding's opening quote
-  const tail = Buffer.from(json.slice(-2)); // '"}'
-  let paddingLeft = Math.max(0, bytes - head.length - tail.length);
   res.writeHead(outcome.status, { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store' });
-  let headSent = false;
-  const writeMore = (): void => {
-    if (!headSent) {
-      headSent = true;
-      if (!res.write(head)) {
-        res.once('drain', writeMore);
-        return;
-      }
-    }
-    while (paddingLeft > 0 && !res.destroyed) {
-      const chunk = PADDING.subarray(0, Math.min(PADDING.length, paddingLeft));
-      paddingLeft -= chunk.length;
-      // Respect backpressure: a client that stops reading at its size cap stops the stream too.
-      if (!res.write(chunk)) {
-        res.once('drain', writeMore);
-        return;
-      }
-    }
-    if (!res.destroyed) res.end(tail);
-  };
-  writeMore();
+  // Streamed with backpressure, so a 10 MB answer costs the simulator no 10 MB string (which under
+  // load delayed it past the client's timeout) and a client that stops reading stops the stream.
+  const json = JSON.stringify({ ...outcome.body, padding: '' });
+  pipeline(Readable.from(padded(json, bytes)), res, ignore);
+}
+
+/** `json`, whose last field is an empty "padding" string, with that string filled up to `bytes`. */
+function* padded(json: string, bytes: number): Generator<Buffer> {
+  yield Buffer.from(json.slice(0, -2)); // up to and including the padding's opening quote
+  for (let left = bytes - Buffer.byteLength(json); left > 0; left -= PADDING.length) {
+    yield PADDING.subarray(0, Math.min(PADDING.length, left));
+  }
+  yield Buffer.from(json.slice(-2)); // '"}'
 }
 
 /** Headers at once (with the true Content-Length), then the body at `bytesPerSecond`. */
-function sendSlowly(context: FaultContext, outcome: TokenOutcome, bytesPerSecond: number): void {
-  const { res, timers } = context;
+async function sendSlowly(
+  context: FaultContext,
+  outcome: TokenOutcome,
+  bytesPerSecond: number,
+): Promise<void> {
+  const { res } = context;
   const body = Buffer.from(JSON.stringify(outcome.body));
   res.writeHead(outcome.status, {
     'Content-Type': JSON_TYPE,
@@ -166,18 +152,15 @@ function sendSlowly(context: FaultContext, outcome: TokenOutcome, bytesPerSecond
   res.flushHeaders();
   let offset = 0;
   let allowance = 0;
-  const stop = timers.every(() => {
-    if (res.destroyed) return stop();
+  for await (const _tick of every(TRICKLE_TICK_MS, undefined, { signal: context.closed })) {
+    if (res.destroyed) return;
     allowance += (bytesPerSecond * TRICKLE_TICK_MS) / 1000;
     const size = Math.floor(allowance);
-    if (size === 0) return;
+    if (size === 0) continue;
     allowance -= size;
     res.write(body.subarray(offset, offset + size));
     offset += size;
-    if (offset >= body.length) {
-      stop();
-      res.end();
-    }
-  }, TRICKLE_TICK_MS);
-  res.once('close', stop);
+    if (offset >= body.length) break;
+  }
+  res.end();
 }

@@ -121,24 +121,14 @@ export type SimulatorFault = z.input<typeof faultSchema>;
 /** The grant a call is counted under: its grant_type, or `invalid` for anything else. */
 export type CallKind = 'authorization_code' | 'refresh_token' | 'invalid';
 
-interface QueuedFault {
-  fault: SimulatorFault;
-  grant: FaultOptions['grant'];
-  remaining: number;
-}
-
 /** Injected faults, in order of injection; each call takes the first one that matches it. */
 export class FaultQueue {
-  private queue: QueuedFault[] = [];
+  private queue: { fault: SimulatorFault; grant: FaultOptions['grant']; remaining: number }[] = [];
 
   inject(fault: SimulatorFault, options?: FaultOptions): void {
-    const parsedFault = parseOptions(faultSchema, fault, 'injectFault') as SimulatorFault;
-    const parsedOptions = parseOptions(faultOptionsSchema, options, 'injectFault options');
-    this.queue.push({
-      fault: parsedFault,
-      grant: parsedOptions.grant,
-      remaining: parsedOptions.times ?? Infinity,
-    });
+    const parsed = parseOptions(faultSchema, fault, 'injectFault') as SimulatorFault;
+    const { grant, times } = parseOptions(faultOptionsSchema, options, 'injectFault options');
+    this.queue.push({ fault: parsed, grant, remaining: times ?? Infinity });
   }
 
   clear(): void {
@@ -147,9 +137,7 @@ export class FaultQueue {
 
   /** The fault for this call, if any; a fault with a `times` budget is used up by it. */
   take(kind: CallKind): SimulatorFault | undefined {
-    const index = this.queue.findIndex(
-      (entry) => entry.grant === undefined || entry.grant === kind,
-    );
+    const index = this.queue.findIndex(({ grant }) => grant === undefined || grant === kind);
     const entry = this.queue[index];
     if (entry === undefined) return undefined;
     entry.remaining -= 1;

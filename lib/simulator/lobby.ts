@@ -59,12 +59,12 @@ function lobbyNotice(
   clientParam: string | undefined,
   target: string | undefined,
 ): { notice: string; ready: boolean } {
+  const problem = (html: string) => ({
+    notice: `<p class="notice error">${html}</p>`,
+    ready: false,
+  });
   if (unknownClient) {
-    const shown = escapeHtml(clientParam ?? '');
-    return {
-      notice: `<p class="notice error">Unknown client_id <code>${shown}</code>.</p>`,
-      ready: false,
-    };
+    return problem(`Unknown client_id <code>${escapeHtml(clientParam ?? '')}</code>.`);
   }
   if (target === undefined) {
     return {
@@ -76,11 +76,7 @@ function lobbyNotice(
     };
   }
   if (!isRedirectUri(target)) {
-    return {
-      notice:
-        '<p class="notice error">The redirect_uri must be an absolute http(s) URL without a #fragment.</p>',
-      ready: false,
-    };
+    return problem('The redirect_uri must be an absolute http(s) URL without a #fragment.');
   }
   return {
     notice:

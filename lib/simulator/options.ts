@@ -1,9 +1,9 @@
 // The simulator's options: one strict schema, parsed once by startSimulator. Defaults follow the
-// platform spec (7200 s `expires_in`, 90-day refresh tokens) and the demo client and players.
+// platform spec (7200 s `expires_in`, 90-day refresh tokens) and the demo client and players, the
+// pair the example app and the CLI use out of the box.
 import { z } from 'zod';
 import { parseOptions, type OptionsSchema } from '../util/parse-options';
 import { isRedirectUri } from '../util/redirect-uri';
-import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_PLAYERS } from './demo-data';
 import { SIMULATOR_ANSWER_STYLES } from './answer-style';
 
 const redirectUri = z.string().refine(isRedirectUri, {
@@ -20,17 +20,43 @@ const seconds = (what: string) =>
 const nonEmpty = z.string({ error: 'must be a non-empty string' }).min(1);
 
 const playerSchema = z.strictObject({
+  /** The player's identifier within the application (`open_id`). */
   openId: nonEmpty,
+  /** The platform-wide identifier (`unionid`), sent when `includeUnionId` is on. */
   unionId: nonEmpty.optional(),
+  /** Display name, shown in the lobby and returned by `/userinfo`. */
   nickname: nonEmpty,
+  /** Scopes granted by the player, sent comma-separated in `scope`. */
   scope: z.array(nonEmpty, { error: 'must be an array of scope names' }),
 });
+
+/** A player the simulator can log in. */
+export type SimulatorPlayer = z.output<typeof playerSchema>;
 
 const clientSchema = z.strictObject({
   clientId: nonEmpty,
   clientSecret: nonEmpty,
+  /** Registered callback addresses; undefined or empty: any http(s) `redirect_uri` is accepted when a code is issued. */
   redirectUris: z.array(redirectUri).optional(),
 });
+
+/** An application registered with the simulated platform. */
+export type SimulatorClient = z.output<typeof clientSchema>;
+
+/** `client_id` of the demo application the simulator registers by default. */
+export const DEMO_CLIENT_ID = 'demo-game';
+
+/** `client_secret` of the demo application; public on purpose, never use it outside development. */
+export const DEMO_CLIENT_SECRET = 'demo-secret';
+
+const DEMO_SCOPE = ['user_info', 'basic_actions'];
+
+/** The three demo players listed in the lobby by default. */
+export const DEMO_PLAYERS: readonly SimulatorPlayer[] = Object.freeze([
+  { openId: 'player-ada', unionId: 'union-ada', nickname: 'Ada', scope: [...DEMO_SCOPE] },
+  { openId: 'player-bo', unionId: 'union-bo', nickname: 'Bo', scope: [...DEMO_SCOPE] },
+  { openId: 'player-cy', unionId: 'union-cy', nickname: 'Cy', scope: [...DEMO_SCOPE] },
+]);
 
 const simulatorShape = {
   /** TCP port to listen on; 0 picks a free one. Defaults to 0. */
@@ -93,21 +119,17 @@ const simulatorShape = {
 /** The schema of startSimulator's options. */
 const optionsSchema: OptionsSchema<typeof simulatorShape> = z
   .strictObject(simulatorShape)
-  .superRefine((config, ctx) => {
-    // The lobby enters the game for the first client, so its fallback must be an address it accepts.
-    const registered = config.clients[0]?.redirectUris ?? [];
-    if (
-      config.defaultRedirectUri !== undefined &&
-      registered.length > 0 &&
-      !registered.includes(config.defaultRedirectUri)
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['defaultRedirectUri'],
-        message: 'must be one of the redirectUris registered for the first client',
-      });
-    }
-  });
+  // The lobby enters the game for the first client, so its fallback must be an address it accepts.
+  .refine(
+    ({ clients, defaultRedirectUri: uri }) => {
+      const registered = clients[0]?.redirectUris ?? [];
+      return uri === undefined || registered.length === 0 || registered.includes(uri);
+    },
+    {
+      path: ['defaultRedirectUri'],
+      error: 'must be one of the redirectUris registered for the first client',
+    },
+  );
 
 /** The simulator's configuration after parsing: every default filled in. */
 export type SimulatorConfig = z.output<typeof optionsSchema>;

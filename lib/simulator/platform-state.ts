@@ -1,8 +1,7 @@
 // The simulated platform's memory: its clock, the codes it issued and the grants (access and
 // refresh token pairs) it holds. No HTTP here; token-grants.ts applies the OAuth rules to it.
 import { randomBytes } from 'node:crypto';
-import type { SimulatorPlayer } from './demo-data';
-import type { SimulatorConfig } from './options';
+import type { SimulatorConfig, SimulatorPlayer } from './options';
 
 /** How many POST /token calls (by grant_type, or invalid) and GET /userinfo calls were received. */
 export interface SimulatorCallCounts {
@@ -41,9 +40,6 @@ const SWEEP_THRESHOLD = 1024;
 
 /** Clock, codes and grants of one simulator. */
 export class SimulatorState {
-  /** Settings that tests may change while the simulator runs. */
-  accessTokenLifetimeSeconds: number;
-  rotateRefreshTokens: boolean;
   readonly calls: SimulatorCallCounts = {
     authorization_code: 0,
     refresh_token: 0,
@@ -53,22 +49,21 @@ export class SimulatorState {
   /** POST /token calls by the `client_id` they carried (`''` when none) and grant_type. */
   readonly callsByClient = new Map<string, { authorization_code: number; refresh_token: number }>();
 
-  private clockOffsetMs = 0;
-  private readonly codes = new Map<string, CodeRecord>();
-  private readonly grantsByRefreshToken = new Map<string, GrantRecord>();
-  private readonly grantsByAccessToken = new Map<string, GrantRecord>();
-  private sweepAt = SWEEP_THRESHOLD;
+  /** Issued codes; grants by their live refresh token (one forgotten is refused) and access token. */
+  readonly codes = new Map<string, CodeRecord>();
+  readonly grantsByRefreshToken = new Map<string, GrantRecord>();
+  readonly grantsByAccessToken = new Map<string, GrantRecord>();
   /** Refresh tokens retired by a rotation, to count their reuse (a platform may call it theft). */
-  private readonly retired = new Set<string>();
+  readonly retired = new Set<string>();
+  private clockOffsetMs = 0;
+  private sweepAt = SWEEP_THRESHOLD;
   /** How many refresh calls carried another client's credentials than their grant's. */
   foreignClientRefreshes = 0;
   /** How many refresh calls presented a token already retired by a rotation. */
   retiredTokenReuses = 0;
 
-  constructor(readonly config: SimulatorConfig) {
-    this.accessTokenLifetimeSeconds = config.accessTokenLifetimeSeconds;
-    this.rotateRefreshTokens = config.rotateRefreshTokens;
-  }
+  /** `config` is this simulator's own: the setters of PlatformSimulator change it as it runs. */
+  constructor(readonly config: SimulatorConfig) {}
 
   /** Simulated epoch milliseconds: the real clock plus every advanceClock. */
   now(): number {
@@ -107,10 +102,6 @@ export class SimulatorState {
     return code;
   }
 
-  findCode(code: string): CodeRecord | undefined {
-    return this.codes.get(code);
-  }
-
   createGrant(
     clientId: string,
     player: SimulatorPlayer,
@@ -123,21 +114,13 @@ export class SimulatorState {
       player,
       redirectUri,
       accessToken: newToken(),
-      accessExpiresAt: now + this.accessTokenLifetimeSeconds * 1000,
+      accessExpiresAt: now + this.config.accessTokenLifetimeSeconds * 1000,
       refreshToken: newToken(),
       refreshExpiresAt: now + this.config.refreshTokenLifetimeSeconds * 1000,
     };
     this.grantsByAccessToken.set(grant.accessToken, grant);
     this.grantsByRefreshToken.set(grant.refreshToken, grant);
     return grant;
-  }
-
-  findGrantByRefreshToken(refreshToken: string): GrantRecord | undefined {
-    return this.grantsByRefreshToken.get(refreshToken);
-  }
-
-  findGrantByAccessToken(accessToken: string): GrantRecord | undefined {
-    return this.grantsByAccessToken.get(accessToken);
   }
 
   /**
@@ -151,7 +134,7 @@ export class SimulatorState {
       grant.accessToken = newToken();
       this.grantsByAccessToken.set(grant.accessToken, grant);
     }
-    grant.accessExpiresAt = now + this.accessTokenLifetimeSeconds * 1000;
+    grant.accessExpiresAt = now + this.config.accessTokenLifetimeSeconds * 1000;
   }
 
   /** A new refresh token with a fresh lifetime; the old one is forgotten, so it is rejected from now on. */
@@ -164,21 +147,12 @@ export class SimulatorState {
     this.grantsByRefreshToken.set(grant.refreshToken, grant);
   }
 
-  /** Counts a refresh token presented after its rotation retired it; true when it was one. */
-  noteRetired(refreshToken: string): boolean {
-    if (!this.retired.has(refreshToken)) return false;
-    this.retiredTokenReuses += 1;
-    return true;
-  }
-
-  /** Forgets a grant's refresh token (expired or revoked); its access token lives until it expires. */
-  dropRefreshToken(grant: GrantRecord): void {
-    this.grantsByRefreshToken.delete(grant.refreshToken);
-  }
-
+  /** Forgets refresh tokens (of one player, or all); their access tokens live until they expire. */
   revokeRefreshTokens(openId: string | undefined): void {
-    for (const grant of this.grantsByRefreshToken.values()) {
-      if (openId === undefined || grant.player.openId === openId) this.dropRefreshToken(grant);
+    for (const [token, grant] of this.grantsByRefreshToken) {
+      if (openId === undefined || grant.player.openId === openId) {
+        this.grantsByRefreshToken.delete(token);
+      }
     }
   }
 

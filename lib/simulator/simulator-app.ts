@@ -6,7 +6,7 @@ import { sendJson } from './write-response';
 import { tokenEndpoint, type TokenEndpointContext } from './token-endpoint';
 import { userinfoEndpoint } from './userinfo';
 
-/** Builds the app around one simulator's state, faults and timers. */
+/** Builds the app around one simulator's state and faults. */
 export function createSimulatorApp(context: TokenEndpointContext): Express {
   const app = express();
   app.disable('x-powered-by');

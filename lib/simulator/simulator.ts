@@ -1,4 +1,5 @@
 // PlatformSimulator: the running simulated platform and the knobs tests turn on it.
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSimulatorApp } from './simulator-app';
@@ -6,20 +7,12 @@ import { resolveEntry } from './player-entry';
 import { FaultQueue, type FaultOptions, type SimulatorFault } from './faults';
 import { parseSimulatorOptions, type SimulatorOptions } from './options';
 import { SimulatorState, type SimulatorCallCounts } from './platform-state';
-import { TimerSet } from './timers';
 
 /** The address clients should use for a listening host (a wildcard address is reached over loopback). */
 function urlHost(host: string): string {
   if (host === '0.0.0.0') return '127.0.0.1';
   if (host === '::') return '[::1]';
   return host.includes(':') ? `[${host}]` : host;
-}
-
-function checkNumber(method: string, value: unknown, min: number, allowed: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-    throw new TypeError(`${method}: \`seconds\` must be ${allowed}.`);
-  }
-  return value;
 }
 
 /** A running simulated platform: token endpoint at `url + '/token'`, `/userinfo`, and the lobby at `url + '/'`. */
@@ -34,7 +27,7 @@ export class PlatformSimulator {
   private constructor(
     private readonly state: SimulatorState,
     private readonly faults: FaultQueue,
-    private readonly timers: TimerSet,
+    private readonly closer: AbortController,
     private readonly server: Server,
   ) {
     const { port } = server.address() as AddressInfo;
@@ -47,16 +40,10 @@ export class PlatformSimulator {
     const config = parseSimulatorOptions(options);
     const state = new SimulatorState(config);
     const faults = new FaultQueue();
-    const timers = new TimerSet();
-    const server = createServer(createSimulatorApp({ state, faults, timers }));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    return new PlatformSimulator(state, faults, timers, server);
+    const closer = new AbortController();
+    const server = createServer(createSimulatorApp({ state, faults, closed: closer.signal }));
+    await once(server.listen(config.port, config.host), 'listening');
+    return new PlatformSimulator(state, faults, closer, server);
   }
 
   /**
@@ -131,23 +118,23 @@ export class PlatformSimulator {
   /** Switches refresh-token rotation: on, each refresh returns a new refresh token and the old one is rejected. */
   setRotation(on: boolean): void {
     if (typeof on !== 'boolean') throw new TypeError('setRotation: pass true or false.');
-    this.state.rotateRefreshTokens = on;
+    this.state.config.rotateRefreshTokens = on;
   }
 
   /** Lifetime (and `expires_in`) of access tokens issued or renewed from now on. */
   setAccessTokenLifetime(seconds: number): void {
-    const value = checkNumber('setAccessTokenLifetime', seconds, 1, 'a whole number, at least 1');
-    if (!Number.isInteger(value)) {
+    if (!Number.isInteger(seconds) || seconds < 1) {
       throw new TypeError('setAccessTokenLifetime: `seconds` must be a whole number, at least 1.');
     }
-    this.state.accessTokenLifetimeSeconds = value;
+    this.state.config.accessTokenLifetimeSeconds = seconds;
   }
 
   /** Moves simulated time forward: codes and tokens expire as if `seconds` had passed. */
   advanceClock(seconds: number): void {
-    this.state.advanceClock(
-      checkNumber('advanceClock', seconds, 0, 'a number of seconds, 0 or more'),
-    );
+    if (!Number.isFinite(seconds) || seconds < 0) {
+      throw new TypeError('advanceClock: `seconds` must be a number of seconds, 0 or more.');
+    }
+    this.state.advanceClock(seconds);
   }
 
   /** Simulated time in epoch milliseconds. */
@@ -163,7 +150,7 @@ export class PlatformSimulator {
   /** Stops the server: every connection is closed, hung ones too, and pending delayed answers dropped. */
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
-      this.timers.clearAll();
+      this.closer.abort();
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });

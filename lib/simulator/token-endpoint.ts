@@ -3,6 +3,7 @@
 // answers normally or with a fault.
 import express, {
   type ErrorRequestHandler,
+  type NextFunction,
   type Request,
   type RequestHandler,
   type Response,
@@ -12,7 +13,6 @@ import { styledOutcome, type TokenOutcome } from './answer-style';
 import type { CallKind, FaultQueue } from './faults';
 import { sendJson } from './write-response';
 import type { SimulatorState } from './platform-state';
-import type { TimerSet } from './timers';
 import {
   TOKEN_PARAM_NAMES,
   exchangeCode,
@@ -25,7 +25,8 @@ import {
 export interface TokenEndpointContext {
   state: SimulatorState;
   faults: FaultQueue;
-  timers: TimerSet;
+  /** Aborts when the simulator closes. */
+  closed: AbortSignal;
 }
 
 // Token requests are a few hundred bytes; anything near this limit is not one.
@@ -55,11 +56,8 @@ function collectTokenParams(query: unknown, body: unknown): TokenParams | string
 }
 
 function callKind(params: TokenParams | string): CallKind {
-  if (typeof params === 'string') return 'invalid';
-  if (params.grant_type === 'authorization_code' || params.grant_type === 'refresh_token') {
-    return params.grant_type;
-  }
-  return 'invalid';
+  const grant = typeof params === 'string' ? undefined : params.grant_type;
+  return grant === 'authorization_code' || grant === 'refresh_token' ? grant : 'invalid';
 }
 
 function answer(state: SimulatorState, params: TokenParams | string): TokenOutcome {
@@ -83,7 +81,7 @@ function answer(state: SimulatorState, params: TokenParams | string): TokenOutco
 export function tokenEndpoint(
   context: TokenEndpointContext,
 ): (RequestHandler | ErrorRequestHandler)[] {
-  const { state, faults, timers } = context;
+  const { state, faults, closed } = context;
 
   const respond = (req: Request, res: Response, params: TokenParams | string): void => {
     const kind = callKind(params);
@@ -93,26 +91,19 @@ export function tokenEndpoint(
     const produce = (): TokenOutcome => styledOutcome(style, answer(state, params), kind);
     const fault = faults.take(kind);
     if (fault !== undefined) {
-      answerWithFault(fault, { req, res, timers, produce, style });
+      answerWithFault(fault, { req, res, closed, produce, style });
       return;
     }
     const outcome = produce();
     sendJson(res, outcome.status, outcome.body);
   };
 
-  const handler: RequestHandler = (req, res) => {
-    respond(req, res, collectTokenParams(req.query, req.body));
-  };
-
-  // A body that cannot be parsed (bad JSON, too large, unknown charset) is the client's mistake.
-  const unreadableBody: ErrorRequestHandler = (_error, req, res, _next) => {
-    respond(req, res, 'the request body could not be parsed');
-  };
-
   return [
     express.urlencoded({ extended: false, limit: BODY_LIMIT }),
     express.json({ limit: BODY_LIMIT }),
-    handler,
-    unreadableBody,
+    (req: Request, res: Response) => respond(req, res, collectTokenParams(req.query, req.body)),
+    // A body that cannot be parsed (bad JSON, too large, unknown charset) is the client's mistake.
+    (_error: unknown, req: Request, res: Response, _next: NextFunction) =>
+      respond(req, res, 'the request body could not be parsed'),
   ];
 }

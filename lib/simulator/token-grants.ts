@@ -2,7 +2,7 @@
 // describes it; errors as RFC 6749 section 5.2): which request gets which tokens or which error.
 // Parameters arrive already collected; token-endpoint.ts does HTTP.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { SimulatorClient } from './demo-data';
+import type { SimulatorClient } from './options';
 import type { GrantRecord, SimulatorState } from './platform-state';
 import type { TokenOutcome } from './answer-style';
 
@@ -34,6 +34,9 @@ export function oauthError(error: string, description: string): TokenOutcome {
   };
 }
 
+/** The refusal of a code or refresh token, for why. */
+const invalidGrant = (why: string): TokenOutcome => oauthError('invalid_grant', why);
+
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
 /** Compares secrets in constant time (over their digests, which have equal lengths). */
@@ -61,9 +64,7 @@ function missing(
   names: readonly (keyof TokenParams)[],
 ): TokenOutcome | undefined {
   const absent = names.find((name) => params[name] === undefined);
-  return absent === undefined
-    ? undefined
-    : oauthError('invalid_request', `missing parameter ${absent}`);
+  return absent && oauthError('invalid_request', `missing parameter ${absent}`);
 }
 
 function tokenResponse(
@@ -73,7 +74,7 @@ function tokenResponse(
 ): TokenOutcome {
   const body: Record<string, unknown> = {
     access_token: grant.accessToken,
-    expires_in: state.accessTokenLifetimeSeconds,
+    expires_in: state.config.accessTokenLifetimeSeconds,
     refresh_token: grant.refreshToken,
     open_id: state.openIdFor(grant.clientId, grant.player),
     scope: grant.player.scope.join(','),
@@ -97,30 +98,23 @@ export function exchangeCode(state: SimulatorState, params: TokenParams): TokenO
   const client = authenticateClient(state, params);
   if ('status' in client) return client;
 
-  const record = state.findCode(params.code!);
-  if (record === undefined) return oauthError('invalid_grant', 'authorization code is unknown');
+  const record = state.codes.get(params.code!);
+  if (record === undefined) return invalidGrant('authorization code is unknown');
   if (record.clientId !== client.clientId) {
-    return oauthError('invalid_grant', 'authorization code was issued to another client');
+    return invalidGrant('authorization code was issued to another client');
   }
-  if (record.used) return oauthError('invalid_grant', 'authorization code was already used');
+  if (record.used) return invalidGrant('authorization code was already used');
   // Any presentation by its own client uses the code up, a failed one too (RFC 6749 10.5: one use).
   record.used = true;
-  if (state.now() >= record.expiresAt) {
-    return oauthError('invalid_grant', 'authorization code has expired');
-  }
+  if (state.now() >= record.expiresAt) return invalidGrant('authorization code has expired');
   if (record.redirectUri !== undefined && record.redirectUri !== params.redirect_uri) {
-    return oauthError(
-      'invalid_grant',
-      'redirect_uri does not match the one the authorization code was issued for',
-    );
+    const why = 'redirect_uri does not match the one the authorization code was issued for';
+    return invalidGrant(why);
   }
   const player = state.findPlayer(record.openId);
-  if (player === undefined) return oauthError('invalid_grant', 'player no longer exists');
-  return tokenResponse(
-    state,
-    state.createGrant(client.clientId, player, record.redirectUri),
-    'authorization_code',
-  );
+  if (player === undefined) return invalidGrant('player no longer exists');
+  const grant = state.createGrant(client.clientId, player, record.redirectUri);
+  return tokenResponse(state, grant, 'authorization_code');
 }
 
 /** grant_type=refresh_token: renew the access token (kept while unexpired, replaced once expired). */
@@ -135,30 +129,27 @@ export function refreshTokens(state: SimulatorState, params: TokenParams): Token
     clientId = client.clientId;
   }
 
-  const grant = state.findGrantByRefreshToken(params.refresh_token!);
+  const grant = state.grantsByRefreshToken.get(params.refresh_token!);
   if (grant === undefined) {
-    state.noteRetired(params.refresh_token!);
-    return oauthError('invalid_grant', 'refresh token is unknown, revoked or rotated');
+    if (state.retired.has(params.refresh_token!)) state.retiredTokenReuses += 1;
+    return invalidGrant('refresh token is unknown, revoked or rotated');
   }
   if (state.now() >= grant.refreshExpiresAt) {
-    state.dropRefreshToken(grant);
-    return oauthError(
-      'invalid_grant',
-      'refresh token has expired; the player must authorize again',
-    );
+    state.grantsByRefreshToken.delete(grant.refreshToken);
+    return invalidGrant('refresh token has expired; the player must authorize again');
   }
   if (clientId !== undefined && clientId !== grant.clientId) {
     state.foreignClientRefreshes += 1;
-    return oauthError('invalid_grant', 'refresh token was issued to another client');
+    return invalidGrant('refresh token was issued to another client');
   }
   if (
     params.redirect_uri !== undefined &&
     grant.redirectUri !== undefined &&
     params.redirect_uri !== grant.redirectUri
   ) {
-    return oauthError('invalid_grant', 'redirect_uri does not match the one used at authorization');
+    return invalidGrant('redirect_uri does not match the one used at authorization');
   }
   state.renewAccessToken(grant);
-  if (state.rotateRefreshTokens) state.rotateRefreshToken(grant);
+  if (state.config.rotateRefreshTokens) state.rotateRefreshToken(grant);
   return tokenResponse(state, grant, 'refresh_token');
 }

@@ -30,7 +30,7 @@ export function userinfoEndpoint(state: SimulatorState): RequestHandler {
       );
       return;
     }
-    const grant = tokens[0] === undefined ? undefined : state.findGrantByAccessToken(tokens[0]);
+    const grant = tokens[0] === undefined ? undefined : state.grantsByAccessToken.get(tokens[0]);
     if (grant === undefined || state.now() >= grant.accessExpiresAt) {
       const description =
         tokens[0] === undefined ? 'no access token' : 'access token is unknown or expired';

@@ -1,7 +1,7 @@
 // Option parsing for every entry point: a zod schema's failure becomes one SetupError (`ERR_PLATFORM_INVALID_OPTION`) that
 // names each wrong option and says what is allowed (never the value: it may be a secret), with a
 // "did you mean" for a misspelt key.
-import type { z } from 'zod';
+import { z } from 'zod';
 import { invalidOption } from '../errors';
 
 /**
@@ -10,6 +10,14 @@ import { invalidOption } from '../errors';
  * TSDoc, which an editor then shows on hover over the option in `z.input<typeof schema>`.
  */
 export type OptionsSchema<Shape extends z.ZodRawShape> = z.ZodObject<Shape, z.core.$strict>;
+
+/** An integer option from `min` to `max`; `unit` completes "must be an integer…" (` number of bytes`). */
+export const integerOption = (min: number, max: number, unit: string) =>
+  z
+    .number({ error: `must be an integer${unit} from ${min} to ${max}` })
+    .int()
+    .min(min)
+    .max(max);
 
 type Schema = z.ZodType;
 
@@ -124,15 +132,6 @@ function suggestOption(unknown: string, known: readonly string[]): string | unde
 
 const pathName = (path: readonly PropertyKey[]): string => path.map(String).join('.');
 
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
-  let value = input;
-  for (const key of path) {
-    if (typeof value !== 'object' || value === null) return undefined;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return value;
-}
-
 function describeIssue(issue: z.core.$ZodIssue, schema: Schema, input: unknown): string {
   if (issue.code === 'unrecognized_keys') {
     const known = knownOptions(schema, issue.path, input);
@@ -149,10 +148,9 @@ function describeIssue(issue: z.core.$ZodIssue, schema: Schema, input: unknown):
       .join('; ');
   }
   const name = issue.path.length > 0 ? `\`${pathName(issue.path)}\`` : 'the options';
+  // `input` is there because parseOptions asks zod to report it; it is never shown.
   const required =
-    issue.code === 'invalid_type' &&
-    issue.path.length > 0 &&
-    valueAt(input, issue.path) === undefined
+    issue.code === 'invalid_type' && issue.path.length > 0 && issue.input === undefined
       ? ' is required and'
       : '';
   // The schemas phrase their messages as "must be …"; zod's own fall back to "`name`: …".
@@ -174,18 +172,12 @@ export function parseOptions<S extends z.ZodType>(
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
     throw invalidOption(`${owner}: the options must be an object.`);
   }
-  const result = schema.safeParse(given);
+  const result = schema.safeParse(given, { reportInput: true });
   if (result.success) return result.data;
-  const issues = result.error.issues;
-  const problems = issues.map((issue) => describeIssue(issue, schema, given));
-  const first = issues[0];
-  const option =
-    first === undefined
-      ? undefined
-      : first.code === 'unrecognized_keys'
-        ? pathName([...first.path, first.keys[0] ?? ''])
-        : first.path.length > 0
-          ? pathName(first.path)
-          : undefined;
-  throw invalidOption(`${owner}: ${problems.join('; ')}.`, option);
+  const { issues } = result.error;
+  const problems = issues.map((issue) => describeIssue(issue, schema, given)).join('; ');
+  // The option the first problem names, for the error's `option` field.
+  const first = issues[0]!;
+  const path = first.code === 'unrecognized_keys' ? [...first.path, first.keys[0]!] : first.path;
+  throw invalidOption(`${owner}: ${problems}.`, path.length > 0 ? pathName(path) : undefined);
 }

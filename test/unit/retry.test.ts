@@ -85,7 +85,7 @@ describe('backoffDelayMs', () => {
 });
 
 describe('retryDelayMs', () => {
-  const policy: RetryPolicy = { retries: 2, baseDelayMs: 200, maxDelayMs: 2000 };
+  const policy: RetryPolicy = { refreshRetries: 2, retryBaseDelayMs: 200, maxRetryDelayMs: 2000 };
   const half = () => 0.5;
 
   it('retries a transient failure with the jittered backoff', () => {
@@ -96,7 +96,7 @@ describe('retryDelayMs', () => {
   it('stops when the retries are used up', () => {
     expect(retryDelayMs({ error: invalid(503) }, 2, policy, half)).toBeUndefined();
     expect(
-      retryDelayMs({ error: invalid(503) }, 0, { ...policy, retries: 0 }, half),
+      retryDelayMs({ error: invalid(503) }, 0, { ...policy, refreshRetries: 0 }, half),
     ).toBeUndefined();
   });
 
