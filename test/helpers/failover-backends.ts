@@ -17,6 +17,9 @@ import { answerToken, loginOptions, redisSessions, TEST_REDIRECT_URI } from './t
 import { sessionCookieFrom } from './session-cookie';
 import { hashSessionId } from '../../lib/core/hash';
 import type { ReplicaWaitOutcome } from '../../lib/durability/replica-acks';
+import type { TokenRecord } from '../../lib/core/token-record';
+import { engineOf } from '../../lib/core/derived-engine';
+import { expiringIn, recordAt } from './records';
 
 export type Kind = 'ioredis' | 'node-redis';
 
@@ -163,6 +166,8 @@ export interface SentinelBackends {
  * simulator rotating refresh tokens and two backends on `kind`, handed to `take`; all closed after.
  */
 export function useSentinelBackends(kind: Kind, take: (set: SentinelBackends) => void): void {
+  // A bed starts in seconds and a failover takes several more: every test on it gets a minute.
+  jest.setTimeout(60_000);
   // Filled as they start, so what started is closed even when a later start fails.
   let started: Partial<SentinelBackends> = {};
   beforeEach(async () => {
@@ -181,4 +186,23 @@ export function useSentinelBackends(kind: Kind, take: (set: SentinelBackends) =>
     await sim?.close();
     await bed?.stop();
   });
+}
+
+/**
+ * Writes the session's record again as a new version whose access token expires `inMs` from now
+ * (-1000: due), with `changes`; resolves the record as written.
+ */
+export async function rewriteDue(
+  { store }: Backend,
+  sessionKey: string,
+  inMs = -1000,
+  changes: Partial<TokenRecord> = {},
+): Promise<TokenRecord> {
+  const record = (await recordAt(store, sessionKey))!;
+  const written = { ...record, ...expiringIn(inMs)(), ...changes, version: record.version + 1 };
+  await engineOf(store).records.put(sessionKey, written, {
+    expectedVersion: record.version,
+    ttlMs: 3600_000,
+  });
+  return (await recordAt(store, sessionKey))!;
 }
