@@ -20,7 +20,6 @@ import { defaultLogger } from './observability/logger';
 import { refreshSettings } from './core/refresh-options';
 import { entrySettings } from './entry/entry-options';
 import { openApiSettings } from './open-api/open-api-options';
-import { fallbackSessionTtlMs } from './core/session-lifetime';
 import type { ApiSettings } from './http/player-context';
 import { OpenApiClient } from './open-api/open-api-client';
 import { OpenApiMetrics } from './open-api/open-api-metrics';
@@ -109,7 +108,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.meterProvider = config.meterProvider;
     this.handleErrors = config.handleErrors;
     this.homePath = config.successRedirect;
-    const sessionTtlMs = fallbackSessionTtlMs(config.sessionMaxAgeSeconds);
+    const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
     // The parts, each after those it uses: how failures end, the store, the client, refreshes, the API.
     const fail = createFailHandlers({
       events: this,

@@ -29,14 +29,13 @@ export class InstrumentedTokenStore implements StoreEngine {
   readonly logins: LoginWrites | undefined;
 
   constructor(
-    readonly inner: StoreEngine,
+    inner: StoreEngine,
     private readonly events: EventEmitter<PlatformLoginEvents>,
   ) {
     const { records, locks, counters, entries, logins } = inner;
     const cachedRead = records.cachedRead?.bind(records);
     const timedGet = (sessionKey: string) => this.#timed('get', () => records.get(sessionKey));
-    // The operation labels are the metric's (docs/metrics.md): kept as they were named before the
-    // store was split into parts, so dashboards keep working.
+    // The operation labels are the metric's (docs/metrics.md), which dashboards query by name.
     this.records = {
       get:
         cachedRead === undefined
@@ -85,25 +84,20 @@ export class InstrumentedTokenStore implements StoreEngine {
     };
   }
 
-  // A fresh payload per call, like every event's: a reused one would hand listeners an object
-  // that changes under them.
-  #emit(operation: Operation, outcome: 'ok' | 'error', startedAt: number): void {
-    this.events.emit('storeCall', {
-      operation,
-      outcome,
-      durationMs: performance.now() - startedAt,
-    });
-  }
-
   async #timed<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
     const startedAt = performance.now();
+    let outcome: 'ok' | 'error' = 'error';
     try {
       const result = await call();
-      this.#emit(operation, 'ok', startedAt);
+      outcome = 'ok';
       return result;
-    } catch (error) {
-      this.#emit(operation, 'error', startedAt);
-      throw error;
+    } finally {
+      // A fresh payload per call, like every event's: a reused one would change under listeners.
+      this.events.emit('storeCall', {
+        operation,
+        outcome,
+        durationMs: performance.now() - startedAt,
+      });
     }
   }
 }

@@ -33,12 +33,12 @@ interface Followed {
 
 /** The sessions this process has sockets for, each followed once in its session store. */
 export class SessionFollow {
-  readonly #endLogin: (sessionKey: string, openId: string) => Promise<void>;
+  readonly #endLogin: (sessionKey: string) => Promise<void>;
   readonly #sessions = new Map<string, Followed>();
   #poller: NodeJS.Timeout | undefined;
 
   /** `endLogin` deletes the session's token record (the record watch then ends the sockets). */
-  constructor(endLogin: (sessionKey: string, openId: string) => Promise<void>) {
+  constructor(endLogin: (sessionKey: string) => Promise<void>) {
     this.#endLogin = endLogin;
   }
 
@@ -87,7 +87,7 @@ export class SessionFollow {
       // A failed read ends nothing: the session store may be down for a moment.
       const failed = error !== undefined && error !== null;
       if (!failed && session?.platformLogin?.openId !== followed.openId) {
-        this.#endLogin(followed.sessionKey, followed.openId).catch(ignore);
+        this.#endLogin(followed.sessionKey).catch(ignore);
       } else if (followed.again) {
         this.#read(sid);
       }
