@@ -401,18 +401,17 @@ export class RefreshCoordinator {
           return stored.record;
       }
     }
-    const answer = failure as PlatformLoginError;
-    if (holdsRefreshesBack(answer)) {
+    if (holdsRefreshesBack(failure)) {
       const platformSeconds = platformRetryAfterSeconds(error);
       const holdMs =
         platformSeconds === undefined ? this.settings.failureCooldownMs : platformSeconds * 1000;
       if (holdMs > 0) {
         // Recorded before the lock is released, for every process that takes it next.
         await this.store.locks.hold(sessionKey, current.version, holdMs).catch(ignore);
-        this.remember(sessionKey, current.version, answer, holdMs);
+        this.remember(sessionKey, current.version, failure, holdMs);
       }
     }
-    throw this.reported(sessionKey, current, answer, run.background);
+    throw this.reported(sessionKey, current, failure, run.background);
   }
 
   private async writeRenewed(
@@ -477,10 +476,9 @@ export class RefreshCoordinator {
     error: PlatformLoginError,
     holdMs: number,
   ): void {
-    if (this.heldBack.size >= MAX_REMEMBERED_FAILURES) {
-      const oldest = this.heldBack.keys().next().value;
-      if (oldest !== undefined) this.heldBack.delete(oldest);
-    }
+    // The oldest first: a Map keeps the order of insertion.
+    if (this.heldBack.size >= MAX_REMEMBERED_FAILURES)
+      this.heldBack.delete(this.heldBack.keys().next().value!);
     this.heldBack.set(sessionKey, { version, until: Date.now() + holdMs, error });
   }
 }

@@ -14,7 +14,7 @@ interface WatchableSessionStore extends Store {
   /** `onChange` is called (maybe spuriously) whenever session `sid` may have changed anywhere. */
   watchSession(sid: string, onChange: () => void): () => void;
   /** True while the reports are reliable; false: the followed sessions are read every 500 ms. */
-  readonly sessionWatchLive: boolean;
+  readonly serving: boolean;
 }
 
 const isWatchable = (store: Store | undefined): store is WatchableSessionStore =>
@@ -109,8 +109,7 @@ export class SessionFollow {
   #startPolling(): void {
     if (this.#poller !== undefined) return;
     this.#poller = setInterval(() => {
-      for (const [sid, followed] of this.#sessions)
-        if (!followed.store.sessionWatchLive) this.#read(sid);
+      for (const [sid, followed] of this.#sessions) if (!followed.store.serving) this.#read(sid);
     }, POLL_INTERVAL_MS);
     this.#poller.unref();
   }
