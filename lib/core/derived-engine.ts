@@ -194,17 +194,14 @@ export function deriveEngine(
       const expectedVersion = options?.expectedVersion;
       checkExpectedVersion(expectedVersion);
       const key = keys.record(sessionKey);
-      let deleted: boolean;
-      if (expectedVersion === undefined) {
-        deleted = await store.delete(key);
-      } else {
-        // Only the version read may go.
-        const stored = await store.get(key);
-        deleted =
-          stored !== undefined &&
-          decode(sessionKey, stored)?.version === expectedVersion &&
-          (await store.delete(key, stored.version));
-      }
+      // With a version, only the version read may go.
+      const stored = expectedVersion === undefined ? undefined : await store.get(key);
+      const deleted =
+        expectedVersion === undefined
+          ? await store.delete(key)
+          : stored !== undefined &&
+            decode(sessionKey, stored)?.version === expectedVersion &&
+            (await store.delete(key, stored.version));
       // Answered once a replica holds it, even when asked again (docs/durability.md).
       if (options?.logout === true) await durability?.loggedOut([sessionKey]);
       return deleted;

@@ -151,8 +151,7 @@ export class RedisSessionStore extends Store {
     if (cached !== undefined) {
       // Answered on the loop's next turn, as express-session's MemoryStore answers: a request
       // finished inside its own socket's read keeps the loop from batching the connections that
-      // are ready together (bench request-cost, node-redis, 32 connections: 1.6× the req/s and
-      // 0.61× the CPU per request of answering at once; process.nextTick and microtasks do not help).
+      // are ready together (bench/sections/request-cost.ts; nextTick and microtasks do not help).
       const json = cached.value;
       setImmediate(() => this.#answer(callback, json));
       return;
