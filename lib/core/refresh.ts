@@ -300,20 +300,6 @@ export class RefreshCoordinator {
     });
   }
 
-  /** The session's record once another writer replaced `seen`, waiting at most `ms`; else `undefined`. */
-  private async recordWrittenWithin(
-    sessionKey: string,
-    seen: TokenRecord,
-    ms: number,
-  ): Promise<TokenRecord | undefined> {
-    const until = Date.now() + ms;
-    while (Date.now() < until) {
-      const current = await this.nextRecord(sessionKey, seen);
-      if (current !== undefined) return current;
-    }
-    return undefined;
-  }
-
   /** Runs `work` holding the lock, renewing it while `work` runs, and releases it afterwards. */
   private async holdingLock<T>(
     sessionKey: string,
@@ -389,11 +375,13 @@ export class RefreshCoordinator {
       // Taken over from a holder whose lock lapsed (a Redis stall, a starved process), or just
       // after a failover? The holder may have rotated this refresh token a moment ago and be
       // about to write (back): its record wins.
-      const newer =
-        run.tookOver || this.store.durability?.unsettled === true
-          ? await this.recordWrittenWithin(sessionKey, current, ROTATION_GRACE_MS)
-          : undefined;
-      if (newer !== undefined) return newer;
+      if (run.tookOver || this.store.durability?.unsettled === true) {
+        const until = Date.now() + ROTATION_GRACE_MS;
+        while (Date.now() < until) {
+          const newer = await this.nextRecord(sessionKey, current);
+          if (newer !== undefined) return newer;
+        }
+      }
       const options = { expectedVersion: current.version };
       if (!(await this.store.records.delete(sessionKey, options))) {
         const stored = await this.store.records.get(sessionKey);

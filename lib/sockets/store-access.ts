@@ -36,9 +36,7 @@ export function loginAccessOf(store: StoreEngine): LoginAccess {
     },
     expiryOf: async (sessionKey, openId) =>
       (await records.loginsOf(openId)).find((login) => login.sessionKey === sessionKey)?.expiresAt,
-    end: async (sessionKey) => {
-      await records.delete(sessionKey);
-    },
+    end: async (sessionKey) => void (await records.delete(sessionKey)),
     changes,
   };
 }
