@@ -334,22 +334,18 @@ export function deriveEngine(
   };
 
   const watch = store.watch?.bind(store);
-  const watchLive = fast.watchLive;
-  const changes: RecordChanges | undefined =
-    watch === undefined
-      ? undefined
-      : {
-          watch(sessionKey, onChange) {
-            checkSessionKey(sessionKey);
-            const unwatch = [keys.record(sessionKey), keys.lock(sessionKey)].map((key) =>
-              watch(key, onChange),
-            );
-            return () => unwatch.forEach((stop) => stop());
-          },
-          get live() {
-            return watchLive?.() ?? true;
-          },
-        };
+  const changes: RecordChanges | undefined = watch && {
+    watch(sessionKey, onChange) {
+      checkSessionKey(sessionKey);
+      const unwatch = [keys.record(sessionKey), keys.lock(sessionKey)].map((key) =>
+        watch(key, onChange),
+      );
+      return () => unwatch.forEach((stop) => stop());
+    },
+    get live() {
+      return fast.watchLive?.() ?? true;
+    },
+  };
 
   const { beginEntry, putNewLogin, sharesClient } = fast;
   const logins: LoginWrites | undefined = putNewLogin &&

@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { answerFor } from '../http/respond-error';
 import { refusal } from './refusal';
 import type { LoginEnd, SocketGate, SocketLogin } from './socket-login';
-import { SocketIoRecovery } from './socket-io-recovery';
+import { socketIoRecovery } from './socket-io-recovery';
 import type { SocketIoSocket } from './socket-io-types';
 
 /** The event a socket is sent before it is disconnected at the end of its login. */
@@ -55,7 +55,7 @@ export function socketIoEngineMiddleware(
 export function socketIoMiddleware(
   sockets: SocketGate,
 ): (socket: SocketIoSocket, next: (error?: Error) => void) => void {
-  const recovery = new SocketIoRecovery(sockets, { attach, end: endSocket });
+  const recovery = socketIoRecovery(sockets, { attach, end: endSocket });
   return (socket, next) => {
     recovery.watch(socket);
     sockets.authenticate(socket.request).then(

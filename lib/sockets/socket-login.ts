@@ -77,15 +77,9 @@ export class SocketLogin {
    */
   reopened(recheck: (login: SocketLogin) => Promise<void>): SocketLogin {
     const login = new SocketLogin(this.#context);
-    login.#checking = recheck(login).then(
-      () => {
-        login.#checking = undefined;
-      },
-      () => {
-        login.#checking = undefined;
-        login.#ended('login_required');
-      },
-    );
+    login.#checking = recheck(login)
+      .catch(() => login.#ended('login_required'))
+      .finally(() => (login.#checking = undefined));
     return login;
   }
 
