@@ -35,7 +35,8 @@ import { requestFailure } from './observability/request-failure';
 import { hasSession } from './http/require-session';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
-import { InstrumentedTokenStore } from './core/instrumented-store';
+import { instrumentedStore } from './core/instrumented-store';
+import type { StoreEngine } from './core/store-engine';
 import { engineOf } from './core/derived-engine';
 import { LoginWatch } from './sockets/login-watch';
 import { observeSockets } from './sockets/socket-metrics';
@@ -66,7 +67,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   readonly logger: PlatformLogger;
 
   /** The store as the package uses it: each call that reaches the backend emits a `storeCall` (the store metrics). */
-  private readonly instrumentedStore: InstrumentedTokenStore;
+  private readonly instrumentedStore: StoreEngine;
   private readonly health: PlatformHealth = {
     platformLastAnsweredAt: 0,
     platformLastOutcome: undefined,
@@ -120,7 +121,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.fail = fail.request;
     const ring = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
     checkTokenSealing(this.store, ring, (message) => this.logger.warn({}, message));
-    this.instrumentedStore = new InstrumentedTokenStore(engineOf(this.store, ring), this);
+    this.instrumentedStore = instrumentedStore(engineOf(this.store, ring), this);
     // One token client per registration: a refresh goes to its record's own (registration-clients.ts).
     const clients = new Map(
       this.registrations.map((registration) => [
