@@ -20,7 +20,6 @@ import { defaultLogger } from './observability/logger';
 import { refreshSettings } from './core/refresh-options';
 import { entrySettings } from './entry/entry-options';
 import { openApiSettings } from './open-api/open-api-options';
-import { fallbackSessionTtlMs } from './core/session-lifetime';
 import type { ApiSettings } from './http/player-context';
 import { OpenApiClient } from './open-api/open-api-client';
 import { OpenApiMetrics } from './open-api/open-api-metrics';
@@ -36,7 +35,8 @@ import { requestFailure } from './observability/request-failure';
 import { hasSession } from './http/require-session';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
-import { InstrumentedTokenStore } from './core/instrumented-store';
+import { instrumentedStore } from './core/instrumented-store';
+import type { StoreEngine } from './core/store-engine';
 import { engineOf } from './core/derived-engine';
 import { LoginWatch } from './sockets/login-watch';
 import { observeSockets } from './sockets/socket-metrics';
@@ -67,7 +67,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   readonly logger: PlatformLogger;
 
   /** The store as the package uses it: each call that reaches the backend emits a `storeCall` (the store metrics). */
-  private readonly instrumentedStore: InstrumentedTokenStore;
+  private readonly instrumentedStore: StoreEngine;
   private readonly health: PlatformHealth = {
     platformLastAnsweredAt: 0,
     platformLastOutcome: undefined,
@@ -109,7 +109,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.meterProvider = config.meterProvider;
     this.handleErrors = config.handleErrors;
     this.homePath = config.successRedirect;
-    const sessionTtlMs = fallbackSessionTtlMs(config.sessionMaxAgeSeconds);
+    const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
     // The parts, each after those it uses: how failures end, the store, the client, refreshes, the API.
     const fail = createFailHandlers({
       events: this,
@@ -121,7 +121,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.fail = fail.request;
     const ring = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
     checkTokenSealing(this.store, ring, (message) => this.logger.warn({}, message));
-    this.instrumentedStore = new InstrumentedTokenStore(engineOf(this.store, ring), this);
+    this.instrumentedStore = instrumentedStore(engineOf(this.store, ring), this);
     // One token client per registration: a refresh goes to its record's own (registration-clients.ts).
     const clients = new Map(
       this.registrations.map((registration) => [

@@ -96,6 +96,9 @@ export function deriveEngine(
     return read.status === 'found' ? read.record : undefined;
   };
   const { cachedGet, durability } = fast;
+  /** Writes `value` at `key` if the stored version is `expectedVersion`: whether it was written. */
+  const wrote = async (key: string, value: string, expectedVersion: number | null, ttlMs: number) =>
+    (await store.put(key, value, { expectedVersion, ttlMs })) !== undefined;
 
   /** Rewrites the value at `key` from what is there, until no other writer got there first. */
   async function update(
@@ -107,12 +110,7 @@ export function deriveEngine(
       const current = await store.get(key);
       const written = next(current);
       if (written === undefined) return;
-      const expectedVersion = current?.version ?? null;
-      if (
-        (await store.put(key, written.value, { expectedVersion, ttlMs: written.ttlMs })) !==
-        undefined
-      )
-        return;
+      if (await wrote(key, written.value, current?.version ?? null, written.ttlMs)) return;
     }
     throw contended(what);
   }
@@ -196,17 +194,14 @@ export function deriveEngine(
       const expectedVersion = options?.expectedVersion;
       checkExpectedVersion(expectedVersion);
       const key = keys.record(sessionKey);
-      let deleted: boolean;
-      if (expectedVersion === undefined) {
-        deleted = await store.delete(key);
-      } else {
-        // Only the version read may go.
-        const stored = await store.get(key);
-        deleted =
-          stored !== undefined &&
-          decode(sessionKey, stored)?.version === expectedVersion &&
-          (await store.delete(key, stored.version));
-      }
+      // With a version, only the version read may go.
+      const stored = expectedVersion === undefined ? undefined : await store.get(key);
+      const deleted =
+        expectedVersion === undefined
+          ? await store.delete(key)
+          : stored !== undefined &&
+            decode(sessionKey, stored)?.version === expectedVersion &&
+            (await store.delete(key, stored.version));
       // Answered once a replica holds it, even when asked again (docs/durability.md).
       if (options?.logout === true) await durability?.loggedOut([sessionKey]);
       return deleted;
@@ -269,11 +264,7 @@ export function deriveEngine(
       checkSessionKey(sessionKey);
       const lockTtlMs = ttlMilliseconds(ttlMs);
       const owner = randomBytes(16).toString('base64url');
-      const taken = await store.put(keys.lock(sessionKey), owner, {
-        expectedVersion: null,
-        ttlMs: lockTtlMs,
-      });
-      return taken === undefined ? undefined : owner;
+      return (await wrote(keys.lock(sessionKey), owner, null, lockTtlMs)) ? owner : undefined;
     },
     async extend(sessionKey, owner, ttlMs) {
       checkSessionKey(sessionKey);
@@ -281,11 +272,7 @@ export function deriveEngine(
       if (fast.renewIfValue) return fast.renewIfValue(keys.lock(sessionKey), owner, lockTtlMs);
       const held = await store.get(keys.lock(sessionKey));
       if (held === undefined || held.value !== owner) return false;
-      const expectedVersion = held.version;
-      return (
-        (await store.put(keys.lock(sessionKey), owner, { expectedVersion, ttlMs: lockTtlMs })) !==
-        undefined
-      );
+      return wrote(keys.lock(sessionKey), owner, held.version, lockTtlMs);
     },
     async release(sessionKey, owner) {
       checkSessionKey(sessionKey);
@@ -316,12 +303,7 @@ export function deriveEngine(
   const counters: OneTimeCounters = {
     async claimOnce(key, ttlMs) {
       checkClaimKey(key);
-      const claimTtlMs = ttlMilliseconds(ttlMs);
-      const claimed = await store.put(keys.claim(key), '1', {
-        expectedVersion: null,
-        ttlMs: claimTtlMs,
-      });
-      return claimed !== undefined;
+      return wrote(keys.claim(key), '1', null, ttlMilliseconds(ttlMs));
     },
     async countInWindow(key, increment, windowMs) {
       const windowLengthMs = checkCount(key, increment, windowMs);
@@ -330,11 +312,8 @@ export function deriveEngine(
         const current = await store.get(counterKey);
         if (current === undefined) {
           if (increment !== 1) return { count: 0, resetInMs: 0 };
-          const opened = await store.put(counterKey, '1', {
-            expectedVersion: null,
-            ttlMs: windowLengthMs,
-          });
-          if (opened !== undefined) return { count: 1, resetInMs: windowLengthMs };
+          if (await wrote(counterKey, '1', null, windowLengthMs))
+            return { count: 1, resetInMs: windowLengthMs };
           continue;
         }
         const count = Number(current.value) || 0;
@@ -347,11 +326,7 @@ export function deriveEngine(
           if (await store.delete(counterKey, current.version)) return { count: 0, resetInMs: 0 };
           continue;
         }
-        const expectedVersion = current.version;
-        if (
-          (await store.put(counterKey, String(next), { expectedVersion, ttlMs: resetInMs })) !==
-          undefined
-        )
+        if (await wrote(counterKey, String(next), current.version, resetInMs))
           return { count: next, resetInMs };
       }
       throw contended('a counter');
@@ -359,22 +334,18 @@ export function deriveEngine(
   };
 
   const watch = store.watch?.bind(store);
-  const watchLive = fast.watchLive;
-  const changes: RecordChanges | undefined =
-    watch === undefined
-      ? undefined
-      : {
-          watch(sessionKey, onChange) {
-            checkSessionKey(sessionKey);
-            const unwatch = [keys.record(sessionKey), keys.lock(sessionKey)].map((key) =>
-              watch(key, onChange),
-            );
-            return () => unwatch.forEach((stop) => stop());
-          },
-          get live() {
-            return watchLive?.() ?? true;
-          },
-        };
+  const changes: RecordChanges | undefined = watch && {
+    watch(sessionKey, onChange) {
+      checkSessionKey(sessionKey);
+      const unwatch = [keys.record(sessionKey), keys.lock(sessionKey)].map((key) =>
+        watch(key, onChange),
+      );
+      return () => unwatch.forEach((stop) => stop());
+    },
+    get live() {
+      return fast.watchLive?.() ?? true;
+    },
+  };
 
   const { beginEntry, putNewLogin, sharesClient } = fast;
   const logins: LoginWrites | undefined = putNewLogin &&

@@ -1,6 +1,6 @@
 // Options of MemoryTokenStore: one strict schema, documented field by field, parsed once.
 import { z } from 'zod';
-import { parseOptions, type OptionsSchema } from '../util/parse-options';
+import type { OptionsSchema } from '../util/parse-options';
 
 const memoryTokenStoreShape = {
   /**
@@ -12,15 +12,9 @@ const memoryTokenStoreShape = {
   maxEntries: z.number({ error: 'must be an integer, at least 1' }).int().min(1).default(100_000),
 };
 
-const memoryTokenStoreOptionsSchema: OptionsSchema<typeof memoryTokenStoreShape> =
+/** The schema of `new MemoryTokenStore(options)`. */
+export const memoryTokenStoreOptionsSchema: OptionsSchema<typeof memoryTokenStoreShape> =
   z.strictObject(memoryTokenStoreShape);
 
 /** Options of `new MemoryTokenStore(options)`. */
 export type MemoryTokenStoreOptions = z.input<typeof memoryTokenStoreOptionsSchema>;
-
-/** Parses the options once; throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`) naming a wrong or unknown option. */
-export function parseMemoryTokenStoreOptions(
-  options: MemoryTokenStoreOptions | undefined,
-): z.output<typeof memoryTokenStoreOptionsSchema> {
-  return parseOptions(memoryTokenStoreOptionsSchema, options, 'MemoryTokenStore');
-}

@@ -5,7 +5,11 @@ import type { StorePutOptions, StoredValue, TokenStore } from './token-store';
 import { checkClaimKey, checkExpectedVersion, ttlMilliseconds } from './engine-arguments';
 import { StoreUnavailableError } from '../errors';
 import { ChangeWatchers } from '../util/change-watchers';
-import { parseMemoryTokenStoreOptions, type MemoryTokenStoreOptions } from './memory-store-options';
+import { parseOptions } from '../util/parse-options';
+import {
+  memoryTokenStoreOptionsSchema,
+  type MemoryTokenStoreOptions,
+} from './memory-store-options';
 
 const FULL_MESSAGE =
   'MemoryTokenStore holds `maxEntries` unexpired values and refuses new ones until some expire (a flood of made-up entry codes?).';
@@ -23,7 +27,8 @@ export class MemoryTokenStore implements TokenStore {
   readonly #watchers = new ChangeWatchers();
 
   constructor(options: MemoryTokenStoreOptions = {}) {
-    this.#maxEntries = parseMemoryTokenStoreOptions(options).maxEntries;
+    const config = parseOptions(memoryTokenStoreOptionsSchema, options, 'MemoryTokenStore');
+    this.#maxEntries = config.maxEntries;
   }
 
   async get(key: string): Promise<StoredValue | undefined> {

@@ -26,18 +26,14 @@ export async function checkReadiness(
   health: PlatformHealth,
 ): Promise<ReadinessReport> {
   const startedAt = performance.now();
-  let storeState: ReadinessReport['store'];
-  try {
-    await store.records.get(PROBE_SESSION_KEY);
-    storeState = { ok: true, latencyMs: Math.round(performance.now() - startedAt) };
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    storeState = {
-      ok: false,
-      latencyMs: Math.round(performance.now() - startedAt),
-      error: typeof code === 'string' ? code : 'ERR_UNKNOWN',
-    };
-  }
+  const storeState: ReadinessReport['store'] = await store.records.get(PROBE_SESSION_KEY).then(
+    () => ({ ok: true, latencyMs: Math.round(performance.now() - startedAt) }),
+    (error: unknown) => {
+      const code = (error as { code?: unknown }).code;
+      const latencyMs = Math.round(performance.now() - startedAt);
+      return { ok: false, latencyMs, error: typeof code === 'string' ? code : 'ERR_UNKNOWN' };
+    },
+  );
   return {
     ready: storeState.ok,
     store: storeState,

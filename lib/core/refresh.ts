@@ -300,20 +300,6 @@ export class RefreshCoordinator {
     });
   }
 
-  /** The session's record once another writer replaced `seen`, waiting at most `ms`; else `undefined`. */
-  private async recordWrittenWithin(
-    sessionKey: string,
-    seen: TokenRecord,
-    ms: number,
-  ): Promise<TokenRecord | undefined> {
-    const until = Date.now() + ms;
-    while (Date.now() < until) {
-      const current = await this.nextRecord(sessionKey, seen);
-      if (current !== undefined) return current;
-    }
-    return undefined;
-  }
-
   /** Runs `work` holding the lock, renewing it while `work` runs, and releases it afterwards. */
   private async holdingLock<T>(
     sessionKey: string,
@@ -389,11 +375,13 @@ export class RefreshCoordinator {
       // Taken over from a holder whose lock lapsed (a Redis stall, a starved process), or just
       // after a failover? The holder may have rotated this refresh token a moment ago and be
       // about to write (back): its record wins.
-      const newer =
-        run.tookOver || this.store.durability?.unsettled === true
-          ? await this.recordWrittenWithin(sessionKey, current, ROTATION_GRACE_MS)
-          : undefined;
-      if (newer !== undefined) return newer;
+      if (run.tookOver || this.store.durability?.unsettled === true) {
+        const until = Date.now() + ROTATION_GRACE_MS;
+        while (Date.now() < until) {
+          const newer = await this.nextRecord(sessionKey, current);
+          if (newer !== undefined) return newer;
+        }
+      }
       const options = { expectedVersion: current.version };
       if (!(await this.store.records.delete(sessionKey, options))) {
         const stored = await this.store.records.get(sessionKey);
@@ -401,18 +389,17 @@ export class RefreshCoordinator {
           return stored.record;
       }
     }
-    const answer = failure as PlatformLoginError;
-    if (holdsRefreshesBack(answer)) {
+    if (holdsRefreshesBack(failure)) {
       const platformSeconds = platformRetryAfterSeconds(error);
       const holdMs =
         platformSeconds === undefined ? this.settings.failureCooldownMs : platformSeconds * 1000;
       if (holdMs > 0) {
         // Recorded before the lock is released, for every process that takes it next.
         await this.store.locks.hold(sessionKey, current.version, holdMs).catch(ignore);
-        this.remember(sessionKey, current.version, answer, holdMs);
+        this.remember(sessionKey, current.version, failure, holdMs);
       }
     }
-    throw this.reported(sessionKey, current, answer, run.background);
+    throw this.reported(sessionKey, current, failure, run.background);
   }
 
   private async writeRenewed(
@@ -477,10 +464,9 @@ export class RefreshCoordinator {
     error: PlatformLoginError,
     holdMs: number,
   ): void {
-    if (this.heldBack.size >= MAX_REMEMBERED_FAILURES) {
-      const oldest = this.heldBack.keys().next().value;
-      if (oldest !== undefined) this.heldBack.delete(oldest);
-    }
+    // The oldest first: a Map keeps the order of insertion.
+    if (this.heldBack.size >= MAX_REMEMBERED_FAILURES)
+      this.heldBack.delete(this.heldBack.keys().next().value!);
     this.heldBack.set(sessionKey, { version, until: Date.now() + holdMs, error });
   }
 }

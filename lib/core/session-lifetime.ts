@@ -1,7 +1,7 @@
 // How long a session lives, the rule that token records follow (they never outlive their session):
 // the session cookie's `maxAge` when it has one (the session store keeps the session that long),
-// else `sessionMaxAgeSeconds` (fallbackSessionTtlMs). Used by the entry, the
-// middleware and sockets alike, so it lives below all three.
+// else `sessionMaxAgeSeconds`. Used by the entry, the middleware and sockets alike, so it lives
+// below all three.
 
 /** What the rule reads of an express-session session. */
 export interface SessionWithCookie {
@@ -13,7 +13,3 @@ export function sessionTtlMsOf(session: SessionWithCookie, fallbackMs: number): 
   const maxAge = session.cookie?.originalMaxAge;
   return typeof maxAge === 'number' && maxAge > 0 ? maxAge : fallbackMs;
 }
-
-/** The fallback lifetime in ms, from platformLogin()'s `sessionMaxAgeSeconds`. */
-export const fallbackSessionTtlMs = (sessionMaxAgeSeconds: number): number =>
-  sessionMaxAgeSeconds * 1000;

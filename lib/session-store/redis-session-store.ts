@@ -106,23 +106,21 @@ export class RedisSessionStore extends Store {
     }
   }
 
-  /** True while sessions are served from memory (the invalidation channel is up). */
+  /**
+   * True while sessions are served from memory (the invalidation channel is up), and so while
+   * {@link watchSession} is told of every change.
+   */
   get serving(): boolean {
     return this.#cache.active;
   }
 
   /**
    * Calls `onChange` (maybe spuriously) whenever session `sid` may have changed anywhere — a
-   * write, `destroy()`, a `DEL` by hand — while {@link sessionWatchLive}. What sockets use to end
+   * write, `destroy()`, a `DEL` by hand — while {@link serving}. What sockets use to end
    * a login whose session ended outside `login.logout()`. Costs no Redis command.
    */
   watchSession(sid: string, onChange: () => void): () => void {
     return this.#cache.watch([this.#prefix + sid], onChange);
-  }
-
-  /** True while {@link watchSession} is told of every change (the invalidation channel is up). */
-  get sessionWatchLive(): boolean {
-    return this.#cache.active;
   }
 
   /** Sessions held in memory now. */
@@ -153,8 +151,7 @@ export class RedisSessionStore extends Store {
     if (cached !== undefined) {
       // Answered on the loop's next turn, as express-session's MemoryStore answers: a request
       // finished inside its own socket's read keeps the loop from batching the connections that
-      // are ready together (bench request-cost, node-redis, 32 connections: 1.6× the req/s and
-      // 0.61× the CPU per request of answering at once; process.nextTick and microtasks do not help).
+      // are ready together (bench/sections/request-cost.ts; nextTick and microtasks do not help).
       const json = cached.value;
       setImmediate(() => this.#answer(callback, json));
       return;
@@ -326,13 +323,9 @@ export class RedisSessionStore extends Store {
   }
 
   #answer(callback: Callback<SessionData | null>, json: string | null): void {
-    if (json === null) {
-      callback(undefined, null);
-      return;
-    }
-    let session: SessionData;
+    let session: SessionData | null;
     try {
-      session = JSON.parse(json) as SessionData;
+      session = json === null ? null : (JSON.parse(json) as SessionData);
     } catch (error) {
       callback(error);
       return;

@@ -4,17 +4,10 @@
 // channel is down), every watched session is read again every POLL_INTERVAL_MS. A record's lifetime
 // in the store ends at a known time: one timer per session reads the record again then, since Redis
 // tells of an expiry only once its own sampling (or a read) removes the key — minutes later, at worst.
+import type { RecordChanges } from '../core/store-engine';
 import type { TokenRecord } from '../core/token-record';
 import { playerKeyOf } from '../core/player-key';
 import { ignore } from '../util/ignore';
-
-/** The store's change notices (the `changes` part of the store contract). */
-export interface ChangeNotices {
-  /** onChange is called (maybe spuriously) whenever the session's record may have changed anywhere. */
-  watch(sessionKey: string, onChange: () => void): () => void;
-  /** True while notices are reliable; false: the watch polls. */
-  readonly live: boolean;
-}
 
 /** What a re-read found: the login's record, or that it ended. */
 export type LoginState =
@@ -31,7 +24,7 @@ export interface LoginWatchSource {
    * Asked only when a known expiry is reached, so renewals moving it cost no read on their own.
    */
   expiryOf?(sessionKey: string, openId: string): Promise<number | undefined>;
-  changes: ChangeNotices | undefined;
+  changes: RecordChanges | undefined;
 }
 
 /** One socket's interest in its login. */

@@ -3,11 +3,10 @@
 // refresh coordinator renews a token near expiry (once across processes), and the login watch
 // tells the socket when the login ends. The `ws` and socket.io adapters (ws-upgrade.ts,
 // socket-io.ts) are thin layers over `authenticate` and `refuse`.
-import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Request } from 'express';
 import { crossOriginRequest, LoginRequiredError, SetupError, storeUnavailable } from '../errors';
-import { answerFor } from '../http/respond-error';
 import type { RefreshCoordinator } from '../core/refresh';
 import { PlayerContext, type ApiSettings } from '../http/player-context';
 import { sessionTtlMsOf } from '../core/session-lifetime';
@@ -18,6 +17,7 @@ import type { LoginAccess } from './store-access';
 import { SessionFollow } from './session-follow';
 import { wsUpgrade, type WsServer, type WsSocket, type WsUpgradeOptions } from './ws-upgrade';
 import { socketIoEngineMiddleware, socketIoMiddleware } from './socket-io';
+import { refusal } from './refusal';
 import type { SocketIoSocket } from './socket-io-types';
 
 /**
@@ -70,8 +70,8 @@ export class PlatformSockets implements SocketGate {
   constructor(deps: SocketsDeps, options: SocketsOptions) {
     this.#deps = deps;
     this.#session = options.session;
-    this.#sessionFollow = new SessionFollow(async (sessionKey, openId) => {
-      await deps.access.end(sessionKey, openId);
+    this.#sessionFollow = new SessionFollow(async (sessionKey) => {
+      await deps.access.end(sessionKey);
       deps.watch.check(sessionKey); // this process's sockets at once, without the notice
     });
   }
@@ -165,18 +165,12 @@ export class PlatformSockets implements SocketGate {
    */
   refuse(socket: Duplex, error: unknown): void {
     if (socket.destroyed) return;
-    const { status, error: code, retryAfterSeconds } = answerFor(error);
-    const body = JSON.stringify({ error: code });
-    const retryAfter =
-      retryAfterSeconds !== undefined ? `Retry-After: ${retryAfterSeconds}\r\n` : '';
+    const { status, headers, body } = refusal(error);
+    headers['Content-Length'] = String(Buffer.byteLength(body));
+    headers.Connection = 'close';
+    const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
     socket.end(
-      `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        'Cache-Control: no-store\r\n' +
-        retryAfter +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'Connection: close\r\n\r\n' +
-        body,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n${head.join('')}\r\n${body}`,
     );
   }
 
@@ -233,12 +227,3 @@ export class PlatformSockets implements SocketGate {
     return withSession.session;
   }
 }
-
-const STATUS_TEXT: Record<number, string> = {
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-  504: 'Gateway Timeout',
-};

@@ -14,7 +14,7 @@ interface WatchableSessionStore extends Store {
   /** `onChange` is called (maybe spuriously) whenever session `sid` may have changed anywhere. */
   watchSession(sid: string, onChange: () => void): () => void;
   /** True while the reports are reliable; false: the followed sessions are read every 500 ms. */
-  readonly sessionWatchLive: boolean;
+  readonly serving: boolean;
 }
 
 const isWatchable = (store: Store | undefined): store is WatchableSessionStore =>
@@ -33,12 +33,12 @@ interface Followed {
 
 /** The sessions this process has sockets for, each followed once in its session store. */
 export class SessionFollow {
-  readonly #endLogin: (sessionKey: string, openId: string) => Promise<void>;
+  readonly #endLogin: (sessionKey: string) => Promise<void>;
   readonly #sessions = new Map<string, Followed>();
   #poller: NodeJS.Timeout | undefined;
 
   /** `endLogin` deletes the session's token record (the record watch then ends the sockets). */
-  constructor(endLogin: (sessionKey: string, openId: string) => Promise<void>) {
+  constructor(endLogin: (sessionKey: string) => Promise<void>) {
     this.#endLogin = endLogin;
   }
 
@@ -87,7 +87,7 @@ export class SessionFollow {
       // A failed read ends nothing: the session store may be down for a moment.
       const failed = error !== undefined && error !== null;
       if (!failed && session?.platformLogin?.openId !== followed.openId) {
-        this.#endLogin(followed.sessionKey, followed.openId).catch(ignore);
+        this.#endLogin(followed.sessionKey).catch(ignore);
       } else if (followed.again) {
         this.#read(sid);
       }
@@ -109,8 +109,7 @@ export class SessionFollow {
   #startPolling(): void {
     if (this.#poller !== undefined) return;
     this.#poller = setInterval(() => {
-      for (const [sid, followed] of this.#sessions)
-        if (!followed.store.sessionWatchLive) this.#read(sid);
+      for (const [sid, followed] of this.#sessions) if (!followed.store.serving) this.#read(sid);
     }, POLL_INTERVAL_MS);
     this.#poller.unref();
   }

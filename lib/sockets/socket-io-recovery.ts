@@ -18,54 +18,48 @@ interface SocketIoBinding {
   end(socket: SocketIoSocket, end: LoginEnd): void;
 }
 
-/** The resumed sockets of the namespaces one socket middleware serves. */
-export class SocketIoRecovery {
-  readonly #sockets: SocketGate;
-  readonly #binding: SocketIoBinding;
-  readonly #hooked = new WeakSet<SocketIoNamespace>();
-  /** Resumed sockets the middleware checked itself (`skipMiddlewares: false`). */
-  readonly #checked = new WeakSet<SocketIoSocket>();
-
-  constructor(sockets: SocketGate, binding: SocketIoBinding) {
-    this.#sockets = sockets;
-    this.#binding = binding;
-  }
-
-  /**
-   * Hooks the socket's namespace, once. With the default in-memory adapter a socket is resumed
-   * only by the process and namespace that served it, so the namespace was hooked by then.
-   */
-  watch(socket: SocketIoSocket): void {
-    const nsp = socket.nsp;
-    if (nsp === undefined || this.#hooked.has(nsp)) return;
-    this.#hooked.add(nsp);
-    // Before the app's own `connection` listeners, which read `socket.data.platformLogin`.
-    nsp.prependListener('connection', (resumed: SocketIoSocket) => this.#resumed(resumed));
-  }
-
-  /** The middleware authenticated this socket itself: its `connection` needs nothing more. */
-  checked(socket: SocketIoSocket): void {
-    if (socket.recovered === true) this.#checked.add(socket);
-  }
-
-  #resumed(socket: SocketIoSocket): void {
-    if (socket.recovered !== true || this.#checked.has(socket)) return;
+/**
+ * The resumed sockets of the namespaces one socket middleware serves: `watch` hooks a socket's
+ * namespace, once (with the default in-memory adapter a socket is resumed only by the process and
+ * namespace that served it, so the namespace was hooked by then); `checked` marks a resumed socket
+ * the middleware authenticated itself (`skipMiddlewares: false`): its `connection` needs no more.
+ */
+export function socketIoRecovery(
+  sockets: SocketGate,
+  binding: SocketIoBinding,
+): { watch(socket: SocketIoSocket): void; checked(socket: SocketIoSocket): void } {
+  const hooked = new WeakSet<SocketIoNamespace>();
+  const checked = new WeakSet<SocketIoSocket>();
+  const resumed = (socket: SocketIoSocket): void => {
+    if (socket.recovered !== true || checked.has(socket)) return;
     const previous: unknown = socket.data?.platformLogin;
     if (previous instanceof SocketLogin) {
       // A login of the same player at once (the app's handler reads it now), usable once the
       // handshake's session cookie has been authenticated again; ended (4401) if that fails.
-      this.#binding.attach(socket, this.#sockets.reauthenticate(socket.request, previous));
+      binding.attach(socket, sockets.reauthenticate(socket.request, previous));
       return;
     }
     // Data restored from elsewhere (an adapter that stores sessions serialised): no login to stand
     // in. The socket has none until its handshake is authenticated again.
     socket.data.platformLogin = undefined;
-    this.#sockets.authenticate(socket.request).then(
+    sockets.authenticate(socket.request).then(
       (login) => {
         if (socket.connected === false) return login.close();
-        this.#binding.attach(socket, login);
+        binding.attach(socket, login);
       },
-      () => this.#binding.end(socket, { code: LOGIN_ENDED_CLOSE_CODE, error: 'login_required' }),
+      () => binding.end(socket, { code: LOGIN_ENDED_CLOSE_CODE, error: 'login_required' }),
     );
-  }
+  };
+  return {
+    watch(socket) {
+      const nsp = socket.nsp;
+      if (nsp === undefined || hooked.has(nsp)) return;
+      hooked.add(nsp);
+      // Before the app's own `connection` listeners, which read `socket.data.platformLogin`.
+      nsp.prependListener('connection', resumed);
+    },
+    checked(socket) {
+      if (socket.recovered === true) checked.add(socket);
+    },
+  };
 }

@@ -5,14 +5,14 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { answerFor } from '../http/respond-error';
+import { refusal } from './refusal';
 import type { LoginEnd, SocketGate, SocketLogin } from './socket-login';
-import { SocketIoRecovery } from './socket-io-recovery';
+import { socketIoRecovery } from './socket-io-recovery';
 import type { SocketIoSocket } from './socket-io-types';
 
 /** The event a socket is sent before it is disconnected at the end of its login. */
 export const LOGIN_ENDED_EVENT = 'platform:login_ended';
 
-/** The handshake's query, as engine.io parsed it before its middlewares run. */
 /** True for a request of an engine session already open: its `sid` query parameter (the public URL). */
 const hasEngineSession = (req: IncomingMessage): boolean =>
   new URL(req.url ?? '/', 'http://engine.invalid').searchParams.has('sid');
@@ -36,8 +36,10 @@ export function socketIoEngineMiddleware(
         next();
       },
       (error: unknown) => {
-        if (res instanceof ServerResponse) answer(res, error);
-        else sockets.refuse((res as { socket: Duplex }).socket, error);
+        if (res instanceof ServerResponse) {
+          const { status, headers, body } = refusal(error);
+          res.writeHead(status, headers).end(body);
+        } else sockets.refuse((res as { socket: Duplex }).socket, error);
       },
     );
   };
@@ -53,7 +55,7 @@ export function socketIoEngineMiddleware(
 export function socketIoMiddleware(
   sockets: SocketGate,
 ): (socket: SocketIoSocket, next: (error?: Error) => void) => void {
-  const recovery = new SocketIoRecovery(sockets, { attach, end: endSocket });
+  const recovery = socketIoRecovery(sockets, { attach, end: endSocket });
   return (socket, next) => {
     recovery.watch(socket);
     sockets.authenticate(socket.request).then(
@@ -86,15 +88,4 @@ function attach(socket: SocketIoSocket, login: SocketLogin): void {
 function endSocket(socket: SocketIoSocket, end: LoginEnd): void {
   socket.emit(LOGIN_ENDED_EVENT, end);
   socket.disconnect(true);
-}
-
-function answer(res: ServerResponse, error: unknown): void {
-  const { status, error: code, retryAfterSeconds } = answerFor(error);
-  const body = JSON.stringify({ error: code });
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Cache-Control': 'no-store',
-    ...(retryAfterSeconds !== undefined ? { 'Retry-After': String(retryAfterSeconds) } : {}),
-  });
-  res.end(body);
 }

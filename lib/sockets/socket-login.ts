@@ -77,15 +77,9 @@ export class SocketLogin {
    */
   reopened(recheck: (login: SocketLogin) => Promise<void>): SocketLogin {
     const login = new SocketLogin(this.#context);
-    login.#checking = recheck(login).then(
-      () => {
-        login.#checking = undefined;
-      },
-      () => {
-        login.#checking = undefined;
-        login.#ended('login_required');
-      },
-    );
+    login.#checking = recheck(login)
+      .catch(() => login.#ended('login_required'))
+      .finally(() => (login.#checking = undefined));
     return login;
   }
 
@@ -138,10 +132,7 @@ export class SocketLogin {
   /** Stops following the login (the socket closed); no `onEnd` listener is called after it. */
   close(): void {
     this.#endListeners.clear();
-    this.#unfollow?.();
-    this.#unfollow = undefined;
-    if (!this.#abort.signal.aborted)
-      this.#abort.abort(new LoginRequiredError('The socket closed.'));
+    this.#stop(new LoginRequiredError('The socket closed.'));
   }
 
   /** What a log of the socket's login shows: never the tokens. */
@@ -175,15 +166,18 @@ export class SocketLogin {
     throw error;
   }
 
+  /** Stops following the login and aborts the signal (once) with `reason`. */
+  #stop(reason: PlatformLoginError): void {
+    this.#unfollow?.();
+    this.#unfollow = undefined;
+    if (!this.#abort.signal.aborted) this.#abort.abort(reason);
+  }
+
   #ended(error: LoginEnd['error']): void {
     if (this.#end !== undefined) return;
     const end: LoginEnd = { code: LOGIN_ENDED_CLOSE_CODE, error };
     this.#end = end;
-    this.#unfollow?.();
-    this.#unfollow = undefined;
-    const reason: PlatformLoginError =
-      error === 'reauth_required' ? reauthRequired() : new LoginRequiredError();
-    if (!this.#abort.signal.aborted) this.#abort.abort(reason);
+    this.#stop(error === 'reauth_required' ? reauthRequired() : new LoginRequiredError());
     const listeners = [...this.#endListeners];
     this.#endListeners.clear();
     for (const listener of listeners) listener(end);

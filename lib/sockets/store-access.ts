@@ -1,7 +1,7 @@
 // What sockets and jobs need of the token store, in one place: the key a login is stored under,
-// a read that says live / ended / unknown, the store's change notices and a player's logins.
+// a read that says live / ended / unknown, and the store's change notices.
 import { hashSessionId } from '../core/hash';
-import type { PlayerLogin, RecordChanges, StoreEngine } from '../core/store-engine';
+import type { RecordChanges, StoreEngine } from '../core/store-engine';
 import type { LoginState } from './login-watch';
 
 /** The store as sockets and jobs use it. */
@@ -16,11 +16,9 @@ export interface LoginAccess {
    */
   expiryOf(sessionKey: string, openId: string): Promise<number | undefined>;
   /** Deletes the session's record: its login ends on every process (a session ended without logout). */
-  end(sessionKey: string, openId: string): Promise<void>;
+  end(sessionKey: string): Promise<void>;
   /** Change notices, when the store has them (else the watch polls). */
   changes: RecordChanges | undefined;
-  /** The player's live logins, freshest first. */
-  loginsOf(openId: string): Promise<PlayerLogin[]>;
 }
 
 /** The store's parts as sockets and jobs read them. */
@@ -38,10 +36,7 @@ export function loginAccessOf(store: StoreEngine): LoginAccess {
     },
     expiryOf: async (sessionKey, openId) =>
       (await records.loginsOf(openId)).find((login) => login.sessionKey === sessionKey)?.expiresAt,
-    end: async (sessionKey) => {
-      await records.delete(sessionKey);
-    },
+    end: async (sessionKey) => void (await records.delete(sessionKey)),
     changes,
-    loginsOf: (openId) => records.loginsOf(openId),
   };
 }

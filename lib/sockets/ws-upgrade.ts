@@ -3,6 +3,7 @@
 // with 4401. Typed structurally: the package does not import `ws`.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { ignore } from '../util/ignore';
 import type { LoginEnd, SocketGate, SocketLogin } from './socket-login';
 
 /** The part of a `ws` WebSocket the adapter uses. */
@@ -50,13 +51,12 @@ export function wsUpgrade<Socket extends WsSocket>(
   const closes = options.onLoginEnd !== 'keep';
   return (req, socket, head) => {
     // A client that goes away while its session is read must not crash the process.
-    const ignoreError = (): void => undefined;
-    socket.on('error', ignoreError);
+    socket.on('error', ignore);
     sockets.authenticate(req).then(
       (login) => {
         if (socket.destroyed) return login.close();
         wss.handleUpgrade(req, socket, head, (ws) => {
-          socket.off('error', ignoreError);
+          socket.off('error', ignore);
           ws.once('close', () => login.close());
           if (closes) {
             login.onEnd((end: LoginEnd) => {

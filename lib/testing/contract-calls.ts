@@ -103,17 +103,9 @@ export function expectStored(
   why: string,
 ): StoredValue {
   const stored = outcome.rejected ? undefined : outcome.result;
-  if (
-    stored === undefined ||
-    stored.value !== expected.value ||
-    stored.version !== expected.version
-  ) {
-    fail(
-      outcome,
-      `{ value: <${expected.value.length} characters>, version: ${expected.version} }`,
-      why,
-      expectStored,
-    );
+  if (stored?.value !== expected.value || stored.version !== expected.version) {
+    const shape = `{ value: <${expected.value.length} characters>, version: ${expected.version} }`;
+    fail(outcome, shape, why, expectStored);
   }
   return stored;
 }

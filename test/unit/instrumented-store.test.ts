@@ -1,9 +1,9 @@
-// InstrumentedTokenStore: each call to the store is one `storeCall` event, named as the store
+// instrumentedStore(): each call to the store is one `storeCall` event, named as the store
 // metrics name it, with how it ended; the call's result or error passes through unchanged. A read
 // the store answers from memory (`cachedRead`) is no store call.
 import { engineOf } from '../../lib/core/derived-engine';
 import { EventEmitter } from 'node:events';
-import { InstrumentedTokenStore } from '../../lib/core/instrumented-store';
+import { instrumentedStore } from '../../lib/core/instrumented-store';
 import type { PlatformLoginEvents } from '../../lib/observability/events';
 import { MemoryTokenStore } from '../../lib/core/memory-store';
 import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
@@ -14,7 +14,7 @@ function instrumented(inner = engineOf(new MemoryTokenStore())) {
   const events = new EventEmitter<PlatformLoginEvents>();
   const calls: StoreCall[] = [];
   events.on('storeCall', (call) => calls.push(call));
-  return { inner, store: new InstrumentedTokenStore(inner, events), calls };
+  return { inner, store: instrumentedStore(inner, events), calls };
 }
 
 test('a call that answers is one storeCall, ok, under the metric operation name', async () => {

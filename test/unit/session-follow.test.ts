@@ -10,7 +10,7 @@ function heldStore() {
   const reads: Answer[] = [];
   let notify: () => void = () => undefined;
   const store = {
-    sessionWatchLive: true,
+    serving: true,
     watchSession(_sid: string, onChange: () => void) {
       notify = onChange;
       return () => undefined;
