@@ -4,19 +4,19 @@
 // the flow rather than in front of a path, no spelling of the path (`//`, `/CB`, …) skips them.
 import { Router, type Request, type Response } from 'express';
 import type { FailHandler } from '../http/fail-handler';
-import type { EventEmitter } from 'node:events';
 import { hasCode, isTokenEndpointAnswer, methodNotAllowed, platformBusy } from '../errors';
 import { failedOnItsCode, platformRetryAfterSeconds } from '../core/failure-policy';
-import type { PlatformLoginEvents } from '../observability/events';
 import type { PlatformLogger } from '../observability/logger';
-import type { StoreEngine } from '../core/store-engine';
-import type { ReceivedTokens } from '../core/token-record';
 import { entryQuery, readEntryCode } from './entry-code';
 import { createEntryFailureLimit, type EntryFailureLimitSettings } from './entry-failure-limit';
 import { createEntryGuards, type EntryGuardsSettings } from './entry-guards';
 import { createExchangeHold } from './entry-exchange-hold';
 import { createCodeClaim, type CodeClaim } from './entry-claim';
-import { createCodeRedemption, type AfterLogin, type RedemptionSettings } from './entry-redemption';
+import {
+  createCodeRedemption,
+  type RedemptionDeps,
+  type RedemptionSettings,
+} from './entry-redemption';
 import { requireSession } from '../http/require-session';
 
 /** The entry's settings, derived once at creation (entry-options.ts): a slice for each of its parts. */
@@ -29,20 +29,11 @@ export interface EntrySettings {
   claimTtlMs: number;
 }
 
-/** What the callback works with. */
-export interface CallbackDeps {
-  store: StoreEngine;
-  exchangeCode: (code: string) => Promise<ReceivedTokens>;
-  /** The registration this callback serves, as its records carry it (absent: the first). */
-  registration?: string | undefined;
-  /** Several registrations: a login joins its player's unionid index (core/player-join.ts). */
-  joinsPlayers?: boolean | undefined;
-  events: EventEmitter<PlatformLoginEvents>;
+/** What the callback works with: redemption's parts, and how a failed entry ends. */
+export interface CallbackDeps extends RedemptionDeps {
   fail: FailHandler;
   /** The login's logger (the `logger` option, or the default), for the entry's warnings. */
   logger: PlatformLogger;
-  /** The app's `afterLogin` hook, bound (platform-login.ts). */
-  afterLogin?: AfterLogin | undefined;
 }
 
 /**
@@ -51,8 +42,7 @@ export interface CallbackDeps {
  * failure limit, the platform's hold and the code's claim, then redemption.
  */
 export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps): Router {
-  const { logger } = deps;
-  const warn = (message: string): void => logger.warn({}, message);
+  const warn = (message: string): void => deps.logger.warn({}, message);
   const guards = createEntryGuards(settings.guards, deps.events, warn);
   const failures = createEntryFailureLimit(settings.failureLimit, deps.store.counters, warn);
   const hold = createExchangeHold(deps.store.locks, deps.events);
