@@ -21,7 +21,7 @@ import { refreshSettings } from './core/refresh-options';
 import { entrySettings } from './entry/entry-options';
 import { openApiSettings } from './open-api/open-api-options';
 import { fallbackSessionTtlMs } from './core/session-lifetime';
-import type { ApiSettings } from './http/player-context';
+import type { ApiSettings, LoggedInPlayer } from './http/player-context';
 import { OpenApiClient } from './open-api/open-api-client';
 import { OpenApiMetrics } from './open-api/open-api-metrics';
 import { RefreshCoordinator } from './core/refresh';
@@ -42,7 +42,7 @@ import { LoginWatch } from './sockets/login-watch';
 import { observeSockets } from './sockets/socket-metrics';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
 import { loginAccessOf, type LoginAccess } from './sockets/store-access';
-import { loginOfPlayer, type LoggedInPlayer } from './jobs/player-logins';
+import { loginOfPlayer } from './jobs/player-logins';
 import { bindAfterLogin } from './entry/after-login';
 import { requireScopes } from './http/require-scopes';
 import { createCallbackMountCheck, type CallbackMountCheck } from './setup/callback-mount-check';
@@ -180,10 +180,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const allOrigins = [
       ...new Set(this.registrations.flatMap((registration) => registration.platformOrigins ?? [])),
     ];
-    this.hardening = createHardening(
-      { ...config, platformOrigins: allOrigins.length > 0 ? allOrigins : undefined },
-      this.fail,
-    );
+    this.hardening = createHardening(config.gameOrigins, allOrigins, this.fail);
     const afterLogin =
       config.afterLogin &&
       bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api });
@@ -374,7 +371,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   logoutEverywhere(): RequestHandler {
     return this.hardening.protectLogout(
       createLogoutEverywhereHandler({
-        records: this.instrumentedStore.records,
+        store: this.instrumentedStore,
         events: this,
         fail: this.fail,
       }),
@@ -425,11 +422,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
  * looked at (a path comparison); after that, one boolean read.
  */
 function checkingMount(checks: CallbackMountCheck[], handler: RequestHandler): RequestHandler {
-  // One registration (most games): the one check, called as before several existed.
-  const check = checks.length === 1 ? checks[0]! : undefined;
   return (req, res, next) => {
-    if (check !== undefined) check.atRequest(req);
-    else for (const each of checks) each.atRequest(req);
+    for (const check of checks) check.atRequest(req);
     return handler(req, res, next);
   };
 }

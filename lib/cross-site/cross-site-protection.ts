@@ -7,14 +7,6 @@ import { createFrameAncestors } from './frame-ancestors';
 import type { FailHandler } from '../http/fail-handler';
 import { invalidOption } from '../errors';
 
-/** The options of platformLogin() that cross-site protection reads (parsed: origins normalised). */
-export interface CrossSiteOptions {
-  /** `gameOrigins`: the game's own pages on other origins, trusted by CSRF protection and sockets. */
-  gameOrigins?: readonly string[] | undefined;
-  /** `platformOrigins`: the only pages that may frame the game; `undefined` when not given. */
-  platformOrigins?: readonly string[] | undefined;
-}
-
 /** The parts PlatformLogin uses. */
 export interface Hardening {
   /** The frame-ancestors middleware; a SetupError (`ERR_PLATFORM_INVALID_OPTION`) without `platformOrigins`. */
@@ -27,17 +19,23 @@ export interface Hardening {
   isCrossOrigin(headers: IncomingHttpHeaders): boolean;
 }
 
-/** Builds the parts once. */
-export function createHardening(options: CrossSiteOptions, fail: FailHandler): Hardening {
-  const gameOrigins: ReadonlySet<string> = new Set(options.gameOrigins);
-  const { platformOrigins } = options;
+/**
+ * Builds the parts once from the parsed `gameOrigins` (trusted by CSRF protection and sockets) and
+ * `platformOrigins` (the only pages that may frame the game; empty when none was given).
+ */
+export function createHardening(
+  trusted: readonly string[] | undefined,
+  platformOrigins: readonly string[],
+  fail: FailHandler,
+): Hardening {
+  const gameOrigins: ReadonlySet<string> = new Set(trusted);
   const csrf = createCsrfProtection(gameOrigins, fail);
   let frameAncestors: RequestHandler | undefined;
 
   return {
     frameAncestors() {
       // Refused when the app asks for it, not at creation: without the middleware the option is not needed.
-      if (platformOrigins === undefined) {
+      if (platformOrigins.length === 0) {
         throw invalidOption(
           "login.frameAncestors() needs the `platformOrigins` option of platformLogin(): the origins of the platform's pages that frame the game.",
           'platformOrigins',

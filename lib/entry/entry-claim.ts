@@ -34,8 +34,6 @@ export interface CodeClaim {
   refuseFirst(): Promise<void>;
   /** Whether the address's count holds one for this entry (`claim` took it). */
   readonly reserved: boolean;
-  /** Whether this entry probes a held platform. */
-  readonly probing: boolean;
   /**
    * The count this entry holds on its address's counter, for the login's write to give back in the
    * same step (TokenStore `logins`); `undefined` when it holds none.
@@ -66,9 +64,6 @@ export function createCodeClaim(
     return {
       get reserved() {
         return reserved;
-      },
-      get probing() {
-        return probing;
       },
       reservation() {
         return reserved ? { key: address!, windowMs: failures!.windowMs } : undefined;

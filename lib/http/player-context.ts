@@ -139,11 +139,6 @@ export class PlayerContext implements RequestContext {
     return client.send(url, init, this.record.accessToken);
   }
 
-  /** The record this context knows (a socket's watch hands it a newer one it read). */
-  get current(): TokenRecord {
-    return this.record;
-  }
-
   /** Takes a newer record of the same login (read by a socket's watch), so no refresh repeats one made elsewhere. */
   renewed(record: TokenRecord): void {
     if (record === this.record || record.version < this.record.version) return;

@@ -9,8 +9,6 @@ import { reachPlayer } from '../core/player-join';
 import { PlayerContext, type ApiSettings, type LoggedInPlayer } from '../http/player-context';
 import type { LoginAccess } from '../sockets/store-access';
 
-export type { LoggedInPlayer };
-
 /** What the jobs work with (one set per PlatformLogin). */
 export interface JobsDeps {
   access: LoginAccess;
