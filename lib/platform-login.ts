@@ -6,8 +6,6 @@ import type { MeterProvider } from '@opentelemetry/api';
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { createCallbackRouter } from './entry/callback';
 import { createHardening, type Hardening } from './cross-site/cross-site-protection';
-import { isPlatformLoginError, storeUnavailable } from './errors';
-import { isRedisOutage } from './redis/redis-outage';
 import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
 import { createMiddleware, parseOptional, type MiddlewareOptions } from './http/middleware';
@@ -25,15 +23,12 @@ import type { ApiSettings, LoggedInPlayer } from './http/player-context';
 import { OpenApiClient } from './open-api/open-api-client';
 import { OpenApiMetrics } from './open-api/open-api-metrics';
 import { RefreshCoordinator } from './core/refresh';
-import { respondWithError } from './http/respond-error';
 import { createFailHandlers, type FailHandler } from './http/fail-handler';
 import type { TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
 import type { PlatformLogger } from './observability/logger';
 import { platformMetrics } from './observability/metrics';
 import { logStoreEvents, observeEvents } from './observability/event-logging';
-import { requestFailure } from './observability/request-failure';
-import { hasSession } from './http/require-session';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { InstrumentedTokenStore } from './core/instrumented-store';
@@ -77,20 +72,18 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly api: ApiSettings;
   private readonly middlewares = new Map<boolean, RequestHandler>();
   private readonly fail: FailHandler;
+  /** What errorHandler() returns (http/fail-handler.ts). */
+  private readonly errorAnswer: ErrorRequestHandler;
   /** Frame-ancestors and CSRF protection (cross-site/cross-site-protection.ts). */
   private readonly hardening: Hardening;
   /** The package answers its errors itself (`handleErrors`): a refused request's session may end. */
   private readonly handleErrors: boolean;
-  /** Where a player without a login enters again (`successRedirect`), linked from the 401 page. */
-  private readonly homePath: string;
   /** The store as sockets and jobs use it. */
   private readonly access: LoginAccess;
   /** The logins this process's sockets follow; made with the first `sockets()`. */
   private loginWatch: LoginWatch | undefined;
   /** The `meterProvider` option, for the sockets' gauges. */
   private readonly meterProvider: MeterProvider | undefined;
-  /** Errors told as `requestFailed` by the package's handlers, not to be told again by errorHandler(). */
-  private readonly reported = new WeakSet<object>();
   /** Whether the app mounted each callback where its redirectUri's path reaches it (setup/callback-mount-check.ts). */
   private readonly mountChecks: CallbackMountCheck[] = [];
   /** The registrations, the first one first (registrations/registration-options.ts). */
@@ -108,7 +101,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.registrations = registrationsOf(config);
     this.meterProvider = config.meterProvider;
     this.handleErrors = config.handleErrors;
-    this.homePath = config.successRedirect;
     const sessionTtlMs = fallbackSessionTtlMs(config.sessionMaxAgeSeconds);
     // The parts, each after those it uses: how failures end, the store, the client, refreshes, the API.
     const fail = createFailHandlers({
@@ -116,9 +108,9 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       logger: this.logger,
       handleErrors: config.handleErrors,
       homePath: config.successRedirect,
-      reported: this.reported,
     });
     this.fail = fail.request;
+    this.errorAnswer = fail.errors;
     const ring = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
     checkTokenSealing(this.store, ring, (message) => this.logger.warn({}, message));
     this.instrumentedStore = new InstrumentedTokenStore(engineOf(this.store, ring), this);
@@ -399,21 +391,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * (logged, counted) unless the package's handlers told it already. Others go on to `next`.
    */
   errorHandler(): ErrorRequestHandler {
-    return (err, req, res, next) => {
-      // A session store (connect-redis) failing inside express-session, before the package ran.
-      const failure = isPlatformLoginError(err)
-        ? err
-        : isRedisOutage(err)
-          ? storeUnavailable({ store: 'session store', what: 'the request' }, err)
-          : undefined;
-      if (failure === undefined) return next(err);
-      if (!this.reported.has(err as object)) {
-        // No session on the request: express-session's store failed before any handler ran.
-        const part = hasSession(req.session) ? 'request' : 'session-store';
-        this.emit('requestFailed', requestFailure(failure, req, part));
-      }
-      respondWithError(failure, req, res, this.homePath);
-    };
+    return this.errorAnswer;
   }
 }
 
