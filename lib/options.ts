@@ -156,17 +156,14 @@ export const platformLoginSchema: OptionsSchema<
       path: ['platformOrigins'],
       message: `is required when ${why}, e.g. ['https://platform.example']${example}`,
     });
-  if (config.embedded) {
+  if (config.embedded)
     needs('`embedded` is true', ': it limits which pages may frame the game (frame-ancestors)');
-  }
   // Without origins the entry context defaults to 'report' (with a start-up warning).
-  const mode = config.entry.context?.mode;
-  if (mode === 'enforce') {
+  if (config.entry.context?.mode === 'enforce')
     needs(
-      `\`entry.context.mode\` is '${mode}'`,
+      "`entry.context.mode` is 'enforce'",
       ": the origins of the platform's pages that open the game",
     );
-  }
 });
 
 /** Options of {@link platformLogin}: the quick start's handful, then the tuning grouped by what it tunes. */

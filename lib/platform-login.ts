@@ -251,7 +251,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
             fail: this.fail,
             handleErrors: this.handleErrors,
           },
-          { optional },
+          optional,
         ),
       );
       this.middlewares.set(optional, handler);

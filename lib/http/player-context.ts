@@ -51,11 +51,9 @@ export interface LoggedInPlayer {
  * are made of (request-members.ts). A logged-in request has a {@link PlayerContext}; a request without a
  * login on an optional route has {@link NO_LOGIN}.
  */
-export interface RequestContext {
+export interface RequestContext extends Omit<LoggedInPlayer, 'user'> {
   readonly loggedIn: boolean;
   readonly user: PlatformUser | undefined;
-  token(): Promise<string>;
-  fetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<Response>;
 }
 
 /** Bodies that can be sent a second time when a 401 makes platformFetch retry. */
