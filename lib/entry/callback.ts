@@ -9,33 +9,15 @@ import { hasCode, isTokenEndpointAnswer, methodNotAllowed, platformBusy } from '
 import { failedOnItsCode, platformRetryAfterSeconds } from '../core/failure-policy';
 import type { PlatformLogger } from '../observability/logger';
 import { entryQuery, readEntryCode } from './entry-code';
-import { createEntryFailureLimit, type EntryFailureLimitSettings } from './entry-failure-limit';
+import { createEntryFailureLimit } from './entry-failure-limit';
 import { COOKIE_CHECK_LOCATION, createCookieCheck, isCookieCheck } from './cookie-check';
-import { createEntryContextCheck, type EntryContextCheckSettings } from './entry-context';
+import { createEntryContextCheck } from './entry-context';
+import type { EntrySettings } from './entry-options';
 import { createFirstEntryChecks } from '../setup/entry-setup-checks';
 import { createExchangeHold } from './entry-exchange-hold';
 import { createCodeClaim, type CodeClaim } from './entry-claim';
-import {
-  createCodeRedemption,
-  type RedemptionDeps,
-  type RedemptionSettings,
-} from './entry-redemption';
+import { createCodeRedemption, type RedemptionDeps } from './entry-redemption';
 import { requireSession } from '../http/require-session';
-
-/** The entry's settings, derived once at creation (entry-options.ts): a slice for each of its parts. */
-export interface EntrySettings {
-  guards: {
-    /** Where a successful entry lands (`successRedirect`). */
-    successRedirect: string;
-    embedded: boolean;
-    context: EntryContextCheckSettings;
-  };
-  failureLimit: EntryFailureLimitSettings;
-  redemption: RedemptionSettings;
-  maxCodeLength: number;
-  /** How long a redeemed code is remembered (`entry.codeClaimTtlSeconds`). */
-  claimTtlMs: number;
-}
 
 /** What the callback works with: redemption's parts, and how a failed entry ends. */
 export interface CallbackDeps extends RedemptionDeps {

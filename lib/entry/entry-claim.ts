@@ -8,13 +8,7 @@ import type { CountGiveBack, StoreEngine } from '../core/store-engine';
 import { tooManyEntries } from '../errors';
 import { ignore } from '../util/ignore';
 import { failedKeyOf, type EntryFailureLimit } from './entry-failure-limit';
-import {
-  EXCHANGE_HOLD_KEY,
-  EXCHANGE_HOLD_VERSION,
-  EXCHANGE_PROBE_KEY,
-  EXCHANGE_PROBE_MS,
-  type ExchangeHold,
-} from './entry-exchange-hold';
+import { EXCHANGE_HOLD, type ExchangeHold } from './entry-exchange-hold';
 
 /** The counter of the budget of exchanges for addresses with failed entries (1 s windows). */
 const BUDGET_KEY = 'code-exchange-budget';
@@ -77,10 +71,7 @@ export function createCodeClaim(
           failedKey: address === undefined ? undefined : failedKeyOf(address),
           failureLimit: failures?.limit ?? 1,
           failureWindowMs: failures?.windowMs ?? 1,
-          holdKey: EXCHANGE_HOLD_KEY,
-          holdVersion: EXCHANGE_HOLD_VERSION,
-          probeKey: EXCHANGE_PROBE_KEY,
-          probeTtlMs: EXCHANGE_PROBE_MS,
+          ...EXCHANGE_HOLD,
           budgetKey: budgetPerSecond > 0 ? BUDGET_KEY : undefined,
           budgetPerSecond: Math.max(1, budgetPerSecond),
           claimKey: `code:${codeHash}`,
