@@ -5,7 +5,12 @@ import { EventEmitter } from 'node:events';
 import type { MeterProvider } from '@opentelemetry/api';
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { createCallbackRouter } from './entry/callback';
-import { createHardening, type Hardening } from './cross-site/cross-site-protection';
+import {
+  createCsrfProtection,
+  isCrossOrigin,
+  withCsrfProtection,
+} from './cross-site/csrf-protection';
+import { createFrameAncestors } from './cross-site/frame-ancestors';
 import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
 import { createMiddleware, parseOptional, type MiddlewareOptions } from './http/middleware';
@@ -26,6 +31,7 @@ import { RefreshCoordinator } from './core/refresh';
 import { createFailHandlers, type FailHandler } from './http/fail-handler';
 import type { TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
+import { invalidOption } from './errors';
 import type { PlatformLogger } from './observability/logger';
 import { platformMetrics } from './observability/metrics';
 import { logStoreEvents, observeEvents } from './observability/event-logging';
@@ -74,8 +80,12 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly fail: FailHandler;
   /** What errorHandler() returns (http/fail-handler.ts). */
   private readonly errorAnswer: ErrorRequestHandler;
-  /** Frame-ancestors and CSRF protection (cross-site/cross-site-protection.ts). */
-  private readonly hardening: Hardening;
+  /** `gameOrigins`: the game's own pages on other origins, trusted by CSRF protection and sockets. */
+  private readonly gameOrigins: ReadonlySet<string>;
+  /** CSRF protection for state-changing routes and both logouts (cross-site/csrf-protection.ts). */
+  private readonly csrf: RequestHandler;
+  /** The frame-ancestors middleware of every registration's platform origins. */
+  private readonly frameAncestorsHandler: RequestHandler | undefined;
   /** The package answers its errors itself (`handleErrors`): a refused request's session may end. */
   private readonly handleErrors: boolean;
   /** The store as sockets and jobs use it. */
@@ -172,7 +182,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const allOrigins = [
       ...new Set(this.registrations.flatMap((registration) => registration.platformOrigins ?? [])),
     ];
-    this.hardening = createHardening(config.gameOrigins, allOrigins, this.fail);
+    this.gameOrigins = new Set(config.gameOrigins);
+    this.csrf = createCsrfProtection(this.gameOrigins, this.fail);
+    this.frameAncestorsHandler =
+      allOrigins.length > 0 ? createFrameAncestors(allOrigins) : undefined;
     const afterLogin =
       config.afterLogin &&
       bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api });
@@ -276,7 +289,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         refresher: this.refresher,
         api: this.api,
         watch: this.loginWatch,
-        isCrossOrigin: (headers) => this.hardening.isCrossOrigin(headers),
+        isCrossOrigin: (headers) => isCrossOrigin(headers, this.gameOrigins),
       },
       options,
     );
@@ -292,18 +305,16 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
   /**
    * A player's login for work with no request (a job, a match's end): the freshest live login of
-   * the player — an openId of the first registration, `{ unionId }` or `{ openId, registration }`,
-   * in every registration (docs/registrations.md) — (the one whose record lives longest), with `user`, `token()` and `fetch()` as a route
-   * has them, refreshed under the same lock as the player's requests and sockets. Rejects with
-   * LoginRequiredError (`login_required`) when the player has no live login. See docs/jobs.md.
+   * the player (an openId of the first registration, `{ unionId }` or `{ openId, registration }`;
+   * docs/registrations.md) in every registration, the one whose record lives longest, with `user`,
+   * `token()` and `fetch()` as a route has them, refreshed under the same lock as the player's
+   * requests and sockets. Rejects with LoginRequiredError (`login_required`) when the player has no
+   * live login. See docs/jobs.md.
    */
   forPlayer(player: PlayerRef): Promise<LoggedInPlayer> {
     const key = playerKeyOfRef(player, this.registrations, 'forPlayer');
-    const records = this.instrumentedStore.records;
-    return loginOfPlayer(
-      { access: this.access, records, refresher: this.refresher, api: this.api },
-      key,
-    );
+    const { records } = this.instrumentedStore;
+    return loginOfPlayer({ records, refresher: this.refresher, api: this.api }, key);
   }
 
   /**
@@ -311,12 +322,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * another origin's page are refused (403 `cross_origin_refused`), as with `csrfProtection()`.
    */
   logout(options: LogoutOptions = {}): RequestHandler {
-    return this.hardening.protectLogout(
-      createLogoutHandler(
-        { store: this.instrumentedStore, events: this, fail: this.fail },
-        options,
-      ),
-    );
+    const deps = { store: this.instrumentedStore, events: this, fail: this.fail };
+    return withCsrfProtection(createLogoutHandler(deps, options), this.csrf);
   }
 
   /**
@@ -326,7 +333,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * SameSite=None (embedded mode): `app.use('/api', login.csrfProtection(), login.middleware())`.
    */
   csrfProtection(): RequestHandler {
-    return this.hardening.csrfProtection();
+    return this.csrf;
   }
 
   /**
@@ -335,7 +342,14 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * without the `platformOrigins` option.
    */
   frameAncestors(): RequestHandler {
-    return this.hardening.frameAncestors();
+    // Refused when the app asks for it, not at creation: without the middleware the option is not needed.
+    if (this.frameAncestorsHandler === undefined) {
+      throw invalidOption(
+        "login.frameAncestors() needs the `platformOrigins` option of platformLogin(): the origins of the platform's pages that frame the game.",
+        'platformOrigins',
+      );
+    }
+    return this.frameAncestorsHandler;
   }
 
   /**
@@ -361,13 +375,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * are refused as for `logout()`. See docs/registrations.md.
    */
   logoutEverywhere(): RequestHandler {
-    return this.hardening.protectLogout(
-      createLogoutEverywhereHandler({
-        store: this.instrumentedStore,
-        events: this,
-        fail: this.fail,
-      }),
-    );
+    const deps = { store: this.instrumentedStore, events: this, fail: this.fail };
+    return withCsrfProtection(createLogoutEverywhereHandler(deps), this.csrf);
   }
 
   /** How many live sessions a player has, in every registration and across all processes sharing the store. */
