@@ -22,10 +22,6 @@ import {
   registrationSchema,
 } from './registrations/registration-options';
 
-/** An object; which methods it has is checked when platformLogin() wires it (checkTokenStore). */
-const isTokenStore = (value: unknown): value is TokenStore =>
-  typeof value === 'object' && value !== null;
-
 const boolean = z.boolean({ error: 'must be a boolean' });
 
 /** The quick start's handful first, then the tuning grouped by what it tunes. */
@@ -48,7 +44,8 @@ const platformLoginShape = {
     .default([]),
   /** Where token records live. Defaults to a `MemoryTokenStore` (one process only). */
   store: z
-    .custom<TokenStore>(isTokenStore, {
+    // An object; which methods it has is checked when platformLogin() wires it (checkTokenStore).
+    .custom<TokenStore>((value) => typeof value === 'object' && value !== null, {
       error: 'must be a TokenStore (MemoryTokenStore, RedisTokenStore or your own)',
     })
     .optional(),

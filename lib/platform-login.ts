@@ -19,7 +19,7 @@ import { checkCreation } from './setup/creation-checks';
 import { checkTokenSealing } from './setup/token-sealing-check';
 import { RecordKeyRing } from './stores/encryption';
 import { MemoryTokenStore } from './core/memory-store';
-import { defaultLogger } from './observability/logger';
+import { defaultLogger, type PlatformLogger } from './observability/logger';
 import { refreshSettings } from './core/refresh-options';
 import { entrySettings } from './entry/entry-options';
 import { openApiSettings } from './open-api/open-api-options';
@@ -32,7 +32,6 @@ import { createFailHandlers, type FailHandler } from './http/fail-handler';
 import type { TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
 import { invalidOption } from './errors';
-import type { PlatformLogger } from './observability/logger';
 import { platformMetrics } from './observability/metrics';
 import { logStoreEvents, observeEvents } from './observability/event-logging';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
@@ -253,19 +252,11 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const optional = parseOptional(options);
     let handler = this.middlewares.get(optional);
     if (handler === undefined) {
+      const { refresher, api, fail, handleErrors } = this;
+      const deps = { records: this.instrumentedStore.records, refresher, api, fail, handleErrors };
       handler = checkingMount(
         this.mountChecks,
-        createMiddleware(
-          {
-            records: this.instrumentedStore.records,
-            refresher: this.refresher,
-            api: this.api,
-            events: this,
-            fail: this.fail,
-            handleErrors: this.handleErrors,
-          },
-          optional,
-        ),
+        createMiddleware({ ...deps, events: this }, optional),
       );
       this.middlewares.set(optional, handler);
     }

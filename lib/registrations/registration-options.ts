@@ -54,12 +54,13 @@ export function registrationsOf(
 }
 
 /** Issues with the registrations taken together: names and callback paths must not repeat. */
-export function registrationIssues(config: {
-  registrationName: string;
-  redirectUri: string;
-  registrations: readonly { name: string; redirectUri: string }[];
-}): { path: (string | number)[]; message: string }[] {
-  const issues: { path: (string | number)[]; message: string }[] = [];
+export function registrationIssues(
+  config: Pick<Registration, 'redirectUri'> & {
+    registrationName: string;
+    registrations: readonly Pick<Registration, 'name' | 'redirectUri'>[];
+  },
+): { path: (string | number)[]; message: string }[] {
+  const issues: ReturnType<typeof registrationIssues> = [];
   const names = new Set([config.registrationName]);
   const paths = new Set([pathOf(config.redirectUri)]);
   config.registrations.forEach((registration, index) => {
