@@ -68,7 +68,6 @@ export const entryOptionsSchema: OptionsSchema<typeof entryShape> = z.strictObje
 
 /** What the entry takes from the rest of platformLogin()'s options and parts. */
 export interface EntryShared {
-  /** `successRedirect`. */
   successRedirect: string;
   embedded: boolean;
   platformOrigins: readonly string[] | undefined;
