@@ -5,7 +5,7 @@
 // logins.
 import type { Request } from 'express';
 import { createClientAddressKeys } from './client-address';
-import type { OneTimeCounters, WindowCount } from '../core/store-engine';
+import type { OneTimeCounters } from '../core/store-engine';
 import { tooManyEntries, type RequestRefusedError } from '../errors';
 import { warnOnce } from '../setup/setup-checks';
 import { ignore } from '../util/ignore';
@@ -79,17 +79,14 @@ export function createEntryFailureLimit(
     return key;
   };
 
-  const block = (key: string, resetInMs: number): void => {
+  const refuse = (resetInMs: number): RequestRefusedError =>
+    tooManyEntries(Math.max(1, Math.ceil(resetInMs / 1000)));
+  /** Remembers that `key` is over its limit for `resetInMs`; the answer to its entries meanwhile. */
+  const block = (key: string, resetInMs: number): RequestRefusedError => {
     blockedUntil.delete(key);
     blockedUntil.set(key, Date.now() + resetInMs);
     if (blockedUntil.size > MAX_BLOCKED) blockedUntil.delete(blockedUntil.keys().next().value!);
-  };
-  const refuse = (resetInMs: number): RequestRefusedError =>
-    tooManyEntries(Math.max(1, Math.ceil(resetInMs / 1000)));
-  const judge = (key: string, { count, resetInMs }: WindowCount): void => {
-    if (count < limit) return;
-    block(key, resetInMs);
-    throw refuse(resetInMs);
+    return refuse(resetInMs);
   };
 
   return {
@@ -97,12 +94,10 @@ export function createEntryFailureLimit(
     windowMs,
     budgetPerSecond: settings.budgetPerSecond,
     keyOf,
-    refuse(key, resetInMs) {
-      block(key, resetInMs);
-      return refuse(resetInMs);
-    },
+    refuse: block,
     async check(key) {
-      judge(key, await counters.countInWindow(key, 0, windowMs));
+      const { count, resetInMs } = await counters.countInWindow(key, 0, windowMs);
+      if (count >= limit) throw block(key, resetInMs);
     },
     async giveBack(key) {
       await counters.countInWindow(key, -1, windowMs).catch(ignore);
