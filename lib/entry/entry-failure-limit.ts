@@ -9,19 +9,7 @@ import type { OneTimeCounters } from '../core/store-engine';
 import { tooManyEntries, type RequestRefusedError } from '../errors';
 import { warnOnce } from '../setup/setup-checks';
 import { ignore } from '../util/ignore';
-
-/** The limit's settings (`entry.failureLimit` and its window), derived once at creation (entry-options.ts). */
-export interface EntryFailureLimitSettings {
-  /** Failed entries allowed per address per window; 0 turns the limit off. */
-  limit: number;
-  windowMs: number;
-  /** Prefix length an IPv6 client is counted under (its allocation). */
-  ipv6Subnet: number;
-  /** Shared by every process of the game: keys the hash of client addresses in the store. */
-  clientSecret: string;
-  /** Exchanges per second across processes from addresses already counted; 0: no budget. */
-  budgetPerSecond: number;
-}
+import type { EntrySettings } from './entry-options';
 
 /** The limit of one callback. */
 export interface EntryFailureLimit {
@@ -59,7 +47,7 @@ const UNPARSABLE_MESSAGE =
 
 /** Builds the limit once, or `undefined` when it is off. */
 export function createEntryFailureLimit(
-  settings: EntryFailureLimitSettings,
+  settings: EntrySettings['failureLimit'],
   counters: OneTimeCounters,
   warn: (message: string) => void,
 ): EntryFailureLimit | undefined {

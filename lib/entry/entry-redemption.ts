@@ -25,18 +25,10 @@ import { landAt } from './cookie-check';
 import { joinPlayer } from '../core/player-join';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import type { CodeClaim } from './entry-claim';
+import type { EntrySettings } from './entry-options';
 
 /** What the session holds of its login (lib/http/express-augment.ts). */
 type PlatformLoginMarker = NonNullable<SessionData['platformLogin']>;
-
-/** Redemption's settings, derived once at creation (entry-options.ts). */
-export interface RedemptionSettings {
-  /** A refresh token's lifetime when the platform does not say (`refresh.tokenLifetimeSeconds`). */
-  refreshTokenLifetimeMs: number;
-  maxExchangesInFlight: number;
-  /** Session lifetime when the session cookie has no `maxAge`; the record never outlives it. */
-  sessionTtlMs: number;
-}
 
 /**
  * The app's `afterLogin` hook, bound to the package's parts: resolves `false` to refuse the entry.
@@ -79,7 +71,7 @@ type LoginToWrite = Omit<LoginWrite, 'session' | 'giveBack'> & { marker: Platfor
  * `claim`, and answers 303 to `successRedirect`, or throws.
  */
 export function createCodeRedemption(
-  settings: RedemptionSettings,
+  settings: EntrySettings['redemption'],
   deps: RedemptionDeps,
   successRedirect: string,
 ): (req: Request, res: Response, code: string, claim: CodeClaim) => Promise<void> {
@@ -175,12 +167,8 @@ export function createCodeRedemption(
 
   /** The joined writes of the request's session store, when it shares the token store's client. */
   const joinsOf = (req: Request): SessionJoins | undefined => {
-    const logins = store.logins;
-    if (logins === undefined) return undefined;
-    const joins = (req.sessionStore as { [SESSION_JOINS]?: SessionJoins | undefined })[
-      SESSION_JOINS
-    ];
-    return joins !== undefined && logins.sharesClient(joins.client) ? joins : undefined;
+    const joins = (req.sessionStore as { [SESSION_JOINS]?: SessionJoins })[SESSION_JOINS];
+    return joins && store.logins?.sharesClient(joins.client) ? joins : undefined;
   };
 
   return async (req, res, code, claim) => {
