@@ -20,7 +20,7 @@ export type { WsUpgradeOptions } from './sockets/ws-upgrade';
 export { LOGIN_ENDED_EVENT } from './sockets/socket-io';
 
 // Jobs: a player's login by openId, with no request.
-export type { LoggedInPlayer } from './jobs/player-logins';
+export type { LoggedInPlayer } from './http/player-context';
 export type { PlayerRef } from './registrations/player-ref';
 
 // Events, logs, metrics.

@@ -22,10 +22,6 @@ import {
   registrationSchema,
 } from './registrations/registration-options';
 
-/** An object; which methods it has is checked when platformLogin() wires it (checkTokenStore). */
-const isTokenStore = (value: unknown): value is TokenStore =>
-  typeof value === 'object' && value !== null;
-
 const boolean = z.boolean({ error: 'must be a boolean' });
 
 /** The quick start's handful first, then the tuning grouped by what it tunes. */
@@ -48,7 +44,8 @@ const platformLoginShape = {
     .default([]),
   /** Where token records live. Defaults to a `MemoryTokenStore` (one process only). */
   store: z
-    .custom<TokenStore>(isTokenStore, {
+    // An object; which methods it has is checked when platformLogin() wires it (checkTokenStore).
+    .custom<TokenStore>((value) => typeof value === 'object' && value !== null, {
       error: 'must be a TokenStore (MemoryTokenStore, RedisTokenStore or your own)',
     })
     .optional(),
@@ -156,17 +153,14 @@ export const platformLoginSchema: OptionsSchema<
       path: ['platformOrigins'],
       message: `is required when ${why}, e.g. ['https://platform.example']${example}`,
     });
-  if (config.embedded) {
+  if (config.embedded)
     needs('`embedded` is true', ': it limits which pages may frame the game (frame-ancestors)');
-  }
   // Without origins the entry context defaults to 'report' (with a start-up warning).
-  const mode = config.entry.context?.mode;
-  if (mode === 'enforce') {
+  if (config.entry.context?.mode === 'enforce')
     needs(
-      `\`entry.context.mode\` is '${mode}'`,
+      "`entry.context.mode` is 'enforce'",
       ": the origins of the platform's pages that open the game",
     );
-  }
 });
 
 /** Options of {@link platformLogin}: the quick start's handful, then the tuning grouped by what it tunes. */

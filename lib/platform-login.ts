@@ -5,9 +5,12 @@ import { EventEmitter } from 'node:events';
 import type { MeterProvider } from '@opentelemetry/api';
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { createCallbackRouter } from './entry/callback';
-import { createHardening, type Hardening } from './cross-site/cross-site-protection';
-import { isPlatformLoginError, storeUnavailable } from './errors';
-import { isRedisOutage } from './redis/redis-outage';
+import {
+  createCsrfProtection,
+  isCrossOrigin,
+  withCsrfProtection,
+} from './cross-site/csrf-protection';
+import { createFrameAncestors } from './cross-site/frame-ancestors';
 import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
 import { createMiddleware, parseOptional, type MiddlewareOptions } from './http/middleware';
@@ -16,23 +19,20 @@ import { checkCreation } from './setup/creation-checks';
 import { checkTokenSealing } from './setup/token-sealing-check';
 import { RecordKeyRing } from './stores/encryption';
 import { MemoryTokenStore } from './core/memory-store';
-import { defaultLogger } from './observability/logger';
+import { defaultLogger, type PlatformLogger } from './observability/logger';
 import { refreshSettings } from './core/refresh-options';
 import { entrySettings } from './entry/entry-options';
 import { openApiSettings } from './open-api/open-api-options';
-import type { ApiSettings } from './http/player-context';
+import type { ApiSettings, LoggedInPlayer } from './http/player-context';
 import { OpenApiClient } from './open-api/open-api-client';
 import { OpenApiMetrics } from './open-api/open-api-metrics';
 import { RefreshCoordinator } from './core/refresh';
-import { respondWithError } from './http/respond-error';
 import { createFailHandlers, type FailHandler } from './http/fail-handler';
 import type { TokenStore } from './core/token-store';
 import { PlatformTokenClient } from './client/token-client';
-import type { PlatformLogger } from './observability/logger';
+import { invalidOption } from './errors';
 import { platformMetrics } from './observability/metrics';
 import { logStoreEvents, observeEvents } from './observability/event-logging';
-import { requestFailure } from './observability/request-failure';
-import { hasSession } from './http/require-session';
 import { checkReadiness, type ReadinessReport } from './core/readiness';
 import type { PlatformHealth } from './observability/platform-health';
 import { instrumentedStore } from './core/instrumented-store';
@@ -42,7 +42,7 @@ import { LoginWatch } from './sockets/login-watch';
 import { observeSockets } from './sockets/socket-metrics';
 import { PlatformSockets, type SocketsOptions } from './sockets/platform-sockets';
 import { loginAccessOf, type LoginAccess } from './sockets/store-access';
-import { loginOfPlayer, type LoggedInPlayer } from './jobs/player-logins';
+import { loginOfPlayer } from './jobs/player-logins';
 import { bindAfterLogin } from './entry/after-login';
 import { requireScopes } from './http/require-scopes';
 import { createCallbackMountCheck, type CallbackMountCheck } from './setup/callback-mount-check';
@@ -77,20 +77,22 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly api: ApiSettings;
   private readonly middlewares = new Map<boolean, RequestHandler>();
   private readonly fail: FailHandler;
-  /** Frame-ancestors and CSRF protection (cross-site/cross-site-protection.ts). */
-  private readonly hardening: Hardening;
+  /** What errorHandler() returns (http/fail-handler.ts). */
+  private readonly errorAnswer: ErrorRequestHandler;
+  /** `gameOrigins`: the game's own pages on other origins, trusted by CSRF protection and sockets. */
+  private readonly gameOrigins: ReadonlySet<string>;
+  /** CSRF protection for state-changing routes and both logouts (cross-site/csrf-protection.ts). */
+  private readonly csrf: RequestHandler;
+  /** The frame-ancestors middleware of every registration's platform origins. */
+  private readonly frameAncestorsHandler: RequestHandler | undefined;
   /** The package answers its errors itself (`handleErrors`): a refused request's session may end. */
   private readonly handleErrors: boolean;
-  /** Where a player without a login enters again (`successRedirect`), linked from the 401 page. */
-  private readonly homePath: string;
   /** The store as sockets and jobs use it. */
   private readonly access: LoginAccess;
   /** The logins this process's sockets follow; made with the first `sockets()`. */
   private loginWatch: LoginWatch | undefined;
   /** The `meterProvider` option, for the sockets' gauges. */
   private readonly meterProvider: MeterProvider | undefined;
-  /** Errors told as `requestFailed` by the package's handlers, not to be told again by errorHandler(). */
-  private readonly reported = new WeakSet<object>();
   /** Whether the app mounted each callback where its redirectUri's path reaches it (setup/callback-mount-check.ts). */
   private readonly mountChecks: CallbackMountCheck[] = [];
   /** The registrations, the first one first (registrations/registration-options.ts). */
@@ -108,7 +110,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.registrations = registrationsOf(config);
     this.meterProvider = config.meterProvider;
     this.handleErrors = config.handleErrors;
-    this.homePath = config.successRedirect;
     const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
     // The parts, each after those it uses: how failures end, the store, the client, refreshes, the API.
     const fail = createFailHandlers({
@@ -116,9 +117,9 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       logger: this.logger,
       handleErrors: config.handleErrors,
       homePath: config.successRedirect,
-      reported: this.reported,
     });
     this.fail = fail.request;
+    this.errorAnswer = fail.errors;
     const ring = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
     checkTokenSealing(this.store, ring, (message) => this.logger.warn({}, message));
     this.instrumentedStore = instrumentedStore(engineOf(this.store, ring), this);
@@ -180,10 +181,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const allOrigins = [
       ...new Set(this.registrations.flatMap((registration) => registration.platformOrigins ?? [])),
     ];
-    this.hardening = createHardening(
-      { ...config, platformOrigins: allOrigins.length > 0 ? allOrigins : undefined },
-      this.fail,
-    );
+    this.gameOrigins = new Set(config.gameOrigins);
+    this.csrf = createCsrfProtection(this.gameOrigins, this.fail);
+    this.frameAncestorsHandler =
+      allOrigins.length > 0 ? createFrameAncestors(allOrigins) : undefined;
     const afterLogin =
       config.afterLogin &&
       bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api });
@@ -251,19 +252,11 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const optional = parseOptional(options);
     let handler = this.middlewares.get(optional);
     if (handler === undefined) {
+      const { refresher, api, fail, handleErrors } = this;
+      const deps = { records: this.instrumentedStore.records, refresher, api, fail, handleErrors };
       handler = checkingMount(
         this.mountChecks,
-        createMiddleware(
-          {
-            records: this.instrumentedStore.records,
-            refresher: this.refresher,
-            api: this.api,
-            events: this,
-            fail: this.fail,
-            handleErrors: this.handleErrors,
-          },
-          { optional },
-        ),
+        createMiddleware({ ...deps, events: this }, optional),
       );
       this.middlewares.set(optional, handler);
     }
@@ -287,7 +280,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         refresher: this.refresher,
         api: this.api,
         watch: this.loginWatch,
-        isCrossOrigin: (headers) => this.hardening.isCrossOrigin(headers),
+        isCrossOrigin: (headers) => isCrossOrigin(headers, this.gameOrigins),
       },
       options,
     );
@@ -303,18 +296,16 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
   /**
    * A player's login for work with no request (a job, a match's end): the freshest live login of
-   * the player — an openId of the first registration, `{ unionId }` or `{ openId, registration }`,
-   * in every registration (docs/registrations.md) — (the one whose record lives longest), with `user`, `token()` and `fetch()` as a route
-   * has them, refreshed under the same lock as the player's requests and sockets. Rejects with
-   * LoginRequiredError (`login_required`) when the player has no live login. See docs/jobs.md.
+   * the player (an openId of the first registration, `{ unionId }` or `{ openId, registration }`;
+   * docs/registrations.md) in every registration, the one whose record lives longest, with `user`,
+   * `token()` and `fetch()` as a route has them, refreshed under the same lock as the player's
+   * requests and sockets. Rejects with LoginRequiredError (`login_required`) when the player has no
+   * live login. See docs/jobs.md.
    */
   forPlayer(player: PlayerRef): Promise<LoggedInPlayer> {
     const key = playerKeyOfRef(player, this.registrations, 'forPlayer');
-    const records = this.instrumentedStore.records;
-    return loginOfPlayer(
-      { access: this.access, records, refresher: this.refresher, api: this.api },
-      key,
-    );
+    const { records } = this.instrumentedStore;
+    return loginOfPlayer({ records, refresher: this.refresher, api: this.api }, key);
   }
 
   /**
@@ -322,12 +313,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * another origin's page are refused (403 `cross_origin_refused`), as with `csrfProtection()`.
    */
   logout(options: LogoutOptions = {}): RequestHandler {
-    return this.hardening.protectLogout(
-      createLogoutHandler(
-        { store: this.instrumentedStore, events: this, fail: this.fail },
-        options,
-      ),
-    );
+    const deps = { store: this.instrumentedStore, events: this, fail: this.fail };
+    return withCsrfProtection(createLogoutHandler(deps, options), this.csrf);
   }
 
   /**
@@ -337,7 +324,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * SameSite=None (embedded mode): `app.use('/api', login.csrfProtection(), login.middleware())`.
    */
   csrfProtection(): RequestHandler {
-    return this.hardening.csrfProtection();
+    return this.csrf;
   }
 
   /**
@@ -346,7 +333,14 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * without the `platformOrigins` option.
    */
   frameAncestors(): RequestHandler {
-    return this.hardening.frameAncestors();
+    // Refused when the app asks for it, not at creation: without the middleware the option is not needed.
+    if (this.frameAncestorsHandler === undefined) {
+      throw invalidOption(
+        "login.frameAncestors() needs the `platformOrigins` option of platformLogin(): the origins of the platform's pages that frame the game.",
+        'platformOrigins',
+      );
+    }
+    return this.frameAncestorsHandler;
   }
 
   /**
@@ -372,13 +366,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * are refused as for `logout()`. See docs/registrations.md.
    */
   logoutEverywhere(): RequestHandler {
-    return this.hardening.protectLogout(
-      createLogoutEverywhereHandler({
-        records: this.instrumentedStore.records,
-        events: this,
-        fail: this.fail,
-      }),
-    );
+    const deps = { store: this.instrumentedStore, events: this, fail: this.fail };
+    return withCsrfProtection(createLogoutEverywhereHandler(deps), this.csrf);
   }
 
   /** How many live sessions a player has, in every registration and across all processes sharing the store. */
@@ -402,21 +391,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * (logged, counted) unless the package's handlers told it already. Others go on to `next`.
    */
   errorHandler(): ErrorRequestHandler {
-    return (err, req, res, next) => {
-      // A session store (connect-redis) failing inside express-session, before the package ran.
-      const failure = isPlatformLoginError(err)
-        ? err
-        : isRedisOutage(err)
-          ? storeUnavailable({ store: 'session store', what: 'the request' }, err)
-          : undefined;
-      if (failure === undefined) return next(err);
-      if (!this.reported.has(err as object)) {
-        // No session on the request: express-session's store failed before any handler ran.
-        const part = hasSession(req.session) ? 'request' : 'session-store';
-        this.emit('requestFailed', requestFailure(failure, req, part));
-      }
-      respondWithError(failure, req, res, this.homePath);
-    };
+    return this.errorAnswer;
   }
 }
 
@@ -425,11 +400,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
  * looked at (a path comparison); after that, one boolean read.
  */
 function checkingMount(checks: CallbackMountCheck[], handler: RequestHandler): RequestHandler {
-  // One registration (most games): the one check, called as before several existed.
-  const check = checks.length === 1 ? checks[0]! : undefined;
   return (req, res, next) => {
-    if (check !== undefined) check.atRequest(req);
-    else for (const each of checks) each.atRequest(req);
+    for (const check of checks) check.atRequest(req);
     return handler(req, res, next);
   };
 }

@@ -10,12 +10,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler } from 'express';
 import { crossOriginRequest } from '../errors';
 import type { FailHandler } from '../http/fail-handler';
+import { single } from './origins';
 
 /** Methods that must not change state (RFC 9110 safe methods): never checked. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
-
-const single = (value: string | string[] | undefined): string | undefined =>
-  Array.isArray(value) ? value[0] : value;
 
 /**
  * True when the browser says the request was started by a page of another origin, whatever its

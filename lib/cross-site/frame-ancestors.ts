@@ -2,17 +2,12 @@
 // pages may show the game in a frame (no clickjacking by another site).
 import type { RequestHandler } from 'express';
 
-/** The policy text for `origins`, computed once. */
-function frameAncestorsPolicy(origins: readonly string[]): string {
-  return `frame-ancestors ${origins.join(' ')}`;
-}
-
 /**
  * Middleware that adds the policy to every response. It appends a separate header, so a policy set
  * elsewhere (helmet) stays in force beside it — browsers enforce every policy they receive.
  */
 export function createFrameAncestors(origins: readonly string[]): RequestHandler {
-  const policy = frameAncestorsPolicy(origins);
+  const policy = `frame-ancestors ${origins.join(' ')}`;
   return function frameAncestors(_req, res, next) {
     res.append('Content-Security-Policy', policy);
     next();

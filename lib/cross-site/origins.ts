@@ -24,6 +24,10 @@ export const originListSchema = z
   .min(1, { message: 'must hold at least one origin when given' })
   .transform((origins) => [...new Set(origins)]);
 
+/** A header's value, the first one when it came more than once. */
+export const single = (value: string | string[] | undefined): string | undefined =>
+  Array.isArray(value) ? value[0] : value;
+
 /** The origin of a URL header value (Referer), or `undefined` when it is not an absolute URL. */
 export function originOf(value: string | undefined): string | undefined {
   if (value === undefined || !URL.canParse(value)) return undefined;

@@ -1,48 +1,29 @@
 // The router mounted at the redirect_uri path: one entry flow in which every request that can reach
-// a code passes the guards, then the code's own checks, then redemption, whose first store call
-// holds the failure limit, the platform's hold, the budget and the code's claim. Because the guards run inside
-// the flow rather than in front of a path, no spelling of the path (`//`, `/CB`, …) skips them.
+// a code passes the guards (the setup checks, the embedded cookie-check hop, the entry context),
+// then the code's own checks, then redemption, whose first store call holds the failure limit, the
+// platform's hold, the budget and the code's claim. Because the guards run inside the flow rather
+// than in front of a path, no spelling of the path (`//`, `/CB`, …) skips them.
 import { Router, type Request, type Response } from 'express';
 import type { FailHandler } from '../http/fail-handler';
-import type { EventEmitter } from 'node:events';
 import { hasCode, isTokenEndpointAnswer, methodNotAllowed, platformBusy } from '../errors';
 import { failedOnItsCode, platformRetryAfterSeconds } from '../core/failure-policy';
-import type { PlatformLoginEvents } from '../observability/events';
 import type { PlatformLogger } from '../observability/logger';
-import type { StoreEngine } from '../core/store-engine';
-import type { ReceivedTokens } from '../core/token-record';
 import { entryQuery, readEntryCode } from './entry-code';
-import { createEntryFailureLimit, type EntryFailureLimitSettings } from './entry-failure-limit';
-import { createEntryGuards, type EntryGuardsSettings } from './entry-guards';
+import { createEntryFailureLimit } from './entry-failure-limit';
+import { COOKIE_CHECK_LOCATION, createCookieCheck, isCookieCheck } from './cookie-check';
+import { createEntryContextCheck } from './entry-context';
+import type { EntrySettings } from './entry-options';
+import { createFirstEntryChecks } from '../setup/entry-setup-checks';
 import { createExchangeHold } from './entry-exchange-hold';
 import { createCodeClaim, type CodeClaim } from './entry-claim';
-import { createCodeRedemption, type AfterLogin, type RedemptionSettings } from './entry-redemption';
+import { createCodeRedemption, type RedemptionDeps } from './entry-redemption';
 import { requireSession } from '../http/require-session';
 
-/** The entry's settings, derived once at creation (entry-options.ts): a slice for each of its parts. */
-export interface EntrySettings {
-  guards: EntryGuardsSettings;
-  failureLimit: EntryFailureLimitSettings;
-  redemption: RedemptionSettings;
-  maxCodeLength: number;
-  /** How long a redeemed code is remembered (`entry.codeClaimTtlSeconds`). */
-  claimTtlMs: number;
-}
-
-/** What the callback works with. */
-export interface CallbackDeps {
-  store: StoreEngine;
-  exchangeCode: (code: string) => Promise<ReceivedTokens>;
-  /** The registration this callback serves, as its records carry it (absent: the first). */
-  registration?: string | undefined;
-  /** Several registrations: a login joins its player's unionid index (core/player-join.ts). */
-  joinsPlayers?: boolean | undefined;
-  events: EventEmitter<PlatformLoginEvents>;
+/** What the callback works with: redemption's parts, and how a failed entry ends. */
+export interface CallbackDeps extends RedemptionDeps {
   fail: FailHandler;
   /** The login's logger (the `logger` option, or the default), for the entry's warnings. */
   logger: PlatformLogger;
-  /** The app's `afterLogin` hook, bound (platform-login.ts). */
-  afterLogin?: AfterLogin | undefined;
 }
 
 /**
@@ -51,12 +32,16 @@ export interface CallbackDeps {
  * failure limit, the platform's hold and the code's claim, then redemption.
  */
 export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps): Router {
-  const { logger } = deps;
-  const warn = (message: string): void => logger.warn({}, message);
-  const guards = createEntryGuards(settings.guards, deps.events, warn);
+  const warn = (message: string): void => deps.logger.warn({}, message);
+  const { embedded, successRedirect } = settings.guards;
+  const entryContext = createEntryContextCheck(settings.guards.context, deps.events, warn);
+  const cookieCheck = embedded ? createCookieCheck(successRedirect, deps.events) : undefined;
+  const setupChecks = createFirstEntryChecks(warn);
   const failures = createEntryFailureLimit(settings.failureLimit, deps.store.counters, warn);
   const hold = createExchangeHold(deps.store.locks, deps.events);
-  const redeem = createCodeRedemption(settings.redemption, deps, guards.successRedirect);
+  // In embedded mode an entry lands on the cookie-check hop first.
+  const landing = embedded ? COOKIE_CHECK_LOCATION : successRedirect;
+  const redeem = createCodeRedemption(settings.redemption, deps, landing);
   const claimFor = createCodeClaim(deps.store, failures, hold, settings.claimTtlMs);
 
   async function enter(req: Request, res: Response): Promise<void> {
@@ -64,7 +49,10 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
     if (req.method !== 'GET') throw methodNotAllowed();
     requireSession(req);
     const params = entryQuery(req.originalUrl);
-    if (guards.check(req, res, params)) return;
+    setupChecks(req);
+    if (cookieCheck !== undefined && isCookieCheck(params)) return cookieCheck(req, res);
+    // Every request, with a code or not: what does not pass here neither counts nor reaches a code.
+    entryContext(req);
     // Only a code that passed the guards can fail an entry: a request without one (`?x=1`, an
     // <img> on any page) must never count, or any page could lock its visitors' address out.
     const hasCode = params.has('code');

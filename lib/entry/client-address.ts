@@ -56,23 +56,16 @@ export function normaliseClientAddress(raw: string, ipv6Subnet: number): string 
   return ipv6Network(groups, ipv6Subnet);
 }
 
-/** How the limit names one client: normalisation settings and the shared hash key, fixed at creation. */
-export interface ClientAddressKeys {
-  /**
-   * The counter key of `address` (`req.ip`), and whether it parsed. An unparsable value is counted
-   * under itself: whoever can choose it could choose any valid address just as well.
-   */
-  keyOf(address: string): { key: string; parsed: boolean };
-}
-
 /**
- * Builds the key function. The hash is an HMAC keyed from `sharedSecret` (the client secret, which
+ * Builds how the limit names one client: `keyOf(address)` (`req.ip`) is its counter key, and
+ * whether it parsed. An unparsable value is counted under itself: whoever can choose it could
+ * choose any valid address just as well. The hash is an HMAC keyed from `sharedSecret` (the client secret, which
  * every process of the game holds): a bare SHA-256 of an IPv4 address reverses by trying all 2^32.
  */
 export function createClientAddressKeys(
   sharedSecret: string,
   ipv6Subnet: number,
-): ClientAddressKeys {
+): { keyOf(address: string): { key: string; parsed: boolean } } {
   // A key of its own, derived once, so the client secret itself never keys anything stored. Kept
   // as a KeyObject: an HMAC keyed by one costs 1.7 µs on Node 24, by a Buffer 13 µs (the key is
   // prepared again on every call), on every entry.

@@ -36,13 +36,16 @@ export function createCookieCheck(
     requireSession(req);
     if (req.session.platformLogin === undefined) {
       const dest = req.headers['sec-fetch-dest'];
-      events.emit('cookiesRefused', {
-        framed: dest === 'iframe' || dest === 'frame',
-      });
+      events.emit('cookiesRefused', { framed: dest === 'iframe' || dest === 'frame' });
       throw cookiesRefused();
     }
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    res.redirect(303, successRedirect);
+    landAt(res, successRedirect);
   };
+}
+
+/** Sends the entered player on (303) with no cache, and no Referer carrying the entry's URL. */
+export function landAt(res: Response, path: string): void {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.redirect(303, path);
 }

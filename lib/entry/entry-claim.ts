@@ -8,13 +8,7 @@ import type { CountGiveBack, StoreEngine } from '../core/store-engine';
 import { tooManyEntries } from '../errors';
 import { ignore } from '../util/ignore';
 import { failedKeyOf, type EntryFailureLimit } from './entry-failure-limit';
-import {
-  EXCHANGE_HOLD_KEY,
-  EXCHANGE_HOLD_VERSION,
-  EXCHANGE_PROBE_KEY,
-  EXCHANGE_PROBE_MS,
-  type ExchangeHold,
-} from './entry-exchange-hold';
+import { EXCHANGE_HOLD, type ExchangeHold } from './entry-exchange-hold';
 
 /** The counter of the budget of exchanges for addresses with failed entries (1 s windows). */
 const BUDGET_KEY = 'code-exchange-budget';
@@ -34,8 +28,6 @@ export interface CodeClaim {
   refuseFirst(): Promise<void>;
   /** Whether the address's count holds one for this entry (`claim` took it). */
   readonly reserved: boolean;
-  /** Whether this entry probes a held platform. */
-  readonly probing: boolean;
   /**
    * The count this entry holds on its address's counter, for the login's write to give back in the
    * same step (TokenStore `logins`); `undefined` when it holds none.
@@ -67,9 +59,6 @@ export function createCodeClaim(
       get reserved() {
         return reserved;
       },
-      get probing() {
-        return probing;
-      },
       reservation() {
         return reserved ? { key: address!, windowMs: failures!.windowMs } : undefined;
       },
@@ -82,10 +71,7 @@ export function createCodeClaim(
           failedKey: address === undefined ? undefined : failedKeyOf(address),
           failureLimit: failures?.limit ?? 1,
           failureWindowMs: failures?.windowMs ?? 1,
-          holdKey: EXCHANGE_HOLD_KEY,
-          holdVersion: EXCHANGE_HOLD_VERSION,
-          probeKey: EXCHANGE_PROBE_KEY,
-          probeTtlMs: EXCHANGE_PROBE_MS,
+          ...EXCHANGE_HOLD,
           budgetKey: budgetPerSecond > 0 ? BUDGET_KEY : undefined,
           budgetPerSecond: Math.max(1, budgetPerSecond),
           claimKey: `code:${codeHash}`,

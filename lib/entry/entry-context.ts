@@ -11,7 +11,7 @@ import type {
   EntryContextViolationReason,
   PlatformLoginEvents,
 } from '../observability/events';
-import { originOf } from '../cross-site/origins';
+import { originOf, single } from '../cross-site/origins';
 import type { OptionsSchema } from '../util/parse-options';
 import { warnOnce } from '../setup/setup-checks';
 
@@ -54,9 +54,6 @@ export interface EntryContextSettings {
   allowMissingHeaders: boolean;
   allowDirectNavigation: boolean;
 }
-
-const single = (value: string | string[] | undefined): string | undefined =>
-  Array.isArray(value) ? value[0] : value;
 
 /** Judges the headers of an entry; `undefined` when it looks like it came from the platform. */
 export function judgeEntryContext(

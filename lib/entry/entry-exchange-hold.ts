@@ -11,14 +11,17 @@ import type { PlatformLoginEvents } from '../observability/events';
 import { ignore } from '../util/ignore';
 
 /**
- * The hold lives among the store's refresh holds, under a name no session can take, so every process
- * sees it through the calls the refresh coordination already uses.
+ * The hold's part of beginEntry's arguments (core/entry-begin.ts). The hold lives among the store's
+ * refresh holds, under a name no session can take, so every process sees it through the calls the
+ * refresh coordination already uses; a probe through it has a one-time key, one a second.
  */
-export const EXCHANGE_HOLD_KEY = 'code-exchanges';
-export const EXCHANGE_HOLD_VERSION = 1;
-/** The one-time key of a probe through the hold, and how often one may go. */
-export const EXCHANGE_PROBE_KEY = 'code-exchange-probe';
-export const EXCHANGE_PROBE_MS = 1000;
+export const EXCHANGE_HOLD = {
+  holdKey: 'code-exchanges',
+  holdVersion: 1,
+  probeKey: 'code-exchange-probe',
+  probeTtlMs: 1000,
+} as const;
+const { holdKey, holdVersion } = EXCHANGE_HOLD;
 
 /** The hold of one callback. */
 export interface ExchangeHold {
@@ -42,17 +45,17 @@ export function createExchangeHold(
   return {
     busy,
     async check() {
-      const leftMs = await locks.heldMs(EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION);
+      const leftMs = await locks.heldMs(holdKey, holdVersion);
       if (leftMs > 0) throw busy(leftMs);
     },
     async start(seconds) {
-      await locks.hold(EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION, seconds * 1000).catch(ignore);
+      await locks.hold(holdKey, holdVersion, seconds * 1000).catch(ignore);
       events.emit('exchangeHold', { held: true, retryAfterSeconds: seconds });
     },
     async lift() {
       // A hold of 1 ms is no hold: the contract has no other way to end one early. The event
       // follows the write, so a listener that reacts to it finds the hold over on every process.
-      await locks.hold(EXCHANGE_HOLD_KEY, EXCHANGE_HOLD_VERSION, 1).catch(ignore);
+      await locks.hold(holdKey, holdVersion, 1).catch(ignore);
       events.emit('exchangeHold', { held: false, retryAfterSeconds: 0 });
     },
   };

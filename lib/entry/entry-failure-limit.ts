@@ -5,23 +5,11 @@
 // logins.
 import type { Request } from 'express';
 import { createClientAddressKeys } from './client-address';
-import type { OneTimeCounters, WindowCount } from '../core/store-engine';
+import type { OneTimeCounters } from '../core/store-engine';
 import { tooManyEntries, type RequestRefusedError } from '../errors';
 import { warnOnce } from '../setup/setup-checks';
 import { ignore } from '../util/ignore';
-
-/** The limit's settings (`entry.failureLimit` and its window), derived once at creation (entry-options.ts). */
-export interface EntryFailureLimitSettings {
-  /** Failed entries allowed per address per window; 0 turns the limit off. */
-  limit: number;
-  windowMs: number;
-  /** Prefix length an IPv6 client is counted under (its allocation). */
-  ipv6Subnet: number;
-  /** Shared by every process of the game: keys the hash of client addresses in the store. */
-  clientSecret: string;
-  /** Exchanges per second across processes from addresses already counted; 0: no budget. */
-  budgetPerSecond: number;
-}
+import type { EntrySettings } from './entry-options';
 
 /** The limit of one callback. */
 export interface EntryFailureLimit {
@@ -59,7 +47,7 @@ const UNPARSABLE_MESSAGE =
 
 /** Builds the limit once, or `undefined` when it is off. */
 export function createEntryFailureLimit(
-  settings: EntryFailureLimitSettings,
+  settings: EntrySettings['failureLimit'],
   counters: OneTimeCounters,
   warn: (message: string) => void,
 ): EntryFailureLimit | undefined {
@@ -79,17 +67,14 @@ export function createEntryFailureLimit(
     return key;
   };
 
-  const block = (key: string, resetInMs: number): void => {
+  const refuse = (resetInMs: number): RequestRefusedError =>
+    tooManyEntries(Math.max(1, Math.ceil(resetInMs / 1000)));
+  /** Remembers that `key` is over its limit for `resetInMs`; the answer to its entries meanwhile. */
+  const block = (key: string, resetInMs: number): RequestRefusedError => {
     blockedUntil.delete(key);
     blockedUntil.set(key, Date.now() + resetInMs);
     if (blockedUntil.size > MAX_BLOCKED) blockedUntil.delete(blockedUntil.keys().next().value!);
-  };
-  const refuse = (resetInMs: number): RequestRefusedError =>
-    tooManyEntries(Math.max(1, Math.ceil(resetInMs / 1000)));
-  const judge = (key: string, { count, resetInMs }: WindowCount): void => {
-    if (count < limit) return;
-    block(key, resetInMs);
-    throw refuse(resetInMs);
+    return refuse(resetInMs);
   };
 
   return {
@@ -97,12 +82,10 @@ export function createEntryFailureLimit(
     windowMs,
     budgetPerSecond: settings.budgetPerSecond,
     keyOf,
-    refuse(key, resetInMs) {
-      block(key, resetInMs);
-      return refuse(resetInMs);
-    },
+    refuse: block,
     async check(key) {
-      judge(key, await counters.countInWindow(key, 0, windowMs));
+      const { count, resetInMs } = await counters.countInWindow(key, 0, windowMs);
+      if (count >= limit) throw block(key, resetInMs);
     },
     async giveBack(key) {
       await counters.countInWindow(key, -1, windowMs).catch(ignore);

@@ -2,7 +2,6 @@
 // for each of its parts in the units it works in.
 import { z } from 'zod';
 import type { OptionsSchema } from '../util/parse-options';
-import type { EntrySettings } from './callback';
 import { entryContextSchema, entryContextSettings } from './entry-context';
 
 const integer = (error: string) => z.number({ error }).int();
@@ -69,7 +68,6 @@ export const entryOptionsSchema: OptionsSchema<typeof entryShape> = z.strictObje
 
 /** What the entry takes from the rest of platformLogin()'s options and parts. */
 export interface EntryShared {
-  /** `successRedirect`. */
   successRedirect: string;
   embedded: boolean;
   platformOrigins: readonly string[] | undefined;
@@ -81,11 +79,11 @@ export interface EntryShared {
   sessionTtlMs: number;
 }
 
+/** The entry's settings, derived once at creation: a slice for each of its parts (callback.ts). */
+export type EntrySettings = ReturnType<typeof entrySettings>;
+
 /** The entry's settings from the `entry` options, once. */
-export function entrySettings(
-  options: z.output<typeof entryOptionsSchema>,
-  around: EntryShared,
-): EntrySettings {
+export function entrySettings(options: z.output<typeof entryOptionsSchema>, around: EntryShared) {
   return {
     guards: {
       successRedirect: around.successRedirect,

@@ -21,21 +21,14 @@ import {
   type TokenRecord,
 } from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
+import { landAt } from './cookie-check';
 import { joinPlayer } from '../core/player-join';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import type { CodeClaim } from './entry-claim';
+import type { EntrySettings } from './entry-options';
 
 /** What the session holds of its login (lib/http/express-augment.ts). */
 type PlatformLoginMarker = NonNullable<SessionData['platformLogin']>;
-
-/** Redemption's settings, derived once at creation (entry-options.ts). */
-export interface RedemptionSettings {
-  /** A refresh token's lifetime when the platform does not say (`refresh.tokenLifetimeSeconds`). */
-  refreshTokenLifetimeMs: number;
-  maxExchangesInFlight: number;
-  /** Session lifetime when the session cookie has no `maxAge`; the record never outlives it. */
-  sessionTtlMs: number;
-}
 
 /**
  * The app's `afterLogin` hook, bound to the package's parts: resolves `false` to refuse the entry.
@@ -61,43 +54,30 @@ export interface RedemptionDeps {
   afterLogin?: AfterLogin | undefined;
 }
 
-/**
- * Redeems `code` for the browser of `req`, claimed by `claim`, and answers 303 to
- * `successRedirect`, or throws.
- */
-export type RedeemCode = (
-  req: Request,
-  res: Response,
-  code: string,
-  claim: CodeClaim,
-) => Promise<void>;
-
 const sessionStoreFailed = (cause: unknown) =>
   storeUnavailable({ store: 'session store', what: 'starting the new session' }, cause);
-const regenerate = (req: Request): Promise<void> =>
+/** express-session's `regenerate()` or `save()`, as a promise. */
+const sessionCall = (req: Request, call: 'regenerate' | 'save'): Promise<void> =>
   new Promise((resolve, reject) =>
-    req.session.regenerate((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
+    req.session[call]((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
   );
-const save = (req: Request): Promise<void> =>
-  new Promise((resolve, reject) =>
-    req.session.save((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
-  );
+const save = (req: Request): Promise<void> => sessionCall(req, 'save');
 
-/** Builds the redemption of one callback. */
+/** A login's write, with the session's marker of it. */
+type LoginToWrite = Omit<LoginWrite, 'session' | 'giveBack'> & { marker: PlatformLoginMarker };
+
+/**
+ * Builds the redemption of one callback: redeems `code` for the browser of `req`, claimed by
+ * `claim`, and answers 303 to `successRedirect`, or throws.
+ */
 export function createCodeRedemption(
-  settings: RedemptionSettings,
+  settings: EntrySettings['redemption'],
   deps: RedemptionDeps,
   successRedirect: string,
-): RedeemCode {
+): (req: Request, res: Response, code: string, claim: CodeClaim) => Promise<void> {
   const { store, events } = deps;
   const { refreshTokenLifetimeMs, sessionTtlMs } = settings;
   const withinCap = createExchangeCap(settings.maxExchangesInFlight);
-
-  const landed = (res: Response): void => {
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    res.redirect(303, successRedirect);
-  };
 
   /** The tokens for `code`, or `undefined` when this very browser repeats its own entry. */
   const claimAndExchange = async (
@@ -135,7 +115,7 @@ export function createCodeRedemption(
   const writeApart = async (
     req: Request,
     claim: CodeClaim,
-    login: Omit<LoginWrite, 'session' | 'giveBack'> & { marker: PlatformLoginMarker },
+    login: LoginToWrite,
   ): Promise<boolean> => {
     const { marker, ...write } = login;
     const { sessionKey, record, ttlMs, loginGeneration } = write;
@@ -164,7 +144,7 @@ export function createCodeRedemption(
     req: Request,
     join: SessionJoin,
     claim: CodeClaim,
-    login: Omit<LoginWrite, 'session' | 'giveBack'> & { marker: PlatformLoginMarker },
+    login: LoginToWrite,
   ): Promise<boolean> => {
     const { marker, ...write } = login;
     const giveBack = claim.reservation();
@@ -187,12 +167,8 @@ export function createCodeRedemption(
 
   /** The joined writes of the request's session store, when it shares the token store's client. */
   const joinsOf = (req: Request): SessionJoins | undefined => {
-    const logins = store.logins;
-    if (logins === undefined) return undefined;
-    const joins = (req.sessionStore as { [SESSION_JOINS]?: SessionJoins | undefined })[
-      SESSION_JOINS
-    ];
-    return joins !== undefined && logins.sharesClient(joins.client) ? joins : undefined;
+    const joins = (req.sessionStore as { [SESSION_JOINS]?: SessionJoins })[SESSION_JOINS];
+    return joins && store.logins?.sharesClient(joins.client) ? joins : undefined;
   };
 
   return async (req, res, code, claim) => {
@@ -203,7 +179,7 @@ export function createCodeRedemption(
       () => claimAndExchange(req, code, codeHash, claim),
       () => claim.refuseFirst(),
     );
-    if (exchanged === undefined) return landed(res);
+    if (exchanged === undefined) return landAt(res, successRedirect);
     const { tokens, loginGeneration } = exchanged;
 
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
@@ -214,7 +190,7 @@ export function createCodeRedemption(
     let record: TokenRecord;
     let ttlMs: number;
     try {
-      await regenerate(req); // a new session id: an id planted before the login is worthless (fixation)
+      await sessionCall(req, 'regenerate'); // a new session id: an id planted before the login is worthless (fixation)
       sessionKey = hashSessionId(req.sessionID);
       record = newTokenRecord(tokens, refreshTokenLifetimeMs, deps.registration);
       ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionTtlMs));
@@ -251,39 +227,31 @@ export function createCodeRedemption(
     // The record and the session on a replica before the player is answered: a failover now
     // must not take the new login with the primary (docs/durability.md).
     await store.durability?.confirm(sessionKey, { store: req.sessionStore, sid: req.sessionID });
-    if (deps.afterLogin !== undefined) {
-      await askApp(deps.afterLogin, { req, res, sessionKey, record, ttlMs });
-    }
+    if (deps.afterLogin !== undefined)
+      await askApp(deps.afterLogin, req, res, sessionKey, record, ttlMs);
 
-    const sessionHash = sessionKey;
-    if (previous !== undefined && previous.openId !== record.openId) {
+    const { openId } = record;
+    if (previous !== undefined && previous.openId !== openId) {
       events.emit('identitySwitch', {
         previousOpenId: previous.openId,
-        openId: record.openId,
-        sessionHash,
+        openId,
+        sessionHash: sessionKey,
       });
     }
-    events.emit('login', {
-      openId: record.openId,
-      sessionHash,
-      durationMs: Date.now() - startedAt,
-    });
+    events.emit('login', { openId, sessionHash: sessionKey, durationMs: Date.now() - startedAt });
     // The hook may have answered itself (a first-entry page): then it is the answer.
-    if (!res.headersSent) landed(res);
+    if (!res.headersSent) landAt(res, successRedirect);
   };
 
   /**
    * Runs the app's hook on the new login; a refusal (`false`) or a throw keeps no login: the
    * record is deleted and the session forgets it before the error is answered.
    */
-  async function askApp(
-    afterLogin: AfterLogin,
-    entry: { req: Request; res: Response; sessionKey: string; record: TokenRecord; ttlMs: number },
-  ): Promise<void> {
-    const { req, res, sessionKey, record, ttlMs } = entry;
+  async function askApp(afterLogin: AfterLogin, ...entry: Parameters<AfterLogin>): Promise<void> {
+    const [req, , sessionKey] = entry;
     let failure: unknown;
     try {
-      if (await afterLogin(req, res, sessionKey, record, ttlMs)) return;
+      if (await afterLogin(...entry)) return;
       failure = entryRefused();
     } catch (error) {
       failure = error;

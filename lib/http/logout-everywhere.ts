@@ -1,30 +1,21 @@
 // Ends every login of the requesting player: every registration, browser and process, joined by
 // unionid where the platform gave one (core/player-join.ts). POST only, as `login.logout()`.
 import type { RequestHandler } from 'express';
-import type { EventEmitter } from 'node:events';
-import type { FailHandler } from './fail-handler';
 import { LoginRequiredError, methodNotAllowed } from '../errors';
-import type { PlatformLoginEvents } from '../observability/events';
 import { requireSession } from './require-session';
-import type { TokenRecords } from '../core/store-engine';
 import { playerKeyOf } from '../core/player-key';
 import { logoutReached } from '../core/player-join';
-
-export interface LogoutEverywhereDeps {
-  records: TokenRecords;
-  events: EventEmitter<PlatformLoginEvents>;
-  fail: FailHandler;
-}
+import type { LogoutDeps } from './logout';
 
 /** The handler: 204 once every login of the player was ended; 401 without a login. */
-export function createLogoutEverywhereHandler(deps: LogoutEverywhereDeps): RequestHandler {
+export function createLogoutEverywhereHandler(deps: LogoutDeps): RequestHandler {
   return async function platformLogoutEverywhere(req, res, next) {
     try {
       if (req.method !== 'POST') throw methodNotAllowed('POST');
       requireSession(req);
       const marker = req.session.platformLogin;
       if (marker === undefined) throw new LoginRequiredError();
-      const sessions = await logoutReached(deps.records, playerKeyOf(marker));
+      const sessions = await logoutReached(deps.store.records, playerKeyOf(marker));
       deps.events.emit('playerLoggedOut', { openId: marker.openId, sessions });
       res.setHeader('Cache-Control', 'no-store');
       res.status(204).end();

@@ -42,8 +42,7 @@ export function createLogoutHandler(
       if (req.method !== 'POST') throw methodNotAllowed('POST');
       requireSession(req);
       const sessionKey = hashSessionId(req.sessionID);
-      const marker = req.session.platformLogin;
-      const openId = marker?.openId;
+      const openId = req.session.platformLogin?.openId;
       await deps.store.records.delete(sessionKey, { logout: true });
       const cookie = req.session.cookie;
       await new Promise<void>((resolve, reject) =>

@@ -63,11 +63,8 @@ interface Visit {
   sessionKey: string;
 }
 
-export function createMiddleware(
-  deps: MiddlewareDeps,
-  options: z.output<typeof middlewareOptionsSchema>,
-): RequestHandler {
-  const { optional } = options;
+/** The middleware of `login.middleware()`; `optional`: a request without a login goes on. */
+export function createMiddleware(deps: MiddlewareDeps, optional: boolean): RequestHandler {
   const { records, refresher, api, fail, events, handleErrors } = deps;
 
   /** No login on this request: a visitor on an optional route, else 401 `login_required`. */

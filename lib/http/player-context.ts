@@ -51,11 +51,9 @@ export interface LoggedInPlayer {
  * are made of (request-members.ts). A logged-in request has a {@link PlayerContext}; a request without a
  * login on an optional route has {@link NO_LOGIN}.
  */
-export interface RequestContext {
+export interface RequestContext extends Omit<LoggedInPlayer, 'user'> {
   readonly loggedIn: boolean;
   readonly user: PlatformUser | undefined;
-  token(): Promise<string>;
-  fetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<Response>;
 }
 
 /** Bodies that can be sent a second time when a 401 makes platformFetch retry. */
@@ -137,11 +135,6 @@ export class PlayerContext implements RequestContext {
     this.renewed(await this.refresher.refresh(this.sessionId, sent, this.sessionTtlMs));
     await first.body?.cancel();
     return client.send(url, init, this.record.accessToken);
-  }
-
-  /** The record this context knows (a socket's watch hands it a newer one it read). */
-  get current(): TokenRecord {
-    return this.record;
   }
 
   /** Takes a newer record of the same login (read by a socket's watch), so no refresh repeats one made elsewhere. */

@@ -16,24 +16,24 @@ type Members = {
   ]: Request[K];
 } & { [CONTEXT]?: RequestContext };
 
-/** The context of the request a method was called on; a detached call has none. */
-function contextOf(req: Members | undefined, member: string): RequestContext {
+/** Calls `use` on the context of the request a method was called on; a detached call has none. */
+function withContext<T>(
+  req: Members | undefined,
+  member: string,
+  use: (context: RequestContext) => Promise<T>,
+): Promise<T> {
   const context = req?.[CONTEXT];
-  if (context === undefined) {
-    throw new TypeError(
+  if (context !== undefined) return use(context);
+  return Promise.reject(
+    new TypeError(
       `${member} was called without its request: call it as a method, \`req.${member}\`, not as a detached function.`,
-    );
-  }
-  return context;
+    ),
+  );
 }
 
 // Shared methods reading `this`, as Express's own `req.get()`: no closure made per request.
 function platformToken(this: Members | undefined): Promise<string> {
-  try {
-    return contextOf(this, 'platformToken()').token();
-  } catch (error) {
-    return Promise.reject(error as Error);
-  }
+  return withContext(this, 'platformToken()', (context) => context.token());
 }
 
 function platformFetch(
@@ -41,11 +41,7 @@ function platformFetch(
   pathOrUrl: string | URL,
   init?: OpenApiRequestInit,
 ): Promise<Response> {
-  try {
-    return contextOf(this, 'platformFetch()').fetch(pathOrUrl, init);
-  } catch (error) {
-    return Promise.reject(error as Error);
-  }
+  return withContext(this, 'platformFetch()', (context) => context.fetch(pathOrUrl, init));
 }
 
 /** Sets `req.platformUser`, `req.hasPlatformLogin`, `req.platformToken()` and `req.platformFetch()`. */

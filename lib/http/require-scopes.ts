@@ -19,7 +19,9 @@ export function requireScopes(scopes: readonly string[], fail: FailHandler): Req
     try {
       // Without the middleware in front there is nothing to check: a mount mistake, said loudly.
       if ((req as { hasPlatformLogin?: boolean }).hasPlatformLogin === undefined)
-        throw scopesWithoutMiddleware();
+        throw new SetupError(
+          "login.requireScopes() runs after login.middleware(): mount it behind it, e.g. `app.get('/api/pay', login.middleware(), login.requireScopes('payments'), handler)`.",
+        );
       // A visitor on an optional route has no scopes: a login is what the route needs first (401).
       const player = req.platformUser;
       if (player === undefined) throw loginRequired();
@@ -31,8 +33,3 @@ export function requireScopes(scopes: readonly string[], fail: FailHandler): Req
     }
   };
 }
-
-const scopesWithoutMiddleware = (): SetupError =>
-  new SetupError(
-    "login.requireScopes() runs after login.middleware(): mount it behind it, e.g. `app.get('/api/pay', login.middleware(), login.requireScopes('payments'), handler)`.",
-  );

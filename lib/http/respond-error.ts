@@ -61,14 +61,11 @@ interface ErrorAnswer {
 /** How the package answers `err` over HTTP (and on a refused socket upgrade). */
 export function answerFor(err: unknown): ErrorAnswer {
   if (!isPlatformLoginError(err)) return { status: 500, error: 'internal_error' };
-  const answer: ErrorAnswer = httpAnswer(err);
-  if ('retryAfterSeconds' in err && err.retryAfterSeconds !== undefined) {
-    answer.retryAfterSeconds = err.retryAfterSeconds;
-  }
-  if (err.code === 'ERR_PLATFORM_METHOD_NOT_ALLOWED' && err.allow !== undefined) {
-    answer.allow = err.allow;
-  }
-  return answer;
+  return {
+    ...httpAnswer(err),
+    retryAfterSeconds: 'retryAfterSeconds' in err ? err.retryAfterSeconds : undefined,
+    allow: err.code === 'ERR_PLATFORM_METHOD_NOT_ALLOWED' ? err.allow : undefined,
+  };
 }
 
 /**

@@ -7,13 +7,9 @@ import type { RefreshCoordinator } from '../core/refresh';
 import type { TokenRecords } from '../core/store-engine';
 import { reachPlayer } from '../core/player-join';
 import { PlayerContext, type ApiSettings, type LoggedInPlayer } from '../http/player-context';
-import type { LoginAccess } from '../sockets/store-access';
-
-export type { LoggedInPlayer };
 
 /** What the jobs work with (one set per PlatformLogin). */
 export interface JobsDeps {
-  access: LoginAccess;
   records: TokenRecords;
   refresher: RefreshCoordinator;
   api: ApiSettings;
@@ -26,14 +22,14 @@ export interface JobsDeps {
  * StoreUnavailableError when the store fails.
  */
 export async function loginOfPlayer(deps: JobsDeps, playerKey: string): Promise<LoggedInPlayer> {
-  const { access, refresher, api } = deps;
-  for (const { sessionKey, expiresAt } of (await reachPlayer(deps.records, playerKey)).logins) {
-    const state = await access.read(sessionKey);
-    // Gone since the index was read: try the next freshest.
-    if (state.status !== 'live') continue;
+  const { records, refresher, api } = deps;
+  for (const { sessionKey, expiresAt } of (await reachPlayer(records, playerKey)).logins) {
+    const read = await records.get(sessionKey);
+    // Gone since the index was read (or unreadable by this process): try the next freshest.
+    if (read.status !== 'found') continue;
     // A refresh keeps the record's store lifetime as it is: a job must not extend a session's.
     const ttlMs = Math.max(1000, expiresAt - Date.now());
-    return new PlayerContext(sessionKey, state.record, refresher, api, ttlMs);
+    return new PlayerContext(sessionKey, read.record, refresher, api, ttlMs);
   }
   throw new LoginRequiredError(
     'The player has no live login (never entered, logged out, or the login expired): they must enter the game from the platform.',

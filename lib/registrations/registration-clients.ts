@@ -4,15 +4,11 @@
 import { LoginRequiredError } from '../errors';
 import type { Refresher } from '../core/refresh';
 import type { ReceivedTokens, TokenRecord } from '../core/token-record';
-
-/** What a registration's client does for the package. */
-export interface RegistrationClient {
-  refresh(refreshToken: string): Promise<ReceivedTokens>;
-}
+import type { PlatformTokenClient } from '../client/token-client';
 
 /** The refresher over every registration's client; `clients` keyed by the records' `registration`. */
 export function registrationRefresher(
-  clients: ReadonlyMap<string | undefined, RegistrationClient>,
+  clients: ReadonlyMap<string | undefined, Pick<PlatformTokenClient, 'refresh'>>,
 ): Refresher {
   return {
     refresh(refreshToken: string, record: TokenRecord): Promise<ReceivedTokens> {
@@ -24,7 +20,7 @@ export function registrationRefresher(
 }
 
 /** The answer to a login whose registration is no longer configured: the player enters again. */
-export const registrationRemoved = (name: string | undefined): LoginRequiredError =>
+const registrationRemoved = (name: string | undefined): LoginRequiredError =>
   new LoginRequiredError(
     `This login came through the registration '${String(name)}', which is no longer in platformLogin()'s options: the player must enter the game again.`,
     { code: 'ERR_PLATFORM_REAUTH_REQUIRED' },

@@ -32,43 +32,35 @@ export interface Registration {
   clientId: string;
   clientSecret: string;
   redirectUri: string;
-  platformOrigins: readonly string[] | undefined;
+  platformOrigins?: readonly string[] | undefined;
 }
 
 /** The registrations of one platformLogin(), the first one first. */
-export function registrationsOf(config: {
-  registrationName: string;
-  clientId: string;
-  clientSecret: string;
-  redirectUri: string;
-  platformOrigins?: readonly string[] | undefined;
-  registrations: readonly z.output<typeof registrationSchema>[];
-}): Registration[] {
-  const first: Registration = {
-    name: config.registrationName,
-    stored: undefined,
-    clientId: config.clientId,
-    clientSecret: config.clientSecret,
-    redirectUri: config.redirectUri,
-    platformOrigins: config.platformOrigins,
-  };
+export function registrationsOf(
+  config: Omit<Registration, 'name' | 'stored'> & {
+    registrationName: string;
+    registrations: readonly z.output<typeof registrationSchema>[];
+  },
+): Registration[] {
+  const { registrationName: name, clientId, clientSecret, redirectUri, platformOrigins } = config;
   return [
-    first,
+    { name, stored: undefined, clientId, clientSecret, redirectUri, platformOrigins },
     ...config.registrations.map((registration) => ({
       ...registration,
       stored: registration.name,
-      platformOrigins: registration.platformOrigins ?? config.platformOrigins,
+      platformOrigins: registration.platformOrigins ?? platformOrigins,
     })),
   ];
 }
 
 /** Issues with the registrations taken together: names and callback paths must not repeat. */
-export function registrationIssues(config: {
-  registrationName: string;
-  redirectUri: string;
-  registrations: readonly { name: string; redirectUri: string }[];
-}): { path: (string | number)[]; message: string }[] {
-  const issues: { path: (string | number)[]; message: string }[] = [];
+export function registrationIssues(
+  config: Pick<Registration, 'redirectUri'> & {
+    registrationName: string;
+    registrations: readonly Pick<Registration, 'name' | 'redirectUri'>[];
+  },
+): { path: (string | number)[]; message: string }[] {
+  const issues: ReturnType<typeof registrationIssues> = [];
   const names = new Set([config.registrationName]);
   const paths = new Set([pathOf(config.redirectUri)]);
   config.registrations.forEach((registration, index) => {
