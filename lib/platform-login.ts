@@ -87,7 +87,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   private readonly frameAncestorsHandler: RequestHandler | undefined;
   /** The package answers its errors itself (`handleErrors`): a refused request's session may end. */
   private readonly handleErrors: boolean;
-  /** The store as sockets and jobs use it. */
+  /** The store as sockets use it. */
   private readonly access: LoginAccess;
   /** The logins this process's sockets follow; made with the first `sockets()`. */
   private loginWatch: LoginWatch | undefined;

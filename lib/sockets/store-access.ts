@@ -1,10 +1,10 @@
-// What sockets and jobs need of the token store, in one place: the key a login is stored under,
+// What sockets need of the token store, in one place: the key a login is stored under,
 // a read that says live / ended / unknown, and the store's change notices.
 import { hashSessionId } from '../core/hash';
 import type { RecordChanges, StoreEngine } from '../core/store-engine';
 import type { LoginState } from './login-watch';
 
-/** The store as sockets and jobs use it. */
+/** The store as sockets use it. */
 export interface LoginAccess {
   /** The key the store, its lock and the refresh coordinator know a session's login by. */
   keyOf(sessionId: string): string;
@@ -21,7 +21,7 @@ export interface LoginAccess {
   changes: RecordChanges | undefined;
 }
 
-/** The store's parts as sockets and jobs read them. */
+/** The store's parts as sockets read them. */
 export function loginAccessOf(store: StoreEngine): LoginAccess {
   const { records, changes } = store;
   return {
