@@ -23,7 +23,7 @@ export function checkTokenSealing(
   production: boolean = process.env.NODE_ENV === 'production',
 ): void {
   if (OWN_KEY_RING in store) {
-    // RedisTokenStore: it seals in its own scripts, with its own keys (checked at its creation).
+    // RedisTokenStore: the engine seals its records with the store's own keys (checked at its creation).
     const own = (store as { [OWN_KEY_RING]: RecordKeyRing | undefined })[OWN_KEY_RING];
     if (ring === undefined || own?.sameKeys(ring) === true) return;
     throw invalidOption(
