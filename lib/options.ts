@@ -21,6 +21,7 @@ import {
   registrationNameSchema,
   registrationSchema,
 } from './registrations/registration-options';
+import { creationIssues } from './setup/creation-checks';
 
 const boolean = z.boolean({ error: 'must be a boolean' });
 
@@ -144,7 +145,8 @@ const platformLoginShape = {
 export const platformLoginSchema: OptionsSchema<
   typeof credentialsShape & typeof platformLoginShape
 > = z.strictObject({ ...credentialsShape, ...platformLoginShape }).superRefine((config, ctx) => {
-  for (const issue of registrationIssues(config)) ctx.addIssue({ code: 'custom', ...issue });
+  for (const issue of [...registrationIssues(config), ...creationIssues(config)])
+    ctx.addIssue({ code: 'custom', ...issue });
   // Options that only make sense together: said at creation, not on the first entry.
   if (config.platformOrigins !== undefined) return;
   const needs = (why: string, example: string) =>

@@ -15,11 +15,11 @@ import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
 import { createMiddleware, parseOptional, type MiddlewareOptions } from './http/middleware';
 import { parsePlatformLoginOptions, type PlatformLoginOptions } from './options';
-import { checkCreation } from './setup/creation-checks';
 import { checkTokenSealing } from './setup/token-sealing-check';
 import { RecordKeyRing } from './stores/encryption';
 import { MemoryTokenStore } from './core/memory-store';
 import { defaultLogger, type PlatformLogger } from './observability/logger';
+import { escapingLogger } from './util/log-text';
 import { refreshSettings } from './core/refresh-options';
 import { entrySettings } from './entry/entry-options';
 import { openApiSettings } from './open-api/open-api-options';
@@ -102,11 +102,13 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
 
   constructor(options: PlatformLoginOptions) {
     super();
-    // Parsed and checked once; each part below receives its own group.
+    // Parsed and checked once (what production refuses too); each part below receives its own group.
     const config = parsePlatformLoginOptions(options);
-    checkCreation(config);
     this.store = config.store ?? new MemoryTokenStore();
     this.logger = config.logger ?? defaultLogger();
+    // Open_ids, the platform's error descriptions, URLs and paths come from outside: every line the
+    // package writes is escaped.
+    const log = escapingLogger(this.logger);
     this.registrations = registrationsOf(config);
     this.meterProvider = config.meterProvider;
     this.handleErrors = config.handleErrors;
@@ -114,14 +116,14 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     // The parts, each after those it uses: how failures end, the store, the client, refreshes, the API.
     const fail = createFailHandlers({
       events: this,
-      logger: this.logger,
+      logger: log,
       handleErrors: config.handleErrors,
       homePath: config.successRedirect,
     });
     this.fail = fail.request;
     this.errorAnswer = fail.errors;
     const ring = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
-    checkTokenSealing(this.store, ring, (message) => this.logger.warn({}, message));
+    checkTokenSealing(this.store, ring, (message) => log.warn({}, message));
     this.instrumentedStore = instrumentedStore(engineOf(this.store, ring), this);
     // One token client per registration: a refresh goes to its record's own (registration-clients.ts).
     const clients = new Map(
@@ -172,8 +174,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       tokenTimeoutMs: config.tokenClient.timeoutMs,
       maxLockWaitMs: refresh.lockWaitDeadlineMs,
     });
-    observeEvents(this, this.logger, metrics, this.health);
-    logStoreEvents(this.store, this.logger, metrics);
+    observeEvents(this, log, metrics, this.health);
+    logStoreEvents(this.store, log, metrics);
 
     // What the app mounts and calls, on top of the parts.
     this.access = loginAccessOf(this.instrumentedStore);
@@ -207,13 +209,13 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         joinsPlayers,
         events: this,
         fail: fail.entry,
-        logger: this.logger,
+        logger: log,
         afterLogin,
       });
       // Where the app mounts a callback is held against its redirectUri's path (a path other than
       // redirectUri's is a 404 the package never sees): said once, on the logger.
       const check = createCallbackMountCheck([registration.redirectUri], (fields, message) =>
-        this.logger.warn(fields, message),
+        log.warn(fields, message),
       );
       this.mountChecks.push(check);
       // The entry behind a router of its own, which checks where the app mounted it. A Router, not

@@ -8,7 +8,6 @@ import type { PlatformLogger } from './logger';
 import { LABELS, type PlatformMetrics } from './metrics';
 import type { PlatformHealth } from './platform-health';
 import { tokenAttemptSpans } from './tracing';
-import { escapingLogger } from '../util/log-text';
 
 /** The events logged as they come, each at its level with its message and its payload. */
 const LOGGED = {
@@ -26,15 +25,16 @@ const LOGGED = {
   unreadableRecord: ['warn', 'a stored token record could not be read; treated as logged out'],
 } satisfies { [E in keyof PlatformLoginEvents]?: [keyof PlatformLogger, string] };
 
-/** Subscribes logs, metrics, spans and `health` (for `login.ready()`) to `events`. */
+/**
+ * Subscribes logs, metrics, spans and `health` (for `login.ready()`) to `events`. `logger` escapes
+ * what came from outside (escapingLogger, util/log-text.ts).
+ */
 export function observeEvents(
   events: EventEmitter<PlatformLoginEvents>,
   logger: PlatformLogger,
   metrics: PlatformMetrics,
   health: PlatformHealth,
 ): void {
-  // Open_ids, the platform's error descriptions and URLs come from outside: escaped on every line.
-  logger = escapingLogger(logger);
   for (const [event, [level, message]] of Object.entries(LOGGED)) {
     events.on(event as keyof typeof LOGGED, (e: object) => logger[level]({ event, ...e }, message));
   }

@@ -249,7 +249,7 @@ describe('NODE_ENV=production', () => {
       option: 'platformOrigins',
     });
     expect(String((refusal as Error).message)).toMatch(
-      /NODE_ENV=production `platformOrigins` is required.*login CSRF.*entry: \{ context: \{ mode: 'report' \} \}/,
+      /`platformOrigins` is required under NODE_ENV=production.*login CSRF.*entry: \{ context: \{ mode: 'report' \} \}/,
     );
   });
 

@@ -5,9 +5,8 @@ import { refreshSettings } from '../../lib/core/refresh-options';
 import { entrySettings } from '../../lib/entry/entry-options';
 import { openApiSettings } from '../../lib/open-api/open-api-options';
 import { PlatformTokenClient } from '../../lib/client/token-client';
-import { checkCreation } from '../../lib/setup/creation-checks';
+import { creationIssues } from '../../lib/setup/creation-checks';
 import { engineOf } from '../../lib/core/derived-engine';
-import { SetupError } from '../../lib/errors';
 import { MemoryTokenStore } from '../../lib/core/memory-store';
 
 const base: PlatformLoginOptions = {
@@ -95,26 +94,47 @@ test('a wrong option is a SetupError naming it', () => {
   );
 });
 
-describe('checkCreation (the checks that need only the options)', () => {
+describe('creationIssues (what production refuses, run by the options schema)', () => {
   const parsed = (options: Partial<PlatformLoginOptions> = {}) =>
     parsePlatformLoginOptions({ ...base, ...options });
 
   test('production refuses a start without platformOrigins unless a mode is chosen', () => {
     const open = { ...parsed(), platformOrigins: undefined };
-    expect(() => checkCreation(open, true)).toThrow(SetupError);
-    expect(() => checkCreation(open, true)).toThrow(
-      expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'platformOrigins' }),
-    );
+    expect(creationIssues(open, true)).toEqual([
+      {
+        path: ['platformOrigins'],
+        message: expect.stringMatching(/^is required under NODE_ENV=production: .*login CSRF/),
+      },
+    ]);
     const reporting = { ...open, entry: { context: { mode: 'report' as const } } };
-    expect(() => checkCreation(reporting, true)).not.toThrow();
-    expect(() => checkCreation(open, false)).not.toThrow();
+    expect(creationIssues(reporting, true)).toEqual([]);
+    expect(creationIssues(open, false)).toEqual([]);
   });
 
   test("production refuses an http:// api.url, naming it by the option's own name", () => {
     const plain = parsed({ api: { url: 'http://api.platform.example' } });
-    expect(() => checkCreation(plain, true)).toThrow(
-      expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'api.url' }),
-    );
+    expect(creationIssues(plain, true)).toEqual([
+      {
+        path: ['api', 'url'],
+        message: expect.stringMatching(/^must be an https:\/\/ URL in production/),
+      },
+    ]);
+  });
+
+  test("under NODE_ENV=production, platformLogin()'s options refuse it as a SetupError naming the option", () => {
+    const nodeEnv = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
+    try {
+      expect(() => parsed({ api: { url: 'http://api.platform.example' } })).toThrow(
+        expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'api.url' }),
+      );
+      expect(() => parsed({ platformOrigins: undefined })).toThrow(
+        expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'platformOrigins' }),
+      );
+      expect(() => parsed()).not.toThrow();
+    } finally {
+      process.env.NODE_ENV = nodeEnv;
+    }
   });
 });
 

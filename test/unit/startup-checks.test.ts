@@ -9,32 +9,41 @@ import {
   isConnectRedisWithIoredis,
   type SetupProblem,
 } from '../../lib/setup/setup-checks';
-import { checkPlatformUrls, isLoopbackHost } from '../../lib/setup/creation-checks';
+import { creationIssues, isLoopbackHost } from '../../lib/setup/creation-checks';
 import { SetupError } from '../../lib/errors';
 
 const STRONG = 'pW3x9Vq7LmZ2cR8tY6bN4jK1hG5fD0sA';
-const urls = (authUrl: string, extra: { apiUrl?: string; redirectUri?: string } = {}) => ({
-  authUrl,
-  redirectUri: 'https://game.example/platform/callback',
-  ...extra,
-});
+/** The URL checks of creationIssues() (the entry context set, so only the URLs are judged). */
+const urlIssues = (
+  authUrl: string,
+  extra: { apiUrl?: string; redirectUri?: string } = {},
+  production = true,
+) =>
+  creationIssues(
+    {
+      authUrl,
+      redirectUri: extra.redirectUri ?? 'https://game.example/platform/callback',
+      api: { url: extra.apiUrl },
+      entry: { context: { mode: 'report' } },
+    },
+    production,
+  );
 
-describe('checkPlatformUrls (run by platformLogin() at creation)', () => {
+describe('the platform URLs (creationIssues, run by the options schema at creation)', () => {
   test.each([
-    ['authUrl', urls('http://auth.platform.example')],
-    ['api.url', urls('https://auth.platform.example', { apiUrl: 'http://api.platform.example' })],
+    ['authUrl', urlIssues('http://auth.platform.example')],
+    [
+      'api.url',
+      urlIssues('https://auth.platform.example', { apiUrl: 'http://api.platform.example' }),
+    ],
     [
       'redirectUri',
-      urls('https://auth.platform.example', { redirectUri: 'http://game.example/cb' }),
+      urlIssues('https://auth.platform.example', { redirectUri: 'http://game.example/cb' }),
     ],
-  ])('refuses an http:// %s in production with a SetupError naming it', (name, given) => {
-    expect(() => checkPlatformUrls(given, true)).toThrow(SetupError);
-    expect(() => checkPlatformUrls(given, true)).toThrow(
-      expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: name }),
-    );
-    expect(() => checkPlatformUrls(given, true)).toThrow(
-      new RegExp(`\`${name}\` must be an https://`),
-    );
+  ])('refuses an http:// %s in production, naming it', (name, issues) => {
+    expect(issues).toEqual([
+      { path: name.split('.'), message: expect.stringMatching(/^must be an https:\/\//) },
+    ]);
   });
 
   test.each([
@@ -44,12 +53,12 @@ describe('checkPlatformUrls (run by platformLogin() at creation)', () => {
     'http://[::1]:4000',
     'http://sim.localhost',
   ])('allows loopback %s in production', (authUrl) => {
-    expect(() => checkPlatformUrls(urls(authUrl), true)).not.toThrow();
+    expect(urlIssues(authUrl)).toEqual([]);
   });
 
   test('allows http:// outside production and https:// everywhere', () => {
-    expect(() => checkPlatformUrls(urls('http://auth.platform.example'), false)).not.toThrow();
-    expect(() => checkPlatformUrls(urls('https://auth.platform.example'), true)).not.toThrow();
+    expect(urlIssues('http://auth.platform.example', {}, false)).toEqual([]);
+    expect(urlIssues('https://auth.platform.example')).toEqual([]);
   });
 
   test('loopback means loopback only', () => {
