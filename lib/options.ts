@@ -4,7 +4,7 @@
 // are the schema's input, documented field by field.
 import { z } from 'zod';
 import type { MeterProvider } from '@opentelemetry/api';
-import type { TokenStore } from './core/token-store';
+import { tokenStoreProblem, type TokenStore } from './core/token-store';
 import { parseOptions, type OptionsSchema } from './util/parse-options';
 import { invalidOption } from './errors';
 import { credentialsShape, tokenClientTuningSchema } from './client/token-client-options';
@@ -45,9 +45,12 @@ const platformLoginShape = {
     .default([]),
   /** Where token records live. Defaults to a `MemoryTokenStore` (one process only). */
   store: z
-    // An object; which methods it has is checked when platformLogin() wires it (checkTokenStore).
     .custom<TokenStore>((value) => typeof value === 'object' && value !== null, {
       error: 'must be a TokenStore (MemoryTokenStore, RedisTokenStore or your own)',
+    })
+    .superRefine((store, ctx) => {
+      const problem = tokenStoreProblem(store);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
     })
     .optional(),
   /**

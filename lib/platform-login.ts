@@ -16,7 +16,6 @@ import { createLogoutHandler, type LogoutOptions } from './http/logout';
 import { createMiddleware, parseOptional, type MiddlewareOptions } from './http/middleware';
 import { parsePlatformLoginOptions, type PlatformLoginOptions } from './options';
 import { checkTokenSealing } from './setup/token-sealing-check';
-import { RecordKeyRing } from './stores/encryption';
 import { MemoryTokenStore } from './core/memory-store';
 import { defaultLogger, type PlatformLogger } from './observability/logger';
 import { escapingLogger } from './util/log-text';
@@ -113,7 +112,10 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     this.meterProvider = config.meterProvider;
     this.handleErrors = config.handleErrors;
     const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
-    // The parts, each after those it uses: how failures end, the store, the client, refreshes, the API.
+    // The parts, each after those it uses: the store, how failures end, the client, refreshes, the API.
+    const ring = checkTokenSealing(this.store, config.encryptionKeys, (message) =>
+      log.warn({}, message),
+    );
     const fail = createFailHandlers({
       events: this,
       logger: log,
@@ -122,8 +124,6 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     });
     this.fail = fail.request;
     this.errorAnswer = fail.errors;
-    const ring = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
-    checkTokenSealing(this.store, ring, (message) => log.warn({}, message));
     this.instrumentedStore = instrumentedStore(engineOf(this.store, ring), this);
     // One token client per registration: a refresh goes to its record's own (registration-clients.ts).
     const clients = new Map(
@@ -177,16 +177,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     observeEvents(this, log, metrics, this.health);
     logStoreEvents(this.store, log, metrics);
 
-    // What the app mounts and calls, on top of the parts.
-    this.access = loginAccessOf(this.instrumentedStore);
-    // The platform may frame any registration's pages: frame-ancestors allows all their origins.
-    const allOrigins = [
-      ...new Set(this.registrations.flatMap((registration) => registration.platformOrigins ?? [])),
-    ];
-    this.gameOrigins = new Set(config.gameOrigins);
-    this.csrf = createCsrfProtection(this.gameOrigins, this.fail);
-    this.frameAncestorsHandler =
-      allOrigins.length > 0 ? createFrameAncestors(allOrigins) : undefined;
+    // What the app mounts and calls, on top of the parts: each registration's entry, then the rest.
     const afterLogin =
       config.afterLogin &&
       bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api });
@@ -230,6 +221,15 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       this.callbacks.use(new URL(registration.redirectUri).pathname, callback);
     }
     this.callback = this.entries.get(config.registrationName)!;
+    this.access = loginAccessOf(this.instrumentedStore);
+    // The platform may frame any registration's pages: frame-ancestors allows all their origins.
+    const allOrigins = [
+      ...new Set(this.registrations.flatMap((registration) => registration.platformOrigins ?? [])),
+    ];
+    this.gameOrigins = new Set(config.gameOrigins);
+    this.csrf = createCsrfProtection(this.gameOrigins, this.fail);
+    this.frameAncestorsHandler =
+      allOrigins.length > 0 ? createFrameAncestors(allOrigins) : undefined;
   }
 
   /**

@@ -27,7 +27,7 @@ import {
   type StoreFastPaths,
   type TokenRecords,
 } from './store-engine';
-import { checkTokenStore, type StoredValue, type TokenStore } from './token-store';
+import type { StoredValue, TokenStore } from './token-store';
 import { isIndexedUnder, playerKeyOf } from './player-key';
 import { storeKeys as keys } from './store-keys';
 
@@ -45,15 +45,14 @@ const derived = new WeakMap<TokenStore, { engine: StoreEngine; ring?: RecordKeyR
 
 /**
  * The engine of `store`, sealing records with `ring` (else the store's own keys, else the last
- * ring given for this store). A store that lacks a contract method is refused here, when
- * platformLogin() is created (checkTokenStore), not on a request.
+ * ring given for this store). platformLogin()'s options have refused a store lacking a contract
+ * method (tokenStoreProblem).
  */
 export function engineOf(store: TokenStore, ring?: RecordKeyRing): StoreEngine {
   const own = (store as { [OWN_KEY_RING]?: RecordKeyRing })[OWN_KEY_RING];
   const sealing = ring ?? own;
   let made = derived.get(store);
   if (made === undefined || (sealing !== undefined && made.ring !== sealing)) {
-    checkTokenStore(store);
     const fast = (store as { [STORE_FAST_PATHS]?: StoreFastPaths })[STORE_FAST_PATHS];
     const engine = deriveEngine(store, sealing, fast, own !== undefined);
     derived.set(store, (made = { engine, ring: sealing }));

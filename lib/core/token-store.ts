@@ -3,7 +3,6 @@
 // needs beyond that (token records, the player's logins, refresh locks and holds, one-time claims,
 // window counters) it derives from these calls (derived-engine.ts); the shipped stores keep their
 // own fast paths as internals this contract does not mention.
-import { invalidOption } from '../errors';
 
 /** One stored value, as {@link TokenStore.get} reads it. */
 export interface StoredValue {
@@ -58,24 +57,15 @@ export interface TokenStore {
 const REQUIRED = ['get', 'put', 'delete', 'renew'] as const;
 
 /**
- * Throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`, option `store`) naming the first method
- * `store` lacks, so a store that cannot serve is refused when `platformLogin()` is created, not on
- * a request.
+ * What is wrong with `store` as a token store, as the options schema says it (option `store`): so a
+ * store that cannot serve is refused when `platformLogin()` is created, not on a request.
  */
-export function checkTokenStore(store: object): void {
+export function tokenStoreProblem(store: object): string | undefined {
   const methods = store as Record<string, unknown>;
-  for (const method of REQUIRED) {
-    if (typeof methods[method] !== 'function') {
-      throw invalidOption(
-        `The token store has no \`${method}()\`: a store needs get, put, delete and renew. See docs/stores.md.`,
-        'store',
-      );
-    }
-  }
-  if (methods.watch !== undefined && typeof methods.watch !== 'function') {
-    throw invalidOption(
-      "The token store's `watch` is not a function: leave it out to have waiters poll. See docs/stores.md.",
-      'store',
-    );
-  }
+  const missing = REQUIRED.find((method) => typeof methods[method] !== 'function');
+  if (missing !== undefined)
+    return `is missing \`${missing}()\`: a token store needs get, put, delete and renew. See docs/stores.md`;
+  if (methods.watch !== undefined && typeof methods.watch !== 'function')
+    return 'is refused: its `watch` is not a function; leave it out to have waiters poll. See docs/stores.md';
+  return undefined;
 }

@@ -41,8 +41,8 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
   const hold = createExchangeHold(deps.store.locks, deps.events);
   // In embedded mode an entry lands on the cookie-check hop first.
   const landing = embedded ? COOKIE_CHECK_LOCATION : successRedirect;
-  const redeem = createCodeRedemption(settings.redemption, deps, landing);
   const claimFor = createCodeClaim(deps.store, failures, hold, settings.claimTtlMs);
+  const redeem = createCodeRedemption(settings.redemption, deps, landing);
 
   async function enter(req: Request, res: Response): Promise<void> {
     // Link previews and prefetchers send HEAD or other methods: they must never burn a code.

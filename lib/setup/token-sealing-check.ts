@@ -3,7 +3,7 @@
 // elsewhere, as RedisTokenStore without keys is; keys given twice must be the same ring.
 import type { TokenStore } from '../core/token-store';
 import { invalidOption } from '../errors';
-import { MAKE_A_KEY, OWN_KEY_RING, type RecordKeyRing } from '../stores/encryption';
+import { MAKE_A_KEY, OWN_KEY_RING, RecordKeyRing, type EncryptionKey } from '../stores/encryption';
 import { MemoryTokenStore } from '../core/memory-store';
 
 const IN_THE_CLEAR =
@@ -12,20 +12,22 @@ const IN_THE_CLEAR =
   `'k1', key }]\` (${MAKE_A_KEY}) and the package seals each record before the store sees it.`;
 
 /**
- * Throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`, option `encryptionKeys`) for tokens that would
- * sit in the clear in production, or for keys that would not seal what the app meant; calls `warn`
- * for a store without keys outside production.
+ * The key ring platformLogin() seals records with, made of its `encryptionKeys`. Throws a SetupError
+ * (`ERR_PLATFORM_INVALID_OPTION`, option `encryptionKeys`) for tokens that would sit in the clear in
+ * production, or for keys that would not seal what the app meant; calls `warn` for a store without
+ * keys outside production.
  */
 export function checkTokenSealing(
   store: TokenStore,
-  ring: RecordKeyRing | undefined,
+  keys: readonly EncryptionKey[] | undefined,
   warn: (message: string) => void,
   production: boolean = process.env.NODE_ENV === 'production',
-): void {
+): RecordKeyRing | undefined {
+  const ring = keys && new RecordKeyRing(keys);
   if (OWN_KEY_RING in store) {
     // RedisTokenStore: the engine seals its records with the store's own keys (checked at its creation).
     const own = (store as { [OWN_KEY_RING]: RecordKeyRing | undefined })[OWN_KEY_RING];
-    if (ring === undefined || own?.sameKeys(ring) === true) return;
+    if (ring === undefined || own?.sameKeys(ring) === true) return ring;
     throw invalidOption(
       own === undefined
         ? 'platformLogin(): `encryptionKeys` does not reach a RedisTokenStore, which seals records ' +
@@ -36,7 +38,7 @@ export function checkTokenSealing(
     );
   }
   // In this process's memory: whoever can read it can read the keys too.
-  if (ring !== undefined || store instanceof MemoryTokenStore) return;
+  if (ring !== undefined || store instanceof MemoryTokenStore) return ring;
   if (production) {
     throw invalidOption(
       `${IN_THE_CLEAR} NODE_ENV=production refuses a store without keys.`,
@@ -44,4 +46,5 @@ export function checkTokenSealing(
     );
   }
   warn(IN_THE_CLEAR);
+  return undefined;
 }

@@ -205,10 +205,10 @@ describe('refresh before the handler', () => {
     };
     const { renew: _renew, ...withoutRenew } = methods;
     expect(create(withoutRenew)).toThrow(SetupError);
-    expect(create(withoutRenew)).toThrow(/The token store has no `renew\(\)`/);
+    expect(create(withoutRenew)).toThrow(/`store` is missing `renew\(\)`/);
     expect(create({ ...methods, watch: 'yes' })).toThrow(/`watch` is not a function/);
     // The 0.1 shape (records, locks, counters parts) is refused, naming what is missing.
-    expect(create(engineOf(full))).toThrow(/no `get\(\)`/);
+    expect(create(engineOf(full))).toThrow(/missing `get\(\)`/);
     expect(create(methods)).not.toThrow();
   });
 

@@ -6,7 +6,6 @@ import { entrySettings } from '../../lib/entry/entry-options';
 import { openApiSettings } from '../../lib/open-api/open-api-options';
 import { PlatformTokenClient } from '../../lib/client/token-client';
 import { creationIssues } from '../../lib/setup/creation-checks';
-import { engineOf } from '../../lib/core/derived-engine';
 import { MemoryTokenStore } from '../../lib/core/memory-store';
 
 const base: PlatformLoginOptions = {
@@ -138,11 +137,11 @@ describe('creationIssues (what production refuses, run by the options schema)', 
   });
 });
 
-test('a store lacking a method of the contract is refused where its engine is made, naming the store', () => {
+test('a store lacking a method of the contract is refused with the options, naming the store', () => {
   const store = new MemoryTokenStore();
   const partial = { get: store.get.bind(store), put: store.put.bind(store) };
-  expect(() => engineOf(partial as never)).toThrow(
+  expect(() => parsePlatformLoginOptions({ ...base, store: partial as never })).toThrow(
     expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'store' }),
   );
-  expect(() => engineOf(store)).not.toThrow();
+  expect(() => parsePlatformLoginOptions({ ...base, store })).not.toThrow();
 });
