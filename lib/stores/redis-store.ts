@@ -77,47 +77,20 @@ function storedValue(stored: string, ttlMs: number): StoredValue | undefined {
 }
 
 /**
- * Token store in Redis, shared by every process of the service.
+ * Token store in Redis, shared by every process of the service: the store contract on Redis, each
+ * value at `<prefix><key>` as `<version>|<value>` (docs/stores.md). Every call fails with
+ * `StoreUnavailableError` after `operationTimeoutMs`; the client settings that make the client
+ * itself fail fast, on each client and topology, are in docs/operations.md ("Redis"). The store
+ * never closes the client.
  *
- * It is the store contract (core/token-store.ts) on Redis: each value at `<prefix><key>` as
- * `<version>|<value>`, under the engine's keys (core/store-keys.ts: `t:` a session's record, `l:`
- * its refresh lock, `p:` a player's index, …; a session or a player is named by a hash, so no raw
- * session id or openId reaches Redis). Where every key is on one server, an entry's checks and a
- * new login's writes are one script each (scripts.ts). A record expires with its TTL (its
- * session's lifetime at most), capped by `maxRecordTtlSeconds`.
- *
- * Every call fails with `StoreUnavailableError` after `operationTimeoutMs`, whatever the client
- * does. So that the client itself does not pile up commands or give up for good while Redis is
- * away (and so that the session store on the same client fails fast too), create it with:
- * - node-redis: `socket: { connectTimeout: 2000, socketTimeout: 1500, reconnectStrategy: (n) =>
- *   Math.min(n * 50, 500) }`, `pingInterval: 500` and `disableOfflineQueue: true`. Its
- *   `commandOptions.timeout` stops only a command not yet written; a stalled server is noticed by
- *   the socket's inactivity timeout, which the pings keep from firing on an idle connection.
- *   For `createCluster` put the socket options in `defaults`; for `createSentinel` in
- *   `nodeClientOptions`.
- * - ioredis: `maxRetriesPerRequest: 1` (the default 20 keeps each command queued across 20
- *   reconnects), `commandTimeout: 1000` (fails a command a stalled Redis never answers),
- *   `retryStrategy: (times) => Math.min(times * 200, 2000)` (never `null`, which stops for good),
- *   `connectTimeout: 2000`, and `enableOfflineQueue: false` if the app waits for `ready` before
- *   serving. For `new Cluster(nodes, { redisOptions: { … } })` put these in `redisOptions`; for
- *   Sentinel beside `sentinels`.
- * The store never closes the client.
- *
- * With `encryptionKeys`, a record is sealed with AES-256-GCM under a key derived (HKDF-SHA256, a
- * random 16-byte salt stored in the record) from the first key, its additional authenticated data
- * being its key (core/record-value.ts): a record copied under another session's key does not open,
- * and no single AES key seals more than one record, so GCM's nonce budget is never near.
- * Under `NODE_ENV=production` a store without `encryptionKeys` is refused unless
- * `allowPlaintextTokens: true` says the app means it. To rotate keys, first deploy the new key in second
- * place everywhere, then move it first; drop the old key after `maxRecordTtlSeconds`.
- * Turning encryption on logs every player out once: a record in the clear is refused then (anyone
- * able to write to Redis could plant one). A record that does not open or parse reads as
- * `unreadable` (never as absent): the request gets 401 and keeps its session, which a process
- * holding the key can still serve.
+ * With `encryptionKeys`, each record is sealed with AES-256-GCM under its own HKDF-derived key and
+ * bound to its Redis key; under `NODE_ENV=production` a store without them is refused unless
+ * `allowPlaintextTokens: true` (rotation: docs/operations.md, "Encryption at rest"). A record that
+ * does not open reads as `unreadable`, never as absent: the request gets 401 and keeps its session.
  *
  * Records read are served from this process's memory afterwards, dropped the moment Redis reports
- * their key changed (`recordCache`: one extra connection, ioredis two; on a Cluster as many per
- * master, and memory serves only while every master's tracking is live): docs/caching.md.
+ * their key changed (`recordCache`, docs/caching.md); writes a login depends on wait for a replica
+ * (`durability`, docs/durability.md).
  */
 export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> implements TokenStore {
   /** Change notices: Redis's invalidations, present with the record cache. */
