@@ -4,7 +4,7 @@
 // no replica holds is done again. Nothing here decides when: the store's durability does.
 import type { StoredValue } from '../core/token-store';
 import { ignore } from '../util/ignore';
-import type { ReplicaWaitOutcome } from './replica-acks';
+import { held, type ReplicaWaitOutcome } from './replica-acks';
 import { RETRY_MS } from './windows';
 
 /** How a write kept for the new primary ended. */
@@ -49,9 +49,6 @@ export interface KeptWritesDeps {
   onReassert(outcome: ReassertOutcome): void;
 }
 
-const held = (outcome: ReplicaWaitOutcome): boolean =>
-  outcome === 'acknowledged' || outcome === 'no-replica';
-
 export class KeptWrites {
   readonly #deps: KeptWritesDeps;
   readonly #pending = new Map<string, Pending>();
@@ -76,10 +73,8 @@ export class KeptWrites {
   }
 
   /**
-   * A refreshed record was written over `replaced` (or its write failed on the way): served to
-   * this process's reads until a replica holds it, and kept to be written again on a new primary
-   * when its wait fails or times out. Resolves when that is decided; {@link settled} tells the same
-   * to whoever needs the record durable, while requests with a usable token go on without it.
+   * A refreshed record was written over `replaced` (or its write failed on the way): kept until a
+   * replica holds it. Resolves when that is decided, as {@link settled} tells.
    */
   recordWritten(
     sessionKey: string,
@@ -143,12 +138,7 @@ export class KeptWrites {
     return outcome;
   }
 
-  /**
-   * What this process knows newer than `stored` (the record's value as read): a record kept for
-   * the new primary wins over an older version, never over an absence (a deletion is newer than
-   * anything kept: a login is on a replica before it is answered, so a primary without the record
-   * had it deleted).
-   */
+  /** What this process knows newer than `stored`, the record's value as read (docs/durability.md). */
   overlay(sessionKey: string, stored: StoredValue | undefined): StoredValue | undefined {
     const kept = this.#pending.get(sessionKey);
     if (kept === undefined || stored === undefined) return stored;

@@ -17,6 +17,10 @@ export type ReplicaWaitOutcome =
   /** The connection failed or the server was no master: the write may be lost with it. */
   | 'failed';
 
+/** Whether a replica holds the write, or there is none to hold it. */
+export const held = (outcome: ReplicaWaitOutcome): boolean =>
+  outcome === 'acknowledged' || outcome === 'no-replica';
+
 export interface ReplicaWaitSettings {
   /** Replicas that must acknowledge (at most the connected ones). */
   replicas: number;

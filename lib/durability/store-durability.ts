@@ -10,7 +10,12 @@ import { StoreUnavailableError } from '../errors';
 import type { RedisCommands, ReplicaLink } from '../redis/commands';
 import { FailoverState } from './failover-state';
 import { KeptWrites, type KeptWritesDeps } from './kept-writes';
-import { ReplicaAcks, type ReplicaWaitOutcome, type ReplicaWaitSettings } from './replica-acks';
+import {
+  held,
+  ReplicaAcks,
+  type ReplicaWaitOutcome,
+  type ReplicaWaitSettings,
+} from './replica-acks';
 import { watchingServerChanges } from './server-changes';
 
 export interface StoreDurabilityDeps extends Pick<
@@ -37,12 +42,9 @@ export interface StoreDurabilityDeps extends Pick<
   onWait(outcome: ReplicaWaitOutcome, durationMs: number): void;
 }
 
-const held = (outcome: ReplicaWaitOutcome): boolean =>
-  outcome === 'acknowledged' || outcome === 'no-replica';
-
 export class StoreDurability {
-  /** The seam the store sends its commands through: a failure there may be a sign. */
-  readonly redis: RedisCommands;
+  /** Every failed command of the store passes here (and is rethrown): it may be a sign. */
+  readonly noticed: (error: unknown) => never;
   /** What the package's core asks of it (core/store-engine.ts). */
   readonly engine: Durability;
   readonly #deps: StoreDurabilityDeps;
@@ -59,7 +61,7 @@ export class StoreDurability {
     const watched = watchingServerChanges(deps.redis, lost);
     this.#acks = acks;
     this.#state = state;
-    this.redis = watched.redis;
+    this.noticed = watched.noticed;
     this.#unwatch = watched.close;
     const kept = new KeptWrites({
       confirm: (key, version) => this.#confirm(key, version),
@@ -132,10 +134,8 @@ export class StoreDurability {
   }
 
   /**
-   * A logout's deletions (`sessionKeys`; none: the writes beside `beside` alone, as when asked
-   * again with nothing left to delete): rejects with StoreUnavailableError unless a replica holds
-   * them, as a logout answered must survive a failover, whichever process dies. A deletion none
-   * holds is kept and done again until one does.
+   * A logout's deletions (none: the writes beside `beside` alone): rejects with
+   * StoreUnavailableError unless a replica holds them (Durability.loggedOut).
    */
   async loggedOut(sessionKeys: readonly string[], beside?: string): Promise<void> {
     const ttlMs = this.#deps.maxTtlMs;

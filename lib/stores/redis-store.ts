@@ -158,7 +158,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
         onReassert: (outcome) => this.emit('reassert', { outcome }),
       });
     }
-    this.#redis = this.#durable?.redis ?? redis;
+    this.#redis = redis;
     this.#keyRing = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
     if (
       this.#keyRing === undefined &&
@@ -481,13 +481,18 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
 
   /** One command on one key, within the deadline; `what` names it in the error. */
   #run(command: string, key: string, args: readonly Argument[], what: string): Promise<unknown> {
-    return withDeadline(this.#redis.run(command, key, args), this.#timeoutMs, what);
+    return withDeadline(this.#sent(this.#redis.run(command, key, args)), this.#timeoutMs, what);
   }
 
   /** A script by EVALSHA (EVAL where the server or Cluster node lacks it), within the deadline. */
   #script(script: LuaScript, key: string | string[], args: Argument[]): Promise<unknown> {
     const keys = typeof key === 'string' ? [key] : key;
-    const run = this.#redis.script(script, keys, args);
+    const run = this.#sent(this.#redis.script(script, keys, args));
     return withDeadline(run, this.#timeoutMs, `the ${script.name} script`);
+  }
+
+  /** A command sent: its failure may be a sign that the server changed (docs/durability.md). */
+  #sent(command: Promise<unknown>): Promise<unknown> {
+    return this.#durable === undefined ? command : command.catch(this.#durable.noticed);
   }
 }
