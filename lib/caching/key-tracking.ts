@@ -8,23 +8,15 @@ import { isRefusal, isServerReply, type RedisCommands, type TrackingLink } from 
 import { TRACKING_TIMING } from './bounds';
 import { Lease, type LeaseListener } from './lease';
 
-/**
- * What a KeyTracking tells (its lease's transitions: lease.ts), besides the changes. No method may
- * throw.
- */
+/** What a KeyTracking tells besides its lease's transitions (lease.ts). No method may throw. */
 export interface KeyChangeListener extends LeaseListener {
-  /** `key` (named as the store names it, without the client's key prefix) may have changed. */
+  /** `key` (without the client's key prefix) may have changed. */
   changed(key: string): void;
-  /**
-   * Told once when keys cannot be tracked: never live. `by` says whose limit it is: Redis refused
-   * CLIENT TRACKING (`refused`: renamed or forbidden CLIENT, an ACL, a Redis before 6), accepted it
-   * but its reports never arrive (`silent`), or the Redis client has no way to a connection of its
-   * own (`client`: node-redis 5's Sentinel).
-   */
+  /** Told once when keys cannot be tracked: never live (RedisTokenStoreEvents.recordCacheUnavailable). */
   unavailable?(reason: string, by: UnavailableBy): void;
 }
 
-/** Whose limit keeps keys from being tracked (see KeyChangeListener.unavailable). */
+/** Whose limit keeps keys from being tracked: Redis's (`refused`, `silent`) or the client's. */
 export type UnavailableBy = 'refused' | 'silent' | 'client';
 
 /** What tracks the keys of a prefix: one KeyTracking, or one per master on a Cluster. */
@@ -98,12 +90,10 @@ export class KeyTracking implements KeyTracker {
     this.#open(link);
   }
 
-  /** True while reports are reliable: copies may be served. */
   get live(): boolean {
     return this.#lease.live;
   }
 
-  /** Closes the tracking connection; never live again. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -214,10 +204,7 @@ export class KeyTracking implements KeyTracker {
     this.#lease.renew(sentAt + TRACKING_TIMING.leaseMs);
   }
 
-  /**
-   * The mark's value, `null` when none. MGET rather than GET, so that INFO commandstats tells the
-   * heartbeat apart from the store's reads.
-   */
+  /** The mark's value, `null` when none; MGET, so that INFO commandstats tells it from the store's GETs. */
   async #readMark(link: TrackingLink): Promise<string | null> {
     const [value] = (await link.send(['MGET', this.#markName])) as unknown[];
     return value === null || value === undefined ? null : String(value);

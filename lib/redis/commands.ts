@@ -33,8 +33,8 @@ export interface RedisCommands {
    */
   onServerChange(listener: () => void): () => void;
   /**
-   * A connection of its own for key tracking (see caching/key-tracking.ts), or a sentence saying why this
-   * client cannot have one (a Cluster: each node tracks only its own keys, see clusterLinks()).
+   * A connection of its own for key tracking (caching/key-tracking.ts), or a sentence saying why
+   * this client cannot have one. Not on a Cluster, whose nodes each track their own keys (clusterLinks()).
    */
   trackingLink(): TrackingLink | string;
   /** On a Cluster: its slot map and a tracking link per master (caching/cluster-key-tracking.ts). */

@@ -130,9 +130,7 @@ export class NodeRedisCommands extends CommandSeam implements RedisCommands {
 
   trackingLink(): TrackingLink | string {
     const client = this.#client;
-    if (isCluster(client))
-      return 'a Cluster spreads keys over nodes that each track only their own keys';
-    if (!isSentinel(client)) return clientTrackingLink(() => client);
+    if (!isSentinel(client)) return clientTrackingLink(() => client as NodeRedisClient);
     return client.duplicate === undefined ? NO_SENTINEL_DUPLICATE : sentinelTrackingLink(client);
   }
 
