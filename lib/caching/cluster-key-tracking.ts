@@ -3,7 +3,9 @@
 // serves slots gets its own tracking connection, heartbeat, lease and mark; copies are served only
 // while every one of them is live, and every copy goes when the slot map changes.
 import { ignore } from '../util/ignore';
-import { CLUSTER_SLOTS, keySlot, type ClusterLinks, type RedisCommands } from '../redis/commands';
+import type { RedisCommands } from '../redis/commands';
+import { CLUSTER_SLOTS, keySlot } from '../redis/cluster-slots';
+import type { ClusterLinks } from '../redis/tracking-link';
 import { CLUSTER_FULL_CHECK_BEATS, CLUSTER_MARK_SEARCH_LIMIT, TRACKING_TIMING } from './bounds';
 import {
   KeyTracking,

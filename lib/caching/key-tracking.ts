@@ -4,7 +4,9 @@
 // each keep one.
 import { randomBytes } from 'node:crypto';
 import { ignore } from '../util/ignore';
-import { isRefusal, isServerReply, type RedisCommands, type TrackingLink } from '../redis/commands';
+import type { RedisCommands } from '../redis/commands';
+import { isRefusal, isServerReply } from '../redis/redis-errors';
+import type { TrackingLink } from '../redis/tracking-link';
 import { TRACKING_TIMING } from './bounds';
 import { Lease, type LeaseListener } from './lease';
 

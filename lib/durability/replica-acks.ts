@@ -2,7 +2,7 @@
 // depends on. Writes that finish while a wait is under way share the next one (group commit), on
 // a few connections of their own per master, so a wait never holds up another request's commands
 // and many writes cost one WAIT.
-import type { ReplicaLink } from '../redis/commands';
+import type { ReplicaLink } from '../redis/replica-lanes';
 import { ignore } from '../util/ignore';
 import { LANES, MARK_TTL_MS, NO_REPLICA_RECHECK_MS, ROUND_MARGIN_MS } from './windows';
 

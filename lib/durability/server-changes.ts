@@ -1,7 +1,8 @@
 // The signs that the server behind the client may have changed (docs/durability.md): a command
 // that failed on its connection (not a refusal), a server that answered as no master would, and the
 // client's own reconnects and Sentinel or Cluster switches. A cache lease running out is none.
-import { isRefusal, type RedisCommands } from '../redis/commands';
+import type { RedisCommands } from '../redis/commands';
+import { isRefusal } from '../redis/redis-errors';
 
 /**
  * Tells `changed` of the client's reconnects and switches (until `close`), and, through `noticed`

@@ -7,7 +7,8 @@ import type { Durability } from '../core/store-engine';
 import type { StoredValue } from '../core/token-store';
 import { checkSessionKey } from '../core/engine-arguments';
 import { StoreUnavailableError } from '../errors';
-import type { RedisCommands, ReplicaLink } from '../redis/commands';
+import type { RedisCommands } from '../redis/commands';
+import type { ReplicaLink } from '../redis/replica-lanes';
 import { FailoverState } from './failover-state';
 import { KeptWrites, type KeptWritesDeps } from './kept-writes';
 import {
@@ -64,12 +65,9 @@ export class StoreDurability {
     this.noticed = watched.noticed;
     this.#unwatch = watched.close;
     const kept = new KeptWrites({
+      ...deps,
       confirm: (key, version) => this.#confirm(key, version),
       lost,
-      reassert: deps.reassert,
-      redelete: deps.redelete,
-      recordKey: deps.recordKey,
-      onReassert: deps.onReassert,
     });
     this.#kept = kept;
     this.engine = {

@@ -2,9 +2,9 @@
 // `new Cluster(…)`. Public API only: call, duplicate, options, slots, nodes(), events.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { ignore } from '../util/ignore';
-import { CommandSeam, listen, ReplicaLanes } from './commands';
-import { TrackingLinkOn } from './tracking-link';
-import type { ClusterLinks, Emitter, Lane, RedisCommands, TrackingLink } from './commands';
+import { listen, RedisCommands, type Emitter } from './commands';
+import { ReplicaLanes, type Lane } from './replica-lanes';
+import { TrackingLinkOn, type ClusterLinks, type TrackingLink } from './tracking-link';
 
 /** Where RESP2 delivers the reports of a tracking connection redirected to itself. */
 const INVALIDATE_CHANNEL = '__redis__:invalidate';
@@ -38,7 +38,7 @@ function topologyOf(client: IoRedisClient): [RedisCommands['topology'], string] 
 }
 
 // ioredis adds its `keyPrefix` to the keys of `call` itself (it knows each command's key positions).
-export class IoRedisCommands extends CommandSeam implements RedisCommands {
+export class IoRedisCommands extends RedisCommands {
   readonly #client: IoRedisClient;
 
   constructor(client: IoRedisClient) {

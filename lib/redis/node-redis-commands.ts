@@ -1,18 +1,16 @@
 // The command seam on node-redis 5 and 6: `createClient`, `createCluster` and `createSentinel`.
 // Public API only: sendCommand (with a type mapping per call), duplicate, options, events.
 import { ignore } from '../util/ignore';
-import { CommandSeam, isRefusal, listen, ReplicaLanes } from './commands';
-import { TrackingLinkOn, type TrackingConnection } from './tracking-link';
-import type {
-  Argument,
-  ClusterLinks,
-  Emitter,
-  Lane,
-  Listener,
-  RedisCommands,
-  TrackingLink,
-  TrackingLinkEvents,
-} from './commands';
+import { listen, RedisCommands, type Argument, type Emitter, type Listener } from './commands';
+import { isRefusal } from './redis-errors';
+import { ReplicaLanes, type Lane } from './replica-lanes';
+import {
+  TrackingLinkOn,
+  type ClusterLinks,
+  type TrackingConnection,
+  type TrackingLink,
+  type TrackingLinkEvents,
+} from './tracking-link';
 
 /**
  * Per-call options: bulk strings as strings (an empty type mapping replaces the client's own: a
@@ -104,7 +102,7 @@ const senderOf = (
 const NO_SENTINEL_DUPLICATE =
   "node-redis 5's Sentinel has no duplicate() for a connection of its own (node-redis 6 has)";
 
-export class NodeRedisCommands extends CommandSeam implements RedisCommands {
+export class NodeRedisCommands extends RedisCommands {
   readonly #client: NodeRedisAny;
 
   constructor(client: NodeRedisAny) {

@@ -30,7 +30,8 @@ import {
 import type { LuaScript } from '../redis/lua-script';
 import { withDeadline } from '../redis/with-deadline';
 import { TrackedCache, type ReadTicket } from '../caching/tracked-cache';
-import { hashTag, type Argument, type RedisCommands } from '../redis/commands';
+import type { Argument, RedisCommands } from '../redis/commands';
+import { hashTag } from '../redis/cluster-slots';
 import type { KeyTracker, UnavailableBy } from '../caching/key-tracking';
 import { trackKeys } from '../caching/cluster-key-tracking';
 import { redisCommands } from '../redis/redis-client';

@@ -6,7 +6,8 @@
 import { StoreDurability } from '../../lib/durability/store-durability';
 import { SETTLE_MS, UNSETTLED_MS } from '../../lib/durability/windows';
 import type { ReplicaWaitOutcome } from '../../lib/durability/replica-acks';
-import type { RedisCommands, ReplicaLink } from '../../lib/redis/commands';
+import type { RedisCommands } from '../../lib/redis/commands';
+import type { ReplicaLink } from '../../lib/redis/replica-lanes';
 import { StoreUnavailableError } from '../../lib/errors';
 import type { StoredValue } from '../../lib/core/token-store';
 
