@@ -144,19 +144,13 @@ export class NodeRedisCommands extends RedisCommands {
   }
 }
 
-/**
- * Lanes that are duplicates of the client (a Sentinel's follows the failover itself; a Cluster's
- * has a connection per master and routes by the mark's key).
- */
+/** Lanes that are duplicates of the client (of the master's node client on a Cluster). */
 class NodeRedisReplicaLink extends ReplicaLanes<NodeRedisAny> {
   protected role(markKey: string): Promise<unknown> {
     return senderOf(this.client, this.keyPrefix)(markKey, ['ROLE']);
   }
 
-  /**
-   * A connection of its own to the master of `route`: a duplicate of the client (of the
-   * cluster's client of that master on a Cluster; a Sentinel's follows the failover itself).
-   */
+  /** A Sentinel's duplicate follows the failover itself. */
   protected async open(route: string): Promise<Lane> {
     const client = this.client;
     if (isSentinel(client)) {
