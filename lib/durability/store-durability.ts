@@ -85,8 +85,17 @@ export class StoreDurability {
         }
       },
       settled: (sessionKey) => kept.settled(sessionKey),
-      loggedOut: (sessionKeys, player) =>
-        this.loggedOut(sessionKeys, player === undefined ? undefined : deps.playerKey(player)),
+      loggedOut: async (sessionKeys, player) => {
+        const waits = sessionKeys.map((key) => kept.recordDeleted(key, deps.maxTtlMs));
+        // None deleted (asked again): the writes beside the player's index alone.
+        if (waits.length === 0 && player !== undefined)
+          waits.push(acks.confirm(deps.markKey(deps.playerKey(player))));
+        if (!(await Promise.all(waits)).every(held)) {
+          throw new StoreUnavailableError(
+            'No replica acknowledged the logout in time; it is done again until one does, and may be asked again.',
+          );
+        }
+      },
       get unsettled() {
         return state.phase !== 'steady';
       },
@@ -129,23 +138,6 @@ export class StoreDurability {
     }
     if (written) void kept.recordWritten(sessionKey, record, replaced, ttlMs);
     return written;
-  }
-
-  /**
-   * A logout's deletions (none: the writes beside `beside` alone): rejects with
-   * StoreUnavailableError unless a replica holds them (Durability.loggedOut).
-   */
-  async loggedOut(sessionKeys: readonly string[], beside?: string): Promise<void> {
-    const ttlMs = this.#deps.maxTtlMs;
-    const waits = sessionKeys.map((sessionKey) => this.#kept.recordDeleted(sessionKey, ttlMs));
-    if (waits.length === 0 && beside !== undefined) {
-      waits.push(this.#acks.confirm(this.#deps.markKey(beside)));
-    }
-    if (!(await Promise.all(waits)).every(held)) {
-      throw new StoreUnavailableError(
-        'No replica acknowledged the logout in time; it is done again until one does, and may be asked again.',
-      );
-    }
   }
 
   close(): void {
