@@ -41,11 +41,8 @@ export const MARK_SUFFIX = '~db';
  * heartbeat is answered within the lease (docs/caching.md, "States").
  */
 export class KeyTracking implements KeyTracker {
-  readonly #redis: TrackingSource;
-  readonly #listener: KeyChangeListener;
   /** The prefix as Redis names the keys (the client's own key prefix, then the tracked prefix). */
   readonly #trackedPrefix: string;
-  readonly #markName: string;
   readonly #heartbeat: NodeJS.Timeout | undefined;
   readonly #unfollow: () => void = ignore;
   #link: TrackingLink | undefined;
@@ -69,16 +66,13 @@ export class KeyTracking implements KeyTracker {
    * Cluster's master: see cluster-key-tracking.ts); by default `<keyPrefix><prefix>~db`.
    */
   constructor(
-    redis: TrackingSource,
+    private readonly redis: TrackingSource,
     prefix: string,
-    listener: KeyChangeListener,
-    markName: string = redis.keyPrefix + prefix + MARK_SUFFIX,
+    private readonly listener: KeyChangeListener,
+    private readonly markName: string = redis.keyPrefix + prefix + MARK_SUFFIX,
   ) {
-    this.#redis = redis;
-    this.#listener = listener;
     this.#lease = new Lease(listener);
     this.#trackedPrefix = redis.keyPrefix + prefix;
-    this.#markName = markName;
     const link = redis.trackingLink();
     if (typeof link === 'string') {
       this.#closed = true;
@@ -129,7 +123,7 @@ export class KeyTracking implements KeyTracker {
   /** Drops the connection and makes a new one (a silent or stuck connection never recovers). */
   #reconnect(): void {
     const old = this.#link;
-    const link = this.#redis.trackingLink();
+    const link = this.redis.trackingLink();
     if (typeof link === 'string') return;
     this.#down();
     old?.close();
@@ -175,7 +169,7 @@ export class KeyTracking implements KeyTracker {
   async #adoptMark(link: TrackingLink, epoch: number): Promise<void> {
     let value = await this.#readMark(link);
     if (value === null) {
-      await link.send(['SET', this.#markName, randomBytes(12).toString('base64url'), 'NX']);
+      await link.send(['SET', this.markName, randomBytes(12).toString('base64url'), 'NX']);
       value = await this.#readMark(link);
     }
     if (epoch !== this.#epoch || value === null) return;
@@ -189,7 +183,7 @@ export class KeyTracking implements KeyTracker {
       };
     });
     // The same value again (XX: never re-creates a mark a FLUSHDB just removed): one report.
-    await link.send(['SET', this.#markName, value, 'XX']);
+    await link.send(['SET', this.markName, value, 'XX']);
     const proven = await seen;
     if (epoch !== this.#epoch) return;
     this.#proofSeen = undefined;
@@ -208,27 +202,27 @@ export class KeyTracking implements KeyTracker {
 
   /** The mark's value, `null` when none; MGET, so that INFO commandstats tells it from the store's GETs. */
   async #readMark(link: TrackingLink): Promise<string | null> {
-    const [value] = (await link.send(['MGET', this.#markName])) as unknown[];
+    const [value] = (await link.send(['MGET', this.markName])) as unknown[];
     return value === null || value === undefined ? null : String(value);
   }
 
   #unavailable(reason: string, by: UnavailableBy): void {
     void this.close();
-    this.#listener.unavailable?.(reason, by);
+    this.listener.unavailable?.(reason, by);
   }
 
   #reported(keys: readonly string[] | null): void {
     if (keys === null) {
-      this.#listener.allChanged();
+      this.listener.allChanged();
       return;
     }
-    const ownPrefix = this.#redis.keyPrefix;
+    const ownPrefix = this.redis.keyPrefix;
     for (const name of keys) {
-      if (name === this.#markName) {
+      if (name === this.markName) {
         this.#proofSeen?.();
         continue;
       }
-      this.#listener.changed(name.startsWith(ownPrefix) ? name.slice(ownPrefix.length) : name);
+      this.listener.changed(name.startsWith(ownPrefix) ? name.slice(ownPrefix.length) : name);
     }
   }
 
@@ -271,7 +265,7 @@ export class KeyTracking implements KeyTracker {
         if (value !== this.#mark) {
           // Another database under the same index (SWAPDB), or the mark flushed or evicted.
           this.#setUpAgain();
-          this.#listener.allChanged();
+          this.listener.allChanged();
           return;
         }
         // Every report sent before the PING has arrived: reliable until `sentAt` + the lease.

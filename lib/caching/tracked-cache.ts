@@ -30,7 +30,6 @@ export interface ReadTicket {
  * (`watch`) are told of every change, and all of them whenever the cache is emptied or switched.
  */
 export class TrackedCache<V> {
-  readonly #maxEntries: number;
   /** Map order is insertion order (the eviction scan's); a hit only sets `used`. */
   readonly #entries = new Map<string, CacheEntry<V>>();
   /*
@@ -64,9 +63,7 @@ export class TrackedCache<V> {
     liveChanged: (live) => this.setActive(live, this.#servesUntil),
   };
 
-  constructor(maxEntries: number) {
-    this.#maxEntries = maxEntries;
-  }
+  constructor(private readonly maxEntries: number) {}
 
   /** True while changes reach the cache, so that it may serve. */
   get active(): boolean {
@@ -118,7 +115,7 @@ export class TrackedCache<V> {
       return;
     const previous = this.#entries.get(id);
     if (previous !== undefined) this.#remove(id, previous.key);
-    if (this.#entries.size >= this.#maxEntries) this.#evictOne();
+    if (this.#entries.size >= this.maxEntries) this.#evictOne();
     const entry: CacheEntry<V> = { value, used: false, key: ticket.key, expiresAt };
     this.#entries.set(id, entry);
     this.#byId[id] = entry;

@@ -50,15 +50,12 @@ export interface KeptWritesDeps {
 }
 
 export class KeptWrites {
-  readonly #deps: KeptWritesDeps;
   readonly #pending = new Map<string, Pending>();
   /** The running waits for a replica of refreshed records, by session. */
   readonly #waits = new Map<string, Promise<void>>();
   #retry: NodeJS.Timeout | undefined;
 
-  constructor(deps: KeptWritesDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: KeptWritesDeps) {}
 
   /**
    * The version a refresh of `expected` is written over: `expected` itself, or, when `expected` is
@@ -115,7 +112,7 @@ export class KeptWrites {
     const { record } = pending;
     const outcome = writeFailed
       ? 'failed'
-      : await this.#deps.confirm(this.#deps.recordKey(sessionKey), record.version);
+      : await this.deps.confirm(this.deps.recordKey(sessionKey), record.version);
     // A later write of this process took its place meanwhile: that one decides.
     if (this.#pending.get(sessionKey) !== pending) return;
     if (held(outcome)) {
@@ -133,7 +130,7 @@ export class KeptWrites {
    * holds is kept, and done again until one does.
    */
   async recordDeleted(sessionKey: string, ttlMs: number): Promise<ReplicaWaitOutcome> {
-    const outcome = await this.#deps.confirm(this.#deps.recordKey(sessionKey), null);
+    const outcome = await this.deps.confirm(this.deps.recordKey(sessionKey), null);
     if (!held(outcome)) this.#keep(sessionKey, { kind: 'delete', expiresAt: Date.now() + ttlMs });
     return outcome;
   }
@@ -180,24 +177,24 @@ export class KeptWrites {
         let outcome: ReassertOutcome | undefined;
         try {
           if (pending.kind === 'delete') {
-            await this.#deps.redelete(sessionKey);
+            await this.deps.redelete(sessionKey);
           } else {
             const { record, replaced, ttlMs } = pending;
             const left = Math.max(1, Math.min(ttlMs, pending.expiresAt - now));
-            const written = await this.#deps.reassert(sessionKey, record, replaced, left);
+            const written = await this.deps.reassert(sessionKey, record, replaced, left);
             outcome = written === 1 ? 'written' : written === 2 ? 'present' : 'superseded';
           }
         } catch {
-          this.#deps.lost();
+          this.deps.lost();
           return; // still no primary: next time
         }
         if (outcome !== 'superseded') {
           const version = pending.kind === 'delete' ? null : pending.record.version;
-          if (!held(await this.#deps.confirm(this.#deps.recordKey(sessionKey), version))) return;
+          if (!held(await this.deps.confirm(this.deps.recordKey(sessionKey), version))) return;
         }
         // Unless a newer write of this process replaced it meanwhile.
         if (this.#pending.get(sessionKey) === pending) this.#pending.delete(sessionKey);
-        if (outcome !== undefined) this.#deps.onReassert(outcome);
+        if (outcome !== undefined) this.deps.onReassert(outcome);
       }),
     );
   }

@@ -48,14 +48,12 @@ export class StoreDurability {
   readonly noticed: (error: unknown) => never;
   /** What the package's core asks of it (core/store-engine.ts). */
   readonly engine: Durability;
-  readonly #deps: StoreDurabilityDeps;
   readonly #acks: ReplicaAcks;
   readonly #state: FailoverState;
   readonly #kept: KeptWrites;
   readonly #unwatch: () => void;
 
-  constructor(deps: StoreDurabilityDeps) {
-    this.#deps = deps;
+  constructor(private readonly deps: StoreDurabilityDeps) {
     const acks = new ReplicaAcks(deps.link, deps.settings, deps.onWait);
     const state = new FailoverState(() => acks.replicated);
     const lost = (): void => state.lost();
@@ -129,7 +127,7 @@ export class StoreDurability {
     let written: boolean;
     try {
       written = chained
-        ? (await this.#deps.reassert(sessionKey, record, replaced, ttlMs)) !== 0
+        ? (await this.deps.reassert(sessionKey, record, replaced, ttlMs)) !== 0
         : await write();
     } catch (error) {
       // The write may or may not have landed: kept, and written again over `replaced` only.
@@ -152,7 +150,7 @@ export class StoreDurability {
    * now: a wait answered by a promoted replica that lacks it is `failed`.
    */
   async #confirm(key: string, version: number | null): Promise<ReplicaWaitOutcome> {
-    const deps = this.#deps;
+    const deps = this.deps;
     const outcome = await this.#acks.confirm(deps.markKey(key));
     const followsFailovers = deps.redis.topology !== 'standalone';
     const look = outcome === 'acknowledged' || (outcome === 'no-replica' && followsFailovers);
