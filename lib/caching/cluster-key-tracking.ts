@@ -58,11 +58,9 @@ interface MasterTracking {
 }
 
 /**
- * Live while every master of the slot map has a live KeyTracking, until the earliest end of their
- * leases: one switch for every slot keeps the caches' per-key API and in-flight read guards as on
- * one server. The slot map is the client's (it routes the store's reads by it), read again on its
- * topology events, when its version changes and every second; any change empties the caches
- * (docs/caching.md, "On a Redis Cluster").
+ * Live while every master of the client's slot map has a live KeyTracking, until the earliest end
+ * of their leases; the map is read again on its topology events, when its version changes and every
+ * second, and any change empties the caches (docs/caching.md, "On a Redis Cluster").
  */
 export class ClusterKeyTracking implements KeyTracker {
   readonly #masters = new Map<string, MasterTracking>();

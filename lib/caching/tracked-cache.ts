@@ -23,11 +23,8 @@ export interface ReadTicket {
 }
 
 /**
- * Values by id, at most `maxEntries` (when full, the oldest entry not read since the eviction scan
- * last passed it goes: second chance). It serves nothing while off nor past its lease's end
- * (`listener` switches it: lease.ts), and keeps no read that was in flight when its key changed or
- * the cache was emptied or switched (docs/caching.md, "The in-flight read race"). Watchers of keys
- * (`watch`) are told of every change, and all of them whenever the cache is emptied or switched.
+ * Values by id, at most `maxEntries` (second chance when full), served only while on and within its
+ * lease (`listener` switches it), never from a read its key's change overtook (docs/caching.md).
  */
 export class TrackedCache<V> {
   /** Map order is insertion order (the eviction scan's); a hit only sets `used`. */

@@ -248,10 +248,8 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
         return written ? version : undefined;
       }
     } else if (sessionKeyOfLock(key) !== undefined && expectedVersion === null) {
-      // Just after the server was lost, the lock may be on a primary that died, and the refresh
-      // token in the record the new one holds already retired: its owner writes the newer record
-      // back first (docs/durability.md). Held, by the failover; a Redis that still does not
-      // answer fails the call as always.
+      // Settling after a failover: held, while a rotated token's owner writes its record back
+      // (docs/durability.md); a Redis that still does not answer fails the call as always.
       if (this.#durable?.settling === true) {
         await this.#run('PTTL', this.#key(key), [], 'a lock');
         return undefined;
@@ -327,12 +325,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     return cache.active === true ? cache.entryOf(key)?.value : undefined;
   }
 
-  /**
-   * A miss: one read of the record in flight at a time, which requests arriving meanwhile share
-   * unless a change was reported since it was sent (then they send their own); kept (until Redis's
-   * expiry of the key) unless a change was reported while it was in flight. An absence is never
-   * kept, so probes and stray ids do not fill memory.
-   */
+  /** A miss: one read in flight, shared and kept as docs/caching.md says; an absence is never kept. */
   #readThrough(key: string, sessionKey: string): Promise<StoredValue | undefined> {
     const cache = this.#cache!;
     const shared = this.#readsInFlight.get(key);
@@ -358,11 +351,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     return read;
   }
 
-  /**
-   * This process's own write or delete of a record: dropped from the cache before (so no read in
-   * flight keeps the old value) and after (so nothing read meanwhile stays), before Redis's own
-   * message arrives.
-   */
+  /** This process's own write or delete of a record: its copy dropped before and after (docs/caching.md). */
   async #changing<T>(key: string, change: () => Promise<T>): Promise<T> {
     const cache = sessionKeyOfRecord(key) === undefined ? undefined : this.#cache;
     const redisKey = this.#key(key);
