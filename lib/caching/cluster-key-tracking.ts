@@ -3,7 +3,9 @@
 // serves slots gets its own tracking connection, heartbeat, lease and mark; copies are served only
 // while every one of them is live, and every copy goes when the slot map changes.
 import { ignore } from '../util/ignore';
-import { CLUSTER_SLOTS, keySlot, type ClusterLinks, type RedisCommands } from '../redis/commands';
+import type { RedisCommands } from '../redis/commands';
+import { CLUSTER_SLOTS, keySlot } from '../redis/cluster-slots';
+import type { ClusterLinks } from '../redis/tracking-link';
 import { CLUSTER_FULL_CHECK_BEATS, CLUSTER_MARK_SEARCH_LIMIT, TRACKING_TIMING } from './bounds';
 import {
   KeyTracking,
@@ -56,17 +58,11 @@ interface MasterTracking {
 }
 
 /**
- * Live while every master of the slot map has a live KeyTracking, until the earliest end of their
- * leases: one switch for every slot keeps the caches' per-key API and in-flight read guards as on
- * one server. The slot map is the client's (it routes the store's reads by it), read again on its
- * topology events, when its version changes and every second; any change empties the caches
- * (docs/caching.md, "On a Redis Cluster").
+ * Live while every master of the client's slot map has a live KeyTracking, until the earliest end
+ * of their leases; the map is read again on its topology events, when its version changes and every
+ * second, and any change empties the caches (docs/caching.md, "On a Redis Cluster").
  */
 export class ClusterKeyTracking implements KeyTracker {
-  readonly #links: ClusterLinks;
-  readonly #redis: RedisCommands;
-  readonly #prefix: string;
-  readonly #listener: KeyChangeListener;
   readonly #masters = new Map<string, MasterTracking>();
   readonly #unfollow: Array<() => void>;
   readonly #timer: NodeJS.Timeout;
@@ -79,15 +75,11 @@ export class ClusterKeyTracking implements KeyTracker {
   #closed = false;
 
   constructor(
-    redis: RedisCommands,
-    links: ClusterLinks,
-    prefix: string,
-    listener: KeyChangeListener,
+    private readonly redis: RedisCommands,
+    private readonly links: ClusterLinks,
+    private readonly prefix: string,
+    private readonly listener: KeyChangeListener,
   ) {
-    this.#redis = redis;
-    this.#links = links;
-    this.#prefix = prefix;
-    this.#listener = listener;
     this.#lease = new Lease(listener);
     this.#unfollow = [redis.onEnd(() => void this.close()), links.onTopology(() => this.#follow())];
     this.#timer = setInterval(() => {
@@ -117,15 +109,15 @@ export class ClusterKeyTracking implements KeyTracker {
   /** Reads the slot map; on a change, drops every copy and tracks the masters it names now. */
   #follow(): void {
     if (this.#closed) return;
-    this.#version = this.#links.mapVersion();
-    const owners = Array.from({ length: CLUSTER_SLOTS }, (_, slot) => this.#links.ownerOf(slot));
+    this.#version = this.links.mapVersion();
+    const owners = Array.from({ length: CLUSTER_SLOTS }, (_, slot) => this.links.ownerOf(slot));
     const known = this.#owners;
     if (owners.length === known.length && owners.every((owner, slot) => owner === known[slot]))
       return;
     const first = this.#owners.length === 0;
     this.#owners = owners;
-    if (!first) this.#listener.allChanged();
-    const base = this.#redis.keyPrefix + this.#prefix + MARK_SUFFIX;
+    if (!first) this.listener.allChanged();
+    const base = this.redis.keyPrefix + this.prefix + MARK_SUFFIX;
     const marks = markNames(owners, base);
     for (const [address, master] of this.#masters) {
       if (marks.get(address) === master.mark) continue;
@@ -147,15 +139,15 @@ export class ClusterKeyTracking implements KeyTracker {
       until: 0,
       tracking: new KeyTracking(
         {
-          keyPrefix: this.#redis.keyPrefix,
-          trackingLink: () => this.#links.trackingLink(address),
+          keyPrefix: this.redis.keyPrefix,
+          trackingLink: () => this.links.trackingLink(address),
           // The Cluster client's end closes every master's tracking (see the constructor).
           onEnd: () => ignore,
         },
-        this.#prefix,
+        this.prefix,
         {
-          changed: (key) => this.#listener.changed(key),
-          allChanged: () => this.#listener.allChanged(),
+          changed: (key) => this.listener.changed(key),
+          allChanged: () => this.listener.allChanged(),
           renewed: (until) => {
             master.until = until;
             if (this.#masters.get(address) === master) this.#update();
@@ -187,6 +179,6 @@ export class ClusterKeyTracking implements KeyTracker {
   #unavailable(reason: string, by: UnavailableBy): void {
     if (this.#closed) return;
     void this.close();
-    this.#listener.unavailable?.(reason, by);
+    this.listener.unavailable?.(reason, by);
   }
 }

@@ -4,27 +4,21 @@
 // each keep one.
 import { randomBytes } from 'node:crypto';
 import { ignore } from '../util/ignore';
-import { isRefusal, isServerReply, type RedisCommands, type TrackingLink } from '../redis/commands';
+import type { RedisCommands } from '../redis/commands';
+import { isRefusal, isServerReply } from '../redis/redis-errors';
+import type { TrackingLink } from '../redis/tracking-link';
 import { TRACKING_TIMING } from './bounds';
 import { Lease, type LeaseListener } from './lease';
 
-/**
- * What a KeyTracking tells (its lease's transitions: lease.ts), besides the changes. No method may
- * throw.
- */
+/** What a KeyTracking tells besides its lease's transitions (lease.ts). No method may throw. */
 export interface KeyChangeListener extends LeaseListener {
-  /** `key` (named as the store names it, without the client's key prefix) may have changed. */
+  /** `key` (without the client's key prefix) may have changed. */
   changed(key: string): void;
-  /**
-   * Told once when keys cannot be tracked: never live. `by` says whose limit it is: Redis refused
-   * CLIENT TRACKING (`refused`: renamed or forbidden CLIENT, an ACL, a Redis before 6), accepted it
-   * but its reports never arrive (`silent`), or the Redis client has no way to a connection of its
-   * own (`client`: node-redis 5's Sentinel).
-   */
+  /** Told once when keys cannot be tracked: never live (RedisTokenStoreEvents.recordCacheUnavailable). */
   unavailable?(reason: string, by: UnavailableBy): void;
 }
 
-/** Whose limit keeps keys from being tracked (see KeyChangeListener.unavailable). */
+/** Whose limit keeps keys from being tracked: Redis's (`refused`, `silent`) or the client's. */
 export type UnavailableBy = 'refused' | 'silent' | 'client';
 
 /** What tracks the keys of a prefix: one KeyTracking, or one per master on a Cluster. */
@@ -47,11 +41,8 @@ export const MARK_SUFFIX = '~db';
  * heartbeat is answered within the lease (docs/caching.md, "States").
  */
 export class KeyTracking implements KeyTracker {
-  readonly #redis: TrackingSource;
-  readonly #listener: KeyChangeListener;
   /** The prefix as Redis names the keys (the client's own key prefix, then the tracked prefix). */
   readonly #trackedPrefix: string;
-  readonly #markName: string;
   readonly #heartbeat: NodeJS.Timeout | undefined;
   readonly #unfollow: () => void = ignore;
   #link: TrackingLink | undefined;
@@ -75,16 +66,13 @@ export class KeyTracking implements KeyTracker {
    * Cluster's master: see cluster-key-tracking.ts); by default `<keyPrefix><prefix>~db`.
    */
   constructor(
-    redis: TrackingSource,
+    private readonly redis: TrackingSource,
     prefix: string,
-    listener: KeyChangeListener,
-    markName: string = redis.keyPrefix + prefix + MARK_SUFFIX,
+    private readonly listener: KeyChangeListener,
+    private readonly markName: string = redis.keyPrefix + prefix + MARK_SUFFIX,
   ) {
-    this.#redis = redis;
-    this.#listener = listener;
     this.#lease = new Lease(listener);
     this.#trackedPrefix = redis.keyPrefix + prefix;
-    this.#markName = markName;
     const link = redis.trackingLink();
     if (typeof link === 'string') {
       this.#closed = true;
@@ -98,12 +86,10 @@ export class KeyTracking implements KeyTracker {
     this.#open(link);
   }
 
-  /** True while reports are reliable: copies may be served. */
   get live(): boolean {
     return this.#lease.live;
   }
 
-  /** Closes the tracking connection; never live again. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -137,7 +123,7 @@ export class KeyTracking implements KeyTracker {
   /** Drops the connection and makes a new one (a silent or stuck connection never recovers). */
   #reconnect(): void {
     const old = this.#link;
-    const link = this.#redis.trackingLink();
+    const link = this.redis.trackingLink();
     if (typeof link === 'string') return;
     this.#down();
     old?.close();
@@ -183,7 +169,7 @@ export class KeyTracking implements KeyTracker {
   async #adoptMark(link: TrackingLink, epoch: number): Promise<void> {
     let value = await this.#readMark(link);
     if (value === null) {
-      await link.send(['SET', this.#markName, randomBytes(12).toString('base64url'), 'NX']);
+      await link.send(['SET', this.markName, randomBytes(12).toString('base64url'), 'NX']);
       value = await this.#readMark(link);
     }
     if (epoch !== this.#epoch || value === null) return;
@@ -197,7 +183,7 @@ export class KeyTracking implements KeyTracker {
       };
     });
     // The same value again (XX: never re-creates a mark a FLUSHDB just removed): one report.
-    await link.send(['SET', this.#markName, value, 'XX']);
+    await link.send(['SET', this.markName, value, 'XX']);
     const proven = await seen;
     if (epoch !== this.#epoch) return;
     this.#proofSeen = undefined;
@@ -214,32 +200,29 @@ export class KeyTracking implements KeyTracker {
     this.#lease.renew(sentAt + TRACKING_TIMING.leaseMs);
   }
 
-  /**
-   * The mark's value, `null` when none. MGET rather than GET, so that INFO commandstats tells the
-   * heartbeat apart from the store's reads.
-   */
+  /** The mark's value, `null` when none; MGET, so that INFO commandstats tells it from the store's GETs. */
   async #readMark(link: TrackingLink): Promise<string | null> {
-    const [value] = (await link.send(['MGET', this.#markName])) as unknown[];
+    const [value] = (await link.send(['MGET', this.markName])) as unknown[];
     return value === null || value === undefined ? null : String(value);
   }
 
   #unavailable(reason: string, by: UnavailableBy): void {
     void this.close();
-    this.#listener.unavailable?.(reason, by);
+    this.listener.unavailable?.(reason, by);
   }
 
   #reported(keys: readonly string[] | null): void {
     if (keys === null) {
-      this.#listener.allChanged();
+      this.listener.allChanged();
       return;
     }
-    const ownPrefix = this.#redis.keyPrefix;
+    const ownPrefix = this.redis.keyPrefix;
     for (const name of keys) {
-      if (name === this.#markName) {
+      if (name === this.markName) {
         this.#proofSeen?.();
         continue;
       }
-      this.#listener.changed(name.startsWith(ownPrefix) ? name.slice(ownPrefix.length) : name);
+      this.listener.changed(name.startsWith(ownPrefix) ? name.slice(ownPrefix.length) : name);
     }
   }
 
@@ -282,7 +265,7 @@ export class KeyTracking implements KeyTracker {
         if (value !== this.#mark) {
           // Another database under the same index (SWAPDB), or the mark flushed or evicted.
           this.#setUpAgain();
-          this.#listener.allChanged();
+          this.listener.allChanged();
           return;
         }
         // Every report sent before the PING has arrived: reliable until `sentAt` + the lease.

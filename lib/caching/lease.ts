@@ -14,12 +14,9 @@ export interface LeaseListener {
 }
 
 export class Lease {
-  readonly #listener: LeaseListener;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(listener: LeaseListener) {
-    this.#listener = listener;
-  }
+  constructor(private readonly listener: LeaseListener) {}
 
   /** True while on. */
   get live(): boolean {
@@ -34,8 +31,8 @@ export class Lease {
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => this.#runOut(), left);
     this.#timer.unref();
-    this.#listener.renewed?.(until);
-    if (!wasLive) this.#listener.liveChanged(true);
+    this.listener.renewed?.(until);
+    if (!wasLive) this.listener.liveChanged(true);
   }
 
   /** Off now: what proved the reports' channel no longer holds. */
@@ -48,7 +45,7 @@ export class Lease {
   /** Off: the lease's end passed with no renewal (or was ended). */
   #runOut(): void {
     this.#timer = undefined;
-    this.#listener.allChanged();
-    this.#listener.liveChanged(false);
+    this.listener.allChanged();
+    this.listener.liveChanged(false);
   }
 }

@@ -23,14 +23,10 @@ export interface ReadTicket {
 }
 
 /**
- * Values by id, at most `maxEntries` (when full, the oldest entry not read since the eviction scan
- * last passed it goes: second chance). It serves nothing while off nor past its lease's end
- * (`listener` switches it: lease.ts), and keeps no read that was in flight when its key changed or
- * the cache was emptied or switched (docs/caching.md, "The in-flight read race"). Watchers of keys
- * (`watch`) are told of every change, and all of them whenever the cache is emptied or switched.
+ * Values by id, at most `maxEntries` (second chance when full), served only while on and within its
+ * lease (`listener` switches it), never from a read its key's change overtook (docs/caching.md).
  */
 export class TrackedCache<V> {
-  readonly #maxEntries: number;
   /** Map order is insertion order (the eviction scan's); a hit only sets `used`. */
   readonly #entries = new Map<string, CacheEntry<V>>();
   /*
@@ -64,9 +60,7 @@ export class TrackedCache<V> {
     liveChanged: (live) => this.setActive(live, this.#servesUntil),
   };
 
-  constructor(maxEntries: number) {
-    this.#maxEntries = maxEntries;
-  }
+  constructor(private readonly maxEntries: number) {}
 
   /** True while changes reach the cache, so that it may serve. */
   get active(): boolean {
@@ -118,7 +112,7 @@ export class TrackedCache<V> {
       return;
     const previous = this.#entries.get(id);
     if (previous !== undefined) this.#remove(id, previous.key);
-    if (this.#entries.size >= this.#maxEntries) this.#evictOne();
+    if (this.#entries.size >= this.maxEntries) this.#evictOne();
     const entry: CacheEntry<V> = { value, used: false, key: ticket.key, expiresAt };
     this.#entries.set(id, entry);
     this.#byId[id] = entry;

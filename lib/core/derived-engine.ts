@@ -1,8 +1,6 @@
-// The engine the package works with (store-engine.ts), derived from the public contract every
-// store implements (token-store.ts): records, the player's logins, locks, holds, claims and
-// counters, each made of versioned reads and compare-and-set writes under the keys of
-// store-keys.ts. A shipped store adds fast paths (STORE_FAST_PATHS) that do some of these steps in
-// one round trip, or from memory, on the same keys and values.
+// The engine (store-engine.ts, docs/engine.md) derived from the public contract every store
+// implements (token-store.ts): versioned reads and compare-and-set writes under the keys of
+// store-keys.ts, and a shipped store's fast paths where it has them.
 import { randomBytes } from 'node:crypto';
 import { StoreUnavailableError } from '../errors';
 import { OWN_KEY_RING, readRecordValue, recordValue, type RecordKeyRing } from './record-value';
@@ -63,10 +61,7 @@ export function engineOf(store: TokenStore, ring?: RecordKeyRing): StoreEngine {
 const contended = (what: string): StoreUnavailableError =>
   new StoreUnavailableError(`The token store kept refusing ${what}: too many concurrent writers.`);
 
-/**
- * The engine made of `store`'s contract calls, and of `fast`'s where given (none: every step
- * derived, as the fast paths' tests compare).
- */
+/** The engine made of `store`'s contract calls, and of `fast`'s where given (none: all derived). */
 export function deriveEngine(
   store: TokenStore,
   ring?: RecordKeyRing,
@@ -89,7 +84,7 @@ export function deriveEngine(
     reads.set(stored, { sessionKey, read });
     return read;
   };
-  /** The record stored at a session's key, or `undefined` when the value is not one it can read. */
+  /** The record stored at a session's key, or `undefined` when it cannot be read. */
   const decode = (sessionKey: string, stored: StoredValue) => {
     const read = readOf(sessionKey, stored);
     return read.status === 'found' ? read.record : undefined;

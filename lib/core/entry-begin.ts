@@ -1,18 +1,6 @@
-// An entry's checks before its code exchange: the store's own `entries.begin` when it has one (one
-// round trip), else the same steps made with the store's parts. Both give the same answers (the
-// store contract), and both refuse the same wrong arguments, checked here once.
-//
-// The steps, each only when the one before let the entry on:
-// 1. the client address's count (failed entries and entries in flight) must be below the limit;
-// 2. while exchanges are held (the platform's Retry-After), only an address with no failed entry
-//    may go on, and only as the one probe of its probe time: a made-up code cannot hold real
-//    players for the whole Retry-After, and the held platform sees a trickle;
-// 3. an address with failed entries takes one of the budget of this second (given back when its
-//    entry does not fail on its code), so outsiders cannot push the game's failed calls to the
-//    platform past the budget, while players behind an address with a failure still enter;
-// 4. the address's count takes one for this entry before its exchange (given back when it
-//    succeeds), so a concurrent burst cannot pass the limit;
-// 5. the code is claimed once; when claimed, the login generation is read.
+// An entry's checks before its code exchange (docs/engine.md, "An entry's checks"): the store's own
+// `entries.begin` when it has one (one round trip), else the same steps made with the store's
+// parts; both refuse the same wrong arguments, checked here once.
 import type { EntryBegin, EntryBeginning, EntryStop, StoreEngine } from './store-engine';
 
 const isKey = (value: unknown): boolean =>
@@ -47,7 +35,7 @@ export function checkEntryBegin(entry: EntryBegin): void {
   if (!isPositive(entry.claimTtlMs)) wrong('claimTtlMs', 'a positive number of milliseconds');
 }
 
-/** Runs `entry`'s checks on `store` (the steps above). */
+/** Runs `entry`'s checks on `store`. */
 export async function beginEntry(store: StoreEngine, entry: EntryBegin): Promise<EntryBeginning> {
   checkEntryBegin(entry);
   return store.entries !== undefined ? store.entries.begin(entry) : beginWithParts(store, entry);
@@ -62,11 +50,7 @@ const stop = (reason: EntryStop, retryInMs: number): EntryBeginning => ({
   loginGeneration: undefined,
 });
 
-/**
- * The steps with the store's parts. Calls can interleave with other entries' here, so the address
- * is counted first and given back when a later step stops the entry: two entries can never both
- * pass on one count below the limit.
- */
+/** The steps with the store's parts: the address is counted first, given back when a later step stops. */
 async function beginWithParts(store: StoreEngine, entry: EntryBegin): Promise<EntryBeginning> {
   const { counters } = store;
   const { failureKey, failureWindowMs } = entry;

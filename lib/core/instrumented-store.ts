@@ -1,10 +1,6 @@
 // Wraps a StoreEngine so every call to the backend is timed and emitted as a `storeCall` event
-// (metrics subscribe to it in observability/event-logging.ts, like every other observation). The
-// wrapped store is unchanged. Change notices are passed through untimed: a watch is no backend call;
-// so are reads the store answers from memory (`cachedRead`), which would otherwise fill the
-// duration histogram with sub-microsecond hits and hide the backend's latency.
-// It lives beside the contract it wraps (token-store.ts): observability/ sits below core/ (core
-// emits into it), so a wrapper over the contract there would import upwards.
+// (metrics subscribe to it). Change notices and reads from memory (`cachedRead`) are no backend
+// call: passed through untimed, so the duration histogram shows the backend's latency.
 import type { EventEmitter } from 'node:events';
 import type { PlatformLoginEvents, StoreOperation as Operation } from '../observability/events';
 import type { StoreEngine } from './store-engine';

@@ -60,20 +60,15 @@ const ROTATION_GRACE_MS = 1500;
 /** Cap of the failure memo, so an outage over many sessions cannot grow it without bound. */
 const MAX_REMEMBERED_FAILURES = 10_000;
 
-/**
- * Longest a request waits for another holder of the refresh lock: a living holder's slowest
- * refresh, plus a dead holder's lock running out, plus a second. Derived here only; the lock-wait
- * histogram's buckets use the same figure.
- */
+/** Longest a request waits for another lock holder: its slowest refresh, a dead holder's lock, 1 s. */
 export const lockWaitDeadlineMs = (maxRefreshMs: number, lockTtlMs: number): number =>
   maxRefreshMs + lockTtlMs + 1000;
 
-/** Waiters without change notices poll the record at 25–75 ms: quick enough to add little latency, jittered so processes spread out. */
+/** Waiters without change notices poll the record at 25–75 ms, jittered so processes spread out. */
 const pollDelay = (): number => 25 + Math.random() * 50;
 
-/** The record of a read, or the error of a login this request cannot go on with. */
+/** The record of a read; unreadable ends nothing (another process may read it), but this request. */
 function recordOf(read: RecordRead): TokenRecord {
-  // Unreadable ends nothing (another process may read it); this request cannot go on with it.
   if (read.status !== 'found') throw new LoginRequiredError();
   return read.record;
 }
@@ -124,11 +119,7 @@ export class RefreshCoordinator {
     string,
     { version: number; until: number; error: PlatformLoginError }
   >();
-  /**
-   * Whether a request goes on with this record as it is: nothing to refresh, in the background or
-   * now. Answered without a promise, so a fresh record held in memory passes a request on
-   * synchronously; otherwise {@link forRequest} decides.
-   */
+  /** Whether a request goes on with this record as it is, answered synchronously (else forRequest). */
   readonly isFresh: (record: TokenRecord, now: number) => boolean;
 
   constructor(
@@ -264,8 +255,7 @@ export class RefreshCoordinator {
 
   /**
    * One wait for another holder: the session's record once it changed from `seen`, or `undefined`
-   * while it has not (the caller tries the lock again). Rejects with LoginRequiredError when the
-   * record is gone. The waiting lives here alone, so a store that can announce changes can wake it.
+   * while it has not (the caller tries the lock again); LoginRequiredError when it is gone.
    */
   private async nextRecord(
     sessionKey: string,
@@ -278,9 +268,8 @@ export class RefreshCoordinator {
   }
 
   /**
-   * Resolves when the store's live change notices report a change of the session's record or lock,
-   * or after `ms` (at most {@link CHANGE_WAIT_MS}); without live notices, after a poll interval.
-   * Watching starts at once, so a change made before the caller's next store call still counts.
+   * Resolves on a live change notice of the session's record or lock, or after `ms` (at most
+   * {@link CHANGE_WAIT_MS}); without live notices, after a poll interval. Watching starts at once.
    */
   private changeWithin(sessionKey: string, ms: number): Promise<void> {
     const changes = this.store.changes;
@@ -419,10 +408,8 @@ export class RefreshCoordinator {
       expectedVersion: current.version,
       ttlMs,
     });
-    if (!written) {
-      // A login or logout wrote in between (the lock only guards refreshes): the stored record wins.
-      return recordOf(await this.store.records.get(sessionKey));
-    }
+    // A login or logout wrote in between (the lock only guards refreshes): the stored record wins.
+    if (!written) return recordOf(await this.store.records.get(sessionKey));
     await joinPlayer(this.store.records, this.events, {
       sessionKey,
       record: next,
@@ -464,7 +451,6 @@ export class RefreshCoordinator {
     error: PlatformLoginError,
     holdMs: number,
   ): void {
-    // The oldest first: a Map keeps the order of insertion.
     if (this.heldBack.size >= MAX_REMEMBERED_FAILURES)
       this.heldBack.delete(this.heldBack.keys().next().value!);
     this.heldBack.set(sessionKey, { version, until: Date.now() + holdMs, error });

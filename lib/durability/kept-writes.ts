@@ -4,7 +4,7 @@
 // no replica holds is done again. Nothing here decides when: the store's durability does.
 import type { StoredValue } from '../core/token-store';
 import { ignore } from '../util/ignore';
-import type { ReplicaWaitOutcome } from './replica-acks';
+import { held, type ReplicaWaitOutcome } from './replica-acks';
 import { RETRY_MS } from './windows';
 
 /** How a write kept for the new primary ended. */
@@ -49,19 +49,13 @@ export interface KeptWritesDeps {
   onReassert(outcome: ReassertOutcome): void;
 }
 
-const held = (outcome: ReplicaWaitOutcome): boolean =>
-  outcome === 'acknowledged' || outcome === 'no-replica';
-
 export class KeptWrites {
-  readonly #deps: KeptWritesDeps;
   readonly #pending = new Map<string, Pending>();
   /** The running waits for a replica of refreshed records, by session. */
   readonly #waits = new Map<string, Promise<void>>();
   #retry: NodeJS.Timeout | undefined;
 
-  constructor(deps: KeptWritesDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: KeptWritesDeps) {}
 
   /**
    * The version a refresh of `expected` is written over: `expected` itself, or, when `expected` is
@@ -76,10 +70,8 @@ export class KeptWrites {
   }
 
   /**
-   * A refreshed record was written over `replaced` (or its write failed on the way): served to
-   * this process's reads until a replica holds it, and kept to be written again on a new primary
-   * when its wait fails or times out. Resolves when that is decided; {@link settled} tells the same
-   * to whoever needs the record durable, while requests with a usable token go on without it.
+   * A refreshed record was written over `replaced` (or its write failed on the way): kept until a
+   * replica holds it. Resolves when that is decided, as {@link settled} tells.
    */
   recordWritten(
     sessionKey: string,
@@ -120,7 +112,7 @@ export class KeptWrites {
     const { record } = pending;
     const outcome = writeFailed
       ? 'failed'
-      : await this.#deps.confirm(this.#deps.recordKey(sessionKey), record.version);
+      : await this.deps.confirm(this.deps.recordKey(sessionKey), record.version);
     // A later write of this process took its place meanwhile: that one decides.
     if (this.#pending.get(sessionKey) !== pending) return;
     if (held(outcome)) {
@@ -138,17 +130,12 @@ export class KeptWrites {
    * holds is kept, and done again until one does.
    */
   async recordDeleted(sessionKey: string, ttlMs: number): Promise<ReplicaWaitOutcome> {
-    const outcome = await this.#deps.confirm(this.#deps.recordKey(sessionKey), null);
+    const outcome = await this.deps.confirm(this.deps.recordKey(sessionKey), null);
     if (!held(outcome)) this.#keep(sessionKey, { kind: 'delete', expiresAt: Date.now() + ttlMs });
     return outcome;
   }
 
-  /**
-   * What this process knows newer than `stored` (the record's value as read): a record kept for
-   * the new primary wins over an older version, never over an absence (a deletion is newer than
-   * anything kept: a login is on a replica before it is answered, so a primary without the record
-   * had it deleted).
-   */
+  /** What this process knows newer than `stored`, the record's value as read (docs/durability.md). */
   overlay(sessionKey: string, stored: StoredValue | undefined): StoredValue | undefined {
     const kept = this.#pending.get(sessionKey);
     if (kept === undefined || stored === undefined) return stored;
@@ -190,24 +177,24 @@ export class KeptWrites {
         let outcome: ReassertOutcome | undefined;
         try {
           if (pending.kind === 'delete') {
-            await this.#deps.redelete(sessionKey);
+            await this.deps.redelete(sessionKey);
           } else {
             const { record, replaced, ttlMs } = pending;
             const left = Math.max(1, Math.min(ttlMs, pending.expiresAt - now));
-            const written = await this.#deps.reassert(sessionKey, record, replaced, left);
+            const written = await this.deps.reassert(sessionKey, record, replaced, left);
             outcome = written === 1 ? 'written' : written === 2 ? 'present' : 'superseded';
           }
         } catch {
-          this.#deps.lost();
+          this.deps.lost();
           return; // still no primary: next time
         }
         if (outcome !== 'superseded') {
           const version = pending.kind === 'delete' ? null : pending.record.version;
-          if (!held(await this.#deps.confirm(this.#deps.recordKey(sessionKey), version))) return;
+          if (!held(await this.deps.confirm(this.deps.recordKey(sessionKey), version))) return;
         }
         // Unless a newer write of this process replaced it meanwhile.
         if (this.#pending.get(sessionKey) === pending) this.#pending.delete(sessionKey);
-        if (outcome !== undefined) this.#deps.onReassert(outcome);
+        if (outcome !== undefined) this.deps.onReassert(outcome);
       }),
     );
   }

@@ -2,7 +2,7 @@
 // depends on. Writes that finish while a wait is under way share the next one (group commit), on
 // a few connections of their own per master, so a wait never holds up another request's commands
 // and many writes cost one WAIT.
-import type { ReplicaLink } from '../redis/commands';
+import type { ReplicaLink } from '../redis/replica-lanes';
 import { ignore } from '../util/ignore';
 import { LANES, MARK_TTL_MS, NO_REPLICA_RECHECK_MS, ROUND_MARGIN_MS } from './windows';
 
@@ -16,6 +16,10 @@ export type ReplicaWaitOutcome =
   | 'timeout'
   /** The connection failed or the server was no master: the write may be lost with it. */
   | 'failed';
+
+/** Whether a replica holds the write, or there is none to hold it. */
+export const held = (outcome: ReplicaWaitOutcome): boolean =>
+  outcome === 'acknowledged' || outcome === 'no-replica';
 
 export interface ReplicaWaitSettings {
   /** Replicas that must acknowledge (at most the connected ones). */
@@ -38,28 +42,21 @@ interface Master {
 }
 
 export class ReplicaAcks {
-  readonly #link: ReplicaLink;
-  readonly #settings: ReplicaWaitSettings;
-  readonly #onWait: (outcome: ReplicaWaitOutcome, durationMs: number) => void;
   readonly #masters = new Map<string, Master>();
   #replicated: boolean | undefined;
 
   constructor(
-    link: ReplicaLink,
-    settings: ReplicaWaitSettings,
-    onWait: (outcome: ReplicaWaitOutcome, durationMs: number) => void,
-  ) {
-    this.#link = link;
-    this.#settings = settings;
-    this.#onWait = onWait;
-  }
+    private readonly link: ReplicaLink,
+    private readonly settings: ReplicaWaitSettings,
+    private readonly onWait: (outcome: ReplicaWaitOutcome, durationMs: number) => void,
+  ) {}
 
   /**
    * Resolves once a replica holds every write this process saw completed on `markKey`'s master
    * before the call (the mark is written after them, beside `markKey`). Never rejects.
    */
   confirm(markKey: string): Promise<ReplicaWaitOutcome> {
-    const route = this.#link.routeOf(markKey);
+    const route = this.link.routeOf(markKey);
     let master = this.#masters.get(route);
     if (master === undefined) {
       master = { busy: new Set(), next: undefined, noReplicaUntil: 0 };
@@ -85,20 +82,20 @@ export class ReplicaAcks {
   }
 
   close(): void {
-    this.#link.close();
+    this.link.close();
   }
 
   /** ROLE, then (with a replica connected) the mark and WAIT for as many as are connected, at most those asked. */
   async #round(markKey: string, lane: number): Promise<ReplicaWaitOutcome> {
-    const connected = await this.#link.replicas(markKey);
+    const connected = await this.link.replicas(markKey);
     this.#replicated = this.#replicated === true || connected > 0;
     if (connected === 0) return 'no-replica';
-    const wanted = Math.min(this.#settings.replicas, connected);
-    const acknowledged = await this.#link.confirm(
+    const wanted = Math.min(this.settings.replicas, connected);
+    const acknowledged = await this.link.confirm(
       lane,
       markKey,
       wanted,
-      this.#settings.timeoutMs,
+      this.settings.timeoutMs,
       MARK_TTL_MS,
     );
     return acknowledged >= wanted ? 'acknowledged' : 'timeout';
@@ -113,7 +110,7 @@ export class ReplicaAcks {
     master.next = undefined;
     master.busy.add(lane);
     const startedAt = Date.now();
-    const { timeoutMs } = this.#settings;
+    const { timeoutMs } = this.settings;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('late')), timeoutMs + ROUND_MARGIN_MS);
@@ -129,7 +126,7 @@ export class ReplicaAcks {
       .then((outcome) => {
         clearTimeout(timer);
         master.busy.delete(lane);
-        this.#onWait(outcome, Date.now() - startedAt);
+        this.onWait(outcome, Date.now() - startedAt);
         round.resolve(outcome);
         if (master.next !== undefined) this.#start(master, master.next, lane);
       })

@@ -7,10 +7,16 @@ import type { Durability } from '../core/store-engine';
 import type { StoredValue } from '../core/token-store';
 import { checkSessionKey } from '../core/engine-arguments';
 import { StoreUnavailableError } from '../errors';
-import type { RedisCommands, ReplicaLink } from '../redis/commands';
+import type { RedisCommands } from '../redis/commands';
+import type { ReplicaLink } from '../redis/replica-lanes';
 import { FailoverState } from './failover-state';
 import { KeptWrites, type KeptWritesDeps } from './kept-writes';
-import { ReplicaAcks, type ReplicaWaitOutcome, type ReplicaWaitSettings } from './replica-acks';
+import {
+  held,
+  ReplicaAcks,
+  type ReplicaWaitOutcome,
+  type ReplicaWaitSettings,
+} from './replica-acks';
 import { watchingServerChanges } from './server-changes';
 
 export interface StoreDurabilityDeps extends Pick<
@@ -37,37 +43,29 @@ export interface StoreDurabilityDeps extends Pick<
   onWait(outcome: ReplicaWaitOutcome, durationMs: number): void;
 }
 
-const held = (outcome: ReplicaWaitOutcome): boolean =>
-  outcome === 'acknowledged' || outcome === 'no-replica';
-
 export class StoreDurability {
-  /** The seam the store sends its commands through: a failure there may be a sign. */
-  readonly redis: RedisCommands;
+  /** Every failed command of the store passes here (and is rethrown): it may be a sign. */
+  readonly noticed: (error: unknown) => never;
   /** What the package's core asks of it (core/store-engine.ts). */
   readonly engine: Durability;
-  readonly #deps: StoreDurabilityDeps;
   readonly #acks: ReplicaAcks;
   readonly #state: FailoverState;
   readonly #kept: KeptWrites;
   readonly #unwatch: () => void;
 
-  constructor(deps: StoreDurabilityDeps) {
-    this.#deps = deps;
+  constructor(private readonly deps: StoreDurabilityDeps) {
     const acks = new ReplicaAcks(deps.link, deps.settings, deps.onWait);
     const state = new FailoverState(() => acks.replicated);
     const lost = (): void => state.lost();
     const watched = watchingServerChanges(deps.redis, lost);
     this.#acks = acks;
     this.#state = state;
-    this.redis = watched.redis;
+    this.noticed = watched.noticed;
     this.#unwatch = watched.close;
     const kept = new KeptWrites({
+      ...deps,
       confirm: (key, version) => this.#confirm(key, version),
       lost,
-      reassert: deps.reassert,
-      redelete: deps.redelete,
-      recordKey: deps.recordKey,
-      onReassert: deps.onReassert,
     });
     this.#kept = kept;
     this.engine = {
@@ -85,8 +83,17 @@ export class StoreDurability {
         }
       },
       settled: (sessionKey) => kept.settled(sessionKey),
-      loggedOut: (sessionKeys, player) =>
-        this.loggedOut(sessionKeys, player === undefined ? undefined : deps.playerKey(player)),
+      loggedOut: async (sessionKeys, player) => {
+        const waits = sessionKeys.map((key) => kept.recordDeleted(key, deps.maxTtlMs));
+        // None deleted (asked again): the writes beside the player's index alone.
+        if (waits.length === 0 && player !== undefined)
+          waits.push(acks.confirm(deps.markKey(deps.playerKey(player))));
+        if (!(await Promise.all(waits)).every(held)) {
+          throw new StoreUnavailableError(
+            'No replica acknowledged the logout in time; it is done again until one does, and may be asked again.',
+          );
+        }
+      },
       get unsettled() {
         return state.phase !== 'steady';
       },
@@ -120,7 +127,7 @@ export class StoreDurability {
     let written: boolean;
     try {
       written = chained
-        ? (await this.#deps.reassert(sessionKey, record, replaced, ttlMs)) !== 0
+        ? (await this.deps.reassert(sessionKey, record, replaced, ttlMs)) !== 0
         : await write();
     } catch (error) {
       // The write may or may not have landed: kept, and written again over `replaced` only.
@@ -129,25 +136,6 @@ export class StoreDurability {
     }
     if (written) void kept.recordWritten(sessionKey, record, replaced, ttlMs);
     return written;
-  }
-
-  /**
-   * A logout's deletions (`sessionKeys`; none: the writes beside `beside` alone, as when asked
-   * again with nothing left to delete): rejects with StoreUnavailableError unless a replica holds
-   * them, as a logout answered must survive a failover, whichever process dies. A deletion none
-   * holds is kept and done again until one does.
-   */
-  async loggedOut(sessionKeys: readonly string[], beside?: string): Promise<void> {
-    const ttlMs = this.#deps.maxTtlMs;
-    const waits = sessionKeys.map((sessionKey) => this.#kept.recordDeleted(sessionKey, ttlMs));
-    if (waits.length === 0 && beside !== undefined) {
-      waits.push(this.#acks.confirm(this.#deps.markKey(beside)));
-    }
-    if (!(await Promise.all(waits)).every(held)) {
-      throw new StoreUnavailableError(
-        'No replica acknowledged the logout in time; it is done again until one does, and may be asked again.',
-      );
-    }
   }
 
   close(): void {
@@ -162,7 +150,7 @@ export class StoreDurability {
    * now: a wait answered by a promoted replica that lacks it is `failed`.
    */
   async #confirm(key: string, version: number | null): Promise<ReplicaWaitOutcome> {
-    const deps = this.#deps;
+    const deps = this.deps;
     const outcome = await this.#acks.confirm(deps.markKey(key));
     const followsFailovers = deps.redis.topology !== 'standalone';
     const look = outcome === 'acknowledged' || (outcome === 'no-replica' && followsFailovers);

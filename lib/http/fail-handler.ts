@@ -3,7 +3,7 @@
 import type { EventEmitter } from 'node:events';
 import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
 import { hasCode, isPlatformLoginError, storeUnavailable } from '../errors';
-import { isRedisOutage } from '../redis/redis-outage';
+import { isRedisOutage } from '../redis/redis-errors';
 import type { PlatformLoginEvents, RequestFailure } from '../observability/events';
 import type { PlatformLogger } from '../observability/logger';
 import { requestFailure } from '../observability/request-failure';

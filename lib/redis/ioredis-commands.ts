@@ -2,9 +2,9 @@
 // `new Cluster(…)`. Public API only: call, duplicate, options, slots, nodes(), events.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { ignore } from '../util/ignore';
-import { CommandSeam, listen, ReplicaLanes } from './commands';
-import { TrackingLinkOn } from './tracking-link';
-import type { ClusterLinks, Emitter, Lane, RedisCommands, TrackingLink } from './commands';
+import { listen, RedisCommands, type Emitter } from './commands';
+import { ReplicaLanes, type Lane } from './replica-lanes';
+import { TrackingLinkOn, type ClusterLinks, type TrackingLink } from './tracking-link';
 
 /** Where RESP2 delivers the reports of a tracking connection redirected to itself. */
 const INVALIDATE_CHANNEL = '__redis__:invalidate';
@@ -38,7 +38,7 @@ function topologyOf(client: IoRedisClient): [RedisCommands['topology'], string] 
 }
 
 // ioredis adds its `keyPrefix` to the keys of `call` itself (it knows each command's key positions).
-export class IoRedisCommands extends CommandSeam implements RedisCommands {
+export class IoRedisCommands extends RedisCommands {
   readonly #client: IoRedisClient;
 
   constructor(client: IoRedisClient) {
@@ -56,12 +56,8 @@ export class IoRedisCommands extends CommandSeam implements RedisCommands {
     return listen(this.events, events, listener);
   }
 
-  trackingLink(): TrackingLink | string {
-    if (this.#client.isCluster) {
-      return 'a Cluster spreads keys over nodes that each track only their own keys';
-    }
-    const client = this.#client as unknown as Redis;
-    return ioRedisTrackingLink(() => client);
+  trackingLink(): TrackingLink {
+    return ioRedisTrackingLink(() => this.#client as unknown as Redis);
   }
 
   clusterLinks(): ClusterLinks | undefined {
@@ -75,8 +71,9 @@ export class IoRedisCommands extends CommandSeam implements RedisCommands {
   }
 }
 
-/** The address ioredis names a node by in its slot map (after its `natMap`). */
-const addressOf = (node: Redis): string => `${node.options.host}:${node.options.port}`;
+/** The Cluster's connection to the master at `address`, as its slot map names it (after `natMap`). */
+const masterAt = (cluster: Cluster, address: string): Redis | undefined =>
+  cluster.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === address);
 
 /**
  * ioredis's Cluster, publicly: `slots` (an address list per slot, master first), `nodes('master')`
@@ -88,10 +85,7 @@ function ioRedisClusterLinks(cluster: Cluster): ClusterLinks {
     ownerOf: (slot) => cluster.slots[slot]?.[0],
     mapVersion: () => cluster.slots,
     // Found again at every (re)connection: a node ioredis dropped and made again is another object.
-    trackingLink: (address) =>
-      ioRedisTrackingLink(() =>
-        cluster.nodes('master').find((node) => addressOf(node) === address),
-      ),
+    trackingLink: (address) => ioRedisTrackingLink(() => masterAt(cluster, address)),
     onTopology: (listener) => listen(cluster, ['+node', '-node', 'refresh'], listener),
   };
 }
@@ -105,9 +99,7 @@ class IoRedisReplicaLink extends ReplicaLanes<IoRedisClient> {
   /** The app's own connection to the master of `route`. */
   #master(route: string): Redis {
     const master = this.client.isCluster
-      ? (this.client as unknown as Cluster)
-          .nodes('master')
-          .find((node) => addressOf(node) === route)
+      ? masterAt(this.client as unknown as Cluster, route)
       : (this.client as unknown as Redis);
     if (master === undefined) throw new Error('No connection to the master of this key.');
     return master;

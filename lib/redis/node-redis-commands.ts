@@ -1,18 +1,16 @@
 // The command seam on node-redis 5 and 6: `createClient`, `createCluster` and `createSentinel`.
 // Public API only: sendCommand (with a type mapping per call), duplicate, options, events.
 import { ignore } from '../util/ignore';
-import { CommandSeam, isRefusal, listen, ReplicaLanes } from './commands';
-import { TrackingLinkOn, type TrackingConnection } from './tracking-link';
-import type {
-  Argument,
-  ClusterLinks,
-  Emitter,
-  Lane,
-  Listener,
-  RedisCommands,
-  TrackingLink,
-  TrackingLinkEvents,
-} from './commands';
+import { listen, RedisCommands, type Argument, type Emitter, type Listener } from './commands';
+import { isRefusal } from './redis-errors';
+import { ReplicaLanes, type Lane } from './replica-lanes';
+import {
+  TrackingLinkOn,
+  type ClusterLinks,
+  type TrackingConnection,
+  type TrackingLink,
+  type TrackingLinkEvents,
+} from './tracking-link';
 
 /**
  * Per-call options: bulk strings as strings (an empty type mapping replaces the client's own: a
@@ -104,7 +102,7 @@ const senderOf = (
 const NO_SENTINEL_DUPLICATE =
   "node-redis 5's Sentinel has no duplicate() for a connection of its own (node-redis 6 has)";
 
-export class NodeRedisCommands extends CommandSeam implements RedisCommands {
+export class NodeRedisCommands extends RedisCommands {
   readonly #client: NodeRedisAny;
 
   constructor(client: NodeRedisAny) {
@@ -130,9 +128,7 @@ export class NodeRedisCommands extends CommandSeam implements RedisCommands {
 
   trackingLink(): TrackingLink | string {
     const client = this.#client;
-    if (isCluster(client))
-      return 'a Cluster spreads keys over nodes that each track only their own keys';
-    if (!isSentinel(client)) return clientTrackingLink(() => client);
+    if (!isSentinel(client)) return clientTrackingLink(() => client as NodeRedisClient);
     return client.duplicate === undefined ? NO_SENTINEL_DUPLICATE : sentinelTrackingLink(client);
   }
 
@@ -148,19 +144,13 @@ export class NodeRedisCommands extends CommandSeam implements RedisCommands {
   }
 }
 
-/**
- * Lanes that are duplicates of the client (a Sentinel's follows the failover itself; a Cluster's
- * has a connection per master and routes by the mark's key).
- */
+/** Lanes that are duplicates of the client (of the master's node client on a Cluster). */
 class NodeRedisReplicaLink extends ReplicaLanes<NodeRedisAny> {
   protected role(markKey: string): Promise<unknown> {
     return senderOf(this.client, this.keyPrefix)(markKey, ['ROLE']);
   }
 
-  /**
-   * A connection of its own to the master of `route`: a duplicate of the client (of the
-   * cluster's client of that master on a Cluster; a Sentinel's follows the failover itself).
-   */
+  /** A Sentinel's duplicate follows the failover itself. */
   protected async open(route: string): Promise<Lane> {
     const client = this.client;
     if (isSentinel(client)) {

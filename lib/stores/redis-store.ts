@@ -30,7 +30,8 @@ import {
 import type { LuaScript } from '../redis/lua-script';
 import { withDeadline } from '../redis/with-deadline';
 import { TrackedCache, type ReadTicket } from '../caching/tracked-cache';
-import { hashTag, type Argument, type RedisCommands } from '../redis/commands';
+import type { Argument, RedisCommands } from '../redis/commands';
+import { hashTag } from '../redis/cluster-slots';
 import type { KeyTracker, UnavailableBy } from '../caching/key-tracking';
 import { trackKeys } from '../caching/cluster-key-tracking';
 import { redisCommands } from '../redis/redis-client';
@@ -77,47 +78,20 @@ function storedValue(stored: string, ttlMs: number): StoredValue | undefined {
 }
 
 /**
- * Token store in Redis, shared by every process of the service.
+ * Token store in Redis, shared by every process of the service: the store contract on Redis, each
+ * value at `<prefix><key>` as `<version>|<value>` (docs/stores.md). Every call fails with
+ * `StoreUnavailableError` after `operationTimeoutMs`; the client settings that make the client
+ * itself fail fast, on each client and topology, are in docs/operations.md ("Redis"). The store
+ * never closes the client.
  *
- * It is the store contract (core/token-store.ts) on Redis: each value at `<prefix><key>` as
- * `<version>|<value>`, under the engine's keys (core/store-keys.ts: `t:` a session's record, `l:`
- * its refresh lock, `p:` a player's index, …; a session or a player is named by a hash, so no raw
- * session id or openId reaches Redis). Where every key is on one server, an entry's checks and a
- * new login's writes are one script each (scripts.ts). A record expires with its TTL (its
- * session's lifetime at most), capped by `maxRecordTtlSeconds`.
- *
- * Every call fails with `StoreUnavailableError` after `operationTimeoutMs`, whatever the client
- * does. So that the client itself does not pile up commands or give up for good while Redis is
- * away (and so that the session store on the same client fails fast too), create it with:
- * - node-redis: `socket: { connectTimeout: 2000, socketTimeout: 1500, reconnectStrategy: (n) =>
- *   Math.min(n * 50, 500) }`, `pingInterval: 500` and `disableOfflineQueue: true`. Its
- *   `commandOptions.timeout` stops only a command not yet written; a stalled server is noticed by
- *   the socket's inactivity timeout, which the pings keep from firing on an idle connection.
- *   For `createCluster` put the socket options in `defaults`; for `createSentinel` in
- *   `nodeClientOptions`.
- * - ioredis: `maxRetriesPerRequest: 1` (the default 20 keeps each command queued across 20
- *   reconnects), `commandTimeout: 1000` (fails a command a stalled Redis never answers),
- *   `retryStrategy: (times) => Math.min(times * 200, 2000)` (never `null`, which stops for good),
- *   `connectTimeout: 2000`, and `enableOfflineQueue: false` if the app waits for `ready` before
- *   serving. For `new Cluster(nodes, { redisOptions: { … } })` put these in `redisOptions`; for
- *   Sentinel beside `sentinels`.
- * The store never closes the client.
- *
- * With `encryptionKeys`, a record is sealed with AES-256-GCM under a key derived (HKDF-SHA256, a
- * random 16-byte salt stored in the record) from the first key, its additional authenticated data
- * being its key (core/record-value.ts): a record copied under another session's key does not open,
- * and no single AES key seals more than one record, so GCM's nonce budget is never near.
- * Under `NODE_ENV=production` a store without `encryptionKeys` is refused unless
- * `allowPlaintextTokens: true` says the app means it. To rotate keys, first deploy the new key in second
- * place everywhere, then move it first; drop the old key after `maxRecordTtlSeconds`.
- * Turning encryption on logs every player out once: a record in the clear is refused then (anyone
- * able to write to Redis could plant one). A record that does not open or parse reads as
- * `unreadable` (never as absent): the request gets 401 and keeps its session, which a process
- * holding the key can still serve.
+ * With `encryptionKeys`, each record is sealed with AES-256-GCM under its own HKDF-derived key and
+ * bound to its Redis key; under `NODE_ENV=production` a store without them is refused unless
+ * `allowPlaintextTokens: true` (rotation: docs/operations.md, "Encryption at rest"). A record that
+ * does not open reads as `unreadable`, never as absent: the request gets 401 and keeps its session.
  *
  * Records read are served from this process's memory afterwards, dropped the moment Redis reports
- * their key changed (`recordCache`: one extra connection, ioredis two; on a Cluster as many per
- * master, and memory serves only while every master's tracking is live): docs/caching.md.
+ * their key changed (`recordCache`, docs/caching.md); writes a login depends on wait for a replica
+ * (`durability`, docs/durability.md).
  */
 export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> implements TokenStore {
   /** Change notices: Redis's invalidations, present with the record cache. */
@@ -185,7 +159,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
         onReassert: (outcome) => this.emit('reassert', { outcome }),
       });
     }
-    this.#redis = this.#durable?.redis ?? redis;
+    this.#redis = redis;
     this.#keyRing = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
     if (
       this.#keyRing === undefined &&
@@ -274,10 +248,8 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
         return written ? version : undefined;
       }
     } else if (sessionKeyOfLock(key) !== undefined && expectedVersion === null) {
-      // Just after the server was lost, the lock may be on a primary that died, and the refresh
-      // token in the record the new one holds already retired: its owner writes the newer record
-      // back first (docs/durability.md). Held, by the failover; a Redis that still does not
-      // answer fails the call as always.
+      // Settling after a failover: held, while a rotated token's owner writes its record back
+      // (docs/durability.md); a Redis that still does not answer fails the call as always.
       if (this.#durable?.settling === true) {
         await this.#run('PTTL', this.#key(key), [], 'a lock');
         return undefined;
@@ -353,12 +325,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     return cache.active === true ? cache.entryOf(key)?.value : undefined;
   }
 
-  /**
-   * A miss: one read of the record in flight at a time, which requests arriving meanwhile share
-   * unless a change was reported since it was sent (then they send their own); kept (until Redis's
-   * expiry of the key) unless a change was reported while it was in flight. An absence is never
-   * kept, so probes and stray ids do not fill memory.
-   */
+  /** A miss: one read in flight, shared and kept as docs/caching.md says; an absence is never kept. */
   #readThrough(key: string, sessionKey: string): Promise<StoredValue | undefined> {
     const cache = this.#cache!;
     const shared = this.#readsInFlight.get(key);
@@ -384,11 +351,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     return read;
   }
 
-  /**
-   * This process's own write or delete of a record: dropped from the cache before (so no read in
-   * flight keeps the old value) and after (so nothing read meanwhile stays), before Redis's own
-   * message arrives.
-   */
+  /** This process's own write or delete of a record: its copy dropped before and after (docs/caching.md). */
   async #changing<T>(key: string, change: () => Promise<T>): Promise<T> {
     const cache = sessionKeyOfRecord(key) === undefined ? undefined : this.#cache;
     const redisKey = this.#key(key);
@@ -508,13 +471,18 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
 
   /** One command on one key, within the deadline; `what` names it in the error. */
   #run(command: string, key: string, args: readonly Argument[], what: string): Promise<unknown> {
-    return withDeadline(this.#redis.run(command, key, args), this.#timeoutMs, what);
+    return withDeadline(this.#sent(this.#redis.run(command, key, args)), this.#timeoutMs, what);
   }
 
   /** A script by EVALSHA (EVAL where the server or Cluster node lacks it), within the deadline. */
   #script(script: LuaScript, key: string | string[], args: Argument[]): Promise<unknown> {
     const keys = typeof key === 'string' ? [key] : key;
-    const run = this.#redis.script(script, keys, args);
+    const run = this.#sent(this.#redis.script(script, keys, args));
     return withDeadline(run, this.#timeoutMs, `the ${script.name} script`);
+  }
+
+  /** A command sent: its failure may be a sign that the server changed (docs/durability.md). */
+  #sent(command: Promise<unknown>): Promise<unknown> {
+    return this.#durable === undefined ? command : command.catch(this.#durable.noticed);
   }
 }

@@ -1,9 +1,7 @@
-// The Lua scripts of RedisTokenStore. Every value is stored as `<version>|<value>` (the contract's
-// version, then the value as the engine wrote it), so a script compares versions without reading
-// the rest. The one-key scripts are the contract's compare-and-set steps; BEGIN_ENTRY and
-// PUT_NEW_LOGIN are fast paths that make the engine's derived steps (core/entry-begin.ts,
-// core/derived-engine.ts) on the same keys and values in one round trip, sent only where every
-// key is on one server.
+// The Lua scripts of RedisTokenStore. Every value is stored as `<version>|<value>`, so a script
+// compares versions without reading the rest. The one-key scripts are the contract's
+// compare-and-set steps; the others are fast paths (docs/engine.md), sent only where every key is
+// on one server.
 import { script } from '../redis/lua-script';
 
 /**
@@ -124,7 +122,7 @@ return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 );
 
 /**
- * An entry's checks before its code exchange (core/entry-begin.ts), in one command.
+ * An entry's checks before its code exchange (docs/engine.md, "An entry's checks").
  * KEYS[1] the address's counter (unused when ARGV[1] is ''); KEYS[2] the hold; KEYS[3] the code's
  * claim; KEYS[4] the store-wide log-out generation; KEYS[5] the probe's claim; KEYS[6] the budget's
  * counter (unused when ARGV[6] is ''); KEYS[7] the address's counter of failed entries alone.
@@ -179,10 +177,7 @@ return { '', 0, probing, '1', generation or '0', reserved, budgeted }
 );
 
 /**
- * A new login's writes after its code exchange (core/derived-engine.ts: a fresh record's put, the
- * count given back, the session written), in one command: the session it replaces deleted
- * (express-session's \`regenerate\`), the log-out check, the record, its index entry, and only when
- * the record was written, the entry's count given back and the new session written.
+ * A new login's writes after its code exchange (docs/engine.md, "A new login's writes").
  * KEYS[1] the player's index; KEYS[2] the player's log-out generation; KEYS[3] the record; KEYS[4]
  * the address's counter (unused when ARGV[7] is ''); KEYS[5] the new session (unused when ARGV[9]
  * is ''); KEYS[6] the session replaced (unused when ARGV[11] is '').

@@ -14,7 +14,7 @@ import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
 import { RedisSessionStore } from '../../lib/session-store';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { hashSessionId } from '../../lib/core/hash';
-import { keySlot } from '../../lib/redis/commands';
+import { keySlot } from '../../lib/redis/cluster-slots';
 import type { RedisClient } from '../../lib/redis/redis-client';
 import { startClusterBed, type ClusterBed, type ClusterBedNode } from '../helpers/failover-bed';
 import { commandCounts } from '../helpers/command-counts';

@@ -11,7 +11,7 @@ import { valueOnce, waitUntil } from '../helpers/wait-until';
 import { recordAt } from '../helpers/records';
 import { hashSessionId } from '../../lib/core/hash';
 import { engineOf } from '../../lib/core/derived-engine';
-import { keySlot } from '../../lib/redis/commands';
+import { keySlot } from '../../lib/redis/cluster-slots';
 import { sampleRecord } from '../../lib/testing/samples';
 
 jest.setTimeout(60_000);

@@ -1,5 +1,5 @@
 // Which errors count as "Redis is unreachable or stalled" for the package's error handler.
-import { isRedisOutage } from '../../lib/redis/redis-outage';
+import { isRedisOutage } from '../../lib/redis/redis-errors';
 
 const named = (name: string, message: string): Error => Object.assign(new Error(message), { name });
 

@@ -29,6 +29,23 @@ describe('RedisTokenStore options', () => {
   test.each([
     ['a 16-byte key', [{ id: 'k1', key: randomBytes(16) }], /`encryptionKeys\.0\.key`.*32 bytes/],
     ['a short base64 key', [{ id: 'k1', key: 'c2hvcnQ=' }], /`encryptionKeys\.0\.key`/],
+    [
+      'a key of 64 hex characters (not base64 of 32 bytes)',
+      [{ id: 'k1', key: randomBytes(32).toString('hex') }],
+      /`encryptionKeys\.0\.key`.*32 bytes/,
+    ],
+    [
+      'a passphrase',
+      [{ id: 'k1', key: 'correct horse battery staple' }],
+      /`encryptionKeys\.0\.key`/,
+    ],
+    ['an empty key id', [{ id: '', key: randomBytes(32) }], /`encryptionKeys\.0\.id`/],
+    ['a key of two byte values', [{ id: 'k1', key: Buffer.from('ab'.repeat(16)) }], /not random/],
+    [
+      'a counting key',
+      [{ id: 'k1', key: Buffer.from(Array.from({ length: 32 }, (_, i) => i)) }],
+      /not random.*openssl rand/,
+    ],
     ['an empty ring', [], /`encryptionKeys`/],
     [
       'a repeated key id',

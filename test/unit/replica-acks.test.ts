@@ -2,7 +2,7 @@
 // finish while a wait is under way share the next one, a master with no replica is not waited for,
 // and a failed connection is told, never thrown.
 import { ReplicaAcks, type ReplicaWaitOutcome } from '../../lib/durability/replica-acks';
-import type { ReplicaLink } from '../../lib/redis/commands';
+import type { ReplicaLink } from '../../lib/redis/replica-lanes';
 
 interface Round {
   lane: number;

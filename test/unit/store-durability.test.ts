@@ -6,7 +6,8 @@
 import { StoreDurability } from '../../lib/durability/store-durability';
 import { SETTLE_MS, UNSETTLED_MS } from '../../lib/durability/windows';
 import type { ReplicaWaitOutcome } from '../../lib/durability/replica-acks';
-import type { RedisCommands, ReplicaLink } from '../../lib/redis/commands';
+import type { RedisCommands } from '../../lib/redis/commands';
+import type { ReplicaLink } from '../../lib/redis/replica-lanes';
 import { StoreUnavailableError } from '../../lib/errors';
 import type { StoredValue } from '../../lib/core/token-store';
 
@@ -130,7 +131,7 @@ test('a kept record refreshed again chains: the next write goes over the oldest 
 
 test('after a sign that the server changed, locks wait for SETTLE_MS and a refused refresh token re-reads until UNSETTLED_MS', async () => {
   const { store, reconnected } = durability([]);
-  await store.loggedOut([], 'x'); // ROLE: the primary has a replica
+  await store.engine.loggedOut([], 'x'); // ROLE: the primary has a replica
   expect([store.settling, store.engine.unsettled]).toEqual([false, false]);
   reconnected();
   expect([store.settling, store.engine.unsettled]).toEqual([true, true]);
@@ -142,7 +143,7 @@ test('after a sign that the server changed, locks wait for SETTLE_MS and a refus
 
 test('where the primary has no replica, no sign holds refresh locks back: no failover can lose a write', async () => {
   const { store, reconnected } = durability(['no-replica'], 'standalone');
-  await store.loggedOut([], 'x'); // ROLE: no replica
+  await store.engine.loggedOut([], 'x'); // ROLE: no replica
   reconnected();
   expect([store.settling, store.engine.unsettled]).toEqual([false, false]);
 });
@@ -159,7 +160,7 @@ test('an acknowledged write the primary holds keeps nothing and holds no lock ba
 test('a wait answered by a promoted replica that lacks the write is a failed one: the record is kept', async () => {
   // The new primary has no replica ("no-replica") and no record at version 2; the old one had one.
   const { store } = durability(['acknowledged', 'no-replica']);
-  await store.loggedOut([], 'x');
+  await store.engine.loggedOut([], 'x');
   await jest.advanceTimersByTimeAsync(2000);
   await refresh(store, 2);
   await store.engine.settled('s');
@@ -207,14 +208,14 @@ test('a kept record never wins over an absence: a deletion is newer than anythin
 test('a logout no replica acknowledged is refused with StoreUnavailableError, and its deletion done again until one does', async () => {
   const { store, redeletes, primaryUp } = durability(['timeout', 'acknowledged']);
   primaryUp();
-  await expect(store.loggedOut(['s'])).rejects.toBeInstanceOf(StoreUnavailableError);
+  await expect(store.engine.loggedOut(['s'])).rejects.toBeInstanceOf(StoreUnavailableError);
   // Meanwhile this process reads the record as deleted, whatever a new primary holds.
   expect(store.overlay('s', found(1))).toBeUndefined();
   await jest.advanceTimersByTimeAsync(200);
   expect(redeletes).toEqual(['s']);
   expect(store.overlay('s', found(1))).toEqual(found(1));
   // Asked again, with nothing left to delete: answered once a replica holds the earlier writes.
-  await expect(store.loggedOut([], 'p')).resolves.toBeUndefined();
+  await expect(store.engine.loggedOut([], 'p')).resolves.toBeUndefined();
 });
 
 test('a later write of the same session decides: the earlier wait ending unacknowledged keeps nothing of the older record', async () => {
