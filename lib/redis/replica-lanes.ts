@@ -1,7 +1,6 @@
 // Connections of their own for WAIT on either client: the rounds' protocol (a mark, then WAIT) and
 // the lanes per master, written once; each seam opens a lane its own way.
 import { ignore } from '../util/ignore';
-import type { Argument } from './commands';
 import { keySlot } from './cluster-slots';
 import type { ClusterLinks } from './tracking-link';
 
@@ -37,7 +36,7 @@ export interface ReplicaLink {
 
 /** A connection of a replica lane. */
 export interface Lane {
-  send(args: Argument[]): Promise<unknown>;
+  send(args: (string | Buffer)[]): Promise<unknown>;
   destroy(): void;
 }
 
