@@ -78,7 +78,7 @@ export class RedisSessionStore extends Store {
   readonly #timeoutMs: number;
   /**
    * The stored JSON by session key, and who follows a session (the sockets of it:
-   * lib/sockets/session-follow.ts): docs/caching.md.
+   * lib/sockets/login-watch.ts): docs/caching.md.
    */
   readonly #cache: TrackedCache<string>;
   readonly #tracking: KeyTracker | undefined;

@@ -4,6 +4,9 @@
 // channel is down), every watched session is read again every POLL_INTERVAL_MS. A record's lifetime
 // in the store ends at a known time: one timer per session reads the record again then, since Redis
 // tells of an expiry only once its own sampling (or a read) removes the key — minutes later, at worst.
+// Where the session store reports changes too (RedisSessionStore), the session is followed the same
+// way: one ended outside `login.logout()` gets its token record deleted (docs/sockets.md).
+import type { Store } from 'express-session';
 import type { RecordChanges } from '../core/store-engine';
 import type { TokenRecord } from '../core/token-record';
 import { playerKeyOf } from '../core/player-key';
@@ -24,7 +27,26 @@ export interface LoginWatchSource {
    * Asked only when a known expiry is reached, so renewals moving it cost no read on their own.
    */
   expiryOf?(sessionKey: string, openId: string): Promise<number | undefined>;
+  /** Deletes the session's record: the login ends on every process (its session ended without logout). */
+  end?(sessionKey: string): Promise<void>;
   changes: RecordChanges | undefined;
+}
+
+/** A session store that reports changes to a session (RedisSessionStore). */
+interface WatchableSessionStore extends Store {
+  /** `onChange` is called (maybe spuriously) whenever session `sid` may have changed anywhere. */
+  watchSession(sid: string, onChange: () => void): () => void;
+  /** True while the reports are reliable; false: the session is read every POLL_INTERVAL_MS. */
+  readonly serving: boolean;
+}
+
+const isWatchable = (store: Store | undefined): store is WatchableSessionStore =>
+  typeof (store as Partial<WatchableSessionStore> | undefined)?.watchSession === 'function';
+
+/** A socket's express-session session: its store (`req.sessionStore`) and id. */
+export interface SocketSession {
+  store: Store | undefined;
+  sid: string;
 }
 
 /** One socket's interest in its login. */
@@ -54,12 +76,35 @@ const EXPIRY_RECHECK_MS = 100;
 /** setTimeout's longest delay; a later expiry is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/**
+ * `read`, one at a time: a call while one is in flight reads once more after it, since that read
+ * may have been answered before the change the call tells of. `read` never rejects.
+ */
+function serially(read: () => Promise<void>): () => void {
+  let reading = false;
+  let again = false;
+  const run = (): void => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
+    again = false;
+    void read().finally(() => {
+      reading = false;
+      if (again) run();
+    });
+  };
+  return run;
+}
+
 interface Watched {
   listeners: Set<LoginListener>;
   unwatch: () => void;
-  /** A re-read is in flight; `again`: a notice came meanwhile, so read once more after it. */
-  reading: boolean;
-  again: boolean;
+  /** Reads the record again and tells the listeners. */
+  check: () => void;
+  /** The session, where its store reports changes, and its read. */
+  session: { store: WatchableSessionStore; check: () => void } | undefined;
   /** When the record leaves the store, as last known (`Infinity`: not known). */
   expiresAt: number;
   /** Fires at `expiresAt` (or a recheck after it). */
@@ -93,23 +138,16 @@ export class LoginWatch {
   /**
    * Follows the login of `sessionKey` for `listener`; returns the unfollow. `expiresAt`: when the
    * record leaves the store, as the caller knows it (the session's marker); the latest known wins.
+   * `session`: the socket's session, followed too where its store reports changes.
    */
-  follow(sessionKey: string, listener: LoginListener, expiresAt?: number): () => void {
-    let watched = this.#sessions.get(sessionKey);
-    if (watched === undefined) {
-      const changes = this.#source.changes;
-      watched = {
-        listeners: new Set(),
-        unwatch: changes?.watch(sessionKey, () => this.check(sessionKey)) ?? ignore,
-        reading: false,
-        again: false,
-        expiresAt: Infinity,
-        timer: undefined,
-        confirming: undefined,
-      };
-      this.#sessions.set(sessionKey, watched);
-      this.#startPolling();
-    }
+  follow(
+    sessionKey: string,
+    listener: LoginListener,
+    expiresAt?: number,
+    session?: SocketSession,
+  ): () => void {
+    const watched =
+      this.#sessions.get(sessionKey) ?? this.#watch(sessionKey, listener.openId, session);
     watched.listeners.add(listener);
     if (
       expiresAt !== undefined &&
@@ -134,24 +172,7 @@ export class LoginWatch {
 
   /** Reads the session's record again and tells its listeners; one read in flight per session. */
   check(sessionKey: string): void {
-    const watched = this.#sessions.get(sessionKey);
-    if (watched === undefined) return;
-    if (watched.reading) {
-      watched.again = true;
-      return;
-    }
-    watched.reading = true;
-    void this.#source
-      .read(sessionKey)
-      .catch((): LoginState => ({ status: 'unknown' }))
-      .then((state) => {
-        watched.reading = false;
-        this.#settle(sessionKey, watched, state);
-        if (watched.again && this.#sessions.get(sessionKey) === watched) {
-          watched.again = false;
-          this.check(sessionKey);
-        }
-      });
+    this.#sessions.get(sessionKey)?.check();
   }
 
   /** Stops every watch (shutdown); listeners are not told. */
@@ -162,6 +183,54 @@ export class LoginWatch {
     }
     this.#sessions.clear();
     this.#stopPolling();
+  }
+
+  #watch(sessionKey: string, openId: string, session: SocketSession | undefined): Watched {
+    const isCurrent = (): boolean => this.#sessions.get(sessionKey) === watched;
+    const watched: Watched = {
+      listeners: new Set(),
+      unwatch: this.#source.changes?.watch(sessionKey, () => this.check(sessionKey)) ?? ignore,
+      check: serially(async () => {
+        if (!isCurrent()) return;
+        const state = await this.#read(sessionKey);
+        if (isCurrent()) this.#settle(sessionKey, watched, state);
+      }),
+      session: undefined,
+      expiresAt: Infinity,
+      timer: undefined,
+      confirming: undefined,
+    };
+    const store = session?.store;
+    if (isWatchable(store)) {
+      const { sid } = session!;
+      // A session gone, or holding another login, ends this one: its record is deleted, which
+      // every process's record watch sees (and this one's at once, without the notice).
+      const check = serially(async () => {
+        const holds = await new Promise<boolean>((resolve) =>
+          // A failed read ends nothing: the session store may be down for a moment.
+          store.get(sid, (error, found) =>
+            resolve(!!error || found?.platformLogin?.openId === openId),
+          ),
+        );
+        if (holds || !isCurrent()) return;
+        await this.#source.end?.(sessionKey).catch(ignore);
+        this.check(sessionKey);
+      });
+      const unwatchRecord = watched.unwatch;
+      const unwatchSession = store.watchSession(sid, check);
+      watched.session = { store, check };
+      watched.unwatch = () => {
+        unwatchRecord();
+        unwatchSession();
+      };
+    }
+    this.#sessions.set(sessionKey, watched);
+    this.#startPolling();
+    return watched;
+  }
+
+  #read(sessionKey: string): Promise<LoginState> {
+    return this.#source.read(sessionKey).catch((): LoginState => ({ status: 'unknown' }));
   }
 
   #settle(sessionKey: string, watched: Watched, state: LoginState): void {
@@ -206,9 +275,7 @@ export class LoginWatch {
   async #confirm(sessionKey: string, watched: Watched): Promise<void> {
     clearTimeout(watched.timer);
     watched.timer = undefined;
-    const state = await this.#source
-      .read(sessionKey)
-      .catch((): LoginState => ({ status: 'unknown' }));
+    const state = await this.#read(sessionKey);
     if (this.#sessions.get(sessionKey) !== watched) return;
     if (state.status === 'live') {
       const expiresAt = await this.#source
@@ -236,12 +303,15 @@ export class LoginWatch {
     if (this.#sessions.size === 0) this.#stopPolling();
   }
 
-  /** One timer for all sessions; it reads only while the store's notices are not reliable. */
+  /** One timer for all sessions; it reads only what the stores' notices cannot tell now. */
   #startPolling(): void {
     if (this.#poller !== undefined) return;
     this.#poller = setInterval(() => {
-      if (this.#source.changes?.live === true) return;
-      for (const sessionKey of this.#sessions.keys()) this.check(sessionKey);
+      const recordsLive = this.#source.changes?.live === true;
+      for (const watched of this.#sessions.values()) {
+        if (!recordsLive) watched.check();
+        if (watched.session?.store.serving === false) watched.session.check();
+      }
     }, POLL_INTERVAL_MS);
     this.#poller.unref();
   }

@@ -14,7 +14,6 @@ import { hasSession } from '../http/require-session';
 import type { LoginWatch } from './login-watch';
 import { SocketLogin, type SocketGate } from './socket-login';
 import type { LoginAccess } from './store-access';
-import { SessionFollow } from './session-follow';
 import { wsUpgrade, type WsServer, type WsSocket, type WsUpgradeOptions } from './ws-upgrade';
 import { socketIoEngineMiddleware, socketIoMiddleware } from './socket-io';
 import { refusal } from './refusal';
@@ -65,15 +64,10 @@ export interface SocketsDeps {
 export class PlatformSockets implements SocketGate {
   readonly #deps: SocketsDeps;
   readonly #session: SessionMiddleware | undefined;
-  readonly #sessionFollow: SessionFollow;
 
   constructor(deps: SocketsDeps, options: SocketsOptions) {
     this.#deps = deps;
     this.#session = options.session;
-    this.#sessionFollow = new SessionFollow(async (sessionKey) => {
-      await deps.access.end(sessionKey);
-      deps.watch.check(sessionKey); // this process's sockets at once, without the notice
-    });
   }
 
   /**
@@ -135,25 +129,16 @@ export class PlatformSockets implements SocketGate {
     };
   }
 
-  /** Follows the login until its `close()`; one more read catches an end before the watch began. */
+  /**
+   * Follows the login, and its session where the session store reports changes, until its
+   * `close()`; one more read catches an end before the watch began.
+   */
   #follow(login: SocketLogin, checked: CheckedLogin, req: IncomingMessage): void {
     const { sessionKey, expiresAt } = checked;
     const { watch } = this.#deps;
-    const unfollowRecord = watch.follow(sessionKey, login.listener, expiresAt);
-    // The session too, where its store can tell: a session ended outside logout() ends the login.
-    const { sessionStore, sessionID } = req as Request;
-    const unfollowSession = this.#sessionFollow.follow(
-      sessionStore,
-      sessionID,
-      sessionKey,
-      login.user.openId,
-    );
-    login.following(
-      () => {
-        unfollowRecord();
-        unfollowSession();
-      },
-      () => watch.confirm(sessionKey),
+    const { sessionStore: store, sessionID: sid } = req as Request;
+    login.following(watch.follow(sessionKey, login.listener, expiresAt, { store, sid }), () =>
+      watch.confirm(sessionKey),
     );
     watch.check(sessionKey);
   }

@@ -2,6 +2,7 @@
 // read per notice, no read at all while nothing changes and the notices are live, and polling at
 // the stated bound while they are not. The store is a stand-in that counts what it is asked.
 import { LoginWatch, POLL_INTERVAL_MS, type LoginState } from '../../lib/sockets/login-watch';
+import type { Store } from 'express-session';
 import type { TokenRecord } from '../../lib/core/token-record';
 
 const record = (openId: string, version = 1): TokenRecord =>
@@ -159,4 +160,69 @@ test("the record's known expiry: one read then, though no notice came; a later e
   expect(source.reads).toBe(2);
   expect(a.seen.ended).toBe(1);
   expect(watch.size).toBe(0);
+});
+
+// The session, where its store reports changes: a notice that comes while the session is being read
+// must not be lost, since that read may have been answered before the change.
+type Answer = (error: unknown, session?: { platformLogin?: { openId: string } } | null) => void;
+
+/** A session store whose reads are answered by the test, in order, and whose notices it sends. */
+function heldSessionStore() {
+  const reads: Answer[] = [];
+  let notify: () => void = () => undefined;
+  const store = {
+    serving: true,
+    watchSession(_sid: string, onChange: () => void) {
+      notify = onChange;
+      return () => undefined;
+    },
+    get(_sid: string, callback: Answer) {
+      reads.push(callback);
+    },
+  } as unknown as Store;
+  return { store, reads, notify: () => notify() };
+}
+
+/** A watch whose record store ends logins into `ended`. */
+function sessionWatch(ended: string[]) {
+  const source = fakeSource({});
+  return new LoginWatch({
+    ...source,
+    end: async (sessionKey: string) => void ended.push(sessionKey),
+  });
+}
+
+test('a session notice during a read reads again: a session destroyed meanwhile ends the login', async () => {
+  const ended: string[] = [];
+  const watch = sessionWatch(ended);
+  const { store, reads, notify } = heldSessionStore();
+  watch.follow('key-1', listener('player-ada'), undefined, { store, sid: 'sid-1' });
+  notify(); // the store's own destroy, told before its DEL
+  expect(reads).toHaveLength(1);
+  notify(); // the DEL done, told while the first read is still in flight
+  reads[0]!(null, { platformLogin: { openId: 'player-ada' } }); // read before the DEL: still there
+  await settle();
+  expect(ended).toEqual([]);
+  expect(reads).toHaveLength(2); // read again
+  reads[1]!(null, null); // gone
+  await settle();
+  expect(ended).toEqual(['key-1']);
+  watch.close();
+});
+
+test('session notices with the session unchanged end nothing, and a read is not repeated without one', async () => {
+  const ended: string[] = [];
+  const watch = sessionWatch(ended);
+  const { store, reads, notify } = heldSessionStore();
+  watch.follow('key-2', listener('player-bo'), undefined, { store, sid: 'sid-2' });
+  notify();
+  reads[0]!(null, { platformLogin: { openId: 'player-bo' } });
+  await settle();
+  expect(reads).toHaveLength(1);
+  notify();
+  reads[1]!(new Error('store down'));
+  await settle();
+  expect(reads).toHaveLength(2);
+  expect(ended).toEqual([]);
+  watch.close();
 });
