@@ -25,12 +25,6 @@ import {
 
 type Callback<T = void> = (error?: unknown, value?: T) => void;
 
-/**
- * Where the entry finds a RedisSessionStore's joined writes (lib/entry/entry-redemption.ts): a
- * symbol, so that they stay out of the store's public API.
- */
-export const SESSION_JOINS = Symbol.for('express-platform-login.session-joins');
-
 /** A write of the session handed to the login's own write: resolves whether it was written. */
 type JoinedWrite = (session: LoginSessionWrite) => Promise<boolean>;
 
@@ -51,12 +45,13 @@ export interface SessionJoin {
   end(): Promise<void>;
 }
 
-/** What a RedisSessionStore offers the entry under {@link SESSION_JOINS}. */
-export interface SessionJoins {
-  /** The client the store was given: joined only with a token store on the very same client. */
-  readonly client: object;
+/**
+ * Where a RedisSessionStore keeps a session (the token store's durability waits for it) and, but on
+ * a Cluster (keys on several nodes), the joined writes of a new login's session (the entry's).
+ */
+export interface SessionRedis extends SessionRedisKeys {
   /** Joins the writes of the request that answers with `res`, whose session is `sid` now. */
-  join(sid: string, res: ServerResponse): SessionJoin;
+  join?(sid: string, res: ServerResponse): SessionJoin;
 }
 
 /** One join's state, by the session keys it concerns. */
@@ -128,15 +123,11 @@ export class RedisSessionStore extends Store {
     return this.#cache.size;
   }
 
-  /** The joined writes of a new login's session; none on a Cluster (keys on several nodes). */
-  get [SESSION_JOINS](): SessionJoins | undefined {
-    if (this.#redis.topology === 'cluster') return undefined;
-    return { client: this.#client, join: (sid, res) => this.#join(sid, res) };
-  }
-
-  /** Where a session lives, for a new login's wait for a replica (RedisTokenStore's durability). */
-  get [SESSION_REDIS_KEYS](): SessionRedisKeys {
-    return { client: this.#client, keyOf: (sid) => this.#prefix + sid };
+  /** Where a session lives, and the joined writes of a new login's session (lib/entry/entry-redemption.ts). */
+  get [SESSION_REDIS_KEYS](): SessionRedis {
+    const keys = { client: this.#client, keyOf: (sid: string) => this.#prefix + sid };
+    if (this.#redis.topology === 'cluster') return keys;
+    return { ...keys, join: (sid, res) => this.#join(sid, res) };
   }
 
   /** Closes the tracking connection (the client itself is the app's). */
