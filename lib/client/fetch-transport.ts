@@ -96,23 +96,11 @@ export async function sendOverFetch(
       discard(response.body);
       return { ...answer, body: new Uint8Array(0) };
     }
-    // A declared length over the cap fails before reading; an undeclared one is counted as it comes.
+    // A declared length over the cap fails before reading; the body is counted as it comes.
     const declared = response.headers.get('content-length');
-    const declaredBytes = declared === null ? undefined : Number(declared);
-    if (declaredBytes !== undefined && declaredBytes > limits.maxResponseBytes) {
+    if (declared !== null && Number(declared) > limits.maxResponseBytes) {
       discard(response.body);
       return { ...answer, body: undefined };
-    }
-    if (
-      declaredBytes !== undefined &&
-      Number.isInteger(declaredBytes) &&
-      response.headers.get('content-encoding') === null
-    ) {
-      // An unencoded body of a declared length within the cap is all fetch reads (a longer one
-      // fails as a network error): read in one go, without the chunk by chunk count that a body of
-      // unknown length, or one fetch decompresses (its length is the compressed one), needs.
-      const bytes = new Uint8Array(await raceAbort(response.arrayBuffer(), signal));
-      return { ...answer, body: bytes };
     }
     return {
       ...answer,

@@ -64,7 +64,7 @@ describe('the backoff of retryDelayMs', () => {
       attempt,
       { refreshRetries: 11, retryBaseDelayMs: base, maxRetryDelayMs: max },
       random,
-    );
+    )!;
 
   it('doubles the ceiling with each attempt and never exceeds the maximum', () => {
     const almostOne = () => 0.999_999;
