@@ -182,13 +182,9 @@ export class RedisSessionStore extends Store {
 
   /**
    * Renews the key's TTL only when less than `1 - renewAfter` of it is left (known from the cached
-   * entry); without an entry (cache off, or just changed), renews as connect-redis does.
-   *
-   * Answers at once, the renewal running on: express-session holds the end of the response until
-   * `touch` answers, and there is nothing a response could do with its outcome (a failed renewal
-   * is tried again by the next request, the session still holding at least `1 - renewAfter` of
-   * its lifetime). Waiting made a request that had already failed on a stalled Redis wait out a
-   * second deadline, and an answer on a later turn splits the response into two writes.
+   * entry); without an entry (cache off, or just changed), renews as connect-redis does. Answers at
+   * once, the renewal running on: express-session holds the response until `touch` answers, and a
+   * failed renewal is tried again by the next request (docs/session-store.md).
    */
   override touch(sid: string, session: SessionData, callback?: Callback): void {
     const key = this.#prefix + sid;

@@ -12,7 +12,7 @@ import { PlayerContext, type ApiSettings } from '../http/player-context';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import { hasSession } from '../http/require-session';
 import type { LoginWatch } from './login-watch';
-import { SocketLogin, type SocketGate } from './socket-login';
+import { SocketLogin } from './socket-login';
 import type { LoginAccess } from './store-access';
 import { wsUpgrade, type WsServer, type WsSocket, type WsUpgradeOptions } from './ws-upgrade';
 import { socketIoEngineMiddleware, socketIoMiddleware } from './socket-io';
@@ -61,7 +61,7 @@ export interface SocketsDeps {
 }
 
 /** The sockets of one PlatformLogin: `login.sockets({ session })`. */
-export class PlatformSockets implements SocketGate {
+export class PlatformSockets {
   readonly #deps: SocketsDeps;
   readonly #session: SessionMiddleware | undefined;
 

@@ -4,12 +4,8 @@
 // or follow that login again, and it would keep answering after a logout. The namespace's
 // `connection` event still fires for a resumed socket, so the socket middleware hooks each
 // namespace it serves (once) and has every resumed socket there checked again.
-import {
-  SocketLogin,
-  LOGIN_ENDED_CLOSE_CODE,
-  type LoginEnd,
-  type SocketGate,
-} from './socket-login';
+import { SocketLogin, LOGIN_ENDED_CLOSE_CODE, type LoginEnd } from './socket-login';
+import type { PlatformSockets } from './platform-sockets';
 import type { SocketIoNamespace, SocketIoSocket } from './socket-io-types';
 
 /** What the adapter does with a socket's login: attach it, or end the socket without one. */
@@ -25,7 +21,7 @@ interface SocketIoBinding {
  * the middleware authenticated itself (`skipMiddlewares: false`): its `connection` needs no more.
  */
 export function socketIoRecovery(
-  sockets: SocketGate,
+  sockets: PlatformSockets,
   binding: SocketIoBinding,
 ): { watch(socket: SocketIoSocket): void; checked(socket: SocketIoSocket): void } {
   const hooked = new WeakSet<SocketIoNamespace>();

@@ -6,7 +6,8 @@ import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { answerFor } from '../http/respond-error';
 import { refusal } from './refusal';
-import type { LoginEnd, SocketGate, SocketLogin } from './socket-login';
+import type { LoginEnd, SocketLogin } from './socket-login';
+import type { PlatformSockets } from './platform-sockets';
 import { socketIoRecovery } from './socket-io-recovery';
 import type { SocketIoSocket } from './socket-io-types';
 
@@ -24,7 +25,7 @@ const hasEngineSession = (req: IncomingMessage): boolean =>
  * already open (`sid`) were authenticated at its handshake and pass.
  */
 export function socketIoEngineMiddleware(
-  sockets: SocketGate,
+  sockets: PlatformSockets,
 ): (req: IncomingMessage, res: unknown, next: (error?: unknown) => void) => void {
   return (req, res, next) => {
     if (hasEngineSession(req)) return next();
@@ -53,7 +54,7 @@ export function socketIoEngineMiddleware(
  * namespace's `connection` event (socket-io-recovery.ts).
  */
 export function socketIoMiddleware(
-  sockets: SocketGate,
+  sockets: PlatformSockets,
 ): (socket: SocketIoSocket, next: (error?: Error) => void) => void {
   const recovery = socketIoRecovery(sockets, { attach, end: endSocket });
   return (socket, next) => {
