@@ -43,12 +43,6 @@ interface WatchableSessionStore extends Store {
 const isWatchable = (store: Store | undefined): store is WatchableSessionStore =>
   typeof (store as Partial<WatchableSessionStore> | undefined)?.watchSession === 'function';
 
-/** A socket's express-session session: its store (`req.sessionStore`) and id. */
-export interface SocketSession {
-  store: Store | undefined;
-  sid: string;
-}
-
 /** One socket's interest in its login. */
 export interface LoginListener {
   /** The login of this player only: a record of another player means the login ended. */
@@ -138,13 +132,14 @@ export class LoginWatch {
   /**
    * Follows the login of `sessionKey` for `listener`; returns the unfollow. `expiresAt`: when the
    * record leaves the store, as the caller knows it (the session's marker); the latest known wins.
-   * `session`: the socket's session, followed too where its store reports changes.
+   * `session`: the socket's (`req.sessionStore`, `req.sessionID`), followed too where its store
+   * reports changes.
    */
   follow(
     sessionKey: string,
     listener: LoginListener,
     expiresAt?: number,
-    session?: SocketSession,
+    session?: { store: Store | undefined; sid: string },
   ): () => void {
     const watched =
       this.#sessions.get(sessionKey) ?? this.#watch(sessionKey, listener.openId, session);
@@ -185,7 +180,7 @@ export class LoginWatch {
     this.#stopPolling();
   }
 
-  #watch(sessionKey: string, openId: string, session: SocketSession | undefined): Watched {
+  #watch(sessionKey: string, openId: string, session?: { store?: Store; sid: string }): Watched {
     const isCurrent = (): boolean => this.#sessions.get(sessionKey) === watched;
     const watched: Watched = {
       listeners: new Set(),
@@ -257,7 +252,6 @@ export class LoginWatch {
     watched.timer = setTimeout(
       () => {
         watched.timer = undefined;
-        // A delay longer than a timer takes is waited for in steps.
         if (Date.now() < watched.expiresAt)
           this.#schedule(sessionKey, watched, watched.expiresAt - Date.now());
         else void this.confirm(sessionKey);
