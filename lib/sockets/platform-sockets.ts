@@ -15,9 +15,8 @@ import type { LoginWatch } from './login-watch';
 import { SocketLogin } from './socket-login';
 import type { LoginAccess } from './store-access';
 import { wsUpgrade, type WsServer, type WsSocket, type WsUpgradeOptions } from './ws-upgrade';
-import { socketIoEngineMiddleware, socketIoMiddleware } from './socket-io';
+import { socketIoEngineMiddleware, socketIoMiddleware, type SocketIoSocket } from './socket-io';
 import { refusal } from './refusal';
-import type { SocketIoSocket } from './socket-io-types';
 
 /**
  * express-session's middleware (what `session({...})` returns), run on an upgrade request that has
