@@ -65,9 +65,7 @@ export async function sendOverFetch(
   fetchFn: typeof fetch,
   limits: TransportLimits,
 ): Promise<TransportAnswer> {
-  const controller = new AbortController();
-  const { signal } = controller;
-  const timer = setTimeout(() => controller.abort(DEADLINE), limits.timeoutMs);
+  const signal = AbortSignal.timeout(limits.timeoutMs);
   try {
     const response = await raceAbort(
       fetchFn(request.url, {
@@ -101,8 +99,7 @@ export async function sendOverFetch(
       body: await readCappedBody(response.body, limits.maxResponseBytes, signal),
     };
   } catch (error) {
-    throw signal.aborted && signal.reason === DEADLINE ? DEADLINE : error;
-  } finally {
-    clearTimeout(timer);
+    // Only the deadline aborts the signal.
+    throw signal.aborted ? DEADLINE : error;
   }
 }
