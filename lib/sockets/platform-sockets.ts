@@ -5,6 +5,7 @@
 // socket-io.ts) are thin layers over `authenticate` and `refuse`.
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { promisify } from 'node:util';
 import type { Request } from 'express';
 import { crossOriginRequest, LoginRequiredError, SetupError, storeUnavailable } from '../errors';
 import type { RefreshCoordinator } from '../core/refresh';
@@ -187,19 +188,10 @@ export class PlatformSockets {
   async #sessionOf(req: IncomingMessage): Promise<Request['session']> {
     const withSession = req as Partial<Request>;
     if (!hasSession(withSession.session) && this.#session !== undefined) {
-      const run = this.#session;
-      await new Promise<void>((resolve, reject) => {
-        // A stand-in response: express-session only wraps its writeHead/end, which nobody calls.
-        run(req as never, {} as never, (error?: unknown) =>
-          error
-            ? reject(
-                storeUnavailable(
-                  { store: 'session store', what: "reading the socket's session" },
-                  error,
-                ),
-              )
-            : resolve(),
-        );
+      // A stand-in response: express-session only wraps its writeHead/end, which nobody calls.
+      await promisify(this.#session)(req as never, {} as never).catch((error: unknown) => {
+        const what = "reading the socket's session";
+        throw storeUnavailable({ store: 'session store', what }, error);
       });
     }
     if (!hasSession(withSession.session)) {
