@@ -7,21 +7,14 @@
 // Where the session store reports changes too (RedisSessionStore), the session is followed the same
 // way: one ended outside `login.logout()` gets its token record deleted (docs/sockets.md).
 import type { Store } from 'express-session';
-import type { RecordChanges } from '../core/store-engine';
+import type { RecordChanges, RecordRead } from '../core/store-engine';
 import type { TokenRecord } from '../core/token-record';
 import { playerKeyOf } from '../core/player-key';
 import { ignore } from '../util/ignore';
 
-/** What a re-read found: the login's record, or that it ended. */
-export type LoginState =
-  | { status: 'live'; record: TokenRecord }
-  | { status: 'ended' }
-  /** Not known now (the store failed, or this process cannot decrypt it): nothing ends. */
-  | { status: 'unknown' };
-
 /** What the watch needs: a read of a session's record by key, and the store's notices. */
 export interface LoginWatchSource {
-  read(sessionKey: string): Promise<LoginState>;
+  read(sessionKey: string): Promise<RecordRead>;
   /**
    * When the session's record leaves the store (epoch ms), `undefined` when the store cannot say.
    * Asked only when a known expiry is reached, so renewals moving it cost no read on their own.
@@ -224,14 +217,21 @@ export class LoginWatch {
     return watched;
   }
 
-  #read(sessionKey: string): Promise<LoginState> {
-    return this.#source.read(sessionKey).catch((): LoginState => ({ status: 'unknown' }));
+  /**
+   * The record, that there is none, or `undefined` when that is not known now: the store failed, or
+   * this process cannot read the record (another may). Nothing ends on `undefined`.
+   */
+  #read(sessionKey: string): Promise<Exclude<RecordRead, { status: 'unreadable' }> | undefined> {
+    return this.#source.read(sessionKey).then(
+      (read) => (read.status === 'unreadable' ? undefined : read),
+      () => undefined,
+    );
   }
 
-  #settle(sessionKey: string, watched: Watched, state: LoginState): void {
-    if (state.status === 'unknown') return; // a store outage ends no login; the next check tells
+  #settle(sessionKey: string, watched: Watched, state: RecordRead | undefined): void {
+    if (state === undefined) return; // the next check tells
     for (const listener of [...watched.listeners]) {
-      if (state.status === 'live' && state.record.openId === listener.openId) {
+      if (state.status === 'found' && state.record.openId === listener.openId) {
         listener.renewed(state.record);
       } else {
         this.#unfollow(sessionKey, listener);
@@ -271,7 +271,7 @@ export class LoginWatch {
     watched.timer = undefined;
     const state = await this.#read(sessionKey);
     if (this.#sessions.get(sessionKey) !== watched) return;
-    if (state.status === 'live') {
+    if (state?.status === 'found') {
       const expiresAt = await this.#source
         .expiryOf?.(sessionKey, playerKeyOf(state.record))
         .catch(() => undefined);
@@ -280,7 +280,7 @@ export class LoginWatch {
         this.#expireAt(sessionKey, watched, expiresAt);
       else if (watched.expiresAt !== Infinity)
         this.#schedule(sessionKey, watched, EXPIRY_RECHECK_MS);
-    } else if (state.status === 'unknown') {
+    } else if (state === undefined) {
       // The store cannot tell now: ask again at the polling bound; a store outage ends no login.
       this.#schedule(sessionKey, watched, POLL_INTERVAL_MS);
     }

@@ -115,7 +115,7 @@ export class PlatformSockets {
     const sessionKey = access.keyOf((req as Request).sessionID);
     const sessionTtlMs = sessionTtlMsOf(session, api.sessionTtlMs);
     const state = await access.read(sessionKey);
-    if (state.status !== 'live' || state.record.openId !== marker.openId)
+    if (state.status !== 'found' || state.record.openId !== marker.openId)
       throw new LoginRequiredError();
     // A token near expiry is renewed before the socket opens, as a route's would be.
     const record = await refresher.forRequest(sessionKey, state.record, sessionTtlMs);

@@ -1,5 +1,5 @@
-// What sockets need of the token store, in one place: the key a login is stored under,
-// a read that says live / ended / unknown, and the store's change notices.
+// What sockets need of the token store, in one place: the key a login is stored under, its record,
+// when that leaves the store, its deletion, and the store's change notices.
 import { hashSessionId } from '../core/hash';
 import type { StoreEngine } from '../core/store-engine';
 import type { LoginWatchSource } from './login-watch';
@@ -15,14 +15,7 @@ export function loginAccessOf(store: StoreEngine): LoginAccess {
   const { records, changes } = store;
   return {
     keyOf: hashSessionId,
-    read: async (sessionKey) => {
-      const read = await records.get(sessionKey);
-      // A record this process cannot decrypt ends nothing: another process may read it.
-      if (read.status === 'unreadable') return { status: 'unknown' };
-      return read.status === 'found'
-        ? { status: 'live', record: read.record }
-        : { status: 'ended' };
-    },
+    read: (sessionKey) => records.get(sessionKey),
     expiryOf: async (sessionKey, openId) =>
       (await records.loginsOf(openId)).find((login) => login.sessionKey === sessionKey)?.expiresAt,
     end: async (sessionKey) => void (await records.delete(sessionKey)),
