@@ -8,12 +8,8 @@ import { codeAlreadyUsed, entryRefused, LoginRequiredError, storeUnavailable } f
 import { answerForTokenFailure } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashCode, hashSessionId } from '../core/hash';
-import type { LoginWrite, StoreEngine } from '../core/store-engine';
-import {
-  SESSION_JOINS,
-  type SessionJoin,
-  type SessionJoins,
-} from '../session-store/redis-session-store';
+import { SESSION_REDIS_KEYS, type LoginWrite, type StoreEngine } from '../core/store-engine';
+import type { SessionJoin, SessionRedis } from '../session-store/redis-session-store';
 import {
   newTokenRecord,
   recordTtlMs,
@@ -166,8 +162,8 @@ export function createCodeRedemption(
   };
 
   /** The joined writes of the request's session store, when it shares the token store's client. */
-  const joinsOf = (req: Request): SessionJoins | undefined => {
-    const joins = (req.sessionStore as { [SESSION_JOINS]?: SessionJoins })[SESSION_JOINS];
+  const joinsOf = (req: Request): SessionRedis | undefined => {
+    const joins = (req.sessionStore as { [SESSION_REDIS_KEYS]?: SessionRedis })[SESSION_REDIS_KEYS];
     return joins && store.logins?.sharesClient(joins.client) ? joins : undefined;
   };
 
@@ -185,7 +181,7 @@ export function createCodeRedemption(
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
     if (previous !== undefined) await store.records.delete(hashSessionId(req.sessionID));
     const joins = joinsOf(req);
-    const join = joins?.join(req.sessionID, res);
+    const join = joins?.join?.(req.sessionID, res);
     let sessionKey: string;
     let record: TokenRecord;
     let ttlMs: number;
