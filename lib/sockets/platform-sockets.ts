@@ -13,7 +13,7 @@ import { PlayerContext, type ApiSettings } from '../http/player-context';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import { hasSession } from '../http/require-session';
 import type { LoginWatch } from './login-watch';
-import { SocketLogin } from './socket-login';
+import { SocketLogin, type SocketGate } from './socket-login';
 import type { LoginAccess } from './store-access';
 import { wsUpgrade, type WsServer, type WsSocket, type WsUpgradeOptions } from './ws-upgrade';
 import { socketIoEngineMiddleware, socketIoMiddleware, type SocketIoSocket } from './socket-io';
@@ -61,7 +61,7 @@ export interface SocketsDeps {
 }
 
 /** The sockets of one PlatformLogin: `login.sockets({ session })`. */
-export class PlatformSockets {
+export class PlatformSockets implements SocketGate {
   readonly #deps: SocketsDeps;
   readonly #session: SessionMiddleware | undefined;
 

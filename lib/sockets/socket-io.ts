@@ -6,8 +6,12 @@ import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { answerFor } from '../http/respond-error';
 import { refusal } from './refusal';
-import { SocketLogin, LOGIN_ENDED_CLOSE_CODE, type LoginEnd } from './socket-login';
-import type { PlatformSockets } from './platform-sockets';
+import {
+  SocketLogin,
+  LOGIN_ENDED_CLOSE_CODE,
+  type LoginEnd,
+  type SocketGate,
+} from './socket-login';
 
 /** The part of a socket.io Socket the adapter uses. */
 export interface SocketIoSocket {
@@ -42,7 +46,7 @@ const hasEngineSession = (req: IncomingMessage): boolean =>
  * already open (`sid`) were authenticated at its handshake and pass.
  */
 export function socketIoEngineMiddleware(
-  sockets: PlatformSockets,
+  sockets: SocketGate,
 ): (req: IncomingMessage, res: unknown, next: (error?: unknown) => void) => void {
   return (req, res, next) => {
     if (hasEngineSession(req)) return next();
@@ -77,7 +81,7 @@ export function socketIoEngineMiddleware(
  * namespace was hooked by then.
  */
 export function socketIoMiddleware(
-  sockets: PlatformSockets,
+  sockets: SocketGate,
 ): (socket: SocketIoSocket, next: (error?: Error) => void) => void {
   const hooked = new WeakSet<object>();
   /** Resumed sockets this middleware authenticated itself (`skipMiddlewares: false`). */

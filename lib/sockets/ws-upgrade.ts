@@ -4,8 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ignore } from '../util/ignore';
-import type { LoginEnd, SocketLogin } from './socket-login';
-import type { PlatformSockets } from './platform-sockets';
+import type { LoginEnd, SocketGate, SocketLogin } from './socket-login';
 
 /** The part of a `ws` WebSocket the adapter uses. */
 export interface WsSocket {
@@ -44,7 +43,7 @@ const CLOSING = 2;
  * server has other upgrade routes.
  */
 export function wsUpgrade<Socket extends WsSocket>(
-  sockets: PlatformSockets,
+  sockets: SocketGate,
   wss: WsServer<Socket>,
   onOpen: (socket: Socket, login: SocketLogin, req: IncomingMessage) => void,
   options: WsUpgradeOptions = {},
