@@ -248,12 +248,13 @@ describe.each(RUNS)('%s, REDIS_CLIENT=%s', (_, redisClient, topology) => {
       // ioredis's Sentinel connector, closed while it waits to ask the sentinels again, asks once
       // more before it sees it is closed (one connection per client: the example's and the stores'
       // duplicates), within its retry delay (1 s at most). Past that, and on every other client at
-      // once: every client reconnects at most 1 s apart, so one left trying would show within 2.5 s.
+      // once: every client reconnects at most 1 s apart (the dropper ends each connection at once),
+      // so one left trying would show within 1.5 s.
       if (redisClient === 'ioredis' && topology === 'sentinel') {
         await new Promise((resolve) => setTimeout(resolve, 1500));
       }
       const afterClose = dropper.connections();
-      await new Promise((resolve) => setTimeout(resolve, 2500));
+      await new Promise((resolve) => setTimeout(resolve, 1500));
       expect(dropper.connections() - afterClose).toBe(0);
     } finally {
       dropper.close();
