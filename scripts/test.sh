@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `npm test`, after scripts/pretest.sh: Jest with the type checks (`npm run typecheck`) and the lint
 # (`npm run lint`) beside it, at the lowest CPU priority. The tests mostly wait (on Redis, child
-# processes and timers) and leave a core idle more than half the time: the checks run there instead
-# of for about 35 s before the first test, and take nothing a test is waiting to run on. Their output
-# follows the tests'; a failed check fails `npm test` as a failed test does.
+# processes and timers), so the CPU is often idle: the checks run there instead of for about 35 s
+# before the first test, and take no CPU a test is ready to run on. Their output follows the
+# tests'; a failed check fails `npm test` as a failed test does.
 set -uo pipefail
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
