@@ -2,7 +2,7 @@
 # `npm test`, after scripts/pretest.sh: Jest with the type checks (`npm run typecheck`) and the lint
 # (`npm run lint`) beside it, at the lowest CPU priority. The tests mostly wait (on Redis, child
 # processes and timers), so the CPU is often idle: the checks run there instead of for about 35 s
-# before the first test, and take no CPU a test is ready to run on. Their output follows the
+# before the first test, and give way to any test ready to run. Their output follows the
 # tests'; a failed check fails `npm test` as a failed test does.
 set -uo pipefail
 out="$(mktemp -d)"
