@@ -23,7 +23,7 @@ import { expiringIn, recordAt } from './records';
 
 export type Kind = 'ioredis' | 'node-redis';
 
-/** How far the bed's replica lags its primary (ms). */
+/** How far a test makes the bed's replica lag its primary (ms), from the moment the lag matters. */
 export const LAG_MS = 1000;
 
 /** A Sentinel client with the fail-fast options RedisTokenStore's documentation asks for. */
@@ -162,8 +162,10 @@ export interface SentinelBackends {
 }
 
 /**
- * Before each test: a fresh bed (its replica LAG_MS behind; a test may kill its primary), the
- * simulator rotating refresh tokens and two backends on `kind`, handed to `take`; all closed after.
+ * Before each test: a fresh bed (a test may kill its primary), the simulator rotating refresh tokens
+ * and two backends on `kind`, handed to `take`; all closed after. The replica does not lag until the
+ * test says so (`bed.setReplicationDelay(LAG_MS)`): the set-up's logins are acknowledged at once
+ * instead of a second each, and the lag holds what the test is about.
  */
 export function useSentinelBackends(kind: Kind, take: (set: SentinelBackends) => void): void {
   // A bed starts in seconds and a failover takes several more: every test on it gets a minute.
@@ -172,7 +174,7 @@ export function useSentinelBackends(kind: Kind, take: (set: SentinelBackends) =>
   let started: Partial<SentinelBackends> = {};
   beforeEach(async () => {
     started = {};
-    const bed = (started.bed = await startSentinelBed({ replicationDelayMs: LAG_MS }));
+    const bed = (started.bed = await startSentinelBed());
     const sim = (started.sim = await startSimulator({ rotateRefreshTokens: true }));
     started.a = await backend(kind, bed, sim);
     started.b = await backend(kind, bed, sim);

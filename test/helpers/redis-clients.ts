@@ -1,18 +1,26 @@
 // The Redis clients the package accepts, made the same way for every suite that runs on each:
 // `describe.each(clientKinds)` runs a suite on ioredis 5/6 and node-redis 5/6, RESP2 and RESP3.
 import { Cluster as IoCluster5, Redis as IoRedis5, type RedisOptions } from 'ioredis';
-import { Cluster as IoCluster6, Redis as IoRedis6 } from 'ioredis6';
-import {
-  createClient as createClient6,
-  createCluster as createCluster6,
-  createSentinel as createSentinel6,
-} from 'redis';
-import {
-  createClient as createClient5,
-  createCluster as createCluster5,
-  createSentinel as createSentinel5,
-} from 'redis5';
 import type { RedisClient } from '../../lib/redis/redis-client';
+
+// The other libraries are loaded by the first client made of them: a test file on ioredis 5 alone
+// does not load node-redis 5 and 6, the slowest of them to load (Jest loads them again per file).
+const ioredis6 = () => import('ioredis6');
+const nodeRedis = async (version: 5 | 6): Promise<NodeRedisLibrary> =>
+  version === 6 ? import('redis') : import('redis5');
+
+/** A node-redis client, cluster or sentinel, not yet connected. */
+interface Connectable {
+  on(event: 'error', listener: () => void): unknown;
+  connect(): Promise<unknown>;
+}
+
+/** What is made here of node-redis 5 or 6, each given options as that version takes them. */
+interface NodeRedisLibrary {
+  createClient(options: never): Connectable;
+  createCluster(options: never): Connectable;
+  createSentinel(options: never): Connectable;
+}
 
 /** Where to connect and what a client should add of its own. */
 export interface ClientPlace {
@@ -76,7 +84,8 @@ function ioredisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
     keyPrefixes: true,
     async connect(place) {
       const options = { ...ioredisOptions(place), ...(version === 6 ? { protocol: resp } : {}) };
-      const client = version === 5 ? new IoRedis5(options) : new IoRedis6(options as never);
+      const client =
+        version === 5 ? new IoRedis5(options) : new (await ioredis6()).Redis(options as never);
       client.on('error', () => undefined);
       if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
       return client as RedisClient;
@@ -87,7 +96,9 @@ function ioredisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
         redisOptions: { ...redisOptions, ...(version === 6 ? { protocol: resp } : {}) },
       };
       const cluster =
-        version === 5 ? new IoCluster5(nodes, options) : new IoCluster6(nodes, options as never);
+        version === 5
+          ? new IoCluster5(nodes, options)
+          : new (await ioredis6()).Cluster(nodes, options as never);
       cluster.on('error', () => undefined);
       if (cluster.status !== 'ready')
         await new Promise((resolve) => cluster.once('ready', resolve));
@@ -96,7 +107,7 @@ function ioredisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
     async connectSentinel(sentinels, name) {
       const { host: _host, port: _port, ...options } = ioredisOptions({ port: 0 });
       const all = { ...options, sentinels, name, ...(version === 6 ? { protocol: resp } : {}) };
-      const client = version === 5 ? new IoRedis5(all) : new IoRedis6(all as never);
+      const client = version === 5 ? new IoRedis5(all) : new (await ioredis6()).Redis(all as never);
       client.on('error', () => undefined);
       if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
       return client as RedisClient;
@@ -132,9 +143,7 @@ function nodeRedisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
         RESP: resp,
         ...(place.keyPrefix === undefined ? {} : { keyPrefix: place.keyPrefix }),
       };
-      return connected(
-        version === 6 ? createClient6(options as never) : createClient5(options as never),
-      );
+      return connected((await nodeRedis(version)).createClient(options as never));
     },
     async connectCluster(nodes) {
       const options = {
@@ -142,15 +151,11 @@ function nodeRedisKind(version: 5 | 6, resp: 2 | 3): ClientKind {
         defaults: { socket: { connectTimeout: 2000 } },
         RESP: resp,
       };
-      return connected(
-        version === 6 ? createCluster6(options as never) : createCluster5(options as never),
-      );
+      return connected((await nodeRedis(version)).createCluster(options as never));
     },
     async connectSentinel(sentinels, name) {
       const options = { name, sentinelRootNodes: sentinels, RESP: resp };
-      return connected(
-        version === 6 ? createSentinel6(options as never) : createSentinel5(options as never),
-      );
+      return connected((await nodeRedis(version)).createSentinel(options as never));
     },
     async quit(client) {
       await (client as unknown as { close(): Promise<void> }).close().catch(() => undefined);
@@ -192,10 +197,7 @@ export const DEFAULT_CLIENT_KIND = 'ioredis 5 (RESP2)';
  * `ioredis6`, `node-redis` and `node-redis5` Jest projects), else the default, ioredis 5.
  */
 /** A node-redis client, cluster or sentinel connected, its errors left to the test's assertions. */
-async function connected(client: {
-  on(event: 'error', listener: () => void): unknown;
-  connect(): Promise<unknown>;
-}): Promise<RedisClient> {
+async function connected(client: Connectable): Promise<RedisClient> {
   client.on('error', () => undefined);
   await client.connect();
   return client as unknown as RedisClient;

@@ -114,7 +114,8 @@ describe.each(kinds)('on a single Redis with no replica, $name', (kind) => {
             ),
           ),
         );
-        await new Promise((resolve) => setTimeout(resolve, 2000));
+        // The players play on between bursts, a token's lifetime: each runs out and is refreshed.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
       }
     } finally {
       playing = false;

@@ -248,12 +248,13 @@ describe.each(RUNS)('%s, REDIS_CLIENT=%s', (_, redisClient, topology) => {
       // ioredis's Sentinel connector, closed while it waits to ask the sentinels again, asks once
       // more before it sees it is closed (one connection per client: the example's and the stores'
       // duplicates), within its retry delay (1 s at most). Past that, and on every other client at
-      // once: every client reconnects at most 1 s apart, so one left trying would show within 2.5 s.
+      // once: every client reconnects at most 1 s apart (the dropper ends each connection at once),
+      // so one left trying would show within 1.5 s.
       if (redisClient === 'ioredis' && topology === 'sentinel') {
         await new Promise((resolve) => setTimeout(resolve, 1500));
       }
       const afterClose = dropper.connections();
-      await new Promise((resolve) => setTimeout(resolve, 2500));
+      await new Promise((resolve) => setTimeout(resolve, 1500));
       expect(dropper.connections() - afterClose).toBe(0);
     } finally {
       dropper.close();
@@ -263,10 +264,8 @@ describe.each(RUNS)('%s, REDIS_CLIENT=%s', (_, redisClient, topology) => {
 });
 
 describe('refusals at start', () => {
-  let example: SpawnedExample | undefined;
-  afterEach(() => stop(example));
-
-  test.each([
+  // Each is a process of its own that exits by itself: they run side by side.
+  test.concurrent.each([
     [
       'REDIS_URL and REDIS_CLUSTER_NODES both set',
       { REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: '127.0.0.1:7000' },
@@ -285,12 +284,16 @@ describe('refusals at start', () => {
   ])(
     '%s: exits 1 with one line naming the variable',
     async (_, env, message) => {
-      example = spawnExample({ PORT: '0', ...env });
-      expect(await example.exited).toEqual([1, null]);
-      const output = example.output();
-      expect(output).toMatch(/^\[example-app\] could not start: /m);
-      expect(output).toMatch(message);
-      expect(output).not.toContain('Example game backend:');
+      const example = spawnExample({ PORT: '0', ...env });
+      try {
+        expect(await example.exited).toEqual([1, null]);
+        const output = example.output();
+        expect(output).toMatch(/^\[example-app\] could not start: /m);
+        expect(output).toMatch(message);
+        expect(output).not.toContain('Example game backend:');
+      } finally {
+        await stop(example);
+      }
     },
     30_000,
   );

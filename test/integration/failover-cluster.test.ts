@@ -1,6 +1,7 @@
 // A Redis Cluster master failover loses no refreshed record (docs/durability.md): three masters,
-// each with a replica whose replication stream runs a second behind (test/helpers/failover-bed.ts),
-// shard 0's master killed (SIGKILL) while its replica lacks the rotated record, on both clients.
+// each with a replica whose replication stream runs a second behind from the refresh's write on
+// (test/helpers/failover-bed.ts), shard 0's master killed (SIGKILL) while its replica lacks the
+// rotated record, on both clients.
 import { randomBytes } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { createCluster } from 'redis';
@@ -47,7 +48,7 @@ function sessionKeyOn(master: ClusterBedNode): string {
 
 describe.each<Kind>(['ioredis', 'node-redis'])('a Cluster master failover on %s', (kind) => {
   test('a refreshed record whose master died before its replica had it is written back on the promoted replica', async () => {
-    const bed = await startClusterBed({ replicationDelayMs: LAG_MS });
+    const bed = await startClusterBed();
     const one = await clusterClient(kind, bed);
     const two = await clusterClient(kind, bed);
     const writer = new RedisTokenStore({ redis: one.client, prefix: 'fo:' });
@@ -61,6 +62,7 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Cluster master failover on %s'
       );
       await bed.caughtUp();
       // The refresh's write reaches the master; the master dies while its replica is a second behind.
+      bed.setReplicationDelay(LAG_MS);
       const second = { ...first, refreshToken: 'rotated-refresh-token', version: 2 };
       const writing = records.put(sessionKey, second, { expectedVersion: 1, ttlMs: 3600_000 });
       writing.catch(() => undefined);

@@ -1,7 +1,7 @@
 // A Redis Sentinel failover loses no login and undoes no logout (docs/durability.md): a real
-// primary, a replica whose replication stream runs a second behind, three sentinels, and two
-// "processes" (test/helpers/failover-backends.ts), the primary killed (SIGKILL) at the worst
-// moments, on both clients. The platform (the simulator) rotates refresh tokens and counts a retired
+// primary, a replica whose replication stream a test makes run a second behind, three sentinels,
+// and two "processes" (test/helpers/failover-backends.ts), the primary killed (SIGKILL) at the
+// worst moments, on both clients. The platform (the simulator) rotates refresh tokens and counts a retired
 // one presented. The waits for a replica with no failover: failover-replica-waits.test.ts.
 import request from 'supertest';
 import { Redis } from 'ioredis';
@@ -10,6 +10,7 @@ import type { SentinelBed } from '../helpers/failover-bed';
 import {
   enter,
   keepAsking,
+  LAG_MS,
   onServer,
   rewriteDue,
   storedOn,
@@ -39,7 +40,8 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
     await bed.caughtUp();
 
     // The platform rotates the refresh token; the primary dies before the new record reaches the
-    // replica (it is a second behind).
+    // replica (it is a second behind from here).
+    bed.setReplicationDelay(LAG_MS);
     const refreshing = tokenOf(a, player.cookie).then((res) => res);
     await waitUntil(() => sim.calls.refresh_token === 1, 'the platform to rotate');
     await waitUntil(
@@ -76,6 +78,7 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
   });
 
   test('an entry whose writes did not reach the replica is not answered 303: the player enters again', async () => {
+    bed.setReplicationDelay(LAG_MS);
     const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI, openId: 'player-ada' });
     const entering = request(a.app)
       .get(`/platform/callback?code=${code}`)
@@ -96,6 +99,7 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
   test('a logout killed before the replica has the deletion stays a logout', async () => {
     const player = await enter(a, sim);
     expect(player.status).toBe(303);
+    bed.setReplicationDelay(LAG_MS);
     const out = request(a.app)
       .post('/logout')
       .set('Cookie', player.cookie)

@@ -1,12 +1,14 @@
 // Writes wait for a replica to acknowledge them (docs/durability.md), and what a player gets while
-// they wait or when none does in time: a real primary, a replica whose replication stream runs a
-// second behind (or 5 s), three sentinels, and two "processes" (test/helpers/failover-backends.ts),
-// on both clients. The failovers themselves: failover-kills.test.ts.
+// they wait or when none does in time: a real primary, a replica whose replication stream a test
+// makes run a second behind (or 5 s), three sentinels, and two "processes"
+// (test/helpers/failover-backends.ts), on both clients. The failovers themselves:
+// failover-kills.test.ts.
 import request from 'supertest';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
 import type { SentinelBed } from '../helpers/failover-bed';
 import {
   enter,
+  LAG_MS,
   rewriteDue,
   tokenOf,
   useSentinelBackends,
@@ -29,6 +31,7 @@ describe.each<Kind>(['ioredis', 'node-redis'])(
       const fresh = await enter(a, sim);
       expect([due.status, fresh.status]).toEqual([303, 303]);
       await rewriteDue(a, due.sessionKey);
+      bed.setReplicationDelay(LAG_MS);
       const order: string[] = [];
       const refreshing = tokenOf(a, due.cookie).then((res) => order.push(`refresh ${res.status}`));
       await waitUntil(() => sim.calls.refresh_token === 1, 'the platform to rotate');
@@ -52,6 +55,7 @@ describe.each<Kind>(['ioredis', 'node-redis'])(
         "the test's own write to be acknowledged",
       );
       const waitsBefore = a.waits.length;
+      bed.setReplicationDelay(LAG_MS);
       const served = await tokenOf(a, player.cookie);
       expect(served.status).toBe(200);
       expect(sim.calls.refresh_token).toBe(1);

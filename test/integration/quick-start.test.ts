@@ -278,7 +278,52 @@ test('the install section offers only what works: no registry name alone, no `in
   expect(readme).toContain('npm pkg set type=module');
 });
 
-describe.each(variants)('a new game on $name', ({ installLines, code }) => {
+/** `npm pack` once for both variants, into a folder of its own. */
+let packed: { dir: string; tarball: Promise<string> } | undefined;
+
+/**
+ * A scratch game folder as the README makes it: `npm init`, `type=module`, the variant's install
+ * lines with the tarball's path, its tsconfig.json and server.ts.
+ */
+async function newGameFolder({ installLines, code }: Variant): Promise<string> {
+  if (!packed) {
+    const dir = mkdtempSync(join(tmpdir(), 'epl-pack-'));
+    packed = { dir, tarball: packThisCheckout(dir) };
+  }
+  const tarball = await packed.tarball;
+  const folder = mkdtempSync(join(tmpdir(), 'epl-new-game-'));
+  const inFolder = { cwd: folder, env: cleanEnv() };
+  await run('npm', ['init', '-y'], inFolder);
+  await run('npm', ['pkg', 'set', 'type=module'], inFolder);
+  for (const line of installLines) await run('npm', installArgs(line, tarball), inFolder);
+  writeFileSync(join(folder, 'tsconfig.json'), readmeBlock('quick-start-tsconfig', 'json'));
+  writeFileSync(join(folder, 'server.ts'), code);
+  return folder;
+}
+
+/**
+ * Every variant's folder, all made from the first variant's start, so the second installs while
+ * the first's tests run. Each is awaited by its own variant's tests.
+ */
+let folders: Array<Promise<string>> | undefined;
+const folderOf = (variant: Variant): Promise<string> => {
+  folders ??= variants.map((each) => {
+    const made = newGameFolder(each);
+    made.catch(() => undefined); // awaited (and reported) by that variant's beforeAll
+    return made;
+  });
+  return folders[variants.indexOf(variant)]!;
+};
+
+afterAll(async () => {
+  // Every folder made, whether its tests ran or not (`-t` may select only the other variant's).
+  for (const made of await Promise.allSettled(folders ?? []))
+    if (made.status === 'fulfilled') rmSync(made.value, { recursive: true, force: true });
+  if (packed) rmSync(packed.dir, { recursive: true, force: true });
+}, 300_000);
+
+describe.each(variants)('a new game on $name', (variant) => {
+  const { code } = variant;
   let folder: string;
   let sim: PlatformSimulator;
   let platform: RecordingPlatform;
@@ -305,14 +350,7 @@ describe.each(variants)('a new game on $name', ({ installLines, code }) => {
   };
 
   beforeAll(async () => {
-    folder = mkdtempSync(join(tmpdir(), 'epl-new-game-'));
-    const tarball = await packThisCheckout(folder);
-    const inFolder = { cwd: folder, env: cleanEnv() };
-    await run('npm', ['init', '-y'], inFolder);
-    await run('npm', ['pkg', 'set', 'type=module'], inFolder);
-    for (const line of installLines) await run('npm', installArgs(line, tarball), inFolder);
-    writeFileSync(join(folder, 'tsconfig.json'), readmeBlock('quick-start-tsconfig', 'json'));
-    writeFileSync(join(folder, 'server.ts'), code);
+    folder = await folderOf(variant);
     sim = await startSimulator();
     platform = await recordingPlatform(sim);
     redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
@@ -324,7 +362,6 @@ describe.each(variants)('a new game on $name', ({ installLines, code }) => {
     redis?.disconnect();
     await platform?.close();
     await sim?.close();
-    if (folder) rmSync(folder, { recursive: true, force: true });
   });
 
   test("server.ts type-checks with the README's tsconfig.json (`npx tsc`)", async () => {

@@ -225,13 +225,15 @@ describe.each(clientKinds)('$name', (kind) => {
     },
   );
 
-  test('a stalled server (DEBUG SLEEP 3, heartbeats time out): off, then on again', async () => {
+  // Half a second past a heartbeat's timeout: the lease (250 ms) runs out long before Redis wakes.
+  const stallSeconds = (TRACKING_TIMING.probeTimeoutMs + 500) / 1000;
+  test(`a stalled server (DEBUG SLEEP ${stallSeconds}, heartbeats time out): off, then on again`, async () => {
     const prefix = uniquePrefix();
     const { tracking, live } = await track(seam, prefix);
     const offs = (): number => live.filter((entry) => !entry.live).length;
     const offsBefore = offs();
     // No heartbeat is answered while Redis sleeps: the lease runs out before it wakes.
-    await admin.call('DEBUG', 'SLEEP', '3');
+    await admin.call('DEBUG', 'SLEEP', String(stallSeconds));
     expect(offs()).toBeGreaterThan(offsBefore);
     expect(await eventually(() => tracking.live, 8000)).toBe(true); // after the stall
   });
