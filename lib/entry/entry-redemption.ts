@@ -3,12 +3,11 @@
 // in the store. A code is never sent twice.
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
-import type { SessionData } from 'express-session';
 import { codeAlreadyUsed, entryRefused, LoginRequiredError, storeUnavailable } from '../errors';
 import { answerForTokenFailure } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashCode, hashSessionId } from '../core/hash';
-import type { LoginWrite, StoreEngine } from '../core/store-engine';
+import type { LoginSessionWrite, StoreEngine } from '../core/store-engine';
 import {
   SESSION_JOINS,
   type SessionJoin,
@@ -26,9 +25,6 @@ import { joinPlayer } from '../core/player-join';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import type { CodeClaim } from './entry-claim';
 import type { EntrySettings } from './entry-options';
-
-/** What the session holds of its login (lib/http/express-augment.ts). */
-type PlatformLoginMarker = NonNullable<SessionData['platformLogin']>;
 
 /**
  * The app's `afterLogin` hook, bound to the package's parts: resolves `false` to refuse the entry.
@@ -61,10 +57,6 @@ const sessionCall = (req: Request, call: 'regenerate' | 'save'): Promise<void> =
   new Promise((resolve, reject) =>
     req.session[call]((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
   );
-const save = (req: Request): Promise<void> => sessionCall(req, 'save');
-
-/** A login's write, with the session's marker of it. */
-type LoginToWrite = Omit<LoginWrite, 'session' | 'giveBack'> & { marker: PlatformLoginMarker };
 
 /**
  * Builds the redemption of one callback: redeems `code` for the browser of `req`, claimed by
@@ -109,60 +101,60 @@ export function createCodeRedemption(
   };
 
   /**
-   * The record, then the session, each its own store's write; the entry's count given back with the
-   * record where the store can (TokenStore `logins`).
+   * Writes the new login of the regenerated session: the record (with the entry's count given back
+   * where the store can: TokenStore `logins`), then the session. With a `join` the session store
+   * hands its write of the session to the record's: one store call; without, each its own store's.
    */
-  const writeApart = async (
+  const writeLogin = async (
     req: Request,
+    join: SessionJoin | undefined,
     claim: CodeClaim,
-    login: LoginToWrite,
-  ): Promise<boolean> => {
-    const { marker, ...write } = login;
-    const { sessionKey, record, ttlMs, loginGeneration } = write;
+    entry: { tokens: ReceivedTokens; codeHash: string; loginGeneration: string },
+  ) => {
+    const sessionKey = hashSessionId(req.sessionID);
+    const record = newTokenRecord(entry.tokens, refreshTokenLifetimeMs, deps.registration);
+    const ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionTtlMs));
+    const { loginGeneration } = entry;
     const logins = store.logins;
     const giveBack = logins && claim.reservation();
-    const written =
-      logins === undefined
-        ? await store.records.put(sessionKey, record, {
-            expectedVersion: null,
-            ttlMs,
-            loginGeneration,
-          })
-        : await logins.put({ ...write, giveBack, session: undefined });
-    if (!written) return false;
-    if (giveBack !== undefined) claim.gaveBack();
-    req.session.platformLogin = marker;
-    await save(req);
-    return true;
-  };
-
-  /**
-   * The record, the session, the replaced session's delete and the entry's count given back, in
-   * one store call: the session store hands its write of the session to the token store's.
-   */
-  const writeJoined = async (
-    req: Request,
-    join: SessionJoin,
-    claim: CodeClaim,
-    login: LoginToWrite,
-  ): Promise<boolean> => {
-    const { marker, ...write } = login;
-    const giveBack = claim.reservation();
     let written: boolean | undefined;
-    join.writeWith(req.sessionID, async (session) => {
-      written = await store.logins!.put({ ...write, giveBack, session });
+    const put = async (session?: LoginSessionWrite): Promise<boolean> => {
+      written =
+        logins === undefined
+          ? await store.records.put(sessionKey, record, {
+              expectedVersion: null,
+              ttlMs,
+              loginGeneration,
+            })
+          : await logins.put({ sessionKey, record, ttlMs, loginGeneration, giveBack, session });
+      if (written && giveBack !== undefined) claim.gaveBack();
       return written;
-    });
-    req.session.platformLogin = marker;
-    try {
-      await save(req);
-    } catch (error) {
-      // The record's write failed (Redis, not the session store as such): its own error.
-      throw join.error ?? error;
+    };
+    if (join !== undefined) join.writeWith(req.sessionID, put);
+    else await put();
+    if (written !== false) {
+      req.session.platformLogin = {
+        openId: record.openId,
+        ...(record.registration === undefined ? {} : { registration: record.registration }),
+        entry: entry.codeHash,
+        recordExpiresAt: Date.now() + ttlMs,
+      };
+      try {
+        await sessionCall(req, 'save');
+      } catch (error) {
+        // A joined record's write failed (Redis, not the session store as such): its own error.
+        throw join?.error ?? error;
+      }
     }
     if (written === undefined) throw sessionStoreFailed(new Error('The session was not saved.'));
-    if (written && giveBack !== undefined) claim.gaveBack();
-    return written;
+    // false: logoutPlayer() ran for this player while the entry was under way; it wins.
+    if (!written) {
+      delete req.session.platformLogin;
+      throw new LoginRequiredError(
+        'The player was logged out everywhere while this entry was under way; they must enter again.',
+      );
+    }
+    return { sessionKey, record, ttlMs };
   };
 
   /** The joined writes of the request's session store, when it shares the token store's client. */
@@ -184,37 +176,16 @@ export function createCodeRedemption(
 
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
     if (previous !== undefined) await store.records.delete(hashSessionId(req.sessionID));
-    const joins = joinsOf(req);
-    const join = joins?.join(req.sessionID, res);
-    let sessionKey: string;
-    let record: TokenRecord;
-    let ttlMs: number;
+    const join = joinsOf(req)?.join(req.sessionID, res);
+    let login: Awaited<ReturnType<typeof writeLogin>>;
     try {
-      await sessionCall(req, 'regenerate'); // a new session id: an id planted before the login is worthless (fixation)
-      sessionKey = hashSessionId(req.sessionID);
-      record = newTokenRecord(tokens, refreshTokenLifetimeMs, deps.registration);
-      ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionTtlMs));
-      const marker = {
-        openId: record.openId,
-        ...(record.registration === undefined ? {} : { registration: record.registration }),
-        entry: codeHash,
-        recordExpiresAt: Date.now() + ttlMs,
-      };
-      const login = { sessionKey, record, ttlMs, loginGeneration, marker };
-      const written =
-        join === undefined
-          ? await writeApart(req, claim, login)
-          : await writeJoined(req, join, claim, login);
-      // false: logoutPlayer() ran for this player while the entry was under way; it wins.
-      if (!written) {
-        delete req.session.platformLogin;
-        throw new LoginRequiredError(
-          'The player was logged out everywhere while this entry was under way; they must enter again.',
-        );
-      }
+      // A new session id: an id planted before the login is worthless (fixation).
+      await sessionCall(req, 'regenerate');
+      login = await writeLogin(req, join, claim, { tokens, codeHash, loginGeneration });
     } finally {
       await join?.end();
     }
+    const { sessionKey, record, ttlMs } = login;
     await joinPlayer(store.records, events, {
       sessionKey,
       record,
@@ -258,7 +229,7 @@ export function createCodeRedemption(
     }
     await store.records.delete(sessionKey);
     delete req.session.platformLogin;
-    await save(req);
+    await sessionCall(req, 'save');
     throw failure;
   }
 }
