@@ -12,28 +12,7 @@ import { ignore } from '../util/ignore';
 import type { EntrySettings } from './entry-options';
 
 /** The limit of one callback. */
-export interface EntryFailureLimit {
-  readonly limit: number;
-  readonly windowMs: number;
-  readonly budgetPerSecond: number;
-  /**
-   * The request's counter key. Throws RequestRefusedError `ERR_PLATFORM_TOO_MANY_ENTRIES` when this process already knows the
-   * address is over its limit, with no store call.
-   */
-  keyOf(req: Request): string;
-  /** The answer to an entry of `key` the store found over the limit; this process remembers it. */
-  refuse(key: string, resetInMs: number): RequestRefusedError;
-  /** Reads the store's count for `key` and judges it. */
-  check(key: string): Promise<void>;
-  /**
-   * Counts one failed entry of the address `key`: on its count when the entry took none before
-   * (`reserved` false), and when `failed` on its count of failures alone (which stops the address
-   * probing a held platform and spends the budget). Never throws: the entry's answer stands.
-   */
-  countFailure(key: string, reserved: boolean, failed: boolean): Promise<void>;
-  /** Gives back the count an entry of `key` took before its exchange (never throws). */
-  giveBack(key: string): Promise<void>;
-}
+export type EntryFailureLimit = NonNullable<ReturnType<typeof createEntryFailureLimit>>;
 
 /** The counter of an address's failed entries alone, beside its count (see core/entry-begin.ts). */
 export const failedKeyOf = (key: string): string => `${key}:failed`;
@@ -50,12 +29,16 @@ export function createEntryFailureLimit(
   settings: EntrySettings['failureLimit'],
   counters: OneTimeCounters,
   warn: (message: string) => void,
-): EntryFailureLimit | undefined {
+) {
   const { limit, windowMs } = settings;
   if (limit === 0) return undefined;
   const addresses = createClientAddressKeys(settings.clientSecret, settings.ipv6Subnet);
   const blockedUntil = new Map<string, number>();
-  /** The counter key of a request: `req.ip`, so Express's `trust proxy` decides whose address it is. */
+  /**
+   * The request's counter key: `req.ip`, so Express's `trust proxy` decides whose address it is.
+   * Throws RequestRefusedError `ERR_PLATFORM_TOO_MANY_ENTRIES` when this process already knows the
+   * address is over its limit, with no store call.
+   */
   const keyOf = (req: Request): string => {
     const { key, parsed } = addresses.keyOf(req.ip ?? req.socket.remoteAddress ?? 'unknown');
     if (!parsed) warnOnce(warn, UNPARSABLE_MESSAGE);
@@ -83,14 +66,21 @@ export function createEntryFailureLimit(
     budgetPerSecond: settings.budgetPerSecond,
     keyOf,
     refuse: block,
-    async check(key) {
+    /** Reads the store's count for `key` and judges it. */
+    async check(key: string): Promise<void> {
       const { count, resetInMs } = await counters.countInWindow(key, 0, windowMs);
       if (count >= limit) throw block(key, resetInMs);
     },
-    async giveBack(key) {
+    /** Gives back the count an entry of `key` took before its exchange (never throws). */
+    async giveBack(key: string): Promise<void> {
       await counters.countInWindow(key, -1, windowMs).catch(ignore);
     },
-    async countFailure(key, reserved, failed) {
+    /**
+     * Counts one failed entry of the address `key`: on its count when the entry took none before
+     * (`reserved` false), and when `failed` on its count of failures alone (which stops the address
+     * probing a held platform and spends the budget). Never throws: the entry's answer stands.
+     */
+    async countFailure(key: string, reserved: boolean, failed: boolean): Promise<void> {
       try {
         const marked = failed && counters.countInWindow(failedKeyOf(key), 1, windowMs);
         const { count, resetInMs } = await counters.countInWindow(key, reserved ? 0 : 1, windowMs);

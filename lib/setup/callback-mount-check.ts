@@ -7,18 +7,8 @@
 // through checkSetup()). Each finding is said once.
 import type { Request } from 'express';
 
-/** Says a finding once; the message names both paths. */
-export type MountWarn = (fields: Record<string, unknown>, message: string) => void;
-
 /** What the callback router and the middleware call on their requests. */
-export interface CallbackMountCheck {
-  /** At the callback router, before its entry: is it mounted at redirectUri's path? */
-  atCallback(req: Request): void;
-  /** At login.middleware(): did a request for redirectUri's path pass by no callback? */
-  atRequest(req: Request): void;
-  /** At start-up: the app mounted the callback router at `path`. */
-  mountedAt(path: string): void;
-}
+export type CallbackMountCheck = ReturnType<typeof createCallbackMountCheck>;
 
 /** A path without its trailing slash (Express matches `/a` and `/a/` alike), `/` for the root. */
 const normal = (path: string): string => path.replace(/\/+$/, '') || '/';
@@ -31,8 +21,8 @@ const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/
  */
 export function createCallbackMountCheck(
   redirectUris: readonly string[],
-  warn: MountWarn,
-): CallbackMountCheck {
+  warn: (fields: Record<string, unknown>, message: string) => void,
+) {
   const paths = redirectUris.map((uri) => normal(new URL(uri).pathname));
   const expected = paths[0]!;
   // A URL at that path, as Express matches it (any case, trailing slashes, a query): one test per
@@ -55,17 +45,20 @@ export function createCallbackMountCheck(
         `which answers 404. Mount it there — app.use('${expected}', login.callback) — or change redirectUri (and the platform's registration).`,
     );
   return {
-    atCallback(req) {
+    /** At the callback router, before its entry: is it mounted at redirectUri's path? */
+    atCallback(req: Request): void {
       if (reached) return;
       reached = true;
       const mounted = normal(req.baseUrl ?? '');
       if (!paths.includes(mounted)) mountedAway(mounted);
     },
-    mountedAt(path) {
+    /** At start-up: the app mounted the callback router at `path`. */
+    mountedAt(path: string): void {
       const mounted = normal(path);
       if (!paths.includes(mounted)) mountedAway(mounted);
     },
-    atRequest(req) {
+    /** At login.middleware(): did a request for redirectUri's path pass by no callback? */
+    atRequest(req: Request): void {
       if (reached || warned) return;
       if (atRedirectPath.test(req.originalUrl ?? req.url ?? '')) {
         say(
