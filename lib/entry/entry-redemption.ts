@@ -21,6 +21,7 @@ import {
 } from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
 import { landAt } from './cookie-check';
+import { sessionCall } from '../http/require-session';
 import { joinPlayer } from '../core/player-join';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import type { CodeClaim } from './entry-claim';
@@ -50,13 +51,7 @@ export interface RedemptionDeps {
   afterLogin?: AfterLogin | undefined;
 }
 
-const sessionStoreFailed = (cause: unknown) =>
-  storeUnavailable({ store: 'session store', what: 'starting the new session' }, cause);
-/** express-session's `regenerate()` or `save()`, as a promise. */
-const sessionCall = (req: Request, call: 'regenerate' | 'save'): Promise<void> =>
-  new Promise((resolve, reject) =>
-    req.session[call]((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
-  );
+const STARTING = 'starting the new session';
 
 /**
  * Builds the redemption of one callback: redeems `code` for the browser of `req`, claimed by
@@ -140,13 +135,14 @@ export function createCodeRedemption(
         recordExpiresAt: Date.now() + ttlMs,
       };
       try {
-        await sessionCall(req, 'save');
+        await sessionCall(req, 'save', STARTING);
       } catch (error) {
         // A joined record's write failed (Redis, not the session store as such): its own error.
         throw join?.error ?? error;
       }
     }
-    if (written === undefined) throw sessionStoreFailed(new Error('The session was not saved.'));
+    // The session store wrote the session without handing its write over: no record was written.
+    if (written === undefined) throw storeUnavailable({ store: 'session store', what: STARTING });
     // false: logoutPlayer() ran for this player while the entry was under way; it wins.
     if (!written) {
       delete req.session.platformLogin;
@@ -180,7 +176,7 @@ export function createCodeRedemption(
     let login: Awaited<ReturnType<typeof writeLogin>>;
     try {
       // A new session id: an id planted before the login is worthless (fixation).
-      await sessionCall(req, 'regenerate');
+      await sessionCall(req, 'regenerate', STARTING);
       login = await writeLogin(req, join, claim, { tokens, codeHash, loginGeneration });
     } finally {
       await join?.end();
@@ -229,7 +225,7 @@ export function createCodeRedemption(
     }
     await store.records.delete(sessionKey);
     delete req.session.platformLogin;
-    await sessionCall(req, 'save');
+    await sessionCall(req, 'save', STARTING);
     throw failure;
   }
 }
