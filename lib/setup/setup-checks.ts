@@ -171,13 +171,6 @@ function cookieProblems(session: SessionOptions, production: boolean): SetupProb
   return message === undefined ? [] : finding('insecure-session-cookie', 'warning', message);
 }
 
-const looksLikeIoredis = (client: unknown): boolean =>
-  typeof client === 'object' &&
-  client !== null &&
-  typeof (client as Redis).getBuffer === 'function' &&
-  typeof (client as Redis).evalsha === 'function' &&
-  typeof (client as Redis).status === 'string';
-
 /**
  * True for a connect-redis store holding an ioredis client as it is. connect-redis 8 wraps the
  * client it is given; 9 and later keep it (`this.client = opts.client`) and call it with the
@@ -185,15 +178,17 @@ const looksLikeIoredis = (client: unknown): boolean =>
  */
 export function isConnectRedisWithIoredis(store: Store | undefined): boolean {
   if (store === undefined) return false;
-  const candidate = store as unknown as {
+  const { prefix, serializer, client } = store as {
     prefix?: unknown;
     serializer?: unknown;
     client?: unknown;
   };
   return (
-    typeof candidate.prefix === 'string' &&
-    candidate.serializer !== undefined &&
-    looksLikeIoredis(candidate.client)
+    typeof prefix === 'string' &&
+    serializer !== undefined &&
+    typeof client === 'object' &&
+    client !== null &&
+    isIoRedis(client)
   );
 }
 
