@@ -38,10 +38,8 @@ function trustsPeer(req: Request): boolean {
  * and, in production, a session cookie without Secure or SameSite (an app that never called
  * checkSetup, or whose cookie is `'auto'` or computed per request). Each session store is judged once.
  */
-export function createFirstEntryChecks(
-  warn: (message: string) => void,
-  production: boolean = process.env.NODE_ENV === 'production',
-): (req: Request) => void {
+export function createFirstEntryChecks(warn: (message: string) => void): (req: Request) => void {
+  const production = process.env.NODE_ENV === 'production';
   const judged = new WeakMap<Store, boolean>();
   return (req) => {
     const store = (req as Request & { sessionStore?: Store }).sessionStore;
