@@ -153,12 +153,6 @@ export function createCodeRedemption(
     return { sessionKey, record, ttlMs };
   };
 
-  /** The joined writes of the request's session store, when it shares the token store's client. */
-  const joinsOf = (req: Request): SessionJoins | undefined => {
-    const joins = (req.sessionStore as { [SESSION_JOINS]?: SessionJoins })[SESSION_JOINS];
-    return joins && store.logins?.sharesClient(joins.client) ? joins : undefined;
-  };
-
   return async (req, res, code, claim) => {
     const codeHash = hashCode(code);
     const previous = req.session.platformLogin;
@@ -172,7 +166,12 @@ export function createCodeRedemption(
 
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
     if (previous !== undefined) await store.records.delete(hashSessionId(req.sessionID));
-    const join = joinsOf(req)?.join(req.sessionID, res);
+    // The session store's joined writes, when it shares the token store's client.
+    const joins = (req.sessionStore as { [SESSION_JOINS]?: SessionJoins })[SESSION_JOINS];
+    const join =
+      joins && store.logins?.sharesClient(joins.client)
+        ? joins.join(req.sessionID, res)
+        : undefined;
     let login: Awaited<ReturnType<typeof writeLogin>>;
     try {
       // A new session id: an id planted before the login is worthless (fixation).
@@ -194,8 +193,18 @@ export function createCodeRedemption(
     // The record and the session on a replica before the player is answered: a failover now
     // must not take the new login with the primary (docs/durability.md).
     await store.durability?.confirm(sessionKey, { store: req.sessionStore, sid: req.sessionID });
-    if (deps.afterLogin !== undefined)
-      await askApp(deps.afterLogin, req, res, sessionKey, record, ttlMs);
+    // The app's hook refusing the login (`false`) or throwing keeps no login: the record is deleted
+    // and the session forgets it before the error is answered.
+    const refusal = await deps.afterLogin?.(req, res, sessionKey, record, ttlMs).then(
+      (admitted) => (admitted ? undefined : [entryRefused()]),
+      (error: unknown) => [error],
+    );
+    if (refusal !== undefined) {
+      await store.records.delete(sessionKey);
+      delete req.session.platformLogin;
+      await sessionCall(req, 'save', STARTING);
+      throw refusal[0];
+    }
 
     const { openId } = record;
     if (previous !== undefined && previous.openId !== openId) {
@@ -209,23 +218,4 @@ export function createCodeRedemption(
     // The hook may have answered itself (a first-entry page): then it is the answer.
     if (!res.headersSent) landAt(res, successRedirect);
   };
-
-  /**
-   * Runs the app's hook on the new login; a refusal (`false`) or a throw keeps no login: the
-   * record is deleted and the session forgets it before the error is answered.
-   */
-  async function askApp(afterLogin: AfterLogin, ...entry: Parameters<AfterLogin>): Promise<void> {
-    const [req, , sessionKey] = entry;
-    let failure: unknown;
-    try {
-      if (await afterLogin(...entry)) return;
-      failure = entryRefused();
-    } catch (error) {
-      failure = error;
-    }
-    await store.records.delete(sessionKey);
-    delete req.session.platformLogin;
-    await sessionCall(req, 'save', STARTING);
-    throw failure;
-  }
 }
