@@ -1,8 +1,6 @@
-// Detects a browser that refuses the session cookie (third-party cookies blocked, or a cookie
-// without SameSite=None inside the platform's iframe). In embedded mode a successful entry lands
-// first on `<callback>?cookie_check=1`; if that request comes back without the new session, the
-// player sees a diagnostic page instead of the game's "enter from the platform" page — so no loop
-// through the platform that would burn a code on every round.
+// Detects a browser that refuses the session cookie: in embedded mode an entry lands first on
+// `<callback>?cookie_check=1`, and one that comes back without its session gets a diagnostic page
+// instead of looping through the platform, a code burnt each round (docs/embedded.md).
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import { cookiesRefused } from '../errors';

@@ -1,8 +1,5 @@
-// Claims an entry's code once the client address's count, the platform's hold and the budget of
-// suspect exchanges let it through: the checks before an exchange are one store call (beginEntry),
-// one round trip on a store that makes them one step (RedisTokenStore off a Cluster). The claim then
-// follows the entry to its end, to give back the address's count when the entry did not fail on its
-// code, and to end the hold when it probed the platform and got an answer.
+// Claims an entry's code once the address's count, the platform's hold and the budget let it through
+// (one store call, beginEntry), then follows the entry to its end to give back what it took.
 import { beginEntry } from '../core/entry-begin';
 import type { CountGiveBack, StoreEngine } from '../core/store-engine';
 import { tooManyEntries } from '../errors';

@@ -1,9 +1,5 @@
-// The platform's Retry-After at the code exchange, held across processes: once the token endpoint
-// asks the game to wait, entries from addresses with failed or unfinished entries get 503
-// `platform_busy` with the seconds left before their code is claimed (so the player's code stays
-// good), while entries from addresses with none keep probing the platform at a trickle (one per
-// second across processes, core/entry-begin.ts); a probe the platform answers ends the hold. So a
-// made-up code's throttled answer cannot hold every real player for the whole Retry-After.
+// The platform's Retry-After at the code exchange, held across processes: addresses with failed or
+// unfinished entries wait, others probe the platform once a second (docs/entry-trust.md).
 import type { EventEmitter } from 'node:events';
 import type { RefreshLocks } from '../core/store-engine';
 import { platformBusy, type RequestRefusedError } from '../errors';

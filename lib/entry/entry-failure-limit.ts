@@ -1,8 +1,5 @@
-// Bounds the failed entries (malformed, used or refused codes) of one client address, counted in
-// the shared store so every process sees them; past the limit an entry is refused before its code
-// is claimed or sent. An entry takes its count before its exchange (a burst cannot pass the limit)
-// and gives it back when it succeeds, so players behind one NAT are not held back by each other's
-// logins.
+// Bounds the failed entries of one client address, counted in the shared store; an entry takes its
+// count before its exchange and gives it back on success (docs/entry-trust.md).
 import type { Request } from 'express';
 import { createClientAddressKeys } from './client-address';
 import type { OneTimeCounters } from '../core/store-engine';

@@ -1,10 +1,6 @@
-// Finds a callback router mounted where redirectUri's path does not reach it: the platform sends
-// every player to redirectUri, Express answers its plain 404, and nothing else would say why. A
-// 404 never reaches the package, so the check looks from where it can, through Express's public
-// request fields only: the first request the callback router sees (its mount path, req.baseUrl),
-// and each request the middleware sees until the callback has been reached (one at redirectUri's
-// path means no callback caught it), and at start-up from the app's router (mounted-callbacks.ts,
-// through checkSetup()). Each finding is said once.
+// Finds a callback router mounted where redirectUri's path does not reach it (Express's plain 404
+// would never say why), from the requests the package sees and at start-up (docs/operations.md).
+// Each finding is said once.
 import type { Request } from 'express';
 
 /** What the callback router and the middleware call on their requests. */
