@@ -348,13 +348,9 @@ export abstract class PlatformLoginError<
 }
 
 /**
- * The setup cannot work: fix the configuration; the message names the fix.
- * - `ERR_PLATFORM_INVALID_OPTION`: thrown at creation (platformLogin(), a store, the token client,
- *   the simulator, `login.frameAncestors()`): an option is unknown, missing or wrong, or wrong for
- *   this deployment (production); `option` names it.
- * - `ERR_PLATFORM_SETUP`: the setup around the package cannot work (`checkSetup()` at start, or
- *   found on a request, answered 500 `server_misconfigured`).
- * - `ERR_PLATFORM_SESSION_MISSING`: no express-session in front of the package (on a request).
+ * The setup cannot work: fix the configuration; the message names the fix. A wrong option at
+ * creation (`ERR_PLATFORM_INVALID_OPTION`, `option` names it), the setup around the package
+ * (`ERR_PLATFORM_SETUP`), no express-session (`ERR_PLATFORM_SESSION_MISSING`): docs/errors.md.
  */
 export class SetupError extends PlatformLoginError<CodeOf<'setup'>> {
   /**
@@ -500,18 +496,13 @@ export const crossOriginRequest = (what = 'A state-changing request') =>
 /** After an entry the browser came back without the new session: it refuses the session cookie. */
 export const cookiesRefused = () => refused('ERR_PLATFORM_COOKIES_REFUSED', []);
 
-/**
- * Too many failed entries (bad, used or refused codes) came from this client address: refused with
- * 429 before any code is claimed or sent, until the address's window ends (`entry.failureLimit`).
- */
+/** Too many failed entries came from this client address (`entry.failureLimit`). */
 export const tooManyEntries = (retryAfterSeconds: number) =>
   refused('ERR_PLATFORM_TOO_MANY_ENTRIES', [], { retryAfterSeconds });
 
 /**
- * The entry is refused with 503 before its code is claimed: this process already has
- * `entry.maxExchangesInFlight` code exchanges waiting on the platform (a flood cannot open unbounded
- * outbound requests), or the platform asked for no exchange until its `Retry-After` has passed.
- * `retryAfterSeconds`: 1 for the cap, what is left of the platform's figure for its hold.
+ * Too many code exchanges in flight on this process (`Retry-After: 1`), or the platform's hold (what
+ * is left of its `Retry-After`): the entry is refused before its code is claimed.
  */
 export const platformBusy = (options?: { platformRetryAfterSeconds?: number; cause?: unknown }) =>
   refused('ERR_PLATFORM_BUSY', [options?.platformRetryAfterSeconds], {
@@ -523,10 +514,7 @@ export const platformBusy = (options?: { platformRetryAfterSeconds?: number; cau
 export const insufficientScope = (missingScopes: readonly string[]) =>
   refused('ERR_PLATFORM_INSUFFICIENT_SCOPE', [missingScopes], { missingScopes });
 
-/**
- * The app's `afterLogin` hook refused an entry: no login was kept (token record deleted, session
- * without a login), answered 403 `entry_refused`.
- */
+/** The app's `afterLogin` hook refused an entry: no login was kept. */
 export const entryRefused = (options?: { cause?: unknown }) =>
   refused('ERR_PLATFORM_ENTRY_REFUSED', [], options);
 
