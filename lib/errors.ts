@@ -556,14 +556,9 @@ export class PlatformError extends PlatformLoginError<CodeOf<'platform'>> {
   }
 
   override toJSON(): Record<string, unknown> {
-    return OAUTH_REFUSAL_CODES.has(this.code)
-      ? {
-          ...super.toJSON(),
-          oauthError: this.oauthError,
-          oauthErrorDescription: this.oauthErrorDescription,
-          httpStatus: this.httpStatus,
-        }
-      : super.toJSON();
+    if (!OAUTH_REFUSAL_CODES.has(this.code)) return super.toJSON();
+    const { oauthError, oauthErrorDescription, httpStatus } = this;
+    return { ...super.toJSON(), oauthError, oauthErrorDescription, httpStatus };
   }
 }
 
