@@ -465,10 +465,7 @@ export function entryDenied(oauthError: unknown): RequestRefusedError {
   });
 }
 
-/**
- * The callback answers GET only (link previews and prefetches must not burn a code); logout answers
- * POST only (a GET could be started by any page: an `<img>` would log the player out).
- */
+/** The one method the route answers: GET for the callback, POST for logout (each says why). */
 export const methodNotAllowed = (allow: 'GET' | 'POST' = 'GET') =>
   refused('ERR_PLATFORM_METHOD_NOT_ALLOWED', [allow], { allow });
 
