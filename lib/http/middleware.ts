@@ -38,9 +38,6 @@ export type MiddlewareOptions = z.input<typeof middlewareOptionsSchema>;
 export const parseOptional = (options: MiddlewareOptions | undefined): boolean =>
   parseOptions(middlewareOptionsSchema, options, 'login.middleware()').optional;
 
-/** What the session remembers of its login (set by the callback). */
-type LoginMarker = NonNullable<Request['session']['platformLogin']>;
-
 export interface MiddlewareDeps {
   records: TokenRecords;
   refresher: RefreshCoordinator;
@@ -59,7 +56,8 @@ interface Visit {
   req: Request;
   res: Response;
   next: NextFunction;
-  marker: LoginMarker;
+  /** What the session remembers of its login (set by the callback). */
+  marker: NonNullable<Request['session']['platformLogin']>;
   sessionKey: string;
 }
 
