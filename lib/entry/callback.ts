@@ -80,7 +80,9 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
     const holdSeconds = platformRetryAfterSeconds(error) ?? 0;
     if (holdSeconds > 0) await hold.start(holdSeconds);
     const counted = failedOnItsCode(error);
-    await claim.settle(counted, holdSeconds === 0 && counted && platformAnswered(error));
+    // The platform itself answered the exchange (a refusal of the code), rather than this process.
+    const answered = hasCode(error, 'ERR_PLATFORM_CODE_REJECTED') || isTokenEndpointAnswer(error);
+    await claim.settle(counted, holdSeconds === 0 && counted && answered);
     // A throttled answer counts against the address's limit, but says nothing of its code: it does
     // not stop the address probing the held platform.
     if (address !== undefined && counted)
@@ -90,10 +92,6 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
       ? platformBusy({ platformRetryAfterSeconds: holdSeconds, cause: error })
       : error;
   }
-
-  /** The platform itself answered the exchange (a refusal of the code), rather than this process. */
-  const platformAnswered = (error: unknown): boolean =>
-    hasCode(error, 'ERR_PLATFORM_CODE_REJECTED') || isTokenEndpointAnswer(error);
 
   const router = Router();
   router.all('/', (req, res, next) => {
