@@ -5,7 +5,6 @@ import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import { cookiesRefused } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
-import { requireSession } from '../http/require-session';
 
 /** The one-shot query parameter of the landing hop. */
 const COOKIE_CHECK_PARAMETER = 'cookie_check';
@@ -31,7 +30,6 @@ export function createCookieCheck(
   events: EventEmitter<PlatformLoginEvents>,
 ): (req: Request, res: Response) => void {
   return (req, res) => {
-    requireSession(req);
     if (req.session.platformLogin === undefined) {
       const dest = req.headers['sec-fetch-dest'];
       events.emit('cookiesRefused', { framed: dest === 'iframe' || dest === 'frame' });
