@@ -127,7 +127,7 @@ export function entryContextSettings(
     unconfigured: options?.mode === undefined && platformOrigins === undefined,
     judge: {
       platformOrigins: new Set(platformOrigins),
-      destinations: new Set(embedded ? ['document', 'iframe', 'frame'] : ['document']),
+      destinations: embedded ? NAVIGATIONS : new Set(['document']),
       allowMissingHeaders: options?.allowMissingHeaders ?? false,
       allowDirectNavigation: options?.allowDirectNavigation ?? false,
     },
