@@ -276,11 +276,9 @@ function tokenStoreProblems(input: SetupCheckInput, production: boolean): SetupP
 }
 
 /**
- * Checks the setup around the package once at start: express-session's `secret` and `resave`,
- * a Secure cookie without `trust proxy`, a production cookie without Secure or SameSite, connect-redis 9+ given ioredis, Redis's eviction
- * policy, a token store keeping tokens in the clear and a patterned encryption key. Warnings go to
- * `warn` (each once); errors throw one SetupError (`ERR_PLATFORM_SETUP`) naming every fix.
- * Resolves every problem found. Call it after configuring the app, before listening:
+ * Checks the setup around the package once at start (each {@link SetupCheckName}): warnings go to
+ * `warn` (each once); errors throw one SetupError (`ERR_PLATFORM_SETUP`) naming every fix. Resolves
+ * every problem found. Call it after configuring the app, before listening:
  * `await checkSetup({ app, session: sessionOptions, redis })`.
  */
 export async function checkSetup(input: SetupCheckInput): Promise<SetupProblem[]> {
