@@ -73,9 +73,9 @@ class LabelTable {
 }
 
 /** How a wait for replicas ended (durability/replica-acks.ts). */
-export const REPLICA_WAIT_OUTCOMES = ['acknowledged', 'no-replica', 'timeout', 'failed'] as const;
+const REPLICA_WAIT_OUTCOMES = ['acknowledged', 'no-replica', 'timeout', 'failed'] as const;
 /** How a write kept through a failover was settled (durability/kept-writes.ts). */
-export const REASSERT_OUTCOMES = ['written', 'present', 'superseded'] as const;
+const REASSERT_OUTCOMES = ['written', 'present', 'superseded'] as const;
 const BOOLEANS = [false, true];
 
 /** Labels of each counter, shared by the seeding at zero and every recording. */
