@@ -18,21 +18,15 @@ function discard(body: { cancel(): Promise<void> } | null): void {
  * comes first, so that a fetch or a read that ignores the signal cannot outlive the deadline.
  */
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
+  let onAbort = (): void => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
   });
+  return Promise.race([promise, aborted]).finally(() =>
+    signal.removeEventListener('abort', onAbort),
+  );
 }
 
 /**
@@ -71,9 +65,7 @@ export async function sendOverFetch(
   fetchFn: typeof fetch,
   limits: TransportLimits,
 ): Promise<TransportAnswer> {
-  const controller = new AbortController();
-  const { signal } = controller;
-  const timer = setTimeout(() => controller.abort(DEADLINE), limits.timeoutMs);
+  const signal = AbortSignal.timeout(limits.timeoutMs);
   try {
     const response = await raceAbort(
       fetchFn(request.url, {
@@ -96,31 +88,18 @@ export async function sendOverFetch(
       discard(response.body);
       return { ...answer, body: new Uint8Array(0) };
     }
-    // A declared length over the cap fails before reading; an undeclared one is counted as it comes.
+    // A declared length over the cap fails before reading; the body is counted as it comes.
     const declared = response.headers.get('content-length');
-    const declaredBytes = declared === null ? undefined : Number(declared);
-    if (declaredBytes !== undefined && declaredBytes > limits.maxResponseBytes) {
+    if (declared !== null && Number(declared) > limits.maxResponseBytes) {
       discard(response.body);
       return { ...answer, body: undefined };
-    }
-    if (
-      declaredBytes !== undefined &&
-      Number.isInteger(declaredBytes) &&
-      response.headers.get('content-encoding') === null
-    ) {
-      // An unencoded body of a declared length within the cap is all fetch reads (a longer one
-      // fails as a network error): read in one go, without the chunk by chunk count that a body of
-      // unknown length, or one fetch decompresses (its length is the compressed one), needs.
-      const bytes = new Uint8Array(await raceAbort(response.arrayBuffer(), signal));
-      return { ...answer, body: bytes };
     }
     return {
       ...answer,
       body: await readCappedBody(response.body, limits.maxResponseBytes, signal),
     };
   } catch (error) {
-    throw signal.aborted && signal.reason === DEADLINE ? DEADLINE : error;
-  } finally {
-    clearTimeout(timer);
+    // Only the deadline aborts the signal.
+    throw signal.aborted ? DEADLINE : error;
   }
 }

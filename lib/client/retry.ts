@@ -61,22 +61,10 @@ export function parseRetryAfterMs(
 }
 
 /**
- * Full-jitter backoff: a uniformly random wait in [0, min(maxDelayMs, baseDelayMs * 2^attempt)),
- * so that many processes retrying after the same outage do not arrive together.
- */
-export function backoffDelayMs(
-  attempt: number,
-  baseDelayMs: number,
-  maxDelayMs: number,
-  random: () => number = Math.random,
-): number {
-  const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** attempt);
-  return Math.floor(random() * ceiling);
-}
-
-/**
  * The wait before retry number `attempt + 1` after `failure`, or `undefined` when it must not be
- * retried: retries used up, not transient, or a Retry-After beyond `maxRetryDelayMs`.
+ * retried: retries used up, not transient, or a Retry-After beyond `maxRetryDelayMs`. The backoff
+ * is full jitter, a uniformly random wait in [0, min(maxRetryDelayMs, retryBaseDelayMs * 2^attempt)),
+ * so that many processes retrying after the same outage do not arrive together.
  */
 export function retryDelayMs(
   failure: FailedAttempt,
@@ -85,8 +73,8 @@ export function retryDelayMs(
   random: () => number = Math.random,
 ): number | undefined {
   if (attempt >= policy.refreshRetries || !isTransientFailure(failure.error)) return undefined;
-  const backoff = backoffDelayMs(attempt, policy.retryBaseDelayMs, policy.maxRetryDelayMs, random);
-  if (failure.retryAfterMs === undefined) return backoff;
-  if (failure.retryAfterMs > policy.maxRetryDelayMs) return undefined;
-  return Math.max(failure.retryAfterMs, backoff);
+  const { retryAfterMs = 0 } = failure;
+  if (retryAfterMs > policy.maxRetryDelayMs) return undefined;
+  const ceiling = Math.min(policy.maxRetryDelayMs, policy.retryBaseDelayMs * 2 ** attempt);
+  return Math.max(retryAfterMs, Math.floor(random() * ceiling));
 }

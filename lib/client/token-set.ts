@@ -2,35 +2,23 @@
 // but every way a value usually reaches a log — util.inspect, JSON.stringify, String() — hides them.
 import { inspect } from 'node:util';
 
-/** Fields of a validated token response. */
-export interface TokenSetFields {
-  /** Credential for the open APIs. */
-  accessToken: string;
-  /** Long-lived credential used only to refresh `accessToken`. */
-  refreshToken: string;
-  /** Validity of the access token in seconds, as the platform returned it. */
-  expiresIn: number;
-  /** When the access token expires, in epoch milliseconds, counted from when the request was sent. */
-  expiresAt: number;
-  /** The refresh token's remaining life in seconds, when the platform stated it (`refresh_expires_in`). */
-  refreshExpiresIn?: number;
-  /** Identifier of the player within this application. */
-  openId: string;
-  /** Additional user identifier, when the platform sent one. */
-  unionId?: string;
-  /** Granted scopes: split on commas, trimmed, de-duplicated. */
-  scope: string[];
-}
-
 /** A validated token response whose tokens never show in logs. */
-export class TokenSet implements TokenSetFields {
+export class TokenSet {
+  /** Credential for the open APIs. */
   declare readonly accessToken: string;
+  /** Long-lived credential used only to refresh `accessToken`. */
   declare readonly refreshToken: string;
+  /** Validity of the access token in seconds, as the platform returned it. */
   declare readonly expiresIn: number;
+  /** When the access token expires, in epoch milliseconds, counted from when the request was sent. */
   declare readonly expiresAt: number;
+  /** The refresh token's remaining life in seconds, when the platform stated it (`refresh_expires_in`). */
   declare readonly refreshExpiresIn?: number;
+  /** Identifier of the player within this application. */
   declare readonly openId: string;
+  /** Additional user identifier, when the platform sent one. */
   declare readonly unionId?: string;
+  /** Granted scopes: split on commas, trimmed, de-duplicated. */
   declare readonly scope: string[];
 
   constructor({ accessToken, refreshToken, ...fields }: TokenSetFields) {
@@ -55,3 +43,6 @@ export class TokenSet implements TokenSetFields {
     return `TokenSet ${inspect(this.toJSON())}`;
   }
 }
+
+/** The fields of a validated token response, as plain data. */
+export type TokenSetFields = Omit<TokenSet, 'toJSON' | 'toString' | typeof inspect.custom>;

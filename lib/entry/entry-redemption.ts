@@ -7,12 +7,8 @@ import { codeAlreadyUsed, entryRefused, LoginRequiredError, storeUnavailable } f
 import { answerForTokenFailure } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashCode, hashSessionId } from '../core/hash';
-import type { LoginSessionWrite, StoreEngine } from '../core/store-engine';
-import {
-  SESSION_JOINS,
-  type SessionJoin,
-  type SessionJoins,
-} from '../session-store/redis-session-store';
+import { SESSION_REDIS_KEYS, type LoginSessionWrite, type StoreEngine } from '../core/store-engine';
+import type { SessionJoin, SessionRedis } from '../session-store/redis-session-store';
 import {
   newTokenRecord,
   recordTtlMs,
@@ -167,10 +163,10 @@ export function createCodeRedemption(
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
     if (previous !== undefined) await store.records.delete(hashSessionId(req.sessionID));
     // The session store's joined writes, when it shares the token store's client.
-    const joins = (req.sessionStore as { [SESSION_JOINS]?: SessionJoins })[SESSION_JOINS];
+    const joins = (req.sessionStore as { [SESSION_REDIS_KEYS]?: SessionRedis })[SESSION_REDIS_KEYS];
     const join =
       joins && store.logins?.sharesClient(joins.client)
-        ? joins.join(req.sessionID, res)
+        ? joins.join?.(req.sessionID, res)
         : undefined;
     let login: Awaited<ReturnType<typeof writeLogin>>;
     try {

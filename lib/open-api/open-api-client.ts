@@ -71,12 +71,9 @@ export class OpenApiClient {
   async send(url: URL, init: OpenApiRequestInit, accessToken: string): Promise<Response> {
     const { tokenPlacement, tokenQueryParameter, timeoutMs } = this.#settings;
     const { api, signal: callerSignal, ...rest } = init;
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), timeoutMs);
-    timer.unref();
-    const signal = callerSignal
-      ? AbortSignal.any([callerSignal, deadline.signal])
-      : deadline.signal;
+    // Over the headers and the body alike; its timer holds nothing open.
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = callerSignal ? AbortSignal.any([callerSignal, deadline]) : deadline;
     const method = (rest.method ?? 'GET').toUpperCase();
     const span = openApiSpan(method, url);
     const startedAt = performance.now();
@@ -85,7 +82,7 @@ export class OpenApiClient {
     const failure = (error: unknown): unknown => {
       if (callerSignal?.aborted === true) return callerSignal.reason as unknown;
       const where = `${method} ${url.origin}${url.pathname}`;
-      return openApiFailed(where, deadline.signal.aborted ? timeoutMs : undefined, error);
+      return openApiFailed(where, deadline.aborted ? timeoutMs : undefined, error);
     };
     const finish = (outcome: OpenApiOutcome, status?: number): void => {
       this.#metrics.record(apiName, outcome, (performance.now() - startedAt) / 1000);
@@ -106,19 +103,14 @@ export class OpenApiClient {
       }
       answer = await this.#settings.fetch(target, request);
     } catch (error) {
-      clearTimeout(timer);
       const typed = failure(error);
       finish(hasCode(typed, 'ERR_PLATFORM_API_TIMEOUT') ? 'timeout' : 'unreachable');
       throw typed;
     }
     finish(outcomeOf(answer.status), answer.status);
-    if (answer.body === null) {
-      clearTimeout(timer);
-      return answer;
-    }
-    // The deadline goes on over the body; its failures reach the reader typed too.
-    const body = guardedBody(answer.body, failure, () => clearTimeout(timer));
-    const guarded = new Response(body, {
+    if (answer.body === null) return answer;
+    // The body's failures reach the reader typed too.
+    const guarded = new Response(guardedBody(answer.body, failure), {
       status: answer.status,
       statusText: answer.statusText,
       headers: answer.headers,
@@ -128,29 +120,22 @@ export class OpenApiClient {
   }
 }
 
-/** `body`, with read failures turned by `failure` and `done` called once it ends either way. */
+/** `body`, with read failures turned by `failure`. */
 function guardedBody(
   body: ReadableStream<Uint8Array>,
   failure: (error: unknown) => unknown,
-  done: () => void,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         const chunk = await reader.read();
-        if (chunk.done) {
-          done();
-          controller.close();
-        } else controller.enqueue(chunk.value);
+        if (chunk.done) controller.close();
+        else controller.enqueue(chunk.value);
       } catch (error) {
-        done();
         controller.error(failure(error));
       }
     },
-    cancel(reason) {
-      done();
-      return reader.cancel(reason);
-    },
+    cancel: (reason) => reader.cancel(reason),
   });
 }

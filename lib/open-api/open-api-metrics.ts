@@ -28,26 +28,20 @@ export class OpenApiMetrics {
       description: 'Open API call latency to the answer headers',
       advice: { explicitBucketBoundaries: BUCKETS },
     });
+    // Shared frozen label sets, one per base and outcome: recording allocates nothing.
     for (const api of apiNames) {
-      for (const outcome of OUTCOMES) this.#calls.add(0, this.#labelsOf(api, outcome));
+      for (const outcome of OUTCOMES) {
+        const labels = Object.freeze({ api, outcome });
+        this.#labels.set(`${api}\u0000${outcome}`, labels);
+        this.#calls.add(0, labels);
+      }
     }
   }
 
-  /** Counts one call and its duration in seconds. */
+  /** Counts one call to a configured base (the client refuses any other) and its duration in seconds. */
   record(api: string, outcome: OpenApiOutcome, seconds: number): void {
-    const labels = this.#labelsOf(api, outcome);
+    const labels = this.#labels.get(`${api}\u0000${outcome}`) ?? { api, outcome };
     this.#calls.add(1, labels);
     this.#duration.record(seconds, labels);
-  }
-
-  /** Shared frozen label sets: recording allocates nothing. */
-  #labelsOf(api: string, outcome: OpenApiOutcome): Attributes {
-    const key = `${api}\u0000${outcome}`;
-    let labels = this.#labels.get(key);
-    if (labels === undefined) {
-      labels = Object.freeze({ api, outcome });
-      this.#labels.set(key, labels);
-    }
-    return labels;
   }
 }

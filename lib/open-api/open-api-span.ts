@@ -6,13 +6,11 @@ import type { OpenApiOutcome } from './open-api-metrics';
 
 const tracer: Tracer = trace.getTracer(PACKAGE_NAME, PACKAGE_VERSION);
 
-/** The span of one call; `end` records how it ended. */
-export interface OpenApiSpan {
-  end(outcome: OpenApiOutcome, status?: number): void;
-}
-
-/** Starts the span of a call to `url` (a no-op until the app registers an SDK). */
-export function openApiSpan(method: string, url: URL): OpenApiSpan {
+/** Starts the span of a call to `url` (a no-op until the app registers an SDK); `end` records how it ended. */
+export function openApiSpan(
+  method: string,
+  url: URL,
+): { end(outcome: OpenApiOutcome, status?: number): void } {
   const span = tracer.startSpan(method, { kind: SpanKind.CLIENT });
   if (span.isRecording()) {
     span.setAttributes({

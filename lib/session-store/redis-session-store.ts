@@ -25,12 +25,6 @@ import {
 
 type Callback<T = void> = (error?: unknown, value?: T) => void;
 
-/**
- * Where the entry finds a RedisSessionStore's joined writes (lib/entry/entry-redemption.ts): a
- * symbol, so that they stay out of the store's public API.
- */
-export const SESSION_JOINS = Symbol.for('express-platform-login.session-joins');
-
 /** A write of the session handed to the login's own write: resolves whether it was written. */
 type JoinedWrite = (session: LoginSessionWrite) => Promise<boolean>;
 
@@ -51,12 +45,13 @@ export interface SessionJoin {
   end(): Promise<void>;
 }
 
-/** What a RedisSessionStore offers the entry under {@link SESSION_JOINS}. */
-export interface SessionJoins {
-  /** The client the store was given: joined only with a token store on the very same client. */
-  readonly client: object;
+/**
+ * Where a RedisSessionStore keeps a session (the token store's durability waits for it) and, but on
+ * a Cluster (keys on several nodes), the joined writes of a new login's session (the entry's).
+ */
+export interface SessionRedis extends SessionRedisKeys {
   /** Joins the writes of the request that answers with `res`, whose session is `sid` now. */
-  join(sid: string, res: ServerResponse): SessionJoin;
+  join?(sid: string, res: ServerResponse): SessionJoin;
 }
 
 /** One join's state, by the session keys it concerns. */
@@ -78,7 +73,7 @@ export class RedisSessionStore extends Store {
   readonly #timeoutMs: number;
   /**
    * The stored JSON by session key, and who follows a session (the sockets of it:
-   * lib/sockets/session-follow.ts): docs/caching.md.
+   * lib/sockets/login-watch.ts): docs/caching.md.
    */
   readonly #cache: TrackedCache<string>;
   readonly #tracking: KeyTracker | undefined;
@@ -128,15 +123,11 @@ export class RedisSessionStore extends Store {
     return this.#cache.size;
   }
 
-  /** The joined writes of a new login's session; none on a Cluster (keys on several nodes). */
-  get [SESSION_JOINS](): SessionJoins | undefined {
-    if (this.#redis.topology === 'cluster') return undefined;
-    return { client: this.#client, join: (sid, res) => this.#join(sid, res) };
-  }
-
-  /** Where a session lives, for a new login's wait for a replica (RedisTokenStore's durability). */
-  get [SESSION_REDIS_KEYS](): SessionRedisKeys {
-    return { client: this.#client, keyOf: (sid) => this.#prefix + sid };
+  /** Where a session lives, and the joined writes of a new login's session (lib/entry/entry-redemption.ts). */
+  get [SESSION_REDIS_KEYS](): SessionRedis {
+    const keys = { client: this.#client, keyOf: (sid: string) => this.#prefix + sid };
+    if (this.#redis.topology === 'cluster') return keys;
+    return { ...keys, join: (sid, res) => this.#join(sid, res) };
   }
 
   /** Closes the tracking connection (the client itself is the app's). */
@@ -191,13 +182,9 @@ export class RedisSessionStore extends Store {
 
   /**
    * Renews the key's TTL only when less than `1 - renewAfter` of it is left (known from the cached
-   * entry); without an entry (cache off, or just changed), renews as connect-redis does.
-   *
-   * Answers at once, the renewal running on: express-session holds the end of the response until
-   * `touch` answers, and there is nothing a response could do with its outcome (a failed renewal
-   * is tried again by the next request, the session still holding at least `1 - renewAfter` of
-   * its lifetime). Waiting made a request that had already failed on a stalled Redis wait out a
-   * second deadline, and an answer on a later turn splits the response into two writes.
+   * entry); without an entry (cache off, or just changed), renews as connect-redis does. Answers at
+   * once, the renewal running on: express-session holds the response until `touch` answers, and a
+   * failed renewal is tried again by the next request (docs/session-store.md).
    */
   override touch(sid: string, session: SessionData, callback?: Callback): void {
     const key = this.#prefix + sid;

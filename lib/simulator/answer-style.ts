@@ -3,7 +3,7 @@
 // strings (`envelope`). The token rules (token-grants.ts) decide; this only dresses the answer.
 /** What the endpoint answers, before any fault reshapes it. */
 export interface TokenOutcome {
-  status: 200 | 400 | 401 | 503;
+  status: 200 | 400 | 401 | 429 | 503;
   body: Record<string, unknown>;
   /** On tokens: what is left of the refresh token's life, which the `envelope` style states. */
   refreshExpiresInSeconds?: number;
@@ -58,8 +58,9 @@ export function failureAnswer(
       },
     };
   }
-  // RFC 6749's busy platform (its throttle keeps the 429 of fault-responses.ts).
-  return { status: 503, body: { error: 'temporarily_unavailable', error_description: message } };
+  // RFC 6749's: a throttle is a 429, a busy platform a 503.
+  const status = failure === 'rate_limited' ? 429 : 503;
+  return { status, body: { error: 'temporarily_unavailable', error_description: message } };
 }
 
 /** `outcome` (the rules' RFC 6749 answer) as the platform of `style` sends it. */

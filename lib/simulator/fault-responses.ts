@@ -54,20 +54,16 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
       return;
     }
     case 'throttle': {
-      // What a rate-limited OAuth server sends: 429, Retry-After, an RFC 6749 error body; the
-      // numeric styles say it in a 200.
-      const wait = { 'Retry-After': String(fault.retryAfterSeconds) };
-      if (context.style === 'oauth') {
-        sendJson(
-          res,
-          429,
-          { error: 'temporarily_unavailable', error_description: 'Too many requests.' },
-          wait,
-        );
-        return;
-      }
+      // What a rate-limited OAuth server sends: 429 and Retry-After; the numeric styles say it in a
+      // 200, with Retry-After only when there is a wait.
       const limited = failureAnswer(context.style, 'rate_limited', 'api freq out of limit');
-      sendJson(res, limited.status, limited.body, fault.retryAfterSeconds > 0 ? wait : {});
+      const wait = limited.status === 429 || fault.retryAfterSeconds > 0;
+      sendJson(
+        res,
+        limited.status,
+        limited.body,
+        wait ? { 'Retry-After': String(fault.retryAfterSeconds) } : undefined,
+      );
       return;
     }
     case 'busy': {

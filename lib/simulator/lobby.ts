@@ -2,7 +2,6 @@
 // which issues a code and redirects the browser to `redirect_uri?code=…` as the platform does.
 import type { RequestHandler } from 'express';
 import { entryLocation, resolveEntry } from './player-entry';
-import { isRedirectUri } from '../util/redirect-uri';
 import { escapeHtml } from '../util/escape-html';
 import { sendBody } from './write-response';
 import type { SimulatorState } from './platform-state';
@@ -54,19 +53,14 @@ function hidden(name: string, value: string | undefined): string {
 }
 
 /** What the lobby says above the players, and whether its buttons can work. */
-function lobbyNotice(
-  unknownClient: boolean,
-  clientParam: string | undefined,
-  target: string | undefined,
-): { notice: string; ready: boolean } {
-  const problem = (html: string) => ({
-    notice: `<p class="notice error">${html}</p>`,
-    ready: false,
-  });
-  if (unknownClient) {
-    return problem(`Unknown client_id <code>${escapeHtml(clientParam ?? '')}</code>.`);
+function lobbyNotice(entry: ReturnType<typeof resolveEntry>): { notice: string; ready: boolean } {
+  if (typeof entry === 'string') {
+    return {
+      notice: `<p class="notice error">Cannot enter: ${escapeHtml(entry)}.</p>`,
+      ready: false,
+    };
   }
-  if (target === undefined) {
+  if (entry.redirectUri === undefined) {
     return {
       notice:
         '<p class="notice">No game to enter yet: open this page with ' +
@@ -75,20 +69,17 @@ function lobbyNotice(
       ready: false,
     };
   }
-  if (!isRedirectUri(target)) {
-    return problem('The redirect_uri must be an absolute http(s) URL without a #fragment.');
-  }
   return {
     notice:
       '<p>Pick a player and enter the game. The platform sends your browser to ' +
-      `<code>${escapeHtml(target)}</code> with a fresh <code>?code=</code>.</p>`,
+      `<code>${escapeHtml(entry.redirectUri)}</code> with a fresh <code>?code=</code>.</p>`,
     ready: true,
   };
 }
 
 /** The handler of GET /: the lobby page. */
 export function lobbyPage(state: SimulatorState): RequestHandler {
-  const { players, clients, defaultRedirectUri } = state.config;
+  const { players } = state.config;
   // The player descriptions never change: rendered once.
   const who = players.map(
     (player) =>
@@ -103,10 +94,8 @@ export function lobbyPage(state: SimulatorState): RequestHandler {
   return (req, res) => {
     const redirectParam = single(req.query, 'redirect_uri');
     const clientParam = single(req.query, 'client_id');
-    const client =
-      clientParam === undefined ? clients[0] : clients.find((c) => c.clientId === clientParam);
-    const target = redirectParam ?? defaultRedirectUri ?? client?.redirectUris?.[0];
-    const { notice, ready } = lobbyNotice(client === undefined, clientParam, target);
+    const entry = resolveEntry(state, { clientId: clientParam, redirectUri: redirectParam });
+    const { notice, ready } = lobbyNotice(entry);
     const disabled = ready ? '' : ' disabled';
     const rows = players.map(
       (player, index) =>
@@ -116,10 +105,11 @@ export function lobbyPage(state: SimulatorState): RequestHandler {
         hidden('client_id', clientParam) +
         `<button type="submit"${disabled}>Enter game</button></form></li>`,
     );
-    const footer = client
-      ? `<footer>Client <code>${escapeHtml(client.clientId)}</code> · token endpoint ` +
-        `<code>POST /token</code> · open API <code>GET /userinfo</code></footer>`
-      : '';
+    const footer =
+      typeof entry === 'string'
+        ? ''
+        : `<footer>Client <code>${escapeHtml(entry.clientId)}</code> · token endpoint ` +
+          `<code>POST /token</code> · open API <code>GET /userinfo</code></footer>`;
     const html = page(
       'Platform lobby',
       `<h1>Platform lobby</h1>${notice}<ul>${rows.join('')}</ul>${footer}`,

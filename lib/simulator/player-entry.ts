@@ -4,22 +4,15 @@
 import { isRedirectUri } from '../util/redirect-uri';
 import type { SimulatorState } from './platform-state';
 
-/** Who enters, for which client, and where to; each falls back to the simulator's defaults. */
-export interface EntryRequest {
-  openId?: string;
-  clientId?: string;
-  redirectUri?: string;
-}
-
-/** Who enters, resolved and checked; `redirectUri` undefined: the code will accept any. */
-export interface ResolvedEntry {
-  clientId: string;
-  openId: string;
-  redirectUri: string | undefined;
-}
-
-/** Resolves an entry against the registered clients and players, or says why it cannot be made. */
-export function resolveEntry(state: SimulatorState, request: EntryRequest): ResolvedEntry | string {
+/**
+ * Resolves who enters, for which client, and where to (each falling back to the simulator's
+ * defaults) against the registered clients and players, or says why it cannot be made. A
+ * `redirectUri` left undefined: the code will accept any.
+ */
+export function resolveEntry(
+  state: SimulatorState,
+  request: { openId?: string; clientId?: string; redirectUri?: string },
+): { clientId: string; openId: string; redirectUri: string | undefined } | string {
   const { clients, players, defaultRedirectUri } = state.config;
   const client =
     request.clientId === undefined

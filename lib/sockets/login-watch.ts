@@ -4,28 +4,37 @@
 // channel is down), every watched session is read again every POLL_INTERVAL_MS. A record's lifetime
 // in the store ends at a known time: one timer per session reads the record again then, since Redis
 // tells of an expiry only once its own sampling (or a read) removes the key — minutes later, at worst.
-import type { RecordChanges } from '../core/store-engine';
+// Where the session store reports changes too (RedisSessionStore), the session is followed the same
+// way: one ended outside `login.logout()` gets its token record deleted (docs/sockets.md).
+import type { Store } from 'express-session';
+import type { RecordChanges, RecordRead } from '../core/store-engine';
 import type { TokenRecord } from '../core/token-record';
 import { playerKeyOf } from '../core/player-key';
 import { ignore } from '../util/ignore';
 
-/** What a re-read found: the login's record, or that it ended. */
-export type LoginState =
-  | { status: 'live'; record: TokenRecord }
-  | { status: 'ended' }
-  /** Not known now (the store failed, or this process cannot decrypt it): nothing ends. */
-  | { status: 'unknown' };
-
 /** What the watch needs: a read of a session's record by key, and the store's notices. */
 export interface LoginWatchSource {
-  read(sessionKey: string): Promise<LoginState>;
+  read(sessionKey: string): Promise<RecordRead>;
   /**
    * When the session's record leaves the store (epoch ms), `undefined` when the store cannot say.
    * Asked only when a known expiry is reached, so renewals moving it cost no read on their own.
    */
   expiryOf?(sessionKey: string, openId: string): Promise<number | undefined>;
+  /** Deletes the session's record: the login ends on every process (its session ended without logout). */
+  end?(sessionKey: string): Promise<void>;
   changes: RecordChanges | undefined;
 }
+
+/** A session store that reports changes to a session (RedisSessionStore). */
+interface WatchableSessionStore extends Store {
+  /** `onChange` is called (maybe spuriously) whenever session `sid` may have changed anywhere. */
+  watchSession(sid: string, onChange: () => void): () => void;
+  /** True while the reports are reliable; false: the session is read every POLL_INTERVAL_MS. */
+  readonly serving: boolean;
+}
+
+const isWatchable = (store: Store | undefined): store is WatchableSessionStore =>
+  typeof (store as Partial<WatchableSessionStore> | undefined)?.watchSession === 'function';
 
 /** One socket's interest in its login. */
 export interface LoginListener {
@@ -54,12 +63,35 @@ const EXPIRY_RECHECK_MS = 100;
 /** setTimeout's longest delay; a later expiry is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/**
+ * `read`, one at a time: a call while one is in flight reads once more after it, since that read
+ * may have been answered before the change the call tells of. `read` never rejects.
+ */
+function serially(read: () => Promise<void>): () => void {
+  let reading = false;
+  let again = false;
+  const run = (): void => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
+    again = false;
+    void read().finally(() => {
+      reading = false;
+      if (again) run();
+    });
+  };
+  return run;
+}
+
 interface Watched {
   listeners: Set<LoginListener>;
   unwatch: () => void;
-  /** A re-read is in flight; `again`: a notice came meanwhile, so read once more after it. */
-  reading: boolean;
-  again: boolean;
+  /** Reads the record again and tells the listeners. */
+  check: () => void;
+  /** The session, where its store reports changes, and its read. */
+  session: { store: WatchableSessionStore; check: () => void } | undefined;
   /** When the record leaves the store, as last known (`Infinity`: not known). */
   expiresAt: number;
   /** Fires at `expiresAt` (or a recheck after it). */
@@ -93,23 +125,17 @@ export class LoginWatch {
   /**
    * Follows the login of `sessionKey` for `listener`; returns the unfollow. `expiresAt`: when the
    * record leaves the store, as the caller knows it (the session's marker); the latest known wins.
+   * `session`: the socket's (`req.sessionStore`, `req.sessionID`), followed too where its store
+   * reports changes.
    */
-  follow(sessionKey: string, listener: LoginListener, expiresAt?: number): () => void {
-    let watched = this.#sessions.get(sessionKey);
-    if (watched === undefined) {
-      const changes = this.#source.changes;
-      watched = {
-        listeners: new Set(),
-        unwatch: changes?.watch(sessionKey, () => this.check(sessionKey)) ?? ignore,
-        reading: false,
-        again: false,
-        expiresAt: Infinity,
-        timer: undefined,
-        confirming: undefined,
-      };
-      this.#sessions.set(sessionKey, watched);
-      this.#startPolling();
-    }
+  follow(
+    sessionKey: string,
+    listener: LoginListener,
+    expiresAt?: number,
+    session?: { store: Store | undefined; sid: string },
+  ): () => void {
+    const watched =
+      this.#sessions.get(sessionKey) ?? this.#watch(sessionKey, listener.openId, session);
     watched.listeners.add(listener);
     if (
       expiresAt !== undefined &&
@@ -134,24 +160,7 @@ export class LoginWatch {
 
   /** Reads the session's record again and tells its listeners; one read in flight per session. */
   check(sessionKey: string): void {
-    const watched = this.#sessions.get(sessionKey);
-    if (watched === undefined) return;
-    if (watched.reading) {
-      watched.again = true;
-      return;
-    }
-    watched.reading = true;
-    void this.#source
-      .read(sessionKey)
-      .catch((): LoginState => ({ status: 'unknown' }))
-      .then((state) => {
-        watched.reading = false;
-        this.#settle(sessionKey, watched, state);
-        if (watched.again && this.#sessions.get(sessionKey) === watched) {
-          watched.again = false;
-          this.check(sessionKey);
-        }
-      });
+    this.#sessions.get(sessionKey)?.check();
   }
 
   /** Stops every watch (shutdown); listeners are not told. */
@@ -164,10 +173,65 @@ export class LoginWatch {
     this.#stopPolling();
   }
 
-  #settle(sessionKey: string, watched: Watched, state: LoginState): void {
-    if (state.status === 'unknown') return; // a store outage ends no login; the next check tells
+  #watch(sessionKey: string, openId: string, session?: { store?: Store; sid: string }): Watched {
+    const isCurrent = (): boolean => this.#sessions.get(sessionKey) === watched;
+    const watched: Watched = {
+      listeners: new Set(),
+      unwatch: this.#source.changes?.watch(sessionKey, () => this.check(sessionKey)) ?? ignore,
+      check: serially(async () => {
+        if (!isCurrent()) return;
+        const state = await this.#read(sessionKey);
+        if (isCurrent()) this.#settle(sessionKey, watched, state);
+      }),
+      session: undefined,
+      expiresAt: Infinity,
+      timer: undefined,
+      confirming: undefined,
+    };
+    const store = session?.store;
+    if (isWatchable(store)) {
+      const { sid } = session!;
+      // A session gone, or holding another login, ends this one: its record is deleted, which
+      // every process's record watch sees (and this one's at once, without the notice).
+      const check = serially(async () => {
+        const holds = await new Promise<boolean>((resolve) =>
+          // A failed read ends nothing: the session store may be down for a moment.
+          store.get(sid, (error, found) =>
+            resolve(!!error || found?.platformLogin?.openId === openId),
+          ),
+        );
+        if (holds || !isCurrent()) return;
+        await this.#source.end?.(sessionKey).catch(ignore);
+        this.check(sessionKey);
+      });
+      const unwatchRecord = watched.unwatch;
+      const unwatchSession = store.watchSession(sid, check);
+      watched.session = { store, check };
+      watched.unwatch = () => {
+        unwatchRecord();
+        unwatchSession();
+      };
+    }
+    this.#sessions.set(sessionKey, watched);
+    this.#startPolling();
+    return watched;
+  }
+
+  /**
+   * The record, that there is none, or `undefined` when that is not known now: the store failed, or
+   * this process cannot read the record (another may). Nothing ends on `undefined`.
+   */
+  #read(sessionKey: string): Promise<Exclude<RecordRead, { status: 'unreadable' }> | undefined> {
+    return this.#source.read(sessionKey).then(
+      (read) => (read.status === 'unreadable' ? undefined : read),
+      () => undefined,
+    );
+  }
+
+  #settle(sessionKey: string, watched: Watched, state: RecordRead | undefined): void {
+    if (state === undefined) return; // the next check tells
     for (const listener of [...watched.listeners]) {
-      if (state.status === 'live' && state.record.openId === listener.openId) {
+      if (state.status === 'found' && state.record.openId === listener.openId) {
         listener.renewed(state.record);
       } else {
         this.#unfollow(sessionKey, listener);
@@ -188,7 +252,6 @@ export class LoginWatch {
     watched.timer = setTimeout(
       () => {
         watched.timer = undefined;
-        // A delay longer than a timer takes is waited for in steps.
         if (Date.now() < watched.expiresAt)
           this.#schedule(sessionKey, watched, watched.expiresAt - Date.now());
         else void this.confirm(sessionKey);
@@ -206,11 +269,9 @@ export class LoginWatch {
   async #confirm(sessionKey: string, watched: Watched): Promise<void> {
     clearTimeout(watched.timer);
     watched.timer = undefined;
-    const state = await this.#source
-      .read(sessionKey)
-      .catch((): LoginState => ({ status: 'unknown' }));
+    const state = await this.#read(sessionKey);
     if (this.#sessions.get(sessionKey) !== watched) return;
-    if (state.status === 'live') {
+    if (state?.status === 'found') {
       const expiresAt = await this.#source
         .expiryOf?.(sessionKey, playerKeyOf(state.record))
         .catch(() => undefined);
@@ -219,7 +280,7 @@ export class LoginWatch {
         this.#expireAt(sessionKey, watched, expiresAt);
       else if (watched.expiresAt !== Infinity)
         this.#schedule(sessionKey, watched, EXPIRY_RECHECK_MS);
-    } else if (state.status === 'unknown') {
+    } else if (state === undefined) {
       // The store cannot tell now: ask again at the polling bound; a store outage ends no login.
       this.#schedule(sessionKey, watched, POLL_INTERVAL_MS);
     }
@@ -236,12 +297,15 @@ export class LoginWatch {
     if (this.#sessions.size === 0) this.#stopPolling();
   }
 
-  /** One timer for all sessions; it reads only while the store's notices are not reliable. */
+  /** One timer for all sessions; it reads only what the stores' notices cannot tell now. */
   #startPolling(): void {
     if (this.#poller !== undefined) return;
     this.#poller = setInterval(() => {
-      if (this.#source.changes?.live === true) return;
-      for (const sessionKey of this.#sessions.keys()) this.check(sessionKey);
+      const recordsLive = this.#source.changes?.live === true;
+      for (const watched of this.#sessions.values()) {
+        if (!recordsLive) watched.check();
+        if (watched.session?.store.serving === false) watched.session.check();
+      }
     }, POLL_INTERVAL_MS);
     this.#poller.unref();
   }

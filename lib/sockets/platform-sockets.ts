@@ -5,6 +5,7 @@
 // socket-io.ts) are thin layers over `authenticate` and `refuse`.
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { promisify } from 'node:util';
 import type { Request } from 'express';
 import { crossOriginRequest, LoginRequiredError, SetupError, storeUnavailable } from '../errors';
 import type { RefreshCoordinator } from '../core/refresh';
@@ -12,13 +13,11 @@ import { PlayerContext, type ApiSettings } from '../http/player-context';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import { hasSession } from '../http/require-session';
 import type { LoginWatch } from './login-watch';
-import { SocketLogin, type SocketGate } from './socket-login';
+import { SocketLogin } from './socket-login';
 import type { LoginAccess } from './store-access';
-import { SessionFollow } from './session-follow';
 import { wsUpgrade, type WsServer, type WsSocket, type WsUpgradeOptions } from './ws-upgrade';
-import { socketIoEngineMiddleware, socketIoMiddleware } from './socket-io';
+import { socketIoEngineMiddleware, socketIoMiddleware, type SocketIoSocket } from './socket-io';
 import { refusal } from './refusal';
-import type { SocketIoSocket } from './socket-io-types';
 
 /**
  * express-session's middleware (what `session({...})` returns), run on an upgrade request that has
@@ -62,18 +61,13 @@ export interface SocketsDeps {
 }
 
 /** The sockets of one PlatformLogin: `login.sockets({ session })`. */
-export class PlatformSockets implements SocketGate {
+export class PlatformSockets {
   readonly #deps: SocketsDeps;
   readonly #session: SessionMiddleware | undefined;
-  readonly #sessionFollow: SessionFollow;
 
   constructor(deps: SocketsDeps, options: SocketsOptions) {
     this.#deps = deps;
     this.#session = options.session;
-    this.#sessionFollow = new SessionFollow(async (sessionKey) => {
-      await deps.access.end(sessionKey);
-      deps.watch.check(sessionKey); // this process's sockets at once, without the notice
-    });
   }
 
   /**
@@ -121,7 +115,7 @@ export class PlatformSockets implements SocketGate {
     const sessionKey = access.keyOf((req as Request).sessionID);
     const sessionTtlMs = sessionTtlMsOf(session, api.sessionTtlMs);
     const state = await access.read(sessionKey);
-    if (state.status !== 'live' || state.record.openId !== marker.openId)
+    if (state.status !== 'found' || state.record.openId !== marker.openId)
       throw new LoginRequiredError();
     // A token near expiry is renewed before the socket opens, as a route's would be.
     const record = await refresher.forRequest(sessionKey, state.record, sessionTtlMs);
@@ -135,25 +129,16 @@ export class PlatformSockets implements SocketGate {
     };
   }
 
-  /** Follows the login until its `close()`; one more read catches an end before the watch began. */
+  /**
+   * Follows the login, and its session where the session store reports changes, until its
+   * `close()`; one more read catches an end before the watch began.
+   */
   #follow(login: SocketLogin, checked: CheckedLogin, req: IncomingMessage): void {
     const { sessionKey, expiresAt } = checked;
     const { watch } = this.#deps;
-    const unfollowRecord = watch.follow(sessionKey, login.listener, expiresAt);
-    // The session too, where its store can tell: a session ended outside logout() ends the login.
-    const { sessionStore, sessionID } = req as Request;
-    const unfollowSession = this.#sessionFollow.follow(
-      sessionStore,
-      sessionID,
-      sessionKey,
-      login.user.openId,
-    );
-    login.following(
-      () => {
-        unfollowRecord();
-        unfollowSession();
-      },
-      () => watch.confirm(sessionKey),
+    const { sessionStore: store, sessionID: sid } = req as Request;
+    login.following(watch.follow(sessionKey, login.listener, expiresAt, { store, sid }), () =>
+      watch.confirm(sessionKey),
     );
     watch.check(sessionKey);
   }
@@ -203,19 +188,10 @@ export class PlatformSockets implements SocketGate {
   async #sessionOf(req: IncomingMessage): Promise<Request['session']> {
     const withSession = req as Partial<Request>;
     if (!hasSession(withSession.session) && this.#session !== undefined) {
-      const run = this.#session;
-      await new Promise<void>((resolve, reject) => {
-        // A stand-in response: express-session only wraps its writeHead/end, which nobody calls.
-        run(req as never, {} as never, (error?: unknown) =>
-          error
-            ? reject(
-                storeUnavailable(
-                  { store: 'session store', what: "reading the socket's session" },
-                  error,
-                ),
-              )
-            : resolve(),
-        );
+      // A stand-in response: express-session only wraps its writeHead/end, which nobody calls.
+      await promisify(this.#session)(req as never, {} as never).catch((error: unknown) => {
+        const what = "reading the socket's session";
+        throw storeUnavailable({ store: 'session store', what }, error);
       });
     }
     if (!hasSession(withSession.session)) {

@@ -6,9 +6,27 @@ import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { answerFor } from '../http/respond-error';
 import { refusal } from './refusal';
-import type { LoginEnd, SocketGate, SocketLogin } from './socket-login';
-import { socketIoRecovery } from './socket-io-recovery';
-import type { SocketIoSocket } from './socket-io-types';
+import { SocketLogin, LOGIN_ENDED_CLOSE_CODE, type LoginEnd } from './socket-login';
+import type { PlatformSockets } from './platform-sockets';
+
+/** The part of a socket.io Socket the adapter uses. */
+export interface SocketIoSocket {
+  readonly request: IncomingMessage;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- socket.io's own type for it
+  data: any;
+  emit(event: string, ...args: unknown[]): unknown;
+  disconnect(close?: boolean): unknown;
+  once(event: 'disconnect', listener: () => void): unknown;
+  /** False once the socket disconnected. */
+  readonly connected?: boolean;
+  /** True for a socket socket.io resumed (connection state recovery), its `data` restored. */
+  readonly recovered?: boolean;
+  /** The socket's namespace, whose `connection` event a resumed socket still fires. */
+  readonly nsp?: {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- EventEmitter's own listener type
+    prependListener(event: 'connection', listener: (...args: any[]) => void): unknown;
+  };
+}
 
 /** The event a socket is sent before it is disconnected at the end of its login. */
 export const LOGIN_ENDED_EVENT = 'platform:login_ended';
@@ -24,7 +42,7 @@ const hasEngineSession = (req: IncomingMessage): boolean =>
  * already open (`sid`) were authenticated at its handshake and pass.
  */
 export function socketIoEngineMiddleware(
-  sockets: SocketGate,
+  sockets: PlatformSockets,
 ): (req: IncomingMessage, res: unknown, next: (error?: unknown) => void) => void {
   return (req, res, next) => {
     if (hasEngineSession(req)) return next();
@@ -48,20 +66,53 @@ export function socketIoEngineMiddleware(
 /**
  * For `io.use(...)`: sets `socket.data.platformLogin` (a SocketLogin) and, when the login ends
  * anywhere, emits `platform:login_ended` `{ code: 4401, error }` and disconnects the socket. A
- * socket without a login fails its connection (`connect_error` with `data.error`). A socket that
- * socket.io resumes past its middlewares (connection state recovery) is checked again on its
- * namespace's `connection` event (socket-io-recovery.ts).
+ * socket without a login fails its connection (`connect_error` with `data.error`).
+ *
+ * socket.io's connection state recovery resumes a socket that lost its transport for a moment with
+ * its `data` restored — the SocketLogin that was closed when the old transport went — and, by
+ * default (`skipMiddlewares: true`), without running this middleware: nothing would check or follow
+ * that login again. The namespace's `connection` event still fires for a resumed socket, so each
+ * namespace served is hooked (once) to have its resumed sockets checked again. With the default
+ * in-memory adapter a socket is resumed only by the process and namespace that served it, so the
+ * namespace was hooked by then.
  */
 export function socketIoMiddleware(
-  sockets: SocketGate,
+  sockets: PlatformSockets,
 ): (socket: SocketIoSocket, next: (error?: Error) => void) => void {
-  const recovery = socketIoRecovery(sockets, { attach, end: endSocket });
+  const hooked = new WeakSet<object>();
+  /** Resumed sockets this middleware authenticated itself (`skipMiddlewares: false`). */
+  const checked = new WeakSet<SocketIoSocket>();
+  const resumed = (socket: SocketIoSocket): void => {
+    if (socket.recovered !== true || checked.has(socket)) return;
+    const previous: unknown = socket.data?.platformLogin;
+    if (previous instanceof SocketLogin) {
+      // A login of the same player at once (the app's handler reads it now), usable once the
+      // handshake's session cookie has been authenticated again; ended (4401) if that fails.
+      attach(socket, sockets.reauthenticate(socket.request, previous));
+      return;
+    }
+    // Data restored from elsewhere (an adapter that stores sessions serialised): no login to stand
+    // in. The socket has none until its handshake is authenticated again.
+    socket.data.platformLogin = undefined;
+    sockets.authenticate(socket.request).then(
+      (login) => {
+        if (socket.connected === false) return login.close();
+        attach(socket, login);
+      },
+      () => endSocket(socket, { code: LOGIN_ENDED_CLOSE_CODE, error: 'login_required' }),
+    );
+  };
   return (socket, next) => {
-    recovery.watch(socket);
+    const { nsp } = socket;
+    if (nsp !== undefined && !hooked.has(nsp)) {
+      hooked.add(nsp);
+      // Before the app's own `connection` listeners, which read `socket.data.platformLogin`.
+      nsp.prependListener('connection', resumed);
+    }
     sockets.authenticate(socket.request).then(
       (login: SocketLogin) => {
-        // A resumed socket whose middlewares run (`skipMiddlewares: false`) drops its old login.
-        recovery.checked(socket);
+        // A resumed socket whose middlewares run drops its old login here, not on `connection`.
+        if (socket.recovered === true) checked.add(socket);
         attach(socket, login);
         next();
       },

@@ -1,7 +1,5 @@
 // What a socket's handler gets: the player, a fresh token and the open-API fetch (the very ones a
 // route has), and word when the login ends anywhere (`onEnd`, `signal`), on every process.
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
 import { inspect } from 'node:util';
 import { hasCode, LoginRequiredError, reauthRequired, type PlatformLoginError } from '../errors';
 import { endsLogin } from '../core/failure-policy';
@@ -18,16 +16,6 @@ export interface LoginEnd {
   code: number;
   /** `reauth_required` when the platform refused a refresh of this socket, else `login_required`. */
   error: 'login_required' | 'reauth_required';
-}
-
-/**
- * What the ws and socket.io adapters use of PlatformSockets: typed here, so the adapters need not
- * import platform-sockets.ts, which imports them.
- */
-export interface SocketGate {
-  authenticate(req: IncomingMessage): Promise<SocketLogin>;
-  reauthenticate(req: IncomingMessage, previous: SocketLogin): SocketLogin;
-  refuse(socket: Duplex, error: unknown): void;
 }
 
 /** The login behind one socket. Call `close()` when the socket closes. */

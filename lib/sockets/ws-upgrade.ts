@@ -4,7 +4,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ignore } from '../util/ignore';
-import type { LoginEnd, SocketGate, SocketLogin } from './socket-login';
+import type { LoginEnd, SocketLogin } from './socket-login';
+import type { PlatformSockets } from './platform-sockets';
 
 /** The part of a `ws` WebSocket the adapter uses. */
 export interface WsSocket {
@@ -43,7 +44,7 @@ const CLOSING = 2;
  * server has other upgrade routes.
  */
 export function wsUpgrade<Socket extends WsSocket>(
-  sockets: SocketGate,
+  sockets: PlatformSockets,
   wss: WsServer<Socket>,
   onOpen: (socket: Socket, login: SocketLogin, req: IncomingMessage) => void,
   options: WsUpgradeOptions = {},

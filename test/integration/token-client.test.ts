@@ -624,4 +624,18 @@ describe('the transport', () => {
     expect(urls).toEqual([`${sim.url}/token`]);
     expect(sim.calls.authorization_code).toBe(1);
   });
+
+  it('a fetch passed in that ignores the deadline still ends as ERR_PLATFORM_TIMEOUT', async () => {
+    const neverAnswers: typeof fetch = () => new Promise(() => undefined);
+    const neverEnds: typeof fetch = async () =>
+      new Response(new ReadableStream({ pull: () => new Promise(() => undefined) }), {
+        headers: { 'content-type': 'application/json' },
+      });
+    for (const fetchIgnoringSignal of [neverAnswers, neverEnds]) {
+      const error = await rejectionOf(
+        client({ fetch: fetchIgnoringSignal, timeoutMs: 50 }).exchangeCode('some-code'),
+      );
+      expectPlatformError(error, 'ERR_PLATFORM_TIMEOUT');
+    }
+  });
 });

@@ -3,7 +3,6 @@
 import fc from 'fast-check';
 import { invalidTokenResponse, PlatformError, tokenEndpointRefused } from '../../lib/errors';
 import {
-  backoffDelayMs,
   isTransientFailure,
   parseRetryAfterMs,
   retryDelayMs,
@@ -57,7 +56,16 @@ describe('parseRetryAfterMs', () => {
   });
 });
 
-describe('backoffDelayMs', () => {
+describe('the backoff of retryDelayMs', () => {
+  const transient = { error: invalid(503) };
+  const backoffDelayMs = (attempt: number, base: number, max: number, random: () => number) =>
+    retryDelayMs(
+      transient,
+      attempt,
+      { refreshRetries: 11, retryBaseDelayMs: base, maxRetryDelayMs: max },
+      random,
+    )!;
+
   it('doubles the ceiling with each attempt and never exceeds the maximum', () => {
     const almostOne = () => 0.999_999;
     expect(backoffDelayMs(0, 200, 2000, almostOne)).toBe(199);

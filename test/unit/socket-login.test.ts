@@ -5,6 +5,9 @@
 import { PlayerContext, type ApiSettings } from '../../lib/http/player-context';
 import type { RefreshCoordinator } from '../../lib/core/refresh';
 import type { TokenRecord } from '../../lib/core/token-record';
+import type { IncomingMessage } from 'node:http';
+import { StoreUnavailableError } from '../../lib/errors';
+import { PlatformSockets, type SocketsDeps } from '../../lib/sockets/platform-sockets';
 import { SocketLogin } from '../../lib/sockets/socket-login';
 
 const record = {
@@ -71,4 +74,13 @@ test("past the record's known expiry: refused unless the store, asked then, know
   await expect(login.token()).resolves.toBe('access-1');
   await expect(login.token()).resolves.toBe('access-1');
   expect(asked).toBe(3); // known again: not asked twice
+});
+
+test("a session store that fails while a socket's session is read: StoreUnavailableError, never the raw error", async () => {
+  const sockets = new PlatformSockets({ isCrossOrigin: () => false } as unknown as SocketsDeps, {
+    session: (_req, _res, next) => next(new Error('session store down')),
+  });
+  const error = await sockets.authenticate({ headers: {} } as IncomingMessage).catch((e) => e);
+  expect(error).toBeInstanceOf(StoreUnavailableError);
+  expect(error.code).toBe('ERR_PLATFORM_STORE_UNAVAILABLE');
 });
