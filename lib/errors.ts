@@ -1,9 +1,6 @@
-// Every error the package raises, from one table: each code's HTTP `status`, the `error` string of
-// response bodies, its family (the class, named for what the caller does next), the level a request
-// it ends is logged at, the lists it belongs to, and its message where the message is the code's
-// own. A code is written once, in PLATFORM_ERRORS; every list of codes is derived from it.
-// Messages are written for the developer reading a log and never contain a secret, a token, a code
-// or the platform's raw response body.
+// Every error the package raises, from one table (PLATFORM_ERRORS) that every list of codes is
+// derived from: each code's status, body `error`, family (its class), log level, lists and message.
+// Messages are for the developer reading a log: never a secret, a token, a code or a raw platform body.
 import { inspect } from 'node:util';
 
 /** What the caller does next, one class each. */
@@ -24,11 +21,7 @@ interface ErrorRow {
   status: number;
   error: string;
   family: Family;
-  /**
-   * `warn` for a setup mistake, `error` for a 5xx, `debug` for a player's own mistake; `debug` too
-   * for setup refusals said once, loudly, where they are found (a missing express-session by the
-   * fail handler, a session store that cannot work by the entry's checks).
-   */
+  /** `warn` a setup mistake, `error` a 5xx, `debug` a player's mistake or one said once where found. */
   level: LogLevel;
   groups: readonly Group[];
   /** The code's own message (a template where it names a value); absent where each site says its own. */
@@ -224,7 +217,7 @@ type Rows = typeof PLATFORM_ERRORS;
 
 /** The codes whose row is a `T`. */
 type CodesWhere<T> = { [C in PlatformErrorCode]: Rows[C] extends T ? C : never }[PlatformErrorCode];
-/** The codes of one family. */
+/** The codes of one family (one class). */
 type CodeOf<F extends Family> = CodesWhere<{ family: F }>;
 
 /** The codes of one group. */
@@ -254,15 +247,6 @@ function messageOf<C extends WithMessage>(code: C, ...args: MessageArgs<C>): str
   return typeof message === 'string' ? message : message(args[0]);
 }
 
-/** The codes of {@link SetupError}. */
-export type SetupErrorCode = CodeOf<'setup'>;
-/** The codes of {@link LoginRequiredError}. */
-export type LoginRequiredErrorCode = CodeOf<'login'>;
-/** The codes of {@link RequestRefusedError}. */
-export type RequestRefusedErrorCode = CodeOf<'refused'>;
-/** The codes of {@link PlatformError}. */
-export type PlatformFailureCode = CodeOf<'platform'>;
-
 /** The codes of an OAuth error answered by the token endpoint (they carry `oauthError`). */
 const OAUTH_REFUSAL_CODES: ReadonlySet<PlatformErrorCode> = new Set(codesOf('oauth'));
 
@@ -284,13 +268,9 @@ function safeCause(cause: unknown): { name: string; code?: string } | undefined 
   if (cause === undefined || cause === null) return undefined;
   if (cause instanceof PlatformLoginError) return { name: cause.name, code: cause.code };
   const name = cause instanceof Error ? cause.name : typeof cause;
-  const code =
-    typeof (cause as { code?: unknown }).code === 'string'
-      ? (cause as { code: string }).code
-      : typeof (cause as { cause?: { code?: unknown } }).cause?.code === 'string'
-        ? (cause as { cause: { code: string } }).cause.code
-        : undefined;
-  return code === undefined ? { name } : { name, code };
+  const { code, cause: inner } = cause as { code?: unknown; cause?: { code?: unknown } };
+  const errno = typeof code === 'string' ? code : inner?.code;
+  return typeof errno === 'string' ? { name, code: errno } : { name };
 }
 
 /** The platform's `?error=` values answered with their own status at an entry (RFC 6749 4.1.2.1). */
@@ -368,15 +348,11 @@ export abstract class PlatformLoginError<
 }
 
 /**
- * The setup cannot work: fix the configuration; the message names the fix.
- * - `ERR_PLATFORM_INVALID_OPTION`: thrown at creation (platformLogin(), a store, the token client,
- *   the simulator, `login.frameAncestors()`): an option is unknown, missing or wrong, or wrong for
- *   this deployment (production); `option` names it.
- * - `ERR_PLATFORM_SETUP`: the setup around the package cannot work (`checkSetup()` at start, or
- *   found on a request, answered 500 `server_misconfigured`).
- * - `ERR_PLATFORM_SESSION_MISSING`: no express-session in front of the package (on a request).
+ * The setup cannot work: fix the configuration; the message names the fix. A wrong option at
+ * creation (`ERR_PLATFORM_INVALID_OPTION`, `option` names it), the setup around the package
+ * (`ERR_PLATFORM_SETUP`), no express-session (`ERR_PLATFORM_SESSION_MISSING`): docs/errors.md.
  */
-export class SetupError extends PlatformLoginError<SetupErrorCode> {
+export class SetupError extends PlatformLoginError<CodeOf<'setup'>> {
   /**
    * Path of the first wrong option (`ERR_PLATFORM_INVALID_OPTION`), e.g. `tokenClient.timeoutMs`;
    * `undefined` otherwise, or when the options value as a whole is wrong (not an object). Never the
@@ -386,7 +362,7 @@ export class SetupError extends PlatformLoginError<SetupErrorCode> {
 
   constructor(
     message: string,
-    options: { code?: SetupErrorCode; option?: string | undefined; cause?: unknown } = {},
+    options: { code?: CodeOf<'setup'>; option?: string | undefined; cause?: unknown } = {},
   ) {
     super(options.code ?? 'ERR_PLATFORM_SETUP', message, options);
     this.option = options.option;
@@ -416,8 +392,8 @@ export const sessionMissing = (): SetupError =>
  * refresh token) or `ERR_PLATFORM_IDENTITY_CHANGED` (a refresh returned another player); on the
  * last two the record was deleted (`reauth_required`).
  */
-export class LoginRequiredError extends PlatformLoginError<LoginRequiredErrorCode> {
-  constructor(message?: string, options: { code?: LoginRequiredErrorCode; cause?: unknown } = {}) {
+export class LoginRequiredError extends PlatformLoginError<CodeOf<'login'>> {
+  constructor(message?: string, options: { code?: CodeOf<'login'>; cause?: unknown } = {}) {
     const code = options.code ?? 'ERR_PLATFORM_LOGIN_REQUIRED';
     super(code, message ?? messageOf(code), options);
   }
@@ -437,7 +413,7 @@ export const identityChanged = (): LoginRequiredError =>
  * state change started by another origin, a scope the player did not grant, an entry the app's
  * `afterLogin` hook refused. `code` says which (`switch (err.code)`).
  */
-export class RequestRefusedError extends PlatformLoginError<RequestRefusedErrorCode> {
+export class RequestRefusedError extends PlatformLoginError<CodeOf<'refused'>> {
   /** Seconds to send in `Retry-After` (`ERR_PLATFORM_TOO_MANY_ENTRIES`, `ERR_PLATFORM_BUSY`). */
   declare readonly retryAfterSeconds?: number;
   /** The one method the route accepts, for the `Allow` header (`ERR_PLATFORM_METHOD_NOT_ALLOWED`). */
@@ -451,7 +427,7 @@ export class RequestRefusedError extends PlatformLoginError<RequestRefusedErrorC
 
   constructor(
     message: string,
-    options: RefusalFields & { code: RequestRefusedErrorCode; cause?: unknown; level?: LogLevel },
+    options: RefusalFields & { code: CodeOf<'refused'>; cause?: unknown; level?: LogLevel },
   ) {
     const { code, cause: _cause, level: _level, ...fields } = options;
     super(code, message, options);
@@ -463,7 +439,7 @@ export class RequestRefusedError extends PlatformLoginError<RequestRefusedErrorC
 type RefusalFields = Partial<Omit<RequestRefusedError, keyof PlatformLoginError>>;
 
 /** A refusal with its code's message (made from `args`) and the `fields` it carries. */
-const refused = <C extends RequestRefusedErrorCode & WithMessage>(
+const refused = <C extends CodeOf<'refused'> & WithMessage>(
   code: C,
   args: MessageArgs<C>,
   fields?: RefusalFields & { cause?: unknown; level?: LogLevel },
@@ -489,10 +465,7 @@ export function entryDenied(oauthError: unknown): RequestRefusedError {
   });
 }
 
-/**
- * The callback answers GET only (link previews and prefetches must not burn a code); logout answers
- * POST only (a GET could be started by any page: an `<img>` would log the player out).
- */
+/** The one method the route answers: GET for the callback, POST for logout (each says why). */
 export const methodNotAllowed = (allow: 'GET' | 'POST' = 'GET') =>
   refused('ERR_PLATFORM_METHOD_NOT_ALLOWED', [allow], { allow });
 
@@ -520,18 +493,13 @@ export const crossOriginRequest = (what = 'A state-changing request') =>
 /** After an entry the browser came back without the new session: it refuses the session cookie. */
 export const cookiesRefused = () => refused('ERR_PLATFORM_COOKIES_REFUSED', []);
 
-/**
- * Too many failed entries (bad, used or refused codes) came from this client address: refused with
- * 429 before any code is claimed or sent, until the address's window ends (`entry.failureLimit`).
- */
+/** Too many failed entries came from this client address (`entry.failureLimit`). */
 export const tooManyEntries = (retryAfterSeconds: number) =>
   refused('ERR_PLATFORM_TOO_MANY_ENTRIES', [], { retryAfterSeconds });
 
 /**
- * The entry is refused with 503 before its code is claimed: this process already has
- * `entry.maxExchangesInFlight` code exchanges waiting on the platform (a flood cannot open unbounded
- * outbound requests), or the platform asked for no exchange until its `Retry-After` has passed.
- * `retryAfterSeconds`: 1 for the cap, what is left of the platform's figure for its hold.
+ * Too many code exchanges in flight on this process (`Retry-After: 1`), or the platform's hold (what
+ * is left of its `Retry-After`): the entry is refused before its code is claimed.
  */
 export const platformBusy = (options?: { platformRetryAfterSeconds?: number; cause?: unknown }) =>
   refused('ERR_PLATFORM_BUSY', [options?.platformRetryAfterSeconds], {
@@ -543,10 +511,7 @@ export const platformBusy = (options?: { platformRetryAfterSeconds?: number; cau
 export const insufficientScope = (missingScopes: readonly string[]) =>
   refused('ERR_PLATFORM_INSUFFICIENT_SCOPE', [missingScopes], { missingScopes });
 
-/**
- * The app's `afterLogin` hook refused an entry: no login was kept (token record deleted, session
- * without a login), answered 403 `entry_refused`.
- */
+/** The app's `afterLogin` hook refused an entry: no login was kept. */
 export const entryRefused = (options?: { cause?: unknown }) =>
   refused('ERR_PLATFORM_ENTRY_REFUSED', [], options);
 
@@ -558,7 +523,7 @@ type OAuthErrorCode = 'invalid_grant' | 'invalid_client' | (string & {});
  * refresh it could not serve (`UNAVAILABLE`, tokens kept; `MISCONFIGURED`, our client credentials),
  * or its open API (`API_TIMEOUT`, `API_UNREACHABLE`).
  */
-export class PlatformError extends PlatformLoginError<PlatformFailureCode> {
+export class PlatformError extends PlatformLoginError<CodeOf<'platform'>> {
   /** The OAuth `error` value (sanitised), e.g. `invalid_grant` (an OAuth error's codes). */
   declare readonly oauthError?: OAuthErrorCode;
   /** The OAuth `error_description`, sanitised and at most 200 characters (an OAuth error's codes). */
@@ -574,7 +539,7 @@ export class PlatformError extends PlatformLoginError<PlatformFailureCode> {
 
   constructor(
     message: string,
-    options: PlatformFields & { code: PlatformFailureCode; cause?: unknown },
+    options: PlatformFields & { code: CodeOf<'platform'>; cause?: unknown },
   ) {
     const { code, cause: _cause, ...fields } = options;
     super(code, message, options);
@@ -588,14 +553,9 @@ export class PlatformError extends PlatformLoginError<PlatformFailureCode> {
   }
 
   override toJSON(): Record<string, unknown> {
-    return OAUTH_REFUSAL_CODES.has(this.code)
-      ? {
-          ...super.toJSON(),
-          oauthError: this.oauthError,
-          oauthErrorDescription: this.oauthErrorDescription,
-          httpStatus: this.httpStatus,
-        }
-      : super.toJSON();
+    if (!OAUTH_REFUSAL_CODES.has(this.code)) return super.toJSON();
+    const { oauthError, oauthErrorDescription, httpStatus } = this;
+    return { ...super.toJSON(), oauthError, oauthErrorDescription, httpStatus };
   }
 }
 
@@ -603,7 +563,7 @@ export class PlatformError extends PlatformLoginError<PlatformFailureCode> {
 type PlatformFields = Partial<Omit<PlatformError, keyof PlatformLoginError>>;
 
 /** A platform failure with its code's message (made from `args`) and the `fields` it carries. */
-const failed = <C extends PlatformFailureCode & WithMessage>(
+const failed = <C extends CodeOf<'platform'> & WithMessage>(
   code: C,
   args: MessageArgs<C>,
   fields?: PlatformFields & { cause?: unknown },

@@ -1,11 +1,6 @@
-// Cross-site request forgery protection for state-changing routes, needed once the session cookie
-// is SameSite=None (embedded mode) and the browser sends it on requests that other sites start.
-//
-// Design: the browser says where a request comes from, in headers a page cannot forge.
-// `Sec-Fetch-Site` (every current browser) must be `same-origin`; without it, `Origin` must be this
-// host. Requests with neither come from non-browser clients (or browsers from before 2020), which
-// carry no ambient cookie a forger could use. No token to plant in pages or forms, nothing stored
-// in the session, and it works for fetch() and plain HTML forms alike.
+// CSRF protection for state-changing routes once the session cookie is SameSite=None (embedded
+// mode): the browser's own headers, which a page cannot forge, say where a request comes from; no
+// token, nothing in the session (docs/embedded.md).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler } from 'express';
 import { crossOriginRequest } from '../errors';

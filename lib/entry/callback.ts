@@ -26,11 +26,7 @@ export interface CallbackDeps extends RedemptionDeps {
   logger: PlatformLogger;
 }
 
-/**
- * The callback router of one PlatformLogin. Each part builds itself from its settings once; the
- * entry flow runs them in order: method, session, guards, the code, then in one store call the
- * failure limit, the platform's hold and the code's claim, then redemption.
- */
+/** The callback router of one PlatformLogin; each part is built from its settings once. */
 export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps): Router {
   const warn = (message: string): void => deps.logger.warn({}, message);
   const { embedded, successRedirect } = settings.guards;
@@ -75,10 +71,7 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
     await claim.settle(false, true);
   }
 
-  /**
-   * Records what a failed entry means (the platform's hold, the address's count, a probe's answer);
-   * resolves its answer.
-   */
+  /** Records what a failed entry means (the hold, the address's count, a probe); resolves its answer. */
   async function settleFailure(
     error: unknown,
     address: string | undefined,
@@ -87,7 +80,9 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
     const holdSeconds = platformRetryAfterSeconds(error) ?? 0;
     if (holdSeconds > 0) await hold.start(holdSeconds);
     const counted = failedOnItsCode(error);
-    await claim.settle(counted, holdSeconds === 0 && counted && platformAnswered(error));
+    // The platform itself answered the exchange (a refusal of the code), rather than this process.
+    const answered = hasCode(error, 'ERR_PLATFORM_CODE_REJECTED') || isTokenEndpointAnswer(error);
+    await claim.settle(counted, holdSeconds === 0 && counted && answered);
     // A throttled answer counts against the address's limit, but says nothing of its code: it does
     // not stop the address probing the held platform.
     if (address !== undefined && counted)
@@ -97,10 +92,6 @@ export function createCallbackRouter(settings: EntrySettings, deps: CallbackDeps
       ? platformBusy({ platformRetryAfterSeconds: holdSeconds, cause: error })
       : error;
   }
-
-  /** The platform itself answered the exchange (a refusal of the code), rather than this process. */
-  const platformAnswered = (error: unknown): boolean =>
-    hasCode(error, 'ERR_PLATFORM_CODE_REJECTED') || isTokenEndpointAnswer(error);
 
   const router = Router();
   router.all('/', (req, res, next) => {

@@ -1,13 +1,10 @@
-// Detects a browser that refuses the session cookie (third-party cookies blocked, or a cookie
-// without SameSite=None inside the platform's iframe). In embedded mode a successful entry lands
-// first on `<callback>?cookie_check=1`; if that request comes back without the new session, the
-// player sees a diagnostic page instead of the game's "enter from the platform" page — so no loop
-// through the platform that would burn a code on every round.
+// Detects a browser that refuses the session cookie: in embedded mode an entry lands first on
+// `<callback>?cookie_check=1`, and one that comes back without its session gets a diagnostic page
+// instead of looping through the platform, a code burnt each round (docs/embedded.md).
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import { cookiesRefused } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
-import { requireSession } from '../http/require-session';
 
 /** The one-shot query parameter of the landing hop. */
 const COOKIE_CHECK_PARAMETER = 'cookie_check';
@@ -33,7 +30,6 @@ export function createCookieCheck(
   events: EventEmitter<PlatformLoginEvents>,
 ): (req: Request, res: Response) => void {
   return (req, res) => {
-    requireSession(req);
     if (req.session.platformLogin === undefined) {
       const dest = req.headers['sec-fetch-dest'];
       events.emit('cookiesRefused', { framed: dest === 'iframe' || dest === 'frame' });

@@ -1,8 +1,5 @@
-// Claims an entry's code once the client address's count, the platform's hold and the budget of
-// suspect exchanges let it through: the checks before an exchange are one store call (beginEntry),
-// one round trip on a store that makes them one step (RedisTokenStore off a Cluster). The claim then
-// follows the entry to its end, to give back the address's count when the entry did not fail on its
-// code, and to end the hold when it probed the platform and got an answer.
+// Claims an entry's code once the address's count, the platform's hold and the budget let it through
+// (one store call, beginEntry), then follows the entry to its end to give back what it took.
 import { beginEntry } from '../core/entry-begin';
 import type { CountGiveBack, StoreEngine } from '../core/store-engine';
 import { tooManyEntries } from '../errors';
@@ -14,34 +11,7 @@ import { EXCHANGE_HOLD, type ExchangeHold } from './entry-exchange-hold';
 const BUDGET_KEY = 'code-exchange-budget';
 
 /** The claim of one entry's code. */
-export interface CodeClaim {
-  /**
-   * Claims the code of hash `codeHash`: resolves the login generation to hand to the record's
-   * write, or `undefined` when the code was claimed before. Throws RequestRefusedError (429 `ERR_PLATFORM_TOO_MANY_ENTRIES`) or
-   * (503 `ERR_PLATFORM_BUSY`) when the address's count, the budget or the hold stop the entry first.
-   */
-  claim(codeHash: string): Promise<string | undefined>;
-  /**
-   * Throws what an entry of this address would get first (429, 503), claiming nothing: for an
-   * entry refused on other grounds (a malformed code).
-   */
-  refuseFirst(): Promise<void>;
-  /** Whether the address's count holds one for this entry (`claim` took it). */
-  readonly reserved: boolean;
-  /**
-   * The count this entry holds on its address's counter, for the login's write to give back in the
-   * same step (TokenStore `logins`); `undefined` when it holds none.
-   */
-  reservation(): CountGiveBack | undefined;
-  /** The login's write gave back {@link reservation}: `settle` does not. */
-  gaveBack(): void;
-  /**
-   * The entry ended: unless it `failedOnItsCode`, gives back its count; when this entry probed the
-   * held platform and the platform answered it (tokens or a refusal of the code, no Retry-After),
-   * ends the hold. Never throws.
-   */
-  settle(failedOnItsCode: boolean, platformAnswered: boolean): Promise<void>;
-}
+export type CodeClaim = ReturnType<ReturnType<typeof createCodeClaim>>;
 
 /** Builds the claims of one callback; `address` is the request's counter key (none: limit off). */
 export function createCodeClaim(
@@ -49,23 +19,35 @@ export function createCodeClaim(
   failures: EntryFailureLimit | undefined,
   hold: ExchangeHold,
   claimTtlMs: number,
-): (address: string | undefined) => CodeClaim {
+) {
   const budgetPerSecond = failures?.budgetPerSecond ?? 0;
-  return (address) => {
+  return (address: string | undefined) => {
     let reserved = false;
     let probing = false;
     let budgeted = false;
     return {
-      get reserved() {
+      /** Whether the address's count holds one for this entry (`claim` took it). */
+      get reserved(): boolean {
         return reserved;
       },
-      reservation() {
+      /**
+       * The count this entry holds on its address's counter, for the login's write to give back in
+       * the same step (TokenStore `logins`); `undefined` when it holds none.
+       */
+      reservation(): CountGiveBack | undefined {
         return reserved ? { key: address!, windowMs: failures!.windowMs } : undefined;
       },
-      gaveBack() {
+      /** The login's write gave back the {@link reservation}: `settle` does not. */
+      gaveBack(): void {
         reserved = false;
       },
-      async claim(codeHash) {
+      /**
+       * Claims the code of hash `codeHash`: resolves the login generation to hand to the record's
+       * write, or `undefined` when the code was claimed before. Throws RequestRefusedError (429
+       * `ERR_PLATFORM_TOO_MANY_ENTRIES`, 503 `ERR_PLATFORM_BUSY`) when the address's count, the
+       * budget or the hold stop the entry first.
+       */
+      async claim(codeHash: string): Promise<string | undefined> {
         const found = await beginEntry(store, {
           failureKey: address,
           failedKey: address === undefined ? undefined : failedKeyOf(address),
@@ -92,11 +74,20 @@ export function createCodeClaim(
         // check against logoutPlayer(), read now.
         return found.loginGeneration ?? (await store.records.loginGeneration());
       },
-      async refuseFirst() {
+      /**
+       * Throws what an entry of this address would get first (429, 503), claiming nothing: for an
+       * entry refused on other grounds (a malformed code).
+       */
+      async refuseFirst(): Promise<void> {
         if (address !== undefined) await failures!.check(address);
         await hold.check();
       },
-      async settle(failedOnItsCode, platformAnswered) {
+      /**
+       * The entry ended: unless it `failedOnItsCode`, gives back its count; when this entry probed
+       * the held platform and the platform answered it (tokens or a refusal of the code, no
+       * Retry-After), ends the hold. Never throws.
+       */
+      async settle(failedOnItsCode: boolean, platformAnswered: boolean): Promise<void> {
         if (budgeted && !failedOnItsCode) {
           budgeted = false;
           await store.counters.countInWindow(BUDGET_KEY, -1, 1000).catch(ignore);

@@ -111,32 +111,23 @@ const WARNING =
   "origins of the platform's pages that open the game (e.g. ['https://platform.example']). Until then " +
   '`entry.context` only reports (`entryContextViolation` events; their `refererOrigin` shows where entries come from).';
 
-/** The entry context check's settings, derived once at creation (entry-options.ts). */
-export interface EntryContextCheckSettings {
-  mode: 'off' | 'report' | 'enforce';
-  /**
-   * Neither `platformOrigins` nor a mode was given: the check only reports, and says so once at
-   * start (in production that setup is refused before this: setup/creation-checks.ts).
-   */
-  unconfigured: boolean;
-  judge: EntryContextSettings;
-}
-
 /**
- * The settings of the check from `entry.context`, `platformOrigins` and `embedded`: the mode
- * defaults to `'enforce'` with `platformOrigins`, else `'report'`.
+ * The settings of the check from `entry.context`, `platformOrigins` and `embedded`, derived once at
+ * creation (entry-options.ts): the mode defaults to `'enforce'` with `platformOrigins`, else `'report'`.
  */
 export function entryContextSettings(
   options: z.output<typeof entryContextSchema> | undefined,
   platformOrigins: readonly string[] | undefined,
   embedded: boolean,
-): EntryContextCheckSettings {
+) {
   return {
     mode: options?.mode ?? (platformOrigins === undefined ? 'report' : 'enforce'),
+    // Neither was given: the check only reports, and says so once at start (in production that
+    // setup is refused before this: setup/creation-checks.ts).
     unconfigured: options?.mode === undefined && platformOrigins === undefined,
     judge: {
       platformOrigins: new Set(platformOrigins),
-      destinations: new Set(embedded ? ['document', 'iframe', 'frame'] : ['document']),
+      destinations: embedded ? NAVIGATIONS : new Set(['document']),
       allowMissingHeaders: options?.allowMissingHeaders ?? false,
       allowDirectNavigation: options?.allowDirectNavigation ?? false,
     },
@@ -165,7 +156,7 @@ function explain(violation: EntryContextViolation, configured: string): string {
  * emits `entryContextViolation` for each suspicious entry (except in `'off'` mode).
  */
 export function createEntryContextCheck(
-  settings: EntryContextCheckSettings,
+  settings: ReturnType<typeof entryContextSettings>,
   events: EventEmitter<PlatformLoginEvents>,
   warn: (message: string) => void,
 ): (req: Request) => void {

@@ -3,18 +3,13 @@
 import { platformBusy } from '../errors';
 
 /**
- * Runs `exchange` in one of `max` slots. When all are taken, awaits `whenFull` (which may throw
- * the answer the entry gets first) and throws RequestRefusedError `ERR_PLATFORM_BUSY` (503).
+ * Builds the cap of one callback (`entry.maxExchangesInFlight`): runs `exchange` in one of `max`
+ * slots. When all are taken, awaits `whenFull` (which may throw the answer the entry gets first)
+ * and throws RequestRefusedError `ERR_PLATFORM_BUSY` (503).
  */
-export type ExchangeCap = <T>(
-  exchange: () => Promise<T>,
-  whenFull: () => Promise<void>,
-) => Promise<T>;
-
-/** Builds the cap of one callback (`entry.maxExchangesInFlight`). */
-export function createExchangeCap(max: number): ExchangeCap {
+export function createExchangeCap(max: number) {
   let inFlight = 0;
-  return async (exchange, whenFull) => {
+  return async <T>(exchange: () => Promise<T>, whenFull: () => Promise<void>): Promise<T> => {
     if (inFlight >= max) {
       await whenFull();
       throw platformBusy();

@@ -1,9 +1,5 @@
-// The platform's Retry-After at the code exchange, held across processes: once the token endpoint
-// asks the game to wait, entries from addresses with failed or unfinished entries get 503
-// `platform_busy` with the seconds left before their code is claimed (so the player's code stays
-// good), while entries from addresses with none keep probing the platform at a trickle (one per
-// second across processes, core/entry-begin.ts); a probe the platform answers ends the hold. So a
-// made-up code's throttled answer cannot hold every real player for the whole Retry-After.
+// The platform's Retry-After at the code exchange, held across processes: addresses with failed or
+// unfinished entries wait, others probe the platform once a second (docs/entry-trust.md).
 import type { EventEmitter } from 'node:events';
 import type { RefreshLocks } from '../core/store-engine';
 import { platformBusy, type RequestRefusedError } from '../errors';
@@ -24,35 +20,27 @@ export const EXCHANGE_HOLD = {
 const { holdKey, holdVersion } = EXCHANGE_HOLD;
 
 /** The hold of one callback. */
-export interface ExchangeHold {
-  /** The answer to an entry the hold stopped, `leftMs` before it may come back. */
-  busy(leftMs: number): RequestRefusedError;
-  /** Throws RequestRefusedError `ERR_PLATFORM_BUSY` (with the seconds left) when the store's hold is on. */
-  check(): Promise<void>;
-  /** Holds every exchange for `seconds` (the platform's Retry-After); never throws. */
-  start(seconds: number): Promise<void>;
-  /** Ends the hold: a probe was answered by the platform. Never throws. */
-  lift(): Promise<void>;
-}
+export type ExchangeHold = ReturnType<typeof createExchangeHold>;
 
 /** Builds the hold once, on the store's refresh holds. */
-export function createExchangeHold(
-  locks: RefreshLocks,
-  events: EventEmitter<PlatformLoginEvents>,
-): ExchangeHold {
+export function createExchangeHold(locks: RefreshLocks, events: EventEmitter<PlatformLoginEvents>) {
+  /** The answer to an entry the hold stopped, `leftMs` before it may come back. */
   const busy = (leftMs: number): RequestRefusedError =>
     platformBusy({ platformRetryAfterSeconds: Math.max(1, Math.ceil(leftMs / 1000)) });
   return {
     busy,
-    async check() {
+    /** Throws RequestRefusedError `ERR_PLATFORM_BUSY` (with the seconds left) when the store's hold is on. */
+    async check(): Promise<void> {
       const leftMs = await locks.heldMs(holdKey, holdVersion);
       if (leftMs > 0) throw busy(leftMs);
     },
-    async start(seconds) {
+    /** Holds every exchange for `seconds` (the platform's Retry-After); never throws. */
+    async start(seconds: number): Promise<void> {
       await locks.hold(holdKey, holdVersion, seconds * 1000).catch(ignore);
       events.emit('exchangeHold', { held: true, retryAfterSeconds: seconds });
     },
-    async lift() {
+    /** Ends the hold: a probe was answered by the platform. Never throws. */
+    async lift(): Promise<void> {
       // A hold of 1 ms is no hold: the contract has no other way to end one early. The event
       // follows the write, so a listener that reacts to it finds the hold over on every process.
       await locks.hold(holdKey, holdVersion, 1).catch(ignore);

@@ -1,8 +1,5 @@
-// Bounds the failed entries (malformed, used or refused codes) of one client address, counted in
-// the shared store so every process sees them; past the limit an entry is refused before its code
-// is claimed or sent. An entry takes its count before its exchange (a burst cannot pass the limit)
-// and gives it back when it succeeds, so players behind one NAT are not held back by each other's
-// logins.
+// Bounds the failed entries of one client address, counted in the shared store; an entry takes its
+// count before its exchange and gives it back on success (docs/entry-trust.md).
 import type { Request } from 'express';
 import { createClientAddressKeys } from './client-address';
 import type { OneTimeCounters } from '../core/store-engine';
@@ -12,28 +9,7 @@ import { ignore } from '../util/ignore';
 import type { EntrySettings } from './entry-options';
 
 /** The limit of one callback. */
-export interface EntryFailureLimit {
-  readonly limit: number;
-  readonly windowMs: number;
-  readonly budgetPerSecond: number;
-  /**
-   * The request's counter key. Throws RequestRefusedError `ERR_PLATFORM_TOO_MANY_ENTRIES` when this process already knows the
-   * address is over its limit, with no store call.
-   */
-  keyOf(req: Request): string;
-  /** The answer to an entry of `key` the store found over the limit; this process remembers it. */
-  refuse(key: string, resetInMs: number): RequestRefusedError;
-  /** Reads the store's count for `key` and judges it. */
-  check(key: string): Promise<void>;
-  /**
-   * Counts one failed entry of the address `key`: on its count when the entry took none before
-   * (`reserved` false), and when `failed` on its count of failures alone (which stops the address
-   * probing a held platform and spends the budget). Never throws: the entry's answer stands.
-   */
-  countFailure(key: string, reserved: boolean, failed: boolean): Promise<void>;
-  /** Gives back the count an entry of `key` took before its exchange (never throws). */
-  giveBack(key: string): Promise<void>;
-}
+export type EntryFailureLimit = NonNullable<ReturnType<typeof createEntryFailureLimit>>;
 
 /** The counter of an address's failed entries alone, beside its count (see core/entry-begin.ts). */
 export const failedKeyOf = (key: string): string => `${key}:failed`;
@@ -50,12 +26,16 @@ export function createEntryFailureLimit(
   settings: EntrySettings['failureLimit'],
   counters: OneTimeCounters,
   warn: (message: string) => void,
-): EntryFailureLimit | undefined {
+) {
   const { limit, windowMs } = settings;
   if (limit === 0) return undefined;
   const addresses = createClientAddressKeys(settings.clientSecret, settings.ipv6Subnet);
   const blockedUntil = new Map<string, number>();
-  /** The counter key of a request: `req.ip`, so Express's `trust proxy` decides whose address it is. */
+  /**
+   * The request's counter key: `req.ip`, so Express's `trust proxy` decides whose address it is.
+   * Throws RequestRefusedError `ERR_PLATFORM_TOO_MANY_ENTRIES` when this process already knows the
+   * address is over its limit, with no store call.
+   */
   const keyOf = (req: Request): string => {
     const { key, parsed } = addresses.keyOf(req.ip ?? req.socket.remoteAddress ?? 'unknown');
     if (!parsed) warnOnce(warn, UNPARSABLE_MESSAGE);
@@ -83,14 +63,21 @@ export function createEntryFailureLimit(
     budgetPerSecond: settings.budgetPerSecond,
     keyOf,
     refuse: block,
-    async check(key) {
+    /** Reads the store's count for `key` and judges it. */
+    async check(key: string): Promise<void> {
       const { count, resetInMs } = await counters.countInWindow(key, 0, windowMs);
       if (count >= limit) throw block(key, resetInMs);
     },
-    async giveBack(key) {
+    /** Gives back the count an entry of `key` took before its exchange (never throws). */
+    async giveBack(key: string): Promise<void> {
       await counters.countInWindow(key, -1, windowMs).catch(ignore);
     },
-    async countFailure(key, reserved, failed) {
+    /**
+     * Counts one failed entry of the address `key`: on its count when the entry took none before
+     * (`reserved` false), and when `failed` on its count of failures alone (which stops the address
+     * probing a held platform and spends the budget). Never throws: the entry's answer stands.
+     */
+    async countFailure(key: string, reserved: boolean, failed: boolean): Promise<void> {
       try {
         const marked = failed && counters.countInWindow(failedKeyOf(key), 1, windowMs);
         const { count, resetInMs } = await counters.countInWindow(key, reserved ? 0 : 1, windowMs);

@@ -3,12 +3,11 @@
 // in the store. A code is never sent twice.
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
-import type { SessionData } from 'express-session';
 import { codeAlreadyUsed, entryRefused, LoginRequiredError, storeUnavailable } from '../errors';
 import { answerForTokenFailure } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashCode, hashSessionId } from '../core/hash';
-import { SESSION_REDIS_KEYS, type LoginWrite, type StoreEngine } from '../core/store-engine';
+import { SESSION_REDIS_KEYS, type LoginSessionWrite, type StoreEngine } from '../core/store-engine';
 import type { SessionJoin, SessionRedis } from '../session-store/redis-session-store';
 import {
   newTokenRecord,
@@ -18,13 +17,11 @@ import {
 } from '../core/token-record';
 import { createExchangeCap } from './entry-exchange-cap';
 import { landAt } from './cookie-check';
+import { sessionCall } from '../http/require-session';
 import { joinPlayer } from '../core/player-join';
 import { sessionTtlMsOf } from '../core/session-lifetime';
 import type { CodeClaim } from './entry-claim';
 import type { EntrySettings } from './entry-options';
-
-/** What the session holds of its login (lib/http/express-augment.ts). */
-type PlatformLoginMarker = NonNullable<SessionData['platformLogin']>;
 
 /**
  * The app's `afterLogin` hook, bound to the package's parts: resolves `false` to refuse the entry.
@@ -50,17 +47,7 @@ export interface RedemptionDeps {
   afterLogin?: AfterLogin | undefined;
 }
 
-const sessionStoreFailed = (cause: unknown) =>
-  storeUnavailable({ store: 'session store', what: 'starting the new session' }, cause);
-/** express-session's `regenerate()` or `save()`, as a promise. */
-const sessionCall = (req: Request, call: 'regenerate' | 'save'): Promise<void> =>
-  new Promise((resolve, reject) =>
-    req.session[call]((err: unknown) => (err ? reject(sessionStoreFailed(err)) : resolve())),
-  );
-const save = (req: Request): Promise<void> => sessionCall(req, 'save');
-
-/** A login's write, with the session's marker of it. */
-type LoginToWrite = Omit<LoginWrite, 'session' | 'giveBack'> & { marker: PlatformLoginMarker };
+const STARTING = 'starting the new session';
 
 /**
  * Builds the redemption of one callback: redeems `code` for the browser of `req`, claimed by
@@ -105,66 +92,61 @@ export function createCodeRedemption(
   };
 
   /**
-   * The record, then the session, each its own store's write; the entry's count given back with the
-   * record where the store can (TokenStore `logins`).
+   * Writes the new login of the regenerated session: the record (with the entry's count given back
+   * where the store can: TokenStore `logins`), then the session. With a `join` the session store
+   * hands its write of the session to the record's: one store call; without, each its own store's.
    */
-  const writeApart = async (
+  const writeLogin = async (
     req: Request,
+    join: SessionJoin | undefined,
     claim: CodeClaim,
-    login: LoginToWrite,
-  ): Promise<boolean> => {
-    const { marker, ...write } = login;
-    const { sessionKey, record, ttlMs, loginGeneration } = write;
+    entry: { tokens: ReceivedTokens; codeHash: string; loginGeneration: string },
+  ) => {
+    const sessionKey = hashSessionId(req.sessionID);
+    const record = newTokenRecord(entry.tokens, refreshTokenLifetimeMs, deps.registration);
+    const ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionTtlMs));
+    const { loginGeneration } = entry;
     const logins = store.logins;
     const giveBack = logins && claim.reservation();
-    const written =
-      logins === undefined
-        ? await store.records.put(sessionKey, record, {
-            expectedVersion: null,
-            ttlMs,
-            loginGeneration,
-          })
-        : await logins.put({ ...write, giveBack, session: undefined });
-    if (!written) return false;
-    if (giveBack !== undefined) claim.gaveBack();
-    req.session.platformLogin = marker;
-    await save(req);
-    return true;
-  };
-
-  /**
-   * The record, the session, the replaced session's delete and the entry's count given back, in
-   * one store call: the session store hands its write of the session to the token store's.
-   */
-  const writeJoined = async (
-    req: Request,
-    join: SessionJoin,
-    claim: CodeClaim,
-    login: LoginToWrite,
-  ): Promise<boolean> => {
-    const { marker, ...write } = login;
-    const giveBack = claim.reservation();
     let written: boolean | undefined;
-    join.writeWith(req.sessionID, async (session) => {
-      written = await store.logins!.put({ ...write, giveBack, session });
+    const put = async (session?: LoginSessionWrite): Promise<boolean> => {
+      written =
+        logins === undefined
+          ? await store.records.put(sessionKey, record, {
+              expectedVersion: null,
+              ttlMs,
+              loginGeneration,
+            })
+          : await logins.put({ sessionKey, record, ttlMs, loginGeneration, giveBack, session });
+      if (written && giveBack !== undefined) claim.gaveBack();
       return written;
-    });
-    req.session.platformLogin = marker;
-    try {
-      await save(req);
-    } catch (error) {
-      // The record's write failed (Redis, not the session store as such): its own error.
-      throw join.error ?? error;
+    };
+    if (join !== undefined) join.writeWith(req.sessionID, put);
+    else await put();
+    if (written !== false) {
+      req.session.platformLogin = {
+        openId: record.openId,
+        ...(record.registration === undefined ? {} : { registration: record.registration }),
+        entry: entry.codeHash,
+        recordExpiresAt: Date.now() + ttlMs,
+      };
+      try {
+        await sessionCall(req, 'save', STARTING);
+      } catch (error) {
+        // A joined record's write failed (Redis, not the session store as such): its own error.
+        throw join?.error ?? error;
+      }
     }
-    if (written === undefined) throw sessionStoreFailed(new Error('The session was not saved.'));
-    if (written && giveBack !== undefined) claim.gaveBack();
-    return written;
-  };
-
-  /** The joined writes of the request's session store, when it shares the token store's client. */
-  const joinsOf = (req: Request): SessionRedis | undefined => {
-    const joins = (req.sessionStore as { [SESSION_REDIS_KEYS]?: SessionRedis })[SESSION_REDIS_KEYS];
-    return joins && store.logins?.sharesClient(joins.client) ? joins : undefined;
+    // The session store wrote the session without handing its write over: no record was written.
+    if (written === undefined) throw storeUnavailable({ store: 'session store', what: STARTING });
+    // false: logoutPlayer() ran for this player while the entry was under way; it wins.
+    if (!written) {
+      delete req.session.platformLogin;
+      throw new LoginRequiredError(
+        'The player was logged out everywhere while this entry was under way; they must enter again.',
+      );
+    }
+    return { sessionKey, record, ttlMs };
   };
 
   return async (req, res, code, claim) => {
@@ -180,37 +162,21 @@ export function createCodeRedemption(
 
     // The browser's old login, whoever it belonged to, ends here: its tokens and its session.
     if (previous !== undefined) await store.records.delete(hashSessionId(req.sessionID));
-    const joins = joinsOf(req);
-    const join = joins?.join?.(req.sessionID, res);
-    let sessionKey: string;
-    let record: TokenRecord;
-    let ttlMs: number;
+    // The session store's joined writes, when it shares the token store's client.
+    const joins = (req.sessionStore as { [SESSION_REDIS_KEYS]?: SessionRedis })[SESSION_REDIS_KEYS];
+    const join =
+      joins && store.logins?.sharesClient(joins.client)
+        ? joins.join?.(req.sessionID, res)
+        : undefined;
+    let login: Awaited<ReturnType<typeof writeLogin>>;
     try {
-      await sessionCall(req, 'regenerate'); // a new session id: an id planted before the login is worthless (fixation)
-      sessionKey = hashSessionId(req.sessionID);
-      record = newTokenRecord(tokens, refreshTokenLifetimeMs, deps.registration);
-      ttlMs = recordTtlMs(record, Date.now(), sessionTtlMsOf(req.session, sessionTtlMs));
-      const marker = {
-        openId: record.openId,
-        ...(record.registration === undefined ? {} : { registration: record.registration }),
-        entry: codeHash,
-        recordExpiresAt: Date.now() + ttlMs,
-      };
-      const login = { sessionKey, record, ttlMs, loginGeneration, marker };
-      const written =
-        join === undefined
-          ? await writeApart(req, claim, login)
-          : await writeJoined(req, join, claim, login);
-      // false: logoutPlayer() ran for this player while the entry was under way; it wins.
-      if (!written) {
-        delete req.session.platformLogin;
-        throw new LoginRequiredError(
-          'The player was logged out everywhere while this entry was under way; they must enter again.',
-        );
-      }
+      // A new session id: an id planted before the login is worthless (fixation).
+      await sessionCall(req, 'regenerate', STARTING);
+      login = await writeLogin(req, join, claim, { tokens, codeHash, loginGeneration });
     } finally {
       await join?.end();
     }
+    const { sessionKey, record, ttlMs } = login;
     await joinPlayer(store.records, events, {
       sessionKey,
       record,
@@ -223,8 +189,18 @@ export function createCodeRedemption(
     // The record and the session on a replica before the player is answered: a failover now
     // must not take the new login with the primary (docs/durability.md).
     await store.durability?.confirm(sessionKey, { store: req.sessionStore, sid: req.sessionID });
-    if (deps.afterLogin !== undefined)
-      await askApp(deps.afterLogin, req, res, sessionKey, record, ttlMs);
+    // The app's hook refusing the login (`false`) or throwing keeps no login: the record is deleted
+    // and the session forgets it before the error is answered.
+    const refusal = await deps.afterLogin?.(req, res, sessionKey, record, ttlMs).then(
+      (admitted) => (admitted ? undefined : [entryRefused()]),
+      (error: unknown) => [error],
+    );
+    if (refusal !== undefined) {
+      await store.records.delete(sessionKey);
+      delete req.session.platformLogin;
+      await sessionCall(req, 'save', STARTING);
+      throw refusal[0];
+    }
 
     const { openId } = record;
     if (previous !== undefined && previous.openId !== openId) {
@@ -238,23 +214,4 @@ export function createCodeRedemption(
     // The hook may have answered itself (a first-entry page): then it is the answer.
     if (!res.headersSent) landAt(res, successRedirect);
   };
-
-  /**
-   * Runs the app's hook on the new login; a refusal (`false`) or a throw keeps no login: the
-   * record is deleted and the session forgets it before the error is answered.
-   */
-  async function askApp(afterLogin: AfterLogin, ...entry: Parameters<AfterLogin>): Promise<void> {
-    const [req, , sessionKey] = entry;
-    let failure: unknown;
-    try {
-      if (await afterLogin(...entry)) return;
-      failure = entryRefused();
-    } catch (error) {
-      failure = error;
-    }
-    await store.records.delete(sessionKey);
-    delete req.session.platformLogin;
-    await save(req);
-    throw failure;
-  }
 }

@@ -1,9 +1,6 @@
-// Adds the package's members to Express's Request and to express-session's SessionData, so apps get
-// them typed. Imported by index.ts so the built .d.ts carries the augmentation. The augmentation is
-// global, so it cannot know which routes the middleware covers: each member is typed for what it
-// is behind the middleware, which sets them on each request (http/request-members.ts), as
-// `req.session` is typed for a route behind express-session. `platformUser` is optional because
-// an optional route's visitor has none; the methods reject without a login.
+// Types the package's members on Express's Request and express-session's SessionData (imported by
+// index.ts, so the built .d.ts carries it). Global, so each member is typed as it is behind the
+// middleware that sets it (request-members.ts), as `req.session` is behind express-session.
 import type {} from 'express-session';
 import type { PlatformUser } from './player-context';
 import type { OpenApiRequestInit } from '../open-api/open-api-client';

@@ -4,10 +4,10 @@ import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import type { FailHandler } from './fail-handler';
 import type { EventEmitter } from 'node:events';
-import { methodNotAllowed, storeUnavailable } from '../errors';
+import { methodNotAllowed } from '../errors';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashSessionId } from '../core/hash';
-import { requireSession } from './require-session';
+import { requireSession, sessionCall } from './require-session';
 import type { StoreEngine } from '../core/store-engine';
 import { sameSitePath } from '../util/same-site-path';
 import { parseOptions, type OptionsSchema } from '../util/parse-options';
@@ -45,15 +45,7 @@ export function createLogoutHandler(
       const openId = req.session.platformLogin?.openId;
       await deps.store.records.delete(sessionKey, { logout: true });
       const cookie = req.session.cookie;
-      await new Promise<void>((resolve, reject) =>
-        req.session.destroy((err: unknown) =>
-          err
-            ? reject(
-                storeUnavailable({ store: 'session store', what: 'destroying the session' }, err),
-              )
-            : resolve(),
-        ),
-      );
+      await sessionCall(req, 'destroy', 'destroying the session');
       res.clearCookie(cookieName, {
         path: cookie?.path ?? '/',
         domain: cookie?.domain,

@@ -38,9 +38,6 @@ export type MiddlewareOptions = z.input<typeof middlewareOptionsSchema>;
 export const parseOptional = (options: MiddlewareOptions | undefined): boolean =>
   parseOptions(middlewareOptionsSchema, options, 'login.middleware()').optional;
 
-/** What the session remembers of its login (set by the callback). */
-type LoginMarker = NonNullable<Request['session']['platformLogin']>;
-
 export interface MiddlewareDeps {
   records: TokenRecords;
   refresher: RefreshCoordinator;
@@ -59,7 +56,8 @@ interface Visit {
   req: Request;
   res: Response;
   next: NextFunction;
-  marker: LoginMarker;
+  /** What the session remembers of its login (set by the callback). */
+  marker: NonNullable<Request['session']['platformLogin']>;
   sessionKey: string;
 }
 
@@ -75,12 +73,8 @@ export function createMiddleware(deps: MiddlewareDeps, optional: boolean): Reque
   }
 
   /**
-   * A session whose login has ended elsewhere: its record is gone (logout, `logoutPlayer`,
-   * `reauth_required`, expiry, an operator's `DEL`, a failover) or belongs to another player. On a
-   * required route the session is deleted from the session store: the 401 then goes out without
-   * waiting for express-session to renew a dead session (one Redis round trip fewer), and the
-   * client's later requests are refused from one session read. An optional route keeps the
-   * session for the visitor, without the stale marker (express-session saves it).
+   * A session whose login has ended elsewhere (its record gone, or another player's): a required
+   * route deletes the session, an optional one drops its marker (docs/how-it-works.md says why).
    */
   function loginEnded({ req, res, next, marker, sessionKey }: Visit): void {
     // Its record's life ran out (a refresh token's known end): said once, by the request that finds it.

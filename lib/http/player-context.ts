@@ -46,11 +46,7 @@ export interface LoggedInPlayer {
   fetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<Response>;
 }
 
-/**
- * What `req.platformUser`, `req.hasPlatformLogin`, `req.platformToken()` and `req.platformFetch()`
- * are made of (request-members.ts). A logged-in request has a {@link PlayerContext}; a request without a
- * login on an optional route has {@link NO_LOGIN}.
- */
+/** What the request's members are made of (request-members.ts): a PlayerContext, or NO_LOGIN. */
 export interface RequestContext extends Omit<LoggedInPlayer, 'user'> {
   readonly loggedIn: boolean;
   readonly user: PlatformUser | undefined;
@@ -79,11 +75,7 @@ function userOf(record: TokenRecord, firstRegistration: string): PlatformUser {
   return user;
 }
 
-/**
- * The context of a request with a login; sockets and jobs use the same class, so the token and the
- * open-API fetch behave alike everywhere. `sessionKey` is what the store and the refresh
- * coordinator key the login by.
- */
+/** The context of a login; sockets and jobs use it too, so token and fetch behave alike everywhere. */
 export class PlayerContext implements RequestContext {
   readonly loggedIn = true;
   /** Built on first read: a handler that never reads `req.platformUser` costs no object. */
@@ -120,8 +112,7 @@ export class PlayerContext implements RequestContext {
 
   /**
    * Calls the open API with the player's token. A 401 forces one refresh and one retry, because the
-   * platform may have ended the token before its stated expiry. Rejects with the refresh's errors,
-   * PlatformError `ERR_PLATFORM_API_TIMEOUT` (504 `platform_timeout`) or `ERR_PLATFORM_API_UNREACHABLE` (502 `platform_error`).
+   * platform may have ended the token before its stated expiry.
    */
   async fetch(pathOrUrl: string | URL, init: OpenApiRequestInit = {}): Promise<Response> {
     const client = this.api.client;
@@ -151,10 +142,7 @@ export const loginRequired = (): LoginRequiredError =>
     'This request has no logged-in player (a visitor on an optional route): `req.platformToken()`, `req.platformFetch()` and `login.requireScopes()` need one; check `req.platformUser` first.',
   );
 
-/**
- * The context of a request without a login on an optional route: one shared object. Its player is
- * `undefined` (a visitor is a normal answer there, not an error); what needs a token rejects.
- */
+/** The context of a visitor on an optional route, one shared object: what needs a token rejects. */
 export const NO_LOGIN: RequestContext = Object.freeze({
   loggedIn: false,
   user: undefined,

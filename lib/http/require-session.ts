@@ -1,6 +1,7 @@
-// express-session must run before the package; without it there is no session to key tokens by.
+// express-session as the package needs it: mounted in front (its session keys the tokens), its
+// calls as promises.
 import type { Request } from 'express';
-import { sessionMissing } from '../errors';
+import { sessionMissing, storeUnavailable } from '../errors';
 
 /** True when `session` is an express-session session (it has `regenerate`). */
 export const hasSession = (
@@ -12,3 +13,11 @@ export const hasSession = (
 export function requireSession(req: Request): void {
   if (!hasSession(req.session)) throw sessionMissing();
 }
+
+/** express-session's `call` as a promise; its store's failure is a StoreUnavailableError on `what`. */
+export const sessionCall = (req: Request, call: 'regenerate' | 'save' | 'destroy', what: string) =>
+  new Promise<void>((resolve, reject) =>
+    req.session[call]((err: unknown) =>
+      err ? reject(storeUnavailable({ store: 'session store', what }, err)) : resolve(),
+    ),
+  );

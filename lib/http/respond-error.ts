@@ -47,24 +47,16 @@ function page(status: number, text: string, homePath: string | undefined): strin
   );
 }
 
-/** The HTTP answer to `err`: from the error table for a package error, else a plain 500. */
-interface ErrorAnswer {
-  status: number;
-  /** The JSON body's `error`. */
-  error: string;
-  /** Seconds for `Retry-After`, when the error carries them. */
-  retryAfterSeconds?: number;
-  /** The one method the route accepts, for `Allow` (`ERR_PLATFORM_METHOD_NOT_ALLOWED`). */
-  allow?: 'GET' | 'POST';
-}
-
-/** How the package answers `err` over HTTP (and on a refused socket upgrade). */
-export function answerFor(err: unknown): ErrorAnswer {
-  if (!isPlatformLoginError(err)) return { status: 500, error: 'internal_error' };
+/**
+ * How the package answers `err` over HTTP (and on a refused socket upgrade): from the error table
+ * for a package error, with its `Retry-After` seconds and its `Allow` method; else a plain 500.
+ */
+export function answerFor(err: unknown) {
+  const known = isPlatformLoginError(err);
   return {
-    ...httpAnswer(err),
-    retryAfterSeconds: 'retryAfterSeconds' in err ? err.retryAfterSeconds : undefined,
-    allow: err.code === 'ERR_PLATFORM_METHOD_NOT_ALLOWED' ? err.allow : undefined,
+    ...(known ? httpAnswer(err) : { status: 500, error: 'internal_error' }),
+    retryAfterSeconds: known && 'retryAfterSeconds' in err ? err.retryAfterSeconds : undefined,
+    allow: known && err.code === 'ERR_PLATFORM_METHOD_NOT_ALLOWED' ? err.allow : undefined,
   };
 }
 

@@ -108,9 +108,8 @@ export function observeEvents(
 const REPEAT_INTERVAL_MS = 10_000;
 
 /**
- * Setup mistakes at warn, 5xx answers and errors not of the package (bugs) at error, each code at
- * most once per {@link REPEAT_INTERVAL_MS}; a request's own mistake at debug (the level is its
- * code's, lib/errors.ts).
+ * Each failure at its code's level (lib/errors.ts; `error` for a bug), a warning or an error at most
+ * once per code per {@link REPEAT_INTERVAL_MS}.
  */
 function failureLogger(logger: PlatformLogger): (failure: RequestFailure) => void {
   const throttle = createLogThrottle(REPEAT_INTERVAL_MS);

@@ -1,8 +1,5 @@
-// The package's metrics, through the OpenTelemetry metrics API: a no-op until the app registers an
-// SDK. Instruments are created once, from the tables below; attributes are small fixed sets (grant,
-// outcome, operation), never a token, a code, a secret, a session id or an openId. Names, units and
-// the seeding at zero follow docs/metrics.md: `epl.<part>.<what>`, counters a plural noun without
-// `_total`, durations histograms in seconds whose name ends in `_seconds`.
+// The package's metrics, through the OpenTelemetry metrics API (a no-op until the app registers an
+// SDK), created once from the tables below; names, units, labels and seeding as docs/metrics.md says.
 import {
   metrics,
   type Attributes,
@@ -76,9 +73,9 @@ class LabelTable {
 }
 
 /** How a wait for replicas ended (durability/replica-acks.ts). */
-export const REPLICA_WAIT_OUTCOMES = ['acknowledged', 'no-replica', 'timeout', 'failed'] as const;
+const REPLICA_WAIT_OUTCOMES = ['acknowledged', 'no-replica', 'timeout', 'failed'] as const;
 /** How a write kept through a failover was settled (durability/kept-writes.ts). */
-export const REASSERT_OUTCOMES = ['written', 'present', 'superseded'] as const;
+const REASSERT_OUTCOMES = ['written', 'present', 'superseded'] as const;
 const BOOLEANS = [false, true];
 
 /** Labels of each counter, shared by the seeding at zero and every recording. */

@@ -12,17 +12,12 @@ import {
 import type { TokenAttempt } from '../client/token-client-options';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './package-identity';
 
-/**
- * A proxy of the global tracer provider: it follows a provider the app registers later, so it can
- * be taken once at load.
- */
+/** A proxy of the global provider's tracer: it follows a provider registered later, so taken at load. */
 const tracer: Tracer = trace.getTracer(PACKAGE_NAME, PACKAGE_VERSION);
 
 /**
- * The attributes of the token endpoint (HTTP client semantic conventions): method, host, port and
- * `url.full` — the configured endpoint, which has no query or credentials (the client refuses
- * them in `authUrl`); the query a refresh may carry (`refreshParameterPlacement: 'query'`) is never
- * in it.
+ * The token endpoint's attributes (HTTP client semantic conventions): `url.full` is the configured
+ * endpoint, which has no query or credentials (refused in `authUrl`), never a refresh's own query.
  */
 function tokenEndpointAttributes(tokenEndpoint: string): Attributes {
   const url = new URL(tokenEndpoint);

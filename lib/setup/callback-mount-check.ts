@@ -1,24 +1,10 @@
-// Finds a callback router mounted where redirectUri's path does not reach it: the platform sends
-// every player to redirectUri, Express answers its plain 404, and nothing else would say why. A
-// 404 never reaches the package, so the check looks from where it can, through Express's public
-// request fields only: the first request the callback router sees (its mount path, req.baseUrl),
-// and each request the middleware sees until the callback has been reached (one at redirectUri's
-// path means no callback caught it), and at start-up from the app's router (mounted-callbacks.ts,
-// through checkSetup()). Each finding is said once.
+// Finds a callback router mounted where redirectUri's path does not reach it (Express's plain 404
+// would never say why), from the requests the package sees and at start-up (docs/operations.md).
+// Each finding is said once.
 import type { Request } from 'express';
 
-/** Says a finding once; the message names both paths. */
-export type MountWarn = (fields: Record<string, unknown>, message: string) => void;
-
 /** What the callback router and the middleware call on their requests. */
-export interface CallbackMountCheck {
-  /** At the callback router, before its entry: is it mounted at redirectUri's path? */
-  atCallback(req: Request): void;
-  /** At login.middleware(): did a request for redirectUri's path pass by no callback? */
-  atRequest(req: Request): void;
-  /** At start-up: the app mounted the callback router at `path`. */
-  mountedAt(path: string): void;
-}
+export type CallbackMountCheck = ReturnType<typeof createCallbackMountCheck>;
 
 /** A path without its trailing slash (Express matches `/a` and `/a/` alike), `/` for the root. */
 const normal = (path: string): string => path.replace(/\/+$/, '') || '/';
@@ -31,8 +17,8 @@ const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/
  */
 export function createCallbackMountCheck(
   redirectUris: readonly string[],
-  warn: MountWarn,
-): CallbackMountCheck {
+  warn: (fields: Record<string, unknown>, message: string) => void,
+) {
   const paths = redirectUris.map((uri) => normal(new URL(uri).pathname));
   const expected = paths[0]!;
   // A URL at that path, as Express matches it (any case, trailing slashes, a query): one test per
@@ -55,17 +41,20 @@ export function createCallbackMountCheck(
         `which answers 404. Mount it there — app.use('${expected}', login.callback) — or change redirectUri (and the platform's registration).`,
     );
   return {
-    atCallback(req) {
+    /** At the callback router, before its entry: is it mounted at redirectUri's path? */
+    atCallback(req: Request): void {
       if (reached) return;
       reached = true;
       const mounted = normal(req.baseUrl ?? '');
       if (!paths.includes(mounted)) mountedAway(mounted);
     },
-    mountedAt(path) {
+    /** At start-up: the app mounted the callback router at `path`. */
+    mountedAt(path: string): void {
       const mounted = normal(path);
       if (!paths.includes(mounted)) mountedAway(mounted);
     },
-    atRequest(req) {
+    /** At login.middleware(): did a request for redirectUri's path pass by no callback? */
+    atRequest(req: Request): void {
       if (reached || warned) return;
       if (atRedirectPath.test(req.originalUrl ?? req.url ?? '')) {
         say(

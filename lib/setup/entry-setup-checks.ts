@@ -33,15 +33,11 @@ function trustsPeer(req: Request): boolean {
 }
 
 /**
- * The check run on each GET to the callback. Throws SetupError (500 `server_misconfigured`,
- * before any code is claimed) when sessions cannot work; warns once about each likely proxy mistake
- * and, in production, a session cookie without Secure or SameSite (an app that never called
- * checkSetup, or whose cookie is `'auto'` or computed per request). Each session store is judged once.
+ * The check run on each GET to the callback: throws SetupError (500 `server_misconfigured`) when
+ * sessions cannot work, warns once about each other finding. Each session store is judged once.
  */
-export function createFirstEntryChecks(
-  warn: (message: string) => void,
-  production: boolean = process.env.NODE_ENV === 'production',
-): (req: Request) => void {
+export function createFirstEntryChecks(warn: (message: string) => void): (req: Request) => void {
+  const production = process.env.NODE_ENV === 'production';
   const judged = new WeakMap<Store, boolean>();
   return (req) => {
     const store = (req as Request & { sessionStore?: Store }).sessionStore;

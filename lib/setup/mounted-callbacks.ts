@@ -1,9 +1,6 @@
-// Where the app mounted each login.callback, read from the app's router at start-up, so a callback
-// away from redirectUri's path is named before any player meets Express's 404. Express 5 gives the
-// app's router as `app.router`; Express 4 gives it only as a private field, so there the
-// per-request check (callback-mount-check.ts) stays the one that names it (docs/operations.md).
-// A layer's mount path is read where it is a plain string; one it cannot read is left to the
-// per-request check too.
+// Where the app mounted each login.callback, read from Express 5's `app.router` at start-up; on
+// Express 4, or a mount path that is not a plain string, the per-request check names it
+// (callback-mount-check.ts, docs/operations.md).
 import type { CallbackMountCheck } from './callback-mount-check';
 
 /** A layer of an Express 5 router, as far as the walk reads it. */

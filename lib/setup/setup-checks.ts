@@ -171,13 +171,6 @@ function cookieProblems(session: SessionOptions, production: boolean): SetupProb
   return message === undefined ? [] : finding('insecure-session-cookie', 'warning', message);
 }
 
-const looksLikeIoredis = (client: unknown): boolean =>
-  typeof client === 'object' &&
-  client !== null &&
-  typeof (client as Redis).getBuffer === 'function' &&
-  typeof (client as Redis).evalsha === 'function' &&
-  typeof (client as Redis).status === 'string';
-
 /**
  * True for a connect-redis store holding an ioredis client as it is. connect-redis 8 wraps the
  * client it is given; 9 and later keep it (`this.client = opts.client`) and call it with the
@@ -185,15 +178,17 @@ const looksLikeIoredis = (client: unknown): boolean =>
  */
 export function isConnectRedisWithIoredis(store: Store | undefined): boolean {
   if (store === undefined) return false;
-  const candidate = store as unknown as {
+  const { prefix, serializer, client } = store as {
     prefix?: unknown;
     serializer?: unknown;
     client?: unknown;
   };
   return (
-    typeof candidate.prefix === 'string' &&
-    candidate.serializer !== undefined &&
-    looksLikeIoredis(candidate.client)
+    typeof prefix === 'string' &&
+    serializer !== undefined &&
+    typeof client === 'object' &&
+    client !== null &&
+    isIoRedis(client)
   );
 }
 
@@ -281,11 +276,9 @@ function tokenStoreProblems(input: SetupCheckInput, production: boolean): SetupP
 }
 
 /**
- * Checks the setup around the package once at start: express-session's `secret` and `resave`,
- * a Secure cookie without `trust proxy`, a production cookie without Secure or SameSite, connect-redis 9+ given ioredis, Redis's eviction
- * policy, a token store keeping tokens in the clear and a patterned encryption key. Warnings go to
- * `warn` (each once); errors throw one SetupError (`ERR_PLATFORM_SETUP`) naming every fix.
- * Resolves every problem found. Call it after configuring the app, before listening:
+ * Checks the setup around the package once at start (each {@link SetupCheckName}): warnings go to
+ * `warn` (each once); errors throw one SetupError (`ERR_PLATFORM_SETUP`) naming every fix. Resolves
+ * every problem found. Call it after configuring the app, before listening:
  * `await checkSetup({ app, session: sessionOptions, redis })`.
  */
 export async function checkSetup(input: SetupCheckInput): Promise<SetupProblem[]> {

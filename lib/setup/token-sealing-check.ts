@@ -21,7 +21,6 @@ export function checkTokenSealing(
   store: TokenStore,
   keys: readonly EncryptionKey[] | undefined,
   warn: (message: string) => void,
-  production: boolean = process.env.NODE_ENV === 'production',
 ): RecordKeyRing | undefined {
   const ring = keys && new RecordKeyRing(keys);
   if (OWN_KEY_RING in store) {
@@ -39,7 +38,7 @@ export function checkTokenSealing(
   }
   // In this process's memory: whoever can read it can read the keys too.
   if (ring !== undefined || store instanceof MemoryTokenStore) return ring;
-  if (production) {
+  if (process.env.NODE_ENV === 'production') {
     throw invalidOption(
       `${IN_THE_CLEAR} NODE_ENV=production refuses a store without keys.`,
       'encryptionKeys',
