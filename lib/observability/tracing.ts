@@ -13,16 +13,15 @@ import type { TokenAttempt } from '../client/token-client-options';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './package-identity';
 
 /** A proxy of the global provider's tracer: it follows a provider registered later, so taken at load. */
-const tracer: Tracer = trace.getTracer(PACKAGE_NAME, PACKAGE_VERSION);
+export const tracer: Tracer = trace.getTracer(PACKAGE_NAME, PACKAGE_VERSION);
 
 /**
- * The token endpoint's attributes (HTTP client semantic conventions): `url.full` is the configured
- * endpoint, which has no query or credentials (refused in `authUrl`), never a refresh's own query.
+ * An HTTP client span's attributes (semantic conventions): `url.full` is the origin and path only,
+ * since a token may sit in the query.
  */
-function tokenEndpointAttributes(tokenEndpoint: string): Attributes {
-  const url = new URL(tokenEndpoint);
+export function httpClientAttributes(method: string, url: URL): Attributes {
   return {
-    'http.request.method': 'POST',
+    'http.request.method': method,
     'server.address': url.hostname,
     'server.port': url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port),
     'url.full': `${url.origin}${url.pathname}`,
@@ -30,7 +29,7 @@ function tokenEndpointAttributes(tokenEndpoint: string): Attributes {
 }
 
 /** Marks `span` failed with `errorType`, a low-cardinality identifier (never a message). */
-function failed(span: Span, errorType: string): void {
+export function failed(span: Span, errorType: string): void {
   span.setAttribute('error.type', errorType);
   span.setStatus({ code: SpanStatusCode.ERROR });
 }
@@ -45,7 +44,7 @@ export function tokenAttemptSpans(): (attempt: TokenAttempt) => void {
     const span = tracer.startSpan('POST', { kind: SpanKind.CLIENT, startTime: attempt.startedAt });
     if (span.isRecording()) {
       span.setAttributes({
-        ...tokenEndpointAttributes(attempt.tokenEndpoint),
+        ...httpClientAttributes('POST', new URL(attempt.tokenEndpoint)),
         'epl.token_endpoint.grant': attempt.grant,
         'epl.token_endpoint.outcome': attempt.outcome,
         // Each retry is a span of its own, numbered as the conventions say.
