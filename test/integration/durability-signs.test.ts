@@ -7,8 +7,8 @@ import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { platformLogin, RedisTokenStore } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
-import { clientKinds } from '../helpers/redis-clients';
-import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
+import { clientKinds, type ClientKind } from '../helpers/redis-clients';
+import { startRedisServer } from '../helpers/redis-server';
 import { startPrimaryAndReplica } from '../helpers/redis-replica';
 import { answerToken, loginOptions, redisSessions } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord } from '../helpers/records';
@@ -17,6 +17,8 @@ import { Redis } from 'ioredis';
 import type { RedisClient } from '../../lib/redis/redis-client';
 
 jest.setTimeout(60_000);
+
+type SimulatorOptions = Parameters<typeof startSimulator>[0];
 
 const kinds = clientKinds.filter((kind) =>
   ['ioredis 5 (RESP2)', 'node-redis 6 (RESP3)'].includes(kind.name),
@@ -45,125 +47,140 @@ function gameApp(sim: PlatformSimulator, store: RedisTokenStore, client: RedisCl
   return { app, lockWaits };
 }
 
-describe.each(kinds)('on a single Redis with no replica, $name', (kind) => {
-  /** Started by each test, with the options it needs; closed after it. */
-  let sim: PlatformSimulator;
-  let server: TestRedisServer;
-  let client: RedisClient;
-  let store: RedisTokenStore;
-
-  beforeEach(async () => {
-    server = await startRedisServer();
-    client = await kind.connect({ port: server.port });
-    store = new RedisTokenStore({ redis: client, prefix: 'signs:' });
-  });
-
-  afterEach(async () => {
+/** A redis-server of the test's own, a client of `kind` on it, its store and a simulator. */
+async function singleRedis(kind: ClientKind, simOptions: SimulatorOptions) {
+  const [server, sim] = await Promise.all([startRedisServer(), startSimulator(simOptions)]);
+  const client = await kind.connect({ port: server.port });
+  const store = new RedisTokenStore({ redis: client, prefix: 'signs:' });
+  const close = async () => {
     await store.close();
     await kind.quit(client);
     await sim.close();
     await server.stop();
-  });
+  };
+  return { sim, client, store, close };
+}
 
+describe.each(kinds)('on a single Redis with no replica, $name', (kind) => {
+  // Not beside another test: the stall holds this process's event loop, every test's alike.
   test('after a 300 ms event-loop stall, an expired token is refreshed at once', async () => {
-    sim = await startSimulator({ rotateRefreshTokens: true });
-    const { app, lockWaits } = gameApp(sim, store, client);
-    const { agent, sessionId } = await enter(app, sim);
-    await rewriteRecord(store, sessionId, expiringIn(-1000));
-    stall(300);
-    // The timers the stall held back run first (the record cache's lease runs out).
-    await new Promise((resolve) => setImmediate(resolve));
-    const res = await agent.get('/api/token');
-    expect(res.status).toBe(200);
-    expect(sim.calls.refresh_token).toBe(1);
-    // The refresh took its lock at once: it did not wait as if another process held it.
-    expect(lockWaits).toEqual([]);
-  });
-
-  test('bursts of 1,500 requests beside six players with 1-second tokens: every player request answered 200, no refresh held back', async () => {
-    sim = await startSimulator({ rotateRefreshTokens: true, accessTokenLifetimeSeconds: 1 });
-    const { app, lockWaits } = gameApp(sim, store, client);
-    // Six logins (sessions) of the simulator's demo players.
-    const players = await Promise.all(
-      ['player-ada', 'player-bo', 'player-cy'].flatMap((openId) => [
-        enter(app, sim, openId),
-        enter(app, sim, openId),
-      ]),
-    );
-    // Each login's first refresh may wait for the lock its entry left (released as it ends).
-    for (const { agent } of players) expect((await agent.get('/api/token')).status).toBe(200);
-    lockWaits.length = 0;
-    const listening = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => listening.once('listening', resolve));
-    const base = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
-    const statuses: number[] = [];
-    let playing = true;
-    const play = players.map(async ({ agent }) => {
-      while (playing) {
-        statuses.push((await agent.get('/api/token')).status);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    });
-    try {
-      for (let burst = 0; burst < 3; burst += 1) {
-        await Promise.all(
-          Array.from({ length: 1500 }, () =>
-            fetch(`${base}/ping`).then(
-              (res) => res.text(),
-              () => '',
-            ),
-          ),
-        );
-        // The players play on between bursts, a token's lifetime: each runs out and is refreshed.
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
-    } finally {
-      playing = false;
-      await Promise.all(play);
-      listening.close();
-    }
-    expect(statuses.length).toBeGreaterThan(6);
-    expect(statuses.filter((status) => status !== 200)).toEqual([]);
-    // Every player's 1-second token was refreshed along the way, and no refresh waited as if
-    // another process held its lock.
-    expect(sim.calls.refresh_token).toBeGreaterThanOrEqual(6);
-    expect(lockWaits).toEqual([]);
-  });
-});
-
-describe.each(kinds)('where the primary has a replica, $name', (kind) => {
-  test("the client's reconnect holds refresh locks back a moment; the expired token is still refreshed once, answered 200", async () => {
-    const { primary, replica } = await startPrimaryAndReplica();
-    const admin = new Redis({ port: primary.port });
-    const sim = await startSimulator({ rotateRefreshTokens: true });
-    const client = await kind.connect({ port: primary.port });
-    const store = new RedisTokenStore({ redis: client, prefix: 'signs:' });
+    const { sim, client, store, close } = await singleRedis(kind, { rotateRefreshTokens: true });
     try {
       const { app, lockWaits } = gameApp(sim, store, client);
       const { agent, sessionId } = await enter(app, sim);
       await rewriteRecord(store, sessionId, expiringIn(-1000));
-      // The app's connections drop (a network blip, a restart behind a proxy): the client reconnects.
-      await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
-      await waitUntil(
-        async () =>
-          await kind.ping(client).then(
-            () => true,
-            () => false,
-          ),
-        'the client to reconnect',
-      );
+      stall(300);
+      // The timers the stall held back run first (the record cache's lease runs out).
+      await new Promise((resolve) => setImmediate(resolve));
       const res = await agent.get('/api/token');
       expect(res.status).toBe(200);
       expect(sim.calls.refresh_token).toBe(1);
-      // The refresh waited for the lock, as while a failover settles, then took it.
-      expect(lockWaits).toEqual(['took-over']);
+      // The refresh took its lock at once: it did not wait as if another process held it.
+      expect(lockWaits).toEqual([]);
     } finally {
-      await store.close();
-      await kind.quit(client);
-      admin.disconnect();
-      await sim.close();
-      await replica.stop();
-      await primary.stop();
+      await close();
     }
   });
+});
+
+// Each test on servers, a simulator and an app of its own, so they run side by side: a flood in this
+// process is no sign on either topology (docs/durability.md), and each reconnect is its own server's.
+describe('each on servers of its own, side by side', () => {
+  test.concurrent.each(kinds)(
+    '$name on a single Redis with no replica: bursts of 1,500 requests beside six players with 1-second tokens: every player request answered 200, no refresh held back',
+    async (kind) => {
+      const { sim, client, store, close } = await singleRedis(kind, {
+        rotateRefreshTokens: true,
+        accessTokenLifetimeSeconds: 1,
+      });
+      try {
+        const { app, lockWaits } = gameApp(sim, store, client);
+        // Six logins (sessions) of the simulator's demo players.
+        const players = await Promise.all(
+          ['player-ada', 'player-bo', 'player-cy'].flatMap((openId) => [
+            enter(app, sim, openId),
+            enter(app, sim, openId),
+          ]),
+        );
+        // Each login's first refresh may wait for the lock its entry left (released as it ends).
+        for (const { agent } of players) expect((await agent.get('/api/token')).status).toBe(200);
+        lockWaits.length = 0;
+        const listening = app.listen(0, '127.0.0.1');
+        await new Promise((resolve) => listening.once('listening', resolve));
+        const base = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+        const statuses: number[] = [];
+        let playing = true;
+        const play = players.map(async ({ agent }) => {
+          while (playing) {
+            statuses.push((await agent.get('/api/token')).status);
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
+        });
+        try {
+          for (let burst = 0; burst < 3; burst += 1) {
+            await Promise.all(
+              Array.from({ length: 1500 }, () =>
+                fetch(`${base}/ping`).then(
+                  (res) => res.text(),
+                  () => '',
+                ),
+              ),
+            );
+            // The players play on between bursts, a token's lifetime: each runs out and is refreshed.
+            await new Promise((resolve) => setTimeout(resolve, 1000));
+          }
+        } finally {
+          playing = false;
+          await Promise.all(play);
+          listening.close();
+        }
+        expect(statuses.length).toBeGreaterThan(6);
+        expect(statuses.filter((status) => status !== 200)).toEqual([]);
+        // Every player's 1-second token was refreshed along the way, and no refresh waited as if
+        // another process held its lock.
+        expect(sim.calls.refresh_token).toBeGreaterThanOrEqual(6);
+        expect(lockWaits).toEqual([]);
+      } finally {
+        await close();
+      }
+    },
+  );
+
+  test.concurrent.each(kinds)(
+    "$name where the primary has a replica: the client's reconnect holds refresh locks back a moment; the expired token is still refreshed once, answered 200",
+    async (kind) => {
+      const { primary, replica } = await startPrimaryAndReplica();
+      const admin = new Redis({ port: primary.port });
+      const sim = await startSimulator({ rotateRefreshTokens: true });
+      const client = await kind.connect({ port: primary.port });
+      const store = new RedisTokenStore({ redis: client, prefix: 'signs:' });
+      try {
+        const { app, lockWaits } = gameApp(sim, store, client);
+        const { agent, sessionId } = await enter(app, sim);
+        await rewriteRecord(store, sessionId, expiringIn(-1000));
+        // The app's connections drop (a network blip, a restart behind a proxy): the client reconnects.
+        await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+        await waitUntil(
+          async () =>
+            await kind.ping(client).then(
+              () => true,
+              () => false,
+            ),
+          'the client to reconnect',
+        );
+        const res = await agent.get('/api/token');
+        expect(res.status).toBe(200);
+        expect(sim.calls.refresh_token).toBe(1);
+        // The refresh waited for the lock, as while a failover settles, then took it.
+        expect(lockWaits).toEqual(['took-over']);
+      } finally {
+        await store.close();
+        await kind.quit(client);
+        admin.disconnect();
+        await sim.close();
+        await replica.stop();
+        await primary.stop();
+      }
+    },
+  );
 });

@@ -16,24 +16,30 @@ import { openSocket } from '../helpers/spawn-socket-backends';
 import { exchangeParams, postTokenForm } from '../helpers/simulator-requests';
 
 const JSON_ACCEPT = { Accept: 'application/json' };
+const STYLES = ['errcode', 'envelope'] as const;
+type Style = (typeof STYLES)[number];
 
-describe.each(['errcode', 'envelope'] as const)('PLATFORM_ANSWER_STYLE=%s', (style) => {
-  let example: RunningExample;
-  let sim: PlatformSimulator;
+/** The example in each style, started once for the file. */
+const examples = new Map<Style, RunningExample>();
+beforeAll(async () => {
+  await Promise.all(
+    STYLES.map(async (style) => {
+      const config = readConfig({
+        PORT: '0',
+        PLATFORM_ANSWER_STYLE: style,
+        ENTRY_FAILURE_LIMIT: '1',
+      });
+      examples.set(style, await startExample(config, { logger: QUIET }));
+    }),
+  );
+});
+afterAll(() => Promise.all([...examples.values()].map((example) => example.close())));
+
+/** The example in `style`, its simulator, and how a browser enters it from the platform. */
+function on(style: Style) {
+  const example = examples.get(style)!;
+  const sim = example.simulator!;
   const url = (path: string): string => new URL(path, example.url).href;
-
-  beforeAll(async () => {
-    example = await startExample(
-      readConfig({ PORT: '0', PLATFORM_ANSWER_STYLE: style, ENTRY_FAILURE_LIMIT: '1' }),
-      { logger: QUIET },
-    );
-    sim = example.simulator!;
-  });
-  afterAll(() => example.close());
-  beforeEach(() => {
-    sim.clearFaults();
-    sim.resetCalls();
-  });
 
   /** The platform's /enter for the first player: the callback URL it sends the browser to. */
   async function platformEntry(browser: Browser): Promise<string> {
@@ -49,6 +55,46 @@ describe.each(['errcode', 'envelope'] as const)('PLATFORM_ANSWER_STYLE=%s', (sty
     expect([landing.status, landing.headers.get('location')]).toEqual([303, '/']);
     return browser;
   }
+  return { example, sim, url, platformEntry, enter };
+}
+
+// The refresh hold after the outage lasts 5 s on either example: the two wait it out side by side.
+// First, before either style spends its one allowed failed entry.
+test.concurrent.each(STYLES)(
+  'PLATFORM_ANSWER_STYLE=%s busy: the usable token is served, an expired one 503 with Retry-After, back with the platform',
+  async (style) => {
+    const { example, sim, url, enter } = on(style);
+    const browser = await enter();
+    sim.injectFault({ kind: 'busy' }, { grant: 'refresh_token' });
+    await rewriteRecord(example.login.store, browser.sessionId(), expiringIn(30_000));
+    expect((await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT })).status).toBe(200);
+    await rewriteRecord(example.login.store, browser.sessionId(), expiringIn(-1000));
+    const down = await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT });
+    expect([down.status, await down.json()]).toEqual([503, { error: 'platform_unavailable' }]);
+    expect(Number(down.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    sim.clearFaults();
+    // Back once the platform is: after the refresh hold (refresh.failureCooldownSeconds, 5 s).
+    expect(
+      await valueOnce(
+        async () => (await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT })).status,
+        (status) => status !== 503,
+      ),
+    ).toBe(200);
+  },
+);
+
+describe.each(STYLES)('PLATFORM_ANSWER_STYLE=%s', (style) => {
+  let example: RunningExample;
+  let sim: PlatformSimulator;
+  let url: (path: string) => string;
+  let platformEntry: (browser: Browser) => Promise<string>;
+  let enter: () => Promise<Browser>;
+
+  beforeAll(() => ({ example, sim, url, platformEntry, enter } = on(style)));
+  beforeEach(() => {
+    sim.clearFaults();
+    sim.resetCalls();
+  });
 
   test("the simulator answers in the style: its token answer is the style's own", async () => {
     const code = sim.issueCode({ redirectUri: example.redirectUri });
@@ -88,25 +134,6 @@ describe.each(['errcode', 'envelope'] as const)('PLATFORM_ANSWER_STYLE=%s', (sty
     expect((await socket.closed).code).toBe(4401);
     const after = await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT });
     expect(after.status).toBe(401);
-  });
-
-  test('busy: the usable token is served, an expired one 503 with Retry-After, back with the platform', async () => {
-    const browser = await enter();
-    sim.injectFault({ kind: 'busy' }, { grant: 'refresh_token' });
-    await rewriteRecord(example.login.store, browser.sessionId(), expiringIn(30_000));
-    expect((await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT })).status).toBe(200);
-    await rewriteRecord(example.login.store, browser.sessionId(), expiringIn(-1000));
-    const down = await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT });
-    expect([down.status, await down.json()]).toEqual([503, { error: 'platform_unavailable' }]);
-    expect(Number(down.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    sim.clearFaults();
-    // Back once the platform is: after the refresh hold (refresh.failureCooldownSeconds, 5 s).
-    expect(
-      await valueOnce(
-        async () => (await browser.fetch(url('/api/me'), { headers: JSON_ACCEPT })).status,
-        (status) => status !== 503,
-      ),
-    ).toBe(200);
   });
 
   test("a rate limit holds the entry with the platform's wait, counted against nobody", async () => {

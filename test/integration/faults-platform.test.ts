@@ -8,30 +8,44 @@ import type { Server } from 'node:http';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import type { PlatformSimulator, SimulatorFault } from 'express-platform-login/simulator';
+import {
+  startSimulator,
+  type PlatformSimulator,
+  type SimulatorFault,
+} from 'express-platform-login/simulator';
 import { RedisTokenStore, type PlatformLoginOptions } from 'express-platform-login';
 import { freePort } from '../helpers/free-port';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
-import { useSimulatorAndRedis } from '../helpers/bed';
 
 /** Short attempts and one quick retry: a fault costs about a second, a loaded machine still logs in. */
 const CLIENT = { timeoutMs: 1000, refreshRetries: 1, retryBaseDelayMs: 10, maxRetryDelayMs: 1500 };
 const JSON_ACCEPT = { Accept: 'application/json' };
 
-let sim: PlatformSimulator;
 let redis: Redis;
-const prefix = `faults-${randomUUID().slice(0, 8)}:`;
-
-const { opened } = useSimulatorAndRedis((bed) => ({ sim, redis } = bed));
+/** What the tests opened, closed after the file (each hook is skipped for concurrent tests). */
+const opened: { close(): Promise<unknown> | void }[] = [];
+beforeAll(() => {
+  redis = new Redis(process.env.REDIS_URL!);
+});
+afterAll(async () => {
+  for (const thing of opened.splice(0).reverse()) await thing.close();
+  redis.disconnect();
+});
 
 /**
- * Two apps (two processes, as far as the package can tell) sharing the session store and the Redis
- * token store: `app` talks to the simulator, `unreachable` to a port where nothing listens.
+ * A simulator and Redis keys of the test's own, so that the tests, most of which wait out an
+ * attempt's timeout, run side by side; and two apps (two processes, as far as the package can
+ * tell) sharing the session store and the Redis token store: `app` talks to the simulator,
+ * `unreachable` to a port where nothing listens.
  */
 async function setUp(extra: Partial<PlatformLoginOptions> = {}) {
-  const store = opened(new RedisTokenStore({ redis, prefix: `${prefix}t:` }));
+  const sim = await startSimulator();
+  opened.push(sim);
+  const prefix = `faults-${randomUUID().slice(0, 8)}:`;
+  const store = new RedisTokenStore({ redis, prefix: `${prefix}t:` });
+  opened.push(store);
   const sessionStore = new session.MemoryStore();
   // Every entry comes from 127.0.0.1, and an answer that is not tokens counts against its address:
   // the limit is raised and the budget off, so that the faults, not they, give each test its answers.
@@ -44,18 +58,17 @@ async function setUp(extra: Partial<PlatformLoginOptions> = {}) {
   const { app } = createTestApp({ sim, sessionStore, login: options });
   const deadUrl = `http://127.0.0.1:${await freePort()}`;
   const unreachable = createTestApp({ sim, sessionStore, login: { ...options, authUrl: deadUrl } });
-  return { app, unreachable: unreachable.app, store };
+  /** Token records in Redis under this test's prefix. */
+  const storedRecords = async (): Promise<number> => (await redis.keys(`${prefix}t:t:*`)).length;
+  return { sim, app, unreachable: unreachable.app, store, storedRecords };
 }
 
 /** Enters through `app`; resolves the session cookie (to present to either app) and id. */
-async function enter(app: express.Express) {
+async function enter(sim: PlatformSimulator, app: express.Express) {
   const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
   const res = await request(app).get(`/platform/callback?code=${code}`).expect(303);
   return { cookie: sessionCookieFrom(res), sessionId: sessionIdFrom(res) };
 }
-
-/** Token records in Redis under this file's prefix. */
-const storedRecords = async (): Promise<number> => (await redis.keys(`${prefix}t:t:*`)).length;
 
 const get = (app: express.Express | Server, path: string, cookie: string) =>
   request(app).get(path).set('Cookie', cookie).set(JSON_ACCEPT);
@@ -90,11 +103,12 @@ const FAULTS: [string, SimulatorFault, Answer][] = [
   ['resetting the connection', { kind: 'reset' }, PLATFORM_ERROR],
 ];
 
+// Every test on a simulator and keys of its own: they run side by side.
 describe('at the code exchange', () => {
-  test.each(FAULTS)(
+  test.concurrent.each(FAULTS)(
     'platform %s: the documented error, one attempt, nothing stored, the old login kept',
     async (_name, fault, [status, error]) => {
-      const { app } = await setUp();
+      const { sim, app, storedRecords } = await setUp();
       const agent = request.agent(app);
       await agent
         .get(`/platform/callback?code=${sim.issueCode({ redirectUri: TEST_REDIRECT_URI })}`)
@@ -121,15 +135,20 @@ describe('at the code exchange', () => {
     },
   );
 
-  test('platform down (nothing listening): 502 platform_error, nothing stored', async () => {
-    const { unreachable } = await setUp();
-    const records = await storedRecords();
-    const entry = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
-    const res = await request(unreachable).get(`/platform/callback?code=${entry}`).set(JSON_ACCEPT);
-    expect([res.status, res.body]).toEqual([502, { error: 'platform_error' }]);
-    expect(res.headers['set-cookie']).toBeUndefined();
-    expect(await storedRecords()).toBe(records);
-  });
+  test.concurrent(
+    'platform down (nothing listening): 502 platform_error, nothing stored',
+    async () => {
+      const { sim, unreachable, storedRecords } = await setUp();
+      const records = await storedRecords();
+      const entry = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });
+      const res = await request(unreachable)
+        .get(`/platform/callback?code=${entry}`)
+        .set(JSON_ACCEPT);
+      expect([res.status, res.body]).toEqual([502, { error: 'platform_error' }]);
+      expect(res.headers['set-cookie']).toBeUndefined();
+      expect(await storedRecords()).toBe(records);
+    },
+  );
 });
 
 describe('at the refresh', () => {
@@ -141,20 +160,23 @@ describe('at the refresh', () => {
    * after the outage tries again at once.
    */
   async function expiredRefreshFailing(fault: SimulatorFault) {
-    const { app, store } = await setUp({ refresh: { failureCooldownSeconds: 0 } });
-    const { cookie, sessionId } = await enter(app);
+    const { sim, app, store } = await setUp({ refresh: { failureCooldownSeconds: 0 } });
+    const { cookie, sessionId } = await enter(sim, app);
     const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
     sim.resetCalls();
     sim.injectFault(fault, { grant: 'refresh_token' });
     const res = await get(app, '/api/token', cookie);
     expect([res.status, res.body]).toEqual([503, { error: 'platform_unavailable' }]);
-    return { app, store, cookie, sessionId, before, res };
+    return { sim, app, store, cookie, sessionId, before, res };
   }
 
-  test.each(ALL_FAULTS.filter(([, fault]) => fault.kind !== 'status' || fault.status !== 429))(
+  test.concurrent.each(
+    ALL_FAULTS.filter(([, fault]) => fault.kind !== 'status' || fault.status !== 429),
+  )(
     'platform %s, access token expired: 503 platform_unavailable with Retry-After, tokens kept, served once it is back',
     async (_name, fault) => {
-      const { app, store, cookie, sessionId, before, res } = await expiredRefreshFailing(fault);
+      const { sim, app, store, cookie, sessionId, before, res } =
+        await expiredRefreshFailing(fault);
       expect(res.headers['retry-after']).toBe('5');
       expect(sim.calls.refresh_token).toBeLessThanOrEqual(1 + CLIENT.refreshRetries);
       expect(await storedRecord(store, sessionId)).toEqual(before);
@@ -166,7 +188,7 @@ describe('at the refresh', () => {
     },
   );
 
-  test.each([
+  test.concurrent.each([
     ['a 429 with its Retry-After', { kind: 'status', status: 429, retryAfterSeconds: 30 }],
     [
       'a throttle (429, OAuth body) with its Retry-After',
@@ -175,7 +197,8 @@ describe('at the refresh', () => {
   ] as const)(
     "platform answering %s, access token expired: 503 with the platform's Retry-After; not called again before it ends",
     async (_name, fault) => {
-      const { app, store, cookie, sessionId, before, res } = await expiredRefreshFailing(fault);
+      const { sim, app, store, cookie, sessionId, before, res } =
+        await expiredRefreshFailing(fault);
       expect(Number(res.headers['retry-after'])).toBe(30);
       // Longer than maxRetryDelayMs: not retried by the client either.
       expect(sim.calls.refresh_token).toBe(1);
@@ -189,11 +212,11 @@ describe('at the refresh', () => {
     },
   );
 
-  test.each(ALL_FAULTS)(
+  test.concurrent.each(ALL_FAULTS)(
     'platform %s, access token still valid: served with the current token, tokens kept',
     async (_name, fault) => {
-      const { app, store } = await setUp();
-      const { cookie, sessionId } = await enter(app);
+      const { sim, app, store } = await setUp();
+      const { cookie, sessionId } = await enter(sim, app);
       const before = await rewriteRecord(store, sessionId, expiringIn(20_000));
       sim.resetCalls();
 
@@ -207,31 +230,39 @@ describe('at the refresh', () => {
     },
   );
 
-  test('platform down (nothing listening): 503 platform_unavailable, tokens kept, served by a process that reaches it', async () => {
-    // No cooldown: with one, every process would hold back its refreshes for that long.
-    const { app, unreachable, store } = await setUp({ refresh: { failureCooldownSeconds: 0 } });
-    const { cookie, sessionId } = await enter(app);
-    const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
-    const res = await get(unreachable, '/api/token', cookie);
-    expect([res.status, res.body]).toEqual([503, { error: 'platform_unavailable' }]);
-    expect(await storedRecord(store, sessionId)).toEqual(before);
-    expect((await get(app, '/api/token', cookie)).status).toBe(200);
-  });
+  test.concurrent(
+    'platform down (nothing listening): 503 platform_unavailable, tokens kept, served by a process that reaches it',
+    async () => {
+      // No cooldown: with one, every process would hold back its refreshes for that long.
+      const { sim, app, unreachable, store } = await setUp({
+        refresh: { failureCooldownSeconds: 0 },
+      });
+      const { cookie, sessionId } = await enter(sim, app);
+      const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
+      const res = await get(unreachable, '/api/token', cookie);
+      expect([res.status, res.body]).toEqual([503, { error: 'platform_unavailable' }]);
+      expect(await storedRecord(store, sessionId)).toEqual(before);
+      expect((await get(app, '/api/token', cookie)).status).toBe(200);
+    },
+  );
 
-  test('429 with a Retry-After that fits maxRetryDelayMs: waited for, and the retry succeeds', async () => {
-    const { app, store } = await setUp();
-    const { cookie, sessionId } = await enter(app);
-    const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
-    sim.resetCalls();
-    sim.injectFault(
-      { kind: 'status', status: 429, retryAfterSeconds: 1 },
-      { grant: 'refresh_token', times: 1 },
-    );
-    const startedAt = Date.now();
-    const res = await get(app, '/api/token', cookie);
-    expect(res.status).toBe(200);
-    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(950); // the platform asked for 1 s
-    expect(sim.calls.refresh_token).toBe(2);
-    expect((await storedRecord(store, sessionId))!.version).toBe(before.version + 1);
-  });
+  test.concurrent(
+    '429 with a Retry-After that fits maxRetryDelayMs: waited for, and the retry succeeds',
+    async () => {
+      const { sim, app, store } = await setUp();
+      const { cookie, sessionId } = await enter(sim, app);
+      const before = await rewriteRecord(store, sessionId, expiringIn(-1000));
+      sim.resetCalls();
+      sim.injectFault(
+        { kind: 'status', status: 429, retryAfterSeconds: 1 },
+        { grant: 'refresh_token', times: 1 },
+      );
+      const startedAt = Date.now();
+      const res = await get(app, '/api/token', cookie);
+      expect(res.status).toBe(200);
+      expect(Date.now() - startedAt).toBeGreaterThanOrEqual(950); // the platform asked for 1 s
+      expect(sim.calls.refresh_token).toBe(2);
+      expect((await storedRecord(store, sessionId))!.version).toBe(before.version + 1);
+    },
+  );
 });

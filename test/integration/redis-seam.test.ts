@@ -225,19 +225,6 @@ describe.each(clientKinds)('$name', (kind) => {
     },
   );
 
-  // Half a second past a heartbeat's timeout: the lease (250 ms) runs out long before Redis wakes.
-  const stallSeconds = (TRACKING_TIMING.probeTimeoutMs + 500) / 1000;
-  test(`a stalled server (DEBUG SLEEP ${stallSeconds}, heartbeats time out): off, then on again`, async () => {
-    const prefix = uniquePrefix();
-    const { tracking, live } = await track(seam, prefix);
-    const offs = (): number => live.filter((entry) => !entry.live).length;
-    const offsBefore = offs();
-    // No heartbeat is answered while Redis sleeps: the lease runs out before it wakes.
-    await admin.call('DEBUG', 'SLEEP', String(stallSeconds));
-    expect(offs()).toBeGreaterThan(offsBefore);
-    expect(await eventually(() => tracking.live, 8000)).toBe(true); // after the stall
-  });
-
   test('refused CLIENT (renamed): unavailable, never live, commands still work', async () => {
     const refusing = await startRedisServer(['--rename-command', 'CLIENT', '']);
     const refused = await kind.connect({ port: refusing.port });
@@ -273,31 +260,62 @@ describe.each(clientKinds)('$name', (kind) => {
   });
 });
 
-describe.each(clientKinds)('$name through a proxy that goes silent (half-open)', (kind) => {
-  test(`no lease reaches past the freeze by more than one (${TRACKING_TIMING.leaseMs} ms); off, on again after`, async () => {
-    const proxy = await startTcpProxy(server.port);
-    const client = await kind.connect({ port: proxy.port });
+// Each kind on a proxy and a client of its own: the kinds wait side by side.
+describe('through a proxy that goes silent (half-open)', () => {
+  test.concurrent.each(clientKinds)(
+    `$name: no lease reaches past the freeze by more than one (${TRACKING_TIMING.leaseMs} ms); off, on again after`,
+    async (kind) => {
+      const proxy = await startTcpProxy(server.port);
+      const client = await kind.connect({ port: proxy.port });
+      const record = recorder();
+      const tracking = new KeyTracking(redisCommands(client), uniquePrefix(), record.listener);
+      try {
+        await waitUntil(() => tracking.live, 'tracking on', 5000);
+        // Let a few heartbeats pass, so the freeze falls anywhere in the heartbeat cycle.
+        await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 100));
+        proxy.freeze();
+        // Taken once nothing goes through: every heartbeat answered from here on was sent before.
+        const frozenAt = Date.now();
+        await waitUntil(() => !tracking.live, 'tracking off');
+        // The bound, by design (each hit compares the lease's end with its own clock, however late
+        // the timers run): no lease given reaches past the freeze by more than the lease.
+        expect(record.leases.length).toBeGreaterThan(0);
+        for (const { until } of record.leases)
+          expect(until).toBeLessThanOrEqual(frozenAt + TRACKING_TIMING.leaseMs);
+        proxy.thaw();
+        expect(await eventually(() => tracking.live, 8000)).toBe(true);
+      } finally {
+        await tracking.close();
+        await kind.quit(client);
+        await proxy.close();
+      }
+    },
+  );
+});
+
+// Half a second past a heartbeat's timeout: the lease (250 ms) runs out long before Redis wakes.
+// One stall for every kind at once (each on a client and tracking of its own): the kinds wait it
+// out side by side.
+const stallSeconds = (TRACKING_TIMING.probeTimeoutMs + 500) / 1000;
+test(`a stalled server (DEBUG SLEEP ${stallSeconds}, heartbeats time out): every kind off, then on again`, async () => {
+  const clients = await Promise.all(clientKinds.map((kind) => kind.connect({ port: server.port })));
+  const tracked = clientKinds.map((kind, i) => {
     const record = recorder();
-    const tracking = new KeyTracking(redisCommands(client), uniquePrefix(), record.listener);
-    try {
-      await waitUntil(() => tracking.live, 'tracking on', 5000);
-      // Let a few heartbeats pass, so the freeze falls anywhere in the heartbeat cycle.
-      await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 100));
-      proxy.freeze();
-      // Taken once nothing goes through: every heartbeat answered from here on was sent before.
-      const frozenAt = Date.now();
-      await waitUntil(() => !tracking.live, 'tracking off');
-      // The bound, by design (each hit compares the lease's end with its own clock, however late
-      // the timers run): no lease given reaches past the freeze by more than the lease.
-      expect(record.leases.length).toBeGreaterThan(0);
-      for (const { until } of record.leases)
-        expect(until).toBeLessThanOrEqual(frozenAt + TRACKING_TIMING.leaseMs);
-      proxy.thaw();
-      expect(await eventually(() => tracking.live, 8000)).toBe(true);
-    } finally {
-      await tracking.close();
-      await kind.quit(client);
-      await proxy.close();
-    }
+    const tracking = new KeyTracking(redisCommands(clients[i]!), uniquePrefix(), record.listener);
+    const offs = (): number => record.live.filter((entry) => !entry.live).length;
+    return { kind, tracking, offs };
   });
+  try {
+    await waitUntil(() => tracked.every(({ tracking }) => tracking.live), 'tracking on', 5000);
+    const offsBefore = tracked.map(({ offs }) => offs());
+    // No heartbeat is answered while Redis sleeps: each lease runs out before it wakes.
+    await admin.call('DEBUG', 'SLEEP', String(stallSeconds));
+    for (const [i, { kind, offs }] of tracked.entries())
+      expect([kind.name, offs() > offsBefore[i]!]).toEqual([kind.name, true]);
+    for (const { kind, tracking } of tracked)
+      expect([kind.name, await eventually(() => tracking.live, 8000)]).toEqual([kind.name, true]);
+  } finally {
+    await Promise.all(tracked.map(({ tracking }) => tracking.close()));
+    await Promise.all(clientKinds.map((kind, i) => kind.quit(clients[i]!)));
+  }
 });
