@@ -309,96 +309,119 @@ async function timed<T>(call: () => Promise<T>): Promise<[T, number]> {
   return [answer, Date.now() - started];
 }
 
-describe.each(REDIS_CLIENTS)(
-  'a Redis of its own, REDIS_CLIENT=%s: memory, then a stall',
-  (redisClient) => {
-    let server: TestRedisServer;
-    let example: RunningExample;
+// Each client's example on a Redis of its own: every step runs on both at once, the steps one after
+// another (a concurrent test runs no *Each hook).
+describe('a Redis of its own on each REDIS_CLIENT: memory, then a stall', () => {
+  const beds = new Map<string, { server: TestRedisServer; example: RunningExample }>();
+  const servers: TestRedisServer[] = [];
 
-    beforeAll(async () => {
-      server = await startRedisServer();
-      example = await startExample(
-        readConfig({ PORT: '0', REDIS_URL: server.url, REDIS_CLIENT: redisClient }),
-      );
-      await waitUntil(healthy(example), 'Redis to be ready');
-    });
-    afterAll(async () => {
-      server.resume();
-      await example?.close();
-      await server.stop();
-    });
+  beforeAll(async () => {
+    await Promise.all(
+      REDIS_CLIENTS.map(async (redisClient) => {
+        const server = await startRedisServer();
+        servers.push(server);
+        const example = await startExample(
+          readConfig({ PORT: '0', REDIS_URL: server.url, REDIS_CLIENT: redisClient }),
+        );
+        beds.set(redisClient, { server, example });
+        await waitUntil(healthy(example), 'Redis to be ready');
+      }),
+    );
+  });
+  afterAll(async () => {
+    for (const server of servers) server.resume();
+    await Promise.all([...beds.values()].map(({ example }) => example.close()));
+    await Promise.all(servers.map((server) => server.stop()));
+  });
 
-    test('a logged-in request with a fresh token sends Redis no command: the session and the record come from memory', async () => {
-      const browser = new Browser();
-      await enterFrom(example.simulator!, example, browser);
-      const me = new URL('/api/me', example.url).href;
-      expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200); // now in memory
-      const raw = new Redis(server.url);
-      try {
-        const before = await commandCounts(raw);
-        for (let i = 0; i < 20; i += 1) {
-          expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200);
+  describe('memory', () => {
+    test.concurrent.each(REDIS_CLIENTS)(
+      'REDIS_CLIENT=%s: a logged-in request with a fresh token sends Redis no command: the session and the record come from memory',
+      async (redisClient) => {
+        const { server, example } = beds.get(redisClient)!;
+        const browser = new Browser();
+        await enterFrom(example.simulator!, example, browser);
+        const me = new URL('/api/me', example.url).href;
+        expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200); // now in memory
+        const raw = new Redis(server.url);
+        try {
+          const before = await commandCounts(raw);
+          for (let i = 0; i < 20; i += 1) {
+            expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200);
+          }
+          const after = await commandCounts(raw);
+          const sent = Object.entries(after)
+            .map(([name, calls]) => [name, calls - (before[name] ?? 0)] as const)
+            .filter(([name, calls]) => calls > 0 && !BACKGROUND_COMMANDS.has(name));
+          expect(sent).toStrictEqual([]);
+        } finally {
+          raw.disconnect();
         }
-        const after = await commandCounts(raw);
-        const sent = Object.entries(after)
-          .map(([name, calls]) => [name, calls - (before[name] ?? 0)] as const)
-          .filter(([name, calls]) => calls > 0 && !BACKGROUND_COMMANDS.has(name));
-        expect(sent).toStrictEqual([]);
-      } finally {
-        raw.disconnect();
-      }
-    });
+      },
+    );
+  });
 
-    test('answers 503 store_unavailable within 2.5 s once memory may no longer serve, and the same cookie works again after', async () => {
-      const browser = new Browser();
-      await enterFrom(example.simulator!, example, browser);
-      const me = new URL('/api/me', example.url).href;
-      expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200);
+  describe('a stall', () => {
+    test.concurrent.each(REDIS_CLIENTS)(
+      'REDIS_CLIENT=%s: answers 503 store_unavailable within 2.5 s once memory may no longer serve, and the same cookie works again after',
+      async (redisClient) => {
+        const { server, example } = beds.get(redisClient)!;
+        const browser = new Browser();
+        await enterFrom(example.simulator!, example, browser);
+        const me = new URL('/api/me', example.url).href;
+        expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200);
 
-      server.pause();
-      // Within the invalidation channel's lease (250 ms after its last answered heartbeat) the
-      // session and the record may still come from memory; past it every request reads Redis.
-      const [first, firstMs] = await timed(() => browser.fetch(me, { headers: JSON_ACCEPT }));
-      expect([200, 503]).toContain(first.status);
-      expect(firstMs).toBeLessThan(2500);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const [stalled, tookMs] = await timed(() => browser.fetch(me, { headers: JSON_ACCEPT }));
-      expect(stalled.status).toBe(503);
-      expect(await json(stalled)).toStrictEqual({ error: 'store_unavailable' });
-      expect(tookMs).toBeLessThan(2500);
+        server.pause();
+        // Within the invalidation channel's lease (250 ms after its last answered heartbeat) the
+        // session and the record may still come from memory; past it every request reads Redis.
+        const [first, firstMs] = await timed(() => browser.fetch(me, { headers: JSON_ACCEPT }));
+        expect([200, 503]).toContain(first.status);
+        expect(firstMs).toBeLessThan(2500);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        const [stalled, tookMs] = await timed(() => browser.fetch(me, { headers: JSON_ACCEPT }));
+        expect(stalled.status).toBe(503);
+        expect(await json(stalled)).toStrictEqual({ error: 'store_unavailable' });
+        expect(tookMs).toBeLessThan(2500);
 
-      server.resume();
-      const recovered = await browser.fetch(me, { headers: JSON_ACCEPT });
-      expect(recovered.status).toBe(200);
-      expect(await json(recovered)).toStrictEqual(ADA);
-    });
+        server.resume();
+        const recovered = await browser.fetch(me, { headers: JSON_ACCEPT });
+        expect(recovered.status).toBe(200);
+        expect(await json(recovered)).toStrictEqual(ADA);
+      },
+    );
+  });
 
-    test('/readyz says 503 with the reason while Redis is stalled, 200 after; /healthz stays a liveness check', async () => {
-      const readyz = new URL('/readyz', example.url).href;
-      const ready = await fetch(readyz);
-      expect(ready.status).toBe(200);
-      // True only now: never kept by a cache on the way.
-      expect(ready.headers.get('cache-control')).toBe('no-store');
-      server.pause();
-      const started = Date.now();
-      const stalled = await fetch(readyz);
-      expect(Date.now() - started).toBeLessThan(2500);
-      expect(stalled.status).toBe(503);
-      expect(stalled.headers.get('cache-control')).toBe('no-store');
-      expect(await json(stalled)).toMatchObject({
-        error: 'store_unavailable',
-        ready: false,
-        store: { ok: false, error: 'ERR_PLATFORM_STORE_UNAVAILABLE' },
-      });
-      server.resume();
-      const recovered = await valueOnce(
-        async () => (await fetch(readyz)).status,
-        (status) => status === 200,
-      );
-      expect(recovered).toBe(200);
-    });
-  },
-);
+  describe('readiness while stalled', () => {
+    test.concurrent.each(REDIS_CLIENTS)(
+      'REDIS_CLIENT=%s: /readyz says 503 with the reason while Redis is stalled, 200 after; /healthz stays a liveness check',
+      async (redisClient) => {
+        const { server, example } = beds.get(redisClient)!;
+        const readyz = new URL('/readyz', example.url).href;
+        const ready = await fetch(readyz);
+        expect(ready.status).toBe(200);
+        // True only now: never kept by a cache on the way.
+        expect(ready.headers.get('cache-control')).toBe('no-store');
+        server.pause();
+        const started = Date.now();
+        const stalled = await fetch(readyz);
+        expect(Date.now() - started).toBeLessThan(2500);
+        expect(stalled.status).toBe(503);
+        expect(stalled.headers.get('cache-control')).toBe('no-store');
+        expect(await json(stalled)).toMatchObject({
+          error: 'store_unavailable',
+          ready: false,
+          store: { ok: false, error: 'ERR_PLATFORM_STORE_UNAVAILABLE' },
+        });
+        server.resume();
+        const recovered = await valueOnce(
+          async () => (await fetch(readyz)).status,
+          (status) => status === 200,
+        );
+        expect(recovered).toBe(200);
+      },
+    );
+  });
+});
 
 /** What console.warn was called with, per scenario: the starts below run side by side. */
 const warnings = new AsyncLocalStorage<string[]>();
