@@ -4,6 +4,7 @@
 // with the token record and the session on the Redis behind it, the logout removing both, and a
 // clean SIGTERM; with no Redis answering, started all the same, /healthz 503, and nothing left
 // reconnecting once closed. Also: a start with two Redis variables set is refused, naming them.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
@@ -147,120 +148,146 @@ function redisEnv(topology: Topology): Record<string, string> {
     : { REDIS_CLUSTER_NODES: cluster.nodes.map(({ host, port }) => `${host}:${port}`).join(', ') };
 }
 
-describe.each(RUNS)('%s, REDIS_CLIENT=%s', (_, redisClient, topology) => {
-  let example: SpawnedExample | undefined;
-  afterEach(() => stop(example));
-
-  test('ready; a whole login through the embedded simulator, kept on the Redis behind it; logout removes it; SIGTERM exits 0', async () => {
-    const redis = topology === 'sentinel' ? master : clusterClient;
-    example = spawnExample({ PORT: '0', REDIS_CLIENT: redisClient, ...redisEnv(topology) });
-    const { url, lobby } = await started(example);
-    // Started means ready: the example waits for its first connection before it says so.
-    expect(example.output()).not.toContain('Redis is not answering yet');
-    const health = await fetch(`${url}/healthz`);
-    expect(health.status).toBe(200);
-    const readyz = await fetch(`${url}/readyz`);
-    expect(readyz.status).toBe(200);
-
-    // The lobby's Enter game (its /enter) sends the browser to the callback with a code.
-    const redirectUri = `${url}/platform/callback`;
-    const entry = await fetch(
-      `${lobby}/enter?open_id=player-ada&redirect_uri=${encodeURIComponent(redirectUri)}`,
-      { redirect: 'manual' },
-    );
-    expect(entry.status).toBe(302);
-    const callback = entry.headers.get('location')!;
-    expect(callback.startsWith(`${redirectUri}?code=`)).toBe(true);
-    const landing = await fetch(callback, {
-      redirect: 'manual',
-      headers: {
-        Referer: `${lobby}/`,
-        'Sec-Fetch-Site': 'cross-site',
-        'Sec-Fetch-Mode': 'navigate',
-        'Sec-Fetch-Dest': 'document',
-      },
-    });
-    expect(landing.status).toBe(303);
-    expect(landing.headers.get('location')).toBe('/');
-    const cookie = sessionCookieOf(landing);
-    const sessionId = sessionIdOf(cookie);
-
-    const me = await fetch(`${url}/api/me`, { headers: { ...JSON_ACCEPT, Cookie: cookie } });
-    expect(me.status).toBe(200);
-    expect(await me.json()).toStrictEqual(ADA);
-    const profile = await fetch(`${url}/api/profile`, {
-      headers: { ...JSON_ACCEPT, Cookie: cookie },
-    });
-    expect(profile.status).toBe(200);
-    expect(await profile.json()).toEqual({
-      open_id: 'player-ada',
-      unionid: 'union-ada',
-      nickname: 'Ada',
-    });
-
-    // The token record and the session (connect-redis's JSON, expiring) are on this Redis.
-    const held = await keysOfLogin(redis, sessionId);
-    expect(held.record).toBe(true);
-    expect(held.session).not.toBeNull();
-    expect(JSON.parse(held.session!)).toHaveProperty('cookie');
-    expect(held.sessionTtl).toBeGreaterThan(0);
-
-    const logout = await fetch(`${url}/logout`, {
-      method: 'POST',
-      headers: { ...JSON_ACCEPT, Cookie: cookie },
-    });
-    expect(logout.status).toBe(204);
-    const after = await fetch(`${url}/api/me`, { headers: { ...JSON_ACCEPT, Cookie: cookie } });
-    expect(after.status).toBe(401);
-    expect(await after.json()).toStrictEqual({ error: 'login_required' });
-    expect(await keysOfLogin(redis, sessionId)).toMatchObject({ record: false, session: null });
-
-    // close(): the server, the stores and the client end, and the process exits by itself.
-    example.child.kill('SIGTERM');
-    expect(await example.exited).toEqual([0, null]);
-  }, 60_000);
-
-  test('with no Redis answering it still starts, says so, answers /healthz 503, and once closed nothing of it reconnects', async () => {
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
-    // sentinels, or Cluster nodes, that never answer.
-    const dropper = await startDropper();
-    const address = `127.0.0.1:${dropper.port}`;
-    try {
-      const running = await startExample(
-        readConfig({
-          PORT: '0',
-          REDIS_CLIENT: redisClient,
-          ...(topology === 'sentinel'
-            ? { REDIS_SENTINELS: address, REDIS_SENTINEL_NAME: SENTINEL_MASTER_NAME }
-            : { REDIS_CLUSTER_NODES: address }),
-        }),
-        { logger: QUIET },
-      );
+// Each run is a process of its own on its own logins (the Redis behind is shared, the keys are
+// not): the runs go side by side (a concurrent test runs no *Each hook: each stops its own example).
+describe('on each topology and REDIS_CLIENT', () => {
+  test.concurrent.each(RUNS)(
+    '%s, REDIS_CLIENT=%s: ready; a whole login through the embedded simulator, kept on the Redis behind it; logout removes it; SIGTERM exits 0',
+    async (_, redisClient, topology) => {
+      const redis = topology === 'sentinel' ? master : clusterClient;
+      const example = spawnExample({ PORT: '0', REDIS_CLIENT: redisClient, ...redisEnv(topology) });
       try {
-        expect(running.redis?.topology).toBe(topology);
-        expect(running.redis?.kind).toBe(redisClient);
-        expect(warn).toHaveBeenCalledWith(expect.stringContaining('Redis is not answering yet'));
-        expect((await fetch(new URL('/healthz', running.url))).status).toBe(503);
+        const { url, lobby } = await started(example);
+        // Started means ready: the example waits for its first connection before it says so.
+        expect(example.output()).not.toContain('Redis is not answering yet');
+        const health = await fetch(`${url}/healthz`);
+        expect(health.status).toBe(200);
+        const readyz = await fetch(`${url}/readyz`);
+        expect(readyz.status).toBe(200);
+
+        // The lobby's Enter game (its /enter) sends the browser to the callback with a code.
+        const redirectUri = `${url}/platform/callback`;
+        const entry = await fetch(
+          `${lobby}/enter?open_id=player-ada&redirect_uri=${encodeURIComponent(redirectUri)}`,
+          { redirect: 'manual' },
+        );
+        expect(entry.status).toBe(302);
+        const callback = entry.headers.get('location')!;
+        expect(callback.startsWith(`${redirectUri}?code=`)).toBe(true);
+        const landing = await fetch(callback, {
+          redirect: 'manual',
+          headers: {
+            Referer: `${lobby}/`,
+            'Sec-Fetch-Site': 'cross-site',
+            'Sec-Fetch-Mode': 'navigate',
+            'Sec-Fetch-Dest': 'document',
+          },
+        });
+        expect(landing.status).toBe(303);
+        expect(landing.headers.get('location')).toBe('/');
+        const cookie = sessionCookieOf(landing);
+        const sessionId = sessionIdOf(cookie);
+
+        const me = await fetch(`${url}/api/me`, { headers: { ...JSON_ACCEPT, Cookie: cookie } });
+        expect(me.status).toBe(200);
+        expect(await me.json()).toStrictEqual(ADA);
+        const profile = await fetch(`${url}/api/profile`, {
+          headers: { ...JSON_ACCEPT, Cookie: cookie },
+        });
+        expect(profile.status).toBe(200);
+        expect(await profile.json()).toEqual({
+          open_id: 'player-ada',
+          unionid: 'union-ada',
+          nickname: 'Ada',
+        });
+
+        // The token record and the session (connect-redis's JSON, expiring) are on this Redis.
+        const held = await keysOfLogin(redis, sessionId);
+        expect(held.record).toBe(true);
+        expect(held.session).not.toBeNull();
+        expect(JSON.parse(held.session!)).toHaveProperty('cookie');
+        expect(held.sessionTtl).toBeGreaterThan(0);
+
+        const logout = await fetch(`${url}/logout`, {
+          method: 'POST',
+          headers: { ...JSON_ACCEPT, Cookie: cookie },
+        });
+        expect(logout.status).toBe(204);
+        const after = await fetch(`${url}/api/me`, { headers: { ...JSON_ACCEPT, Cookie: cookie } });
+        expect(after.status).toBe(401);
+        expect(await after.json()).toStrictEqual({ error: 'login_required' });
+        expect(await keysOfLogin(redis, sessionId)).toMatchObject({ record: false, session: null });
+
+        // close(): the server, the stores and the client end, and the process exits by itself.
+        example.child.kill('SIGTERM');
+        expect(await example.exited).toEqual([0, null]);
       } finally {
-        await running.close();
+        await stop(example);
       }
-      expect(dropper.connections()).toBeGreaterThan(0);
-      // ioredis's Sentinel connector, closed while it waits to ask the sentinels again, asks once
-      // more before it sees it is closed (one connection per client: the example's and the stores'
-      // duplicates), within its retry delay (1 s at most). Past that, and on every other client at
-      // once: every client reconnects at most 1 s apart (the dropper ends each connection at once),
-      // so one left trying would show within 1.5 s.
-      if (redisClient === 'ioredis' && topology === 'sentinel') {
+    },
+    60_000,
+  );
+});
+
+/** What console.warn was called with, per scenario: the scenarios below run side by side. */
+const warnings = new AsyncLocalStorage<string[]>();
+
+describe('on each topology and REDIS_CLIENT, no Redis answering', () => {
+  let warn: jest.SpyInstance;
+  beforeAll(() => {
+    warn = jest.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => {
+      warnings.getStore()?.push(args.map(String).join(' '));
+    });
+  });
+  afterAll(() => warn.mockRestore());
+
+  // In-process examples, each on a dropper of its own, waiting out reconnection delays: side by side.
+  test.concurrent.each(RUNS)(
+    '%s, REDIS_CLIENT=%s: it still starts, says so, answers /healthz 503, and once closed nothing of it reconnects',
+    async (_, redisClient, topology) => {
+      // sentinels, or Cluster nodes, that never answer.
+      const dropper = await startDropper();
+      const address = `127.0.0.1:${dropper.port}`;
+      const warned: string[] = [];
+      try {
+        const running = await warnings.run(warned, () =>
+          startExample(
+            readConfig({
+              PORT: '0',
+              REDIS_CLIENT: redisClient,
+              ...(topology === 'sentinel'
+                ? { REDIS_SENTINELS: address, REDIS_SENTINEL_NAME: SENTINEL_MASTER_NAME }
+                : { REDIS_CLUSTER_NODES: address }),
+            }),
+            { logger: QUIET },
+          ),
+        );
+        try {
+          expect(running.redis?.topology).toBe(topology);
+          expect(running.redis?.kind).toBe(redisClient);
+          expect(warned).toContainEqual(expect.stringContaining('Redis is not answering yet'));
+          expect((await fetch(new URL('/healthz', running.url))).status).toBe(503);
+        } finally {
+          await running.close();
+        }
+        expect(dropper.connections()).toBeGreaterThan(0);
+        // ioredis's Sentinel connector, closed while it waits to ask the sentinels again, asks once
+        // more before it sees it is closed (one connection per client: the example's and the stores'
+        // duplicates), within its retry delay (1 s at most). Past that, and on every other client at
+        // once: every client reconnects at most 1 s apart (the dropper ends each connection at once),
+        // so one left trying would show within 1.5 s.
+        if (redisClient === 'ioredis' && topology === 'sentinel') {
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+        }
+        const afterClose = dropper.connections();
         await new Promise((resolve) => setTimeout(resolve, 1500));
+        expect(dropper.connections() - afterClose).toBe(0);
+      } finally {
+        dropper.close();
       }
-      const afterClose = dropper.connections();
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      expect(dropper.connections() - afterClose).toBe(0);
-    } finally {
-      dropper.close();
-      warn.mockRestore();
-    }
-  }, 30_000);
+    },
+    30_000,
+  );
 });
 
 describe('refusals at start', () => {

@@ -434,41 +434,60 @@ describe.each(variants)('a new game on $name', (variant) => {
     expect(sim.calls).toEqual(calls);
   });
 
-  test('a second copy on the same port says the port is taken and exits, never "Game on"', async () => {
-    await expectStopsAtStart(folder, env(), [`Cannot listen on port ${port}`, 'EADDRINUSE']);
-  }, 40_000);
+  // Each a process of its own beside the running game, waiting for its start or its exit: side by side.
+  describe('other copies started beside it', () => {
+    test.concurrent(
+      'a second copy on the same port says the port is taken and exits, never "Game on"',
+      async () => {
+        await expectStopsAtStart(folder, env(), [`Cannot listen on port ${port}`, 'EADDRINUSE']);
+      },
+      40_000,
+    );
 
-  test('with NODE_ENV=production a weak SESSION_SECRET stops it at start (checkSetup), never "Game on"', async () => {
-    const weak = { ...env(), NODE_ENV: 'production', SESSION_SECRET: 'x' };
-    await expectStopsAtStart(folder, weak, ['An express-session `secret` is weak']);
-  }, 40_000);
+    test.concurrent(
+      'with NODE_ENV=production a weak SESSION_SECRET stops it at start (checkSetup), never "Game on"',
+      async () => {
+        const weak = { ...env(), NODE_ENV: 'production', SESSION_SECRET: 'x' };
+        await expectStopsAtStart(folder, weak, ['An express-session `secret` is weak']);
+      },
+      40_000,
+    );
 
-  test('with NODE_ENV=production: no warning at start, and the entry through the TLS proxy sets a Secure, SameSite=Lax cookie', async () => {
-    const productionPort = await freePort();
-    const production = startQuickStart(folder, {
-      ...env(),
-      NODE_ENV: 'production',
-      PORT: String(productionPort),
-    });
-    try {
-      const base = await waitForOutput(production, /Game on (http:\/\/localhost:\d+)\//, 30_000);
-      expect(production.output()).not.toContain('[express-platform-login]');
-      const entered = await fetch(
-        sim.enterUrl({ openId: 'player-bo', redirectUri: `${base}/platform/callback` }),
-        { redirect: 'manual' },
-      );
-      const callback = await fetch(entered.headers.get('location')!, {
-        redirect: 'manual',
-        headers: { Referer: `${sim.url}/`, 'X-Forwarded-Proto': 'https' },
-      });
-      expect(callback.status).toBe(303);
-      expect(callback.headers.getSetCookie()[0]).toMatch(
-        /^connect\.sid=[^;]+; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
-      );
-    } finally {
-      await stop(production);
-    }
-  }, 40_000);
+    test.concurrent(
+      'with NODE_ENV=production: no warning at start, and the entry through the TLS proxy sets a Secure, SameSite=Lax cookie',
+      async () => {
+        const productionPort = await freePort();
+        const production = startQuickStart(folder, {
+          ...env(),
+          NODE_ENV: 'production',
+          PORT: String(productionPort),
+        });
+        try {
+          const base = await waitForOutput(
+            production,
+            /Game on (http:\/\/localhost:\d+)\//,
+            30_000,
+          );
+          expect(production.output()).not.toContain('[express-platform-login]');
+          const entered = await fetch(
+            sim.enterUrl({ openId: 'player-bo', redirectUri: `${base}/platform/callback` }),
+            { redirect: 'manual' },
+          );
+          const callback = await fetch(entered.headers.get('location')!, {
+            redirect: 'manual',
+            headers: { Referer: `${sim.url}/`, 'X-Forwarded-Proto': 'https' },
+          });
+          expect(callback.status).toBe(303);
+          expect(callback.headers.getSetCookie()[0]).toMatch(
+            /^connect\.sid=[^;]+; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+          );
+        } finally {
+          await stop(production);
+        }
+      },
+      40_000,
+    );
+  });
 
   test('the platform unreachable: /api/profile fails with a 5xx and the game keeps running', async () => {
     const entered = await fetch(
