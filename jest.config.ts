@@ -126,10 +126,9 @@ const config: Config = {
     })),
   ],
   // The suite mostly waits (on Redis, child processes, timers): on 2 cores Jest's default of one
-  // worker (cores - 1) leaves the CPU idle more than half the time (126 s of CPU in a 295 s run).
-  // Two workers, each on its own redis-server (global-setup.ts), take about 135 s; three took about
-  // 110 s but starved the tests that hold a 250 ms lease on a loaded 2-core machine. `--maxWorkers=N`
-  // on the command line overrides.
+  // worker (cores - 1) leaves the CPU idle most of the time. Two workers, each on its own
+  // redis-server (global-setup.ts), use it; three starved the tests that hold a 250 ms lease on a
+  // loaded 2-core machine. `--maxWorkers=N` on the command line overrides.
   maxWorkers: 2,
   testTimeout: 30_000,
 };
