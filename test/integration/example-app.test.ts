@@ -315,6 +315,14 @@ describe('a Redis of its own on each REDIS_CLIENT: memory, then a stall', () => 
   const beds = new Map<string, { server: TestRedisServer; example: RunningExample }>();
   const servers: TestRedisServer[] = [];
 
+  /** A player entered on `redisClient`'s example: its bed, browser and `/api/me` URL. */
+  async function loggedInOn(redisClient: string) {
+    const { server, example } = beds.get(redisClient)!;
+    const browser = new Browser();
+    await enterFrom(example.simulator!, example, browser);
+    return { server, example, browser, me: new URL('/api/me', example.url).href };
+  }
+
   beforeAll(async () => {
     await Promise.all(
       REDIS_CLIENTS.map(async (redisClient) => {
@@ -338,10 +346,7 @@ describe('a Redis of its own on each REDIS_CLIENT: memory, then a stall', () => 
     test.concurrent.each(REDIS_CLIENTS)(
       'REDIS_CLIENT=%s: a logged-in request with a fresh token sends Redis no command: the session and the record come from memory',
       async (redisClient) => {
-        const { server, example } = beds.get(redisClient)!;
-        const browser = new Browser();
-        await enterFrom(example.simulator!, example, browser);
-        const me = new URL('/api/me', example.url).href;
+        const { server, browser, me } = await loggedInOn(redisClient);
         expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200); // now in memory
         const raw = new Redis(server.url);
         try {
@@ -365,10 +370,7 @@ describe('a Redis of its own on each REDIS_CLIENT: memory, then a stall', () => 
     test.concurrent.each(REDIS_CLIENTS)(
       'REDIS_CLIENT=%s: answers 503 store_unavailable within 2.5 s once memory may no longer serve, and the same cookie works again after',
       async (redisClient) => {
-        const { server, example } = beds.get(redisClient)!;
-        const browser = new Browser();
-        await enterFrom(example.simulator!, example, browser);
-        const me = new URL('/api/me', example.url).href;
+        const { server, browser, me } = await loggedInOn(redisClient);
         expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200);
 
         server.pause();
