@@ -5,10 +5,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import { startSimulator } from '../lib/simulator';
+import { DEMO_PLAYERS, startSimulator } from '../lib/simulator';
 import { startRedisServer } from '../test/helpers/redis-server';
 import { CLIENT_CHOICES, type ClientChoice } from './apps/session-stack';
 import { describeMachine, loadAverage } from './lib/machine';
+import { ENTRANTS } from './lib/sessions';
 import { table, verdict, type BenchContext, type SectionResult } from './lib/report';
 import { runCluster } from './sections/cluster';
 import { runEntry } from './sections/entry';
@@ -74,7 +75,7 @@ async function main(): Promise<void> {
     void process.stderr.write(`[bench ${elapsed().padStart(4)} s] ${line}\n`);
   const server = await startRedisServer();
   const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
-  const sim = await startSimulator();
+  const sim = await startSimulator({ players: [...DEMO_PLAYERS, ...ENTRANTS] });
   const results: SectionResult[] = [];
   try {
     const ctx: BenchContext = { redisUrl: server.url, redis, sim, quick, log, redisServer: server };

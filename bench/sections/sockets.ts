@@ -12,6 +12,7 @@ import type { Browser, SocketProcess, TestSocket } from '../../test/helpers/spaw
 import { inFlight } from '../lib/load';
 import { commandsDuring, memoryOf, PROBE_ENV, type ProcessMemory } from '../lib/socket-load';
 import { recordKeyOf } from '../lib/records';
+import { playerOf } from '../lib/sessions';
 import { table, type BenchContext, type Figure, type SectionResult } from '../lib/report';
 import { bytes, count, ms, summarize, type LatencySummary } from '../lib/stats';
 
@@ -25,10 +26,8 @@ const REST_NOISE_PER_S = 1;
 const REST_SECONDS = 5;
 /** A close that has not come by then is a failed trial (the package's own bound is 1 s). */
 const CLOSE_GIVE_UP_MS = 2000;
-/** The trials log out the simulator's last player; the held sessions, of the others, stay open. */
+/** The trials log out a demo player; the held sessions, of other players, stay open. */
 const TRIAL_PLAYER = DEMO_PLAYERS[DEMO_PLAYERS.length - 1]!.openId;
-const HELD_PLAYERS = DEMO_PLAYERS.slice(0, -1).map((player) => player.openId);
-const heldPlayer = (index: number): string => HELD_PLAYERS[index % HELD_PLAYERS.length]!;
 
 /** Sockets per process at the memory step and at the most, sessions, trials, time budgets. */
 const planFor = (quick: boolean) => {
@@ -102,7 +101,7 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
   try {
     // Warm-up: each process's upgrade, watch and close path compiled once before anything counts.
     for (let round = 0; round < 20; round += 1) {
-      const browser = await enterAs(backends[round % PROCESSES]!.url, ctx.sim, heldPlayer(round));
+      const browser = await enterAs(backends[round % PROCESSES]!.url, ctx.sim, playerOf(round));
       const sockets = await Promise.all(backends.map((b) => openSocket(b.url, browser.cookie)));
       for (const socket of sockets) socket.ws.close();
       await Promise.all(sockets.map((socket) => socket.closed));
@@ -114,7 +113,7 @@ export async function runSockets(ctx: BenchContext): Promise<SectionResult> {
     const idle = await restRate(ctx);
     const cookies: string[] = [];
     for (let i = 0; i < plan.sessions; i += 1)
-      cookies.push((await enterAs(backends[i % PROCESSES]!.url, ctx.sim, heldPlayer(i))).cookie);
+      cookies.push((await enterAs(backends[i % PROCESSES]!.url, ctx.sim, playerOf(i))).cookie);
     const openDeadline = Date.now() + plan.openBudgetMs;
     let stoppedBy: string | undefined;
     /** Up to `perProcess` sockets on each backend, 16 opening at a time, until a failure or the budget. */

@@ -27,7 +27,7 @@ import {
 } from './store-engine';
 import type { StoredValue, TokenStore } from './token-store';
 import { isIndexedUnder, playerKeyOf } from './player-key';
-import { storeKeys as keys } from './store-keys';
+import { MAX_INDEXED_LOGINS, storeKeys as keys } from './store-keys';
 
 /** How long a player's log-out mark is kept: far longer than a code exchange takes. */
 const LOGGED_OUT_MEMORY_MS = 3_600_000;
@@ -123,17 +123,46 @@ export function deriveEngine(
       if (Number.isFinite(expiresAt)) index[sessionKey] = expiresAt as number;
     return index;
   };
-  const reindex = (openId: string, change: (index: Record<string, number>) => void) =>
-    update(keys.player(openId), "a player's logins", (current) => {
+  /** Takes the oldest entries beyond MAX_INDEXED_LOGINS out of `index` (never `kept`'s). */
+  const overflow = (index: Record<string, number>, kept: string | undefined): string[] => {
+    const beyond = Object.keys(index).length - MAX_INDEXED_LOGINS;
+    if (beyond <= 0) return [];
+    const oldest = Object.entries(index)
+      .filter(([sessionKey]) => sessionKey !== kept)
+      .sort((a, b) => a[1] - b[1])
+      .slice(0, beyond)
+      .map(([sessionKey]) => sessionKey);
+    for (const sessionKey of oldest) delete index[sessionKey];
+    return oldest;
+  };
+  /** Rewrites a player's index; a login it no longer has room for ends (endLogins). */
+  const reindex = async (
+    openId: string,
+    change: (index: Record<string, number>) => void,
+    kept?: string,
+  ): Promise<void> => {
+    let ended: string[] = [];
+    await update(keys.player(openId), "a player's logins", (current) => {
       const index = readIndex(current);
       change(index);
       const now = Date.now();
       for (const [sessionKey, expiresAt] of Object.entries(index))
         if (expiresAt <= now) delete index[sessionKey];
+      ended = overflow(index, kept);
       const last = Math.max(0, ...Object.values(index));
       // An empty index lives a moment; the next write of it starts it again.
       return { value: JSON.stringify(index), ttlMs: Math.max(1, last - now) };
     });
+    await endLogins(ended);
+  };
+  /** Ends logins as a log-out does: their records go, and stay gone through a failover. */
+  const endLogins = async (sessionKeys: readonly string[]): Promise<void> => {
+    if (sessionKeys.length === 0) return;
+    const deleted: string[] = [];
+    for (const sessionKey of sessionKeys)
+      if (await store.delete(keys.record(sessionKey))) deleted.push(sessionKey);
+    await durability?.loggedOut(deleted);
+  };
 
   const loggedOutAt = async (openId: string): Promise<number> =>
     Number((await store.get(keys.loggedOut(openId)))?.value ?? 0);
@@ -171,7 +200,7 @@ export function deriveEngine(
       const value = recordValue(record, key, ring);
       const written = await store.put(key, value, { expectedVersion, ttlMs });
       if (written === undefined) return false;
-      await reindex(player, (index) => (index[sessionKey] = Date.now() + ttlMs));
+      await reindex(player, (index) => (index[sessionKey] = Date.now() + ttlMs), sessionKey);
       // A log-out everywhere that listed the player's logins before this one was indexed did not
       // see it: the login takes itself back.
       if (since !== undefined && (await loggedOutAt(player)) > Number(since)) {
@@ -206,7 +235,7 @@ export function deriveEngine(
       checkOpenId(openId);
       const lifetimeMs = ttlMilliseconds(ttlMs);
       if (!(await store.renew(keys.record(sessionKey), lifetimeMs))) return false;
-      await reindex(openId, (index) => (index[sessionKey] = Date.now() + lifetimeMs));
+      await reindex(openId, (index) => (index[sessionKey] = Date.now() + lifetimeMs), sessionKey);
       return true;
     },
 
@@ -344,13 +373,17 @@ export function deriveEngine(
   const { beginEntry, putNewLogin, sharesClient } = fast;
   const logins: LoginWrites | undefined = putNewLogin &&
     sharesClient && {
-      put(write) {
+      async put(write) {
         const { sessionKey, record, loginGeneration } = write;
         checkSessionKey(sessionKey);
         checkPut(record, { expectedVersion: null, ttlMs: write.ttlMs, loginGeneration });
         if (write.giveBack !== undefined)
           checkCount(write.giveBack.key, -1, write.giveBack.windowMs);
-        return putNewLogin(write, recordValue(record, keys.record(sessionKey), ring));
+        const value = recordValue(record, keys.record(sessionKey), ring);
+        const ended = await putNewLogin(write, value);
+        if (ended === undefined) return false;
+        await endLogins(ended);
+        return true;
       },
       sharesClient,
     };

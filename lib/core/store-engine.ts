@@ -192,8 +192,11 @@ export interface StoreFastPaths {
   cachedGet?(key: string): StoredValue | undefined;
   watchLive?(): boolean;
   beginEntry?(entry: EntryBegin): Promise<EntryBeginning>;
-  /** `value`: the record as the engine stores it. */
-  putNewLogin?(write: LoginWrite, value: string): Promise<boolean>;
+  /**
+   * `value`: the record as the engine stores it. Resolves the logins the player's index had no
+   * more room for, for the engine to end, or `undefined` when nothing was written.
+   */
+  putNewLogin?(write: LoginWrite, value: string): Promise<string[] | undefined>;
   deleteIfValue?(key: string, value: string): Promise<boolean>;
   renewIfValue?(key: string, value: string, ttlMs: number): Promise<boolean>;
   /** Set with `putNewLogin`. */

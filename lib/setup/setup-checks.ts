@@ -157,7 +157,7 @@ export function insecureCookieMessage(
     `Under NODE_ENV=production the session cookie, which carries the player's whole login, has no ${lacks.join(' and no ')}: ` +
     (lacks.includes('Secure') ? 'a plain-http request to the game sends it in the clear. ' : '') +
     (lacks.includes('SameSite')
-      ? "each browser's own defaults decide whether other sites' requests carry it. "
+      ? "Each browser's own defaults decide whether other sites' requests carry it. "
       : '') +
     "Set `cookie: { secure: true, sameSite: 'lax' }` in express-session's options, with `app.set('trust proxy', 1)` (the number of proxies) when a proxy ends TLS; " +
     "in the platform's iframe (`embedded`), `sameSite: 'none'` with `secure: true`."

@@ -63,7 +63,12 @@ export class SimulatorState {
   retiredTokenReuses = 0;
 
   /** `config` is this simulator's own: the setters of PlatformSimulator change it as it runs. */
-  constructor(readonly config: SimulatorConfig) {}
+  /** The players by openId: a benchmark's simulator knows thousands. */
+  readonly #players: ReadonlyMap<string, SimulatorPlayer>;
+
+  constructor(readonly config: SimulatorConfig) {
+    this.#players = new Map(config.players.map((player) => [player.openId, player]));
+  }
 
   /** Simulated epoch milliseconds: the real clock plus every advanceClock. */
   now(): number {
@@ -90,7 +95,7 @@ export class SimulatorState {
   }
 
   findPlayer(openId: string): SimulatorPlayer | undefined {
-    return this.config.players.find((player) => player.openId === openId);
+    return this.#players.get(openId);
   }
 
   issueCode(clientId: string, openId: string, redirectUri: string | undefined): string {

@@ -14,7 +14,12 @@ import type {
 } from '../core/store-engine';
 import { SESSION_REDIS_KEYS, STORE_FAST_PATHS } from '../core/store-engine';
 import type { StorePutOptions, StoredValue, TokenStore } from '../core/token-store';
-import { storeKeys, sessionKeyOfLock, sessionKeyOfRecord } from '../core/store-keys';
+import {
+  MAX_INDEXED_LOGINS,
+  storeKeys,
+  sessionKeyOfLock,
+  sessionKeyOfRecord,
+} from '../core/store-keys';
 import { playerKeyOf } from '../core/player-key';
 import { OWN_KEY_RING, RecordKeyRing } from './encryption';
 import { parseOptions } from '../util/parse-options';
@@ -400,7 +405,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
   }
 
   /** A new login's writes in one script (PUT_NEW_LOGIN); see LoginWrites. */
-  async #putNewLogin(write: LoginWrite, value: string): Promise<boolean> {
+  async #putNewLogin(write: LoginWrite, value: string): Promise<string[] | undefined> {
     const { sessionKey, record, loginGeneration, giveBack, session } = write;
     const ttlMs = ttlMilliseconds(write.ttlMs);
     const key = storeKeys.record(sessionKey);
@@ -429,10 +434,11 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
           session?.value ?? '',
           String(session?.ttlSeconds ?? 0),
           session?.replaces === undefined ? '' : '1',
+          String(MAX_INDEXED_LOGINS),
         ],
       ),
     );
-    return written === 1;
+    return Array.isArray(written) ? written.slice(1).map(String) : undefined;
   }
 
   /** The Redis key of a store key. */

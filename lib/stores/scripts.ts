@@ -54,8 +54,8 @@ return 0
 /**
  * Lua of the engine's steps on stored values: `read` (version and value, or nil), `write` (the
  * next version, as the contract's put makes it), `count` (derived-engine.ts countInWindow) and
- * `index` (derived-engine.ts reindex: the player's JSON index, expired entries dropped, alive as
- * long as its longest-lived entry).
+ * `index` (derived-engine.ts reindex: the player's JSON index, expired entries dropped, the oldest
+ * beyond `max` returned to be ended, alive as long as its longest-lived entry).
  */
 const STEPS = `
 local function read(key)
@@ -87,7 +87,7 @@ local function count(key, increment, windowMs)
   write(key, version, tostring(after), left)
   return after, left
 end
-local function index(key, sessionKey, expiresAt, now)
+local function index(key, sessionKey, expiresAt, now, max)
   local version, value = read(key)
   local entries = {}
   if value then
@@ -95,14 +95,28 @@ local function index(key, sessionKey, expiresAt, now)
     if ok and type(decoded) == 'table' then entries = decoded end
   end
   entries[sessionKey] = expiresAt
-  local live, last = {}, 0
+  local live, last, count = {}, 0, 0
   for member, at in pairs(entries) do
     if type(at) == 'number' and at > now then
       live[member] = at
+      count = count + 1
       if at > last then last = at end
     end
   end
+  local ended = {}
+  if count > max then
+    local others = {}
+    for member in pairs(live) do
+      if member ~= sessionKey then others[#others + 1] = member end
+    end
+    table.sort(others, function(a, b) return live[a] < live[b] end)
+    for i = 1, count - max do
+      ended[i] = others[i]
+      live[others[i]] = nil
+    end
+  end
   write(key, version, cjson.encode(live), math.max(1, last - now))
+  return ended
 end
 `;
 
@@ -186,9 +200,9 @@ return { '', 0, probing, '1', generation or '0', reserved, budgeted }
  * live (ms); ARGV[7] '-1' to give a count back, else ''; ARGV[8] the counter's window (ms);
  * ARGV[9] the session's value, or '' when the session is not written here; ARGV[10] its time to
  * live in seconds (0 or less: deleted, as the session store's own write does); ARGV[11] '1' to
- * delete the replaced session, else ''.
- * Returns 1 when written; 0 when a record exists already or the player was logged out since
- * ARGV[4] (then neither the count nor the session is touched, and the replaced session is gone).
+ * delete the replaced session, else ''; ARGV[12] the logins an index keeps.
+ * Returns { 1, the sessions whose logins the index had no more room for } when written; 0 when a
+ * record exists already or the player was logged out since ARGV[4] (then neither the count nor the session is touched, and the replaced session is gone).
  */
 export const PUT_NEW_LOGIN = script(
   'putNewLogin',
@@ -198,7 +212,7 @@ local _, loggedOutAt = read(KEYS[2])
 if (tonumber(loggedOutAt) or 0) > (tonumber(ARGV[4]) or 0) then return 0 end
 if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
 write(KEYS[3], nil, ARGV[5], ARGV[6])
-index(KEYS[1], ARGV[2], tonumber(ARGV[1]), tonumber(ARGV[3]))
+local ended = index(KEYS[1], ARGV[2], tonumber(ARGV[1]), tonumber(ARGV[3]), tonumber(ARGV[12]))
 if ARGV[7] == '-1' then count(KEYS[4], -1, ARGV[8]) end
 if ARGV[9] ~= '' then
   if tonumber(ARGV[10]) > 0 then
@@ -207,6 +221,6 @@ if ARGV[9] ~= '' then
     redis.call('DEL', KEYS[5])
   end
 end
-return 1
+return { 1, unpack(ended) }
 `,
 );

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { TokenRecord } from '../../lib/core/token-record';
 import type { EntryBegin, RecordRead, StoreEngine } from '../../lib/core/store-engine';
 import { beginEntry } from '../../lib/core/entry-begin';
+import { MAX_INDEXED_LOGINS } from '../../lib/core/store-keys';
 import { newSessionKey, sampleRecord } from '../../lib/testing/samples';
 
 /**
@@ -256,6 +257,22 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
         { expectedVersion: 1, ttlMs: LONG_TTL_MS },
       );
       assert.equal((await records().loginsOf(ada)).length, 1);
+    });
+
+    test(`a player's index keeps ${MAX_INDEXED_LOGINS} logins: the next ends the oldest, never itself`, async () => {
+      const ada = player();
+      const sessionKeys = Array.from({ length: MAX_INDEXED_LOGINS + 1 }, () => newSessionKey());
+      // Each login outlives the one before, so the first is the oldest; the last lives least.
+      for (const [at, sessionKey] of sessionKeys.slice(0, -1).entries())
+        await putNew(sessionKey, sampleRecord(1, { openId: ada }), LONG_TTL_MS + at * 10);
+      const last = sessionKeys.at(-1)!;
+      assert.equal(await putNew(last, sampleRecord(1, { openId: ada }), LONG_TTL_MS / 2), true);
+      assert.equal((await read(sessionKeys[0]!)).status, 'absent');
+      assert.equal((await read(sessionKeys[1]!)).status, 'found');
+      assert.equal((await read(last)).status, 'found');
+      const listed = (await records().loginsOf(ada)).map((login) => login.sessionKey);
+      assert.equal(listed.length, MAX_INDEXED_LOGINS);
+      assert.ok(!listed.includes(sessionKeys[0]!) && listed.includes(last));
     });
 
     test('deletePlayer ends every login of that player and no other', async () => {

@@ -8,7 +8,7 @@ import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { deriveEngine, engineOf } from '../../lib/core/derived-engine';
 import { beginEntry } from '../../lib/core/entry-begin';
 import { playerKeyOf } from '../../lib/core/player-key';
-import { storeKeys } from '../../lib/core/store-keys';
+import { MAX_INDEXED_LOGINS, storeKeys } from '../../lib/core/store-keys';
 import type { EntryBegin, LoginWrite, StoreEngine } from '../../lib/core/store-engine';
 import type { RedisClient } from '../../lib/redis/redis-client';
 import { useStoreClients } from '../helpers/bed';
@@ -195,6 +195,29 @@ describe("a new login's writes (PUT_NEW_LOGIN) answer as the derived put and giv
       expect(await engine.records.get(other)).toEqual({ status: 'absent' });
     }
     expect(outcomes[0]!.answers).toEqual([true, false, false, true]);
+    expect(outcomes[1]).toEqual(outcomes[0]);
+  });
+
+  test(`a login beyond the index's ${MAX_INDEXED_LOGINS} ends the same oldest login on both paths`, async () => {
+    const outcomes: Array<{ ended: boolean[]; listed: number }> = [];
+    for (const engine of [fast, derived]) {
+      const record = sampleRecord(1, { openId: `fast-${randomUUID()}` });
+      const generation = await engine.records.loginGeneration();
+      const sessionKeys = Array.from({ length: MAX_INDEXED_LOGINS + 2 }, () => newSessionKey());
+      for (const [at, sessionKey] of sessionKeys.entries())
+        await logIn(engine, {
+          ...{ sessionKey, record, ttlMs: WINDOW_MS + at * 10, loginGeneration: generation },
+          ...{ giveBack: undefined, session: undefined },
+        });
+      const reads = await Promise.all(sessionKeys.map((key) => engine.records.get(key)));
+      outcomes.push({
+        ended: reads.map((read) => read.status === 'absent'),
+        listed: (await engine.records.loginsOf(playerKeyOf(record))).length,
+      });
+    }
+    expect(outcomes[0]!.ended.slice(0, 3)).toEqual([true, true, false]);
+    expect(outcomes[0]!.ended.filter(Boolean)).toHaveLength(2);
+    expect(outcomes[0]!.listed).toBe(MAX_INDEXED_LOGINS);
     expect(outcomes[1]).toEqual(outcomes[0]);
   });
 });
