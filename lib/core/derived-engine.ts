@@ -155,13 +155,21 @@ export function deriveEngine(
     });
     await endLogins(ended);
   };
-  /** Ends logins as a log-out does: their records go, and stay gone through a failover. */
+  /**
+   * Ends logins as a log-out does: their records go, and stay gone through a failover. What made
+   * room for them is written by then, so a store failure here fails nothing: the login it spared
+   * lives out its lifetime, as before the bound.
+   */
   const endLogins = async (sessionKeys: readonly string[]): Promise<void> => {
     if (sessionKeys.length === 0) return;
     const deleted: string[] = [];
-    for (const sessionKey of sessionKeys)
-      if (await store.delete(keys.record(sessionKey))) deleted.push(sessionKey);
-    await durability?.loggedOut(deleted);
+    try {
+      for (const sessionKey of sessionKeys)
+        if (await store.delete(keys.record(sessionKey))) deleted.push(sessionKey);
+      await durability?.loggedOut(deleted);
+    } catch {
+      // Not the new write's failure, so not its caller's: a store that fails fails its next call too.
+    }
   };
 
   const loggedOutAt = async (openId: string): Promise<number> =>

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { SetupError } from '../../lib/errors';
 import { newSessionKey, sampleRecord, tokenStoreContract } from 'express-platform-login/testing';
 import { storeEngineContract } from '../helpers/engine-contract';
+import { MAX_INDEXED_LOGINS } from '../../lib/core/store-keys';
 import { studioStore } from '../helpers/records';
 
 describe('MemoryTokenStore: the contract', () => {
@@ -36,6 +37,30 @@ describe("a studio's own store with platformLogin()'s encryptionKeys: the engine
     renew: (key, ttlMs) => inner.renew(key, ttlMs),
   };
   storeEngineContract(() => engineOf(store, ring));
+});
+
+test("a login that ends an older one is written even when the older one's delete fails", async () => {
+  const inner = new MemoryTokenStore();
+  let deletesFail = false;
+  const store: TokenStore = {
+    get: (key) => inner.get(key),
+    put: (key, value, options) => inner.put(key, value, options),
+    delete: (key, expectedVersion) =>
+      deletesFail
+        ? Promise.reject(new Error('the store is down'))
+        : inner.delete(key, expectedVersion),
+    renew: (key, ttlMs) => inner.renew(key, ttlMs),
+  };
+  const { records } = engineOf(store);
+  const openId = `player-${randomBytes(4).toString('hex')}`;
+  const options = { expectedVersion: null, ttlMs: 60_000 };
+  for (let at = 0; at < MAX_INDEXED_LOGINS; at += 1)
+    await records.put(newSessionKey(), sampleRecord(1, { openId }), options);
+  deletesFail = true;
+  const last = newSessionKey();
+  await expect(records.put(last, sampleRecord(1, { openId }), options)).resolves.toBe(true);
+  expect((await records.get(last)).status).toBe('found');
+  expect(await records.loginsOf(openId)).toHaveLength(MAX_INDEXED_LOGINS);
 });
 
 const engine = (store: MemoryTokenStore) => engineOf(store);
