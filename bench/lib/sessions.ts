@@ -12,16 +12,11 @@ import { readRecord, writeRecord } from './records';
 /** A browser's login: the cookie to send and the session id behind it. */
 export type BenchSession = { cookie: string; sessionId: string };
 
-/**
- * Players who each enter now and then, as a game's players do (bench/run.ts's simulator knows
- * them). Thousands of logins a second by three players would fill each one's index of logins at
- * once, and each login would end another (docs/operations.md, "Log a player out everywhere").
- */
-export const ENTRANTS = Array.from({ length: 10_000 }, (_, index) => ({
+// Players of the i-th session, as many as a game's (three would fill their indexes of logins).
+export const ENTRANTS = Array.from({ length: 10_000 }, (_, i) => ({
   ...DEMO_PLAYERS[0]!,
-  ...{ openId: `entrant-${index}`, unionId: `union-entrant-${index}` },
+  ...{ openId: `entrant-${i}`, unionId: `union-entrant-${i}` },
 }));
-/** The player of the i-th session. */
 export const playerOf = (index: number): string => ENTRANTS[index % ENTRANTS.length]!.openId;
 
 /** The `connect.sid=…` pair out of Set-Cookie headers, and the session id in its signed value. */
