@@ -13,7 +13,7 @@ export const storeKeys = {
   claim: (key: string) => `k:${key}`,
   /** A fixed-window counter: its count, its window the value's lifetime. */
   counter: (key: string) => `w:${key}`,
-  /** A player's index: session key → when that record's lifetime ends, as JSON ({@link MAX_INDEXED_LOGINS}). */
+  /** A player's index (JSON): session key → its record's expiry; MAX_INDEXED_LOGINS at most. */
   player: (playerKey: string) => `p:${hashOpenId(playerKey)}`,
   /** The log-out generation at which a player was last logged out everywhere. */
   loggedOut: (playerKey: string) => `o:${hashOpenId(playerKey)}`,
@@ -34,6 +34,7 @@ export const sessionKeyOfLock = sessionKeyOf(storeKeys.lock);
 
 /**
  * The logins one player index keeps: a login beyond them ends the index's oldest
- * (docs/operations.md, "Log a player out everywhere"). Every write of an index rewrites it whole, so its size is each entry's cost.
+ * (docs/operations.md, "Log a player out everywhere"). Every write of an index rewrites it whole,
+ * so its size is each entry's cost.
  */
 export const MAX_INDEXED_LOGINS = 32;

@@ -62,10 +62,10 @@ export class SimulatorState {
   /** How many refresh calls presented a token already retired by a rotation. */
   retiredTokenReuses = 0;
 
-  /** `config` is this simulator's own: the setters of PlatformSimulator change it as it runs. */
   /** The players by openId: a benchmark's simulator knows thousands. */
   readonly #players: ReadonlyMap<string, SimulatorPlayer>;
 
+  /** `config` is this simulator's own: the setters of PlatformSimulator change it as it runs. */
   constructor(readonly config: SimulatorConfig) {
     this.#players = new Map(config.players.map((player) => [player.openId, player]));
   }

@@ -202,7 +202,8 @@ return { '', 0, probing, '1', generation or '0', reserved, budgeted }
  * live in seconds (0 or less: deleted, as the session store's own write does); ARGV[11] '1' to
  * delete the replaced session, else ''; ARGV[12] the logins an index keeps.
  * Returns { 1, the sessions whose logins the index had no more room for } when written; 0 when a
- * record exists already or the player was logged out since ARGV[4] (then neither the count nor the session is touched, and the replaced session is gone).
+ * record exists already or the player was logged out since ARGV[4] (then neither the count nor the
+ * session is touched, and the replaced session is gone).
  */
 export const PUT_NEW_LOGIN = script(
   'putNewLogin',
