@@ -17,8 +17,13 @@ import type { RedisAddress, RedisClientKind, RedisTarget } from './config';
  * store's own.)
  */
 export const COMMAND_TIMEOUT_MS = 1000;
-/** How long a TCP connection may take to open; also how long a start waits for the first one. */
+/** How long a TCP connection may take to open. */
 export const CONNECT_TIMEOUT_MS = 2000;
+/**
+ * How long a start waits for the first connection: a few of CONNECT_TIMEOUT_MS, since through a
+ * Sentinel or a Cluster the first one takes several, and a busy machine starts slowly.
+ */
+export const FIRST_CONNECTION_WAIT_MS = 3 * CONNECT_TIMEOUT_MS;
 /** Reconnect forever, at most a second apart, so the app recovers when Redis returns. */
 const reconnectDelayMs = (attempt: number): number => Math.min(attempt * 100, 1000);
 

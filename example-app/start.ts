@@ -20,7 +20,7 @@ import { attachGameSocket } from './game-socket';
 import type { ExampleConfig } from './config';
 import {
   COMMAND_TIMEOUT_MS,
-  CONNECT_TIMEOUT_MS,
+  FIRST_CONNECTION_WAIT_MS,
   connectExampleRedis,
   type ExampleRedis,
 } from './redis-client';
@@ -86,9 +86,9 @@ interface Opened {
 }
 
 /**
- * Starts the example game backend; resolves once it listens and its Redis client has connected (or
- * not within CONNECT_TIMEOUT_MS: it then starts, and the client keeps trying). A failed start (a store
- * refusing its client, say) closes what it had opened, so it leaves no port, connection or timer
+ * Starts the example game backend; resolves once it listens and its Redis client has connected
+ * (or not within FIRST_CONNECTION_WAIT_MS: it then starts, and the client keeps trying). A failed
+ * start (a store refusing its client, say) closes what it had opened, so it leaves no port, connection or timer
  * behind.
  */
 export async function startExample(
@@ -238,9 +238,9 @@ async function start(
   });
 
   // Started means ready: on node-redis (no offline queue) a request before the first connection
-  // would answer 503. Redis still not there after CONNECT_TIMEOUT_MS: start anyway, /healthz
+  // would answer 503. Redis still not there after FIRST_CONNECTION_WAIT_MS: start anyway, /healthz
   // saying 503 until it first answers, the client reconnecting meanwhile.
-  if (redis && !(await redis.whenReady(CONNECT_TIMEOUT_MS))) {
+  if (redis && !(await redis.whenReady(FIRST_CONNECTION_WAIT_MS))) {
     console.warn(
       '[example-app] Redis is not answering yet: /healthz and requests that need Redis answer 503 until it does (the client keeps reconnecting).',
     );
