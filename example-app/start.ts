@@ -88,8 +88,8 @@ interface Opened {
 /**
  * Starts the example game backend; resolves once it listens and its Redis client has connected
  * (or not within FIRST_CONNECTION_WAIT_MS: it then starts, and the client keeps trying). A failed
- * start (a store refusing its client, say) closes what it had opened, so it leaves no port, connection or timer
- * behind.
+ * start (a store refusing its client, say) closes what it had opened, so it leaves no port,
+ * connection or timer behind.
  */
 export async function startExample(
   config: ExampleConfig,
