@@ -81,7 +81,7 @@ export function observeEvents(
     metrics.tokenDuration.record(attempt.durationMs / 1000, labels);
     if (attempt.httpStatus !== undefined) health.platformLastAnsweredAt = Date.now();
     health.platformLastOutcome = attempt.outcome;
-    logger.debug({ event: 'tokenEndpoint', ...attempt }, 'token endpoint attempt');
+    logger.debug({ event: 'tokenAttempt', ...attempt }, 'token endpoint attempt');
   });
   events.on('lockWait', ({ durationMs, outcome }) => {
     const labels = LABELS.lockWait.get(outcome);

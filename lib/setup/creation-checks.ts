@@ -49,7 +49,8 @@ export function creationIssues(
     [['redirectUri'], input.redirectUri, 'entry code'],
   ] as const;
   for (const [path, value, what] of urls) {
-    if (value === undefined) continue;
+    // A value that is no URL has its own issue already (its field's schema).
+    if (value === undefined || !URL.canParse(value)) continue;
     const url = new URL(value);
     if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
       issues.push({

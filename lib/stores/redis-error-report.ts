@@ -99,9 +99,10 @@ export function reportRedisErrors(
     const hint = (HINTS[code] ?? OTHER_HINT)(target);
     const fields = { event: 'redisError', code, redis: target };
     const message =
-      `Redis at ${target} is unreachable (${code}): ${hint}. The client keeps reconnecting; until it ` +
-      `answers, requests that need it get 503 store_unavailable, and an app that awaits ` +
-      `\`connect()\` before it listens waits (this is said once per ${seconds} s).`;
+      `Redis at ${target} is unreachable (${code}): ${hint}${hint.endsWith('?') ? '' : '.'} ` +
+      `The client keeps reconnecting; until it answers, requests that need it get 503 ` +
+      `store_unavailable, and an app that awaits \`connect()\` before it listens waits (this is ` +
+      `said once per ${seconds} s).`;
     // One key, not one per code: the refused reconnects after a dropped connection are the same outage.
     const heldBack = throttle('unreachable');
     if (heldBack === undefined) logger.debug(fields, message);

@@ -289,6 +289,11 @@ describe('the logger option', () => {
     const login = lines.find((line) => line.fields.event === 'login');
     expect(login).toMatchObject({ level: 'info', fields: { openId: 'player-ada' } });
     expect(typeof login!.fields.sessionHash).toBe('string');
+    // Each line's `event` is the event it comes from (docs/events.md).
+    expect(lines.find((line) => line.fields.event === 'tokenAttempt')).toMatchObject({
+      level: 'debug',
+      fields: { grant: 'authorization_code', outcome: 'ok' },
+    });
 
     await request(app)
       .get('/platform/callback?code=wrong%20code')

@@ -169,6 +169,7 @@ describe('on a running quick start', () => {
         `Redis at redis://127.0.0.1:${server.port} is unreachable (SocketClosedUnexpectedlyError): the connection was dropped: did Redis`,
       ),
     ]);
+    expect(after.join('\n')).toContain('(its timeout)? The client keeps reconnecting');
     expect(game.output()).not.toContain(REDIS_PASSWORD);
   }, 60_000);
 });

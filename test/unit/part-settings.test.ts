@@ -130,6 +130,10 @@ describe('creationIssues (what production refuses, run by the options schema)', 
       expect(() => parsed({ platformOrigins: undefined })).toThrow(
         expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'platformOrigins' }),
       );
+      // A value that is no URL: its own field's refusal, not a TypeError from the production check.
+      expect(() => parsed({ redirectUri: '/platform/callback' })).toThrow(
+        expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'redirectUri' }),
+      );
       expect(() => parsed()).not.toThrow();
     } finally {
       process.env.NODE_ENV = nodeEnv;

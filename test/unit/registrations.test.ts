@@ -48,6 +48,12 @@ test('a repeated name, or a callback path another registration has, is refused a
   );
 });
 
+test('a redirectUri that is a path, not a URL, is refused naming it, first or further', () => {
+  expect(refusal({ ...base, redirectUri: '/platform/callback' }).option).toBe('redirectUri');
+  const further = { ...mini, redirectUri: '/platform/mini/callback' };
+  expect(refusal({ ...base, registrations: [further] }).option).toBe('registrations.0.redirectUri');
+});
+
 test('callbackFor names each configured registration; callback is the first one', () => {
   const login = platformLogin({ ...base, registrations: [mini] });
   expect(login.callbackFor('web')).toBe(login.callback);
