@@ -51,6 +51,7 @@ import { registrationRefresher } from './registrations/registration-clients';
 import { playerKeyOfRef, type PlayerRef } from './registrations/player-ref';
 import { logoutReached, reachPlayer } from './core/player-join';
 import { createLogoutEverywhereHandler } from './http/logout-everywhere';
+import { requestFailure } from './observability/request-failure';
 
 /** The package's parts for one platform registration. Emits {@link PlatformLoginEvents}. */
 export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
@@ -283,6 +284,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         api: this.api,
         watch: this.loginWatch,
         isCrossOrigin: (headers) => isCrossOrigin(headers, this.gameOrigins),
+        report: (req, error) => this.emit('requestFailed', requestFailure(error, req, 'socket')),
       },
       options,
     );

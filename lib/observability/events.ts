@@ -69,8 +69,11 @@ export const UNREADABLE_REASONS = ['decrypt', 'parse', 'unknown_key'] as const;
 
 /** A request the package could not serve: answered by it (`handleErrors`) or passed to `next(err)`. */
 export interface RequestFailure {
-  /** Where: an entry (the callback), another of the package's handlers, or the session store in front of them. */
-  part: 'entry' | 'request' | 'session-store';
+  /**
+   * Where: an entry (the callback), another of the package's handlers, the session store in front
+   * of them, or a socket's upgrade or handshake (`login.sockets()`).
+   */
+  part: 'entry' | 'request' | 'session-store' | 'socket';
   method: string;
   /** Path and query, with the values of `code`, tokens and secrets redacted. */
   url: string;

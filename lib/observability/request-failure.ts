@@ -1,6 +1,7 @@
 // What the `requestFailed` event says of a request the package could not serve: where it failed,
 // the request (its method, its URL redacted, an id to join the app's log lines) and the error.
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import { isPlatformLoginError } from '../errors';
 import type { RequestFailure } from './events';
@@ -25,13 +26,13 @@ export function requestIdOf(req: Pick<Request, 'headers'> & { id?: unknown }): s
 /** The event's payload for `err` on `req`; an error not of the package gives only its name. */
 export function requestFailure(
   err: unknown,
-  req: Request,
+  req: Pick<IncomingMessage, 'method' | 'url' | 'headers'> & { originalUrl?: string; id?: unknown },
   part: RequestFailure['part'],
 ): RequestFailure {
   const known = isPlatformLoginError(err);
   return {
     part,
-    method: req.method,
+    method: req.method ?? 'GET',
     url: redactUrl(req.originalUrl ?? req.url ?? ''),
     requestId: requestIdOf(req),
     code: known ? err.code : undefined,

@@ -58,6 +58,8 @@ export interface SocketsDeps {
    * request: the cross-site check of `logout()` and `csrfProtection()`.
    */
   isCrossOrigin: (headers: IncomingMessage['headers']) => boolean;
+  /** Tells the package's events of a refused upgrade: logged as a refused request is. */
+  report: (req: IncomingMessage, error: unknown) => void;
 }
 
 /** The sockets of one PlatformLogin: `login.sockets({ session })`. */
@@ -146,9 +148,11 @@ export class PlatformSockets implements SocketGate {
   /**
    * Answers a refused upgrade on its raw socket and closes it: the error's status (401
    * `login_required`, 503 `store_unavailable` with Retry-After, …) with a JSON `{ error }` body, as
-   * the package answers API clients. Anything else is a 500 `internal_error`.
+   * the package answers API clients. Anything else is a 500 `internal_error`. With `req`, the
+   * refusal is also reported as the package's handlers report theirs (see {@link report}).
    */
-  refuse(socket: Duplex, error: unknown): void {
+  refuse(socket: Duplex, error: unknown, req?: IncomingMessage): void {
+    if (req !== undefined) this.report(req, error);
     if (socket.destroyed) return;
     const { status, headers, body } = refusal(error);
     headers['Content-Length'] = String(Buffer.byteLength(body));
@@ -157,6 +161,14 @@ export class PlatformSockets implements SocketGate {
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n${head.join('')}\r\n${body}`,
     );
+  }
+
+  /**
+   * A `requestFailed` event (part `socket`) for a refused upgrade or handshake, logged at its code's
+   * level as any refused request: a 503 while Redis stalls is an error line, a missing login debug.
+   */
+  report(req: IncomingMessage, error: unknown): void {
+    this.#deps.report(req, error);
   }
 
   /**

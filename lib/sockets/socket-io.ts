@@ -59,9 +59,10 @@ export function socketIoEngineMiddleware(
       },
       (error: unknown) => {
         if (res instanceof ServerResponse) {
+          sockets.report(req, error);
           const { status, headers, body } = refusal(error);
           res.writeHead(status, headers).end(body);
-        } else sockets.refuse((res as { socket: Duplex }).socket, error);
+        } else sockets.refuse((res as { socket: Duplex }).socket, error, req);
       },
     );
   };
@@ -121,6 +122,7 @@ export function socketIoMiddleware(
         next();
       },
       (error: unknown) => {
+        sockets.report(socket.request, error);
         const code = answerFor(error).error;
         // The client sees the code only: a message could carry internals.
         next(Object.assign(new Error(code), { data: { error: code } }));

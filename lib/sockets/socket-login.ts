@@ -27,7 +27,9 @@ export interface LoginEnd {
 export interface SocketGate {
   authenticate(req: IncomingMessage): Promise<SocketLogin>;
   reauthenticate(req: IncomingMessage, previous: SocketLogin): SocketLogin;
-  refuse(socket: Duplex, error: unknown): void;
+  refuse(socket: Duplex, error: unknown, req?: IncomingMessage): void;
+  /** Tells the package's events of a refused upgrade or handshake (`requestFailed`, part `socket`). */
+  report(req: IncomingMessage, error: unknown): void;
 }
 
 /** The login behind one socket. Call `close()` when the socket closes. */

@@ -66,7 +66,7 @@ export function wsUpgrade<Socket extends WsSocket>(
           if (!login.ended || !closes) onOpen(ws, login, req);
         });
       },
-      (error: unknown) => sockets.refuse(socket, error),
+      (error: unknown) => sockets.refuse(socket, error, req),
     );
   };
 }

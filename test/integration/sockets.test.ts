@@ -14,6 +14,7 @@ import { enterAs, openSocket, type SocketProcess } from '../helpers/spawn-socket
 import { findLeaks } from '../helpers/leak-scan';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { commandCounts } from '../helpers/command-counts';
+import { waitUntil } from '../helpers/wait-until';
 import {
   closedWithin,
   CLOSE_WITHIN_MS,
@@ -30,6 +31,18 @@ let a: SocketProcess;
 let b: SocketProcess;
 useSocketBackends(PREFIX, (bed) => ({ sim, raw, store, a, b } = bed));
 afterEach(() => sim.clearFaults());
+
+/** The `requestFailed` lines `process` wrote after `offset`, once there is one. */
+async function reportedSince(process: SocketProcess, offset: number): Promise<string[]> {
+  const lines = (): string[] =>
+    process
+      .output()
+      .slice(offset)
+      .split('\n')
+      .filter((line) => line.includes('"event":"requestFailed"'));
+  await waitUntil(() => lines().length > 0, 'a requestFailed line');
+  return lines();
+}
 
 describe('the upgrade', () => {
   test('without a login: HTTP 401 login_required, and no upgrade', async () => {
@@ -73,6 +86,23 @@ describe('the upgrade', () => {
     });
     opened.push(sameOrigin);
     expect(sameOrigin.frames[0]).toMatchObject({ type: 'hello', openId: 'player-ada' });
+  });
+
+  test("a refusal with a 5xx is logged as a request's is: one error line naming the socket part and the code", async () => {
+    const browser = await enterAs(a.url, sim, 'player-bo');
+    // An expired token, and a platform that answers its refresh 503: the upgrade cannot open.
+    await rewriteRecord(store, browser.sessionId, expiringIn(-1000));
+    sim.injectFault({ kind: 'status', status: 503 }, { grant: 'refresh_token' });
+    const before = a.output().length;
+    await expect(openSocket(a.url, browser.cookie)).rejects.toMatchObject({
+      status: 503,
+      body: '{"error":"platform_unavailable"}',
+    });
+    // The process's output arrives on a pipe of its own, maybe after the answer.
+    const failed = await reportedSince(a, before);
+    expect(failed).toEqual([expect.stringMatching(/^error .*"part":"socket"/)]);
+    expect(failed[0]).toContain('"code":"ERR_PLATFORM_UNAVAILABLE"');
+    expect(failed[0]).toContain('"url":"/ws"');
   });
 
   test('with a login: hello within 3 s and the profile, on both processes', async () => {
@@ -206,9 +236,14 @@ test('50 open sockets of 10 sessions cost no Redis command while nothing changes
 });
 
 test('socket.io: 401 at the handshake without a login; with one, hello, profile, and a disconnect when the login ends', async () => {
+  const before = a.output().length;
   const refused = await fetch(`${a.url}/socket.io/?EIO=4&transport=polling`);
   expect(refused.status).toBe(401);
   expect(await refused.json()).toEqual({ error: 'login_required' });
+  // Reported as a player's refused request is: one debug line.
+  expect(await reportedSince(a, before)).toEqual([
+    expect.stringMatching(/^debug .*"part":"socket".*"code":"ERR_PLATFORM_LOGIN_REQUIRED"/),
+  ]);
   // A direct WebSocket handshake (no polling first) is refused before the upgrade too.
   const direct = new WebSocket(
     `${a.url.replace(/^http/, 'ws')}/socket.io/?EIO=4&transport=websocket`,
