@@ -148,6 +148,8 @@ const platformLoginShape = {
 export const platformLoginSchema: OptionsSchema<
   typeof credentialsShape & typeof platformLoginShape
 > = z.strictObject({ ...credentialsShape, ...platformLoginShape }).superRefine((config, ctx) => {
+  // Checks across options read values their own schemas accepted: a wrong field is said alone.
+  if (ctx.issues.length > 0) return;
   for (const issue of [...registrationIssues(config), ...creationIssues(config)])
     ctx.addIssue({ code: 'custom', ...issue });
   // Options that only make sense together: said at creation, not on the first entry.

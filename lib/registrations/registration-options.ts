@@ -62,14 +62,12 @@ export function registrationIssues(
 ): { path: (string | number)[]; message: string }[] {
   const issues: ReturnType<typeof registrationIssues> = [];
   const names = new Set([config.registrationName]);
-  // A redirectUri that is no URL has its own issue already (its field's schema): no path to compare.
-  const paths = new Set([pathIfUrl(config.redirectUri)]);
+  const paths = new Set([pathOf(config.redirectUri)]);
   config.registrations.forEach((registration, index) => {
     if (names.has(registration.name))
       issues.push({ path: ['registrations', index, 'name'], message: 'must not repeat a name' });
     names.add(registration.name);
-    const path = pathIfUrl(registration.redirectUri);
-    if (path === undefined) return;
+    const path = pathOf(registration.redirectUri);
     if (paths.has(path))
       issues.push({
         path: ['registrations', index, 'redirectUri'],
@@ -83,6 +81,3 @@ export function registrationIssues(
 /** The path a callback is served at, as Express matches it (trailing slashes and case aside). */
 export const pathOf = (redirectUri: string): string =>
   (new URL(redirectUri).pathname.replace(/\/+$/, '') || '/').toLowerCase();
-
-const pathIfUrl = (value: string): string | undefined =>
-  URL.canParse(value) ? pathOf(value) : undefined;

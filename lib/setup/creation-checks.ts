@@ -49,8 +49,7 @@ export function creationIssues(
     [['redirectUri'], input.redirectUri, 'entry code'],
   ] as const;
   for (const [path, value, what] of urls) {
-    // A value that is no URL has its own issue already (its field's schema).
-    if (value === undefined || !URL.canParse(value)) continue;
+    if (value === undefined) continue;
     const url = new URL(value);
     if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
       issues.push({
