@@ -2,10 +2,11 @@
 // (`req.platformFetch`), sockets and jobs alike: the URL checked against the configured bases, the
 // app's fetch (`tokenClient.fetch`), a deadline over headers and body, typed errors instead of
 // undici's raw TypeError, a metric and a span.
+import { SpanKind } from '@opentelemetry/api';
 import { hasCode, openApiFailed } from '../errors';
+import { failed, httpClientAttributes, tracer } from '../observability/tracing';
 import type { OpenApiMetrics, OpenApiOutcome } from './open-api-metrics';
 import type { OpenApiBase, OpenApiSettings } from './open-api-options';
-import { openApiSpan } from './open-api-span';
 
 /** `RequestInit` plus the open-API base a path is resolved against. */
 export interface OpenApiRequestInit extends RequestInit {
@@ -75,7 +76,9 @@ export class OpenApiClient {
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = callerSignal ? AbortSignal.any([callerSignal, deadline]) : deadline;
     const method = (rest.method ?? 'GET').toUpperCase();
-    const span = openApiSpan(method, url);
+    // A CLIENT span (HTTP client conventions), a child of the caller's; a no-op without an SDK.
+    const span = tracer.startSpan(method, { kind: SpanKind.CLIENT });
+    if (span.isRecording()) span.setAttributes(httpClientAttributes(method, url));
     const startedAt = performance.now();
     const apiName = api ?? 'default';
 
@@ -86,7 +89,13 @@ export class OpenApiClient {
     };
     const finish = (outcome: OpenApiOutcome, status?: number): void => {
       this.#metrics.record(apiName, outcome, (performance.now() - startedAt) / 1000);
-      span.end(outcome, status);
+      if (status !== undefined) span.setAttribute('http.response.status_code', status);
+      if (status === undefined || status >= 400) {
+        const noAnswer =
+          outcome === 'timeout' ? 'ERR_PLATFORM_API_TIMEOUT' : 'ERR_PLATFORM_API_UNREACHABLE';
+        failed(span, status === undefined ? noAnswer : String(status));
+      }
+      span.end();
     };
 
     let answer: Response;

@@ -3,10 +3,10 @@
 import { metrics, type Attributes, type MeterProvider } from '@opentelemetry/api';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../observability/package-identity';
 
-/** How a call ended: the status class of the open API's answer, or no answer. */
-export type OpenApiOutcome = '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'unreachable';
+const OUTCOMES = ['2xx', '3xx', '4xx', '5xx', 'timeout', 'unreachable'] as const;
 
-const OUTCOMES: readonly OpenApiOutcome[] = ['2xx', '3xx', '4xx', '5xx', 'timeout', 'unreachable'];
+/** How a call ended: the status class of the open API's answer, or no answer. */
+export type OpenApiOutcome = (typeof OUTCOMES)[number];
 
 /** A round trip to an API on the internet: 5 ms to the deadline. */
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

@@ -2,7 +2,7 @@
 // platform spec (7200 s `expires_in`, 90-day refresh tokens) and the demo client and players, the
 // pair the example app and the CLI use out of the box.
 import { z } from 'zod';
-import { parseOptions, type OptionsSchema } from '../util/parse-options';
+import type { OptionsSchema } from '../util/parse-options';
 import { isRedirectUri } from '../util/redirect-uri';
 import { SIMULATOR_ANSWER_STYLES } from './answer-style';
 
@@ -116,8 +116,8 @@ const simulatorShape = {
     .default('oauth'),
 };
 
-/** The schema of startSimulator's options. */
-const optionsSchema: OptionsSchema<typeof simulatorShape> = z
+/** The schema of startSimulator's options; parsed once, a mistake is a SetupError (`ERR_PLATFORM_INVALID_OPTION`) naming it. */
+export const optionsSchema: OptionsSchema<typeof simulatorShape> = z
   .strictObject(simulatorShape)
   // The lobby enters the game for the first client, so its fallback must be an address it accepts.
   .refine(
@@ -136,8 +136,3 @@ export type SimulatorConfig = z.output<typeof optionsSchema>;
 
 /** Options of startSimulator; every one is optional. */
 export type SimulatorOptions = z.input<typeof optionsSchema>;
-
-/** Parses startSimulator's options once, or throws a SetupError (`ERR_PLATFORM_INVALID_OPTION`) naming the wrong option. */
-export function parseSimulatorOptions(options: SimulatorOptions | undefined): SimulatorConfig {
-  return parseOptions(optionsSchema, options, 'startSimulator');
-}

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { createSimulatorApp } from './simulator-app';
 import { resolveEntry } from './player-entry';
 import { FaultQueue, type FaultOptions, type SimulatorFault } from './faults';
-import { parseSimulatorOptions, type SimulatorOptions } from './options';
+import { parseOptions } from '../util/parse-options';
+import { optionsSchema, type SimulatorOptions } from './options';
 import { SimulatorState, type SimulatorCallCounts } from './platform-state';
 
 /** The address clients should use for a listening host (a wildcard address is reached over loopback). */
@@ -37,7 +38,7 @@ export class PlatformSimulator {
 
   /** Starts a simulator; the same as startSimulator(). */
   static async start(options?: SimulatorOptions): Promise<PlatformSimulator> {
-    const config = parseSimulatorOptions(options);
+    const config = parseOptions(optionsSchema, options, 'startSimulator');
     const state = new SimulatorState(config);
     const faults = new FaultQueue();
     const closer = new AbortController();

@@ -60,21 +60,16 @@ function callKind(params: TokenParams | string): CallKind {
   return grant === 'authorization_code' || grant === 'refresh_token' ? grant : 'invalid';
 }
 
-function answer(state: SimulatorState, params: TokenParams | string): TokenOutcome {
+function answer(state: SimulatorState, params: TokenParams | string, kind: CallKind): TokenOutcome {
   if (typeof params === 'string') return oauthError('invalid_request', params);
-  switch (params.grant_type) {
-    case 'authorization_code':
-      return exchangeCode(state, params);
-    case 'refresh_token':
-      return refreshTokens(state, params);
-    case undefined:
-      return oauthError('invalid_request', 'missing parameter grant_type');
-    default:
-      return oauthError(
+  if (kind === 'authorization_code') return exchangeCode(state, params);
+  if (kind === 'refresh_token') return refreshTokens(state, params);
+  return params.grant_type === undefined
+    ? oauthError('invalid_request', 'missing parameter grant_type')
+    : oauthError(
         'unsupported_grant_type',
         'grant_type must be authorization_code or refresh_token',
       );
-  }
 }
 
 /** The handlers of POST /token: body parsers, the endpoint, and its answer to an unreadable body. */
@@ -88,7 +83,7 @@ export function tokenEndpoint(
     state.calls[kind] += 1;
     if (typeof params !== 'string' && kind !== 'invalid') state.countCall(params.client_id, kind);
     const style = state.config.answerStyle;
-    const produce = (): TokenOutcome => styledOutcome(style, answer(state, params), kind);
+    const produce = (): TokenOutcome => styledOutcome(style, answer(state, params, kind), kind);
     const fault = faults.take(kind);
     if (fault !== undefined) {
       answerWithFault(fault, { req, res, closed, produce, style });

@@ -6,17 +6,7 @@ import type { SimulatorClient } from './options';
 import type { GrantRecord, SimulatorState } from './platform-state';
 import type { TokenOutcome } from './answer-style';
 
-/** The parameters of a token request that the simulator reads; absent or empty ones are undefined. */
-export interface TokenParams {
-  grant_type?: string;
-  code?: string;
-  redirect_uri?: string;
-  client_id?: string;
-  client_secret?: string;
-  refresh_token?: string;
-}
-
-/** Names of the parameters above, in the order they are reported when missing. */
+/** The parameters of a token request that the simulator reads, in the order they are reported. */
 export const TOKEN_PARAM_NAMES = [
   'grant_type',
   'client_id',
@@ -24,7 +14,10 @@ export const TOKEN_PARAM_NAMES = [
   'code',
   'redirect_uri',
   'refresh_token',
-] as const satisfies readonly (keyof TokenParams)[];
+] as const;
+
+/** Those parameters as received; absent or empty ones are undefined. */
+export type TokenParams = Partial<Record<(typeof TOKEN_PARAM_NAMES)[number], string>>;
 
 /** An RFC 6749 section 5.2 error: 401 for invalid_client, 400 for the rest. */
 export function oauthError(error: string, description: string): TokenOutcome {

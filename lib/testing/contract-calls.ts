@@ -109,17 +109,6 @@ export function expectStored(
   return stored;
 }
 
-/** Checks the call resolved something `holds` accepts, `expected` saying what. */
-export function expectThat<T>(
-  outcome: Called<T>,
-  holds: (result: T) => boolean,
-  expected: string,
-  why: string,
-): T {
-  if (outcome.rejected || !holds(outcome.result)) fail(outcome, expected, why, expectThat);
-  return outcome.result;
-}
-
 /** Checks the call rejected with an instance of `errorClass`. */
 export function expectRejection(
   outcome: Called<unknown>,
