@@ -285,10 +285,7 @@ const ENTRY_ERROR_STATUS: Record<string, number> = {
  * the platform denied, answered with the platform's own `error` (its trouble, 502/503, is not the
  * player's mistake; any other value is 400).
  */
-export function httpAnswer(err: { code: PlatformErrorCode; platformError?: string | undefined }): {
-  status: number;
-  error: string;
-} {
+export function httpAnswer(err: { code: PlatformErrorCode; platformError?: string | undefined }) {
   if (err.code === 'ERR_PLATFORM_ENTRY_DENIED' && err.platformError !== undefined) {
     return { status: ENTRY_ERROR_STATUS[err.platformError] ?? 400, error: err.platformError };
   }
