@@ -52,12 +52,6 @@ const refusedMessage = (a: {
   // No token endpoint at that address: the base URL is the likely mistake.
   (a.httpStatus === 404 || a.httpStatus === 405 ? CHECK_AUTH_URL : '');
 
-/** A store that failed or did not answer in time. */
-const storeMessage = (a: { store: string; what: string; timeoutMs?: number }): string =>
-  a.timeoutMs === undefined
-    ? `The ${a.store} failed ${a.what}; check that it is reachable.`
-    : `The ${a.store} did not answer ${a.what} within ${a.timeoutMs} ms; check that it is reachable.`;
-
 /**
  * Every code, once. `ERR_PLATFORM_ENTRY_DENIED` is answered with the platform's own `error` (see
  * {@link httpAnswer}); its row holds the answer when the platform's says nothing usable.
@@ -91,7 +85,10 @@ export const PLATFORM_ERRORS = {
   },
   ERR_PLATFORM_STORE_UNAVAILABLE: {
     ...meta(503, 'store_unavailable', 'store', 'error', ['refresh', 'entry']),
-    message: storeMessage,
+    message: (a: { store: string; what: string; timeoutMs?: number }) =>
+      a.timeoutMs === undefined
+        ? `The ${a.store} failed ${a.what}; check that it is reachable.`
+        : `The ${a.store} did not answer ${a.what} within ${a.timeoutMs} ms; check that it is reachable.`,
   },
   ERR_PLATFORM_LOGIN_REQUIRED: {
     ...meta(401, 'login_required', 'login', 'debug', ['entry']),
@@ -285,10 +282,7 @@ const ENTRY_ERROR_STATUS: Record<string, number> = {
  * the platform denied, answered with the platform's own `error` (its trouble, 502/503, is not the
  * player's mistake; any other value is 400).
  */
-export function httpAnswer(err: { code: PlatformErrorCode; platformError?: string | undefined }): {
-  status: number;
-  error: string;
-} {
+export function httpAnswer(err: { code: PlatformErrorCode; platformError?: string | undefined }) {
   if (err.code === 'ERR_PLATFORM_ENTRY_DENIED' && err.platformError !== undefined) {
     return { status: ENTRY_ERROR_STATUS[err.platformError] ?? 400, error: err.platformError };
   }

@@ -91,10 +91,7 @@ export const answerShape = {
 };
 
 /** The parsed answer options. */
-export interface AnswerStyleConfig {
-  answerStyle: AnswerStyle;
-  answerCodes: Readonly<Record<string, AnswerKind>>;
-}
+export type AnswerStyleConfig = z.output<z.ZodObject<typeof answerShape>>;
 
 /** A refusal read from a styled body: the OAuth error it is answered as, and the platform's words. */
 export interface StyledRefusal {

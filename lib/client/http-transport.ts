@@ -67,16 +67,12 @@ export function sendOverHttp(
         contentType: response.headers['content-type'] ?? null,
         retryAfter: response.headers['retry-after'] ?? null,
       };
-      const tooLarge = (): void => settle(() => resolve({ ...answer, body: undefined }), true);
-      if (answer.status >= 300 && answer.status < 400) {
-        settle(() => resolve({ ...answer, body: new Uint8Array(0) }), true);
-        return;
-      }
+      const answered = (body: Uint8Array | undefined, destroy = false): void =>
+        settle(() => resolve({ ...answer, body }), destroy);
+      const tooLarge = (): void => answered(undefined, true);
+      if (answer.status >= 300 && answer.status < 400) return answered(new Uint8Array(0), true);
       const declared = response.headers['content-length'];
-      if (declared !== undefined && Number(declared) > limits.maxResponseBytes) {
-        tooLarge();
-        return;
-      }
+      if (declared !== undefined && Number(declared) > limits.maxResponseBytes) return tooLarge();
       const chunks: Buffer[] = [];
       let total = 0;
       response.on('data', (chunk: Buffer) => {
@@ -93,13 +89,10 @@ export function sendOverHttp(
         const bytes = Buffer.concat(chunks, total);
         const coding = response.headers['content-encoding'];
         const decode = coding === undefined ? undefined : DECODERS.get(coding.toLowerCase());
-        if (decode === undefined) {
-          settle(() => resolve({ ...answer, body: bytes }));
-          return;
-        }
+        if (decode === undefined) return answered(bytes);
         // The cap holds for what the body decodes to, not only for what came over the wire.
         decode(bytes, { maxOutputLength: limits.maxResponseBytes }, (error, decoded) => {
-          if (error === null) settle(() => resolve({ ...answer, body: decoded }));
+          if (error === null) answered(decoded);
           else if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') tooLarge();
           else settle(() => reject(error));
         });

@@ -181,5 +181,3 @@ export class PlatformTokenClient {
     }
   }
 }
-
-export type { PlatformTokenClientOptions } from './token-client-options';

@@ -3,7 +3,6 @@
 import { invalidTokenResponse, PlatformLoginError, tokenRequestFailed } from '../errors';
 import { sendOverFetch } from './fetch-transport';
 import { sendOverHttp } from './http-transport';
-import type { TokenEndpointAnswer } from './token-response';
 import { DEADLINE, type TokenRequest, type TransportLimits } from './token-transport';
 
 /** The limits of one attempt and the fetch to make it with, if the app passed one. */
@@ -19,10 +18,7 @@ export interface TokenRequestLimits extends TransportLimits {
  * beyond `maxResponseBytes`; whatever the status, an answer that arrived in time resolves, with
  * its Retry-After header for the retry decision.
  */
-export async function sendTokenRequest(
-  request: TokenRequest,
-  limits: TokenRequestLimits,
-): Promise<TokenEndpointAnswer & { retryAfter: string | null }> {
+export async function sendTokenRequest(request: TokenRequest, limits: TokenRequestLimits) {
   try {
     const { body, ...answer } =
       limits.fetch === undefined

@@ -29,7 +29,6 @@ export interface EntryContextViolation {
   refererOrigin: string | undefined;
 }
 
-/** How a wait for another holder of the refresh lock ended. */
 export const LOCK_WAIT_OUTCOMES = [
   'refreshed-elsewhere',
   'took-over',

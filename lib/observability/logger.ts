@@ -65,8 +65,7 @@ export function redactUrl(url: string): string {
   const redacted = query
     .split('&')
     .map((pair) => {
-      const equals = pair.indexOf('=');
-      const rawName = equals === -1 ? pair : pair.slice(0, equals);
+      const rawName = pair.split('=', 1)[0]!;
       let name = rawName;
       try {
         name = decodeURIComponent(rawName.replace(/\+/g, ' '));

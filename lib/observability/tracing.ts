@@ -72,18 +72,13 @@ export function traceRefresh<T>(background: boolean, run: () => Promise<T>): Pro
     'epl.refresh',
     { kind: SpanKind.INTERNAL, attributes: { 'epl.refresh.background': background } },
     (span) =>
-      run().then(
-        (result) => {
-          span.end();
-          return result;
-        },
-        (error: unknown) => {
+      run()
+        .catch((error: unknown) => {
           // The error's stable `code` (`ERR_PLATFORM_…`), never its message.
           const code = (error as { code?: unknown } | null)?.code;
           failed(span, typeof code === 'string' ? code : 'ERR_UNKNOWN');
-          span.end();
           throw error;
-        },
-      ),
+        })
+        .finally(() => span.end()),
   );
 }

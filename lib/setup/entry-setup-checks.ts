@@ -2,7 +2,6 @@
 // store in use (req.sessionStore), how Express sees the connection (req.secure, trust proxy,
 // X-Forwarded-For it ignores) and, in production, the session cookie as this entry sends it.
 import type { Request } from 'express';
-import type { Store } from 'express-session';
 import { SetupError } from '../errors';
 import {
   CONNECT_REDIS_IOREDIS_MESSAGE,
@@ -34,20 +33,14 @@ function trustsPeer(req: Request): boolean {
 
 /**
  * The check run on each GET to the callback: throws SetupError (500 `server_misconfigured`) when
- * sessions cannot work, warns once about each other finding. Each session store is judged once.
+ * sessions cannot work, warns once about each other finding.
  */
 export function createFirstEntryChecks(warn: (message: string) => void): (req: Request) => void {
   const production = process.env.NODE_ENV === 'production';
-  const judged = new WeakMap<Store, boolean>();
   return (req) => {
-    const store = (req as Request & { sessionStore?: Store }).sessionStore;
-    if (store !== undefined) {
-      let broken = judged.get(store);
-      if (broken === undefined) judged.set(store, (broken = isConnectRedisWithIoredis(store)));
-      if (broken) {
-        warnOnce(warn, CONNECT_REDIS_IOREDIS_MESSAGE);
-        throw new SetupError(CONNECT_REDIS_IOREDIS_MESSAGE);
-      }
+    if (isConnectRedisWithIoredis(req.sessionStore)) {
+      warnOnce(warn, CONNECT_REDIS_IOREDIS_MESSAGE);
+      throw new SetupError(CONNECT_REDIS_IOREDIS_MESSAGE);
     }
     if (req.session?.cookie?.secure === true && !req.secure) {
       const forwardedProto = req.headers['x-forwarded-proto'];

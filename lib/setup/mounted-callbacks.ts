@@ -27,20 +27,14 @@ function routerOf(app: object): { stack?: unknown } | undefined {
   }
 }
 
-/** A layer's mount path when it is a plain path (no parameter, no pattern), else `undefined`. */
-function pathOf(layer: Layer): string | undefined {
-  if (typeof layer.rawPath !== 'string') return undefined;
-  return /^[\w./~-]*$/.test(layer.rawPath) ? layer.rawPath : undefined;
-}
-
 /** Tells each registered callback found under `stack` where it is mounted (below `prefix`). */
 function walk(stack: unknown, prefix: string, depth: number): void {
   if (!Array.isArray(stack) || depth > 8) return;
   for (const layer of stack as Layer[]) {
     if (typeof layer.handle !== 'function' || layer.route !== undefined) continue;
-    const path = pathOf(layer);
-    if (path === undefined) continue;
-    const mounted = `${prefix}${path}`.replace(/\/+$/, '') || '/';
+    // A plain mount path only: no parameter, no pattern.
+    if (typeof layer.rawPath !== 'string' || !/^[\w./~-]*$/.test(layer.rawPath)) continue;
+    const mounted = `${prefix}${layer.rawPath}`.replace(/\/+$/, '') || '/';
     const check = (layer.handle as { [MOUNT_CHECK]?: CallbackMountCheck })[MOUNT_CHECK];
     if (check !== undefined) check.mountedAt(mounted);
     else walk((layer.handle as { stack?: unknown }).stack, mounted.replace(/\/$/, ''), depth + 1);

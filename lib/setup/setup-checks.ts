@@ -202,9 +202,7 @@ function connectRedisProblems(session: SessionOptions): SetupProblem[] {
 }
 
 /** maxmemory and maxmemory-policy of one node, or `undefined` when CONFIG is not available. */
-async function evictionSettings(
-  configGet: () => Promise<unknown>,
-): Promise<{ maxmemory: number; policy: string } | undefined> {
+async function evictionSettings(configGet: () => Promise<unknown>) {
   try {
     const reply = await withDeadline(configGet(), CONFIG_TIMEOUT_MS, 'CONFIG GET');
     const settings = new Map<string, string>();

@@ -117,9 +117,7 @@ export class LoginWatch {
 
   /** How many sockets follow their login (for metrics). */
   get listenerCount(): number {
-    let count = 0;
-    for (const watched of this.#sessions.values()) count += watched.listeners.size;
-    return count;
+    return [...this.#sessions.values()].reduce((count, { listeners }) => count + listeners.size, 0);
   }
 
   /**

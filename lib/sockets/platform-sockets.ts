@@ -16,7 +16,7 @@ import type { LoginWatch } from './login-watch';
 import { SocketLogin, type SocketGate } from './socket-login';
 import type { LoginAccess } from './store-access';
 import { wsUpgrade, type WsServer, type WsSocket, type WsUpgradeOptions } from './ws-upgrade';
-import { socketIoEngineMiddleware, socketIoMiddleware, type SocketIoSocket } from './socket-io';
+import { socketIoEngineMiddleware, socketIoMiddleware } from './socket-io';
 import { refusal } from './refusal';
 
 /**
@@ -29,14 +29,6 @@ export type SessionMiddleware = (
   res: never,
   next: (error?: unknown) => void,
 ) => void;
-
-/** An upgrade request's live login, before a SocketLogin holds it. */
-interface CheckedLogin {
-  sessionKey: string;
-  context: PlayerContext;
-  /** When the record leaves the store, epoch ms, when known. */
-  expiresAt: number | undefined;
-}
 
 /** Options of `login.sockets()`. */
 export interface SocketsOptions {
@@ -104,7 +96,7 @@ export class PlatformSockets implements SocketGate {
   }
 
   /** What an upgrade request's session and record say: its live login, or the package's error. */
-  async #check(req: IncomingMessage): Promise<CheckedLogin> {
+  async #check(req: IncomingMessage) {
     // Before the session is read: a page of another site must not open a socket with the player's
     // cookie and read what it carries.
     if (this.#deps.isCrossOrigin(req.headers)) {
@@ -135,8 +127,11 @@ export class PlatformSockets implements SocketGate {
    * Follows the login, and its session where the session store reports changes, until its
    * `close()`; one more read catches an end before the watch began.
    */
-  #follow(login: SocketLogin, checked: CheckedLogin, req: IncomingMessage): void {
-    const { sessionKey, expiresAt } = checked;
+  #follow(
+    login: SocketLogin,
+    { sessionKey, expiresAt }: { sessionKey: string; expiresAt: number | undefined },
+    req: IncomingMessage,
+  ): void {
     const { watch } = this.#deps;
     const { sessionStore: store, sessionID: sid } = req as Request;
     login.following(watch.follow(sessionKey, login.listener, expiresAt, { store, sid }), () =>
@@ -189,10 +184,7 @@ export class PlatformSockets implements SocketGate {
    * 401; `io.use(sockets.socketIo().socket)` gives each socket `socket.data.platformLogin` and
    * disconnects it when the login ends. See docs/sockets.md.
    */
-  socketIo(): {
-    engine: (req: IncomingMessage, res: unknown, next: (error?: unknown) => void) => void;
-    socket: (socket: SocketIoSocket, next: (error?: Error) => void) => void;
-  } {
+  socketIo() {
     return { engine: socketIoEngineMiddleware(this), socket: socketIoMiddleware(this) };
   }
 

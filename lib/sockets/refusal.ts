@@ -3,11 +3,7 @@
 import { answerFor } from '../http/respond-error';
 
 /** The status, headers and body that answer `error` on a refused upgrade or handshake. */
-export function refusal(error: unknown): {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-} {
+export function refusal(error: unknown) {
   const { status, error: code, retryAfterSeconds } = answerFor(error);
   const headers: Record<string, string> = {
     'Content-Type': 'application/json; charset=utf-8',

@@ -35,10 +35,6 @@ export interface SocketIoSocket {
 /** The event a socket is sent before it is disconnected at the end of its login. */
 export const LOGIN_ENDED_EVENT = 'platform:login_ended';
 
-/** True for a request of an engine session already open: its `sid` query parameter (the public URL). */
-const hasEngineSession = (req: IncomingMessage): boolean =>
-  new URL(req.url ?? '/', 'http://engine.invalid').searchParams.has('sid');
-
 /**
  * For `io.engine.use(...)`: a handshake without a live login is answered with the package's status
  * (401 `login_required`, …) and a JSON `{ error }` body, before engine.io opens anything — on the
@@ -49,7 +45,7 @@ export function socketIoEngineMiddleware(
   sockets: SocketGate,
 ): (req: IncomingMessage, res: unknown, next: (error?: unknown) => void) => void {
   return (req, res, next) => {
-    if (hasEngineSession(req)) return next();
+    if (new URL(req.url ?? '/', 'http://engine.invalid').searchParams.has('sid')) return next();
     sockets.authenticate(req).then(
       // Only a check here: the socket's own login is made by the socket middleware, once the
       // client joins a namespace (a handshake that never does must leave nothing followed).

@@ -113,16 +113,12 @@ export class SocketLogin {
    * `req.platformToken()`). A refusal that ends the login also ends this socket's login.
    */
   token(): Promise<string> {
-    return this.#usable().then(() =>
-      this.#context.token().catch((error: unknown) => this.#failed(error)),
-    );
+    return this.#usable().then(() => this.#context.token().catch(this.#failed));
   }
 
   /** Calls the open API with the player's token (as `req.platformFetch()`). */
   fetch(pathOrUrl: string | URL, init?: OpenApiRequestInit): Promise<Response> {
-    return this.#usable().then(() =>
-      this.#context.fetch(pathOrUrl, init).catch((error: unknown) => this.#failed(error)),
-    );
+    return this.#usable().then(() => this.#context.fetch(pathOrUrl, init).catch(this.#failed));
   }
 
   /** Calls `listener` once when the login ends (at once if it has ended already). */
@@ -159,14 +155,14 @@ export class SocketLogin {
     if (this.ended || Date.now() >= this.#expiresAt) throw new LoginRequiredError();
   }
 
-  #failed(error: unknown): never {
+  readonly #failed = (error: unknown): never => {
     if (endsLogin(error)) {
       this.#ended(
         hasCode(error, 'ERR_PLATFORM_LOGIN_REQUIRED') ? 'login_required' : 'reauth_required',
       );
     }
     throw error;
-  }
+  };
 
   /** Stops following the login and aborts the signal (once) with `reason`. */
   #stop(reason: PlatformLoginError): void {

@@ -48,10 +48,9 @@ function membersFor(
   return matching.length > 0 ? matching : members;
 }
 
-/** The object schemas found at `path` in `value` (more than one under a union). */
-function objectsAt(schema: Schema, path: readonly PropertyKey[], value: unknown): Schema[] {
-  const node = unwrap(schema);
-  const def = node.def as {
+/** The option names of the object schemas found at `path` in `value` (several under a union). */
+function optionNamesAt(schema: Schema, path: readonly PropertyKey[], value: unknown): string[] {
+  const def = unwrap(schema).def as {
     type: string;
     shape?: Record<string, Schema>;
     element?: Schema;
@@ -60,10 +59,10 @@ function objectsAt(schema: Schema, path: readonly PropertyKey[], value: unknown)
   };
   if (def.type === 'union') {
     return membersFor(def.options ?? [], def.discriminator, value).flatMap((member) =>
-      objectsAt(member, path, value),
+      optionNamesAt(member, path, value),
     );
   }
-  if (path.length === 0) return def.type === 'object' ? [node] : [];
+  if (path.length === 0) return def.type === 'object' ? Object.keys(def.shape!) : [];
   const [key, ...rest] = path;
   const child =
     def.type === 'object'
@@ -75,15 +74,7 @@ function objectsAt(schema: Schema, path: readonly PropertyKey[], value: unknown)
     typeof value === 'object' && value !== null
       ? (value as Record<PropertyKey, unknown>)[key!]
       : undefined;
-  return child === undefined ? [] : objectsAt(child, rest, next);
-}
-
-/** The option names accepted at `path` in `input`. */
-function knownOptions(schema: Schema, path: readonly PropertyKey[], input: unknown): string[] {
-  const names = objectsAt(schema, path, input).flatMap((object) =>
-    Object.keys((object.def as unknown as { shape: Record<string, Schema> }).shape),
-  );
-  return [...new Set(names)];
+  return child === undefined ? [] : optionNamesAt(child, rest, next);
 }
 
 /** Edit distance counting a swap of neighbours as one edit: `optinal` → `optional`, `prot` → `port`. */
@@ -134,7 +125,7 @@ const pathName = (path: readonly PropertyKey[]): string => path.map(String).join
 
 function describeIssue(issue: z.core.$ZodIssue, schema: Schema, input: unknown): string {
   if (issue.code === 'unrecognized_keys') {
-    const known = knownOptions(schema, issue.path, input);
+    const known = [...new Set(optionNamesAt(schema, issue.path, input))];
     const prefix = issue.path.length > 0 ? `${pathName(issue.path)}.` : '';
     return issue.keys
       .map((key) => {
