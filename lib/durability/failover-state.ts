@@ -6,13 +6,10 @@ import { SETTLE_MS, UNSETTLED_MS } from './windows';
 export type FailoverPhase = 'steady' | 'settling' | 'unsettled';
 
 export class FailoverState {
-  /** Whether the primary ever had a replica: `undefined` before the first ROLE answer. */
-  readonly #replicated: () => boolean | undefined;
   #lostAt = Number.NEGATIVE_INFINITY;
 
-  constructor(replicated: () => boolean | undefined) {
-    this.#replicated = replicated;
-  }
+  /** `replicated`: whether the primary ever had a replica; `undefined` before ROLE answers. */
+  constructor(private readonly replicated: () => boolean | undefined) {}
 
   /**
    * A sign that the server may have changed (server-changes.ts: a command failed on the connection,
@@ -22,7 +19,7 @@ export class FailoverState {
    * late (an event-loop stall, a GC pause) is no sign and never comes here.
    */
   lost(): void {
-    if (this.#replicated() === false) return;
+    if (this.replicated() === false) return;
     this.#lostAt = Date.now();
   }
 

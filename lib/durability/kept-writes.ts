@@ -131,7 +131,10 @@ export class KeptWrites {
    */
   async recordDeleted(sessionKey: string, ttlMs: number): Promise<ReplicaWaitOutcome> {
     const outcome = await this.deps.confirm(this.deps.recordKey(sessionKey), null);
-    if (!held(outcome)) this.#keep(sessionKey, { kind: 'delete', expiresAt: Date.now() + ttlMs });
+    if (!held(outcome)) {
+      this.#pending.set(sessionKey, { kind: 'delete', expiresAt: Date.now() + ttlMs });
+      this.#schedule();
+    }
     return outcome;
   }
 
@@ -147,11 +150,6 @@ export class KeptWrites {
     clearTimeout(this.#retry);
     this.#retry = undefined;
     this.#pending.clear();
-  }
-
-  #keep(sessionKey: string, pending: Pending): void {
-    this.#pending.set(sessionKey, pending);
-    this.#schedule();
   }
 
   #schedule(): void {

@@ -39,35 +39,32 @@ function topologyOf(client: IoRedisClient): [RedisCommands['topology'], string] 
 
 // ioredis adds its `keyPrefix` to the keys of `call` itself (it knows each command's key positions).
 export class IoRedisCommands extends RedisCommands {
-  readonly #client: IoRedisClient;
-
-  constructor(client: IoRedisClient) {
+  constructor(private readonly client: IoRedisClient) {
     super(
       ...topologyOf(client),
       '',
       (_key, [command, ...args]) => client.call(String(command), ...args),
       client,
     );
-    this.#client = client;
   }
 
   onServerChange(listener: () => void): () => void {
-    const events = this.#client.isCluster ? ['node error', '-node'] : ['reconnecting'];
+    const events = this.client.isCluster ? ['node error', '-node'] : ['reconnecting'];
     return listen(this.events, events, listener);
   }
 
   trackingLink(): TrackingLink {
-    return ioRedisTrackingLink(() => this.#client as unknown as Redis);
+    return ioRedisTrackingLink(() => this.client as unknown as Redis);
   }
 
   clusterLinks(): ClusterLinks | undefined {
-    return this.#client.isCluster
-      ? ioRedisClusterLinks(this.#client as unknown as Cluster)
+    return this.client.isCluster
+      ? ioRedisClusterLinks(this.client as unknown as Cluster)
       : undefined;
   }
 
   replicaLink(): IoRedisReplicaLink {
-    return new IoRedisReplicaLink(this.#client, this.keyPrefix, this.clusterLinks()?.ownerOf);
+    return new IoRedisReplicaLink(this.client, this.keyPrefix, this.clusterLinks()?.ownerOf);
   }
 }
 

@@ -103,18 +103,15 @@ const NO_SENTINEL_DUPLICATE =
   "node-redis 5's Sentinel has no duplicate() for a connection of its own (node-redis 6 has)";
 
 export class NodeRedisCommands extends RedisCommands {
-  readonly #client: NodeRedisAny;
-
-  constructor(client: NodeRedisAny) {
+  constructor(private readonly client: NodeRedisAny) {
     const topology = isCluster(client) ? 'cluster' : isSentinel(client) ? 'sentinel' : 'standalone';
     const prefix = keyPrefixOf(client);
     // The prefix is added here, to the keys and the route of every command.
     super(topology, prefix, prefix, senderOf(client, prefix), client);
-    this.#client = client;
   }
 
   onServerChange(listener: () => void): () => void {
-    const client = this.#client;
+    const client = this.client;
     const master = (event: { type?: string }): void => {
       if (event.type === 'MASTER' || event.type === 'MASTER_CHANGE') listener();
     };
@@ -127,18 +124,18 @@ export class NodeRedisCommands extends RedisCommands {
   }
 
   trackingLink(): TrackingLink | string {
-    const client = this.#client;
+    const client = this.client;
     if (!isSentinel(client)) return clientTrackingLink(() => client as NodeRedisClient);
     return client.duplicate === undefined ? NO_SENTINEL_DUPLICATE : sentinelTrackingLink(client);
   }
 
   clusterLinks(): ClusterLinks | undefined {
-    const client = this.#client;
+    const client = this.client;
     return isCluster(client) ? nodeRedisClusterLinks(client) : undefined;
   }
 
   replicaLink(): NodeRedisReplicaLink | string {
-    const client = this.#client;
+    const client = this.client;
     if (isSentinel(client) && client.duplicate === undefined) return NO_SENTINEL_DUPLICATE;
     return new NodeRedisReplicaLink(client, this.keyPrefix, this.clusterLinks()?.ownerOf);
   }

@@ -17,6 +17,10 @@ import {
  */
 export type RedisClient = IoRedisClient | NodeRedisClient | NodeRedisCluster | NodeRedisSentinel;
 
+/** Duck-typed so that a second copy of a client in node_modules (or another major) is accepted too. */
+export const isRedisClient = (value: unknown): value is RedisClient =>
+  typeof value === 'object' && value !== null && (isIoRedis(value) || isNodeRedis(value));
+
 /** The seam over `client`; a TypeError naming what is accepted for anything else. */
 export function redisCommands(client: RedisClient): RedisCommands {
   if (typeof client === 'object' && client !== null) {
@@ -28,5 +32,3 @@ export function redisCommands(client: RedisClient): RedisCommands {
       "from 'redis' 5 or 6) or an ioredis client (`new Redis(…)`, `new Cluster(…)` from 'ioredis' 5 or 6).",
   );
 }
-
-export type { RedisCommands } from './commands';

@@ -14,7 +14,8 @@ import { withDeadline } from '../redis/with-deadline';
 import type { KeyTracker } from '../caching/key-tracking';
 import { trackKeys } from '../caching/cluster-key-tracking';
 import { TrackedCache } from '../caching/tracked-cache';
-import { redisCommands, type RedisCommands } from '../redis/redis-client';
+import type { RedisCommands } from '../redis/commands';
+import { redisCommands } from '../redis/redis-client';
 import { READ_WITH_TTL } from '../stores/scripts';
 import { parseOptions } from '../util/parse-options';
 import { ignore } from '../util/ignore';
@@ -57,11 +58,11 @@ export interface SessionRedis extends SessionRedisKeys {
 /** One join's state, by the session keys it concerns. */
 interface Joining {
   /** The session replaced, while its delete waits for the joined write. */
-  replaces: string | undefined;
-  write: JoinedWrite | undefined;
+  replaces?: string;
+  write?: JoinedWrite;
   /** The value the joined write stored, while a repeat of it may come. */
-  written: string | undefined;
-  error: unknown;
+  written?: string;
+  error?: unknown;
 }
 
 export class RedisSessionStore extends Store {
@@ -227,12 +228,7 @@ export class RedisSessionStore extends Store {
   }
 
   #join(sid: string, res: ServerResponse): SessionJoin {
-    const joining: Joining = {
-      replaces: undefined,
-      write: undefined,
-      written: undefined,
-      error: undefined,
-    };
+    const joining: Joining = {};
     const keys = [this.#prefix + sid];
     this.#joins.set(keys[0]!, joining);
     const forget = (): void => {

@@ -2,9 +2,7 @@
 // once at construction.
 import { z } from 'zod';
 import type { OptionsSchema } from '../util/parse-options';
-import type { RedisClient } from '../redis/redis-client';
-import { isIoRedis } from '../redis/ioredis-commands';
-import { isNodeRedis } from '../redis/node-redis-commands';
+import { isRedisClient, type RedisClient } from '../redis/redis-client';
 import { DEFAULT_ENTRIES, MAX_ENTRIES } from '../caching/bounds';
 
 const redisSessionStoreShape = {
@@ -13,11 +11,9 @@ const redisSessionStoreShape = {
    * `createSentinel()`; connected) or ioredis 5/6 (`new Redis(…)`, `new Cluster(…)`). The store
    * never closes it. Required.
    */
-  redis: z.custom<RedisClient>(
-    (value) =>
-      typeof value === 'object' && value !== null && (isIoRedis(value) || isNodeRedis(value)),
-    { error: 'must be a node-redis client (createClient()) or an ioredis client (new Redis())' },
-  ),
+  redis: z.custom<RedisClient>(isRedisClient, {
+    error: 'must be a node-redis client (createClient()) or an ioredis client (new Redis())',
+  }),
   /** Key prefix, as connect-redis's: sessions live at `<prefix><session id>`. Defaults to `'sess:'`. */
   prefix: z.string().default('sess:'),
   /**

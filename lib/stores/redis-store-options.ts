@@ -1,17 +1,10 @@
 // Options of RedisTokenStore: one strict schema, documented field by field, that parses them once
 // at construction.
 import { z } from 'zod';
-import type { OptionsSchema } from '../util/parse-options';
+import { integerOption, type OptionsSchema } from '../util/parse-options';
 import { encryptionKeysSchema } from './encryption-keys-schema';
-
-import type { RedisClient } from '../redis/redis-client';
-import { isIoRedis } from '../redis/ioredis-commands';
-import { isNodeRedis } from '../redis/node-redis-commands';
+import { isRedisClient, type RedisClient } from '../redis/redis-client';
 import { DEFAULT_ENTRIES, MAX_ENTRIES } from '../caching/bounds';
-
-/** Duck-typed so that a second copy of a client in node_modules (or another major) is accepted too. */
-const isRedisClient = (value: unknown): value is RedisClient =>
-  typeof value === 'object' && value !== null && (isIoRedis(value) || isNodeRedis(value));
 
 const redisTokenStoreShape = {
   /**
@@ -35,12 +28,7 @@ const redisTokenStoreShape = {
    * Longest time a store call may take before it fails with `StoreUnavailableError`, in
    * milliseconds (1 to 60000). Defaults to `1500`.
    */
-  operationTimeoutMs: z
-    .number({ error: 'must be an integer number of milliseconds from 1 to 60000' })
-    .int()
-    .min(1)
-    .max(60_000)
-    .default(1500),
+  operationTimeoutMs: integerOption(1, 60_000, ' number of milliseconds').default(1500),
   /**
    * Where express-session's sessions are when a store of their own keeps them on this same client
    * (connect-redis: give it the same `{ client, prefix }`): a new login then waits for a replica to
@@ -85,12 +73,7 @@ const redisTokenStoreShape = {
    * Most records the cache holds in this process (about 1 KB each); when full, one not read
    * recently goes first. Defaults to `10000`.
    */
-  recordCacheSize: z
-    .number({ error: `must be an integer from 1 to ${MAX_ENTRIES}` })
-    .int()
-    .min(1)
-    .max(MAX_ENTRIES)
-    .default(DEFAULT_ENTRIES),
+  recordCacheSize: integerOption(1, MAX_ENTRIES, '').default(DEFAULT_ENTRIES),
   /**
    * `true`: store refresh and access tokens in the clear even under `NODE_ENV=production` (for an
    * app whose Redis is itself encrypted and access-controlled). Defaults to `false`.

@@ -262,7 +262,7 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
       if (!(await write())) return undefined;
       // The holder re-reads the record before refreshing: from Redis, not from a copy that another
       // process's message (sent before this lock was free) may not have removed yet.
-      this.#cache?.changed(this.#key(storeKeys.record(sessionKeyOfLock(key)!)));
+      this.#cache?.changed(this.#recordKey(sessionKeyOfLock(key)!));
       return version;
     }
     return (await write()) ? version : undefined;
