@@ -126,8 +126,13 @@ describe('on a running quick start', () => {
 
   test('a Redis stall: the entries during it answer 503 store_unavailable, one line names the cause', async () => {
     const admin = new Redis(server.port, { password: REDIS_PASSWORD });
+    const probe = new Redis(server.port, { password: REDIS_PASSWORD });
     try {
+      // Both connected first, and the entries sent only once Redis is asleep: on a loaded machine
+      // a first entry could otherwise reach Redis before the sleep does.
+      await Promise.all([admin.ping(), probe.ping()]);
       const sleeping = admin.call('DEBUG', 'SLEEP', '4');
+      await waitUntil(async () => !(await answersWithin(probe, 200)), 'Redis asleep');
       const answers = [];
       for (const openId of ['player-ada', 'player-bo']) {
         const answer = await enter(game.url, openId);
@@ -145,6 +150,7 @@ describe('on a running quick start', () => {
       ]);
     } finally {
       admin.disconnect();
+      probe.disconnect();
     }
   }, 30_000);
 
@@ -173,3 +179,14 @@ describe('on a running quick start', () => {
     expect(game.output()).not.toContain(REDIS_PASSWORD);
   }, 60_000);
 });
+
+/** Whether `redis` answers a PING within `ms` (a PING left unanswered is answered later, unread). */
+async function answersWithin(redis: Redis, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  try {
+    return await Promise.race([redis.ping().then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
