@@ -2,9 +2,6 @@
 // background, or must be renewed before the request goes on.
 import type { TokenRecord } from './token-record';
 
-/** What to do with a record's access token now. */
-export type Freshness = 'fresh' | 'refresh-ahead' | 'refresh-now';
-
 /** Thresholds, computed once from the options. */
 export interface FreshnessPolicy {
   /** Absolute margin before expiry inside which a refresh blocks the request. */
@@ -17,7 +14,7 @@ export interface FreshnessPolicy {
  * The rule, written once: inside the skew before expiry a refresh must finish first; past
  * `refresh.aheadFraction` of the token's lifetime (1 = never) a background refresh starts.
  */
-export function freshnessOf(record: TokenRecord, now: number, policy: FreshnessPolicy): Freshness {
+export function freshnessOf(record: TokenRecord, now: number, policy: FreshnessPolicy) {
   if (now >= record.accessExpiresAt - policy.refreshSkewMs) return 'refresh-now';
   const { refreshAheadFraction: fraction } = policy;
   const lifetimeMs = record.accessExpiresAt - record.obtainedAt;

@@ -53,10 +53,7 @@ export async function joinPlayer(
 }
 
 /** Every index key of the player `start` names, and their live logins, freshest first. */
-export async function reachPlayer(
-  records: TokenRecords,
-  start: string,
-): Promise<{ keys: string[]; logins: PlayerLogin[] }> {
+export async function reachPlayer(records: TokenRecords, start: string) {
   const keys = [start];
   const logins = new Map<string, PlayerLogin>();
   for (let at = 0; at < keys.length && at < MAX_PLAYER_KEYS; at += 1) {

@@ -4,15 +4,8 @@
 // unionid, which joins the player's logins across registrations (see docs/registrations.md).
 import type { TokenRecord } from './token-record';
 
-/** A login's registration and openId: a record, or a session's login marker. */
-export interface RegisteredLogin {
-  openId: string;
-  /** The registration's name; absent for the first registration. */
-  registration?: string | undefined;
-}
-
-/** The index key of the player of `login` within its registration. */
-export const playerKeyOf = (login: RegisteredLogin): string =>
+/** The index key of `login`'s player (a record, or a session's marker) within its registration. */
+export const playerKeyOf = (login: Pick<TokenRecord, 'openId' | 'registration'>): string =>
   login.registration === undefined ? login.openId : `r:${login.registration}:${login.openId}`;
 
 /** The index key that joins a player's logins across registrations. */

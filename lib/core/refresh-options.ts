@@ -2,7 +2,7 @@
 // once, in the units the coordinator works in.
 import { z } from 'zod';
 import type { OptionsSchema } from '../util/parse-options';
-import { lockWaitDeadlineMs, type RefreshSettings } from './refresh';
+import { lockWaitDeadlineMs } from './refresh';
 
 const number = (error: string) => z.number({ error });
 
@@ -59,7 +59,7 @@ export function refreshSettings(
   options: z.output<typeof refreshOptionsSchema>,
   maxRefreshMs: number,
   sessionTtlMs: number,
-): RefreshSettings {
+) {
   return {
     refreshTokenLifetimeMs: options.tokenLifetimeSeconds * 1000,
     maxRefreshMs,

@@ -17,7 +17,8 @@ import {
   platformRetryAfterSeconds,
   servesWithCurrentToken,
 } from './failure-policy';
-import { freshnessOf, freshTest, isUsable, type FreshnessPolicy } from './freshness';
+import { freshnessOf, freshTest, isUsable } from './freshness';
+import type { refreshSettings } from './refresh-options';
 import { traceRefresh } from '../observability/tracing';
 import type { RecordRead, StoreEngine } from './store-engine';
 import {
@@ -34,24 +35,11 @@ export interface Refresher {
   refresh(refreshToken: string, record: TokenRecord): Promise<ReceivedTokens>;
 }
 
-/** Settings of the coordinator, computed once from the options. */
-export interface RefreshSettings {
-  refreshTokenLifetimeMs: number;
-  /** Longest one refresh can take: every attempt of the token client timing out, plus backoff. */
-  maxRefreshMs: number;
-  /** Lifetime of the refresh lock; its living owner renews it every fifth of that. */
-  lockTtlMs: number;
-  /** Longest a request waits for another holder of the lock: see {@link lockWaitDeadlineMs}. */
-  lockWaitDeadlineMs: number;
-  retryAfterSeconds: number;
-  /** After a failed refresh (without the platform's Retry-After), no process retries for this long. */
-  failureCooldownMs: number;
-  /** Lifetime of a session when the request does not tell (records never outlive it). */
-  sessionTtlMs: number;
-  freshness: FreshnessPolicy;
+/** Settings of the coordinator, computed once from the options (refresh-options.ts). */
+export type RefreshSettings = ReturnType<typeof refreshSettings> & {
   /** Several registrations: a login joins its player's unionid index (core/player-join.ts). */
   joinsPlayers?: boolean;
-}
+};
 
 /** Longest a request whose access token still works waits for a refresh before going on with it. */
 const MAX_WAIT_WITH_USABLE_TOKEN_MS = 1000;

@@ -2,7 +2,7 @@
 // Every store gets it derived from the public contract (token-store.ts) by derived-engine.ts; a
 // shipped store adds fast paths. Each part's contract is in docs/engine.md.
 import type { TokenRecord } from './token-record';
-import type { StoredValue } from './token-store';
+import type { StorePutOptions, StoredValue } from './token-store';
 
 /** What a read of a session's record found (docs/engine.md, "Records"). */
 export type RecordRead =
@@ -15,11 +15,8 @@ export type RecordRead =
 /** Why a stored record could not be read. */
 export type UnreadableReason = 'decrypt' | 'parse' | 'unknown_key';
 
-/** Options of a compare-and-set write. */
-export interface PutOptions {
-  /** `null`: no record may exist yet (a fresh login). */
-  expectedVersion: number | null;
-  ttlMs: number;
+/** Options of a compare-and-set write (`expectedVersion` `null`: a fresh login). */
+export interface PutOptions extends StorePutOptions {
   /** A fresh login only: the generation read before the code exchange. */
   loginGeneration?: string;
 }

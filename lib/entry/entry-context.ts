@@ -46,14 +46,8 @@ const entryContextShape = {
 export const entryContextSchema: OptionsSchema<typeof entryContextShape> =
   z.strictObject(entryContextShape);
 
-/** The settings a judgement needs, computed once. */
-export interface EntryContextSettings {
-  platformOrigins: ReadonlySet<string>;
-  /** `Sec-Fetch-Dest` values that count as an entry: `document`, plus frames in embedded mode. */
-  destinations: ReadonlySet<string>;
-  allowMissingHeaders: boolean;
-  allowDirectNavigation: boolean;
-}
+/** The settings a judgement needs, computed once (entryContextSettings). */
+export type EntryContextSettings = ReturnType<typeof entryContextSettings>['judge'];
 
 /** Judges the headers of an entry; `undefined` when it looks like it came from the platform. */
 export function judgeEntryContext(

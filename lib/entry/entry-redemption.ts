@@ -3,7 +3,13 @@
 // in the store. A code is never sent twice.
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
-import { codeAlreadyUsed, entryRefused, LoginRequiredError, storeUnavailable } from '../errors';
+import {
+  codeAlreadyUsed,
+  entryRefused,
+  LoginRequiredError,
+  platformBusy,
+  storeUnavailable,
+} from '../errors';
 import { answerForTokenFailure } from '../core/failure-policy';
 import type { PlatformLoginEvents } from '../observability/events';
 import { hashCode, hashSessionId } from '../core/hash';
@@ -15,7 +21,6 @@ import {
   type ReceivedTokens,
   type TokenRecord,
 } from '../core/token-record';
-import { createExchangeCap } from './entry-exchange-cap';
 import { landAt } from './cookie-check';
 import { sessionCall } from '../http/require-session';
 import { joinPlayer } from '../core/player-join';
@@ -60,7 +65,8 @@ export function createCodeRedemption(
 ): (req: Request, res: Response, code: string, claim: CodeClaim) => Promise<void> {
   const { store, events } = deps;
   const { refreshTokenLifetimeMs, sessionTtlMs } = settings;
-  const withinCap = createExchangeCap(settings.maxExchangesInFlight);
+  /** Code exchanges this process has waiting on the platform: `maxExchangesInFlight` at most. */
+  let exchangesInFlight = 0;
 
   /** The tokens for `code`, or `undefined` when this very browser repeats its own entry. */
   const claimAndExchange = async (
@@ -153,9 +159,15 @@ export function createCodeRedemption(
     const codeHash = hashCode(code);
     const previous = req.session.platformLogin;
     const startedAt = Date.now();
-    const exchanged = await withinCap(
-      () => claimAndExchange(req, code, codeHash, claim),
-      () => claim.refuseFirst(),
+    // A flood of entries cannot open unbounded outbound requests: past the cap, the entry gets
+    // what any entry of its address would get first (429, 503), else 503; its code is not claimed.
+    if (exchangesInFlight >= settings.maxExchangesInFlight) {
+      await claim.refuseFirst();
+      throw platformBusy();
+    }
+    exchangesInFlight += 1;
+    const exchanged = await claimAndExchange(req, code, codeHash, claim).finally(
+      () => (exchangesInFlight -= 1),
     );
     if (exchanged === undefined) return landAt(res, successRedirect);
     const { tokens, loginGeneration } = exchanged;

@@ -26,14 +26,7 @@ export const registrationSchema = z.strictObject({
 });
 
 /** A registration with everything it needs; `stored` is what its records carry (absent: the first). */
-export interface Registration {
-  name: string;
-  stored: string | undefined;
-  clientId: string;
-  clientSecret: string;
-  redirectUri: string;
-  platformOrigins?: readonly string[] | undefined;
-}
+export type Registration = z.output<typeof registrationSchema> & { stored: string | undefined };
 
 /** The registrations of one platformLogin(), the first one first. */
 export function registrationsOf(
