@@ -2,7 +2,6 @@
 // once, in the units the coordinator works in.
 import { z } from 'zod';
 import type { OptionsSchema } from '../util/parse-options';
-import { lockWaitDeadlineMs } from './refresh';
 
 const number = (error: string) => z.number({ error });
 
@@ -50,6 +49,16 @@ export const refreshOptionsSchema: OptionsSchema<typeof refreshShape> =
 
 /** The refresh lock's lifetime: renewed by its living holder, so a dead holder's frees in seconds. */
 const REFRESH_LOCK_TTL_MS = 5000;
+
+/** Longest a request waits for another lock holder: its slowest refresh, a dead holder's lock, 1 s. */
+export const lockWaitDeadlineMs = (maxRefreshMs: number, lockTtlMs: number): number =>
+  maxRefreshMs + lockTtlMs + 1000;
+
+/** Settings of the refresh coordinator (core/refresh.ts), computed once from the options. */
+export type RefreshSettings = ReturnType<typeof refreshSettings> & {
+  /** Several registrations: a login joins its player's unionid index (core/player-join.ts). */
+  joinsPlayers?: boolean;
+};
 
 /**
  * The coordinator's settings from the `refresh` options: the lock outlives the slowest refresh the

@@ -18,7 +18,7 @@ import {
   servesWithCurrentToken,
 } from './failure-policy';
 import { freshnessOf, freshTest, isUsable } from './freshness';
-import type { refreshSettings } from './refresh-options';
+import type { RefreshSettings } from './refresh-options';
 import { traceRefresh } from '../observability/tracing';
 import type { RecordRead, StoreEngine } from './store-engine';
 import {
@@ -35,22 +35,12 @@ export interface Refresher {
   refresh(refreshToken: string, record: TokenRecord): Promise<ReceivedTokens>;
 }
 
-/** Settings of the coordinator, computed once from the options (refresh-options.ts). */
-export type RefreshSettings = ReturnType<typeof refreshSettings> & {
-  /** Several registrations: a login joins its player's unionid index (core/player-join.ts). */
-  joinsPlayers?: boolean;
-};
-
 /** Longest a request whose access token still works waits for a refresh before going on with it. */
 const MAX_WAIT_WITH_USABLE_TOKEN_MS = 1000;
 /** How long a rejected refresh token, after a takeover, waits for the former holder's write. */
 const ROTATION_GRACE_MS = 1500;
 /** Cap of the failure memo, so an outage over many sessions cannot grow it without bound. */
 const MAX_REMEMBERED_FAILURES = 10_000;
-
-/** Longest a request waits for another lock holder: its slowest refresh, a dead holder's lock, 1 s. */
-export const lockWaitDeadlineMs = (maxRefreshMs: number, lockTtlMs: number): number =>
-  maxRefreshMs + lockTtlMs + 1000;
 
 /** Waiters without change notices poll the record at 25–75 ms, jittered so processes spread out. */
 const pollDelay = (): number => 25 + Math.random() * 50;

@@ -4,11 +4,8 @@
 // and every run is the same.
 import { engineOf } from '../../lib/core/derived-engine';
 import { EventEmitter } from 'node:events';
-import {
-  RefreshCoordinator,
-  lockWaitDeadlineMs,
-  type RefreshSettings,
-} from '../../lib/core/refresh';
+import { RefreshCoordinator } from '../../lib/core/refresh';
+import { lockWaitDeadlineMs, type RefreshSettings } from '../../lib/core/refresh-options';
 import type { ReceivedTokens, TokenRecord } from '../../lib/core/token-record';
 import type { StoreEngine } from '../../lib/core/store-engine';
 import { LoginRequiredError, PlatformError, tokenEndpointRefused } from '../../lib/errors';
