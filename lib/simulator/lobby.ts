@@ -52,22 +52,29 @@ function hidden(name: string, value: string | undefined): string {
     : `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 }
 
-/** What the lobby says above the players. */
-function lobbyNotice(entry: ReturnType<typeof resolveEntry>): string {
+/** What the lobby says above the players, and whether its buttons can work. */
+function lobbyNotice(entry: ReturnType<typeof resolveEntry>): { notice: string; ready: boolean } {
   if (typeof entry === 'string') {
-    return `<p class="notice error">Cannot enter: ${escapeHtml(entry)}.</p>`;
+    return {
+      notice: `<p class="notice error">Cannot enter: ${escapeHtml(entry)}.</p>`,
+      ready: false,
+    };
   }
   if (entry.redirectUri === undefined) {
-    return (
-      '<p class="notice">No game to enter yet: open this page with ' +
-      '<code>?redirect_uri=https://your-game/callback</code>, or start the simulator with ' +
-      '<code>--redirect-uri</code>.</p>'
-    );
+    return {
+      notice:
+        '<p class="notice">No game to enter yet: open this page with ' +
+        '<code>?redirect_uri=https://your-game/callback</code>, or start the simulator with ' +
+        '<code>--redirect-uri</code>.</p>',
+      ready: false,
+    };
   }
-  return (
-    '<p>Pick a player and enter the game. The platform sends your browser to ' +
-    `<code>${escapeHtml(entry.redirectUri)}</code> with a fresh <code>?code=</code>.</p>`
-  );
+  return {
+    notice:
+      '<p>Pick a player and enter the game. The platform sends your browser to ' +
+      `<code>${escapeHtml(entry.redirectUri)}</code> with a fresh <code>?code=</code>.</p>`,
+    ready: true,
+  };
 }
 
 /** The handler of GET /: the lobby page. */
@@ -88,9 +95,8 @@ export function lobbyPage(state: SimulatorState): RequestHandler {
     const redirectParam = single(req.query, 'redirect_uri');
     const clientParam = single(req.query, 'client_id');
     const entry = resolveEntry(state, { clientId: clientParam, redirectUri: redirectParam });
-    // Without a game to enter, the buttons cannot work.
-    const disabled =
-      typeof entry === 'string' || entry.redirectUri === undefined ? ' disabled' : '';
+    const { notice, ready } = lobbyNotice(entry);
+    const disabled = ready ? '' : ' disabled';
     const rows = players.map(
       (player, index) =>
         `<li>${who[index]}<form method="get" action="/enter">` +
@@ -106,7 +112,7 @@ export function lobbyPage(state: SimulatorState): RequestHandler {
           `<code>POST /token</code> · open API <code>GET /userinfo</code></footer>`;
     const html = page(
       'Platform lobby',
-      `<h1>Platform lobby</h1>${lobbyNotice(entry)}<ul>${rows.join('')}</ul>${footer}`,
+      `<h1>Platform lobby</h1>${notice}<ul>${rows.join('')}</ul>${footer}`,
     );
     sendBody(res, 200, 'text/html;charset=UTF-8', html, PAGE_HEADERS);
   };

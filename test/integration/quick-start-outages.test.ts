@@ -131,7 +131,8 @@ describe('on a running quick start', () => {
       // Both connected first, and the entries sent only once Redis is asleep: on a loaded machine
       // a first entry could otherwise reach Redis before the sleep does.
       await Promise.all([admin.ping(), probe.ping()]);
-      const sleeping = admin.call('DEBUG', 'SLEEP', '4');
+      // Longer than both entries' deadlines together (1.5 s each by default), with room to spare.
+      const sleeping = admin.call('DEBUG', 'SLEEP', '6');
       await waitUntil(async () => !(await answersWithin(probe, 200)), 'Redis asleep');
       const answers = [];
       for (const openId of ['player-ada', 'player-bo']) {
