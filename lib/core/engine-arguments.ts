@@ -6,21 +6,18 @@ import type { PutOptions } from './store-engine';
 const isVersion = (value: unknown): value is number =>
   typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 
-/** Throws unless `sessionKey` is a non-empty string. */
 export function checkSessionKey(sessionKey: unknown): asserts sessionKey is string {
   if (typeof sessionKey !== 'string' || sessionKey.length === 0) {
     throw new TypeError('The session key must be a non-empty string.');
   }
 }
 
-/** Throws unless `openId` is a non-empty string. */
 export function checkOpenId(openId: unknown): asserts openId is string {
   if (typeof openId !== 'string' || openId.length === 0) {
     throw new TypeError('openId must be a non-empty string.');
   }
 }
 
-/** Throws unless `key` is a non-empty string of at most 512 characters. */
 export function checkClaimKey(key: unknown, what = 'claim key'): asserts key is string {
   if (typeof key !== 'string' || key.length === 0 || key.length > 512) {
     throw new TypeError(`The ${what} must be a non-empty string of at most 512 characters.`);
@@ -43,7 +40,6 @@ export function ttlMilliseconds(ttlMs: unknown, name = 'ttlMs'): number {
   return Math.ceil(ttlMs);
 }
 
-/** Throws unless the record has a positive integer version and the options are well formed. */
 export function checkPut(record: TokenRecord, options: PutOptions): void {
   if (typeof record !== 'object' || record === null || !isVersion(record.version)) {
     throw new TypeError('`record.version` must be a positive integer.');
@@ -53,7 +49,6 @@ export function checkPut(record: TokenRecord, options: PutOptions): void {
   }
 }
 
-/** Throws unless `expectedVersion` is absent or a positive integer. */
 export function checkExpectedVersion(expectedVersion: unknown): void {
   if (expectedVersion !== undefined && !isVersion(expectedVersion)) {
     throw new TypeError('`expectedVersion` must be a positive integer when given.');

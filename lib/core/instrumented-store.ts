@@ -5,7 +5,6 @@ import type { EventEmitter } from 'node:events';
 import type { PlatformLoginEvents, StoreOperation as Operation } from '../observability/events';
 import type { StoreEngine } from './store-engine';
 
-/** `inner`, every backend call of it timed and emitted as a `storeCall` event on `events`. */
 export function instrumentedStore(
   inner: StoreEngine,
   events: EventEmitter<PlatformLoginEvents>,
