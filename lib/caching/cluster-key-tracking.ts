@@ -1,7 +1,6 @@
 // Key tracking on a Redis Cluster: a KeyTracking per master, following the client's slot map. Each
 // node reports changes of its own keys only (CLIENT TRACKING is per node), so every master that
-// serves slots gets its own tracking connection, heartbeat, lease and mark; copies are served only
-// while every one of them is live, and every copy goes when the slot map changes.
+// serves slots gets its own tracking connection, heartbeat, lease and mark.
 import { ignore } from '../util/ignore';
 import type { RedisCommands } from '../redis/commands';
 import { CLUSTER_SLOTS, keySlot } from '../redis/cluster-slots';

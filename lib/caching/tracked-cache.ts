@@ -1,6 +1,4 @@
-// What the record cache and the session cache share: a bounded in-process copy of Redis values by
-// id, emptied key by key as Redis reports changes, serving only within its tracking's lease, and
-// guarded against the in-flight read race (docs/caching.md).
+// What the record cache and the session cache share: a copy of Redis values in this process.
 import { ChangeWatchers } from '../util/change-watchers';
 import type { KeyChangeListener } from './key-tracking';
 
@@ -34,7 +32,6 @@ export class TrackedCache<V> {
    * interned strings by pointer, where a Map calls into V8's runtime (about 0.3 µs when busy).
    */
   #byId: Record<string, CacheEntry<V>> = Object.create(null) as Record<string, CacheEntry<V>>;
-  /** Id by Redis key. */
   readonly #idByKey = new Map<string, string>();
   /** Reads in flight by key, and the sequence number of the last change reported meanwhile. */
   readonly #reads = new Map<string, { readers: number; changedAt: number }>();
@@ -67,7 +64,6 @@ export class TrackedCache<V> {
     return this.#active;
   }
 
-  /** How many values are held. */
   get size(): number {
     return this.#entries.size;
   }
@@ -147,10 +143,7 @@ export class TrackedCache<V> {
     this.#watchers.wakeAll();
   }
 
-  /**
-   * Switches serving on (until `servesUntil`, by default for good) or off; either way starts from
-   * empty.
-   */
+  /** Switches serving on (until `servesUntil`, by default for good) or off, starting empty. */
   setActive(active: boolean, servesUntil = Infinity): void {
     if (active === this.#active && !active) return;
     this.#active = active;

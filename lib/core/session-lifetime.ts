@@ -1,7 +1,6 @@
-// How long a session lives, the rule that token records follow (they never outlive their session):
-// the session cookie's `maxAge` when it has one (the session store keeps the session that long),
-// else `sessionMaxAgeSeconds`. Used by the entry, the middleware and sockets alike, so it lives
-// below all three.
+// How long a session lives, the rule token records follow (they never outlive their session; the
+// session store keeps a session for its cookie's `maxAge`). Used by the entry, the middleware and
+// sockets alike, so it lives below all three.
 
 /** What the rule reads of an express-session session. */
 export interface SessionWithCookie {

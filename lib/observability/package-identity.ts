@@ -1,5 +1,4 @@
-// The package's name and version, read once from package.json: the instrumentation scope of its
-// meter and tracer.
+// The package's name and version: the instrumentation scope of its meter and tracer.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -1,6 +1,5 @@
-// What the token endpoint last did, kept by the `tokenAttempt` event's subscriber; read by `login.ready()`.
+// What the token endpoint last did, kept from `tokenAttempt` events for `login.ready()`.
 
-/** What the token endpoint last did, for `login.ready()` (the store is probed, not remembered). */
 export interface PlatformHealth {
   /** Last time the token endpoint answered at all (any HTTP status), epoch ms; 0 if never. */
   platformLastAnsweredAt: number;

@@ -1,5 +1,4 @@
-// Options of RedisSessionStore: one strict schema, documented field by field, that parses them
-// once at construction.
+// Options of RedisSessionStore: one strict schema, documented field by field, parsed once.
 import { z } from 'zod';
 import type { OptionsSchema } from '../util/parse-options';
 import { isRedisClient, type RedisClient } from '../redis/redis-client';

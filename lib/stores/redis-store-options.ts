@@ -1,5 +1,4 @@
-// Options of RedisTokenStore: one strict schema, documented field by field, that parses them once
-// at construction.
+// Options of RedisTokenStore: one strict schema, documented field by field, parsed once.
 import { z } from 'zod';
 import { integerOption, type OptionsSchema } from '../util/parse-options';
 import { encryptionKeysSchema } from './encryption-keys-schema';
