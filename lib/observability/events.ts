@@ -56,7 +56,6 @@ export const STORE_OPERATIONS = [
   'loginGeneration',
   'beginEntry',
 ] as const;
-/** A token store operation, as a `storeCall` names it. */
 export type StoreOperation = (typeof STORE_OPERATIONS)[number];
 /** How a call to the token store ended: it answered, or it threw. */
 export const STORE_CALL_OUTCOMES = ['ok', 'error'] as const;

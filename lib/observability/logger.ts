@@ -44,7 +44,6 @@ function levelLogger(namespace = 'express-platform-login', loud: boolean): Platf
  */
 export const defaultLogger = (namespace?: string): PlatformLogger => levelLogger(namespace, true);
 
-/** True for an object with the four level methods. */
 export function isPlatformLogger(value: unknown): value is PlatformLogger {
   return (
     typeof value === 'object' &&

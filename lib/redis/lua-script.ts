@@ -8,7 +8,6 @@ export interface LuaScript {
   readonly sha: string;
 }
 
-/** A script named `name`, its SHA-1 computed once. */
 export const script = (name: string, source: string): LuaScript => ({
   name,
   source,

@@ -178,7 +178,6 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
         'encryptionKeys',
       );
     }
-    // On a Cluster the keys live on several nodes: one tracking per master (caching/cluster-key-tracking.ts).
     if (config.recordCache) {
       const cache = new TrackedCache<StoredValue>(config.recordCacheSize);
       this.#tracking = trackKeys(this.#redis, this.#prefix, {
@@ -268,7 +267,6 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
     return (await write()) ? version : undefined;
   }
 
-  /** The contract's delete; with `expectedVersion`, only while the value still has it. */
   async delete(key: string, expectedVersion?: number): Promise<boolean> {
     checkClaimKey(key, 'store key');
     checkExpectedVersion(expectedVersion);
