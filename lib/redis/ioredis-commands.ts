@@ -81,7 +81,6 @@ function ioRedisClusterLinks(cluster: Cluster): ClusterLinks {
   return {
     ownerOf: (slot) => cluster.slots[slot]?.[0],
     mapVersion: () => cluster.slots,
-    // Found again at every (re)connection: a node ioredis dropped and made again is another object.
     trackingLink: (address) => ioRedisTrackingLink(() => masterAt(cluster, address)),
     onTopology: (listener) => listen(cluster, ['+node', '-node', 'refresh'], listener),
   };

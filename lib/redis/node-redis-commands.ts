@@ -195,7 +195,6 @@ function nodeRedisClusterLinks(cluster: NodeRedisCluster): ClusterLinks {
   return {
     ownerOf: (slot) => cluster.slots[slot]?.master?.address,
     mapVersion: () => cluster.slots,
-    // Found again at every (re)connection: a rediscovery makes new node objects.
     trackingLink: (address) =>
       clientTrackingLink(() => {
         const master = cluster.masters.find((node) => node.address === address);
