@@ -1,4 +1,4 @@
-// What the record cache and the session cache share: a copy of Redis values in this process.
+// The in-process copy of Redis values the record and session caches share (docs/caching.md).
 import { ChangeWatchers } from '../util/change-watchers';
 import type { KeyChangeListener } from './key-tracking';
 
