@@ -49,8 +49,7 @@ const refusedMessage = (a: {
   (a.oauthError === 'invalid_client'
     ? ' Check clientId, clientSecret and redirectUri against the platform registration.'
     : '') +
-  // No token endpoint at that address: the base URL is the likely mistake.
-  (a.httpStatus === 404 || a.httpStatus === 405 ? CHECK_AUTH_URL : '');
+  authUrlHint(a.httpStatus);
 
 /**
  * Every code, once. `ERR_PLATFORM_ENTRY_DENIED` is answered with the platform's own `error` (see
@@ -564,8 +563,10 @@ const failed = <C extends CodeOf<'platform'> & WithMessage>(
 ) => new PlatformError(messageOf(code, ...args), { ...fields, code });
 
 /** Said of a 404 or 405 from the token endpoint: nothing answers token requests at that address. */
-export const CHECK_AUTH_URL =
-  ' Check authUrl (e.g. PLATFORM_AUTH_URL): the token endpoint is `${authUrl}/token`.';
+export const authUrlHint = (httpStatus: number): string =>
+  httpStatus === 404 || httpStatus === 405
+    ? ' Check authUrl (e.g. PLATFORM_AUTH_URL): the token endpoint is `${authUrl}/token`.'
+    : '';
 
 /** The token endpoint answered with an OAuth error (`invalid_grant`, `invalid_client`, …). */
 export function tokenEndpointRefused(fields: {

@@ -2,7 +2,7 @@
 // checked with zod and only known fields are picked; messages name the field, never its value, and
 // never quote the body.
 import { z } from 'zod';
-import { CHECK_AUTH_URL, invalidTokenResponse, tokenEndpointRefused } from '../errors';
+import { authUrlHint, invalidTokenResponse, tokenEndpointRefused } from '../errors';
 import { isPlainObject, readStyledBody, type AnswerStyleConfig } from './answer-styles';
 import { TokenSet } from './token-set';
 
@@ -286,8 +286,7 @@ export function interpretTokenAnswer(
           : 'JSON that is not an object';
     throw invalidTokenResponse(
       `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${what}.` +
-        // No token endpoint there at all: the base URL is the likely mistake.
-        (answer.status === 404 || answer.status === 405 ? CHECK_AUTH_URL : ''),
+        authUrlHint(answer.status),
       { httpStatus: answer.status, platformRetryAfterSeconds: context.platformRetryAfterSeconds },
     );
   }

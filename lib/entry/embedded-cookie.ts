@@ -21,7 +21,6 @@ const embeddedSessionCookieShape = {
     .optional(),
 };
 
-/** The schema of {@link embeddedSessionCookie}'s options. */
 const embeddedSessionCookieSchema: OptionsSchema<typeof embeddedSessionCookieShape> =
   z.strictObject(embeddedSessionCookieShape);
 

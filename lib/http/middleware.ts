@@ -155,7 +155,6 @@ export function createMiddleware(deps: MiddlewareDeps, optional: boolean): Reque
     if (marker === undefined) return withoutLogin(req, res, next);
     // The session key, hashed once here: the store, the refresh and the events all use it.
     const visit: Visit = { req, res, next, marker, sessionKey: hashSessionId(req.sessionID) };
-    // What memory holds serves at once; only a read that goes to the store waits.
     const held = records.cachedRead?.(visit.sessionKey);
     if (held !== undefined) return serve(visit, held);
     records.get(visit.sessionKey).then(

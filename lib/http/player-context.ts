@@ -110,10 +110,7 @@ export class PlayerContext implements RequestContext {
     return this.record.accessToken;
   }
 
-  /**
-   * Calls the open API with the player's token. A 401 forces one refresh and one retry, because the
-   * platform may have ended the token before its stated expiry.
-   */
+  /** On a 401, one refresh and one retry: the platform may end a token before its stated expiry. */
   async fetch(pathOrUrl: string | URL, init: OpenApiRequestInit = {}): Promise<Response> {
     const client = this.api.client;
     const url = client.resolve(pathOrUrl, init.api);

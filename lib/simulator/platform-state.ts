@@ -57,9 +57,7 @@ export class SimulatorState {
   readonly retired = new Set<string>();
   private clockOffsetMs = 0;
   private sweepAt = SWEEP_THRESHOLD;
-  /** How many refresh calls carried another client's credentials than their grant's. */
   foreignClientRefreshes = 0;
-  /** How many refresh calls presented a token already retired by a rotation. */
   retiredTokenReuses = 0;
 
   /** The players by openId: a benchmark's simulator knows thousands. */

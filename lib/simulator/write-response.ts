@@ -5,7 +5,6 @@ import type { ServerResponse } from 'node:http';
 /** Headers RFC 6749 5.1 requires on token responses: they carry credentials. */
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
-/** Content type of every JSON answer. */
 export const JSON_TYPE = 'application/json;charset=UTF-8';
 
 /** Sends `body` as JSON with `status`, never cached. */

@@ -127,10 +127,6 @@ export function socketIoMiddleware(
   };
 }
 
-/**
- * Gives `socket` its login: `socket.data.platformLogin`, closed when the socket disconnects, and
- * at the login's end `platform:login_ended` `{ code: 4401, error }` then a disconnect.
- */
 function attach(socket: SocketIoSocket, login: SocketLogin): void {
   socket.data.platformLogin = login;
   socket.once('disconnect', () => login.close());

@@ -73,9 +73,8 @@ export class SocketLogin {
   }
 
   /**
-   * @internal A login of the same player for a socket its library resumed (socket.io's connection
-   * state recovery hands the resumed socket the old, closed login): not followed, and unusable
-   * until `recheck` settles; a failed check ends it.
+   * @internal For `reauthenticate()`: a login of the same player, not followed, and unusable until
+   * `recheck` settles; a failed check ends it.
    */
   reopened(recheck: (login: SocketLogin) => Promise<void>): SocketLogin {
     const login = new SocketLogin(this.#context);
@@ -141,11 +140,7 @@ export class SocketLogin {
     return { openId: this.user.openId };
   }
 
-  /**
-   * Resolves when the token may be used: the login has not ended or been closed, is not being
-   * checked again, and its record has not passed its known expiry — or the store, asked now,
-   * knows a later one. Rejects with LoginRequiredError otherwise.
-   */
+  /** Resolves once the token may be used (see `#expiresAt`); rejects with LoginRequiredError. */
   async #usable(): Promise<void> {
     if (this.#checking !== undefined) await this.#checking;
     if (this.ended) throw new LoginRequiredError();
