@@ -12,7 +12,7 @@ export class FailoverState {
   constructor(private readonly replicated: () => boolean | undefined) {}
 
   /**
-   * A sign that the server may have changed (server-changes.ts: a command failed on the connection,
+   * A sign that the server may have changed (store-durability.ts: a command failed on the connection,
    * the client reconnected or its Sentinel or Cluster switched; or a server answered as no master
    * would, or lacked a write a replica acknowledged). Counted only where a failover can lose a write: a
    * primary that never had a replica (ROLE said so) has nothing to settle. A heartbeat that came

@@ -1,13 +1,16 @@
 // What RedisTokenStore does so that a Redis failover loses no login, behind one object
 // (docs/durability.md): the writes a login depends on wait for a replica (replica-acks.ts) and are
 // looked for where a failover may have come in between; a refreshed record or a deletion no replica
-// holds yet is kept and done again (kept-writes.ts); and on a sign that the server changed
-// (server-changes.ts) the failover state (failover-state.ts) refuses refresh locks for a while.
+// holds yet is kept and done again (kept-writes.ts); and on a sign that the server changed (a
+// command that failed on its connection, not a refusal; the client's own reconnects and Sentinel or
+// Cluster switches; a server that answered as no master would) the failover state
+// (failover-state.ts) refuses refresh locks for a while. A cache lease running out is none.
 import type { Durability } from '../core/store-engine';
 import type { StoredValue } from '../core/token-store';
 import { checkSessionKey } from '../core/engine-arguments';
 import { StoreUnavailableError } from '../errors';
 import type { RedisCommands } from '../redis/commands';
+import { isRefusal } from '../redis/redis-errors';
 import type { ReplicaLink } from '../redis/replica-lanes';
 import { FailoverState } from './failover-state';
 import { KeptWrites, type KeptWritesDeps } from './kept-writes';
@@ -17,7 +20,6 @@ import {
   type ReplicaWaitOutcome,
   type ReplicaWaitSettings,
 } from './replica-acks';
-import { watchingServerChanges } from './server-changes';
 
 export interface StoreDurabilityDeps extends Pick<
   KeptWritesDeps,
@@ -57,11 +59,13 @@ export class StoreDurability {
     const acks = new ReplicaAcks(deps.link, deps.settings, deps.onWait);
     const state = new FailoverState(() => acks.replicated);
     const lost = (): void => state.lost();
-    const watched = watchingServerChanges(deps.redis, lost);
     this.#acks = acks;
     this.#state = state;
-    this.noticed = watched.noticed;
-    this.#unwatch = watched.close;
+    this.noticed = (error) => {
+      if (!isRefusal(error)) lost();
+      throw error;
+    };
+    this.#unwatch = deps.redis.onServerChange(lost);
     const kept = new KeptWrites({
       ...deps,
       confirm: (key, version) => this.#confirm(key, version),
