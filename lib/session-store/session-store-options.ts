@@ -1,6 +1,6 @@
 // Options of RedisSessionStore: one strict schema, documented field by field, parsed once.
 import { z } from 'zod';
-import type { OptionsSchema } from '../util/parse-options';
+import { integerOption, type OptionsSchema } from '../util/parse-options';
 import { isRedisClient, type RedisClient } from '../redis/redis-client';
 import { DEFAULT_ENTRIES, MAX_ENTRIES } from '../caching/bounds';
 
@@ -19,24 +19,24 @@ const redisSessionStoreShape = {
    * Session lifetime in seconds when the session cookie has no `maxAge` (with one, the cookie's
    * expiry decides, as in connect-redis). Defaults to `86400`.
    */
-  ttlSeconds: z.number().int().min(1).max(31_536_000).default(86_400),
+  ttlSeconds: integerOption(1, 31_536_000, ' number of seconds').default(86_400),
   /**
    * Share of a session's lifetime that must have passed since its expiry was last set before a
    * request renews it (an `EXPIRE`): between 0 (every request renews, as connect-redis does) and
    * 1. A session then lives between `(1 - renewAfter) × ttl` and `ttl` after its last request.
    * Defaults to `0.1`.
    */
-  renewAfter: z.number().min(0).max(1).default(0.1),
+  renewAfter: z.number({ error: 'must be a number from 0 to 1' }).min(0).max(1).default(0.1),
   /**
    * Most sessions held in memory (one not read recently goes first; `0`: none, and no tracking
    * connection). Defaults to `10000`.
    */
-  maxCachedSessions: z.number().int().min(0).max(MAX_ENTRIES).default(DEFAULT_ENTRIES),
+  maxCachedSessions: integerOption(0, MAX_ENTRIES, '').default(DEFAULT_ENTRIES),
   /**
    * Longest time a call may take before it fails with `StoreUnavailableError` (express-session
    * then passes it to the app's error handler), in milliseconds (1 to 60000). Defaults to `1500`.
    */
-  operationTimeoutMs: z.number().int().min(1).max(60_000).default(1500),
+  operationTimeoutMs: integerOption(1, 60_000, ' number of milliseconds').default(1500),
 };
 
 /** The schema of `new RedisSessionStore(options)`. */

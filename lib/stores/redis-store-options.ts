@@ -93,8 +93,8 @@ const redisTokenStoreShape = {
       [
         z.literal(false),
         z.strictObject({
-          replicas: z.number().int().min(1).max(16).default(1),
-          timeoutMs: z.number().int().min(1).max(60_000).default(2000),
+          replicas: integerOption(1, 16, '').default(1),
+          timeoutMs: integerOption(1, 60_000, ' number of milliseconds').default(2000),
         }),
       ],
       {

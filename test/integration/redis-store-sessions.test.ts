@@ -89,3 +89,15 @@ test("`sessions.client` must be the store's own client", () => {
   );
   other.disconnect();
 });
+
+test("`durability`'s numbers are refused naming their unit and range", () => {
+  const create = () =>
+    new RedisTokenStore({
+      redis: client,
+      durability: { timeoutMs: 0 },
+      allowPlaintextTokens: true,
+    });
+  expect(create).toThrow(
+    '`durability.timeoutMs` must be an integer number of milliseconds from 1 to 60000',
+  );
+});

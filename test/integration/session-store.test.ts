@@ -216,7 +216,16 @@ test("keys and JSON are connect-redis's: sessions move both ways between the two
 });
 
 test('unknown options and a wrong client are refused, naming the option', () => {
-  expect(() => new RedisSessionStore({ redis: raw, renewAfter: 2 })).toThrow(/renewAfter/);
+  expect(() => new RedisSessionStore({ redis: raw, renewAfter: 2 })).toThrow(
+    '`renewAfter` must be a number from 0 to 1',
+  );
+  // The unit and the range, as RedisTokenStore's options say them.
+  expect(() => new RedisSessionStore({ redis: raw, operationTimeoutMs: 0 })).toThrow(
+    '`operationTimeoutMs` must be an integer number of milliseconds from 1 to 60000',
+  );
+  expect(() => new RedisSessionStore({ redis: raw, ttlSeconds: 1.5 })).toThrow(
+    '`ttlSeconds` must be an integer number of seconds from 1 to 31536000',
+  );
   expect(() => new RedisSessionStore({ redis: {} as Redis })).toThrow(/redis/);
   expect(
     () => new RedisSessionStore({ redis: raw, ttl: 5 } as unknown as RedisSessionStoreOptions),
