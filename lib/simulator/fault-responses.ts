@@ -7,7 +7,7 @@ import { pipeline, Readable } from 'node:stream';
 import { setInterval as every, setTimeout as delay } from 'node:timers/promises';
 import { ignore } from '../util/ignore';
 import type { SimulatorFault } from './faults';
-import { JSON_TYPE, sendBody, sendJson } from './write-response';
+import { JSON_TYPE, NO_STORE, sendBody, sendJson } from './write-response';
 import { failureAnswer, type SimulatorAnswerStyle, type TokenOutcome } from './answer-style';
 
 /** What a fault needs to answer a call. */
@@ -116,7 +116,7 @@ export function answerWithFault(fault: SimulatorFault, context: FaultContext): v
 
 /** The answer padded to `bytes` with an unknown field, streamed without Content-Length. */
 function sendOversized(res: ServerResponse, outcome: TokenOutcome, bytes: number): void {
-  res.writeHead(outcome.status, { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store' });
+  res.writeHead(outcome.status, { ...NO_STORE, 'Content-Type': JSON_TYPE });
   // Streamed with backpressure, so a 10 MB answer costs the simulator no 10 MB string (which under
   // load delayed it past the client's timeout) and a client that stops reading stops the stream.
   const json = JSON.stringify({ ...outcome.body, padding: '' });
@@ -141,9 +141,9 @@ async function sendSlowly(
   const { res } = context;
   const body = Buffer.from(JSON.stringify(outcome.body));
   res.writeHead(outcome.status, {
+    ...NO_STORE,
     'Content-Type': JSON_TYPE,
     'Content-Length': String(body.length),
-    'Cache-Control': 'no-store',
   });
   res.flushHeaders();
   let offset = 0;

@@ -3,7 +3,7 @@
 import type { ServerResponse } from 'node:http';
 
 /** Headers RFC 6749 5.1 requires on token responses: they carry credentials. */
-const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
+export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
 export const JSON_TYPE = 'application/json;charset=UTF-8';
 

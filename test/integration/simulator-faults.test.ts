@@ -100,6 +100,9 @@ test('oversized: a valid token response padded to the size asked, sent without C
   const response = await rawExchange();
   expect(response.status).toBe(200);
   expect(response.headers.get('content-length')).toBeNull();
+  // A token answer still, faulty or not: never cached (RFC 6749 5.1).
+  expect(response.headers.get('cache-control')).toBe('no-store');
+  expect(response.headers.get('pragma')).toBe('no-cache');
   const text = await response.text();
   expect(Buffer.byteLength(text)).toBe(200_000);
   const body = JSON.parse(text) as Record<string, string>;
@@ -153,6 +156,8 @@ test('slow-body: headers at once, then the valid body trickled', async () => {
   expect(response.status).toBe(200);
   const length = Number(response.headers.get('content-length'));
   expect(length).toBeGreaterThan(200);
+  expect(response.headers.get('cache-control')).toBe('no-store');
+  expect(response.headers.get('pragma')).toBe('no-cache');
 
   const text = await response.text();
   // 1000 B/s sends 100 bytes per 100 ms tick: more than 200 bytes need at least 3 ticks.
