@@ -2,7 +2,6 @@
 // the refresh coordinator, the HTTP handlers, logs and metrics). The options are parsed once
 // (options.ts); each part is built here from its own group, and derives its own settings from it.
 import { EventEmitter } from 'node:events';
-import type { MeterProvider } from '@opentelemetry/api';
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { createCallbackRouter } from './entry/callback';
 import {
@@ -14,7 +13,11 @@ import { createFrameAncestors } from './cross-site/frame-ancestors';
 import type { PlatformLoginEvents } from './observability/events';
 import { createLogoutHandler, type LogoutOptions } from './http/logout';
 import { createMiddleware, parseOptional, type MiddlewareOptions } from './http/middleware';
-import { parsePlatformLoginOptions, type PlatformLoginOptions } from './options';
+import {
+  parsePlatformLoginOptions,
+  type PlatformLoginConfig,
+  type PlatformLoginOptions,
+} from './options';
 import { checkTokenSealing } from './setup/token-sealing-check';
 import { MemoryTokenStore } from './core/memory-store';
 import { defaultLogger, type PlatformLogger } from './observability/logger';
@@ -55,10 +58,6 @@ import { requestFailure } from './observability/request-failure';
 
 /** The package's parts for one platform registration. Emits {@link PlatformLoginEvents}. */
 export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
-  /** The first registration's entry, for its redirect_uri path: `app.use('/platform/callback', login.callback)`. */
-  readonly callback: Router;
-  /** Every registration's entry, each at its redirectUri's path: `app.use(login.callbacks)`. */
-  readonly callbacks: Router;
   /** The token store in use. */
   readonly store: TokenStore;
   /** The token endpoint client of the first registration. */
@@ -73,6 +72,15 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     platformLastOutcome: undefined,
   };
 
+  /** The options, parsed: each face reads its own group when the app first asks for it. */
+  readonly #config: PlatformLoginConfig;
+  // What the entries are built from besides (#builtEntries).
+  readonly #clients: Map<string | undefined, PlatformTokenClient>;
+  readonly #entryFail: FailHandler;
+  readonly #log: PlatformLogger;
+  readonly #refreshTokenLifetimeMs: number;
+  /** Each registration's entry by name, and all of them at their paths; built on the first ask. */
+  #entries: { byName: Map<string, Router>; all: Router } | undefined;
   private readonly refresher: RefreshCoordinator;
   private readonly api: ApiSettings;
   private readonly middlewares = new Map<boolean, RequestHandler>();
@@ -82,38 +90,41 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
   /** `gameOrigins`: the game's own pages on other origins, trusted by CSRF protection and sockets. */
   private readonly gameOrigins: ReadonlySet<string>;
   /** CSRF protection for state-changing routes and both logouts (cross-site/csrf-protection.ts). */
-  private readonly csrf: RequestHandler;
-  /** The frame-ancestors middleware of every registration's platform origins. */
-  private readonly frameAncestorsHandler: RequestHandler | undefined;
-  /** The package answers its errors itself (`handleErrors`): a refused request's session may end. */
-  private readonly handleErrors: boolean;
-  /** The store as sockets use it. */
-  private readonly access: LoginAccess;
-  /** The logins this process's sockets follow; made with the first `sockets()`. */
-  private loginWatch: LoginWatch | undefined;
-  /** The `meterProvider` option, for the sockets' gauges. */
-  private readonly meterProvider: MeterProvider | undefined;
+  #csrf: RequestHandler | undefined;
+  /** The store as sockets use it, and the logins this process's sockets follow; made with the first `sockets()`. */
+  #sockets: { access: LoginAccess; watch: LoginWatch } | undefined;
   /** Whether the app mounted each callback where its redirectUri's path reaches it (setup/callback-mount-check.ts). */
   private readonly mountChecks: CallbackMountCheck[] = [];
   /** The registrations, the first one first (registrations/registration-options.ts). */
   private readonly registrations: Registration[];
-  /** Each registration's entry, by name. */
-  private readonly entries = new Map<string, Router>();
 
+  // The constructor builds the parts every face shares, each after those it uses; each face (the
+  // entries, the middleware, the logouts, CSRF protection, sockets…) is built from them when the
+  // app first asks for it.
   constructor(options: PlatformLoginOptions) {
     super();
     // Parsed and checked once (what production refuses too); each part below receives its own group.
     const config = parsePlatformLoginOptions(options);
+    this.#config = config;
     this.store = config.store ?? new MemoryTokenStore();
     this.logger = config.logger ?? defaultLogger();
     // Open_ids, the platform's error descriptions, URLs and paths come from outside: every line the
     // package writes is escaped.
     const log = escapingLogger(this.logger);
+    this.#log = log;
     this.registrations = registrationsOf(config);
-    this.meterProvider = config.meterProvider;
-    this.handleErrors = config.handleErrors;
+    this.gameOrigins = new Set(config.gameOrigins);
     const sessionTtlMs = config.sessionMaxAgeSeconds * 1000;
-    // The parts, each after those it uses: the store, how failures end, the client, refreshes, the API.
+    // Where the app mounts a callback is held against its redirectUri's path (a path other than
+    // redirectUri's is a 404 the package never sees): said once, on the logger; from the start, as
+    // the middleware also looks for a request that should have reached a callback.
+    for (const registration of this.registrations)
+      this.mountChecks.push(
+        createCallbackMountCheck([registration.redirectUri], (fields, message) =>
+          log.warn(fields, message),
+        ),
+      );
+    // The parts: the store, how failures end, the clients, refreshes, the API.
     const ring = checkTokenSealing(this.store, config.encryptionKeys, (message) =>
       log.warn({}, message),
     );
@@ -124,6 +135,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
       homePath: config.successRedirect,
     });
     this.fail = fail.request;
+    this.#entryFail = fail.entry;
     this.errorAnswer = fail.errors;
     this.instrumentedStore = instrumentedStore(engineOf(this.store, ring), this);
     // One token client per registration: a refresh goes to its record's own (registration-clients.ts).
@@ -142,12 +154,14 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
         }),
       ]),
     );
+    this.#clients = clients;
     this.client = clients.get(undefined)!;
     const joinsPlayers = this.registrations.length > 1;
     const refresh = {
       ...refreshSettings(config.refresh, this.client.longestRefreshMs, sessionTtlMs),
       joinsPlayers,
     };
+    this.#refreshTokenLifetimeMs = refresh.refreshTokenLifetimeMs;
     this.refresher = new RefreshCoordinator(
       this.instrumentedStore,
       registrationRefresher(clients),
@@ -177,60 +191,16 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     });
     observeEvents(this, log, metrics, this.health);
     logStoreEvents(this.store, log, metrics);
+  }
 
-    // What the app mounts and calls, on top of the parts: each registration's entry, then the rest.
-    const afterLogin =
-      config.afterLogin &&
-      bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api });
-    this.callbacks = Router();
-    for (const registration of this.registrations) {
-      const entrySetup = entrySettings(config.entry, {
-        successRedirect: config.successRedirect,
-        embedded: config.embedded,
-        platformOrigins: registration.platformOrigins,
-        // The first secret keys the failure limit's address hashes: one count across registrations.
-        clientSecret: config.clientSecret,
-        refreshTokenLifetimeMs: refresh.refreshTokenLifetimeMs,
-        sessionTtlMs,
-      });
-      const client = clients.get(registration.stored)!;
-      const entry = createCallbackRouter(entrySetup, {
-        store: this.instrumentedStore,
-        exchangeCode: (code) => client.exchangeCode(code),
-        registration: registration.stored,
-        joinsPlayers,
-        events: this,
-        fail: fail.entry,
-        logger: log,
-        afterLogin,
-      });
-      // Where the app mounts a callback is held against its redirectUri's path (a path other than
-      // redirectUri's is a 404 the package never sees): said once, on the logger.
-      const check = createCallbackMountCheck([registration.redirectUri], (fields, message) =>
-        log.warn(fields, message),
-      );
-      this.mountChecks.push(check);
-      // The entry behind a router of its own, which checks where the app mounted it. A Router, not
-      // a sub-app: however the app mounts it, `req.ip` and every other setting stay the app's own.
-      const callback = Router();
-      registerCallback(callback, check);
-      callback.use((req, _res, next) => {
-        check.atCallback(req);
-        next();
-      }, entry);
-      this.entries.set(registration.name, callback);
-      this.callbacks.use(new URL(registration.redirectUri).pathname, callback);
-    }
-    this.callback = this.entries.get(config.registrationName)!;
-    this.access = loginAccessOf(this.instrumentedStore);
-    // The platform may frame any registration's pages: frame-ancestors allows all their origins.
-    const allOrigins = [
-      ...new Set(this.registrations.flatMap((registration) => registration.platformOrigins ?? [])),
-    ];
-    this.gameOrigins = new Set(config.gameOrigins);
-    this.csrf = createCsrfProtection(this.gameOrigins, this.fail);
-    this.frameAncestorsHandler =
-      allOrigins.length > 0 ? createFrameAncestors(allOrigins) : undefined;
+  /** The first registration's entry, for its redirect_uri path: `app.use('/platform/callback', login.callback)`. */
+  get callback(): Router {
+    return this.callbackFor(this.#config.registrationName);
+  }
+
+  /** Every registration's entry, each at its redirectUri's path: `app.use(login.callbacks)`. */
+  get callbacks(): Router {
+    return this.#builtEntries().all;
   }
 
   /**
@@ -239,7 +209,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * name that is not configured.
    */
   callbackFor(name: string): Router {
-    const callback = this.entries.get(name);
+    const callback = this.#builtEntries().byName.get(name);
     if (callback === undefined)
       throw new TypeError(
         `login.callbackFor(name): no registration is named ${JSON.stringify(name)}.`,
@@ -255,7 +225,8 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     const optional = parseOptional(options);
     let handler = this.middlewares.get(optional);
     if (handler === undefined) {
-      const { refresher, api, fail, handleErrors } = this;
+      const { refresher, api, fail } = this;
+      const { handleErrors } = this.#config;
       const deps = { records: this.instrumentedStore.records, refresher, api, fail, handleErrors };
       handler = checkingMount(
         this.mountChecks,
@@ -273,16 +244,16 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * login ends anywhere. See docs/sockets.md.
    */
   sockets(options: SocketsOptions = {}): PlatformSockets {
-    if (this.loginWatch === undefined) {
-      this.loginWatch = new LoginWatch(this.access);
-      observeSockets(this.meterProvider, this.loginWatch);
+    if (this.#sockets === undefined) {
+      const access = loginAccessOf(this.instrumentedStore);
+      this.#sockets = { access, watch: new LoginWatch(access) };
+      observeSockets(this.#config.meterProvider, this.#sockets.watch);
     }
     return new PlatformSockets(
       {
-        access: this.access,
+        ...this.#sockets,
         refresher: this.refresher,
         api: this.api,
-        watch: this.loginWatch,
         isCrossOrigin: (headers) => isCrossOrigin(headers, this.gameOrigins),
         report: (req, error) => this.emit('requestFailed', requestFailure(error, req, 'socket')),
       },
@@ -318,7 +289,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    */
   logout(options: LogoutOptions = {}): RequestHandler {
     const deps = { store: this.instrumentedStore, events: this, fail: this.fail };
-    return withCsrfProtection(createLogoutHandler(deps, options), this.csrf);
+    return withCsrfProtection(createLogoutHandler(deps, options), this.csrfProtection());
   }
 
   /**
@@ -328,7 +299,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * SameSite=None (embedded mode): `app.use('/api', login.csrfProtection(), login.middleware())`.
    */
   csrfProtection(): RequestHandler {
-    return this.csrf;
+    return (this.#csrf ??= createCsrfProtection(this.gameOrigins, this.fail));
   }
 
   /**
@@ -337,14 +308,16 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    * without the `platformOrigins` option.
    */
   frameAncestors(): RequestHandler {
+    // The platform may frame any registration's pages: frame-ancestors allows all their origins.
+    const origins = new Set(this.registrations.flatMap((r) => r.platformOrigins ?? []));
     // Refused when the app asks for it, not at creation: without the middleware the option is not needed.
-    if (this.frameAncestorsHandler === undefined) {
+    if (origins.size === 0) {
       throw invalidOption(
         "login.frameAncestors() needs the `platformOrigins` option of platformLogin(): the origins of the platform's pages that frame the game.",
         'platformOrigins',
       );
     }
-    return this.frameAncestorsHandler;
+    return createFrameAncestors([...origins]);
   }
 
   /**
@@ -371,7 +344,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    */
   logoutEverywhere(): RequestHandler {
     const deps = { store: this.instrumentedStore, events: this, fail: this.fail };
-    return withCsrfProtection(createLogoutEverywhereHandler(deps), this.csrf);
+    return withCsrfProtection(createLogoutEverywhereHandler(deps), this.csrfProtection());
   }
 
   /** How many live sessions a player has, in every registration and across all processes sharing the store. */
@@ -396,6 +369,51 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
    */
   errorHandler(): ErrorRequestHandler {
     return this.errorAnswer;
+  }
+
+  /** Each registration's entry, built on the app's first ask for one (`callback`, `callbacks`, `callbackFor`). */
+  #builtEntries(): { byName: Map<string, Router>; all: Router } {
+    if (this.#entries !== undefined) return this.#entries;
+    const config = this.#config;
+    const afterLogin =
+      config.afterLogin &&
+      bindAfterLogin(config.afterLogin, { refresher: this.refresher, api: this.api });
+    const byName = new Map<string, Router>();
+    const all = Router();
+    this.registrations.forEach((registration, i) => {
+      const settings = entrySettings(config.entry, {
+        successRedirect: config.successRedirect,
+        embedded: config.embedded,
+        platformOrigins: registration.platformOrigins,
+        // The first secret keys the failure limit's address hashes: one count across registrations.
+        clientSecret: config.clientSecret,
+        refreshTokenLifetimeMs: this.#refreshTokenLifetimeMs,
+        sessionTtlMs: this.api.sessionTtlMs,
+      });
+      const client = this.#clients.get(registration.stored)!;
+      const entry = createCallbackRouter(settings, {
+        store: this.instrumentedStore,
+        exchangeCode: (code) => client.exchangeCode(code),
+        registration: registration.stored,
+        joinsPlayers: this.api.joinsPlayers,
+        events: this,
+        fail: this.#entryFail,
+        logger: this.#log,
+        afterLogin,
+      });
+      // The entry behind a router of its own, which checks where the app mounted it. A Router, not
+      // a sub-app: however the app mounts it, `req.ip` and every other setting stay the app's own.
+      const check = this.mountChecks[i]!;
+      const callback = Router();
+      registerCallback(callback, check);
+      callback.use((req, _res, next) => {
+        check.atCallback(req);
+        next();
+      }, entry);
+      byName.set(registration.name, callback);
+      all.use(new URL(registration.redirectUri).pathname, callback);
+    });
+    return (this.#entries = { byName, all });
   }
 }
 
