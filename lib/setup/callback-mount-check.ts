@@ -40,16 +40,27 @@ export function createCallbackMountCheck(
       `login.callback is mounted at ${mounted}, but redirectUri's path is ${expected}: the platform sends players to ${expected}, ` +
         `which answers 404. Mount it there — app.use('${expected}', login.callback) — or change redirectUri (and the platform's registration).`,
     );
+  // `app.get(path, login.callback)`: the router then sees the whole path, which its entry (at its
+  // own root) never matches, so every entry is a 404 wherever the path is.
+  const routed = (path: string): void =>
+    say(
+      { routePath: path },
+      `login.callback is routed with app.get('${path}', …) (or another route method): a router routed that way never reaches its entry, ` +
+        `so every entry answers 404. Mount it with app.use('${expected}', login.callback).`,
+    );
   return {
     /** At the callback router, before its entry: is it mounted at redirectUri's path? */
     atCallback(req: Request): void {
       if (reached) return;
       reached = true;
+      const route = (req as { route?: { path?: unknown } }).route;
+      if (route !== undefined) return routed(String(route.path));
       const mounted = normal(req.baseUrl ?? '');
       if (!paths.includes(mounted)) mountedAway(mounted);
     },
-    /** At start-up: the app mounted the callback router at `path`. */
-    mountedAt(path: string): void {
+    /** At start-up: the app mounted the callback router at `path`, or routed it there (`route`). */
+    mountedAt(path: string, route = false): void {
+      if (route) return routed(path);
       const mounted = normal(path);
       if (!paths.includes(mounted)) mountedAway(mounted);
     },

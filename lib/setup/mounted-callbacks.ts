@@ -6,7 +6,7 @@ import type { CallbackMountCheck } from './callback-mount-check';
 /** A layer of an Express 5 router, as far as the walk reads it. */
 interface Layer {
   handle?: unknown;
-  route?: unknown;
+  route?: { path?: unknown; stack?: unknown };
   rawPath?: unknown;
 }
 
@@ -17,6 +17,10 @@ const MOUNT_CHECK = Symbol('express-platform-login.mount-check');
 export function registerCallback(router: object, check: CallbackMountCheck): void {
   Object.defineProperty(router, MOUNT_CHECK, { value: check });
 }
+
+/** The mount check a callback router made by platformLogin() carries. */
+const checkOf = (handle: unknown): CallbackMountCheck | undefined =>
+  (handle as { [MOUNT_CHECK]?: CallbackMountCheck } | undefined)?.[MOUNT_CHECK];
 
 /** The app's router on Express 5; `undefined` on Express 4, whose `app.router` throws. */
 function routerOf(app: object): { stack?: unknown } | undefined {
@@ -31,11 +35,19 @@ function routerOf(app: object): { stack?: unknown } | undefined {
 function walk(stack: unknown, prefix: string, depth: number): void {
   if (!Array.isArray(stack) || depth > 8) return;
   for (const layer of stack as Layer[]) {
-    if (typeof layer.handle !== 'function' || layer.route !== undefined) continue;
+    const { route } = layer;
+    if (route !== undefined) {
+      // `app.get(path, login.callback)`: said as such, whatever the path.
+      const handlers = Array.isArray(route.stack) ? (route.stack as Layer[]) : [];
+      for (const handler of handlers)
+        checkOf(handler.handle)?.mountedAt(`${prefix}${String(route.path)}`, true);
+      continue;
+    }
+    if (typeof layer.handle !== 'function') continue;
     // A plain mount path only: no parameter, no pattern.
     if (typeof layer.rawPath !== 'string' || !/^[\w./~-]*$/.test(layer.rawPath)) continue;
     const mounted = `${prefix}${layer.rawPath}`.replace(/\/+$/, '') || '/';
-    const check = (layer.handle as { [MOUNT_CHECK]?: CallbackMountCheck })[MOUNT_CHECK];
+    const check = checkOf(layer.handle);
     if (check !== undefined) check.mountedAt(mounted);
     else walk((layer.handle as { stack?: unknown }).stack, mounted.replace(/\/$/, ''), depth + 1);
   }

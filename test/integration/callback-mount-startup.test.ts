@@ -47,6 +47,20 @@ describe('a callback mounted away from redirectUri, named at start-up by checkSe
     expect(seen()).toHaveLength(1);
   });
 
+  test('routed with app.get at its very path: one warning at start saying to mount it with app.use', async () => {
+    const { app, seen } = await startedWith((app, callback) =>
+      app.get('/platform/callback', callback),
+    );
+    const routed =
+      "login.callback is routed with app.get('/platform/callback', …) (or another route method): a router routed that way never reaches its entry, " +
+      "so every entry answers 404. Mount it with app.use('/platform/callback', login.callback).";
+    expect(seen().map((line) => line.message)).toEqual([routed]);
+    // What the warning says: the entry is Express's 404, and no second warning follows.
+    await request(app).get(`/platform/callback?code=${code()}`).expect(404);
+    expect(seen()).toHaveLength(1);
+    expect(sim.calls.authorization_code).toBe(0);
+  });
+
   test('mounted inside a router of the game: the whole path is named', async () => {
     const { seen } = await startedWith((app, callback) => {
       const game = express.Router();

@@ -166,6 +166,24 @@ describe('a callback mounted away from redirectUri', () => {
     expect(seen().filter((line) => BOTH.test(line.message))).toHaveLength(1);
   });
 
+  test('routed with app.get at its path: the first entry, a 404, says to mount it with app.use', async () => {
+    const { logger, seen } = recordingLogger();
+    const login = platformLogin({ ...loginOptions(sim), logger });
+    const app = express();
+    app.use(session({ secret: SESSION_SECRET, resave: false, saveUninitialized: false }));
+    app.get('/platform/callback', login.callback);
+    await request(app).get(`/platform/callback?code=${code()}`).expect(404);
+    await request(app).get(`/platform/callback?code=${code()}`).expect(404);
+    expect(seen().map((line) => line.message)).toEqual([
+      expect.stringContaining(
+        "login.callback is routed with app.get('/platform/callback', …) (or another route method)",
+      ),
+    ]);
+    expect(seen()[0]!.message).toContain(
+      "Mount it with app.use('/platform/callback', login.callback).",
+    );
+  });
+
   test('mounted at its path, nothing is said', async () => {
     const { logger, seen } = recordingLogger();
     const { app } = createTestApp({ sim, login: { logger } });
