@@ -43,13 +43,14 @@ const refusedMessage = (a: {
   oauthError: string;
   httpStatus: number;
   description: string | undefined;
+  tokenEndpoint: string | undefined;
 }): string =>
   `The token endpoint refused the ${a.grant} request with "${a.oauthError}" (HTTP ${a.httpStatus})` +
   (a.description === undefined ? '.' : `: "${a.description}".`) +
   (a.oauthError === 'invalid_client'
     ? ' Check clientId, clientSecret and redirectUri against the platform registration.'
     : '') +
-  authUrlHint(a.httpStatus);
+  authUrlHint(a.httpStatus, a.tokenEndpoint);
 
 /**
  * Every code, once. `ERR_PLATFORM_ENTRY_DENIED` is answered with the platform's own `error` (see
@@ -562,10 +563,13 @@ const failed = <C extends CodeOf<'platform'> & WithMessage>(
   fields?: PlatformFields & { cause?: unknown },
 ) => new PlatformError(messageOf(code, ...args), { ...fields, code });
 
-/** Said of a 404 or 405 from the token endpoint: nothing answers token requests at that address. */
-export const authUrlHint = (httpStatus: number): string =>
+/**
+ * Said of a 404 or 405 from the token endpoint: nothing answers token requests at that address,
+ * named (authUrl holds no credentials) so that a doubled `/token` shows at a glance.
+ */
+export const authUrlHint = (httpStatus: number, tokenEndpoint = '`${authUrl}/token`'): string =>
   httpStatus === 404 || httpStatus === 405
-    ? ' Check authUrl (e.g. PLATFORM_AUTH_URL): the token endpoint is `${authUrl}/token`.'
+    ? ` Check authUrl (e.g. PLATFORM_AUTH_URL): the token endpoint asked, ${tokenEndpoint}, is authUrl followed by /token.`
     : '';
 
 /** The token endpoint answered with an OAuth error (`invalid_grant`, `invalid_client`, …). */
@@ -575,6 +579,8 @@ export function tokenEndpointRefused(fields: {
   httpStatus: number;
   grant: string;
   platformRetryAfterSeconds?: number | undefined;
+  /** Where the request went, named on a 404 or 405. */
+  tokenEndpoint?: string | undefined;
 }): PlatformError {
   const oauthError = sanitizePlatformText(fields.oauthError, 64) ?? 'unknown_error';
   // The platform's own words say what was wrong (a redirect_uri mismatch, a wrong secret): kept,
@@ -586,8 +592,8 @@ export function tokenEndpointRefused(fields: {
       : oauthError === 'invalid_client' || oauthError === 'unauthorized_client'
         ? 'ERR_PLATFORM_INVALID_CLIENT'
         : 'ERR_PLATFORM_REFUSED';
-  const { grant, httpStatus, platformRetryAfterSeconds } = fields;
-  return failed(code, [{ grant, oauthError, httpStatus, description }], {
+  const { grant, httpStatus, platformRetryAfterSeconds, tokenEndpoint } = fields;
+  return failed(code, [{ grant, oauthError, httpStatus, description, tokenEndpoint }], {
     oauthError,
     oauthErrorDescription: description,
     httpStatus,

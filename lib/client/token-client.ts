@@ -169,6 +169,7 @@ export class PlatformTokenClient {
         previousRefreshToken,
         secretsSent: [grantSecret, this.#config.clientSecret],
         answers: this.#config,
+        tokenEndpoint: this.tokenEndpoint,
         // On the error, so the refresh coordination can hold every process back that long.
         platformRetryAfterSeconds:
           retryAfterMs === undefined ? undefined : Math.ceil(retryAfterMs / 1000),

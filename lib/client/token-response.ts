@@ -34,6 +34,8 @@ export interface TokenResponseContext {
   secretsSent?: readonly string[] | undefined;
   /** How the platform answers (answer-styles.ts). Defaults to RFC 6749's `oauth`. */
   answers?: AnswerStyleConfig | undefined;
+  /** Where the request went, named when nothing answers token requests there (a 404 or 405). */
+  tokenEndpoint?: string | undefined;
 }
 
 const OAUTH_ANSWERS: AnswerStyleConfig = { answerStyle: 'oauth', answerCodes: {} };
@@ -149,6 +151,7 @@ const refused = (oauthError: OAuthErrorBody, context: TokenResponseContext) =>
     httpStatus: context.httpStatus ?? 200,
     grant: context.grant,
     platformRetryAfterSeconds: context.platformRetryAfterSeconds,
+    tokenEndpoint: context.tokenEndpoint,
   });
 
 /**
@@ -286,7 +289,7 @@ export function interpretTokenAnswer(
           : 'JSON that is not an object';
     throw invalidTokenResponse(
       `The token endpoint answered the ${context.grant} request with HTTP ${answer.status} and ${what}.` +
-        authUrlHint(answer.status),
+        authUrlHint(answer.status, context.tokenEndpoint),
       { httpStatus: answer.status, platformRetryAfterSeconds: context.platformRetryAfterSeconds },
     );
   }

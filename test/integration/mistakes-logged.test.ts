@@ -28,9 +28,9 @@ useSimulator((started) => (sim = started));
 const code = (redirectUri = TEST_REDIRECT_URI): string => sim.issueCode({ redirectUri });
 
 describe('entries that fail on the setup', () => {
-  test('a wrong authUrl: 502 platform_error, and an error line naming the token endpoint and authUrl', async () => {
+  test('authUrl given as the token endpoint itself: 502 platform_error, and an error line naming the URL asked and authUrl', async () => {
     const { logger, seen } = recordingLogger();
-    const { app } = createTestApp({ sim, login: { logger, authUrl: `${sim.url}/wrong` } });
+    const { app } = createTestApp({ sim, login: { logger, authUrl: `${sim.url}/token` } });
     const entry = code();
     const res = await request(app).get(`/platform/callback?code=${entry}`).expect(502);
     expect(res.body).toEqual({ error: 'platform_error' });
@@ -38,7 +38,9 @@ describe('entries that fail on the setup', () => {
       {
         level: 'error',
         fields: expect.objectContaining({ code: 'ERR_PLATFORM_REFUSED', status: 502 }),
-        message: expect.stringMatching(/HTTP 404\)\. Check authUrl/),
+        message: expect.stringContaining(
+          `(HTTP 404). Check authUrl (e.g. PLATFORM_AUTH_URL): the token endpoint asked, ${sim.url}/token/token, is authUrl followed by /token.`,
+        ),
       },
     ]);
     expect(JSON.stringify(seen())).not.toContain(entry);
