@@ -21,6 +21,10 @@ Options:
                                 (fields inside data, numbers as strings, refresh_expires_in)
   --redirect-uri <url>          where "Enter game" sends the browser when the lobby URL has no
                                 ?redirect_uri= (e.g. http://localhost:3000/platform/callback)
+  --client <id>:<secret>        a registered client, once per registration of the game (the first
+                                one first; default: the demo client); the lobby URL's ?client_id=
+                                picks one. A player's open_id is <id>.<open_id> under all but the
+                                first, their unionid the same under all (docs/registrations.md)
   --help                        print this help
 
 Demo client: client_id ${DEMO_CLIENT_ID}, client_secret ${DEMO_CLIENT_SECRET} (development only).
@@ -30,6 +34,14 @@ Demo client: client_id ${DEMO_CLIENT_ID}, client_secret ${DEMO_CLIENT_SECRET} (d
 function wholeNumber(flag: string, value: string): number {
   if (/^\d+$/.test(value)) return Number(value);
   throw new TypeError(`--${flag} must be a whole number, got "${value}".`);
+}
+
+/** A `--client id:secret` flag, or a message saying its form. */
+function clientOf(value: string): { clientId: string; clientSecret: string } {
+  const at = value.indexOf(':');
+  if (at > 0 && at < value.length - 1)
+    return { clientId: value.slice(0, at), clientSecret: value.slice(at + 1) };
+  throw new TypeError(`--client must be <client_id>:<client_secret>, got "${value}".`);
 }
 
 /** The `--answer-style` flag, or a message naming the styles. */
@@ -49,6 +61,7 @@ async function main(): Promise<void> {
       rotate: { type: 'boolean', default: false },
       'answer-style': { type: 'string', default: 'oauth' },
       'redirect-uri': { type: 'string' },
+      client: { type: 'string', multiple: true },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -58,6 +71,7 @@ async function main(): Promise<void> {
     return;
   }
 
+  const clients = (values.client ?? [`${DEMO_CLIENT_ID}:${DEMO_CLIENT_SECRET}`]).map(clientOf);
   const simulator: PlatformSimulator = await startSimulator({
     port: wholeNumber('port', values.port),
     host: values.host,
@@ -68,12 +82,13 @@ async function main(): Promise<void> {
     rotateRefreshTokens: values.rotate,
     answerStyle: answerStyleOf(values['answer-style']),
     defaultRedirectUri: values['redirect-uri'],
+    clients,
   });
   process.stdout.write(
     `Platform simulator running.\n` +
       `  Lobby (pick a player, enter the game): ${simulator.url}/\n` +
       `  Token endpoint: ${simulator.url}/token   Open API: ${simulator.url}/userinfo\n` +
-      `  Client: ${DEMO_CLIENT_ID} (see --help)\n` +
+      `  Clients: ${clients.map((client) => client.clientId).join(', ')} (see --help)\n` +
       `Press Ctrl+C to stop.\n`,
   );
 

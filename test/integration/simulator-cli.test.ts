@@ -129,3 +129,50 @@ test('--answer-style with an unknown style exits 1 naming the styles', async () 
   expect(code).toBe(1);
   expect(running.output()).toContain('--answer-style must be one of oauth, errcode, envelope');
 });
+
+test('--client, once per registration: each exchanges its own codes; the second one gives its own open_id and the same unionid', async () => {
+  const port = await freePort();
+  running = run([
+    '--port',
+    String(port),
+    '--client',
+    'web-game:web-secret',
+    '--client',
+    'mini-game:mini-secret',
+  ]);
+  await waitFor(running, /Clients: web-game, mini-game/);
+  const cli = { url: `http://127.0.0.1:${port}` };
+  const codeOf = async (clientId: string) => {
+    const query = new URLSearchParams({
+      open_id: 'player-ada',
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+    });
+    const location = (await fetch(`${cli.url}/enter?${query}`, { redirect: 'manual' })).headers.get(
+      'location',
+    )!;
+    return new URL(location).searchParams.get('code')!;
+  };
+  const web = await exchange(cli, await codeOf('web-game'), {
+    client_id: 'web-game',
+    client_secret: 'web-secret',
+  });
+  const mini = await exchange(cli, await codeOf('mini-game'), {
+    client_id: 'mini-game',
+    client_secret: 'mini-secret',
+  });
+  expect([web.status, web.body.open_id]).toEqual([200, 'player-ada']);
+  expect([mini.status, mini.body.open_id]).toEqual([200, 'mini-game.player-ada']);
+  expect(mini.body.unionid).toBe(web.body.unionid);
+  // The demo client is not registered beside them.
+  expect((await exchange(cli, await codeOf('web-game'))).status).toBe(401);
+});
+
+test('--client without a secret exits 1 saying its form', async () => {
+  running = run(['--client', 'web-game']);
+  const [code] = await running.exited;
+  expect(code).toBe(1);
+  expect(running.output()).toContain(
+    '--client must be <client_id>:<client_secret>, got "web-game"',
+  );
+});
