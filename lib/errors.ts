@@ -85,10 +85,12 @@ export const PLATFORM_ERRORS = {
   },
   ERR_PLATFORM_STORE_UNAVAILABLE: {
     ...meta(503, 'store_unavailable', 'store', 'error', ['refresh', 'entry']),
-    message: (a: { store: string; what: string; timeoutMs?: number }) =>
-      a.timeoutMs === undefined
-        ? `The ${a.store} failed ${a.what}; check that it is reachable.`
-        : `The ${a.store} did not answer ${a.what} within ${a.timeoutMs} ms; check that it is reachable.`,
+    message: (a: { store: string; what: string; timeoutMs?: number; clientClosed?: boolean }) =>
+      a.timeoutMs !== undefined
+        ? `The ${a.store} did not answer ${a.what} within ${a.timeoutMs} ms; check that it is reachable.`
+        : a.clientClosed === true
+          ? `The ${a.store} failed ${a.what}: its Redis client is closed (node-redis sends nothing before \`await client.connect()\`, nor after \`close()\`).`
+          : `The ${a.store} failed ${a.what}; check that it is reachable.`,
   },
   ERR_PLATFORM_LOGIN_REQUIRED: {
     ...meta(401, 'login_required', 'login', 'debug', ['entry']),
@@ -611,7 +613,7 @@ export class StoreUnavailableError extends PlatformLoginError<'ERR_PLATFORM_STOR
 
 /** A store (`store`: which one) that failed `what`, or did not answer it within `timeoutMs`. */
 export const storeUnavailable = (
-  where: { store: string; what: string; timeoutMs?: number },
+  where: { store: string; what: string; timeoutMs?: number; clientClosed?: boolean },
   cause?: unknown,
 ): StoreUnavailableError =>
   new StoreUnavailableError(messageOf('ERR_PLATFORM_STORE_UNAVAILABLE', where), { cause });

@@ -3,7 +3,7 @@
 import type { EventEmitter } from 'node:events';
 import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
 import { hasCode, isPlatformLoginError, storeUnavailable } from '../errors';
-import { isRedisOutage } from '../redis/redis-errors';
+import { isClosedClient, isRedisOutage } from '../redis/redis-errors';
 import type { PlatformLoginEvents, RequestFailure } from '../observability/events';
 import type { PlatformLogger } from '../observability/logger';
 import { requestFailure } from '../observability/request-failure';
@@ -53,7 +53,10 @@ export function createFailHandlers(
     const failure = isPlatformLoginError(err)
       ? err
       : isRedisOutage(err)
-        ? storeUnavailable({ store: 'session store', what: 'the request' }, err)
+        ? storeUnavailable(
+            { store: 'session store', what: 'the request', clientClosed: isClosedClient(err) },
+            err,
+          )
         : undefined;
     if (failure === undefined) return next(err);
     if (!reported.has(err as object)) {

@@ -35,6 +35,9 @@ export function isOfClass(error: unknown, names: readonly string[]): error is Er
   return false;
 }
 
+/** node-redis's error for a command on a client never connected (or closed): no outage to wait out. */
+export const isClosedClient = (error: unknown): boolean => isOfClass(error, ['ClientClosedError']);
+
 /** A reply of the server (ioredis's ReplyError, node-redis's ErrorReply), not a client failure. */
 export const isServerReply = (error: unknown): error is Error =>
   isOfClass(error, ['ReplyError', 'ErrorReply']);

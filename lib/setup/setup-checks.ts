@@ -25,6 +25,7 @@ export type SetupCheckName =
   | 'secure-cookie-without-trust-proxy'
   | 'insecure-session-cookie'
   | 'redis-evicts-keys'
+  | 'redis-not-connected'
   | 'connect-redis-ioredis'
   | 'plaintext-token-store'
   | 'patterned-encryption-key';
@@ -235,6 +236,13 @@ function configGetters(redis: RedisClient): Array<() => Promise<unknown>> {
 }
 
 async function redisProblems(redis: RedisClient): Promise<SetupProblem[]> {
+  // node-redis sends nothing before connect() (ioredis connects by itself).
+  if ((redis as { isOpen?: unknown }).isOpen === false)
+    return finding(
+      'redis-not-connected',
+      'error',
+      'The Redis client is not connected: node-redis sends nothing before `await redis.connect()`, so every entry would answer 503. Connect it before `checkSetup()`.',
+    );
   const found = await Promise.all(configGetters(redis).map(evictionSettings));
   const evicting = found.find(
     (settings) =>
