@@ -2,8 +2,8 @@
 // (`handleErrors: true`) or passed to `next(err)` for the app's own error middleware.
 import type { EventEmitter } from 'node:events';
 import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
-import { hasCode, isPlatformLoginError, storeUnavailable } from '../errors';
-import { isClosedClient, isRedisOutage } from '../redis/redis-errors';
+import { hasCode, isPlatformLoginError } from '../errors';
+import { isRedisOutage, storeFailed } from '../redis/redis-errors';
 import type { PlatformLoginEvents, RequestFailure } from '../observability/events';
 import type { PlatformLogger } from '../observability/logger';
 import { requestFailure } from '../observability/request-failure';
@@ -53,10 +53,7 @@ export function createFailHandlers(
     const failure = isPlatformLoginError(err)
       ? err
       : isRedisOutage(err)
-        ? storeUnavailable(
-            { store: 'session store', what: 'the request', clientClosed: isClosedClient(err) },
-            err,
-          )
+        ? storeFailed({ store: 'session store', what: 'the request' }, err)
         : undefined;
     if (failure === undefined) return next(err);
     if (!reported.has(err as object)) {

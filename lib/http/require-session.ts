@@ -1,7 +1,8 @@
 // express-session as the package needs it: mounted in front (its session keys the tokens), its
 // calls as promises.
 import type { Request } from 'express';
-import { sessionMissing, storeUnavailable } from '../errors';
+import { sessionMissing } from '../errors';
+import { storeFailed } from '../redis/redis-errors';
 
 /** True when `session` is an express-session session (it has `regenerate`). */
 export const hasSession = (
@@ -18,6 +19,6 @@ export function requireSession(req: Request): void {
 export const sessionCall = (req: Request, call: 'regenerate' | 'save' | 'destroy', what: string) =>
   new Promise<void>((resolve, reject) =>
     req.session[call]((err: unknown) =>
-      err ? reject(storeUnavailable({ store: 'session store', what }, err)) : resolve(),
+      err ? reject(storeFailed({ store: 'session store', what }, err)) : resolve(),
     ),
   );

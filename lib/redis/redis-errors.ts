@@ -1,6 +1,7 @@
 // What the errors ioredis and node-redis raise mean: a server's reply or refusal, or an outage.
 // express-session (connect-redis) passes an outage to `next(err)` before any of the package's code
 // runs; the package's error handler answers it as the documented 503 `store_unavailable`.
+import { storeUnavailable } from '../errors';
 
 /**
  * Messages ioredis, node-redis (ClientClosedError, ClientOfflineError, ConnectionTimeoutError,
@@ -35,8 +36,12 @@ export function isOfClass(error: unknown, names: readonly string[]): error is Er
   return false;
 }
 
-/** node-redis's error for a command on a client never connected (or closed): no outage to wait out. */
-export const isClosedClient = (error: unknown): boolean => isOfClass(error, ['ClientClosedError']);
+/**
+ * A store call that failed with `cause`, as StoreUnavailableError: said as a closed client when it is
+ * node-redis's error for a command on a client never connected (or closed), no outage to wait out.
+ */
+export const storeFailed = (where: { store: string; what: string }, cause: unknown) =>
+  storeUnavailable({ ...where, clientClosed: isOfClass(cause, ['ClientClosedError']) }, cause);
 
 /** A reply of the server (ioredis's ReplyError, node-redis's ErrorReply), not a client failure. */
 export const isServerReply = (error: unknown): error is Error =>

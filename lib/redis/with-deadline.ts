@@ -1,7 +1,7 @@
 // Bounds a store call in time. ioredis on its own can keep a command waiting for tens of seconds
 // while Redis is stalled or reconnecting; a request must get `store_unavailable` instead.
 import { storeUnavailable, StoreUnavailableError } from '../errors';
-import { isClosedClient } from './redis-errors';
+import { storeFailed } from './redis-errors';
 
 /**
  * Resolves or rejects like `operation`, but rejects with `StoreUnavailableError` when it has not
@@ -28,11 +28,8 @@ export function withDeadline<T>(
       },
       (error: unknown) => {
         clearTimeout(timer);
-        const clientClosed = isClosedClient(error);
         reject(
-          error instanceof StoreUnavailableError
-            ? error
-            : storeUnavailable({ store, what, clientClosed }, error),
+          error instanceof StoreUnavailableError ? error : storeFailed({ store, what }, error),
         );
       },
     );

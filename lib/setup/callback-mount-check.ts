@@ -58,12 +58,13 @@ export function createCallbackMountCheck(
       const mounted = normal(req.baseUrl ?? '');
       if (!paths.includes(mounted)) mountedAway(mounted);
     },
-    /** At start-up: the app mounted the callback router at `path`, or routed it there (`route`). */
-    mountedAt(path: string, route = false): void {
-      if (route) return routed(path);
+    /** At start-up: the app mounted the callback router at `path`. */
+    mountedAt(path: string): void {
       const mounted = normal(path);
       if (!paths.includes(mounted)) mountedAway(mounted);
     },
+    /** At start-up: the app gave the callback router to a route at `path`. */
+    routedAt: routed,
     /** At login.middleware(): did a request for redirectUri's path pass by no callback? */
     atRequest(req: Request): void {
       if (reached || warned) return;

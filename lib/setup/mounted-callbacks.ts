@@ -40,7 +40,7 @@ function walk(stack: unknown, prefix: string, depth: number): void {
       // `app.get(path, login.callback)`: said as such, whatever the path.
       const handlers = Array.isArray(route.stack) ? (route.stack as Layer[]) : [];
       for (const handler of handlers)
-        checkOf(handler.handle)?.mountedAt(`${prefix}${String(route.path)}`, true);
+        checkOf(handler.handle)?.routedAt(`${prefix}${String(route.path)}`);
       continue;
     }
     if (typeof layer.handle !== 'function') continue;

@@ -7,7 +7,8 @@ import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { promisify } from 'node:util';
 import type { Request } from 'express';
-import { crossOriginRequest, LoginRequiredError, SetupError, storeUnavailable } from '../errors';
+import { crossOriginRequest, LoginRequiredError, SetupError } from '../errors';
+import { storeFailed } from '../redis/redis-errors';
 import type { RefreshCoordinator } from '../core/refresh';
 import { PlayerContext, type ApiSettings } from '../http/player-context';
 import { sessionTtlMsOf } from '../core/session-lifetime';
@@ -195,7 +196,7 @@ export class PlatformSockets implements SocketGate {
       // A stand-in response: express-session only wraps its writeHead/end, which nobody calls.
       await promisify(this.#session)(req as never, {} as never).catch((error: unknown) => {
         const what = "reading the socket's session";
-        throw storeUnavailable({ store: 'session store', what }, error);
+        throw storeFailed({ store: 'session store', what }, error);
       });
     }
     if (!hasSession(withSession.session)) {

@@ -39,18 +39,25 @@ async function waitFor(process_: Run, pattern: RegExp): Promise<RegExpMatchArray
 
 let running: Run | undefined;
 
-/** Runs the CLI on a free port with `flags`; resolves its address and a code its /enter issued. */
-async function startWithCode(flags: string[]): Promise<{ cli: { url: string }; code: string }> {
+/** Runs the CLI on a free port with `flags`; resolves its address once it listens. */
+async function startCli(flags: string[]): Promise<{ url: string }> {
   const port = await freePort();
   running = run(['--port', String(port), ...flags]);
   await waitFor(running, /Lobby/);
-  const cli = { url: `http://127.0.0.1:${port}` };
-  const location = (
-    await fetch(`${cli.url}/enter?redirect_uri=${encodeURIComponent(REDIRECT_URI)}`, {
-      redirect: 'manual',
-    })
-  ).headers.get('location')!;
-  return { cli, code: new URL(location).searchParams.get('code')! };
+  return { url: `http://127.0.0.1:${port}` };
+}
+
+/** A code the CLI's /enter issued for REDIRECT_URI (`query`: the player, the client). */
+async function enteredCode(cli: { url: string }, query: Record<string, string> = {}) {
+  const params = new URLSearchParams({ redirect_uri: REDIRECT_URI, ...query });
+  const entry = await fetch(`${cli.url}/enter?${params}`, { redirect: 'manual' });
+  return new URL(entry.headers.get('location')!).searchParams.get('code')!;
+}
+
+/** {@link startCli}, and a code its /enter issued. */
+async function startWithCode(flags: string[]): Promise<{ cli: { url: string }; code: string }> {
+  const cli = await startCli(flags);
+  return { cli, code: await enteredCode(cli) };
 }
 
 afterEach(async () => {
@@ -131,28 +138,15 @@ test('--answer-style with an unknown style exits 1 naming the styles', async () 
 });
 
 test('--client, once per registration: each exchanges its own codes; the second one gives its own open_id and the same unionid', async () => {
-  const port = await freePort();
-  running = run([
-    '--port',
-    String(port),
+  const cli = await startCli([
     '--client',
     'web-game:web-secret',
     '--client',
     'mini-game:mini-secret',
   ]);
-  await waitFor(running, /Clients: web-game, mini-game/);
-  const cli = { url: `http://127.0.0.1:${port}` };
-  const codeOf = async (clientId: string) => {
-    const query = new URLSearchParams({
-      open_id: 'player-ada',
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-    });
-    const location = (await fetch(`${cli.url}/enter?${query}`, { redirect: 'manual' })).headers.get(
-      'location',
-    )!;
-    return new URL(location).searchParams.get('code')!;
-  };
+  expect(running!.output()).toContain('Clients: web-game, mini-game');
+  const codeOf = (clientId: string) =>
+    enteredCode(cli, { open_id: 'player-ada', client_id: clientId });
   const web = await exchange(cli, await codeOf('web-game'), {
     client_id: 'web-game',
     client_secret: 'web-secret',
