@@ -231,11 +231,6 @@ async function start(
   let closing: Promise<void> | undefined;
   server.on('request', app);
   const gameSocket = attachGameSocket(server, login, app.get(SESSION_MIDDLEWARE));
-  // While closing, a connection is closed as soon as its last answer is out: a keep-alive client
-  // (a browser, a load balancer) would otherwise hold the shutdown for its idle timeout.
-  server.on('request', (_req, res) => {
-    res.on('finish', () => closing && server.closeIdleConnections());
-  });
 
   // Started means ready: on node-redis (no offline queue) a request before the first connection
   // would answer 503. Redis still not there after FIRST_CONNECTION_WAIT_MS: start anyway, /healthz
@@ -255,6 +250,11 @@ async function start(
     redis,
     close: () => {
       closing ??= (async () => {
+        // A keep-alive connection still answering is closed as soon as its answer is out: a client
+        // (a browser, a load balancer) would otherwise hold the shutdown for its idle timeout.
+        // Node reads both settings when an answer ends (server.close() ends the idle ones);
+        // keepAliveTimeoutBuffer (Node 22 and later) is not in @types/node yet.
+        Object.assign(server, { keepAliveTimeout: 1, keepAliveTimeoutBuffer: 0 });
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         gameSocket.close();
         await closed;
