@@ -252,8 +252,8 @@ async function start(
       closing ??= (async () => {
         // A keep-alive connection still answering is closed as soon as its answer is out: a client
         // (a browser, a load balancer) would otherwise hold the shutdown for its idle timeout.
-        // Node reads both settings when an answer ends (server.close() ends the idle ones);
-        // keepAliveTimeoutBuffer (Node 22 and later) is not in @types/node yet.
+        // Node reads both settings when an answer ends (server.close() ends the idle ones).
+        // keepAliveTimeoutBuffer is not in @types/node yet; a Node without it waits its 1 s more.
         Object.assign(server, { keepAliveTimeout: 1, keepAliveTimeoutBuffer: 0 });
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         gameSocket.close();
