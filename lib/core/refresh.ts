@@ -415,6 +415,7 @@ export class RefreshCoordinator {
   ): PlatformLoginError {
     this.events.emit('refreshFailed', {
       openId: current.openId,
+      registration: current.registration,
       sessionHash: sessionKey,
       code: failure.code,
       background,

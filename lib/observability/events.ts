@@ -101,10 +101,14 @@ export interface PlatformLoginEvents {
       background: boolean;
     },
   ];
-  /** A refresh failed; `code` says why. The request was still served when the token was valid. */
+  /**
+   * A refresh failed; `code` says why. The request was still served when the token was valid.
+   * `registration`: whose credentials the refresh used (absent for the first registration).
+   */
   refreshFailed: [
     {
       openId: string;
+      registration: string | undefined;
       sessionHash: string;
       code: PlatformErrorCode | 'ERR_UNKNOWN';
       background: boolean;

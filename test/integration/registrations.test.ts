@@ -240,6 +240,29 @@ describe.each(kinds)('on $name', ({ kind }) => {
     expect((await me(a, mini)).status).toBe(401);
   });
 
+  test("a registration whose secret the platform refuses: its refreshes fail naming it, the other's go on", async () => {
+    const mini = await enter(a, sim, 'player-bo', 'mini');
+    const web = await enter(a, sim, 'player-ada', 'web');
+    const mistyped = {
+      name: 'mini',
+      ...MINI,
+      clientSecret: 'not-mini-secret',
+      redirectUri: MINI_URI,
+    };
+    const c = gameProcess({ ...twoRegistrations(sim, store), registrations: [mistyped] }, sessions);
+    const failed: { registration: string | undefined; code: string }[] = [];
+    loginOf(c).on('refreshFailed', ({ registration, code }) => failed.push({ registration, code }));
+    sim.resetCalls();
+    // Its access token is still valid: the player is served while the log names the registration.
+    expect((await me(c, mini)).body).toMatchObject({ registration: 'mini' });
+    expect(failed).toEqual([{ registration: 'mini', code: 'ERR_PLATFORM_MISCONFIGURED' }]);
+    expect(sim.callsOfClient(MINI.clientId).refresh_token).toBe(1);
+    expect(sim.callsOfClient(DEMO_CLIENT_ID).refresh_token).toBe(0);
+    expect((await me(c, web)).body).toMatchObject({ registration: 'web' });
+    expect(sim.callsOfClient(DEMO_CLIENT_ID).refresh_token).toBe(1);
+    expect(failed).toHaveLength(1);
+  });
+
   test('a unionid that changes for the same login is refused and said, not followed', async () => {
     const refused: string[] = [];
     loginOf(a).on('unionIdRefused', (e) => refused.push(e.sessionHash));
