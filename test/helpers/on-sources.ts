@@ -17,6 +17,12 @@ export const ON_SOURCES = [
   join(__dirname, '../../scripts/source-aliases.ts'),
 ];
 
+/**
+ * How long a program on the sources may take to start. Each start transpiles lib/ afresh: nine
+ * starting at once beside a CPU-bound process took over 20 s. Past this, a start is broken, not slow.
+ */
+export const START_DEADLINE_MS = 45_000;
+
 /** Starts `script` (a path node resolves from `options.cwd`) on the sources, its output piped. */
 export const spawnOnSources = (script: string, options: SpawnOptions) =>
   spawn(process.execPath, [...ON_SOURCES, script], {
@@ -36,4 +42,39 @@ export async function stopProcesses(processes: readonly { child: ChildProcess }[
         }),
     ),
   );
+}
+
+/**
+ * Resolves the port `child` prints ("listening <port>") once started. Past START_DEADLINE_MS it kills
+ * the child before rejecting: a start left running keeps its test worker's output open, and the run
+ * never ends. `detail` is added to a failure's message (the child's output, say).
+ */
+export function listeningPort(
+  child: ChildProcess,
+  what: string,
+  detail: () => string = () => '',
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const fail = (why: string): void => {
+      clearTimeout(timer);
+      reject(new Error(`${what} ${why}${detail()}`));
+    };
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(`did not start in ${START_DEADLINE_MS} ms`);
+    }, START_DEADLINE_MS);
+    const exited = (code: number | null): void => fail(`exited with ${code}`);
+    const ready = (chunk: Buffer): void => {
+      output += chunk.toString();
+      const match = /listening (\d+)/.exec(output);
+      if (match === null) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', ready);
+      child.off('exit', exited);
+      resolve(Number(match[1]));
+    };
+    child.stdout!.on('data', ready);
+    child.once('exit', exited);
+  });
 }

@@ -2,7 +2,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { spawnOnSources } from './on-sources';
+import { spawnOnSources, START_DEADLINE_MS } from './on-sources';
 import { waitUntil } from './wait-until';
 
 const ROOT = join(__dirname, '../..');
@@ -20,16 +20,25 @@ export async function spawnExample(env: Record<string, string>): Promise<Spawned
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitUntil(() => {
-    if (child.exitCode !== null) throw new Error(`the example exited at start:\n${output}`);
-    return /Example game backend: (\S+)/.test(output);
-  }, 'the spawned example to start');
-  const url = /Example game backend: (\S+)/.exec(output)![1]!.replace(/\/$/, '');
-  await waitUntil(
-    async () => (await fetch(`${url}/healthz`)).ok,
-    'the spawned example to be ready',
-  );
-  return { url, child };
+  try {
+    await waitUntil(
+      () => {
+        if (child.exitCode !== null) throw new Error(`the example exited at start:\n${output}`);
+        return /Example game backend: (\S+)/.test(output);
+      },
+      'the spawned example to start',
+      START_DEADLINE_MS,
+    );
+    const url = /Example game backend: (\S+)/.exec(output)![1]!.replace(/\/$/, '');
+    await waitUntil(
+      async () => (await fetch(`${url}/healthz`)).ok,
+      'the spawned example to be ready',
+    );
+    return { url, child };
+  } catch (error) {
+    child.kill('SIGKILL'); // not left running past its test
+    throw error;
+  }
 }
 
 /** Kills a spawned example and waits for its exit. */

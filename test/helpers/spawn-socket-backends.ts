@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
 import { TEST_REDIRECT_URI } from './test-app';
 import { sessionCookieFrom, sessionIdFrom } from './session-cookie';
-import { spawnOnSources, stopProcesses } from './on-sources';
+import { listeningPort, spawnOnSources, stopProcesses } from './on-sources';
 
 export interface SocketProcess {
   url: string;
@@ -17,7 +17,7 @@ export interface SocketProcess {
   output: () => string;
 }
 
-export function startSocketProcess(env: Record<string, string>): Promise<SocketProcess> {
+export async function startSocketProcess(env: Record<string, string>): Promise<SocketProcess> {
   const child = spawnOnSources(join(__dirname, 'socket-backend-program.ts'), {
     env: { ...process.env, ...env },
   });
@@ -25,24 +25,8 @@ export function startSocketProcess(env: Record<string, string>): Promise<SocketP
   const keep = (chunk: Buffer): void => void (output += chunk.toString());
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error('socket process did not start in 20 s')),
-      20_000,
-    );
-    const ready = (): void => {
-      const match = /listening (\d+)/.exec(output);
-      if (match === null) return;
-      clearTimeout(timer);
-      child.stdout!.off('data', ready);
-      resolve({ url: `http://127.0.0.1:${match[1]}`, child, output: () => output });
-    };
-    child.stdout!.on('data', ready);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`socket process exited with ${code}: ${output}`));
-    });
-  });
+  const port = await listeningPort(child, 'socket process', () => `: ${output}`);
+  return { url: `http://127.0.0.1:${port}`, child, output: () => output };
 }
 
 export const stopSocketProcesses = stopProcesses;

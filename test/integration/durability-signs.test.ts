@@ -105,7 +105,9 @@ describe('each on servers of its own, side by side', () => {
         // Each login's first refresh may wait for the lock its entry left (released as it ends).
         for (const { agent } of players) expect((await agent.get('/api/token')).status).toBe(200);
         lockWaits.length = 0;
-        const listening = app.listen(0, '127.0.0.1');
+        // A backlog above the burst: every connection waits in the queue instead of having its SYN
+        // dropped and retried a second or more later (a burst then outlasted the test beside a CPU hog).
+        const listening = app.listen({ port: 0, host: '127.0.0.1', backlog: 2048 });
         await new Promise((resolve) => listening.once('listening', resolve));
         const base = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
         const statuses: number[] = [];
