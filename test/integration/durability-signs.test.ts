@@ -85,8 +85,9 @@ describe.each(kinds)('on a single Redis with no replica, $name', (kind) => {
   });
 });
 
-// Each test on servers, a simulator and an app of its own, so they run side by side: a flood in this
-// process is no sign on either topology (docs/durability.md), and each reconnect is its own server's.
+// Each test on servers, a simulator and an app of its own (the reconnect tests run side by side): a
+// flood in this process is no sign on either topology (docs/durability.md), and each reconnect is
+// its own server's.
 describe('each on servers of its own, side by side', () => {
   // One client at a time: two floods at once, beside a CPU-bound process, starved the simulator.
   test.each(kinds)(
@@ -128,7 +129,7 @@ describe('each on servers of its own, side by side', () => {
             await Promise.all(
               Array.from({ length: 1500 }, () =>
                 // Load only: a request still unanswered after 15 s is given up (Node 22's fetch,
-                // 3,000 at once beside a CPU hog, left some hanging for good).
+                // beside a CPU hog, left some hanging for good).
                 fetch(`${base}/ping`, { signal: AbortSignal.timeout(15_000) }).then(
                   (res) => res.text(),
                   () => '',
