@@ -4,7 +4,13 @@
 // and many writes cost one WAIT.
 import type { ReplicaLink } from '../redis/replica-lanes';
 import { ignore } from '../util/ignore';
-import { LANES, MARK_TTL_MS, NO_REPLICA_RECHECK_MS, ROUND_MARGIN_MS } from './windows';
+import {
+  LANE_READY_MS,
+  LANES,
+  MARK_TTL_MS,
+  NO_REPLICA_RECHECK_MS,
+  ROUND_MARGIN_MS,
+} from './windows';
 
 /** How a wait for replicas ended. */
 export type ReplicaWaitOutcome =
@@ -85,8 +91,11 @@ export class ReplicaAcks {
     this.link.close();
   }
 
-  /** ROLE, then (with a replica connected) the mark and WAIT for as many as are connected, at most those asked. */
-  async #round(markKey: string, lane: number): Promise<ReplicaWaitOutcome> {
+  /**
+   * ROLE, then (with a replica connected) the mark and WAIT for as many as are connected, at most
+   * those asked; `sending()` is called as the WAIT is sent.
+   */
+  async #round(markKey: string, lane: number, sending: () => void): Promise<ReplicaWaitOutcome> {
     const connected = await this.link.replicas(markKey);
     this.#replicated = this.#replicated === true || connected > 0;
     if (connected === 0) return 'no-replica';
@@ -97,6 +106,7 @@ export class ReplicaAcks {
       wanted,
       this.settings.timeoutMs,
       MARK_TTL_MS,
+      sending,
     );
     return acknowledged >= wanted ? 'acknowledged' : 'timeout';
   }
@@ -110,12 +120,19 @@ export class ReplicaAcks {
     master.next = undefined;
     master.busy.add(lane);
     const startedAt = Date.now();
-    const { timeoutMs } = this.settings;
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('late')), timeoutMs + ROUND_MARGIN_MS);
-    });
-    const asked = this.#round(round.markKey, lane);
+    let givenUp!: () => void;
+    const late = new Promise<never>((_, reject) => (givenUp = () => reject(new Error('late'))));
+    // Judged once the event loop has read what arrived (setImmediate runs after the poll phase):
+    // after a stall (a GC pause, a loaded machine) the answer may already wait in the socket.
+    const deadline = (ms: number): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => setImmediate(givenUp), ms);
+    };
+    deadline(LANE_READY_MS);
+    const asked = this.#round(round.markKey, lane, () =>
+      deadline(this.settings.timeoutMs + ROUND_MARGIN_MS),
+    );
     asked.catch(ignore);
     Promise.race([asked, late])
       .then((outcome) => {

@@ -157,7 +157,8 @@ export class StoreDurability {
     const deps = this.deps;
     const outcome = await this.#acks.confirm(deps.markKey(key));
     const followsFailovers = deps.redis.topology !== 'standalone';
-    const look = outcome === 'acknowledged' || (outcome === 'no-replica' && followsFailovers);
+    // A timeout too: a lane opened after a failover waits on the promoted replica.
+    const look = outcome === 'acknowledged' || (outcome !== 'failed' && followsFailovers);
     if (look && !(await deps.holds(key, version).catch(() => false))) {
       this.#state.lost();
       return 'failed';

@@ -11,6 +11,8 @@ export const RETRY_MS = 100;
 export const LANES = 3;
 /** A master with no replica is asked again (ROLE) after this long, not at every write. */
 export const NO_REPLICA_RECHECK_MS = 1000;
+/** A round whose ROLE and lane (a connection of its own) are not ready by then fails. */
+export const LANE_READY_MS = 5000;
 /** A round the server never answers fails this long after the WAIT's own timeout. */
 export const ROUND_MARGIN_MS = 1000;
 /** How long a wait's mark lives. */

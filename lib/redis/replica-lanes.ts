@@ -20,8 +20,9 @@ export interface ReplicaLink {
   replicas(markKey: string): Promise<number>;
   /**
    * On connection `lane` (0, 1, …) to the master owning `markKey`: `SET markKey` (expiring after
-   * markTtlMs) and `WAIT replicas timeoutMs`; resolves the replicas that acknowledged. Rejects when
-   * the connection fails or the server is no master (a failover under way).
+   * markTtlMs) and `WAIT replicas timeoutMs`, calling `sending()` as they are sent (once the lane is
+   * open); resolves the replicas that acknowledged. Rejects when the connection fails or the server
+   * is no master (a failover under way).
    */
   confirm(
     lane: number,
@@ -29,6 +30,7 @@ export interface ReplicaLink {
     replicas: number,
     timeoutMs: number,
     markTtlMs: number,
+    sending: () => void,
   ): Promise<number>;
   /** Closes every connection it opened. */
   close(): void;
@@ -84,6 +86,7 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
     replicas: number,
     timeoutMs: number,
     markTtlMs: number,
+    sending: () => void,
   ): Promise<number> {
     const route = this.routeOf(markKey);
     const name = `${route}#${lane}`;
@@ -92,6 +95,7 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
       const opening = this.#lanes.get(name) ?? this.open(route);
       this.#lanes.set(name, opening);
       const connection = await opening;
+      sending();
       const [, acknowledged] = await Promise.all([
         connection.send(['SET', this.keyPrefix + markKey, '1', 'PX', String(markTtlMs)]),
         connection.send(['WAIT', String(replicas), String(timeoutMs)]),

@@ -16,8 +16,10 @@ export function withDeadline<T>(
   store: 'token store' | 'session store' = 'token store',
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
+    // Judged once the event loop has read what arrived (setImmediate runs after the poll phase):
+    // after a stall (a GC pause, a loaded machine) the answer may already wait in the socket.
     const timer = setTimeout(() => {
-      reject(storeUnavailable({ store, what, timeoutMs }));
+      setImmediate(() => reject(storeUnavailable({ store, what, timeoutMs })));
     }, timeoutMs);
     // Both handlers stay attached after the deadline, so a late failure of the command (the
     // connection dropping under it) is absorbed here instead of becoming an unhandled rejection.

@@ -1,12 +1,16 @@
 // Group commit of the waits for a replica (durability/replica-acks.ts), on a scripted link: writes that
 // finish while a wait is under way share the next one, a master with no replica is not waited for,
-// and a failed connection is told, never thrown.
+// a failed connection is told, never thrown, and a round's deadlines.
 import { ReplicaAcks, type ReplicaWaitOutcome } from '../../lib/durability/replica-acks';
 import type { ReplicaLink } from '../../lib/redis/replica-lanes';
+import { LANE_READY_MS, ROUND_MARGIN_MS } from '../../lib/durability/windows';
+import { stallBed } from '../helpers/stalled-answer';
 
 interface Round {
   lane: number;
   markKey: string;
+  /** The lane is open: the mark and WAIT go out. */
+  sending(): void;
   answer(acknowledged: number): void;
   fail(error: Error): void;
 }
@@ -21,9 +25,9 @@ function scriptedLink(connected: () => number) {
       roles += 1;
       return connected();
     },
-    confirm: (lane, markKey) =>
+    confirm: (lane, markKey, _replicas, _timeoutMs, _markTtlMs, sending) =>
       new Promise((resolve, reject) =>
-        rounds.push({ lane, markKey, answer: resolve, fail: reject }),
+        rounds.push({ lane, markKey, sending, answer: resolve, fail: reject }),
       ),
     close: () => undefined,
   };
@@ -80,4 +84,54 @@ test('fewer acknowledgements than asked is a timeout; a failed connection is "fa
   await tick();
   rounds[1]!.fail(new Error('connection lost'));
   expect(await lost).toBe('failed');
+});
+
+describe("a round's deadlines", () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  test('a lane slow to open still gives the WAIT its whole time; one never answered fails a margin after it', async () => {
+    const { link, rounds } = scriptedLink(() => 1);
+    const acks = new ReplicaAcks(link, { replicas: 1, timeoutMs: 1000 }, () => undefined);
+    const slowLane = acks.confirm('a:1');
+    await jest.advanceTimersByTimeAsync(LANE_READY_MS - 100);
+    rounds[0]!.sending();
+    await jest.advanceTimersByTimeAsync(1000 + ROUND_MARGIN_MS - 100);
+    rounds[0]!.answer(1);
+    expect(await slowLane).toBe('acknowledged');
+
+    const unanswered = acks.confirm('a:2');
+    await jest.advanceTimersByTimeAsync(0);
+    rounds[1]!.sending();
+    await jest.advanceTimersByTimeAsync(1000 + ROUND_MARGIN_MS + 1);
+    expect(await unanswered).toBe('failed');
+  });
+
+  test('a lane never ready fails the round', async () => {
+    const { link } = scriptedLink(() => 1);
+    const acks = new ReplicaAcks(link, { replicas: 1, timeoutMs: 1000 }, () => undefined);
+    const neverReady = acks.confirm('a:1');
+    await jest.advanceTimersByTimeAsync(LANE_READY_MS + 1);
+    expect(await neverReady).toBe('failed');
+  });
+});
+
+test('an answer that arrived while the event loop was stalled past the deadline wins over it', async () => {
+  const bed = await stallBed();
+  try {
+    const link: ReplicaLink = {
+      routeOf: () => '',
+      replicas: async () => 1,
+      confirm: async (_lane, _markKey, _replicas, timeoutMs, _markTtlMs, sending) => {
+        sending();
+        await bed.answerDuringStall(timeoutMs + ROUND_MARGIN_MS + 200);
+        return 1;
+      },
+      close: () => undefined,
+    };
+    const acks = new ReplicaAcks(link, { replicas: 1, timeoutMs: 1 }, () => undefined);
+    expect(await acks.confirm('a:1')).toBe('acknowledged');
+  } finally {
+    bed.close();
+  }
 });

@@ -178,6 +178,15 @@ test('a timed-out wait keeps the record until a replica holds it, without holdin
   expect(writes).toEqual([{ version: 2, over: 1 }]);
 });
 
+test('a new login whose wait timed out is answered only if the server that answers now holds it', async () => {
+  // Its lane opened after a failover: the WAIT ran on the promoted replica, which lacks the login.
+  const promoted = durability(['timeout']);
+  await expect(promoted.store.engine.confirm('s')).rejects.toBeInstanceOf(StoreUnavailableError);
+  const lagging = durability(['timeout']);
+  lagging.primaryUp();
+  await expect(lagging.store.engine.confirm('s')).resolves.toBeUndefined();
+});
+
 test('while its wait runs, a refreshed record is served here and not written again; settled() tells when the wait ends', async () => {
   const { store, answers, writes, primaryUp } = durability(['held']);
   primaryUp();

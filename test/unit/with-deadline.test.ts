@@ -2,6 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailableError } from '../../lib/errors';
 import { withDeadline } from '../../lib/redis/with-deadline';
+import { stallBed } from '../helpers/stalled-answer';
 
 describe('withDeadline', () => {
   test('passes a timely value through', async () => {
@@ -36,5 +37,19 @@ describe('withDeadline', () => {
     // Jest fails the running test on an unhandled rejection; stay in the test until `late` failed.
     await expect(late).rejects.toThrow('Connection is closed.');
     await sleep(50);
+  });
+
+  test('a call answered while the event loop was stalled past the deadline resolves', async () => {
+    const bed = await stallBed();
+    try {
+      let answered!: () => void;
+      const call = new Promise<string>((resolve) => (answered = () => resolve('value')));
+      const bounded = withDeadline(call, 50, 'a read');
+      await bed.answerDuringStall(250);
+      answered();
+      await expect(bounded).resolves.toBe('value');
+    } finally {
+      bed.close();
+    }
   });
 });
