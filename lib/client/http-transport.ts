@@ -13,6 +13,7 @@ import {
   type TransportAnswer,
   type TransportLimits,
 } from './token-transport';
+import { deadlineTimer } from '../util/deadline-timer';
 
 type Decoder = (
   buffer: Buffer,
@@ -59,7 +60,7 @@ export function sendOverHttp(
       outcome();
       if (destroy) outgoing.destroy();
     };
-    const timer = setTimeout(() => settle(() => reject(DEADLINE), true), limits.timeoutMs);
+    const timer = deadlineTimer(() => settle(() => reject(DEADLINE), true), limits.timeoutMs);
     outgoing.on('error', (error) => settle(() => reject(error)));
     outgoing.on('response', (response) => {
       const answer = {

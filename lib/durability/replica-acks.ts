@@ -3,6 +3,7 @@
 // a few connections of their own per master, so a wait never holds up another request's commands
 // and many writes cost one WAIT.
 import type { ReplicaLink } from '../redis/replica-lanes';
+import { deadlineTimer } from '../util/deadline-timer';
 import { ignore } from '../util/ignore';
 import {
   LANE_READY_MS,
@@ -123,11 +124,9 @@ export class ReplicaAcks {
     let timer: NodeJS.Timeout | undefined;
     let givenUp!: () => void;
     const late = new Promise<never>((_, reject) => (givenUp = () => reject(new Error('late'))));
-    // Judged once the event loop has read what arrived (setImmediate runs after the poll phase):
-    // after a stall (a GC pause, a loaded machine) the answer may already wait in the socket.
     const deadline = (ms: number): void => {
       clearTimeout(timer);
-      timer = setTimeout(() => setImmediate(givenUp), ms);
+      timer = deadlineTimer(givenUp, ms);
     };
     deadline(LANE_READY_MS);
     const asked = this.#round(round.markKey, lane, () =>

@@ -2,6 +2,7 @@
 // while Redis is stalled or reconnecting; a request must get `store_unavailable` instead.
 import { storeUnavailable, StoreUnavailableError } from '../errors';
 import { storeFailed } from './redis-errors';
+import { deadlineTimer } from '../util/deadline-timer';
 
 /**
  * Resolves or rejects like `operation`, but rejects with `StoreUnavailableError` when it has not
@@ -16,11 +17,10 @@ export function withDeadline<T>(
   store: 'token store' | 'session store' = 'token store',
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    // Judged once the event loop has read what arrived (setImmediate runs after the poll phase):
-    // after a stall (a GC pause, a loaded machine) the answer may already wait in the socket.
-    const timer = setTimeout(() => {
-      setImmediate(() => reject(storeUnavailable({ store, what, timeoutMs })));
-    }, timeoutMs);
+    const timer = deadlineTimer(
+      () => reject(storeUnavailable({ store, what, timeoutMs })),
+      timeoutMs,
+    );
     // Both handlers stay attached after the deadline, so a late failure of the command (the
     // connection dropping under it) is absorbed here instead of becoming an unhandled rejection.
     operation.then(

@@ -354,6 +354,38 @@ describe('faults of the platform', () => {
     await expect(client().exchangeCode(issue())).resolves.toMatchObject({ openId: 'player-ada' });
   });
 
+  it('an answer that arrived while the process stalled past the timeout is taken, not retried', async () => {
+    // A platform in this process that answers, then stalls the event loop (a GC pause, a loaded
+    // machine) past the client's deadline before the client reads the answer.
+    let calls = 0;
+    const platform = createServer((_req, res) => {
+      calls += 1;
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          access_token: 'stalled-access',
+          refresh_token: 'stalled-refresh',
+          expires_in: 7200,
+          open_id: 'player-ada',
+          scope: 'base',
+        }),
+      );
+      const stalledUntil = Date.now() + 400;
+      while (Date.now() < stalledUntil);
+    });
+    await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
+      await expect(clientFor(url, { timeoutMs: 100 }).refresh('r-1')).resolves.toMatchObject({
+        accessToken: 'stalled-access',
+      });
+      expect(calls).toBe(1);
+    } finally {
+      platform.closeAllConnections();
+      platform.close();
+    }
+  });
+
   it('latency beyond the timeout is an ERR_PLATFORM_TIMEOUT', async () => {
     sim.injectFault({ kind: 'latency', ms: 5000 });
     const error = await rejectionOf(client({ timeoutMs: 300 }).exchangeCode(issue()));
