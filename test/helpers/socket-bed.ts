@@ -58,13 +58,21 @@ export async function open(url: string, cookie?: string): Promise<TestSocket> {
 /** The bound docs/sockets.md states from a login's end to the close frame. */
 export const CLOSE_WITHIN_MS = 1000;
 
-/** Resolves how the socket closed, failing if it did not within `ms` of `since`. */
+/**
+ * Added to a bound on the wall clock: these tests run beside others on a loaded machine, where a
+ * stall delays any step. A socket never closed by the package still fails (the records expire hours
+ * later); the bound itself is tested on fake timers (test/unit/login-watch.test.ts).
+ */
+export const LOAD_ALLOWANCE_MS = 4000;
+
+/** Resolves how the socket closed, failing if it did not within `ms` of `since` (and the allowance). */
 export async function closedWithin(socket: TestSocket, since: number, ms = CLOSE_WITHIN_MS) {
+  const within = ms + LOAD_ALLOWANCE_MS;
   const closed = await Promise.race([
     socket.closed,
-    new Promise<undefined>((resolve) => setTimeout(resolve, ms + 500)),
+    new Promise<undefined>((resolve) => setTimeout(resolve, within + 500)),
   ]);
-  if (closed === undefined) throw new Error(`the socket was still open ${ms + 500} ms later`);
-  expect(closed.at - since).toBeLessThanOrEqual(ms);
+  if (closed === undefined) throw new Error(`the socket was still open ${within + 500} ms later`);
+  expect(closed.at - since).toBeLessThanOrEqual(within);
   return closed;
 }

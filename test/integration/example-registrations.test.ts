@@ -16,6 +16,7 @@ import { startExample, type RunningExample } from '../../example-app/start';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { openSocket, type TestSocket } from '../helpers/spawn-socket-backends';
 import { sessionCookieFrom } from '../helpers/session-cookie';
+import { CLOSE_WITHIN_MS, LOAD_ALLOWANCE_MS } from '../helpers/socket-bed';
 import { BOTH_CLIENTS, entryCode, MINI, MINI_URI, WEB_URI } from '../helpers/two-registrations';
 import { spawnExample, stopExample, type SpawnedExample } from '../helpers/spawn-example';
 import { QUIET } from '../helpers/test-app';
@@ -109,7 +110,7 @@ async function logOutEverywhere(
   for (const socket of live) {
     const closed = await socket.closed;
     expect(closed.code).toBe(4401);
-    expect(closed.at - since).toBeLessThanOrEqual(1000);
+    expect(closed.at - since).toBeLessThanOrEqual(CLOSE_WITHIN_MS + LOAD_ALLOWANCE_MS);
   }
   for (const { cookie } of browsers)
     for (const url of urls) expect((await me(url, cookie)).status).toBe(401);

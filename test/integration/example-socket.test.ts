@@ -14,6 +14,7 @@ import { launchChromium } from '../helpers/browser';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { openSocket, type TestSocket } from '../helpers/spawn-socket-backends';
 import { sessionCookieFrom } from '../helpers/session-cookie';
+import { CLOSE_WITHIN_MS, LOAD_ALLOWANCE_MS } from '../helpers/socket-bed';
 import { spawnExample, stopExample, type SpawnedExample } from '../helpers/spawn-example';
 import { waitUntil } from '../helpers/wait-until';
 
@@ -86,7 +87,7 @@ describe('GET /ws, as docs/example-app.md says', () => {
     for (const socket of [onA, onB]) {
       const closed = await socket.closed;
       expect(closed.code).toBe(4401);
-      expect(closed.at - since).toBeLessThanOrEqual(1000);
+      expect(closed.at - since).toBeLessThanOrEqual(CLOSE_WITHIN_MS + LOAD_ALLOWANCE_MS);
     }
   });
 });
@@ -121,7 +122,7 @@ test('the page in Chromium: nickname, readable expiry, favicon; the live panel r
       .set('Cookie', `connect.sid=${cookie.value}`);
     expect(logout.status).toBe(204);
     await page.locator('#live[data-state="ended"]').waitFor();
-    expect(Date.now() - since).toBeLessThan(1500);
+    expect(Date.now() - since).toBeLessThan(1500 + LOAD_ALLOWANCE_MS);
     await expect(page.locator('#live-text').textContent()).resolves.toContain('Your login ended');
 
     // The 401 page of an API route opened in the browser now leads back to the game.

@@ -171,7 +171,8 @@ function leakApp(
     store,
     handleErrors,
     refresh: { failureCooldownSeconds: 0 },
-    tokenClient: { timeoutMs: 200, refreshRetries: 1, retryBaseDelayMs: 5 },
+    // Room for the simulator in this process on a loaded machine; the latency fault outlasts it.
+    tokenClient: { timeoutMs: 1000, refreshRetries: 1, retryBaseDelayMs: 5 },
     ...(extra.logger ? { logger: extra.logger } : {}),
     ...(extra.meter ? { meterProvider: extra.meter.provider } : {}),
   });
@@ -257,7 +258,7 @@ const PLATFORM_FAULTS = (): [SimulatorFault, number][] => [
   [{ kind: 'malformed-json' }, 502],
   [{ kind: 'empty' }, 502],
   [{ kind: 'oversized', bytes: 200_000 }, 502],
-  [{ kind: 'latency', ms: 600 }, 504],
+  [{ kind: 'latency', ms: 3000 }, 504],
   [{ kind: 'slow-body', bytesPerSecond: 20 }, 504],
   [{ kind: 'reset' }, 502],
   [{ kind: 'redirect', location: `${sim.url}/elsewhere` }, 502],
