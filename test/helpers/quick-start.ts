@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { START_DEADLINE_MS } from './on-sources';
 
 const root = join(__dirname, '..', '..');
 
@@ -56,7 +57,10 @@ export async function startQuickStart(
   };
   try {
     const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`not started in 20 s:\n${output}`)), 20_000);
+      const timer = setTimeout(
+        () => reject(new Error(`not started in ${START_DEADLINE_MS / 1000} s:\n${output}`)),
+        START_DEADLINE_MS,
+      );
       const collect = (chunk: Buffer): void => {
         output += chunk.toString();
         onOutput(output);
