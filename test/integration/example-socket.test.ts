@@ -14,7 +14,8 @@ import { launchChromium } from '../helpers/browser';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { openSocket, type TestSocket } from '../helpers/spawn-socket-backends';
 import { sessionCookieFrom } from '../helpers/session-cookie';
-import { CLOSE_WITHIN_MS, LOAD_ALLOWANCE_MS } from '../helpers/socket-bed';
+import { CLOSE_WITHIN_MS } from '../helpers/socket-bed';
+import { LOAD_ALLOWANCE_MS } from '../helpers/load-allowance';
 import { spawnExample, stopExample, type SpawnedExample } from '../helpers/spawn-example';
 import { waitUntil } from '../helpers/wait-until';
 

@@ -19,8 +19,8 @@ import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { sessionCookieFrom, sessionIdFrom } from '../helpers/session-cookie';
 import { createTestApp, TEST_REDIRECT_URI } from '../helpers/test-app';
 
-/** Short attempts and one quick retry: a fault costs about a second, a loaded machine still logs in. */
-const CLIENT = { timeoutMs: 1000, refreshRetries: 1, retryBaseDelayMs: 10, maxRetryDelayMs: 1500 };
+/** Short attempts and one quick retry: a fault costs a few seconds, a loaded machine still logs in. */
+const CLIENT = { timeoutMs: 2000, refreshRetries: 1, retryBaseDelayMs: 10, maxRetryDelayMs: 1500 };
 const JSON_ACCEPT = { Accept: 'application/json' };
 
 let redis: Redis;
@@ -80,7 +80,7 @@ const PLATFORM_TIMEOUT: Answer = [504, 'platform_timeout'];
 /** Each fault and the documented answer of an entry it breaks (README "Errors"). */
 const FAULTS: [string, SimulatorFault, Answer][] = [
   ['down (HTTP 503)', { kind: 'status', status: 503 }, PLATFORM_ERROR],
-  ['slow: headers after the timeout', { kind: 'latency', ms: 1500 }, PLATFORM_TIMEOUT],
+  ['slow: headers after the timeout', { kind: 'latency', ms: 6000 }, PLATFORM_TIMEOUT],
   [
     'slow: the body trickling byte by byte',
     { kind: 'slow-body', bytesPerSecond: 1 },

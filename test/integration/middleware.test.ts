@@ -267,7 +267,7 @@ describe('the failure table', () => {
   test.each(platformFaults('malformed-json'))(
     'platform %s with a still-valid token: served with the current token, kept',
     async (_name, fault) => {
-      const { app, store, login } = setUp({ tokenClient: { timeoutMs: 300, refreshRetries: 1 } });
+      const { app, store, login } = setUp({ tokenClient: { timeoutMs: 1500, refreshRetries: 1 } });
       const failures: string[] = [];
       login.on('refreshFailed', (event) => failures.push(event.code));
       const { agent, sessionId } = await enter(app, sim);
@@ -275,6 +275,8 @@ describe('the failure table', () => {
       sim.injectFault(fault, { grant: 'refresh_token' });
       const res = await agent.get('/api/token').expect(200);
       expect(res.body.accessToken).toBe(before.accessToken);
+      // A platform that does not answer may outlast the request: its failure is told after.
+      await waitUntil(() => failures.length > 0, 'the refresh to fail');
       expect(await storedRecord(store, sessionId)).toEqual(before);
       expect(failures).toHaveLength(1);
     },
@@ -284,7 +286,7 @@ describe('the failure table', () => {
     'platform %s with an expired token: 503 platform_unavailable with Retry-After, tokens kept',
     async (_name, fault) => {
       const { app, store } = setUp({
-        tokenClient: { timeoutMs: 300, refreshRetries: 1 },
+        tokenClient: { timeoutMs: 1500, refreshRetries: 1 },
         refresh: { failureCooldownSeconds: 0 },
       });
       const { agent, sessionId } = await enter(app, sim);
@@ -322,7 +324,7 @@ describe('the failure table', () => {
     // Two app instances ("processes") sharing the session store and the token store.
     const store = new MemoryTokenStore();
     const sessionStore = new session.MemoryStore();
-    const options = { store, tokenClient: { refreshRetries: 0, timeoutMs: 300 } };
+    const options = { store, tokenClient: { refreshRetries: 0, timeoutMs: 1500 } };
     const one = createTestApp({ sim, sessionStore, login: options });
     const two = createTestApp({ sim, sessionStore, login: options });
     const code = sim.issueCode({ redirectUri: TEST_REDIRECT_URI });

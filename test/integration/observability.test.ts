@@ -13,6 +13,7 @@ import { hashSessionId } from '../../lib/core/hash';
 import { valueOnce, waitUntil } from '../helpers/wait-until';
 import { commandCount } from '../helpers/command-counts';
 import { useSimulator } from '../helpers/bed';
+import { LOAD_ALLOWANCE_MS } from '../helpers/load-allowance';
 
 let sim: PlatformSimulator;
 let meter: TestMeter;
@@ -404,7 +405,7 @@ describe('login.ready()', () => {
       server.pause();
       const startedAt = Date.now();
       const stalled = await login.ready();
-      expect(Date.now() - startedAt).toBeLessThan(2000);
+      expect(Date.now() - startedAt).toBeLessThan(2000 + LOAD_ALLOWANCE_MS);
       expect(stalled).toMatchObject({
         ready: false,
         store: { ok: false, error: 'ERR_PLATFORM_STORE_UNAVAILABLE' },

@@ -12,7 +12,8 @@ import { hashSessionId } from '../../lib/core/hash';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { enterAs } from '../helpers/spawn-socket-backends';
 import { startSocketBoundsApp, type SocketBoundsApp } from '../helpers/socket-bounds-app';
-import { closedWithin, CLOSE_WITHIN_MS, LOAD_ALLOWANCE_MS, open } from '../helpers/socket-bed';
+import { closedWithin, CLOSE_WITHIN_MS, open } from '../helpers/socket-bed';
+import { LOAD_ALLOWANCE_MS } from '../helpers/load-allowance';
 
 const PREFIX = 'wsb:';
 /** The short session (and so token record) lifetime of the expiry test. */

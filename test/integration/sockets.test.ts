@@ -17,12 +17,12 @@ import { commandCounts } from '../helpers/command-counts';
 import { waitUntil } from '../helpers/wait-until';
 import {
   closedWithin,
-  LOAD_ALLOWANCE_MS,
   CLOSE_WITHIN_MS,
   open,
   opened,
   useSocketBackends,
 } from '../helpers/socket-bed';
+import { LOAD_ALLOWANCE_MS } from '../helpers/load-allowance';
 
 const PREFIX = 'ws:';
 let sim: PlatformSimulator;

@@ -111,8 +111,8 @@ test('a refresh records `epl.refresh` holding its attempts; a retried 503 is one
 });
 
 test('a failed refresh: `epl.refresh` ends in error with the package code; a timeout names its code', async () => {
-  const agent = await playerDueIn(-1000, { refreshRetries: 0, timeoutMs: 1000 });
-  sim.injectFault({ kind: 'latency', ms: 3000 }, { grant: 'refresh_token', times: 1 });
+  const agent = await playerDueIn(-1000, { refreshRetries: 0, timeoutMs: 2000 });
+  sim.injectFault({ kind: 'latency', ms: 6000 }, { grant: 'refresh_token', times: 1 });
   exporter.reset();
   await agent.get('/api/me').expect(503);
 
