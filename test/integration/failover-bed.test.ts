@@ -4,7 +4,7 @@
 import { Cluster, Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startClusterBed, startSentinelBed } from '../helpers/failover-bed';
-import { eventually, waitUntil } from '../helpers/wait-until';
+import { waitUntil } from '../helpers/wait-until';
 
 /** A key whose slot is in [first, last], asked of the cluster. */
 async function keyInSlots(cluster: Cluster, [first, last]: [number, number]): Promise<string> {
@@ -14,29 +14,62 @@ async function keyInSlots(cluster: Cluster, [first, last]: [number, number]): Pr
   }
 }
 
+/**
+ * Writes `keyOf(attempt)` with `write` and reads it on the replica 200 ms later, expecting null: the
+ * write cannot leave the delay before `delayMs` after it was sent. A read answered after that (a
+ * stall on a busy machine) tells nothing, so a new key is tried, 3 times at most. Resolves the
+ * key and when its write was sent.
+ */
+async function heldBack(
+  write: (key: string) => Promise<unknown>,
+  read: (key: string) => Promise<string | null>,
+  keyOf: (attempt: number) => string,
+  delayMs: number,
+): Promise<{ key: string; sentAt: number }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const key = keyOf(attempt);
+    const sentAt = Date.now();
+    await write(key);
+    await sleep(Math.max(0, 200 - (Date.now() - sentAt)));
+    const value = await read(key);
+    if (Date.now() - sentAt < delayMs) {
+      expect(value).toBeNull();
+      return { key, sentAt };
+    }
+    if (attempt === 3) throw new Error(`3 reads on the replica came after the ${delayMs} ms delay`);
+  }
+}
+
 describe('sentinel bed', () => {
   test('the replica lags the primary by the replication delay', async () => {
-    const bed = await startSentinelBed({ replicationDelayMs: 1_000 });
+    // Long, so that "sooner than the delay" below still holds on a loaded machine.
+    const delayMs = 5_000;
+    const bed = await startSentinelBed({ replicationDelayMs: delayMs });
     const primary = new Redis(bed.primary.port);
     const replica = new Redis(bed.replicas[0]!.port);
     try {
-      await primary.set('lagging', '1');
-      const writtenAt = Date.now();
-      await sleep(200 - (Date.now() - writtenAt));
-      expect(await replica.get('lagging')).toBeNull();
-      // Then it comes (how soon after the delay depends on the machine's load).
+      const lagging = await heldBack(
+        (key) => primary.set(key, '1'),
+        (key) => replica.get(key),
+        (attempt) => `lagging-${attempt}`,
+        delayMs,
+      );
+      // Without the delay from now on; what is held keeps its time and order (the sentinels'
+      // hello messages are replicated too).
+      bed.setReplicationDelay(0);
+      // The write comes once its delay has passed (how soon after depends on the machine's load).
       await waitUntil(
-        async () => (await replica.get('lagging')) === '1',
+        async () => (await replica.get(lagging.key)) === '1',
         'the write on the replica',
       );
+      expect(Date.now() - lagging.sentAt).toBeGreaterThanOrEqual(delayMs);
 
-      // Without the delay the stream is as quick as it is direct, once what was held (the
-      // sentinels' hello messages are replicated too) has drained: order is kept. A write then
-      // arrives sooner than the delay would have let it.
-      bed.setReplicationDelay(0);
-      await sleep(1_100);
+      // Once what was held has drained, the stream is as quick as it is direct: a write arrives
+      // sooner than the delay would have let it.
+      const sentAt = Date.now();
       await primary.set('prompt', '1');
-      expect(await eventually(async () => (await replica.get('prompt')) === '1', 900)).toBe(true);
+      await waitUntil(async () => (await replica.get('prompt')) === '1', 'the prompt write');
+      expect(Date.now() - sentAt).toBeLessThan(delayMs);
     } finally {
       primary.disconnect();
       replica.disconnect();
@@ -88,15 +121,21 @@ describe('cluster bed', () => {
     try {
       const master = bed.masters[0]!;
       const key = await keyInSlots(before, master.slots);
-      await before.set(`{${key}}replicated`, '1');
       // The replica has it once the delay has passed (read from the replica itself).
       const replica = new Redis(bed.replicas.find((node) => node.shard === 0)!.server.port);
+      let replicated: string;
       try {
         await replica.readonly();
-        await sleep(200);
-        expect(await replica.get(`{${key}}replicated`)).toBeNull();
-        await sleep(1_300);
-        expect(await replica.get(`{${key}}replicated`)).toBe('1');
+        ({ key: replicated } = await heldBack(
+          (written) => before.set(written, '1'),
+          (written) => replica.get(written),
+          (attempt) => `{${key}}replicated-${attempt}`,
+          1_000,
+        ));
+        await waitUntil(
+          async () => (await replica.get(replicated)) === '1',
+          'the write on the replica',
+        );
       } finally {
         replica.disconnect();
       }
@@ -106,10 +145,10 @@ describe('cluster bed', () => {
       expect(promoted.port).toBe(bed.replicas.find((node) => node.shard === 0)!.port);
 
       after = new Cluster(bed.nodes);
-      expect(await after.get(`{${key}}replicated`)).toBe('1');
+      expect(await after.get(replicated)).toBe('1');
       expect(await after.get(`{${key}}in-flight`)).toBeNull();
       // A client that was connected through the failover finds the new master too.
-      expect(await before.get(`{${key}}replicated`)).toBe('1');
+      expect(await before.get(replicated)).toBe('1');
     } finally {
       before.disconnect();
       after?.disconnect();
