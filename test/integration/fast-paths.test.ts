@@ -65,19 +65,31 @@ describe("an entry's checks (BEGIN_ENTRY) answer as the derived steps do", () =>
 
   /**
    * Plays `steps` on each engine under its own keys and expects the same answers, and the same
-   * values left at each key the steps touched.
+   * values left at each key the steps touched (read right after each engine's steps).
    */
   async function sameOnBoth(
     steps: (engine: StoreEngine, run: string) => Promise<unknown[]>,
     keysOf: (run: string) => string[],
   ): Promise<void> {
-    const [fastRun, derivedRun] = [`f-${randomUUID()}`, `d-${randomUUID()}`];
     expect(fast.entries).toBeDefined();
     expect(derived.entries).toBeUndefined();
-    const answers = await steps(fast, fastRun);
-    expect(await steps(derived, derivedRun)).toEqual(answers);
-    const left = async (run: string) => Promise.all(keysOf(run).map(valueAt));
-    expect(await left(derivedRun)).toEqual(await left(fastRun));
+    const play = async (engine: StoreEngine, run: string) => {
+      const startedAt = Date.now();
+      const answers = await steps(engine, run);
+      const left = await Promise.all(keysOf(run).map(valueAt));
+      return { answers, left, tookMs: Date.now() - startedAt };
+    };
+    // The entry budget's window is one second from its first count (lib/core/entry-begin.ts): a
+    // play a busy machine stalled past it may answer otherwise, so both are played again with new
+    // keys (3 tries at most).
+    for (let attempt = 1; ; attempt += 1) {
+      const onFast = await play(fast, `f-${randomUUID()}`);
+      const onDerived = await play(derived, `d-${randomUUID()}`);
+      if (Math.max(onFast.tookMs, onDerived.tookMs) >= 1000 && attempt < 3) continue;
+      expect(onDerived.answers).toEqual(onFast.answers);
+      expect(onDerived.left).toEqual(onFast.left);
+      return;
+    }
   }
   const counterKeys = (run: string) =>
     ['a', 'a:failed', 'budget'].map((key) => storeKeys.counter(`${run}:${key}`));
