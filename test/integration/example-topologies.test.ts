@@ -271,17 +271,19 @@ describe('on each topology and REDIS_CLIENT, no Redis answering', () => {
           await running.close();
         }
         expect(dropper.connections()).toBeGreaterThan(0);
-        // ioredis's Sentinel connector, closed while it waits to ask the sentinels again, asks once
-        // more before it sees it is closed (one connection per client: the example's and the stores'
-        // duplicates), within its retry delay (1 s at most). Past that, and on every other client at
-        // once: every client reconnects at most 1 s apart (the dropper ends each connection at once),
-        // so one left trying would show within 1.5 s.
-        if (redisClient === 'ioredis' && topology === 'sentinel') {
+        // A window of 1.5 s without a connection comes: every client reconnects at most 1 s apart
+        // (the dropper ends each connection at once), so one left trying never leaves such a window.
+        // The first windows after the close may still see one: ioredis's Sentinel connector, closed
+        // while it waits to ask the sentinels again, asks once more before it sees it is closed, and
+        // on a loaded machine a connection made before the close may reach the dropper (in this
+        // process) after it.
+        let silent = false;
+        for (let window = 0; window < 5 && !silent; window += 1) {
+          const before = dropper.connections();
           await new Promise((resolve) => setTimeout(resolve, 1500));
+          silent = dropper.connections() === before;
         }
-        const afterClose = dropper.connections();
-        await new Promise((resolve) => setTimeout(resolve, 1500));
-        expect(dropper.connections() - afterClose).toBe(0);
+        expect(silent).toBe(true);
       } finally {
         dropper.close();
       }
