@@ -352,12 +352,12 @@ describe('a Redis of its own on each REDIS_CLIENT: memory, then a stall', () => 
         expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200); // now in memory
         const raw = new Redis(server.url);
         try {
-          // One window of 20 requests in five with no command: a stall of the loaded machine
+          // One window of 10 requests in ten with no command: a stall of the loaded machine
           // longer than the memory's lease (docs/caching.md) rightly sends a window to Redis.
           let sent: Array<readonly [string, number]> = [];
-          for (let window = 0; window < 5; window += 1) {
+          for (let window = 0; window < 10; window += 1) {
             const before = await commandCounts(raw);
-            for (let i = 0; i < 20; i += 1) {
+            for (let i = 0; i < 10; i += 1) {
               expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200);
             }
             const after = await commandCounts(raw);
