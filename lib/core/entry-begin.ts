@@ -3,6 +3,9 @@
 // parts; both refuse the same wrong arguments, checked here once.
 import type { EntryBegin, EntryBeginning, EntryStop, StoreEngine } from './store-engine';
 
+/** The window of the budget of addresses with a failed entry (`budgetPerSecond`). */
+export const ENTRY_BUDGET_WINDOW_MS = 1000;
+
 const isKey = (value: unknown): boolean =>
   typeof value === 'string' && value.length > 0 && value.length <= 512;
 const isPositive = (value: unknown): boolean =>
@@ -81,9 +84,9 @@ async function beginWithParts(store: StoreEngine, entry: EntryBegin): Promise<En
   }
   const budgeted = !clean && entry.budgetKey !== undefined;
   if (budgeted) {
-    const spent = await counters.countInWindow(entry.budgetKey!, 1, 1000);
+    const spent = await counters.countInWindow(entry.budgetKey!, 1, ENTRY_BUDGET_WINDOW_MS);
     if (spent.count > entry.budgetPerSecond) {
-      await counters.countInWindow(entry.budgetKey!, -1, 1000);
+      await counters.countInWindow(entry.budgetKey!, -1, ENTRY_BUDGET_WINDOW_MS);
       await giveBack();
       return stop('budget', spent.resetInMs);
     }

@@ -3,6 +3,7 @@
 // compare-and-set steps; the others are fast paths (docs/engine.md), sent only where every key is
 // on one server.
 import { script } from '../redis/lua-script';
+import { ENTRY_BUDGET_WINDOW_MS } from '../core/entry-begin';
 
 /**
  * The value at KEYS[1] and the milliseconds it has left, in one command.
@@ -171,9 +172,9 @@ if held == ARGV[3] then
 end
 local budgeted = 0
 if not clean and ARGV[6] ~= '' then
-  local spent, left = count(KEYS[6], 1, 1000)
+  local spent, left = count(KEYS[6], 1, ${ENTRY_BUDGET_WINDOW_MS})
   if spent > tonumber(ARGV[6]) then
-    count(KEYS[6], -1, 1000)
+    count(KEYS[6], -1, ${ENTRY_BUDGET_WINDOW_MS})
     return { 'budget', left, 0, '', '', 0, 0 }
   end
   budgeted = 1

@@ -1,7 +1,15 @@
-// An answer that arrives over a real socket while the event loop is stalled (a GC pause, a loaded
-// machine): when the loop wakes, it runs its due timers before it reads the answer waiting in the
+// A stalled event loop (a GC pause, a loaded machine), and an answer that arrives over a real socket
+// meanwhile: when the loop wakes, it runs its due timers before it reads the answer waiting in the
 // kernel's buffer. For the tests of a deadline that must not fail a call answered in time.
 import { createServer, connect, type Socket } from 'node:net';
+
+/** Blocks this process's event loop for `ms`, as a GC pause or a long synchronous task would. */
+export function stall(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // busy
+  }
+}
 
 export interface StallBed {
   /**
@@ -22,8 +30,7 @@ export async function stallBed(): Promise<StallBed> {
     answerDuringStall(stallMs) {
       const read = new Promise<void>((resolve) => client.once('data', () => resolve()));
       serverSide.write('+OK\r\n');
-      const stalledUntil = Date.now() + stallMs;
-      while (Date.now() < stalledUntil);
+      stall(stallMs);
       return read;
     },
     close() {

@@ -13,6 +13,7 @@ import { startPrimaryAndReplica } from '../helpers/redis-replica';
 import { answerToken, loginOptions, redisSessions } from '../helpers/test-app';
 import { enter, expiringIn, rewriteRecord } from '../helpers/records';
 import { waitUntil } from '../helpers/wait-until';
+import { stall } from '../helpers/stalled-answer';
 import { Redis } from 'ioredis';
 import type { RedisClient } from '../../lib/redis/redis-client';
 
@@ -23,14 +24,6 @@ type SimulatorOptions = Parameters<typeof startSimulator>[0];
 const kinds = clientKinds.filter((kind) =>
   ['ioredis 5 (RESP2)', 'node-redis 6 (RESP3)'].includes(kind.name),
 );
-
-/** Blocks this process's event loop for `ms`, as a GC pause or a long synchronous task would. */
-function stall(ms: number): void {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    // busy
-  }
-}
 
 /**
  * The game backend under test: sessions and tokens on `client`; the refresh lock's waits told.

@@ -21,7 +21,7 @@ const startExample = (config: Parameters<typeof startWithLogs>[0]) =>
 import { freePort } from '../helpers/free-port';
 import { expiringIn, rewriteRecord, storedRecord } from '../helpers/records';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
-import { commandCounts } from '../helpers/command-counts';
+import { quietWindow } from '../helpers/command-counts';
 import { valueOnce } from '../helpers/wait-until';
 import { spawnOnSources } from '../helpers/on-sources';
 import { startDropper } from '../helpers/tcp-proxy';
@@ -298,12 +298,6 @@ describe.each(REDIS_CLIENTS)(
   },
 );
 
-/**
- * Commands that run whatever the traffic: the key tracking's heartbeat (PING and a read of its mark,
- * every 100 ms per store) and this test's own INFO.
- */
-const BACKGROUND_COMMANDS = new Set(['ping', 'mget', 'info']);
-
 /** `call`'s answer and how long it took, in milliseconds. */
 async function timed<T>(call: () => Promise<T>): Promise<[T, number]> {
   const started = Date.now();
@@ -352,20 +346,12 @@ describe('a Redis of its own on each REDIS_CLIENT: memory, then a stall', () => 
         expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200); // now in memory
         const raw = new Redis(server.url);
         try {
-          // One window of 10 requests in ten with no command: a stall of the loaded machine
-          // longer than the memory's lease (docs/caching.md) rightly sends a window to Redis.
-          let sent: Array<readonly [string, number]> = [];
-          for (let window = 0; window < 10; window += 1) {
-            const before = await commandCounts(raw);
+          // One window of 10 requests in ten with no command.
+          const sent = await quietWindow(raw, 10, async () => {
             for (let i = 0; i < 10; i += 1) {
               expect((await browser.fetch(me, { headers: JSON_ACCEPT })).status).toBe(200);
             }
-            const after = await commandCounts(raw);
-            sent = Object.entries(after)
-              .map(([name, calls]) => [name, calls - (before[name] ?? 0)] as const)
-              .filter(([name, calls]) => calls > 0 && !BACKGROUND_COMMANDS.has(name));
-            if (sent.length === 0) break;
-          }
+          });
           expect(sent).toStrictEqual([]);
         } finally {
           raw.disconnect();

@@ -21,7 +21,7 @@ import type { RedisSessionStoreOptions } from '../../lib/session-store';
 import { startRedisServer, type TestRedisServer } from '../helpers/redis-server';
 import { usePrivateRedis } from '../helpers/bed';
 import { eventually, valueOnce, waitUntil } from '../helpers/wait-until';
-import { commandCount, commandCounts } from '../helpers/command-counts';
+import { BACKGROUND_COMMANDS, commandCount, commandCounts } from '../helpers/command-counts';
 import { defaultClientKinds, type ClientKind } from '../helpers/redis-clients';
 import { LOAD_ALLOWANCE_MS } from '../helpers/load-allowance';
 
@@ -145,12 +145,6 @@ async function sessionKeys(at: RedisAt = here()): Promise<string[]> {
   return (await at.raw.keys('sess:*')).filter((key) => key !== 'sess:~db');
 }
 
-/**
- * The key tracking's heartbeat (PING and a read of its mark on its own connection, every 100 ms
- * per process, whatever the traffic): not a request's command.
- */
-const HEARTBEAT_COMMANDS = new Set(['ping', 'mget']);
-
 async function commandsDuring(
   action: () => Promise<void>,
   at: RedisAt = here(),
@@ -161,7 +155,7 @@ async function commandsDuring(
   return Object.fromEntries(
     Object.entries(after)
       .map(([name, calls]) => [name, calls - (before[name] ?? 0)] as const)
-      .filter(([name, calls]) => calls > 0 && name !== 'info' && !HEARTBEAT_COMMANDS.has(name)),
+      .filter(([name, calls]) => calls > 0 && !BACKGROUND_COMMANDS.has(name)),
   );
 }
 

@@ -26,6 +26,7 @@ const OAUTH_ERROR_CODES: PlatformErrorCode[] = [
 import { PlatformTokenClient } from '../../lib/client/token-client';
 import type { PlatformTokenClientOptions } from '../../lib/client/token-client-options';
 import { LOAD_ALLOWANCE_MS } from '../helpers/load-allowance';
+import { stall } from '../helpers/stalled-answer';
 
 // A query string and percent-encoding: it must reach the platform exactly as configured.
 const REDIRECT_URI =
@@ -371,8 +372,7 @@ describe('faults of the platform', () => {
           scope: 'base',
         }),
       );
-      const stalledUntil = Date.now() + 400;
-      while (Date.now() < stalledUntil);
+      stall(400);
     });
     await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
     try {
