@@ -61,16 +61,22 @@ function codeOf(error: unknown): string {
   return error.name === 'Error' ? error.constructor.name : error.name;
 }
 
+/**
+ * A dropped connection, however the client names it: a restart closes the socket cleanly
+ * (node-redis: SocketClosedUnexpectedlyError) or resets it when a command of ours was still unread
+ * (ECONNRESET), and a server that wants TLS resets it at once.
+ */
+const DROPPED = (url: string): string =>
+  `the connection was dropped: did Redis at REDIS_URL=${url} restart or fail over, close idle clients (its timeout), or does it want TLS (rediss://)?`;
+
 /** What to check, per error code; `url` is where the client connects. */
 const HINTS: Record<string, (url: string) => string> = {
   ECONNREFUSED: (url) => `nothing listens there: is redis-server running? REDIS_URL=${url}`,
   ENOTFOUND: (url) => `its host name does not resolve: is REDIS_URL=${url} right?`,
   EAI_AGAIN: (url) => `its host name does not resolve: is REDIS_URL=${url} right?`,
   ETIMEDOUT: () => 'the connection timed out: is the host reachable (firewall, security group)?',
-  ECONNRESET: () =>
-    'the connection was dropped: did Redis restart, or does it want TLS (rediss://)?',
-  SocketClosedUnexpectedlyError: (url) =>
-    `the connection was dropped: did Redis at REDIS_URL=${url} restart or fail over, or close idle clients (its timeout)?`,
+  ECONNRESET: DROPPED,
+  SocketClosedUnexpectedlyError: DROPPED,
 };
 const OTHER_HINT = (url: string): string => `check that Redis runs and REDIS_URL=${url} is right`;
 

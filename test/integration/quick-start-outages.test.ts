@@ -167,11 +167,18 @@ describe('on a running quick start', () => {
     expect(
       after.filter((line) => !/answered 503 \(ERR_PLATFORM_STORE_UNAVAILABLE\)/.test(line)),
     ).toEqual([
-      expect.stringContaining(
-        `Redis at redis://127.0.0.1:${server.port} is unreachable (SocketClosedUnexpectedlyError): the connection was dropped: did Redis`,
+      // A clean close or a reset (a command of the client's still unread when Redis went down):
+      // which one is the kernel's timing, and the line says the same for both.
+      expect.stringMatching(
+        new RegExp(
+          `Redis at redis://127\\.0\\.0\\.1:${server.port} is unreachable \\((SocketClosedUnexpectedlyError|ECONNRESET)\\): ` +
+            `the connection was dropped: did Redis at REDIS_URL=redis://127\\.0\\.0\\.1:${server.port} restart or fail over`,
+        ),
       ),
     ]);
-    expect(after.join('\n')).toContain('(its timeout)? The client keeps reconnecting');
+    expect(after.join('\n')).toContain(
+      'or does it want TLS (rediss://)? The client keeps reconnecting',
+    );
     expect(game.output()).not.toContain(REDIS_PASSWORD);
   }, 60_000);
 });
