@@ -64,7 +64,7 @@ function codeOf(error: unknown): string {
 /**
  * A dropped connection, however the client names it: a restart closes the socket cleanly
  * (node-redis: SocketClosedUnexpectedlyError) or resets it when a command of ours was still unread
- * (ECONNRESET), and a server that wants TLS resets it at once.
+ * (ECONNRESET, or EPIPE for a write after the close), and a server that wants TLS resets it at once.
  */
 const DROPPED = (url: string): string =>
   `the connection was dropped: did Redis at REDIS_URL=${url} restart or fail over, close idle clients (its timeout), or does it want TLS (rediss://)?`;
@@ -76,6 +76,7 @@ const HINTS: Record<string, (url: string) => string> = {
   EAI_AGAIN: (url) => `its host name does not resolve: is REDIS_URL=${url} right?`,
   ETIMEDOUT: () => 'the connection timed out: is the host reachable (firewall, security group)?',
   ECONNRESET: DROPPED,
+  EPIPE: DROPPED,
   SocketClosedUnexpectedlyError: DROPPED,
 };
 const OTHER_HINT = (url: string): string => `check that Redis runs and REDIS_URL=${url} is right`;

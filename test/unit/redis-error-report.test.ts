@@ -17,13 +17,22 @@ function errorLines(error: unknown): string[] {
 class SocketClosedUnexpectedlyError extends Error {}
 
 test.each([
-  ['a clean close (node-redis)', new SocketClosedUnexpectedlyError('Socket closed unexpectedly')],
-  ['a reset', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })],
-])('%s: one line that names the code and asks about a restart or failover', (_name, error) => {
-  const [line, ...more] = errorLines(error);
-  expect(more).toEqual([]);
-  expect(line).toMatch(
-    /^Redis at redis:\/\/redis-1:6379 is unreachable \((SocketClosedUnexpectedlyError|ECONNRESET)\): the connection was dropped: did Redis at REDIS_URL=redis:\/\/redis-1:6379 restart or fail over, close idle clients \(its timeout\), or does it want TLS \(rediss:\/\/\)\? /,
-  );
-  expect(line).not.toContain('secret-pass');
-});
+  [
+    'a clean close (node-redis)',
+    new SocketClosedUnexpectedlyError('Socket closed unexpectedly'),
+    'SocketClosedUnexpectedlyError',
+  ],
+  ['a reset', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), 'ECONNRESET'],
+  ['a write after the close', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }), 'EPIPE'],
+])(
+  '%s: one line that names the code and asks about a restart or failover',
+  (_name, error, code) => {
+    const [line, ...more] = errorLines(error);
+    expect(more).toEqual([]);
+    expect(line).toContain(`is unreachable (${code}): `);
+    expect(line).toMatch(
+      /^Redis at redis:\/\/redis-1:6379 is unreachable \(\w+\): the connection was dropped: did Redis at REDIS_URL=redis:\/\/redis-1:6379 restart or fail over, close idle clients \(its timeout\), or does it want TLS \(rediss:\/\/\)\? /,
+    );
+    expect(line).not.toContain('secret-pass');
+  },
+);
