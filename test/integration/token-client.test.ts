@@ -358,7 +358,10 @@ describe('faults of the platform', () => {
 
   it('an answer that arrived while the process stalled past the timeout is taken, not retried', async () => {
     // A platform in this process that answers, then stalls the event loop (a GC pause, a loaded
-    // machine) past the client's deadline before the client reads the answer.
+    // machine) past the client's deadline before the client reads the answer. The stall outlasts
+    // the whole timeout, so the deadline falls in it however late the request arrived (a loaded
+    // machine may take a few hundred ms over it); the timeout is long enough for it to arrive.
+    const timeoutMs = 1000;
     let calls = 0;
     const platform = createServer((_req, res) => {
       calls += 1;
@@ -372,12 +375,12 @@ describe('faults of the platform', () => {
           scope: 'base',
         }),
       );
-      stall(400);
+      stall(timeoutMs + 100);
     });
     await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
-      await expect(clientFor(url, { timeoutMs: 100 }).refresh('r-1')).resolves.toMatchObject({
+      await expect(clientFor(url, { timeoutMs }).refresh('r-1')).resolves.toMatchObject({
         accessToken: 'stalled-access',
       });
       expect(calls).toBe(1);
