@@ -770,16 +770,19 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
           resolve(true);
         });
       });
-    /** Runs `body` once the store's notices are live (a store may take a moment to connect). */
+    /**
+     * Runs `body` once the store's notices are live (a store may take a moment to connect). The
+     * engines this runs on all have them: notices never live fail the test rather than pass it.
+     */
     const whenLive = async (body: () => Promise<void>) => {
       const changes = getStore().changes;
       if (changes === undefined) return; // the optional part is absent: nothing to hold it to
-      await pollUntil(
+      const live = await pollUntil(
         async () => changes.live,
-        (live) => live,
-        2000,
+        (isLive) => isLive,
+        10_000,
       );
-      if (!changes.live) return; // never reliable here (e.g. tracking refused): callers poll
+      assert.equal(live, true, 'its change notices did not go live within 10 s');
       await body();
     };
 
