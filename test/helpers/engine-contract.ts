@@ -770,6 +770,7 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
           resolve(true);
         });
       });
+    const LIVE_WITHIN_MS = 10_000;
     /**
      * Runs `body` once the store's notices are live (a store may take a moment to connect). The
      * engines this runs on all have them: notices never live fail the test rather than pass it.
@@ -780,9 +781,9 @@ export function storeEngineContract(getStore: () => StoreEngine): void {
       const live = await pollUntil(
         async () => changes.live,
         (isLive) => isLive,
-        10_000,
+        LIVE_WITHIN_MS,
       );
-      assert.equal(live, true, 'its change notices did not go live within 10 s');
+      assert.equal(live, true, `its change notices did not go live within ${LIVE_WITHIN_MS} ms`);
       await body();
     };
 

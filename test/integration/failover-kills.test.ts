@@ -80,7 +80,7 @@ describe.each<Kind>(['ioredis', 'node-redis'])('a Sentinel failover on %s', (kin
   test('an entry whose writes did not reach the replica is not answered 303: the player enters again', async () => {
     // The backend has served an entry before (its scripts loaded, its connections open), as a
     // running game's has: the first entry of a new client on a loaded machine can outlast the
-    // store's 1.5 s deadline before its code exchange.
+    // store's deadline (operationTimeoutMs) before its code exchange.
     expect((await enter(a, sim, 'player-bo')).status).toBe(303);
     await bed.caughtUp();
     const keysBefore = await onServer(bed.primary.port, (server) => server.keys('*'));
