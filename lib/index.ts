@@ -39,7 +39,7 @@ export type { TokenStore } from './core/token-store';
 export { MemoryTokenStore } from './core/memory-store';
 export { RedisTokenStore } from './stores/redis-store';
 export { reportRedisErrors } from './stores/redis-error-report';
-export { RedisSessionStore } from './session-store';
+export { RedisSessionStore } from './session-store/redis-session-store';
 
 // Embedded mode and setup checks.
 export { embeddedSessionCookie } from './entry/embedded-cookie';

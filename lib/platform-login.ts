@@ -120,7 +120,7 @@ export class PlatformLogin extends EventEmitter<PlatformLoginEvents> {
     // the middleware also looks for a request that should have reached a callback.
     for (const registration of this.registrations)
       this.mountChecks.push(
-        createCallbackMountCheck([registration.redirectUri], (fields, message) =>
+        createCallbackMountCheck(registration.redirectUri, (fields, message) =>
           log.warn(fields, message),
         ),
       );

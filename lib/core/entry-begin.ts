@@ -1,41 +1,38 @@
 // An entry's checks before its code exchange (docs/engine.md, "An entry's checks"): the store's own
 // `entries.begin` when it has one (one round trip), else the same steps made with the store's
 // parts; both refuse the same wrong arguments, checked here once.
+import { checkClaimKey, ttlMilliseconds } from './engine-arguments';
 import type { EntryBegin, EntryBeginning, EntryStop, StoreEngine } from './store-engine';
 
 /** The window of the budget of addresses with a failed entry (`budgetPerSecond`). */
 export const ENTRY_BUDGET_WINDOW_MS = 1000;
 
-const isKey = (value: unknown): boolean =>
-  typeof value === 'string' && value.length > 0 && value.length <= 512;
-const isPositive = (value: unknown): boolean =>
-  typeof value === 'number' && value > 0 && Number.isFinite(value);
-
 /** Throws a TypeError naming the first field of `entry` that is wrong. */
 export function checkEntryBegin(entry: EntryBegin): void {
-  const wrong = (field: keyof EntryBegin, what: string): never => {
-    throw new TypeError(`EntryBegin.${field} must be ${what}.`);
+  const key = (field: keyof EntryBegin): void => checkClaimKey(entry[field], `EntryBegin.${field}`);
+  const ttl = (field: keyof EntryBegin): number =>
+    ttlMilliseconds(entry[field], `EntryBegin.${field}`);
+  const count = (field: keyof EntryBegin, least: number): void => {
+    const value = entry[field];
+    if (!Number.isInteger(value) || (value as number) < least)
+      throw new TypeError(`EntryBegin.${field} must be a whole number, ${least} or more.`);
   };
   if (entry.failureKey !== undefined) {
-    if (!isKey(entry.failureKey)) wrong('failureKey', 'a string of 1 to 512 characters');
-    if (!isKey(entry.failedKey)) wrong('failedKey', 'a string of 1 to 512 characters');
-    if (!Number.isInteger(entry.failureLimit) || entry.failureLimit < 1)
-      wrong('failureLimit', 'a whole number, 1 or more');
-    if (!isPositive(entry.failureWindowMs))
-      wrong('failureWindowMs', 'a positive number of milliseconds');
+    key('failureKey');
+    key('failedKey');
+    count('failureLimit', 1);
+    ttl('failureWindowMs');
   }
-  if (!isKey(entry.holdKey)) wrong('holdKey', 'a string of 1 to 512 characters');
-  if (!Number.isInteger(entry.holdVersion) || entry.holdVersion < 0)
-    wrong('holdVersion', 'a whole number, 0 or more');
-  if (!isKey(entry.probeKey)) wrong('probeKey', 'a string of 1 to 512 characters');
-  if (!isPositive(entry.probeTtlMs)) wrong('probeTtlMs', 'a positive number of milliseconds');
+  key('holdKey');
+  count('holdVersion', 0);
+  key('probeKey');
+  ttl('probeTtlMs');
   if (entry.budgetKey !== undefined) {
-    if (!isKey(entry.budgetKey)) wrong('budgetKey', 'a string of 1 to 512 characters');
-    if (!Number.isInteger(entry.budgetPerSecond) || entry.budgetPerSecond < 1)
-      wrong('budgetPerSecond', 'a whole number, 1 or more');
+    key('budgetKey');
+    count('budgetPerSecond', 1);
   }
-  if (!isKey(entry.claimKey)) wrong('claimKey', 'a string of 1 to 512 characters');
-  if (!isPositive(entry.claimTtlMs)) wrong('claimTtlMs', 'a positive number of milliseconds');
+  key('claimKey');
+  ttl('claimTtlMs');
 }
 
 /** Runs `entry`'s checks on `store`. */

@@ -13,6 +13,7 @@ import {
   type PlatformLoginError,
 } from '../errors';
 import { isTransientFailure } from '../client/retry';
+import type { TokenGrant } from '../client/token-response';
 import type { TokenRecord } from './token-record';
 
 /** Longest `Retry-After` taken from the platform, in seconds: a bigger figure is capped to this. */
@@ -24,9 +25,6 @@ const RATE_LIMIT_WAIT_SECONDS = 10;
 const isRateLimited = (error: unknown): boolean =>
   isTokenEndpointAnswer(error) &&
   (error.httpStatus === 429 || (isOAuthRefusal(error) && error.oauthError === 'slow_down'));
-
-/** Which grant failed: the code exchange at an entry, or a refresh. */
-export type FailedGrant = 'authorization_code' | 'refresh_token';
 
 /**
  * The platform's wait carried by a token-endpoint failure, in seconds (capped at
@@ -57,12 +55,12 @@ export function answerForTokenFailure(
 /** At an entry, a failure other than `invalid_grant` / `invalid_client` is answered as it is. */
 export function answerForTokenFailure(
   error: unknown,
-  grant: FailedGrant,
+  grant: TokenGrant,
   retryAfterSeconds: number,
 ): unknown;
 export function answerForTokenFailure(
   error: unknown,
-  grant: FailedGrant,
+  grant: TokenGrant,
   retryAfterSeconds: number,
 ): unknown {
   if (hasCode(error, 'ERR_PLATFORM_INVALID_GRANT')) {

@@ -1,7 +1,7 @@
 // The `refresh` options of platformLogin(), and the refresh coordinator's settings derived from them
 // once, in the units the coordinator works in.
 import { z } from 'zod';
-import type { OptionsSchema } from '../util/parse-options';
+import { integerOption, type OptionsSchema } from '../util/parse-options';
 
 const number = (error: string) => z.number({ error });
 
@@ -36,11 +36,7 @@ const refreshShape = {
    * `Retry-After` seconds sent with 503 `platform_unavailable` when the platform sent none (its own
    * figure, capped at 300, is passed on), 1 to 3600. Defaults to `5`.
    */
-  retryAfterSeconds: number('must be an integer number of seconds from 1 to 3600')
-    .int()
-    .min(1)
-    .max(3600)
-    .default(5),
+  retryAfterSeconds: integerOption(1, 3600, ' number of seconds').default(5),
 };
 
 /** The `refresh` options of platformLogin(): when and how a login's access token is refreshed. */

@@ -88,10 +88,6 @@ export class ReplicaAcks {
     return this.#replicated;
   }
 
-  close(): void {
-    this.link.close();
-  }
-
   /**
    * ROLE, then (with a replica connected) the mark and WAIT for as many as are connected, at most
    * those asked; `sending()` is called as the WAIT is sent.

@@ -145,7 +145,7 @@ export class StoreDurability {
   close(): void {
     this.#unwatch();
     this.#kept.close();
-    this.#acks.close();
+    this.deps.link.close();
   }
 
   /**

@@ -1,10 +1,8 @@
 // The `entry` options of platformLogin(), and the entry's settings derived from them once, a slice
 // for each of its parts in the units it works in.
 import { z } from 'zod';
-import type { OptionsSchema } from '../util/parse-options';
+import { integerOption, type OptionsSchema } from '../util/parse-options';
 import { entryContextSchema, entryContextSettings } from './entry-context';
-
-const integer = (error: string) => z.number({ error }).int();
 
 const entryShape = {
   /**
@@ -18,20 +16,14 @@ const entryShape = {
    * Express's `trust proxy` behind a proxy) per window, counted across processes in the store; then
    * 429 `too_many_entries` before any code is claimed or sent. `0` turns the limit off. Defaults to `20`.
    */
-  failureLimit: integer('must be an integer from 0 to 1000000').min(0).max(1_000_000).default(20),
+  failureLimit: integerOption(0, 1_000_000, '').default(20),
   /** The window of `failureLimit`, in seconds (1 to 86400), opened by an address's first failure. Defaults to `600`. */
-  failureWindowSeconds: integer('must be an integer number of seconds from 1 to 86400')
-    .min(1)
-    .max(86_400)
-    .default(600),
+  failureWindowSeconds: integerOption(1, 86_400, ' number of seconds').default(600),
   /**
    * `failureLimit` counts an IPv6 client by its network of this many bits (as express-rate-limit's
    * `ipv6Subnet`): one customer gets a whole /56 to pick addresses from. 32 to 128. Defaults to `56`.
    */
-  ipv6Subnet: integer('must be an integer prefix length from 32 to 128')
-    .min(32)
-    .max(128)
-    .default(56),
+  ipv6Subnet: integerOption(32, 128, ' prefix length').default(56),
   /**
    * Code exchanges per second, across all processes, that may come from client addresses already
    * counted in their window (a failed entry, or one still under way); past it such an entry gets
@@ -40,25 +32,21 @@ const entryShape = {
    * calls per second or less (a one-second window lets two budgets through at its edge, and your
    * players' own entries and refreshes need the rest). `0` turns it off. Defaults to `3`.
    */
-  failedExchangesPerSecond: integer('must be an integer from 0 to 100000')
-    .min(0)
-    .max(100_000)
-    .default(3),
+  failedExchangesPerSecond: integerOption(0, 100_000, '').default(3),
   /**
    * Code exchanges one process may have waiting on the platform; past it an entry is refused with
    * 503 `platform_busy` before its code is claimed. Defaults to `64`.
    */
-  maxExchangesInFlight: integer('must be an integer from 1 to 10000')
-    .min(1)
-    .max(10_000)
-    .default(64),
+  maxExchangesInFlight: integerOption(1, 10_000, '').default(64),
   /** Longest accepted `code` parameter, in characters (16 to 4096). Defaults to `512`. */
-  maxCodeLength: integer('must be an integer from 16 to 4096').min(16).max(4096).default(512),
+  maxCodeLength: integerOption(16, 4096, '').default(512),
   /**
    * How long a redeemed code is remembered so it is never sent twice, in seconds (at least 600).
    * Defaults to `900`.
    */
-  codeClaimTtlSeconds: integer('must be an integer number of seconds, at least 600')
+  codeClaimTtlSeconds: z
+    .number({ error: 'must be an integer number of seconds, at least 600' })
+    .int()
     .min(600)
     .default(900),
 };

@@ -7,7 +7,7 @@ import { createLogThrottle } from './log-throttle';
 import type { PlatformLogger } from './logger';
 import { LABELS, type PlatformMetrics } from './metrics';
 import type { PlatformHealth } from './platform-health';
-import { tokenAttemptSpans } from './tracing';
+import { recordTokenAttemptSpan } from './tracing';
 
 /** The events logged as they come, each at its level with its message and its payload. */
 const LOGGED = {
@@ -73,9 +73,8 @@ export function observeEvents(
     logger.info({ event: 'logout', ...e }, message);
   });
 
-  const recordSpan = tokenAttemptSpans();
   events.on('tokenAttempt', (attempt) => {
-    recordSpan(attempt);
+    recordTokenAttemptSpan(attempt);
     const labels = LABELS.token.get(attempt.grant, attempt.outcome);
     metrics.tokenCalls.add(1, labels);
     metrics.tokenDuration.record(attempt.durationMs / 1000, labels);

@@ -35,32 +35,30 @@ export function failed(span: Span, errorType: string): void {
 }
 
 /**
- * An `onAttempt` observer that records each token-endpoint attempt as a CLIENT span named `POST`,
- * after the fact with its real start and end, as a child of the caller's active span (the
- * `epl.refresh` span, or the app's request span on an entry).
+ * Records a token-endpoint attempt as a CLIENT span named `POST`, after the fact with its real
+ * start and end, as a child of the caller's active span (the `epl.refresh` span, or the app's
+ * request span on an entry).
  */
-export function tokenAttemptSpans(): (attempt: TokenAttempt) => void {
-  return (attempt) => {
-    const span = tracer.startSpan('POST', { kind: SpanKind.CLIENT, startTime: attempt.startedAt });
-    if (span.isRecording()) {
-      span.setAttributes({
-        ...httpClientAttributes('POST', new URL(attempt.tokenEndpoint)),
-        'epl.token_endpoint.grant': attempt.grant,
-        'epl.token_endpoint.outcome': attempt.outcome,
-        // Each retry is a span of its own, numbered as the conventions say.
-        ...(attempt.resendCount > 0 && { 'http.request.resend_count': attempt.resendCount }),
-        ...(attempt.httpStatus !== undefined && {
-          'http.response.status_code': attempt.httpStatus,
-        }),
-      });
-      // HTTP semantic conventions: the status code for a 4xx/5xx answer, else the package's error
-      // code (timeout, network, invalid answer).
-      if (attempt.httpStatus !== undefined && attempt.httpStatus >= 400) {
-        failed(span, String(attempt.httpStatus));
-      } else if (attempt.outcome !== 'ok') failed(span, attempt.outcome);
-    }
-    span.end(attempt.startedAt + attempt.durationMs);
-  };
+export function recordTokenAttemptSpan(attempt: TokenAttempt): void {
+  const span = tracer.startSpan('POST', { kind: SpanKind.CLIENT, startTime: attempt.startedAt });
+  if (span.isRecording()) {
+    span.setAttributes({
+      ...httpClientAttributes('POST', new URL(attempt.tokenEndpoint)),
+      'epl.token_endpoint.grant': attempt.grant,
+      'epl.token_endpoint.outcome': attempt.outcome,
+      // Each retry is a span of its own, numbered as the conventions say.
+      ...(attempt.resendCount > 0 && { 'http.request.resend_count': attempt.resendCount }),
+      ...(attempt.httpStatus !== undefined && {
+        'http.response.status_code': attempt.httpStatus,
+      }),
+    });
+    // HTTP semantic conventions: the status code for a 4xx/5xx answer, else the package's error
+    // code (timeout, network, invalid answer).
+    if (attempt.httpStatus !== undefined && attempt.httpStatus >= 400) {
+      failed(span, String(attempt.httpStatus));
+    } else if (attempt.outcome !== 'ok') failed(span, attempt.outcome);
+  }
+  span.end(attempt.startedAt + attempt.durationMs);
 }
 
 /**

@@ -21,14 +21,6 @@ export type RedisClient = IoRedisClient | NodeRedisClient | NodeRedisCluster | N
 export const isRedisClient = (value: unknown): value is RedisClient =>
   typeof value === 'object' && value !== null && (isIoRedis(value) || isNodeRedis(value));
 
-/** The seam over `client`; a TypeError naming what is accepted for anything else. */
-export function redisCommands(client: RedisClient): RedisCommands {
-  if (typeof client === 'object' && client !== null) {
-    if (isIoRedis(client)) return new IoRedisCommands(client);
-    if (isNodeRedis(client)) return new NodeRedisCommands(client);
-  }
-  throw new TypeError(
-    '`redis` must be a node-redis client (`createClient()`, `createCluster()`, `createSentinel()` ' +
-      "from 'redis' 5 or 6) or an ioredis client (`new Redis(…)`, `new Cluster(…)` from 'ioredis' 5 or 6).",
-  );
-}
+/** The seam over `client` (the options' schemas accept only what {@link isRedisClient} does). */
+export const redisCommands = (client: RedisClient): RedisCommands =>
+  isIoRedis(client) ? new IoRedisCommands(client) : new NodeRedisCommands(client);

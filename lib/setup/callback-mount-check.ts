@@ -11,20 +11,16 @@ const normal = (path: string): string => path.replace(/\/+$/, '') || '/';
 
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/**
- * The check of one callback router; `redirectUris`: the addresses the platform sends players to
- * through it (the first one is named in the fix).
- */
+/** The check of one callback router; `redirectUri`: where the platform sends players through it. */
 export function createCallbackMountCheck(
-  redirectUris: readonly string[],
+  redirectUri: string,
   warn: (fields: Record<string, unknown>, message: string) => void,
 ) {
-  const paths = redirectUris.map((uri) => normal(new URL(uri).pathname));
-  const expected = paths[0]!;
+  const expected = normal(new URL(redirectUri).pathname);
   // A URL at that path, as Express matches it (any case, trailing slashes, a query): one test per
   // request, no allocation, since a process that never serves the callback checks every request.
   const atRedirectPath = new RegExp(
-    `^(?:${paths.map((path) => escapeRegExp(path.replace(/\/$/, ''))).join('|')})/*(?:[?#]|$)`,
+    `^${escapeRegExp(expected.replace(/\/$/, ''))}/*(?:[?#]|$)`,
     'i',
   );
   let reached = false;
@@ -56,12 +52,12 @@ export function createCallbackMountCheck(
       const route = (req as { route?: { path?: unknown } }).route;
       if (route !== undefined) return routed(String(route.path));
       const mounted = normal(req.baseUrl ?? '');
-      if (!paths.includes(mounted)) mountedAway(mounted);
+      if (mounted !== expected) mountedAway(mounted);
     },
     /** At start-up: the app mounted the callback router at `path`. */
     mountedAt(path: string): void {
       const mounted = normal(path);
-      if (!paths.includes(mounted)) mountedAway(mounted);
+      if (mounted !== expected) mountedAway(mounted);
     },
     /** At start-up: the app gave the callback router to a route at `path`. */
     routedAt: routed,

@@ -10,6 +10,7 @@ import {
   randomBytes,
   type KeyObject,
 } from 'node:crypto';
+import type { RecordKeyRing as SealingRing } from '../core/record-value';
 
 /** One key of the ring: an id stored beside each ciphertext, and 32 bytes (or their base64). */
 export interface EncryptionKey {
@@ -18,9 +19,6 @@ export interface EncryptionKey {
   /** 32 random bytes, as a Buffer or a base64 / base64url string. */
   key: Buffer | string;
 }
-
-/** Why a sealed record could not be opened. */
-export type OpenFailure = 'decrypt' | 'unknown_key';
 
 const ALGORITHM = 'aes-256-gcm';
 const KEY_BYTES = 32;
@@ -65,7 +63,7 @@ export const MAKE_A_KEY =
 export { OWN_KEY_RING } from '../core/record-value';
 
 /** Seals and opens record payloads with a ring of AES-256-GCM keys. */
-export class RecordKeyRing {
+export class RecordKeyRing implements SealingRing {
   readonly #keys = new Map<string, Buffer>();
   readonly #sealingId: Buffer;
   readonly #sealingBytes: Buffer;
@@ -104,7 +102,7 @@ export class RecordKeyRing {
   }
 
   /** Opens what {@link seal} produced under the same `aad`; never throws. */
-  open(sealed: Buffer, aad: Buffer): { plaintext: Buffer } | { failure: OpenFailure } {
+  open(sealed: Buffer, aad: Buffer): ReturnType<SealingRing['open']> {
     const end = sealed.indexOf(SEPARATOR);
     if (end < 1 || end > 32) return { failure: 'decrypt' };
     const ringKey = this.#keys.get(sealed.toString('latin1', 0, end));

@@ -12,7 +12,7 @@ import { WebSocketServer } from 'ws';
 import { Server as SocketIoServer } from 'socket.io';
 import { platformLogin, RedisTokenStore, type SocketLogin } from 'express-platform-login';
 import type { PlatformSimulator } from 'express-platform-login/simulator';
-import { RedisSessionStore } from '../../lib/session-store';
+import { RedisSessionStore } from '../../lib/session-store/redis-session-store';
 import { loginOptions, SESSION_SECRET } from './test-app';
 
 export interface SocketBoundsApp {

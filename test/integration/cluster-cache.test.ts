@@ -11,7 +11,7 @@ import { Cluster, Redis } from 'ioredis';
 import { platformLogin } from 'express-platform-login';
 import { startSimulator, type PlatformSimulator } from 'express-platform-login/simulator';
 import { newSessionKey, sampleRecord } from 'express-platform-login/testing';
-import { RedisSessionStore } from '../../lib/session-store';
+import { RedisSessionStore } from '../../lib/session-store/redis-session-store';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import { hashSessionId } from '../../lib/core/hash';
 import { keySlot } from '../../lib/redis/cluster-slots';

@@ -47,10 +47,3 @@ test.each(cases)('%s is accepted', (_name, make, library, topology) => {
   expect(commands.topology).toBe(topology);
   if (client instanceof Redis || client instanceof Cluster) client.disconnect();
 });
-
-test('anything else is refused with a TypeError naming what is accepted', () => {
-  // @ts-expect-error not a Redis client
-  expect(() => redisCommands({ get: () => undefined })).toThrow(/createClient\(\).*new Redis/);
-  // @ts-expect-error not a Redis client
-  expect(() => redisCommands(undefined)).toThrow(TypeError);
-});

@@ -1,2 +1,0 @@
-export { RedisSessionStore } from './redis-session-store';
-export type { RedisSessionStoreOptions } from './session-store-options';
