@@ -31,7 +31,7 @@ export interface RedisServerPlacement {
   port?: number;
   /**
    * Data folder, kept on stop so a restart with `--appendonly yes` finds the data again. Defaults
-   * to a fresh temporary folder that stop() removes.
+   * to a fresh temporary folder, removed when the server exits.
    */
   dir?: string;
 }
@@ -85,7 +85,13 @@ export async function startRedisServer(
     ],
     { stdio: 'ignore' },
   );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A folder of its own is removed once the server exits, however it ended (stop, kill or crash).
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      if (placement.dir === undefined) rmSync(dir, { recursive: true, force: true });
+      resolve();
+    }),
+  );
   await waitForPort(port, 10_000);
   return {
     port,
@@ -99,7 +105,6 @@ export async function startRedisServer(
         child.kill('SIGTERM');
         await exited;
       }
-      if (placement.dir === undefined) rmSync(dir, { recursive: true, force: true });
     },
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
