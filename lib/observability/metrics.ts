@@ -52,7 +52,7 @@ type LabelValue = string | boolean;
  * of `first` × `second`: recording looks one up without allocating, and a series seeded at zero is
  * the very series later recorded to. A value not known in advance gets a set of its own.
  */
-export class LabelTable {
+class LabelTable {
   readonly #known = new Map<LabelValue, Map<LabelValue | undefined, Attributes>>();
   constructor(
     private readonly build: (a: LabelValue, b?: LabelValue) => Attributes,
