@@ -53,7 +53,9 @@ function gameApp(
 /**
  * A redis-server of the test's own, a client of `kind` on it, its store and a simulator.
  * `operationTimeoutMs`: the store's deadline, where a flood of this process, not Redis, would
- * outlast the default's (a deadline's answer is redis-store-faults' to test).
+ * outlast the default's (a deadline's answer is redis-store-faults' to test); the client then has
+ * no command timeout of its own either (the library's defaults), which a reply read late by the
+ * flooded event loop outlasted just the same (1 s: two answers 503 on a quiet machine).
  */
 async function singleRedis(
   kind: ClientKind,
@@ -61,7 +63,10 @@ async function singleRedis(
   operationTimeoutMs?: number,
 ) {
   const [server, sim] = await Promise.all([startRedisServer(), startSimulator(simOptions)]);
-  const client = await kind.connect({ port: server.port });
+  const client = await kind.connect({
+    port: server.port,
+    libraryDefaults: operationTimeoutMs !== undefined,
+  });
   const store = new RedisTokenStore({ redis: client, prefix: 'signs:', operationTimeoutMs });
   const close = async () => {
     await store.close();
