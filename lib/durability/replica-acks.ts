@@ -90,12 +90,18 @@ export class ReplicaAcks {
 
   /**
    * ROLE, then (with a replica connected) the mark and WAIT for as many as are connected, at most
-   * those asked; `sending()` is called as the WAIT is sent.
+   * those asked; `opening()` is called once ROLE has answered, `sending()` as the WAIT is sent.
    */
-  async #round(markKey: string, lane: number, sending: () => void): Promise<ReplicaWaitOutcome> {
+  async #round(
+    markKey: string,
+    lane: number,
+    opening: () => void,
+    sending: () => void,
+  ): Promise<ReplicaWaitOutcome> {
     const connected = await this.link.replicas(markKey);
     this.#replicated = this.#replicated === true || connected > 0;
     if (connected === 0) return 'no-replica';
+    opening();
     const wanted = Math.min(this.settings.replicas, connected);
     const acknowledged = await this.link.confirm(
       lane,
@@ -119,14 +125,28 @@ export class ReplicaAcks {
     const startedAt = Date.now();
     let timer: NodeJS.Timeout | undefined;
     let givenUp!: () => void;
-    const late = new Promise<never>((_, reject) => (givenUp = () => reject(new Error('late'))));
+    // A master that does not answer ROLE, or a WAIT, in time has gone away: `failed`. A lane still
+    // opening then (a new connection, slow on a loaded machine) says nothing of the master: the
+    // writes are on it, unacknowledged, as after a WAIT's own timeout (docs/durability.md).
+    let laneOpening = false;
+    let over = false;
+    const late = new Promise<ReplicaWaitOutcome>(
+      (resolve, reject) =>
+        (givenUp = () => (laneOpening ? resolve('timeout') : reject(new Error('late')))),
+    );
     const deadline = (ms: number): void => {
       clearTimeout(timer);
-      timer = deadlineTimer(givenUp, ms);
+      if (!over) timer = deadlineTimer(givenUp, ms);
     };
     deadline(LANE_READY_MS);
-    const asked = this.#round(round.markKey, lane, () =>
-      deadline(this.settings.timeoutMs + ROUND_MARGIN_MS),
+    const asked = this.#round(
+      round.markKey,
+      lane,
+      () => (laneOpening = true),
+      () => {
+        laneOpening = false;
+        deadline(this.settings.timeoutMs + ROUND_MARGIN_MS);
+      },
     );
     asked.catch(ignore);
     Promise.race([asked, late])
@@ -136,6 +156,7 @@ export class ReplicaAcks {
       })
       .catch((): ReplicaWaitOutcome => 'failed')
       .then((outcome) => {
+        over = true;
         clearTimeout(timer);
         master.busy.delete(lane);
         this.onWait(outcome, Date.now() - startedAt);

@@ -107,12 +107,21 @@ describe("a round's deadlines", () => {
     expect(await unanswered).toBe('failed');
   });
 
-  test('a lane never ready fails the round', async () => {
+  test('a lane not open in time is a timeout (the master answered ROLE); a ROLE never answered fails the round', async () => {
     const { link } = scriptedLink(() => 1);
-    const acks = new ReplicaAcks(link, { replicas: 1, timeoutMs: 1000 }, () => undefined);
-    const neverReady = acks.confirm('a:1');
+    const outcomes: ReplicaWaitOutcome[] = [];
+    const acks = new ReplicaAcks(link, { replicas: 1, timeoutMs: 1000 }, (o) => outcomes.push(o));
+    const slowLane = acks.confirm('a:1');
     await jest.advanceTimersByTimeAsync(LANE_READY_MS + 1);
-    expect(await neverReady).toBe('failed');
+    expect(await slowLane).toBe('timeout');
+
+    const silent: ReplicaLink = { ...link, replicas: () => new Promise(() => undefined) };
+    const unanswered = new ReplicaAcks(silent, { replicas: 1, timeoutMs: 1000 }, (o) =>
+      outcomes.push(o),
+    ).confirm('a:1');
+    await jest.advanceTimersByTimeAsync(LANE_READY_MS + 1);
+    expect(await unanswered).toBe('failed');
+    expect(outcomes).toEqual(['timeout', 'failed']);
   });
 });
 
