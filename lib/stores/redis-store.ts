@@ -131,6 +131,20 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
         'sessions.client',
       );
     }
+    // Every refusal before anything is set up: a refused store leaves no listener on the client.
+    if (
+      config.encryptionKeys === undefined &&
+      process.env.NODE_ENV === 'production' &&
+      !config.allowPlaintextTokens
+    ) {
+      throw invalidOption(
+        'RedisTokenStore: under NODE_ENV=production `encryptionKeys` is required, so that refresh ' +
+          'tokens are not stored in the clear (make a key with `openssl rand -base64 32`). Set ' +
+          '`allowPlaintextTokens: true` to store them in the clear anyway.',
+        'encryptionKeys',
+      );
+    }
+    this.#keyRing = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
     const redis = redisCommands(config.redis);
     this.#client = config.redis;
     this.#prefix = config.prefix;
@@ -165,19 +179,6 @@ export class RedisTokenStore extends EventEmitter<RedisTokenStoreEvents> impleme
       });
     }
     this.#redis = redis;
-    this.#keyRing = config.encryptionKeys && new RecordKeyRing(config.encryptionKeys);
-    if (
-      this.#keyRing === undefined &&
-      process.env.NODE_ENV === 'production' &&
-      !config.allowPlaintextTokens
-    ) {
-      throw invalidOption(
-        'RedisTokenStore: under NODE_ENV=production `encryptionKeys` is required, so that refresh ' +
-          'tokens are not stored in the clear (make a key with `openssl rand -base64 32`). Set ' +
-          '`allowPlaintextTokens: true` to store them in the clear anyway.',
-        'encryptionKeys',
-      );
-    }
     if (config.recordCache) {
       const cache = new TrackedCache<StoredValue>(config.recordCacheSize);
       this.#tracking = trackKeys(this.#redis, this.#prefix, {

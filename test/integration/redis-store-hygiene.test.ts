@@ -136,7 +136,10 @@ describe('NODE_ENV=production', () => {
   beforeEach(() => (process.env.NODE_ENV = 'production'));
   afterEach(() => (process.env.NODE_ENV = saved));
 
-  test('refuses a RedisTokenStore without encryptionKeys, naming the fix and the opt-out', () => {
+  test('refuses a RedisTokenStore without encryptionKeys, naming the fix and the opt-out, and leaves nothing on the client', async () => {
+    const emitter = client as unknown as NodeJS.EventEmitter;
+    const listeners = () => emitter.eventNames().map((name) => [name, emitter.listenerCount(name)]);
+    const before = listeners();
     const create = () => new RedisTokenStore({ redis: client, prefix });
     expect(create).toThrow(/encryptionKeys.*openssl rand -base64 32.*allowPlaintextTokens: true/);
     // A setup refusal like every other made at creation, naming the option.
@@ -144,13 +147,17 @@ describe('NODE_ENV=production', () => {
       expect.objectContaining({ code: 'ERR_PLATFORM_INVALID_OPTION', option: 'encryptionKeys' }),
     );
     expect(create).toThrow(SetupError);
-    expect(
-      () => new RedisTokenStore({ redis: client, prefix, allowPlaintextTokens: true }),
-    ).not.toThrow();
+    expect(listeners()).toEqual(before);
+    const plain = new RedisTokenStore({ redis: client, prefix, allowPlaintextTokens: true });
     const key = randomBytes(32);
-    expect(
-      () => new RedisTokenStore({ redis: client, prefix, encryptionKeys: [{ id: 'k1', key }] }),
-    ).not.toThrow();
+    const sealed = new RedisTokenStore({
+      redis: client,
+      prefix,
+      encryptionKeys: [{ id: 'k1', key }],
+    });
+    await plain.close();
+    await sealed.close();
+    expect(listeners()).toEqual(before);
   });
 
   test('checkSetup reports a plaintext store as an error in production, a warning elsewhere', async () => {
