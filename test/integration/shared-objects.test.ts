@@ -78,7 +78,9 @@ function changes(
 }
 
 // Globals that define themselves on first read (`URL`, `TextDecoder`): read once, before the snapshot.
+// Not `localStorage`: reading it warns on Node.js 25+ (no --localstorage-file), and it stays a getter.
 for (const key of Reflect.ownKeys(globalThis)) {
+  if (key === 'localStorage') continue;
   try {
     void (globalThis as Record<PropertyKey, unknown>)[key];
   } catch {
