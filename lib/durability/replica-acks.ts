@@ -90,13 +90,14 @@ export class ReplicaAcks {
 
   /**
    * ROLE, then (with a replica connected) the mark and WAIT for as many as are connected, at most
-   * those asked; `opening()` is called once ROLE has answered, `sending()` as the WAIT is sent.
+   * those asked; `opening()` is called once ROLE has answered, `sending()` as the WAIT is sent
+   * (ReplicaLink.confirm).
    */
   async #round(
     markKey: string,
     lane: number,
     opening: () => void,
-    sending: () => void,
+    sending: () => boolean,
   ): Promise<ReplicaWaitOutcome> {
     const connected = await this.link.replicas(markKey);
     this.#replicated = this.#replicated === true || connected > 0;
@@ -146,6 +147,7 @@ export class ReplicaAcks {
       () => {
         laneOpening = false;
         deadline(this.settings.timeoutMs + ROUND_MARGIN_MS);
+        return !over;
       },
     );
     asked.catch(ignore);

@@ -20,9 +20,10 @@ export interface ReplicaLink {
   replicas(markKey: string): Promise<number>;
   /**
    * On connection `lane` (0, 1, …) to the master owning `markKey`: `SET markKey` (expiring after
-   * markTtlMs) and `WAIT replicas timeoutMs`, calling `sending()` as they are sent (once the lane is
-   * open); resolves the replicas that acknowledged. Rejects when the connection fails or the server
-   * is no master (a failover under way).
+   * markTtlMs) and `WAIT replicas timeoutMs`, asking `sending()` as they are sent (once the lane is
+   * open): `false`, the round is over and nothing is sent (resolves 0), so no WAIT of a round nobody
+   * awaits blocks the lane. Resolves the replicas that acknowledged. Rejects when the connection
+   * fails or the server is no master (a failover under way).
    */
   confirm(
     lane: number,
@@ -30,7 +31,7 @@ export interface ReplicaLink {
     replicas: number,
     timeoutMs: number,
     markTtlMs: number,
-    sending: () => void,
+    sending: () => boolean,
   ): Promise<number>;
   /** Closes every connection it opened. */
   close(): void;
@@ -86,7 +87,7 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
     replicas: number,
     timeoutMs: number,
     markTtlMs: number,
-    sending: () => void,
+    sending: () => boolean,
   ): Promise<number> {
     const route = this.routeOf(markKey);
     const name = `${route}#${lane}`;
@@ -95,7 +96,7 @@ export abstract class ReplicaLanes<Client> implements ReplicaLink {
       const opening = this.#lanes.get(name) ?? this.open(route);
       this.#lanes.set(name, opening);
       const connection = await opening;
-      sending();
+      if (!sending()) return 0;
       const [, acknowledged] = await Promise.all([
         connection.send(['SET', this.keyPrefix + markKey, '1', 'PX', String(markTtlMs)]),
         connection.send(['WAIT', String(replicas), String(timeoutMs)]),

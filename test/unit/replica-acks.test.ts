@@ -9,8 +9,8 @@ import { stallBed } from '../helpers/stalled-answer';
 interface Round {
   lane: number;
   markKey: string;
-  /** The lane is open: the mark and WAIT go out. */
-  sending(): void;
+  /** The lane is open: the mark and WAIT go out, unless the round is over (false). */
+  sending(): boolean;
   answer(acknowledged: number): void;
   fail(error: Error): void;
 }
@@ -108,12 +108,14 @@ describe("a round's deadlines", () => {
   });
 
   test('a lane not open in time is a timeout (the master answered ROLE); a ROLE never answered fails the round', async () => {
-    const { link } = scriptedLink(() => 1);
+    const { link, rounds } = scriptedLink(() => 1);
     const outcomes: ReplicaWaitOutcome[] = [];
     const acks = new ReplicaAcks(link, { replicas: 1, timeoutMs: 1000 }, (o) => outcomes.push(o));
     const slowLane = acks.confirm('a:1');
     await jest.advanceTimersByTimeAsync(LANE_READY_MS + 1);
     expect(await slowLane).toBe('timeout');
+    // Open at last, the lane sends nothing for a round already answered: no WAIT blocks it.
+    expect(rounds[0]!.sending()).toBe(false);
 
     const silent: ReplicaLink = { ...link, replicas: () => new Promise(() => undefined) };
     const unanswered = new ReplicaAcks(silent, { replicas: 1, timeoutMs: 1000 }, (o) =>
