@@ -125,19 +125,23 @@ export class ReplicaAcks {
     master.busy.add(lane);
     const startedAt = Date.now();
     let timer: NodeJS.Timeout | undefined;
-    let givenUp!: () => void;
-    // A master that does not answer ROLE, or a WAIT, in time has gone away: `failed`. A lane still
-    // opening then (a new connection, slow on a loaded machine) says nothing of the master: the
-    // writes are on it, unacknowledged, as after a WAIT's own timeout (docs/durability.md).
-    let laneOpening = false;
+    let armed: object | undefined;
     let over = false;
-    const late = new Promise<ReplicaWaitOutcome>(
-      (resolve, reject) =>
-        (givenUp = () => (laneOpening ? resolve('timeout') : reject(new Error('late')))),
-    );
+    let laneOpening = false;
+    let giveUp!: (outcome: ReplicaWaitOutcome) => void;
+    const late = new Promise<ReplicaWaitOutcome>((resolve) => (giveUp = resolve));
+    // Only the deadline armed last counts: one that fired as the lane opened is stale. A master that
+    // does not answer ROLE, or a WAIT, in time has gone away: `failed`. A lane still opening then (a
+    // new connection, slow on a loaded machine) says nothing of the master: the writes are on it,
+    // unacknowledged, as after a WAIT's own timeout (docs/durability.md).
     const deadline = (ms: number): void => {
       clearTimeout(timer);
-      if (!over) timer = deadlineTimer(givenUp, ms);
+      const mine = (armed = {});
+      timer = deadlineTimer(() => {
+        if (armed !== mine || over) return;
+        over = true;
+        giveUp(laneOpening ? 'timeout' : 'failed');
+      }, ms);
     };
     deadline(LANE_READY_MS);
     const asked = this.#round(
@@ -145,9 +149,10 @@ export class ReplicaAcks {
       lane,
       () => (laneOpening = true),
       () => {
+        if (over) return false;
         laneOpening = false;
         deadline(this.settings.timeoutMs + ROUND_MARGIN_MS);
-        return !over;
+        return true;
       },
     );
     asked.catch(ignore);

@@ -127,6 +127,25 @@ describe("a round's deadlines", () => {
   });
 });
 
+test('a lane that opens as its deadline fires gets the WAIT its whole time', async () => {
+  // The deadline's call is deferred to the check phase (util/deadline-timer.ts): real immediates.
+  jest.useFakeTimers({ doNotFake: ['setImmediate'] });
+  try {
+    const { link, rounds } = scriptedLink(() => 1);
+    const acks = new ReplicaAcks(link, { replicas: 1, timeoutMs: 1000 }, () => undefined);
+    const wait = acks.confirm('a:1');
+    await jest.advanceTimersByTimeAsync(LANE_READY_MS - 1);
+    jest.advanceTimersByTime(1);
+    // The lane's deadline has fired, its call not yet made: the lane opens now.
+    expect(rounds[0]!.sending()).toBe(true);
+    await tick();
+    rounds[0]!.answer(1);
+    expect(await wait).toBe('acknowledged');
+  } finally {
+    jest.useRealTimers();
+  }
+});
+
 test('an answer that arrived while the event loop was stalled past the deadline wins over it', async () => {
   const bed = await stallBed();
   try {
