@@ -183,10 +183,17 @@ describe('each on servers of its own, side by side', () => {
       const { primary, replica } = await startPrimaryAndReplica();
       const admin = new Redis({ port: primary.port });
       const sim = await startSimulator({ rotateRefreshTokens: true });
-      const client = await kind.connect({ port: primary.port });
-      const store = new RedisTokenStore({ redis: client, prefix: 'signs:' });
+      // Deadlines are not what this test is about (see singleRedis): beside the other client's bed,
+      // on a loaded machine, the entry was answered 503 (a reply later than the suite's 1 s command
+      // timeout, or the store's 1.5 s deadline).
+      const client = await kind.connect({ port: primary.port, libraryDefaults: true });
+      const store = new RedisTokenStore({
+        redis: client,
+        prefix: 'signs:',
+        operationTimeoutMs: 30_000,
+      });
       try {
-        const { app, lockWaits } = gameApp(sim, store, client);
+        const { app, lockWaits } = gameApp(sim, store, client, 30_000);
         const { agent, sessionId } = await enter(app, sim);
         await rewriteRecord(store, sessionId, expiringIn(-1000));
         // The app's connections drop (a network blip, a restart behind a proxy): the client reconnects.
