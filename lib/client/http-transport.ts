@@ -56,11 +56,14 @@ export function sendOverHttp(
     const settle = (outcome: () => void, destroy = false): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      cancelDeadline();
       outcome();
       if (destroy) outgoing.destroy();
     };
-    const timer = deadlineTimer(() => settle(() => reject(DEADLINE), true), limits.timeoutMs);
+    const cancelDeadline = deadlineTimer(
+      () => settle(() => reject(DEADLINE), true),
+      limits.timeoutMs,
+    );
     outgoing.on('error', (error) => settle(() => reject(error)));
     outgoing.on('response', (response) => {
       const answer = {

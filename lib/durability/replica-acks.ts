@@ -124,21 +124,17 @@ export class ReplicaAcks {
     master.next = undefined;
     master.busy.add(lane);
     const startedAt = Date.now();
-    let timer: NodeJS.Timeout | undefined;
-    let armed: object | undefined;
+    let cancel = (): void => undefined;
     let over = false;
     let laneOpening = false;
     let giveUp!: (outcome: ReplicaWaitOutcome) => void;
     const late = new Promise<ReplicaWaitOutcome>((resolve) => (giveUp = resolve));
-    // Only the deadline armed last counts: one that fired as the lane opened is stale. A master that
-    // does not answer ROLE, or a WAIT, in time has gone away: `failed`. A lane still opening then (a
-    // new connection, slow on a loaded machine) says nothing of the master: the writes are on it,
-    // unacknowledged, as after a WAIT's own timeout (docs/durability.md).
+    // A master that does not answer ROLE, or a WAIT, in time has gone away: `failed`. A lane still
+    // opening then (a new connection, slow on a loaded machine) says nothing of the master: the
+    // writes are on it, unacknowledged, as after a WAIT's own timeout (docs/durability.md).
     const deadline = (ms: number): void => {
-      clearTimeout(timer);
-      const mine = (armed = {});
-      timer = deadlineTimer(() => {
-        if (armed !== mine || over) return;
+      cancel();
+      cancel = deadlineTimer(() => {
         over = true;
         giveUp(laneOpening ? 'timeout' : 'failed');
       }, ms);
@@ -164,7 +160,7 @@ export class ReplicaAcks {
       .catch((): ReplicaWaitOutcome => 'failed')
       .then((outcome) => {
         over = true;
-        clearTimeout(timer);
+        cancel();
         master.busy.delete(lane);
         this.onWait(outcome, Date.now() - startedAt);
         round.resolve(outcome);

@@ -17,7 +17,7 @@ export function withDeadline<T>(
   store: 'token store' | 'session store' = 'token store',
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = deadlineTimer(
+    const cancel = deadlineTimer(
       () => reject(storeUnavailable({ store, what, timeoutMs })),
       timeoutMs,
     );
@@ -25,11 +25,11 @@ export function withDeadline<T>(
     // connection dropping under it) is absorbed here instead of becoming an unhandled rejection.
     operation.then(
       (value) => {
-        clearTimeout(timer);
+        cancel();
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        cancel();
         reject(
           error instanceof StoreUnavailableError ? error : storeFailed({ store, what }, error),
         );

@@ -3,7 +3,14 @@
 /**
  * Calls `late` once `ms` have passed and the event loop has also read what arrived meanwhile
  * (setImmediate runs after the poll phase): after a stall (a GC pause, a loaded machine) the timer
- * and the answer are both due, and the timer's phase comes first. Clear it with clearTimeout.
+ * and the answer are both due, and the timer's phase comes first. Returns what cancels it, also
+ * between the timer and that deferred call.
  */
-export const deadlineTimer = (late: () => void, ms: number): NodeJS.Timeout =>
-  setTimeout(() => setImmediate(late), ms);
+export function deadlineTimer(late: () => void, ms: number): () => void {
+  let deferred: NodeJS.Immediate | undefined;
+  const timer = setTimeout(() => (deferred = setImmediate(late)), ms);
+  return () => {
+    clearTimeout(timer);
+    clearImmediate(deferred);
+  };
+}
