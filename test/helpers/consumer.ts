@@ -6,6 +6,16 @@ import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
 
+/**
+ * A consumer's `tsc`: TypeScript 7, what `npm install -D typescript` installs now. The checkout's
+ * `typescript` is TypeScript 6 (`@typescript/typescript6`), for the tools that need the compiler
+ * API TypeScript 7 does not ship (typescript-eslint, the language service).
+ */
+export const TSC = join(root, 'node_modules', '@typescript', 'native', 'bin', 'tsc');
+
+/** TypeScript 6's `tsc`, for a consumer still on a resolution TypeScript 7 removed (node10). */
+export const TSC6 = join(root, 'node_modules', 'typescript', 'bin', 'tsc6');
+
 /** Throws, saying what to run, when dist/ is missing. */
 export function requireBuild(): void {
   if (!existsSync(join(root, 'dist', 'index.d.ts')))

@@ -17,6 +17,7 @@ import {
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startSimulator } from 'express-platform-login/simulator';
+import { TSC } from '../helpers/consumer';
 import { quickStartCode } from '../helpers/quick-start';
 
 const root = join(__dirname, '..', '..');
@@ -83,8 +84,7 @@ test('the pages mark their snippets: operations, sockets, jobs and testing', () 
 });
 
 test("every marked snippet type-checks with the README's tsconfig.json", async () => {
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const checked = await run(process.execPath, [tsc], { cwd: scratch }).then(
+  const checked = await run(process.execPath, [TSC], { cwd: scratch }).then(
     () => '',
     (error: { stdout?: string }) => error.stdout ?? String(error),
   );

@@ -2,15 +2,14 @@
 // name (through package.json `exports`, resolving to the dist/ that `npm test` builds first).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { consumerFolder, requireBuild } from '../helpers/consumer';
+import { consumerFolder, requireBuild, TSC, TSC6 } from '../helpers/consumer';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
-const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
-/** Runs tsc on a tsconfig; resolves what it printed ('' when the code type-checks). */
-function typeCheck(tsconfig: string, cwd = root): string {
+/** Runs `tsc` on a tsconfig; resolves what it printed ('' when the code type-checks). */
+function typeCheck(tsconfig: string, cwd = root, tsc = TSC): string {
   try {
     execFileSync(process.execPath, [tsc, '-p', tsconfig], { cwd, stdio: 'pipe' });
     return '';
@@ -24,39 +23,52 @@ test('a consumer app type-checks against the built package, Request augmentation
   expect(typeCheck(join('test', 'types', 'tsconfig.json'))).toBe('');
 }, 120_000);
 
-test("with TypeScript's CommonJS default resolution (node10), every entry point has types", () => {
-  // An installed copy of the package, as a consumer with `"module": "commonjs"` would have it.
-  const consumer = consumerFolder(tmpdir(), 'epl-consumer-');
-  try {
-    writeFileSync(
-      join(consumer, 'app.ts'),
-      [
-        "import { platformLogin, type PlatformUser } from 'express-platform-login';",
-        "import { startSimulator, DEMO_CLIENT_ID } from 'express-platform-login/simulator';",
-        "import { tokenStoreContract } from 'express-platform-login/testing';",
-        'const user: PlatformUser | undefined = undefined;',
-        'void [platformLogin, startSimulator, DEMO_CLIENT_ID, tokenStoreContract, user];',
-      ].join('\n'),
-    );
-    writeFileSync(
-      join(consumer, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'commonjs',
-          moduleResolution: 'node10',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          types: [],
-        },
-        files: ['app.ts'],
-      }),
-    );
-    expect(typeCheck('tsconfig.json', consumer)).toBe('');
-  } finally {
-    rmSync(consumer, { recursive: true, force: true });
-  }
-}, 120_000);
+// A consumer with `"module": "commonjs"` and TypeScript's default resolution for it: `bundler` on
+// TypeScript 7, `node10` (which 7 removed) on TypeScript 6 and 5.
+test.each([
+  { typescript: '7', tsc: TSC, resolution: {} },
+  {
+    typescript: '6',
+    tsc: TSC6,
+    resolution: { moduleResolution: 'node10', ignoreDeprecations: '6.0' },
+  },
+])(
+  "with TypeScript $typescript's CommonJS default resolution, every entry point has types",
+  ({ tsc, resolution }) => {
+    // An installed copy of the package, as such a consumer would have it.
+    const consumer = consumerFolder(tmpdir(), 'epl-consumer-');
+    try {
+      writeFileSync(
+        join(consumer, 'app.ts'),
+        [
+          "import { platformLogin, type PlatformUser } from 'express-platform-login';",
+          "import { startSimulator, DEMO_CLIENT_ID } from 'express-platform-login/simulator';",
+          "import { tokenStoreContract } from 'express-platform-login/testing';",
+          'const user: PlatformUser | undefined = undefined;',
+          'void [platformLogin, startSimulator, DEMO_CLIENT_ID, tokenStoreContract, user];',
+        ].join('\n'),
+      );
+      writeFileSync(
+        join(consumer, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: 'commonjs',
+            ...resolution,
+            strict: true,
+            noEmit: true,
+            skipLibCheck: true,
+            types: [],
+          },
+          files: ['app.ts'],
+        }),
+      );
+      expect(typeCheck('tsconfig.json', consumer, tsc)).toBe('');
+    } finally {
+      rmSync(consumer, { recursive: true, force: true });
+    }
+  },
+  120_000,
+);
 
 test('the published option schemas carry their docs, each ending "Defaults to …"', () => {
   const declarations = (file: string) => readFileSync(join(root, 'dist', file), 'utf8');

@@ -6,7 +6,7 @@
 // quick-start test's; this one catches a recipe that no longer runs.)
 import { execFile } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { consumerFolder, requireBuild } from '../helpers/consumer';
+import { consumerFolder, requireBuild, TSC } from '../helpers/consumer';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -59,8 +59,7 @@ test('the recipe passes with Jest on @swc/jest, and the package prints nothing',
 }, 60_000);
 
 test("the recipe's types check with the README's tsconfig.json", async () => {
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  await expect(run(process.execPath, [tsc], { cwd: scratch, env: cleanEnv() })).resolves.toEqual({
+  await expect(run(process.execPath, [TSC], { cwd: scratch, env: cleanEnv() })).resolves.toEqual({
     stdout: '',
     stderr: '',
   });
