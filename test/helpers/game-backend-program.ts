@@ -1,5 +1,5 @@
 // A game backend process for multi-process tests: express-session on connect-redis and the package
-// on RedisTokenStore, both on the shared Redis. Started with `node -r esbuild-register`; prints
+// on RedisTokenStore, both on the shared Redis. Started on the sources (on-sources.ts); prints
 // "listening <port>" when ready. Configured by environment: REDIS_URL, SIM_URL, KEY_PREFIX, and
 // for the fault tests LOGIN_OPTIONS, REDIS_FAIL_FAST and KILL_BEFORE_REFRESH_WRITE (see below).
 // EPL_TEST_REDIS_CLIENT (a client kind's name; the suites that spawn this leave it unset, and the

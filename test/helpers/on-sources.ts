@@ -1,6 +1,6 @@
 // How a test starts a program of the repository as a Node process of its own: TypeScript through
-// esbuild-register, and source-aliases.ts so the package's names resolve to lib/ sources, as in
-// the test (never a stale or missing dist/ build).
+// cached-typescript.cjs, and source-aliases.ts so the package's names resolve to lib/ sources, as
+// in the test (never a stale or missing dist/ build).
 import {
   spawn,
   type ChildProcess,
@@ -12,14 +12,14 @@ import { join } from 'node:path';
 /** Node's options for a program on the sources. */
 export const ON_SOURCES = [
   '-r',
-  'esbuild-register',
+  join(__dirname, 'cached-typescript.cjs'),
   '-r',
   join(__dirname, '../../scripts/source-aliases.ts'),
 ];
 
 /**
- * How long a program on the sources may take to start. Each start transpiles lib/ afresh: nine
- * starting at once beside a CPU-bound process took over 20 s. Past this, a start is broken, not slow.
+ * How long a program on the sources may take to start: nine starting at once beside a CPU-bound
+ * process took over 20 s. Past this, a start is broken, not slow.
  */
 export const START_DEADLINE_MS = 45_000;
 

@@ -5,6 +5,7 @@
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import type { ReplicationDelayProxy } from './replication-delay-proxy';
+import { ON_SOURCES } from './on-sources';
 
 const ROOT = join(__dirname, '..', '..');
 const PROGRAM = join(__dirname, 'replication-delay-proxy-program.ts');
@@ -47,7 +48,7 @@ export interface ReplicationDelayProxyProcess {
 export function startReplicationDelayProxyProcess(): ReplicationDelayProxyProcess {
   const child = fork(PROGRAM, [], {
     cwd: ROOT,
-    execArgv: ['-r', 'esbuild-register'],
+    execArgv: ON_SOURCES,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

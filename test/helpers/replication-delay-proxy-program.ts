@@ -1,6 +1,6 @@
 // The child process of replication-delay-proxy-process.ts: runs delaying proxies
 // (replication-delay-proxy.ts) as the parent asks over IPC, so their relaying runs on this event
-// loop rather than the parent's. Started with `node -r esbuild-register`; exits with its parent.
+// loop rather than the parent's. Started on the sources (on-sources.ts); exits with its parent.
 import { startReplicationDelayProxy, type ReplicationDelayProxy } from './replication-delay-proxy';
 import type { ProxyReply, ProxyRequest } from './replication-delay-proxy-process';
 
