@@ -113,9 +113,7 @@ export async function runCluster(
   const cluster = await startRedisCluster(3);
   const nodes = hostList(cluster.nodes);
   ctx.log(`cluster: 3 masters up (${nodes})`);
-  const masters = cluster.servers.map(
-    (server) => new Redis(server.url, { maxRetriesPerRequest: 1 }),
-  );
+  const masters = cluster.servers.map(({ url }) => new Redis(url, { maxRetriesPerRequest: 1 }));
   const driver = new Cluster(cluster.nodes, { redisOptions: { maxRetriesPerRequest: 1 } });
   const layout: RequestCostLayout = { name: 'cluster', nodes };
   const results: SectionResult[] = [];

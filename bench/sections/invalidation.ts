@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster, Redis } from 'ioredis';
 import { createClient } from 'redis';
-import type { NodeRedisClient, NodeRedisCluster } from '../../lib/redis/node-redis-commands';
+import type { NodeRedisAny } from '../../lib/redis/node-redis-commands';
 import { RedisTokenStore } from '../../lib/stores/redis-store';
 import type { ClientChoice } from '../apps/session-stack';
 import { harnessReports, startHarnessApps, stopApps, type AppProcess } from '../lib/app-process';
@@ -84,11 +84,7 @@ export interface InvalidationRedis {
   env: { REDIS_URL: string; REDIS_CLUSTER_NODES?: string };
   driver: Redis | Cluster;
   client: ClientChoice;
-  /** A new node-redis client or Cluster, not connected yet. */
-  nodeRedis: () => (NodeRedisClient | NodeRedisCluster) & {
-    connect(): Promise<unknown>;
-    close(): Promise<unknown>;
-  };
+  nodeRedis: () => NodeRedisAny & { connect(): Promise<unknown>; close(): Promise<unknown> };
 }
 
 const sessionOnly = (name: LayoutName): boolean => name === 'baseline' || name === 'sessions';
