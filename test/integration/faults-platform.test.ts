@@ -28,6 +28,9 @@ let redis: Redis;
 const opened: { close(): Promise<unknown> | void }[] = [];
 beforeAll(() => {
   redis = new Redis(process.env.REDIS_URL!);
+  // Each test's store listens to this client until the file ends: more than Node's default of 10
+  // listeners an event, on purpose (redis-store-hygiene checks that a closed store leaves none).
+  redis.setMaxListeners(100);
 });
 afterAll(async () => {
   for (const thing of opened.splice(0).reverse()) await thing.close();
