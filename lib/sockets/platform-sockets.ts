@@ -100,9 +100,7 @@ export class PlatformSockets implements SocketGate {
   async #check(req: IncomingMessage) {
     // Before the session is read: a page of another site must not open a socket with the player's
     // cookie and read what it carries.
-    if (this.#deps.isCrossOrigin(req.headers)) {
-      throw crossOriginRequest('A socket');
-    }
+    if (this.#deps.isCrossOrigin(req.headers)) throw crossOriginRequest('A socket');
     const session = await this.#sessionOf(req);
     const marker = session.platformLogin;
     if (marker === undefined) throw new LoginRequiredError();

@@ -58,14 +58,13 @@ const redisTokenStoreShape = {
    */
   encryptionKeys: encryptionKeysSchema.optional(),
   /**
-   * Serve token records from this process's memory, kept coherent by Redis itself
-   * (server-assisted client-side caching: `CLIENT TRACKING` in BCAST mode on `prefix`, on one
-   * extra connection the store opens with `redis.duplicate()`, on a Cluster one per master): a
-   * record changed or deleted anywhere is dropped here as soon as Redis says so, and while that
-   * connection (on a Cluster, any master's) is down every read goes to Redis. Where the server
-   * refuses `CLIENT TRACKING`, or on node-redis 5's Sentinel, every read goes to Redis. `false`
-   * reads every record from Redis and opens no extra connection. See docs/caching.md. Defaults to
-   * `true`.
+   * Serve token records from this process's memory, kept coherent by Redis itself (server-assisted
+   * client-side caching: `CLIENT TRACKING` in BCAST mode on `prefix`, on one extra connection the
+   * store opens with `redis.duplicate()`, on a Cluster one per master): a record changed or deleted
+   * anywhere is dropped here as soon as Redis says so, and while that connection (on a Cluster, any
+   * master's) is down every read goes to Redis. Where the server refuses `CLIENT TRACKING`, or on
+   * node-redis 5's Sentinel, every read goes to Redis. `false` reads every record from Redis and
+   * opens no extra connection. See docs/caching.md. Defaults to `true`.
    */
   recordCache: z.boolean({ error: 'must be true or false' }).default(true),
   /**
