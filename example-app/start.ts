@@ -76,6 +76,24 @@ async function checkTokenEncryptionKey(config: ExampleConfig): Promise<void> {
   }
 }
 
+/**
+ * Under NODE_ENV=production the package's start-up refusals apply: a SESSION_SECRET that
+ * checkSetup() calls weak is refused, naming the variable. Unset, the secret is random per start.
+ */
+async function checkSessionSecret(config: ExampleConfig): Promise<void> {
+  if (!config.production || config.sessionSecretGenerated) return;
+  const session = { secret: config.sessionSecret, resave: false };
+  const weak = await checkSetup({ session, production: true, warn: () => undefined }).then(
+    () => false,
+    () => true,
+  );
+  if (weak) {
+    throw new TypeError(
+      `NODE_ENV=production needs a SESSION_SECRET of 32 or more random characters; this one is weak (anyone who guesses it can sign session ids): ${MAKE_A_KEY}.`,
+    );
+  }
+}
+
 /** What a start has opened so far: closed again when a later step fails. */
 interface Opened {
   server?: Server;
@@ -120,6 +138,7 @@ async function start(
   options: StartOptions,
 ): Promise<RunningExample> {
   await checkTokenEncryptionKey(config);
+  await checkSessionSecret(config);
   // Listen first: the default redirect_uri names the port, which PORT=0 only tells once bound.
   const server = (opened.server = createServer());
   server.listen(config.port, config.host);

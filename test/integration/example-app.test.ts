@@ -778,3 +778,41 @@ describe('NODE_ENV=production: the session cookie', () => {
     expect(cookie).toMatch(/; HttpOnly; SameSite=Lax$/);
   });
 });
+
+describe('the secrets, refused at start naming the variable', () => {
+  const strongSecret = randomBytes(32).toString('base64');
+  const refusal = (env: Record<string, string>) =>
+    startExample(readConfig({ PORT: '0', ...env })).then(
+      async (running) => {
+        await running.close();
+        return 'started';
+      },
+      (error: Error) => error.message,
+    );
+
+  test('a patterned TOKEN_ENCRYPTION_KEY, whatever NODE_ENV says', async () => {
+    const patterned = Buffer.alloc(32, 7).toString('base64');
+    expect(await refusal({ TOKEN_ENCRYPTION_KEY: patterned })).toMatch(
+      /^TOKEN_ENCRYPTION_KEY must be base64 of 32 random bytes.*openssl rand -base64 32/,
+    );
+  });
+
+  test('NODE_ENV=production with Redis and no TOKEN_ENCRYPTION_KEY', async () => {
+    const env = { NODE_ENV: 'production', SESSION_SECRET: strongSecret };
+    expect(await refusal({ ...env, REDIS_URL: process.env.REDIS_URL! })).toMatch(
+      /^NODE_ENV=production with Redis \(REDIS_URL\) needs TOKEN_ENCRYPTION_KEY/,
+    );
+  });
+
+  test('NODE_ENV=production with a weak SESSION_SECRET (short, or of few distinct characters); a strong or unset one starts', async () => {
+    for (const weak of ['abc', 'ab'.repeat(20)]) {
+      const message = await refusal({ NODE_ENV: 'production', SESSION_SECRET: weak });
+      expect(message).toMatch(/^NODE_ENV=production needs a SESSION_SECRET .* is weak/);
+      expect(message).not.toContain(weak);
+    }
+    expect(await refusal({ NODE_ENV: 'production', SESSION_SECRET: strongSecret })).toBe('started');
+    expect(await refusal({ NODE_ENV: 'production' })).toBe('started');
+    // Outside production a weak secret is the developer's own business.
+    expect(await refusal({ SESSION_SECRET: 'abc' })).toBe('started');
+  });
+});
