@@ -21,6 +21,9 @@ async function profileFrame(player: SocketLogin): Promise<Record<string, unknown
 
 function onOpen(ws: WebSocket, player: SocketLogin): void {
   ws.send(JSON.stringify({ type: 'hello', openId: player.user.openId }));
+  // Messages that come while a fetch is under way share its answer: a burst from one socket asks
+  // the platform once, not once per message.
+  let fetching: Promise<Record<string, unknown>> | undefined;
   ws.on('message', (data) => {
     let message: { type?: unknown };
     try {
@@ -30,7 +33,8 @@ function onOpen(ws: WebSocket, player: SocketLogin): void {
       return;
     }
     if (message.type === 'profile') {
-      void profileFrame(player).then((frame) => {
+      fetching ??= profileFrame(player).finally(() => (fetching = undefined));
+      void fetching.then((frame) => {
         if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));
       });
     } else ws.send(JSON.stringify({ type: 'error', error: 'unknown_message' }));

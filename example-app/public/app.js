@@ -7,17 +7,23 @@ document.getElementById('profile')?.addEventListener('click', async () => {
   const res = await fetch('/api/profile', { headers: { Accept: 'application/json' } });
   output.textContent = `${res.status}\n${JSON.stringify(await res.json(), null, 2)}`;
 });
-document.getElementById('logout')?.addEventListener('click', async () => {
-  await fetch('/logout', { method: 'POST', headers: { Accept: 'application/json' } });
-  window.location.assign('/');
-});
-document.getElementById('logout-everywhere')?.addEventListener('click', async () => {
-  await fetch('/api/logout-everywhere', {
-    method: 'POST',
-    headers: { Accept: 'application/json' },
-  });
-  window.location.assign('/');
-});
+// A logout the server could not complete (503 while Redis is away) leaves the login alive: say so
+// rather than reload into a page that still shows the player.
+async function logOut(path) {
+  const res = await fetch(path, { method: 'POST', headers: { Accept: 'application/json' } }).catch(
+    () => undefined,
+  );
+  if (res?.ok) {
+    window.location.assign('/');
+    return;
+  }
+  const answer = res ? `${res.status} ${(await res.json().catch(() => ({}))).error ?? ''}` : '';
+  output.textContent = `${answer}\nThe logout did not go through: you are still logged in. Try again in a moment.`;
+}
+document.getElementById('logout')?.addEventListener('click', () => logOut('/logout'));
+document
+  .getElementById('logout-everywhere')
+  ?.addEventListener('click', () => logOut('/api/logout-everywhere'));
 
 const live = document.getElementById('live');
 const liveText = document.getElementById('live-text');

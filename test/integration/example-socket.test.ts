@@ -1,8 +1,9 @@
 // The example's `GET /ws` and its live panel, on two example processes sharing a real redis-server
 // (one in this process, one spawned from `example-app/server.ts`): the contract of
 // docs/example-app.md (401 without a login, hello within 3 s, `profile`, 4401 within 1 s of a logout on the
-// other process), and in headless Chromium the page's live panel reacting to that logout, the
-// nickname, a readable expiry, the favicon and the 401 page's way back.
+// other process; a burst of `profile` messages shares one call to the platform), and in headless
+// Chromium the page's live panel reacting to that logout, the nickname, a readable expiry, the
+// favicon, the 401 page's way back, and a logout that did not go through said as such.
 import { QUIET } from '../helpers/test-app';
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
@@ -70,6 +71,14 @@ describe('GET /ws, as docs/example-app.md says', () => {
     await expect(openSocket(a.url.replace(/\/$/, ''))).rejects.toMatchObject({ status: 401 });
   });
 
+  test('a burst of profile messages on one socket: each answered, the platform asked far fewer times', async () => {
+    const socket = await open(a.url, await enter('player-ada'));
+    const before = sim.calls.userinfo;
+    const frames = await Promise.all(Array.from({ length: 50 }, () => socket.profile()));
+    expect(frames.map((frame) => frame.status)).toEqual(Array(50).fill(200));
+    expect(sim.calls.userinfo - before).toBeLessThanOrEqual(5);
+  });
+
   test('hello within 3 s and the profile on both processes; 4401 within 1 s of a logout on the other', async () => {
     const cookie = await enter('player-ada');
     const onA = await open(a.url, cookie);
@@ -133,6 +142,32 @@ test('the page in Chromium: nickname, readable expiry, favicon; the live panel r
     await page.locator('#logged-out').waitFor();
     await expect(page.locator('#enter').isVisible()).resolves.toBe(true);
     expect(notFound).toEqual([]);
+  } finally {
+    await context.close();
+  }
+});
+
+test('the page in Chromium: a logout that did not go through (Redis stalled) says so and the player stays; once Redis answers, Log out works', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  try {
+    await page.goto(sim.enterUrl({ openId: 'player-bo', redirectUri: a.redirectUri }));
+    await page.waitForURL(a.url);
+    await page.locator('#live[data-state="open"]').waitFor();
+    redis.pause();
+    try {
+      await page.locator('#logout').click();
+      await page.waitForFunction(() => document.getElementById('output')?.textContent !== '');
+      const said = await page.locator('#output').textContent();
+      expect(said).toMatch(/^503 store_unavailable\nThe logout did not go through/);
+    } finally {
+      redis.resume();
+    }
+    expect(page.url()).toBe(a.url);
+    await expect(page.locator('#nickname').textContent()).resolves.toBe('Bo');
+    await page.locator('#logout').click();
+    await page.locator('#logged-out').waitFor();
   } finally {
     await context.close();
   }
