@@ -100,8 +100,12 @@ export interface StyledRefusal {
   errorDescription: string;
 }
 
-/** What a body says, once its style is read: the token fields, or a refusal. */
-export type StyledBody = { fields: unknown } | { refusal: StyledRefusal };
+/**
+ * What a body says, once its style is read: the token fields, a refusal, or (in the `envelope`
+ * style) an object with no `data` envelope: another style's answer.
+ */
+export type StyledBody =
+  { fields: unknown } | { refusal: StyledRefusal } | { unwrapped: Record<string, unknown> };
 
 /** A JSON object: not null, not an array. */
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -137,7 +141,7 @@ export function readStyledBody(body: unknown, config: AnswerStyleConfig): Styled
     return { refusal: refusal(config, 'errcode', code, own(body, 'errmsg')) };
   }
   const data = own(body, 'data');
-  if (!isPlainObject(data)) return { fields: body };
+  if (!isPlainObject(data)) return { unwrapped: body };
   const code = codeOf(own(data, 'error_code'));
   if (code === undefined || code === '0') return { fields: data };
   return { refusal: refusal(config, 'envelope', code, own(data, 'description')) };

@@ -3,7 +3,12 @@
 // never quote the body.
 import { z } from 'zod';
 import { authUrlHint, invalidTokenResponse, tokenEndpointRefused } from '../errors';
-import { isPlainObject, readStyledBody, type AnswerStyleConfig } from './answer-styles';
+import {
+  isPlainObject,
+  readStyledBody,
+  type AnswerStyle,
+  type AnswerStyleConfig,
+} from './answer-styles';
 import { TokenSet } from './token-set';
 
 /** The grants the token endpoint is called with. */
@@ -154,6 +159,15 @@ const refused = (oauthError: OAuthErrorBody, context: TokenResponseContext) =>
     tokenEndpoint: context.tokenEndpoint,
   });
 
+/** The answer style a body is shaped as, where its shape tells. */
+function shapeOf(body: Record<string, unknown>, configured: AnswerStyle): AnswerStyle | undefined {
+  if ('errcode' in body) return 'errcode';
+  if (isPlainObject(body.data)) return 'envelope';
+  // Tokens at the top level are `oauth`'s (or `errcode`'s: both succeed alike), telling only where
+  // an envelope was due.
+  return configured === 'envelope' ? 'oauth' : undefined;
+}
+
 /**
  * A hint when the answer is shaped as another style than the one configured: a platform's success
  * looks alike in `oauth` and `errcode`, so a wrong `answerStyle` first shows on an answer like this.
@@ -161,8 +175,7 @@ const refused = (oauthError: OAuthErrorBody, context: TokenResponseContext) =>
 function styleHint(answerBody: unknown, context: TokenResponseContext): string {
   const configured = (context.answers ?? OAUTH_ANSWERS).answerStyle;
   if (!isPlainObject(answerBody)) return '';
-  const looksLike =
-    'errcode' in answerBody ? 'errcode' : isPlainObject(answerBody.data) ? 'envelope' : undefined;
+  const looksLike = shapeOf(answerBody, configured);
   if (looksLike === undefined || looksLike === configured) return '';
   return ` It is shaped as the \`${looksLike}\` answer style while \`answerStyle\` is \`${configured}\`: see docs/answer-styles.md.`;
 }
@@ -195,9 +208,12 @@ export function parseTokenResponse(
 ): TokenSet {
   const styled = readStyledBody(answerBody, context.answers ?? OAUTH_ANSWERS);
   if ('refusal' in styled) throw refused(styled.refusal, context);
-  const body = styled.fields;
+  const body = 'unwrapped' in styled ? styled.unwrapped : styled.fields;
+  // An OAuth refusal is one whatever the style (a gateway in front of the platform may answer so).
   const oauthError = parseOAuthErrorBody(body);
   if (oauthError !== undefined) throw refused(oauthError, context);
+  if ('unwrapped' in styled)
+    throw invalid(context, 'it has no `data` object holding the tokens', undefined, answerBody);
   if (!isPlainObject(body))
     throw invalid(context, 'the body is not a JSON object', undefined, answerBody);
 

@@ -199,11 +199,17 @@ describe('successes in each style', () => {
     expect(tokens.refreshExpiresIn).toBe(2_592_000);
   });
 
-  test('envelope without a data object: the top level is read as the fields', () => {
-    const tokens = read({ ...fields, expires_in: 7200 }, style('envelope')) as TokenSet;
-    expect(tokens.accessToken).toBe('at-1');
+  test("envelope without a data object: another style's answer, not tokens; an OAuth refusal is still one", () => {
+    const plain = failureOf(read({ ...fields, expires_in: 7200 }, style('envelope')));
+    expect(plain.code).toBe('ERR_PLATFORM_INVALID_RESPONSE');
+    expect(plain.message).toContain('no `data` object');
+    expect(plain.message).toContain(
+      'shaped as the `oauth` answer style while `answerStyle` is `envelope`',
+    );
     const error = failureOf(read({ data: 'x', message: 'error' }, style('envelope')));
     expect(error.code).toBe('ERR_PLATFORM_INVALID_RESPONSE');
+    const refused = failureOf(read({ error: 'invalid_grant' }, style('envelope')));
+    expect(refused.code).toBe('ERR_PLATFORM_INVALID_GRANT');
   });
 
   test('the oauth style reads an errcode body as it always did: not tokens', () => {
