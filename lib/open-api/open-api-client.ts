@@ -54,8 +54,13 @@ export class OpenApiClient {
     }
     const isPath =
       typeof pathOrUrl === 'string' && pathOrUrl.startsWith('/') && !pathOrUrl.startsWith('//');
-    const url = isPath ? new URL(base.href + pathOrUrl) : new URL(pathOrUrl);
-    if (isPath ? !isUnder(url, base) : !this.#settings.bases.some((b) => isUnder(url, b))) {
+    // Anything else that is not a URL ("userinfo", "@host/x") is refused as one outside the API.
+    const href = isPath ? base.href + pathOrUrl : String(pathOrUrl);
+    const url = URL.canParse(href) ? new URL(href) : null; // URL.parse(): Node 22.1+
+    if (
+      url === null ||
+      (isPath ? !isUnder(url, base) : !this.#settings.bases.some((b) => isUnder(url, b)))
+    ) {
       throw new TypeError(
         'platformFetch() only calls the open API under `api.url` (or `api.urls`); pass a path such as "/userinfo".',
       );

@@ -115,6 +115,32 @@ test('several open-API bases: a call picks one by name; the token goes to no oth
   expect(seen).toHaveLength(1);
 });
 
+test('a path that is no path under the open API: one TypeError naming the fix, nothing sent', async () => {
+  const { app, agent } = await appWith({ api: { url: `${apiUrl}/social` } });
+  app.get('/api/try', async (req, res) => {
+    try {
+      await req.platformFetch(String(req.query.path));
+      res.json({ sent: true });
+    } catch (error) {
+      res.json({ name: (error as Error).name, message: (error as Error).message });
+    }
+  });
+  for (const path of [
+    'userinfo',
+    '@127.0.0.2/x',
+    '//127.0.0.2/x',
+    '%2F%2Fx',
+    'http://127.0.0.2:1/x',
+  ]) {
+    const tried = await agent.get(`/api/try?path=${encodeURIComponent(path)}`);
+    expect(tried.body).toEqual({
+      name: 'TypeError',
+      message: expect.stringContaining('pass a path such as "/userinfo"'),
+    });
+  }
+  expect(seen).toEqual([]);
+});
+
 test('metrics: each call counted by base and outcome', async () => {
   const meter = createTestMeter();
   try {
