@@ -27,6 +27,13 @@ const PLAYER_TEXT: Record<string, string> = {
     'Your login does not allow this. Grant the game the permission it asks for on the platform, then enter again.',
   entry_refused: 'The game did not accept this entry.',
   cross_origin_refused: 'This request came from another site and was refused.',
+  // The platform's own `?error=` at an entry (RFC 6749 4.1.2.1): the player came back without a code.
+  access_denied:
+    'You did not allow the game to use your platform account. Enter the game again from the platform to allow it.',
+  server_error:
+    'The platform could not complete this entry. Please enter the game again in a moment.',
+  temporarily_unavailable:
+    'The platform is busy right now. Please enter the game again from the platform in a moment.',
   cookies_blocked:
     "Your browser did not keep the game's login cookie, so the game cannot know you inside the platform's page. " +
     'Allow cookies for this game (third-party cookies) or open the game in its own tab, then enter again from the platform.',

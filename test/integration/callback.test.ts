@@ -130,6 +130,22 @@ describe('code validation', () => {
     const json = await request(app).get('/platform/callback').set('Accept', 'application/json');
     expect(json.headers['content-type']).toMatch(/application\/json/);
   });
+
+  test.each([
+    ['access_denied', 403, 'You did not allow the game'],
+    ['server_error', 502, 'The platform could not complete this entry'],
+    ['temporarily_unavailable', 503, 'The platform is busy right now'],
+  ])(
+    'a player sent back with error=%s reads what happened on the page',
+    async (error, status, said) => {
+      const { app } = createTestApp({ sim });
+      const html = await request(app)
+        .get(`/platform/callback?error=${error}`)
+        .set('Accept', 'text/html,application/xhtml+xml');
+      expect(html.status).toBe(status);
+      expect(html.text).toContain(said);
+    },
+  );
 });
 
 describe('codes are redeemed once', () => {
