@@ -27,6 +27,8 @@ export interface ExampleAppParts {
   trustProxy: boolean | number | string | undefined;
   /** NODE_ENV=production: served over https only, so the session cookie is Secure. */
   production: boolean;
+  /** `login.frameAncestors()` where the platform's origins are known: only its pages frame the game. */
+  frameAncestors: express.RequestHandler | undefined;
 }
 
 /** The player's nickname from the open API; the page waits for it 1.5 s at most (then shows the openId). */
@@ -53,6 +55,13 @@ export function createExampleApp(parts: ExampleAppParts): Express {
   app.disable('x-powered-by');
   // The client address (req.ip) that failed entries are counted by; unset: the connection's peer.
   if (parts.trustProxy !== undefined) app.set('trust proxy', parts.trustProxy);
+  // No browser second-guesses a response's type; no other site frames the game (to make a player
+  // click "Log out everywhere" unawares).
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
+  if (parts.frameAncestors) app.use(parts.frameAncestors);
 
   app.get('/healthz', (_req, res) => {
     if (parts.isReady()) res.json({ status: 'ok' });

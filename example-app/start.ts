@@ -245,6 +245,7 @@ async function start(
     metricsHandler: metrics.handler,
     trustProxy: config.trustProxy,
     production: config.production,
+    frameAncestors: platformOrigins ? login.frameAncestors() : undefined,
   });
 
   let closing: Promise<void> | undefined;

@@ -667,6 +667,33 @@ describe('PLATFORM_ORIGINS and ENTRY_FAILURE_LIMIT', () => {
     }
   });
 
+  test("only the platform's pages may frame the game: PLATFORM_ORIGINS, the embedded simulator's, or none named (no policy)", async () => {
+    const headersOf = async (env: Record<string, string>) => {
+      const example = await startExample(readConfig({ PORT: '0', ...env }));
+      try {
+        const page = await fetch(example.url);
+        return {
+          csp: page.headers.get('content-security-policy'),
+          nosniff: page.headers.get('x-content-type-options'),
+        };
+      } finally {
+        await example.close();
+      }
+    };
+    const named = await headersOf({
+      PLATFORM_AUTH_URL: sim.url,
+      PLATFORM_ORIGINS: 'https://platform.example',
+    });
+    expect(named).toEqual({ csp: 'frame-ancestors https://platform.example', nosniff: 'nosniff' });
+    const embedded = await headersOf({});
+    expect(embedded.csp).toMatch(/^frame-ancestors http:\/\/127\.0\.0\.1:\d+$/);
+    // Report-only entries (no origins named): the game's framing is left to the studio.
+    expect(await headersOf({ PLATFORM_AUTH_URL: sim.url })).toEqual({
+      csp: null,
+      nosniff: 'nosniff',
+    });
+  });
+
   test('ENTRY_FAILURE_LIMIT=2: the third made-up code from one address is 429 with Retry-After, never sent', async () => {
     const example = await startExample(readConfig({ PORT: '0', ENTRY_FAILURE_LIMIT: '2' }));
     try {
