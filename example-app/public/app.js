@@ -17,8 +17,10 @@ async function logOut(path) {
     window.location.assign('/');
     return;
   }
-  const answer = res ? `${res.status} ${(await res.json().catch(() => ({}))).error ?? ''}` : '';
-  output.textContent = `${answer}\nThe logout did not go through: you are still logged in. Try again in a moment.`;
+  const answer = res
+    ? `${res.status} ${(await res.json().catch(() => ({}))).error ?? ''}\n`
+    : 'The server did not answer.\n';
+  output.textContent = `${answer}The logout did not go through: you are still logged in. Try again in a moment.`;
 }
 document.getElementById('logout')?.addEventListener('click', () => logOut('/logout'));
 document

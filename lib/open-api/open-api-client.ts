@@ -56,7 +56,8 @@ export class OpenApiClient {
       typeof pathOrUrl === 'string' && pathOrUrl.startsWith('/') && !pathOrUrl.startsWith('//');
     // Anything else that is not a URL ("userinfo", "@host/x") is refused as one outside the API.
     const href = isPath ? base.href + pathOrUrl : String(pathOrUrl);
-    const url = URL.canParse(href) ? new URL(href) : null; // URL.parse(): Node 22.1+
+    // Not URL.parse(): it came in Node 22.1, and the package runs on 22.0.
+    const url = URL.canParse(href) ? new URL(href) : null;
     if (
       url === null ||
       (isPath ? !isUnder(url, base) : !this.#settings.bases.some((b) => isUnder(url, b)))
